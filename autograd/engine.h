@@ -1,0 +1,37 @@
+// Runs the backward graph: counts how many gradients each node waits for, runs ready nodes
+// highest sequence number first, sums gradients that meet at one input, runs tensor hooks, and
+// finishes with the callbacks queued during the pass.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace colony::autograd {
+
+// Accumulates d(sum_i <tensors[i], grad_tensors[i]>)/d(leaf) into every reachable leaf's .grad().
+// grad_tensors may be empty (or hold undefined entries) for one-element tensors, which get ones.
+// Without retain_graph the saved tensors of every node run are freed.
+void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors = {},
+              bool retain_graph = false);
+
+// The gradients of `outputs` with respect to `inputs`, returned rather than accumulated into
+// .grad() (torch.autograd.grad). Only the part of the graph between them runs. An input the
+// outputs do not depend on is an error unless allow_unused, which returns an undefined tensor.
+// Colony does not build graphs of the backward pass itself (no create_graph / double backward).
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs = {}, bool retain_graph = false,
+                         bool allow_unused = false);
+
+class Engine {
+ public:
+  // Runs `callback` once every node of the current backward pass has run, before backward()
+  // returns (DDP waits for its all-reduces here). Callable only during backward, e.g. from a hook;
+  // callbacks run in the order they were queued, and may queue more.
+  static void queue_callback(std::function<void()> callback);
+  // Whether a backward pass is running on this thread.
+  static bool is_running();
+};
+
+}  // namespace colony::autograd

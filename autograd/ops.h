@@ -1,0 +1,167 @@
+// The differentiable op API: free functions in namespace colony (and the arithmetic operators).
+// Each runs the raw op of tensor/ops.h and, when grad mode is on and an input requires grad,
+// records a node whose backward is the op's derivative. The Tensor members marked
+// "differentiable" in tensor/tensor.h forward here.
+#pragma once
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "autograd/factory.h"
+#include "tensor/ops.h"
+#include "tensor/tensor.h"
+
+namespace colony {
+
+// ---------- elementwise unary (autograd/unary.cc) ----------
+Tensor neg(const Tensor& t);
+Tensor abs(const Tensor& t);
+Tensor exp(const Tensor& t);
+Tensor log(const Tensor& t);
+Tensor sqrt(const Tensor& t);
+Tensor rsqrt(const Tensor& t);
+Tensor relu(const Tensor& t);
+Tensor sigmoid(const Tensor& t);
+Tensor tanh(const Tensor& t);
+Tensor sin(const Tensor& t);
+Tensor cos(const Tensor& t);
+Tensor log1p(const Tensor& t);
+Tensor expm1(const Tensor& t);
+Tensor square(const Tensor& t);
+Tensor reciprocal(const Tensor& t);
+// Piecewise constant: their gradient is zero everywhere (PyTorch's convention at the jumps too).
+Tensor sign(const Tensor& t);
+Tensor floor(const Tensor& t);
+Tensor ceil(const Tensor& t);
+Tensor round(const Tensor& t);
+Tensor clamp(const Tensor& t, std::optional<double> min, std::optional<double> max);
+
+// ---------- elementwise binary, broadcasting (autograd/binary.cc) ----------
+Tensor add(const Tensor& a, const Tensor& b, double alpha = 1.0);  // a + alpha * b
+Tensor sub(const Tensor& a, const Tensor& b, double alpha = 1.0);  // a - alpha * b
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor add(const Tensor& a, double b);
+Tensor sub(const Tensor& a, double b);
+Tensor mul(const Tensor& a, double b);
+Tensor div(const Tensor& a, double b);
+Tensor rsub(const Tensor& a, double b);  // b - a
+Tensor rdiv(const Tensor& a, double b);  // b / a
+Tensor pow(const Tensor& a, double exponent);
+Tensor pow(const Tensor& a, const Tensor& exponent);
+Tensor pow(double base, const Tensor& exponent);
+Tensor maximum(const Tensor& a, const Tensor& b);  // ties split the gradient in half, as PyTorch
+Tensor minimum(const Tensor& a, const Tensor& b);
+// cond ? a : b (broadcast); cond is bool and gets no gradient.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+Tensor where(const Tensor& cond, const Tensor& a, double b);
+Tensor where(const Tensor& cond, double a, const Tensor& b);
+
+// ---------- comparisons and logic: bool results, not differentiable (autograd/compare.cc) ----------
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, double b);
+Tensor ne(const Tensor& a, double b);
+Tensor lt(const Tensor& a, double b);
+Tensor le(const Tensor& a, double b);
+Tensor gt(const Tensor& a, double b);
+Tensor ge(const Tensor& a, double b);
+Tensor logical_not(const Tensor& t);
+
+// ---------- reductions (autograd/reduce.cc); dims empty = all dims ----------
+Tensor sum(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor var(const Tensor& t, const std::vector<int64_t>& dims = {}, bool unbiased = true, bool keepdim = false);
+// Ties share the gradient evenly, as PyTorch's amax/amin and full max()/min().
+Tensor amax(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor max(const Tensor& t);
+Tensor min(const Tensor& t);
+// values (differentiable: the gradient goes to the selected element) and int64 indices.
+std::pair<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim = false);
+std::pair<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim = false);
+Tensor argmax(const Tensor& t, int64_t dim, bool keepdim = false);  // not differentiable
+Tensor argmin(const Tensor& t, int64_t dim, bool keepdim = false);  // not differentiable
+// Sums down to `shape` (the reverse of broadcasting); its gradient broadcasts back.
+Tensor sum_to(const Tensor& t, const Shape& shape);
+
+// ---------- linear algebra (autograd/linalg.cc) ----------
+Tensor mm(const Tensor& a, const Tensor& b);
+Tensor bmm(const Tensor& a, const Tensor& b);
+Tensor matmul(const Tensor& a, const Tensor& b);  // torch.matmul rules
+
+// ---------- softmax family (autograd/softmax.cc) ----------
+Tensor softmax(const Tensor& t, int64_t dim);
+Tensor log_softmax(const Tensor& t, int64_t dim);
+
+// ---------- indexing (autograd/index.cc); index tensors get no gradient ----------
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
+Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor one_hot(const Tensor& labels, int64_t num_classes = -1);  // not differentiable
+
+// ---------- joining and splitting (autograd/join.cc) ----------
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> split_with_sizes(const Tensor& t, const std::vector<int64_t>& sizes, int64_t dim = 0);
+std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim = 0);
+
+// ---------- views (autograd/views.cc): share storage with the input ----------
+Tensor view(const Tensor& t, const Shape& shape);
+Tensor reshape(const Tensor& t, const Shape& shape);
+Tensor transpose(const Tensor& t, int64_t dim0, int64_t dim1);
+Tensor t(const Tensor& self);  // 2-D transpose
+Tensor permute(const Tensor& t, const std::vector<int64_t>& dims);
+Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length);
+Tensor slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
+Tensor select(const Tensor& t, int64_t dim, int64_t index);
+Tensor flatten(const Tensor& t, int64_t start_dim = 0, int64_t end_dim = -1);
+Tensor squeeze(const Tensor& t);
+Tensor squeeze(const Tensor& t, int64_t dim);
+Tensor unsqueeze(const Tensor& t, int64_t dim);
+Tensor expand(const Tensor& t, const Shape& shape);
+
+// ---------- copies and conversion (autograd/convert.cc) ----------
+Tensor contiguous(const Tensor& t);  // t itself when already contiguous
+Tensor clone(const Tensor& t);
+// Gradients flow back to the input's device and dtype. t itself when nothing changes.
+Tensor to(const Tensor& t, Device device, DType dtype, bool non_blocking = false);
+Tensor pin_memory(const Tensor& t);
+Tensor detach(const Tensor& t);  // shares storage (and version counter), no history
+
+// ---------- operators ----------
+inline Tensor operator-(const Tensor& t) { return neg(t); }
+inline Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, const Tensor& b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, const Tensor& b) { return div(a, b); }
+inline Tensor operator+(const Tensor& a, double b) { return add(a, b); }
+inline Tensor operator-(const Tensor& a, double b) { return sub(a, b); }
+inline Tensor operator*(const Tensor& a, double b) { return mul(a, b); }
+inline Tensor operator/(const Tensor& a, double b) { return div(a, b); }
+inline Tensor operator+(double a, const Tensor& b) { return add(b, a); }
+inline Tensor operator-(double a, const Tensor& b) { return rsub(b, a); }
+inline Tensor operator*(double a, const Tensor& b) { return mul(b, a); }
+inline Tensor operator/(double a, const Tensor& b) { return rdiv(b, a); }
+inline Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
+inline Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
+inline Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
+inline Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
+inline Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
+inline Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
+inline Tensor operator==(const Tensor& a, double b) { return eq(a, b); }
+inline Tensor operator!=(const Tensor& a, double b) { return ne(a, b); }
+inline Tensor operator<(const Tensor& a, double b) { return lt(a, b); }
+inline Tensor operator<=(const Tensor& a, double b) { return le(a, b); }
+inline Tensor operator>(const Tensor& a, double b) { return gt(a, b); }
+inline Tensor operator>=(const Tensor& a, double b) { return ge(a, b); }
+inline Tensor operator!(const Tensor& t) { return logical_not(t); }
+
+}  // namespace colony

@@ -1,0 +1,156 @@
+// Reductions: the gradient of a reduced element spreads back over the elements it came from.
+#include <algorithm>
+#include <numeric>
+
+#include "autograd/op_util.h"
+#include "autograd/ops.h"
+
+namespace colony {
+namespace {
+
+using autograd::record;
+using autograd::SavedTensor;
+using autograd::detail::Grads;
+using autograd::detail::Needs;
+
+// The reduced dims in ascending order; empty `dims` means all of them.
+std::vector<int64_t> reduced_dims(const std::vector<int64_t>& dims, int64_t ndim, const char* op) {
+  std::vector<int64_t> d;
+  if (dims.empty()) {
+    d.resize(ndim);
+    std::iota(d.begin(), d.end(), 0);
+  } else {
+    d = wrap_dims(dims, ndim, op);
+    std::sort(d.begin(), d.end());
+  }
+  return d;
+}
+
+// A reduction's result (or its gradient) with the reduced dims put back as size 1.
+Tensor with_kept_dims(const Tensor& g, const std::vector<int64_t>& sorted_dims, bool keepdim) {
+  if (keepdim) return g;
+  Tensor r = g;
+  for (int64_t d : sorted_dims) r = ops::unsqueeze(r, d);
+  return r;
+}
+
+int64_t reduced_count(const Shape& shape, const std::vector<int64_t>& sorted_dims) {
+  int64_t n = 1;
+  for (int64_t d : sorted_dims) n *= shape[d];
+  return n;
+}
+
+// Gradient of amax/amin: shared evenly among the elements equal to the extreme value.
+Tensor extreme_value_grad(const Tensor& g, const Tensor& x, const Tensor& out, const std::vector<int64_t>& dims,
+                          bool keepdim) {
+  Tensor g_k = with_kept_dims(g, dims, keepdim);
+  Tensor out_k = with_kept_dims(out, dims, keepdim);
+  Tensor mask = ops::to(ops::binary(ops::BinaryOp::Eq, x, out_k), x.device(), g.dtype());
+  Tensor count = ops::sum(mask, dims, /*keepdim=*/true);
+  return ops::mul(mask, ops::div(g_k, count));
+}
+
+Tensor extreme_value(bool is_max, const char* name, const Tensor& t, const std::vector<int64_t>& dims,
+                     bool keepdim) {
+  Tensor out = is_max ? ops::amax(t, dims, keepdim) : ops::amin(t, dims, keepdim);
+  if (autograd::needs_grad(t)) {
+    std::vector<int64_t> d = reduced_dims(dims, t.dim(), name);
+    SavedTensor sx(t), sy(out, /*is_output=*/true);
+    record(name, {t}, out, {sx, sy}, [sx, sy, d, keepdim](const Grads& g, const Needs&) -> Grads {
+      return {extreme_value_grad(g[0], sx.unpack(), sy.unpack(), d, keepdim)};
+    });
+  }
+  return out;
+}
+
+std::pair<Tensor, Tensor> select_extreme(bool is_max, const char* name, const Tensor& t, int64_t dim,
+                                         bool keepdim) {
+  auto [values, indices] = is_max ? ops::max(t, dim, keepdim) : ops::min(t, dim, keepdim);
+  if (autograd::needs_grad(t)) {
+    Shape in_shape = t.sizes();
+    int64_t d = t.dim() == 0 ? 0 : wrap_dim(dim, t.dim(), name);
+    SavedTensor si(indices, /*is_output=*/true);
+    record(name, {t}, values, {si}, [si, in_shape, d, keepdim](const Grads& g, const Needs&) -> Grads {
+      if (in_shape.empty()) return {g[0]};
+      Tensor idx = with_kept_dims(si.unpack(), {d}, keepdim);
+      return {ops::scatter_add(in_shape, d, idx, with_kept_dims(g[0], {d}, keepdim))};
+    });
+  }
+  return {values, indices};
+}
+
+}  // namespace
+
+Tensor sum(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
+  Tensor out = ops::sum(t, dims, keepdim);
+  if (autograd::needs_grad(t)) {
+    std::vector<int64_t> d = reduced_dims(dims, t.dim(), "sum");
+    Shape in_shape = t.sizes();
+    record("SumBackward", {t}, out, {}, [d, keepdim, in_shape](const Grads& g, const Needs&) -> Grads {
+      return {ops::expand(with_kept_dims(g[0], d, keepdim), in_shape)};
+    });
+  }
+  return out;
+}
+
+Tensor mean(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
+  Tensor out = ops::mean(t, dims, keepdim);
+  if (autograd::needs_grad(t)) {
+    std::vector<int64_t> d = reduced_dims(dims, t.dim(), "mean");
+    Shape in_shape = t.sizes();
+    double n = static_cast<double>(reduced_count(in_shape, d));
+    record("MeanBackward", {t}, out, {}, [d, keepdim, in_shape, n](const Grads& g, const Needs&) -> Grads {
+      return {ops::expand(ops::mul(with_kept_dims(g[0], d, keepdim), 1.0 / n), in_shape)};
+    });
+  }
+  return out;
+}
+
+Tensor var(const Tensor& t, const std::vector<int64_t>& dims, bool unbiased, bool keepdim) {
+  Tensor out = ops::var(t, dims, unbiased, keepdim);
+  if (autograd::needs_grad(t)) {
+    std::vector<int64_t> d = reduced_dims(dims, t.dim(), "var");
+    double n = static_cast<double>(reduced_count(t.sizes(), d));
+    double denom = n - (unbiased ? 1.0 : 0.0);
+    SavedTensor sx(t);
+    record("VarBackward", {t}, out, {sx}, [sx, d, keepdim, denom](const Grads& g, const Needs&) -> Grads {
+      // d var / dx_i = 2 (x_i - mean) / (N - correction)
+      Tensor x = sx.unpack();
+      Tensor centered = ops::sub(x, ops::mean(x, d, /*keepdim=*/true));
+      return {ops::mul(ops::mul(centered, with_kept_dims(g[0], d, keepdim)), 2.0 / denom)};
+    });
+  }
+  return out;
+}
+
+Tensor amax(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
+  return extreme_value(true, "AmaxBackward", t, dims, keepdim);
+}
+Tensor amin(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
+  return extreme_value(false, "AminBackward", t, dims, keepdim);
+}
+Tensor max(const Tensor& t) { return extreme_value(true, "MaxBackward", t, {}, false); }
+Tensor min(const Tensor& t) { return extreme_value(false, "MinBackward", t, {}, false); }
+
+std::pair<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim) {
+  return select_extreme(true, "MaxBackward", t, dim, keepdim);
+}
+std::pair<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim) {
+  return select_extreme(false, "MinBackward", t, dim, keepdim);
+}
+
+Tensor argmax(const Tensor& t, int64_t dim, bool keepdim) { return ops::argmax(t, dim, keepdim); }
+Tensor argmin(const Tensor& t, int64_t dim, bool keepdim) { return ops::argmin(t, dim, keepdim); }
+
+Tensor sum_to(const Tensor& t, const Shape& shape) {
+  Tensor out = ops::sum_to(t, shape);
+  if (autograd::needs_grad(t)) {
+    Shape in_shape = t.sizes();
+    record("SumToBackward", {t}, out, {}, [in_shape](const Grads& g, const Needs&) -> Grads {
+      return {ops::expand(g[0], in_shape)};
+    });
+  }
+  return out;
+}
+
+}  // namespace colony

@@ -1,0 +1,198 @@
+// The elementwise math, written once over the compute type C (compute_t<T>: float for float16 and
+// bfloat16, the type itself otherwise) and shared by the CPU loops and the CUDA kernels, so the CPU
+// tests check the arithmetic the GPU runs. PyTorch is the reference for every formula and corner
+// case (NaN propagation, ties in round, integer pow).
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "kernels/common/dtype.h"
+#include "kernels/common/macros.h"
+#include "kernels/common/scalar_math.h"
+
+namespace colony::kernels {
+
+// Same enumerators, in the same order, as colony::ops::UnaryOp / BinaryOp / ActivationGrad
+// (tensor/ops.h); tensor/elementwise_ops.cc static_asserts the correspondence.
+enum class UnaryOp : uint8_t {
+  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Relu, Sigmoid, Tanh, Sign, Square, Reciprocal, LogicalNot, Sin, Cos,
+  Log1p, Expm1, Floor, Ceil, Round
+};
+enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge };
+enum class ActivationGrad : uint8_t { Relu, Sigmoid, Tanh };
+
+constexpr bool outputs_bool(UnaryOp op) { return op == UnaryOp::LogicalNot; }
+constexpr bool outputs_bool(BinaryOp op) { return op >= BinaryOp::Eq; }
+
+// The stored type of an op's result for input type T.
+template <UnaryOp Op, typename T>
+using unary_out_t = std::conditional_t<outputs_bool(Op), bool, T>;
+template <BinaryOp Op, typename T>
+using binary_out_t = std::conditional_t<outputs_bool(Op), bool, T>;
+
+template <typename C>
+COLONY_INLINE bool is_nan(C x) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return x != x;
+  } else {
+    return false;
+  }
+}
+
+// Never evaluates exp of a positive number, so neither branch overflows for large |x|.
+template <typename C>
+COLONY_INLINE C sigmoid(C x) {
+  if (x >= C(0)) return C(1) / (C(1) + math::exp(-x));
+  C e = math::exp(x);
+  return e / (C(1) + e);
+}
+
+// Integer power by squaring in uint64 (wraps like the narrower type's multiplication would).
+// Negative exponents give 1 / base^e truncated toward zero: 1 for base 1, +-1 for base -1, else 0.
+template <typename C>
+COLONY_INLINE C int_pow(C base, C exponent) {
+  if constexpr (std::is_signed_v<C>) {
+    if (exponent < 0) {
+      if (base == 1) return C(1);
+      if (base == -1) return (exponent % 2 == 0) ? C(1) : C(-1);
+      return C(0);
+    }
+  }
+  uint64_t b = static_cast<uint64_t>(static_cast<int64_t>(base));
+  uint64_t e = static_cast<uint64_t>(static_cast<int64_t>(exponent));
+  uint64_t r = 1;
+  while (e != 0) {
+    if (e & 1u) r *= b;
+    b *= b;
+    e >>= 1;
+  }
+  if constexpr (std::is_same_v<C, bool>) {
+    return r != 0;
+  } else {
+    return static_cast<C>(r);
+  }
+}
+
+template <UnaryOp Op, typename C>
+COLONY_INLINE auto unary_fn(C x) {
+  constexpr bool kFloat = std::is_floating_point_v<C>;
+  if constexpr (Op == UnaryOp::Neg) {
+    return static_cast<C>(-x);
+  } else if constexpr (Op == UnaryOp::Abs) {
+    if constexpr (kFloat) {
+      return math::abs(x);
+    } else if constexpr (std::is_signed_v<C>) {
+      return static_cast<C>(x < 0 ? -x : x);
+    } else {
+      return x;
+    }
+  } else if constexpr (Op == UnaryOp::Exp) {
+    return math::exp(x);
+  } else if constexpr (Op == UnaryOp::Log) {
+    return math::log(x);
+  } else if constexpr (Op == UnaryOp::Sqrt) {
+    return math::sqrt(x);
+  } else if constexpr (Op == UnaryOp::Rsqrt) {
+    return C(1) / math::sqrt(x);
+  } else if constexpr (Op == UnaryOp::Relu) {
+    // NaN passes through, as torch.relu (clamp_min) propagates it.
+    return (x > C(0) || is_nan(x)) ? x : C(0);
+  } else if constexpr (Op == UnaryOp::Sigmoid) {
+    return sigmoid(x);
+  } else if constexpr (Op == UnaryOp::Tanh) {
+    return math::tanh(x);
+  } else if constexpr (Op == UnaryOp::Sign) {
+    // (0 < x) - (x < 0), so sign(NaN) = 0 as in PyTorch.
+    if constexpr (std::is_same_v<C, bool>) {
+      return x;
+    } else if constexpr (std::is_unsigned_v<C>) {
+      return static_cast<C>(x != 0);
+    } else {
+      return static_cast<C>(static_cast<int>(C(0) < x) - static_cast<int>(x < C(0)));
+    }
+  } else if constexpr (Op == UnaryOp::Square) {
+    return static_cast<C>(x * x);
+  } else if constexpr (Op == UnaryOp::Reciprocal) {
+    return C(1) / x;
+  } else if constexpr (Op == UnaryOp::LogicalNot) {
+    return x == C(0);
+  } else if constexpr (Op == UnaryOp::Sin) {
+    return math::sin(x);
+  } else if constexpr (Op == UnaryOp::Cos) {
+    return math::cos(x);
+  } else if constexpr (Op == UnaryOp::Log1p) {
+    return math::log1p(x);
+  } else if constexpr (Op == UnaryOp::Expm1) {
+    return math::expm1(x);
+  } else if constexpr (Op == UnaryOp::Floor) {
+    return math::floor(x);
+  } else if constexpr (Op == UnaryOp::Ceil) {
+    return math::ceil(x);
+  } else {
+    static_assert(Op == UnaryOp::Round, "unhandled UnaryOp");
+    return math::rint(x);  // ties to even: round(2.5) = 2, round(-0.5) = -0
+  }
+}
+
+// `alpha` scales b in Add (torch.add(a, b, alpha=...)); the other ops ignore it.
+template <BinaryOp Op, typename C>
+COLONY_INLINE auto binary_fn(C a, C b, C alpha) {
+  if constexpr (Op == BinaryOp::Add) {
+    return static_cast<C>(a + alpha * b);
+  } else if constexpr (Op == BinaryOp::Sub) {
+    return static_cast<C>(a - b);
+  } else if constexpr (Op == BinaryOp::Mul) {
+    return static_cast<C>(a * b);
+  } else if constexpr (Op == BinaryOp::Div) {
+    return static_cast<C>(a / b);  // the front end gives integer operands a float type first
+  } else if constexpr (Op == BinaryOp::Pow) {
+    if constexpr (std::is_floating_point_v<C>) {
+      return math::pow(a, b);
+    } else {
+      return int_pow(a, b);
+    }
+  } else if constexpr (Op == BinaryOp::Maximum) {
+    return (a > b || is_nan(a)) ? a : b;  // a NaN on either side wins
+  } else if constexpr (Op == BinaryOp::Minimum) {
+    return (a < b || is_nan(a)) ? a : b;
+  } else if constexpr (Op == BinaryOp::Eq) {
+    return a == b;
+  } else if constexpr (Op == BinaryOp::Ne) {
+    return a != b;
+  } else if constexpr (Op == BinaryOp::Lt) {
+    return a < b;
+  } else if constexpr (Op == BinaryOp::Le) {
+    return a <= b;
+  } else if constexpr (Op == BinaryOp::Gt) {
+    return a > b;
+  } else {
+    static_assert(Op == BinaryOp::Ge, "unhandled BinaryOp");
+    return a >= b;
+  }
+}
+
+// torch.clamp: min(max(x, lo), hi) with NaN propagated from x or from a bound; lo > hi gives hi.
+template <typename C>
+COLONY_INLINE C clamp_fn(C x, bool has_lo, C lo, bool has_hi, C hi) {
+  if (has_lo && (x < lo || is_nan(lo))) x = lo;
+  if (has_hi && (x > hi || is_nan(hi))) x = hi;
+  return x;
+}
+
+// Activation gradients from the saved forward value: the input x for relu (or its output: both are
+// positive exactly where x is), the output y for sigmoid and tanh. Operand order follows PyTorch's
+// kernels so rounding matches: threshold_backward, grad * (1 - y) * y, grad * (1 - y * y).
+template <ActivationGrad Op, typename C>
+COLONY_INLINE C activation_grad_fn(C grad, C saved) {
+  if constexpr (Op == ActivationGrad::Relu) {
+    return saved <= C(0) ? C(0) : grad;
+  } else if constexpr (Op == ActivationGrad::Sigmoid) {
+    return grad * (C(1) - saved) * saved;
+  } else {
+    static_assert(Op == ActivationGrad::Tanh, "unhandled ActivationGrad");
+    return grad * (C(1) - saved * saved);
+  }
+}
+
+}  // namespace colony::kernels

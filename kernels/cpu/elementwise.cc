@@ -1,0 +1,113 @@
+#include "kernels/cpu/elementwise.h"
+
+#include "kernels/common/convert.h"
+#include "kernels/common/dispatch.h"
+#include "kernels/cpu/strided_loop.h"
+
+namespace colony::kernels::cpu {
+namespace {
+
+template <BinaryOp Op, typename T>
+void binary_typed(const void* a, const StridedLayout& la, const void* b, const StridedLayout& lb, void* out,
+                  const StridedLayout& lout, double alpha) {
+  using C = compute_t<T>;
+  using Out = binary_out_t<Op, T>;
+  const C al = scalar_to<C>(alpha);
+  map2<Out, T, T>(out, lout, a, la, b, lb, [al](T x, T y) {
+    return static_cast<Out>(binary_fn<Op>(static_cast<C>(x), static_cast<C>(y), al));
+  });
+}
+
+// The scalar stays in the compute type (float for float16), as PyTorch keeps it in opmath.
+template <BinaryOp Op, typename T>
+void binary_scalar_typed(const void* a, const StridedLayout& la, double s, bool scalar_first, void* out,
+                         const StridedLayout& lout) {
+  using C = compute_t<T>;
+  using Out = binary_out_t<Op, T>;
+  const C sc = scalar_to<C>(s);
+  const C one = scalar_to<C>(1.0);
+  if (scalar_first) {
+    map1<Out, T>(out, lout, a, la, [sc, one](T x) { return static_cast<Out>(binary_fn<Op>(sc, static_cast<C>(x), one)); });
+  } else {
+    map1<Out, T>(out, lout, a, la, [sc, one](T x) { return static_cast<Out>(binary_fn<Op>(static_cast<C>(x), sc, one)); });
+  }
+}
+
+}  // namespace
+
+#define COLONY_BINARY_SWITCH(CALL)                                \
+  switch (op) {                                                   \
+    CALL(Add, COLONY_DISPATCH_ALL, "add")                         \
+    CALL(Sub, COLONY_DISPATCH_NUMERIC, "sub")                     \
+    CALL(Mul, COLONY_DISPATCH_ALL, "mul")                         \
+    CALL(Div, COLONY_DISPATCH_FLOATING, "div")                    \
+    CALL(Pow, COLONY_DISPATCH_ALL, "pow")                         \
+    CALL(Maximum, COLONY_DISPATCH_ALL, "maximum")                 \
+    CALL(Minimum, COLONY_DISPATCH_ALL, "minimum")                 \
+    CALL(Eq, COLONY_DISPATCH_ALL, "eq")                           \
+    CALL(Ne, COLONY_DISPATCH_ALL, "ne")                           \
+    CALL(Lt, COLONY_DISPATCH_ALL, "lt")                           \
+    CALL(Le, COLONY_DISPATCH_ALL, "le")                           \
+    CALL(Gt, COLONY_DISPATCH_ALL, "gt")                           \
+    CALL(Ge, COLONY_DISPATCH_ALL, "ge")                           \
+  }
+
+void binary(BinaryOp op, DType dtype, const void* a, const StridedLayout& la, const void* b, const StridedLayout& lb,
+            void* out, const StridedLayout& lout, double alpha) {
+#define COLONY_BINARY_CASE(OP, DISPATCH, NAME)                                                          \
+  case BinaryOp::OP:                                                                                    \
+    DISPATCH(dtype, NAME, [&] { binary_typed<BinaryOp::OP, scalar_t>(a, la, b, lb, out, lout, alpha); }); \
+    return;
+  COLONY_BINARY_SWITCH(COLONY_BINARY_CASE)
+#undef COLONY_BINARY_CASE
+}
+
+void binary_scalar(BinaryOp op, DType dtype, const void* a, const StridedLayout& la, double s, bool scalar_first,
+                   void* out, const StridedLayout& lout) {
+#define COLONY_BINARY_CASE(OP, DISPATCH, NAME)                                                                \
+  case BinaryOp::OP:                                                                                          \
+    DISPATCH(dtype, NAME, [&] { binary_scalar_typed<BinaryOp::OP, scalar_t>(a, la, s, scalar_first, out, lout); }); \
+    return;
+  COLONY_BINARY_SWITCH(COLONY_BINARY_CASE)
+#undef COLONY_BINARY_CASE
+}
+
+#undef COLONY_BINARY_SWITCH
+
+void clamp(DType dtype, const void* in, const StridedLayout& lin, void* out, const StridedLayout& lout, bool has_min,
+           double min, bool has_max, double max) {
+  COLONY_DISPATCH_NUMERIC(dtype, "clamp", [&] {
+    using C = compute_t<scalar_t>;
+    const C lo = has_min ? scalar_to<C>(min) : C(0), hi = has_max ? scalar_to<C>(max) : C(0);
+    map1<scalar_t, scalar_t>(out, lout, in, lin, [=](scalar_t x) {
+      return static_cast<scalar_t>(clamp_fn<C>(static_cast<C>(x), has_min, lo, has_max, hi));
+    });
+  });
+}
+
+void where(DType dtype, const bool* cond, const StridedLayout& lc, const void* a, const StridedLayout& la,
+           const void* b, const StridedLayout& lb, void* out, const StridedLayout& lout) {
+  COLONY_DISPATCH_ALL(dtype, "where", [&] {
+    map3<scalar_t, bool, scalar_t, scalar_t>(out, lout, cond, lc, a, la, b, lb,
+                                            [](bool c, scalar_t x, scalar_t y) { return c ? x : y; });
+  });
+}
+
+void activation_backward(ActivationGrad op, DType dtype, const void* grad, const StridedLayout& lg, const void* saved,
+                         const StridedLayout& ls, void* out, const StridedLayout& lout) {
+  COLONY_DISPATCH_FLOATING(dtype, "activation_backward", [&] {
+    using T = scalar_t;
+    using C = compute_t<T>;
+    auto run = [&](auto fn) {
+      map2<T, T, T>(out, lout, grad, lg, saved, ls, [fn](T g, T s) { return static_cast<T>(fn(static_cast<C>(g), static_cast<C>(s))); });
+    };
+    switch (op) {
+      case ActivationGrad::Relu: return run([](C g, C s) { return activation_grad_fn<ActivationGrad::Relu>(g, s); });
+      case ActivationGrad::Sigmoid:
+        return run([](C g, C s) { return activation_grad_fn<ActivationGrad::Sigmoid>(g, s); });
+      case ActivationGrad::Tanh: return run([](C g, C s) { return activation_grad_fn<ActivationGrad::Tanh>(g, s); });
+    }
+  });
+}
+
+}  // namespace colony::kernels::cpu

@@ -1,0 +1,38 @@
+// CPU elementwise kernels. Every layout has the output's sizes: inputs come broadcast to it (stride
+// 0 on broadcast dims), the output may be strided but must not overlap itself, and an input may be
+// the output itself (in-place ops). Inputs share `dtype`; the output has `dtype` too, except for the
+// ops that output bool (logical_not, comparisons). Unsupported dtypes throw std::invalid_argument.
+#pragma once
+
+#include "kernels/common/dtype.h"
+#include "kernels/common/elementwise_functors.h"
+#include "kernels/common/layout.h"
+
+namespace colony::kernels::cpu {
+
+// dtypes: neg, abs, relu, square: all but bool; sign, logical_not: all; the rest: floating only.
+void unary(UnaryOp op, DType dtype, const void* in, const StridedLayout& in_layout, void* out,
+           const StridedLayout& out_layout);
+
+// out = a op b; Add computes a + alpha * b. dtypes: sub: all but bool; div: floating; others: all.
+void binary(BinaryOp op, DType dtype, const void* a, const StridedLayout& a_layout, const void* b,
+            const StridedLayout& b_layout, void* out, const StridedLayout& out_layout, double alpha = 1.0);
+// out = a op s, or s op a when scalar_first; s is converted to the compute type of dtype.
+void binary_scalar(BinaryOp op, DType dtype, const void* a, const StridedLayout& a_layout, double s,
+                   bool scalar_first, void* out, const StridedLayout& out_layout);
+
+// Bounds are converted to the compute type of dtype (all but bool).
+void clamp(DType dtype, const void* in, const StridedLayout& in_layout, void* out, const StridedLayout& out_layout,
+           bool has_min, double min, bool has_max, double max);
+
+// out = cond ? a : b (any dtype).
+void where(DType dtype, const bool* cond, const StridedLayout& cond_layout, const void* a,
+           const StridedLayout& a_layout, const void* b, const StridedLayout& b_layout, void* out,
+           const StridedLayout& out_layout);
+
+// Floating dtypes; see activation_grad_fn (kernels/common/elementwise_functors.h).
+void activation_backward(ActivationGrad op, DType dtype, const void* grad, const StridedLayout& grad_layout,
+                         const void* saved, const StridedLayout& saved_layout, void* out,
+                         const StridedLayout& out_layout);
+
+}  // namespace colony::kernels::cpu

@@ -1,0 +1,300 @@
+#include "kernels/cpu/reduce.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/common/dispatch.h"
+#include "kernels/cpu/parallel.h"
+
+namespace colony::kernels::cpu {
+namespace {
+
+// Work below this many elements stays on one thread: waking the pool costs a few microseconds,
+// about what one core needs to sum 32K floats.
+constexpr int64_t kGrainElements = 32768;
+// A row is cut into pieces only when each piece still has this many elements.
+constexpr int64_t kMinPiece = 16384;
+
+template <typename T>
+using acc_t = std::conditional_t<std::is_floating_point_v<compute_t<T>>, compute_t<T>, int64_t>;
+
+template <typename C>
+bool is_nan(C v) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return std::isnan(v);
+  } else {
+    return false;
+  }
+}
+
+// Pairwise summation: leaves of 128 elements summed by 8 interleaved accumulators (which the
+// compiler keeps in vector registers), halves combined recursively.
+template <typename Acc, typename T>
+Acc pairwise_sum(const T* x, int64_t n) {
+  constexpr int64_t kLeaf = 128;
+  if (n <= kLeaf) {
+    Acc a[8] = {};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      for (int k = 0; k < 8; ++k) a[k] += static_cast<Acc>(x[i + k]);
+    }
+    Acc tail = Acc(0);
+    for (; i < n; ++i) tail += static_cast<Acc>(x[i]);
+    return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7])) + tail;
+  }
+  int64_t left = (n / 2 + 7) / 8 * 8;
+  return pairwise_sum<Acc>(x, left) + pairwise_sum<Acc>(x + left, n - left);
+}
+
+// How many pieces each of `rows` rows of `len` elements is cut into so that all threads get work
+// when there are few, long rows (a full reduction is one row).
+int64_t pieces_per_row(int64_t rows, int64_t len) {
+  int64_t threads = num_threads();
+  if (rows >= threads || len < 2 * kMinPiece) return 1;
+  return std::max<int64_t>(1, std::min((threads + rows - 1) / rows, len / kMinPiece));
+}
+
+// Runs piece_fn(row, begin, count, task) for every (row, piece) task in parallel.
+template <typename F>
+void for_each_piece(int64_t rows, int64_t len, int64_t pieces, F&& piece_fn) {
+  int64_t piece_len = (len + pieces - 1) / pieces;
+  int64_t grain = std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, piece_len));
+  parallel_for(rows * pieces, grain, [&](int64_t b, int64_t e) {
+    for (int64_t task = b; task < e; ++task) {
+      int64_t row = task / pieces, piece = task % pieces;
+      int64_t begin = std::min(len, piece * piece_len);
+      int64_t count = std::min(len, begin + piece_len) - begin;
+      piece_fn(row, begin, count, task);
+    }
+  });
+}
+
+template <typename T, typename Y>
+void sum_rows(const T* x, Y* y, int64_t rows, int64_t len, double scale) {
+  using Acc = acc_t<T>;
+  int64_t pieces = pieces_per_row(rows, len);
+  std::vector<Acc> partial(rows * pieces);
+  for_each_piece(rows, len, pieces, [&](int64_t row, int64_t begin, int64_t count, int64_t task) {
+    partial[task] = pairwise_sum<Acc>(x + row * len + begin, count);
+  });
+  for (int64_t r = 0; r < rows; ++r) {
+    Acc acc = partial[r * pieces];
+    for (int64_t p = 1; p < pieces; ++p) acc += partial[r * pieces + p];
+    if constexpr (std::is_floating_point_v<Acc>) {
+      y[r] = static_cast<Y>(static_cast<Acc>(static_cast<double>(acc) * scale));
+    } else {
+      y[r] = static_cast<Y>(acc);
+    }
+  }
+}
+
+// Sums a [len, width] column block whose rows are `stride` apart. Blocks of 64 rows are summed
+// directly; their sums are combined like a binary counter (level l holds the sum of 2^l blocks),
+// which is pairwise summation over the blocks without recursion or per-node allocation.
+template <typename Acc, typename T>
+void column_sum(const T* x, int64_t len, int64_t stride, int64_t width, Acc* out) {
+  constexpr int64_t kBlockRows = 64;
+  int64_t blocks = (len + kBlockRows - 1) / kBlockRows;
+  int levels = 1;
+  while ((int64_t{1} << (levels - 1)) < blocks) ++levels;
+  std::vector<Acc> level(static_cast<size_t>(levels) * width), blk(width);
+  std::vector<bool> used(levels, false);
+  for (int64_t b = 0; b < blocks; ++b) {
+    std::fill(blk.begin(), blk.end(), Acc(0));
+    int64_t r_end = std::min(len, (b + 1) * kBlockRows);
+    for (int64_t r = b * kBlockRows; r < r_end; ++r) {
+      const T* row = x + r * stride;
+      for (int64_t j = 0; j < width; ++j) blk[j] += static_cast<Acc>(row[j]);
+    }
+    int l = 0;
+    while (used[l]) {
+      for (int64_t j = 0; j < width; ++j) blk[j] += level[l * width + j];
+      used[l] = false;
+      ++l;
+    }
+    std::copy(blk.begin(), blk.end(), level.begin() + l * width);
+    used[l] = true;
+  }
+  std::fill(out, out + width, Acc(0));
+  for (int l = 0; l < levels; ++l) {
+    if (!used[l]) continue;
+    for (int64_t j = 0; j < width; ++j) out[j] += level[l * width + j];
+  }
+}
+
+template <typename T, typename Y>
+void sum_columns(const T* x, Y* y, int64_t outer, int64_t len, int64_t inner, double scale) {
+  using Acc = acc_t<T>;
+  // 256 columns per task: wide enough to stream whole cache lines, small enough that the level
+  // buffers stay in L1/L2.
+  constexpr int64_t kWidth = 256;
+  int64_t col_tasks = (inner + kWidth - 1) / kWidth;
+  int64_t grain = std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, len * std::min(inner, kWidth)));
+  parallel_for(outer * col_tasks, grain, [&](int64_t b, int64_t e) {
+    std::vector<Acc> acc(kWidth);
+    for (int64_t task = b; task < e; ++task) {
+      int64_t o = task / col_tasks, c0 = (task % col_tasks) * kWidth;
+      int64_t width = std::min(kWidth, inner - c0);
+      column_sum<Acc>(x + o * len * inner + c0, len, inner, width, acc.data());
+      Y* dst = y + o * inner + c0;
+      for (int64_t j = 0; j < width; ++j) {
+        if constexpr (std::is_floating_point_v<Acc>) {
+          dst[j] = static_cast<Y>(static_cast<Acc>(static_cast<double>(acc[j]) * scale));
+        } else {
+          dst[j] = static_cast<Y>(acc[j]);
+        }
+      }
+    }
+  });
+}
+
+struct Moments {
+  int64_t n = 0;
+  double mean = 0, m2 = 0;
+};
+
+// Chan et al.'s pairwise update: merges the moments of two disjoint pieces.
+Moments merge(const Moments& a, const Moments& b) {
+  if (a.n == 0) return b;
+  if (b.n == 0) return a;
+  Moments r;
+  r.n = a.n + b.n;
+  double delta = b.mean - a.mean;
+  r.mean = a.mean + delta * static_cast<double>(b.n) / static_cast<double>(r.n);
+  r.m2 = a.m2 + b.m2 + delta * delta * static_cast<double>(a.n) * static_cast<double>(b.n) / static_cast<double>(r.n);
+  return r;
+}
+
+template <typename T>
+Moments moments(const T* x, int64_t n) {
+  Moments m;
+  m.n = n;
+  if (n == 0) return m;
+  m.mean = pairwise_sum<double>(x, n) / static_cast<double>(n);
+  // Second pass over the centred values; 8 accumulators as in pairwise_sum's leaves.
+  double a[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int k = 0; k < 8; ++k) {
+      double d = static_cast<double>(x[i + k]) - m.mean;
+      a[k] += d * d;
+    }
+  }
+  double tail = 0;
+  for (; i < n; ++i) {
+    double d = static_cast<double>(x[i]) - m.mean;
+    tail += d * d;
+  }
+  m.m2 = ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7])) + tail;
+  return m;
+}
+
+template <typename T>
+void var_rows(const T* x, T* y, int64_t rows, int64_t len, int64_t correction) {
+  int64_t pieces = pieces_per_row(rows, len);
+  std::vector<Moments> partial(rows * pieces);
+  for_each_piece(rows, len, pieces, [&](int64_t row, int64_t begin, int64_t count, int64_t task) {
+    partial[task] = moments(x + row * len + begin, count);
+  });
+  double denom = static_cast<double>(std::max<int64_t>(0, len - correction));
+  for (int64_t r = 0; r < rows; ++r) {
+    Moments m = partial[r * pieces];
+    for (int64_t p = 1; p < pieces; ++p) m = merge(m, partial[r * pieces + p]);
+    // An empty row has no mean: NaN, as in PyTorch.
+    y[r] = static_cast<T>(len == 0 ? std::numeric_limits<double>::quiet_NaN() : m.m2 / denom);
+  }
+}
+
+template <typename C, typename T>
+void scan_extreme(const T* x, int64_t n, bool is_max, C& best, int64_t& best_i) {
+  best = static_cast<C>(x[0]);
+  best_i = 0;
+  if (is_nan(best)) return;
+  // !(v <= best) is v > best, or v is NaN: the first NaN is taken and ends the scan.
+  if (is_max) {
+    for (int64_t i = 1; i < n; ++i) {
+      C v = static_cast<C>(x[i]);
+      if (!(v <= best)) {
+        best = v;
+        best_i = i;
+        if (is_nan(v)) return;
+      }
+    }
+  } else {
+    for (int64_t i = 1; i < n; ++i) {
+      C v = static_cast<C>(x[i]);
+      if (!(v >= best)) {
+        best = v;
+        best_i = i;
+        if (is_nan(v)) return;
+      }
+    }
+  }
+}
+
+template <typename T>
+void max_min_rows(const T* x, T* values, int64_t* indices, int64_t rows, int64_t len, bool is_max) {
+  using C = compute_t<T>;
+  int64_t pieces = pieces_per_row(rows, len);
+  // Not std::vector<C>: for bool that packs bits, and threads would race on shared words.
+  std::unique_ptr<C[]> best(new C[rows * pieces]);
+  std::vector<int64_t> best_i(rows * pieces);
+  for_each_piece(rows, len, pieces, [&](int64_t row, int64_t begin, int64_t count, int64_t task) {
+    scan_extreme<C>(x + row * len + begin, count, is_max, best[task], best_i[task]);
+    best_i[task] += begin;
+  });
+  for (int64_t r = 0; r < rows; ++r) {
+    C v = best[r * pieces];
+    int64_t vi = best_i[r * pieces];
+    // Pieces are in order and only a strictly better value replaces: the first occurrence wins.
+    for (int64_t p = 1; p < pieces && !is_nan(v); ++p) {
+      C c = best[r * pieces + p];
+      bool take = is_max ? !(c <= v) : !(c >= v);
+      if (take) {
+        v = c;
+        vi = best_i[r * pieces + p];
+      }
+    }
+    if (values != nullptr) values[r] = static_cast<T>(v);
+    if (indices != nullptr) indices[r] = vi;
+  }
+}
+
+}  // namespace
+
+void sum(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, int64_t len, int64_t inner,
+         double scale) {
+  COLONY_DISPATCH_ALL(x_dtype, "sum", [&] {
+    using Y = std::conditional_t<std::is_floating_point_v<compute_t<scalar_t>>, scalar_t, int64_t>;
+    if (y_dtype != dtype_of<Y>::value) {
+      throw std::invalid_argument(std::string("sum: a ") + dtype_name(x_dtype) + " input sums to " +
+                                  dtype_name(dtype_of<Y>::value) + ", not " + dtype_name(y_dtype));
+    }
+    const auto* xp = static_cast<const scalar_t*>(x);
+    auto* yp = static_cast<Y*>(y);
+    if (inner == 1) {
+      sum_rows(xp, yp, outer, len, scale);
+    } else {
+      sum_columns(xp, yp, outer, len, inner, scale);
+    }
+  });
+}
+
+void var(DType dtype, const void* x, void* y, int64_t rows, int64_t len, int64_t correction) {
+  COLONY_DISPATCH_FLOATING(dtype, "var", [&] {
+    var_rows(static_cast<const scalar_t*>(x), static_cast<scalar_t*>(y), rows, len, correction);
+  });
+}
+
+void max_min(DType dtype, const void* x, void* values, int64_t* indices, int64_t rows, int64_t len, bool is_max) {
+  if (len < 1) throw std::invalid_argument("max_min: rows must not be empty");
+  COLONY_DISPATCH_ALL(dtype, is_max ? "max" : "min", [&] {
+    max_min_rows(static_cast<const scalar_t*>(x), static_cast<scalar_t*>(values), indices, rows, len, is_max);
+  });
+}
+
+}  // namespace colony::kernels::cpu

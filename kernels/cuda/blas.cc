@@ -1,0 +1,80 @@
+#include "kernels/cuda/blas.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace colony::kernels::cuda {
+namespace {
+
+void check(cublasStatus_t status, const char* call) {
+  if (status != CUBLAS_STATUS_SUCCESS) {
+    throw std::runtime_error(std::string("gemm: ") + call + " failed: " + cublasGetStatusString(status));
+  }
+}
+
+// One handle per (thread, device): a cuBLAS handle must not be used by two threads at once, and is
+// bound to the device that was current when it was created. Handles live until the process exits
+// (destroying them from thread-exit or static destructors can run after the driver shut down).
+cublasHandle_t handle_for_current_device() {
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) throw std::runtime_error(std::string("gemm: cudaGetDevice: ") + cudaGetErrorString(err));
+  thread_local std::vector<cublasHandle_t> handles;
+  if (static_cast<size_t>(device) >= handles.size()) handles.resize(device + 1, nullptr);
+  if (handles[device] == nullptr) check(cublasCreate(&handles[device]), "cublasCreate");
+  return handles[device];
+}
+
+int to_int(int64_t v, const char* what) {
+  if (v > INT_MAX) {
+    throw std::invalid_argument(std::string("gemm: ") + what + " " + std::to_string(v) + " exceeds cuBLAS's int range");
+  }
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+void gemm(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b,
+          void* c, int64_t ldc, int64_t c_batch_stride, double alpha, double beta, void* stream) {
+  if (batch <= 0 || m <= 0 || n <= 0) return;
+  cudaDataType_t type;
+  cublasComputeType_t compute;
+  switch (dtype) {
+    case DType::Float32: type = CUDA_R_32F; compute = CUBLAS_COMPUTE_32F; break;
+    case DType::Float64: type = CUDA_R_64F; compute = CUBLAS_COMPUTE_64F; break;
+    case DType::Float16: type = CUDA_R_16F; compute = CUBLAS_COMPUTE_32F; break;
+    case DType::BFloat16: type = CUDA_R_16BF; compute = CUBLAS_COMPUTE_32F; break;
+    default:
+      throw std::invalid_argument(std::string("gemm: CUDA matrix products support float32, float64, float16 and "
+                                              "bfloat16, got ") + dtype_name(dtype));
+  }
+  // Column-major view of row-major C[m, n] is C^T[n, m] = B^T A^T. A row-major operand read as
+  // column-major is already the transpose we need (op N); a column-major one needs op T.
+  cublasOperation_t op_b = b.col_major ? CUBLAS_OP_T : CUBLAS_OP_N;
+  cublasOperation_t op_a = a.col_major ? CUBLAS_OP_T : CUBLAS_OP_N;
+  int in = to_int(n, "n"), im = to_int(m, "m"), ik = to_int(k, "k");
+  int ldb = to_int(b.ld, "ldb"), lda = to_int(a.ld, "lda"), ildc = to_int(ldc, "ldc");
+  float alpha_f = static_cast<float>(alpha), beta_f = static_cast<float>(beta);
+  const void* alpha_p = dtype == DType::Float64 ? static_cast<const void*>(&alpha) : &alpha_f;
+  const void* beta_p = dtype == DType::Float64 ? static_cast<const void*>(&beta) : &beta_f;
+
+  cublasHandle_t handle = handle_for_current_device();
+  check(cublasSetStream(handle, static_cast<cudaStream_t>(stream)), "cublasSetStream");
+  if (batch == 1) {
+    check(cublasGemmEx(handle, op_b, op_a, in, im, ik, alpha_p, b.data, type, ldb, a.data, type, lda, beta_p, c, type,
+                       ildc, compute, CUBLAS_GEMM_DEFAULT),
+          "cublasGemmEx");
+  } else {
+    check(cublasGemmStridedBatchedEx(handle, op_b, op_a, in, im, ik, alpha_p, b.data, type, ldb, b.batch_stride,
+                                     a.data, type, lda, a.batch_stride, beta_p, c, type, ildc, c_batch_stride,
+                                     to_int(batch, "batch"), compute, CUBLAS_GEMM_DEFAULT),
+          "cublasGemmStridedBatchedEx");
+  }
+}
+
+}  // namespace colony::kernels::cuda

@@ -1,0 +1,162 @@
+#include "kernels/common/convert.h"
+#include "kernels/common/dispatch.h"
+#include "kernels/cuda/elementwise.h"
+#include "kernels/cuda/elementwise_launch.cuh"
+
+namespace colony::kernels::cuda {
+namespace {
+
+// One kernel per (op, dtype) serves tensor-tensor and both scalar forms (a uniform branch), which
+// keeps the number of instantiations nvcc compiles at one per pair.
+enum class Operands : int { TensorTensor, TensorScalar, ScalarTensor };
+
+template <BinaryOp Op, typename T>
+struct BinaryFn {
+  using C = compute_t<T>;
+  using Out = binary_out_t<Op, T>;
+  Out* out;
+  const T* a;
+  const T* b;
+  C scalar;
+  C alpha;
+  Operands operands;
+  __device__ void operator()(const int64_t* off) const {
+    C x, y;
+    if (operands == Operands::TensorTensor) {
+      x = static_cast<C>(a[off[1]]);
+      y = static_cast<C>(b[off[2]]);
+    } else if (operands == Operands::TensorScalar) {
+      x = static_cast<C>(a[off[1]]);
+      y = scalar;
+    } else {
+      x = scalar;
+      y = static_cast<C>(a[off[1]]);
+    }
+    out[off[0]] = static_cast<Out>(binary_fn<Op>(x, y, alpha));
+  }
+};
+
+template <BinaryOp Op, typename T>
+void binary_typed(const void* a, const StridedLayout& la, const void* b, const StridedLayout& lb, double scalar,
+                  Operands operands, void* out, const StridedLayout& lout, double alpha, void* stream,
+                  const char* name) {
+  using C = compute_t<T>;
+  BinaryFn<Op, T> f{static_cast<binary_out_t<Op, T>*>(out), static_cast<const T*>(a), static_cast<const T*>(b),
+                    scalar_to<C>(scalar), scalar_to<C>(alpha), operands};
+  launch_elementwise<3>({&lout, &la, &lb}, f, stream, name);
+}
+
+void binary_any(BinaryOp op, DType dtype, const void* a, const StridedLayout& la, const void* b,
+                const StridedLayout& lb, double scalar, Operands operands, void* out, const StridedLayout& lout,
+                double alpha, void* stream) {
+#define COLONY_BINARY_CASE(OP, DISPATCH, NAME)                                                                \
+  case BinaryOp::OP:                                                                                          \
+    DISPATCH(dtype, NAME, [&] {                                                                               \
+      binary_typed<BinaryOp::OP, scalar_t>(a, la, b, lb, scalar, operands, out, lout, alpha, stream, NAME); \
+    });                                                                                                       \
+    return;
+  switch (op) {
+    COLONY_BINARY_CASE(Add, COLONY_DISPATCH_ALL, "add")
+    COLONY_BINARY_CASE(Sub, COLONY_DISPATCH_NUMERIC, "sub")
+    COLONY_BINARY_CASE(Mul, COLONY_DISPATCH_ALL, "mul")
+    COLONY_BINARY_CASE(Div, COLONY_DISPATCH_FLOATING, "div")
+    COLONY_BINARY_CASE(Pow, COLONY_DISPATCH_ALL, "pow")
+    COLONY_BINARY_CASE(Maximum, COLONY_DISPATCH_ALL, "maximum")
+    COLONY_BINARY_CASE(Minimum, COLONY_DISPATCH_ALL, "minimum")
+    COLONY_BINARY_CASE(Eq, COLONY_DISPATCH_ALL, "eq")
+    COLONY_BINARY_CASE(Ne, COLONY_DISPATCH_ALL, "ne")
+    COLONY_BINARY_CASE(Lt, COLONY_DISPATCH_ALL, "lt")
+    COLONY_BINARY_CASE(Le, COLONY_DISPATCH_ALL, "le")
+    COLONY_BINARY_CASE(Gt, COLONY_DISPATCH_ALL, "gt")
+    COLONY_BINARY_CASE(Ge, COLONY_DISPATCH_ALL, "ge")
+  }
+#undef COLONY_BINARY_CASE
+}
+
+template <typename T>
+struct ClampFn {
+  using C = compute_t<T>;
+  T* out;
+  const T* in;
+  bool has_lo, has_hi;
+  C lo, hi;
+  __device__ void operator()(const int64_t* off) const {
+    out[off[0]] = static_cast<T>(clamp_fn<C>(static_cast<C>(in[off[1]]), has_lo, lo, has_hi, hi));
+  }
+};
+
+template <typename T>
+struct WhereFn {
+  T* out;
+  const bool* cond;
+  const T* a;
+  const T* b;
+  __device__ void operator()(const int64_t* off) const { out[off[0]] = cond[off[1]] ? a[off[2]] : b[off[3]]; }
+};
+
+template <ActivationGrad Op, typename T>
+struct ActivationGradFn {
+  using C = compute_t<T>;
+  T* out;
+  const T* grad;
+  const T* saved;
+  __device__ void operator()(const int64_t* off) const {
+    out[off[0]] = static_cast<T>(activation_grad_fn<Op>(static_cast<C>(grad[off[1]]), static_cast<C>(saved[off[2]])));
+  }
+};
+
+}  // namespace
+
+void binary(BinaryOp op, DType dtype, const void* a, const StridedLayout& la, const void* b, const StridedLayout& lb,
+            void* out, const StridedLayout& lout, double alpha, void* stream) {
+  binary_any(op, dtype, a, la, b, lb, 0.0, Operands::TensorTensor, out, lout, alpha, stream);
+}
+
+void binary_scalar(BinaryOp op, DType dtype, const void* a, const StridedLayout& la, double s, bool scalar_first,
+                   void* out, const StridedLayout& lout, void* stream) {
+  // The unused third operand repeats a's layout so that it never stops dims from coalescing.
+  binary_any(op, dtype, a, la, a, la, s, scalar_first ? Operands::ScalarTensor : Operands::TensorScalar, out, lout,
+             1.0, stream);
+}
+
+void clamp(DType dtype, const void* in, const StridedLayout& lin, void* out, const StridedLayout& lout, bool has_min,
+           double min, bool has_max, double max, void* stream) {
+  COLONY_DISPATCH_NUMERIC(dtype, "clamp", [&] {
+    using C = compute_t<scalar_t>;
+    ClampFn<scalar_t> f{static_cast<scalar_t*>(out), static_cast<const scalar_t*>(in), has_min, has_max,
+                        has_min ? scalar_to<C>(min) : C(0), has_max ? scalar_to<C>(max) : C(0)};
+    launch_elementwise<2>({&lout, &lin}, f, stream, "clamp");
+  });
+}
+
+void where(DType dtype, const bool* cond, const StridedLayout& lc, const void* a, const StridedLayout& la,
+           const void* b, const StridedLayout& lb, void* out, const StridedLayout& lout, void* stream) {
+  COLONY_DISPATCH_ALL(dtype, "where", [&] {
+    WhereFn<scalar_t> f{static_cast<scalar_t*>(out), cond, static_cast<const scalar_t*>(a),
+                        static_cast<const scalar_t*>(b)};
+    launch_elementwise<4>({&lout, &lc, &la, &lb}, f, stream, "where");
+  });
+}
+
+void activation_backward(ActivationGrad op, DType dtype, const void* grad, const StridedLayout& lg, const void* saved,
+                         const StridedLayout& ls, void* out, const StridedLayout& lout, void* stream) {
+  COLONY_DISPATCH_FLOATING(dtype, "activation_backward", [&] {
+    using T = scalar_t;
+    T* o = static_cast<T*>(out);
+    const T* g = static_cast<const T*>(grad);
+    const T* s = static_cast<const T*>(saved);
+    switch (op) {
+      case ActivationGrad::Relu:
+        return launch_elementwise<3>({&lout, &lg, &ls}, ActivationGradFn<ActivationGrad::Relu, T>{o, g, s}, stream,
+                                     "relu_backward");
+      case ActivationGrad::Sigmoid:
+        return launch_elementwise<3>({&lout, &lg, &ls}, ActivationGradFn<ActivationGrad::Sigmoid, T>{o, g, s},
+                                     stream, "sigmoid_backward");
+      case ActivationGrad::Tanh:
+        return launch_elementwise<3>({&lout, &lg, &ls}, ActivationGradFn<ActivationGrad::Tanh, T>{o, g, s}, stream,
+                                     "tanh_backward");
+    }
+  });
+}
+
+}  // namespace colony::kernels::cuda

@@ -1,0 +1,237 @@
+#include "kernels/cuda/reduce.h"
+
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#include "kernels/common/dispatch.h"
+#include "kernels/cuda/row_reduce.cuh"
+
+namespace colony::kernels::cuda {
+namespace {
+
+template <typename T>
+using sum_acc_t = std::conditional_t<std::is_floating_point_v<compute_t<T>>, compute_t<T>, int64_t>;
+
+template <typename Y, typename Acc>
+__device__ __forceinline__ Y finish_sum(Acc acc, double scale) {
+  if constexpr (std::is_floating_point_v<Acc>) {
+    return static_cast<Y>(static_cast<Acc>(acc * static_cast<Acc>(scale)));
+  } else {
+    return static_cast<Y>(acc);
+  }
+}
+
+template <bool kWarp, typename T, typename Y>
+__global__ void sum_rows_kernel(const T* x, Y* y, int64_t rows, int64_t len, double scale) {
+  using Acc = sum_acc_t<T>;
+  __shared__ Acc shared[32];
+  RowGroup<kWarp> g;
+  for (int64_t row = g.first; row < rows; row += g.stride) {
+    const T* xr = x + row * len;
+    Acc acc = Acc(0);
+    for (int64_t i = g.lane; i < len; i += g.size) acc += static_cast<Acc>(xr[i]);
+    acc = group_allreduce<kWarp>(acc, Plus{}, shared);
+    if (g.lane == 0) y[row] = finish_sum<Y>(acc, scale);
+  }
+}
+
+constexpr int kColumnTile = 32;  // columns per block (one warp wide: coalesced reads)
+constexpr int kColumnSplit = 8;  // threads per column, each summing every 8th row
+
+// Block (32, 8): column blockIdx.x * 32 + threadIdx.x of slab o; partial sums meet in shared memory.
+template <typename T, typename Y>
+__global__ void sum_columns_kernel(const T* x, Y* y, int64_t outer, int64_t len, int64_t inner, double scale) {
+  using Acc = sum_acc_t<T>;
+  __shared__ Acc part[kColumnSplit][kColumnTile + 1];
+  int64_t col = static_cast<int64_t>(blockIdx.x) * kColumnTile + threadIdx.x;
+  for (int64_t o = blockIdx.y; o < outer; o += gridDim.y) {
+    Acc acc = Acc(0);
+    if (col < inner) {
+      const T* xo = x + o * len * inner + col;
+      for (int64_t r = threadIdx.y; r < len; r += kColumnSplit) acc += static_cast<Acc>(xo[r * inner]);
+    }
+    part[threadIdx.y][threadIdx.x] = acc;
+    __syncthreads();
+    if (threadIdx.y == 0 && col < inner) {
+      Acc s = part[0][threadIdx.x];
+      for (int k = 1; k < kColumnSplit; ++k) s += part[k][threadIdx.x];
+      y[o * inner + col] = finish_sum<Y>(s, scale);
+    }
+    __syncthreads();
+  }
+}
+
+template <typename Acc>
+struct Welford {
+  int64_t n;
+  Acc mean, m2;
+};
+
+template <typename Acc>
+__device__ __forceinline__ Welford<Acc> shfl_xor(Welford<Acc> s, int mask) {
+  return {shfl_xor(s.n, mask), shfl_xor(s.mean, mask), shfl_xor(s.m2, mask)};
+}
+
+struct WelfordMerge {
+  template <typename Acc>
+  __device__ __forceinline__ Welford<Acc> operator()(Welford<Acc> a, Welford<Acc> b) const {
+    if (a.n == 0) return b;
+    if (b.n == 0) return a;
+    int64_t n = a.n + b.n;
+    Acc delta = b.mean - a.mean;
+    Acc b_frac = static_cast<Acc>(b.n) / static_cast<Acc>(n);
+    return {n, a.mean + delta * b_frac, a.m2 + b.m2 + delta * delta * static_cast<Acc>(a.n) * b_frac};
+  }
+};
+
+template <bool kWarp, typename T>
+__global__ void var_rows_kernel(const T* x, T* y, int64_t rows, int64_t len, int64_t correction) {
+  using Acc = compute_t<T>;
+  __shared__ Welford<Acc> shared[32];
+  RowGroup<kWarp> g;
+  for (int64_t row = g.first; row < rows; row += g.stride) {
+    const T* xr = x + row * len;
+    Welford<Acc> s{0, Acc(0), Acc(0)};
+    for (int64_t i = g.lane; i < len; i += g.size) {
+      Acc v = static_cast<Acc>(xr[i]);
+      ++s.n;
+      Acc delta = v - s.mean;
+      s.mean += delta / static_cast<Acc>(s.n);
+      s.m2 += delta * (v - s.mean);
+    }
+    s = group_allreduce<kWarp>(s, WelfordMerge{}, shared);
+    if (g.lane == 0) {
+      Acc denom = static_cast<Acc>(len - correction > 0 ? len - correction : 0);
+      Acc nan = std::numeric_limits<Acc>::quiet_NaN();
+      y[row] = static_cast<T>(len == 0 ? nan : s.m2 / denom);
+    }
+  }
+}
+
+// A candidate extreme: value and index; idx == kNoIndex marks a thread that saw no element.
+constexpr int64_t kNoIndex = LLONG_MAX;
+
+template <typename C>
+struct Extreme {
+  C v;
+  int64_t idx;
+};
+
+template <typename C>
+__device__ __forceinline__ Extreme<C> shfl_xor(Extreme<C> s, int mask) {
+  return {shfl_xor(s.v, mask), shfl_xor(s.idx, mask)};
+}
+
+// Symmetric in its arguments (ties go to the lower index), so the tree's shape cannot change
+// which occurrence wins.
+template <bool kMax>
+struct ExtremeMerge {
+  template <typename C>
+  __device__ __forceinline__ Extreme<C> operator()(Extreme<C> a, Extreme<C> b) const {
+    if (a.idx == kNoIndex) return b;
+    if (b.idx == kNoIndex) return a;
+    bool an = is_nan(a.v), bn = is_nan(b.v);
+    if (an || bn) {
+      if (an && bn) return a.idx < b.idx ? a : b;
+      return an ? a : b;
+    }
+    if (a.v == b.v) return a.idx < b.idx ? a : b;
+    return (kMax ? a.v > b.v : a.v < b.v) ? a : b;
+  }
+};
+
+// Small integers and bool travel through shuffles as int.
+template <typename T>
+using extreme_t = std::conditional_t<(sizeof(compute_t<T>) < 4), int, compute_t<T>>;
+
+template <bool kWarp, bool kMax, typename T>
+__global__ void max_min_rows_kernel(const T* x, T* values, int64_t* indices, int64_t rows, int64_t len) {
+  using C = extreme_t<T>;
+  __shared__ Extreme<C> shared[32];
+  RowGroup<kWarp> g;
+  for (int64_t row = g.first; row < rows; row += g.stride) {
+    const T* xr = x + row * len;
+    Extreme<C> s{C(0), kNoIndex};
+    // Each thread sees its elements in increasing index order: a strict improvement is needed to
+    // replace, and a NaN, once held, is kept.
+    for (int64_t i = g.lane; i < len; i += g.size) {
+      C v = static_cast<C>(static_cast<compute_t<T>>(xr[i]));
+      bool take = s.idx == kNoIndex ||
+                  (!is_nan(s.v) && (is_nan(v) || (kMax ? v > s.v : v < s.v)));
+      if (take) s = {v, i};
+    }
+    s = group_allreduce<kWarp>(s, ExtremeMerge<kMax>{}, shared);
+    if (g.lane == 0) {
+      if (values != nullptr) values[row] = static_cast<T>(static_cast<compute_t<T>>(s.v));
+      if (indices != nullptr) indices[row] = s.idx;
+    }
+  }
+}
+
+template <typename Kernel, typename... Args>
+void launch_rows(Kernel warp_kernel, Kernel block_kernel, int64_t rows, int64_t len, void* stream, const char* op,
+                 Args... args) {
+  if (rows == 0) return;
+  bool warp = use_warp_rows(len);
+  (warp ? warp_kernel : block_kernel)<<<row_blocks(rows, warp), kRowThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+      args...);
+  check_launch(op);
+}
+
+}  // namespace
+
+void sum(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, int64_t len, int64_t inner,
+         double scale, void* stream) {
+  COLONY_DISPATCH_ALL(x_dtype, "sum", [&] {
+    using Y = std::conditional_t<std::is_floating_point_v<compute_t<scalar_t>>, scalar_t, int64_t>;
+    if (y_dtype != dtype_of<Y>::value) {
+      throw std::invalid_argument(std::string("sum: a ") + dtype_name(x_dtype) + " input sums to " +
+                                  dtype_name(dtype_of<Y>::value) + ", not " + dtype_name(y_dtype));
+    }
+    const auto* xp = static_cast<const scalar_t*>(x);
+    auto* yp = static_cast<Y*>(y);
+    if (outer == 0 || inner == 0) return;
+    if (inner == 1) {
+      launch_rows(sum_rows_kernel<true, scalar_t, Y>, sum_rows_kernel<false, scalar_t, Y>, outer, len, stream, "sum",
+                  xp, yp, outer, len, scale);
+    } else {
+      dim3 block(kColumnTile, kColumnSplit);
+      dim3 grid(static_cast<unsigned>((inner + kColumnTile - 1) / kColumnTile),
+                static_cast<unsigned>(std::min<int64_t>(outer, 65535)));
+      sum_columns_kernel<scalar_t, Y><<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(xp, yp, outer, len, inner,
+                                                                                            scale);
+      check_launch("sum");
+    }
+  });
+}
+
+void var(DType dtype, const void* x, void* y, int64_t rows, int64_t len, int64_t correction, void* stream) {
+  COLONY_DISPATCH_FLOATING(dtype, "var", [&] {
+    const auto* xp = static_cast<const scalar_t*>(x);
+    auto* yp = static_cast<scalar_t*>(y);
+    launch_rows(var_rows_kernel<true, scalar_t>, var_rows_kernel<false, scalar_t>, rows, len, stream, "var", xp, yp,
+                rows, len, correction);
+  });
+}
+
+void max_min(DType dtype, const void* x, void* values, int64_t* indices, int64_t rows, int64_t len, bool is_max,
+             void* stream) {
+  if (len < 1) throw std::invalid_argument("max_min: rows must not be empty");
+  COLONY_DISPATCH_ALL(dtype, is_max ? "max" : "min", [&] {
+    const auto* xp = static_cast<const scalar_t*>(x);
+    auto* vp = static_cast<scalar_t*>(values);
+    if (is_max) {
+      launch_rows(max_min_rows_kernel<true, true, scalar_t>, max_min_rows_kernel<false, true, scalar_t>, rows, len,
+                  stream, "max", xp, vp, indices, rows, len);
+    } else {
+      launch_rows(max_min_rows_kernel<true, false, scalar_t>, max_min_rows_kernel<false, false, scalar_t>, rows, len,
+                  stream, "min", xp, vp, indices, rows, len);
+    }
+  });
+}
+
+}  // namespace colony::kernels::cuda

@@ -1,0 +1,24 @@
+// CUDA reductions: the contracts of kernels/cpu/reduce.h, queued on `stream` (a cudaStream_t).
+// Floats accumulate in compute_t<T> (float for float/half/bfloat16, double for double) per thread,
+// then in a fixed-order tree across threads, so results are deterministic run to run.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/common/dtype.h"
+
+namespace colony::kernels::cuda {
+
+// y[o, i] = scale * sum_r x[o, r, i]; integral and bool inputs sum exactly into int64.
+void sum(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, int64_t len, int64_t inner,
+         double scale, void* stream);
+
+// Per-row variance of a contiguous [rows, len] float array (Welford per thread, Chan's merge
+// across threads), divided by max(0, len - correction).
+void var(DType dtype, const void* x, void* y, int64_t rows, int64_t len, int64_t correction, void* stream);
+
+// Per-row extreme value and first index; NaN counts as the extreme. values/indices may be null.
+void max_min(DType dtype, const void* x, void* values, int64_t* indices, int64_t rows, int64_t len, bool is_max,
+             void* stream);
+
+}  // namespace colony::kernels::cuda

@@ -1,0 +1,147 @@
+// The CUDA runtime behind plain C++ types. Everything except device_count() throws on failure, with
+// the call's name and the runtime's own words.
+#include "kernels/cuda/runtime.h"
+
+#include <cuda_runtime_api.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace colony::kernels::cuda {
+namespace {
+
+void check(cudaError_t err, const char* call) {
+  if (err == cudaSuccess) return;
+  // Clear the sticky last error so that the next, unrelated call does not report this one again.
+  cudaGetLastError();
+  throw std::runtime_error(std::string(call) + ": " + cudaGetErrorString(err));
+}
+
+cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
+cudaEvent_t as_event(void* e) { return static_cast<cudaEvent_t>(e); }
+
+// cudaErrorNotReady is the normal "still running" answer of the query functions, not a failure.
+bool ready(cudaError_t err, const char* call) {
+  if (err == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  check(err, call);
+  return true;
+}
+
+}  // namespace
+
+int device_count(std::string* reason) {
+  int n = 0;
+  cudaError_t err = cudaGetDeviceCount(&n);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    if (reason) *reason = std::string("cudaGetDeviceCount: ") + cudaGetErrorString(err);
+    return 0;
+  }
+  if (n == 0 && reason) *reason = "cudaGetDeviceCount: no CUDA devices";
+  return n;
+}
+
+int current_device() {
+  int d = 0;
+  check(cudaGetDevice(&d), "cudaGetDevice");
+  return d;
+}
+
+void set_device(int index) { check(cudaSetDevice(index), "cudaSetDevice"); }
+
+void device_synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+
+void* device_malloc(size_t nbytes) {
+  void* p = nullptr;
+  cudaError_t err = cudaMalloc(&p, nbytes);
+  if (err == cudaErrorMemoryAllocation) {
+    // The caching allocator answers an out-of-memory by freeing its cache and retrying.
+    cudaGetLastError();
+    return nullptr;
+  }
+  check(err, "cudaMalloc");
+  return p;
+}
+
+void device_free(void* ptr) { check(cudaFree(ptr), "cudaFree"); }
+
+void* host_alloc_pinned(size_t nbytes) {
+  void* p = nullptr;
+  // Portable: the pages are pinned for every device, not only the current one, so a loader thread
+  // can fill buffers that any rank's device later reads.
+  check(cudaHostAlloc(&p, nbytes, cudaHostAllocPortable), "cudaHostAlloc");
+  return p;
+}
+
+void host_free_pinned(void* ptr) { check(cudaFreeHost(ptr), "cudaFreeHost"); }
+
+bool is_pinned(const void* ptr) {
+  cudaPointerAttributes attr{};
+  cudaError_t err = cudaPointerGetAttributes(&attr, ptr);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return attr.type == cudaMemoryTypeHost;
+}
+
+void memcpy(void* dst, const void* src, size_t nbytes, CopyKind kind, void* stream, bool async) {
+  if (nbytes == 0) return;
+  cudaMemcpyKind k = kind == CopyKind::HostToDevice   ? cudaMemcpyHostToDevice
+                     : kind == CopyKind::DeviceToHost ? cudaMemcpyDeviceToHost
+                                                      : cudaMemcpyDeviceToDevice;
+  check(cudaMemcpyAsync(dst, src, nbytes, k, as_stream(stream)), "cudaMemcpyAsync");
+  if (!async) check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");
+}
+
+void* stream_create(int priority) {
+  // CUDA priorities are "lower number = higher priority" within a device-specific range; clamp so
+  // a caller may ask for -1 (high) or 0 (default) without knowing the range.
+  int least = 0, greatest = 0;
+  check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+  if (priority > least) priority = least;
+  if (priority < greatest) priority = greatest;
+  cudaStream_t s = nullptr;
+  check(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority),
+        "cudaStreamCreateWithPriority");
+  return s;
+}
+
+void stream_synchronize(void* stream) {
+  check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");
+}
+
+bool stream_query(void* stream) { return ready(cudaStreamQuery(as_stream(stream)), "cudaStreamQuery"); }
+
+void* event_create() {
+  cudaEvent_t e = nullptr;
+  check(cudaEventCreate(&e), "cudaEventCreate");
+  return e;
+}
+
+void event_destroy(void* event) { check(cudaEventDestroy(as_event(event)), "cudaEventDestroy"); }
+
+void event_record(void* event, void* stream) {
+  check(cudaEventRecord(as_event(event), as_stream(stream)), "cudaEventRecord");
+}
+
+void stream_wait_event(void* stream, void* event) {
+  check(cudaStreamWaitEvent(as_stream(stream), as_event(event), 0), "cudaStreamWaitEvent");
+}
+
+void event_synchronize(void* event) {
+  check(cudaEventSynchronize(as_event(event)), "cudaEventSynchronize");
+}
+
+bool event_query(void* event) { return ready(cudaEventQuery(as_event(event)), "cudaEventQuery"); }
+
+float event_elapsed_ms(void* start, void* end) {
+  float ms = 0.f;
+  check(cudaEventElapsedTime(&ms, as_event(start), as_event(end)), "cudaEventElapsedTime");
+  return ms;
+}
+
+}  // namespace colony::kernels::cuda

@@ -1,0 +1,41 @@
+// CUDA availability and device control. Safe to call on any machine: without a driver, a GPU, or a
+// CUDA build, device_count() is 0 and nothing crashes.
+#pragma once
+
+#include <string>
+
+namespace colony::cuda {
+
+// Number of usable CUDA devices (0 when Colony was built without CUDA or no driver/GPU is present).
+int device_count();
+bool is_available();
+// True when this binary was compiled with CUDA support (a toolkit was found at build time).
+bool is_compiled();
+// Why device_count() is 0, in words ("built without CUDA", "cudaGetDeviceCount: no CUDA-capable
+// device is detected"), or "" when devices exist.
+std::string unavailable_reason();
+
+// Throws std::runtime_error naming `what` and the reason when `index` is not a usable device:
+// "to(cuda:0): no CUDA device available (built without CUDA)".
+void check_device(int index, const std::string& what);
+
+int current_device();
+void set_device(int index);
+// Waits for all work on the device (every stream); -1: the current device.
+void synchronize(int index = -1);
+
+// Makes `index` the current device of this thread for a scope (checked with check_device), so that
+// calls that act on "the current device" (the legacy default stream, cudaMalloc) reach the right
+// one. Restores the previous device on exit.
+class DeviceGuard {
+ public:
+  explicit DeviceGuard(int index);
+  ~DeviceGuard();
+  DeviceGuard(const DeviceGuard&) = delete;
+  DeviceGuard& operator=(const DeviceGuard&) = delete;
+
+ private:
+  int prev_ = -1;  // -1: the device was already current, nothing to restore
+};
+
+}  // namespace colony::cuda

@@ -1,0 +1,91 @@
+// One CachingAllocator per CUDA device, over cudaMalloc/cudaFree and CUDA events.
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tensor/caching_allocator.h"
+#include "tensor/cuda.h"
+#include "tensor/stream.h"
+
+#ifdef COLONY_WITH_CUDA
+#include "kernels/cuda/runtime.h"
+#endif
+
+namespace colony {
+namespace {
+
+#ifdef COLONY_WITH_CUDA
+class CudaRawAllocator final : public RawDeviceAllocator {
+ public:
+  explicit CudaRawAllocator(int index) : index_(index) {}
+
+  void* raw_alloc(size_t nbytes) override {
+    cuda::DeviceGuard guard(index_);
+    return kernels::cuda::device_malloc(nbytes);
+  }
+  void raw_free(void* ptr) override {
+    cuda::DeviceGuard guard(index_);
+    kernels::cuda::device_free(ptr);
+  }
+  void* record_event(void* stream) override {
+    cuda::DeviceGuard guard(index_);
+    void* e = kernels::cuda::event_create();
+    kernels::cuda::event_record(e, stream);
+    return e;
+  }
+  bool event_done(void* event) override { return kernels::cuda::event_query(event); }
+  void destroy_event(void* event) override {
+    cuda::DeviceGuard guard(index_);
+    kernels::cuda::event_destroy(event);
+  }
+  void* current_stream() override { return colony::current_stream(device()).handle(); }
+  Device device() const override { return Device::cuda(index_); }
+
+ private:
+  int index_;
+};
+#endif
+
+// Created on first use, never destroyed: tensors may die during static destruction, after the
+// CUDA runtime itself may be gone.
+struct PerDevice {
+  std::mutex mu;  // serialises creation only; lookups read the atomics
+  std::vector<std::atomic<CachingAllocator*>> allocators;
+  explicit PerDevice(int n) : allocators(n) {
+    for (auto& a : allocators) a.store(nullptr);
+  }
+};
+
+PerDevice& per_device() {
+  static PerDevice* p = new PerDevice(cuda::device_count());
+  return *p;
+}
+
+}  // namespace
+
+CachingAllocator* cuda_caching_allocator(int index) {
+  cuda::check_device(index, "cuda_allocator(cuda:" + std::to_string(index) + ")");
+  PerDevice& p = per_device();
+  if (CachingAllocator* a = p.allocators[index].load(std::memory_order_acquire)) return a;
+  std::lock_guard<std::mutex> lock(p.mu);
+  CachingAllocator* a = p.allocators[index].load(std::memory_order_relaxed);
+#ifdef COLONY_WITH_CUDA
+  if (a == nullptr) {
+    a = new CachingAllocator(std::make_unique<CudaRawAllocator>(index));
+    p.allocators[index].store(a, std::memory_order_release);
+  }
+#endif
+  return a;  // without CUDA, check_device above has thrown already
+}
+
+Allocator* cuda_allocator(int index) { return cuda_caching_allocator(index); }
+
+void cuda_empty_cache() {
+  // Devices whose allocator was never created hold no cache; without CUDA there are none.
+  for (auto& slot : per_device().allocators)
+    if (CachingAllocator* a = slot.load(std::memory_order_acquire)) a->empty_cache();
+}
+
+}  // namespace colony

@@ -1,0 +1,19 @@
+#include "tensor/storage.h"
+
+namespace colony {
+
+StorageImpl::StorageImpl(size_t nbytes, Allocator* allocator)
+    : data_(allocator->allocate(nbytes)), nbytes_(nbytes), device_(allocator->device()), allocator_(allocator) {}
+
+StorageImpl::StorageImpl(void* data, size_t nbytes, Device device, std::function<void(void*)> deleter)
+    : data_(data), nbytes_(nbytes), device_(device), deleter_(std::move(deleter)) {}
+
+StorageImpl::~StorageImpl() {
+  if (allocator_ != nullptr) {
+    allocator_->deallocate(data_, nbytes_);
+  } else if (deleter_) {
+    deleter_(data_);
+  }
+}
+
+}  // namespace colony

@@ -1,0 +1,236 @@
+// Tensor: a cheap, shared handle to a strided view of a Storage, plus its autograd metadata.
+//
+// Layering: this header belongs to tensor/ and knows nothing of autograd's graph types. The member
+// functions marked "differentiable" are the user-facing op API and are *defined* in autograd/
+// (autograd/tensor_methods.cc): they call the raw front functions of tensor/ops.h and record a graph
+// node. Code in tensor/ and below calls colony::ops:: directly and never these members.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <initializer_list>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tensor/device.h"
+#include "tensor/dtype.h"
+#include "tensor/shape.h"
+#include "tensor/storage.h"
+
+namespace colony {
+
+namespace autograd {
+struct Node;
+}
+
+class Tensor;
+struct AutogradMeta;
+
+class TensorImpl {
+ public:
+  TensorImpl(Storage storage, Shape sizes, Shape strides, int64_t offset, DType dtype);
+  ~TensorImpl();
+
+  Storage storage;
+  Shape sizes;
+  Shape strides;     // in elements
+  int64_t offset;    // in elements
+  DType dtype;
+  std::unique_ptr<AutogradMeta> autograd;  // created on first use
+};
+
+// Options for factory functions: zeros({2, 3}, kFloat64), ones({4}, Device("cuda:0")),
+// empty({8}, TensorOptions().dtype(kInt64).requires_grad(false)).
+struct TensorOptions {
+  TensorOptions() = default;
+  TensorOptions(DType t) : dtype_(t) {}                      // NOLINT
+  TensorOptions(Device d) : device_(d) {}                    // NOLINT
+  TensorOptions(DeviceType d) : device_(Device(d)) {}        // NOLINT
+  TensorOptions& dtype(DType t) { dtype_ = t; return *this; }
+  TensorOptions& device(Device d) { device_ = d; return *this; }
+  TensorOptions& requires_grad(bool r) { requires_grad_ = r; return *this; }
+  TensorOptions& pinned_memory(bool p) { pinned_ = p; return *this; }
+  DType dtype() const { return dtype_; }
+  Device device() const { return device_; }
+  bool requires_grad() const { return requires_grad_; }
+  bool pinned_memory() const { return pinned_; }
+
+ private:
+  DType dtype_ = DType::Float32;
+  Device device_ = Device(DeviceType::CPU);
+  bool requires_grad_ = false;
+  bool pinned_ = false;
+};
+
+using TensorHook = std::function<std::optional<Tensor>(const Tensor& grad)>;
+using PostAccumulateGradHook = std::function<void(Tensor& leaf)>;
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  bool defined() const { return impl_ != nullptr; }
+  TensorImpl* impl() const { return impl_.get(); }
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  // True when both handles name the same TensorImpl (not equal values).
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+
+  // ---- metadata (tensor/) ----
+  const Shape& sizes() const;
+  const Shape& shape() const { return sizes(); }
+  int64_t size(int64_t dim) const;  // negative dims count from the end
+  const Shape& strides() const;
+  int64_t stride(int64_t dim) const;
+  int64_t dim() const;
+  int64_t numel() const;
+  int64_t storage_offset() const;
+  DType dtype() const;
+  Device device() const;
+  bool is_cuda() const { return device().is_cuda(); }
+  bool is_cpu() const { return device().is_cpu(); }
+  bool is_floating_point() const { return is_floating(dtype()); }
+  bool is_contiguous() const;
+  int64_t element_size() const { return colony::element_size(dtype()); }
+  int64_t nbytes() const { return numel() * element_size(); }
+  const Storage& storage() const;
+  uint32_t version() const;
+  // Raw pointer to the first element (storage data + offset).
+  void* data_ptr_raw() const;
+  // Typed pointer; throws when T does not match dtype().
+  template <typename T> T* data_ptr() const;
+  // The single element of a one-element tensor, converted to T (copies from the GPU).
+  template <typename T> T item() const;
+  double item() const { return item<double>(); }
+  std::string str() const;  // the operator<< text
+
+  // ---- raw in-place writes (tensor/): bump the version; refused on a leaf that requires grad
+  // while grad mode is on, as in PyTorch ----
+  Tensor& copy_(const Tensor& src);  // broadcasts src, converts dtype, crosses devices
+  Tensor& fill_(double value);
+  Tensor& zero_();
+  Tensor& uniform_(double from = 0.0, double to = 1.0);
+  Tensor& normal_(double mean = 0.0, double std = 1.0);
+  Tensor& bernoulli_(double p);
+
+  // ---- autograd metadata (tensor/) ----
+  bool requires_grad() const;
+  Tensor& requires_grad_(bool requires_grad = true);
+  bool is_leaf() const;
+  // The accumulated gradient of a leaf (undefined until a backward reaches it).
+  Tensor grad() const;
+  Tensor& mutable_grad();  // the .grad() slot itself (assignable, like PyTorch)
+  void set_grad(const Tensor& g);
+  const std::shared_ptr<autograd::Node>& grad_fn() const;
+  int64_t output_nr() const;
+
+  // ---- autograd (defined in autograd/) ----
+  // Backward from this tensor. Without `gradient` the tensor must hold one element.
+  void backward(const Tensor& gradient = Tensor(), bool retain_graph = false) const;
+  Tensor detach() const;                  // shares storage, no history
+  void retain_grad() const;               // keep .grad() on a non-leaf
+  // The hook sees the gradient w.r.t. this tensor and may return a replacement. Returns a handle
+  // for remove_hook.
+  int register_hook(TensorHook hook) const;
+  void remove_hook(int handle) const;
+  // Runs after the gradient has been accumulated into this leaf's .grad() (DDP's readiness signal).
+  int register_post_accumulate_grad_hook(PostAccumulateGradHook hook) const;
+
+  // ---- differentiable views (defined in autograd/) ----
+  Tensor view(const Shape& shape) const;       // one -1 allowed; needs compatible strides
+  Tensor reshape(const Shape& shape) const;    // a view when possible, else a copy
+  Tensor transpose(int64_t dim0, int64_t dim1) const;
+  Tensor t() const;                            // 2-D transpose
+  Tensor permute(const std::vector<int64_t>& dims) const;
+  Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
+  Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
+  Tensor select(int64_t dim, int64_t index) const;
+  Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
+  Tensor squeeze() const;
+  Tensor squeeze(int64_t dim) const;
+  Tensor unsqueeze(int64_t dim) const;
+  Tensor expand(const Shape& shape) const;     // -1 keeps a size
+  Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
+  Tensor contiguous() const;
+  Tensor clone() const;
+  Tensor to(Device device, bool non_blocking = false) const;
+  Tensor to(DType dtype) const;
+  Tensor to(Device device, DType dtype, bool non_blocking = false) const;
+  Tensor cpu() const { return to(kCPU); }
+  Tensor cuda(int index = 0) const { return to(Device::cuda(index)); }
+  Tensor pin_memory() const;                   // a copy in pinned host memory
+  bool is_pinned() const;
+
+  // ---- differentiable math (defined in autograd/) ----
+  Tensor neg() const;
+  Tensor abs() const;
+  Tensor exp() const;
+  Tensor log() const;
+  Tensor sqrt() const;
+  Tensor rsqrt() const;
+  Tensor pow(double exponent) const;
+  Tensor pow(const Tensor& exponent) const;
+  Tensor clamp(std::optional<double> min, std::optional<double> max) const;
+  Tensor relu() const;
+  Tensor sigmoid() const;
+  Tensor tanh() const;
+  Tensor sum() const;
+  Tensor sum(const std::vector<int64_t>& dims, bool keepdim = false) const;
+  Tensor mean() const;
+  Tensor mean(const std::vector<int64_t>& dims, bool keepdim = false) const;
+  Tensor var(const std::vector<int64_t>& dims, bool unbiased = true, bool keepdim = false) const;
+  Tensor max() const;
+  Tensor min() const;
+  std::pair<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;  // values, indices
+  std::pair<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor argmax(int64_t dim, bool keepdim = false) const;                 // not differentiable
+  Tensor matmul(const Tensor& other) const;
+  Tensor mm(const Tensor& other) const;
+  Tensor bmm(const Tensor& other) const;
+  Tensor softmax(int64_t dim) const;
+  Tensor log_softmax(int64_t dim) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+
+  // ---- in-place arithmetic (raw; not recorded by autograd, refused on grad-requiring leaves) ----
+  Tensor& add_(const Tensor& other, double alpha = 1.0);
+  Tensor& add_(double value);
+  Tensor& sub_(const Tensor& other);
+  Tensor& mul_(const Tensor& other);
+  Tensor& mul_(double value);
+  Tensor& div_(const Tensor& other);
+  Tensor& div_(double value);
+  Tensor& clamp_(std::optional<double> min, std::optional<double> max);
+
+ private:
+  AutogradMeta& meta() const;
+  std::shared_ptr<TensorImpl> impl_;
+  friend struct AutogradMetaAccess;
+};
+
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// Autograd state of one tensor. Lives here so Tensor can hold it; only autograd/ interprets it.
+struct AutogradMeta {
+  bool requires_grad = false;
+  bool retains_grad = false;
+  Tensor grad;  // undefined until a backward reaches this leaf
+  std::shared_ptr<autograd::Node> grad_fn;  // null for leaves
+  int64_t output_nr = 0;
+  std::weak_ptr<autograd::Node> grad_accumulator;  // leaves: the AccumulateGrad node, reused
+  std::vector<std::pair<int, TensorHook>> hooks;
+  std::vector<std::pair<int, PostAccumulateGradHook>> post_accumulate_hooks;
+  int next_hook_id = 0;
+};
+
+// Lets autograd/ reach a tensor's metadata without making it public API.
+struct AutogradMetaAccess {
+  static AutogradMeta& get(const Tensor& t) { return t.meta(); }
+  static bool has(const Tensor& t) { return t.impl() && t.impl()->autograd != nullptr; }
+};
+
+}  // namespace colony

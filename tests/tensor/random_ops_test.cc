@@ -1,0 +1,137 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kernels/common/philox.h"
+#include "tensor/ops.h"
+#include "tensor/threads.h"
+#include "tests/test_util.h"
+
+namespace colony {
+namespace {
+
+using testing::values;
+
+TEST(Philox, MatchesPublishedKnownAnswer) {
+  // Random123's kat_vectors for philox4x32-10: counter 0 and key 0 give this block.
+  kernels::Philox4 r = kernels::philox4x32_10(0, 0);
+  EXPECT_EQ(r.v[0], 0x6627e8d5u);
+  EXPECT_EQ(r.v[1], 0xe169c58du);
+  EXPECT_EQ(r.v[2], 0xbc57ac4cu);
+  EXPECT_EQ(r.v[3], 0x9b00dbd8u);
+}
+
+TEST(Random, SameSeedSameBits) {
+  manual_seed(123);
+  Tensor a = ops::randn({1000});
+  Tensor b = ops::rand({7, 3}, kFloat64);
+  manual_seed(123);
+  Tensor c = ops::randn({1000});
+  Tensor d = ops::rand({7, 3}, kFloat64);
+  EXPECT_TRUE(ops::equal(a, c));
+  EXPECT_TRUE(ops::equal(b, d));
+  Tensor e = ops::randn({1000});
+  EXPECT_FALSE(ops::equal(a, e));  // the generator advanced
+}
+
+TEST(Random, IndependentOfThreadCount) {
+  int saved = get_num_threads();
+  Generator g1(7), g2(7);
+  set_num_threads(1);
+  Tensor a = ops::randn({100000}, {}, &g1);
+  set_num_threads(2);
+  Tensor b = ops::randn({100000}, {}, &g2);
+  set_num_threads(saved);
+  EXPECT_TRUE(ops::equal(a, b));
+}
+
+TEST(Random, Moments) {
+  Generator g(42);
+  std::vector<double> n = values(ops::randn({200000}, {}, &g));
+  double mean = 0, sq = 0;
+  for (double x : n) mean += x;
+  mean /= n.size();
+  for (double x : n) sq += (x - mean) * (x - mean);
+  double var = sq / n.size();
+  // Standard error of the mean is 1/sqrt(2e5) ~ 0.0022: 0.01 is > 4 sigma.
+  EXPECT_NEAR(mean, 0.0, 0.01);
+  EXPECT_NEAR(var, 1.0, 0.02);
+  std::vector<double> u = values(ops::rand({200000}, {}, &g));
+  double umin = 1, umax = 0, usum = 0;
+  for (double x : u) {
+    umin = std::min(umin, x);
+    umax = std::max(umax, x);
+    usum += x;
+  }
+  EXPECT_GE(umin, 0.0);
+  EXPECT_LT(umax, 1.0);
+  EXPECT_NEAR(usum / u.size(), 0.5, 0.005);
+}
+
+TEST(Random, UniformNormalInPlaceOnViews) {
+  Generator g(1);
+  Tensor t = ops::zeros({4, 6});
+  Tensor col = ops::narrow(t, 1, 2, 2);
+  uint32_t v0 = t.version();
+  ops::uniform_(col, 5.0, 6.0, &g);
+  EXPECT_GT(t.version(), v0);
+  std::vector<double> all = values(t);
+  for (int r = 0; r < 4; ++r) {
+    for (int c = 0; c < 6; ++c) {
+      double x = all[r * 6 + c];
+      if (c == 2 || c == 3) {
+        EXPECT_GE(x, 5.0);
+        EXPECT_LT(x, 6.0);
+      } else {
+        EXPECT_EQ(x, 0.0);
+      }
+    }
+  }
+}
+
+TEST(Random, RandintRandpermBernoulli) {
+  Generator g(3);
+  std::vector<double> r = values(ops::randint(-2, 3, {5000}, kInt64, &g));
+  std::vector<int> counts(5, 0);
+  for (double x : r) {
+    ASSERT_GE(x, -2);
+    ASSERT_LT(x, 3);
+    counts[static_cast<int>(x) + 2]++;
+  }
+  for (int c : counts) EXPECT_GT(c, 800);  // expected 1000 each
+  std::vector<double> p = values(ops::randperm(50, kInt64, &g));
+  std::sort(p.begin(), p.end());
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(p[i], i);
+  Tensor probs = ops::full({10000}, 0.3);
+  std::vector<double> b = values(ops::bernoulli(probs, &g));
+  double ones = 0;
+  for (double x : b) {
+    ASSERT_TRUE(x == 0 || x == 1);
+    ones += x;
+  }
+  EXPECT_NEAR(ones / b.size(), 0.3, 0.02);
+}
+
+TEST(Random, GeneratorStateRoundTrip) {
+  Generator g(9);
+  ops::rand({10}, {}, &g);
+  uint64_t seed = g.seed(), offset = g.offset();
+  Tensor a = ops::rand({10}, {}, &g);
+  Generator h;
+  h.set_state(seed, offset);
+  EXPECT_TRUE(ops::equal(a, ops::rand({10}, {}, &h)));
+}
+
+TEST(Random, CudaMatchesCpu_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  Generator g1(5), g2(5);
+  Tensor cpu = ops::rand({4097}, {}, &g1);
+  Tensor gpu = ops::rand({4097}, Device("cuda:0"), &g2);
+  EXPECT_TRUE(ops::equal(cpu, ops::to(gpu, kCPU, kFloat32)));
+  Tensor ncpu = ops::randn({4097}, kFloat64, &g1);
+  Tensor ngpu = ops::randn({4097}, TensorOptions(kFloat64).device(Device("cuda:0")), &g2);
+  EXPECT_TRUE(testing::all_close(ngpu, ncpu, 1e-12, 1e-12));
+}
+
+}  // namespace
+}  // namespace colony

@@ -1,0 +1,63 @@
+// Helpers shared by the test suites.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tensor/cuda.h"
+#include "tensor/ops.h"
+
+// GPU tests are named *_CUDA (*_MultiCUDA for several devices) and start with this line, so the
+// suite passes on machines without a GPU.
+#define COLONY_REQUIRE_CUDA(n)                                                         \
+  do {                                                                                 \
+    if (::colony::cuda::device_count() < (n))                                          \
+      GTEST_SKIP() << "needs " << (n) << " CUDA device(s), found "                     \
+                   << ::colony::cuda::device_count();                                  \
+  } while (0)
+
+namespace colony::testing {
+
+// Values of a tensor (any dtype, any device, any strides) as doubles in row-major order.
+inline std::vector<double> values(const Tensor& t) {
+  Tensor c = ops::contiguous(ops::to(t, kCPU, kFloat64));
+  const double* p = c.data_ptr<double>();
+  return std::vector<double>(p, p + c.numel());
+}
+
+// Asserts equal shapes and |a - b| <= atol + rtol * |b| elementwise, printing the first mismatch.
+inline ::testing::AssertionResult all_close(const Tensor& a, const Tensor& b, double rtol = 1e-5,
+                                            double atol = 1e-6) {
+  if (a.sizes() != b.sizes())
+    return ::testing::AssertionFailure() << "shapes differ: " << shape_str(a.sizes()) << " vs "
+                                         << shape_str(b.sizes());
+  std::vector<double> va = values(a), vb = values(b);
+  for (size_t i = 0; i < va.size(); ++i) {
+    double tol = atol + rtol * std::abs(vb[i]);
+    bool both_nan = std::isnan(va[i]) && std::isnan(vb[i]);
+    if (!both_nan && !(std::abs(va[i] - vb[i]) <= tol))
+      return ::testing::AssertionFailure() << "element " << i << ": " << va[i] << " vs " << vb[i]
+                                           << " (tolerance " << tol << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+// Runs `fn` expecting an exception of type E whose message contains `needle`.
+template <typename E = std::exception, typename F>
+::testing::AssertionResult throws_with(F&& fn, const std::string& needle) {
+  try {
+    fn();
+  } catch (const E& e) {
+    std::string msg = e.what();
+    if (msg.find(needle) != std::string::npos) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "message \"" << msg << "\" lacks \"" << needle << "\"";
+  } catch (...) {
+    return ::testing::AssertionFailure() << "threw an exception of another type";
+  }
+  return ::testing::AssertionFailure() << "did not throw";
+}
+
+}  // namespace colony::testing
