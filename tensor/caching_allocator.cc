@@ -111,7 +111,7 @@ void* CachingAllocator::allocate(size_t nbytes) {
       ptr = raw_->raw_alloc(seg);
     }
     if (ptr == nullptr) throw out_of_memory();
-    stats_.num_raw_allocs += 1;
+    stats_.num_raw_allocs += 1;  // successful calls only, so raw allocs - raw frees = segments
     stats_.bytes_reserved += static_cast<int64_t>(seg);
     b = new Block;
     b->ptr = ptr;
@@ -155,7 +155,8 @@ void CachingAllocator::deallocate(void* ptr, size_t /*nbytes*/) {
     return;
   }
   // Other streams may still be reading or writing the block: it returns to the pool only when
-  // work queued on each of them so far has finished.
+  // work queued on each of them so far has finished. Until then it still counts as in use (as in
+  // PyTorch): the memory is not available.
   for (void* s : b->stream_uses) {
     pending_events_.emplace_back(raw_->record_event(s), b);
     b->pending_events += 1;

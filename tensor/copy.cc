@@ -15,9 +15,11 @@
 namespace colony::ops {
 namespace {
 
+#ifndef COLONY_WITH_CUDA
 [[noreturn]] void no_cuda(const char* op) {
   throw std::logic_error(std::string(op) + ": a CUDA tensor reached a build without CUDA support");
 }
+#endif
 
 void check_defined(const Tensor& t, const char* op) {
   if (!t.defined()) throw std::invalid_argument(std::string(op) + ": expected a defined tensor");

@@ -187,9 +187,11 @@ Tensor new_output(const Shape& shape, DType dtype, Device device) {
 void* stream_of(const Tensor& t) { return current_stream(t.device()).handle(); }
 #endif
 
+#ifndef COLONY_WITH_CUDA
 [[noreturn]] void no_cuda(const char* op) {
   throw std::logic_error(std::string(op) + ": a CUDA tensor reached a build without CUDA support");
 }
+#endif
 
 // --- dispatch: every layout takes out's shape ---
 

@@ -14,8 +14,8 @@
 namespace colony::ops {
 namespace {
 
-// The kernel-side description of the matrix in dims (d0, d1) of t, or nullopt-like `false` when its
-// strides are not a row- or column-major layout with a valid leading dimension.
+// Fills m's layout for a rows x cols matrix with strides (s0, s1); false when the strides are not a
+// row- or column-major layout with a valid leading dimension.
 bool matrix_layout(int64_t rows, int64_t cols, int64_t s0, int64_t s1, kernels::MatrixArg& m) {
   // A dim of size 1 has no meaningful stride; BLAS only needs ld >= the other extent.
   if ((s1 == 1 || cols == 1) && (rows == 1 || s0 >= std::max<int64_t>(1, cols))) {
@@ -186,7 +186,10 @@ void addmm_(Tensor& out, const Tensor& a, const Tensor& b, double beta, double a
                                 a.device().str());
   }
   if (!out.is_contiguous()) throw std::invalid_argument("addmm_: out must be contiguous");
-  run_gemm(out, a, b, beta, alpha);
+  // GEMM reads its operands while writing out: an operand sharing out's memory is read from a copy.
+  Tensor lhs = a.storage() == out.storage() ? clone(a) : a;
+  Tensor rhs = b.storage() == out.storage() ? clone(b) : b;
+  run_gemm(out, lhs, rhs, beta, alpha);
   out.storage()->bump_version();
 }
 

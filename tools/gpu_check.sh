@@ -69,7 +69,12 @@ copy_libs() {
         libstdc++.so* | libgcc_s.so* | \
         libcuda.so* | libcudart* | libcublas* | libcudnn* | libnccl* | libnvrtc* | libnvJitLink*)
         ;;
-      *) [ -e "$BUNDLE/lib/$(basename "$lib")" ] || cp -L "$lib" "$BUNDLE/lib/" ;;
+      *)
+        if [ ! -e "$BUNDLE/lib/$(basename "$lib")" ]; then
+          cp -L "$lib" "$BUNDLE/lib/"
+          strip --strip-unneeded "$BUNDLE/lib/$(basename "$lib")" 2>/dev/null || true
+        fi
+        ;;
     esac
   done
 }
@@ -107,8 +112,12 @@ run() {
   [ -d "$BUNDLE/bin" ] || { echo "gpu_check: no bundle at $BUNDLE; run 'tools/gpu_check.sh build' first" >&2; exit 1; }
   local nv
   nv="$(nvidia_lib_dirs)"
-  export LD_LIBRARY_PATH="$PWD/$BUNDLE/lib${nv:+:$nv}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-  echo "gpu_check: $(nvidia-smi -L 2>/dev/null | head -4 | paste -sd';' - || echo 'nvidia-smi not found')"
+  export LD_LIBRARY_PATH="$(cd "$BUNDLE/lib" && pwd)${nv:+:$nv}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    echo "gpu_check: $(nvidia-smi -L 2>&1 | head -4 | paste -sd';' -)"
+  else
+    echo "gpu_check: nvidia-smi not found (no GPU here? every *CUDA* test will skip)"
+  fi
   echo "gpu_check: LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
 
   local logdir="${OUT:-/tmp}/gpu_check_logs"

@@ -1,6 +1,6 @@
 // CPU elementwise kernels. Every layout has the output's sizes: inputs come broadcast to it (stride
-// 0 on broadcast dims), the output may be strided but must not overlap itself, and an input may be
-// the output itself (in-place ops). Inputs share `dtype`; the output has `dtype` too, except for the
+// 0 on broadcast dims), the output may be strided but must not overlap itself, and an input either
+// is exactly the output (in-place ops) or does not overlap it. Inputs share `dtype`; the output has `dtype` too, except for the
 // ops that output bool (logical_not, comparisons). Unsupported dtypes throw std::invalid_argument.
 #pragma once
 

@@ -73,7 +73,7 @@ struct Welford {
 
 template <typename Acc>
 __device__ __forceinline__ Welford<Acc> shfl_xor(Welford<Acc> s, int mask) {
-  return {shfl_xor(s.n, mask), shfl_xor(s.mean, mask), shfl_xor(s.m2, mask)};
+  return {cuda::shfl_xor(s.n, mask), cuda::shfl_xor(s.mean, mask), cuda::shfl_xor(s.m2, mask)};  // the scalar overloads
 }
 
 struct WelfordMerge {
@@ -123,7 +123,7 @@ struct Extreme {
 
 template <typename C>
 __device__ __forceinline__ Extreme<C> shfl_xor(Extreme<C> s, int mask) {
-  return {shfl_xor(s.v, mask), shfl_xor(s.idx, mask)};
+  return {cuda::shfl_xor(s.v, mask), cuda::shfl_xor(s.idx, mask)};  // the scalar overloads
 }
 
 // Symmetric in its arguments (ties go to the lower index), so the tree's shape cannot change

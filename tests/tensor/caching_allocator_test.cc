@@ -289,6 +289,14 @@ TEST_F(CachingAllocatorTest, BlocksFreedOnOneStreamAreNotGivenToAnother) {
   state->stream = kStreamB;
   EXPECT_EQ(allocate(1000), q);
   EXPECT_EQ(raw_allocs(), 2);
+
+  // And the other way round: a stream ordered before B in the pool finds nothing of B's.
+  void* const stream_0 = reinterpret_cast<void*>(0x10);
+  state->stream = stream_0;
+  char* r = allocate(1000);
+  EXPECT_TRUE(r < q || r >= q + 2 * kMiB);
+  EXPECT_TRUE(r < p || r >= p + 2 * kMiB);
+  EXPECT_EQ(raw_allocs(), 3);
 }
 
 TEST_F(CachingAllocatorTest, OutOfMemoryReleasesCacheAndRetriesOnce) {

@@ -1,0 +1,80 @@
+// Joining and splitting along a dim: the gradient of a join is the matching slices of the output
+// gradient; the gradient of a split is the join of its outputs' gradients.
+#include "autograd/op_util.h"
+#include "autograd/ops.h"
+
+namespace colony {
+namespace {
+
+using autograd::record;
+using autograd::detail::Grads;
+using autograd::detail::Needs;
+
+// split's pieces share one node whose backward concatenates their gradients (the engine fills in
+// zeros for pieces that received none).
+std::vector<Tensor> record_split(const char* name, const Tensor& t, std::vector<Tensor> pieces, int64_t dim) {
+  if (autograd::needs_grad(t)) {
+    int64_t d = wrap_dim(dim, t.dim(), name);
+    record(name, {t}, pieces, {}, [d](const Grads& g, const Needs&) -> Grads { return {ops::cat(g, d)}; });
+  }
+  return pieces;
+}
+
+}  // namespace
+
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
+  Tensor out = ops::cat(tensors, dim);
+  if (autograd::needs_grad(tensors)) {
+    int64_t d = wrap_dim(dim, out.dim(), "cat");
+    std::vector<Shape> shapes;
+    for (const Tensor& t : tensors) shapes.push_back(t.sizes());
+    int64_t out_dims = out.dim();
+    record("CatBackward", tensors, out, {}, [d, shapes, out_dims](const Grads& g, const Needs& needs) -> Grads {
+      Grads result(shapes.size());
+      int64_t offset = 0;
+      for (size_t i = 0; i < shapes.size(); ++i) {
+        // A 1-D empty tensor takes no part in cat (PyTorch's legacy rule); its gradient is empty too.
+        bool skipped = shapes[i].size() == 1 && shapes[i][0] == 0 && out_dims != 1;
+        if (skipped) {
+          if (needs[i]) result[i] = autograd::detail::zeros_of(shapes[i], g[0]);
+          continue;
+        }
+        int64_t len = shapes[i][d];
+        if (needs[i]) result[i] = ops::narrow(g[0], d, offset, len);
+        offset += len;
+      }
+      return result;
+    });
+  }
+  return out;
+}
+
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
+  Tensor out = ops::stack(tensors, dim);
+  if (autograd::needs_grad(tensors)) {
+    int64_t d = wrap_dim(dim, out.dim(), "stack");
+    size_t n = tensors.size();
+    record("StackBackward", tensors, out, {}, [d, n](const Grads& g, const Needs& needs) -> Grads {
+      Grads result(n);
+      for (size_t i = 0; i < n; ++i) {
+        if (needs[i]) result[i] = ops::select(g[0], d, static_cast<int64_t>(i));
+      }
+      return result;
+    });
+  }
+  return out;
+}
+
+std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim) {
+  return record_split("SplitBackward", t, ops::split(t, split_size, dim), dim);
+}
+
+std::vector<Tensor> split_with_sizes(const Tensor& t, const std::vector<int64_t>& sizes, int64_t dim) {
+  return record_split("SplitWithSizesBackward", t, ops::split_with_sizes(t, sizes, dim), dim);
+}
+
+std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim) {
+  return record_split("ChunkBackward", t, ops::chunk(t, chunks, dim), dim);
+}
+
+}  // namespace colony

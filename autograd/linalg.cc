@@ -1,0 +1,99 @@
+// Matrix products. mm and bmm have their own nodes; matmul is composed from them and views when a
+// gradient is needed (torch.matmul is composite the same way), and is the raw op otherwise.
+#include <stdexcept>
+
+#include "autograd/op_util.h"
+#include "autograd/ops.h"
+
+namespace colony {
+namespace {
+
+using autograd::record;
+using autograd::requires_grad_safe;
+using autograd::SavedTensor;
+using autograd::detail::Grads;
+using autograd::detail::Needs;
+
+SavedTensor save_if(bool wanted, const Tensor& t) { return wanted ? SavedTensor(t) : SavedTensor(); }
+
+Tensor batched_matmul(const Tensor& a, const Tensor& b) {
+  // Batch dims broadcast; matrices are the last two dims (a 1-D operand becomes a row/column).
+  Tensor a2 = a.dim() == 1 ? unsqueeze(a, 0) : a;
+  Tensor b2 = b.dim() == 1 ? unsqueeze(b, 1) : b;
+  Shape batch_a(a2.sizes().begin(), a2.sizes().end() - 2);
+  Shape batch_b(b2.sizes().begin(), b2.sizes().end() - 2);
+  Shape batch = broadcast_shapes(batch_a, batch_b, "matmul");
+  int64_t n = a2.size(-2), k = a2.size(-1), k2 = b2.size(-2), m = b2.size(-1);
+  if (k != k2) {
+    throw std::invalid_argument("matmul: shapes " + shape_str(a.sizes()) + " and " + shape_str(b.sizes()) +
+                                " cannot be multiplied (" + std::to_string(k) + " vs " + std::to_string(k2) + ")");
+  }
+  int64_t batch_numel = shape_numel(batch);
+  Shape ea = batch, eb = batch;
+  ea.insert(ea.end(), {n, k});
+  eb.insert(eb.end(), {k, m});
+  Tensor out = bmm(reshape(expand(a2, ea), {batch_numel, n, k}), reshape(expand(b2, eb), {batch_numel, k, m}));
+  Shape out_shape = batch;
+  out_shape.insert(out_shape.end(), {n, m});
+  out = reshape(out, out_shape);
+  if (a.dim() == 1) out = squeeze(out, -2);
+  if (b.dim() == 1) out = squeeze(out, -1);
+  return out;
+}
+
+}  // namespace
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  Tensor out = ops::mm(a, b);
+  if (autograd::needs_grad(a, b)) {
+    SavedTensor sa = save_if(requires_grad_safe(b), a), sb = save_if(requires_grad_safe(a), b);
+    record("MmBackward", {a, b}, out, {sa, sb}, [sa, sb](const Grads& g, const Needs& needs) -> Grads {
+      Tensor ga, gb;
+      if (needs[0]) ga = ops::mm(g[0], ops::transpose(sb.unpack(), 0, 1));
+      if (needs[1]) gb = ops::mm(ops::transpose(sa.unpack(), 0, 1), g[0]);
+      return {ga, gb};
+    });
+  }
+  return out;
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  Tensor out = ops::bmm(a, b);
+  if (autograd::needs_grad(a, b)) {
+    SavedTensor sa = save_if(requires_grad_safe(b), a), sb = save_if(requires_grad_safe(a), b);
+    record("BmmBackward", {a, b}, out, {sa, sb}, [sa, sb](const Grads& g, const Needs& needs) -> Grads {
+      Tensor ga, gb;
+      if (needs[0]) ga = ops::bmm(g[0], ops::transpose(sb.unpack(), 1, 2));
+      if (needs[1]) gb = ops::bmm(ops::transpose(sa.unpack(), 1, 2), g[0]);
+      return {ga, gb};
+    });
+  }
+  return out;
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (!autograd::needs_grad(a, b)) return ops::matmul(a, b);
+  if (a.dim() == 0 || b.dim() == 0) {
+    throw std::invalid_argument("matmul: both arguments need to be at least 1-D, got " + shape_str(a.sizes()) +
+                                " and " + shape_str(b.sizes()));
+  }
+  if (a.dim() <= 2 && b.dim() <= 2) {
+    Tensor a2 = a.dim() == 1 ? unsqueeze(a, 0) : a;
+    Tensor b2 = b.dim() == 1 ? unsqueeze(b, 1) : b;
+    Tensor out = mm(a2, b2);
+    if (a.dim() == 1) out = squeeze(out, 0);
+    if (b.dim() == 1) out = squeeze(out, -1);
+    return out;
+  }
+  if (b.dim() <= 2) {
+    // [..., n, k] @ [k, m]: fold the batch into rows, one GEMM (the common Linear-on-3-D case).
+    Shape lead(a.sizes().begin(), a.sizes().end() - 1);
+    Tensor rows = reshape(a, {-1, a.size(-1)});
+    Tensor out = mm(rows, b.dim() == 1 ? unsqueeze(b, 1) : b);
+    if (b.dim() == 2) lead.push_back(b.size(1));
+    return reshape(out, lead);
+  }
+  return batched_matmul(a, b);
+}
+
+}  // namespace colony

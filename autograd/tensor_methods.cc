@@ -1,0 +1,71 @@
+// The differentiable Tensor members: each forwards to the free function of autograd/ops.h.
+#include "autograd/ops.h"
+
+namespace colony {
+
+Tensor Tensor::view(const Shape& shape) const { return colony::view(*this, shape); }
+Tensor Tensor::reshape(const Shape& shape) const { return colony::reshape(*this, shape); }
+Tensor Tensor::transpose(int64_t dim0, int64_t dim1) const { return colony::transpose(*this, dim0, dim1); }
+Tensor Tensor::t() const { return colony::t(*this); }
+Tensor Tensor::permute(const std::vector<int64_t>& dims) const { return colony::permute(*this, dims); }
+Tensor Tensor::narrow(int64_t dim, int64_t start, int64_t length) const {
+  return colony::narrow(*this, dim, start, length);
+}
+Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end, int64_t step) const {
+  return colony::slice(*this, dim, start, end, step);
+}
+Tensor Tensor::select(int64_t dim, int64_t index) const { return colony::select(*this, dim, index); }
+Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const { return colony::flatten(*this, start_dim, end_dim); }
+Tensor Tensor::squeeze() const { return colony::squeeze(*this); }
+Tensor Tensor::squeeze(int64_t dim) const { return colony::squeeze(*this, dim); }
+Tensor Tensor::unsqueeze(int64_t dim) const { return colony::unsqueeze(*this, dim); }
+Tensor Tensor::expand(const Shape& shape) const { return colony::expand(*this, shape); }
+Tensor Tensor::contiguous() const { return colony::contiguous(*this); }
+Tensor Tensor::clone() const { return colony::clone(*this); }
+Tensor Tensor::to(Device device, bool non_blocking) const { return colony::to(*this, device, dtype(), non_blocking); }
+Tensor Tensor::to(DType dtype) const { return colony::to(*this, device(), dtype); }
+Tensor Tensor::to(Device device, DType dtype, bool non_blocking) const {
+  return colony::to(*this, device, dtype, non_blocking);
+}
+Tensor Tensor::pin_memory() const { return colony::pin_memory(*this); }
+
+Tensor Tensor::neg() const { return colony::neg(*this); }
+Tensor Tensor::abs() const { return colony::abs(*this); }
+Tensor Tensor::exp() const { return colony::exp(*this); }
+Tensor Tensor::log() const { return colony::log(*this); }
+Tensor Tensor::sqrt() const { return colony::sqrt(*this); }
+Tensor Tensor::rsqrt() const { return colony::rsqrt(*this); }
+Tensor Tensor::pow(double exponent) const { return colony::pow(*this, exponent); }
+Tensor Tensor::pow(const Tensor& exponent) const { return colony::pow(*this, exponent); }
+Tensor Tensor::clamp(std::optional<double> min, std::optional<double> max) const {
+  return colony::clamp(*this, min, max);
+}
+Tensor Tensor::relu() const { return colony::relu(*this); }
+Tensor Tensor::sigmoid() const { return colony::sigmoid(*this); }
+Tensor Tensor::tanh() const { return colony::tanh(*this); }
+Tensor Tensor::sum() const { return colony::sum(*this); }
+Tensor Tensor::sum(const std::vector<int64_t>& dims, bool keepdim) const { return colony::sum(*this, dims, keepdim); }
+Tensor Tensor::mean() const { return colony::mean(*this); }
+Tensor Tensor::mean(const std::vector<int64_t>& dims, bool keepdim) const {
+  return colony::mean(*this, dims, keepdim);
+}
+Tensor Tensor::var(const std::vector<int64_t>& dims, bool unbiased, bool keepdim) const {
+  return colony::var(*this, dims, unbiased, keepdim);
+}
+Tensor Tensor::max() const { return colony::max(*this); }
+Tensor Tensor::min() const { return colony::min(*this); }
+std::pair<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const { return colony::max(*this, dim, keepdim); }
+std::pair<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const { return colony::min(*this, dim, keepdim); }
+Tensor Tensor::argmax(int64_t dim, bool keepdim) const { return colony::argmax(*this, dim, keepdim); }
+Tensor Tensor::matmul(const Tensor& other) const { return colony::matmul(*this, other); }
+Tensor Tensor::mm(const Tensor& other) const { return colony::mm(*this, other); }
+Tensor Tensor::bmm(const Tensor& other) const { return colony::bmm(*this, other); }
+Tensor Tensor::softmax(int64_t dim) const { return colony::softmax(*this, dim); }
+Tensor Tensor::log_softmax(int64_t dim) const { return colony::log_softmax(*this, dim); }
+Tensor Tensor::index_select(int64_t dim, const Tensor& index) const { return colony::index_select(*this, dim, index); }
+Tensor Tensor::gather(int64_t dim, const Tensor& index) const { return colony::gather(*this, dim, index); }
+std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const {
+  return colony::split(*this, split_size, dim);
+}
+
+}  // namespace colony

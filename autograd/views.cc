@@ -1,0 +1,122 @@
+// Views: the output shares the input's storage; the gradient is the output gradient laid back
+// into the input's shape (reshaped, transposed back, or written into a zero tensor at the slice).
+#include <stdexcept>
+
+#include "autograd/op_util.h"
+#include "autograd/ops.h"
+
+namespace colony {
+namespace {
+
+using autograd::record;
+using autograd::detail::Grads;
+using autograd::detail::Needs;
+
+// Records a view whose gradient is the output gradient reshaped to the input's shape.
+Tensor reshaping_view(const char* name, const Tensor& t, Tensor out) {
+  if (autograd::needs_grad(t)) {
+    Shape in_shape = t.sizes();
+    record(name, {t}, out, {}, [in_shape](const Grads& g, const Needs&) -> Grads {
+      return {ops::reshape(g[0], in_shape)};
+    });
+  }
+  return out;
+}
+
+// Records a view of a sub-block; `place(zeros)` returns the same sub-block of a tensor shaped like
+// the input, into which the gradient is written.
+template <typename Place>
+Tensor sub_block_view(const char* name, const Tensor& t, Tensor out, Place place) {
+  if (autograd::needs_grad(t)) {
+    Shape in_shape = t.sizes();
+    record(name, {t}, out, {}, [in_shape, place](const Grads& g, const Needs&) -> Grads {
+      Tensor full = autograd::detail::zeros_of(in_shape, g[0]);
+      Tensor block = place(full);
+      ops::copy_(block, g[0]);
+      return {full};
+    });
+  }
+  return out;
+}
+
+}  // namespace
+
+Tensor view(const Tensor& t, const Shape& shape) { return reshaping_view("ViewBackward", t, ops::view(t, shape)); }
+
+Tensor reshape(const Tensor& t, const Shape& shape) {
+  return reshaping_view("ReshapeBackward", t, ops::reshape(t, shape));
+}
+
+Tensor flatten(const Tensor& t, int64_t start_dim, int64_t end_dim) {
+  return reshaping_view("FlattenBackward", t, ops::flatten(t, start_dim, end_dim));
+}
+
+Tensor squeeze(const Tensor& t) { return reshaping_view("SqueezeBackward", t, ops::squeeze(t)); }
+
+Tensor squeeze(const Tensor& t, int64_t dim) { return reshaping_view("SqueezeBackward", t, ops::squeeze(t, dim)); }
+
+Tensor unsqueeze(const Tensor& t, int64_t dim) {
+  return reshaping_view("UnsqueezeBackward", t, ops::unsqueeze(t, dim));
+}
+
+Tensor transpose(const Tensor& t, int64_t dim0, int64_t dim1) {
+  Tensor out = ops::transpose(t, dim0, dim1);
+  if (autograd::needs_grad(t)) {
+    record("TransposeBackward", {t}, out, {}, [dim0, dim1](const Grads& g, const Needs&) -> Grads {
+      return {ops::transpose(g[0], dim0, dim1)};
+    });
+  }
+  return out;
+}
+
+Tensor t(const Tensor& self) {
+  if (self.dim() > 2) {
+    throw std::invalid_argument("t: expects a tensor with <= 2 dimensions, but self is " +
+                                std::to_string(self.dim()) + "-D " + shape_str(self.sizes()) +
+                                "; use transpose(dim0, dim1)");
+  }
+  // 0-D and 1-D tensors are their own transpose (PyTorch returns a view).
+  if (self.dim() < 2) return reshaping_view("TBackward", self, ops::alias(self));
+  return transpose(self, 0, 1);
+}
+
+Tensor permute(const Tensor& t, const std::vector<int64_t>& dims) {
+  Tensor out = ops::permute(t, dims);
+  if (autograd::needs_grad(t)) {
+    std::vector<int64_t> d = wrap_dims(dims, t.dim(), "permute");
+    std::vector<int64_t> inverse(d.size());
+    for (size_t i = 0; i < d.size(); ++i) inverse[d[i]] = static_cast<int64_t>(i);
+    record("PermuteBackward", {t}, out, {}, [inverse](const Grads& g, const Needs&) -> Grads {
+      return {ops::permute(g[0], inverse)};
+    });
+  }
+  return out;
+}
+
+Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length) {
+  return sub_block_view("NarrowBackward", t, ops::narrow(t, dim, start, length),
+                        [dim, start, length](const Tensor& full) { return ops::narrow(full, dim, start, length); });
+}
+
+Tensor slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_t step) {
+  return sub_block_view("SliceBackward", t, ops::slice(t, dim, start, end, step),
+                        [dim, start, end, step](const Tensor& full) { return ops::slice(full, dim, start, end, step); });
+}
+
+Tensor select(const Tensor& t, int64_t dim, int64_t index) {
+  return sub_block_view("SelectBackward", t, ops::select(t, dim, index),
+                        [dim, index](const Tensor& full) { return ops::select(full, dim, index); });
+}
+
+Tensor expand(const Tensor& t, const Shape& shape) {
+  Tensor out = ops::expand(t, shape);
+  if (autograd::needs_grad(t)) {
+    Shape in_shape = t.sizes();
+    record("ExpandBackward", {t}, out, {}, [in_shape](const Grads& g, const Needs&) -> Grads {
+      return {ops::sum_to(g[0], in_shape)};
+    });
+  }
+  return out;
+}
+
+}  // namespace colony

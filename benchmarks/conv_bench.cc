@@ -1,0 +1,186 @@
+// CPU convolution timings on LeNet-CIFAR10's layers (conv 3->6 k5 on 32x32, conv 6->16 k5 on
+// 14x14) and the 2x2 max pool after each, at batch 32 and 128 on 1 and 2 threads, for both CPU
+// algorithms (kernels/cpu/conv.h): forward, backward-input and backward-weight (with bias) in
+// microseconds per call, best of several timed batches (the least disturbed by other work).
+//
+// The last lines add up LeNet's convolution training step as the network runs it: both forwards,
+// conv1's weight gradient only (a first layer needs no input gradient), conv2's input and weight
+// gradients. Two wider 3x3 layers show where Auto switches from Direct to Im2col.
+//
+//   bazel run -c opt //benchmarks:conv_bench            (add --quick for fewer repetitions)
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "kernels/common/conv_geometry.h"
+#include "kernels/cpu/conv.h"
+#include "tensor/nn_ops.h"
+#include "tensor/ops.h"
+#include "tensor/random.h"
+#include "tensor/threads.h"
+
+namespace {
+
+using colony::Tensor;
+using colony::kernels::Conv2dGeometry;
+using colony::kernels::cpu::ConvAlgorithm;
+namespace ops = colony::ops;
+namespace cpu = colony::kernels::cpu;
+
+double g_min_seconds = 0.1;
+int g_batches = 5;
+
+double best_us(const std::function<void()>& fn) {
+  using clock = std::chrono::steady_clock;
+  for (int i = 0; i < 3; ++i) fn();  // warm-up: scratch buffers, page faults, the pool's threads
+  double best = 1e30;
+  for (int batch = 0; batch < g_batches; ++batch) {
+    int reps = 0;
+    auto start = clock::now();
+    double elapsed = 0;
+    do {
+      fn();
+      ++reps;
+      elapsed = std::chrono::duration<double>(clock::now() - start).count();
+    } while (elapsed < g_min_seconds);
+    best = std::min(best, elapsed / reps);
+  }
+  return best * 1e6;
+}
+
+struct Layer {
+  const char* name;
+  int64_t c, h, w, o, k, pad;
+};
+
+Conv2dGeometry geometry(const Layer& l, int64_t batch) {
+  Conv2dGeometry g;
+  g.batch = batch;
+  g.in_channels = l.c;
+  g.in_h = l.h;
+  g.in_w = l.w;
+  g.out_channels = l.o;
+  g.kernel_h = g.kernel_w = l.k;
+  g.pad_h = g.pad_w = l.pad;
+  g.out_h = l.h + 2 * l.pad - l.k + 1;
+  g.out_w = l.w + 2 * l.pad - l.k + 1;
+  return g;
+}
+
+struct Times {
+  double fwd, bwd_input, bwd_weight;
+};
+
+Times time_layer(const Layer& l, int64_t batch, ConvAlgorithm algo) {
+  const Conv2dGeometry g = geometry(l, batch);
+  colony::Generator gen(7);
+  const auto f32 = colony::TensorOptions(colony::kFloat32);
+  Tensor x = ops::randn({batch, l.c, l.h, l.w}, f32, &gen);
+  Tensor w = ops::randn({l.o, l.c, l.k, l.k}, f32, &gen);
+  Tensor b = ops::randn({l.o}, f32, &gen);
+  Tensor y = ops::empty({batch, l.o, g.out_h, g.out_w}, f32);
+  Tensor gy = ops::randn(y.sizes(), f32, &gen);
+  Tensor gx = ops::empty(x.sizes(), f32), gw = ops::empty(w.sizes(), f32), gb = ops::empty(b.sizes(), f32);
+  const auto dt = colony::kFloat32;
+  Times t;
+  t.fwd = best_us([&] {
+    cpu::conv2d_forward(dt, g, x.data_ptr_raw(), w.data_ptr_raw(), b.data_ptr_raw(), y.data_ptr_raw(), algo);
+  });
+  t.bwd_input = best_us([&] {
+    cpu::conv2d_backward(dt, g, gy.data_ptr_raw(), nullptr, w.data_ptr_raw(), gx.data_ptr_raw(), nullptr, nullptr,
+                         algo);
+  });
+  t.bwd_weight = best_us([&] {
+    cpu::conv2d_backward(dt, g, gy.data_ptr_raw(), x.data_ptr_raw(), nullptr, nullptr, gw.data_ptr_raw(),
+                         gb.data_ptr_raw(), algo);
+  });
+  return t;
+}
+
+struct PoolTimes {
+  double fwd, bwd;
+};
+
+PoolTimes time_pool(int64_t batch, int64_t c, int64_t hw) {
+  colony::Generator gen(9);
+  Tensor x = ops::randn({batch, c, hw, hw}, colony::TensorOptions(colony::kFloat32), &gen);
+  ops::MaxPool2dResult r = ops::max_pool2d(x, 2);
+  Tensor gy = ops::randn(r.output.sizes(), colony::TensorOptions(colony::kFloat32), &gen);
+  PoolTimes t;
+  t.fwd = best_us([&] { ops::max_pool2d(x, 2); });
+  t.bwd = best_us([&] { ops::max_pool2d_backward(gy, r.indices, x.sizes()); });
+  return t;
+}
+
+const char* algo_name(ConvAlgorithm a) { return a == ConvAlgorithm::Direct ? "direct" : "im2col"; }
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--quick") == 0) {
+      g_min_seconds = 0.03;
+      g_batches = 3;
+    }
+  }
+  const Layer conv1{"conv1 3->6 k5 32x32", 3, 32, 32, 6, 5, 0};
+  const Layer conv2{"conv2 6->16 k5 14x14", 6, 14, 14, 16, 5, 0};
+  std::printf("%-22s %-7s %5s %7s %10s %10s %10s\n", "layer", "algo", "batch", "threads", "fwd_us", "bwd_in_us",
+              "bwd_w_us");
+  // step[algo][batch][threads]: LeNet's convolution training step in microseconds
+  double step[2][2][2] = {};
+  for (int bi = 0; bi < 2; ++bi) {
+    const int64_t batch = bi == 0 ? 32 : 128;
+    for (int threads : {1, 2}) {
+      colony::set_num_threads(threads);
+      for (int ai = 0; ai < 2; ++ai) {
+        const ConvAlgorithm algo = ai == 0 ? ConvAlgorithm::Direct : ConvAlgorithm::Im2col;
+        Times t1 = time_layer(conv1, batch, algo), t2 = time_layer(conv2, batch, algo);
+        for (const auto& [layer, t] : {std::make_pair(conv1, t1), std::make_pair(conv2, t2)}) {
+          std::printf("%-22s %-7s %5lld %7d %10.1f %10.1f %10.1f\n", layer.name, algo_name(algo),
+                      static_cast<long long>(batch), threads, t.fwd, t.bwd_input, t.bwd_weight);
+        }
+        step[ai][bi][threads - 1] = t1.fwd + t1.bwd_weight + t2.fwd + t2.bwd_input + t2.bwd_weight;
+      }
+    }
+  }
+  std::printf("\n%-22s %5s %7s %10s %10s\n", "maxpool 2x2", "batch", "threads", "fwd_us", "bwd_us");
+  for (int64_t batch : {32, 128}) {
+    for (int threads : {1, 2}) {
+      colony::set_num_threads(threads);
+      for (const auto& [c, hw] : {std::make_pair(6, 28), std::make_pair(16, 10)}) {
+        PoolTimes t = time_pool(batch, c, hw);
+        std::printf("%-22s %5lld %7d %10.1f %10.1f\n", (std::to_string(c) + "x" + std::to_string(hw) + "x" +
+                                                         std::to_string(hw)).c_str(),
+                    static_cast<long long>(batch), threads, t.fwd, t.bwd);
+      }
+    }
+  }
+  std::printf("\nLeNet conv training step (conv1 fwd + bwd_w, conv2 fwd + bwd_in + bwd_w):\n");
+  for (int bi = 0; bi < 2; ++bi) {
+    const int64_t batch = bi == 0 ? 32 : 128;
+    for (int threads : {1, 2}) {
+      for (int ai = 0; ai < 2; ++ai) {
+        const double us = step[ai][bi][threads - 1];
+        std::printf("  %-7s batch %3lld threads %d: %8.1f us  %8.0f images/s\n", ai == 0 ? "direct" : "im2col",
+                    static_cast<long long>(batch), threads, us, batch / (us * 1e-6));
+      }
+    }
+  }
+  std::printf("\nWider layers, batch 32, 2 threads (Auto picks %s / %s):\n",
+              algo_name(cpu::choose_conv_algorithm(geometry({"", 32, 16, 16, 32, 3, 1}, 32))),
+              algo_name(cpu::choose_conv_algorithm(geometry({"", 64, 16, 16, 64, 3, 1}, 32))));
+  colony::set_num_threads(2);
+  for (const Layer& l : {Layer{"conv 32->32 k3 16x16", 32, 16, 16, 32, 3, 1},
+                         Layer{"conv 64->64 k3 16x16", 64, 16, 16, 64, 3, 1}}) {
+    for (ConvAlgorithm algo : {ConvAlgorithm::Direct, ConvAlgorithm::Im2col}) {
+      Times t = time_layer(l, 32, algo);
+      std::printf("%-22s %-7s %10.1f %10.1f %10.1f\n", l.name, algo_name(algo), t.fwd, t.bwd_input, t.bwd_weight);
+    }
+  }
+  return 0;
+}

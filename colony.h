@@ -1,0 +1,15 @@
+// Colony's umbrella header for users: tensor, autograd, nn, optim, data, distributed, log.
+// Code inside the project includes what it uses instead.
+#pragma once
+
+#include "autograd/autograd.h"
+#include "data/data.h"
+#include "distributed/ddp.h"
+#include "distributed/init.h"
+#include "log/log.h"
+#include "nn/nn.h"
+#include "optim/optim.h"
+#include "tensor/cuda.h"
+#include "tensor/ops.h"
+#include "tensor/random.h"
+#include "tensor/threads.h"

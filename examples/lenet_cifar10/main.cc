@@ -1,0 +1,197 @@
+// LeNet on CIFAR-10: the user's program of DESIGN.md with flags, progress, metrics, checkpoints
+// and a benchmark mode. Without CIFAR-10 on disk it trains on the synthetic CIFAR-10-shaped set.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "colony.h"
+#include "examples/lenet_cifar10/lenet.h"
+#include "examples/lenet_cifar10/progress.h"
+
+using namespace colony;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Flags {
+  std::string data_dir = "data/cifar-10-batches-bin";
+  int epochs = 10;
+  int batch_size = 32;
+  double lr = 0.001;
+  double momentum = 0.9;
+  int workers = 4;
+  std::string device = "auto";
+  int threads = 0;
+  uint64_t seed = 0;
+  int64_t max_steps = -1;
+  std::string checkpoint, resume, metrics;
+  bool benchmark = false;
+  int warmup_steps = 20;
+};
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Accuracy over the whole test set, without gradients.
+double evaluate(nn::Module& model, data::DataLoader& loader, Device dev) {
+  NoGradGuard no_grad;
+  model.eval();
+  int64_t correct = 0, total = 0;
+  for (auto& batch : loader) {
+    Tensor pred = model.forward(batch.data.to(dev)).argmax(1);
+    correct += ops::sum(ops::binary(ops::BinaryOp::Eq, pred, batch.target.to(dev))).item<int64_t>();
+    total += batch.size();
+  }
+  model.train();
+  return total ? static_cast<double>(correct) / static_cast<double>(total) : 0.0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags f;
+  CLI::App app{"Train LeNet on CIFAR-10 (or its synthetic stand-in) with Colony"};
+  app.add_option("--data_dir", f.data_dir, "CIFAR-10 binary folder (cifar-10-batches-bin)");
+  app.add_option("--epochs", f.epochs, "epochs to train")->check(CLI::PositiveNumber);
+  app.add_option("--batch_size", f.batch_size, "images per step")->check(CLI::PositiveNumber);
+  app.add_option("--lr", f.lr, "SGD learning rate")->check(CLI::NonNegativeNumber);
+  app.add_option("--momentum", f.momentum, "SGD momentum")->check(CLI::NonNegativeNumber);
+  app.add_option("--workers", f.workers, "data loader threads (0: load in the training thread)")->check(CLI::NonNegativeNumber);
+  app.add_option("--device", f.device, "cpu, cuda, cuda:N or auto (cuda when available)");
+  app.add_option("--threads", f.threads, "CPU threads for compute (0: COLONY_NUM_THREADS or all cores)")->check(CLI::NonNegativeNumber);
+  app.add_option("--seed", f.seed, "seed for weights, data order and the synthetic set");
+  app.add_option("--max_steps", f.max_steps, "stop after this many optimizer steps in total");
+  app.add_option("--checkpoint", f.checkpoint, "write a training checkpoint here after each epoch and at the end");
+  app.add_option("--resume", f.resume, "continue from this training checkpoint");
+  app.add_option("--metrics", f.metrics, "append one JSON line per epoch to this file");
+  app.add_flag("--benchmark", f.benchmark, "time training steps only; last line: images_per_s=<number>");
+  app.add_option("--warmup_steps", f.warmup_steps, "benchmark: steps excluded from the timing");
+  CLI11_PARSE(app, argc, argv);
+  // `bazel run` starts programs in their runfiles tree; relative paths mean the caller's folder.
+  if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {
+    if (chdir(wd) != 0) std::perror("chdir to BUILD_WORKING_DIRECTORY");
+  }
+
+  try {
+    if (f.threads > 0) set_num_threads(f.threads);
+    manual_seed(f.seed);
+    dist::init_process_group();
+    Device dev = f.device == "auto" ? dist::local_device() : Device(f.device);
+    bool main_process = dist::is_main_process();
+
+    auto model = std::make_shared<lenet::LeNet>();
+    model->to(dev);
+    auto ddp = std::make_shared<dist::DistributedDataParallel>(model);
+    optim::SGD opt(ddp->parameters(), optim::SGDOptions(f.lr).momentum(f.momentum));
+
+    // CIFAR-10 when it is on disk, else the synthetic set (same shapes, 50,000 / 10,000 images).
+    std::shared_ptr<const data::Dataset> train, test;
+    auto normalize = data::Normalize({0.5, 0.5, 0.5}, {0.5, 0.5, 0.5});
+    if (data::CIFAR10::available(f.data_dir)) {
+      train = std::make_shared<data::TransformedDataset>(data::CIFAR10(f.data_dir, data::Split::kTrain).transform(normalize));
+      test = std::make_shared<data::TransformedDataset>(data::CIFAR10(f.data_dir, data::Split::kTest).transform(normalize));
+      if (main_process) log::info("training on CIFAR-10 from {}", f.data_dir);
+    } else {
+      train = std::make_shared<data::TransformedDataset>(data::SyntheticCIFAR10(data::Split::kTrain, f.seed).transform(normalize));
+      test = std::make_shared<data::TransformedDataset>(data::SyntheticCIFAR10(data::Split::kTest, f.seed).transform(normalize));
+      if (main_process) {
+        log::info("no CIFAR-10 at {}: training on the synthetic CIFAR-10-shaped set (50,000/10,000 images, seed {}); "
+                  "get the real data with data::CIFAR10::download or from https://www.cs.toronto.edu/~kriz/cifar-10-binary.tar.gz",
+                  f.data_dir, f.seed);
+      }
+    }
+    data::DistributedSampler sampler(train->size(), data::DistributedSamplerOptions().shuffle(true).seed(f.seed));
+    bool pin = dev.is_cuda();
+    data::DataLoader loader(train, sampler, data::DataLoaderOptions(f.batch_size).workers(f.workers).pin_memory(pin));
+    data::SequentialSampler test_sampler(test->size());
+    data::DataLoader test_loader(test, test_sampler, data::DataLoaderOptions(256).workers(f.workers).pin_memory(pin));
+
+    int64_t start_epoch = 0, step = 0;
+    if (!f.resume.empty()) {
+      optim::TrainingState s = optim::load_checkpoint(f.resume, *model, opt);
+      start_epoch = s.epoch;
+      step = s.step;
+      if (main_process) log::info("resumed from {} at epoch {}, step {}", f.resume, s.epoch, s.step);
+    }
+    auto save = [&](int64_t epochs_done) {
+      if (!f.checkpoint.empty() && main_process) {
+        optim::TrainingState s;
+        s.epoch = epochs_done;
+        s.step = step;
+        optim::save_checkpoint(f.checkpoint, *model, opt, s);
+      }
+    };
+
+    int64_t steps_per_epoch = loader.size();
+    double bench_images = 0, bench_seconds = 0;
+    bool stopped = false;
+    for (int64_t epoch = start_epoch; epoch < f.epochs && !stopped; ++epoch) {
+      sampler.set_epoch(epoch);
+      // A run stopped by --max_steps mid-epoch resumes after the batches it already took.
+      int64_t skip = step - epoch * steps_per_epoch;
+      Progress bar(main_process && !f.benchmark, "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(f.epochs),
+                   steps_per_epoch);
+      double loss_sum = 0;
+      int64_t loss_count = 0, images = 0, index = 0;
+      Clock::time_point epoch_start = Clock::now(), timed_start = epoch_start;
+      for (auto& batch : loader) {
+        if (index++ < skip) continue;
+        if (f.max_steps >= 0 && step >= f.max_steps) {
+          stopped = true;
+          break;
+        }
+        if (f.benchmark && step - start_epoch * steps_per_epoch == f.warmup_steps) timed_start = Clock::now();
+        opt.zero_grad();
+        Tensor loss = F::cross_entropy(ddp->forward(batch.data.to(dev)), batch.target.to(dev));
+        loss.backward();
+        opt.step();
+        ++step;
+        double l = loss.item<double>();
+        loss_sum += l;
+        ++loss_count;
+        images += batch.size();
+        if (f.benchmark && step - start_epoch * steps_per_epoch > f.warmup_steps) bench_images += batch.size();
+        bar.update(index, "loss " + std::to_string(l).substr(0, 6));
+      }
+      double epoch_s = seconds_since(epoch_start);
+      if (f.benchmark) bench_seconds += seconds_since(timed_start);
+      bar.finish();
+      if (f.benchmark) continue;
+      double acc = evaluate(*model, test_loader, dev);
+      double train_loss = loss_count ? loss_sum / static_cast<double>(loss_count) : 0.0;
+      double ips = epoch_s > 0 ? static_cast<double>(images) / epoch_s : 0.0;
+      if (main_process) {
+        log::info("epoch {} done: train_loss={} test_accuracy={} images_per_s={}", epoch + 1, train_loss, acc,
+                  static_cast<int64_t>(ips));
+        if (!f.metrics.empty()) {
+          std::ofstream m(f.metrics, std::ios::app);
+          m << nlohmann::json{{"epoch", epoch + 1}, {"step", step}, {"train_loss", train_loss},
+                              {"test_accuracy", acc}, {"images_per_s", ips}}
+                   .dump()
+            << "\n";
+        }
+      }
+      save(stopped ? epoch : epoch + 1);
+    }
+    if (stopped) save(step / steps_per_epoch);
+    if (main_process) {
+      nn::save(*model, "lenet.safetensors");
+      if (!f.benchmark) log::info("weights written to lenet.safetensors");
+    }
+    if (f.benchmark && main_process) {
+      if (bench_images == 0) {
+        log::error("--benchmark: no steps after the {} warm-up steps; raise --max_steps or --epochs", f.warmup_steps);
+        return 1;
+      }
+      std::printf("images_per_s=%.1f\n", bench_images / bench_seconds);
+    }
+    dist::destroy_process_group();
+  } catch (const std::exception& e) {
+    log::error("{}", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,32 @@
+// The shapes of a 2-D convolution and a 2-D pooling window as the CPU and CUDA kernels see them,
+// computed and checked once by the front functions (tensor/conv_ops.cc, tensor/pool_ops.cc).
+#pragma once
+
+#include <cstdint>
+
+namespace colony::kernels {
+
+// Input [batch, in_channels, in_h, in_w], weight [out_channels, in_channels / groups, kernel_h,
+// kernel_w], output [batch, out_channels, out_h, out_w]; every array contiguous.
+struct Conv2dGeometry {
+  int64_t batch = 1, in_channels = 1, in_h = 1, in_w = 1;
+  int64_t out_channels = 1, kernel_h = 1, kernel_w = 1;
+  int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dilation_h = 1, dilation_w = 1;
+  int64_t groups = 1;
+  int64_t out_h = 1, out_w = 1;
+
+  int64_t group_in_channels() const { return in_channels / groups; }
+  int64_t group_out_channels() const { return out_channels / groups; }
+  // Rows of one group's im2col matrix: (in channel, kernel row, kernel column).
+  int64_t patch_size() const { return group_in_channels() * kernel_h * kernel_w; }
+};
+
+// `planes` independent [in_h, in_w] planes (batch * channels) pooled to [out_h, out_w]. Window
+// (oy, ox) covers rows oy * stride_h - pad_h + i * dilation_h, i < kernel_h (likewise columns).
+struct Pool2dGeometry {
+  int64_t planes = 1, in_h = 1, in_w = 1, out_h = 1, out_w = 1;
+  int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+  int64_t dilation_h = 1, dilation_w = 1;
+};
+
+}  // namespace colony::kernels

@@ -1,0 +1,451 @@
+#include "kernels/cpu/conv.h"
+
+#include <algorithm>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/common/matrix.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/parallel.h"
+#include "kernels/cpu/small_gemm.h"
+
+namespace colony::kernels::cpu {
+namespace {
+
+// Per-thread scratch, kept between calls: a training step repeats the same shapes, so after the
+// first step no convolution allocates. Slots keep a call's buffers apart.
+template <typename T, int Slot>
+T* scratch(size_t n) {
+  thread_local std::vector<T> buffer;
+  if (buffer.size() < n) buffer.resize(n);
+  return buffer.data();
+}
+
+// Waking a pool thread costs several microseconds; below ~100K multiply-adds per chunk the work is
+// cheaper on one thread (LeNet's smallest layer does ~240K per image).
+constexpr double kMinChunkMacs = 1e5;
+
+// Images [begin, end) of part p when `batch` images are dealt to `parts` parts.
+int64_t part_begin(int64_t batch, int64_t parts, int64_t p) { return batch * p / parts; }
+
+int64_t choose_parts(const Conv2dGeometry& g) {
+  double macs = static_cast<double>(g.batch) * g.out_channels * g.out_h * g.out_w * g.patch_size();
+  int64_t by_work = std::max<int64_t>(1, static_cast<int64_t>(macs / kMinChunkMacs));
+  return std::max<int64_t>(1, std::min<int64_t>({static_cast<int64_t>(num_threads()), g.batch, by_work}));
+}
+
+// Runs fn(part, first_image, end_image) for every part, one part per pool chunk.
+template <typename F>
+void for_each_part(int64_t batch, int64_t parts, const F& fn) {
+  parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) fn(p, part_begin(batch, parts, p), part_begin(batch, parts, p + 1));
+  });
+}
+
+// Each part's private weight and bias gradients, a cache line apart so parts never share one.
+template <typename T>
+struct PartialGrads {
+  int64_t stride = 0;
+  std::vector<T> data;
+  PartialGrads(int64_t parts, int64_t size) : stride((size + 15) / 16 * 16), data(parts * stride, T(0)) {}
+  T* part(int64_t p) { return data.data() + p * stride; }
+  // out[i] = sum over parts, in part order (deterministic for a given thread count).
+  void reduce_into(T* out, int64_t offset, int64_t n, int64_t parts) const {
+    for (int64_t i = 0; i < n; ++i) {
+      T s = T(0);
+      for (int64_t p = 0; p < parts; ++p) s += data[p * stride + offset + i];
+      out[i] = s;
+    }
+  }
+};
+
+// ---------- Direct (stride 1) ----------
+
+struct DirectPlan {
+  int64_t hp, wp;       // padded input size; the pitch of every pixel grid below
+  int64_t nq;           // grid positions computed per output plane: (Ho - 1) * Wp + Wo
+  bool padded, dense;   // dense: Wo == Wp, so grid rows are the output rows
+  std::vector<int64_t> window;  // K offsets of implicit-im2col row (c, i, j) in a padded group
+  std::vector<int64_t> planes;  // Og offsets of the output planes in the pitched grid
+};
+
+DirectPlan plan_direct(const Conv2dGeometry& g) {
+  if (g.stride_h != 1 || g.stride_w != 1) {
+    throw std::invalid_argument("conv2d: the direct algorithm needs stride 1, got stride (" +
+                                std::to_string(g.stride_h) + ", " + std::to_string(g.stride_w) + ")");
+  }
+  DirectPlan p;
+  p.hp = g.in_h + 2 * g.pad_h;
+  p.wp = g.in_w + 2 * g.pad_w;
+  p.nq = (g.out_h - 1) * p.wp + g.out_w;
+  p.padded = g.pad_h != 0 || g.pad_w != 0;
+  p.dense = g.out_w == p.wp;
+  for (int64_t c = 0; c < g.group_in_channels(); ++c)
+    for (int64_t i = 0; i < g.kernel_h; ++i)
+      for (int64_t j = 0; j < g.kernel_w; ++j)
+        p.window.push_back(c * p.hp * p.wp + i * g.dilation_h * p.wp + j * g.dilation_w);
+  for (int64_t o = 0; o < g.group_out_channels(); ++o) p.planes.push_back(o * g.out_h * p.wp);
+  return p;
+}
+
+// dst[c] = src[c] surrounded by pad_h rows and pad_w columns of zeros.
+template <typename T>
+void pad_planes(const T* src, int64_t planes, int64_t h, int64_t w, int64_t pad_h, int64_t pad_w, T* dst) {
+  int64_t hp = h + 2 * pad_h, wp = w + 2 * pad_w;
+  std::fill(dst, dst + planes * hp * wp, T(0));
+  for (int64_t c = 0; c < planes; ++c)
+    for (int64_t y = 0; y < h; ++y)
+      std::memcpy(dst + (c * hp + y + pad_h) * wp + pad_w, src + (c * h + y) * w, sizeof(T) * w);
+}
+
+// The interior of padded planes (pad_planes' inverse).
+template <typename T>
+void crop_planes(const T* src, int64_t planes, int64_t h, int64_t w, int64_t pad_h, int64_t pad_w, T* dst) {
+  int64_t hp = h + 2 * pad_h, wp = w + 2 * pad_w;
+  for (int64_t c = 0; c < planes; ++c)
+    for (int64_t y = 0; y < h; ++y)
+      std::memcpy(dst + (c * h + y) * w, src + (c * hp + y + pad_h) * wp + pad_w, sizeof(T) * w);
+}
+
+// Output planes [planes, ho, wo] <-> grids [planes, ho, wp]; to_grid zeroes the extra columns.
+template <typename T>
+void grid_to_planes(const T* grid, int64_t planes, int64_t ho, int64_t wo, int64_t wp, T* out) {
+  for (int64_t r = 0; r < planes * ho; ++r) std::memcpy(out + r * wo, grid + r * wp, sizeof(T) * wo);
+}
+template <typename T>
+void planes_to_grid(const T* in, int64_t planes, int64_t ho, int64_t wo, int64_t wp, T* grid) {
+  for (int64_t r = 0; r < planes * ho; ++r) {
+    std::memcpy(grid + r * wp, in + r * wo, sizeof(T) * wo);
+    std::fill(grid + r * wp + wo, grid + (r + 1) * wp, T(0));
+  }
+}
+
+template <typename T>
+void forward_direct(const Conv2dGeometry& g, const T* x, const T* w, const T* bias, T* y) {
+  const DirectPlan p = plan_direct(g);
+  const int64_t C = g.in_channels, H = g.in_h, W = g.in_w, O = g.out_channels;
+  const int64_t Cg = g.group_in_channels(), Og = g.group_out_channels(), K = g.patch_size();
+  const int64_t plane_out = g.out_h * g.out_w, plane_pad = p.hp * p.wp;
+  for_each_part(g.batch, choose_parts(g), [&](int64_t, int64_t n0, int64_t n1) {
+    T* padded = p.padded ? scratch<T, 0>(C * plane_pad) : nullptr;
+    T* grid = p.dense ? nullptr : scratch<T, 1>(Og * g.out_h * p.wp);
+    for (int64_t n = n0; n < n1; ++n) {
+      const T* image = x + n * C * H * W;
+      if (p.padded) {
+        pad_planes(image, C, H, W, g.pad_h, g.pad_w, padded);
+        image = padded;
+      }
+      for (int64_t grp = 0; grp < g.groups; ++grp) {
+        T* out = y + (n * O + grp * Og) * plane_out;
+        gemm_rows<T>(Og, p.nq, K, w + grp * Og * K, K, 1, image + grp * Cg * plane_pad, p.window.data(),
+                     p.dense ? out : grid, p.planes.data(), false, bias != nullptr ? bias + grp * Og : nullptr);
+        if (!p.dense) grid_to_planes(grid, Og, g.out_h, g.out_w, p.wp, out);
+      }
+    }
+  });
+}
+
+template <typename T>
+void backward_direct(const Conv2dGeometry& g, const T* gy, const T* x, const T* w, T* gx, T* gw, T* gb) {
+  const DirectPlan p = plan_direct(g);
+  const int64_t C = g.in_channels, H = g.in_h, W = g.in_w, O = g.out_channels, G = g.groups;
+  const int64_t Cg = g.group_in_channels(), Og = g.group_out_channels(), K = g.patch_size();
+  const int64_t KK = g.kernel_h * g.kernel_w;
+  const int64_t plane_out = g.out_h * g.out_w, plane_pad = p.hp * p.wp;
+
+  // The input gradient is C += W^T * grad_grid with the rows of W^T scattered to their windows.
+  // Rows run kernel position-major (all channels of (i, j), then the next position), so the rows
+  // of one register tile land in different planes: consecutive tiles' stores never partially
+  // overlap the next loads, which would stall store-to-load forwarding.
+  std::vector<T> wt;
+  std::vector<int64_t> scatter_rows, grid_rows;
+  if (gx != nullptr) {
+    wt.resize(G * K * Og);
+    for (int64_t grp = 0; grp < G; ++grp)
+      for (int64_t ij = 0; ij < KK; ++ij)
+        for (int64_t c = 0; c < Cg; ++c)
+          for (int64_t o = 0; o < Og; ++o)
+            wt[((grp * KK + ij) * Cg + c) * Og + o] = w[((grp * Og + o) * Cg + c) * KK + ij];
+    for (int64_t ij = 0; ij < KK; ++ij)
+      for (int64_t c = 0; c < Cg; ++c) scatter_rows.push_back(p.window[c * KK + ij]);
+    for (int64_t o = 0; o < Og; ++o) grid_rows.push_back(o * g.out_h * p.wp);
+  }
+
+  const int64_t parts = choose_parts(g);
+  PartialGrads<T> partial(parts, (gw != nullptr ? G * Og * K : 0) + (gb != nullptr ? O : 0));
+  const int64_t gb_offset = gw != nullptr ? G * Og * K : 0;
+  for_each_part(g.batch, parts, [&](int64_t part, int64_t n0, int64_t n1) {
+    T* gw_part = partial.part(part);
+    T* gb_part = partial.part(part) + gb_offset;
+    T* padded = p.padded && gw != nullptr ? scratch<T, 0>(C * plane_pad) : nullptr;
+    T* grid = p.dense ? nullptr : scratch<T, 1>(Og * g.out_h * p.wp);
+    T* gx_padded = p.padded && gx != nullptr ? scratch<T, 2>(C * plane_pad) : nullptr;
+    for (int64_t n = n0; n < n1; ++n) {
+      const T* image = x != nullptr ? x + n * C * H * W : nullptr;
+      if (padded != nullptr) {
+        pad_planes(image, C, H, W, g.pad_h, g.pad_w, padded);
+        image = padded;
+      }
+      T* gx_image = nullptr;
+      if (gx != nullptr) {
+        gx_image = p.padded ? gx_padded : gx + n * C * H * W;
+        std::fill(gx_image, gx_image + C * plane_pad, T(0));
+      }
+      for (int64_t grp = 0; grp < G; ++grp) {
+        const T* gy_planes = gy + (n * O + grp * Og) * plane_out;
+        const T* gy_grid = gy_planes;
+        if (!p.dense) {
+          planes_to_grid(gy_planes, Og, g.out_h, g.out_w, p.wp, grid);
+          gy_grid = grid;
+        }
+        if (gw != nullptr) {
+          gemm_dot_rows<T>(Og, K, p.nq, gy_grid, g.out_h * p.wp, image + grp * Cg * plane_pad, p.window.data(),
+                           gw_part + grp * Og * K, K);
+        }
+        if (gx != nullptr) {
+          gemm_rows<T>(K, p.nq, Og, wt.data() + grp * K * Og, Og, 1, gy_grid, grid_rows.data(),
+                       gx_image + grp * Cg * plane_pad, scatter_rows.data(), true, nullptr);
+        }
+        if (gb != nullptr) {
+          for (int64_t o = 0; o < Og; ++o) {
+            const T* plane = gy_planes + o * plane_out;
+            T s = T(0);
+            for (int64_t i = 0; i < plane_out; ++i) s += plane[i];
+            gb_part[grp * Og + o] += s;
+          }
+        }
+      }
+      if (gx != nullptr && p.padded) crop_planes(gx_padded, C, H, W, g.pad_h, g.pad_w, gx + n * C * H * W);
+    }
+  });
+  if (gw != nullptr) partial.reduce_into(gw, 0, G * Og * K, parts);
+  if (gb != nullptr) partial.reduce_into(gb, gb_offset, O, parts);
+}
+
+// ---------- Im2col + Eigen ----------
+
+// im2col blocks of at most this many elements (1 MiB of floats): big images are done a band of
+// output rows at a time, so the buffer stays in L2 and small.
+constexpr int64_t kColBudget = 1 << 18;
+
+int64_t rows_per_block(const Conv2dGeometry& g) {
+  return std::max<int64_t>(1, std::min<int64_t>(g.out_h, kColBudget / std::max<int64_t>(1, g.patch_size() * g.out_w)));
+}
+
+// Output columns x whose input column x * stride - pad + j * dilation lies in [0, size).
+struct ValidRange {
+  int64_t lo, hi;
+};
+ValidRange valid_outputs(int64_t size, int64_t out, int64_t stride, int64_t offset) {
+  // offset = j * dilation - pad; input = x * stride + offset
+  int64_t lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
+  int64_t hi = size - 1 - offset >= 0 ? std::min(out, (size - 1 - offset) / stride + 1) : 0;
+  return {std::min(lo, hi), hi};
+}
+
+// col[(c * kh + i) * kw + j][(y - y0) * Wo + x] = image[c][y * sh - ph + i * dh][x * sw - pw + j * dw],
+// zero outside the image, for output rows [y0, y1) of one group's channels.
+template <typename T>
+void im2col(const T* image, const Conv2dGeometry& g, int64_t y0, int64_t y1, T* col) {
+  const int64_t H = g.in_h, W = g.in_w, Wo = g.out_w, cols = (y1 - y0) * Wo;
+  for (int64_t c = 0; c < g.group_in_channels(); ++c) {
+    for (int64_t i = 0; i < g.kernel_h; ++i) {
+      for (int64_t j = 0; j < g.kernel_w; ++j) {
+        T* row = col + ((c * g.kernel_h + i) * g.kernel_w + j) * cols;
+        const int64_t off_w = j * g.dilation_w - g.pad_w;
+        const ValidRange xr = valid_outputs(W, Wo, g.stride_w, off_w);
+        for (int64_t y = y0; y < y1; ++y) {
+          T* dst = row + (y - y0) * Wo;
+          const int64_t ih = y * g.stride_h - g.pad_h + i * g.dilation_h;
+          if (ih < 0 || ih >= H) {
+            std::fill(dst, dst + Wo, T(0));
+            continue;
+          }
+          const T* src = image + (c * H + ih) * W + off_w;
+          std::fill(dst, dst + xr.lo, T(0));
+          if (g.stride_w == 1) {
+            std::memcpy(dst + xr.lo, src + xr.lo, sizeof(T) * (xr.hi - xr.lo));
+          } else {
+            for (int64_t xo = xr.lo; xo < xr.hi; ++xo) dst[xo] = src[xo * g.stride_w];
+          }
+          std::fill(dst + xr.hi, dst + Wo, T(0));
+        }
+      }
+    }
+  }
+}
+
+// image[c][...] += col[...]: im2col's adjoint, for the input gradient.
+template <typename T>
+void col2im(const T* col, const Conv2dGeometry& g, int64_t y0, int64_t y1, T* image) {
+  const int64_t H = g.in_h, W = g.in_w, Wo = g.out_w, cols = (y1 - y0) * Wo;
+  for (int64_t c = 0; c < g.group_in_channels(); ++c) {
+    for (int64_t i = 0; i < g.kernel_h; ++i) {
+      for (int64_t j = 0; j < g.kernel_w; ++j) {
+        const T* row = col + ((c * g.kernel_h + i) * g.kernel_w + j) * cols;
+        const int64_t off_w = j * g.dilation_w - g.pad_w;
+        const ValidRange xr = valid_outputs(W, Wo, g.stride_w, off_w);
+        for (int64_t y = y0; y < y1; ++y) {
+          const int64_t ih = y * g.stride_h - g.pad_h + i * g.dilation_h;
+          if (ih < 0 || ih >= H) continue;
+          const T* src = row + (y - y0) * Wo;
+          T* dst = image + (c * H + ih) * W + off_w;
+          for (int64_t xo = xr.lo; xo < xr.hi; ++xo) dst[xo * g.stride_w] += src[xo];
+        }
+      }
+    }
+  }
+}
+
+MatrixArg row_major(const void* data, int64_t ld) { return MatrixArg{data, ld, false, 0}; }
+MatrixArg col_major(const void* data, int64_t ld) { return MatrixArg{data, ld, true, 0}; }
+
+template <typename T>
+void forward_im2col(const Conv2dGeometry& g, const T* x, const T* w, const T* bias, T* y) {
+  const DType dt = dtype_of<T>::value;
+  const int64_t C = g.in_channels, H = g.in_h, W = g.in_w, O = g.out_channels;
+  const int64_t Cg = g.group_in_channels(), Og = g.group_out_channels(), K = g.patch_size();
+  const int64_t P = g.out_h * g.out_w, rows = rows_per_block(g);
+  for_each_part(g.batch, choose_parts(g), [&](int64_t, int64_t n0, int64_t n1) {
+    T* col = scratch<T, 0>(K * rows * g.out_w);
+    for (int64_t n = n0; n < n1; ++n) {
+      for (int64_t grp = 0; grp < g.groups; ++grp) {
+        const T* image = x + (n * C + grp * Cg) * H * W;
+        T* out = y + (n * O + grp * Og) * P;
+        for (int64_t y0 = 0; y0 < g.out_h; y0 += rows) {
+          const int64_t y1 = std::min(g.out_h, y0 + rows), cols = (y1 - y0) * g.out_w;
+          im2col(image, g, y0, y1, col);
+          gemm(dt, 1, Og, cols, K, row_major(w + grp * Og * K, K), row_major(col, cols), out + y0 * g.out_w, P, 0,
+               1.0, 0.0);
+        }
+        if (bias != nullptr) {
+          for (int64_t o = 0; o < Og; ++o) {
+            const T b = bias[grp * Og + o];
+            for (int64_t i = 0; i < P; ++i) out[o * P + i] += b;
+          }
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void backward_im2col(const Conv2dGeometry& g, const T* gy, const T* x, const T* w, T* gx, T* gw, T* gb) {
+  const DType dt = dtype_of<T>::value;
+  const int64_t C = g.in_channels, H = g.in_h, W = g.in_w, O = g.out_channels, G = g.groups;
+  const int64_t Cg = g.group_in_channels(), Og = g.group_out_channels(), K = g.patch_size();
+  const int64_t P = g.out_h * g.out_w, rows = rows_per_block(g);
+  const int64_t parts = choose_parts(g);
+  PartialGrads<T> partial(parts, (gw != nullptr ? G * Og * K : 0) + (gb != nullptr ? O : 0));
+  const int64_t gb_offset = gw != nullptr ? G * Og * K : 0;
+  for_each_part(g.batch, parts, [&](int64_t part, int64_t n0, int64_t n1) {
+    T* gw_part = partial.part(part);
+    T* gb_part = partial.part(part) + gb_offset;
+    T* col = scratch<T, 0>(K * rows * g.out_w);
+    for (int64_t n = n0; n < n1; ++n) {
+      if (gx != nullptr) std::fill(gx + n * C * H * W, gx + (n + 1) * C * H * W, T(0));
+      for (int64_t grp = 0; grp < G; ++grp) {
+        const T* gy_planes = gy + (n * O + grp * Og) * P;
+        for (int64_t y0 = 0; y0 < g.out_h; y0 += rows) {
+          const int64_t y1 = std::min(g.out_h, y0 + rows), cols = (y1 - y0) * g.out_w;
+          const T* gy_block = gy_planes + y0 * g.out_w;
+          if (gw != nullptr) {
+            im2col(x + (n * C + grp * Cg) * H * W, g, y0, y1, col);
+            // grad_w[Og, K] += grad_y[Og, cols] * col^T
+            gemm(dt, 1, Og, K, cols, row_major(gy_block, P), col_major(col, cols), gw_part + grp * Og * K, K, 0, 1.0,
+                 1.0);
+          }
+          if (gx != nullptr) {
+            // col[K, cols] = w^T * grad_y, then scattered back to the image
+            gemm(dt, 1, K, cols, Og, col_major(w + grp * Og * K, K), row_major(gy_block, P), col, cols, 0, 1.0, 0.0);
+            col2im(col, g, y0, y1, gx + (n * C + grp * Cg) * H * W);
+          }
+        }
+        if (gb != nullptr) {
+          for (int64_t o = 0; o < Og; ++o) {
+            T s = T(0);
+            for (int64_t i = 0; i < P; ++i) s += gy_planes[o * P + i];
+            gb_part[grp * Og + o] += s;
+          }
+        }
+      }
+    }
+  });
+  if (gw != nullptr) partial.reduce_into(gw, 0, G * Og * K, parts);
+  if (gb != nullptr) partial.reduce_into(gb, gb_offset, O, parts);
+}
+
+ConvAlgorithm resolve(ConvAlgorithm algo, const Conv2dGeometry& g) {
+  return algo == ConvAlgorithm::Auto ? choose_conv_algorithm(g) : algo;
+}
+
+[[noreturn]] void bad_dtype(const char* op, DType dtype) {
+  throw std::invalid_argument(std::string(op) + ": CPU convolution supports float32 and float64, got " +
+                              dtype_name(dtype));
+}
+
+}  // namespace
+
+ConvAlgorithm choose_conv_algorithm(const Conv2dGeometry& g) {
+  if (g.stride_h != 1 || g.stride_w != 1) return ConvAlgorithm::Im2col;
+  // Direct reads its operands in place and never packs them, which wins while a group's weights
+  // and a band of its input stay in L1/L2: measured on LeNet's layers (benchmarks/conv_bench.cc).
+  // Wide layers (a 3 x 3 convolution over 64+ channels) amortize Eigen's packing better.
+  return g.patch_size() * g.group_out_channels() <= 64 * 64 * 9 / 4 ? ConvAlgorithm::Direct : ConvAlgorithm::Im2col;
+}
+
+void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const void* w, const void* bias, void* y,
+                    ConvAlgorithm algo) {
+  if (g.batch == 0) return;
+  const bool direct = resolve(algo, g) == ConvAlgorithm::Direct;
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T* xp = static_cast<const T*>(x);
+    const T* wp = static_cast<const T*>(w);
+    const T* bp = static_cast<const T*>(bias);
+    T* yp = static_cast<T*>(y);
+    if (direct) {
+      forward_direct<T>(g, xp, wp, bp, yp);
+    } else {
+      forward_im2col<T>(g, xp, wp, bp, yp);
+    }
+  };
+  switch (dtype) {
+    case DType::Float32: run(float{}); return;
+    case DType::Float64: run(double{}); return;
+    default: bad_dtype("conv2d", dtype);
+  }
+}
+
+void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, const void* x, const void* w,
+                     void* grad_x, void* grad_w, void* grad_b, ConvAlgorithm algo) {
+  const bool direct = resolve(algo, g) == ConvAlgorithm::Direct;
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    const T* gy = static_cast<const T*>(grad_y);
+    const T* xp = static_cast<const T*>(x);
+    const T* wp = static_cast<const T*>(w);
+    T* gx = static_cast<T*>(grad_x);
+    T* gw = static_cast<T*>(grad_w);
+    T* gb = static_cast<T*>(grad_b);
+    if (g.batch == 0) {
+      if (gw != nullptr) std::fill(gw, gw + g.out_channels * g.patch_size(), T(0));
+      if (gb != nullptr) std::fill(gb, gb + g.out_channels, T(0));
+      return;
+    }
+    if (direct) {
+      backward_direct<T>(g, gy, xp, wp, gx, gw, gb);
+    } else {
+      backward_im2col<T>(g, gy, xp, wp, gx, gw, gb);
+    }
+  };
+  switch (dtype) {
+    case DType::Float32: run(float{}); return;
+    case DType::Float64: run(double{}); return;
+    default: bad_dtype("conv2d_backward", dtype);
+  }
+}
+
+}  // namespace colony::kernels::cpu

@@ -1,0 +1,38 @@
+// 2-D convolution (cross-correlation, as in PyTorch) on the CPU: forward and the three gradients,
+// float32 and float64, on contiguous NCHW arrays.
+//
+// Images are split over the thread pool (each chunk owns scratch memory and a private weight
+// gradient, summed at the end in a fixed order), and each image is one or a few small matrix
+// products done single-threaded inside its chunk. Two ways to form those products:
+//  - Direct (stride 1 only): the weights multiply shifted windows of the zero-padded image read in
+//    place. Output pixel (y, x) is computed at y * Wp + x of a grid as wide as the padded input
+//    (Wp), so row (c, i, j) of the implicit im2col matrix is simply plane c read from
+//    i * dilation * Wp + j * dilation on; the Wp - Wo extra columns per row are computed and thrown
+//    away. The input gradient is scattered the same way, straight into the image (no col2im).
+//    kernels/cpu/small_gemm.h has the register-tiled products.
+//  - Im2col: an explicit im2col matrix (a block of output rows at a time) and Eigen's GEMM; any
+//    stride, and the better choice once the matrices are large enough for GEMM packing to pay.
+// benchmarks/conv_bench.cc times both on the LeNet shapes.
+#pragma once
+
+#include "kernels/common/conv_geometry.h"
+#include "kernels/common/dtype.h"
+
+namespace colony::kernels::cpu {
+
+enum class ConvAlgorithm { Auto, Direct, Im2col };
+
+// What Auto runs for this shape.
+ConvAlgorithm choose_conv_algorithm(const Conv2dGeometry& g);
+
+// y = conv(x, w) + bias (bias may be null). Direct requires stride 1 (throws otherwise).
+void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const void* w, const void* bias, void* y,
+                    ConvAlgorithm algo = ConvAlgorithm::Auto);
+
+// Gradients of sum(grad_y * conv(x, w) + bias) with respect to x, w and bias. Each of grad_x,
+// grad_w, grad_b may be null when not wanted (a first layer needs no grad_x); the others are
+// overwritten. x is only read when grad_w is wanted, w only when grad_x is.
+void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, const void* x, const void* w,
+                     void* grad_x, void* grad_w, void* grad_b, ConvAlgorithm algo = ConvAlgorithm::Auto);
+
+}  // namespace colony::kernels::cpu

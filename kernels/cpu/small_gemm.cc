@@ -1,0 +1,256 @@
+#include "kernels/cpu/small_gemm.h"
+
+#include <algorithm>
+#include <cstring>
+
+// Fully unrolled tile loops keep the accumulators in registers (GCC -O2 does not unroll them).
+#define COLONY_UNROLL _Pragma("GCC unroll 16")
+
+namespace colony::kernels::cpu {
+namespace {
+
+// GCC/Clang vector extensions: 32-byte vectors are one AVX register under -march=x86-64-v3 (the
+// project's flags) and still compile, as pairs of narrower registers, for other targets.
+typedef float Float8 __attribute__((vector_size(32)));
+typedef double Double4 __attribute__((vector_size(32)));
+template <typename T> struct VecOf;
+template <> struct VecOf<float> { using type = Float8; };
+template <> struct VecOf<double> { using type = Double4; };
+template <typename T> using Vec = typename VecOf<T>::type;
+template <typename T> constexpr int kLanes = static_cast<int>(sizeof(Vec<T>) / sizeof(T));
+
+template <typename T>
+inline Vec<T> load(const T* p) {
+  Vec<T> v;
+  std::memcpy(&v, p, sizeof(v));  // an unaligned load; rows start at arbitrary pixels
+  return v;
+}
+template <typename T>
+inline void store(T* p, const Vec<T>& v) {
+  std::memcpy(p, &v, sizeof(v));
+}
+inline Float8 splat(float x) { return Float8{x, x, x, x, x, x, x, x}; }
+inline Double4 splat(double x) { return Double4{x, x, x, x}; }
+template <typename T>
+inline T hsum(const Vec<T>& v) {
+  T s = T(0);
+  COLONY_UNROLL
+  for (int i = 0; i < kLanes<T>; ++i) s += v[i];
+  return s;
+}
+
+inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+// ---------- gemm_rows: MR rows of C x NV vectors, A broadcast, B loaded ----------
+// 6 x 2 and 4 x 3 tiles both keep 12 accumulators in registers (of 16), enough independent FMA
+// chains to cover the FMA latency; the driver picks the one that wastes fewer rows of m.
+
+// B rows per pass: a 256-row panel of 24 floats is 24 KiB and stays in L1 across the row tiles.
+constexpr int64_t kBlockK = 256;
+
+template <typename T, int MR, int NV>
+inline void rows_tile(int64_t kc, const T* a, int64_t ars, int64_t acs, const T* b, const int64_t* b_rows, T* c,
+                      const int64_t* c_rows, int64_t nr, bool accumulate, const T* bias) {
+  constexpr int L = kLanes<T>;
+  Vec<T> acc[MR][NV];
+  COLONY_UNROLL
+  for (int i = 0; i < MR; ++i) {
+    Vec<T> init = bias != nullptr ? splat(bias[i]) : Vec<T>{};
+    COLONY_UNROLL
+    for (int v = 0; v < NV; ++v) acc[i][v] = init;
+  }
+  for (int64_t p = 0; p < kc; ++p) {
+    const T* bp = b + b_rows[p];
+    Vec<T> bv[NV];
+    COLONY_UNROLL
+    for (int v = 0; v < NV; ++v) bv[v] = load(bp + v * L);
+    const T* ap = a + p * acs;
+    COLONY_UNROLL
+    for (int i = 0; i < MR; ++i) {
+      Vec<T> av = splat(ap[i * ars]);
+      COLONY_UNROLL
+      for (int v = 0; v < NV; ++v) acc[i][v] += av * bv[v];
+    }
+  }
+  if (nr == NV * L) {
+    COLONY_UNROLL
+    for (int i = 0; i < MR; ++i) {
+      T* ci = c + c_rows[i];
+      COLONY_UNROLL
+      for (int v = 0; v < NV; ++v) store(ci + v * L, accumulate ? load(ci + v * L) + acc[i][v] : acc[i][v]);
+    }
+    return;
+  }
+  COLONY_UNROLL
+  for (int i = 0; i < MR; ++i) {
+    T tmp[NV * L];
+    COLONY_UNROLL
+    for (int v = 0; v < NV; ++v) store(tmp + v * L, acc[i][v]);
+    T* ci = c + c_rows[i];
+    for (int64_t j = 0; j < nr; ++j) ci[j] = accumulate ? ci[j] + tmp[j] : tmp[j];
+  }
+}
+
+// The last tile of m has fewer rows: instantiate every height up to MR.
+template <typename T, int MR, int NV>
+inline void rows_tile_upto(int64_t mr, int64_t kc, const T* a, int64_t ars, int64_t acs, const T* b,
+                           const int64_t* b_rows, T* c, const int64_t* c_rows, int64_t nr, bool accumulate,
+                           const T* bias) {
+  if constexpr (MR > 1) {
+    if (mr < MR) {
+      rows_tile_upto<T, MR - 1, NV>(mr, kc, a, ars, acs, b, b_rows, c, c_rows, nr, accumulate, bias);
+      return;
+    }
+  }
+  rows_tile<T, MR, NV>(kc, a, ars, acs, b, b_rows, c, c_rows, nr, accumulate, bias);
+}
+
+template <typename T, int MR, int NV>
+void gemm_rows_tiled(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64_t acs, const T* b,
+                     const int64_t* b_rows, T* c, const int64_t* c_rows, bool accumulate, const T* bias) {
+  constexpr int64_t NR = NV * kLanes<T>;
+  // The last, narrower column tile reads its B columns from a zero-padded copy, so no load runs
+  // past the end of a B row (the last row may end at the end of the caller's buffer).
+  alignas(64) T panel[kBlockK * NR];
+  int64_t panel_rows[kBlockK];
+  bool panel_rows_set = false;
+  for (int64_t k0 = 0; k0 < k; k0 += kBlockK) {
+    int64_t kc = std::min(kBlockK, k - k0);
+    bool acc = accumulate || k0 > 0;
+    const T* bias_k = acc ? nullptr : bias;
+    for (int64_t n0 = 0; n0 < n; n0 += NR) {
+      int64_t nr = std::min(NR, n - n0);
+      const T* bp = b + n0;
+      const int64_t* br = b_rows + k0;
+      if (nr < NR) {
+        if (!panel_rows_set) {
+          for (int64_t p = 0; p < kBlockK; ++p) panel_rows[p] = p * NR;
+          panel_rows_set = true;
+        }
+        for (int64_t p = 0; p < kc; ++p) {
+          T* dst = panel + p * NR;
+          std::memcpy(dst, b + b_rows[k0 + p] + n0, sizeof(T) * nr);
+          std::fill(dst + nr, dst + NR, T(0));
+        }
+        bp = panel;
+        br = panel_rows;
+      }
+      for (int64_t m0 = 0; m0 < m; m0 += MR) {
+        rows_tile_upto<T, MR, NV>(std::min<int64_t>(MR, m - m0), kc, a + m0 * ars + k0 * acs, ars, acs, bp, br,
+                                  c + n0, c_rows + m0, nr, acc, bias_k != nullptr ? bias_k + m0 : nullptr);
+      }
+    }
+  }
+}
+
+// ---------- gemm_dot_rows: MR x NR dot products, vectorized along the rows ----------
+
+// Pixels per pass: 7 rows of 1024 floats (28 KiB) stay in L1 while a tile runs.
+constexpr int64_t kBlockDot = 1024;
+
+template <typename T, int MR, int NR>
+inline void dot_tile(int64_t kc, const T* a, int64_t lda, const T* const* brow, T* c, int64_t ldc) {
+  constexpr int L = kLanes<T>;
+  Vec<T> acc[MR][NR];
+  COLONY_UNROLL
+  for (int i = 0; i < MR; ++i)
+    COLONY_UNROLL
+    for (int j = 0; j < NR; ++j) acc[i][j] = Vec<T>{};
+  int64_t p = 0;
+  for (; p + L <= kc; p += L) {
+    Vec<T> av[MR], bv[NR];
+    COLONY_UNROLL
+    for (int i = 0; i < MR; ++i) av[i] = load(a + i * lda + p);
+    COLONY_UNROLL
+    for (int j = 0; j < NR; ++j) bv[j] = load(brow[j] + p);
+    COLONY_UNROLL
+    for (int i = 0; i < MR; ++i)
+      COLONY_UNROLL
+      for (int j = 0; j < NR; ++j) acc[i][j] += av[i] * bv[j];
+  }
+  COLONY_UNROLL
+  for (int i = 0; i < MR; ++i) {
+    COLONY_UNROLL
+    for (int j = 0; j < NR; ++j) {
+      T s = hsum<T>(acc[i][j]);
+      for (int64_t q = p; q < kc; ++q) s += a[i * lda + q] * brow[j][q];
+      c[i * ldc + j] += s;
+    }
+  }
+}
+
+template <typename T, int MR, int NR>
+inline void dot_tile_upto(int64_t mr, int64_t nr, int64_t kc, const T* a, int64_t lda, const T* const* brow, T* c,
+                          int64_t ldc) {
+  if constexpr (MR > 1) {
+    if (mr < MR) {
+      dot_tile_upto<T, MR - 1, NR>(mr, nr, kc, a, lda, brow, c, ldc);
+      return;
+    }
+  }
+  if constexpr (NR > 1) {
+    if (nr < NR) {
+      dot_tile_upto<T, MR, NR - 1>(mr, nr, kc, a, lda, brow, c, ldc);
+      return;
+    }
+  }
+  dot_tile<T, MR, NR>(kc, a, lda, brow, c, ldc);
+}
+
+template <typename T, int MR, int NR>
+void gemm_dot_tiled(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, const int64_t* b_rows, T* c,
+                    int64_t ldc) {
+  for (int64_t k0 = 0; k0 < k; k0 += kBlockDot) {
+    int64_t kc = std::min(kBlockDot, k - k0);
+    for (int64_t j0 = 0; j0 < n; j0 += NR) {
+      int64_t nr = std::min<int64_t>(NR, n - j0);
+      const T* brow[NR];
+      for (int64_t j = 0; j < NR; ++j) brow[j] = b + b_rows[j0 + std::min(j, nr - 1)] + k0;
+      for (int64_t i0 = 0; i0 < m; i0 += MR) {
+        dot_tile_upto<T, MR, NR>(std::min<int64_t>(MR, m - i0), nr, kc, a + i0 * lda + k0, lda, brow,
+                                 c + i0 * ldc + j0, ldc);
+      }
+    }
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void gemm_rows(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row_stride, int64_t a_col_stride, const T* b,
+               const int64_t* b_rows, T* c, const int64_t* c_rows, bool accumulate, const T* bias) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    if (accumulate) return;
+    for (int64_t i = 0; i < m; ++i) std::fill(c + c_rows[i], c + c_rows[i] + n, bias != nullptr ? bias[i] : T(0));
+    return;
+  }
+  if (round_up(m, 4) < round_up(m, 6)) {
+    gemm_rows_tiled<T, 4, 3>(m, n, k, a, a_row_stride, a_col_stride, b, b_rows, c, c_rows, accumulate, bias);
+  } else {
+    gemm_rows_tiled<T, 6, 2>(m, n, k, a, a_row_stride, a_col_stride, b, b_rows, c, c_rows, accumulate, bias);
+  }
+}
+
+template <typename T>
+void gemm_dot_rows(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, const int64_t* b_rows, T* c,
+                   int64_t ldc) {
+  if (m <= 0 || n <= 0 || k <= 0) return;
+  // 3 x 4 and 4 x 3 tiles load 7 rows for 12 accumulators; pick the one with less padding.
+  if (round_up(m, 3) * round_up(n, 4) <= round_up(m, 4) * round_up(n, 3)) {
+    gemm_dot_tiled<T, 3, 4>(m, n, k, a, lda, b, b_rows, c, ldc);
+  } else {
+    gemm_dot_tiled<T, 4, 3>(m, n, k, a, lda, b, b_rows, c, ldc);
+  }
+}
+
+template void gemm_rows<float>(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const float*,
+                               const int64_t*, float*, const int64_t*, bool, const float*);
+template void gemm_rows<double>(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, const double*,
+                                const int64_t*, double*, const int64_t*, bool, const double*);
+template void gemm_dot_rows<float>(int64_t, int64_t, int64_t, const float*, int64_t, const float*, const int64_t*,
+                                   float*, int64_t);
+template void gemm_dot_rows<double>(int64_t, int64_t, int64_t, const double*, int64_t, const double*,
+                                    const int64_t*, double*, int64_t);
+
+}  // namespace colony::kernels::cpu

@@ -1,0 +1,30 @@
+// Register-tiled matrix products for the small, oddly shaped operands of convolutions over few
+// channels (LeNet's first layer multiplies 6 x 75 weights by 75 x 892 pixels), where packing the
+// operands the way a general GEMM does costs about as much as the product itself.
+//
+// Rows of B and C are addressed through offset tables, so B can be a set of shifted windows into
+// an image (an implicit im2col: row (c, i, j) is the image plane c read from i * W + j on) and C can
+// be scattered into overlapping rows of an image (an implicit col2im). Single-threaded: the
+// convolution kernels parallelize over images and call these inside each chunk. float and double.
+#pragma once
+
+#include <cstdint>
+
+namespace colony::kernels::cpu {
+
+// C(i, j) = bias[i] + sum_p A(i, p) * B(p, j)        (bias null: 0; accumulate: C(i, j) += the sum)
+//   A(i, p) = a[i * a_row_stride + p * a_col_stride]  (row- or column-major; read by broadcast)
+//   B(p, j) = b[b_rows[p] + j],  C(i, j) = c[c_rows[i] + j]
+// Rows of C are written one after another, so overlapping rows accumulate correctly.
+template <typename T>
+void gemm_rows(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row_stride, int64_t a_col_stride, const T* b,
+               const int64_t* b_rows, T* c, const int64_t* c_rows, bool accumulate, const T* bias);
+
+// C(i, j) += sum_p A(i, p) * B(j, p), with A(i, p) = a[i * lda + p], B(j, p) = b[b_rows[j] + p],
+// C(i, j) = c[i * ldc + j]: every element is the dot product of two rows of length k (a
+// convolution's weight gradient, reduced over the pixels).
+template <typename T>
+void gemm_dot_rows(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, const int64_t* b_rows, T* c,
+                   int64_t ldc);
+
+}  // namespace colony::kernels::cpu

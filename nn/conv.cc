@@ -1,0 +1,56 @@
+#include "nn/conv.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "nn/functional.h"
+#include "nn/init.h"
+#include "tensor/ops.h"
+
+namespace colony::nn {
+
+Conv2d::Conv2d(const Conv2dOptions& o) : options(o) {
+  if (o.in_channels() <= 0 || o.out_channels() <= 0 || o.groups() <= 0) {
+    throw std::invalid_argument("Conv2d: channels and groups must be positive");
+  }
+  if (o.in_channels() % o.groups() != 0 || o.out_channels() % o.groups() != 0) {
+    throw std::invalid_argument("Conv2d: in_channels (" + std::to_string(o.in_channels()) + ") and out_channels (" +
+                                std::to_string(o.out_channels()) + ") must be divisible by groups (" +
+                                std::to_string(o.groups()) + ")");
+  }
+  weight = register_parameter(
+      "weight", ops::empty({o.out_channels(), o.in_channels() / o.groups(), o.kernel_size().h, o.kernel_size().w}));
+  if (o.bias()) bias = register_parameter("bias", ops::empty({o.out_channels()}));
+  reset_parameters();
+}
+
+void Conv2d::reset_parameters() {
+  init::kaiming_uniform_(weight, std::sqrt(5.0));
+  if (bias.defined()) {
+    auto [fan_in, fan_out] = init::calculate_fan_in_and_fan_out(weight);
+    double bound = 1.0 / std::sqrt(static_cast<double>(fan_in));
+    init::uniform_(bias, -bound, bound);
+  }
+}
+
+Tensor Conv2d::forward(const Tensor& input) {
+  return functional::conv2d(input, weight, bias,
+                            functional::Conv2dFuncOptions()
+                                .stride(options.stride())
+                                .padding(options.padding())
+                                .dilation(options.dilation())
+                                .groups(options.groups()));
+}
+
+std::string Conv2d::extra_repr() const {
+  auto s2 = [](const Size2& s) { return "(" + std::to_string(s.h) + ", " + std::to_string(s.w) + ")"; };
+  std::string r = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
+                  ", kernel_size=" + s2(options.kernel_size()) + ", stride=" + s2(options.stride());
+  if (!(options.padding() == Size2(0))) r += ", padding=" + s2(options.padding());
+  if (!(options.dilation() == Size2(1))) r += ", dilation=" + s2(options.dilation());
+  if (options.groups() != 1) r += ", groups=" + std::to_string(options.groups());
+  if (!options.bias()) r += ", bias=false";
+  return r;
+}
+
+}  // namespace colony::nn

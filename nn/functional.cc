@@ -1,0 +1,140 @@
+// The composite functional ops: written with differentiable autograd ops, so their gradients come
+// from those ops' formulas (convolution, pooling and batch norm have fused nodes: functional_conv.cc).
+#include "nn/functional.h"
+
+#include <stdexcept>
+
+#include "autograd/ops.h"
+
+namespace colony::nn::functional {
+namespace {
+
+Tensor reduce(const Tensor& per_element, Reduction r) {
+  switch (r) {
+    case Reduction::Mean: return mean(per_element);
+    case Reduction::Sum: return sum(per_element);
+    case Reduction::None: return per_element;
+  }
+  return per_element;
+}
+
+void check_class_target(const char* op, const Tensor& input, const Tensor& target) {
+  if (input.dim() < 1) throw std::invalid_argument(std::string(op) + ": input must have a class dimension, got a 0-d tensor");
+  if (target.dtype() != kInt64 && target.dtype() != kInt32) {
+    throw std::invalid_argument(std::string(op) + ": expected class-index targets of dtype int64, got " +
+                                dtype_name(target.dtype()));
+  }
+  int64_t n = input.dim() == 1 ? 1 : input.size(0);
+  Shape expected;
+  if (input.dim() >= 2) {
+    expected.push_back(n);
+    for (int64_t d = 2; d < input.dim(); ++d) expected.push_back(input.size(d));
+  }
+  if (target.sizes() != expected) {
+    throw std::invalid_argument(std::string(op) + ": expected target of shape " + shape_str(expected) + " for input " +
+                                shape_str(input.sizes()) + ", got " + shape_str(target.sizes()));
+  }
+  if (input.device() != target.device()) {
+    throw std::invalid_argument(std::string(op) + ": input is on " + input.device().str() + " but target is on " +
+                                target.device().str());
+  }
+}
+
+// Moves the class dim last and flattens: [N, C, d...] -> [N*d..., C]; targets to [N*d...].
+std::pair<Tensor, Tensor> as_rows(const Tensor& input, const Tensor& target) {
+  if (input.dim() == 1) return {unsqueeze(input, 0), unsqueeze(target, 0)};
+  if (input.dim() == 2) return {input, target};
+  std::vector<int64_t> perm = {0};
+  for (int64_t d = 2; d < input.dim(); ++d) perm.push_back(d);
+  perm.push_back(1);
+  return {reshape(permute(input, perm), {-1, input.size(1)}), reshape(target, {-1})};
+}
+
+// Per-row negative log-likelihood of the target class, zero (and excluded) at ignore_index; also
+// returns the mask of counted rows.
+std::pair<Tensor, Tensor> picked_nll(const Tensor& logp, const Tensor& target, int64_t ignore_index) {
+  int64_t classes = logp.size(1);
+  Tensor t = ops::to(target, target.device(), kInt64);
+  Tensor valid = ops::binary(ops::BinaryOp::Ne, t, static_cast<double>(ignore_index));
+  Tensor safe = ops::where(valid, t, ops::zeros_like(t));
+  Tensor lo = ops::amin(safe), hi = ops::amax(safe);
+  if (t.numel() > 0 && (lo.item<int64_t>() < 0 || hi.item<int64_t>() >= classes)) {
+    int64_t bad = lo.item<int64_t>() < 0 ? lo.item<int64_t>() : hi.item<int64_t>();
+    throw std::out_of_range("cross_entropy/nll_loss: target " + std::to_string(bad) + " is out of bounds for " +
+                            std::to_string(classes) + " classes");
+  }
+  Tensor picked = squeeze(gather(logp, 1, unsqueeze(safe, 1)), 1);
+  Tensor mask = ops::to(valid, logp.device(), logp.dtype());
+  return {neg(picked) * mask, mask};
+}
+
+Tensor reduce_masked(const Tensor& loss, const Tensor& mask, Reduction r, const Shape& none_shape) {
+  switch (r) {
+    // PyTorch divides by the number of non-ignored targets (NaN when all are ignored).
+    case Reduction::Mean: return sum(loss) / sum(mask);
+    case Reduction::Sum: return sum(loss);
+    case Reduction::None: return reshape(loss, none_shape);
+  }
+  return loss;
+}
+
+}  // namespace
+
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
+  if (weight.dim() != 2) throw std::invalid_argument("linear: weight must be 2-D [out, in], got " + shape_str(weight.sizes()));
+  if (input.dim() < 1 || input.size(-1) != weight.size(1)) {
+    throw std::invalid_argument("linear: input " + shape_str(input.sizes()) + " does not end in in_features = " +
+                                std::to_string(weight.size(1)) + " (weight " + shape_str(weight.sizes()) + ")");
+  }
+  Tensor out = input.dim() == 2 ? mm(input, t(weight)) : matmul(input, t(weight));
+  return bias.defined() ? out + bias : out;
+}
+
+Tensor relu(const Tensor& input) { return colony::relu(input); }
+Tensor sigmoid(const Tensor& input) { return colony::sigmoid(input); }
+Tensor tanh(const Tensor& input) { return colony::tanh(input); }
+
+Tensor dropout(const Tensor& input, double p, bool training, Generator* gen) {
+  if (p < 0 || p > 1) throw std::invalid_argument("dropout: probability has to be between 0 and 1, but got " + std::to_string(p));
+  if (!training || p == 0) return input;
+  if (p == 1) return input * ops::zeros_like(input);
+  Tensor keep = ops::bernoulli(ops::full(input.sizes(), 1.0 - p, TensorOptions(input.dtype()).device(input.device())), gen);
+  return input * ops::mul(keep, 1.0 / (1.0 - p));
+}
+
+Tensor softmax(const Tensor& input, int64_t dim) { return colony::softmax(input, dim); }
+Tensor log_softmax(const Tensor& input, int64_t dim) { return colony::log_softmax(input, dim); }
+Tensor flatten(const Tensor& input, int64_t start_dim, int64_t end_dim) { return colony::flatten(input, start_dim, end_dim); }
+
+Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options) {
+  check_class_target("nll_loss", input, target);
+  auto [rows, targets] = as_rows(input, target);
+  auto [loss, mask] = picked_nll(rows, targets, options.ignore_index());
+  return reduce_masked(loss, mask, options.reduction(), target.sizes());
+}
+
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& options) {
+  check_class_target("cross_entropy", input, target);
+  double eps = options.label_smoothing();
+  if (eps < 0 || eps > 1) throw std::invalid_argument("cross_entropy: label_smoothing must be in [0, 1], got " + std::to_string(eps));
+  auto [rows, targets] = as_rows(input, target);
+  Tensor logp = colony::log_softmax(rows, 1);
+  auto [loss, mask] = picked_nll(logp, targets, options.ignore_index());
+  if (eps > 0) {
+    // PyTorch: (1 - eps) * nll + eps * mean over classes of -log p, ignored rows excluded.
+    Tensor smooth = neg(mean(logp, {1})) * mask;
+    loss = loss * (1.0 - eps) + smooth * eps;
+  }
+  return reduce_masked(loss, mask, options.reduction(), target.sizes());
+}
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  if (input.sizes() != target.sizes()) {
+    throw std::invalid_argument("mse_loss: input " + shape_str(input.sizes()) + " and target " + shape_str(target.sizes()) +
+                                " must have the same shape");
+  }
+  Tensor d = input - target;
+  return reduce(d * d, reduction);
+}
+
+}  // namespace colony::nn::functional

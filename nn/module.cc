@@ -1,0 +1,251 @@
+#include "nn/module.h"
+
+#include <cxxabi.h>
+
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <typeinfo>
+
+#include "autograd/ops.h"
+#include "tensor/grad_mode.h"
+
+namespace colony::nn {
+namespace {
+
+void check_name(const std::string& name, const std::string& what) {
+  if (name.empty() || name.find('.') != std::string::npos) {
+    throw std::invalid_argument(what + " name \"" + name + "\" must be non-empty and contain no '.'");
+  }
+}
+
+template <typename Vec>
+bool has_name(const Vec& v, const std::string& name) {
+  for (const auto& [n, _] : v)
+    if (n == name) return true;
+  return false;
+}
+
+}  // namespace
+
+Tensor Module::forward(const Tensor&) {
+  throw std::logic_error(name() + " has no forward(const Tensor&): override it in the module class");
+}
+
+std::string Module::name() const {
+  const char* mangled = typeid(*this).name();
+  int status = 0;
+  std::unique_ptr<char, void (*)(void*)> demangled(abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
+  std::string full = status == 0 ? demangled.get() : mangled;
+  size_t colon = full.rfind("::");
+  return colon == std::string::npos ? full : full.substr(colon + 2);
+}
+
+void Module::add_child(const std::string& name, std::shared_ptr<Module> child) {
+  check_name(name, "submodule");
+  if (!child) throw std::invalid_argument("register_module: submodule \"" + name + "\" is null");
+  if (has_name(children_, name) || has_name(params_, name) || has_name(buffers_, name)) {
+    throw std::invalid_argument("register_module: \"" + name + "\" is already registered in " + this->name());
+  }
+  children_.emplace_back(name, std::move(child));
+}
+
+Tensor& Module::register_parameter(const std::string& name, Tensor t, bool requires_grad) {
+  check_name(name, "parameter");
+  if (has_name(children_, name) || has_name(params_, name) || has_name(buffers_, name)) {
+    throw std::invalid_argument("register_parameter: \"" + name + "\" is already registered in " + this->name());
+  }
+  if (t.defined() && requires_grad) t.requires_grad_(true);
+  params_.emplace_back(name, std::move(t));
+  return params_.back().second;
+}
+
+Tensor& Module::register_buffer(const std::string& name, Tensor t) {
+  check_name(name, "buffer");
+  if (has_name(children_, name) || has_name(params_, name) || has_name(buffers_, name)) {
+    throw std::invalid_argument("register_buffer: \"" + name + "\" is already registered in " + this->name());
+  }
+  buffers_.emplace_back(name, std::move(t));
+  return buffers_.back().second;
+}
+
+void Module::collect(const std::string& prefix, bool recurse, bool params, NamedTensors& out) const {
+  for (const auto& [n, t] : params ? params_ : buffers_)
+    if (t.defined()) out.emplace_back(prefix + n, t);
+  if (!recurse) return;
+  for (const auto& [n, c] : children_) c->collect(prefix + n + ".", true, params, out);
+}
+
+NamedTensors Module::named_parameters(bool recurse) const {
+  NamedTensors out;
+  collect("", recurse, true, out);
+  // A parameter shared by two submodules is listed once, under its first name (as PyTorch).
+  NamedTensors unique;
+  std::set<const TensorImpl*> seen;
+  for (auto& p : out)
+    if (seen.insert(p.second.impl()).second) unique.push_back(std::move(p));
+  return unique;
+}
+
+std::vector<Tensor> Module::parameters(bool recurse) const {
+  std::vector<Tensor> out;
+  for (auto& [_, t] : named_parameters(recurse)) out.push_back(t);
+  return out;
+}
+
+NamedTensors Module::named_buffers(bool recurse) const {
+  NamedTensors out;
+  collect("", recurse, false, out);
+  return out;
+}
+
+std::vector<Tensor> Module::buffers(bool recurse) const {
+  std::vector<Tensor> out;
+  for (auto& [_, t] : named_buffers(recurse)) out.push_back(t);
+  return out;
+}
+
+std::vector<std::shared_ptr<Module>> Module::children() const {
+  std::vector<std::shared_ptr<Module>> out;
+  for (const auto& [_, c] : children_) out.push_back(c);
+  return out;
+}
+
+std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_children() const { return children_; }
+
+std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modules() {
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> out;
+  out.emplace_back("", shared_from_this());
+  for (const auto& [n, c] : children_) {
+    for (auto& [sub, m] : c->named_modules()) out.emplace_back(sub.empty() ? n : n + "." + sub, m);
+  }
+  return out;
+}
+
+void Module::train(bool on) {
+  training_ = on;
+  for (auto& [_, c] : children_) c->train(on);
+}
+
+void set_data(Tensor& dst, const Tensor& src) {
+  TensorImpl* d = dst.impl();
+  TensorImpl* s = src.impl();
+  d->storage = s->storage;
+  d->sizes = s->sizes;
+  d->strides = s->strides;
+  d->offset = s->offset;
+  d->dtype = s->dtype;
+}
+
+namespace {
+void convert_in_place(Tensor& t, Device device, std::optional<DType> dtype, bool non_blocking) {
+  if (!t.defined()) return;
+  // Integer buffers (BatchNorm's num_batches_tracked) keep their type, as Module.to(dtype) does.
+  DType target = dtype && is_floating(t.dtype()) ? *dtype : t.dtype();
+  NoGradGuard no_grad;
+  Tensor moved = ops::to(t, device, target, non_blocking);
+  if (moved.is_same(t)) return;
+  set_data(t, moved);
+  Tensor g = t.grad();
+  if (g.defined()) t.mutable_grad() = ops::to(g, device, target, non_blocking);
+}
+}  // namespace
+
+void Module::to(Device device, DType dtype, bool non_blocking) {
+  for (auto& [_, t] : params_) convert_in_place(t, device, dtype, non_blocking);
+  for (auto& [_, t] : buffers_) convert_in_place(t, device, dtype, non_blocking);
+  for (auto& [_, c] : children_) c->to(device, dtype, non_blocking);
+}
+
+void Module::to(Device device, bool non_blocking) {
+  for (auto& [_, t] : params_) convert_in_place(t, device, std::nullopt, non_blocking);
+  for (auto& [_, t] : buffers_) convert_in_place(t, device, std::nullopt, non_blocking);
+  for (auto& [_, c] : children_) c->to(device, non_blocking);
+}
+
+void Module::to(DType dtype) {
+  for (auto& [_, t] : params_) convert_in_place(t, t.device(), dtype, false);
+  for (auto& [_, t] : buffers_) convert_in_place(t, t.device(), dtype, false);
+  for (auto& [_, c] : children_) c->to(dtype);
+}
+
+void Module::zero_grad(bool set_to_none) {
+  for (Tensor& p : parameters()) {
+    Tensor& g = p.mutable_grad();
+    if (!g.defined()) continue;
+    if (set_to_none) {
+      g = Tensor();
+    } else {
+      ops::fill_(g, 0.0);
+    }
+  }
+}
+
+NamedTensors Module::state_dict() const {
+  NamedTensors out;
+  for (const auto& [n, t] : params_)
+    if (t.defined()) out.emplace_back(n, t);
+  for (const auto& [n, t] : buffers_)
+    if (t.defined()) out.emplace_back(n, t);
+  for (const auto& [n, c] : children_)
+    for (auto& [sub, t] : c->state_dict()) out.emplace_back(n + "." + sub, t);
+  return out;
+}
+
+void Module::load_state_dict(const NamedTensors& state, bool strict) {
+  NamedTensors own = state_dict();
+  std::map<std::string, Tensor> given(state.begin(), state.end());
+  std::vector<std::string> missing, unexpected, mismatched;
+  std::set<std::string> own_names;
+  for (auto& [n, t] : own) {
+    own_names.insert(n);
+    auto it = given.find(n);
+    if (it == given.end()) {
+      missing.push_back(n);
+    } else if (it->second.sizes() != t.sizes()) {
+      mismatched.push_back(n + ": checkpoint " + shape_str(it->second.sizes()) + ", model " + shape_str(t.sizes()));
+    }
+  }
+  for (auto& [n, _] : state)
+    if (!own_names.count(n)) unexpected.push_back(n);
+  if (!mismatched.empty() || (strict && (!missing.empty() || !unexpected.empty()))) {
+    std::ostringstream os;
+    os << "Error(s) in loading state_dict for " << name() << ":";
+    auto list = [&](const char* what, const std::vector<std::string>& keys) {
+      if (keys.empty()) return;
+      os << "\n  " << what << ": ";
+      for (size_t i = 0; i < keys.size(); ++i) os << (i ? ", " : "") << "\"" << keys[i] << "\"";
+    };
+    list("Missing key(s)", missing);
+    list("Unexpected key(s)", unexpected);
+    list("Size mismatch", mismatched);
+    throw std::invalid_argument(os.str());
+  }
+  NoGradGuard no_grad;
+  for (auto& [n, t] : own) {
+    auto it = given.find(n);
+    if (it == given.end()) continue;
+    ops::copy_(t, it->second);
+    t.storage()->bump_version();
+  }
+}
+
+std::string Module::repr(int indent) const {
+  std::ostringstream os;
+  os << name() << "(" << extra_repr();
+  if (!children_.empty()) {
+    os << "\n";
+    for (const auto& [n, c] : children_) {
+      os << std::string(indent + 2, ' ') << "(" << n << "): " << c->repr(indent + 2) << "\n";
+    }
+    os << std::string(indent, ' ');
+  }
+  os << ")";
+  return os.str();
+}
+
+std::ostream& operator<<(std::ostream& os, const Module& m) { return os << m.repr(); }
+
+}  // namespace colony::nn

@@ -1,0 +1,91 @@
+// nn::Module: the base of every layer and model. Modules are held by std::shared_ptr; children,
+// parameters and buffers are kept in registration order, so named_parameters() and state_dict()
+// list them the way PyTorch does ("conv1.weight", "conv1.bias", "fc1.weight", ...).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tensor/tensor.h"
+
+namespace colony::nn {
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+class Module : public std::enable_shared_from_this<Module> {
+ public:
+  Module() = default;
+  virtual ~Module() = default;
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
+
+  // The module's computation. Layers and user models override it; calling the base version is an
+  // error that names the module type.
+  virtual Tensor forward(const Tensor& input);
+  // Type name used in messages and printing ("Linear", "LeNet", ...). Defaults to the demangled
+  // C++ class name.
+  virtual std::string name() const;
+
+  // ---- registration: each returns what it registered ----
+  template <typename M>
+  std::shared_ptr<M> register_module(const std::string& name, std::shared_ptr<M> module) {
+    add_child(name, module);
+    return module;
+  }
+  // The stored handle shares the TensorImpl with `t`: to(device) and load_state_dict() update it in
+  // place, so a member copy of the returned tensor stays valid.
+  Tensor& register_parameter(const std::string& name, Tensor t, bool requires_grad = true);
+  Tensor& register_buffer(const std::string& name, Tensor t);
+
+  // ---- traversal (recursive, registration order, dotted names) ----
+  std::vector<Tensor> parameters(bool recurse = true) const;
+  NamedTensors named_parameters(bool recurse = true) const;
+  std::vector<Tensor> buffers(bool recurse = true) const;
+  NamedTensors named_buffers(bool recurse = true) const;
+  std::vector<std::shared_ptr<Module>> children() const;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const;
+  // This module and all descendants, depth-first, with dotted prefixes ("" for this one).
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules();
+
+  // ---- mode, device, gradients ----
+  virtual void train(bool on = true);
+  void eval() { train(false); }
+  bool is_training() const { return training_; }
+  // Moves/converts every parameter and buffer in place (integer buffers keep their dtype on to(dtype)).
+  void to(Device device, bool non_blocking = false);
+  void to(DType dtype);
+  void to(Device device, DType dtype, bool non_blocking = false);
+  // set_to_none = true (PyTorch's default) drops the gradients; false zeroes them in place.
+  void zero_grad(bool set_to_none = true);
+
+  // ---- state ----
+  // Parameters and buffers by dotted name, each module's own before its children's.
+  NamedTensors state_dict() const;
+  // Copies values into the existing tensors (any device/dtype conversion happens on the way).
+  // strict: missing, unexpected and shape-mismatched keys are all listed in one error.
+  void load_state_dict(const NamedTensors& state, bool strict = true);
+
+  // Prints the module tree, one line per module: "LeNet(\n  (conv1): Conv2d(3, 6, kernel_size=[5, 5]...)".
+  virtual std::string extra_repr() const { return ""; }
+  std::string repr(int indent = 0) const;
+
+ protected:
+  void add_child(const std::string& name, std::shared_ptr<Module> child);
+
+ private:
+  void collect(const std::string& prefix, bool recurse, bool params, NamedTensors& out) const;
+  NamedTensors params_;
+  NamedTensors buffers_;
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
+  bool training_ = true;
+};
+
+// Replaces the data behind `dst` with `src` (shape, storage, dtype), keeping the TensorImpl —
+// and so every handle to it — the same; the autograd flags stay (PyTorch's `param.data = ...`).
+void set_data(Tensor& dst, const Tensor& src);
+
+std::ostream& operator<<(std::ostream& os, const Module& m);
+
+}  // namespace colony::nn

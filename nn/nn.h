@@ -1,0 +1,11 @@
+// Everything in nn/: modules, layers, functional (F::), init, save/load.
+#pragma once
+
+#include "nn/batchnorm.h"
+#include "nn/conv.h"
+#include "nn/functional.h"
+#include "nn/init.h"
+#include "nn/layers.h"
+#include "nn/linear.h"
+#include "nn/module.h"
+#include "nn/serialize.h"

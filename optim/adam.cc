@@ -1,0 +1,67 @@
+#include "optim/adam.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "tensor/grad_mode.h"
+#include "tensor/ops.h"
+#include "tensor/optim_ops.h"
+
+namespace colony::optim {
+
+HyperParams AdamOptions::to_map() const {
+  return {{"lr", lr()},
+          {"beta1", beta1()},
+          {"beta2", beta2()},
+          {"eps", eps()},
+          {"weight_decay", weight_decay()},
+          {"amsgrad", amsgrad() ? 1.0 : 0.0},
+          {"maximize", maximize() ? 1.0 : 0.0}};
+}
+
+Adam::Adam(std::vector<Tensor> params, const AdamOptions& options) : Adam(std::move(params), options, false) {}
+
+Adam::Adam(std::vector<Tensor> params, const AdamOptions& o, bool decoupled)
+    : Optimizer(std::move(params), o.to_map()), decoupled_(decoupled) {
+  if (o.lr() < 0) throw std::invalid_argument("Adam: invalid learning rate " + std::to_string(o.lr()));
+  if (o.eps() < 0) throw std::invalid_argument("Adam: invalid epsilon value " + std::to_string(o.eps()));
+  if (o.beta1() < 0 || o.beta1() >= 1) throw std::invalid_argument("Adam: invalid beta parameter at index 0: " + std::to_string(o.beta1()));
+  if (o.beta2() < 0 || o.beta2() >= 1) throw std::invalid_argument("Adam: invalid beta parameter at index 1: " + std::to_string(o.beta2()));
+  if (o.weight_decay() < 0) throw std::invalid_argument("Adam: invalid weight_decay value " + std::to_string(o.weight_decay()));
+}
+
+void Adam::step() {
+  NoGradGuard no_grad;
+  for (auto& group : param_groups()) {
+    const HyperParams& o = group.options;
+    bool amsgrad = o.at("amsgrad") != 0;
+    for (Tensor& p : group.params) {
+      Tensor grad = p.grad();
+      if (!grad.defined()) continue;
+      grad = ops::contiguous(grad);
+      auto& state = state_of(p);
+      if (state.empty()) {
+        state["step"] = ops::scalar_tensor(0.0, kFloat64);
+        state["exp_avg"] = ops::zeros_like(p);
+        state["exp_avg_sq"] = ops::zeros_like(p);
+        if (amsgrad) state["max_exp_avg_sq"] = ops::zeros_like(p);
+      }
+      double step = state["step"].item<double>() + 1;
+      ops::fill_(state["step"], step);
+      kernels::AdamParams a{o.at("lr"),
+                            o.at("beta1"),
+                            o.at("beta2"),
+                            o.at("eps"),
+                            o.at("weight_decay"),
+                            decoupled_,
+                            amsgrad,
+                            o.at("maximize") != 0,
+                            1 - std::pow(o.at("beta1"), step),
+                            std::sqrt(1 - std::pow(o.at("beta2"), step))};
+      Tensor none;
+      ops::adam_step_(p, grad, state["exp_avg"], state["exp_avg_sq"], amsgrad ? state["max_exp_avg_sq"] : none, a);
+    }
+  }
+}
+
+}  // namespace colony::optim

@@ -1,0 +1,78 @@
+#include "optim/checkpoint.h"
+
+#include <stdexcept>
+
+#include "nn/safetensors.h"
+
+namespace colony::optim {
+namespace {
+
+const std::string kModel = "model.";
+const std::string kOptim = "optim.";
+
+uint64_t parse_u64(const std::map<std::string, std::string>& meta, const std::string& key, const std::string& path) {
+  auto it = meta.find(key);
+  if (it == meta.end()) throw std::runtime_error("checkpoint " + path + ": metadata has no \"" + key + "\"");
+  try {
+    size_t used = 0;
+    uint64_t v = std::stoull(it->second, &used);
+    if (used != it->second.size()) throw std::invalid_argument(it->second);
+    return v;
+  } catch (const std::exception&) {
+    throw std::runtime_error("checkpoint " + path + ": metadata \"" + key + "\" = \"" + it->second +
+                             "\" is not an unsigned integer");
+  }
+}
+
+}  // namespace
+
+void save_checkpoint(const std::string& path, const nn::Module& model, const Optimizer& optimizer, TrainingState state) {
+  state.rng_seed = default_generator().seed();
+  state.rng_offset = default_generator().offset();
+  io::NamedTensors tensors;
+  for (auto& [n, t] : model.state_dict()) tensors.emplace_back(kModel + n, t);
+  for (auto& [n, t] : optimizer.state_dict()) tensors.emplace_back(kOptim + n, t);
+  std::map<std::string, std::string> meta = state.extra;
+  meta["format"] = "colony-checkpoint-1";
+  meta["epoch"] = std::to_string(state.epoch);
+  meta["step"] = std::to_string(state.step);
+  meta["rng_seed"] = std::to_string(state.rng_seed);
+  meta["rng_offset"] = std::to_string(state.rng_offset);
+  io::save_safetensors(path, tensors, meta);
+}
+
+TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimizer& optimizer) {
+  io::SafetensorsContents c = io::load_safetensors(path);
+  auto fmt = c.metadata.find("format");
+  if (fmt == c.metadata.end() || fmt->second != "colony-checkpoint-1") {
+    throw std::runtime_error("checkpoint " + path + ": not a Colony training checkpoint (metadata \"format\" is " +
+                             (fmt == c.metadata.end() ? std::string("missing") : "\"" + fmt->second + "\"") +
+                             "); for plain weights use nn::load");
+  }
+  io::NamedTensors model_state, optim_state;
+  for (auto& [n, t] : c.tensors) {
+    if (n.rfind(kModel, 0) == 0) {
+      model_state.emplace_back(n.substr(kModel.size()), t);
+    } else if (n.rfind(kOptim, 0) == 0) {
+      optim_state.emplace_back(n.substr(kOptim.size()), t);
+    }
+  }
+  TrainingState s;
+  s.epoch = static_cast<int64_t>(parse_u64(c.metadata, "epoch", path));
+  s.step = static_cast<int64_t>(parse_u64(c.metadata, "step", path));
+  s.rng_seed = parse_u64(c.metadata, "rng_seed", path);
+  s.rng_offset = parse_u64(c.metadata, "rng_offset", path);
+  try {
+    model.load_state_dict(model_state);
+    optimizer.load_state_dict(optim_state);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument("checkpoint " + path + ": " + e.what());
+  }
+  default_generator().set_state(s.rng_seed, s.rng_offset);
+  for (auto& [k, v] : c.metadata) {
+    if (k != "format" && k != "epoch" && k != "step" && k != "rng_seed" && k != "rng_offset") s.extra[k] = v;
+  }
+  return s;
+}
+
+}  // namespace colony::optim

@@ -1,0 +1,45 @@
+#include "optim/clip_grad.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "tensor/grad_mode.h"
+#include "tensor/ops.h"
+
+namespace colony::optim {
+
+double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type) {
+  NoGradGuard no_grad;
+  double total = 0;
+  bool inf_norm = std::isinf(norm_type);
+  if (!inf_norm && norm_type <= 0) throw std::invalid_argument("clip_grad_norm_: norm_type must be positive");
+  for (const Tensor& p : parameters) {
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    Tensor a = ops::abs(ops::to(g, g.device(), kFloat64));
+    if (inf_norm) {
+      if (g.numel() > 0) total = std::max(total, ops::amax(a).item<double>());
+    } else {
+      total += ops::sum(ops::pow(a, norm_type)).item<double>();
+    }
+  }
+  if (!inf_norm) total = std::pow(total, 1.0 / norm_type);
+  double coef = max_norm / (total + 1e-6);
+  if (coef < 1) {
+    for (const Tensor& p : parameters) {
+      Tensor g = p.grad();
+      if (g.defined()) ops::binary_(ops::BinaryOp::Mul, g, coef);
+    }
+  }
+  return total;
+}
+
+void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value) {
+  NoGradGuard no_grad;
+  for (const Tensor& p : parameters) {
+    Tensor g = p.grad();
+    if (g.defined()) ops::clamp_(g, -clip_value, clip_value);
+  }
+}
+
+}  // namespace colony::optim

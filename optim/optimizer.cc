@@ -1,0 +1,130 @@
+#include "optim/optimizer.h"
+
+#include <set>
+#include <stdexcept>
+
+#include "tensor/grad_mode.h"
+#include "tensor/ops.h"
+
+namespace colony::optim {
+
+Optimizer::Optimizer(std::vector<Tensor> params, HyperParams defaults)
+    : Optimizer(std::vector<ParamGroup>{ParamGroup{std::move(params), {}}}, std::move(defaults)) {}
+
+Optimizer::Optimizer(std::vector<ParamGroup> groups, HyperParams defaults) : defaults_(std::move(defaults)) {
+  size_t total = 0;
+  for (auto& g : groups) {
+    total += g.params.size();
+    add_param_group(std::move(g));
+  }
+  if (total == 0) throw std::invalid_argument("optimizer got an empty parameter list");
+}
+
+void Optimizer::add_param_group(ParamGroup group) {
+  std::set<const TensorImpl*> seen;
+  for (const auto& g : groups_)
+    for (const auto& p : g.params) seen.insert(p.impl());
+  for (const auto& p : group.params) {
+    if (!p.defined()) throw std::invalid_argument("optimizer: parameter list holds an undefined tensor");
+    if (!p.is_leaf()) throw std::invalid_argument("optimizer: can't optimize a non-leaf Tensor");
+    if (!seen.insert(p.impl()).second) {
+      throw std::invalid_argument("optimizer: some parameters appear in more than one parameter group");
+    }
+  }
+  for (const auto& [k, v] : defaults_) group.options.emplace(k, v);  // keeps the group's own values
+  for (const auto& [k, _] : group.options) {
+    if (!defaults_.count(k)) throw std::invalid_argument("optimizer: unknown option \"" + k + "\" in a parameter group");
+  }
+  groups_.push_back(std::move(group));
+}
+
+void Optimizer::zero_grad(bool set_to_none) {
+  for (auto& g : groups_) {
+    for (auto& p : g.params) {
+      Tensor& grad = p.mutable_grad();
+      if (!grad.defined()) continue;
+      if (set_to_none) {
+        grad = Tensor();
+      } else {
+        ops::fill_(grad, 0.0);
+      }
+    }
+  }
+}
+
+double Optimizer::lr(size_t group) const { return groups_.at(group).options.at("lr"); }
+void Optimizer::set_lr(double lr) {
+  for (auto& g : groups_) g.options["lr"] = lr;
+}
+void Optimizer::set_lr(size_t group, double lr) { groups_.at(group).options["lr"] = lr; }
+
+std::map<std::string, Tensor>& Optimizer::state_of(const Tensor& param) { return state_[param.impl()]; }
+
+NamedTensors Optimizer::state_dict() const {
+  NamedTensors out;
+  size_t index = 0;
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    for (const auto& [k, v] : groups_[g].options) {
+      out.emplace_back("param_groups." + std::to_string(g) + "." + k, ops::scalar_tensor(v, kFloat64));
+    }
+    out.emplace_back("param_groups." + std::to_string(g) + ".num_params",
+                     ops::scalar_tensor(static_cast<double>(groups_[g].params.size()), kFloat64));
+    for (const auto& p : groups_[g].params) {
+      auto it = state_.find(p.impl());
+      if (it != state_.end()) {
+        for (const auto& [k, t] : it->second) out.emplace_back("state." + std::to_string(index) + "." + k, t);
+      }
+      ++index;
+    }
+  }
+  return out;
+}
+
+void Optimizer::load_state_dict(const NamedTensors& state) {
+  std::map<std::string, Tensor> by_name(state.begin(), state.end());
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    std::string prefix = "param_groups." + std::to_string(g) + ".";
+    auto n = by_name.find(prefix + "num_params");
+    if (n == by_name.end()) {
+      throw std::invalid_argument("optimizer load_state_dict: the state has no parameter group " + std::to_string(g) +
+                                  " but this optimizer has " + std::to_string(groups_.size()));
+    }
+    if (static_cast<size_t>(n->second.item<double>()) != groups_[g].params.size()) {
+      throw std::invalid_argument("optimizer load_state_dict: group " + std::to_string(g) + " has " +
+                                  std::to_string(static_cast<size_t>(n->second.item<double>())) +
+                                  " parameters in the state but " + std::to_string(groups_[g].params.size()) + " here");
+    }
+  }
+  if (by_name.count("param_groups." + std::to_string(groups_.size()) + ".num_params")) {
+    throw std::invalid_argument("optimizer load_state_dict: the state has more parameter groups than this optimizer (" +
+                                std::to_string(groups_.size()) + ")");
+  }
+  NoGradGuard no_grad;
+  size_t index = 0;
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    std::string prefix = "param_groups." + std::to_string(g) + ".";
+    for (auto& [k, v] : groups_[g].options) {
+      auto it = by_name.find(prefix + k);
+      if (it != by_name.end()) v = it->second.item<double>();
+    }
+    for (auto& p : groups_[g].params) {
+      std::string sp = "state." + std::to_string(index) + ".";
+      std::map<std::string, Tensor> st;
+      for (const auto& [name, t] : state) {
+        if (name.rfind(sp, 0) != 0) continue;
+        std::string key = name.substr(sp.size());
+        // State lives with its parameter: same device; floating state takes the parameter's dtype.
+        DType dt = is_floating(t.dtype()) && t.dim() > 0 ? p.dtype() : t.dtype();
+        st[key] = ops::clone(ops::to(t, p.device(), dt));
+      }
+      if (st.empty()) {
+        state_.erase(p.impl());
+      } else {
+        state_[p.impl()] = std::move(st);
+      }
+      ++index;
+    }
+  }
+}
+
+}  // namespace colony::optim

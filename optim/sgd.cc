@@ -1,0 +1,65 @@
+#include "optim/sgd.h"
+
+#include <stdexcept>
+
+#include "tensor/grad_mode.h"
+#include "tensor/ops.h"
+#include "tensor/optim_ops.h"
+
+namespace colony::optim {
+namespace {
+
+void validate(const HyperParams& o) {
+  if (o.at("lr") < 0) throw std::invalid_argument("SGD: invalid learning rate " + std::to_string(o.at("lr")));
+  if (o.at("momentum") < 0) throw std::invalid_argument("SGD: invalid momentum value " + std::to_string(o.at("momentum")));
+  if (o.at("weight_decay") < 0) {
+    throw std::invalid_argument("SGD: invalid weight_decay value " + std::to_string(o.at("weight_decay")));
+  }
+  if (o.at("nesterov") != 0 && (o.at("momentum") <= 0 || o.at("dampening") != 0)) {
+    throw std::invalid_argument("SGD: nesterov momentum requires a momentum and zero dampening");
+  }
+}
+
+}  // namespace
+
+HyperParams SGDOptions::to_map() const {
+  return {{"lr", lr()},
+          {"momentum", momentum()},
+          {"dampening", dampening()},
+          {"weight_decay", weight_decay()},
+          {"nesterov", nesterov() ? 1.0 : 0.0},
+          {"maximize", maximize() ? 1.0 : 0.0}};
+}
+
+SGD::SGD(std::vector<Tensor> params, const SGDOptions& options) : Optimizer(std::move(params), options.to_map()) {
+  validate(param_groups()[0].options);
+}
+
+SGD::SGD(std::vector<ParamGroup> groups, const SGDOptions& defaults) : Optimizer(std::move(groups), defaults.to_map()) {
+  for (const auto& g : param_groups()) validate(g.options);
+}
+
+void SGD::step() {
+  NoGradGuard no_grad;
+  for (auto& group : param_groups()) {
+    const HyperParams& o = group.options;
+    kernels::SgdParams s{o.at("lr"), o.at("momentum"), o.at("dampening"), o.at("weight_decay"),
+                         o.at("nesterov") != 0, false, o.at("maximize") != 0};
+    for (Tensor& p : group.params) {
+      Tensor grad = p.grad();
+      if (!grad.defined()) continue;
+      grad = ops::contiguous(grad);
+      Tensor buf;
+      if (s.momentum != 0) {
+        auto& state = state_of(p);
+        auto it = state.find("momentum_buffer");
+        s.first_step = it == state.end();
+        if (s.first_step) it = state.emplace("momentum_buffer", ops::empty_like(p)).first;
+        buf = it->second;
+      }
+      ops::sgd_step_(p, grad, buf, s);
+    }
+  }
+}
+
+}  // namespace colony::optim

@@ -1,0 +1,34 @@
+// Stochastic gradient descent with PyTorch's exact update rule (torch.optim.SGD):
+//   d = g + weight_decay * p
+//   buf = d (first step) | momentum * buf + (1 - dampening) * d
+//   d = nesterov ? d + momentum * buf : buf
+//   p -= lr * d
+#pragma once
+
+#include "nn/options.h"
+#include "optim/optimizer.h"
+
+namespace colony::optim {
+
+struct SGDOptions {
+  SGDOptions(double lr) : lr_(lr) {}  // NOLINT
+  COLONY_ARG(double, lr);
+  COLONY_ARG(double, momentum) = 0.0;
+  COLONY_ARG(double, dampening) = 0.0;
+  COLONY_ARG(double, weight_decay) = 0.0;
+  COLONY_ARG(bool, nesterov) = false;
+  COLONY_ARG(bool, maximize) = false;
+
+ public:
+  HyperParams to_map() const;
+};
+
+class SGD : public Optimizer {
+ public:
+  SGD(std::vector<Tensor> params, const SGDOptions& options);
+  // Several groups; each group's options override the defaults.
+  SGD(std::vector<ParamGroup> groups, const SGDOptions& defaults);
+  void step() override;
+};
+
+}  // namespace colony::optim

@@ -1,0 +1,177 @@
+// batch_norm and its backward: PyTorch's checks, then kernels/cpu/batch_norm.h or
+// kernels/cuda/batch_norm.h over the input read as [N, C, S].
+#include <stdexcept>
+#include <string>
+
+#include "kernels/cpu/batch_norm.h"
+#include "tensor/nn_ops.h"
+#include "tensor/ops.h"
+#include "tensor/stream.h"
+#ifdef COLONY_WITH_CUDA
+#include "kernels/cuda/batch_norm.h"
+#include "tensor/cuda.h"
+#endif
+
+namespace colony::ops {
+namespace {
+
+struct Layout {
+  int64_t n, c, s;
+};
+
+Layout check_input(const Tensor& input, const char* op) {
+  if (!input.defined()) throw std::invalid_argument(std::string(op) + ": expected a defined input tensor");
+  if (input.dim() < 2) {
+    throw std::invalid_argument(std::string(op) + ": input must have at least 2 dims (N,C,...), got " +
+                                shape_str(input.sizes()));
+  }
+  if (!is_floating(input.dtype())) {
+    throw std::invalid_argument(std::string(op) + ": expected a floating point input, got " +
+                                dtype_name(input.dtype()));
+  }
+  if (input.is_cpu() && input.dtype() != kFloat32 && input.dtype() != kFloat64) {
+    throw std::invalid_argument(std::string(op) + ": CPU batch norm supports float32 and float64, got " +
+                                dtype_name(input.dtype()));
+  }
+  Layout l{input.size(0), input.size(1), 1};
+  for (int64_t d = 2; d < input.dim(); ++d) l.s *= input.size(d);
+  return l;
+}
+
+// A per-channel [C] tensor on input's device with its dtype, or undefined.
+void check_channel_tensor(const Tensor& t, const char* name, const Tensor& input, const char* op) {
+  if (!t.defined()) return;
+  const int64_t c = input.size(1);
+  if (t.dim() != 1 || t.size(0) != c) {
+    throw std::invalid_argument(std::string(op) + ": expected " + name + " of shape [" + std::to_string(c) +
+                                "] (one per channel of input " + shape_str(input.sizes()) + "), got " +
+                                shape_str(t.sizes()));
+  }
+  if (t.device() != input.device() || t.dtype() != input.dtype()) {
+    throw std::invalid_argument(std::string(op) + ": expected " + name + " as " + dtype_name(input.dtype()) +
+                                " on " + input.device().str() + " like input, got " + dtype_name(t.dtype()) + " on " +
+                                t.device().str());
+  }
+}
+
+void* ptr(const Tensor& t) { return t.defined() ? t.data_ptr_raw() : nullptr; }
+
+// The kernels write running statistics in place; a non-contiguous one goes through a copy.
+struct InPlace {
+  Tensor target, work;
+  explicit InPlace(const Tensor& t) : target(t), work(t.defined() ? contiguous(t) : Tensor()) {}
+  void finish() {
+    if (!target.defined()) return;
+    if (!work.is_same(target)) {
+      target.copy_(work);
+    } else {
+      target.storage()->bump_version();
+    }
+  }
+};
+
+[[noreturn]] void no_cuda(const char* op) {
+  throw std::logic_error(std::string(op) + ": a CUDA tensor reached a build without CUDA");
+}
+
+}  // namespace
+
+BatchNormResult batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                           const Tensor& running_var, bool training, double momentum, double eps) {
+  const char* op = "batch_norm";
+  const Layout l = check_input(input, op);
+  check_channel_tensor(weight, "weight", input, op);
+  check_channel_tensor(bias, "bias", input, op);
+  check_channel_tensor(running_mean, "running_mean", input, op);
+  check_channel_tensor(running_var, "running_var", input, op);
+  if (running_mean.defined() != running_var.defined()) {
+    throw std::invalid_argument("batch_norm: running_mean and running_var must be given together");
+  }
+  if (!training && !running_mean.defined()) {
+    throw std::invalid_argument("batch_norm: running_mean and running_var are required in evaluation mode");
+  }
+  if (training && l.n * l.s <= 1) {
+    throw std::invalid_argument("batch_norm: expected more than 1 value per channel when training, got input of "
+                                "shape " + shape_str(input.sizes()));
+  }
+  const TensorOptions opts = TensorOptions(input.dtype()).device(input.device());
+  BatchNormResult r;
+  r.output = empty(input.sizes(), opts);
+  r.save_mean = empty({l.c}, opts);
+  r.save_invstd = empty({l.c}, opts);
+  if (l.c == 0) return r;
+  Tensor x = contiguous(input);
+  Tensor w = weight.defined() ? contiguous(weight) : Tensor();
+  Tensor b = bias.defined() ? contiguous(bias) : Tensor();
+  InPlace rm(running_mean), rv(running_var);
+  if (x.is_cpu()) {
+    kernels::cpu::batch_norm_forward(x.dtype(), l.n, l.c, l.s, x.data_ptr_raw(), ptr(w), ptr(b), ptr(rm.work),
+                                     ptr(rv.work), training, momentum, eps, r.output.data_ptr_raw(),
+                                     r.save_mean.data_ptr_raw(), r.save_invstd.data_ptr_raw());
+  } else {
+#ifdef COLONY_WITH_CUDA
+    cuda::DeviceGuard guard(x.device().index);
+    kernels::cuda::batch_norm_forward(x.dtype(), l.n, l.c, l.s, x.data_ptr_raw(), ptr(w), ptr(b), ptr(rm.work),
+                                      ptr(rv.work), training, momentum, eps, r.output.data_ptr_raw(),
+                                      r.save_mean.data_ptr_raw(), r.save_invstd.data_ptr_raw(),
+                                      current_stream(x.device()).handle());
+#else
+    no_cuda(op);
+#endif
+  }
+  if (training) {
+    rm.finish();
+    rv.finish();
+  }
+  return r;
+}
+
+BatchNormGrads batch_norm_backward(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+                                   const Tensor& save_mean, const Tensor& save_invstd, bool training,
+                                   std::array<bool, 3> output_mask) {
+  const char* op = "batch_norm_backward";
+  const Layout l = check_input(input, op);
+  if (!grad_output.defined() || grad_output.sizes() != input.sizes()) {
+    throw std::invalid_argument("batch_norm_backward: expected grad_output of shape " + shape_str(input.sizes()) +
+                                ", got " +
+                                (grad_output.defined() ? shape_str(grad_output.sizes()) : std::string("undefined")));
+  }
+  if (grad_output.device() != input.device() || grad_output.dtype() != input.dtype()) {
+    throw std::invalid_argument("batch_norm_backward: expected grad_output as " + std::string(dtype_name(input.dtype())) +
+                                " on " + input.device().str() + " like input, got " + dtype_name(grad_output.dtype()) +
+                                " on " + grad_output.device().str());
+  }
+  check_channel_tensor(weight, "weight", input, op);
+  if (!save_mean.defined() || !save_invstd.defined()) {
+    throw std::invalid_argument("batch_norm_backward: expected save_mean and save_invstd from batch_norm");
+  }
+  check_channel_tensor(save_mean, "save_mean", input, op);
+  check_channel_tensor(save_invstd, "save_invstd", input, op);
+  const TensorOptions opts = TensorOptions(input.dtype()).device(input.device());
+  BatchNormGrads grads;
+  if (output_mask[0]) grads.grad_input = empty(input.sizes(), opts);
+  if (output_mask[1]) grads.grad_weight = empty({l.c}, opts);
+  if (output_mask[2]) grads.grad_bias = empty({l.c}, opts);
+  if (l.c == 0 || (!output_mask[0] && !output_mask[1] && !output_mask[2])) return grads;
+  Tensor gy = contiguous(grad_output), x = contiguous(input);
+  Tensor w = weight.defined() ? contiguous(weight) : Tensor();
+  Tensor mean = contiguous(save_mean), invstd = contiguous(save_invstd);
+  if (x.is_cpu()) {
+    kernels::cpu::batch_norm_backward(x.dtype(), l.n, l.c, l.s, gy.data_ptr_raw(), x.data_ptr_raw(), ptr(w),
+                                      mean.data_ptr_raw(), invstd.data_ptr_raw(), training, ptr(grads.grad_input),
+                                      ptr(grads.grad_weight), ptr(grads.grad_bias));
+    return grads;
+  }
+#ifdef COLONY_WITH_CUDA
+  cuda::DeviceGuard guard(x.device().index);
+  kernels::cuda::batch_norm_backward(x.dtype(), l.n, l.c, l.s, gy.data_ptr_raw(), x.data_ptr_raw(), ptr(w),
+                                     mean.data_ptr_raw(), invstd.data_ptr_raw(), training, ptr(grads.grad_input),
+                                     ptr(grads.grad_weight), ptr(grads.grad_bias),
+                                     current_stream(x.device()).handle());
+#else
+  no_cuda(op);
+#endif
+  return grads;
+}
+
+}  // namespace colony::ops

@@ -1,0 +1,103 @@
+// The raw neural-network ops: 2-D convolution, pooling and batch normalization, each with its
+// backward kernel. Like tensor/ops.h, these check devices, dtypes and shapes (and say what is wrong
+// in words), allocate results and dispatch to kernels::cpu or kernels::cuda; nothing here records
+// autograd history (autograd/ builds the differentiable ops on them). PyTorch is the reference for
+// every default, formula and error condition; deliberate differences are noted where they occur.
+//
+// Inputs may be non-contiguous (they are made contiguous first); results are contiguous NCHW.
+// CPU: float32 and float64. CUDA: float32, float64, float16 and bfloat16 (convolution through
+// cuDNN, pooling and batch norm through Colony's kernels).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+#include "tensor/tensor.h"
+
+namespace colony::ops {
+
+// A (height, width) pair that also takes one number for both, like PyTorch's int-or-tuple
+// arguments: stride 2, padding {1, 2}.
+struct Int2 {
+  int64_t h = 0, w = 0;
+  constexpr Int2(int64_t both) : h(both), w(both) {}  // NOLINT(google-explicit-constructor)
+  constexpr Int2(int64_t height, int64_t width) : h(height), w(width) {}
+  bool operator==(const Int2& o) const { return h == o.h && w == o.w; }
+};
+
+// ---------- convolution (tensor/conv_ops.cc) ----------
+
+// input [N, C, H, W], weight [O, C / groups, kH, kW], bias [O] or undefined -> [N, O, Ho, Wo] with
+// Ho = (H + 2 * padding.h - dilation.h * (kH - 1) - 1) / stride.h + 1 (likewise Wo). Only 4-D
+// (batched) input; PyTorch also takes 3-D.
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), Int2 stride = 1,
+              Int2 padding = 0, Int2 dilation = 1, int64_t groups = 1);
+
+// conv2d's arguments after weight and bias, as its backward (and autograd's saved state) takes them.
+struct Conv2dParams {
+  Int2 stride = 1, padding = 0, dilation = 1;
+  int64_t groups = 1;
+};
+
+struct Conv2dGrads {
+  Tensor grad_input, grad_weight, grad_bias;  // undefined where output_mask is false
+};
+// Gradients of sum(grad_output * conv2d(input, weight, bias)). output_mask = {input, weight, bias}
+// says which to compute: a network's first layer needs no grad_input, and skipping it saves a
+// third of the layer's backward time.
+Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+                            const Conv2dParams& params, std::array<bool, 3> output_mask = {true, true, true});
+
+// ---------- pooling (tensor/pool_ops.cc); input [N, C, H, W] or [C, H, W] ----------
+// stride defaults to kernel_size. Output size (H + 2 * padding - dilation * (k - 1) - 1) / stride + 1,
+// rounded up with ceil_mode (but a window must start inside the input or its left padding).
+// padding is at most half the kernel size.
+
+struct MaxPool2dResult {
+  Tensor output;
+  Tensor indices;  // int64, the flat index ih * W + iw of each maximum within its input plane
+};
+MaxPool2dResult max_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride = std::nullopt,
+                           Int2 padding = 0, Int2 dilation = 1, bool ceil_mode = false);
+// grad_input [input_shape] = zeros with grad_output added at each window's index.
+Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& indices, const Shape& input_shape);
+
+// Each output is its window's sum divided by divisor_override when given, else by the window's
+// size counted within the padded input (count_include_pad) or within the input alone.
+Tensor avg_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride = std::nullopt, Int2 padding = 0,
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
+Tensor avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape, Int2 kernel_size,
+                           std::optional<Int2> stride = std::nullopt, Int2 padding = 0, bool ceil_mode = false,
+                           bool count_include_pad = true, std::optional<int64_t> divisor_override = std::nullopt);
+
+// Output (i, j) averages input rows [floor(i * H / Ho), ceil((i + 1) * H / Ho)) and the matching
+// columns.
+Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size);
+Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape);
+
+// ---------- batch normalization (tensor/batch_norm_ops.cc); input [N, C, ...] ----------
+
+struct BatchNormResult {
+  Tensor output;
+  // [C]. Training: the batch mean and 1 / sqrt(biased var + eps). Evaluation: the same two
+  // computed from the running statistics (PyTorch returns empty tensors there); either way they
+  // are what batch_norm_backward needs.
+  Tensor save_mean, save_invstd;
+};
+// weight, bias [C] or undefined (1 and 0). running_mean / running_var [C] or undefined: in
+// training they are updated in place, running = (1 - momentum) * running + momentum * batch stat,
+// with the unbiased batch variance; in evaluation they are required and used.
+BatchNormResult batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                           const Tensor& running_var, bool training, double momentum = 0.1, double eps = 1e-5);
+
+struct BatchNormGrads {
+  Tensor grad_input, grad_weight, grad_bias;  // undefined where output_mask is false
+};
+// training must match the forward call: with it the gradient flows through the batch statistics.
+BatchNormGrads batch_norm_backward(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+                                   const Tensor& save_mean, const Tensor& save_invstd, bool training,
+                                   std::array<bool, 3> output_mask = {true, true, true});
+
+}  // namespace colony::ops

@@ -1,0 +1,100 @@
+// Gradient checks of the reductions (autograd/reduce.cc) over all dims, some dims, keepdim.
+#include "tests/autograd/gradcheck.h"
+
+namespace colony {
+namespace {
+
+using testing::all_close;
+using testing::gradcheck;
+using testing::input;
+using testing::strided_input;
+using In = const std::vector<Tensor>&;
+using Dims = std::vector<int64_t>;
+
+// f(x, dims, keepdim) checked on a [2, 3, 4] input (dense and strided) for several dim sets.
+template <typename F>
+::testing::AssertionResult check_reduction(F f) {
+  for (Tensor x : {input({2, 3, 4}), strided_input({2, 3, 4})}) {
+    for (const Dims& dims : {Dims{}, Dims{0}, Dims{-1}, Dims{0, 2}, Dims{1, 0}}) {
+      for (bool keepdim : {false, true}) {
+        ::testing::AssertionResult r = gradcheck([&](In in) { return f(in[0], dims, keepdim); }, {x});
+        if (!r) return r << " (dims " << shape_str(dims) << ", keepdim " << keepdim << ")";
+      }
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(Reduce, Sum) {
+  EXPECT_TRUE(check_reduction([](const Tensor& x, const Dims& d, bool k) { return sum(x, d, k); }));
+  EXPECT_TRUE(gradcheck([](In in) { return in[0].sum(); }, {input({})}));
+}
+
+TEST(Reduce, Mean) {
+  EXPECT_TRUE(check_reduction([](const Tensor& x, const Dims& d, bool k) { return mean(x, d, k); }));
+}
+
+TEST(Reduce, Var) {
+  EXPECT_TRUE(check_reduction([](const Tensor& x, const Dims& d, bool k) { return var(x, d, true, k); }));
+  EXPECT_TRUE(check_reduction([](const Tensor& x, const Dims& d, bool k) { return var(x, d, false, k); }));
+}
+
+TEST(Reduce, Amax) {
+  EXPECT_TRUE(check_reduction([](const Tensor& x, const Dims& d, bool k) { return amax(x, d, k); }));
+}
+
+TEST(Reduce, Amin) {
+  EXPECT_TRUE(check_reduction([](const Tensor& x, const Dims& d, bool k) { return amin(x, d, k); }));
+}
+
+TEST(Reduce, FullMaxMin) {
+  EXPECT_TRUE(gradcheck([](In in) { return max(in[0]); }, {input({3, 4})}));
+  EXPECT_TRUE(gradcheck([](In in) { return min(in[0]); }, {strided_input({3, 4})}));
+}
+
+TEST(Reduce, MaxMinAlongDim) {
+  for (Tensor x : {input({3, 4}), strided_input({3, 4})}) {
+    for (int64_t dim : {0, 1, -1}) {
+      for (bool keepdim : {false, true}) {
+        EXPECT_TRUE(gradcheck([&](In in) { return max(in[0], dim, keepdim).first; }, {x}));
+        EXPECT_TRUE(gradcheck([&](In in) { return min(in[0], dim, keepdim).first; }, {x}));
+      }
+    }
+  }
+}
+
+TEST(Reduce, MaxAlongDimGivesTheGradientToTheFirstMaximum) {
+  Tensor x = tensor({{1.0, 3.0, 3.0}, {2.0, 0.0, -1.0}}, TensorOptions().requires_grad(true));
+  auto [v, i] = x.max(1);
+  EXPECT_FALSE(i.requires_grad());
+  EXPECT_EQ(i.dtype(), kInt64);
+  (v * ops::tensor({10.0, 20.0})).sum().backward();
+  EXPECT_TRUE(all_close(x.grad(), ops::tensor({{0.0, 10.0, 0.0}, {20.0, 0.0, 0.0}})));
+}
+
+TEST(Reduce, AmaxSharesTiesEvenly) {
+  Tensor x = tensor({{1.0, 3.0, 3.0}, {2.0, 0.0, 2.0}}, TensorOptions().requires_grad(true));
+  amax(x, {1}).sum().backward();
+  EXPECT_TRUE(all_close(x.grad(), ops::tensor({{0.0, 0.5, 0.5}, {0.5, 0.0, 0.5}})));
+  Tensor y = tensor({4.0, 1.0, 4.0, 4.0}, TensorOptions().requires_grad(true));
+  y.max().backward();
+  EXPECT_TRUE(all_close(y.grad(), ops::tensor({1.0 / 3, 0.0, 1.0 / 3, 1.0 / 3})));
+}
+
+TEST(Reduce, MeanAndVarByHand) {
+  Tensor x = tensor({1.0, 2.0, 3.0, 6.0}, TensorOptions().requires_grad(true));
+  x.mean().backward();
+  EXPECT_TRUE(all_close(x.grad(), ops::full({4}, 0.25)));
+  Tensor y = tensor({1.0, 2.0, 3.0, 6.0}, TensorOptions().requires_grad(true));
+  y.var({0}).backward();
+  // mean 3; d var / dy = 2 (y - 3) / 3
+  EXPECT_TRUE(all_close(y.grad(), ops::tensor({-4.0 / 3, -2.0 / 3, 0.0, 2.0})));
+}
+
+TEST(Reduce, SumTo) {
+  EXPECT_TRUE(gradcheck([](In in) { return sum_to(in[0], {3, 1}); }, {input({2, 3, 4})}));
+  EXPECT_TRUE(gradcheck([](In in) { return sum_to(in[0], {4}); }, {strided_input({3, 4})}));
+}
+
+}  // namespace
+}  // namespace colony

@@ -1,0 +1,81 @@
+// Gradient checks of the elementwise unary ops (autograd/unary.cc), on contiguous and strided inputs.
+#include <functional>
+
+#include "tests/autograd/gradcheck.h"
+
+namespace colony {
+namespace {
+
+using testing::all_close;
+using testing::gradcheck;
+using testing::input;
+using testing::strided_input;
+using In = const std::vector<Tensor>&;
+
+// Checks `f` on a [2, 3] input with values in [lo, hi), dense and strided.
+::testing::AssertionResult check_unary(const std::function<Tensor(const Tensor&)>& f, double lo = -1.0,
+                                       double hi = 1.0) {
+  for (Tensor x : {input({2, 3}, lo, hi), strided_input({2, 3}, lo, hi), input({}, lo, hi)}) {
+    ::testing::AssertionResult r = gradcheck([&](In in) { return f(in[0]); }, {x});
+    if (!r) return r << " (input " << shape_str(x.sizes()) << (x.is_contiguous() ? "" : ", strided") << ")";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+TEST(Unary, Neg) { EXPECT_TRUE(check_unary([](const Tensor& x) { return neg(x); })); }
+TEST(Unary, UnaryMinusOperator) { EXPECT_TRUE(check_unary([](const Tensor& x) { return -x; })); }
+TEST(Unary, Abs) { EXPECT_TRUE(check_unary([](const Tensor& x) { return abs(x); })); }
+TEST(Unary, Exp) { EXPECT_TRUE(check_unary([](const Tensor& x) { return exp(x); })); }
+TEST(Unary, Log) { EXPECT_TRUE(check_unary([](const Tensor& x) { return log(x); }, 0.5, 2.0)); }
+TEST(Unary, Sqrt) { EXPECT_TRUE(check_unary([](const Tensor& x) { return sqrt(x); }, 0.5, 2.0)); }
+TEST(Unary, Rsqrt) { EXPECT_TRUE(check_unary([](const Tensor& x) { return rsqrt(x); }, 0.5, 2.0)); }
+TEST(Unary, Relu) { EXPECT_TRUE(check_unary([](const Tensor& x) { return relu(x); })); }
+TEST(Unary, Sigmoid) { EXPECT_TRUE(check_unary([](const Tensor& x) { return sigmoid(x); }, -3.0, 3.0)); }
+TEST(Unary, Tanh) { EXPECT_TRUE(check_unary([](const Tensor& x) { return tanh(x); }, -2.0, 2.0)); }
+TEST(Unary, Sin) { EXPECT_TRUE(check_unary([](const Tensor& x) { return sin(x); }, -3.0, 3.0)); }
+TEST(Unary, Cos) { EXPECT_TRUE(check_unary([](const Tensor& x) { return cos(x); }, -3.0, 3.0)); }
+TEST(Unary, Log1p) { EXPECT_TRUE(check_unary([](const Tensor& x) { return log1p(x); }, -0.5, 2.0)); }
+TEST(Unary, Expm1) { EXPECT_TRUE(check_unary([](const Tensor& x) { return expm1(x); })); }
+TEST(Unary, Square) { EXPECT_TRUE(check_unary([](const Tensor& x) { return square(x); })); }
+TEST(Unary, Reciprocal) { EXPECT_TRUE(check_unary([](const Tensor& x) { return reciprocal(x); }, 0.5, 2.0)); }
+TEST(Unary, ClampBoth) { EXPECT_TRUE(check_unary([](const Tensor& x) { return clamp(x, -0.3, 0.4); })); }
+TEST(Unary, ClampMinOnly) { EXPECT_TRUE(check_unary([](const Tensor& x) { return clamp(x, 0.1, std::nullopt); })); }
+TEST(Unary, ClampMaxOnly) { EXPECT_TRUE(check_unary([](const Tensor& x) { return clamp(x, std::nullopt, 0.1); })); }
+
+TEST(Unary, PiecewiseConstantOpsHaveZeroGradient) {
+  for (auto f : {+[](const Tensor& x) { return sign(x); }, +[](const Tensor& x) { return floor(x); },
+                 +[](const Tensor& x) { return ceil(x); }, +[](const Tensor& x) { return round(x); }}) {
+    EXPECT_TRUE(check_unary(f, -2.3, 2.3));
+    Tensor x = input({3}, -2.0, 2.0);
+    Tensor y = f(x);
+    EXPECT_TRUE(y.requires_grad());
+    y.sum().backward();
+    EXPECT_TRUE(all_close(x.grad(), ops::zeros({3}, kFloat64)));
+  }
+}
+
+TEST(Unary, ReluGradientByHand) {
+  Tensor x = tensor({-1.0, 0.5, 2.0, -0.1}, TensorOptions().requires_grad(true));
+  relu(x).sum().backward();
+  EXPECT_TRUE(all_close(x.grad(), ops::tensor({0.0, 1.0, 1.0, 0.0})));
+}
+
+TEST(Unary, ClampPassesGradientAtTheBounds) {
+  // PyTorch: the gradient flows where min <= x <= max, bounds included.
+  Tensor x = tensor({-2.0, -1.0, 0.0, 1.0, 2.0}, TensorOptions().requires_grad(true));
+  clamp(x, -1.0, 1.0).sum().backward();
+  EXPECT_TRUE(all_close(x.grad(), ops::tensor({0.0, 1.0, 1.0, 1.0, 0.0})));
+}
+
+TEST(Unary, Float32GradientsMatchFloat64) {
+  Tensor x64 = input({4}, 0.5, 2.0);
+  Tensor x32 = x64.detach().to(kFloat32);
+  x32.requires_grad_();
+  (sqrt(x64) * tanh(x64)).sum().backward();
+  (sqrt(x32) * tanh(x32)).sum().backward();
+  EXPECT_EQ(x32.grad().dtype(), kFloat32);
+  EXPECT_TRUE(all_close(x32.grad(), x64.grad(), 1e-5, 1e-6));
+}
+
+}  // namespace
+}  // namespace colony

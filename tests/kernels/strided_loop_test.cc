@@ -1,0 +1,134 @@
+// The CPU strided loop (kernels/cpu/strided_loop.h) and dim coalescing (kernels/common/multi_layout.h)
+// against a naive walk that computes every offset with StridedLayout::offset_of.
+#include "kernels/cpu/strided_loop.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/common/multi_layout.h"
+#include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/parallel.h"
+
+namespace colony::kernels {
+namespace {
+
+StridedLayout make_layout(std::vector<int64_t> sizes, std::vector<int64_t> strides) {
+  StridedLayout l;
+  l.ndim = static_cast<int>(sizes.size());
+  for (int d = 0; d < l.ndim; ++d) {
+    l.sizes[d] = sizes[d];
+    l.strides[d] = strides[d];
+  }
+  return l;
+}
+
+StridedLayout dense(std::vector<int64_t> sizes) {
+  std::vector<int64_t> strides(sizes.size());
+  int64_t s = 1;
+  for (size_t i = sizes.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= sizes[i];
+  }
+  return make_layout(sizes, strides);
+}
+
+TEST(MultiLayout, DenseOperandsCoalesceToOneDim) {
+  StridedLayout a = dense({2, 3, 4});
+  MultiLayout<2> m = make_multi_layout<2>({&a, &a});
+  EXPECT_EQ(m.ndim, 1);
+  EXPECT_EQ(m.sizes[0], 24);
+  EXPECT_TRUE(m.contiguous);
+}
+
+TEST(MultiLayout, BroadcastAndTransposeKeepTheirDims) {
+  StridedLayout out = dense({3, 4});
+  StridedLayout row = make_layout({3, 4}, {0, 1});  // [4] broadcast over 3 rows
+  MultiLayout<2> m = make_multi_layout<2>({&out, &row});
+  EXPECT_EQ(m.ndim, 2);
+  EXPECT_FALSE(m.contiguous);
+  int64_t off[2];
+  m.offsets(6, off);  // row 1, column 2
+  EXPECT_EQ(off[0], 6);
+  EXPECT_EQ(off[1], 2);
+  StridedLayout t = make_layout({3, 4}, {1, 3});  // a transposed [4, 3]
+  MultiLayout<2> mt = make_multi_layout<2>({&out, &t});
+  mt.offsets(5, off);  // (1, 1)
+  EXPECT_EQ(off[1], 4);
+}
+
+TEST(MultiLayout, SizeOneDimsAndScalars) {
+  StridedLayout a = make_layout({1, 5, 1}, {99, 1, 42});
+  MultiLayout<1> m = make_multi_layout<1>({&a});
+  EXPECT_EQ(m.ndim, 1);
+  EXPECT_TRUE(m.contiguous);
+  StridedLayout s = make_layout({}, {});
+  MultiLayout<1> ms = make_multi_layout<1>({&s});
+  EXPECT_EQ(ms.numel, 1);
+  EXPECT_TRUE(ms.contiguous);
+}
+
+// out (strided or dense) = a + 10 * b for strided/broadcast inputs, on sizes that cross the parallel
+// grain so that chunks start in the middle of rows.
+void check_against_naive(const std::vector<int64_t>& sizes, const StridedLayout& la, const StridedLayout& lb,
+                         const StridedLayout& lout, int64_t a_span, int64_t b_span, int64_t out_span) {
+  std::vector<float> a(a_span), b(b_span), out(out_span, -1.0f);
+  for (int64_t i = 0; i < a_span; ++i) a[i] = static_cast<float>(i % 1000);
+  for (int64_t i = 0; i < b_span; ++i) b[i] = static_cast<float>(i % 777);
+  cpu::binary(BinaryOp::Add, DType::Float32, a.data(), la, b.data(), lb, out.data(), lout, 10.0);
+  int64_t n = lout.numel();
+  for (int64_t i = 0; i < n; ++i) {
+    float want = a[la.offset_of(i)] + 10.0f * b[lb.offset_of(i)];
+    ASSERT_EQ(out[lout.offset_of(i)], want) << "element " << i;
+  }
+  (void)sizes;
+}
+
+class StridedLoopThreads : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    saved_ = cpu::num_threads();
+    cpu::set_num_threads(4);  // several chunks even on a 2-core machine
+  }
+  void TearDown() override { cpu::set_num_threads(saved_); }
+  int saved_ = 1;
+};
+
+TEST_F(StridedLoopThreads, DenseLargeTensor) {
+  StridedLayout l = dense({3, 70001});
+  check_against_naive({3, 70001}, l, l, l, 3 * 70001, 3 * 70001, 3 * 70001);
+}
+
+TEST_F(StridedLoopThreads, TransposedAndBroadcastInputs) {
+  // out [301, 517]; a is a transposed [517, 301]; b is a [517] row broadcast over rows.
+  StridedLayout out = dense({301, 517});
+  StridedLayout a = make_layout({301, 517}, {1, 301});
+  StridedLayout b = make_layout({301, 517}, {0, 1});
+  check_against_naive({301, 517}, a, b, out, 301 * 517, 517, 301 * 517);
+}
+
+TEST_F(StridedLoopThreads, StridedOutputAndColumnBroadcast) {
+  // out: every other column of a [97, 2 * 811] buffer; b: a [97, 1] column broadcast along rows.
+  StridedLayout out = make_layout({97, 811}, {2 * 811, 2});
+  StridedLayout a = dense({97, 811});
+  StridedLayout b = make_layout({97, 811}, {1, 0});
+  check_against_naive({97, 811}, a, b, out, 97 * 811, 97, 97 * 2 * 811);
+}
+
+TEST_F(StridedLoopThreads, FourDimsWithMiddleBroadcast) {
+  // [N, C, H, W] + [1, C, 1, 1] (a per-channel bias), with H*W = 35 so runs are short.
+  StridedLayout out = dense({40, 33, 5, 7});
+  StridedLayout bias = make_layout({40, 33, 5, 7}, {0, 1, 0, 0});
+  check_against_naive({40, 33, 5, 7}, out, bias, out, 40 * 33 * 35, 33, 40 * 33 * 35);
+}
+
+TEST(StridedLoop, EmptyTensorRunsNothing) {
+  StridedLayout l = dense({0, 5});
+  float x = 1.0f;
+  cpu::binary(BinaryOp::Mul, DType::Float32, &x, l, &x, l, &x, l, 1.0);
+  EXPECT_EQ(x, 1.0f);
+}
+
+}  // namespace
+}  // namespace colony::kernels

@@ -1,0 +1,158 @@
+#include "nn/module.h"
+
+#include <gtest/gtest.h>
+
+#include "autograd/ops.h"
+#include "nn/nn.h"
+#include "tests/test_util.h"
+
+namespace colony::nn {
+namespace {
+
+using colony::testing::throws_with;
+
+class Block : public Module {
+ public:
+  Block() {
+    fc = register_module("fc", std::make_shared<Linear>(4, 3));
+    scale = register_parameter("scale", ops::ones({3}));
+    steps = register_buffer("steps", ops::zeros({}, kInt64));
+  }
+  Tensor forward(const Tensor& x) override { return fc->forward(x) * scale; }
+  std::shared_ptr<Linear> fc;
+  Tensor scale, steps;
+};
+
+class Net : public Module {
+ public:
+  Net() {
+    a = register_module("a", std::make_shared<Block>());
+    b = register_module("b", std::make_shared<Block>());
+  }
+  Tensor forward(const Tensor& x) override { return a->forward(x) + b->forward(x); }
+  std::shared_ptr<Block> a, b;
+};
+
+std::vector<std::string> names(const NamedTensors& v) {
+  std::vector<std::string> out;
+  for (auto& [n, _] : v) out.push_back(n);
+  return out;
+}
+
+// PyTorch's order: a module's own parameters, then its children's, recursively.
+TEST(Module, NamedParametersInRegistrationOrder) {
+  Net net;
+  EXPECT_EQ(names(net.named_parameters()),
+            (std::vector<std::string>{"a.scale", "a.fc.weight", "a.fc.bias", "b.scale", "b.fc.weight", "b.fc.bias"}));
+  EXPECT_EQ(names(net.named_parameters(false)), std::vector<std::string>{});
+  EXPECT_EQ(names(net.named_buffers()), (std::vector<std::string>{"a.steps", "b.steps"}));
+  EXPECT_EQ(names(net.state_dict()),
+            (std::vector<std::string>{"a.scale", "a.steps", "a.fc.weight", "a.fc.bias", "b.scale", "b.steps",
+                                      "b.fc.weight", "b.fc.bias"}));
+  EXPECT_EQ(net.children().size(), 2u);
+  EXPECT_EQ(net.parameters().size(), 6u);
+  for (auto& p : net.parameters()) EXPECT_TRUE(p.requires_grad());
+  EXPECT_FALSE(net.buffers()[0].requires_grad());
+}
+
+TEST(Module, RegisterReturnsTheStoredHandle) {
+  Net net;
+  // The member and the registered parameter are one TensorImpl: updating one updates the other.
+  EXPECT_TRUE(net.a->scale.is_same(net.named_parameters()[0].second));
+}
+
+TEST(Module, RegistrationErrors) {
+  Block b;
+  EXPECT_TRUE(throws_with([&] { b.register_parameter("scale", ops::ones({1})); }, "\"scale\" is already registered in Block"));
+  EXPECT_TRUE(throws_with([&] { b.register_buffer("x.y", ops::ones({1})); }, "must be non-empty and contain no '.'"));
+}
+
+TEST(Module, TrainEvalRecurses) {
+  Net net;
+  net.eval();
+  EXPECT_FALSE(net.is_training());
+  EXPECT_FALSE(net.a->fc->is_training());
+  net.train();
+  EXPECT_TRUE(net.b->fc->is_training());
+}
+
+TEST(Module, ToDtypeKeepsHandlesAndIntegerBuffers) {
+  Net net;
+  Tensor w = net.a->fc->weight;
+  net.to(kFloat64);
+  EXPECT_EQ(w.dtype(), kFloat64);  // the user's handle sees the conversion
+  EXPECT_EQ(net.a->steps.dtype(), kInt64);
+  EXPECT_TRUE(w.requires_grad());
+}
+
+TEST(Module, ZeroGrad) {
+  Net net;
+  Tensor y = net.forward(ops::ones({2, 4})).sum();
+  y.backward();
+  ASSERT_TRUE(net.a->scale.grad().defined());
+  net.zero_grad(false);
+  EXPECT_EQ(net.a->scale.grad().sum().item<double>(), 0.0);
+  net.zero_grad();
+  EXPECT_FALSE(net.a->scale.grad().defined());
+}
+
+TEST(Module, StateDictRoundTripAndStrictErrors) {
+  manual_seed(1);
+  Net src;
+  manual_seed(2);
+  Net dst;
+  EXPECT_FALSE(ops::equal(src.a->fc->weight, dst.a->fc->weight));
+  dst.load_state_dict(src.state_dict());
+  EXPECT_TRUE(ops::equal(src.a->fc->weight, dst.a->fc->weight));
+
+  NamedTensors bad;
+  for (auto& [n, t] : src.state_dict()) {
+    if (n == "a.fc.weight") continue;                          // missing
+    bad.emplace_back(n, n == "a.scale" ? ops::ones({7}) : t);  // a.scale with the wrong shape
+  }
+  bad.emplace_back("extra.weight", ops::ones({1}));            // unexpected
+  try {
+    dst.load_state_dict(bad);
+    FAIL() << "expected an error";
+  } catch (const std::invalid_argument& e) {
+    std::string msg = e.what();
+    EXPECT_NE(msg.find("Missing key(s): \"a.fc.weight\""), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Unexpected key(s): \"extra.weight\""), std::string::npos) << msg;
+    EXPECT_NE(msg.find("a.scale: checkpoint [7], model [3]"), std::string::npos) << msg;
+  }
+  for (auto& [n, t] : bad)
+    if (n == "a.scale") t = ops::ones({3});
+  dst.load_state_dict(bad, /*strict=*/false);  // non-strict tolerates missing/unexpected keys
+}
+
+TEST(Module, BaseForwardNamesTheModule) {
+  class NoForward : public Module {};
+  NoForward m;
+  EXPECT_TRUE(throws_with([&] { m.forward(ops::ones({1})); }, "NoForward has no forward(const Tensor&)"));
+}
+
+TEST(Module, SaveLoadSafetensors) {
+  manual_seed(3);
+  Net a;
+  manual_seed(4);
+  Net b;
+  std::string path = ::testing::TempDir() + "/net.safetensors";
+  save(a, path);
+  load(b, path);
+  EXPECT_TRUE(ops::equal(a.b->fc->bias, b.b->fc->bias));
+  Block other;
+  EXPECT_TRUE(throws_with([&] { load(other, path); }, path + ": Error(s) in loading state_dict for Block"));
+}
+
+TEST(Module, SequentialAndRepr) {
+  auto seq = std::make_shared<Sequential>(std::initializer_list<std::shared_ptr<Module>>{
+      std::make_shared<Linear>(4, 8), std::make_shared<ReLU>(), std::make_shared<Linear>(8, 2)});
+  EXPECT_EQ(names(seq->named_parameters()), (std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"}));
+  EXPECT_EQ(seq->forward(ops::ones({5, 4})).sizes(), (Shape{5, 2}));
+  std::string r = seq->repr();
+  EXPECT_NE(r.find("(0): Linear(in_features=4, out_features=8, bias=true)"), std::string::npos) << r;
+  EXPECT_NE(r.find("(1): ReLU()"), std::string::npos) << r;
+}
+
+}  // namespace
+}  // namespace colony::nn
