@@ -13,13 +13,12 @@ using autograd::requires_grad_safe;
 using autograd::SavedTensor;
 using autograd::detail::Grads;
 using autograd::detail::Needs;
+using autograd::detail::save_if;
 using autograd::detail::scalar_like;
 using ops::BinaryOp;
 
 Tensor reduce_to(const Tensor& g, const Shape& shape) { return g.sizes() == shape ? g : ops::sum_to(g, shape); }
 
-// Saves `t` only when `wanted`, so an op does not keep alive what no gradient formula reads.
-SavedTensor save_if(bool wanted, const Tensor& t) { return wanted ? SavedTensor(t) : SavedTensor(); }
 
 // Gradient for one input of maximum/minimum: g where the input won, g/2 on ties, 0 where it lost.
 Tensor extremum_grad(const Tensor& g, const Tensor& self, const Tensor& other, BinaryOp loses) {
@@ -32,13 +31,12 @@ Tensor extremum(BinaryOp op, const char* name, const Tensor& a, const Tensor& b)
   Tensor out = ops::binary(op, a, b);
   if (autograd::needs_grad(a, b)) {
     SavedTensor sa(a), sb(b);
-    // maximum: a loses where a < b; minimum: where a > b.
-    BinaryOp a_loses = op == BinaryOp::Maximum ? BinaryOp::Lt : BinaryOp::Gt;
-    BinaryOp b_loses = op == BinaryOp::Maximum ? BinaryOp::Gt : BinaryOp::Lt;
-    record(name, {a, b}, out, {sa, sb}, [sa, sb, a_loses, b_loses](const Grads& g, const Needs& needs) -> Grads {
+    // An operand loses where it is below the other (maximum) or above it (minimum).
+    BinaryOp loses = op == BinaryOp::Maximum ? BinaryOp::Lt : BinaryOp::Gt;
+    record(name, {a, b}, out, {sa, sb}, [sa, sb, loses](const Grads& g, const Needs& needs) -> Grads {
       Tensor x = sa.unpack(), y = sb.unpack();
-      return {needs[0] ? extremum_grad(g[0], x, y, a_loses) : Tensor(),
-              needs[1] ? extremum_grad(g[0], y, x, b_loses) : Tensor()};
+      return {needs[0] ? extremum_grad(g[0], x, y, loses) : Tensor(),
+              needs[1] ? extremum_grad(g[0], y, x, loses) : Tensor()};
     });
   }
   return out;

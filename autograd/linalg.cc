@@ -13,8 +13,8 @@ using autograd::requires_grad_safe;
 using autograd::SavedTensor;
 using autograd::detail::Grads;
 using autograd::detail::Needs;
+using autograd::detail::save_if;
 
-SavedTensor save_if(bool wanted, const Tensor& t) { return wanted ? SavedTensor(t) : SavedTensor(); }
 
 Tensor batched_matmul(const Tensor& a, const Tensor& b) {
   // Batch dims broadcast; matrices are the last two dims (a 1-D operand becomes a row/column).

@@ -20,4 +20,7 @@ inline Tensor zeros_of(const Shape& shape, const Tensor& like) {
   return ops::zeros(shape, TensorOptions(like.dtype()).device(like.device()));
 }
 
+// Saves `t` only when `wanted`, so an op does not keep alive what no gradient formula reads.
+inline SavedTensor save_if(bool wanted, const Tensor& t) { return wanted ? SavedTensor(t) : SavedTensor(); }
+
 }  // namespace colony::autograd::detail

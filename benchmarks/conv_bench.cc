@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
+#include <ctime>
 #include <string>
 #include <vector>
 
@@ -34,22 +35,36 @@ namespace cpu = colony::kernels::cpu;
 double g_min_seconds = 0.1;
 int g_batches = 5;
 
-double best_us(const std::function<void()>& fn) {
+double cpu_seconds() {
+  timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+// Microseconds per call: the best wall time of several timed batches, and the CPU time (all threads)
+// of that batch, which stays meaningful when other jobs share the cores.
+struct Timing {
+  double wall_us, cpu_us;
+};
+
+Timing best_us(const std::function<void()>& fn) {
   using clock = std::chrono::steady_clock;
   for (int i = 0; i < 3; ++i) fn();  // warm-up: scratch buffers, page faults, the pool's threads
-  double best = 1e30;
+  Timing best{1e30, 1e30};
   for (int batch = 0; batch < g_batches; ++batch) {
     int reps = 0;
     auto start = clock::now();
+    double cpu_start = cpu_seconds();
     double elapsed = 0;
     do {
       fn();
       ++reps;
       elapsed = std::chrono::duration<double>(clock::now() - start).count();
     } while (elapsed < g_min_seconds);
-    best = std::min(best, elapsed / reps);
+    best.wall_us = std::min(best.wall_us, elapsed / reps * 1e6);
+    best.cpu_us = std::min(best.cpu_us, (cpu_seconds() - cpu_start) / reps * 1e6);
   }
-  return best * 1e6;
+  return best;
 }
 
 struct Layer {
@@ -72,7 +87,7 @@ Conv2dGeometry geometry(const Layer& l, int64_t batch) {
 }
 
 struct Times {
-  double fwd, bwd_input, bwd_weight;
+  Timing fwd, bwd_input, bwd_weight;
 };
 
 Times time_layer(const Layer& l, int64_t batch, ConvAlgorithm algo) {
@@ -102,7 +117,7 @@ Times time_layer(const Layer& l, int64_t batch, ConvAlgorithm algo) {
 }
 
 struct PoolTimes {
-  double fwd, bwd;
+  Timing fwd, bwd;
 };
 
 PoolTimes time_pool(int64_t batch, int64_t c, int64_t hw) {
@@ -118,6 +133,12 @@ PoolTimes time_pool(int64_t batch, int64_t c, int64_t hw) {
 
 const char* algo_name(ConvAlgorithm a) { return a == ConvAlgorithm::Direct ? "direct" : "im2col"; }
 
+std::string cell(const Timing& t) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%8.1f (%7.1f)", t.wall_us, t.cpu_us);
+  return buf;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -129,10 +150,11 @@ int main(int argc, char** argv) {
   }
   const Layer conv1{"conv1 3->6 k5 32x32", 3, 32, 32, 6, 5, 0};
   const Layer conv2{"conv2 6->16 k5 14x14", 6, 14, 14, 16, 5, 0};
-  std::printf("%-22s %-7s %5s %7s %10s %10s %10s\n", "layer", "algo", "batch", "threads", "fwd_us", "bwd_in_us",
-              "bwd_w_us");
-  // step[algo][batch][threads]: LeNet's convolution training step in microseconds
-  double step[2][2][2] = {};
+  std::printf("microseconds per call: best wall time (CPU time of all threads in parentheses)\n\n");
+  std::printf("%-22s %-7s %5s %7s %18s %18s %18s\n", "layer", "algo", "batch", "threads", "forward", "backward_input",
+              "backward_weight");
+  // LeNet's convolution training step per [algo][batch][threads]: wall and CPU microseconds
+  Timing step[2][2][2] = {};
   for (int bi = 0; bi < 2; ++bi) {
     const int64_t batch = bi == 0 ? 32 : 128;
     for (int threads : {1, 2}) {
@@ -141,45 +163,54 @@ int main(int argc, char** argv) {
         const ConvAlgorithm algo = ai == 0 ? ConvAlgorithm::Direct : ConvAlgorithm::Im2col;
         Times t1 = time_layer(conv1, batch, algo), t2 = time_layer(conv2, batch, algo);
         for (const auto& [layer, t] : {std::make_pair(conv1, t1), std::make_pair(conv2, t2)}) {
-          std::printf("%-22s %-7s %5lld %7d %10.1f %10.1f %10.1f\n", layer.name, algo_name(algo),
-                      static_cast<long long>(batch), threads, t.fwd, t.bwd_input, t.bwd_weight);
+          std::printf("%-22s %-7s %5lld %7d %18s %18s %18s\n", layer.name, algo_name(algo),
+                      static_cast<long long>(batch), threads, cell(t.fwd).c_str(), cell(t.bwd_input).c_str(),
+                      cell(t.bwd_weight).c_str());
         }
-        step[ai][bi][threads - 1] = t1.fwd + t1.bwd_weight + t2.fwd + t2.bwd_input + t2.bwd_weight;
+        Timing& st = step[ai][bi][threads - 1];
+        for (const Timing* part : {&t1.fwd, &t1.bwd_weight, &t2.fwd, &t2.bwd_input, &t2.bwd_weight}) {
+          st.wall_us += part->wall_us;
+          st.cpu_us += part->cpu_us;
+        }
       }
     }
   }
-  std::printf("\n%-22s %5s %7s %10s %10s\n", "maxpool 2x2", "batch", "threads", "fwd_us", "bwd_us");
+  std::printf("\n%-22s %5s %7s %18s %18s\n", "maxpool 2x2 input", "batch", "threads", "forward", "backward");
   for (int64_t batch : {32, 128}) {
     for (int threads : {1, 2}) {
       colony::set_num_threads(threads);
       for (const auto& [c, hw] : {std::make_pair(6, 28), std::make_pair(16, 10)}) {
         PoolTimes t = time_pool(batch, c, hw);
-        std::printf("%-22s %5lld %7d %10.1f %10.1f\n", (std::to_string(c) + "x" + std::to_string(hw) + "x" +
-                                                         std::to_string(hw)).c_str(),
-                    static_cast<long long>(batch), threads, t.fwd, t.bwd);
+        std::string shape = std::to_string(c) + "x" + std::to_string(hw) + "x" + std::to_string(hw);
+        std::printf("%-22s %5lld %7d %18s %18s\n", shape.c_str(), static_cast<long long>(batch), threads,
+                    cell(t.fwd).c_str(), cell(t.bwd).c_str());
       }
     }
   }
-  std::printf("\nLeNet conv training step (conv1 fwd + bwd_w, conv2 fwd + bwd_in + bwd_w):\n");
+  std::printf("\nLeNet conv training step (conv1 forward + backward_weight, conv2 forward + backward_input +"
+              " backward_weight);\nimages/s from the wall time, and from CPU time / threads (an idle machine):\n");
   for (int bi = 0; bi < 2; ++bi) {
     const int64_t batch = bi == 0 ? 32 : 128;
     for (int threads : {1, 2}) {
       for (int ai = 0; ai < 2; ++ai) {
-        const double us = step[ai][bi][threads - 1];
-        std::printf("  %-7s batch %3lld threads %d: %8.1f us  %8.0f images/s\n", ai == 0 ? "direct" : "im2col",
-                    static_cast<long long>(batch), threads, us, batch / (us * 1e-6));
+        const Timing& st = step[ai][bi][threads - 1];
+        std::printf("  %-7s batch %3lld threads %d: %8.1f us %8.0f images/s   cpu %8.1f us %8.0f images/s\n",
+                    ai == 0 ? "direct" : "im2col", static_cast<long long>(batch), threads, st.wall_us,
+                    batch / (st.wall_us * 1e-6), st.cpu_us, batch * threads / (st.cpu_us * 1e-6));
       }
     }
   }
-  std::printf("\nWider layers, batch 32, 2 threads (Auto picks %s / %s):\n",
-              algo_name(cpu::choose_conv_algorithm(geometry({"", 32, 16, 16, 32, 3, 1}, 32))),
-              algo_name(cpu::choose_conv_algorithm(geometry({"", 64, 16, 16, 64, 3, 1}, 32))));
+  const Layer wide32{"conv 32->32 k3 16x16", 32, 16, 16, 32, 3, 1};
+  const Layer wide64{"conv 64->64 k3 16x16", 64, 16, 16, 64, 3, 1};
+  std::printf("\nWider layers, batch 32, 2 threads (Auto picks %s for the first, %s for the second):\n",
+              algo_name(cpu::choose_conv_algorithm(geometry(wide32, 32))),
+              algo_name(cpu::choose_conv_algorithm(geometry(wide64, 32))));
   colony::set_num_threads(2);
-  for (const Layer& l : {Layer{"conv 32->32 k3 16x16", 32, 16, 16, 32, 3, 1},
-                         Layer{"conv 64->64 k3 16x16", 64, 16, 16, 64, 3, 1}}) {
+  for (const Layer& l : {wide32, wide64}) {
     for (ConvAlgorithm algo : {ConvAlgorithm::Direct, ConvAlgorithm::Im2col}) {
       Times t = time_layer(l, 32, algo);
-      std::printf("%-22s %-7s %10.1f %10.1f %10.1f\n", l.name, algo_name(algo), t.fwd, t.bwd_input, t.bwd_weight);
+      std::printf("%-22s %-7s %18s %18s %18s\n", l.name, algo_name(algo), cell(t.fwd).c_str(),
+                  cell(t.bwd_input).c_str(), cell(t.bwd_weight).c_str());
     }
   }
   return 0;

@@ -19,9 +19,11 @@ namespace {
 
 std::string list_str(const std::vector<int64_t>& v) { return shape_str(v); }
 
+#ifndef COLONY_WITH_CUDA
 [[noreturn]] void cuda_unavailable(const char* op) {
   throw std::logic_error(std::string(op) + ": a CUDA tensor reached a build without CUDA");
 }
+#endif
 
 void check_same_device(const Tensor& a, const Tensor& index, const char* op, const char* a_name = "input") {
   if (a.device() != index.device()) {

@@ -79,9 +79,11 @@ ReducePlan plan_reduction(const Tensor& t, const std::vector<int64_t>& dims, boo
 
 TensorOptions options_on(DType dtype, const Tensor& like) { return TensorOptions(dtype).device(like.device()); }
 
+#ifndef COLONY_WITH_CUDA
 [[noreturn]] void cuda_unavailable(const char* op) {
   throw std::logic_error(std::string(op) + ": a CUDA tensor reached a build without CUDA");
 }
+#endif
 
 void run_sum(const ReducePlan& p, Tensor& out, double scale) {
   if (out.numel() == 0) return;

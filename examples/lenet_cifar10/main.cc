@@ -158,7 +158,7 @@ int main(int argc, char** argv) {
       }
       double epoch_s = seconds_since(epoch_start);
       if (f.benchmark) bench_seconds += seconds_since(timed_start);
-      bar.finish();
+      bar.finish(loss_count);
       if (f.benchmark) continue;
       double acc = evaluate(*model, test_loader, dev);
       double train_loss = loss_count ? loss_sum / static_cast<double>(loss_count) : 0.0;

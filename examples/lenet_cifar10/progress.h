@@ -27,11 +27,11 @@ class Progress {
     std::fflush(stderr);
   }
 
-  void finish() {
+  void finish(int64_t done) {
     if (!enabled_) return;
     double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
     if (tty_) std::fprintf(stderr, "\n");
-    else std::fprintf(stderr, "%s: %lld steps in %.1f s\n", label_.c_str(), static_cast<long long>(total_), s);
+    else std::fprintf(stderr, "%s: %lld steps in %.1f s\n", label_.c_str(), static_cast<long long>(done), s);
   }
 
  private:

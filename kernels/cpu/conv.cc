@@ -9,6 +9,7 @@
 #include "kernels/common/matrix.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/cpu/simd.h"
 #include "kernels/cpu/small_gemm.h"
 
 namespace colony::kernels::cpu {
@@ -209,12 +210,7 @@ void backward_direct(const Conv2dGeometry& g, const T* gy, const T* x, const T* 
                        gx_image + grp * Cg * plane_pad, scatter_rows.data(), true, nullptr);
         }
         if (gb != nullptr) {
-          for (int64_t o = 0; o < Og; ++o) {
-            const T* plane = gy_planes + o * plane_out;
-            T s = T(0);
-            for (int64_t i = 0; i < plane_out; ++i) s += plane[i];
-            gb_part[grp * Og + o] += s;
-          }
+          for (int64_t o = 0; o < Og; ++o) gb_part[grp * Og + o] += simd::sum(gy_planes + o * plane_out, plane_out);
         }
       }
       if (gx != nullptr && p.padded) crop_planes(gx_padded, C, H, W, g.pad_h, g.pad_w, gx + n * C * H * W);
@@ -364,11 +360,7 @@ void backward_im2col(const Conv2dGeometry& g, const T* gy, const T* x, const T* 
           }
         }
         if (gb != nullptr) {
-          for (int64_t o = 0; o < Og; ++o) {
-            T s = T(0);
-            for (int64_t i = 0; i < P; ++i) s += gy_planes[o * P + i];
-            gb_part[grp * Og + o] += s;
-          }
+          for (int64_t o = 0; o < Og; ++o) gb_part[grp * Og + o] += simd::sum(gy_planes + o * P, P);
         }
       }
     }

@@ -1,12 +1,15 @@
 #include "kernels/cpu/pool.h"
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 #include "kernels/common/pool_window.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/cpu/simd.h"
 
 namespace colony::kernels::cpu {
 namespace {
@@ -14,16 +17,57 @@ namespace {
 // Planes per chunk: enough elements (~32K) that a chunk outweighs waking a pool thread.
 int64_t plane_grain(int64_t plane_elements) { return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, plane_elements)); }
 
+template <typename T> struct BitsOf;
+template <> struct BitsOf<float> { using type = uint32_t; };
+template <> struct BitsOf<double> { using type = uint64_t; };
+
+// best, at = v, offset when v beats best: greater, or a NaN (which always takes over). Written with
+// masks because on real activations each comparison is a coin toss, and GCC turns the plain
+// `if` (or a ?: on floats) into a mispredicted branch.
 template <typename T>
-inline bool beats(T v, T best) {
-  return v > best || v != v;  // a NaN always takes over
+inline void take_if_beats(T v, int64_t offset, T& best, int64_t& at) {
+  using U = typename BitsOf<T>::type;
+  const U take = static_cast<U>((v > best) | (v != v));
+  const U mask = U(0) - take;
+  U v_bits, best_bits;
+  std::memcpy(&v_bits, &v, sizeof(T));
+  std::memcpy(&best_bits, &best, sizeof(T));
+  best_bits = (v_bits & mask) | (best_bits & ~mask);
+  std::memcpy(&best, &best_bits, sizeof(T));
+  const int64_t at_mask = -static_cast<int64_t>(take);
+  at = (offset & at_mask) | (at & ~at_mask);
 }
 
-// The 2 x 2, stride 2 window of LeNet and most CNNs, without the general loop's bookkeeping.
+// Outputs [ox, ox + lanes) of one row of the 2 x 2, stride 2 window (LeNet's, and most CNNs'):
+// r0 and r1 point at input column 2 * ox of the window's two rows and hold 2 * lanes elements.
+// Windows are independent, so one vector lane per window replaces the compare-and-branch chain.
+template <typename T>
+inline void max_2x2_lanes(const T* r0, const T* r1, int64_t w, simd::Vec<T>& best, simd::Mask<T>& at) {
+  using simd::Mask;
+  using simd::Vec;
+  constexpr int L = simd::kLanes<T>;
+  using Offset = typename std::remove_reference_t<decltype(at[0])>;
+  const Vec<T> a0 = simd::load(r0), a1 = simd::load(r0 + L), b0 = simd::load(r1), b1 = simd::load(r1 + L);
+  best = simd::evens(a0, a1);
+  at = Mask<T>{};
+  const Vec<T> candidates[3] = {simd::odds(a0, a1), simd::evens(b0, b1), simd::odds(b0, b1)};
+  const Offset offsets[3] = {1, static_cast<Offset>(w), static_cast<Offset>(w + 1)};
+  COLONY_UNROLL
+  for (int k = 0; k < 3; ++k) {
+    const Vec<T>& v = candidates[k];
+    const Mask<T> take = (v > best) | (v != v);  // a NaN always takes over
+    best = take ? v : best;
+    at = take ? simd::splat(offsets[k]) : at;
+  }
+}
+
 template <typename T>
 void max_pool_2x2(const Pool2dGeometry& g, const T* x, T* y, int64_t* idx) {
+  constexpr int L = simd::kLanes<T>;
   const int64_t W = g.in_w, Ho = g.out_h, Wo = g.out_w;
+  const T* x_end = x + g.planes * g.in_h * W;
   parallel_for(g.planes, plane_grain(g.in_h * W), [&](int64_t p0, int64_t p1) {
+    T tail0[2 * L], tail1[2 * L];
     for (int64_t p = p0; p < p1; ++p) {
       const T* xp = x + p * g.in_h * W;
       T* yp = y + p * Ho * Wo;
@@ -31,14 +75,27 @@ void max_pool_2x2(const Pool2dGeometry& g, const T* x, T* y, int64_t* idx) {
       for (int64_t oy = 0; oy < Ho; ++oy) {
         const T* r0 = xp + 2 * oy * W;
         const T* r1 = r0 + W;
-        for (int64_t ox = 0; ox < Wo; ++ox) {
-          T best = r0[2 * ox];
-          int64_t at = 0;
-          if (beats(r0[2 * ox + 1], best)) best = r0[2 * ox + 1], at = 1;
-          if (beats(r1[2 * ox], best)) best = r1[2 * ox], at = W;
-          if (beats(r1[2 * ox + 1], best)) best = r1[2 * ox + 1], at = W + 1;
-          yp[oy * Wo + ox] = best;
-          ip[oy * Wo + ox] = 2 * oy * W + 2 * ox + at;
+        for (int64_t ox = 0; ox < Wo; ox += L) {
+          const int64_t n = std::min<int64_t>(L, Wo - ox);
+          const T* s0 = r0 + 2 * ox;
+          const T* s1 = r1 + 2 * ox;
+          // A short last group of windows reads past its row into the next one (those lanes are
+          // dropped); only at the very end of the input does it go through a padded copy.
+          if (n < L && s1 + 2 * L > x_end) {
+            std::fill(tail0, tail0 + 2 * L, T(0));
+            std::fill(tail1, tail1 + 2 * L, T(0));
+            std::memcpy(tail0, s0, sizeof(T) * 2 * n);
+            std::memcpy(tail1, s1, sizeof(T) * 2 * n);
+            s0 = tail0;
+            s1 = tail1;
+          }
+          simd::Vec<T> best;
+          simd::Mask<T> at;
+          max_2x2_lanes(s0, s1, W, best, at);
+          for (int64_t l = 0; l < n; ++l) {
+            yp[oy * Wo + ox + l] = best[l];
+            ip[oy * Wo + ox + l] = 2 * oy * W + 2 * (ox + l) + at[l];
+          }
         }
       }
     }
@@ -68,8 +125,7 @@ void max_pool_forward(const Pool2dGeometry& g, const T* x, T* y, int64_t* idx) {
           int64_t at = h0 * W + w0;
           for (int64_t ih = h0; ih < h1; ih += g.dilation_h) {
             for (int64_t iw = w0; iw < w1; iw += g.dilation_w) {
-              const T v = xp[ih * W + iw];
-              if (beats(v, best)) best = v, at = ih * W + iw;
+              take_if_beats(xp[ih * W + iw], ih * W + iw, best, at);
             }
           }
           const int64_t o = (p * Ho + oy) * Wo + ox;

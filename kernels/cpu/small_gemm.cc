@@ -3,41 +3,17 @@
 #include <algorithm>
 #include <cstring>
 
-// Fully unrolled tile loops keep the accumulators in registers (GCC -O2 does not unroll them).
-#define COLONY_UNROLL _Pragma("GCC unroll 16")
+#include "kernels/cpu/simd.h"
 
 namespace colony::kernels::cpu {
 namespace {
 
-// GCC/Clang vector extensions: 32-byte vectors are one AVX register under -march=x86-64-v3 (the
-// project's flags) and still compile, as pairs of narrower registers, for other targets.
-typedef float Float8 __attribute__((vector_size(32)));
-typedef double Double4 __attribute__((vector_size(32)));
-template <typename T> struct VecOf;
-template <> struct VecOf<float> { using type = Float8; };
-template <> struct VecOf<double> { using type = Double4; };
-template <typename T> using Vec = typename VecOf<T>::type;
-template <typename T> constexpr int kLanes = static_cast<int>(sizeof(Vec<T>) / sizeof(T));
-
-template <typename T>
-inline Vec<T> load(const T* p) {
-  Vec<T> v;
-  std::memcpy(&v, p, sizeof(v));  // an unaligned load; rows start at arbitrary pixels
-  return v;
-}
-template <typename T>
-inline void store(T* p, const Vec<T>& v) {
-  std::memcpy(p, &v, sizeof(v));
-}
-inline Float8 splat(float x) { return Float8{x, x, x, x, x, x, x, x}; }
-inline Double4 splat(double x) { return Double4{x, x, x, x}; }
-template <typename T>
-inline T hsum(const Vec<T>& v) {
-  T s = T(0);
-  COLONY_UNROLL
-  for (int i = 0; i < kLanes<T>; ++i) s += v[i];
-  return s;
-}
+using simd::hsum;
+using simd::kLanes;
+using simd::load;
+using simd::splat;
+using simd::store;
+using simd::Vec;
 
 inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
 
@@ -145,7 +121,7 @@ void gemm_rows_tiled(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, i
 
 // ---------- gemm_dot_rows: MR x NR dot products, vectorized along the rows ----------
 
-// Pixels per pass: 7 rows of 1024 floats (28 KiB) stay in L1 while a tile runs.
+// Pixels per pass: a tile's 6 rows of 1024 floats (24 KiB) stay in L1 while it runs.
 constexpr int64_t kBlockDot = 1024;
 
 template <typename T, int MR, int NR>
@@ -236,11 +212,14 @@ template <typename T>
 void gemm_dot_rows(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, const int64_t* b_rows, T* c,
                    int64_t ldc) {
   if (m <= 0 || n <= 0 || k <= 0) return;
-  // 3 x 4 and 4 x 3 tiles load 7 rows for 12 accumulators; pick the one with less padding.
-  if (round_up(m, 3) * round_up(n, 4) <= round_up(m, 4) * round_up(n, 3)) {
-    gemm_dot_tiled<T, 3, 4>(m, n, k, a, lda, b, b_rows, c, ldc);
+  // A tile needs MR * NR accumulators plus MR + NR loaded rows in the 16 vector registers: 3 x 3
+  // (15) and 4 x 2 (14) fit, and keep >= 8 FMA chains in flight to cover the FMA latency. (A 4 x 3
+  // tile needs 19: the compiler then reloads operands from memory and the loop turns load-bound.)
+  // Pick the one with less padding.
+  if (round_up(m, 3) * round_up(n, 3) <= round_up(m, 4) * round_up(n, 2)) {
+    gemm_dot_tiled<T, 3, 3>(m, n, k, a, lda, b, b_rows, c, ldc);
   } else {
-    gemm_dot_tiled<T, 4, 3>(m, n, k, a, lda, b, b_rows, c, ldc);
+    gemm_dot_tiled<T, 4, 2>(m, n, k, a, lda, b, b_rows, c, ldc);
   }
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/common/dispatch.h"
@@ -31,9 +32,17 @@ void softmax_columns(const T* x, T* y, int64_t dim, int64_t stride, int64_t widt
       mx[j] = (v > mx[j] || std::isnan(v)) ? v : mx[j];
     }
   }
+  // When T is the compute type, the exponentials are stored on the way and only rescaled after,
+  // which saves the second exp per element (not for 16-bit types: storing would round them early).
+  constexpr bool kStoreExp = std::is_same_v<T, C>;
   for (int64_t r = 0; r < dim; ++r) {
     const T* row = x + r * stride;
-    for (int64_t j = 0; j < width; ++j) sum[j] += std::exp(static_cast<C>(row[j]) - mx[j]);
+    T* out = y + r * stride;
+    for (int64_t j = 0; j < width; ++j) {
+      C e = std::exp(static_cast<C>(row[j]) - mx[j]);
+      sum[j] += e;
+      if (kStoreExp && !log) out[j] = static_cast<T>(e);
+    }
   }
   if (log) {
     for (int64_t j = 0; j < width; ++j) sum[j] = mx[j] + std::log(sum[j]);
@@ -45,9 +54,13 @@ void softmax_columns(const T* x, T* y, int64_t dim, int64_t stride, int64_t widt
   } else {
     for (int64_t j = 0; j < width; ++j) sum[j] = C(1) / sum[j];
     for (int64_t r = 0; r < dim; ++r) {
-      const T* row = x + r * stride;
       T* out = y + r * stride;
-      for (int64_t j = 0; j < width; ++j) out[j] = static_cast<T>(std::exp(static_cast<C>(row[j]) - mx[j]) * sum[j]);
+      if constexpr (kStoreExp) {
+        for (int64_t j = 0; j < width; ++j) out[j] *= sum[j];
+      } else {
+        const T* row = x + r * stride;
+        for (int64_t j = 0; j < width; ++j) out[j] = static_cast<T>(std::exp(static_cast<C>(row[j]) - mx[j]) * sum[j]);
+      }
     }
   }
 }

@@ -10,7 +10,7 @@ using testing::values;
 TEST(Factory, RequiresGradFromOptions) {
   TensorOptions rg = TensorOptions().requires_grad(true);
   for (Tensor t : {zeros({2}, rg), ones({2}, rg), full({2}, 3.0, rg), empty({2}, rg), randn({2}, rg),
-                   rand({2}, rg), tensor({1.0, 2.0}, rg), tensor({{1.0}, {2.0}}, rg), eye(2, -1, rg),
+                   rand({2}, rg), tensor({1.0, 2.0}, rg), tensor({{1.0, 2.0}, {3.0, 4.0}}, rg), eye(2, -1, rg),
                    linspace(0, 1, 3, rg), scalar_tensor(1.0, rg), arange(0, 3, 1, TensorOptions(kFloat32).requires_grad(true))}) {
     EXPECT_TRUE(t.requires_grad());
     EXPECT_TRUE(t.is_leaf());

@@ -1,5 +1,4 @@
-// Graph nodes: sequence numbers, FunctionNode, AccumulateGrad reuse, edges (autograd/node.cc,
-// function_node.cc, accumulate_grad.cc).
+// Graph nodes: sequence numbers and edges (autograd/node.cc).
 #include "autograd/accumulate_grad.h"
 #include "autograd/autograd.h"
 #include "tests/test_util.h"
@@ -43,90 +42,6 @@ TEST(Node, InputsWithoutGradHaveInvalidEdges) {
   EXPECT_FALSE(y.grad_fn()->next_edges[1].valid());
   (y * 1.0).sum().backward();
   EXPECT_TRUE(all_close(x.grad(), ops::tensor({2.0})));
-}
-
-TEST(Node, FunctionNodeCountsItsGradients) {
-  Tensor x = tensor({1.0}, TensorOptions().requires_grad(true));
-  Tensor out = ops::mul(x, 1.0);
-  autograd::record("TwoGradsBackward", {x}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0], g[0]}; });
-  EXPECT_TRUE(throws_with<std::logic_error>([&] { out.sum().backward(); },
-                                            "TwoGradsBackward returned 2 gradients for 1 inputs"));
-}
-
-TEST(Node, WrongGradientShapeNamesTheNode) {
-  Tensor x = tensor({1.0, 2.0}, TensorOptions().requires_grad(true));
-  Tensor out = ops::mul(x, 1.0);
-  autograd::record("BadShapeBackward", {x}, out, {},
-                   [](const Grads& g, const Needs&) -> Grads { return {ops::sum(g[0])}; });
-  EXPECT_TRUE(throws_with<std::logic_error>(
-      [&] { out.sum().backward(); },
-      "BadShapeBackward returned a gradient of shape [] for input 0, which has shape [2]"));
-}
-
-TEST(Node, NeedsInputGradReflectsEdges) {
-  Tensor x = tensor({1.0}, TensorOptions().requires_grad(true));
-  Tensor c = ops::tensor({1.0});
-  Needs seen;
-  Tensor out = ops::add(x, c);
-  autograd::record("SpyBackward", {c, x}, out, {}, [&seen](const Grads& g, const Needs& needs) -> Grads {
-    seen = needs;
-    return {g[0], g[0]};
-  });
-  out.sum().backward();
-  EXPECT_EQ(seen, (Needs{false, true}));
-}
-
-TEST(Node, RecordNeverRewritesAnInputsHistory) {
-  // An op whose raw result is its input (e.g. a no-op) must not take over the input's grad_fn.
-  Tensor x = tensor({1.0}, TensorOptions().requires_grad(true));
-  Tensor a = x * 2.0;
-  std::shared_ptr<autograd::Node> before = a.grad_fn();
-  Tensor out = a;
-  autograd::record("IdentityBackward", {a}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0]}; });
-  EXPECT_EQ(a.grad_fn(), before);
-  EXPECT_FALSE(out.is_same(a));
-  EXPECT_EQ(out.grad_fn()->name(), "IdentityBackward");
-  EXPECT_EQ(out.data_ptr_raw(), a.data_ptr_raw());
-}
-
-TEST(Node, CustomNodeViaAttach) {
-  // A user-defined node type (not a closure) plugs into the same engine.
-  struct Double : autograd::Node {
-    std::string name() const override { return "DoubleBackward"; }
-    Grads apply(Grads grads) override { return {ops::mul(grads[0], 2.0)}; }
-  };
-  Tensor x = tensor({1.0, 3.0}, TensorOptions().requires_grad(true));
-  std::vector<Tensor> outs{ops::mul(x, 2.0)};
-  autograd::attach(std::make_shared<Double>(), {x}, outs);
-  outs[0].sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({2.0, 2.0})));
-}
-
-TEST(SavedTensor, ReleaseAndVersionChecks) {
-  Tensor t = ops::ones({3, 4});
-  uint32_t v = t.version();
-  autograd::SavedTensor s(t);
-  s.set_owner("TestBackward");
-  EXPECT_TRUE(s.unpack().is_same(t));
-  t.add_(1.0);
-  t.add_(1.0);
-  EXPECT_TRUE(throws_with([&] { s.unpack(); },
-                          "[float32 [3, 4]] is at version " + std::to_string(v + 2) + "; expected version " +
-                              std::to_string(v) + " instead. It was saved by TestBackward."));
-  autograd::SavedTensor copy = s;
-  copy.release();
-  EXPECT_TRUE(throws_with([&] { s.unpack(); }, "Trying to backward through the graph a second time"));
-}
-
-TEST(SavedTensor, SavedOutputDropsAutogradMetadata) {
-  Tensor x = tensor({1.0}, TensorOptions().requires_grad(true));
-  Tensor y = x * 2.0;
-  autograd::SavedTensor s(y, /*is_output=*/true);
-  Tensor u = s.unpack();
-  EXPECT_FALSE(u.requires_grad());
-  EXPECT_EQ(u.data_ptr_raw(), y.data_ptr_raw());
-  EXPECT_FALSE(autograd::SavedTensor().defined());
-  EXPECT_FALSE(autograd::SavedTensor().unpack().defined());
 }
 
 }  // namespace

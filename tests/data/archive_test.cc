@@ -61,7 +61,8 @@ std::string read_text(const fs::path& p) {
 
 TEST(ExtractTarGz, UnpacksFilesAndDirectories) {
   fs::path dir = scratch_dir("tar_plain");
-  write_tar_gz(dir / "a.tar.gz", {{"top", "", true}, {"top/one.txt", "first file"}, {"top/sub/two.bin", std::string(5000, 'x')}});
+  write_tar_gz(dir / "a.tar.gz",
+               {{"top", "", true}, {"top/one.txt", "first file"}, {"top/sub/two.bin", std::string(5000, 'x')}});
   extract_tar_gz((dir / "a.tar.gz").string(), (dir / "out").string());
   EXPECT_EQ(read_text(dir / "out/top/one.txt"), "first file");
   EXPECT_EQ(read_text(dir / "out/top/sub/two.bin"), std::string(5000, 'x'));
@@ -150,8 +151,7 @@ TEST(CIFAR10Download, AnArchiveWithoutTheBatchesIsAnError) {
   fs::path dir = scratch_dir("cifar_download_wrong");
   write_tar_gz(dir / "wrong.tar.gz", {{"top/readme.txt", "not cifar"}});
   EXPECT_TRUE(throws_with(
-      [&] { CIFAR10::download((dir / "root").string(), "file://" + (dir / "wrong.tar.gz").string()); },
-      "still lacks"));
+      [&] { CIFAR10::download((dir / "root").string(), "file://" + (dir / "wrong.tar.gz").string()); }, "still lacks"));
 }
 
 }  // namespace

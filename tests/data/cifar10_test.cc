@@ -58,7 +58,8 @@ TEST(CIFAR10, MissingDirectorySaysWhereItLookedAndHowToGetTheData) {
 TEST(CIFAR10, MissingFileIsNamed) {
   fs::path dir = scratch_dir("cifar_missing_file");
   write_cifar_dir(dir, /*train=*/false, /*test=*/true);  // no train batches
-  EXPECT_TRUE(throws_with([&] { CIFAR10(dir.string(), Split::kTrain); }, (dir / "data_batch_1.bin").string() + " is missing"));
+  EXPECT_TRUE(
+      throws_with([&] { CIFAR10(dir.string(), Split::kTrain); }, (dir / "data_batch_1.bin").string() + " is missing"));
   EXPECT_FALSE(CIFAR10::available(dir.string()));
 }
 

@@ -36,7 +36,9 @@ inline void write_gz(const std::filesystem::path& path, const std::vector<uint8_
 }
 
 // The pixel value the fake CIFAR writer puts at byte p of record r of file f.
-inline uint8_t cifar_pixel(int file, int64_t r, int64_t p) { return static_cast<uint8_t>((file * 31 + r * 7 + p) & 255); }
+inline uint8_t cifar_pixel(int file, int64_t r, int64_t p) {
+  return static_cast<uint8_t>((file * 31 + r * 7 + p) & 255);
+}
 inline uint8_t cifar_label(int file, int64_t r) { return static_cast<uint8_t>((file + r) % 10); }
 
 // A CIFAR-10 binary batch of `records` records (10000 is the real size).

@@ -20,7 +20,8 @@ using colony::testing::throws_with;
 // order), failing at one index, and counting the examples it produced.
 class Numbers : public Dataset {
  public:
-  explicit Numbers(int64_t n, int64_t fail_at = -1, bool slow = false, std::shared_ptr<std::atomic<int64_t>> loads = nullptr)
+  explicit Numbers(int64_t n, int64_t fail_at = -1, bool slow = false,
+                   std::shared_ptr<std::atomic<int64_t>> loads = nullptr)
       : n_(n), fail_at_(fail_at), slow_(slow), loads_(std::move(loads)) {}
   int64_t size() const override { return n_; }
   Example get(int64_t i) const override {
@@ -186,8 +187,8 @@ TEST(DataLoader, KeptBatchesStayIntact) {
 }
 
 TEST(DataLoader, RandomTransformsDoNotDependOnTheWorkerCount) {
-  auto ds = SyntheticCIFAR10(Split::kTest, 1).transform(RandomCrop(32, 4), RandomHorizontalFlip(),
-                                                         Normalize({0.5, 0.5, 0.5}, {0.5, 0.5, 0.5}));
+  auto ds = SyntheticCIFAR10(Split::kTest, 1)
+                .transform(RandomCrop(32, 4), RandomHorizontalFlip(), Normalize({0.5, 0.5, 0.5}, {0.5, 0.5, 0.5}));
   auto batches = [&](int workers, int64_t epoch) {
     RandomSampler sampler(200, 4);
     sampler.set_epoch(epoch);
@@ -209,7 +210,8 @@ TEST(DataLoader, RandomTransformsDoNotDependOnTheWorkerCount) {
 TEST(DataLoader, RejectsBadOptionsAndIndices) {
   SequentialSampler sampler(10);
   EXPECT_TRUE(throws_with([&] { DataLoader(Numbers(10), sampler, DataLoaderOptions(0)); }, "batch_size must be >= 1"));
-  EXPECT_TRUE(throws_with([&] { DataLoader(Numbers(10), sampler, DataLoaderOptions(2).workers(-1)); }, "workers must be >= 0"));
+  EXPECT_TRUE(
+      throws_with([&] { DataLoader(Numbers(10), sampler, DataLoaderOptions(2).workers(-1)); }, "workers must be >= 0"));
   SequentialSampler too_long(11);
   DataLoader loader(Numbers(10), too_long, DataLoaderOptions(2));
   EXPECT_TRUE(throws_with([&] { loader.begin(); }, "the sampler yields index 10 but the dataset holds 10 examples"));

@@ -31,8 +31,8 @@ TEST(Dataset, DefaultShapeDtypeAndCollationGoThroughGet) {
   EXPECT_EQ(colony::testing::values(ops::select(batch.data, 0, 1)), std::vector<double>(6, 2.0));
   EXPECT_EQ(colony::testing::values(ops::select(batch.data, 0, 0)), std::vector<double>(6, 0.0));
   EXPECT_EQ(batch.target.data_ptr<int64_t>()[1], 2);
-  EXPECT_TRUE(throws_with([&] { ds.copy_into(3, batch, 0, {}); },
-                          "example 3 has shape [3, 2], the batch expects [2, 3]"));
+  EXPECT_TRUE(
+      throws_with([&] { ds.copy_into(3, batch, 0, {}); }, "example 3 has shape [3, 2], the batch expects [2, 3]"));
   EXPECT_TRUE(throws_with([&] { ds.copy_into(4, batch, 0, {}); }, "needs a one-element integral target"));
   EXPECT_TRUE(throws_with([&] { ds.get(5); }, "Odd: index 5 out of range for a dataset of 5 examples"));
 }

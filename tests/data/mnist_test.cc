@@ -58,8 +58,9 @@ TEST(MNIST, BadMagicNumberIsNamed) {
   write_mnist(dir, "train", 10, /*gz=*/false);
   // The labels file where the images belong: magic 0x801, one dimension.
   fs::copy_file(dir / "train-labels-idx1-ubyte", dir / "train-images-idx3-ubyte", fs::copy_options::overwrite_existing);
-  EXPECT_TRUE(throws_with([&] { MNIST(dir.string(), Split::kTrain); },
-                          (dir / "train-images-idx3-ubyte").string() + " has magic number 0x00000801, expected 0x00000803"));
+  EXPECT_TRUE(
+      throws_with([&] { MNIST(dir.string(), Split::kTrain); },
+                  (dir / "train-images-idx3-ubyte").string() + " has magic number 0x00000801, expected 0x00000803"));
 }
 
 TEST(MNIST, TruncatedPlainFileIsRejected) {
@@ -135,7 +136,7 @@ TEST(FashionMNIST, ReadsTheDebianPackageFiles) {
   const uint8_t* px = train.images().data_ptr<uint8_t>();
   for (int64_t i = 0; i < train.images().numel(); ++i) sum += px[i];
   const double mean = sum / static_cast<double>(train.images().numel());
-  EXPECT_GT(mean, 40.0);   // torchvision's Fashion-MNIST mean is 0.2860 * 255 = 72.9
+  EXPECT_GT(mean, 40.0);  // torchvision's Fashion-MNIST mean is 0.2860 * 255 = 72.9
   EXPECT_LT(mean, 110.0);
 }
 

@@ -26,7 +26,9 @@ bool is_permutation_of_range(std::vector<int64_t> v, int64_t n) {
 }
 
 DistributedSampler make(int64_t size, int64_t replicas, int64_t rank, bool shuffle, bool drop_last, uint64_t seed = 0) {
-  return DistributedSampler(size, DistributedSamplerOptions().num_replicas(replicas).rank(rank).shuffle(shuffle).drop_last(drop_last).seed(seed));
+  return DistributedSampler(
+      size,
+      DistributedSamplerOptions().num_replicas(replicas).rank(rank).shuffle(shuffle).drop_last(drop_last).seed(seed));
 }
 
 TEST(SequentialSampler, Order) {
@@ -171,7 +173,8 @@ TEST(DistributedSampler, RanksFromTheEnvironment) {
 }
 
 TEST(DistributedSampler, InvalidRankOrReplicas) {
-  EXPECT_TRUE(throws_with([] { make(10, 2, 2, false, false); }, "invalid rank 2, rank should be in the interval [0, 1]"));
+  EXPECT_TRUE(
+      throws_with([] { make(10, 2, 2, false, false); }, "invalid rank 2, rank should be in the interval [0, 1]"));
   EXPECT_TRUE(throws_with([] { make(10, 0, 0, false, false); }, "num_replicas must be >= 1"));
 }
 

@@ -84,8 +84,11 @@ TEST(Normalize, OneValueAppliesToEveryChannel) {
 TEST(Normalize, RejectsBadArguments) {
   EXPECT_TRUE(throws_with([] { Normalize({0.5, 0.5}, {0.5}); }, "got 2 and 1"));
   EXPECT_TRUE(throws_with([] { Normalize({0.5}, {0.0}); }, "std[0] evaluated to zero"));
-  EXPECT_TRUE(throws_with([] { ramp(1, 1, 2, 2).transform(Normalize({0.5, 0.5, 0.5}, {1, 1, 1})); },
-                          "Normalize: 3 mean/std values for an image of shape [1, 2, 2] (1 channels)"));
+  EXPECT_TRUE(throws_with(
+      [] {
+        ramp(1, 1, 2, 2).transform(Normalize({0.5, 0.5, 0.5}, {1, 1, 1}));
+      },
+      "Normalize: 3 mean/std values for an image of shape [1, 2, 2] (1 channels)"));
 }
 
 // The [h, w] window of a 1-channel image (as floats) padded by `pad`, top-left at (top, left).
@@ -182,8 +185,8 @@ TEST(TransformedDataset, ChainsAndKeepsTargets) {
 
 TEST(TransformedDataset, ToTensorMustComeFirst) {
   EXPECT_NO_THROW(ramp(1, 1, 2, 2).transform(ToTensor(), Normalize({0}, {1})));
-  EXPECT_TRUE(throws_with([] { ramp(1, 1, 2, 2).transform(Normalize({0}, {1}), ToTensor()); },
-                          "ToTensor must come first"));
+  EXPECT_TRUE(
+      throws_with([] { ramp(1, 1, 2, 2).transform(Normalize({0}, {1}), ToTensor()); }, "ToTensor must come first"));
 }
 
 TEST(TransformedDataset, CopyIntoMatchesGet) {

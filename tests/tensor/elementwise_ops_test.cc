@@ -490,17 +490,26 @@ TEST(ElementwiseOps, DeviceMismatch_CUDA) {
   EXPECT_TRUE(throws_with([&] { ops::where(ops::tensor({1, 0}, kBool), b, b); }, "where: expected all tensors"));
 }
 
+// The same transposed view of `base` on the CPU and on the GPU, so the CUDA kernels see strides.
+struct Pair {
+  Tensor cpu, gpu;
+};
+Pair transposed_pair(const Tensor& base) {
+  return {ops::transpose(base, 0, 1), ops::transpose(on_cuda(base), 0, 1)};
+}
+
 TEST(ElementwiseOps, UnaryMatchesCpu_CUDA) {
   COLONY_REQUIRE_CUDA(1);
-  Tensor x = ops::transpose(ops::reshape(ops::linspace(-3, 3, 60), {6, 10}), 0, 1);  // strided
-  Tensor pos = ops::add(ops::abs(x), 0.1);
+  Tensor base = ops::reshape(ops::linspace(-3, 3, 60), {6, 10});
+  Tensor pos = ops::add(ops::abs(base), 0.1);
   for (int o = 0; o <= static_cast<int>(UnaryOp::Round); ++o) {
     UnaryOp op = static_cast<UnaryOp>(o);
     bool needs_positive = op == UnaryOp::Log || op == UnaryOp::Sqrt || op == UnaryOp::Rsqrt || op == UnaryOp::Log1p;
     for (DType dt : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
-      Tensor in = ops::to(needs_positive ? pos : x, kCPU, dt);
-      Tensor want = ops::unary(op, in);
-      Tensor got = ops::unary(op, on_cuda(in));
+      Pair in = transposed_pair(ops::to(needs_positive ? pos : base, kCPU, dt));
+      ASSERT_FALSE(in.gpu.is_contiguous());
+      Tensor want = ops::unary(op, in.cpu);
+      Tensor got = ops::unary(op, in.gpu);
       EXPECT_TRUE(got.is_cuda());
       EXPECT_EQ(got.dtype(), want.dtype());
       double tol = (dt == kFloat16 || dt == kBFloat16) ? 1e-2 : 1e-5;
@@ -514,42 +523,43 @@ TEST(ElementwiseOps, UnaryMatchesCpu_CUDA) {
 
 TEST(ElementwiseOps, BinaryMatchesCpu_CUDA) {
   COLONY_REQUIRE_CUDA(1);
-  Tensor a = ops::transpose(ops::reshape(ops::linspace(-2, 3, 40), {8, 5}), 0, 1);  // [5, 8] strided
-  Tensor b = ops::reshape(ops::linspace(1, 3, 8), {1, 8});                          // broadcast row
-  Tensor positive = ops::add(ops::mul(a, 2.0), 5.0);  // in [1, 11]: no integer zero to divide by
+  Tensor base = ops::reshape(ops::linspace(-2, 3, 40), {8, 5});  // used transposed: [5, 8]
+  Tensor positive = ops::add(ops::mul(base, 2.0), 5.0);          // in [1, 11]: no integer zero to divide by
+  Tensor b = ops::reshape(ops::linspace(1, 3, 8), {1, 8});       // a row broadcast over [5, 8]
   for (int o = 0; o <= static_cast<int>(BinaryOp::Ge); ++o) {
     BinaryOp op = static_cast<BinaryOp>(o);
     for (DType dt : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8}) {
-      Tensor x = ops::to(!is_floating(dt) ? positive : op == BinaryOp::Pow ? ops::abs(a) : a, kCPU, dt);
-      Tensor y = ops::to(b, kCPU, dt);
-      if (!is_floating(dt) && op == BinaryOp::Pow) y = ops::to(ops::tensor({2}), kCPU, dt);
+      Tensor xb = ops::to(!is_floating(dt) ? positive : op == BinaryOp::Pow ? ops::abs(base) : base, kCPU, dt);
+      Pair x = transposed_pair(xb);
+      Tensor y = ops::to(b, kCPU, dt), yg = on_cuda(y);
       double tol = (dt == kFloat16 || dt == kBFloat16) ? 1e-2 : 1e-5;
-      Tensor want = ops::binary(op, x, y);
-      EXPECT_TRUE(all_close(ops::binary(op, on_cuda(x), on_cuda(y)), want, tol, tol)) << o << " " << dtype_name(dt);
-      EXPECT_TRUE(all_close(ops::binary(op, on_cuda(x), 2.0), ops::binary(op, x, 2.0), tol, tol)) << o;
-      EXPECT_TRUE(all_close(ops::binary(op, 2.0, on_cuda(x)), ops::binary(op, 2.0, x), tol, tol)) << o;
-      Tensor xi = ops::clone(on_cuda(x)), xc = ops::clone(x);
+      EXPECT_TRUE(all_close(ops::binary(op, x.gpu, yg), ops::binary(op, x.cpu, y), tol, tol)) << o << " " << dtype_name(dt);
+      EXPECT_TRUE(all_close(ops::binary(op, x.gpu, 2.0), ops::binary(op, x.cpu, 2.0), tol, tol)) << o;
+      EXPECT_TRUE(all_close(ops::binary(op, 2.0, x.gpu), ops::binary(op, 2.0, x.cpu), tol, tol)) << o;
       if (op != BinaryOp::Div || is_floating(dt)) {
-        ops::binary_(op, xi, on_cuda(y));
-        ops::binary_(op, xc, y);
-        EXPECT_TRUE(all_close(xi, xc, tol, tol)) << "in place " << o;
+        Pair inplace = transposed_pair(ops::clone(xb));  // a strided output on the GPU
+        ops::binary_(op, inplace.gpu, yg);
+        ops::binary_(op, inplace.cpu, y);
+        EXPECT_TRUE(all_close(inplace.gpu, inplace.cpu, tol, tol)) << "in place " << o << " " << dtype_name(dt);
       }
     }
   }
-  Tensor at = on_cuda(a);
-  EXPECT_TRUE(all_close(ops::add(at, on_cuda(b), -0.5), ops::add(a, b, -0.5)));
-  EXPECT_TRUE(all_close(ops::clamp(at, -1.0, 1.0), ops::clamp(a, -1.0, 1.0)));
-  Tensor cc = ops::clone(at), cp = ops::clone(a);
-  ops::clamp_(cc, 0.0, std::nullopt);
-  ops::clamp_(cp, 0.0, std::nullopt);
-  EXPECT_TRUE(all_close(cc, cp));
-  Tensor cond = ops::binary(BinaryOp::Gt, a, 0.0);
-  EXPECT_TRUE(all_close(ops::where(on_cuda(cond), at, on_cuda(b)), ops::where(cond, a, b)));
-  Tensor y = ops::sigmoid(a);
+  Pair a = transposed_pair(base);
+  Tensor bg = on_cuda(b);
+  EXPECT_TRUE(all_close(ops::add(a.gpu, bg, -0.5), ops::add(a.cpu, b, -0.5)));
+  EXPECT_TRUE(all_close(ops::clamp(a.gpu, -1.0, 1.0), ops::clamp(a.cpu, -1.0, 1.0)));
+  Pair c = transposed_pair(ops::clone(base));
+  ops::clamp_(c.gpu, 0.0, std::nullopt);
+  ops::clamp_(c.cpu, 0.0, std::nullopt);
+  EXPECT_TRUE(all_close(c.gpu, c.cpu));
+  Tensor cond = ops::binary(BinaryOp::Gt, a.cpu, 0.0);
+  EXPECT_TRUE(all_close(ops::where(on_cuda(cond), a.gpu, bg), ops::where(cond, a.cpu, b)));
+  Pair y = transposed_pair(ops::sigmoid(base));
   for (auto g : {ops::ActivationGrad::Relu, ops::ActivationGrad::Sigmoid, ops::ActivationGrad::Tanh})
-    EXPECT_TRUE(all_close(ops::activation_backward(g, on_cuda(a), on_cuda(y)), ops::activation_backward(g, a, y)));
-  EXPECT_TRUE(ops::allclose(at, on_cuda(a)));
-  EXPECT_TRUE(ops::equal(at, on_cuda(ops::contiguous(a))));
+    EXPECT_TRUE(all_close(ops::activation_backward(g, a.gpu, y.gpu), ops::activation_backward(g, a.cpu, y.cpu)));
+  EXPECT_TRUE(ops::allclose(a.gpu, on_cuda(a.cpu)));
+  EXPECT_TRUE(ops::equal(a.gpu, on_cuda(ops::contiguous(a.cpu))));
+  EXPECT_FALSE(ops::equal(a.gpu, ops::add(a.gpu, 1e-3)));
 }
 
 TEST(ElementwiseOps, LargeTensorMatchesCpu_CUDA) {

@@ -1,0 +1,126 @@
+// LeNet-5 on Fashion-MNIST (1x28x28): conv 1->6 k5 pad 2, pool, conv 6->16 k5, pool,
+// 400 -> 120 -> 84 -> 10; SGD lr 0.01 momentum 0.9, batch 64. Reads Debian's dataset-fashion-mnist
+// package by default. Prints test_accuracy=<number> after each epoch.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "colony.h"
+
+using namespace colony;
+
+namespace {
+
+class LeNet5 : public nn::Module {
+ public:
+  LeNet5() {
+    conv1 = register_module("conv1", std::make_shared<nn::Conv2d>(nn::Conv2dOptions(1, 6, 5).padding(2)));
+    conv2 = register_module("conv2", std::make_shared<nn::Conv2d>(nn::Conv2dOptions(6, 16, 5)));
+    fc1 = register_module("fc1", std::make_shared<nn::Linear>(16 * 5 * 5, 120));
+    fc2 = register_module("fc2", std::make_shared<nn::Linear>(120, 84));
+    fc3 = register_module("fc3", std::make_shared<nn::Linear>(84, 10));
+  }
+  Tensor forward(const Tensor& x) override {
+    Tensor h = F::max_pool2d(F::relu(conv1->forward(x)), 2);
+    h = F::max_pool2d(F::relu(conv2->forward(h)), 2);
+    h = h.flatten(1);
+    h = F::relu(fc1->forward(h));
+    h = F::relu(fc2->forward(h));
+    return fc3->forward(h);
+  }
+  std::shared_ptr<nn::Conv2d> conv1, conv2;
+  std::shared_ptr<nn::Linear> fc1, fc2, fc3;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string data_dir = data::FashionMNIST::kDefaultRoot, checkpoint, metrics, device = "auto";
+  int epochs = 2, batch_size = 64, threads = 0, workers = 2;
+  double lr = 0.01, momentum = 0.9;
+  uint64_t seed = 0;
+  CLI::App app{"Train LeNet-5 on Fashion-MNIST with Colony"};
+  app.add_option("--data_dir", data_dir, "folder with the (gzipped) IDX files");
+  app.add_option("--epochs", epochs)->check(CLI::PositiveNumber);
+  app.add_option("--batch_size", batch_size)->check(CLI::PositiveNumber);
+  app.add_option("--lr", lr)->check(CLI::NonNegativeNumber);
+  app.add_option("--momentum", momentum)->check(CLI::NonNegativeNumber);
+  app.add_option("--workers", workers)->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", threads, "CPU threads (0: COLONY_NUM_THREADS or all cores)")->check(CLI::NonNegativeNumber);
+  app.add_option("--device", device, "cpu, cuda, cuda:N or auto");
+  app.add_option("--seed", seed);
+  app.add_option("--checkpoint", checkpoint, "training checkpoint written after each epoch");
+  app.add_option("--metrics", metrics, "append one JSON line per epoch");
+  CLI11_PARSE(app, argc, argv);
+  if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {
+    if (chdir(wd) != 0) std::perror("chdir to BUILD_WORKING_DIRECTORY");
+  }
+  try {
+    if (threads > 0) set_num_threads(threads);
+    manual_seed(seed);
+    Device dev = device == "auto" ? dist::local_device() : Device(device);
+    auto model = std::make_shared<LeNet5>();
+    model->to(dev);
+    optim::SGD opt(model->parameters(), optim::SGDOptions(lr).momentum(momentum));
+    // torchvision's usual Fashion-MNIST normalization.
+    auto normalize = data::Normalize({0.2860}, {0.3530});
+    auto train = std::make_shared<data::TransformedDataset>(data::FashionMNIST(data_dir, data::Split::kTrain).transform(normalize));
+    auto test = std::make_shared<data::TransformedDataset>(data::FashionMNIST(data_dir, data::Split::kTest).transform(normalize));
+    data::RandomSampler sampler(train->size(), seed);
+    data::SequentialSampler test_sampler(test->size());
+    data::DataLoader loader(train, sampler, data::DataLoaderOptions(batch_size).workers(workers));
+    data::DataLoader test_loader(test, test_sampler, data::DataLoaderOptions(1000).workers(workers));
+    int64_t step = 0;
+    for (int epoch = 0; epoch < epochs; ++epoch) {
+      sampler.set_epoch(epoch);
+      auto start = std::chrono::steady_clock::now();
+      double loss_sum = 0;
+      int64_t n = 0;
+      for (auto& batch : loader) {
+        opt.zero_grad();
+        Tensor loss = F::cross_entropy(model->forward(batch.data.to(dev)), batch.target.to(dev));
+        loss.backward();
+        opt.step();
+        loss_sum += loss.item<double>();
+        ++n;
+        ++step;
+      }
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      int64_t correct = 0, total = 0;
+      {
+        NoGradGuard no_grad;
+        model->eval();
+        for (auto& batch : test_loader) {
+          Tensor pred = model->forward(batch.data.to(dev)).argmax(1);
+          correct += ops::sum(ops::binary(ops::BinaryOp::Eq, pred, batch.target.to(dev))).item<int64_t>();
+          total += batch.size();
+        }
+        model->train();
+      }
+      double acc = static_cast<double>(correct) / static_cast<double>(total);
+      log::info("epoch {}: train_loss={} images_per_s={}", epoch + 1, loss_sum / n,
+                static_cast<int64_t>(static_cast<double>(train->size()) / secs));
+      std::printf("test_accuracy=%.4f\n", acc);
+      std::fflush(stdout);
+      if (!metrics.empty()) {
+        std::ofstream m(metrics, std::ios::app);
+        m << nlohmann::json{{"epoch", epoch + 1}, {"step", step}, {"train_loss", loss_sum / n}, {"test_accuracy", acc}}.dump()
+          << "\n";
+      }
+      if (!checkpoint.empty()) {
+        optim::TrainingState s;
+        s.epoch = epoch + 1;
+        s.step = step;
+        optim::save_checkpoint(checkpoint, *model, opt, s);
+      }
+    }
+  } catch (const std::exception& e) {
+    log::error("{}", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,91 @@
+// The differentiable Tensor members forward to the free functions (autograd/tensor_methods.cc):
+// same values, and a recorded node of the same kind.
+#include <functional>
+#include <string>
+
+#include "tests/autograd/gradcheck.h"
+
+namespace colony {
+namespace {
+
+using testing::all_close;
+
+struct Case {
+  std::string name;
+  std::function<Tensor(const Tensor&)> member, free;
+};
+
+TEST(TensorMethods, MembersMatchFreeFunctions) {
+  Tensor idx = ops::tensor({1, 0}, kInt64);
+  Tensor gidx = ops::tensor({{0, 1, 2}, {2, 1, 0}}, kInt64);
+  Tensor other = testing::input({3, 2}, -1, 1, 9);
+  std::vector<Case> cases = {
+      {"view", [](const Tensor& x) { return x.view({3, 2}); }, [](const Tensor& x) { return view(x, {3, 2}); }},
+      {"reshape", [](const Tensor& x) { return x.reshape({6}); }, [](const Tensor& x) { return reshape(x, {6}); }},
+      {"transpose", [](const Tensor& x) { return x.transpose(0, 1); }, [](const Tensor& x) { return transpose(x, 0, 1); }},
+      {"t", [](const Tensor& x) { return x.t(); }, [](const Tensor& x) { return t(x); }},
+      {"permute", [](const Tensor& x) { return x.permute({1, 0}); }, [](const Tensor& x) { return permute(x, {1, 0}); }},
+      {"narrow", [](const Tensor& x) { return x.narrow(1, 1, 2); }, [](const Tensor& x) { return narrow(x, 1, 1, 2); }},
+      {"slice", [](const Tensor& x) { return x.slice(1, 0, 3, 2); }, [](const Tensor& x) { return slice(x, 1, 0, 3, 2); }},
+      {"select", [](const Tensor& x) { return x.select(0, 1); }, [](const Tensor& x) { return select(x, 0, 1); }},
+      {"flatten", [](const Tensor& x) { return x.flatten(); }, [](const Tensor& x) { return flatten(x); }},
+      {"squeeze", [](const Tensor& x) { return x.unsqueeze(0).squeeze(); }, [](const Tensor& x) { return squeeze(unsqueeze(x, 0)); }},
+      {"squeeze_dim", [](const Tensor& x) { return x.unsqueeze(1).squeeze(1); }, [](const Tensor& x) { return squeeze(unsqueeze(x, 1), 1); }},
+      {"expand", [](const Tensor& x) { return x.expand({2, 2, 3}); }, [](const Tensor& x) { return expand(x, {2, 2, 3}); }},
+      {"contiguous", [](const Tensor& x) { return x.t().contiguous(); }, [](const Tensor& x) { return contiguous(t(x)); }},
+      {"clone", [](const Tensor& x) { return x.clone(); }, [](const Tensor& x) { return clone(x); }},
+      {"to", [](const Tensor& x) { return x.to(kFloat32); }, [](const Tensor& x) { return to(x, kCPU, kFloat32); }},
+      {"to_device_dtype", [](const Tensor& x) { return x.to(kCPU, kFloat32); }, [](const Tensor& x) { return to(x, kCPU, kFloat32); }},
+      {"neg", [](const Tensor& x) { return x.neg(); }, [](const Tensor& x) { return neg(x); }},
+      {"abs", [](const Tensor& x) { return x.abs(); }, [](const Tensor& x) { return abs(x); }},
+      {"exp", [](const Tensor& x) { return x.exp(); }, [](const Tensor& x) { return exp(x); }},
+      {"log", [](const Tensor& x) { return x.abs().log(); }, [](const Tensor& x) { return log(abs(x)); }},
+      {"sqrt", [](const Tensor& x) { return x.abs().sqrt(); }, [](const Tensor& x) { return sqrt(abs(x)); }},
+      {"rsqrt", [](const Tensor& x) { return x.abs().rsqrt(); }, [](const Tensor& x) { return rsqrt(abs(x)); }},
+      {"pow", [](const Tensor& x) { return x.pow(3.0); }, [](const Tensor& x) { return pow(x, 3.0); }},
+      {"pow_tensor", [](const Tensor& x) { return x.abs().pow(x); }, [](const Tensor& x) { return pow(abs(x), x); }},
+      {"clamp", [](const Tensor& x) { return x.clamp(-0.2, 0.2); }, [](const Tensor& x) { return clamp(x, -0.2, 0.2); }},
+      {"relu", [](const Tensor& x) { return x.relu(); }, [](const Tensor& x) { return relu(x); }},
+      {"sigmoid", [](const Tensor& x) { return x.sigmoid(); }, [](const Tensor& x) { return sigmoid(x); }},
+      {"tanh", [](const Tensor& x) { return x.tanh(); }, [](const Tensor& x) { return tanh(x); }},
+      {"sum", [](const Tensor& x) { return x.sum(); }, [](const Tensor& x) { return sum(x); }},
+      {"sum_dims", [](const Tensor& x) { return x.sum({1}, true); }, [](const Tensor& x) { return sum(x, {1}, true); }},
+      {"mean", [](const Tensor& x) { return x.mean(); }, [](const Tensor& x) { return mean(x); }},
+      {"mean_dims", [](const Tensor& x) { return x.mean({0}); }, [](const Tensor& x) { return mean(x, {0}); }},
+      {"var", [](const Tensor& x) { return x.var({1}, false); }, [](const Tensor& x) { return var(x, {1}, false); }},
+      {"max", [](const Tensor& x) { return x.max(); }, [](const Tensor& x) { return max(x); }},
+      {"min", [](const Tensor& x) { return x.min(); }, [](const Tensor& x) { return min(x); }},
+      {"max_dim", [](const Tensor& x) { return x.max(1).first; }, [](const Tensor& x) { return max(x, 1).first; }},
+      {"min_dim", [](const Tensor& x) { return x.min(0, true).first; }, [](const Tensor& x) { return min(x, 0, true).first; }},
+      {"matmul", [&](const Tensor& x) { return x.matmul(other); }, [&](const Tensor& x) { return matmul(x, other); }},
+      {"mm", [&](const Tensor& x) { return x.mm(other); }, [&](const Tensor& x) { return mm(x, other); }},
+      {"softmax", [](const Tensor& x) { return x.softmax(1); }, [](const Tensor& x) { return softmax(x, 1); }},
+      {"log_softmax", [](const Tensor& x) { return x.log_softmax(0); }, [](const Tensor& x) { return log_softmax(x, 0); }},
+      {"index_select", [&](const Tensor& x) { return x.index_select(0, idx); }, [&](const Tensor& x) { return index_select(x, 0, idx); }},
+      {"gather", [&](const Tensor& x) { return x.gather(1, gidx); }, [&](const Tensor& x) { return gather(x, 1, gidx); }},
+      {"split", [](const Tensor& x) { return x.split(2, 1)[1]; }, [](const Tensor& x) { return split(x, 2, 1)[1]; }},
+  };
+  for (const Case& c : cases) {
+    Tensor x = testing::input({2, 3});
+    Tensor a = c.member(x), b = c.free(x);
+    EXPECT_TRUE(all_close(a, b, 0, 0)) << c.name;
+    ASSERT_TRUE(a.grad_fn() != nullptr) << c.name;
+    EXPECT_EQ(a.grad_fn()->name(), b.grad_fn()->name()) << c.name;
+    EXPECT_TRUE(testing::gradcheck([&](const std::vector<Tensor>& in) { return c.member(in[0]).to(kFloat64); },
+                                   {x}, testing::GradcheckOptions{c.name.rfind("to", 0) == 0 ? 1e-3 : 1e-6})) << c.name;
+  }
+}
+
+TEST(TensorMethods, ArgmaxIsNotRecorded) {
+  Tensor x = testing::input({2, 3});
+  EXPECT_FALSE(x.argmax(1).requires_grad());
+}
+
+TEST(TensorMethods, BackwardMember) {
+  Tensor x = testing::input({3});
+  x.pow(2.0).sum().backward();
+  EXPECT_TRUE(all_close(x.grad(), ops::mul(x.detach(), 2.0)));
+}
+
+}  // namespace
+}  // namespace colony
