@@ -202,9 +202,13 @@ int main(int argc, char** argv) {
   }
   const Layer wide32{"conv 32->32 k3 16x16", 32, 16, 16, 32, 3, 1};
   const Layer wide64{"conv 64->64 k3 16x16", 64, 16, 16, 64, 3, 1};
-  std::printf("\nWider layers, batch 32, 2 threads (Auto picks %s for the first, %s for the second):\n",
-              algo_name(cpu::choose_conv_algorithm(geometry(wide32, 32))),
-              algo_name(cpu::choose_conv_algorithm(geometry(wide64, 32))));
+  std::printf("\nWider layers, batch 32, 2 threads; Auto picks (forward / backward_input / backward_weight):\n");
+  for (const Layer& l : {wide32, wide64}) {
+    const Conv2dGeometry g = geometry(l, 32);
+    std::printf("  %s: %s / %s / %s\n", l.name, algo_name(cpu::choose_conv_algorithm(g, cpu::ConvPass::Forward)),
+                algo_name(cpu::choose_conv_algorithm(g, cpu::ConvPass::BackwardInput)),
+                algo_name(cpu::choose_conv_algorithm(g, cpu::ConvPass::BackwardWeight)));
+  }
   colony::set_num_threads(2);
   for (const Layer& l : {wide32, wide64}) {
     for (ConvAlgorithm algo : {ConvAlgorithm::Direct, ConvAlgorithm::Im2col}) {

@@ -70,9 +70,11 @@ struct InPlace {
   }
 };
 
+#ifndef COLONY_WITH_CUDA
 [[noreturn]] void no_cuda(const char* op) {
   throw std::logic_error(std::string(op) + ": a CUDA tensor reached a build without CUDA");
 }
+#endif
 
 }  // namespace
 

@@ -115,9 +115,11 @@ void check_grad(const Tensor& grad, const Shape& expected, const char* op) {
   }
 }
 
+#ifndef COLONY_WITH_CUDA
 [[noreturn]] void no_cuda(const char* op) {
   throw std::logic_error(std::string(op) + ": a CUDA tensor reached a build without CUDA");
 }
+#endif
 
 }  // namespace
 

@@ -183,6 +183,10 @@ void backward_direct(const Conv2dGeometry& g, const T* gy, const T* x, const T* 
     T* padded = p.padded && gw != nullptr ? scratch<T, 0>(C * plane_pad) : nullptr;
     T* grid = p.dense ? nullptr : scratch<T, 1>(Og * g.out_h * p.wp);
     T* gx_padded = p.padded && gx != nullptr ? scratch<T, 2>(C * plane_pad) : nullptr;
+    // The weight gradient's lane partial sums over all of this part's images (small_gemm.h).
+    const int64_t lanes = dot_lanes<T>();
+    T* gw_lanes = gw != nullptr ? scratch<T, 3>(G * Og * K * lanes) : nullptr;
+    if (gw_lanes != nullptr) std::fill(gw_lanes, gw_lanes + G * Og * K * lanes, T(0));
     for (int64_t n = n0; n < n1; ++n) {
       const T* image = x != nullptr ? x + n * C * H * W : nullptr;
       if (padded != nullptr) {
@@ -202,8 +206,8 @@ void backward_direct(const Conv2dGeometry& g, const T* gy, const T* x, const T* 
           gy_grid = grid;
         }
         if (gw != nullptr) {
-          gemm_dot_rows<T>(Og, K, p.nq, gy_grid, g.out_h * p.wp, image + grp * Cg * plane_pad, p.window.data(),
-                           gw_part + grp * Og * K, K);
+          gemm_dot_rows_lanes<T>(Og, K, p.nq, gy_grid, g.out_h * p.wp, image + grp * Cg * plane_pad,
+                                 p.window.data(), gw_lanes + grp * Og * K * lanes);
         }
         if (gx != nullptr) {
           gemm_rows<T>(K, p.nq, Og, wt.data() + grp * K * Og, Og, 1, gy_grid, grid_rows.data(),
@@ -215,6 +219,7 @@ void backward_direct(const Conv2dGeometry& g, const T* gy, const T* x, const T* 
       }
       if (gx != nullptr && p.padded) crop_planes(gx_padded, C, H, W, g.pad_h, g.pad_w, gx + n * C * H * W);
     }
+    if (gw_lanes != nullptr) gemm_dot_finish<T>(G * Og, K, gw_lanes, gw_part, K);
   });
   if (gw != nullptr) partial.reduce_into(gw, 0, G * Og * K, parts);
   if (gb != nullptr) partial.reduce_into(gb, gb_offset, O, parts);
@@ -369,8 +374,8 @@ void backward_im2col(const Conv2dGeometry& g, const T* gy, const T* x, const T* 
   if (gb != nullptr) partial.reduce_into(gb, gb_offset, O, parts);
 }
 
-ConvAlgorithm resolve(ConvAlgorithm algo, const Conv2dGeometry& g) {
-  return algo == ConvAlgorithm::Auto ? choose_conv_algorithm(g) : algo;
+ConvAlgorithm resolve(ConvAlgorithm algo, const Conv2dGeometry& g, ConvPass pass) {
+  return algo == ConvAlgorithm::Auto ? choose_conv_algorithm(g, pass) : algo;
 }
 
 [[noreturn]] void bad_dtype(const char* op, DType dtype) {
@@ -380,18 +385,22 @@ ConvAlgorithm resolve(ConvAlgorithm algo, const Conv2dGeometry& g) {
 
 }  // namespace
 
-ConvAlgorithm choose_conv_algorithm(const Conv2dGeometry& g) {
+ConvAlgorithm choose_conv_algorithm(const Conv2dGeometry& g, ConvPass pass) {
   if (g.stride_h != 1 || g.stride_w != 1) return ConvAlgorithm::Im2col;
-  // Direct reads its operands in place and never packs them, which wins while a group's weights
-  // and a band of its input stay in L1/L2: measured on LeNet's layers (benchmarks/conv_bench.cc).
-  // Wide layers (a 3 x 3 convolution over 64+ channels) amortize Eigen's packing better.
-  return g.patch_size() * g.group_out_channels() <= 64 * 64 * 9 / 4 ? ConvAlgorithm::Direct : ConvAlgorithm::Im2col;
+  // Direct reads its operands in place and never packs them. Measured with
+  // benchmarks/conv_bench.cc (batch 32, float32): its forward and input gradient beat im2col +
+  // Eigen from LeNet's layers up to a 64 -> 64 3 x 3 layer (1.3x there, 2.5x on LeNet's first);
+  // its weight gradient wins on LeNet's layers (3.6x and 1.1x) but loses 1.3x already at 32 -> 32
+  // 3 x 3, where Eigen's packed GEMM reduces over the pixels better than the dot-product tiles.
+  const int64_t weights = g.patch_size() * g.group_out_channels();
+  const int64_t limit = pass == ConvPass::BackwardWeight ? 4096 : 64 * 64 * 9;
+  return weights <= limit ? ConvAlgorithm::Direct : ConvAlgorithm::Im2col;
 }
 
 void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const void* w, const void* bias, void* y,
                     ConvAlgorithm algo) {
   if (g.batch == 0) return;
-  const bool direct = resolve(algo, g) == ConvAlgorithm::Direct;
+  const bool direct = resolve(algo, g, ConvPass::Forward) == ConvAlgorithm::Direct;
   auto run = [&](auto tag) {
     using T = decltype(tag);
     const T* xp = static_cast<const T*>(x);
@@ -413,7 +422,8 @@ void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const v
 
 void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, const void* x, const void* w,
                      void* grad_x, void* grad_w, void* grad_b, ConvAlgorithm algo) {
-  const bool direct = resolve(algo, g) == ConvAlgorithm::Direct;
+  const bool direct_x = resolve(algo, g, ConvPass::BackwardInput) == ConvAlgorithm::Direct;
+  const bool direct_w = resolve(algo, g, ConvPass::BackwardWeight) == ConvAlgorithm::Direct;
   auto run = [&](auto tag) {
     using T = decltype(tag);
     const T* gy = static_cast<const T*>(grad_y);
@@ -427,11 +437,20 @@ void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, c
       if (gb != nullptr) std::fill(gb, gb + g.out_channels, T(0));
       return;
     }
-    if (direct) {
-      backward_direct<T>(g, gy, xp, wp, gx, gw, gb);
-    } else {
-      backward_im2col<T>(g, gy, xp, wp, gx, gw, gb);
+    if (direct_x == direct_w || gx == nullptr || (gw == nullptr && gb == nullptr)) {
+      const bool direct = gx != nullptr ? direct_x : direct_w;
+      if (direct) {
+        backward_direct<T>(g, gy, xp, wp, gx, gw, gb);
+      } else {
+        backward_im2col<T>(g, gy, xp, wp, gx, gw, gb);
+      }
+      return;
     }
+    // Each gradient by the algorithm that is faster for it (two passes over grad_y).
+    auto input_pass = direct_x ? backward_direct<T> : backward_im2col<T>;
+    auto weight_pass = direct_w ? backward_direct<T> : backward_im2col<T>;
+    input_pass(g, gy, xp, wp, gx, nullptr, nullptr);
+    weight_pass(g, gy, xp, wp, nullptr, gw, gb);
   };
   switch (dtype) {
     case DType::Float32: run(float{}); return;

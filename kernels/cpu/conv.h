@@ -12,7 +12,7 @@
 //    kernels/cpu/small_gemm.h has the register-tiled products.
 //  - Im2col: an explicit im2col matrix (a block of output rows at a time) and Eigen's GEMM; any
 //    stride, and the better choice once the matrices are large enough for GEMM packing to pay.
-// benchmarks/conv_bench.cc times both on the LeNet shapes.
+// benchmarks/conv_bench.cc times both on the LeNet shapes and two wider layers.
 #pragma once
 
 #include "kernels/common/conv_geometry.h"
@@ -21,9 +21,11 @@
 namespace colony::kernels::cpu {
 
 enum class ConvAlgorithm { Auto, Direct, Im2col };
+enum class ConvPass { Forward, BackwardInput, BackwardWeight };
 
-// What Auto runs for this shape.
-ConvAlgorithm choose_conv_algorithm(const Conv2dGeometry& g);
+// What Auto runs for this shape and pass (a backward call may use one algorithm for grad_x and
+// the other for grad_w and grad_b).
+ConvAlgorithm choose_conv_algorithm(const Conv2dGeometry& g, ConvPass pass);
 
 // y = conv(x, w) + bias (bias may be null). Direct requires stride 1 (throws otherwise).
 void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const void* w, const void* bias, void* y,

@@ -14,8 +14,10 @@
 namespace colony::kernels::cpu {
 namespace {
 
-// Planes per chunk: enough elements (~32K) that a chunk outweighs waking a pool thread.
-int64_t plane_grain(int64_t plane_elements) { return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, plane_elements)); }
+// Planes per chunk: pooling costs ~0.3 ns per input element and is bound by memory traffic, so
+// splitting LeNet's pools at batch 32 (150K and 51K elements) over 2 threads made them slower in
+// benchmarks/conv_bench.cc; a chunk gets at least 256K elements (~80 us).
+int64_t plane_grain(int64_t plane_elements) { return std::max<int64_t>(1, 262144 / std::max<int64_t>(1, plane_elements)); }
 
 template <typename T> struct BitsOf;
 template <> struct BitsOf<float> { using type = uint32_t; };

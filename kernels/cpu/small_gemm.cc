@@ -119,19 +119,19 @@ void gemm_rows_tiled(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, i
   }
 }
 
-// ---------- gemm_dot_rows: MR x NR dot products, vectorized along the rows ----------
+// ---------- gemm_dot_rows_lanes: MR x NR dot products, vectorized along the rows ----------
 
 // Pixels per pass: a tile's 6 rows of 1024 floats (24 KiB) stay in L1 while it runs.
 constexpr int64_t kBlockDot = 1024;
 
 template <typename T, int MR, int NR>
-inline void dot_tile(int64_t kc, const T* a, int64_t lda, const T* const* brow, T* c, int64_t ldc) {
+inline void dot_tile(int64_t kc, const T* a, int64_t lda, const T* const* brow, T* acc, int64_t n) {
   constexpr int L = kLanes<T>;
-  Vec<T> acc[MR][NR];
+  Vec<T> sum[MR][NR];
   COLONY_UNROLL
   for (int i = 0; i < MR; ++i)
     COLONY_UNROLL
-    for (int j = 0; j < NR; ++j) acc[i][j] = Vec<T>{};
+    for (int j = 0; j < NR; ++j) sum[i][j] = Vec<T>{};
   int64_t p = 0;
   for (; p + L <= kc; p += L) {
     Vec<T> av[MR], bv[NR];
@@ -142,40 +142,42 @@ inline void dot_tile(int64_t kc, const T* a, int64_t lda, const T* const* brow, 
     COLONY_UNROLL
     for (int i = 0; i < MR; ++i)
       COLONY_UNROLL
-      for (int j = 0; j < NR; ++j) acc[i][j] += av[i] * bv[j];
+      for (int j = 0; j < NR; ++j) sum[i][j] += av[i] * bv[j];
   }
   COLONY_UNROLL
   for (int i = 0; i < MR; ++i) {
     COLONY_UNROLL
     for (int j = 0; j < NR; ++j) {
-      T s = hsum<T>(acc[i][j]);
-      for (int64_t q = p; q < kc; ++q) s += a[i * lda + q] * brow[j][q];
-      c[i * ldc + j] += s;
+      T* lanes = acc + (i * n + j) * L;
+      Vec<T> total = load(lanes) + sum[i][j];
+      for (int64_t q = p; q < kc; ++q) total[0] += a[i * lda + q] * brow[j][q];  // the last < L pixels
+      store(lanes, total);
     }
   }
 }
 
 template <typename T, int MR, int NR>
-inline void dot_tile_upto(int64_t mr, int64_t nr, int64_t kc, const T* a, int64_t lda, const T* const* brow, T* c,
-                          int64_t ldc) {
+inline void dot_tile_upto(int64_t mr, int64_t nr, int64_t kc, const T* a, int64_t lda, const T* const* brow, T* acc,
+                          int64_t n) {
   if constexpr (MR > 1) {
     if (mr < MR) {
-      dot_tile_upto<T, MR - 1, NR>(mr, nr, kc, a, lda, brow, c, ldc);
+      dot_tile_upto<T, MR - 1, NR>(mr, nr, kc, a, lda, brow, acc, n);
       return;
     }
   }
   if constexpr (NR > 1) {
     if (nr < NR) {
-      dot_tile_upto<T, MR, NR - 1>(mr, nr, kc, a, lda, brow, c, ldc);
+      dot_tile_upto<T, MR, NR - 1>(mr, nr, kc, a, lda, brow, acc, n);
       return;
     }
   }
-  dot_tile<T, MR, NR>(kc, a, lda, brow, c, ldc);
+  dot_tile<T, MR, NR>(kc, a, lda, brow, acc, n);
 }
 
 template <typename T, int MR, int NR>
-void gemm_dot_tiled(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, const int64_t* b_rows, T* c,
-                    int64_t ldc) {
+void gemm_dot_tiled(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, const int64_t* b_rows,
+                    T* acc) {
+  constexpr int L = kLanes<T>;
   for (int64_t k0 = 0; k0 < k; k0 += kBlockDot) {
     int64_t kc = std::min(kBlockDot, k - k0);
     for (int64_t j0 = 0; j0 < n; j0 += NR) {
@@ -184,7 +186,7 @@ void gemm_dot_tiled(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, co
       for (int64_t j = 0; j < NR; ++j) brow[j] = b + b_rows[j0 + std::min(j, nr - 1)] + k0;
       for (int64_t i0 = 0; i0 < m; i0 += MR) {
         dot_tile_upto<T, MR, NR>(std::min<int64_t>(MR, m - i0), nr, kc, a + i0 * lda + k0, lda, brow,
-                                 c + i0 * ldc + j0, ldc);
+                                 acc + (i0 * n + j0) * L, n);
       }
     }
   }
@@ -209,27 +211,43 @@ void gemm_rows(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row_stride
 }
 
 template <typename T>
-void gemm_dot_rows(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, const int64_t* b_rows, T* c,
-                   int64_t ldc) {
+int64_t dot_lanes() {
+  return kLanes<T>;
+}
+
+template <typename T>
+void gemm_dot_rows_lanes(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, const int64_t* b_rows,
+                         T* acc) {
   if (m <= 0 || n <= 0 || k <= 0) return;
   // A tile needs MR * NR accumulators plus MR + NR loaded rows in the 16 vector registers: 3 x 3
   // (15) and 4 x 2 (14) fit, and keep >= 8 FMA chains in flight to cover the FMA latency. (A 4 x 3
   // tile needs 19: the compiler then reloads operands from memory and the loop turns load-bound.)
   // Pick the one with less padding.
   if (round_up(m, 3) * round_up(n, 3) <= round_up(m, 4) * round_up(n, 2)) {
-    gemm_dot_tiled<T, 3, 3>(m, n, k, a, lda, b, b_rows, c, ldc);
+    gemm_dot_tiled<T, 3, 3>(m, n, k, a, lda, b, b_rows, acc);
   } else {
-    gemm_dot_tiled<T, 4, 2>(m, n, k, a, lda, b, b_rows, c, ldc);
+    gemm_dot_tiled<T, 4, 2>(m, n, k, a, lda, b, b_rows, acc);
   }
+}
+
+template <typename T>
+void gemm_dot_finish(int64_t m, int64_t n, const T* acc, T* c, int64_t ldc) {
+  constexpr int L = kLanes<T>;
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = hsum<T>(load(acc + (i * n + j) * L));
 }
 
 template void gemm_rows<float>(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const float*,
                                const int64_t*, float*, const int64_t*, bool, const float*);
 template void gemm_rows<double>(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, const double*,
                                 const int64_t*, double*, const int64_t*, bool, const double*);
-template void gemm_dot_rows<float>(int64_t, int64_t, int64_t, const float*, int64_t, const float*, const int64_t*,
-                                   float*, int64_t);
-template void gemm_dot_rows<double>(int64_t, int64_t, int64_t, const double*, int64_t, const double*,
-                                    const int64_t*, double*, int64_t);
+template int64_t dot_lanes<float>();
+template int64_t dot_lanes<double>();
+template void gemm_dot_rows_lanes<float>(int64_t, int64_t, int64_t, const float*, int64_t, const float*,
+                                         const int64_t*, float*);
+template void gemm_dot_rows_lanes<double>(int64_t, int64_t, int64_t, const double*, int64_t, const double*,
+                                          const int64_t*, double*);
+template void gemm_dot_finish<float>(int64_t, int64_t, const float*, float*, int64_t);
+template void gemm_dot_finish<double>(int64_t, int64_t, const double*, double*, int64_t);
 
 }  // namespace colony::kernels::cpu

@@ -20,11 +20,18 @@ template <typename T>
 void gemm_rows(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row_stride, int64_t a_col_stride, const T* b,
                const int64_t* b_rows, T* c, const int64_t* c_rows, bool accumulate, const T* bias);
 
-// C(i, j) += sum_p A(i, p) * B(j, p), with A(i, p) = a[i * lda + p], B(j, p) = b[b_rows[j] + p],
-// C(i, j) = c[i * ldc + j]: every element is the dot product of two rows of length k (a
-// convolution's weight gradient, reduced over the pixels).
+// The dot products D(i, j) = sum_p A(i, p) * B(j, p), with A(i, p) = a[i * lda + p] and
+// B(j, p) = b[b_rows[j] + p] (a convolution's weight gradient, reduced over the pixels), each left
+// as dot_lanes<T>() partial sums added into acc: element (i, j)'s at acc + (i * n + j) * lanes.
+// A caller reducing over many images pays the horizontal sums once, in gemm_dot_finish, instead of
+// once per image; on LeNet's second layer (136 pixels per dot) they cost as much as the products.
 template <typename T>
-void gemm_dot_rows(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, const int64_t* b_rows, T* c,
-                   int64_t ldc);
+int64_t dot_lanes();
+template <typename T>
+void gemm_dot_rows_lanes(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, const int64_t* b_rows,
+                         T* acc);
+// c[i * ldc + j] = the sum of (i, j)'s lanes in acc.
+template <typename T>
+void gemm_dot_finish(int64_t m, int64_t n, const T* acc, T* c, int64_t ldc);
 
 }  // namespace colony::kernels::cpu

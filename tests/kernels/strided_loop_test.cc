@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "kernels/common/multi_layout.h"
+#include "kernels/common/half.h"
+#include "kernels/cpu/copy.h"
 #include "kernels/cpu/elementwise.h"
 #include "kernels/cpu/parallel.h"
 
@@ -121,6 +123,26 @@ TEST_F(StridedLoopThreads, FourDimsWithMiddleBroadcast) {
   StridedLayout out = dense({40, 33, 5, 7});
   StridedLayout bias = make_layout({40, 33, 5, 7}, {0, 1, 0, 0});
   check_against_naive({40, 33, 5, 7}, out, bias, out, 40 * 33 * 35, 33, 40 * 33 * 35);
+}
+
+TEST_F(StridedLoopThreads, TransposedUnaryAndCopyWalkTiles) {
+  // out [203, 77] dense; a is a transposed [77, 203]: the tiled path, with partial edge tiles.
+  const int64_t rows = 203, cols = 77;
+  std::vector<float> a(rows * cols);
+  for (int64_t i = 0; i < rows * cols; ++i) a[i] = static_cast<float>(i) - 5000.0f;
+  StridedLayout out = dense({rows, cols});
+  StridedLayout at = make_layout({rows, cols}, {1, rows});
+  std::vector<float> neg(rows * cols);
+  cpu::unary(UnaryOp::Neg, DType::Float32, a.data(), at, neg.data(), out);
+  std::vector<Half> half(rows * cols);
+  cpu::copy(DType::Float32, a.data(), at, DType::Float16, half.data(), out);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      float src = a[c * rows + r];
+      ASSERT_EQ(neg[r * cols + c], -src) << r << ", " << c;
+      ASSERT_EQ(half[r * cols + c].bits, Half(src).bits) << r << ", " << c;
+    }
+  }
 }
 
 TEST(StridedLoop, EmptyTensorRunsNothing) {

@@ -106,6 +106,15 @@ TEST(Copy, StridedSourceAndDestination) {
   EXPECT_EQ(values(step), V({1, 2, 3}));
 }
 
+TEST(Copy, LargeTransposeWithConversion) {
+  Tensor a = iota({70, 45}, kInt32);
+  Tensor t = ops::to(ops::transpose(a, 0, 1), kCPU, kFloat64);  // [45, 70], a tiled walk
+  ASSERT_TRUE(t.is_contiguous());
+  const double* p = t.data_ptr<double>();
+  for (int i = 0; i < 45; ++i)
+    for (int j = 0; j < 70; ++j) ASSERT_EQ(p[i * 70 + j], j * 45 + i) << i << ", " << j;
+}
+
 TEST(Copy, OverlappingViewsCopyTheOriginalValues) {
   Tensor a = iota({5});
   Tensor to_view = ops::narrow(a, 0, 1, 4), from_view = ops::narrow(a, 0, 0, 4);

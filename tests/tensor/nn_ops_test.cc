@@ -284,6 +284,23 @@ TEST(Conv2d, LeNetShapesInFloat32) {
   }
 }
 
+TEST(Conv2d, AutoMayPickDifferentAlgorithmsPerGradient) {
+  // 288 x 20 weights: Auto computes grad_input directly and grad_weight through im2col + Eigen.
+  const ConvCase k{2, 32, 6, 6, 20, 3, 3, 1, 1, 1, 1, true};
+  const kernels::Conv2dGeometry g = geometry(k);
+  ASSERT_NE(kernels::cpu::choose_conv_algorithm(g, kernels::cpu::ConvPass::BackwardInput),
+            kernels::cpu::choose_conv_algorithm(g, kernels::cpu::ConvPass::BackwardWeight));
+  ConvDims d = dims(k);
+  std::vector<double> x = random_values(shape_numel(x_shape(k)), 25), w = random_values(shape_numel(w_shape(k)), 26);
+  std::vector<double> gy = random_values(k.n * k.o * d.ho * d.wo, 27);
+  auto grads = ops::conv2d_backward(from(gy, {k.n, k.o, d.ho, d.wo}), from(x, x_shape(k)), from(w, w_shape(k)),
+                                    {k.stride, k.padding, k.dilation, k.groups});
+  NaiveGrads ref = naive_conv_backward(k, gy, x, w);
+  EXPECT_TRUE(all_close(grads.grad_input, from(ref.gx, x_shape(k)), 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(grads.grad_weight, from(ref.gw, w_shape(k)), 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(grads.grad_bias, from(ref.gb, {k.o}), 1e-12, 1e-12));
+}
+
 TEST(Conv2d, ThreadCountDoesNotChangeResultsBeyondRounding) {
   const ConvCase k{7, 6, 14, 14, 16, 5, 5, 1, 0, 1, 1, true};
   ConvDims d = dims(k);

@@ -1,0 +1,308 @@
+#include "kernels/cuda/cudnn_conv.h"
+
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <climits>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace colony::kernels::cuda {
+namespace {
+
+void check(cudnnStatus_t status, const char* call) {
+  if (status != CUDNN_STATUS_SUCCESS) {
+    throw std::runtime_error(std::string("conv2d: ") + call + " failed: " + cudnnGetErrorString(status));
+  }
+}
+
+int to_int(int64_t v, const char* what) {
+  if (v > INT_MAX) {
+    throw std::invalid_argument(std::string("conv2d: ") + what + " " + std::to_string(v) + " exceeds cuDNN's int range");
+  }
+  return static_cast<int>(v);
+}
+
+// One handle per (thread, device), like the cuBLAS handles in blas.cc: a handle must not be used
+// by two threads at once and belongs to the device current at creation. Kept until exit.
+cudnnHandle_t handle_for_current_device(int* device_out) {
+  int device = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) throw std::runtime_error(std::string("conv2d: cudaGetDevice: ") + cudaGetErrorString(err));
+  thread_local std::vector<cudnnHandle_t> handles;
+  if (static_cast<size_t>(device) >= handles.size()) handles.resize(device + 1, nullptr);
+  if (handles[device] == nullptr) check(cudnnCreate(&handles[device]), "cudnnCreate");
+  *device_out = device;
+  return handles[device];
+}
+
+cudnnDataType_t data_type(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return CUDNN_DATA_FLOAT;
+    case DType::Float64: return CUDNN_DATA_DOUBLE;
+    case DType::Float16: return CUDNN_DATA_HALF;
+    case DType::BFloat16: return CUDNN_DATA_BFLOAT16;
+    default:
+      throw std::invalid_argument(std::string("conv2d: CUDA convolution supports float32, float64, float16 and "
+                                              "bfloat16, got ") + dtype_name(dtype));
+  }
+}
+
+// float32 may use TF32 tensor cores (PyTorch's default, torch.backends.cudnn.allow_tf32); the
+// 16-bit types use tensor cores and accumulate in float32.
+cudnnMathType_t math_type(DType dtype) {
+  return dtype == DType::Float16 || dtype == DType::BFloat16 ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH;
+}
+
+struct TensorDesc {
+  cudnnTensorDescriptor_t d = nullptr;
+  TensorDesc() { check(cudnnCreateTensorDescriptor(&d), "cudnnCreateTensorDescriptor"); }
+  ~TensorDesc() { cudnnDestroyTensorDescriptor(d); }
+  TensorDesc(const TensorDesc&) = delete;
+  TensorDesc& operator=(const TensorDesc&) = delete;
+};
+
+struct FilterDesc {
+  cudnnFilterDescriptor_t d = nullptr;
+  FilterDesc() { check(cudnnCreateFilterDescriptor(&d), "cudnnCreateFilterDescriptor"); }
+  ~FilterDesc() { cudnnDestroyFilterDescriptor(d); }
+  FilterDesc(const FilterDesc&) = delete;
+  FilterDesc& operator=(const FilterDesc&) = delete;
+};
+
+struct ConvDesc {
+  cudnnConvolutionDescriptor_t d = nullptr;
+  ConvDesc() { check(cudnnCreateConvolutionDescriptor(&d), "cudnnCreateConvolutionDescriptor"); }
+  ~ConvDesc() { cudnnDestroyConvolutionDescriptor(d); }
+  ConvDesc(const ConvDesc&) = delete;
+  ConvDesc& operator=(const ConvDesc&) = delete;
+};
+
+// The descriptors of one convolution call (cheap to build; cuDNN keeps no pointer to them).
+struct Descriptors {
+  TensorDesc x, y, bias;
+  FilterDesc w;
+  ConvDesc conv;
+
+  Descriptors(DType dtype, const Conv2dGeometry& g) {
+    const cudnnDataType_t type = data_type(dtype);
+    const cudnnDataType_t compute = dtype == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+    check(cudnnSetTensor4dDescriptor(x.d, CUDNN_TENSOR_NCHW, type, to_int(g.batch, "batch"),
+                                     to_int(g.in_channels, "channels"), to_int(g.in_h, "height"),
+                                     to_int(g.in_w, "width")),
+          "cudnnSetTensor4dDescriptor");
+    check(cudnnSetTensor4dDescriptor(y.d, CUDNN_TENSOR_NCHW, type, to_int(g.batch, "batch"),
+                                     to_int(g.out_channels, "channels"), to_int(g.out_h, "height"),
+                                     to_int(g.out_w, "width")),
+          "cudnnSetTensor4dDescriptor");
+    check(cudnnSetTensor4dDescriptor(bias.d, CUDNN_TENSOR_NCHW, type, 1, to_int(g.out_channels, "channels"), 1, 1),
+          "cudnnSetTensor4dDescriptor");
+    check(cudnnSetFilter4dDescriptor(w.d, type, CUDNN_TENSOR_NCHW, to_int(g.out_channels, "channels"),
+                                     to_int(g.group_in_channels(), "channels"), to_int(g.kernel_h, "kernel"),
+                                     to_int(g.kernel_w, "kernel")),
+          "cudnnSetFilter4dDescriptor");
+    check(cudnnSetConvolution2dDescriptor(conv.d, to_int(g.pad_h, "padding"), to_int(g.pad_w, "padding"),
+                                          to_int(g.stride_h, "stride"), to_int(g.stride_w, "stride"),
+                                          to_int(g.dilation_h, "dilation"), to_int(g.dilation_w, "dilation"),
+                                          CUDNN_CROSS_CORRELATION, compute),
+          "cudnnSetConvolution2dDescriptor");
+    check(cudnnSetConvolutionGroupCount(conv.d, to_int(g.groups, "groups")), "cudnnSetConvolutionGroupCount");
+    check(cudnnSetConvolutionMathType(conv.d, math_type(dtype)), "cudnnSetConvolutionMathType");
+  }
+};
+
+// ---------- the per-shape algorithm cache ----------
+
+enum class Pass { Forward, BackwardData, BackwardFilter };
+
+// A candidate algorithm (one of the three cuDNN enums, stored as int), the math type it was rated
+// with, and the workspace it needs.
+struct Candidate {
+  int algo;
+  cudnnMathType_t math;
+  size_t workspace;
+};
+
+using CacheKey = std::vector<int64_t>;
+
+CacheKey cache_key(Pass pass, DType dtype, int device, const Conv2dGeometry& g) {
+  return {static_cast<int64_t>(pass), static_cast<int64_t>(dtype), device, g.batch, g.in_channels, g.in_h, g.in_w,
+          g.out_channels, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dilation_h,
+          g.dilation_w, g.groups};
+}
+
+std::mutex cache_mutex;
+std::map<CacheKey, std::vector<Candidate>>& cache() {
+  static auto* c = new std::map<CacheKey, std::vector<Candidate>>();  // leaked: used until exit
+  return *c;
+}
+
+// cuDNN's heuristic ranking (no trial runs, so no allocation and no synchronization), keeping the
+// candidates that report success and whose workspace size cuDNN can state for the math type it
+// rated them with.
+template <typename Perf, typename GetCount, typename GetRanked, typename GetWorkspace>
+std::vector<Candidate> rank(Descriptors& d, GetCount get_count, GetRanked get_ranked, GetWorkspace get_workspace,
+                            const char* what) {
+  int count = 0;
+  check(get_count(&count), what);
+  std::vector<Perf> perf(count > 0 ? count : 1);
+  int returned = 0;
+  check(get_ranked(static_cast<int>(perf.size()), &returned, perf.data()), what);
+  std::vector<Candidate> out;
+  for (int i = 0; i < returned; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+    check(cudnnSetConvolutionMathType(d.conv.d, perf[i].mathType), "cudnnSetConvolutionMathType");
+    size_t bytes = 0;
+    if (get_workspace(perf[i].algo, &bytes) != CUDNN_STATUS_SUCCESS) continue;
+    out.push_back({static_cast<int>(perf[i].algo), perf[i].mathType, bytes});
+  }
+  if (out.empty()) throw std::runtime_error(std::string("conv2d: cuDNN offers no algorithm for this shape (") + what + ")");
+  return out;
+}
+
+std::vector<Candidate> candidates(Pass pass, DType dtype, int device, const Conv2dGeometry& g, cudnnHandle_t h,
+                                  Descriptors& d) {
+  const CacheKey key = cache_key(pass, dtype, device, g);
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    auto it = cache().find(key);
+    if (it != cache().end()) return it->second;
+  }
+  std::vector<Candidate> ranked;
+  switch (pass) {
+    case Pass::Forward:
+      ranked = rank<cudnnConvolutionFwdAlgoPerf_t>(
+          d, [&](int* n) { return cudnnGetConvolutionForwardAlgorithmMaxCount(h, n); },
+          [&](int req, int* ret, cudnnConvolutionFwdAlgoPerf_t* p) {
+            return cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d, req, ret, p);
+          },
+          [&](cudnnConvolutionFwdAlgo_t a, size_t* bytes) {
+            return cudnnGetConvolutionForwardWorkspaceSize(h, d.x.d, d.w.d, d.conv.d, d.y.d, a, bytes);
+          },
+          "cudnnGetConvolutionForwardAlgorithm_v7");
+      break;
+    case Pass::BackwardData:
+      ranked = rank<cudnnConvolutionBwdDataAlgoPerf_t>(
+          d, [&](int* n) { return cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, n); },
+          [&](int req, int* ret, cudnnConvolutionBwdDataAlgoPerf_t* p) {
+            return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.d, d.y.d, d.conv.d, d.x.d, req, ret, p);
+          },
+          [&](cudnnConvolutionBwdDataAlgo_t a, size_t* bytes) {
+            return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w.d, d.y.d, d.conv.d, d.x.d, a, bytes);
+          },
+          "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+      break;
+    case Pass::BackwardFilter:
+      ranked = rank<cudnnConvolutionBwdFilterAlgoPerf_t>(
+          d, [&](int* n) { return cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, n); },
+          [&](int req, int* ret, cudnnConvolutionBwdFilterAlgoPerf_t* p) {
+            return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.d, d.y.d, d.conv.d, d.w.d, req, ret, p);
+          },
+          [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* bytes) {
+            return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x.d, d.y.d, d.conv.d, d.w.d, a, bytes);
+          },
+          "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+      break;
+  }
+  std::lock_guard<std::mutex> lock(cache_mutex);
+  cache()[key] = ranked;
+  return ranked;
+}
+
+// Runs `pass` with the best-ranked candidate whose workspace can be allocated and that cuDNN
+// accepts; a candidate that fails either way is dropped from the cache so later calls skip it.
+template <typename Run>
+void run_pass(Pass pass, DType dtype, const Conv2dGeometry& g, cudnnHandle_t h, int device, Descriptors& d,
+              const WorkspaceAllocator& workspace, const Run& run, const char* what) {
+  std::vector<Candidate> list = candidates(pass, dtype, device, g, h, d);
+  std::string last_error;
+  for (const Candidate& c : list) {
+    void* ws = nullptr;
+    try {
+      ws = workspace(c.workspace);
+    } catch (const std::exception& e) {  // out of memory for this one: a leaner candidate may fit
+      last_error = e.what();
+      continue;
+    }
+    check(cudnnSetConvolutionMathType(d.conv.d, c.math), "cudnnSetConvolutionMathType");
+    cudnnStatus_t status = run(c.algo, ws, c.workspace);
+    if (status == CUDNN_STATUS_SUCCESS) return;
+    last_error = cudnnGetErrorString(status);
+    if (status != CUDNN_STATUS_NOT_SUPPORTED && status != CUDNN_STATUS_BAD_PARAM) break;
+    std::lock_guard<std::mutex> lock(cache_mutex);
+    auto& cached = cache()[cache_key(pass, dtype, device, g)];
+    for (auto it = cached.begin(); it != cached.end(); ++it) {
+      if (it->algo == c.algo) {
+        cached.erase(it);
+        break;
+      }
+    }
+  }
+  throw std::runtime_error(std::string("conv2d: ") + what + " failed for every cuDNN algorithm: " + last_error);
+}
+
+// alpha and beta are float for every data type but double (cuDNN's rule for these scaling factors).
+struct Scale {
+  float f;
+  double d;
+  const void* ptr(DType dtype) const { return dtype == DType::Float64 ? static_cast<const void*>(&d) : &f; }
+};
+const Scale kOne{1.0f, 1.0}, kZero{0.0f, 0.0};
+
+}  // namespace
+
+void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const void* w, const void* bias, void* y,
+                    void* stream, const WorkspaceAllocator& workspace) {
+  int device = 0;
+  cudnnHandle_t h = handle_for_current_device(&device);
+  check(cudnnSetStream(h, static_cast<cudaStream_t>(stream)), "cudnnSetStream");
+  Descriptors d(dtype, g);
+  run_pass(
+      Pass::Forward, dtype, g, h, device, d, workspace,
+      [&](int algo, void* ws, size_t bytes) {
+        return cudnnConvolutionForward(h, kOne.ptr(dtype), d.x.d, x, d.w.d, w, d.conv.d,
+                                       static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, bytes, kZero.ptr(dtype),
+                                       d.y.d, y);
+      },
+      "cudnnConvolutionForward");
+  if (bias != nullptr) {
+    check(cudnnAddTensor(h, kOne.ptr(dtype), d.bias.d, bias, kOne.ptr(dtype), d.y.d, y), "cudnnAddTensor");
+  }
+}
+
+void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, const void* x, const void* w,
+                     void* grad_x, void* grad_w, void* grad_b, void* stream, const WorkspaceAllocator& workspace) {
+  int device = 0;
+  cudnnHandle_t h = handle_for_current_device(&device);
+  check(cudnnSetStream(h, static_cast<cudaStream_t>(stream)), "cudnnSetStream");
+  Descriptors d(dtype, g);
+  if (grad_x != nullptr) {
+    run_pass(
+        Pass::BackwardData, dtype, g, h, device, d, workspace,
+        [&](int algo, void* ws, size_t bytes) {
+          return cudnnConvolutionBackwardData(h, kOne.ptr(dtype), d.w.d, w, d.y.d, grad_y, d.conv.d,
+                                              static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws, bytes,
+                                              kZero.ptr(dtype), d.x.d, grad_x);
+        },
+        "cudnnConvolutionBackwardData");
+  }
+  if (grad_w != nullptr) {
+    run_pass(
+        Pass::BackwardFilter, dtype, g, h, device, d, workspace,
+        [&](int algo, void* ws, size_t bytes) {
+          return cudnnConvolutionBackwardFilter(h, kOne.ptr(dtype), d.x.d, x, d.y.d, grad_y, d.conv.d,
+                                                static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws, bytes,
+                                                kZero.ptr(dtype), d.w.d, grad_w);
+        },
+        "cudnnConvolutionBackwardFilter");
+  }
+  if (grad_b != nullptr) {
+    check(cudnnConvolutionBackwardBias(h, kOne.ptr(dtype), d.y.d, grad_y, kZero.ptr(dtype), d.bias.d, grad_b),
+          "cudnnConvolutionBackwardBias");
+  }
+}
+
+}  // namespace colony::kernels::cuda
