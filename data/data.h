@@ -1,0 +1,13 @@
+// Everything in data/: datasets, transforms, samplers, the DataLoader.
+#pragma once
+
+#include "data/archive.h"
+#include "data/cifar10.h"
+#include "data/dataloader.h"
+#include "data/dataset.h"
+#include "data/image_dataset.h"
+#include "data/mnist.h"
+#include "data/sampler.h"
+#include "data/synthetic.h"
+#include "data/transformed_dataset.h"
+#include "data/transforms.h"

@@ -1,0 +1,311 @@
+#include "data/dataloader.h"
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tensor/ops.h"
+
+namespace colony::data {
+namespace detail {
+
+// Buffers a finished pass hands back, so the next pass (the next epoch) need not allocate (pinned
+// allocation is slow).
+struct BufferCache {
+  std::mutex mu;
+  std::vector<Batch> free;
+};
+
+namespace {
+
+bool referenced_elsewhere(const Tensor& t) { return t.impl_ptr().use_count() > 1 || t.storage().use_count() > 1; }
+
+}  // namespace
+
+class Pass {
+ public:
+  Pass(std::shared_ptr<const Dataset> dataset, std::vector<int64_t> order, const DataLoaderOptions& opts,
+       ExampleContext ctx, std::shared_ptr<BufferCache> cache)
+      : dataset_(std::move(dataset)), order_(std::move(order)), opts_(opts), ctx_(ctx), cache_(std::move(cache)) {
+    const auto n = static_cast<int64_t>(order_.size());
+    const int64_t b = opts_.batch_size();
+    num_batches_ = opts_.drop_last() ? n / b : (n + b - 1) / b;
+    if (num_batches_ == 0) return;
+    const int64_t wanted = opts_.workers() > 0 ? int64_t(opts_.workers()) * opts_.prefetch() : 1;
+    slots_ = std::vector<Slot>(static_cast<size_t>(std::min(wanted, num_batches_)));
+    try {
+      data_shape_ = dataset_->example_shape();
+      data_dtype_ = dataset_->example_dtype();
+    } catch (const std::exception& e) {
+      std::throw_with_nested(
+          DataLoaderError(std::string("DataLoader: finding the batch shape (example_shape) failed: ") + e.what()));
+    }
+    data_shape_.insert(data_shape_.begin(), b);
+    take_buffers();
+    if (opts_.workers() == 0) return;
+    for (int64_t k = 0; k < static_cast<int64_t>(slots_.size()); ++k) queue_.push_back(k);
+    threads_.reserve(opts_.workers());
+    for (int w = 0; w < opts_.workers(); ++w) threads_.emplace_back([this, w] { worker_loop(w); });
+  }
+
+  ~Pass() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_.store(true);
+      queue_.clear();
+    }
+    work_cv_.notify_all();
+    for (auto& t : threads_) t.join();
+    current_batch_ = Batch{};
+    give_back_buffers();
+  }
+
+  bool done() const { return failed_ || current_ >= num_batches_; }
+  Batch& current() { return current_batch_; }
+
+  // Moves to the next batch: hands the current buffer back for the batch `slots` ahead, then waits
+  // for the next one (or loads it, without workers).
+  void advance() {
+    if (done()) return;
+    if (current_ >= 0) release(current_);
+    ++current_;
+    if (current_ >= num_batches_) return;
+    Slot& slot = slot_of(current_);
+    if (threads_.empty()) {
+      slot.error = nullptr;
+      fill(current_, slot);
+    } else {
+      std::unique_lock<std::mutex> lock(mu_);
+      ready_cv_.wait(lock, [&] { return slot.ready_batch == current_; });
+    }
+    if (slot.error) {
+      failed_ = true;
+      rethrow(slot);
+    }
+    const int64_t count = rows_in(current_);
+    current_batch_ = count == opts_.batch_size() ? slot.buffer
+                                                 : Batch{ops::narrow(slot.buffer.data, 0, 0, count),
+                                                         ops::narrow(slot.buffer.target, 0, 0, count)};
+  }
+
+ private:
+  struct Slot {
+    Batch buffer;
+    int64_t ready_batch = -1;  // the batch the buffer holds once loaded
+    std::exception_ptr error;
+    int64_t failed_index = -1;
+    int worker = -1;
+  };
+
+  Slot& slot_of(int64_t batch) { return slots_[static_cast<size_t>(batch % static_cast<int64_t>(slots_.size()))]; }
+  int64_t rows_in(int64_t batch) const {
+    return std::min<int64_t>(opts_.batch_size(), static_cast<int64_t>(order_.size()) - batch * opts_.batch_size());
+  }
+
+  Batch allocate() const {
+    TensorOptions o = TensorOptions(data_dtype_).pinned_memory(opts_.pin_memory());
+    return {ops::empty(data_shape_, o),
+            ops::empty({opts_.batch_size()}, TensorOptions(kInt64).pinned_memory(opts_.pin_memory()))};
+  }
+
+  bool fits(const Batch& b) const {
+    return b.data.sizes() == data_shape_ && b.data.dtype() == data_dtype_ && b.target.size(0) == opts_.batch_size();
+  }
+
+  void take_buffers() {
+    {
+      std::lock_guard<std::mutex> lock(cache_->mu);
+      for (auto& slot : slots_) {
+        while (!cache_->free.empty() && !slot.buffer.data.defined()) {
+          Batch b = std::move(cache_->free.back());
+          cache_->free.pop_back();
+          if (fits(b)) slot.buffer = std::move(b);
+        }
+      }
+    }
+    for (auto& slot : slots_) {
+      if (!slot.buffer.data.defined()) slot.buffer = allocate();
+    }
+  }
+
+  void give_back_buffers() {
+    std::lock_guard<std::mutex> lock(cache_->mu);
+    for (auto& slot : slots_) {
+      if (slot.buffer.data.defined() && !referenced_elsewhere(slot.buffer.data) &&
+          !referenced_elsewhere(slot.buffer.target)) {
+        cache_->free.push_back(std::move(slot.buffer));
+      }
+    }
+  }
+
+  // The caller is done with `batch`: its buffer goes to the batch slots_.size() ahead. A buffer the
+  // caller still holds (a kept batch, a saved view) is left to the caller.
+  void release(int64_t batch) {
+    current_batch_ = Batch{};
+    Slot& slot = slot_of(batch);
+    if (referenced_elsewhere(slot.buffer.data) || referenced_elsewhere(slot.buffer.target)) slot.buffer = allocate();
+    const int64_t next = batch + static_cast<int64_t>(slots_.size());
+    if (threads_.empty() || next >= num_batches_) return;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      slot.error = nullptr;
+      queue_.push_back(next);
+    }
+    work_cv_.notify_one();
+  }
+
+  void fill(int64_t batch, Slot& slot) {
+    const int64_t start = batch * opts_.batch_size();
+    const int64_t rows = rows_in(batch);
+    try {
+      for (int64_t r = 0; r < rows; ++r) {
+        if (stop_.load(std::memory_order_relaxed)) return;
+        slot.failed_index = order_[static_cast<size_t>(start + r)];
+        dataset_->copy_into(slot.failed_index, slot.buffer, r, ctx_);
+      }
+    } catch (...) {
+      slot.error = std::current_exception();
+    }
+  }
+
+  void worker_loop(int worker) {
+    while (true) {
+      int64_t batch;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        work_cv_.wait(lock, [&] { return stop_.load() || !queue_.empty(); });
+        if (stop_.load()) return;
+        batch = queue_.front();
+        queue_.pop_front();
+      }
+      Slot& slot = slot_of(batch);
+      slot.worker = worker;
+      fill(batch, slot);
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        slot.ready_batch = batch;
+      }
+      ready_cv_.notify_all();
+    }
+  }
+
+  [[noreturn]] void rethrow(const Slot& slot) const {
+    const std::string where = (slot.worker >= 0 ? "worker " + std::to_string(slot.worker) + " failed on batch "
+                                                : std::string("loading batch ")) +
+                              std::to_string(current_) + " (dataset index " + std::to_string(slot.failed_index) + ")";
+    try {
+      std::rethrow_exception(slot.error);
+    } catch (const std::exception& e) {
+      std::throw_with_nested(DataLoaderError("DataLoader: " + where + ": " + e.what()));
+    } catch (...) {
+      std::throw_with_nested(
+          DataLoaderError("DataLoader: " + where + ": an exception not derived from std::exception"));
+    }
+  }
+
+  std::shared_ptr<const Dataset> dataset_;
+  const std::vector<int64_t> order_;
+  const DataLoaderOptions opts_;
+  const ExampleContext ctx_;
+  std::shared_ptr<BufferCache> cache_;
+  Shape data_shape_;
+  DType data_dtype_ = kFloat32;
+
+  int64_t num_batches_ = 0;
+  int64_t current_ = -1;
+  bool failed_ = false;
+  Batch current_batch_;
+  std::vector<Slot> slots_;
+
+  std::mutex mu_;
+  std::condition_variable work_cv_, ready_cv_;
+  std::deque<int64_t> queue_;
+  std::atomic<bool> stop_{false};
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace detail
+
+namespace {
+
+void check_options(const DataLoaderOptions& o) {
+  if (o.batch_size() < 1)
+    throw std::invalid_argument("DataLoader: batch_size must be >= 1, got " + std::to_string(o.batch_size()));
+  if (o.workers() < 0)
+    throw std::invalid_argument("DataLoader: workers must be >= 0, got " + std::to_string(o.workers()));
+  if (o.prefetch() < 1)
+    throw std::invalid_argument("DataLoader: prefetch must be >= 1, got " + std::to_string(o.prefetch()));
+}
+
+}  // namespace
+
+DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, Sampler& sampler, DataLoaderOptions options)
+    : dataset_(std::move(dataset)),
+      sampler_(&sampler),
+      options_(options),
+      buffers_(std::make_shared<detail::BufferCache>()) {
+  if (!dataset_) throw std::invalid_argument("DataLoader: the dataset is null");
+  check_options(options_);
+}
+
+DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options)
+    : dataset_(std::move(dataset)),
+      sampler_(nullptr),
+      options_(options),
+      buffers_(std::make_shared<detail::BufferCache>()) {
+  if (!dataset_) throw std::invalid_argument("DataLoader: the dataset is null");
+  check_options(options_);
+  if (options_.shuffle()) {
+    owned_sampler_ = std::make_unique<RandomSampler>(dataset_->size(), options_.seed());
+  } else {
+    owned_sampler_ = std::make_unique<SequentialSampler>(dataset_->size());
+  }
+  sampler_ = owned_sampler_.get();
+}
+
+DataLoader::~DataLoader() = default;
+
+int64_t DataLoader::size() const {
+  const int64_t n = sampler_->size(), b = options_.batch_size();
+  return options_.drop_last() ? n / b : (n + b - 1) / b;
+}
+
+DataLoader::Iterator DataLoader::begin() {
+  const ExampleContext ctx{options_.seed(), sampler_->epoch()};
+  std::vector<int64_t> order = sampler_->next_pass();
+  const int64_t n = dataset_->size();
+  for (int64_t i : order) {
+    if (i < 0 || i >= n) {
+      throw std::out_of_range("DataLoader: the sampler yields index " + std::to_string(i) + " but the dataset holds " +
+                              std::to_string(n) + " examples");
+    }
+  }
+  auto pass = std::make_shared<detail::Pass>(dataset_, std::move(order), options_, ctx, buffers_);
+  pass->advance();
+  return Iterator(std::move(pass));
+}
+
+bool DataLoader::Iterator::at_end() const { return !pass_ || pass_->done(); }
+
+Batch& DataLoader::Iterator::operator*() const {
+  if (at_end()) throw std::out_of_range("DataLoader::Iterator: dereferencing the end of a pass");
+  return pass_->current();
+}
+
+DataLoader::Iterator& DataLoader::Iterator::operator++() {
+  if (!at_end()) pass_->advance();
+  return *this;
+}
+
+bool DataLoader::Iterator::operator==(const Iterator& other) const {
+  if (at_end() || other.at_end()) return at_end() == other.at_end();
+  return pass_ == other.pass_;
+}
+
+}  // namespace colony::data

@@ -1,0 +1,113 @@
+#include "data/sampler.h"
+
+#include <cerrno>
+#include <cstdlib>
+#include <numeric>
+#include <stdexcept>
+#include <string>
+
+#include "tensor/ops.h"
+#include "tensor/random.h"
+
+namespace colony::data {
+namespace {
+
+void check_size(int64_t size, const char* who) {
+  if (size < 0) throw std::invalid_argument(std::string(who) + ": size must be >= 0, got " + std::to_string(size));
+}
+
+int64_t env_int(const char* name, int64_t fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  errno = 0;
+  const long long x = std::strtoll(v, &end, 10);
+  if (errno != 0 || *end != '\0') {
+    throw std::invalid_argument(std::string("DistributedSampler: environment variable ") + name + "='" + v +
+                                "' is not an integer");
+  }
+  return x;
+}
+
+}  // namespace
+
+std::vector<int64_t> seeded_permutation(int64_t n, uint64_t seed) {
+  Generator gen(seed);
+  Tensor perm = ops::randperm(n, TensorOptions(kInt64), &gen);
+  const int64_t* p = perm.data_ptr<int64_t>();
+  return std::vector<int64_t>(p, p + n);
+}
+
+SequentialSampler::SequentialSampler(int64_t size) : size_(size) { check_size(size, "SequentialSampler"); }
+
+std::vector<int64_t> SequentialSampler::indices() const {
+  std::vector<int64_t> out(size_);
+  std::iota(out.begin(), out.end(), 0);
+  return out;
+}
+
+RandomSampler::RandomSampler(int64_t size, uint64_t seed) : size_(size), seed_(seed) {
+  check_size(size, "RandomSampler");
+}
+
+std::vector<int64_t> RandomSampler::indices() const {
+  return seeded_permutation(size_, seed_ + static_cast<uint64_t>(epoch_));
+}
+
+std::vector<int64_t> RandomSampler::next_pass() {
+  std::vector<int64_t> out = indices();
+  ++epoch_;
+  return out;
+}
+
+void RandomSampler::load_state(const SamplerState& s) {
+  seed_ = s.seed;
+  epoch_ = s.epoch;
+}
+
+DistributedSampler::DistributedSampler(int64_t dataset_size, DistributedSamplerOptions o)
+    : dataset_size_(dataset_size),
+      num_replicas_(o.num_replicas() ? *o.num_replicas() : env_int("WORLD_SIZE", 1)),
+      rank_(o.rank() ? *o.rank() : env_int("RANK", 0)),
+      shuffle_(o.shuffle()),
+      seed_(o.seed()),
+      drop_last_(o.drop_last()) {
+  check_size(dataset_size, "DistributedSampler");
+  if (num_replicas_ < 1) {
+    throw std::invalid_argument("DistributedSampler: num_replicas must be >= 1, got " + std::to_string(num_replicas_));
+  }
+  if (rank_ < 0 || rank_ >= num_replicas_) {
+    throw std::invalid_argument("DistributedSampler: invalid rank " + std::to_string(rank_) +
+                                ", rank should be in the interval [0, " + std::to_string(num_replicas_ - 1) + "]");
+  }
+  if (drop_last_ && dataset_size_ % num_replicas_ != 0) {
+    // PyTorch: ceil((len - num_replicas) / num_replicas), i.e. floor(len / num_replicas).
+    num_samples_ = dataset_size_ / num_replicas_;
+  } else {
+    num_samples_ = (dataset_size_ + num_replicas_ - 1) / num_replicas_;
+  }
+  total_size_ = num_samples_ * num_replicas_;
+}
+
+std::vector<int64_t> DistributedSampler::indices() const {
+  std::vector<int64_t> all;
+  if (shuffle_) {
+    all = seeded_permutation(dataset_size_, seed_ + static_cast<uint64_t>(epoch_));
+  } else {
+    all.resize(dataset_size_);
+    std::iota(all.begin(), all.end(), 0);
+  }
+  // Padding repeats the list from its start (cycling when more than one copy is needed, which
+  // happens when the dataset is smaller than num_replicas); drop_last truncates.
+  std::vector<int64_t> out;
+  out.reserve(num_samples_);
+  for (int64_t i = rank_; i < total_size_; i += num_replicas_) out.push_back(all[i % dataset_size_]);
+  return out;
+}
+
+void DistributedSampler::load_state(const SamplerState& s) {
+  seed_ = s.seed;
+  epoch_ = s.epoch;
+}
+
+}  // namespace colony::data

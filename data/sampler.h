@@ -1,0 +1,140 @@
+// Samplers: the order in which a DataLoader visits a dataset's indices, one list per epoch.
+//
+// A sampler's order is a function of its state (seed, epoch), which state()/load_state() save and
+// restore for checkpoints: a resumed run replays the same orders.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace colony::data {
+
+struct SamplerState {
+  uint64_t seed = 0;
+  int64_t epoch = 0;
+};
+
+class Sampler {
+ public:
+  virtual ~Sampler() = default;
+  // Indices per epoch.
+  virtual int64_t size() const = 0;
+  // The order of the current epoch; calling it twice gives the same list.
+  virtual std::vector<int64_t> indices() const = 0;
+  // What a DataLoader calls once at the start of each pass: indices() by default. RandomSampler
+  // also moves on to the next epoch here, so that it reshuffles every pass like PyTorch's.
+  virtual std::vector<int64_t> next_pass() { return indices(); }
+
+  virtual void set_epoch(int64_t epoch) { epoch_ = epoch; }
+  int64_t epoch() const { return epoch_; }
+  virtual SamplerState state() const { return {0, epoch_}; }
+  virtual void load_state(const SamplerState& s) { epoch_ = s.epoch; }
+
+ protected:
+  int64_t epoch_ = 0;
+};
+
+// 0, 1, ..., size - 1.
+class SequentialSampler : public Sampler {
+ public:
+  explicit SequentialSampler(int64_t size);
+  int64_t size() const override { return size_; }
+  std::vector<int64_t> indices() const override;
+
+ private:
+  int64_t size_;
+};
+
+// A permutation of 0..size-1 drawn from a generator seeded with seed + epoch (the epoch advances
+// by one after each pass; set_epoch chooses it, as for DistributedSampler).
+class RandomSampler : public Sampler {
+ public:
+  explicit RandomSampler(int64_t size, uint64_t seed = 0);
+  int64_t size() const override { return size_; }
+  std::vector<int64_t> indices() const override;
+  std::vector<int64_t> next_pass() override;
+  SamplerState state() const override { return {seed_, epoch_}; }
+  void load_state(const SamplerState& s) override;
+
+ private:
+  int64_t size_;
+  uint64_t seed_;
+};
+
+struct DistributedSamplerOptions {
+  // Unset: from the environment, WORLD_SIZE (default 1) and RANK (default 0), which the launcher
+  // (colonyrun) and dist::init_process_group set.
+  DistributedSamplerOptions& num_replicas(int64_t n) {
+    num_replicas_ = n;
+    return *this;
+  }
+  DistributedSamplerOptions& rank(int64_t r) {
+    rank_ = r;
+    return *this;
+  }
+  DistributedSamplerOptions& shuffle(bool s) {
+    shuffle_ = s;
+    return *this;
+  }
+  DistributedSamplerOptions& seed(uint64_t s) {
+    seed_ = s;
+    return *this;
+  }
+  DistributedSamplerOptions& drop_last(bool d) {
+    drop_last_ = d;
+    return *this;
+  }
+
+  const std::optional<int64_t>& num_replicas() const { return num_replicas_; }
+  const std::optional<int64_t>& rank() const { return rank_; }
+  bool shuffle() const { return shuffle_; }
+  uint64_t seed() const { return seed_; }
+  bool drop_last() const { return drop_last_; }
+
+ private:
+  std::optional<int64_t> num_replicas_;
+  std::optional<int64_t> rank_;
+  bool shuffle_ = true;
+  uint64_t seed_ = 0;
+  bool drop_last_ = false;
+};
+
+// PyTorch's DistributedSampler: each of num_replicas ranks gets num_samples indices.
+//  - shuffle: a permutation drawn from a generator seeded with seed + epoch (call set_epoch every
+//    epoch, or every epoch has the same order), else 0..size-1;
+//  - drop_last = false: num_samples = ceil(size / num_replicas) and the list is padded to
+//    total_size = num_samples * num_replicas by repeating it from the start;
+//  - drop_last = true: num_samples = floor(size / num_replicas) and the tail is dropped;
+//  - rank r takes list[r], list[r + num_replicas], ... (indices[rank:total_size:num_replicas]).
+// The permutations differ from PyTorch's (another generator); the semantics are the same.
+class DistributedSampler : public Sampler {
+ public:
+  explicit DistributedSampler(int64_t dataset_size, DistributedSamplerOptions options = {});
+  int64_t size() const override { return num_samples_; }
+  std::vector<int64_t> indices() const override;
+  SamplerState state() const override { return {seed_, epoch_}; }
+  void load_state(const SamplerState& s) override;
+
+  int64_t num_replicas() const { return num_replicas_; }
+  int64_t rank() const { return rank_; }
+  int64_t num_samples() const { return num_samples_; }
+  int64_t total_size() const { return total_size_; }
+  bool shuffle() const { return shuffle_; }
+  bool drop_last() const { return drop_last_; }
+
+ private:
+  int64_t dataset_size_;
+  int64_t num_replicas_;
+  int64_t rank_;
+  bool shuffle_;
+  uint64_t seed_;
+  bool drop_last_;
+  int64_t num_samples_;
+  int64_t total_size_;
+};
+
+// A permutation of 0..n-1 that depends only on `seed` (Colony's randperm with a generator seeded so).
+std::vector<int64_t> seeded_permutation(int64_t n, uint64_t seed);
+
+}  // namespace colony::data
