@@ -1,0 +1,87 @@
+// One interface for collective communication between the ranks of a job. Gloo implements it for
+// CPU tensors (process_group_gloo.h); NCCL will implement it for CUDA tensors.
+//
+// Every collective is asynchronous: it is queued in call order and returns a Work at once; the
+// backend runs it (Gloo: on its communication thread) while the caller goes on computing.
+// Tensors passed to a collective must stay alive and untouched until its Work completes.
+//
+// Every collective carries a sequence number and a fingerprint (op, dtype, element count, root);
+// ranks that disagree get an error that says which rank called what, instead of a hang or
+// garbage. A collective that does not finish within its timeout fails with a TimeoutError
+// naming the collective and its sequence number.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "distributed/store.h"
+#include "tensor/tensor.h"
+
+namespace colony::dist {
+
+enum class ReduceOp { kSum, kAvg, kMax, kMin };
+const char* reduce_op_name(ReduceOp op);
+
+// The handle of one queued collective.
+class Work {
+ public:
+  virtual ~Work() = default;
+  // Whether it finished (successfully or not).
+  virtual bool is_completed() const = 0;
+  // Blocks until done or `timeout` passes (negative: the collective's own timeout). Rethrows the
+  // collective's error; on timeout throws TimeoutError naming the collective and its sequence
+  // number. Returns normally only on success.
+  virtual void wait(std::chrono::milliseconds timeout = std::chrono::milliseconds(-1)) = 0;
+  // The collective's error once completed unsuccessfully, else null.
+  virtual std::exception_ptr exception() const = 0;
+  // "allreduce #12" — for messages and traces.
+  virtual std::string description() const = 0;
+};
+
+struct CollectiveOptions {
+  // Negative: the group's timeout.
+  std::chrono::milliseconds timeout{-1};
+};
+
+struct ProcessGroupOptions {
+  std::chrono::milliseconds timeout{std::chrono::minutes(10)};
+};
+
+class ProcessGroup {
+ public:
+  virtual ~ProcessGroup() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual std::string backend_name() const = 0;
+
+  // In place on `tensor` (contiguous). kAvg divides the sum by size() (integer dtypes: floor).
+  virtual std::shared_ptr<Work> allreduce(Tensor& tensor, ReduceOp op = ReduceOp::kSum,
+                                          const CollectiveOptions& opts = {}) = 0;
+  // Root's `tensor` is copied into every rank's `tensor` (same shape and dtype everywhere).
+  virtual std::shared_ptr<Work> broadcast(Tensor& tensor, int root = 0, const CollectiveOptions& opts = {}) = 0;
+  // outputs[r] receives rank r's `input`; outputs has size() tensors shaped like input.
+  virtual std::shared_ptr<Work> allgather(std::vector<Tensor>& outputs, const Tensor& input,
+                                          const CollectiveOptions& opts = {}) = 0;
+  // `output` on rank r receives the reduction over ranks of inputs[r]; inputs has size() tensors
+  // shaped like output.
+  virtual std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs,
+                                               ReduceOp op = ReduceOp::kSum,
+                                               const CollectiveOptions& opts = {}) = 0;
+  virtual std::shared_ptr<Work> barrier(const CollectiveOptions& opts = {}) = 0;
+
+  // Fails every queued and running collective, and every later one, with `reason` (the
+  // watchdog calls this when another rank failed). Never blocks.
+  virtual void abort(const std::string& reason) = 0;
+
+  std::chrono::milliseconds timeout() const { return timeout_; }
+  void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
+
+ protected:
+  std::chrono::milliseconds timeout_{std::chrono::minutes(10)};
+};
+
+}  // namespace colony::dist
