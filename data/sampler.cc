@@ -46,6 +46,23 @@ std::vector<int64_t> SequentialSampler::indices() const {
   return out;
 }
 
+SubsetSampler::SubsetSampler(std::vector<int64_t> indices) : indices_(std::move(indices)) {
+  for (int64_t i : indices_) {
+    if (i < 0) throw std::invalid_argument("SubsetSampler: index " + std::to_string(i) + " is negative");
+  }
+}
+
+SubsetSampler SubsetSampler::strided(int64_t dataset_size, int64_t start, int64_t step) {
+  check_size(dataset_size, "SubsetSampler");
+  if (step < 1 || start < 0) {
+    throw std::invalid_argument("SubsetSampler::strided: need start >= 0 and step >= 1, got start " +
+                                std::to_string(start) + ", step " + std::to_string(step));
+  }
+  std::vector<int64_t> idx;
+  for (int64_t i = start; i < dataset_size; i += step) idx.push_back(i);
+  return SubsetSampler(std::move(idx));
+}
+
 RandomSampler::RandomSampler(int64_t size, uint64_t seed) : size_(size), seed_(seed) {
   check_size(size, "RandomSampler");
 }

@@ -46,6 +46,20 @@ class SequentialSampler : public Sampler {
   int64_t size_;
 };
 
+// Exactly the given indices, in the given order (no shuffling, no padding). Sharding evaluation
+// across ranks with it counts every test sample once:
+//   SubsetSampler::strided(test.size(), rank, world)  ->  rank, rank + world, ...
+class SubsetSampler : public Sampler {
+ public:
+  explicit SubsetSampler(std::vector<int64_t> indices);
+  static SubsetSampler strided(int64_t dataset_size, int64_t start, int64_t step);
+  int64_t size() const override { return static_cast<int64_t>(indices_.size()); }
+  std::vector<int64_t> indices() const override { return indices_; }
+
+ private:
+  std::vector<int64_t> indices_;
+};
+
 // A permutation of 0..size-1 drawn from a generator seeded with seed + epoch (the epoch advances
 // by one after each pass; set_epoch chooses it, as for DistributedSampler).
 class RandomSampler : public Sampler {

@@ -1,10 +1,18 @@
 #include "distributed/init.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
+#include "distributed/process_group_gloo.h"
+#include "distributed/tcp_store.h"
+#include "distributed/watchdog.h"
+#include "log/trace.h"
 #include "tensor/cuda.h"
+#include "tensor/ops.h"
 
 namespace colony::dist {
 namespace {
@@ -14,16 +22,25 @@ struct State {
   int rank = 0;
   int world_size = 1;
   int local_rank = 0;
+  int local_world_size = 1;
+  bool hosts_store = false;
+  std::shared_ptr<TCPStore> store;
+  std::shared_ptr<ProcessGroup> group;
+  std::unique_ptr<Watchdog> watchdog;
+  std::terminate_handler previous_terminate = nullptr;
 };
 
 State& state() {
-  static State s;
-  return s;
+  static State* s = new State;  // never destroyed: the terminate handler may run during exit
+  return *s;
 }
 
-int env_int(const char* name, int fallback) {
+const char* env(const char* name) {
   const char* v = std::getenv(name);
-  if (v == nullptr || *v == '\0') return fallback;
+  return v != nullptr && *v != '\0' ? v : nullptr;
+}
+
+int parse_int(const char* name, const char* v) {
   char* end = nullptr;
   long x = std::strtol(v, &end, 10);
   if (*end != '\0' || x < 0) {
@@ -31,6 +48,69 @@ int env_int(const char* name, int fallback) {
                                 "\" is not a non-negative integer");
   }
   return static_cast<int>(x);
+}
+
+// The first of `names` that is set, parsed; else `fallback`.
+int env_int(std::initializer_list<const char*> names, int fallback) {
+  for (const char* n : names)
+    if (const char* v = env(n)) return parse_int(n, v);
+  return fallback;
+}
+
+std::string exception_message(std::exception_ptr e) {
+  if (!e) return "unknown error";
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "a non-standard exception";
+  }
+}
+
+// An exception escaping main (or any thread) ends the process through std::terminate: tell the
+// other ranks first, so they stop at once instead of timing out.
+[[noreturn]] void terminate_handler() {
+  State& s = state();
+  if (s.watchdog) {
+    s.watchdog->report_failure("rank " + std::to_string(s.rank) + " failed: " +
+                               exception_message(std::current_exception()));
+  }
+  if (s.previous_terminate) s.previous_terminate();
+  std::abort();
+}
+
+// A program that returns from main without destroy_process_group has still finished in order.
+void leave_at_exit() {
+  State& s = state();
+  if (s.watchdog) s.watchdog->mark_left();
+}
+
+// The store lives in rank 0's process: keep it up until every other rank has left (or stopped
+// beating: it died), or they would lose it in the middle of their last steps.
+void wait_for_others_to_leave(State& s) {
+  using Clock = std::chrono::steady_clock;
+  const int generation = env_int({"COLONY_RESTART_COUNT"}, 0);
+  const auto silence = std::chrono::seconds(5);
+  for (int r = 0; r < s.world_size; ++r) {
+    if (r == s.rank) continue;
+    int64_t beats = -1;
+    auto changed = Clock::now();
+    try {
+      while (!s.store->check({abort_key()}) && !s.store->check({left_key(generation, r)})) {
+        const int64_t now_beats = s.store->add(heartbeat_key(generation, r), 0);
+        if (now_beats != beats) {
+          beats = now_beats;
+          changed = Clock::now();
+        } else if (Clock::now() - changed > silence) {
+          break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      }
+    } catch (const std::exception&) {
+      return;
+    }
+  }
 }
 
 }  // namespace
@@ -42,28 +122,109 @@ void init_process_group(const InitOptions& options) {
     throw std::invalid_argument("init_process_group: unknown backend \"" + options.backend +
                                 "\" (expected \"auto\", \"gloo\" or \"nccl\")");
   }
-  int world = options.world_size >= 0 ? options.world_size : env_int("WORLD_SIZE", 1);
-  int rank = options.rank >= 0 ? options.rank : env_int("RANK", 0);
+  if (options.backend == "nccl") {
+    throw std::invalid_argument(
+        "init_process_group: the NCCL backend is not part of this build yet; use backend \"gloo\" (or \"auto\"), "
+        "which reduces CUDA tensors through host memory");
+  }
+  const int world = options.world_size >= 0
+                        ? options.world_size
+                        : env_int({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"}, 1);
+  const int rank = options.rank >= 0 ? options.rank : env_int({"RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"}, 0);
   if (world < 1 || rank >= world) {
     throw std::invalid_argument("init_process_group: rank " + std::to_string(rank) + " is not valid for world size " +
-                                std::to_string(world));
+                                std::to_string(world) + " (expected 0 <= rank < world size)");
   }
+  const int local_rank = env_int({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}, 0);
+  const int local_world = env_int({"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE"}, world == 1 ? 1 : 0);
+
+  State fresh;
+  fresh.rank = rank;
+  fresh.world_size = world;
+  fresh.local_rank = local_rank;
+  fresh.local_world_size = local_world > 0 ? local_world : 1;
   if (world > 1) {
-    throw std::runtime_error("init_process_group: WORLD_SIZE=" + std::to_string(world) +
-                             " asks for multi-process training, which this build of Colony does not support yet; "
-                             "run a single process (unset WORLD_SIZE)");
+    const std::string addr = !options.master_addr.empty() ? options.master_addr
+                             : env("MASTER_ADDR")          ? env("MASTER_ADDR")
+                                                           : "";
+    const int port = options.master_port >= 0 ? options.master_port : env_int({"MASTER_PORT"}, -1);
+    if (addr.empty() || port < 0) {
+      throw std::invalid_argument(
+          "init_process_group: world size " + std::to_string(world) +
+          " needs the address of rank 0's store: set MASTER_ADDR and MASTER_PORT (colonyrun sets them; "
+          "with mpirun or srun export them yourself)");
+    }
+    const int generation = env_int({"COLONY_RESTART_COUNT"}, 0);
+    TCPStoreOptions so;
+    so.host = addr;
+    so.port = port;
+    so.is_server = rank == 0 && env("COLONY_STORE_HOSTED") == nullptr;
+    so.timeout = options.timeout;
+    fresh.hosts_store = so.is_server;
+    fresh.store = std::make_shared<TCPStore>(so);
+    const std::string where = addr + ":" + std::to_string(fresh.store->port()) +
+                              (env("COLONY_STORE_HOSTED") ? " (hosted by colonyrun)" : " (hosted by rank 0)");
+
+    ProcessGroupOptions po;
+    po.timeout = options.timeout;
+    auto group_store =
+        std::make_shared<PrefixStore>("colony/gen" + std::to_string(generation) + "/pg", fresh.store);
+    fresh.group = std::make_shared<ProcessGroupGloo>(group_store, rank, world, po);
+
+    // The watchdog talks to the store on its own connection, so it never waits behind a blocking
+    // get of the training thread.
+    TCPStoreOptions wo = so;
+    wo.is_server = false;
+    wo.port = fresh.store->port();
+    wo.timeout = std::chrono::seconds(10);
+    WatchdogOptions w;
+    w.store_description = where;
+    if (const char* v = env("COLONY_HEARTBEAT_TIMEOUT_MS"))
+      w.heartbeat_timeout = std::chrono::milliseconds(parse_int("COLONY_HEARTBEAT_TIMEOUT_MS", v));
+    fresh.watchdog = std::make_unique<Watchdog>(std::make_shared<TCPStore>(wo), fresh.group, rank, world, generation, w);
   }
-  s.rank = rank;
-  s.world_size = world;
-  s.local_rank = env_int("LOCAL_RANK", 0);
-  s.initialized = true;
+  fresh.initialized = true;
+  s = std::move(fresh);
+  if (s.watchdog) {
+    s.previous_terminate = std::set_terminate(terminate_handler);
+    static bool registered = false;
+    if (!registered) {
+      registered = true;
+      std::atexit(leave_at_exit);
+    }
+  }
 }
 
-void destroy_process_group() { state() = State{}; }
+void destroy_process_group() {
+  State& s = state();
+  if (!s.initialized) return;
+  if (s.watchdog) {
+    // Called from a catch block: this rank is going down because of that exception.
+    if (std::exception_ptr e = std::current_exception()) {
+      s.watchdog->report_failure("rank " + std::to_string(s.rank) + " failed: " + exception_message(e));
+    }
+    s.watchdog->mark_left();
+    s.watchdog->stop();
+    // The store lives in this process: keep it up until every rank has left (or the job aborted),
+    // or the others would lose it in the middle of their last steps.
+    if (s.hosts_store) wait_for_others_to_leave(s);
+    std::set_terminate(s.previous_terminate);
+  }
+  trace::flush();
+  // The group before the store it rendezvoused through.
+  s.watchdog.reset();
+  s.group.reset();
+  s.store.reset();
+  s = State{};
+}
+
 bool is_initialized() { return state().initialized; }
 int get_rank() { return state().rank; }
 int get_world_size() { return state().world_size; }
-int get_local_rank() { return state().initialized ? state().local_rank : env_int("LOCAL_RANK", 0); }
+int get_local_rank() {
+  return state().initialized ? state().local_rank : env_int({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}, 0);
+}
+int get_local_world_size() { return state().local_world_size; }
 bool is_main_process() { return get_rank() == 0; }
 
 Device local_device() {
@@ -72,6 +233,38 @@ Device local_device() {
   return Device::cuda(get_local_rank() % n);
 }
 
-void barrier() {}
+std::shared_ptr<ProcessGroup> default_process_group() { return state().group; }
+std::shared_ptr<Store> default_store() { return state().store; }
+
+void wait_and_explain(const std::shared_ptr<Work>& work) {
+  try {
+    work->wait();
+  } catch (const std::exception& e) {
+    State& s = state();
+    std::string cause = s.watchdog ? s.watchdog->failure_cause() : "";
+    if (cause.empty() || std::string(e.what()).find(cause) != std::string::npos) throw;
+    throw CollectiveError(std::string(e.what()) + "; the job is stopping because " + cause);
+  }
+}
+
+void barrier() {
+  if (auto g = state().group) wait_and_explain(g->barrier());
+}
+
+void all_reduce(Tensor& tensor, ReduceOp op) {
+  if (auto g = state().group) wait_and_explain(g->allreduce(tensor, op));
+}
+
+void broadcast(Tensor& tensor, int root) {
+  if (auto g = state().group) wait_and_explain(g->broadcast(tensor, root));
+}
+
+double all_reduce(double value, ReduceOp op) {
+  auto g = state().group;
+  if (!g) return value;
+  Tensor t = ops::from_vector(std::vector<double>{value}, {1});
+  wait_and_explain(g->allreduce(t, op));
+  return t.data_ptr<double>()[0];
+}
 
 }  // namespace colony::dist

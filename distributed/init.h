@@ -1,37 +1,68 @@
-// Process-group set-up from the launcher's environment (torchrun's variables: RANK, WORLD_SIZE,
-// LOCAL_RANK, MASTER_ADDR, MASTER_PORT).
+// The default process group, set up from the launcher's environment, and the job-wide helpers a
+// training program calls (the user's program in DESIGN.md).
 //
-// This stage supports one process: init_process_group() accepts WORLD_SIZE unset or 1 and refuses
-// larger worlds with an error that says so, so a program written for DDP (the user's program in
-// DESIGN.md) runs unchanged on one CPU or GPU. The TCP store, the Gloo/NCCL collectives and the
-// colonyrun launcher extend this same API.
+// init_process_group() reads rank and world size from the options or the environment:
+//   torchrun / colonyrun: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT
+//   mpirun (Open MPI):    OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE
+//   srun (Slurm):         SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NTASKS_PER_NODE
+// With one process nothing is created and every collective is the identity, so the same program
+// runs on one CPU or GPU. With several, rank 0 hosts the TCP store at MASTER_ADDR:MASTER_PORT
+// (unless colonyrun already hosts it: COLONY_STORE_HOSTED=1) and the ranks build a Gloo group.
+//
+// Failure is fast (watchdog.h): a rank that throws, exits without finishing, or is killed makes
+// every other rank fail within seconds with an error naming it, instead of hanging.
 #pragma once
 
 #include <chrono>
+#include <memory>
 #include <string>
 
+#include "distributed/process_group.h"
+#include "distributed/store.h"
 #include "tensor/device.h"
+#include "tensor/tensor.h"
 
 namespace colony::dist {
 
 struct InitOptions {
-  std::string backend = "auto";  // "auto", "gloo" or "nccl"
-  int rank = -1;                 // -1: from RANK (default 0)
-  int world_size = -1;           // -1: from WORLD_SIZE (default 1)
-  std::chrono::seconds timeout{600};
+  std::string backend = "auto";  // "auto" (Gloo until the NCCL backend lands), "gloo" or "nccl"
+  int rank = -1;                 // -1: from the environment (default 0)
+  int world_size = -1;           // -1: from the environment (default 1)
+  std::string master_addr;       // "": MASTER_ADDR
+  int master_port = -1;          // -1: MASTER_PORT
+  // Collectives' default timeout, and how long rendezvous may take.
+  std::chrono::milliseconds timeout{std::chrono::minutes(10)};
 };
 
 void init_process_group(const InitOptions& options = {});
+// Leaves the job in order (the others learn this rank finished, not failed). Called from inside a
+// catch block, it tells the other ranks that this one failed, with the exception's message.
 void destroy_process_group();
 bool is_initialized();
 // 0 and 1 before init_process_group(), like a single process.
 int get_rank();
 int get_world_size();
 int get_local_rank();
+int get_local_world_size();
 bool is_main_process();
 // cuda:LOCAL_RANK when CUDA devices exist, else cpu.
 Device local_device();
-// Waits for every rank (returns at once for one process).
+
+// The default group; null for one process or before init_process_group().
+std::shared_ptr<ProcessGroup> default_process_group();
+// The job's store (null for one process).
+std::shared_ptr<Store> default_store();
+
+// Waits for `work`; when it failed because the job is going down, the error also says why (the
+// failed rank's own message from the job's abort flag), e.g. "allreduce #11 failed: rank 1 is
+// unreachable (...); the job is stopping because rank 1 failed: data file vanished".
+void wait_and_explain(const std::shared_ptr<Work>& work);
+
+// Blocking collectives on the default group (identity for one process).
 void barrier();
+void all_reduce(Tensor& tensor, ReduceOp op = ReduceOp::kSum);
+void broadcast(Tensor& tensor, int root = 0);
+// A scalar reduced over all ranks, e.g. the mean loss for logging.
+double all_reduce(double value, ReduceOp op = ReduceOp::kAvg);
 
 }  // namespace colony::dist

@@ -8,13 +8,16 @@
 // Every collective carries a sequence number and a fingerprint (op, dtype, element count, root);
 // ranks that disagree get an error that says which rank called what, instead of a hang or
 // garbage. A collective that does not finish within its timeout fails with a TimeoutError
-// naming the collective and its sequence number.
+// naming the collective and its sequence number. Other failures (a peer that is gone, ranks that
+// called different collectives, abort()) are CollectiveError.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <exception>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -25,6 +28,13 @@ namespace colony::dist {
 
 enum class ReduceOp { kSum, kAvg, kMax, kMin };
 const char* reduce_op_name(ReduceOp op);
+
+// A collective that failed for a reason other than its timeout (that one is TimeoutError, from
+// store.h): ranks called different collectives, a peer is unreachable, or the group was aborted.
+class CollectiveError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // The handle of one queued collective.
 class Work {
@@ -38,8 +48,24 @@ class Work {
   virtual void wait(std::chrono::milliseconds timeout = std::chrono::milliseconds(-1)) = 0;
   // The collective's error once completed unsuccessfully, else null.
   virtual std::exception_ptr exception() const = 0;
-  // "allreduce #12" — for messages and traces.
+  // "allreduce #12 (float32, 1024 elements, sum)" — for messages and traces. Sequence numbers
+  // count the collectives of one group from #1, in call order, the same on every rank.
   virtual std::string description() const = 0;
+
+  // When the backend began and finished running it (steady clock; zero until then). DDP's trace
+  // shows these, so overlap with backward can be seen. Backends call mark_started()/mark_finished()
+  // on their communication thread.
+  using TimePoint = std::chrono::steady_clock::time_point;
+  TimePoint started_at() const { return started_at_.load(); }
+  TimePoint finished_at() const { return finished_at_.load(); }
+
+ protected:
+  void mark_started() { started_at_.store(std::chrono::steady_clock::now()); }
+  void mark_finished() { finished_at_.store(std::chrono::steady_clock::now()); }
+
+ private:
+  std::atomic<TimePoint> started_at_{TimePoint{}};
+  std::atomic<TimePoint> finished_at_{TimePoint{}};
 };
 
 struct CollectiveOptions {

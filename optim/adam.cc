@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "log/trace.h"
 #include "tensor/grad_mode.h"
 #include "tensor/ops.h"
 #include "tensor/optim_ops.h"
@@ -31,6 +32,7 @@ Adam::Adam(std::vector<Tensor> params, const AdamOptions& o, bool decoupled)
 }
 
 void Adam::step() {
+  trace::Scope span("optimizer.step", "compute");
   NoGradGuard no_grad;
   for (auto& group : param_groups()) {
     const HyperParams& o = group.options;

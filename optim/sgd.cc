@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "log/trace.h"
 #include "tensor/grad_mode.h"
 #include "tensor/ops.h"
 #include "tensor/optim_ops.h"
@@ -40,6 +41,7 @@ SGD::SGD(std::vector<ParamGroup> groups, const SGDOptions& defaults) : Optimizer
 }
 
 void SGD::step() {
+  trace::Scope span("optimizer.step", "compute");
   NoGradGuard no_grad;
   for (auto& group : param_groups()) {
     const HyperParams& o = group.options;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "colony.h"
@@ -31,11 +32,13 @@ struct Flags {
   std::string checkpoint, resume, metrics;
   bool benchmark = false;
   int warmup_steps = 20;
+  int accum_steps = 1;
 };
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// Accuracy over the whole test set, without gradients.
+// Accuracy over the whole test set, without gradients. Each rank scores its own shard (every
+// sample exactly once over the job) and the counts are summed.
 double evaluate(nn::Module& model, data::DataLoader& loader, Device dev) {
   NoGradGuard no_grad;
   model.eval();
@@ -46,7 +49,9 @@ double evaluate(nn::Module& model, data::DataLoader& loader, Device dev) {
     total += batch.size();
   }
   model.train();
-  return total ? static_cast<double>(correct) / static_cast<double>(total) : 0.0;
+  const double all_correct = dist::all_reduce(static_cast<double>(correct), dist::ReduceOp::kSum);
+  const double all_total = dist::all_reduce(static_cast<double>(total), dist::ReduceOp::kSum);
+  return all_total > 0 ? all_correct / all_total : 0.0;
 }
 
 }  // namespace
@@ -69,6 +74,9 @@ int main(int argc, char** argv) {
   app.add_option("--metrics", f.metrics, "append one JSON line per epoch to this file");
   app.add_flag("--benchmark", f.benchmark, "time training steps only; last line: images_per_s=<number>");
   app.add_option("--warmup_steps", f.warmup_steps, "benchmark: steps excluded from the timing");
+  app.add_option("--accum_steps", f.accum_steps,
+                 "micro-batches per optimizer step (gradient accumulation; only the last one communicates)")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   // `bazel run` starts programs in their runfiles tree; relative paths mean the caller's folder.
   if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {
@@ -106,7 +114,7 @@ int main(int argc, char** argv) {
     data::DistributedSampler sampler(train->size(), data::DistributedSamplerOptions().shuffle(true).seed(f.seed));
     bool pin = dev.is_cuda();
     data::DataLoader loader(train, sampler, data::DataLoaderOptions(f.batch_size).workers(f.workers).pin_memory(pin));
-    data::SequentialSampler test_sampler(test->size());
+    auto test_sampler = data::SubsetSampler::strided(test->size(), dist::get_rank(), dist::get_world_size());
     data::DataLoader test_loader(test, test_sampler, data::DataLoaderOptions(256).workers(f.workers).pin_memory(pin));
 
     int64_t start_epoch = 0, step = 0;
@@ -125,7 +133,13 @@ int main(int argc, char** argv) {
       }
     };
 
-    int64_t steps_per_epoch = loader.size();
+    // Optimizer steps per epoch; batches left over when --accum_steps does not divide the
+    // epoch are skipped.
+    int64_t steps_per_epoch = loader.size() / f.accum_steps;
+    if (steps_per_epoch == 0) {
+      throw std::invalid_argument("--accum_steps " + std::to_string(f.accum_steps) + " exceeds the " +
+                                  std::to_string(loader.size()) + " batches of an epoch");
+    }
     double bench_images = 0, bench_seconds = 0;
     bool stopped = false;
     for (int64_t epoch = start_epoch; epoch < f.epochs && !stopped; ++epoch) {
@@ -137,32 +151,50 @@ int main(int argc, char** argv) {
       double loss_sum = 0;
       int64_t loss_count = 0, images = 0, index = 0;
       Clock::time_point epoch_start = Clock::now(), timed_start = epoch_start;
+      // --max_steps and resuming count optimizer steps; one step takes accum_steps batches.
+      int64_t micro = 0;
       for (auto& batch : loader) {
-        if (index++ < skip) continue;
+        if (index++ < skip * f.accum_steps) continue;
         if (f.max_steps >= 0 && step >= f.max_steps) {
           stopped = true;
           break;
         }
-        if (f.benchmark && step - start_epoch * steps_per_epoch == f.warmup_steps) timed_start = Clock::now();
-        opt.zero_grad();
-        Tensor loss = F::cross_entropy(ddp->forward(batch.data.to(dev)), batch.target.to(dev));
-        loss.backward();
-        opt.step();
-        ++step;
+        if (f.benchmark && micro == 0 && step - start_epoch * steps_per_epoch == f.warmup_steps) timed_start = Clock::now();
+        if (micro == 0) opt.zero_grad();
+        const bool last_micro = micro + 1 == f.accum_steps;
+        Tensor loss;
+        {
+          // Every micro-batch but the last accumulates locally; the last one's backward averages
+          // all of it over the ranks.
+          std::optional<dist::DistributedDataParallel::NoSyncGuard> local;
+          if (!last_micro) local.emplace(ddp->no_sync());
+          loss = F::cross_entropy(ddp->forward(batch.data.to(dev)), batch.target.to(dev));
+          (f.accum_steps > 1 ? loss / static_cast<double>(f.accum_steps) : loss).backward();
+        }
+        if (last_micro) {
+          opt.step();
+          ++step;
+          micro = 0;
+        } else {
+          ++micro;
+        }
         double l = loss.item<double>();
         loss_sum += l;
         ++loss_count;
         images += batch.size();
         if (f.benchmark && step - start_epoch * steps_per_epoch > f.warmup_steps) bench_images += batch.size();
-        bar.update(index, "loss " + std::to_string(l).substr(0, 6));
+        bar.update(index / f.accum_steps, "loss " + std::to_string(l).substr(0, 6));
       }
       double epoch_s = seconds_since(epoch_start);
       if (f.benchmark) bench_seconds += seconds_since(timed_start);
       bar.finish(loss_count);
       if (f.benchmark) continue;
       double acc = evaluate(*model, test_loader, dev);
-      double train_loss = loss_count ? loss_sum / static_cast<double>(loss_count) : 0.0;
-      double ips = epoch_s > 0 ? static_cast<double>(images) / epoch_s : 0.0;
+      // Over all ranks: the mean loss, and images per second of the whole job.
+      double train_loss = dist::all_reduce(loss_count ? loss_sum / static_cast<double>(loss_count) : 0.0);
+      double all_images = dist::all_reduce(static_cast<double>(images), dist::ReduceOp::kSum);
+      double slowest = dist::all_reduce(epoch_s, dist::ReduceOp::kMax);
+      double ips = slowest > 0 ? all_images / slowest : 0.0;
       if (main_process) {
         log::info("epoch {} done: train_loss={} test_accuracy={} images_per_s={}", epoch + 1, train_loss, acc,
                   static_cast<int64_t>(ips));
@@ -181,7 +213,17 @@ int main(int argc, char** argv) {
       nn::save(*model, "lenet.safetensors");
       if (!f.benchmark) log::info("weights written to lenet.safetensors");
     }
+    if (f.benchmark) {
+      // The job's throughput: every rank's images over the slowest rank's time.
+      bench_images = dist::all_reduce(bench_images, dist::ReduceOp::kSum);
+      bench_seconds = dist::all_reduce(bench_seconds, dist::ReduceOp::kMax);
+    }
     if (f.benchmark && main_process) {
+      if (const dist::Reducer* r = ddp->reducer()) {
+        auto st = r->stats();
+        std::printf("allreduce_seconds=%.3f hidden_behind_backward=%.1f%%\n", st.comm_seconds,
+                    st.comm_seconds > 0 ? 100.0 * st.hidden_seconds / st.comm_seconds : 0.0);
+      }
       if (bench_images == 0) {
         log::error("--benchmark: no steps after the {} warm-up steps; raise --max_steps or --epochs", f.warmup_steps);
         return 1;
@@ -191,6 +233,7 @@ int main(int argc, char** argv) {
     dist::destroy_process_group();
   } catch (const std::exception& e) {
     log::error("{}", e.what());
+    dist::destroy_process_group();  // from a catch block: tells the other ranks this one failed
     return 1;
   }
   return 0;

@@ -186,3 +186,16 @@ TEST(DistributedSampler, EmptyDataset) {
 
 }  // namespace
 }  // namespace colony::data
+
+TEST(SubsetSampler, StridedShardsCoverEverySampleExactlyOnce) {
+  std::vector<int> seen(10, 0);
+  for (int r = 0; r < 3; ++r) {
+    auto s = colony::data::SubsetSampler::strided(10, r, 3);
+    for (int64_t i : s.indices()) ++seen[i];
+    EXPECT_EQ(s.size(), r == 0 ? 4 : 3);
+  }
+  for (int c : seen) EXPECT_EQ(c, 1);
+  EXPECT_EQ(colony::data::SubsetSampler({5, 2, 7}).indices(), (std::vector<int64_t>{5, 2, 7}));
+  EXPECT_THROW(colony::data::SubsetSampler::strided(10, 0, 0), std::invalid_argument);
+  EXPECT_THROW(colony::data::SubsetSampler({1, -1}), std::invalid_argument);
+}

@@ -1,0 +1,424 @@
+#include "distributed/process_group_gloo.h"
+
+#include <gloo/rendezvous/context.h>
+#include <gloo/transport/tcp/device.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <stdexcept>
+#include <utility>
+
+#include "distributed/process_group_gloo_algorithms.h"
+#include "distributed/process_group_gloo_fingerprint.h"
+#include "distributed/process_group_gloo_reduce.h"
+#include "distributed/process_group_gloo_transport.h"
+#include "distributed/process_group_gloo_work.h"
+
+namespace colony::dist {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using gloo_detail::Fingerprint;
+using gloo_detail::GlooContext;
+using gloo_detail::GlooWork;
+using gloo_detail::OpKind;
+using gloo_detail::ReduceFn;
+
+std::string ms_str(milliseconds t) { return std::to_string(t.count()) + " ms"; }
+
+// The data movement of one collective, run on the communication thread once the fingerprints
+// agreed. `context` is null for a group of one.
+using Body = std::function<void(const GlooContext& context, uint32_t tag, milliseconds timeout)>;
+
+milliseconds remaining(Clock::time_point deadline) {
+  return std::max(std::chrono::duration_cast<milliseconds>(deadline - Clock::now()), milliseconds(1));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Argument checks (synchronous: std::invalid_argument from the call itself).
+
+void check_tensor(const std::string& op, const Tensor& t, const std::string& what) {
+  if (!t.defined()) throw std::invalid_argument(op + ": " + what + " is an undefined tensor");
+  if (!t.is_cpu())
+    throw std::invalid_argument(op + ": " + what + " is on " + t.device().str() +
+                                ", but Gloo runs on CPU tensors; use the NCCL backend or .to(kCPU)");
+  if (!t.is_contiguous())
+    throw std::invalid_argument(op + ": " + what + " must be contiguous, got shape " + shape_str(t.sizes()) +
+                                " with strides " + shape_str(t.strides()) +
+                                "; pass .contiguous() and copy the result back");
+}
+
+void check_reducible(const std::string& op, DType dtype) {
+  if (!gloo_detail::is_reducible(dtype))
+    throw std::invalid_argument(op + ": Gloo cannot reduce dtype " + dtype_name(dtype) +
+                                " (reducible: float32, float64, float16, bfloat16, int64, int32, uint8)");
+}
+
+void check_like(const std::string& op, const Tensor& t, const std::string& what, const Tensor& ref,
+                const std::string& ref_name) {
+  check_tensor(op, t, what);
+  if (t.dtype() != ref.dtype() || t.numel() != ref.numel())
+    throw std::invalid_argument(op + ": " + what + " is " + dtype_name(t.dtype()) + " with " +
+                                std::to_string(t.numel()) + " elements, but " + ref_name + " is " +
+                                dtype_name(ref.dtype()) + " with " + std::to_string(ref.numel()) +
+                                " elements; they must match");
+}
+
+bool is_timeout_message(const std::string& m) {
+  return m.find("Timed out") != std::string::npos || m.find("timed out") != std::string::npos ||
+         m.find("timeout") != std::string::npos;
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Shared state and the communication thread.
+
+struct ProcessGroupGloo::State {
+  struct Job {
+    std::shared_ptr<GlooWork> work;
+    Fingerprint fingerprint;
+    Body body;
+  };
+
+  State(int r, int s) : rank(r), size(s) {}
+
+  const int rank;
+  const int size;
+  GlooContext context;  // null for a group of one
+
+  std::mutex mu;
+  std::condition_variable cv;        // the queue got a job, or stop
+  std::condition_variable exited_cv;
+  std::deque<Job> queue;
+  std::shared_ptr<GlooWork> running;
+  uint64_t next_seq = 1;
+  bool stop = false;
+  bool thread_exited = false;
+  std::string abort_reason;  // non-empty once aborted
+  std::string broken;        // non-empty once a failure left gloo's connections unusable
+
+  std::string unusable_message(const GlooWork& w) const {
+    return w.name() + " cannot run: this ProcessGroupGloo is unusable since " + broken;
+  }
+
+  std::shared_ptr<Work> enqueue(Fingerprint fp, milliseconds timeout, Body body) {
+    std::shared_ptr<GlooWork> work;
+    std::string refusal;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      fp.seq = next_seq++;
+      work = std::make_shared<GlooWork>(fp, std::max(timeout, milliseconds(1)));
+      if (abort_reason.empty() && broken.empty()) {
+        queue.push_back(Job{work, fp, std::move(body)});
+        cv.notify_one();
+        return work;
+      }
+      refusal = !abort_reason.empty() ? work->name() + " aborted: " + abort_reason : unusable_message(*work);
+    }
+    // Fail at once rather than behind a communication thread that may be stuck in gloo.
+    work->fail<CollectiveError>(refusal);
+    return work;
+  }
+
+  void loop() {
+    for (;;) {
+      Job job;
+      {
+        std::unique_lock<std::mutex> lock(mu);
+        cv.wait(lock, [&] { return stop || !queue.empty(); });
+        if (queue.empty()) break;  // stopping, and the destructor took what was queued
+        job = std::move(queue.front());
+        queue.pop_front();
+        if (!abort_reason.empty()) {
+          job.work->fail<CollectiveError>(job.work->name() + " aborted: " + abort_reason);
+          continue;
+        }
+        if (!broken.empty()) {
+          job.work->fail<CollectiveError>(unusable_message(*job.work));
+          continue;
+        }
+        running = job.work;
+      }
+      execute(job);
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    thread_exited = true;
+    exited_cv.notify_all();
+  }
+
+  void execute(Job& job) {
+    GlooWork& w = *job.work;
+    w.start();
+    const auto deadline = Clock::now() + w.timeout();
+    // Tags keep the fingerprint exchange and the collective apart; every rank derives the same
+    // ones because the k-th collective has sequence number k everywhere.
+    const auto tag = static_cast<uint32_t>(job.fingerprint.seq * 2);
+    bool exchanged = false;
+    std::exception_ptr error;
+    bool breaks_group = false;
+    try {
+      std::string mismatch;
+      if (context) {
+        std::vector<Fingerprint> all = gloo_detail::exchange_fingerprints(context, job.fingerprint, tag, w.timeout());
+        exchanged = true;
+        mismatch = gloo_detail::describe_mismatch(all, rank);
+      }
+      // Every rank saw the same fingerprints, so on a mismatch every rank fails here, nothing
+      // else was sent, and the group stays usable.
+      if (!mismatch.empty()) error = std::make_exception_ptr(CollectiveError(mismatch));
+      else job.body(context, tag + 1, remaining(deadline));
+    } catch (const std::exception& e) {
+      // gloo's connections are in an unknown state after any failure inside it (on a timeout it
+      // closes them all itself), so the group cannot be trusted with another collective.
+      breaks_group = true;
+      error = translate_failure(w, e.what(), exchanged);
+    }
+    job.body = nullptr;  // release the tensors before anyone sees the work complete
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      running = nullptr;
+      if (breaks_group && broken.empty()) {
+        try {
+          std::rethrow_exception(error);
+        } catch (const std::exception& e) {
+          broken = e.what();
+        }
+      }
+    }
+    w.finish(error);
+  }
+
+  // A gloo failure, in words that name the collective and, where it can be told, the peer.
+  std::exception_ptr translate_failure(const GlooWork& w, const std::string& what, bool exchanged) {
+    if (is_timeout_message(what)) {
+      const std::string stage = exchanged ? "while exchanging data"
+                                          : "waiting for every rank to start it (did a rank skip it, "
+                                            "or is one still busy before it?)";
+      return std::make_exception_ptr(
+          TimeoutError(w.name() + " timed out after " + ms_str(w.timeout()) + " " + stage + " (gloo: " + what + ")"));
+    }
+    std::vector<int> lost = context ? gloo_detail::broken_peers(*context) : std::vector<int>{};
+    std::string who;
+    for (size_t i = 0; i < lost.size(); ++i) who += (i ? ", " : "") + std::to_string(lost[i]);
+    if (lost.empty())
+      return std::make_exception_ptr(CollectiveError(w.name() + " failed: " + what));
+    return std::make_exception_ptr(
+        CollectiveError(w.name() + " failed: " + (lost.size() == 1 ? "rank " : "ranks ") + who +
+                        (lost.size() == 1 ? " is" : " are") +
+                        " unreachable (exited, crashed or closed its connections; gloo: " + what + ")"));
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+
+ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int size, ProcessGroupOptions options)
+    : rank_(rank), size_(size) {
+  if (size < 1 || rank < 0 || rank >= size)
+    throw std::invalid_argument("ProcessGroupGloo: rank " + std::to_string(rank) + " is out of range for " +
+                                std::to_string(size) + " ranks (0 <= rank < size)");
+  if (!store) throw std::invalid_argument("ProcessGroupGloo: store is null");
+  timeout_ = options.timeout;
+  state_ = std::make_shared<State>(rank, size);
+  if (size > 1) {
+    const gloo_detail::TransportChoice transport = gloo_detail::choose_transport();
+    transport_description_ = transport.description;
+    const std::string who = "ProcessGroupGloo rank " + std::to_string(rank) + " of " + std::to_string(size);
+    try {
+      // The n-th group a rank creates on this store meets the n-th group of every other rank, so
+      // groups made one after another do not read each other's addresses.
+      const int64_t n = store->add("gloo/groups_of_rank_" + std::to_string(rank), 1);
+      gloo_detail::GlooStoreAdapter rendezvous(std::make_shared<PrefixStore>("gloo/" + std::to_string(n), store));
+      auto device = gloo::transport::tcp::CreateDevice(transport.attr);
+      auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
+      // Connecting is part of the rendezvous: bounded by the store's timeout. Collectives set
+      // their own timeouts per call.
+      context->setTimeout(store->timeout());
+      context->connectFullMesh(rendezvous, device);
+      context->setTimeout(options.timeout);
+      state_->context = std::move(context);
+    } catch (const TimeoutError& e) {
+      throw TimeoutError(who + ": rendezvous did not complete within the store's timeout of " +
+                         ms_str(store->timeout()) + " (is every rank started?): " + e.what());
+    } catch (const std::exception& e) {
+      throw CollectiveError(who + ": rendezvous failed (listening on " + transport_description_ + "): " + e.what());
+    }
+  } else {
+    transport_description_ = "none (a group of one rank needs no transport)";
+  }
+  thread_ = std::thread([s = state_] { s->loop(); });
+}
+
+ProcessGroupGloo::~ProcessGroupGloo() {
+  std::vector<std::shared_ptr<GlooWork>> never_ran;
+  std::shared_ptr<GlooWork> running;
+  bool aborted;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->stop = true;
+    for (auto& job : state_->queue) never_ran.push_back(job.work);
+    state_->queue.clear();
+    running = state_->running;
+    aborted = !state_->abort_reason.empty();
+  }
+  state_->cv.notify_all();
+  for (auto& w : never_ran)
+    w->fail<CollectiveError>(w->name() + " never ran: its ProcessGroupGloo was destroyed first");
+
+  // A healthy collective finishes in well under this; one stuck on a dead peer would keep us until
+  // its timeout (minutes).
+  const milliseconds grace = aborted ? milliseconds(200) : milliseconds(2000);
+  bool exited;
+  {
+    std::unique_lock<std::mutex> lock(state_->mu);
+    exited = state_->exited_cv.wait_for(lock, grace, [&] { return state_->thread_exited; });
+  }
+  if (exited) {
+    thread_.join();
+    return;
+  }
+  if (running) running->fail<CollectiveError>(running->name() + " was still running when its ProcessGroupGloo was destroyed");
+  std::fprintf(stderr,
+               "ProcessGroupGloo rank %d: the communication thread is stuck in %s (a peer is probably gone); "
+               "detaching it so this process is not held up until the collective's timeout\n",
+               rank_, running ? running->name().c_str() : "gloo");
+  thread_.detach();
+}
+
+void ProcessGroupGloo::abort(const std::string& reason) {
+  std::vector<std::shared_ptr<GlooWork>> victims;
+  const std::string why = reason.empty() ? "abort() was called" : reason;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    if (!state_->abort_reason.empty()) return;
+    state_->abort_reason = why;
+    if (state_->running) victims.push_back(state_->running);
+    for (auto& job : state_->queue) victims.push_back(job.work);
+    state_->queue.clear();
+  }
+  state_->cv.notify_all();
+  for (auto& w : victims) w->fail<CollectiveError>(w->name() + " aborted: " + why);
+}
+
+namespace {
+milliseconds effective_timeout(const CollectiveOptions& opts, milliseconds group_timeout) {
+  return opts.timeout.count() >= 0 ? opts.timeout : group_timeout;
+}
+}  // namespace
+
+std::shared_ptr<Work> ProcessGroupGloo::allreduce(Tensor& tensor, ReduceOp op, const CollectiveOptions& opts) {
+  check_tensor("allreduce", tensor, "tensor");
+  check_reducible("allreduce", tensor.dtype());
+  Fingerprint fp;
+  fp.kind = static_cast<int32_t>(OpKind::kAllreduce);
+  fp.numel = tensor.numel();
+  fp.dtype = static_cast<int32_t>(tensor.dtype());
+  fp.reduce_op = static_cast<int32_t>(op);
+  const ReduceFn fn = gloo_detail::reduce_function(tensor.dtype(), op);
+  const int world = size_;
+  // The lambda's copy of the handle keeps the storage alive until the work completes.
+  return state_->enqueue(fp, effective_timeout(opts, timeout_), [t = tensor, fn, op, world](const GlooContext& ctx, uint32_t tag, milliseconds timeout) {
+    const size_t n = static_cast<size_t>(t.numel());
+    if (n == 0) return;
+    if (ctx) gloo_detail::allreduce_in_place(ctx, t.data_ptr_raw(), n, static_cast<size_t>(t.element_size()), fn, tag, timeout);
+    if (op == ReduceOp::kAvg) gloo_detail::finish_average(t.data_ptr_raw(), n, t.dtype(), world);
+  });
+}
+
+std::shared_ptr<Work> ProcessGroupGloo::broadcast(Tensor& tensor, int root, const CollectiveOptions& opts) {
+  check_tensor("broadcast", tensor, "tensor");
+  if (root < 0 || root >= size_)
+    throw std::invalid_argument("broadcast: root " + std::to_string(root) + " is out of range for a group of " +
+                                std::to_string(size_) + " ranks");
+  Fingerprint fp;
+  fp.kind = static_cast<int32_t>(OpKind::kBroadcast);
+  fp.numel = tensor.numel();
+  fp.dtype = static_cast<int32_t>(tensor.dtype());
+  fp.root = root;
+  return state_->enqueue(fp, effective_timeout(opts, timeout_), [t = tensor, root](const GlooContext& ctx, uint32_t tag, milliseconds timeout) {
+    if (ctx && t.nbytes() > 0)
+      gloo_detail::broadcast_in_place(ctx, t.data_ptr_raw(), static_cast<size_t>(t.nbytes()), root, tag, timeout);
+  });
+}
+
+std::shared_ptr<Work> ProcessGroupGloo::allgather(std::vector<Tensor>& outputs, const Tensor& input,
+                                                  const CollectiveOptions& opts) {
+  check_tensor("allgather", input, "input");
+  if (static_cast<int>(outputs.size()) != size_)
+    throw std::invalid_argument("allgather: expected one output per rank (" + std::to_string(size_) + "), got " +
+                                std::to_string(outputs.size()));
+  for (int r = 0; r < size_; ++r) check_like("allgather", outputs[r], "outputs[" + std::to_string(r) + "]", input, "input");
+  Fingerprint fp;
+  fp.kind = static_cast<int32_t>(OpKind::kAllgather);
+  fp.numel = input.numel();
+  fp.dtype = static_cast<int32_t>(input.dtype());
+  const size_t nb = static_cast<size_t>(input.nbytes());
+  // Outputs that are consecutive pieces of one buffer (a flat tensor split per rank) are gathered
+  // into directly; any others go through one staging buffer.
+  bool consecutive = true;
+  auto* base = static_cast<uint8_t*>(outputs[0].data_ptr_raw());
+  for (int r = 0; r < size_; ++r)
+    consecutive = consecutive && static_cast<uint8_t*>(outputs[r].data_ptr_raw()) == base + r * nb;
+  const int me = rank_;
+  return state_->enqueue(fp, effective_timeout(opts, timeout_),
+                         [in = input, outs = outputs, nb, consecutive, me](const GlooContext& ctx, uint32_t tag, milliseconds timeout) {
+    if (nb == 0) return;
+    const int p = static_cast<int>(outs.size());
+    std::vector<uint8_t> staging;
+    uint8_t* block = static_cast<uint8_t*>(outs[0].data_ptr_raw());
+    if (!consecutive) {
+      staging.resize(nb * p);
+      block = staging.data();
+    }
+    if (block + me * nb != in.data_ptr_raw()) std::memmove(block + me * nb, in.data_ptr_raw(), nb);
+    if (ctx) gloo_detail::allgather_in_place(ctx, block, nb * p, tag, timeout);
+    if (!consecutive)
+      for (int r = 0; r < p; ++r) std::memcpy(outs[r].data_ptr_raw(), block + r * nb, nb);
+  });
+}
+
+std::shared_ptr<Work> ProcessGroupGloo::reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op,
+                                                       const CollectiveOptions& opts) {
+  check_tensor("reduce_scatter", output, "output");
+  check_reducible("reduce_scatter", output.dtype());
+  if (static_cast<int>(inputs.size()) != size_)
+    throw std::invalid_argument("reduce_scatter: expected one input per rank (" + std::to_string(size_) + "), got " +
+                                std::to_string(inputs.size()));
+  for (int r = 0; r < size_; ++r)
+    check_like("reduce_scatter", inputs[r], "inputs[" + std::to_string(r) + "]", output, "output");
+  Fingerprint fp;
+  fp.kind = static_cast<int32_t>(OpKind::kReduceScatter);
+  fp.numel = output.numel();
+  fp.dtype = static_cast<int32_t>(output.dtype());
+  fp.reduce_op = static_cast<int32_t>(op);
+  const ReduceFn fn = gloo_detail::reduce_function(output.dtype(), op);
+  const int world = size_;
+  return state_->enqueue(fp, effective_timeout(opts, timeout_),
+                         [out = output, ins = inputs, fn, op, world](const GlooContext& ctx, uint32_t tag, milliseconds timeout) {
+    const size_t n = static_cast<size_t>(out.numel());
+    if (n == 0) return;
+    if (ctx) {
+      std::vector<const void*> ptrs;
+      for (const auto& t : ins) ptrs.push_back(t.data_ptr_raw());
+      gloo_detail::ring_reduce_scatter(ctx, ptrs, out.data_ptr_raw(), n, static_cast<size_t>(out.element_size()), fn, tag, timeout);
+    } else if (ins[0].data_ptr_raw() != out.data_ptr_raw()) {
+      std::memcpy(out.data_ptr_raw(), ins[0].data_ptr_raw(), static_cast<size_t>(out.nbytes()));
+    }
+    if (op == ReduceOp::kAvg) gloo_detail::finish_average(out.data_ptr_raw(), n, out.dtype(), world);
+  });
+}
+
+std::shared_ptr<Work> ProcessGroupGloo::barrier(const CollectiveOptions& opts) {
+  Fingerprint fp;
+  fp.kind = static_cast<int32_t>(OpKind::kBarrier);
+  // The fingerprint exchange is an allgather: no rank leaves it before every rank has entered.
+  return state_->enqueue(fp, effective_timeout(opts, timeout_), [](const GlooContext&, uint32_t, milliseconds) {});
+}
+
+}  // namespace colony::dist

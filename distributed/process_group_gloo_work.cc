@@ -1,0 +1,73 @@
+#include "distributed/process_group_gloo_work.h"
+
+#include <utility>
+
+#include "distributed/store.h"
+
+namespace colony::dist::gloo_detail {
+
+namespace {
+std::string ms_str(std::chrono::milliseconds t) { return std::to_string(t.count()) + " ms"; }
+}  // namespace
+
+GlooWork::GlooWork(const Fingerprint& fp, std::chrono::milliseconds timeout)
+    : name_(std::string(op_name(fp.kind)) + " #" + std::to_string(fp.seq)), timeout_(timeout) {
+  description_ = name_;
+  if (static_cast<OpKind>(fp.kind) != OpKind::kBarrier) {
+    const std::string sig = call_signature(fp);  // "allreduce(float32, ...)" -> "allreduce #12 (float32, ...)"
+    description_ += " " + sig.substr(sig.find('('));
+  }
+}
+
+bool GlooWork::is_completed() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return done_;
+}
+
+std::exception_ptr GlooWork::exception() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return error_;
+}
+
+void GlooWork::wait(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  if (timeout.count() >= 0) {
+    if (!cv_.wait_for(lock, timeout, [&] { return done_; })) {
+      throw TimeoutError(name_ + " timed out after " + ms_str(timeout) + " in wait() (" +
+                         (started_ ? "still running" : "still queued behind earlier collectives") +
+                         "; it goes on: wait() again, or abort() the group)");
+    }
+  } else {
+    for (;;) {
+      if (done_) break;
+      if (!started_) {  // its timeout only counts once it runs
+        cv_.wait(lock);
+        continue;
+      }
+      const auto deadline = started_at() + timeout_ + kOverrunGrace;
+      if (cv_.wait_until(lock, deadline, [&] { return done_; })) break;
+      throw TimeoutError(name_ + " timed out after " + ms_str(timeout_) + " (and gloo had not returned " +
+                         ms_str(kOverrunGrace) + " later)");
+    }
+  }
+  if (error_) std::rethrow_exception(error_);
+}
+
+void GlooWork::start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  mark_started();
+  started_ = true;
+  cv_.notify_all();
+}
+
+bool GlooWork::finish(std::exception_ptr error) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (done_) return false;
+  done_ = true;
+  error_ = std::move(error);
+  mark_finished();
+  cv_.notify_all();
+  return true;
+}
+
+}  // namespace colony::dist::gloo_detail

@@ -1,0 +1,54 @@
+// The Work handle of one Gloo collective. Internal to the Gloo backend: callers see Work.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <exception>
+#include <mutex>
+#include <string>
+
+#include "distributed/process_group.h"
+#include "distributed/process_group_gloo_fingerprint.h"
+
+namespace colony::dist::gloo_detail {
+
+class GlooWork final : public Work {
+ public:
+  // `timeout` bounds the collective once it runs (the communication thread enforces it).
+  GlooWork(const Fingerprint& fp, std::chrono::milliseconds timeout);
+
+  bool is_completed() const override;
+  // timeout >= 0: TimeoutError "allreduce #12 timed out after 200 ms in wait() (still running...)"
+  // when it is not done by then (the collective itself goes on). Negative: until it completes; a
+  // safety net throws should gloo overrun the collective's own timeout by kOverrunGrace.
+  void wait(std::chrono::milliseconds timeout) override;
+  std::exception_ptr exception() const override;
+  std::string description() const override { return description_; }  // "allreduce #12 (float32, ...)"
+
+  const std::string& name() const { return name_; }  // "allreduce #12"
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+  // The communication thread calls these.
+  void start();
+  // Completes the work once; later calls are ignored, because abort() may complete a work while
+  // the communication thread is still inside gloo running it. Returns whether this call did.
+  bool finish(std::exception_ptr error);
+  template <typename E>
+  bool fail(const std::string& message) {
+    return finish(std::make_exception_ptr(E(message)));
+  }
+
+  static constexpr std::chrono::milliseconds kOverrunGrace{5000};
+
+ private:
+  const std::string name_;
+  std::string description_;
+  const std::chrono::milliseconds timeout_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;  // started or finished
+  bool started_ = false;
+  bool done_ = false;
+  std::exception_ptr error_;
+};
+
+}  // namespace colony::dist::gloo_detail
