@@ -2,9 +2,9 @@
 // here), the abort flag that makes failures fast, and small agreements (counters, barriers).
 //
 // Store is the interface; TCPStore (tcp_store.h) is the one jobs use, hosted at
-// MASTER_ADDR:MASTER_PORT; FileStore (file_store.h) is a shared-file store for one machine;
-// PrefixStore namespaces keys so several users of one store do not collide.
-// All blocking calls end with StoreTimeoutError after the store's timeout (or the one given).
+// MASTER_ADDR:MASTER_PORT; PrefixStore namespaces keys so several users of one store do not
+// collide.
+// All blocking calls end with TimeoutError after the store's timeout (or the one given).
 #pragma once
 
 #include <chrono>
@@ -41,6 +41,7 @@ class Store {
   // Blocks until the key exists (or the store's timeout passes), then returns its value.
   virtual Bytes get(const std::string& key) = 0;
   // Adds `delta` to the integer at `key` (created as 0) atomically; returns the new value.
+  // StoreError when the key holds something other than a decimal integer.
   virtual int64_t add(const std::string& key, int64_t delta) = 0;
   // Sets key to `desired` if its current value is `expected` (or if the key is absent and
   // `expected` is empty). Returns the value the key holds afterwards (PyTorch's semantics).

@@ -2,7 +2,7 @@
 //
 //   hello    client -> "CLNY" u32 version, bytes token          server -> u8 status (0 ok, 1 refused)
 //   request  u8 command, then its fields; bytes = u32 length + data, i64 = 8 bytes little-endian
-//   reply    u8 status (0 ok, 1 timeout, 2 error), then the command's fields
+//   reply    u8 status (0 ok, 1 timeout, 2 error), then the command's fields (error: bytes message)
 //
 // Blocking calls (get, wait) carry their timeout: the server parks them as waiters and answers
 // when the keys exist or with "timeout" at the deadline, so a client never leaves a reply in
@@ -137,12 +137,15 @@ in_addr resolve(const std::string& host) {
   return a;
 }
 
-int64_t parse_counter(const Bytes& v) {
+// False when the value is not a decimal integer (a key set() with other data, then add()ed).
+bool parse_counter(const Bytes& v, int64_t* out) {
   std::string s(v.begin(), v.end());
   char* end = nullptr;
+  errno = 0;
   long long x = std::strtoll(s.c_str(), &end, 10);
-  if (s.empty() || *end != '\0') return 0;
-  return x;
+  if (s.empty() || *end != '\0' || errno == ERANGE) return false;
+  *out = x;
+  return true;
 }
 
 Bytes counter_bytes(int64_t v) {
@@ -335,7 +338,15 @@ class Server {
         int64_t delta;
         if (!r.str(key, kMaxKey) || !r.i64(delta)) return false;
         auto it = data_.find(key);
-        int64_t v = (it == data_.end() ? 0 : parse_counter(it->second)) + delta;
+        int64_t v = 0;
+        if (it != data_.end() && !parse_counter(it->second, &v)) {
+          const std::string msg = "add() on key '" + key + "', whose value is not a decimal integer";
+          put_u8(reply, kError);
+          put_bytes(reply, msg.data(), msg.size());
+          c.out.insert(c.out.end(), reply.begin(), reply.end());
+          return true;
+        }
+        v += delta;
         data_[key] = counter_bytes(v);
         put_u8(reply, kOk);
         put_i64(reply, v);
@@ -600,6 +611,10 @@ struct TCPStore::Impl {
       Bytes missing = recv_bytes(limit);
       throw TimeoutError(std::string("TCPStore: ") + what + " timed out after " + std::to_string(limit.count()) +
                          " ms waiting for key(s) " + std::string(missing.begin(), missing.end()) + " at " + where());
+    }
+    if (status == kError) {
+      Bytes msg = recv_bytes(limit);
+      throw StoreError("TCPStore: " + std::string(msg.begin(), msg.end()) + " (store at " + where() + ")");
     }
     if (status != kOk) throw StoreError("TCPStore: malformed reply from the store at " + where());
   }

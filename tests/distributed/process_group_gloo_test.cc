@@ -3,11 +3,8 @@
 // timeouts; abort(); and a peer that dies. Rank 0 hosts the job's TCPStore on MASTER_PORT.
 #include "distributed/process_group_gloo.h"
 
-#include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
-#include <cstdio>
 
 #include <atomic>
 #include <chrono>
@@ -19,6 +16,7 @@
 #include <vector>
 
 #include "distributed/process_group_gloo_transport.h"
+#include "distributed/tcp_store.h"
 #include "kernels/common/half.h"
 #include "tests/multiprocess.h"
 #include "tests/test_util.h"
@@ -38,74 +36,13 @@ using Clock = std::chrono::steady_clock;
 
 constexpr milliseconds kStoreTimeout{20000};
 
-// TEMPORARY until TCPStore lands: a store in a directory shared by the ranks.
-class DirStore : public Store {
- public:
-  DirStore(std::string dir, milliseconds timeout) : Store(timeout), dir_(std::move(dir)) {}
-  void set(const std::string& key, const Bytes& value) override {
-    std::string tmp = path(key) + ".tmp" + std::to_string(getpid());
-    FILE* f = std::fopen(tmp.c_str(), "wb");
-    if (!value.empty()) std::fwrite(value.data(), 1, value.size(), f);
-    std::fclose(f);
-    std::rename(tmp.c_str(), path(key).c_str());
-  }
-  Bytes get(const std::string& key) override {
-    wait({key}, timeout_);
-    FILE* f = std::fopen(path(key).c_str(), "rb");
-    Bytes out;
-    int c;
-    while ((c = std::fgetc(f)) != EOF) out.push_back(static_cast<uint8_t>(c));
-    std::fclose(f);
-    return out;
-  }
-  int64_t add(const std::string& key, int64_t delta) override {
-    int fd = ::open((dir_ + "/.lock").c_str(), O_CREAT | O_RDWR, 0600);
-    flock(fd, LOCK_EX);
-    int64_t v = 0;
-    if (check({key})) {
-      Bytes b = get(key);
-      v = std::stoll(std::string(b.begin(), b.end()));
-    }
-    v += delta;
-    set(key, std::to_string(v));
-    flock(fd, LOCK_UN);
-    ::close(fd);
-    return v;
-  }
-  Bytes compare_set(const std::string&, const Bytes&, const Bytes&) override { throw std::logic_error("unused"); }
-  void wait(const std::vector<std::string>& keys, milliseconds timeout) override {
-    const auto deadline = Clock::now() + timeout;
-    while (!check(keys)) {
-      if (Clock::now() > deadline) throw TimeoutError("DirStore: timed out waiting for " + keys[0]);
-      std::this_thread::sleep_for(milliseconds(1));
-    }
-  }
-  bool check(const std::vector<std::string>& keys) override {
-    for (const auto& k : keys)
-      if (::access(path(k).c_str(), F_OK) != 0) return false;
-    return true;
-  }
-  bool delete_key(const std::string& key) override { return std::remove(path(key).c_str()) == 0; }
-  using Store::set;
-  using Store::wait;
-
- private:
-  std::string path(const std::string& key) const {
-    std::string k = key;
-    for (char& c : k)
-      if (c == '/') c = '%';
-    return dir_ + "/" + k;
-  }
-  std::string dir_;
-};
-
-std::string fresh_dir() {
-  char tmpl[] = "/tmp/gloo_test_XXXXXX";
-  return mkdtemp(tmpl);
-}
-
-std::shared_ptr<Store> job_store(int) {
-  return std::make_shared<DirStore>(std::getenv("GLOO_TEST_STORE_DIR"), kStoreTimeout);
+std::shared_ptr<Store> job_store(int rank) {
+  TCPStoreOptions o;
+  o.host = std::getenv("MASTER_ADDR");
+  o.port = std::atoi(std::getenv("MASTER_PORT"));
+  o.is_server = rank == 0;
+  o.timeout = kStoreTimeout;
+  return std::make_shared<TCPStore>(o);
 }
 
 struct Job {
@@ -140,13 +77,16 @@ std::vector<int> all_ranks(int world) {
 RunRanksOptions quick(int seconds = 30) {
   RunRanksOptions o;
   o.timeout = std::chrono::seconds(seconds);
-  if (!in_rank_child()) o.env["GLOO_TEST_STORE_DIR"] = fresh_dir();
   return o;
 }
 
 // A group of one rank, for argument checks: no transport, but the same code path.
 std::shared_ptr<ProcessGroupGloo> solo_group(std::shared_ptr<Store>* store_out = nullptr) {
-  auto store = std::make_shared<DirStore>(fresh_dir(), kStoreTimeout);
+  TCPStoreOptions o;
+  o.port = 0;  // any free port; this process is the whole job
+  o.is_server = true;
+  o.timeout = kStoreTimeout;
+  auto store = std::make_shared<TCPStore>(o);
   if (store_out) *store_out = store;
   return std::make_shared<ProcessGroupGloo>(store, 0, 1);
 }
