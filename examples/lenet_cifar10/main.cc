@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   app.add_option("--seed", f.seed, "seed for weights, data order and the synthetic set");
   app.add_option("--max_steps", f.max_steps, "stop after this many optimizer steps in total");
   app.add_option("--checkpoint", f.checkpoint, "write a training checkpoint here after each epoch and at the end");
-  app.add_option("--resume", f.resume, "continue from this training checkpoint");
+  app.add_option("--resume", f.resume, "continue from this training checkpoint (default after a colonyrun restart: --checkpoint)");
   app.add_option("--metrics", f.metrics, "append one JSON line per epoch to this file");
   app.add_flag("--benchmark", f.benchmark, "time training steps only; last line: images_per_s=<number>");
   app.add_option("--warmup_steps", f.warmup_steps, "benchmark: steps excluded from the timing");
@@ -118,6 +118,12 @@ int main(int argc, char** argv) {
     data::DataLoader test_loader(test, test_sampler, data::DataLoaderOptions(256).workers(f.workers).pin_memory(pin));
 
     int64_t start_epoch = 0, step = 0;
+    // A group that colonyrun --max_restarts started again picks up from its own checkpoint.
+    const char* restarts = std::getenv("COLONY_RESTART_COUNT");
+    if (f.resume.empty() && restarts != nullptr && std::atoi(restarts) > 0 && !f.checkpoint.empty() &&
+        access(f.checkpoint.c_str(), F_OK) == 0) {
+      f.resume = f.checkpoint;
+    }
     if (!f.resume.empty()) {
       optim::TrainingState s = optim::load_checkpoint(f.resume, *model, opt);
       start_epoch = s.epoch;

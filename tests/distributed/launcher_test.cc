@@ -173,6 +173,24 @@ TEST(Colonyrun, MaxRestartsRunsTheGroupAgain) {
   EXPECT_EQ(no_restart.code, 3);
 }
 
+TEST(Colonyrun, RestartedGroupResumesFromItsCheckpointAndEndsWhereAnUnbrokenRunDoes) {
+  const std::string dir = ::testing::TempDir();
+  Outcome unbroken = run({"--nproc_per_node=2", "--master_port=0"}, {kWorker, "train", dir + "/a.ckpt", "-1"});
+  ASSERT_EQ(unbroken.code, 0) << unbroken.output;
+  Outcome restarted = run({"--nproc_per_node=2", "--master_port=0", "--max_restarts=1", "--grace=1"},
+                          {kWorker, "train", dir + "/b.ckpt", "7"});
+  ASSERT_EQ(restarted.code, 0) << restarted.output;
+  EXPECT_TRUE(has(restarted.output, "restarting the workers (1 of 1)")) << restarted.output;
+  // Rank 1 left before step 7; the barrier after each checkpoint means steps 0..6 were saved.
+  EXPECT_TRUE(has(restarted.output, "[rank 0] resumed at step 7")) << restarted.output;
+  auto weights = [](const std::string& out) {
+    size_t at = out.find("[rank 0] weights:");
+    return at == std::string::npos ? std::string("<none>") : out.substr(at, out.find('\n', at) - at);
+  };
+  EXPECT_NE(weights(unbroken.output), "<none>");
+  EXPECT_EQ(weights(restarted.output), weights(unbroken.output));
+}
+
 TEST(Colonyrun, TwoLaunchersWithTwoNodesFormOneJob) {
   const std::string port = std::to_string(colony::testing::free_port());
   std::vector<std::pair<std::string, std::string>> env{{"COLONY_JOB_TOKEN", "two-node-test"}};
@@ -227,6 +245,14 @@ TEST(Colonyrun, LenetExampleTrainsOnTwoRanksWithAccumulation) {
   EXPECT_FALSE(has(r.output, "[rank 1] [I rank 1] epoch 1 done")) << "logging on rank 0 only";
   std::ifstream ckpt(::testing::TempDir() + "/ddp_ckpt.safetensors");
   EXPECT_TRUE(ckpt.good()) << "rank 0 wrote the checkpoint";
+  // What a restarted worker sees (COLONY_RESTART_COUNT=1): it continues from --checkpoint.
+  Outcome again = finish(start({"examples/lenet_cifar10/lenet_cifar10", "--epochs", "1", "--max_steps", "22",
+                                "--workers", "0", "--threads", "1", "--checkpoint",
+                                ::testing::TempDir() + "/ddp_ckpt.safetensors"},
+                               {{"COLONY_RESTART_COUNT", "1"}}),
+                         120);
+  ASSERT_EQ(again.code, 0) << again.output;
+  EXPECT_TRUE(has(again.output, "ddp_ckpt.safetensors at epoch 0, step 20")) << again.output;
 }
 
 }  // namespace

@@ -5,6 +5,9 @@
 //   fail_first_run        rank 0 exits 3 on the first run (COLONY_RESTART_COUNT=0); all succeed after
 //   abort_key             rank 1 exits 3; rank 0 waits for the store's abort flag and prints it
 //   allreduce             init_process_group, all-reduce the rank, print the sum
+//   train CKPT FAIL_STEP  DDP + SGD on a small model for 12 steps, rank 0 checkpointing to CKPT
+//                         after each; on the first run rank 1 exits 3 before step FAIL_STEP (-1:
+//                         never); a restarted run resumes from CKPT. Prints the final weights.
 //   sleep                 sleep 60 s
 #include <signal.h>
 #include <unistd.h>
@@ -13,13 +16,58 @@
 #include <cstdlib>
 #include <string>
 
+#include "distributed/ddp.h"
 #include "distributed/init.h"
 #include "distributed/tcp_store.h"
+#include "nn/functional.h"
+#include "nn/linear.h"
+#include "optim/checkpoint.h"
+#include "optim/sgd.h"
+#include "tensor/ops.h"
+#include "tensor/random.h"
 
 namespace {
 std::string env(const char* k) {
   const char* v = std::getenv(k);
   return v ? v : "<unset>";
+}
+// What a program run under --max_restarts does: checkpoint as it goes, resume when restarted.
+int train(const std::string& ckpt, int fail_step) {
+  using namespace colony;
+  const int rank = std::atoi(env("RANK").c_str());
+  const bool restarted = env("COLONY_RESTART_COUNT") != "0";
+  dist::init_process_group();
+  manual_seed(5);
+  auto model = std::make_shared<nn::Linear>(6, 3);
+  auto ddp = std::make_shared<dist::DistributedDataParallel>(model);
+  optim::SGD opt(ddp->parameters(), optim::SGDOptions(0.05).momentum(0.9));
+  int64_t start = 0;
+  if (restarted && ::access(ckpt.c_str(), F_OK) == 0) {
+    start = optim::load_checkpoint(ckpt, *model, opt).step;
+    if (rank == 0) std::printf("resumed at step %lld\n", static_cast<long long>(start));
+  }
+  for (int64_t step = start; step < 12; ++step) {
+    if (!restarted && rank == 1 && step == fail_step) std::exit(3);
+    // Each rank's batch depends only on (step, rank), so a resumed run sees the same data.
+    Generator g(static_cast<uint64_t>(1000 * step + rank));
+    Tensor x = ops::randn({8, 6}, {}, &g);
+    Tensor y = ops::randint(0, 3, {8}, TensorOptions(kInt64), &g);
+    opt.zero_grad();
+    F::cross_entropy(ddp->forward(x), y).backward();
+    opt.step();
+    if (rank == 0) {
+      optim::TrainingState s;
+      s.step = step + 1;
+      optim::save_checkpoint(ckpt, *model, opt, s);
+    }
+    dist::barrier();  // the checkpoint of this step exists before anyone takes the next
+  }
+  Tensor w = model->weight.contiguous().to(kFloat64);
+  std::printf("weights:");
+  for (int64_t i = 0; i < w.numel(); ++i) std::printf(" %.9g", w.data_ptr<double>()[i]);
+  std::printf("\n");
+  dist::destroy_process_group();
+  return 0;
 }
 }  // namespace
 
@@ -80,6 +128,7 @@ int main(int argc, char** argv) {
     colony::dist::destroy_process_group();
     return 0;
   }
+  if (mode == "train" && argc == 4) return train(argv[2], std::atoi(argv[3]));
   if (mode == "sleep") {
     sleep(60);
     return 0;
