@@ -104,6 +104,10 @@ std::string flush() {
   os << "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" << pid << ",\"tid\":0,\"args\":{\"name\":\"compute\"}},\n";
   os << "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" << pid
      << ",\"tid\":1,\"args\":{\"name\":\"communication\"}}";
+  // Where ts 0 lies on the machine's monotonic clock, so traces of ranks on one machine can be
+  // lined up (rank skew) by shifting each by its origin.
+  os << ",\n{\"name\":\"clock_origin\",\"ph\":\"M\",\"pid\":" << pid << ",\"args\":{\"steady_clock_us\":"
+     << std::chrono::duration_cast<std::chrono::microseconds>(rec.origin.time_since_epoch()).count() << "}}";
   auto us = [&](Clock::time_point t) {
     return std::chrono::duration<double, std::micro>(t - rec.origin).count();
   };

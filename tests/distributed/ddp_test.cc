@@ -223,6 +223,7 @@ TEST(DistributedDataParallel, FirstBucketAllReduceStartsBeforeBackwardEnds) {
     EXPECT_NE(ss.str().find("\"allreduce bucket 0"), std::string::npos);
     EXPECT_NE(ss.str().find("\"backward\""), std::string::npos);
     EXPECT_NE(ss.str().find("\"forward\""), std::string::npos);
+    EXPECT_NE(ss.str().find("\"clock_origin\",\"ph\":\"M\""), std::string::npos) << "ranks can be lined up";
   }, ro);
   if (in_rank_child()) return;
   EXPECT_TRUE(all_succeeded(results));
