@@ -1,6 +1,8 @@
 // The raw in-place Tensor members: copy_/fill_/zero_ and in-place arithmetic. Not recorded by
-// autograd, and refused on a leaf that requires grad while grad mode is on, as in PyTorch (writing
-// into a parameter must happen under NoGradGuard, as optimizers do).
+// autograd, so while grad mode is on they are refused on any tensor that requires grad: on a
+// leaf as in PyTorch (writing into a parameter must happen under NoGradGuard, as optimizers do),
+// and on a non-leaf because the graph would not see the write and backward would return wrong
+// gradients silently (PyTorch records such writes; Colony does not yet, so it says so).
 #include <stdexcept>
 #include <string>
 
@@ -13,10 +15,15 @@ namespace colony {
 namespace {
 
 void check_inplace(const Tensor& t, const char* op) {
-  if (GradMode::is_enabled() && t.requires_grad() && t.is_leaf()) {
+  if (!GradMode::is_enabled() || !t.requires_grad()) return;
+  if (t.is_leaf()) {
     throw std::runtime_error(std::string(op) +
                              ": a leaf Variable that requires grad is being used in an in-place operation.");
   }
+  throw std::runtime_error(std::string(op) +
+                           ": in-place operations on a tensor that is part of the autograd graph are not "
+                           "recorded yet; use the out-of-place form (x = x.add(y) instead of x.add_(y)), "
+                           "or write under NoGradGuard if no gradient should flow through the write");
 }
 
 }  // namespace

@@ -87,5 +87,27 @@ TEST(TensorMethods, BackwardMember) {
   EXPECT_TRUE(all_close(x.grad(), ops::mul(x.detach(), 2.0)));
 }
 
+// In-place writes are not recorded, so on a tensor inside the graph they are refused instead of
+// giving silently wrong gradients; under NoGradGuard, and on tensors outside the graph, they work.
+TEST(TensorMethods, InPlaceOnANonLeafInTheGraphIsRefusedWithTheWayOut) {
+  Tensor x = testing::input({3});
+  Tensor y = mul(x, 2.0);
+  ASSERT_FALSE(y.is_leaf());
+  const char* msg = "not recorded yet; use the out-of-place form";
+  EXPECT_TRUE(testing::throws_with([&] { y.mul_(3.0); }, msg));
+  EXPECT_TRUE(testing::throws_with([&] { y.add_(ops::ones({3})); }, msg));
+  EXPECT_TRUE(testing::throws_with([&] { y.copy_(ops::zeros({3})); }, msg));
+  // Nothing was written, so the gradient is still right.
+  y.sum().backward();
+  EXPECT_TRUE(all_close(x.grad(), ops::full({3}, 2.0)));
+  Tensor detached = y.detach();
+  detached.mul_(3.0);  // outside the graph: allowed
+  {
+    NoGradGuard no_grad;
+    Tensor z = mul(x, 2.0);
+    z.add_(1.0);  // built without grad: allowed
+  }
+}
+
 }  // namespace
 }  // namespace colony
