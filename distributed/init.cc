@@ -227,6 +227,11 @@ int get_local_rank() {
 int get_local_world_size() { return state().local_world_size; }
 bool is_main_process() { return get_rank() == 0; }
 
+int restart_count() {
+  const char* v = std::getenv("COLONY_RESTART_COUNT");
+  return v != nullptr ? std::atoi(v) : 0;
+}
+
 Device local_device() {
   int n = cuda::device_count();
   if (n == 0) return kCPU;

@@ -45,6 +45,9 @@ int get_world_size();
 int get_local_rank();
 int get_local_world_size();
 bool is_main_process();
+// How many times colonyrun --max_restarts has restarted this job's workers (COLONY_RESTART_COUNT;
+// 0 on the first run and without a launcher). A restarted program resumes from its checkpoint.
+int restart_count();
 // cuda:LOCAL_RANK when CUDA devices exist, else cpu.
 Device local_device();
 

@@ -119,8 +119,7 @@ int main(int argc, char** argv) {
 
     int64_t start_epoch = 0, step = 0;
     // A group that colonyrun --max_restarts started again picks up from its own checkpoint.
-    const char* restarts = std::getenv("COLONY_RESTART_COUNT");
-    if (f.resume.empty() && restarts != nullptr && std::atoi(restarts) > 0 && !f.checkpoint.empty() &&
+    if (f.resume.empty() && dist::restart_count() > 0 && !f.checkpoint.empty() &&
         access(f.checkpoint.c_str(), F_OK) == 0) {
       f.resume = f.checkpoint;
     }

@@ -32,10 +32,9 @@ std::string env(const char* k) {
   return v ? v : "<unset>";
 }
 // What a program run under --max_restarts does: checkpoint as it goes, resume when restarted.
-int train(const std::string& ckpt, int fail_step) {
+int train(int rank, const std::string& ckpt, int fail_step) {
   using namespace colony;
-  const int rank = std::atoi(env("RANK").c_str());
-  const bool restarted = env("COLONY_RESTART_COUNT") != "0";
+  const bool restarted = dist::restart_count() > 0;
   dist::init_process_group();
   manual_seed(5);
   auto model = std::make_shared<nn::Linear>(6, 3);
@@ -128,7 +127,7 @@ int main(int argc, char** argv) {
     colony::dist::destroy_process_group();
     return 0;
   }
-  if (mode == "train" && argc == 4) return train(argv[2], std::atoi(argv[3]));
+  if (mode == "train" && argc == 4) return train(rank, argv[2], std::atoi(argv[3]));
   if (mode == "sleep") {
     sleep(60);
     return 0;
