@@ -19,7 +19,7 @@ int main() {
     std::fprintf(stderr, "run me under colonyrun with --nproc_per_node >= 2\n");
     return 1;
   }
-  for (int64_t n : {int64_t{1}, int64_t{62006}, int64_t{262144}, int64_t{6553600}}) {
+  for (int64_t n : {int64_t{1}, int64_t{62006}, int64_t{131072}, int64_t{262144}, int64_t{524288}, int64_t{6553600}}) {
     Tensor t = ops::ones({n});
     std::vector<double> ms;
     const int reps = n > 1000000 ? 10 : 200;

@@ -9,16 +9,22 @@
 // - Construction is the rendezvous: every rank publishes its address in the store and connects to
 //   every other rank (a full mesh), within the store's timeout. Several groups on one store are
 //   fine: the n-th group a rank creates meets the n-th group of the others.
-// - Collectives run on one communication thread per group, in call order (FIFO), so the k-th call
-//   on every rank is collective #k. Before running it the ranks exchange a 40-byte fingerprint
-//   (sequence number, op, dtype, element count, root / reduce op): if any rank differs, the Work
-//   fails on every rank with CollectiveError listing what each rank called, and the group stays
-//   usable. barrier() is exactly that exchange.
+// - Collectives run one at a time, in call order (FIFO), so the k-th call on every rank is
+//   collective #k: on the group's communication thread, or on the thread that waits for one the
+//   communication thread has not picked up yet when only the PeerChannel is involved (a barrier,
+//   a small two-rank allreduce), which saves a thread hand-off per collective. Before running it
+//   the ranks exchange a 40-byte fingerprint (sequence number, op, dtype, element count, root /
+//   reduce op) on the PeerChannel (process_group_gloo_channel.h: receives stay posted, so a
+//   message costs no "ready to receive" round trip): if any rank differs, the Work fails on every
+//   rank with CollectiveError listing what each rank called, and the group stays usable.
+//   barrier() is exactly that exchange.
 // - Timeouts: ProcessGroupOptions::timeout (default 10 min), or CollectiveOptions::timeout per
 //   call, bound the fingerprint exchange plus the collective, measured from when it starts running.
 //   Expiry gives TimeoutError "allreduce #12 timed out after 500 ms ...". After a timeout or a
 //   lost peer the group is unusable (gloo closes its connections) and later calls fail at once.
-// - Algorithms: gloo's ring allreduce (in place, no copies; segments of at most 1 MiB pipeline
+// - Algorithms: in a group of two, an allreduce of up to 2 MiB travels with the fingerprint (one
+//   message each way, reduced in rank order so both ranks get bit-identical results); otherwise
+//   gloo's ring allreduce (in place, no copies; segments of at most 1 MiB pipeline
 //   the transfer), gloo's binomial-tree broadcast and ring allgather, and a ring reduce-scatter of
 //   our own (gloo 2022 has none with timeouts) that moves each chunk once.
 // - float16/bfloat16 reduce in float with a custom reduction (see process_group_gloo_reduce.h).
@@ -65,8 +71,9 @@ class ProcessGroupGloo : public ProcessGroup {
   std::shared_ptr<Work> barrier(const CollectiveOptions& opts = {}) override;
 
   // Fails the running collective, the queued ones and all later ones with CollectiveError
-  // "<collective> aborted: <reason>" and wakes every waiter at once. Never blocks and never calls
-  // into gloo (which may be stuck in the running collective until its timeout).
+  // "<collective> aborted: <reason>" and wakes every waiter at once. Never blocks: it interrupts a
+  // wait for a PeerChannel message, but gloo's own algorithms cannot be interrupted and finish at
+  // their timeout.
   void abort(const std::string& reason) override;
 
   // The address gloo listens on and why it was chosen, e.g.

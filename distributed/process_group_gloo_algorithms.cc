@@ -16,9 +16,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// Slot prefixes of our own point-to-point exchanges; gloo's collectives use 0x01..0x08, and the
-// tag in the lower bits keeps consecutive collectives apart.
-constexpr uint8_t kFingerprintSlotPrefix = 0x7c;
+// The slot prefix of our own reduce-scatter; gloo's collectives use 0x01..0x08, the PeerChannel
+// 0x7b, and the tag in the lower bits keeps consecutive collectives apart.
 constexpr uint8_t kReduceScatterSlotPrefix = 0x7d;
 
 // What is left of a deadline, at least 1 ms (0 means "no timeout" to gloo).
@@ -48,24 +47,6 @@ void allreduce_as(const GlooContext& ctx, void* data, size_t n, ReduceFn fn, uin
 }
 
 }  // namespace
-
-std::vector<Fingerprint> exchange_fingerprints(const GlooContext& ctx, const Fingerprint& mine, uint32_t tag,
-                                               milliseconds timeout) {
-  const auto deadline = Clock::now() + timeout;
-  constexpr size_t kBytes = sizeof(Fingerprint);
-  std::vector<Fingerprint> all(ctx->size);
-  all[ctx->rank] = mine;
-  auto buf = ctx->createUnboundBuffer(all.data(), all.size() * kBytes);
-  const uint64_t slot = ::gloo::Slot::build(kFingerprintSlotPrefix, tag);
-  for (int r = 0; r < ctx->size; ++r) {
-    if (r == ctx->rank) continue;
-    buf->recv(r, slot, r * kBytes, kBytes);
-    buf->send(r, slot, ctx->rank * kBytes, kBytes);
-  }
-  for (int r = 0; r < ctx->size; ++r)
-    if (r != ctx->rank) wait_both(buf.get(), buf.get(), deadline);
-  return all;
-}
 
 void allreduce_in_place(const GlooContext& ctx, void* data, size_t n, size_t element_size, ReduceFn fn,
                         uint32_t tag, milliseconds timeout) {

@@ -1,6 +1,6 @@
 // The data movement of each collective over a connected gloo context, in place on raw buffers.
 // Internal to the Gloo backend: the caller has checked the arguments and agreed on them with the
-// other ranks (fingerprints), and gives every call a tag no concurrent call uses.
+// other ranks (fingerprints, on the PeerChannel), and gives every call a tag no concurrent call uses.
 //
 // Every function throws what gloo throws (gloo::IoException and friends) on a timeout or a broken
 // connection; the caller turns that into words.
@@ -14,19 +14,11 @@
 #include <memory>
 #include <vector>
 
-#include "distributed/process_group_gloo_fingerprint.h"
 #include "distributed/process_group_gloo_reduce.h"
 
 namespace colony::dist::gloo_detail {
 
 using GlooContext = std::shared_ptr<::gloo::Context>;
-
-// Every rank's fingerprint on every rank, rank-indexed. Each rank sends its 40 bytes straight to
-// every peer, all at once: one round trip whatever the group size (a ring allgather would take
-// 2(p-1) sequential steps, which dominates for messages this small). Also a barrier: nobody
-// returns before every rank has sent.
-std::vector<Fingerprint> exchange_fingerprints(const GlooContext& ctx, const Fingerprint& mine, uint32_t tag,
-                                               std::chrono::milliseconds timeout);
 
 // gloo's ring allreduce, in place on n elements of element_size bytes reduced with fn. The chunks
 // travel in segments of at most 1 MiB, two in flight, so transfer overlaps reduction.

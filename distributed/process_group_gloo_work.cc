@@ -30,6 +30,15 @@ std::exception_ptr GlooWork::exception() const {
 }
 
 void GlooWork::wait(std::chrono::milliseconds timeout) {
+  if (timeout.count() < 0) {
+    std::function<bool()> runner;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (!started_ && !done_) runner = std::move(inline_runner_);
+      inline_runner_ = nullptr;
+    }
+    if (runner) runner();  // completes this work, or leaves it to the communication thread
+  }
   std::unique_lock<std::mutex> lock(mu_);
   if (timeout.count() >= 0) {
     if (!cv_.wait_for(lock, timeout, [&] { return done_; })) {

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <exception>
+#include <functional>
 #include <mutex>
 #include <string>
 
@@ -28,6 +29,12 @@ class GlooWork final : public Work {
   const std::string& name() const { return name_; }  // "allreduce #12"
   std::chrono::milliseconds timeout() const { return timeout_; }
 
+  // Set once, before anyone can wait: a way for an unbounded wait() to run the collective on the
+  // waiting thread when the communication thread has not picked it up yet (it returns whether it
+  // did). The waiter would only block meanwhile, and handing the work to another thread costs a
+  // wake-up of that thread, which on a loaded machine is often longer than the collective.
+  void set_inline_runner(std::function<bool()> runner) { inline_runner_ = std::move(runner); }
+
   // The communication thread calls these.
   void start();
   // Completes the work once; later calls are ignored, because abort() may complete a work while
@@ -49,6 +56,7 @@ class GlooWork final : public Work {
   bool started_ = false;
   bool done_ = false;
   std::exception_ptr error_;
+  std::function<bool()> inline_runner_;  // taken by the first unbounded wait()
 };
 
 }  // namespace colony::dist::gloo_detail

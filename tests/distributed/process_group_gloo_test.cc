@@ -494,6 +494,56 @@ TEST(ProcessGroupGlooMismatch, CountMismatchIsReportedOnEveryRank) {
   EXPECT_TRUE(all_succeeded(results));
 }
 
+// In a group of two, a small allreduce travels whole with the fingerprints and a large one goes
+// by the ring: when the ranks disagree on the size, one of them sent its data and the other only
+// its fingerprint. Both must still report the mismatch, and the group stays usable for both paths.
+TEST(ProcessGroupGlooMismatch, InlineAgainstRingSizeMismatchIsReportedOnBothRanks) {
+  auto results = run_ranks(2, [](int rank) {
+    Job j = join(rank, 2);
+    Tensor x = ops::ones({rank == 0 ? 10 : 600000});  // 40 bytes inline; 2.4 MB by the ring
+    EXPECT_TRUE(colony::testing::throws_with<CollectiveError>(
+        [&] { j.pg->allreduce(x)->wait(); },
+        "collective mismatch at #1: rank 0 called allreduce(float32, 10 elements, sum), "
+        "rank 1 called allreduce(float32, 600000 elements, sum)"));
+    for (int64_t n : {int64_t(10), int64_t(600000)}) {
+      Tensor y = make(kFloat32, n, [&](int64_t i) { return (rank + 1) * static_cast<double>(i % 7); });
+      j.pg->allreduce(y)->wait();
+      EXPECT_TRUE(equals(y, [](int64_t i) { return 3.0 * static_cast<double>(i % 7); }, "after the mismatch"));
+    }
+    leave(*j.store, rank, {0, 1});
+  }, quick());
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
+// A waiting thread may run a queued collective itself, but only the one next in line: waiting on
+// later works first, from another thread, or not at all still runs every collective once, in call
+// order, with the right result.
+TEST(ProcessGroupGlooOrder, WorksWaitedOutOfOrderOrFromOtherThreadsRunInCallOrder) {
+  auto results = run_ranks(2, [](int rank) {
+    Job j = join(rank, 2);
+    for (int round = 0; round < 20; ++round) {
+      std::vector<Tensor> ts;
+      std::vector<std::shared_ptr<Work>> works;
+      for (int k = 0; k < 4; ++k) {
+        ts.push_back(make(kFloat32, 100 + k, [&](int64_t i) { return (rank + 1) * static_cast<double>(i + k); }));
+        works.push_back(j.pg->allreduce(ts.back(), ReduceOp::kAvg));
+      }
+      std::thread other([&] { works[2]->wait(); });
+      works[3]->wait();
+      works[1]->wait();
+      other.join();
+      works[0]->wait();
+      for (int k = 0; k < 4; ++k)
+        EXPECT_TRUE(equals(ts[k], [&](int64_t i) { return 1.5 * static_cast<double>(i + k); },
+                           "round " + std::to_string(round) + " tensor " + std::to_string(k)));
+    }
+    leave(*j.store, rank, {0, 1});
+  }, quick());
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Timeouts, abort, a dead peer: errors that say what happened, and nothing hangs.
 
