@@ -16,6 +16,7 @@
 
 #include "distributed/process_group_gloo_algorithms.h"
 #include "distributed/process_group_gloo_channel.h"
+#include "distributed/process_group_gloo_deadline.h"
 #include "distributed/process_group_gloo_fingerprint.h"
 #include "distributed/process_group_gloo_reduce.h"
 #include "distributed/process_group_gloo_transport.h"
@@ -31,6 +32,7 @@ using gloo_detail::GlooContext;
 using gloo_detail::GlooWork;
 using gloo_detail::OpKind;
 using gloo_detail::ReduceFn;
+using gloo_detail::remaining;
 
 std::string ms_str(milliseconds t) { return std::to_string(t.count()) + " ms"; }
 
@@ -61,9 +63,6 @@ struct ChannelHeader {
 };
 static_assert(sizeof(ChannelHeader) == 48, "ChannelHeader travels as 48 raw bytes");
 
-milliseconds remaining(Clock::time_point deadline) {
-  return std::max(std::chrono::duration_cast<milliseconds>(deadline - Clock::now()), milliseconds(1));
-}
 
 // ---------------------------------------------------------------------------------------------
 // Argument checks (synchronous: std::invalid_argument from the call itself).

@@ -1,4 +1,5 @@
 #include "distributed/process_group_gloo_algorithms.h"
+#include "distributed/process_group_gloo_deadline.h"
 
 #include <gloo/allgather.h>
 #include <gloo/allreduce.h>
@@ -19,12 +20,6 @@ using std::chrono::milliseconds;
 // The slot prefix of our own reduce-scatter; gloo's collectives use 0x01..0x08, the PeerChannel
 // 0x7b, and the tag in the lower bits keeps consecutive collectives apart.
 constexpr uint8_t kReduceScatterSlotPrefix = 0x7d;
-
-// What is left of a deadline, at least 1 ms (0 means "no timeout" to gloo).
-milliseconds remaining(Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
-  return std::max(left, milliseconds(1));
-}
 
 void wait_both(::gloo::transport::UnboundBuffer* recv, ::gloo::transport::UnboundBuffer* send,
                Clock::time_point deadline) {

@@ -1,4 +1,5 @@
 #include "distributed/process_group_gloo_channel.h"
+#include "distributed/process_group_gloo_deadline.h"
 
 #include <gloo/types.h>
 
@@ -8,16 +9,10 @@
 namespace colony::dist::gloo_detail {
 namespace {
 
-// gloo's collectives use slot prefixes 0x01..0x08, ours 0x7c..0x7d with the collective's tag;
+// gloo's collectives use slot prefixes 0x01..0x08, our reduce-scatter 0x7d with the collective's tag;
 // the lane is one fixed slot of its own.
 constexpr uint8_t kChannelSlotPrefix = 0x7b;
 const uint64_t kChannelSlot = ::gloo::Slot::build(kChannelSlotPrefix, 0);
-
-// What is left of a deadline, at least 1 ms (gloo reads 0 as "its default").
-std::chrono::milliseconds remaining(PeerChannel::Clock::time_point deadline) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - PeerChannel::Clock::now());
-  return std::max(left, std::chrono::milliseconds(1));
-}
 
 }  // namespace
 

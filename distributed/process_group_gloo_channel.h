@@ -29,7 +29,7 @@ namespace colony::dist::gloo_detail {
 
 class PeerChannel {
  public:
-  using Clock = std::chrono::steady_clock;
+  using Clock = std::chrono::steady_clock;  // DeadlineClock (process_group_gloo_deadline.h)
 
   // Posts the first receive from every peer. `capacity`: the largest message, the same on every
   // rank (a larger one on a peer would not fit the buffer posted for it).

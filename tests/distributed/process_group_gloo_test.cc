@@ -519,7 +519,7 @@ TEST(ProcessGroupGlooMismatch, InlineAgainstRingSizeMismatchIsReportedOnBothRank
 // A waiting thread may run a queued collective itself, but only the one next in line: waiting on
 // later works first, from another thread, or not at all still runs every collective once, in call
 // order, with the right result.
-TEST(ProcessGroupGlooOrder, WorksWaitedOutOfOrderOrFromOtherThreadsRunInCallOrder) {
+TEST(ProcessGroupGlooAsync, WorksWaitedOutOfOrderOrFromOtherThreadsRunInCallOrder) {
   auto results = run_ranks(2, [](int rank) {
     Job j = join(rank, 2);
     for (int round = 0; round < 20; ++round) {
