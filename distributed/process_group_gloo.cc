@@ -184,7 +184,7 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
         }
         running = job.work;
       }
-      execute(job);
+      execute(job, /*on_waiting_thread=*/false);
     }
     std::lock_guard<std::mutex> lock(mu);
     thread_exited = true;
@@ -203,11 +203,12 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
       queue.pop_front();
       running = job.work;
     }
-    execute(job);
+    execute(job, /*on_waiting_thread=*/true);
     return true;
   }
 
-  void execute(Job& job) {
+  // on_waiting_thread: run by a wait() that has nothing else to do, so it may poll for messages.
+  void execute(Job& job, bool on_waiting_thread) {
     GlooWork& w = *job.work;
     w.start();
     const auto deadline = Clock::now() + w.timeout();
@@ -228,7 +229,8 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
         std::memcpy(channel->outgoing(), &header, sizeof header);
         if (inline_data)
           std::memcpy(channel->outgoing() + sizeof header, job.inline_allreduce->data, header.payload_bytes);
-        const std::vector<const uint8_t*> messages = channel->exchange(sizeof header + header.payload_bytes, deadline);
+        const std::vector<const uint8_t*> messages =
+            channel->exchange(sizeof header + header.payload_bytes, deadline, /*poll_first=*/on_waiting_thread);
         exchanged = true;
         std::vector<Fingerprint> all(size);
         for (int r = 0; r < size; ++r) std::memcpy(&all[r], messages[r], sizeof(Fingerprint));
@@ -245,6 +247,10 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
           job.body(context, tag + 1, remaining(deadline));
         }
       }
+    } catch (const gloo_detail::PeerLostError& e) {
+      breaks_group = true;
+      error = std::make_exception_ptr(CollectiveError(w.name() + " failed: rank " + std::to_string(e.rank()) +
+                                                      " is unreachable (" + e.what() + ")"));
     } catch (const std::exception& e) {
       // gloo's connections are in an unknown state after any failure inside it (on a timeout it
       // closes them all itself), so the group cannot be trusted with another collective.
@@ -256,7 +262,8 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
     {
       std::lock_guard<std::mutex> lock(mu);
       running = nullptr;
-      cv.notify_all();  // the communication thread may be waiting for an inline run to end
+      // The communication thread may be waiting for an inline run to end before the next job.
+      if (!queue.empty()) cv.notify_all();
       if (breaks_group && broken.empty()) {
         try {
           std::rethrow_exception(error);
@@ -316,7 +323,11 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
       context->connectFullMesh(rendezvous, device);
       context->setTimeout(options.timeout);
       const size_t capacity = sizeof(ChannelHeader) + (size == 2 ? kInlineAllreduceBytes : 0);
-      state_->channel = std::make_unique<gloo_detail::PeerChannel>(context, capacity);
+      // The channel listens where gloo's transport does (the same interface reaches the peers).
+      const gloo::transport::tcp::attr where = gloo::transport::tcp::CreateDeviceAttr(transport.attr);
+      PrefixStore channel_store("gloo/" + std::to_string(n), store);
+      state_->channel = std::make_unique<gloo_detail::PeerChannel>(channel_store, rank, size, where.ai_addr,
+                                                                   where.ai_addrlen, capacity, store->timeout());
       state_->context = std::move(context);
     } catch (const TimeoutError& e) {
       throw TimeoutError(who + ": rendezvous did not complete within the store's timeout of " +

@@ -14,14 +14,19 @@
 //   communication thread has not picked up yet when only the PeerChannel is involved (a barrier,
 //   a small two-rank allreduce), which saves a thread hand-off per collective. Before running it
 //   the ranks exchange a 40-byte fingerprint (sequence number, op, dtype, element count, root /
-//   reduce op) on the PeerChannel (process_group_gloo_channel.h: receives stay posted, so a
-//   message costs no "ready to receive" round trip): if any rank differs, the Work fails on every
+//   reduce op) on the PeerChannel (process_group_gloo_channel.h: a TCP connection per pair of
+//   ranks of its own, read by the thread that runs the collective, so no gloo socket thread has to
+//   be scheduled for a message to arrive): if any rank differs, the Work fails on every
 //   rank with CollectiveError listing what each rank called, and the group stays usable.
 //   barrier() is exactly that exchange.
 // - Timeouts: ProcessGroupOptions::timeout (default 10 min), or CollectiveOptions::timeout per
 //   call, bound the fingerprint exchange plus the collective, measured from when it starts running.
 //   Expiry gives TimeoutError "allreduce #12 timed out after 500 ms ...". After a timeout or a
 //   lost peer the group is unusable (gloo closes its connections) and later calls fail at once.
+// - Waiting: a wait() that runs the collective itself polls the peer channel's sockets for up to
+//   2 ms before it sleeps (the other rank is usually that close), so the message is taken in as
+//   it arrives rather than after a scheduler wake-up; the communication thread never polls, as
+//   it would take the core from the computation it overlaps.
 // - Algorithms: in a group of two, an allreduce of up to 2 MiB travels with the fingerprint (one
 //   message each way, reduced in rank order so both ranks get bit-identical results); otherwise
 //   gloo's ring allreduce (in place, no copies; segments of at most 1 MiB pipeline

@@ -1,79 +1,323 @@
 #include "distributed/process_group_gloo_channel.h"
-#include "distributed/process_group_gloo_deadline.h"
 
-#include <gloo/types.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <stdexcept>
+#include <cerrno>
+#include <cstring>
+#include <random>
+#include <sstream>
 
 namespace colony::dist::gloo_detail {
 namespace {
 
-// gloo's collectives use slot prefixes 0x01..0x08, our reduce-scatter 0x7d with the collective's tag;
-// the lane is one fixed slot of its own.
-constexpr uint8_t kChannelSlotPrefix = 0x7b;
-const uint64_t kChannelSlot = ::gloo::Slot::build(kChannelSlotPrefix, 0);
+using std::chrono::milliseconds;
 
-}  // namespace
+// How long a caller with nothing else to do polls the sockets before it sleeps in poll(2). The
+// ranks of a data-parallel step usually finish backward within a millisecond or two of each
+// other; waking from poll(2) costs a scheduler round trip that on a loaded VM took milliseconds.
+constexpr auto kPollBeforeSleeping = std::chrono::microseconds(2000);
 
-PeerChannel::PeerChannel(std::shared_ptr<::gloo::Context> context, size_t capacity)
-    : context_(std::move(context)), capacity_(capacity), outgoing_(capacity), peers_(context_->size) {
-  send_buffer_ = context_->createUnboundBuffer(outgoing_.data(), capacity_);
-  for (int r = 0; r < context_->size; ++r) {
-    if (r == context_->rank) continue;
-    Peer& p = peers_[r];
-    for (int i = 0; i < 2; ++i) {
-      p.staging[i].resize(capacity_);
-      p.buffer[i] = context_->createUnboundBuffer(p.staging[i].data(), capacity_);
-    }
-    p.buffer[0]->recv(r, kChannelSlot, 0, capacity_);
+constexpr uint64_t kHelloMagic = 0x436f6c6f6e794348ULL;  // "ColonyCH"
+
+struct Hello {
+  uint64_t magic;
+  uint64_t secret;  // the one the accepting rank published
+  int32_t rank;     // of the connecting rank
+  int32_t size;
+};
+
+std::string errno_str() { return std::strerror(errno); }
+
+[[noreturn]] void fail(const std::string& what) { throw std::runtime_error("PeerChannel: " + what); }
+
+void close_fd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+void set_port(sockaddr_storage& a, uint16_t port) {
+  if (a.ss_family == AF_INET) reinterpret_cast<sockaddr_in&>(a).sin_port = htons(port);
+  if (a.ss_family == AF_INET6) reinterpret_cast<sockaddr_in6&>(a).sin6_port = htons(port);
+}
+
+int ms_left(PeerChannel::Clock::time_point deadline) {
+  const auto left = std::chrono::duration_cast<milliseconds>(deadline - PeerChannel::Clock::now()).count();
+  return static_cast<int>(std::clamp<int64_t>(left, 0, 1 << 30));
+}
+
+// Waits until `fd` has `events` or the deadline passes; false on the deadline.
+bool wait_fd(int fd, short events, PeerChannel::Clock::time_point deadline) {
+  for (;;) {
+    pollfd p{fd, events, 0};
+    const int n = ::poll(&p, 1, ms_left(deadline));
+    if (n > 0) return true;
+    if (n == 0) return false;
+    if (errno != EINTR) fail("poll: " + errno_str());
   }
 }
 
-// A receive still posted into a buffer destroyed here is harmless: gloo's connection holds only
-// a weak reference to it, and no peer sends on the lane once the group is going away.
-PeerChannel::~PeerChannel() = default;
+// Reads or writes exactly `len` bytes of a blocking handshake before the deadline.
+bool transfer_all(int fd, void* buf, size_t len, bool write, PeerChannel::Clock::time_point deadline) {
+  auto* p = static_cast<uint8_t*>(buf);
+  size_t done = 0;
+  while (done < len) {
+    if (!wait_fd(fd, write ? POLLOUT : POLLIN, deadline)) return false;
+    const ssize_t n = write ? ::send(fd, p + done, len - done, MSG_NOSIGNAL | MSG_DONTWAIT)
+                            : ::recv(fd, p + done, len - done, MSG_DONTWAIT);
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+    } else if (n == 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) {
+      return false;
+    }
+  }
+  return true;
+}
 
-std::vector<const uint8_t*> PeerChannel::exchange(size_t bytes, Clock::time_point deadline) {
+void tune(int fd, size_t capacity) {
+  int one = 1;
+  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  // Room for a whole message each way, so a sender rarely has to wait for the reader (the
+  // kernel caps this at net.core.{w,r}mem_max; exchange() copes with partial writes either way).
+  const int bytes = static_cast<int>(std::min<size_t>(capacity + 64, 1 << 30));
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes);
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes);
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+}
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+}  // namespace
+
+PeerChannel::PeerChannel(Store& store, int rank, int size, const sockaddr_storage& address, socklen_t address_len,
+                         size_t capacity, milliseconds connect_timeout)
+    : rank_(rank), size_(size), capacity_(capacity), outgoing_(capacity), peers_(size) {
+  try {
+    wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (wake_fd_ < 0) fail("eventfd: " + errno_str());
+    connect_all(store, address, address_len, connect_timeout);
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      tune(peers_[r].fd, capacity_);
+      peers_[r].incoming.resize(capacity_);
+    }
+  } catch (...) {
+    for (Peer& p : peers_) close_fd(p.fd);
+    close_fd(wake_fd_);
+    throw;
+  }
+}
+
+PeerChannel::~PeerChannel() {
+  for (Peer& p : peers_) close_fd(p.fd);
+  close_fd(wake_fd_);
+}
+
+void PeerChannel::connect_all(Store& store, const sockaddr_storage& address, socklen_t address_len,
+                              milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  int listen_fd = ::socket(address.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (listen_fd < 0) fail("socket: " + errno_str());
+  try {
+    sockaddr_storage local = address;
+    set_port(local, 0);
+    int one = 1;
+    ::setsockopt(listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(listen_fd, reinterpret_cast<sockaddr*>(&local), address_len) != 0) fail("bind: " + errno_str());
+    if (::listen(listen_fd, size_) != 0) fail("listen: " + errno_str());
+    socklen_t len = sizeof local;
+    ::getsockname(listen_fd, reinterpret_cast<sockaddr*>(&local), &len);
+    char host[NI_MAXHOST], port[NI_MAXSERV];
+    if (::getnameinfo(reinterpret_cast<sockaddr*>(&local), len, host, sizeof host, port, sizeof port,
+                      NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+      fail("getnameinfo failed for the listening address");
+    std::random_device entropy;
+    const uint64_t secret = (uint64_t{entropy()} << 32) ^ entropy();
+    store.set("channel/" + std::to_string(rank_), std::string(host) + " " + port + " " + std::to_string(secret));
+
+    // The higher rank of each pair connects to the lower one.
+    for (int r = 0; r < rank_; ++r) {
+      const std::string key = "channel/" + std::to_string(r);
+      store.wait({key}, std::max(milliseconds(1), std::chrono::duration_cast<milliseconds>(deadline - Clock::now())));
+      std::istringstream in(store.get_string(key));
+      std::string peer_host, peer_port;
+      uint64_t peer_secret = 0;
+      in >> peer_host >> peer_port >> peer_secret;
+      addrinfo hints{}, *found = nullptr;
+      hints.ai_socktype = SOCK_STREAM;
+      hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+      if (::getaddrinfo(peer_host.c_str(), peer_port.c_str(), &hints, &found) != 0 || !found)
+        fail("rank " + std::to_string(r) + " published an unusable address '" + peer_host + " " + peer_port + "'");
+      int fd = ::socket(found->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+      const int rc = fd < 0 ? -1 : ::connect(fd, found->ai_addr, found->ai_addrlen);
+      const int connect_errno = errno;
+      ::freeaddrinfo(found);
+      if (fd < 0) fail("socket: " + errno_str());
+      peers_[r].fd = fd;
+      if (rc != 0 && connect_errno != EINPROGRESS)
+        fail("connecting to rank " + std::to_string(r) + " at " + peer_host + ":" + peer_port + ": " +
+             std::strerror(connect_errno));
+      int err = 0;
+      socklen_t err_len = sizeof err;
+      if (!wait_fd(fd, POLLOUT, deadline))
+        throw TimeoutError("PeerChannel: connecting to rank " + std::to_string(r) + " timed out");
+      ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &err_len);
+      if (err != 0)
+        fail("connecting to rank " + std::to_string(r) + " at " + peer_host + ":" + peer_port + ": " +
+             std::strerror(err));
+      Hello hello{kHelloMagic, peer_secret, rank_, size_};
+      if (!transfer_all(fd, &hello, sizeof hello, /*write=*/true, deadline))
+        fail("could not introduce this rank to rank " + std::to_string(r));
+    }
+
+    // Accept every higher rank. A connection that is not one of them (a stray client, a wrong
+    // secret, a duplicate) is closed and does not count.
+    for (int waiting = size_ - 1 - rank_; waiting > 0;) {
+      if (!wait_fd(listen_fd, POLLIN, deadline)) {
+        std::string missing;
+        for (int r = rank_ + 1; r < size_; ++r)
+          if (peers_[r].fd < 0) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+        throw TimeoutError("PeerChannel: timed out waiting for rank(s) " + missing + " to connect");
+      }
+      int fd = ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) continue;
+      Hello hello{};
+      const auto hello_deadline = std::min(deadline, Clock::now() + milliseconds(2000));
+      const bool ok = transfer_all(fd, &hello, sizeof hello, /*write=*/false, hello_deadline) &&
+                      hello.magic == kHelloMagic && hello.secret == secret && hello.size == size_ &&
+                      hello.rank > rank_ && hello.rank < size_ && peers_[hello.rank].fd < 0;
+      if (!ok) {
+        ::close(fd);
+        continue;
+      }
+      peers_[hello.rank].fd = fd;
+      --waiting;
+    }
+  } catch (...) {
+    ::close(listen_fd);
+    throw;
+  }
+  ::close(listen_fd);
+}
+
+std::vector<const uint8_t*> PeerChannel::exchange(size_t bytes, Clock::time_point deadline, bool poll_first) {
   if (bytes > capacity_)
     throw std::logic_error("PeerChannel: a message of " + std::to_string(bytes) + " bytes exceeds the capacity of " +
                            std::to_string(capacity_));
-  const int me = context_->rank;
-  const int size = context_->size;
-  std::vector<const uint8_t*> messages(size, nullptr);
-  messages[me] = outgoing_.data();
-  for (int r = 0; r < size; ++r)
-    if (r != me && !peers_[r].post_error.empty()) throw std::runtime_error(peers_[r].post_error);
-  for (int r = 0; r < size; ++r)
-    if (r != me) send_buffer_->send(r, kChannelSlot, 0, bytes);
-  for (int r = 0; r < size; ++r) {
-    if (r == me) continue;
-    Peer& p = peers_[r];
-    const int cur = p.next;
-    // waitRecv returns false only when interrupt() called abortWaitRecv.
-    if (!p.buffer[cur]->waitRecv(remaining(deadline))) throw std::runtime_error("the exchange was interrupted");
-    // The peer may send its next message as soon as it has ours, before the caller has read this
-    // one: it lands in the other buffer.
-    p.next = 1 - cur;
-    messages[r] = p.staging[cur].data();
-    try {
-      p.buffer[p.next]->recv(r, kChannelSlot, 0, capacity_);
-    } catch (const std::exception& e) {
-      // This collective is complete; the peer may simply have finished its last one and exited.
-      // Only another exchange with it is impossible, and says why.
-      p.post_error = e.what();
+  struct Progress {
+    size_t sent = 0;       // of the 8-byte length and the message
+    size_t received = 0;   // likewise
+    uint64_t length = 0;   // of the incoming message, once its first 8 bytes are in
+    uint8_t header[8] = {};
+  };
+  std::vector<Progress> progress(size_);
+  const uint64_t out_length = bytes;  // little-endian on every platform we build for
+  const size_t out_total = sizeof out_length + bytes;
+  const auto lost = [&](int r, const std::string& why) -> PeerLostError {
+    return PeerLostError(r, "the connection to rank " + std::to_string(r) + " failed (" + why + ")");
+  };
+  const auto poll_until = poll_first ? Clock::now() + kPollBeforeSleeping : Clock::now();
+  std::vector<pollfd> fds;
+  for (;;) {
+    if (interrupted_.load(std::memory_order_acquire)) throw std::runtime_error("the exchange was interrupted");
+    bool moved = false;
+    int pending = 0;
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      Progress& p = progress[r];
+      const int fd = peers_[r].fd;
+      if (p.sent < out_total) {
+        iovec iov[2];
+        int n_iov = 0;
+        if (p.sent < sizeof out_length) {
+          iov[n_iov++] = {const_cast<char*>(reinterpret_cast<const char*>(&out_length)) + p.sent,
+                          sizeof out_length - p.sent};
+          if (bytes > 0) iov[n_iov++] = {outgoing_.data(), bytes};
+        } else {
+          iov[n_iov++] = {outgoing_.data() + (p.sent - sizeof out_length), out_total - p.sent};
+        }
+        msghdr msg{};
+        msg.msg_iov = iov;
+        msg.msg_iovlen = n_iov;
+        const ssize_t n = ::sendmsg(fd, &msg, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n > 0) {
+          p.sent += static_cast<size_t>(n);
+          moved = true;
+        } else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
+          throw lost(r, "sending: " + errno_str());
+        }
+      }
+      // Exactly this collective's message: the peer's next one stays in the socket.
+      for (;;) {
+        const bool have_length = p.received >= sizeof p.header;
+        if (have_length && p.received == sizeof p.header + p.length) break;
+        uint8_t* dst = have_length ? peers_[r].incoming.data() + (p.received - sizeof p.header) : p.header + p.received;
+        const size_t want = have_length ? sizeof p.header + p.length - p.received : sizeof p.header - p.received;
+        const ssize_t n = ::recv(fd, dst, want, MSG_DONTWAIT);
+        if (n == 0) throw lost(r, "it closed the connection: exited or crashed");
+        if (n < 0) {
+          if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) break;
+          throw lost(r, "receiving: " + errno_str());
+        }
+        p.received += static_cast<size_t>(n);
+        moved = true;
+        if (!have_length && p.received == sizeof p.header) {
+          std::memcpy(&p.length, p.header, sizeof p.length);
+          if (p.length > capacity_)
+            throw lost(r, "it sent a message of " + std::to_string(p.length) + " bytes, more than the " +
+                              std::to_string(capacity_) + " every rank agreed on");
+        }
+      }
+      pending += (p.sent < out_total) + (p.received < sizeof p.header || p.received < sizeof p.header + p.length);
     }
+    if (pending == 0) break;
+    if (moved) continue;
+    const auto now = Clock::now();
+    if (now >= deadline) {
+      std::string who;
+      for (int r = 0; r < size_; ++r)
+        if (r != rank_ && (progress[r].received < sizeof progress[r].header ||
+                           progress[r].received < sizeof progress[r].header + progress[r].length))
+          who += (who.empty() ? "" : ", ") + std::to_string(r);
+      throw std::runtime_error("timed out waiting for the message of rank(s) " + (who.empty() ? "?" : who));
+    }
+    if (now < poll_until) {
+      cpu_relax();
+      continue;
+    }
+    fds.clear();
+    for (int r = 0; r < size_; ++r) {
+      if (r == rank_) continue;
+      const Progress& p = progress[r];
+      short events = 0;
+      if (p.sent < out_total) events |= POLLOUT;
+      if (p.received < sizeof p.header || p.received < sizeof p.header + p.length) events |= POLLIN;
+      if (events) fds.push_back({peers_[r].fd, events, 0});
+    }
+    fds.push_back({wake_fd_, POLLIN, 0});
+    if (::poll(fds.data(), fds.size(), std::max(1, ms_left(deadline))) < 0 && errno != EINTR)
+      throw std::runtime_error("PeerChannel: poll: " + errno_str());
   }
-  for (int r = 0; r < size; ++r)
-    if (r != me && !send_buffer_->waitSend(remaining(deadline))) throw std::runtime_error("the exchange was interrupted");
+  std::vector<const uint8_t*> messages(size_, nullptr);
+  for (int r = 0; r < size_; ++r) messages[r] = r == rank_ ? outgoing_.data() : peers_[r].incoming.data();
   return messages;
 }
 
 void PeerChannel::interrupt() {
-  send_buffer_->abortWaitSend();
-  for (Peer& p : peers_)
-    for (auto& b : p.buffer)
-      if (b) b->abortWaitRecv();
+  interrupted_.store(true, std::memory_order_release);
+  const uint64_t one = 1;
+  if (wake_fd_ >= 0) (void)!::write(wake_fd_, &one, sizeof one);
 }
 
 }  // namespace colony::dist::gloo_detail
