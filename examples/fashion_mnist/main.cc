@@ -10,33 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "colony.h"
+#include "examples/lenet_cifar10/lenet.h"
 
 using namespace colony;
-
-namespace {
-
-class LeNet5 : public nn::Module {
- public:
-  LeNet5() {
-    conv1 = register_module("conv1", std::make_shared<nn::Conv2d>(nn::Conv2dOptions(1, 6, 5).padding(2)));
-    conv2 = register_module("conv2", std::make_shared<nn::Conv2d>(nn::Conv2dOptions(6, 16, 5)));
-    fc1 = register_module("fc1", std::make_shared<nn::Linear>(16 * 5 * 5, 120));
-    fc2 = register_module("fc2", std::make_shared<nn::Linear>(120, 84));
-    fc3 = register_module("fc3", std::make_shared<nn::Linear>(84, 10));
-  }
-  Tensor forward(const Tensor& x) override {
-    Tensor h = F::max_pool2d(F::relu(conv1->forward(x)), 2);
-    h = F::max_pool2d(F::relu(conv2->forward(h)), 2);
-    h = h.flatten(1);
-    h = F::relu(fc1->forward(h));
-    h = F::relu(fc2->forward(h));
-    return fc3->forward(h);
-  }
-  std::shared_ptr<nn::Conv2d> conv1, conv2;
-  std::shared_ptr<nn::Linear> fc1, fc2, fc3;
-};
-
-}  // namespace
 
 int main(int argc, char** argv) {
   std::string data_dir = data::FashionMNIST::kDefaultRoot, checkpoint, metrics, device = "auto";
@@ -63,7 +39,7 @@ int main(int argc, char** argv) {
     if (threads > 0) set_num_threads(threads);
     manual_seed(seed);
     Device dev = device == "auto" ? dist::local_device() : Device(device);
-    auto model = std::make_shared<LeNet5>();
+    auto model = std::make_shared<lenet::LeNet>(/*in_channels=*/1, /*conv1_padding=*/2);
     model->to(dev);
     optim::SGD opt(model->parameters(), optim::SGDOptions(lr).momentum(momentum));
     // torchvision's usual Fashion-MNIST normalization.

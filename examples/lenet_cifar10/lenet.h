@@ -1,5 +1,7 @@
-// LeNet for 3x32x32 images, exactly the network of the user's program in DESIGN.md:
-// conv 3->6 k5, pool 2, conv 6->16 k5, pool 2, 400 -> 120 -> 84 -> 10.
+// LeNet: conv in->6 k5, pool 2, conv 6->16 k5, pool 2, 400 -> 120 -> 84 -> 10.
+// LeNet() is exactly the network of the user's program in DESIGN.md (3x32x32 CIFAR-10 images);
+// LeNet(1, 2) is LeNet-5 for 1x28x28 (Fashion-)MNIST, whose first convolution pads by 2 so that
+// the 28x28 image maps to the same 400 features.
 #pragma once
 
 #include "colony.h"
@@ -10,8 +12,9 @@ using namespace colony;
 
 class LeNet : public nn::Module {
  public:
-  LeNet() {
-    conv1 = register_module("conv1", std::make_shared<nn::Conv2d>(nn::Conv2dOptions(3, 6, 5)));
+  explicit LeNet(int64_t in_channels = 3, int64_t conv1_padding = 0) {
+    conv1 = register_module("conv1",
+                            std::make_shared<nn::Conv2d>(nn::Conv2dOptions(in_channels, 6, 5).padding(conv1_padding)));
     conv2 = register_module("conv2", std::make_shared<nn::Conv2d>(nn::Conv2dOptions(6, 16, 5)));
     fc1 = register_module("fc1", std::make_shared<nn::Linear>(16 * 5 * 5, 120));
     fc2 = register_module("fc2", std::make_shared<nn::Linear>(120, 84));

@@ -11,6 +11,9 @@ namespace colony::detail {
 [[noreturn]] inline void unsupported_dtype(const char* op, DType t) {
   throw std::invalid_argument(std::string(op) + ": unsupported dtype " + dtype_name(t));
 }
+[[noreturn]] inline void only_float32_float64(const char* op, DType t) {
+  throw std::invalid_argument(std::string(op) + ": the CPU kernel supports float32 and float64, got " + dtype_name(t));
+}
 }  // namespace colony::detail
 
 #define COLONY_DTYPE_CASE(enum_name, type, ...) \
@@ -27,6 +30,16 @@ namespace colony::detail {
       COLONY_DTYPE_CASE(Float16, ::colony::Half, __VA_ARGS__)       \
       COLONY_DTYPE_CASE(BFloat16, ::colony::BFloat16, __VA_ARGS__)  \
       default: ::colony::detail::unsupported_dtype(op, dtype);      \
+    }                                                               \
+  }()
+
+// For CPU kernels written for float and double only (pooling, batch norm).
+#define COLONY_DISPATCH_FLOAT32_64(dtype, op, ...)                  \
+  [&] {                                                             \
+    switch (dtype) {                                                \
+      COLONY_DTYPE_CASE(Float32, float, __VA_ARGS__)                \
+      COLONY_DTYPE_CASE(Float64, double, __VA_ARGS__)               \
+      default: ::colony::detail::only_float32_float64(op, dtype);   \
     }                                                               \
   }()
 

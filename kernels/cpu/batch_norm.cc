@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/common/dispatch.h"
 #include "kernels/cpu/parallel.h"
 
 namespace colony::kernels::cpu {
@@ -106,24 +107,13 @@ void backward(int64_t n, int64_t c, int64_t s, const T* gy, const T* x, const T*
   });
 }
 
-template <typename F>
-void dispatch(DType dtype, const char* op, const F& fn) {
-  switch (dtype) {
-    case DType::Float32: fn(float{}); return;
-    case DType::Float64: fn(double{}); return;
-    default:
-      throw std::invalid_argument(std::string(op) + ": CPU batch norm supports float32 and float64, got " +
-                                  dtype_name(dtype));
-  }
-}
-
 }  // namespace
 
 void batch_norm_forward(DType dtype, int64_t n, int64_t c, int64_t s, const void* x, const void* weight,
                         const void* bias, void* running_mean, void* running_var, bool training, double momentum,
                         double eps, void* y, void* save_mean, void* save_invstd) {
-  dispatch(dtype, "batch_norm", [&](auto tag) {
-    using T = decltype(tag);
+  COLONY_DISPATCH_FLOAT32_64(dtype, "batch_norm", [&] {
+    using T = scalar_t;
     forward<T>(n, c, s, static_cast<const T*>(x), static_cast<const T*>(weight), static_cast<const T*>(bias),
                static_cast<T*>(running_mean), static_cast<T*>(running_var), training, momentum, eps,
                static_cast<T*>(y), static_cast<T*>(save_mean), static_cast<T*>(save_invstd));
@@ -133,8 +123,8 @@ void batch_norm_forward(DType dtype, int64_t n, int64_t c, int64_t s, const void
 void batch_norm_backward(DType dtype, int64_t n, int64_t c, int64_t s, const void* grad_y, const void* x,
                          const void* weight, const void* save_mean, const void* save_invstd, bool training,
                          void* grad_x, void* grad_weight, void* grad_bias) {
-  dispatch(dtype, "batch_norm_backward", [&](auto tag) {
-    using T = decltype(tag);
+  COLONY_DISPATCH_FLOAT32_64(dtype, "batch_norm_backward", [&] {
+    using T = scalar_t;
     backward<T>(n, c, s, static_cast<const T*>(grad_y), static_cast<const T*>(x), static_cast<const T*>(weight),
                 static_cast<const T*>(save_mean), static_cast<const T*>(save_invstd), training,
                 static_cast<T*>(grad_x), static_cast<T*>(grad_weight), static_cast<T*>(grad_bias));

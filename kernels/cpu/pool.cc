@@ -7,6 +7,7 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/common/dispatch.h"
 #include "kernels/common/pool_window.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/simd.h"
@@ -238,61 +239,50 @@ void adaptive_backward(const Pool2dGeometry& g, const T* gy, T* gx) {
   });
 }
 
-template <typename F>
-void dispatch(DType dtype, const char* op, const F& fn) {
-  switch (dtype) {
-    case DType::Float32: fn(float{}); return;
-    case DType::Float64: fn(double{}); return;
-    default:
-      throw std::invalid_argument(std::string(op) + ": CPU pooling supports float32 and float64, got " +
-                                  dtype_name(dtype));
-  }
-}
-
 }  // namespace
 
 void max_pool2d_forward(DType dtype, const Pool2dGeometry& g, const void* x, void* y, int64_t* indices) {
-  dispatch(dtype, "max_pool2d", [&](auto tag) {
-    using T = decltype(tag);
+  COLONY_DISPATCH_FLOAT32_64(dtype, "max_pool2d", [&] {
+    using T = scalar_t;
     max_pool_forward<T>(g, static_cast<const T*>(x), static_cast<T*>(y), indices);
   });
 }
 
 void max_pool2d_backward(DType dtype, const Pool2dGeometry& g, const void* grad_y, const int64_t* indices,
                          void* grad_x) {
-  dispatch(dtype, "max_pool2d_backward", [&](auto tag) {
-    using T = decltype(tag);
+  COLONY_DISPATCH_FLOAT32_64(dtype, "max_pool2d_backward", [&] {
+    using T = scalar_t;
     max_pool_backward<T>(g, static_cast<const T*>(grad_y), indices, static_cast<T*>(grad_x));
   });
 }
 
 void avg_pool2d_forward(DType dtype, const Pool2dGeometry& g, bool count_include_pad, int64_t divisor_override,
                         const void* x, void* y) {
-  dispatch(dtype, "avg_pool2d", [&](auto tag) {
-    using T = decltype(tag);
+  COLONY_DISPATCH_FLOAT32_64(dtype, "avg_pool2d", [&] {
+    using T = scalar_t;
     avg_pool_forward<T>(g, count_include_pad, divisor_override, static_cast<const T*>(x), static_cast<T*>(y));
   });
 }
 
 void avg_pool2d_backward(DType dtype, const Pool2dGeometry& g, bool count_include_pad, int64_t divisor_override,
                          const void* grad_y, void* grad_x) {
-  dispatch(dtype, "avg_pool2d_backward", [&](auto tag) {
-    using T = decltype(tag);
+  COLONY_DISPATCH_FLOAT32_64(dtype, "avg_pool2d_backward", [&] {
+    using T = scalar_t;
     avg_pool_backward<T>(g, count_include_pad, divisor_override, static_cast<const T*>(grad_y),
                          static_cast<T*>(grad_x));
   });
 }
 
 void adaptive_avg_pool2d_forward(DType dtype, const Pool2dGeometry& g, const void* x, void* y) {
-  dispatch(dtype, "adaptive_avg_pool2d", [&](auto tag) {
-    using T = decltype(tag);
+  COLONY_DISPATCH_FLOAT32_64(dtype, "adaptive_avg_pool2d", [&] {
+    using T = scalar_t;
     adaptive_forward<T>(g, static_cast<const T*>(x), static_cast<T*>(y));
   });
 }
 
 void adaptive_avg_pool2d_backward(DType dtype, const Pool2dGeometry& g, const void* grad_y, void* grad_x) {
-  dispatch(dtype, "adaptive_avg_pool2d_backward", [&](auto tag) {
-    using T = decltype(tag);
+  COLONY_DISPATCH_FLOAT32_64(dtype, "adaptive_avg_pool2d_backward", [&] {
+    using T = scalar_t;
     adaptive_backward<T>(g, static_cast<const T*>(grad_y), static_cast<T*>(grad_x));
   });
 }
