@@ -8,6 +8,7 @@
 #include "kernels/common/philox.h"
 #include "kernels/cpu/random.h"
 #include "tensor/grad_mode.h"
+#include "tensor/inplace_check.h"
 #include "tensor/ops.h"
 #include "tensor/stream.h"
 #ifdef COLONY_WITH_CUDA
@@ -114,28 +115,21 @@ void bernoulli_(Tensor& t, double p, Generator* gen) {
 }  // namespace colony::ops
 
 namespace colony {
-namespace {
-void check_inplace_allowed(const Tensor& t) {
-  if (t.requires_grad() && t.is_leaf() && GradMode::is_enabled()) {
-    throw std::logic_error("a leaf Variable that requires grad is being used in an in-place operation.");
-  }
-}
-}  // namespace
 
 Tensor& Tensor::uniform_(double from, double to) {
-  check_inplace_allowed(*this);
+  detail::check_inplace_write(*this, "uniform_");
   ops::uniform_(*this, from, to);
   return *this;
 }
 
 Tensor& Tensor::normal_(double mean, double std) {
-  check_inplace_allowed(*this);
+  detail::check_inplace_write(*this, "normal_");
   ops::normal_(*this, mean, std);
   return *this;
 }
 
 Tensor& Tensor::bernoulli_(double p) {
-  check_inplace_allowed(*this);
+  detail::check_inplace_write(*this, "bernoulli_");
   ops::bernoulli_(*this, p);
   return *this;
 }

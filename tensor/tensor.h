@@ -107,8 +107,8 @@ class Tensor {
   double item() const { return item<double>(); }
   std::string str() const;  // the operator<< text
 
-  // ---- raw in-place writes (tensor/): bump the version; refused on a leaf that requires grad
-  // while grad mode is on, as in PyTorch ----
+  // ---- raw in-place writes (tensor/): bump the version; not recorded by autograd, so refused
+  // while grad mode is on on any tensor that requires grad (tensor/inplace_check.h) ----
   Tensor& copy_(const Tensor& src);  // broadcasts src, converts dtype, crosses devices
   Tensor& fill_(double value);
   Tensor& zero_();
@@ -196,7 +196,7 @@ class Tensor {
   Tensor gather(int64_t dim, const Tensor& index) const;
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
 
-  // ---- in-place arithmetic (raw; not recorded by autograd, refused on grad-requiring leaves) ----
+  // ---- in-place arithmetic (raw; the same rule as the writes above) ----
   Tensor& add_(const Tensor& other, double alpha = 1.0);
   Tensor& add_(double value);
   Tensor& sub_(const Tensor& other);

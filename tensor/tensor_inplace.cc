@@ -1,20 +1,18 @@
-// The raw in-place Tensor members: copy_/fill_/zero_ and in-place arithmetic. Not recorded by
-// autograd, so while grad mode is on they are refused on any tensor that requires grad: on a
-// leaf as in PyTorch (writing into a parameter must happen under NoGradGuard, as optimizers do),
-// and on a non-leaf because the graph would not see the write and backward would return wrong
-// gradients silently (PyTorch records such writes; Colony does not yet, so it says so).
+// The raw in-place Tensor members: copy_/fill_/zero_ and in-place arithmetic, and the rule for
+// when they are refused (tensor/inplace_check.h).
 #include <stdexcept>
 #include <string>
 
 #include "tensor/elementwise_detail.h"
 #include "tensor/grad_mode.h"
+#include "tensor/inplace_check.h"
 #include "tensor/ops.h"
 #include "tensor/tensor.h"
 
 namespace colony {
-namespace {
+namespace detail {
 
-void check_inplace(const Tensor& t, const char* op) {
+void check_inplace_write(const Tensor& t, const char* op) {
   if (!GradMode::is_enabled() || !t.requires_grad()) return;
   if (t.is_leaf()) {
     throw std::runtime_error(std::string(op) +
@@ -26,6 +24,10 @@ void check_inplace(const Tensor& t, const char* op) {
                            "or write under NoGradGuard if no gradient should flow through the write");
 }
 
+}  // namespace detail
+
+namespace {
+void check_inplace(const Tensor& t, const char* op) { detail::check_inplace_write(t, op); }
 }  // namespace
 
 Tensor& Tensor::copy_(const Tensor& src) {

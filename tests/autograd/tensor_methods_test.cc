@@ -97,6 +97,8 @@ TEST(TensorMethods, InPlaceOnANonLeafInTheGraphIsRefusedWithTheWayOut) {
   EXPECT_TRUE(testing::throws_with([&] { y.mul_(3.0); }, msg));
   EXPECT_TRUE(testing::throws_with([&] { y.add_(ops::ones({3})); }, msg));
   EXPECT_TRUE(testing::throws_with([&] { y.copy_(ops::zeros({3})); }, msg));
+  EXPECT_TRUE(testing::throws_with([&] { y.uniform_(0.0, 1.0); }, msg));  // random fills: the same rule
+  EXPECT_TRUE(testing::throws_with([&] { y.normal_(); }, "normal_: in-place operations"));
   // Nothing was written, so the gradient is still right.
   y.sum().backward();
   EXPECT_TRUE(all_close(x.grad(), ops::full({3}, 2.0)));

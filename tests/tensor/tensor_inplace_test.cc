@@ -76,6 +76,8 @@ TEST(TensorInPlace, RefusedOnLeafRequiringGrad) {
   EXPECT_TRUE(throws_with([&] { w.copy_(ops::zeros({2})); }, msg));
   EXPECT_TRUE(throws_with([&] { w.clamp_(0.0, 1.0); }, msg));
   EXPECT_TRUE(throws_with([&] { w.div_(2.0); }, "div_: a leaf Variable"));
+  EXPECT_TRUE(throws_with([&] { w.uniform_(0.0, 1.0); }, "uniform_: a leaf Variable"));
+  EXPECT_TRUE(throws_with([&] { w.bernoulli_(0.5); }, msg));
   EXPECT_EQ(values(w), V({1, 1}));
   {
     NoGradGuard no_grad;  // how optimizers update parameters
