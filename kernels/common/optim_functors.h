@@ -18,18 +18,39 @@ struct SgdParams {
   bool maximize;
 };
 
+// Which terms of the SGD update apply, asked of the options at run time...
+struct RuntimeSgdFlags {
+  COLONY_INLINE static bool maximize(const SgdParams& s) { return s.maximize; }
+  COLONY_INLINE static bool weight_decay(const SgdParams& s) { return s.weight_decay != 0; }
+  COLONY_INLINE static bool momentum(const SgdParams& s) { return s.momentum != 0; }
+  COLONY_INLINE static bool first_step(const SgdParams& s) { return s.first_step; }
+  COLONY_INLINE static bool nesterov(const SgdParams& s) { return s.nesterov; }
+};
+// ...or fixed at compile time (the caller checked that they match the options), so that a CPU
+// loop over many elements has no branches and vectorizes. Nesterov and maximize: off.
+template <bool kMomentum, bool kFirstStep, bool kWeightDecay>
+struct FixedSgdFlags {
+  static constexpr bool kUsesBuffer = kMomentum;
+  COLONY_INLINE static bool maximize(const SgdParams&) { return false; }
+  COLONY_INLINE static bool weight_decay(const SgdParams&) { return kWeightDecay; }
+  COLONY_INLINE static bool momentum(const SgdParams&) { return kMomentum; }
+  COLONY_INLINE static bool first_step(const SgdParams&) { return kFirstStep; }
+  COLONY_INLINE static bool nesterov(const SgdParams&) { return false; }
+};
+
 // Updates p (and buf when momentum != 0) for one element.
-template <typename T>
-COLONY_INLINE void sgd_update(T& p, T g, T& buf, const SgdParams& s) {
+template <typename T, typename Flags = RuntimeSgdFlags>
+COLONY_INLINE void sgd_update(T& p, T g, T& buf, const SgdParams& s, Flags = {}) {
   using C = compute_t<T>;
   C d = static_cast<C>(g);
-  if (s.maximize) d = -d;
+  if (Flags::maximize(s)) d = -d;
   C pv = static_cast<C>(p);
-  if (s.weight_decay != 0) d += static_cast<C>(s.weight_decay) * pv;
-  if (s.momentum != 0) {
-    C b = s.first_step ? d : static_cast<C>(s.momentum) * static_cast<C>(buf) + static_cast<C>(1 - s.dampening) * d;
+  if (Flags::weight_decay(s)) d += static_cast<C>(s.weight_decay) * pv;
+  if (Flags::momentum(s)) {
+    C b = Flags::first_step(s) ? d
+                               : static_cast<C>(s.momentum) * static_cast<C>(buf) + static_cast<C>(1 - s.dampening) * d;
     buf = static_cast<T>(b);
-    d = s.nesterov ? d + static_cast<C>(s.momentum) * b : b;
+    d = Flags::nesterov(s) ? d + static_cast<C>(s.momentum) * b : b;
   }
   p = static_cast<T>(pv - static_cast<C>(s.lr) * d);
 }

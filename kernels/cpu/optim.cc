@@ -1,19 +1,52 @@
 #include "kernels/cpu/optim.h"
 
+#include <type_traits>
+
 #include "kernels/common/dispatch.h"
 #include "kernels/cpu/parallel.h"
 
 namespace colony::kernels::cpu {
+
+namespace {
+
+// One chunk of an SGD step. The options are a local copy and the arrays restrict: otherwise any
+// store to p or buf might change them, and every element would reload the options.
+template <typename T, typename Flags>
+void sgd_range(T* __restrict__ p, const T* __restrict__ g, T* __restrict__ buf, int64_t begin, int64_t end,
+               const SgdParams options, Flags flags) {
+  if constexpr (std::is_same_v<Flags, RuntimeSgdFlags>) {
+    T unused{};
+    for (int64_t i = begin; i < end; ++i) sgd_update(p[i], g[i], buf ? buf[i] : unused, options, flags);
+  } else if constexpr (Flags::kUsesBuffer) {
+    for (int64_t i = begin; i < end; ++i) sgd_update(p[i], g[i], buf[i], options, flags);
+  } else {
+    T unused{};
+    for (int64_t i = begin; i < end; ++i) sgd_update(p[i], g[i], unused, options, flags);
+  }
+}
+
+}  // namespace
 
 void sgd_step(DType dtype, int64_t n, void* param, const void* grad, void* buf, const SgdParams& s) {
   COLONY_DISPATCH_FLOATING(dtype, "sgd_step", [&] {
     scalar_t* p = static_cast<scalar_t*>(param);
     const scalar_t* g = static_cast<const scalar_t*>(grad);
     scalar_t* b = static_cast<scalar_t*>(buf);
-    parallel_for(n, 1 << 15, [&](int64_t begin, int64_t end) {
-      scalar_t unused{};
-      for (int64_t i = begin; i < end; ++i) sgd_update(p[i], g[i], b ? b[i] : unused, s);
-    });
+    auto run = [&](auto flags) {
+      parallel_for(n, 1 << 15, [&](int64_t begin, int64_t end) { sgd_range(p, g, b, begin, end, s, flags); });
+    };
+    // The usual cases with their flags fixed, so the loop vectorizes (with the flags read per
+    // element it did not: 3.7 % of a LeNet step for 62,006 parameters); the rest as they come.
+    const bool momentum = s.momentum != 0, decay = s.weight_decay != 0;
+    if (s.nesterov || s.maximize || (momentum && !b)) {
+      run(RuntimeSgdFlags{});
+    } else if (!momentum) {
+      decay ? run(FixedSgdFlags<false, false, true>{}) : run(FixedSgdFlags<false, false, false>{});
+    } else if (s.first_step) {
+      decay ? run(FixedSgdFlags<true, true, true>{}) : run(FixedSgdFlags<true, true, false>{});
+    } else {
+      decay ? run(FixedSgdFlags<true, false, true>{}) : run(FixedSgdFlags<true, false, false>{});
+    }
   });
 }
 

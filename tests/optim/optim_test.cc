@@ -15,27 +15,41 @@ using colony::testing::values;
 // Loss sum(w * c) has gradient c: a fixed, known gradient every step.
 void set_grad(Tensor& w, std::vector<double> g) { w.mutable_grad() = ops::from_vector(g, {}, kFloat64); }
 
-TEST(SGD, MomentumNesterovWeightDecayMatchTheFormula) {
-  for (bool nesterov : {false, true}) {
-    Tensor w = ops::tensor({1.0, -2.0}, TensorOptions(kFloat64).requires_grad(true));
-    double lr = 0.1, mom = 0.9, wd = 0.01, damp = 0.0;
-    SGD opt({w}, SGDOptions(lr).momentum(mom).weight_decay(wd).nesterov(nesterov).dampening(damp));
-    std::vector<double> p = {1.0, -2.0}, buf(2);
-    for (int step = 0; step < 5; ++step) {
-      std::vector<double> g = {0.5 + step, -0.25 * step};
-      set_grad(w, g);
-      opt.step();
-      for (int i = 0; i < 2; ++i) {
-        double d = g[i] + wd * p[i];
-        buf[i] = step == 0 ? d : mom * buf[i] + (1 - damp) * d;
-        d = nesterov ? d + mom * buf[i] : buf[i];
-        p[i] -= lr * d;
-      }
-      std::vector<double> got = values(w);
-      EXPECT_NEAR(got[0], p[0], 1e-12) << "step " << step << " nesterov " << nesterov;
-      EXPECT_NEAR(got[1], p[1], 1e-12);
-    }
-  }
+// Every combination the CPU kernel treats separately (flags fixed at compile time or read per
+// element), on 37 elements so that the vectorized loop body runs, not only its remainder.
+TEST(SGD, MomentumNesterovWeightDecayMaximizeMatchTheFormula) {
+  const int n = 37;
+  for (double mom : {0.0, 0.9})
+    for (double wd : {0.0, 0.01})
+      for (bool nesterov : {false, true})
+        for (bool maximize : {false, true}) {
+          if (nesterov && mom == 0) continue;
+          SCOPED_TRACE(::testing::Message() << "momentum " << mom << " weight_decay " << wd << " nesterov "
+                                            << nesterov << " maximize " << maximize);
+          std::vector<double> p(n), buf(n);
+          for (int i = 0; i < n; ++i) p[i] = 1.0 - 0.1 * i;
+          Tensor w = ops::from_vector(p, {n}, kFloat64);
+          w.requires_grad_(true);
+          const double lr = 0.1, damp = 0.0;
+          SGD opt({w}, SGDOptions(lr).momentum(mom).weight_decay(wd).nesterov(nesterov).dampening(damp).maximize(maximize));
+          for (int step = 0; step < 5; ++step) {
+            std::vector<double> g(n);
+            for (int i = 0; i < n; ++i) g[i] = 0.5 + step - 0.25 * step * i;
+            set_grad(w, g);
+            opt.step();
+            for (int i = 0; i < n; ++i) {
+              double d = maximize ? -g[i] : g[i];
+              d += wd * p[i];
+              if (mom != 0) {
+                buf[i] = step == 0 ? d : mom * buf[i] + (1 - damp) * d;
+                d = nesterov ? d + mom * buf[i] : buf[i];
+              }
+              p[i] -= lr * d;
+            }
+            std::vector<double> got = values(w);
+            for (int i = 0; i < n; ++i) ASSERT_NEAR(got[i], p[i], 1e-12) << "step " << step << " element " << i;
+          }
+        }
 }
 
 TEST(SGD, DampeningAndPlainSgd) {
