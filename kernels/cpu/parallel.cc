@@ -31,7 +31,7 @@ void cpu_relax() {
 #endif
 }
 
-// Waiting threads spin for about kSpinNs before they block: a LeNet step at batch 32 issues a few
+// Waiting threads spin for about kSpin before they block: a LeNet step at batch 32 issues a few
 // dozen parallel jobs of 10-100 us each, and waking a thread parked in futex_wait costs 10-50 us on
 // a VM (16 % of a 2-thread step went to futex wake/wait when the pool always blocked). Spinning
 // this briefly keeps a worker ready between consecutive ops; it still parks during longer serial
