@@ -44,8 +44,6 @@ const std::array<float, 256>& sine_table() {
 
 int64_t split_key(Split split) { return split == Split::kTrain ? 0 : 1; }
 
-uint8_t clamp_byte(float v) { return static_cast<uint8_t>(std::clamp(v, 0.0f, 255.0f) + 0.5f); }
-
 }  // namespace
 
 SyntheticCIFAR10::SyntheticCIFAR10(Split split, uint64_t seed) : split_(split), seed_(seed), template_of_class_(10) {
@@ -83,25 +81,37 @@ void SyntheticCIFAR10::render(int64_t index, uint8_t* out) const {
                           255.0f * static_cast<float>(rng.uniform())};
   const auto& sine = sine_table();
 
-  uint64_t noise_bits = 0;
-  int noise_left = 0;
-  for (int64_t y = 0; y < 32; ++y) {
-    for (int64_t x = 0; x < 32; ++x) {
-      const int64_t dx = x - cx, dy = y - cy;
-      const bool in_disc = dx * dx + dy * dy <= radius * radius;
-      const bool in_patch = has_patch && x >= px && x < px + pw && y >= py && y < py + ph;
-      const float stripe = sine[static_cast<size_t>((tp.kx * x + tp.ky * y) * 8 + phase) & 255];
-      for (int c = 0; c < 3; ++c) {
-        float v = in_patch ? patch[c] : in_disc ? fg[c] * (0.55f + 0.45f * stripe) : bg[c];
-        if (noise_left == 0) {
-          noise_bits = rng.next_u64();
-          noise_left = 8;
-        }
+  // Noise: one byte per value in (y, x, channel) order, eight bytes per draw, low byte first;
+  // drawn up front so that each channel's row below is a straight loop over x that the compiler
+  // vectorizes (with -fno-trapping-math: a scalar loop took ~8 % of a one-thread LeNet step).
+  uint8_t noise[3 * 1024];
+  for (int i = 0; i < 3 * 1024; i += 8) {
+    const uint64_t bits = rng.next_u64();
+    std::memcpy(noise + i, &bits, 8);  // little-endian: byte 0 is the low byte
+  }
+  const int r2 = static_cast<int>(radius * radius), disc_x = static_cast<int>(cx);
+  const int patch_x0 = static_cast<int>(px), patch_x1 = static_cast<int>(px + pw);
+  for (int y = 0; y < 32; ++y) {
+    const int dy = y - static_cast<int>(cy);
+    const bool patch_row = has_patch && y >= py && y < py + ph;
+    float stripe[32];
+    for (int x = 0; x < 32; ++x)
+      stripe[x] = 0.55f + 0.45f * sine[static_cast<size_t>((tp.kx * x + tp.ky * y) * 8 + phase) & 255];
+    for (int c = 0; c < 3; ++c) {
+      const float pc = patch[c], fc = fg[c], bc = bg[c];
+      const uint8_t* nz = noise + y * 32 * 3 + c;  // stride 3
+      uint8_t* dst = out + c * 1024 + y * 32;
+      for (int x = 0; x < 32; ++x) {
+        const int dx = x - disc_x;
+        const bool in_disc = dx * dx + dy * dy <= r2;
+        const bool in_patch = patch_row & (x >= patch_x0) & (x < patch_x1);  // & : no branches
+        float v = in_disc ? fc * stripe[x] : bc;
+        v = in_patch ? pc : v;
         // One byte of noise mapped to an integer in [-20, 20].
-        v += static_cast<float>(static_cast<int>(((noise_bits & 0xFF) * 41) >> 8) - 20);
-        noise_bits >>= 8;
-        --noise_left;
-        out[c * 1024 + y * 32 + x] = clamp_byte(v);
+        v += static_cast<float>(((nz[x * 3] * 41) >> 8) - 20);
+        v = v < 0.0f ? 0.0f : v;  // clamped to [0, 255] by value selects (std::min/max pick by reference)
+        v = v > 255.0f ? 255.0f : v;
+        dst[x] = static_cast<uint8_t>(static_cast<int>(v + 0.5f));
       }
     }
   }
