@@ -249,8 +249,7 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
       }
     } catch (const gloo_detail::PeerLostError& e) {
       breaks_group = true;
-      error = std::make_exception_ptr(CollectiveError(w.name() + " failed: rank " + std::to_string(e.rank()) +
-                                                      " is unreachable (" + e.what() + ")"));
+      error = translate_failure(w, e.what(), exchanged, {e.rank()});
     } catch (const std::exception& e) {
       // gloo's connections are in an unknown state after any failure inside it (on a timeout it
       // closes them all itself), so the group cannot be trusted with another collective.
@@ -275,16 +274,18 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
     w.finish(error);
   }
 
-  // A gloo failure, in words that name the collective and, where it can be told, the peer.
-  std::exception_ptr translate_failure(const GlooWork& w, const std::string& what, bool exchanged) {
+  // A failure of gloo or of the peer channel, in words that name the collective and, where it can
+  // be told, the peer: `lost` when the failure says who, else the connections gloo found broken.
+  std::exception_ptr translate_failure(const GlooWork& w, const std::string& what, bool exchanged,
+                                       std::vector<int> lost = {}) {
     if (is_timeout_message(what)) {
       const std::string stage = exchanged ? "while exchanging data"
                                           : "waiting for every rank to start it (did a rank skip it, "
                                             "or is one still busy before it?)";
       return std::make_exception_ptr(
-          TimeoutError(w.name() + " timed out after " + ms_str(w.timeout()) + " " + stage + " (gloo: " + what + ")"));
+          TimeoutError(w.name() + " timed out after " + ms_str(w.timeout()) + " " + stage + " (" + what + ")"));
     }
-    std::vector<int> lost = context ? gloo_detail::broken_peers(*context) : std::vector<int>{};
+    if (lost.empty() && context) lost = gloo_detail::broken_peers(*context);
     std::string who;
     for (size_t i = 0; i < lost.size(); ++i) who += (i ? ", " : "") + std::to_string(lost[i]);
     if (lost.empty())
@@ -292,7 +293,7 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
     return std::make_exception_ptr(
         CollectiveError(w.name() + " failed: " + (lost.size() == 1 ? "rank " : "ranks ") + who +
                         (lost.size() == 1 ? " is" : " are") +
-                        " unreachable (exited, crashed or closed its connections; gloo: " + what + ")"));
+                        " unreachable (exited, crashed or closed its connections: " + what + ")"));
   }
 };
 

@@ -17,8 +17,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// The slot prefix of our own reduce-scatter; gloo's collectives use 0x01..0x08, the PeerChannel
-// 0x7b, and the tag in the lower bits keeps consecutive collectives apart.
+// The slot prefix of our own reduce-scatter; gloo's collectives use 0x01..0x08, and the tag in the
+// lower bits keeps consecutive collectives apart.
 constexpr uint8_t kReduceScatterSlotPrefix = 0x7d;
 
 void wait_both(::gloo::transport::UnboundBuffer* recv, ::gloo::transport::UnboundBuffer* send,

@@ -220,6 +220,7 @@ std::vector<const uint8_t*> PeerChannel::exchange(size_t bytes, Clock::time_poin
     size_t received = 0;   // likewise
     uint64_t length = 0;   // of the incoming message, once its first 8 bytes are in
     uint8_t header[8] = {};
+    bool received_all() const { return received >= sizeof header && received == sizeof header + length; }
   };
   std::vector<Progress> progress(size_);
   const uint64_t out_length = bytes;  // little-endian on every platform we build for
@@ -261,7 +262,7 @@ std::vector<const uint8_t*> PeerChannel::exchange(size_t bytes, Clock::time_poin
       // Exactly this collective's message: the peer's next one stays in the socket.
       for (;;) {
         const bool have_length = p.received >= sizeof p.header;
-        if (have_length && p.received == sizeof p.header + p.length) break;
+        if (p.received_all()) break;
         uint8_t* dst = have_length ? peers_[r].incoming.data() + (p.received - sizeof p.header) : p.header + p.received;
         const size_t want = have_length ? sizeof p.header + p.length - p.received : sizeof p.header - p.received;
         const ssize_t n = ::recv(fd, dst, want, MSG_DONTWAIT);
@@ -279,7 +280,7 @@ std::vector<const uint8_t*> PeerChannel::exchange(size_t bytes, Clock::time_poin
                               std::to_string(capacity_) + " every rank agreed on");
         }
       }
-      pending += (p.sent < out_total) + (p.received < sizeof p.header || p.received < sizeof p.header + p.length);
+      pending += (p.sent < out_total) + !p.received_all();
     }
     if (pending == 0) break;
     if (moved) continue;
@@ -287,8 +288,7 @@ std::vector<const uint8_t*> PeerChannel::exchange(size_t bytes, Clock::time_poin
     if (now >= deadline) {
       std::string who;
       for (int r = 0; r < size_; ++r)
-        if (r != rank_ && (progress[r].received < sizeof progress[r].header ||
-                           progress[r].received < sizeof progress[r].header + progress[r].length))
+        if (r != rank_ && !progress[r].received_all())
           who += (who.empty() ? "" : ", ") + std::to_string(r);
       throw std::runtime_error("timed out waiting for the message of rank(s) " + (who.empty() ? "?" : who));
     }
@@ -302,7 +302,7 @@ std::vector<const uint8_t*> PeerChannel::exchange(size_t bytes, Clock::time_poin
       const Progress& p = progress[r];
       short events = 0;
       if (p.sent < out_total) events |= POLLOUT;
-      if (p.received < sizeof p.header || p.received < sizeof p.header + p.length) events |= POLLIN;
+      if (!p.received_all()) events |= POLLIN;
       if (events) fds.push_back({peers_[r].fd, events, 0});
     }
     fds.push_back({wake_fd_, POLLIN, 0});
