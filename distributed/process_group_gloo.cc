@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <functional>
@@ -327,8 +328,11 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
       // The channel listens where gloo's transport does (the same interface reaches the peers).
       const gloo::transport::tcp::attr where = gloo::transport::tcp::CreateDeviceAttr(transport.attr);
       PrefixStore channel_store("gloo/" + std::to_string(n), store);
-      state_->channel = std::make_unique<gloo_detail::PeerChannel>(channel_store, rank, size, where.ai_addr,
-                                                                   where.ai_addrlen, capacity, store->timeout());
+      // COLONY_SHM=0: TCP with every peer, also with those on this machine.
+      const char* shm = std::getenv("COLONY_SHM");
+      const bool shared_memory = shm == nullptr || std::string(shm) != "0";
+      state_->channel = std::make_unique<gloo_detail::PeerChannel>(
+          channel_store, rank, size, where.ai_addr, where.ai_addrlen, capacity, store->timeout(), shared_memory);
       state_->context = std::move(context);
     } catch (const TimeoutError& e) {
       throw TimeoutError(who + ": rendezvous did not complete within the store's timeout of " +
@@ -340,6 +344,10 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
     transport_description_ = "none (a group of one rank needs no transport)";
   }
   thread_ = std::thread([s = state_] { s->loop(); });
+}
+
+int ProcessGroupGloo::shared_memory_peers() const {
+  return state_->channel ? state_->channel->shared_memory_peers() : 0;
 }
 
 ProcessGroupGloo::~ProcessGroupGloo() {

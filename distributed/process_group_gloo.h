@@ -85,6 +85,11 @@ class ProcessGroupGloo : public ProcessGroup {
   // "127.0.0.1 (MASTER_ADDR 127.0.0.1 is a loopback address)".
   const std::string& transport_description() const { return transport_description_; }
 
+  // How many peers share this rank's machine and exchange the collectives' first message (the
+  // fingerprint, and a two-rank allreduce's data) through shared memory rather than TCP;
+  // 0 with COLONY_SHM=0.
+  int shared_memory_peers() const;
+
   struct State;  // shared with the communication thread; defined in the .cc
 
  private:

@@ -15,6 +15,13 @@
 // Messages from a peer arrive in the order sent (one TCP connection per pair of ranks), and every
 // rank sends every peer exactly one message per collective, so the k-th message from a peer
 // always belongs to the k-th collective. Each message is framed by its 8-byte length.
+//
+// Ranks on one machine skip the sockets for the messages themselves: each rank writes its message
+// once into its outbox in shared memory (process_group_gloo_shm.h) and its local peers read it
+// there. Their TCP connection stays, to tell a peer that crashed (the kernel closes it) and as the
+// doorbell that wakes a peer asleep in poll(2) (one byte, only when the peer said it sleeps).
+// A pair uses shared memory when both ranks could open each other's outbox, else TCP; each rank
+// can refuse it (COLONY_SHM=0 for the process group).
 #pragma once
 
 #include <sys/socket.h>
@@ -23,10 +30,12 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "distributed/process_group_gloo_shm.h"
 #include "distributed/store.h"
 
 namespace colony::dist::gloo_detail {
@@ -50,20 +59,24 @@ class PeerChannel {
   // are this group's alone); the higher rank of each pair connects and presents the secret, so a
   // process that cannot read the job's store cannot join. Bounded by `connect_timeout`.
   // `capacity`: the largest message, the same on every rank.
+  // `shared_memory`: offer peers on this machine an outbox (false: TCP with every peer).
   PeerChannel(Store& store, int rank, int size, const sockaddr_storage& address, socklen_t address_len,
-              size_t capacity, std::chrono::milliseconds connect_timeout);
+              size_t capacity, std::chrono::milliseconds connect_timeout, bool shared_memory = true);
   ~PeerChannel();
   PeerChannel(const PeerChannel&) = delete;
   PeerChannel& operator=(const PeerChannel&) = delete;
 
   size_t capacity() const { return capacity_; }
 
+  // How many peers this rank exchanges messages with through shared memory.
+  int shared_memory_peers() const;
+
   // Where the caller writes this rank's next message (capacity() bytes).
-  uint8_t* outgoing() { return outgoing_.data(); }
+  uint8_t* outgoing() { return outbox_ ? outbox_->slot(exchanges_ + 1) : outgoing_.data(); }
 
   // Sends the first `bytes` of outgoing() to every peer and receives every peer's next message.
-  // Returns, rank-indexed, the start of each rank's message (this rank's: outgoing()); a peer's
-  // stays valid until the next exchange. Its length is for the caller to encode in the message.
+  // Returns, rank-indexed, the start of each rank's message (this rank's: outgoing()); all stay
+  // valid until the next exchange. Its length is for the caller to encode in the message.
   // `poll_first`: keep polling the sockets for a while before sleeping, for a caller that has
   // nothing else to do (not the communication thread, which would take the core from the
   // computation it overlaps). Throws PeerLostError, a std::runtime_error that says "timed out"
@@ -77,16 +90,21 @@ class PeerChannel {
  private:
   struct Peer {
     int fd = -1;
-    std::vector<uint8_t> incoming;  // this exchange's message from the peer
+    std::vector<uint8_t> incoming;          // this exchange's message from the peer, over TCP
+    std::unique_ptr<SharedOutbox> outbox;   // the peer's, when the pair uses shared memory
   };
 
   void connect_all(Store& store, const sockaddr_storage& address, socklen_t address_len,
-                   std::chrono::milliseconds timeout);
+                   std::chrono::milliseconds timeout, uint64_t secret);
+  // Reads whatever a shared-memory peer sent on its socket (doorbells); false once it closed it.
+  bool drain_doorbells(int rank);
 
   const int rank_;
   const int size_;
   const size_t capacity_;
-  std::vector<uint8_t> outgoing_;
+  std::unique_ptr<SharedOutbox> outbox_;  // this rank's, when some peer uses it
+  std::vector<uint8_t> outgoing_;          // else the one outgoing message
+  uint64_t exchanges_ = 0;                 // begun so far: the next one sends message exchanges_ + 1
   std::vector<Peer> peers_;  // rank-indexed; this rank's entry is unused
   int wake_fd_ = -1;         // an eventfd: interrupt() makes it readable
   std::atomic<bool> interrupted_{false};

@@ -3,11 +3,13 @@
 #include "distributed/process_group_gloo_channel.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -30,7 +32,9 @@ constexpr size_t kCapacity = 1 << 20;
 
 class PeerChannelTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { start_store(); }
+
+  void start_store() {
     TCPStoreOptions o;
     o.port = 0;
     o.is_server = true;
@@ -57,8 +61,8 @@ class PeerChannelTest : public ::testing::Test {
   }
 
   // Builds the channels of a `world`-rank group, each on its own thread (construction blocks
-  // until every rank is connected).
-  std::vector<std::unique_ptr<PeerChannel>> make_group(int world) {
+  // until every rank is connected). Ranks in `tcp_only` offer no shared memory.
+  std::vector<std::unique_ptr<PeerChannel>> make_group(int world, std::vector<int> tcp_only = {}) {
     std::vector<std::unique_ptr<PeerChannel>> channels(world);
     std::vector<std::thread> threads;
     for (int r = 0; r < world; ++r)
@@ -66,10 +70,18 @@ class PeerChannelTest : public ::testing::Test {
         auto store = client();
         socklen_t len = 0;
         const sockaddr_storage addr = loopback(&len);
-        channels[r] = std::make_unique<PeerChannel>(*store, r, world, addr, len, kCapacity, milliseconds(10000));
+        const bool shm = std::find(tcp_only.begin(), tcp_only.end(), r) == tcp_only.end();
+        channels[r] =
+            std::make_unique<PeerChannel>(*store, r, world, addr, len, kCapacity, milliseconds(10000), shm);
       });
     for (auto& t : threads) t.join();
     return channels;
+  }
+
+  // Channels this test creates afresh each time (a TCPStore's keys are for one group only).
+  std::vector<std::unique_ptr<PeerChannel>> fresh_group(int world, std::vector<int> tcp_only = {}) {
+    start_store();
+    return make_group(world, std::move(tcp_only));
   }
 
   std::unique_ptr<TCPStore> server_;
@@ -77,9 +89,8 @@ class PeerChannelTest : public ::testing::Test {
 
 // Each rank sends a message of a size of its own (1 byte to the whole capacity), repeatedly; every
 // rank sees every peer's k-th message in its k-th exchange, whoever is ahead.
-TEST_F(PeerChannelTest, EveryRankGetsEveryPeersMessageInOrder) {
-  const int world = 3;
-  auto channels = make_group(world);
+void exchange_in_order(std::vector<std::unique_ptr<PeerChannel>>& channels) {
+  const int world = static_cast<int>(channels.size());
   const std::vector<size_t> sizes = {1, 48, 70000, kCapacity};
   std::vector<std::thread> threads;
   std::atomic<int> wrong{0};
@@ -106,14 +117,69 @@ TEST_F(PeerChannelTest, EveryRankGetsEveryPeersMessageInOrder) {
   EXPECT_EQ(wrong.load(), 0);
 }
 
+TEST_F(PeerChannelTest, EveryRankGetsEveryPeersMessageInOrderThroughSharedMemory) {
+  auto channels = make_group(3);
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(channels[r]->shared_memory_peers(), 2) << "rank " << r;
+  exchange_in_order(channels);
+}
+
+TEST_F(PeerChannelTest, EveryRankGetsEveryPeersMessageInOrderOverTcp) {
+  auto channels = make_group(3, {0, 1, 2});
+  for (int r = 0; r < 3; ++r) EXPECT_EQ(channels[r]->shared_memory_peers(), 0) << "rank " << r;
+  exchange_in_order(channels);
+}
+
+// Rank 1 refuses shared memory: its pairs go over TCP, the pair of ranks 0 and 2 does not.
+TEST_F(PeerChannelTest, EveryRankGetsEveryPeersMessageInOrderWithBothTransports) {
+  auto channels = make_group(3, {1});
+  EXPECT_EQ(channels[0]->shared_memory_peers(), 1);
+  EXPECT_EQ(channels[1]->shared_memory_peers(), 0);
+  EXPECT_EQ(channels[2]->shared_memory_peers(), 1);
+  exchange_in_order(channels);
+}
+
+// Outboxes are unlinked once every peer has opened them: nothing stays in /dev/shm, however the
+// process ends later.
+TEST_F(PeerChannelTest, SharedMemoryLeavesNoNamesBehind) {
+  auto channels = make_group(3);
+  const std::string prefix = "colony-" + std::to_string(::getpid()) + "-";
+  int left = 0;
+  if (DIR* dir = ::opendir("/dev/shm")) {
+    while (dirent* e = ::readdir(dir)) left += std::string(e->d_name).rfind(prefix, 0) == 0;
+    ::closedir(dir);
+  }
+  EXPECT_EQ(left, 0);
+}
+
+// A peer that published its message and exited at once (the last collective before a clean exit)
+// is not lost to the rank still reading that message, whether it was asleep or not.
+TEST_F(PeerChannelTest, PeerThatSentAndExitedIsNotLost) {
+  for (int attempt = 0; attempt < 6; ++attempt) {
+    auto channels = fresh_group(2);
+    ASSERT_EQ(channels[0]->shared_memory_peers(), 1);
+    std::thread leaver([&] {
+      std::this_thread::sleep_for(milliseconds(attempt % 2 ? 20 : 0));
+      channels[1]->outgoing()[0] = 7;
+      channels[1]->exchange(1, Clock::now() + milliseconds(5000), false);
+      channels[1].reset();
+    });
+    channels[0]->outgoing()[0] = 3;
+    try {
+      EXPECT_EQ(channels[0]->exchange(1, Clock::now() + milliseconds(5000), attempt % 3 == 0)[1][0], 7);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << "attempt " << attempt << ": " << e.what();
+    }
+    leaver.join();
+  }
+}
+
 TEST_F(PeerChannelTest, RejectsAMessageOverCapacity) {
   auto channels = make_group(2);
   EXPECT_THROW(channels[0]->exchange(kCapacity + 1, Clock::now() + milliseconds(100), false), std::logic_error);
 }
 
 // A peer whose channel is gone (its process exited) is named; nothing waits for the deadline.
-TEST_F(PeerChannelTest, LostPeerIsNamed) {
-  auto channels = make_group(3);
+void expect_lost_peer_named(std::vector<std::unique_ptr<PeerChannel>>& channels) {
   channels[2].reset();
   const auto t0 = Clock::now();
   auto other = std::async(std::launch::async, [&] {
@@ -133,6 +199,16 @@ TEST_F(PeerChannelTest, LostPeerIsNamed) {
   }
   EXPECT_EQ(other.get(), 2);
   EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 5.0);
+}
+
+TEST_F(PeerChannelTest, LostPeerIsNamedThroughSharedMemory) {
+  auto channels = make_group(3);
+  expect_lost_peer_named(channels);
+}
+
+TEST_F(PeerChannelTest, LostPeerIsNamedOverTcp) {
+  auto channels = make_group(3, {0, 1, 2});
+  expect_lost_peer_named(channels);
 }
 
 TEST_F(PeerChannelTest, DeadlineSaysTimedOutAndNamesTheSilentRank) {

@@ -161,12 +161,28 @@ std::string label(DType dt, ReduceOp op) { return std::string(dtype_name(dt)) + 
 // ---------------------------------------------------------------------------------------------
 // Every collective, op and dtype, for 2, 3 and 4 ranks.
 
-class GlooCollectives : public ::testing::TestWithParam<int> {};
+// The group size, and whether ranks on this machine may use shared memory (COLONY_SHM).
+struct Layout {
+  int world;
+  bool shm;
+};
+
+class GlooCollectives : public ::testing::TestWithParam<Layout> {
+ protected:
+  int world() const { return GetParam().world; }
+  // Called first thing in each rank: the process group reads COLONY_SHM when it is built.
+  static void choose_transport(const Layout& l) {
+    if (!l.shm) setenv("COLONY_SHM", "0", 1);
+  }
+};
 
 TEST_P(GlooCollectives, AllreduceEveryDtypeAndOp) {
-  const int world = GetParam();
-  auto results = run_ranks(world, [world](int rank) {
+  const int world = this->world();
+  const Layout layout = GetParam();
+  auto results = run_ranks(world, [world, layout](int rank) {
+    choose_transport(layout);
     Job j = join(rank, world);
+    EXPECT_EQ(j.pg->shared_memory_peers(), layout.shm ? world - 1 : 0);
     const int64_t n = 1001;
     // Everything queued at once: the communication thread runs them in order on every rank.
     struct Case { DType dt; ReduceOp op; Tensor t; std::shared_ptr<Work> work; };
@@ -199,8 +215,10 @@ TEST_P(GlooCollectives, AllreduceEveryDtypeAndOp) {
 }
 
 TEST_P(GlooCollectives, BroadcastFromEveryRoot) {
-  const int world = GetParam();
-  auto results = run_ranks(world, [world](int rank) {
+  const int world = this->world();
+  const Layout layout = GetParam();
+  auto results = run_ranks(world, [world, layout](int rank) {
+    choose_transport(layout);
     Job j = join(rank, world);
     for (int root = 0; root < world; ++root)
       for (DType dt : kAll) {
@@ -216,8 +234,10 @@ TEST_P(GlooCollectives, BroadcastFromEveryRoot) {
 }
 
 TEST_P(GlooCollectives, AllgatherIntoSeparateAndFlatOutputs) {
-  const int world = GetParam();
-  auto results = run_ranks(world, [world](int rank) {
+  const int world = this->world();
+  const Layout layout = GetParam();
+  auto results = run_ranks(world, [world, layout](int rank) {
+    choose_transport(layout);
     Job j = join(rank, world);
     const int64_t n = 129;
     for (DType dt : kAll) {
@@ -246,8 +266,10 @@ TEST_P(GlooCollectives, AllgatherIntoSeparateAndFlatOutputs) {
 }
 
 TEST_P(GlooCollectives, ReduceScatterEveryDtypeAndOp) {
-  const int world = GetParam();
-  auto results = run_ranks(world, [world](int rank) {
+  const int world = this->world();
+  const Layout layout = GetParam();
+  auto results = run_ranks(world, [world, layout](int rank) {
+    choose_transport(layout);
     Job j = join(rank, world);
     const int64_t n = 257;
     for (DType dt : kReducible)
@@ -270,8 +292,10 @@ TEST_P(GlooCollectives, ReduceScatterEveryDtypeAndOp) {
 }
 
 TEST_P(GlooCollectives, BarrierWaitsForEveryRank) {
-  const int world = GetParam();
-  auto results = run_ranks(world, [world](int rank) {
+  const int world = this->world();
+  const Layout layout = GetParam();
+  auto results = run_ranks(world, [world, layout](int rank) {
+    choose_transport(layout);
     Job j = join(rank, world);
     for (int round = 0; round < 3; ++round) {
       // The last rank arrives late; nobody may leave the barrier before its key exists.
@@ -288,8 +312,12 @@ TEST_P(GlooCollectives, BarrierWaitsForEveryRank) {
   EXPECT_TRUE(all_succeeded(results));
 }
 
-INSTANTIATE_TEST_SUITE_P(Ranks, GlooCollectives, ::testing::Values(2, 3, 4),
-                         [](const ::testing::TestParamInfo<int>& info) { return std::to_string(info.param); });
+INSTANTIATE_TEST_SUITE_P(Ranks, GlooCollectives,
+                         ::testing::Values(Layout{2, true}, Layout{3, true}, Layout{4, true}, Layout{2, false},
+                                           Layout{3, false}),
+                         [](const ::testing::TestParamInfo<Layout>& info) {
+                           return std::to_string(info.param.world) + (info.param.shm ? "" : "_tcp");
+                         });
 
 // ---------------------------------------------------------------------------------------------
 // One process: argument checks, descriptions, a group of one.
