@@ -49,6 +49,14 @@ using Body = std::function<void(const GlooContext& context, uint32_t tag, millis
 // segments win. It covers DDP's first bucket (1 MiB). Costs 3 staging buffers of this size.
 constexpr size_t kInlineAllreduceBytes = 2048 * 1024;
 
+// How long the communication thread leaves a collective that a waiting thread may run itself
+// (one on the peer channel alone) before it takes it. The usual caller waits at once (DDP's last
+// bucket, a barrier, a logged loss), and running it there, polling, is fastest; the
+// communication thread, woken by the enqueue, often got there first on a busy core (a third of
+// LeNet's steps on 2 ranks) and then slept in poll(2) until the peer's message came, adding two
+// wake-ups to the step. Jobs nobody waits for start this much later.
+constexpr auto kInlineGrace = std::chrono::microseconds(500);
+
 struct InlineAllreduce {
   const void* data = nullptr;  // this rank's contribution, sent as it is
   size_t bytes = 0;
@@ -111,6 +119,7 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
     Fingerprint fingerprint;
     Body body;
     std::optional<InlineAllreduce> inline_allreduce;
+    Clock::time_point left_to_waiters_until{};  // the communication thread takes it from then
   };
 
   State(int r, int s) : rank(r), size(s) {}
@@ -147,14 +156,16 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
         // Only collectives that move data on the PeerChannel alone may run on a waiting thread:
         // abort() can interrupt those, not gloo's own algorithms.
         const bool channel_only = inline_allreduce.has_value() || static_cast<OpKind>(fp.kind) == OpKind::kBarrier;
+        Clock::time_point left_to_waiters_until{};
         if (channel_only && context) {
           std::weak_ptr<State> self = weak_from_this();
           work->set_inline_runner([self, w = work.get()] {
             auto s = self.lock();
             return s && s->run_inline(w);
           });
+          left_to_waiters_until = Clock::now() + kInlineGrace;
         }
-        queue.push_back(Job{work, fp, std::move(body), std::move(inline_allreduce)});
+        queue.push_back(Job{work, fp, std::move(body), std::move(inline_allreduce), left_to_waiters_until});
         cv.notify_one();
         return work;
       }
@@ -173,6 +184,10 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
         // A waiting thread may be running the front job itself (run_inline); the next one waits.
         cv.wait(lock, [&] { return stop || (!queue.empty() && !running); });
         if (queue.empty()) break;  // stopping, and the destructor took what was queued
+        if (!stop && Clock::now() < queue.front().left_to_waiters_until) {
+          cv.wait_until(lock, queue.front().left_to_waiters_until);
+          continue;  // a waiting thread may have taken it meanwhile
+        }
         job = std::move(queue.front());
         queue.pop_front();
         if (!abort_reason.empty()) {

@@ -432,6 +432,27 @@ TEST(ProcessGroupGloo, SeveralGroupsOnOneStoreMeetTheirCounterparts) {
 // ---------------------------------------------------------------------------------------------
 // Asynchrony and order.
 
+// A collective a waiting thread could run itself (a small two-rank allreduce, a barrier) is left
+// to waiters for a moment; with no waiter the communication thread still runs it.
+TEST(ProcessGroupGlooAsync, CollectivesNobodyWaitsForStillComplete) {
+  auto results = run_ranks(2, [](int rank) {
+    Job j = join(rank, 2);
+    Tensor small = ops::full({1000}, rank + 1.0);
+    auto reduced = j.pg->allreduce(small);
+    auto barrier = j.pg->barrier();
+    const auto give_up = Clock::now() + std::chrono::seconds(5);
+    while (!(reduced->is_completed() && barrier->is_completed()) && Clock::now() < give_up)
+      std::this_thread::sleep_for(milliseconds(1));
+    EXPECT_TRUE(reduced->is_completed() && barrier->is_completed()) << "nobody ran them in 5 s";
+    reduced->wait();
+    barrier->wait();
+    EXPECT_TRUE(equals(small, [](int64_t) { return 3.0; }, "small"));
+    leave(*j.store, rank, {0, 1});
+  }, quick());
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
 TEST(ProcessGroupGlooAsync, CallerComputesWhileAllreduceRuns) {
   auto results = run_ranks(2, [](int rank) {
     Job j = join(rank, 2);
