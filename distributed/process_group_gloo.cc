@@ -41,13 +41,21 @@ std::string ms_str(milliseconds t) { return std::to_string(t.count()) + " ms"; }
 // agreed. `context` is null for a group of one.
 using Body = std::function<void(const GlooContext& context, uint32_t tag, milliseconds timeout)>;
 
-// An allreduce small enough to travel whole in a group of two: each rank sends its data with its
-// fingerprint, one message each way, instead of a fingerprint round trip followed by a ring.
-// Up to this size the one exchange is as fast as the ring or faster (//benchmarks:allreduce_bench
-// on 2 cores, 2026-12-03, medians: 242 KiB 0.26 ms against 0.46-0.64 by the ring, 1 MiB 1.1 against
-// 1.0-2.0, 2 MiB 2.0-2.4 against 2.0-3.6); above it the ring's halved reduction and pipelined
-// segments win. It covers DDP's first bucket (1 MiB). Costs 3 staging buffers of this size.
+// An allreduce in a group of two can travel on the peer channel: each rank sends its data with
+// its fingerprint, one message each way, instead of a fingerprint round trip followed by a ring.
+// Over TCP it does up to this size, where the one exchange is as fast as the ring or faster
+// (//benchmarks:allreduce_bench on 2 cores, 2026-12-03, medians: 242 KiB 0.26 ms against
+// 0.46-0.64 by the ring, 1 MiB 1.1 against 1.0-2.0, 2 MiB 2.0-2.4 against 2.0-3.6); above it the
+// ring's halved reduction and pipelined segments win. It covers DDP's first bucket (1 MiB).
+// Costs 3 staging buffers of this size.
 constexpr size_t kInlineAllreduceBytes = 2048 * 1024;
+
+// Over shared memory (process_group_gloo_shm.h) the exchange beats the ring at every size, so a
+// pair that shares memory sends every allreduce this way, one exchange per chunk of this size:
+// small enough to stay in cache between the copy into the outbox and the peer's sum
+// (allreduce_bench, 25 MiB: 2.1 ms in 256 KiB chunks, 2.5 in 512 KiB, 2.7 in 128 KiB, 3.1 in
+// 2 MiB, 18-22 ms by gloo's ring over loopback TCP).
+constexpr size_t kSharedMemoryChunkBytes = 256 * 1024;
 
 // How long the communication thread leaves a collective that a waiting thread may run itself
 // (one on the peer channel alone) before it takes it. The usual caller waits at once (DDP's last
@@ -58,17 +66,18 @@ constexpr size_t kInlineAllreduceBytes = 2048 * 1024;
 constexpr auto kInlineGrace = std::chrono::microseconds(500);
 
 struct InlineAllreduce {
-  const void* data = nullptr;  // this rank's contribution, sent as it is
+  const uint8_t* data = nullptr;  // this rank's contribution, sent as it is
   size_t bytes = 0;
-  // Reduces the peer's data (rank-ordered, so both ranks compute bit-identical results) into
-  // place, and averages for kAvg.
-  std::function<void(const void* peer_data, int peer_rank)> combine;
+  size_t chunk_bytes = 0;  // at most this much per exchange, a whole number of elements
+  // Reduces the peer's bytes [offset, offset + length) into place (rank-ordered, so both ranks
+  // compute bit-identical results), and averages them for kAvg.
+  std::function<void(const void* peer_chunk, int peer_rank, size_t offset, size_t length)> combine;
 };
 
 // What each rank sends every peer at the start of a collective on the PeerChannel.
 struct ChannelHeader {
   Fingerprint fingerprint;
-  uint64_t payload_bytes = 0;  // the inline allreduce's data that follows, or 0
+  uint64_t payload_bytes = 0;  // the inline allreduce's first chunk that follows, or 0
 };
 static_assert(sizeof(ChannelHeader) == 48, "ChannelHeader travels as 48 raw bytes");
 
@@ -241,7 +250,7 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
         const bool inline_data = job.inline_allreduce.has_value();
         ChannelHeader header;
         header.fingerprint = job.fingerprint;
-        header.payload_bytes = inline_data ? job.inline_allreduce->bytes : 0;
+        header.payload_bytes = inline_data ? std::min(job.inline_allreduce->bytes, job.inline_allreduce->chunk_bytes) : 0;
         std::memcpy(channel->outgoing(), &header, sizeof header);
         if (inline_data)
           std::memcpy(channel->outgoing() + sizeof header, job.inline_allreduce->data, header.payload_bytes);
@@ -257,8 +266,15 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
         if (!mismatch.empty()) {
           error = std::make_exception_ptr(CollectiveError(mismatch));
         } else if (inline_data) {
+          const InlineAllreduce& ia = *job.inline_allreduce;
           const int peer = 1 - rank;
-          job.inline_allreduce->combine(messages[peer] + sizeof header, peer);
+          ia.combine(messages[peer] + sizeof header, peer, 0, header.payload_bytes);
+          for (size_t offset = header.payload_bytes; offset < ia.bytes;) {
+            const size_t length = std::min(ia.chunk_bytes, ia.bytes - offset);
+            std::memcpy(channel->outgoing(), ia.data + offset, length);
+            ia.combine(channel->exchange(length, deadline, on_waiting_thread)[peer], peer, offset, length);
+            offset += length;
+          }
         } else {
           job.body(context, tag + 1, remaining(deadline));
         }
@@ -436,15 +452,21 @@ std::shared_ptr<Work> ProcessGroupGloo::allreduce(Tensor& tensor, ReduceOp op, c
   const int world = size_;
   std::optional<InlineAllreduce> inline_allreduce;
   const size_t bytes = static_cast<size_t>(tensor.nbytes());
-  if (size_ == 2 && bytes > 0 && bytes <= kInlineAllreduceBytes) {
+  // Both ranks of a pair know whether it shares memory, so both choose the same way.
+  const bool shared_memory = size_ == 2 && state_->channel->shared_memory_peers() == 1;
+  if (size_ == 2 && bytes > 0 && (bytes <= kInlineAllreduceBytes || shared_memory)) {
     const int me = rank_;
-    inline_allreduce = InlineAllreduce{tensor.data_ptr_raw(), bytes, [t = tensor, fn, op, world, me](const void* peer_data, int peer) {
-      const size_t n = static_cast<size_t>(t.numel());
-      void* mine = t.data_ptr_raw();
-      if (me < peer) fn(mine, mine, peer_data, n);
-      else fn(mine, peer_data, mine, n);
-      if (op == ReduceOp::kAvg) gloo_detail::finish_average(mine, n, t.dtype(), world);
-    }};
+    const size_t element = static_cast<size_t>(tensor.element_size());
+    inline_allreduce = InlineAllreduce{
+        static_cast<const uint8_t*>(tensor.data_ptr_raw()), bytes,
+        (shared_memory ? kSharedMemoryChunkBytes : kInlineAllreduceBytes) / element * element,
+        [t = tensor, fn, op, world, me, element](const void* peer_chunk, int peer, size_t offset, size_t length) {
+          const size_t n = length / element;
+          void* mine = static_cast<uint8_t*>(t.data_ptr_raw()) + offset;
+          if (me < peer) fn(mine, mine, peer_chunk, n);
+          else fn(mine, peer_chunk, mine, n);
+          if (op == ReduceOp::kAvg) gloo_detail::finish_average(mine, n, t.dtype(), world);
+        }};
   }
   // The lambdas' copies of the handle keep the storage alive until the work completes.
   return state_->enqueue(fp, effective_timeout(opts, timeout_), [t = tensor, fn, op, world](const GlooContext& ctx, uint32_t tag, milliseconds timeout) {

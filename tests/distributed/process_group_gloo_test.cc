@@ -201,8 +201,23 @@ TEST_P(GlooCollectives, AllreduceEveryDtypeAndOp) {
         return reduce_expected(c.dt, c.op, v);
       }, label(c.dt, c.op)));
     }
-    // A DDP-sized bucket (256 KiB and a bit) spans several of gloo's segments; plus the edge sizes.
-    for (int64_t big : {int64_t(65536 + 3), int64_t(1), int64_t(0)}) {
+    // Every dtype in several chunks (two ranks sharing memory send 256 KiB an exchange: 2 to 5
+    // chunks here, the last one short), averaged chunk by chunk.
+    for (DType dt : kReducible)
+      for (ReduceOp op : {ReduceOp::kAvg, ReduceOp::kMax}) {
+        const int64_t many = 140001;
+        Tensor t = make(dt, many, [&](int64_t i) { return contribution(dt, rank, i); });
+        j.pg->allreduce(t, op)->wait();
+        EXPECT_TRUE(equals(t, [&](int64_t i) {
+          std::vector<double> v;
+          for (int r = 0; r < world; ++r) v.push_back(contribution(dt, r, i));
+          return reduce_expected(dt, op, v);
+        }, label(dt, op) + " of " + std::to_string(many)));
+      }
+    // A DDP-sized bucket (256 KiB and a bit) spans several of gloo's segments (and two chunks in
+    // shared memory), one over 2 MiB (in chunks in shared memory, else by the ring); plus the
+    // edge sizes.
+    for (int64_t big : {int64_t(65536 + 3), int64_t(600001), int64_t(1), int64_t(0)}) {
       Tensor t = make(kFloat32, big, [&](int64_t i) { return (rank + 1) * static_cast<double>(i % 13); });
       j.pg->allreduce(t)->wait();
       EXPECT_TRUE(equals(t, [&](int64_t i) { return world * (world + 1) / 2.0 * static_cast<double>(i % 13); },
@@ -546,10 +561,14 @@ TEST(ProcessGroupGlooMismatch, CountMismatchIsReportedOnEveryRank) {
 // In a group of two, a small allreduce travels whole with the fingerprints and a large one goes
 // by the ring: when the ranks disagree on the size, one of them sent its data and the other only
 // its fingerprint. Both must still report the mismatch, and the group stays usable for both paths.
-TEST(ProcessGroupGlooMismatch, InlineAgainstRingSizeMismatchIsReportedOnBothRanks) {
-  auto results = run_ranks(2, [](int rank) {
+// Over TCP the small allreduce travels with its fingerprint and the large one goes by the ring
+// after a fingerprint exchange; in shared memory both go in chunks, the first with the
+// fingerprint. Either way both ranks report the mismatch, and the group goes on.
+void expect_size_mismatch_reported_on_both_ranks(bool shm) {
+  auto results = run_ranks(2, [shm](int rank) {
+    if (!shm) setenv("COLONY_SHM", "0", 1);
     Job j = join(rank, 2);
-    Tensor x = ops::ones({rank == 0 ? 10 : 600000});  // 40 bytes inline; 2.4 MB by the ring
+    Tensor x = ops::ones({rank == 0 ? 10 : 600000});  // 40 bytes; 2.4 MB
     EXPECT_TRUE(colony::testing::throws_with<CollectiveError>(
         [&] { j.pg->allreduce(x)->wait(); },
         "collective mismatch at #1: rank 0 called allreduce(float32, 10 elements, sum), "
@@ -563,6 +582,14 @@ TEST(ProcessGroupGlooMismatch, InlineAgainstRingSizeMismatchIsReportedOnBothRank
   }, quick());
   if (in_rank_child()) return;
   EXPECT_TRUE(all_succeeded(results));
+}
+
+TEST(ProcessGroupGlooMismatch, InlineAgainstRingSizeMismatchIsReportedOnBothRanks) {
+  expect_size_mismatch_reported_on_both_ranks(/*shm=*/false);
+}
+
+TEST(ProcessGroupGlooMismatch, SizeMismatchInSharedMemoryIsReportedOnBothRanks) {
+  expect_size_mismatch_reported_on_both_ranks(/*shm=*/true);
 }
 
 // A waiting thread may run a queued collective itself, but only the one next in line: waiting on
