@@ -51,7 +51,8 @@ using Body = std::function<void(const GlooContext& context, uint32_t tag, millis
 constexpr size_t kInlineAllreduceBytes = 2048 * 1024;
 
 // Over shared memory (process_group_gloo_shm.h) the exchange beats the ring at every size, so a
-// pair that shares memory sends every allreduce this way, one exchange per chunk of this size:
+// group whose ranks all share one machine sends every allreduce this way (each rank reads every
+// peer's chunk where it was written), one exchange per chunk of this size:
 // small enough to stay in cache between the copy into the outbox and the peer's sum
 // (allreduce_bench, 25 MiB: 2.1 ms in 256 KiB chunks, 2.5 in 512 KiB, 2.7 in 128 KiB, 3.1 in
 // 2 MiB, 18-22 ms by gloo's ring over loopback TCP).
@@ -69,9 +70,10 @@ struct InlineAllreduce {
   const uint8_t* data = nullptr;  // this rank's contribution, sent as it is
   size_t bytes = 0;
   size_t chunk_bytes = 0;  // at most this much per exchange, a whole number of elements
-  // Reduces the peer's bytes [offset, offset + length) into place (rank-ordered, so both ranks
-  // compute bit-identical results), and averages them for kAvg.
-  std::function<void(const void* peer_chunk, int peer_rank, size_t offset, size_t length)> combine;
+  // Reduces every rank's bytes [offset, offset + length) (`chunks`, rank-indexed, this rank's
+  // own copy included) into place, in rank order so every rank computes bit-identical results,
+  // and averages them for kAvg.
+  std::function<void(const std::vector<const uint8_t*>& chunks, size_t offset, size_t length)> combine;
 };
 
 // What each rank sends every peer at the start of a collective on the PeerChannel.
@@ -136,6 +138,9 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
   const int rank;
   const int size;
   GlooContext context;  // null for a group of one
+  // Every rank exchanges channel messages with every other through shared memory (all decided
+  // alike at construction): allreduce then goes through the channel at any size.
+  bool all_shared_memory = false;
   std::unique_ptr<gloo_detail::PeerChannel> channel;  // with context
 
   std::mutex mu;
@@ -267,12 +272,13 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
           error = std::make_exception_ptr(CollectiveError(mismatch));
         } else if (inline_data) {
           const InlineAllreduce& ia = *job.inline_allreduce;
-          const int peer = 1 - rank;
-          ia.combine(messages[peer] + sizeof header, peer, 0, header.payload_bytes);
+          std::vector<const uint8_t*> chunks(size);
+          for (int r = 0; r < size; ++r) chunks[r] = messages[r] + sizeof header;
+          ia.combine(chunks, 0, header.payload_bytes);
           for (size_t offset = header.payload_bytes; offset < ia.bytes;) {
             const size_t length = std::min(ia.chunk_bytes, ia.bytes - offset);
             std::memcpy(channel->outgoing(), ia.data + offset, length);
-            ia.combine(channel->exchange(length, deadline, on_waiting_thread)[peer], peer, offset, length);
+            ia.combine(channel->exchange(length, deadline, on_waiting_thread), offset, length);
             offset += length;
           }
         } else {
@@ -355,7 +361,7 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
       context->setTimeout(store->timeout());
       context->connectFullMesh(rendezvous, device);
       context->setTimeout(options.timeout);
-      const size_t capacity = sizeof(ChannelHeader) + (size == 2 ? kInlineAllreduceBytes : 0);
+      const size_t capacity = sizeof(ChannelHeader) + (size == 2 ? kInlineAllreduceBytes : kSharedMemoryChunkBytes);
       // The channel listens where gloo's transport does (the same interface reaches the peers).
       const gloo::transport::tcp::attr where = gloo::transport::tcp::CreateDeviceAttr(transport.attr);
       PrefixStore channel_store("gloo/" + std::to_string(n), store);
@@ -365,6 +371,11 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
       state_->channel = std::make_unique<gloo_detail::PeerChannel>(
           channel_store, rank, size, where.ai_addr, where.ai_addrlen, capacity, store->timeout(), shared_memory);
       state_->context = std::move(context);
+      // Whether all ranks share memory with all others, decided by all from the same answers.
+      gloo_detail::PeerChannel& channel = *state_->channel;
+      channel.outgoing()[0] = channel.shared_memory_peers() == size - 1 ? 1 : 0;
+      const auto answers = channel.exchange(1, Clock::now() + store->timeout(), /*poll_first=*/true);
+      state_->all_shared_memory = std::all_of(answers.begin(), answers.end(), [](const uint8_t* a) { return a[0] == 1; });
     } catch (const TimeoutError& e) {
       throw TimeoutError(who + ": rendezvous did not complete within the store's timeout of " +
                          ms_str(store->timeout()) + " (is every rank started?): " + e.what());
@@ -452,19 +463,18 @@ std::shared_ptr<Work> ProcessGroupGloo::allreduce(Tensor& tensor, ReduceOp op, c
   const int world = size_;
   std::optional<InlineAllreduce> inline_allreduce;
   const size_t bytes = static_cast<size_t>(tensor.nbytes());
-  // Both ranks of a pair know whether it shares memory, so both choose the same way.
-  const bool shared_memory = size_ == 2 && state_->channel->shared_memory_peers() == 1;
-  if (size_ == 2 && bytes > 0 && (bytes <= kInlineAllreduceBytes || shared_memory)) {
-    const int me = rank_;
+  // Every rank knows how the group decided (all_shared_memory), so all choose the same way.
+  const bool shared_memory = state_->all_shared_memory;
+  if (bytes > 0 && (shared_memory || (size_ == 2 && bytes <= kInlineAllreduceBytes))) {
     const size_t element = static_cast<size_t>(tensor.element_size());
     inline_allreduce = InlineAllreduce{
         static_cast<const uint8_t*>(tensor.data_ptr_raw()), bytes,
         (shared_memory ? kSharedMemoryChunkBytes : kInlineAllreduceBytes) / element * element,
-        [t = tensor, fn, op, world, me, element](const void* peer_chunk, int peer, size_t offset, size_t length) {
+        [t = tensor, fn, op, world, element](const std::vector<const uint8_t*>& chunks, size_t offset, size_t length) {
           const size_t n = length / element;
           void* mine = static_cast<uint8_t*>(t.data_ptr_raw()) + offset;
-          if (me < peer) fn(mine, mine, peer_chunk, n);
-          else fn(mine, peer_chunk, mine, n);
+          fn(mine, chunks[0], chunks[1], n);
+          for (int r = 2; r < world; ++r) fn(mine, mine, chunks[r], n);
           if (op == ReduceOp::kAvg) gloo_detail::finish_average(mine, n, t.dtype(), world);
         }};
   }

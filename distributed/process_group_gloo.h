@@ -86,8 +86,8 @@ class ProcessGroupGloo : public ProcessGroup {
   const std::string& transport_description() const { return transport_description_; }
 
   // How many peers share this rank's machine and exchange the collectives' first message (the
-  // fingerprint, and a two-rank allreduce's data) through shared memory rather than TCP;
-  // 0 with COLONY_SHM=0.
+  // fingerprint) through shared memory rather than TCP; 0 with COLONY_SHM=0. When every rank
+  // shares memory with every other, allreduce goes that way too, at any size.
   int shared_memory_peers() const;
 
   struct State;  // shared with the communication thread; defined in the .cc

@@ -444,6 +444,24 @@ TEST(ProcessGroupGloo, SeveralGroupsOnOneStoreMeetTheirCounterparts) {
   EXPECT_TRUE(all_succeeded(results));
 }
 
+// Rank 1 refuses shared memory, so ranks 0 and 2 share it with each other but not the group with
+// everyone: all three must take gloo's ring for the allreduce, none the outboxes.
+TEST(ProcessGroupGloo, RanksAgreeOnTheAllreducePathWhenOnlySomeShareMemory) {
+  auto results = run_ranks(3, [](int rank) {
+    if (rank == 1) setenv("COLONY_SHM", "0", 1);
+    Job j = join(rank, 3);
+    EXPECT_EQ(j.pg->shared_memory_peers(), rank == 1 ? 0 : 1);
+    for (int64_t n : {int64_t(1001), int64_t(600001)}) {
+      Tensor t = make(kFloat32, n, [&](int64_t i) { return (rank + 1) * static_cast<double>(i % 5); });
+      j.pg->allreduce(t, ReduceOp::kAvg)->wait();
+      EXPECT_TRUE(equals(t, [](int64_t i) { return 2.0 * static_cast<double>(i % 5); }, "average of " + std::to_string(n)));
+    }
+    leave(*j.store, rank, {0, 1, 2});
+  }, quick());
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
 // ---------------------------------------------------------------------------------------------
 // Asynchrony and order.
 
