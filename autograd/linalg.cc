@@ -41,18 +41,34 @@ Tensor batched_matmul(const Tensor& a, const Tensor& b) {
   return out;
 }
 
+// A 2-D matrix stored column by column: the transpose of a contiguous one.
+bool is_transposed_contiguous(const Tensor& t) {
+  return t.dim() == 2 && t.size(0) > 1 && t.size(1) > 1 && t.stride(0) == 1 && t.stride(1) == t.size(0);
+}
+
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
   Tensor out = ops::mm(a, b);
   if (autograd::needs_grad(a, b)) {
     SavedTensor sa = save_if(requires_grad_safe(b), a), sb = save_if(requires_grad_safe(a), b);
-    record("MmBackward", {a, b}, out, {sa, sb}, [sa, sb](const Grads& g, const Needs& needs) -> Grads {
-      Tensor ga, gb;
-      if (needs[0]) ga = ops::mm(g[0], ops::transpose(sb.unpack(), 0, 1));
-      if (needs[1]) gb = ops::mm(ops::transpose(sa.unpack(), 0, 1), g[0]);
-      return {ga, gb};
-    });
+    // Each gradient comes in its input's layout: for an input that is a transposed contiguous
+    // matrix (linear's t(weight)) it is computed transposed, so that once TransposeBackward turns
+    // it round the leaf gets a contiguous gradient. A strided one would make every later pass
+    // over it strided: the optimizer's, DDP's copy into its bucket (1.3 % of a LeNet step).
+    const bool a_transposed = is_transposed_contiguous(a), b_transposed = is_transposed_contiguous(b);
+    record("MmBackward", {a, b}, out, {sa, sb},
+           [sa, sb, a_transposed, b_transposed](const Grads& g, const Needs& needs) -> Grads {
+             Tensor ga, gb;
+             const Tensor gt = ops::transpose(g[0], 0, 1);
+             if (needs[0])
+               ga = a_transposed ? ops::transpose(ops::mm(sb.unpack(), gt), 0, 1)  // (b gᵀ)ᵀ
+                                 : ops::mm(g[0], ops::transpose(sb.unpack(), 0, 1));
+             if (needs[1])
+               gb = b_transposed ? ops::transpose(ops::mm(gt, sa.unpack()), 0, 1)  // (gᵀ a)ᵀ
+                                 : ops::mm(ops::transpose(sa.unpack(), 0, 1), g[0]);
+             return {ga, gb};
+           });
   }
   return out;
 }

@@ -17,6 +17,25 @@ TEST(Linalg, Mm) {
   // Transposed operands (the layout Linear's weight takes).
   Tensor wt = input({4, 3}, -1, 1, 3).detach().t().requires_grad_();
   EXPECT_TRUE(gradcheck([](In in) { return mm(in[0], in[1]); }, {input({2, 3}), wt}));
+  Tensor at = input({3, 2}, -1, 1, 4).detach().t().requires_grad_();
+  EXPECT_TRUE(gradcheck([](In in) { return mm(in[0], in[1]); }, {at, input({3, 4})}));
+}
+
+// A gradient comes in its input's layout, so what flows back through Linear's t(weight) reaches
+// the weight contiguous, and the leaf keeps it as it is rather than copying it.
+TEST(Linalg, MmGradientsFollowTheInputsLayout) {
+  Tensor w = input({4, 3}, -1, 1, 1);
+  Tensor x = input({5, 3}, -1, 1, 2);
+  Tensor reached;
+  w.register_hook([&](const Tensor& g) -> std::optional<Tensor> {
+    reached = g;
+    return std::nullopt;
+  });
+  mm(x, w.t()).sum().backward();
+  ASSERT_TRUE(reached.defined());
+  EXPECT_TRUE(reached.is_contiguous()) << shape_str(reached.strides());
+  EXPECT_TRUE(w.grad().is_contiguous());
+  EXPECT_TRUE(x.grad().is_contiguous());
 }
 
 TEST(Linalg, MmWithOneConstantOperand) {
