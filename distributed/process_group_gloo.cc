@@ -470,12 +470,16 @@ std::shared_ptr<Work> ProcessGroupGloo::allreduce(Tensor& tensor, ReduceOp op, c
     inline_allreduce = InlineAllreduce{
         static_cast<const uint8_t*>(tensor.data_ptr_raw()), bytes,
         (shared_memory ? kSharedMemoryChunkBytes : kInlineAllreduceBytes) / element * element,
-        [t = tensor, fn, op, world, element](const std::vector<const uint8_t*>& chunks, size_t offset, size_t length) {
+        [t = tensor, fn, average = op == ReduceOp::kAvg ? gloo_detail::sum_and_average_function(tensor.dtype()) : nullptr,
+         world, element](const std::vector<const uint8_t*>& chunks, size_t offset, size_t length) {
           const size_t n = length / element;
           void* mine = static_cast<uint8_t*>(t.data_ptr_raw()) + offset;
-          fn(mine, chunks[0], chunks[1], n);
-          for (int r = 2; r < world; ++r) fn(mine, mine, chunks[r], n);
-          if (op == ReduceOp::kAvg) gloo_detail::finish_average(mine, n, t.dtype(), world);
+          // Rank order; an average divides in the pass of the last sum.
+          for (int r = 1; r < world; ++r) {
+            const void* so_far = r == 1 ? chunks[0] : mine;
+            if (average && r == world - 1) average(mine, so_far, chunks[r], n, world);
+            else fn(mine, so_far, chunks[r], n);
+          }
         }};
   }
   // The lambdas' copies of the handle keep the storage alive until the work completes.

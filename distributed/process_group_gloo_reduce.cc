@@ -58,24 +58,38 @@ ReduceFn for_op(ReduceOp op) {
   throw std::invalid_argument("unknown ReduceOp");
 }
 
+// One element of an average: v / d, floor division for integers.
+template <typename T>
+T divided(T v, int divisor) {
+  if constexpr (std::is_integral_v<T>) {
+    const T d = static_cast<T>(divisor);
+    T q = v / d;
+    // C++ truncates towards zero; the documented semantics is floor (as Python's //).
+    if constexpr (std::is_signed_v<T>) {
+      if ((v % d != 0) && (v < 0)) --q;
+    }
+    return q;
+  } else {
+    using C = compute_t<T>;
+    return T(static_cast<C>(v) / static_cast<C>(divisor));
+  }
+}
+
 template <typename T>
 void divide(void* data, size_t n, int divisor) {
   T* p = static_cast<T*>(data);
-  if constexpr (std::is_integral_v<T>) {
-    const T d = static_cast<T>(divisor);
-    for (size_t i = 0; i < n; ++i) {
-      T q = p[i] / d;
-      // C++ truncates towards zero; the documented semantics is floor (as Python's //).
-      if constexpr (std::is_signed_v<T>) {
-        if ((p[i] % d != 0) && (p[i] < 0)) --q;
-      }
-      p[i] = q;
-    }
-  } else {
-    using C = compute_t<T>;
-    const C d = static_cast<C>(divisor);
-    for (size_t i = 0; i < n; ++i) p[i] = T(static_cast<C>(p[i]) / d);
-  }
+  for (size_t i = 0; i < n; ++i) p[i] = divided(p[i], divisor);
+}
+
+// The last sum of an average and the division in one pass; the sum is rounded to T first, so the
+// result is the one reduce_loop<T, Sum> followed by divide<T> gives.
+template <typename T>
+void sum_and_divide(void* out, const void* a, const void* b, size_t n, int divisor) {
+  using C = compute_t<T>;
+  T* o = static_cast<T*>(out);
+  const T* x = static_cast<const T*>(a);
+  const T* y = static_cast<const T*>(b);
+  for (size_t i = 0; i < n; ++i) o[i] = divided(T(Sum::apply(static_cast<C>(x[i]), static_cast<C>(y[i]))), divisor);
 }
 
 }  // namespace
@@ -95,6 +109,20 @@ ReduceFn reduce_function(DType dtype, ReduceOp op) {
   }
   throw std::invalid_argument(std::string("Gloo cannot reduce dtype ") + dtype_name(dtype) +
                               " (reducible: float32, float64, float16, bfloat16, int64, int32, uint8)");
+}
+
+AverageFn sum_and_average_function(DType dtype) {
+  switch (dtype) {
+    case DType::Float32: return &sum_and_divide<float>;
+    case DType::Float64: return &sum_and_divide<double>;
+    case DType::Float16: return &sum_and_divide<Half>;
+    case DType::BFloat16: return &sum_and_divide<BFloat16>;
+    case DType::Int64: return &sum_and_divide<int64_t>;
+    case DType::Int32: return &sum_and_divide<int32_t>;
+    case DType::UInt8: return &sum_and_divide<uint8_t>;
+    case DType::Bool: break;
+  }
+  throw std::invalid_argument(std::string("Gloo cannot average dtype ") + dtype_name(dtype));
 }
 
 void finish_average(void* data, size_t n, DType dtype, int divisor) {

@@ -30,4 +30,9 @@ bool is_reducible(DType dtype);
 // data[i] /= divisor (floats: in the compute type; integers: rounded towards negative infinity).
 void finish_average(void* data, size_t n, DType dtype, int divisor);
 
+// out[i] = (a[i] + b[i]) / divisor in one pass, exactly the kAvg sum followed by finish_average
+// (the sum is rounded to the dtype first); `out` may alias `a` or `b`.
+using AverageFn = void (*)(void* out, const void* a, const void* b, size_t n, int divisor);
+AverageFn sum_and_average_function(DType dtype);
+
 }  // namespace colony::dist::gloo_detail
