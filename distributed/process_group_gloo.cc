@@ -21,6 +21,7 @@
 #include "distributed/process_group_gloo_fingerprint.h"
 #include "distributed/process_group_gloo_reduce.h"
 #include "distributed/process_group_gloo_transport.h"
+#include "distributed/process_group_gloo_wakeup.h"
 #include "distributed/process_group_gloo_work.h"
 
 namespace colony::dist {
@@ -61,9 +62,10 @@ constexpr size_t kSharedMemoryChunkBytes = 256 * 1024;
 // How long the communication thread leaves a collective that a waiting thread may run itself
 // (one on the peer channel alone) before it takes it. The usual caller waits at once (DDP's last
 // bucket, a barrier, a logged loss), and running it there, polling, is fastest; the
-// communication thread, woken by the enqueue, often got there first on a busy core (a third of
-// LeNet's steps on 2 ranks) and then slept in poll(2) until the peer's message came, adding two
-// wake-ups to the step. Jobs nobody waits for start this much later.
+// communication thread, when it was woken by the enqueue, often got there first on a busy core
+// (a third of LeNet's steps on 2 ranks) and then slept in poll(2) until the peer's message came,
+// adding two wake-ups to the step. Now a timer wakes it at the end of this grace unless a waiter
+// took the job (process_group_gloo_wakeup.h). Jobs nobody waits for start this much later.
 constexpr auto kInlineGrace = std::chrono::microseconds(500);
 
 struct InlineAllreduce {
@@ -144,7 +146,8 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
   std::unique_ptr<gloo_detail::PeerChannel> channel;  // with context
 
   std::mutex mu;
-  std::condition_variable cv;        // the queue got a job, or stop
+  gloo_detail::CommThreadWakeup wakeup;  // the communication thread's sleep: a job, stop, a timer
+  Clock::time_point timer_at{};          // when the wakeup's timer is armed for, {} when it is not
   std::condition_variable exited_cv;
   std::deque<Job> queue;
   std::shared_ptr<GlooWork> running;
@@ -180,7 +183,13 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
           left_to_waiters_until = Clock::now() + kInlineGrace;
         }
         queue.push_back(Job{work, fp, std::move(body), std::move(inline_allreduce), left_to_waiters_until});
-        cv.notify_one();
+        if (left_to_waiters_until == Clock::time_point{}) {
+          wakeup.signal();
+        } else if (timer_at == Clock::time_point{}) {
+          // Nobody is woken now; a waiter that takes the job disarms this.
+          wakeup.arm(left_to_waiters_until);
+          timer_at = left_to_waiters_until;
+        }
         return work;
       }
       refusal = !abort_reason.empty() ? work->name() + " aborted: " + abort_reason : unusable_message(*work);
@@ -195,13 +204,25 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
       Job job;
       {
         std::unique_lock<std::mutex> lock(mu);
-        // A waiting thread may be running the front job itself (run_inline); the next one waits.
-        cv.wait(lock, [&] { return stop || (!queue.empty() && !running); });
-        if (queue.empty()) break;  // stopping, and the destructor took what was queued
-        if (!stop && Clock::now() < queue.front().left_to_waiters_until) {
-          cv.wait_until(lock, queue.front().left_to_waiters_until);
-          continue;  // a waiting thread may have taken it meanwhile
+        bool take = false;
+        while (!take) {
+          if (stop && queue.empty()) break;  // the destructor took what was queued
+          // A waiting thread may be running the front job itself (run_inline); the next one waits.
+          if (!queue.empty() && !running) {
+            const Clock::time_point until = queue.front().left_to_waiters_until;
+            take = stop || Clock::now() >= until;
+            if (!take && (timer_at == Clock::time_point{} || until < timer_at)) {
+              wakeup.arm(until);
+              timer_at = until;
+            }
+          }
+          if (take) break;
+          lock.unlock();
+          wakeup.wait();
+          lock.lock();
+          if (timer_at != Clock::time_point{} && Clock::now() >= timer_at) timer_at = {};  // it rang
         }
+        if (!take) break;
         job = std::move(queue.front());
         queue.pop_front();
         if (!abort_reason.empty()) {
@@ -232,6 +253,10 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
       job = std::move(queue.front());
       queue.pop_front();
       running = job.work;
+      if (queue.empty() && timer_at != Clock::time_point{}) {
+        wakeup.disarm();  // it was for this job
+        timer_at = {};
+      }
     }
     execute(job, /*on_waiting_thread=*/true);
     return true;
@@ -300,7 +325,7 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
       std::lock_guard<std::mutex> lock(mu);
       running = nullptr;
       // The communication thread may be waiting for an inline run to end before the next job.
-      if (!queue.empty()) cv.notify_all();
+      if (!queue.empty()) wakeup.signal();
       if (breaks_group && broken.empty()) {
         try {
           std::rethrow_exception(error);
@@ -404,7 +429,7 @@ ProcessGroupGloo::~ProcessGroupGloo() {
     running = state_->running;
     aborted = !state_->abort_reason.empty();
   }
-  state_->cv.notify_all();
+  state_->wakeup.signal();
   for (auto& w : never_ran)
     w->fail<CollectiveError>(w->name() + " never ran: its ProcessGroupGloo was destroyed first");
 
@@ -439,7 +464,7 @@ void ProcessGroupGloo::abort(const std::string& reason) {
     for (auto& job : state_->queue) victims.push_back(job.work);
     state_->queue.clear();
   }
-  state_->cv.notify_all();
+  state_->wakeup.signal();
   for (auto& w : victims) w->fail<CollectiveError>(w->name() + " aborted: " + why);
   // Frees a communication thread waiting for a peer's message (a dead peer's never comes).
   if (state_->channel) state_->channel->interrupt();
