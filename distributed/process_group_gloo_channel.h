@@ -76,8 +76,9 @@ class PeerChannel {
   uint8_t* outgoing() { return outbox_ ? outbox_->slot(exchanges_ + 1) : outgoing_.data(); }
 
   // Sends the first `bytes` of outgoing() to every peer and receives every peer's next message.
-  // Returns, rank-indexed, the start of each rank's message (this rank's: outgoing()); all stay
-  // valid until the next exchange. Its length is for the caller to encode in the message.
+  // Returns, rank-indexed, the start of each rank's message (this rank's: where outgoing() pointed
+  // before the call; afterwards it points at the next message's place); all stay valid until the
+  // next exchange. Its length is for the caller to encode in the message.
   // `poll_first`: keep polling the sockets for a while before sleeping, for a caller that has
   // nothing else to do (not the communication thread, which would take the core from the
   // computation it overlaps). Throws PeerLostError, a std::runtime_error that says "timed out"
