@@ -157,6 +157,14 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
   std::string abort_reason;  // non-empty once aborted
   std::string broken;        // non-empty once a failure left gloo's connections unusable
 
+  // Has the communication thread woken at `until` unless its timer rings sooner already. With
+  // `mu` held.
+  void wake_at(Clock::time_point until) {
+    if (timer_at != Clock::time_point{} && timer_at <= until) return;
+    wakeup.arm(until);
+    timer_at = until;
+  }
+
   std::string unusable_message(const GlooWork& w) const {
     return w.name() + " cannot run: this ProcessGroupGloo is unusable since " + broken;
   }
@@ -185,10 +193,8 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
         queue.push_back(Job{work, fp, std::move(body), std::move(inline_allreduce), left_to_waiters_until});
         if (left_to_waiters_until == Clock::time_point{}) {
           wakeup.signal();
-        } else if (timer_at == Clock::time_point{}) {
-          // Nobody is woken now; a waiter that takes the job disarms this.
-          wakeup.arm(left_to_waiters_until);
-          timer_at = left_to_waiters_until;
+        } else {
+          wake_at(left_to_waiters_until);  // nobody is woken now; a waiter that takes the job disarms it
         }
         return work;
       }
@@ -211,10 +217,7 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
           if (!queue.empty() && !running) {
             const Clock::time_point until = queue.front().left_to_waiters_until;
             take = stop || Clock::now() >= until;
-            if (!take && (timer_at == Clock::time_point{} || until < timer_at)) {
-              wakeup.arm(until);
-              timer_at = until;
-            }
+            if (!take) wake_at(until);
           }
           if (take) break;
           lock.unlock();
