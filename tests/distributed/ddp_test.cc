@@ -102,6 +102,9 @@ TEST(DistributedDataParallel, NoSyncAccumulationOfFourMicroBatchesEqualsOneBigBa
     manual_seed(5);
     auto model = std::make_shared<Mlp>();
     auto ddp = std::make_shared<dist::DistributedDataParallel>(model);
+    // What this rank alone accumulates over its first three micro-batches.
+    manual_seed(5);
+    auto local = std::make_shared<Mlp>();
     for (int micro = 0; micro < 4; ++micro) {
       std::vector<int64_t> idx;
       for (int i = 0; i < 8; ++i) idx.push_back(rank * 32 + micro * 8 + i);
@@ -109,8 +112,15 @@ TEST(DistributedDataParallel, NoSyncAccumulationOfFourMicroBatchesEqualsOneBigBa
       if (micro < 3) {
         auto guard = ddp->no_sync();
         (F::cross_entropy(ddp->forward(x), y) / 4.0).backward();
+        (F::cross_entropy(local->forward(x), y) / 4.0).backward();
       } else {
+        // Inside the guard nothing was reduced: the gradients are still this rank's own.
+        EXPECT_EQ(ddp->reducer()->stats().iterations, 0);
+        auto got = model->named_parameters(), own = local->named_parameters();
+        for (size_t i = 0; i < got.size(); ++i)
+          EXPECT_TRUE(testing::all_close(got[i].second.grad(), own[i].second.grad(), 1e-6, 1e-8)) << got[i].first;
         (F::cross_entropy(ddp->forward(x), y) / 4.0).backward();
+        EXPECT_EQ(ddp->reducer()->stats().iterations, 1);
       }
     }
     manual_seed(5);
@@ -283,7 +293,14 @@ TEST(DistributedDataParallel, HalfPrecisionCommHooksAverageApproximately) {
       auto [bx, by] = data.batch(all);
       F::cross_entropy(ref->forward(bx), by).backward();
       const double tol = which == 0 ? 2e-3 : 2e-2;
-      EXPECT_TRUE(testing::all_close(model->fc1->weight.grad(), ref->fc1->weight.grad(), tol, tol * 0.1));
+      const Tensor got = model->fc1->weight.grad(), exact = ref->fc1->weight.grad();
+      EXPECT_TRUE(testing::all_close(got, exact, tol, tol * 0.1));
+      // It went over the wire in half precision: every value it came back with is one the wire
+      // type holds, which the exact average is not.
+      const DType wire = which == 0 ? kFloat16 : kBFloat16;
+      auto through_wire = [&](const Tensor& t) { return ops::to(ops::to(t, kCPU, wire), kCPU, kFloat32); };
+      EXPECT_TRUE(testing::all_close(through_wire(got), got, 0.0, 0.0)) << dtype_name(wire);
+      EXPECT_FALSE(testing::all_close(through_wire(exact), exact, 0.0, 0.0)) << "the check above could not fail";
     }
     dist::destroy_process_group();
   });

@@ -7,7 +7,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -115,7 +117,13 @@ TEST(Colonyrun, SetsTheLaunchersEnvironmentAndPrefixesOutput) {
     EXPECT_TRUE(has(r.output, p + "no newline at the end\n")) << "partial last lines are flushed";
   }
   EXPECT_FALSE(has(r.output, "MASTER_PORT=0\n")) << "port 0 is replaced by the port the store got";
-  EXPECT_TRUE(has(r.output, "COLONY_NUM_THREADS=")) << r.output;
+  EXPECT_FALSE(has(r.output, "MASTER_PORT=<unset>")) << r.output;
+  // Cores split between the local processes, unless the caller set it already.
+  const char* preset = std::getenv("COLONY_NUM_THREADS");
+  const std::string threads =
+      preset ? preset : std::to_string(std::max(1u, std::max(1u, std::thread::hardware_concurrency()) / 2));
+  for (int rank = 0; rank < 2; ++rank)
+    EXPECT_TRUE(has(r.output, "[rank " + std::to_string(rank) + "] COLONY_NUM_THREADS=" + threads + "\n")) << r.output;
 }
 
 TEST(Colonyrun, LogDirGetsOneFilePerRank) {

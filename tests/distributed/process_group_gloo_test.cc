@@ -329,7 +329,7 @@ TEST_P(GlooCollectives, BarrierWaitsForEveryRank) {
 
 INSTANTIATE_TEST_SUITE_P(Ranks, GlooCollectives,
                          ::testing::Values(Layout{2, true}, Layout{3, true}, Layout{4, true}, Layout{2, false},
-                                           Layout{3, false}),
+                                           Layout{3, false}, Layout{4, false}),
                          [](const ::testing::TestParamInfo<Layout>& info) {
                            return std::to_string(info.param.world) + (info.param.shm ? "" : "_tcp");
                          });
@@ -558,6 +558,22 @@ TEST(ProcessGroupGlooMismatch, OpMismatchIsReportedOnEveryRank) {
   EXPECT_TRUE(all_succeeded(results));
 }
 
+TEST(ProcessGroupGlooMismatch, DtypeMismatchIsReportedOnEveryRank) {
+  auto results = run_ranks(2, [](int rank) {
+    Job j = join(rank, 2);
+    Tensor x = rank == 0 ? ops::ones({1000}) : ops::ones({1000}, TensorOptions(kInt64));
+    auto work = j.pg->allreduce(x);
+    EXPECT_TRUE(colony::testing::throws_with<CollectiveError>(
+        [&] { work->wait(); },
+        "collective mismatch at #1: rank 0 called allreduce(float32, 1000 elements, sum), "
+        "rank 1 called allreduce(int64, 1000 elements, sum)"));
+    EXPECT_TRUE(equals(x, [](int64_t) { return 1.0; }, "untouched"));
+    leave(*j.store, rank, {0, 1});
+  }, quick());
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
 TEST(ProcessGroupGlooMismatch, CountMismatchIsReportedOnEveryRank) {
   auto results = run_ranks(3, [](int rank) {
     Job j = join(rank, 3);
@@ -663,6 +679,29 @@ TEST(ProcessGroupGlooFailure, TimeoutNamesCollectiveAndSequenceNumber) {
       j.store->set("test/checked", std::string("1"));
     } else {
       j.store->wait({"test/checked"});  // stay connected until rank 0 has seen its timeout
+    }
+    leave(*j.store, rank, {0, 1});
+  }, quick());
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
+TEST(ProcessGroupGlooFailure, GroupTimeoutAppliesToCallsWithoutTheirOwn) {
+  auto results = run_ranks(2, [](int rank) {
+    Job j = join(rank, 2, milliseconds(700));
+    j.pg->barrier()->wait();
+    if (rank == 0) {
+      Tensor x = ops::ones({100});
+      const auto t0 = Clock::now();
+      auto work = j.pg->allreduce(x);  // rank 1 never calls it
+      EXPECT_TRUE(colony::testing::throws_with<TimeoutError>([&] { work->wait(); },
+                                                              "allreduce #2 timed out after 700 ms"));
+      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+      EXPECT_GE(s, 0.65);
+      EXPECT_LT(s, 5.0);
+      j.store->set("test/checked", std::string("1"));
+    } else {
+      j.store->wait({"test/checked"});
     }
     leave(*j.store, rank, {0, 1});
   }, quick());
