@@ -136,7 +136,16 @@ void init_process_group(const InitOptions& options) {
                                 std::to_string(world) + " (expected 0 <= rank < world size)");
   }
   const int local_rank = env_int({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}, 0);
-  const int local_world = env_int({"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE"}, world == 1 ? 1 : 0);
+  const int local_world =
+      env_int({"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"}, world == 1 ? 1 : 0);
+  // From here on the process looks launched by torchrun whatever launched it (mpirun, srun, the
+  // options): code that reads RANK and WORLD_SIZE by itself (DistributedSampler's defaults, the
+  // trace file's name, the Gloo transport's MASTER_ADDR) agrees with this group.
+  const auto export_env = [](const char* name, const std::string& value) { ::setenv(name, value.c_str(), 1); };
+  export_env("RANK", std::to_string(rank));
+  export_env("WORLD_SIZE", std::to_string(world));
+  export_env("LOCAL_RANK", std::to_string(local_rank));
+  export_env("LOCAL_WORLD_SIZE", std::to_string(local_world > 0 ? local_world : 1));
 
   State fresh;
   fresh.rank = rank;
@@ -162,6 +171,8 @@ void init_process_group(const InitOptions& options) {
     so.timeout = options.timeout;
     fresh.hosts_store = so.is_server;
     fresh.store = std::make_shared<TCPStore>(so);
+    export_env("MASTER_ADDR", addr);
+    export_env("MASTER_PORT", std::to_string(fresh.store->port()));
     const std::string where = addr + ":" + std::to_string(fresh.store->port()) +
                               (env("COLONY_STORE_HOSTED") ? " (hosted by colonyrun)" : " (hosted by rank 0)");
 

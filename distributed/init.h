@@ -5,6 +5,9 @@
 //   torchrun / colonyrun: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT
 //   mpirun (Open MPI):    OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK, _LOCAL_SIZE
 //   srun (Slurm):         SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NTASKS_PER_NODE
+// and then exports what it found as RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE (and
+// MASTER_ADDR, MASTER_PORT with the store's port), so whatever reads those by itself
+// (DistributedSampler's defaults, trace file names) agrees with the group under any launcher.
 // With one process nothing is created and every collective is the identity, so the same program
 // runs on one CPU or GPU. With several, rank 0 hosts the TCP store at MASTER_ADDR:MASTER_PORT
 // (unless colonyrun already hosts it: COLONY_STORE_HOSTED=1) and the ranks build a Gloo group.
