@@ -36,13 +36,15 @@ void train(const std::function<void(int step)>& fail) {
   }
 }
 
-// The survivors: each ended non-zero within `seconds` and said which rank failed.
+// The survivors: each ended non-zero within `seconds` of the job's start and within 5 s of the
+// failed rank's end, and said which rank failed.
 void expect_job_stopped(const std::vector<testing::RankResult>& results, int failed, const std::string& needle,
                         double seconds = 10) {
   for (const auto& r : results) {
     EXPECT_FALSE(r.timed_out) << "rank " << r.rank << " hung:\n" << r.output;
     EXPECT_LT(r.seconds, seconds) << "rank " << r.rank;
     if (r.rank == failed) continue;
+    EXPECT_LT(r.seconds - results[failed].seconds, 5.0) << "rank " << r.rank << " outlived the failed rank " << failed;
     EXPECT_NE(r.exit_code, 0) << "rank " << r.rank << ":\n" << r.output;
     EXPECT_NE(r.output.find(needle), std::string::npos) << "rank " << r.rank << " output lacks \"" << needle
                                                          << "\":\n" << r.output;
