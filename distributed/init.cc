@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "distributed/process_group_gloo.h"
 #include "distributed/tcp_store.h"
@@ -68,14 +69,30 @@ std::string exception_message(std::exception_ptr e) {
   }
 }
 
+// What this rank tells the others (the job's abort flag) when `e` ends it. A collective that
+// failed because peers were lost blames them: their loss is the job's first failure, this rank's
+// the consequence (and the launcher reports the abort flag's rank as the one that failed first).
+std::string failure_report(int rank, std::exception_ptr e) {
+  try {
+    if (e) std::rethrow_exception(e);
+  } catch (const CollectiveError& c) {
+    const std::vector<int>& lost = c.unreachable();
+    if (!lost.empty()) {
+      std::string who;
+      for (size_t i = 0; i < lost.size(); ++i) who += (i ? ", " : "") + std::to_string(lost[i]);
+      return (lost.size() == 1 ? "rank " : "ranks ") + who + (lost.size() == 1 ? " is" : " are") +
+             " unreachable (seen by rank " + std::to_string(rank) + ": " + c.what() + ")";
+    }
+  } catch (...) {
+  }
+  return "rank " + std::to_string(rank) + " failed: " + exception_message(e);
+}
+
 // An exception escaping main (or any thread) ends the process through std::terminate: tell the
 // other ranks first, so they stop at once instead of timing out.
 [[noreturn]] void terminate_handler() {
   State& s = state();
-  if (s.watchdog) {
-    s.watchdog->report_failure("rank " + std::to_string(s.rank) + " failed: " +
-                               exception_message(std::current_exception()));
-  }
+  if (s.watchdog) s.watchdog->report_failure(failure_report(s.rank, std::current_exception()));
   if (s.previous_terminate) s.previous_terminate();
   std::abort();
 }
@@ -212,7 +229,7 @@ void destroy_process_group() {
   if (s.watchdog) {
     // Called from a catch block: this rank is going down because of that exception.
     if (std::exception_ptr e = std::current_exception()) {
-      s.watchdog->report_failure("rank " + std::to_string(s.rank) + " failed: " + exception_message(e));
+      s.watchdog->report_failure(failure_report(s.rank, e));
     }
     s.watchdog->mark_left();
     s.watchdog->stop();
@@ -259,7 +276,9 @@ void wait_and_explain(const std::shared_ptr<Work>& work) {
     State& s = state();
     std::string cause = s.watchdog ? s.watchdog->failure_cause() : "";
     if (cause.empty() || std::string(e.what()).find(cause) != std::string::npos) throw;
-    throw CollectiveError(std::string(e.what()) + "; the job is stopping because " + cause);
+    const auto* collective = dynamic_cast<const CollectiveError*>(&e);
+    throw CollectiveError(std::string(e.what()) + "; the job is stopping because " + cause,
+                          collective ? collective->unreachable() : std::vector<int>{});
   }
 }
 

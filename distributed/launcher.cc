@@ -209,6 +209,13 @@ void signal_all(std::vector<Worker>& workers, int sig) {
 // Runs one generation of the local workers to the end. Returns the launcher's exit status (0 when
 // every worker succeeded); `restartable` tells whether a worker failure (not a signal to the
 // launcher) ended it.
+// Whether an abort message ("rank 3 failed: ...", "rank 3 (pid 42) exited with code 1") is about `rank`.
+bool names_rank(const std::string& message, int rank) {
+  const std::string prefix = "rank " + std::to_string(rank);
+  return message.compare(0, prefix.size(), prefix) == 0 &&
+         (message.size() == prefix.size() || message[prefix.size()] == ' ' || message[prefix.size()] == ':');
+}
+
 int run_generation(const LaunchOptions& o, const Job& job, TCPStore& store, int restart, bool& restartable) {
   std::vector<Worker> workers(o.nproc_per_node);
   for (int i = 0; i < o.nproc_per_node; ++i) {
@@ -217,6 +224,7 @@ int run_generation(const LaunchOptions& o, const Job& job, TCPStore& store, int 
     spawn(workers[i], o, job, restart);
   }
   int first_failure = -1;
+  std::string job_cause;  // the job's first failure when it was not this node's first
   bool stopping = false;
   bool interrupted = false;
   Clock::time_point kill_at{};
@@ -244,10 +252,20 @@ int run_generation(const LaunchOptions& o, const Job& job, TCPStore& store, int 
             first_failure = static_cast<int>(&w - workers.data());
             const std::string why =
                 "rank " + std::to_string(w.rank) + " (pid " + std::to_string(w.pid) + ") " + describe(status);
-            std::fprintf(stderr, "colonyrun: %s; stopping the other workers\n", why.c_str());
+            // The job's abort flag holds its first failure. One that names another rank (on
+            // another node, or one this worker was stopped for) is the cause to report.
+            std::string first = why;
             try {
-              store.compare_set("colony/abort", {}, Bytes(why.begin(), why.end()));
+              const Bytes now = store.compare_set("colony/abort", {}, Bytes(why.begin(), why.end()));
+              if (!now.empty()) first.assign(now.begin(), now.end());
             } catch (const std::exception&) {
+            }
+            if (!names_rank(first, w.rank)) job_cause = first;
+            if (job_cause.empty()) {
+              std::fprintf(stderr, "colonyrun: %s; stopping the other workers\n", why.c_str());
+            } else {
+              std::fprintf(stderr, "colonyrun: %s after the job began stopping (%s); stopping the other workers\n",
+                           why.c_str(), job_cause.c_str());
             }
             stopping = true;
             kill_at = Clock::now() + o.grace;
@@ -282,8 +300,13 @@ int run_generation(const LaunchOptions& o, const Job& job, TCPStore& store, int 
   }
   if (first_failure >= 0) {
     const Worker& w = workers[first_failure];
-    std::fprintf(stderr, "colonyrun: the job failed: rank %d (local rank %d) %s first\n", w.rank, w.local_rank,
-                 describe(w.status).c_str());
+    if (job_cause.empty()) {
+      std::fprintf(stderr, "colonyrun: the job failed: rank %d (local rank %d) %s first\n", w.rank, w.local_rank,
+                   describe(w.status).c_str());
+    } else {
+      std::fprintf(stderr, "colonyrun: the job failed: %s (on this node rank %d (local rank %d) then %s)\n",
+                   job_cause.c_str(), w.rank, w.local_rank, describe(w.status).c_str());
+    }
     restartable = !interrupted;
     return exit_code_of(w.status);
   }
@@ -384,14 +407,21 @@ int launch(const LaunchOptions& options) {
     if (code == 0 || !restartable || restart >= o.max_restarts) break;
     std::fprintf(stderr, "colonyrun: restarting the workers (%d of %d)\n", restart + 1, o.max_restarts);
   }
-  // The store lives in node 0's launcher: it stays up until every node's workers are done.
+  // The store lives in node 0's launcher: it stays up until every node's workers are done, so
+  // that the others can still read the job's abort flag (its first failure) as they stop. After
+  // a failure the other nodes' workers stop within seconds; a node that never reports is not
+  // waited for beyond that.
   store->set("colony/launcher/done/" + std::to_string(o.node_rank), std::to_string(code));
-  if (o.node_rank == 0 && code == 0) {
+  if (o.node_rank == 0 && o.nnodes > 1) {
     std::vector<std::string> keys;
     for (int k = 0; k < o.nnodes; ++k) keys.push_back("colony/launcher/done/" + std::to_string(k));
+    const auto give_up = Clock::now() + o.grace + std::chrono::seconds(15);
     try {
-      while (g_signal == 0 && !store->check(keys) && !store->check({"colony/abort"}))
+      while (g_signal == 0 && !store->check(keys)) {
+        const bool failing = code != 0 || store->check({"colony/abort"});
+        if (failing && Clock::now() >= give_up) break;
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
     } catch (const std::exception&) {
     }
   }

@@ -34,6 +34,14 @@ const char* reduce_op_name(ReduceOp op);
 class CollectiveError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
+  // `unreachable`: the peers whose loss made it fail (they exited, crashed or were cut off), so
+  // that whoever reports the failure can blame them rather than this rank.
+  CollectiveError(const std::string& what, std::vector<int> unreachable)
+      : std::runtime_error(what), unreachable_(std::move(unreachable)) {}
+  const std::vector<int>& unreachable() const { return unreachable_; }
+
+ private:
+  std::vector<int> unreachable_;
 };
 
 // The handle of one queued collective.

@@ -358,8 +358,9 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
       return std::make_exception_ptr(CollectiveError(w.name() + " failed: " + what));
     return std::make_exception_ptr(
         CollectiveError(w.name() + " failed: " + (lost.size() == 1 ? "rank " : "ranks ") + who +
-                        (lost.size() == 1 ? " is" : " are") +
-                        " unreachable (exited, crashed or closed its connections: " + what + ")"));
+                            (lost.size() == 1 ? " is" : " are") +
+                            " unreachable (exited, crashed or closed its connections: " + what + ")",
+                        lost));
   }
 };
 

@@ -96,6 +96,12 @@ TEST(FailFast, RankKilledWithSigkillStopsTheOthers) {
   if (in_rank_child()) return;
   EXPECT_EQ(results[2].signal, SIGKILL);
   expect_job_stopped(results, 2, "rank 2");
+  // The survivor that noticed first blamed rank 2, not itself, so nobody reads that a survivor
+  // failed first.
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_EQ(results[r].output.find("because rank 0 failed"), std::string::npos) << results[r].output;
+    EXPECT_EQ(results[r].output.find("because rank 1 failed"), std::string::npos) << results[r].output;
+  }
 }
 
 TEST(FailFast, DeathOfTheStoreHostStopsTheOthers) {

@@ -219,6 +219,26 @@ TEST(Colonyrun, TwoLaunchersWithTwoNodesFormOneJob) {
   EXPECT_TRUE(has(r1.output, "[rank 3] world=4 sum=6")) << r1.output;
 }
 
+TEST(Colonyrun, EveryNodeNamesTheJobsFirstFailure) {
+  const std::string port = std::to_string(colony::testing::free_port());
+  std::vector<std::pair<std::string, std::string>> env{{"COLONY_JOB_TOKEN", "two-node-failure-test"}};
+  const auto t0 = Clock::now();
+  Process node1 = start(colonyrun({"--nnodes=2", "--node_rank=1", "--nproc_per_node=2", "--master_port=" + port},
+                                  {kWorker, "fail_rank", "1"}),
+                        env);
+  Process node0 = start(colonyrun({"--nnodes=2", "--node_rank=0", "--nproc_per_node=2", "--master_port=" + port},
+                                  {kWorker, "fail_rank", "1"}),
+                        env);
+  Outcome r0 = finish(node0, 60, t0), r1 = finish(node1, 60, t0);
+  EXPECT_EQ(r0.code, 3) << r0.output;
+  EXPECT_NE(r1.code, 0) << r1.output;
+  EXPECT_TRUE(has(r0.output, "colonyrun: the job failed: rank 1 (local rank 1) exited with code 3 first")) << r0.output;
+  // Node 1's workers were stopped because of rank 1: its summary says so, not that rank 2 failed first.
+  EXPECT_TRUE(has(r1.output, "colonyrun: the job failed: rank 1 ")) << r1.output;
+  EXPECT_FALSE(has(r1.output, "the job failed: rank 2")) << r1.output;
+  EXPECT_FALSE(has(r1.output, "the job failed: rank 3")) << r1.output;
+}
+
 TEST(Colonyrun, BadFlagsAreExplained) {
   Outcome r = run({"--nproc_per_node=0"}, {kWorker, "env"});
   EXPECT_EQ(r.code, 2);

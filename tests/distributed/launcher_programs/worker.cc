@@ -128,6 +128,12 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "train" && argc == 4) return train(rank, argv[2], std::atoi(argv[3]));
+  if (mode == "fail_rank" && argc == 3) {  // that rank exits with 3 once all have joined; the rest go on
+    colony::dist::init_process_group();
+    colony::dist::barrier();
+    if (rank == std::atoi(argv[2])) return 3;
+    for (;;) colony::dist::all_reduce(1.0);
+  }
   if (mode == "sleep") {
     sleep(60);
     return 0;
