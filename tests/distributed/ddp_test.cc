@@ -217,9 +217,21 @@ TEST(DistributedDataParallel, FirstBucketAllReduceStartsBeforeBackwardEnds) {
     auto ddp = std::make_shared<dist::DistributedDataParallel>(model, opts);
     EXPECT_GE(ddp->reducer()->bucket_layout().size(), 4u);
     Tensor x = ops::randn({256, 256});
+    optim::SGD opt(ddp->parameters(), optim::SGDOptions(0.01));
     for (int step = 0; step < 4; ++step) {
-      model->zero_grad();
+      opt.zero_grad();
       ddp->forward(x).sum().backward();
+      opt.step();
+    }
+    // The gradients are views into their bucket: one bucket's lie back to back in its order.
+    const std::vector<Tensor> params = model->parameters();
+    for (const auto& bucket : ddp->reducer()->bucket_layout()) {
+      for (size_t i = 0; i + 1 < bucket.size(); ++i) {
+        const Tensor &g = params[bucket[i]].grad(), &next = params[bucket[i + 1]].grad();
+        EXPECT_EQ(static_cast<const char*>(next.data_ptr_raw()),
+                  static_cast<const char*>(g.data_ptr_raw()) + g.nbytes())
+            << "parameters " << bucket[i] << " and " << bucket[i + 1];
+      }
     }
     auto stats = ddp->reducer()->stats();
     EXPECT_EQ(stats.iterations, 4);
@@ -233,6 +245,7 @@ TEST(DistributedDataParallel, FirstBucketAllReduceStartsBeforeBackwardEnds) {
     EXPECT_NE(ss.str().find("\"allreduce bucket 0"), std::string::npos);
     EXPECT_NE(ss.str().find("\"backward\""), std::string::npos);
     EXPECT_NE(ss.str().find("\"forward\""), std::string::npos);
+    EXPECT_NE(ss.str().find("\"optimizer.step\""), std::string::npos);
     EXPECT_NE(ss.str().find("\"clock_origin\",\"ph\":\"M\""), std::string::npos) << "ranks can be lined up";
   }, ro);
   if (in_rank_child()) return;
