@@ -39,7 +39,12 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 
 // Accuracy over the whole test set, without gradients. Each rank scores its own shard (every
 // sample exactly once over the job) and the counts are summed.
-double evaluate(nn::Module& model, data::DataLoader& loader, Device dev) {
+struct Evaluation {
+  double accuracy = 0;
+  int64_t images = 0;  // over all ranks: the whole test set, each image once
+};
+
+Evaluation evaluate(nn::Module& model, data::DataLoader& loader, Device dev) {
   NoGradGuard no_grad;
   model.eval();
   int64_t correct = 0, total = 0;
@@ -51,7 +56,7 @@ double evaluate(nn::Module& model, data::DataLoader& loader, Device dev) {
   model.train();
   const double all_correct = dist::all_reduce(static_cast<double>(correct), dist::ReduceOp::kSum);
   const double all_total = dist::all_reduce(static_cast<double>(total), dist::ReduceOp::kSum);
-  return all_total > 0 ? all_correct / all_total : 0.0;
+  return {all_total > 0 ? all_correct / all_total : 0.0, static_cast<int64_t>(all_total)};
 }
 
 }  // namespace
@@ -194,19 +199,20 @@ int main(int argc, char** argv) {
       if (f.benchmark) bench_seconds += seconds_since(timed_start);
       bar.finish(loss_count);
       if (f.benchmark) continue;
-      double acc = evaluate(*model, test_loader, dev);
+      const Evaluation eval = evaluate(*model, test_loader, dev);
+      const double acc = eval.accuracy;
       // Over all ranks: the mean loss, and images per second of the whole job.
       double train_loss = dist::all_reduce(loss_count ? loss_sum / static_cast<double>(loss_count) : 0.0);
       double all_images = dist::all_reduce(static_cast<double>(images), dist::ReduceOp::kSum);
       double slowest = dist::all_reduce(epoch_s, dist::ReduceOp::kMax);
       double ips = slowest > 0 ? all_images / slowest : 0.0;
       if (main_process) {
-        log::info("epoch {} done: train_loss={} test_accuracy={} images_per_s={}", epoch + 1, train_loss, acc,
-                  static_cast<int64_t>(ips));
+        log::info("epoch {} done: train_loss={} test_accuracy={} ({} test images) images_per_s={}", epoch + 1,
+                  train_loss, acc, eval.images, static_cast<int64_t>(ips));
         if (!f.metrics.empty()) {
           std::ofstream m(f.metrics, std::ios::app);
           m << nlohmann::json{{"epoch", epoch + 1}, {"step", step}, {"train_loss", train_loss},
-                              {"test_accuracy", acc}, {"images_per_s", ips}}
+                              {"test_accuracy", acc}, {"test_images", eval.images}, {"images_per_s", ips}}
                    .dump()
             << "\n";
         }

@@ -270,6 +270,8 @@ TEST(Colonyrun, LenetExampleTrainsOnTwoRanksWithAccumulation) {
               120);
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_TRUE(has(r.output, "[rank 0] [I rank 0] epoch 1 done")) << r.output;
+  // The ranks scored disjoint halves of the synthetic test set: all of it, each image once.
+  EXPECT_TRUE(has(r.output, "(10000 test images)")) << r.output;
   EXPECT_FALSE(has(r.output, "[rank 1] [I rank 1] epoch 1 done")) << "logging on rank 0 only";
   std::ifstream ckpt(::testing::TempDir() + "/ddp_ckpt.safetensors");
   EXPECT_TRUE(ckpt.good()) << "rank 0 wrote the checkpoint";
