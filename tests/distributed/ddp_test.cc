@@ -364,6 +364,67 @@ TEST(DistributedDataParallel, BroadcastsRank0sParametersAndBuffers) {
   EXPECT_TRUE(all_succeeded(results));
 }
 
+TEST(DistributedDataParallel, BuffersStayLocalWithoutBroadcastBuffers) {
+  auto results = run_ranks(2, [](int rank) {
+    dist::init_process_group();
+    auto model = std::make_shared<WithNorm>();
+    auto ddp = std::make_shared<dist::DistributedDataParallel>(
+        model, dist::DistributedDataParallelOptions().broadcast_buffers(false));
+    {
+      NoGradGuard g;
+      model->bn->running_mean.fill_(10.0 * rank + 2);
+    }
+    model->eval();
+    ddp->forward(ops::randn({2, 3, 4, 4}));
+    EXPECT_TRUE(testing::all_close(model->bn->running_mean, ops::full({3}, 10.0 * rank + 2))) << "its own buffers";
+    dist::destroy_process_group();
+  });
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
+// float32 and float64 parameters: buckets never mix dtypes, and both kinds are averaged.
+struct TwoDtypes : nn::Module {
+  TwoDtypes() {
+    single = register_module("single", std::make_shared<nn::Linear>(8, 8));
+    twice = register_module("twice", std::make_shared<nn::Linear>(8, 4));
+    twice->to(kFloat64);
+  }
+  Tensor forward(const Tensor& x) override { return twice->forward(single->forward(x).to(kFloat64)); }
+  std::shared_ptr<nn::Linear> single, twice;
+};
+
+TEST(DistributedDataParallel, BucketsHoldOneDtypeEachAndTheDefaultCaps) {
+  auto results = run_ranks(2, [](int rank) {
+    dist::init_process_group();
+    dist::DistributedDataParallelOptions defaults;
+    EXPECT_DOUBLE_EQ(defaults.first_bucket_cap_mb(), 1.0);
+    EXPECT_DOUBLE_EQ(defaults.bucket_cap_mb(), 25.0);
+    manual_seed(2);
+    auto model = std::make_shared<TwoDtypes>();
+    auto ddp = std::make_shared<dist::DistributedDataParallel>(model);
+    const std::vector<Tensor> params = model->parameters();
+    auto layout = ddp->reducer()->bucket_layout();
+    ASSERT_EQ(layout.size(), 2u) << "one bucket per dtype";
+    for (const auto& bucket : layout)
+      for (size_t idx : bucket) EXPECT_EQ(params[idx].dtype(), params[bucket.front()].dtype());
+    // Each rank's gradient is (rank + 1) x the same: the average is 1.5 x, in both dtypes.
+    Tensor x = ops::full({4, 8}, 1.0);
+    (ddp->forward(x).sum() * static_cast<double>(rank + 1)).backward();
+    manual_seed(2);
+    auto ref = std::make_shared<TwoDtypes>();
+    (ref->forward(x).sum() * 1.5).backward();
+    auto got = model->named_parameters(), want = ref->named_parameters();
+    for (size_t i = 0; i < got.size(); ++i) {
+      EXPECT_EQ(got[i].second.grad().dtype(), want[i].second.dtype()) << got[i].first;
+      EXPECT_TRUE(testing::all_close(got[i].second.grad(), want[i].second.grad(), 1e-6, 1e-7)) << got[i].first;
+    }
+    dist::destroy_process_group();
+  });
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
 TEST(DistributedDataParallel, OneProcessWithoutAGroupJustRunsTheModule) {
   auto model = std::make_shared<Mlp>();
   dist::DistributedDataParallel ddp(model);
