@@ -314,6 +314,56 @@ int run_generation(const LaunchOptions& o, const Job& job, TCPStore& store, int 
   return 0;
 }
 
+// Generation `restart` begins with the job's abort flag cleared. With several nodes, node 0
+// clears it once every node has ended the previous generation (restart_everywhere) and then lets
+// the others start, so no new worker sees the old generation's failure.
+void start_generation(const LaunchOptions& o, TCPStore& store, int restart) {
+  const std::string go = "colony/launcher/start/" + std::to_string(restart);
+  if (o.node_rank == 0) {
+    store.delete_key("colony/abort");
+    store.set(go, std::string("1"));
+  } else {
+    store.wait({go}, std::chrono::minutes(5));
+  }
+}
+
+// Whether the whole group starts again after generation `restart`, decided alike on every node:
+// with several nodes each launcher posts how its workers ended and reads the others', so a node
+// whose workers all succeeded still restarts when another node's failed (the group restarts as
+// one), and none restarts after a signal to any launcher.
+bool restart_everywhere(const LaunchOptions& o, TCPStore& store, int restart, int code, bool restartable) {
+  if (o.nnodes == 1) return code != 0 && restartable && restart < o.max_restarts;
+  if (o.max_restarts == 0) return false;
+  const std::string prefix = "colony/launcher/ended/" + std::to_string(restart) + "/";
+  // "<code> <restartable>": a failure here, a signal (not restartable), or success.
+  store.set(prefix + std::to_string(o.node_rank), std::to_string(code) + " " + (restartable || code == 0 ? "1" : "0"));
+  std::vector<std::string> keys;
+  for (int k = 0; k < o.nnodes; ++k) keys.push_back(prefix + std::to_string(k));
+  // Workers that succeeded here may wait for as long as the others train; once the job is
+  // failing every node's workers stop within seconds plus the SIGKILL grace.
+  const auto give_up = Clock::now() + o.grace + std::chrono::seconds(60);
+  try {
+    while (!store.check(keys)) {
+      if (g_signal != 0) return false;
+      if ((code != 0 || store.check({"colony/abort"})) && Clock::now() >= give_up) {
+        std::fprintf(stderr, "colonyrun: not restarting: a node did not report how its workers ended\n");
+        return false;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "colonyrun: not restarting: %s\n", e.what());
+    return false;
+  }
+  bool failed = false, can_restart = true;
+  for (const std::string& k : keys) {
+    const std::string v = store.get_string(k);
+    failed |= v.rfind("0 ", 0) != 0;
+    can_restart &= v.size() >= 2 && v.back() == '1';
+  }
+  return failed && can_restart && restart < o.max_restarts;
+}
+
 // Node launchers meet in the store: every node says how many workers it runs; ranks are
 // numbered node by node.
 Job rendezvous(const LaunchOptions& o, TCPStore& store, const std::string& token) {
@@ -356,8 +406,6 @@ LaunchOptions resolve(LaunchOptions o) {
         "colonyrun: --master_port=0 works on one node only; with --nnodes > 1 every node needs the same explicit port");
   }
   if (o.max_restarts < 0) throw std::invalid_argument("colonyrun: --max_restarts must be >= 0");
-  if (o.max_restarts > 0 && o.nnodes > 1)
-    throw std::invalid_argument("colonyrun: --max_restarts is supported on a single node only (--nnodes=1)");
   if (o.command.empty()) throw std::invalid_argument("colonyrun: no PROGRAM given (usage: colonyrun [flags] PROGRAM ARGS...)");
   if (find_program(o.command[0]).empty()) {
     throw std::invalid_argument("colonyrun: program \"" + o.command[0] +
@@ -401,10 +449,10 @@ int launch(const LaunchOptions& options) {
 
   int code = 0;
   for (int restart = 0;; ++restart) {
-    if (o.node_rank == 0) store->delete_key("colony/abort");
+    start_generation(o, *store, restart);
     bool restartable = false;
     code = run_generation(o, job, *store, restart, restartable);
-    if (code == 0 || !restartable || restart >= o.max_restarts) break;
+    if (!restart_everywhere(o, *store, restart, code, restartable)) break;
     std::fprintf(stderr, "colonyrun: restarting the workers (%d of %d)\n", restart + 1, o.max_restarts);
   }
   // The store lives in node 0's launcher: it stays up until every node's workers are done, so

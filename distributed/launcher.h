@@ -10,8 +10,8 @@
 // message naming it (the other ranks' watchdogs stop them at once, on every node), the other
 // local workers get SIGTERM and, after `grace`, SIGKILL; the launcher says which rank failed first
 // and why, and exits with that worker's code (128 + signal for a signal). SIGINT/SIGTERM to the
-// launcher reach every worker. With max_restarts > 0 (single node) the whole group starts again,
-// and programs resume from their last checkpoint.
+// launcher reach every worker. With max_restarts > 0 the whole group (every node's workers)
+// starts again, and programs resume from their last checkpoint.
 #pragma once
 
 #include <chrono>

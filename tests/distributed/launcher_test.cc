@@ -239,6 +239,29 @@ TEST(Colonyrun, EveryNodeNamesTheJobsFirstFailure) {
   EXPECT_FALSE(has(r1.output, "the job failed: rank 3")) << r1.output;
 }
 
+TEST(Colonyrun, TwoNodesRestartTogether) {
+  const std::string port = std::to_string(colony::testing::free_port());
+  std::vector<std::pair<std::string, std::string>> env{{"COLONY_JOB_TOKEN", "two-node-restart-test"}};
+  const auto t0 = Clock::now();
+  // Rank 0 (node 0) fails on the first run; node 1's workers succeed, and still run again with it.
+  auto node = [&](int k) {
+    return start(colonyrun({"--nnodes=2", "--node_rank=" + std::to_string(k), "--nproc_per_node=2",
+                            "--master_port=" + port, "--max_restarts=1", "--grace=1"},
+                           {kWorker, "fail_first_run"}),
+                 env);
+  };
+  Process node1 = node(1);
+  Process node0 = node(0);
+  Outcome r0 = finish(node0, 60, t0), r1 = finish(node1, 60, t0);
+  EXPECT_EQ(r0.code, 0) << r0.output;
+  EXPECT_EQ(r1.code, 0) << r1.output;
+  EXPECT_TRUE(has(r0.output, "restarting the workers (1 of 1)")) << r0.output;
+  EXPECT_TRUE(has(r1.output, "restarting the workers (1 of 1)")) << r1.output;
+  EXPECT_TRUE(has(r0.output, "[rank 0] run 1 ok")) << r0.output;
+  EXPECT_TRUE(has(r1.output, "[rank 2] run 1 ok")) << r1.output;
+  EXPECT_TRUE(has(r1.output, "[rank 3] run 1 ok")) << r1.output;
+}
+
 TEST(Colonyrun, BadFlagsAreExplained) {
   Outcome r = run({"--nproc_per_node=0"}, {kWorker, "env"});
   EXPECT_EQ(r.code, 2);
