@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   app.add_option("--node_rank", o.node_rank, "this node's index, 0..nnodes-1 (node 0 hosts the store)");
   app.add_option("--master_addr", o.master_addr, "address of node 0");
   app.add_option("--master_port", o.master_port, "port of the job's store on node 0 (0: pick a free one, one node)");
-  app.add_option("--max_restarts", o.max_restarts, "restart the whole group this many times after a failure (one node)");
+  app.add_option("--max_restarts", o.max_restarts, "restart the whole group (every node) this many times after a failure");
   app.add_option("--log_dir", o.log_dir, "write each rank's output to LOG_DIR/rank_<R>.log instead of prefixing it");
   app.add_option("--grace", grace_s, "seconds between SIGTERM and SIGKILL when stopping workers");
   std::string program;
