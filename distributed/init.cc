@@ -76,13 +76,8 @@ std::string failure_report(int rank, std::exception_ptr e) {
   try {
     if (e) std::rethrow_exception(e);
   } catch (const CollectiveError& c) {
-    const std::vector<int>& lost = c.unreachable();
-    if (!lost.empty()) {
-      std::string who;
-      for (size_t i = 0; i < lost.size(); ++i) who += (i ? ", " : "") + std::to_string(lost[i]);
-      return (lost.size() == 1 ? "rank " : "ranks ") + who + (lost.size() == 1 ? " is" : " are") +
-             " unreachable (seen by rank " + std::to_string(rank) + ": " + c.what() + ")";
-    }
+    if (!c.unreachable().empty())
+      return unreachable_phrase(c.unreachable()) + " (seen by rank " + std::to_string(rank) + ": " + c.what() + ")";
   } catch (...) {
   }
   return "rank " + std::to_string(rank) + " failed: " + exception_message(e);

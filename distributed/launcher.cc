@@ -206,9 +206,6 @@ void signal_all(std::vector<Worker>& workers, int sig) {
     if (!w.done && w.pid > 0) killpg(w.pid, sig);
 }
 
-// Runs one generation of the local workers to the end. Returns the launcher's exit status (0 when
-// every worker succeeded); `restartable` tells whether a worker failure (not a signal to the
-// launcher) ended it.
 // Whether an abort message ("rank 3 failed: ...", "rank 3 (pid 42) exited with code 1") is about `rank`.
 bool names_rank(const std::string& message, int rank) {
   const std::string prefix = "rank " + std::to_string(rank);
@@ -216,6 +213,9 @@ bool names_rank(const std::string& message, int rank) {
          (message.size() == prefix.size() || message[prefix.size()] == ' ' || message[prefix.size()] == ':');
 }
 
+// Runs one generation of the local workers to the end. Returns the launcher's exit status (0 when
+// every worker succeeded); `restartable` tells whether a worker failure (not a signal to the
+// launcher) ended it.
 int run_generation(const LaunchOptions& o, const Job& job, TCPStore& store, int restart, bool& restartable) {
   std::vector<Worker> workers(o.nproc_per_node);
   for (int i = 0; i < o.nproc_per_node; ++i) {

@@ -28,6 +28,8 @@ namespace colony::dist {
 
 enum class ReduceOp { kSum, kAvg, kMax, kMin };
 const char* reduce_op_name(ReduceOp op);
+// "rank 2 is unreachable", "ranks 1, 3 are unreachable".
+std::string unreachable_phrase(const std::vector<int>& ranks);
 
 // A collective that failed for a reason other than its timeout (that one is TimeoutError, from
 // store.h): ranks called different collectives, a peer is unreachable, or the group was aborted.

@@ -352,15 +352,11 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
           TimeoutError(w.name() + " timed out after " + ms_str(w.timeout()) + " " + stage + " (" + what + ")"));
     }
     if (lost.empty() && context) lost = gloo_detail::broken_peers(*context);
-    std::string who;
-    for (size_t i = 0; i < lost.size(); ++i) who += (i ? ", " : "") + std::to_string(lost[i]);
     if (lost.empty())
       return std::make_exception_ptr(CollectiveError(w.name() + " failed: " + what));
-    return std::make_exception_ptr(
-        CollectiveError(w.name() + " failed: " + (lost.size() == 1 ? "rank " : "ranks ") + who +
-                            (lost.size() == 1 ? " is" : " are") +
-                            " unreachable (exited, crashed or closed its connections: " + what + ")",
-                        lost));
+    return std::make_exception_ptr(CollectiveError(
+        w.name() + " failed: " + unreachable_phrase(lost) + " (exited, crashed or closed its connections: " + what + ")",
+        lost));
   }
 };
 
