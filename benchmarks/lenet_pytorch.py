@@ -32,6 +32,18 @@ class LeNet(nn.Module):
         return self.fc3(x)
 
 
+def time_steps(model, opt, data, target, steps, warmup):
+    """Seconds that `steps` training steps take after `warmup` untimed ones, cycling the batches."""
+    for i in range(warmup + steps):
+        if i == warmup:
+            start = time.perf_counter()
+        opt.zero_grad()
+        loss = F.cross_entropy(model(data[i % len(data)]), target[i % len(target)])
+        loss.backward()
+        opt.step()
+    return time.perf_counter() - start
+
+
 def bench(batch, threads, steps, warmup):
     torch.set_num_threads(threads)
     torch.manual_seed(0)
@@ -39,14 +51,7 @@ def bench(batch, threads, steps, warmup):
     opt = torch.optim.SGD(model.parameters(), lr=0.001, momentum=0.9)
     data = torch.randn(16, batch, 3, 32, 32)
     target = torch.randint(0, 10, (16, batch))
-    for i in range(warmup + steps):
-        if i == warmup:
-            start = time.perf_counter()
-        opt.zero_grad()
-        loss = F.cross_entropy(model(data[i % 16]), target[i % 16])
-        loss.backward()
-        opt.step()
-    return batch * steps / (time.perf_counter() - start)
+    return batch * steps / time_steps(model, opt, data, target, steps, warmup)
 
 
 def main():

@@ -14,15 +14,13 @@ import argparse
 import os
 import socket
 import statistics
-import time
 
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
-import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
 
-from lenet_pytorch import LeNet
+from lenet_pytorch import LeNet, time_steps
 
 
 def train(rank, world, port, batch, steps, warmup, out):
@@ -39,14 +37,7 @@ def train(rank, world, port, batch, steps, warmup, out):
     g = torch.Generator().manual_seed(rank)
     data = torch.randn(16, batch, 3, 32, 32, generator=g)
     target = torch.randint(0, 10, (16, batch), generator=g)
-    for i in range(warmup + steps):
-        if i == warmup:
-            start = time.perf_counter()
-        opt.zero_grad()
-        loss = F.cross_entropy(model(data[i % 16]), target[i % 16])
-        loss.backward()
-        opt.step()
-    seconds = time.perf_counter() - start
+    seconds = time_steps(model, opt, data, target, steps, warmup)
     if world > 1:
         # The job's throughput: every rank's images over the slowest rank's time, as colonyrun's.
         t = torch.tensor([seconds])

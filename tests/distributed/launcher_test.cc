@@ -14,6 +14,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "tests/multiprocess.h"
@@ -199,17 +200,26 @@ TEST(Colonyrun, RestartedGroupResumesFromItsCheckpointAndEndsWhereAnUnbrokenRunD
   EXPECT_EQ(weights(restarted.output), weights(unbroken.output));
 }
 
-TEST(Colonyrun, TwoLaunchersWithTwoNodesFormOneJob) {
+// Two launchers on 127.0.0.1 forming one job of two nodes with two workers each (node 1 starts
+// first, so it waits for node 0's store); `extra` flags go to both. Returns node 0's and node 1's.
+std::pair<Outcome, Outcome> run_two_nodes(const std::vector<std::string>& extra, const std::vector<std::string>& program,
+                                          const std::string& token) {
   const std::string port = std::to_string(colony::testing::free_port());
-  std::vector<std::pair<std::string, std::string>> env{{"COLONY_JOB_TOKEN", "two-node-test"}};
   const auto t0 = Clock::now();
-  Process node1 = start(colonyrun({"--nnodes=2", "--node_rank=1", "--nproc_per_node=2", "--master_port=" + port},
-                                  {kWorker, "allreduce"}),
-                        env);
-  Process node0 = start(colonyrun({"--nnodes=2", "--node_rank=0", "--nproc_per_node=2", "--master_port=" + port},
-                                  {kWorker, "allreduce"}),
-                        env);
+  auto node = [&](int k) {
+    std::vector<std::string> flags{"--nnodes=2", "--node_rank=" + std::to_string(k), "--nproc_per_node=2",
+                                   "--master_port=" + port};
+    flags.insert(flags.end(), extra.begin(), extra.end());
+    return start(colonyrun(flags, program), {{"COLONY_JOB_TOKEN", token}});
+  };
+  Process node1 = node(1);
+  Process node0 = node(0);
   Outcome r0 = finish(node0, 60, t0), r1 = finish(node1, 60, t0);
+  return {r0, r1};
+}
+
+TEST(Colonyrun, TwoLaunchersWithTwoNodesFormOneJob) {
+  auto [r0, r1] = run_two_nodes({}, {kWorker, "allreduce"}, "two-node-test");
   ASSERT_EQ(r0.code, 0) << r0.output;
   ASSERT_EQ(r1.code, 0) << r1.output;
   // Ranks 0+1+2+3 = 6 over a world of 4, node 1 holding ranks 2 and 3.
@@ -220,16 +230,7 @@ TEST(Colonyrun, TwoLaunchersWithTwoNodesFormOneJob) {
 }
 
 TEST(Colonyrun, EveryNodeNamesTheJobsFirstFailure) {
-  const std::string port = std::to_string(colony::testing::free_port());
-  std::vector<std::pair<std::string, std::string>> env{{"COLONY_JOB_TOKEN", "two-node-failure-test"}};
-  const auto t0 = Clock::now();
-  Process node1 = start(colonyrun({"--nnodes=2", "--node_rank=1", "--nproc_per_node=2", "--master_port=" + port},
-                                  {kWorker, "fail_rank", "1"}),
-                        env);
-  Process node0 = start(colonyrun({"--nnodes=2", "--node_rank=0", "--nproc_per_node=2", "--master_port=" + port},
-                                  {kWorker, "fail_rank", "1"}),
-                        env);
-  Outcome r0 = finish(node0, 60, t0), r1 = finish(node1, 60, t0);
+  auto [r0, r1] = run_two_nodes({}, {kWorker, "fail_rank", "1"}, "two-node-failure-test");
   EXPECT_EQ(r0.code, 3) << r0.output;
   EXPECT_NE(r1.code, 0) << r1.output;
   EXPECT_TRUE(has(r0.output, "colonyrun: the job failed: rank 1 (local rank 1) exited with code 3 first")) << r0.output;
@@ -240,19 +241,8 @@ TEST(Colonyrun, EveryNodeNamesTheJobsFirstFailure) {
 }
 
 TEST(Colonyrun, TwoNodesRestartTogether) {
-  const std::string port = std::to_string(colony::testing::free_port());
-  std::vector<std::pair<std::string, std::string>> env{{"COLONY_JOB_TOKEN", "two-node-restart-test"}};
-  const auto t0 = Clock::now();
   // Rank 0 (node 0) fails on the first run; node 1's workers succeed, and still run again with it.
-  auto node = [&](int k) {
-    return start(colonyrun({"--nnodes=2", "--node_rank=" + std::to_string(k), "--nproc_per_node=2",
-                            "--master_port=" + port, "--max_restarts=1", "--grace=1"},
-                           {kWorker, "fail_first_run"}),
-                 env);
-  };
-  Process node1 = node(1);
-  Process node0 = node(0);
-  Outcome r0 = finish(node0, 60, t0), r1 = finish(node1, 60, t0);
+  auto [r0, r1] = run_two_nodes({"--max_restarts=1", "--grace=1"}, {kWorker, "fail_first_run"}, "two-node-restart-test");
   EXPECT_EQ(r0.code, 0) << r0.output;
   EXPECT_EQ(r1.code, 0) << r1.output;
   EXPECT_TRUE(has(r0.output, "restarting the workers (1 of 1)")) << r0.output;
