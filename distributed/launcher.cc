@@ -321,10 +321,29 @@ void start_generation(const LaunchOptions& o, TCPStore& store, int restart) {
   const std::string go = "colony/launcher/start/" + std::to_string(restart);
   if (o.node_rank == 0) {
     store.delete_key("colony/abort");
-    store.set(go, std::string("1"));
+    if (o.nnodes > 1) store.set(go, std::string("1"));
   } else {
     store.wait({go}, std::chrono::minutes(5));
   }
+}
+
+// Waits until every node has posted its key. Workers that succeeded here may wait for as long as
+// the others train; once the job is failing (`failed_here`, or the abort flag) every node's
+// workers stop within seconds, so it waits at most `patience` from the call. False when it gave
+// up, a signal came, or the store is gone.
+bool wait_for_every_node(TCPStore& store, const std::vector<std::string>& keys, bool failed_here,
+                         std::chrono::milliseconds patience) {
+  const auto give_up = Clock::now() + patience;
+  try {
+    while (!store.check(keys)) {
+      if (g_signal != 0) return false;
+      if ((failed_here || store.check({"colony/abort"})) && Clock::now() >= give_up) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  } catch (const std::exception&) {
+    return false;
+  }
+  return true;
 }
 
 // Whether the whole group starts again after generation `restart`, decided alike on every node:
@@ -339,20 +358,8 @@ bool restart_everywhere(const LaunchOptions& o, TCPStore& store, int restart, in
   store.set(prefix + std::to_string(o.node_rank), std::to_string(code) + " " + (restartable || code == 0 ? "1" : "0"));
   std::vector<std::string> keys;
   for (int k = 0; k < o.nnodes; ++k) keys.push_back(prefix + std::to_string(k));
-  // Workers that succeeded here may wait for as long as the others train; once the job is
-  // failing every node's workers stop within seconds plus the SIGKILL grace.
-  const auto give_up = Clock::now() + o.grace + std::chrono::seconds(60);
-  try {
-    while (!store.check(keys)) {
-      if (g_signal != 0) return false;
-      if ((code != 0 || store.check({"colony/abort"})) && Clock::now() >= give_up) {
-        std::fprintf(stderr, "colonyrun: not restarting: a node did not report how its workers ended\n");
-        return false;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "colonyrun: not restarting: %s\n", e.what());
+  if (!wait_for_every_node(store, keys, code != 0, o.grace + std::chrono::seconds(60))) {
+    if (g_signal == 0) std::fprintf(stderr, "colonyrun: not restarting: a node did not report how its workers ended\n");
     return false;
   }
   bool failed = false, can_restart = true;
@@ -456,22 +463,13 @@ int launch(const LaunchOptions& options) {
     std::fprintf(stderr, "colonyrun: restarting the workers (%d of %d)\n", restart + 1, o.max_restarts);
   }
   // The store lives in node 0's launcher: it stays up until every node's workers are done, so
-  // that the others can still read the job's abort flag (its first failure) as they stop. After
-  // a failure the other nodes' workers stop within seconds; a node that never reports is not
-  // waited for beyond that.
+  // that the others can still read the job's abort flag (its first failure) as they stop; a node
+  // that never reports is not waited for long once the job is failing.
   store->set("colony/launcher/done/" + std::to_string(o.node_rank), std::to_string(code));
   if (o.node_rank == 0 && o.nnodes > 1) {
     std::vector<std::string> keys;
     for (int k = 0; k < o.nnodes; ++k) keys.push_back("colony/launcher/done/" + std::to_string(k));
-    const auto give_up = Clock::now() + o.grace + std::chrono::seconds(15);
-    try {
-      while (g_signal == 0 && !store->check(keys)) {
-        const bool failing = code != 0 || store->check({"colony/abort"});
-        if (failing && Clock::now() >= give_up) break;
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      }
-    } catch (const std::exception&) {
-    }
+    wait_for_every_node(*store, keys, code != 0, o.grace + std::chrono::seconds(15));
   }
   return code;
 }
