@@ -33,6 +33,7 @@ struct Flags {
   bool benchmark = false;
   int warmup_steps = 20;
   int accum_steps = 1;
+  double bucket_cap_mb = 25, first_bucket_cap_mb = 1;  // DistributedDataParallelOptions' defaults
 };
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -82,6 +83,12 @@ int main(int argc, char** argv) {
   app.add_option("--accum_steps", f.accum_steps,
                  "micro-batches per optimizer step (gradient accumulation; only the last one communicates)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--bucket_cap_mb", f.bucket_cap_mb, "all-reduce bucket size cap in MiB (DDP's bucket_cap_mb)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--first_bucket_cap_mb", f.first_bucket_cap_mb,
+                 "cap of the first bucket, whose all-reduce starts earliest in backward (LeNet's 242 KiB of "
+                 "gradients fit in the default 1 MiB: set less to overlap communication with backward)")
+      ->check(CLI::PositiveNumber);
   CLI11_PARSE(app, argc, argv);
   // `bazel run` starts programs in their runfiles tree; relative paths mean the caller's folder.
   if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {
@@ -97,7 +104,8 @@ int main(int argc, char** argv) {
 
     auto model = std::make_shared<lenet::LeNet>();
     model->to(dev);
-    auto ddp = std::make_shared<dist::DistributedDataParallel>(model);
+    auto ddp = std::make_shared<dist::DistributedDataParallel>(
+        model, dist::DistributedDataParallelOptions().bucket_cap_mb(f.bucket_cap_mb).first_bucket_cap_mb(f.first_bucket_cap_mb));
     optim::SGD opt(ddp->parameters(), optim::SGDOptions(f.lr).momentum(f.momentum));
 
     // CIFAR-10 when it is on disk, else the synthetic set (same shapes, 50,000 / 10,000 images).

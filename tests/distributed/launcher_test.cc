@@ -298,4 +298,26 @@ TEST(Colonyrun, LenetExampleTrainsOnTwoRanksWithAccumulation) {
   EXPECT_TRUE(has(again.output, "ddp_ckpt.safetensors at epoch 0, step 20")) << again.output;
 }
 
+// --first_bucket_cap_mb reaches DistributedDataParallel: LeNet's gradients (fc3 and fc2 first,
+// 43 KiB; then fc1 and the convolutions, 198 KiB) go into two buckets instead of one, each with
+// its own all-reduce in the timeline, and the benchmark reports how much of it overlapped.
+TEST(Colonyrun, LenetBenchmarkSplitsGradientsAtTheFirstBucketCap) {
+  const std::string trace = ::testing::TempDir() + "/lenet_buckets{rank}.json";
+  Outcome r = finish(start(colonyrun({"--nproc_per_node=2", "--master_port=0"},
+                                     {"examples/lenet_cifar10/lenet_cifar10", "--benchmark", "--max_steps", "12",
+                                      "--warmup_steps", "2", "--workers", "0", "--threads", "1",
+                                      "--first_bucket_cap_mb", "0.05"}),
+                           {{"COLONY_TRACE", trace}}),
+                     120);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "[rank 0] images_per_s=")) << r.output;
+  EXPECT_TRUE(has(r.output, "hidden_behind_backward=")) << r.output;
+  std::ifstream in(::testing::TempDir() + "/lenet_buckets0.json");
+  std::stringstream json;
+  json << in.rdbuf();
+  EXPECT_TRUE(has(json.str(), "allreduce bucket 0 (43 KiB)")) << json.str().substr(0, 2000);
+  EXPECT_TRUE(has(json.str(), "allreduce bucket 1 (198 KiB)")) << json.str().substr(0, 2000);
+  EXPECT_FALSE(has(json.str(), "allreduce bucket 2")) << json.str().substr(0, 2000);
+}
+
 }  // namespace
