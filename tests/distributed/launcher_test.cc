@@ -298,15 +298,16 @@ TEST(Colonyrun, LenetExampleTrainsOnTwoRanksWithAccumulation) {
   EXPECT_TRUE(has(again.output, "ddp_ckpt.safetensors at epoch 0, step 20")) << again.output;
 }
 
-// --first_bucket_cap_mb reaches DistributedDataParallel: LeNet's gradients (fc3 and fc2 first,
-// 43 KiB; then fc1 and the convolutions, 198 KiB) go into two buckets instead of one, each with
-// its own all-reduce in the timeline, and the benchmark reports how much of it overlapped.
-TEST(Colonyrun, LenetBenchmarkSplitsGradientsAtTheFirstBucketCap) {
+// --first_bucket_cap_mb and --bucket_cap_mb reach DistributedDataParallel. LeNet's 242 KiB of
+// gradients fit in one default bucket; with a 0.05 MiB first bucket and 0.1 MiB after it they go
+// into three (fc3 and fc2: 43 KiB; fc1's weight alone, larger than the cap: 187 KiB; the rest),
+// each with its own all-reduce in the timeline, and the benchmark reports how much overlapped.
+TEST(Colonyrun, LenetBenchmarkSplitsGradientsAtTheBucketCaps) {
   const std::string trace = ::testing::TempDir() + "/lenet_buckets{rank}.json";
   Outcome r = finish(start(colonyrun({"--nproc_per_node=2", "--master_port=0"},
                                      {"examples/lenet_cifar10/lenet_cifar10", "--benchmark", "--max_steps", "12",
                                       "--warmup_steps", "2", "--workers", "0", "--threads", "1",
-                                      "--first_bucket_cap_mb", "0.05"}),
+                                      "--first_bucket_cap_mb", "0.05", "--bucket_cap_mb", "0.1"}),
                            {{"COLONY_TRACE", trace}}),
                      120);
   ASSERT_EQ(r.code, 0) << r.output;
@@ -315,9 +316,11 @@ TEST(Colonyrun, LenetBenchmarkSplitsGradientsAtTheFirstBucketCap) {
   std::ifstream in(::testing::TempDir() + "/lenet_buckets0.json");
   std::stringstream json;
   json << in.rdbuf();
-  EXPECT_TRUE(has(json.str(), "allreduce bucket 0 (43 KiB)")) << json.str().substr(0, 2000);
-  EXPECT_TRUE(has(json.str(), "allreduce bucket 1 (198 KiB)")) << json.str().substr(0, 2000);
-  EXPECT_FALSE(has(json.str(), "allreduce bucket 2")) << json.str().substr(0, 2000);
+  const std::string head = json.str().substr(0, 2000);
+  EXPECT_TRUE(has(json.str(), "allreduce bucket 0 (43 KiB)")) << head;
+  EXPECT_TRUE(has(json.str(), "allreduce bucket 1 (187 KiB)")) << head;
+  EXPECT_TRUE(has(json.str(), "allreduce bucket 2 (11 KiB)")) << head;
+  EXPECT_FALSE(has(json.str(), "allreduce bucket 3")) << head;
 }
 
 }  // namespace
