@@ -10,6 +10,6 @@
 #include "nn/nn.h"
 #include "optim/optim.h"
 #include "tensor/cuda.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"

@@ -1,5 +1,5 @@
 // Broadcasting arithmetic of two operands. A broadcast operand's gradient is summed back to its
-// own shape (ops::sum_to); the engine casts it to the operand's dtype.
+// own shape (raw::sum_to); the engine casts it to the operand's dtype.
 #include <cmath>
 
 #include "autograd/op_util.h"
@@ -15,20 +15,20 @@ using autograd::detail::Grads;
 using autograd::detail::Needs;
 using autograd::detail::save_if;
 using autograd::detail::scalar_like;
-using ops::BinaryOp;
+using raw::BinaryOp;
 
-Tensor reduce_to(const Tensor& g, const Shape& shape) { return g.sizes() == shape ? g : ops::sum_to(g, shape); }
+Tensor reduce_to(const Tensor& g, const Shape& shape) { return g.sizes() == shape ? g : raw::sum_to(g, shape); }
 
 
 // Gradient for one input of maximum/minimum: g where the input won, g/2 on ties, 0 where it lost.
 Tensor extremum_grad(const Tensor& g, const Tensor& self, const Tensor& other, BinaryOp loses) {
   Tensor zero = scalar_like(0.0, g);
-  Tensor half = ops::where(ops::binary(BinaryOp::Eq, self, other), ops::mul(g, 0.5), g);
-  return reduce_to(ops::where(ops::binary(loses, self, other), zero, half), self.sizes());
+  Tensor half = raw::where(raw::binary(BinaryOp::Eq, self, other), raw::mul(g, 0.5), g);
+  return reduce_to(raw::where(raw::binary(loses, self, other), zero, half), self.sizes());
 }
 
 Tensor extremum(BinaryOp op, const char* name, const Tensor& a, const Tensor& b) {
-  Tensor out = ops::binary(op, a, b);
+  Tensor out = raw::binary(op, a, b);
   if (autograd::needs_grad(a, b)) {
     SavedTensor sa(a), sb(b);
     // An operand loses where it is below the other (maximum) or above it (minimum).
@@ -45,12 +45,12 @@ Tensor extremum(BinaryOp op, const char* name, const Tensor& a, const Tensor& b)
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b, double alpha) {
-  Tensor out = alpha == 1.0 ? ops::add(a, b) : ops::add(a, b, alpha);
+  Tensor out = alpha == 1.0 ? raw::add(a, b) : raw::add(a, b, alpha);
   if (autograd::needs_grad(a, b)) {
     Shape as = a.sizes(), bs = b.sizes();
     record("AddBackward", {a, b}, out, {}, [as, bs, alpha](const Grads& g, const Needs& needs) -> Grads {
       Tensor gb;
-      if (needs[1]) gb = reduce_to(alpha == 1.0 ? g[0] : ops::mul(g[0], alpha), bs);
+      if (needs[1]) gb = reduce_to(alpha == 1.0 ? g[0] : raw::mul(g[0], alpha), bs);
       return {needs[0] ? reduce_to(g[0], as) : Tensor(), gb};
     });
   }
@@ -58,12 +58,12 @@ Tensor add(const Tensor& a, const Tensor& b, double alpha) {
 }
 
 Tensor sub(const Tensor& a, const Tensor& b, double alpha) {
-  Tensor out = alpha == 1.0 ? ops::sub(a, b) : ops::add(a, b, -alpha);
+  Tensor out = alpha == 1.0 ? raw::sub(a, b) : raw::add(a, b, -alpha);
   if (autograd::needs_grad(a, b)) {
     Shape as = a.sizes(), bs = b.sizes();
     record("SubBackward", {a, b}, out, {}, [as, bs, alpha](const Grads& g, const Needs& needs) -> Grads {
       Tensor gb;
-      if (needs[1]) gb = reduce_to(ops::mul(g[0], -alpha), bs);
+      if (needs[1]) gb = reduce_to(raw::mul(g[0], -alpha), bs);
       return {needs[0] ? reduce_to(g[0], as) : Tensor(), gb};
     });
   }
@@ -71,14 +71,14 @@ Tensor sub(const Tensor& a, const Tensor& b, double alpha) {
 }
 
 Tensor mul(const Tensor& a, const Tensor& b) {
-  Tensor out = ops::mul(a, b);
+  Tensor out = raw::mul(a, b);
   if (autograd::needs_grad(a, b)) {
     SavedTensor sa = save_if(requires_grad_safe(b), a), sb = save_if(requires_grad_safe(a), b);
     Shape as = a.sizes(), bs = b.sizes();
     record("MulBackward", {a, b}, out, {sa, sb}, [sa, sb, as, bs](const Grads& g, const Needs& needs) -> Grads {
       Tensor ga, gb;
-      if (needs[0]) ga = reduce_to(ops::mul(g[0], sb.unpack()), as);
-      if (needs[1]) gb = reduce_to(ops::mul(g[0], sa.unpack()), bs);
+      if (needs[0]) ga = reduce_to(raw::mul(g[0], sb.unpack()), as);
+      if (needs[1]) gb = reduce_to(raw::mul(g[0], sa.unpack()), bs);
       return {ga, gb};
     });
   }
@@ -86,18 +86,18 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor div(const Tensor& a, const Tensor& b) {
-  Tensor out = ops::div(a, b);
+  Tensor out = raw::div(a, b);
   if (autograd::needs_grad(a, b)) {
     SavedTensor sa = save_if(requires_grad_safe(b), a), sb(b);
     Shape as = a.sizes();
     record("DivBackward", {a, b}, out, {sa, sb}, [sa, sb, as](const Grads& g, const Needs& needs) -> Grads {
       Tensor y = sb.unpack();
       Tensor ga, gb;
-      if (needs[0]) ga = reduce_to(ops::div(g[0], y), as);
+      if (needs[0]) ga = reduce_to(raw::div(g[0], y), as);
       if (needs[1]) {
         // d(a/b)/db = -a / b^2
         Tensor x = sa.unpack();
-        gb = reduce_to(ops::neg(ops::div(ops::mul(g[0], x), ops::mul(y, y))), y.sizes());
+        gb = reduce_to(raw::neg(raw::div(raw::mul(g[0], x), raw::mul(y, y))), y.sizes());
       }
       return {ga, gb};
     });
@@ -106,7 +106,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
 }
 
 Tensor add(const Tensor& a, double b) {
-  Tensor out = ops::add(a, b);
+  Tensor out = raw::add(a, b);
   if (autograd::needs_grad(a)) {
     record("AddBackward", {a}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0]}; });
   }
@@ -114,7 +114,7 @@ Tensor add(const Tensor& a, double b) {
 }
 
 Tensor sub(const Tensor& a, double b) {
-  Tensor out = ops::binary(BinaryOp::Sub, a, b);
+  Tensor out = raw::binary(BinaryOp::Sub, a, b);
   if (autograd::needs_grad(a)) {
     record("SubBackward", {a}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0]}; });
   }
@@ -122,58 +122,58 @@ Tensor sub(const Tensor& a, double b) {
 }
 
 Tensor rsub(const Tensor& a, double b) {
-  Tensor out = ops::binary(BinaryOp::Sub, b, a);
+  Tensor out = raw::binary(BinaryOp::Sub, b, a);
   if (autograd::needs_grad(a)) {
-    record("RsubBackward", {a}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {ops::neg(g[0])}; });
+    record("RsubBackward", {a}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {raw::neg(g[0])}; });
   }
   return out;
 }
 
 Tensor mul(const Tensor& a, double b) {
-  Tensor out = ops::mul(a, b);
+  Tensor out = raw::mul(a, b);
   if (autograd::needs_grad(a)) {
-    record("MulBackward", {a}, out, {}, [b](const Grads& g, const Needs&) -> Grads { return {ops::mul(g[0], b)}; });
+    record("MulBackward", {a}, out, {}, [b](const Grads& g, const Needs&) -> Grads { return {raw::mul(g[0], b)}; });
   }
   return out;
 }
 
 Tensor div(const Tensor& a, double b) {
-  Tensor out = ops::binary(BinaryOp::Div, a, b);
+  Tensor out = raw::binary(BinaryOp::Div, a, b);
   if (autograd::needs_grad(a)) {
     record("DivBackward", {a}, out, {},
-           [b](const Grads& g, const Needs&) -> Grads { return {ops::binary(BinaryOp::Div, g[0], b)}; });
+           [b](const Grads& g, const Needs&) -> Grads { return {raw::binary(BinaryOp::Div, g[0], b)}; });
   }
   return out;
 }
 
 Tensor rdiv(const Tensor& a, double b) {
-  Tensor out = ops::binary(BinaryOp::Div, b, a);
+  Tensor out = raw::binary(BinaryOp::Div, b, a);
   if (autograd::needs_grad(a)) {
     SavedTensor sa(a);
     record("RdivBackward", {a}, out, {sa}, [sa, b](const Grads& g, const Needs&) -> Grads {
       // d(b/a)/da = -b / a^2
       Tensor x = sa.unpack();
-      return {ops::mul(ops::div(g[0], ops::mul(x, x)), -b)};
+      return {raw::mul(raw::div(g[0], raw::mul(x, x)), -b)};
     });
   }
   return out;
 }
 
 Tensor pow(const Tensor& a, double exponent) {
-  Tensor out = ops::pow(a, exponent);
+  Tensor out = raw::pow(a, exponent);
   if (autograd::needs_grad(a)) {
     SavedTensor sa(a);
     record("PowBackward", {a}, out, {sa}, [sa, exponent](const Grads& g, const Needs&) -> Grads {
       Tensor x = sa.unpack();
-      if (exponent == 0.0) return {ops::zeros_like(x)};
-      return {ops::mul(ops::mul(g[0], ops::pow(x, exponent - 1.0)), exponent)};
+      if (exponent == 0.0) return {raw::zeros_like(x)};
+      return {raw::mul(raw::mul(g[0], raw::pow(x, exponent - 1.0)), exponent)};
     });
   }
   return out;
 }
 
 Tensor pow(const Tensor& a, const Tensor& exponent) {
-  Tensor out = ops::pow(a, exponent);
+  Tensor out = raw::pow(a, exponent);
   if (autograd::needs_grad(a, exponent)) {
     SavedTensor sa(a), sb(exponent), sy(out, /*is_output=*/true);
     record("PowBackward", {a, exponent}, out, {sa, sb, sy}, [sa, sb, sy](const Grads& g, const Needs& needs) -> Grads {
@@ -181,14 +181,14 @@ Tensor pow(const Tensor& a, const Tensor& exponent) {
       Tensor ga, ge;
       if (needs[0]) {
         // e * x^(e-1)
-        ga = reduce_to(ops::mul(g[0], ops::mul(e, ops::pow(x, ops::add(e, -1.0)))), x.sizes());
+        ga = reduce_to(raw::mul(g[0], raw::mul(e, raw::pow(x, raw::add(e, -1.0)))), x.sizes());
       }
       if (needs[1]) {
         // x^e * ln(x); where x == 0 and e >= 0 the limit is 0 (PyTorch masks the NaN/inf there).
-        Tensor val = ops::mul(g[0], ops::mul(sy.unpack(), ops::log(x)));
+        Tensor val = raw::mul(g[0], raw::mul(sy.unpack(), raw::log(x)));
         Tensor zero = scalar_like(0.0, val);
-        Tensor masked = ops::where(ops::binary(BinaryOp::Ge, e, 0.0), zero, val);
-        val = ops::where(ops::binary(BinaryOp::Eq, x, 0.0), masked, val);
+        Tensor masked = raw::where(raw::binary(BinaryOp::Ge, e, 0.0), zero, val);
+        val = raw::where(raw::binary(BinaryOp::Eq, x, 0.0), masked, val);
         ge = reduce_to(val, e.sizes());
       }
       return {ga, ge};
@@ -198,15 +198,15 @@ Tensor pow(const Tensor& a, const Tensor& exponent) {
 }
 
 Tensor pow(double base, const Tensor& exponent) {
-  Tensor out = ops::binary(BinaryOp::Pow, base, exponent);
+  Tensor out = raw::binary(BinaryOp::Pow, base, exponent);
   if (autograd::needs_grad(exponent)) {
     SavedTensor se(exponent), sy(out, /*is_output=*/true);
     record("PowBackward", {exponent}, out, {se, sy}, [se, sy, base](const Grads& g, const Needs&) -> Grads {
-      Tensor val = ops::mul(ops::mul(g[0], sy.unpack()), std::log(base));
+      Tensor val = raw::mul(raw::mul(g[0], sy.unpack()), std::log(base));
       if (base == 0.0) {
         // 0^e is constant 0 for e > 0 (and 1 at e == 0): PyTorch's gradient there is 0.
         Tensor e = se.unpack();
-        val = ops::where(ops::binary(BinaryOp::Ge, e, 0.0), scalar_like(0.0, val), val);
+        val = raw::where(raw::binary(BinaryOp::Ge, e, 0.0), scalar_like(0.0, val), val);
       }
       return {val};
     });
@@ -218,7 +218,7 @@ Tensor maximum(const Tensor& a, const Tensor& b) { return extremum(BinaryOp::Max
 Tensor minimum(const Tensor& a, const Tensor& b) { return extremum(BinaryOp::Minimum, "MinimumBackward", a, b); }
 
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
-  Tensor out = ops::where(cond, a, b);
+  Tensor out = raw::where(cond, a, b);
   if (autograd::needs_grad(a, b)) {
     SavedTensor sc(cond);
     Shape as = a.sizes(), bs = b.sizes();
@@ -226,8 +226,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
       Tensor c = sc.unpack();
       Tensor zero = scalar_like(0.0, g[0]);
       Tensor ga, gb;
-      if (needs[0]) ga = reduce_to(ops::where(c, g[0], zero), as);
-      if (needs[1]) gb = reduce_to(ops::where(c, zero, g[0]), bs);
+      if (needs[0]) ga = reduce_to(raw::where(c, g[0], zero), as);
+      if (needs[1]) gb = reduce_to(raw::where(c, zero, g[0]), bs);
       return {ga, gb};
     });
   }

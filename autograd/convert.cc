@@ -10,7 +10,7 @@ using autograd::detail::Grads;
 using autograd::detail::Needs;
 
 Tensor contiguous(const Tensor& t) {
-  Tensor out = ops::contiguous(t);
+  Tensor out = raw::contiguous(t);
   if (out.is_same(t)) return t;
   if (autograd::needs_grad(t)) {
     record("ContiguousBackward", {t}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0]}; });
@@ -19,7 +19,7 @@ Tensor contiguous(const Tensor& t) {
 }
 
 Tensor clone(const Tensor& t) {
-  Tensor out = ops::clone(t);
+  Tensor out = raw::clone(t);
   if (autograd::needs_grad(t)) {
     record("CloneBackward", {t}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0]}; });
   }
@@ -27,21 +27,21 @@ Tensor clone(const Tensor& t) {
 }
 
 Tensor to(const Tensor& t, Device device, DType dtype, bool non_blocking) {
-  Tensor out = ops::to(t, device, dtype, non_blocking);
+  Tensor out = raw::to(t, device, dtype, non_blocking);
   if (out.is_same(t)) return t;
   // A cast to an integral type ends the graph, as in PyTorch.
   if (is_floating(dtype) && autograd::needs_grad(t)) {
     Device in_device = t.device();
     DType in_dtype = t.dtype();
     record("ToCopyBackward", {t}, out, {}, [in_device, in_dtype](const Grads& g, const Needs&) -> Grads {
-      return {ops::to(g[0], in_device, in_dtype)};
+      return {raw::to(g[0], in_device, in_dtype)};
     });
   }
   return out;
 }
 
 Tensor pin_memory(const Tensor& t) {
-  Tensor out = ops::pin_memory(t);
+  Tensor out = raw::pin_memory(t);
   if (out.is_same(t)) return t;
   if (autograd::needs_grad(t)) {
     record("PinMemoryBackward", {t}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0]}; });
@@ -49,6 +49,6 @@ Tensor pin_memory(const Tensor& t) {
   return out;
 }
 
-Tensor detach(const Tensor& t) { return ops::alias(t); }
+Tensor detach(const Tensor& t) { return raw::alias(t); }
 
 }  // namespace colony

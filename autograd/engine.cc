@@ -9,7 +9,7 @@
 #include "autograd/accumulate_grad.h"
 #include "autograd/function_node.h"
 #include "tensor/grad_mode.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::autograd {
 namespace {
@@ -66,7 +66,7 @@ void prepare_roots(const std::vector<Tensor>& tensors, const std::vector<Tensor>
         throw std::runtime_error("grad can be implicitly created only for scalar outputs, got shape " +
                                  shape_str(t.sizes()));
       }
-      g = ops::ones_like(t);
+      g = raw::ones_like(t);
     } else {
       if (g.sizes() != t.sizes()) {
         throw std::invalid_argument("Mismatch in shape: grad_output[" + std::to_string(i) + "] has a shape of " +
@@ -77,7 +77,7 @@ void prepare_roots(const std::vector<Tensor>& tensors, const std::vector<Tensor>
         throw std::invalid_argument("backward: grad_output[" + std::to_string(i) + "] is on " + g.device().str() +
                                     " but output[" + std::to_string(i) + "] is on " + t.device().str());
       }
-      if (g.dtype() != t.dtype()) g = ops::to(g, t.device(), t.dtype());
+      if (g.dtype() != t.dtype()) g = raw::to(g, t.device(), t.dtype());
     }
     edges.push_back(gradient_edge(t));
     grads.push_back(std::move(g));
@@ -171,7 +171,7 @@ class Execution {
     std::vector<Tensor>& buf = buffers_[e.fn.get()];
     if (buf.empty()) buf.resize(e.fn->num_outputs());
     Tensor& slot = buf.at(e.input_nr);
-    slot = slot.defined() ? ops::add(slot, grad) : std::move(grad);
+    slot = slot.defined() ? raw::add(slot, grad) : std::move(grad);
   }
 
   // Casts a gradient to the dtype of the tensor it belongs to; a wrong shape or device is a bug in
@@ -186,7 +186,7 @@ class Execution {
       throw std::logic_error(producer->name() + " returned a gradient on " + g.device().str() + " for input " +
                              std::to_string(input) + ", which is on " + want.device.str());
     }
-    if (g.dtype() != want.dtype) g = ops::to(g, want.device, want.dtype);
+    if (g.dtype() != want.dtype) g = raw::to(g, want.device, want.dtype);
     return g;
   }
 
@@ -222,7 +222,7 @@ class Execution {
       for (size_t i = 0; i < grads.size(); ++i) {
         if (grads[i].defined()) continue;
         const TensorMeta& m = node->outputs[i];
-        grads[i] = ops::zeros(m.shape, TensorOptions(m.dtype).device(m.device));
+        grads[i] = raw::zeros(m.shape, TensorOptions(m.dtype).device(m.device));
       }
       outputs = node->apply(std::move(grads));
       if (!retain_graph_) node->release_saved();

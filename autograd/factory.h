@@ -1,4 +1,4 @@
-// Factory functions in namespace colony: the tensor/ops.h factories plus TensorOptions::requires_grad,
+// Factory functions in namespace colony: the tensor/raw_ops.h factories plus TensorOptions::requires_grad,
 // so a user writes colony::randn({3, 4}, TensorOptions().requires_grad(true)).
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony {
 
@@ -18,76 +18,76 @@ inline Tensor with_grad(Tensor t, const TensorOptions& opts) {
 }  // namespace detail
 
 inline Tensor empty(const Shape& shape, const TensorOptions& opts = {}) {
-  return detail::with_grad(ops::empty(shape, opts), opts);
+  return detail::with_grad(raw::empty(shape, opts), opts);
 }
 inline Tensor empty_strided(const Shape& shape, const Shape& strides, const TensorOptions& opts = {}) {
-  return detail::with_grad(ops::empty_strided(shape, strides, opts), opts);
+  return detail::with_grad(raw::empty_strided(shape, strides, opts), opts);
 }
 inline Tensor zeros(const Shape& shape, const TensorOptions& opts = {}) {
-  return detail::with_grad(ops::zeros(shape, opts), opts);
+  return detail::with_grad(raw::zeros(shape, opts), opts);
 }
 inline Tensor ones(const Shape& shape, const TensorOptions& opts = {}) {
-  return detail::with_grad(ops::ones(shape, opts), opts);
+  return detail::with_grad(raw::ones(shape, opts), opts);
 }
 inline Tensor full(const Shape& shape, double value, const TensorOptions& opts = {}) {
-  return detail::with_grad(ops::full(shape, value, opts), opts);
+  return detail::with_grad(raw::full(shape, value, opts), opts);
 }
 // The *_like functions copy shape, dtype and device; the result never requires grad (as in PyTorch
 // without requires_grad=True).
-inline Tensor empty_like(const Tensor& t) { return ops::empty_like(t); }
-inline Tensor zeros_like(const Tensor& t) { return ops::zeros_like(t); }
-inline Tensor ones_like(const Tensor& t) { return ops::ones_like(t); }
-inline Tensor full_like(const Tensor& t, double value) { return ops::full_like(t, value); }
+inline Tensor empty_like(const Tensor& t) { return raw::empty_like(t); }
+inline Tensor zeros_like(const Tensor& t) { return raw::zeros_like(t); }
+inline Tensor ones_like(const Tensor& t) { return raw::ones_like(t); }
+inline Tensor full_like(const Tensor& t, double value) { return raw::full_like(t, value); }
 inline Tensor scalar_tensor(double value, const TensorOptions& opts = {}) {
-  return detail::with_grad(ops::scalar_tensor(value, opts), opts);
+  return detail::with_grad(raw::scalar_tensor(value, opts), opts);
 }
 inline Tensor arange(double start, double end, double step = 1.0, std::optional<TensorOptions> opts = {}) {
-  Tensor t = ops::arange(start, end, step, opts);
+  Tensor t = raw::arange(start, end, step, opts);
   return opts ? detail::with_grad(t, *opts) : t;
 }
 inline Tensor arange(double end, std::optional<TensorOptions> opts = {}) {
-  Tensor t = ops::arange(end, opts);
+  Tensor t = raw::arange(end, opts);
   return opts ? detail::with_grad(t, *opts) : t;
 }
 inline Tensor linspace(double start, double end, int64_t steps, const TensorOptions& opts = {}) {
-  return detail::with_grad(ops::linspace(start, end, steps, opts), opts);
+  return detail::with_grad(raw::linspace(start, end, steps, opts), opts);
 }
 inline Tensor eye(int64_t n, int64_t m = -1, const TensorOptions& opts = {}) {
-  return detail::with_grad(ops::eye(n, m, opts), opts);
+  return detail::with_grad(raw::eye(n, m, opts), opts);
 }
 template <typename T>
 Tensor from_vector(const std::vector<T>& values, const Shape& shape = {}, const TensorOptions& opts = {}) {
-  return detail::with_grad(ops::from_vector<T>(values, shape, opts), opts);
+  return detail::with_grad(raw::from_vector<T>(values, shape, opts), opts);
 }
 inline Tensor tensor(std::initializer_list<double> values, const TensorOptions& opts = {}) {
-  return detail::with_grad(ops::tensor(values, opts), opts);
+  return detail::with_grad(raw::tensor(values, opts), opts);
 }
 inline Tensor tensor(std::initializer_list<std::initializer_list<double>> rows, const TensorOptions& opts = {}) {
-  return detail::with_grad(ops::tensor(rows, opts), opts);
+  return detail::with_grad(raw::tensor(rows, opts), opts);
 }
 inline Tensor from_blob(void* data, const Shape& shape, DType dtype, Device device = kCPU,
                         std::function<void(void*)> deleter = {}) {
-  return ops::from_blob(data, shape, dtype, device, std::move(deleter));
+  return raw::from_blob(data, shape, dtype, device, std::move(deleter));
 }
 inline Tensor from_blob(void* data, const Shape& shape, const Shape& strides, DType dtype, Device device = kCPU,
                         std::function<void(void*)> deleter = {}) {
-  return ops::from_blob(data, shape, strides, dtype, device, std::move(deleter));
+  return raw::from_blob(data, shape, strides, dtype, device, std::move(deleter));
 }
 
 inline Tensor rand(const Shape& shape, const TensorOptions& opts = {}, Generator* gen = nullptr) {
-  return detail::with_grad(ops::rand(shape, opts, gen), opts);
+  return detail::with_grad(raw::rand(shape, opts, gen), opts);
 }
 inline Tensor randn(const Shape& shape, const TensorOptions& opts = {}, Generator* gen = nullptr) {
-  return detail::with_grad(ops::randn(shape, opts, gen), opts);
+  return detail::with_grad(raw::randn(shape, opts, gen), opts);
 }
 inline Tensor randint(int64_t low, int64_t high, const Shape& shape, const TensorOptions& opts = TensorOptions(kInt64),
                       Generator* gen = nullptr) {
-  return ops::randint(low, high, shape, opts, gen);
+  return raw::randint(low, high, shape, opts, gen);
 }
 inline Tensor randperm(int64_t n, const TensorOptions& opts = TensorOptions(kInt64), Generator* gen = nullptr) {
-  return ops::randperm(n, opts, gen);
+  return raw::randperm(n, opts, gen);
 }
 // Not differentiable (a sample), as in PyTorch.
-inline Tensor bernoulli(const Tensor& p, Generator* gen = nullptr) { return ops::bernoulli(p, gen); }
+inline Tensor bernoulli(const Tensor& p, Generator* gen = nullptr) { return raw::bernoulli(p, gen); }
 
 }  // namespace colony

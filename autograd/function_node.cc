@@ -3,7 +3,7 @@
 #include <stdexcept>
 
 #include "autograd/accumulate_grad.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::autograd {
 
@@ -52,7 +52,7 @@ void attach(const std::shared_ptr<Node>& node, const std::vector<Tensor>& inputs
     Tensor& out = outputs[i];
     bool shared = out.grad_fn() != nullptr;
     for (const Tensor& in : inputs) shared = shared || out.is_same(in);
-    if (shared) out = ops::alias(out);
+    if (shared) out = raw::alias(out);
     AutogradMeta& meta = AutogradMetaAccess::get(out);
     meta.grad_fn = node;
     meta.output_nr = static_cast<int64_t>(i);

@@ -11,43 +11,43 @@ using autograd::detail::Grads;
 using autograd::detail::Needs;
 
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
-  Tensor out = ops::index_select(t, dim, index);
+  Tensor out = raw::index_select(t, dim, index);
   if (autograd::needs_grad(t)) {
     SavedTensor si(index);
     Shape in_shape = t.sizes();
     record("IndexSelectBackward", {t}, out, {si}, [si, in_shape, dim](const Grads& g, const Needs&) -> Grads {
-      return {ops::index_add(in_shape, dim, si.unpack(), g[0])};
+      return {raw::index_add(in_shape, dim, si.unpack(), g[0])};
     });
   }
   return out;
 }
 
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
-  Tensor out = ops::gather(t, dim, index);
+  Tensor out = raw::gather(t, dim, index);
   if (autograd::needs_grad(t)) {
     SavedTensor si(index);
     Shape in_shape = t.sizes();
     record("GatherBackward", {t}, out, {si}, [si, in_shape, dim](const Grads& g, const Needs&) -> Grads {
-      return {ops::scatter_add(in_shape, dim, si.unpack(), g[0])};
+      return {raw::scatter_add(in_shape, dim, si.unpack(), g[0])};
     });
   }
   return out;
 }
 
 Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src) {
-  Tensor out = ops::scatter_add(shape, dim, index, src);
+  Tensor out = raw::scatter_add(shape, dim, index, src);
   if (autograd::needs_grad(src)) {
     SavedTensor si(index);
     Shape src_shape = src.sizes();
     record("ScatterAddBackward", {src}, out, {si}, [si, dim, src_shape](const Grads& g, const Needs&) -> Grads {
       Tensor idx = si.unpack();
-      Tensor picked = ops::gather(g[0], dim, idx);
+      Tensor picked = raw::gather(g[0], dim, idx);
       if (picked.sizes() == src_shape) return {picked};
       // Only the index-shaped corner of src was read; the rest gets zero gradient.
       Tensor full = autograd::detail::zeros_of(src_shape, picked);
       Tensor corner = full;
-      for (int64_t d = 0; d < corner.dim(); ++d) corner = ops::narrow(corner, d, 0, idx.size(d));
-      ops::copy_(corner, picked);
+      for (int64_t d = 0; d < corner.dim(); ++d) corner = raw::narrow(corner, d, 0, idx.size(d));
+      raw::copy_(corner, picked);
       return {full};
     });
   }
@@ -55,16 +55,16 @@ Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const T
 }
 
 Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src) {
-  Tensor out = ops::index_add(shape, dim, index, src);
+  Tensor out = raw::index_add(shape, dim, index, src);
   if (autograd::needs_grad(src)) {
     SavedTensor si(index);
     record("IndexAddBackward", {src}, out, {si}, [si, dim](const Grads& g, const Needs&) -> Grads {
-      return {ops::index_select(g[0], dim, si.unpack())};
+      return {raw::index_select(g[0], dim, si.unpack())};
     });
   }
   return out;
 }
 
-Tensor one_hot(const Tensor& labels, int64_t num_classes) { return ops::one_hot(labels, num_classes); }
+Tensor one_hot(const Tensor& labels, int64_t num_classes) { return raw::one_hot(labels, num_classes); }
 
 }  // namespace colony

@@ -15,7 +15,7 @@ using autograd::detail::Needs;
 std::vector<Tensor> record_split(const char* name, const Tensor& t, std::vector<Tensor> pieces, int64_t dim) {
   if (autograd::needs_grad(t)) {
     int64_t d = wrap_dim(dim, t.dim(), name);
-    record(name, {t}, pieces, {}, [d](const Grads& g, const Needs&) -> Grads { return {ops::cat(g, d)}; });
+    record(name, {t}, pieces, {}, [d](const Grads& g, const Needs&) -> Grads { return {raw::cat(g, d)}; });
   }
   return pieces;
 }
@@ -23,7 +23,7 @@ std::vector<Tensor> record_split(const char* name, const Tensor& t, std::vector<
 }  // namespace
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
-  Tensor out = ops::cat(tensors, dim);
+  Tensor out = raw::cat(tensors, dim);
   if (autograd::needs_grad(tensors)) {
     int64_t d = wrap_dim(dim, out.dim(), "cat");
     std::vector<Shape> shapes;
@@ -40,7 +40,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
           continue;
         }
         int64_t len = shapes[i][d];
-        if (needs[i]) result[i] = ops::narrow(g[0], d, offset, len);
+        if (needs[i]) result[i] = raw::narrow(g[0], d, offset, len);
         offset += len;
       }
       return result;
@@ -50,14 +50,14 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
 }
 
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
-  Tensor out = ops::stack(tensors, dim);
+  Tensor out = raw::stack(tensors, dim);
   if (autograd::needs_grad(tensors)) {
     int64_t d = wrap_dim(dim, out.dim(), "stack");
     size_t n = tensors.size();
     record("StackBackward", tensors, out, {}, [d, n](const Grads& g, const Needs& needs) -> Grads {
       Grads result(n);
       for (size_t i = 0; i < n; ++i) {
-        if (needs[i]) result[i] = ops::select(g[0], d, static_cast<int64_t>(i));
+        if (needs[i]) result[i] = raw::select(g[0], d, static_cast<int64_t>(i));
       }
       return result;
     });
@@ -66,15 +66,15 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
 }
 
 std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim) {
-  return record_split("SplitBackward", t, ops::split(t, split_size, dim), dim);
+  return record_split("SplitBackward", t, raw::split(t, split_size, dim), dim);
 }
 
 std::vector<Tensor> split_with_sizes(const Tensor& t, const std::vector<int64_t>& sizes, int64_t dim) {
-  return record_split("SplitWithSizesBackward", t, ops::split_with_sizes(t, sizes, dim), dim);
+  return record_split("SplitWithSizesBackward", t, raw::split_with_sizes(t, sizes, dim), dim);
 }
 
 std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim) {
-  return record_split("ChunkBackward", t, ops::chunk(t, chunks, dim), dim);
+  return record_split("ChunkBackward", t, raw::chunk(t, chunks, dim), dim);
 }
 
 }  // namespace colony

@@ -49,7 +49,7 @@ bool is_transposed_contiguous(const Tensor& t) {
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
-  Tensor out = ops::mm(a, b);
+  Tensor out = raw::mm(a, b);
   if (autograd::needs_grad(a, b)) {
     SavedTensor sa = save_if(requires_grad_safe(b), a), sb = save_if(requires_grad_safe(a), b);
     // Each gradient comes in its input's layout: for an input that is a transposed contiguous
@@ -60,13 +60,13 @@ Tensor mm(const Tensor& a, const Tensor& b) {
     record("MmBackward", {a, b}, out, {sa, sb},
            [sa, sb, a_transposed, b_transposed](const Grads& g, const Needs& needs) -> Grads {
              Tensor ga, gb;
-             const Tensor gt = ops::transpose(g[0], 0, 1);
+             const Tensor gt = raw::transpose(g[0], 0, 1);
              if (needs[0])
-               ga = a_transposed ? ops::transpose(ops::mm(sb.unpack(), gt), 0, 1)  // (b gᵀ)ᵀ
-                                 : ops::mm(g[0], ops::transpose(sb.unpack(), 0, 1));
+               ga = a_transposed ? raw::transpose(raw::mm(sb.unpack(), gt), 0, 1)  // (b gᵀ)ᵀ
+                                 : raw::mm(g[0], raw::transpose(sb.unpack(), 0, 1));
              if (needs[1])
-               gb = b_transposed ? ops::transpose(ops::mm(gt, sa.unpack()), 0, 1)  // (gᵀ a)ᵀ
-                                 : ops::mm(ops::transpose(sa.unpack(), 0, 1), g[0]);
+               gb = b_transposed ? raw::transpose(raw::mm(gt, sa.unpack()), 0, 1)  // (gᵀ a)ᵀ
+                                 : raw::mm(raw::transpose(sa.unpack(), 0, 1), g[0]);
              return {ga, gb};
            });
   }
@@ -74,13 +74,13 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
-  Tensor out = ops::bmm(a, b);
+  Tensor out = raw::bmm(a, b);
   if (autograd::needs_grad(a, b)) {
     SavedTensor sa = save_if(requires_grad_safe(b), a), sb = save_if(requires_grad_safe(a), b);
     record("BmmBackward", {a, b}, out, {sa, sb}, [sa, sb](const Grads& g, const Needs& needs) -> Grads {
       Tensor ga, gb;
-      if (needs[0]) ga = ops::bmm(g[0], ops::transpose(sb.unpack(), 1, 2));
-      if (needs[1]) gb = ops::bmm(ops::transpose(sa.unpack(), 1, 2), g[0]);
+      if (needs[0]) ga = raw::bmm(g[0], raw::transpose(sb.unpack(), 1, 2));
+      if (needs[1]) gb = raw::bmm(raw::transpose(sa.unpack(), 1, 2), g[0]);
       return {ga, gb};
     });
   }
@@ -88,7 +88,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
-  if (!autograd::needs_grad(a, b)) return ops::matmul(a, b);
+  if (!autograd::needs_grad(a, b)) return raw::matmul(a, b);
   if (a.dim() == 0 || b.dim() == 0) {
     throw std::invalid_argument("matmul: both arguments need to be at least 1-D, got " + shape_str(a.sizes()) +
                                 " and " + shape_str(b.sizes()));

@@ -13,17 +13,17 @@ using autograd::detail::Needs;
 
 }  // namespace
 
-Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, ops::Int2 stride, ops::Int2 padding,
-              ops::Int2 dilation, int64_t groups) {
-  Tensor out = ops::conv2d(input, weight, bias, stride, padding, dilation, groups);
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, raw::Int2 stride, raw::Int2 padding,
+              raw::Int2 dilation, int64_t groups) {
+  Tensor out = raw::conv2d(input, weight, bias, stride, padding, dilation, groups);
   if (!autograd::needs_grad(input, weight, bias)) return out;
-  ops::Conv2dParams params{stride, padding, dilation, groups};
+  raw::Conv2dParams params{stride, padding, dilation, groups};
   bool has_bias = bias.defined();
   std::vector<Tensor> inputs = {input, weight};
   if (has_bias) inputs.push_back(bias);
   SavedTensor si(input), sw(weight);
   record("ConvolutionBackward", inputs, out, {si, sw}, [si, sw, params, has_bias](const Grads& g, const Needs& needs) -> Grads {
-    ops::Conv2dGrads r = ops::conv2d_backward(g[0], si.unpack(), sw.unpack(), params,
+    raw::Conv2dGrads r = raw::conv2d_backward(g[0], si.unpack(), sw.unpack(), params,
                                               {needs[0], needs[1], has_bias && needs[2]});
     if (has_bias) return {r.grad_input, r.grad_weight, r.grad_bias};
     return {r.grad_input, r.grad_weight};
@@ -31,43 +31,43 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, ops
   return out;
 }
 
-Tensor max_pool2d(const Tensor& input, ops::Int2 kernel_size, std::optional<ops::Int2> stride, ops::Int2 padding,
-                  ops::Int2 dilation, bool ceil_mode) {
-  ops::MaxPool2dResult r = ops::max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode);
+Tensor max_pool2d(const Tensor& input, raw::Int2 kernel_size, std::optional<raw::Int2> stride, raw::Int2 padding,
+                  raw::Int2 dilation, bool ceil_mode) {
+  raw::MaxPool2dResult r = raw::max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode);
   if (!autograd::needs_grad(input)) return r.output;
   Shape input_shape = input.sizes();
   Tensor indices = r.indices;  // int64, never modified in place: no version check needed
   record("MaxPool2DWithIndicesBackward", {input}, r.output, {}, [indices, input_shape](const Grads& g, const Needs&) -> Grads {
-    return {ops::max_pool2d_backward(g[0], indices, input_shape)};
+    return {raw::max_pool2d_backward(g[0], indices, input_shape)};
   });
   return r.output;
 }
 
-Tensor avg_pool2d(const Tensor& input, ops::Int2 kernel_size, std::optional<ops::Int2> stride, ops::Int2 padding,
+Tensor avg_pool2d(const Tensor& input, raw::Int2 kernel_size, std::optional<raw::Int2> stride, raw::Int2 padding,
                   bool ceil_mode, bool count_include_pad) {
-  Tensor out = ops::avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad);
+  Tensor out = raw::avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad);
   if (!autograd::needs_grad(input)) return out;
   Shape input_shape = input.sizes();
   record("AvgPool2DBackward", {input}, out, {},
          [=](const Grads& g, const Needs&) -> Grads {
-           return {ops::avg_pool2d_backward(g[0], input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad)};
+           return {raw::avg_pool2d_backward(g[0], input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad)};
          });
   return out;
 }
 
-Tensor adaptive_avg_pool2d(const Tensor& input, ops::Int2 output_size) {
-  Tensor out = ops::adaptive_avg_pool2d(input, output_size);
+Tensor adaptive_avg_pool2d(const Tensor& input, raw::Int2 output_size) {
+  Tensor out = raw::adaptive_avg_pool2d(input, output_size);
   if (!autograd::needs_grad(input)) return out;
   Shape input_shape = input.sizes();
   record("AdaptiveAvgPool2DBackward", {input}, out, {}, [input_shape](const Grads& g, const Needs&) -> Grads {
-    return {ops::adaptive_avg_pool2d_backward(g[0], input_shape)};
+    return {raw::adaptive_avg_pool2d_backward(g[0], input_shape)};
   });
   return out;
 }
 
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                   const Tensor& running_var, bool training, double momentum, double eps) {
-  ops::BatchNormResult r = ops::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+  raw::BatchNormResult r = raw::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
   if (!autograd::needs_grad(input, weight, bias)) return r.output;
   bool affine = weight.defined();
   std::vector<Tensor> inputs = {input};
@@ -80,7 +80,7 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
   record("NativeBatchNormBackward", inputs, r.output, {si, sw},
          [si, sw, mean, invstd, training, affine](const Grads& g, const Needs& needs) -> Grads {
            Tensor w = affine ? sw.unpack() : Tensor();
-           ops::BatchNormGrads gr = ops::batch_norm_backward(g[0], si.unpack(), w, mean, invstd, training,
+           raw::BatchNormGrads gr = raw::batch_norm_backward(g[0], si.unpack(), w, mean, invstd, training,
                                                              {needs[0], affine && needs[1], affine && needs[2]});
            if (affine) return {gr.grad_input, gr.grad_weight, gr.grad_bias};
            return {gr.grad_input};

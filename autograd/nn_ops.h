@@ -1,21 +1,21 @@
-// Differentiable convolution, pooling and batch normalization: the raw ops of tensor/nn_ops.h
+// Differentiable convolution, pooling and batch normalization: the raw ops of tensor/raw_nn_ops.h
 // with fused backward nodes (the backward kernels compute all input gradients in one pass).
 // nn::functional (F::) is the user-facing API over these.
 #pragma once
 
 #include <optional>
 
-#include "tensor/nn_ops.h"
+#include "tensor/raw_nn_ops.h"
 
 namespace colony {
 
-Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), ops::Int2 stride = 1,
-              ops::Int2 padding = 0, ops::Int2 dilation = 1, int64_t groups = 1);
-Tensor max_pool2d(const Tensor& input, ops::Int2 kernel_size, std::optional<ops::Int2> stride = std::nullopt,
-                  ops::Int2 padding = 0, ops::Int2 dilation = 1, bool ceil_mode = false);
-Tensor avg_pool2d(const Tensor& input, ops::Int2 kernel_size, std::optional<ops::Int2> stride = std::nullopt,
-                  ops::Int2 padding = 0, bool ceil_mode = false, bool count_include_pad = true);
-Tensor adaptive_avg_pool2d(const Tensor& input, ops::Int2 output_size);
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), raw::Int2 stride = 1,
+              raw::Int2 padding = 0, raw::Int2 dilation = 1, int64_t groups = 1);
+Tensor max_pool2d(const Tensor& input, raw::Int2 kernel_size, std::optional<raw::Int2> stride = std::nullopt,
+                  raw::Int2 padding = 0, raw::Int2 dilation = 1, bool ceil_mode = false);
+Tensor avg_pool2d(const Tensor& input, raw::Int2 kernel_size, std::optional<raw::Int2> stride = std::nullopt,
+                  raw::Int2 padding = 0, bool ceil_mode = false, bool count_include_pad = true);
+Tensor adaptive_avg_pool2d(const Tensor& input, raw::Int2 output_size);
 // running_mean/var may be undefined (no running statistics). In training mode they are updated in
 // place (not recorded by autograd).
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <atomic>
 
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::autograd {
 
@@ -61,11 +61,11 @@ bool exclusively_owned(const Tensor& g) {
 void accumulate_into_grad(Tensor& t, Tensor grad, bool in_place) {
   Tensor current = t.grad();
   if (!current.defined()) {
-    t.set_grad(exclusively_owned(grad) ? std::move(grad) : ops::clone(grad));
+    t.set_grad(exclusively_owned(grad) ? std::move(grad) : raw::clone(grad));
   } else if (in_place) {
-    ops::binary_(ops::BinaryOp::Add, current, grad);
+    raw::binary_(raw::BinaryOp::Add, current, grad);
   } else {
-    t.set_grad(ops::add(current, grad));
+    t.set_grad(raw::add(current, grad));
   }
 }
 

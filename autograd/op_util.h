@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "autograd/function_node.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::autograd::detail {
 
@@ -13,11 +13,11 @@ using Needs = std::vector<bool>;
 
 // A 0-d tensor of `value` with `like`'s dtype and device, to broadcast in where() and friends.
 inline Tensor scalar_like(double value, const Tensor& like) {
-  return ops::scalar_tensor(value, TensorOptions(like.dtype()).device(like.device()));
+  return raw::scalar_tensor(value, TensorOptions(like.dtype()).device(like.device()));
 }
 
 inline Tensor zeros_of(const Shape& shape, const Tensor& like) {
-  return ops::zeros(shape, TensorOptions(like.dtype()).device(like.device()));
+  return raw::zeros(shape, TensorOptions(like.dtype()).device(like.device()));
 }
 
 // Saves `t` only when `wanted`, so an op does not keep alive what no gradient formula reads.

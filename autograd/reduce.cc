@@ -30,7 +30,7 @@ std::vector<int64_t> reduced_dims(const std::vector<int64_t>& dims, int64_t ndim
 Tensor with_kept_dims(const Tensor& g, const std::vector<int64_t>& sorted_dims, bool keepdim) {
   if (keepdim) return g;
   Tensor r = g;
-  for (int64_t d : sorted_dims) r = ops::unsqueeze(r, d);
+  for (int64_t d : sorted_dims) r = raw::unsqueeze(r, d);
   return r;
 }
 
@@ -45,14 +45,14 @@ Tensor extreme_value_grad(const Tensor& g, const Tensor& x, const Tensor& out, c
                           bool keepdim) {
   Tensor g_k = with_kept_dims(g, dims, keepdim);
   Tensor out_k = with_kept_dims(out, dims, keepdim);
-  Tensor mask = ops::to(ops::binary(ops::BinaryOp::Eq, x, out_k), x.device(), g.dtype());
-  Tensor count = ops::sum(mask, dims, /*keepdim=*/true);
-  return ops::mul(mask, ops::div(g_k, count));
+  Tensor mask = raw::to(raw::binary(raw::BinaryOp::Eq, x, out_k), x.device(), g.dtype());
+  Tensor count = raw::sum(mask, dims, /*keepdim=*/true);
+  return raw::mul(mask, raw::div(g_k, count));
 }
 
 Tensor extreme_value(bool is_max, const char* name, const Tensor& t, const std::vector<int64_t>& dims,
                      bool keepdim) {
-  Tensor out = is_max ? ops::amax(t, dims, keepdim) : ops::amin(t, dims, keepdim);
+  Tensor out = is_max ? raw::amax(t, dims, keepdim) : raw::amin(t, dims, keepdim);
   if (autograd::needs_grad(t)) {
     std::vector<int64_t> d = reduced_dims(dims, t.dim(), name);
     SavedTensor sx(t), sy(out, /*is_output=*/true);
@@ -65,7 +65,7 @@ Tensor extreme_value(bool is_max, const char* name, const Tensor& t, const std::
 
 std::pair<Tensor, Tensor> select_extreme(bool is_max, const char* name, const Tensor& t, int64_t dim,
                                          bool keepdim) {
-  auto [values, indices] = is_max ? ops::max(t, dim, keepdim) : ops::min(t, dim, keepdim);
+  auto [values, indices] = is_max ? raw::max(t, dim, keepdim) : raw::min(t, dim, keepdim);
   if (autograd::needs_grad(t)) {
     Shape in_shape = t.sizes();
     int64_t d = t.dim() == 0 ? 0 : wrap_dim(dim, t.dim(), name);
@@ -73,7 +73,7 @@ std::pair<Tensor, Tensor> select_extreme(bool is_max, const char* name, const Te
     record(name, {t}, values, {si}, [si, in_shape, d, keepdim](const Grads& g, const Needs&) -> Grads {
       if (in_shape.empty()) return {g[0]};
       Tensor idx = with_kept_dims(si.unpack(), {d}, keepdim);
-      return {ops::scatter_add(in_shape, d, idx, with_kept_dims(g[0], {d}, keepdim))};
+      return {raw::scatter_add(in_shape, d, idx, with_kept_dims(g[0], {d}, keepdim))};
     });
   }
   return {values, indices};
@@ -82,32 +82,32 @@ std::pair<Tensor, Tensor> select_extreme(bool is_max, const char* name, const Te
 }  // namespace
 
 Tensor sum(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
-  Tensor out = ops::sum(t, dims, keepdim);
+  Tensor out = raw::sum(t, dims, keepdim);
   if (autograd::needs_grad(t)) {
     std::vector<int64_t> d = reduced_dims(dims, t.dim(), "sum");
     Shape in_shape = t.sizes();
     record("SumBackward", {t}, out, {}, [d, keepdim, in_shape](const Grads& g, const Needs&) -> Grads {
-      return {ops::expand(with_kept_dims(g[0], d, keepdim), in_shape)};
+      return {raw::expand(with_kept_dims(g[0], d, keepdim), in_shape)};
     });
   }
   return out;
 }
 
 Tensor mean(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
-  Tensor out = ops::mean(t, dims, keepdim);
+  Tensor out = raw::mean(t, dims, keepdim);
   if (autograd::needs_grad(t)) {
     std::vector<int64_t> d = reduced_dims(dims, t.dim(), "mean");
     Shape in_shape = t.sizes();
     double n = static_cast<double>(reduced_count(in_shape, d));
     record("MeanBackward", {t}, out, {}, [d, keepdim, in_shape, n](const Grads& g, const Needs&) -> Grads {
-      return {ops::expand(ops::mul(with_kept_dims(g[0], d, keepdim), 1.0 / n), in_shape)};
+      return {raw::expand(raw::mul(with_kept_dims(g[0], d, keepdim), 1.0 / n), in_shape)};
     });
   }
   return out;
 }
 
 Tensor var(const Tensor& t, const std::vector<int64_t>& dims, bool unbiased, bool keepdim) {
-  Tensor out = ops::var(t, dims, unbiased, keepdim);
+  Tensor out = raw::var(t, dims, unbiased, keepdim);
   if (autograd::needs_grad(t)) {
     std::vector<int64_t> d = reduced_dims(dims, t.dim(), "var");
     double n = static_cast<double>(reduced_count(t.sizes(), d));
@@ -116,8 +116,8 @@ Tensor var(const Tensor& t, const std::vector<int64_t>& dims, bool unbiased, boo
     record("VarBackward", {t}, out, {sx}, [sx, d, keepdim, denom](const Grads& g, const Needs&) -> Grads {
       // d var / dx_i = 2 (x_i - mean) / (N - correction)
       Tensor x = sx.unpack();
-      Tensor centered = ops::sub(x, ops::mean(x, d, /*keepdim=*/true));
-      return {ops::mul(ops::mul(centered, with_kept_dims(g[0], d, keepdim)), 2.0 / denom)};
+      Tensor centered = raw::sub(x, raw::mean(x, d, /*keepdim=*/true));
+      return {raw::mul(raw::mul(centered, with_kept_dims(g[0], d, keepdim)), 2.0 / denom)};
     });
   }
   return out;
@@ -139,15 +139,15 @@ std::pair<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim) {
   return select_extreme(false, "MinBackward", t, dim, keepdim);
 }
 
-Tensor argmax(const Tensor& t, int64_t dim, bool keepdim) { return ops::argmax(t, dim, keepdim); }
-Tensor argmin(const Tensor& t, int64_t dim, bool keepdim) { return ops::argmin(t, dim, keepdim); }
+Tensor argmax(const Tensor& t, int64_t dim, bool keepdim) { return raw::argmax(t, dim, keepdim); }
+Tensor argmin(const Tensor& t, int64_t dim, bool keepdim) { return raw::argmin(t, dim, keepdim); }
 
 Tensor sum_to(const Tensor& t, const Shape& shape) {
-  Tensor out = ops::sum_to(t, shape);
+  Tensor out = raw::sum_to(t, shape);
   if (autograd::needs_grad(t)) {
     Shape in_shape = t.sizes();
     record("SumToBackward", {t}, out, {}, [in_shape](const Grads& g, const Needs&) -> Grads {
-      return {ops::expand(g[0], in_shape)};
+      return {raw::expand(g[0], in_shape)};
     });
   }
   return out;

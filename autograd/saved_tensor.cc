@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::autograd {
 
@@ -15,7 +15,7 @@ const char* const kFreedGraphMessage =
 SavedTensor::SavedTensor(const Tensor& t, bool is_output) {
   if (!t.defined()) return;
   state_ = std::make_shared<State>();
-  state_->tensor = is_output ? ops::alias(t) : t;
+  state_->tensor = is_output ? raw::alias(t) : t;
   state_->version = t.version();
 }
 

@@ -1,4 +1,4 @@
-// softmax and log_softmax: the backward formulas live in tensor/ (ops::*_backward) next to their
+// softmax and log_softmax: the backward formulas live in tensor/ (raw::*_backward) next to their
 // kernels; here they are wired to the saved output.
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
@@ -11,22 +11,22 @@ using autograd::detail::Grads;
 using autograd::detail::Needs;
 
 Tensor softmax(const Tensor& t, int64_t dim) {
-  Tensor out = ops::softmax(t, dim);
+  Tensor out = raw::softmax(t, dim);
   if (autograd::needs_grad(t)) {
     SavedTensor sy(out, /*is_output=*/true);
     record("SoftmaxBackward", {t}, out, {sy}, [sy, dim](const Grads& g, const Needs&) -> Grads {
-      return {ops::softmax_backward(g[0], sy.unpack(), dim)};
+      return {raw::softmax_backward(g[0], sy.unpack(), dim)};
     });
   }
   return out;
 }
 
 Tensor log_softmax(const Tensor& t, int64_t dim) {
-  Tensor out = ops::log_softmax(t, dim);
+  Tensor out = raw::log_softmax(t, dim);
   if (autograd::needs_grad(t)) {
     SavedTensor sy(out, /*is_output=*/true);
     record("LogSoftmaxBackward", {t}, out, {sy}, [sy, dim](const Grads& g, const Needs&) -> Grads {
-      return {ops::log_softmax_backward(g[0], sy.unpack(), dim)};
+      return {raw::log_softmax_backward(g[0], sy.unpack(), dim)};
     });
   }
   return out;

@@ -9,13 +9,13 @@ using autograd::record;
 using autograd::SavedTensor;
 using autograd::detail::Grads;
 using autograd::detail::Needs;
-using ops::BinaryOp;
-using ops::UnaryOp;
+using raw::BinaryOp;
+using raw::UnaryOp;
 
 // d/dx f(x) expressed through the saved input x.
 template <typename Deriv>
 Tensor unary_with_input(UnaryOp op, const char* name, const Tensor& x, Deriv deriv) {
-  Tensor out = ops::unary(op, x);
+  Tensor out = raw::unary(op, x);
   if (autograd::needs_grad(x)) {
     SavedTensor sx(x);
     record(name, {x}, out, {sx}, [sx, deriv](const Grads& g, const Needs&) -> Grads {
@@ -28,7 +28,7 @@ Tensor unary_with_input(UnaryOp op, const char* name, const Tensor& x, Deriv der
 // d/dx f(x) expressed through the saved output y = f(x).
 template <typename Deriv>
 Tensor unary_with_output(UnaryOp op, const char* name, const Tensor& x, Deriv deriv) {
-  Tensor out = ops::unary(op, x);
+  Tensor out = raw::unary(op, x);
   if (autograd::needs_grad(x)) {
     SavedTensor sy(out, /*is_output=*/true);
     record(name, {x}, out, {sy}, [sy, deriv](const Grads& g, const Needs&) -> Grads {
@@ -39,9 +39,9 @@ Tensor unary_with_output(UnaryOp op, const char* name, const Tensor& x, Deriv de
 }
 
 Tensor piecewise_constant(UnaryOp op, const char* name, const Tensor& x) {
-  Tensor out = ops::unary(op, x);
+  Tensor out = raw::unary(op, x);
   if (autograd::needs_grad(x)) {
-    record(name, {x}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {ops::zeros_like(g[0])}; });
+    record(name, {x}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {raw::zeros_like(g[0])}; });
   }
   return out;
 }
@@ -49,90 +49,90 @@ Tensor piecewise_constant(UnaryOp op, const char* name, const Tensor& x) {
 }  // namespace
 
 Tensor neg(const Tensor& t) {
-  Tensor out = ops::neg(t);
+  Tensor out = raw::neg(t);
   if (autograd::needs_grad(t)) {
-    record("NegBackward", {t}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {ops::neg(g[0])}; });
+    record("NegBackward", {t}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {raw::neg(g[0])}; });
   }
   return out;
 }
 
 Tensor abs(const Tensor& t) {
   return unary_with_input(UnaryOp::Abs, "AbsBackward", t, [](const Tensor& g, const Tensor& x) {
-    return ops::mul(g, ops::unary(UnaryOp::Sign, x));
+    return raw::mul(g, raw::unary(UnaryOp::Sign, x));
   });
 }
 
 Tensor exp(const Tensor& t) {
   return unary_with_output(UnaryOp::Exp, "ExpBackward", t,
-                           [](const Tensor& g, const Tensor& y) { return ops::mul(g, y); });
+                           [](const Tensor& g, const Tensor& y) { return raw::mul(g, y); });
 }
 
 Tensor log(const Tensor& t) {
   return unary_with_input(UnaryOp::Log, "LogBackward", t,
-                          [](const Tensor& g, const Tensor& x) { return ops::div(g, x); });
+                          [](const Tensor& g, const Tensor& x) { return raw::div(g, x); });
 }
 
 Tensor sqrt(const Tensor& t) {
   return unary_with_output(UnaryOp::Sqrt, "SqrtBackward", t,
-                           [](const Tensor& g, const Tensor& y) { return ops::div(g, ops::mul(y, 2.0)); });
+                           [](const Tensor& g, const Tensor& y) { return raw::div(g, raw::mul(y, 2.0)); });
 }
 
 Tensor rsqrt(const Tensor& t) {
   // d/dx x^(-1/2) = -1/2 x^(-3/2) = -1/2 y^3
   return unary_with_output(UnaryOp::Rsqrt, "RsqrtBackward", t, [](const Tensor& g, const Tensor& y) {
-    return ops::mul(ops::mul(g, ops::pow(y, 3.0)), -0.5);
+    return raw::mul(raw::mul(g, raw::pow(y, 3.0)), -0.5);
   });
 }
 
 Tensor relu(const Tensor& t) {
   // relu(x) > 0 exactly where x > 0, so the output serves as the mask.
   return unary_with_output(UnaryOp::Relu, "ReluBackward", t, [](const Tensor& g, const Tensor& y) {
-    return ops::activation_backward(ops::ActivationGrad::Relu, g, y);
+    return raw::activation_backward(raw::ActivationGrad::Relu, g, y);
   });
 }
 
 Tensor sigmoid(const Tensor& t) {
   return unary_with_output(UnaryOp::Sigmoid, "SigmoidBackward", t, [](const Tensor& g, const Tensor& y) {
-    return ops::activation_backward(ops::ActivationGrad::Sigmoid, g, y);
+    return raw::activation_backward(raw::ActivationGrad::Sigmoid, g, y);
   });
 }
 
 Tensor tanh(const Tensor& t) {
   return unary_with_output(UnaryOp::Tanh, "TanhBackward", t, [](const Tensor& g, const Tensor& y) {
-    return ops::activation_backward(ops::ActivationGrad::Tanh, g, y);
+    return raw::activation_backward(raw::ActivationGrad::Tanh, g, y);
   });
 }
 
 Tensor sin(const Tensor& t) {
   return unary_with_input(UnaryOp::Sin, "SinBackward", t,
-                          [](const Tensor& g, const Tensor& x) { return ops::mul(g, ops::unary(UnaryOp::Cos, x)); });
+                          [](const Tensor& g, const Tensor& x) { return raw::mul(g, raw::unary(UnaryOp::Cos, x)); });
 }
 
 Tensor cos(const Tensor& t) {
   return unary_with_input(UnaryOp::Cos, "CosBackward", t, [](const Tensor& g, const Tensor& x) {
-    return ops::mul(g, ops::neg(ops::unary(UnaryOp::Sin, x)));
+    return raw::mul(g, raw::neg(raw::unary(UnaryOp::Sin, x)));
   });
 }
 
 Tensor log1p(const Tensor& t) {
   return unary_with_input(UnaryOp::Log1p, "Log1pBackward", t,
-                          [](const Tensor& g, const Tensor& x) { return ops::div(g, ops::add(x, 1.0)); });
+                          [](const Tensor& g, const Tensor& x) { return raw::div(g, raw::add(x, 1.0)); });
 }
 
 Tensor expm1(const Tensor& t) {
   return unary_with_output(UnaryOp::Expm1, "Expm1Backward", t,
-                           [](const Tensor& g, const Tensor& y) { return ops::mul(g, ops::add(y, 1.0)); });
+                           [](const Tensor& g, const Tensor& y) { return raw::mul(g, raw::add(y, 1.0)); });
 }
 
 Tensor square(const Tensor& t) {
   return unary_with_input(UnaryOp::Square, "SquareBackward", t,
-                          [](const Tensor& g, const Tensor& x) { return ops::mul(g, ops::mul(x, 2.0)); });
+                          [](const Tensor& g, const Tensor& x) { return raw::mul(g, raw::mul(x, 2.0)); });
 }
 
 Tensor reciprocal(const Tensor& t) {
   // d/dx 1/x = -1/x^2 = -y^2
   return unary_with_output(UnaryOp::Reciprocal, "ReciprocalBackward", t, [](const Tensor& g, const Tensor& y) {
-    return ops::neg(ops::mul(g, ops::mul(y, y)));
+    return raw::neg(raw::mul(g, raw::mul(y, y)));
   });
 }
 
@@ -142,7 +142,7 @@ Tensor ceil(const Tensor& t) { return piecewise_constant(UnaryOp::Ceil, "CeilBac
 Tensor round(const Tensor& t) { return piecewise_constant(UnaryOp::Round, "RoundBackward", t); }
 
 Tensor clamp(const Tensor& t, std::optional<double> min, std::optional<double> max) {
-  Tensor out = ops::clamp(t, min, max);
+  Tensor out = raw::clamp(t, min, max);
   if (autograd::needs_grad(t)) {
     SavedTensor sx(t);
     record("ClampBackward", {t}, out, {sx}, [sx, min, max](const Grads& g, const Needs&) -> Grads {
@@ -150,8 +150,8 @@ Tensor clamp(const Tensor& t, std::optional<double> min, std::optional<double> m
       Tensor x = sx.unpack();
       Tensor zero = autograd::detail::scalar_like(0.0, g[0]);
       Tensor r = g[0];
-      if (min) r = ops::where(ops::binary(BinaryOp::Lt, x, *min), zero, r);
-      if (max) r = ops::where(ops::binary(BinaryOp::Gt, x, *max), zero, r);
+      if (min) r = raw::where(raw::binary(BinaryOp::Lt, x, *min), zero, r);
+      if (max) r = raw::where(raw::binary(BinaryOp::Gt, x, *max), zero, r);
       return {r};
     });
   }

@@ -17,7 +17,7 @@ Tensor reshaping_view(const char* name, const Tensor& t, Tensor out) {
   if (autograd::needs_grad(t)) {
     Shape in_shape = t.sizes();
     record(name, {t}, out, {}, [in_shape](const Grads& g, const Needs&) -> Grads {
-      return {ops::reshape(g[0], in_shape)};
+      return {raw::reshape(g[0], in_shape)};
     });
   }
   return out;
@@ -32,7 +32,7 @@ Tensor sub_block_view(const char* name, const Tensor& t, Tensor out, Place place
     record(name, {t}, out, {}, [in_shape, place](const Grads& g, const Needs&) -> Grads {
       Tensor full = autograd::detail::zeros_of(in_shape, g[0]);
       Tensor block = place(full);
-      ops::copy_(block, g[0]);
+      raw::copy_(block, g[0]);
       return {full};
     });
   }
@@ -41,29 +41,29 @@ Tensor sub_block_view(const char* name, const Tensor& t, Tensor out, Place place
 
 }  // namespace
 
-Tensor view(const Tensor& t, const Shape& shape) { return reshaping_view("ViewBackward", t, ops::view(t, shape)); }
+Tensor view(const Tensor& t, const Shape& shape) { return reshaping_view("ViewBackward", t, raw::view(t, shape)); }
 
 Tensor reshape(const Tensor& t, const Shape& shape) {
-  return reshaping_view("ReshapeBackward", t, ops::reshape(t, shape));
+  return reshaping_view("ReshapeBackward", t, raw::reshape(t, shape));
 }
 
 Tensor flatten(const Tensor& t, int64_t start_dim, int64_t end_dim) {
-  return reshaping_view("FlattenBackward", t, ops::flatten(t, start_dim, end_dim));
+  return reshaping_view("FlattenBackward", t, raw::flatten(t, start_dim, end_dim));
 }
 
-Tensor squeeze(const Tensor& t) { return reshaping_view("SqueezeBackward", t, ops::squeeze(t)); }
+Tensor squeeze(const Tensor& t) { return reshaping_view("SqueezeBackward", t, raw::squeeze(t)); }
 
-Tensor squeeze(const Tensor& t, int64_t dim) { return reshaping_view("SqueezeBackward", t, ops::squeeze(t, dim)); }
+Tensor squeeze(const Tensor& t, int64_t dim) { return reshaping_view("SqueezeBackward", t, raw::squeeze(t, dim)); }
 
 Tensor unsqueeze(const Tensor& t, int64_t dim) {
-  return reshaping_view("UnsqueezeBackward", t, ops::unsqueeze(t, dim));
+  return reshaping_view("UnsqueezeBackward", t, raw::unsqueeze(t, dim));
 }
 
 Tensor transpose(const Tensor& t, int64_t dim0, int64_t dim1) {
-  Tensor out = ops::transpose(t, dim0, dim1);
+  Tensor out = raw::transpose(t, dim0, dim1);
   if (autograd::needs_grad(t)) {
     record("TransposeBackward", {t}, out, {}, [dim0, dim1](const Grads& g, const Needs&) -> Grads {
-      return {ops::transpose(g[0], dim0, dim1)};
+      return {raw::transpose(g[0], dim0, dim1)};
     });
   }
   return out;
@@ -76,44 +76,44 @@ Tensor t(const Tensor& self) {
                                 "; use transpose(dim0, dim1)");
   }
   // 0-D and 1-D tensors are their own transpose (PyTorch returns a view).
-  if (self.dim() < 2) return reshaping_view("TBackward", self, ops::alias(self));
+  if (self.dim() < 2) return reshaping_view("TBackward", self, raw::alias(self));
   return transpose(self, 0, 1);
 }
 
 Tensor permute(const Tensor& t, const std::vector<int64_t>& dims) {
-  Tensor out = ops::permute(t, dims);
+  Tensor out = raw::permute(t, dims);
   if (autograd::needs_grad(t)) {
     std::vector<int64_t> d = wrap_dims(dims, t.dim(), "permute");
     std::vector<int64_t> inverse(d.size());
     for (size_t i = 0; i < d.size(); ++i) inverse[d[i]] = static_cast<int64_t>(i);
     record("PermuteBackward", {t}, out, {}, [inverse](const Grads& g, const Needs&) -> Grads {
-      return {ops::permute(g[0], inverse)};
+      return {raw::permute(g[0], inverse)};
     });
   }
   return out;
 }
 
 Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length) {
-  return sub_block_view("NarrowBackward", t, ops::narrow(t, dim, start, length),
-                        [dim, start, length](const Tensor& full) { return ops::narrow(full, dim, start, length); });
+  return sub_block_view("NarrowBackward", t, raw::narrow(t, dim, start, length),
+                        [dim, start, length](const Tensor& full) { return raw::narrow(full, dim, start, length); });
 }
 
 Tensor slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_t step) {
-  return sub_block_view("SliceBackward", t, ops::slice(t, dim, start, end, step),
-                        [dim, start, end, step](const Tensor& full) { return ops::slice(full, dim, start, end, step); });
+  return sub_block_view("SliceBackward", t, raw::slice(t, dim, start, end, step),
+                        [dim, start, end, step](const Tensor& full) { return raw::slice(full, dim, start, end, step); });
 }
 
 Tensor select(const Tensor& t, int64_t dim, int64_t index) {
-  return sub_block_view("SelectBackward", t, ops::select(t, dim, index),
-                        [dim, index](const Tensor& full) { return ops::select(full, dim, index); });
+  return sub_block_view("SelectBackward", t, raw::select(t, dim, index),
+                        [dim, index](const Tensor& full) { return raw::select(full, dim, index); });
 }
 
 Tensor expand(const Tensor& t, const Shape& shape) {
-  Tensor out = ops::expand(t, shape);
+  Tensor out = raw::expand(t, shape);
   if (autograd::needs_grad(t)) {
     Shape in_shape = t.sizes();
     record("ExpandBackward", {t}, out, {}, [in_shape](const Grads& g, const Needs&) -> Grads {
-      return {ops::sum_to(g[0], in_shape)};
+      return {raw::sum_to(g[0], in_shape)};
     });
   }
   return out;

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "distributed/init.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 using namespace colony;
 
@@ -20,7 +20,7 @@ int main() {
     return 1;
   }
   for (int64_t n : {int64_t{1}, int64_t{62006}, int64_t{131072}, int64_t{262144}, int64_t{524288}, int64_t{6553600}}) {
-    Tensor t = ops::ones({n});
+    Tensor t = raw::ones({n});
     std::vector<double> ms;
     const int reps = n > 1000000 ? 10 : 200;
     for (int i = 0; i < reps + 5; ++i) {

@@ -19,8 +19,8 @@
 
 #include "kernels/common/conv_geometry.h"
 #include "kernels/cpu/conv.h"
-#include "tensor/nn_ops.h"
-#include "tensor/ops.h"
+#include "tensor/raw_nn_ops.h"
+#include "tensor/raw_ops.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
 
@@ -29,7 +29,7 @@ namespace {
 using colony::Tensor;
 using colony::kernels::Conv2dGeometry;
 using colony::kernels::cpu::ConvAlgorithm;
-namespace ops = colony::ops;
+namespace raw = colony::raw;
 namespace cpu = colony::kernels::cpu;
 
 double g_min_seconds = 0.1;
@@ -94,12 +94,12 @@ Times time_layer(const Layer& l, int64_t batch, ConvAlgorithm algo) {
   const Conv2dGeometry g = geometry(l, batch);
   colony::Generator gen(7);
   const auto f32 = colony::TensorOptions(colony::kFloat32);
-  Tensor x = ops::randn({batch, l.c, l.h, l.w}, f32, &gen);
-  Tensor w = ops::randn({l.o, l.c, l.k, l.k}, f32, &gen);
-  Tensor b = ops::randn({l.o}, f32, &gen);
-  Tensor y = ops::empty({batch, l.o, g.out_h, g.out_w}, f32);
-  Tensor gy = ops::randn(y.sizes(), f32, &gen);
-  Tensor gx = ops::empty(x.sizes(), f32), gw = ops::empty(w.sizes(), f32), gb = ops::empty(b.sizes(), f32);
+  Tensor x = raw::randn({batch, l.c, l.h, l.w}, f32, &gen);
+  Tensor w = raw::randn({l.o, l.c, l.k, l.k}, f32, &gen);
+  Tensor b = raw::randn({l.o}, f32, &gen);
+  Tensor y = raw::empty({batch, l.o, g.out_h, g.out_w}, f32);
+  Tensor gy = raw::randn(y.sizes(), f32, &gen);
+  Tensor gx = raw::empty(x.sizes(), f32), gw = raw::empty(w.sizes(), f32), gb = raw::empty(b.sizes(), f32);
   const auto dt = colony::kFloat32;
   Times t;
   t.fwd = best_us([&] {
@@ -122,12 +122,12 @@ struct PoolTimes {
 
 PoolTimes time_pool(int64_t batch, int64_t c, int64_t hw) {
   colony::Generator gen(9);
-  Tensor x = ops::randn({batch, c, hw, hw}, colony::TensorOptions(colony::kFloat32), &gen);
-  ops::MaxPool2dResult r = ops::max_pool2d(x, 2);
-  Tensor gy = ops::randn(r.output.sizes(), colony::TensorOptions(colony::kFloat32), &gen);
+  Tensor x = raw::randn({batch, c, hw, hw}, colony::TensorOptions(colony::kFloat32), &gen);
+  raw::MaxPool2dResult r = raw::max_pool2d(x, 2);
+  Tensor gy = raw::randn(r.output.sizes(), colony::TensorOptions(colony::kFloat32), &gen);
   PoolTimes t;
-  t.fwd = best_us([&] { ops::max_pool2d(x, 2); });
-  t.bwd = best_us([&] { ops::max_pool2d_backward(gy, r.indices, x.sizes()); });
+  t.fwd = best_us([&] { raw::max_pool2d(x, 2); });
+  t.bwd = best_us([&] { raw::max_pool2d_backward(gy, r.indices, x.sizes()); });
   return t;
 }
 

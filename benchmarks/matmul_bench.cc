@@ -1,4 +1,4 @@
-// CPU GEMM throughput: a 512 x 512 x 512 float32 ops::mm on 1 and 2 threads, after warm-up, as
+// CPU GEMM throughput: a 512 x 512 x 512 float32 raw::mm on 1 and 2 threads, after warm-up, as
 // GFLOP/s (2 * n^3 flops per product). With 1 thread the kernel is one Eigen product; with 2 the
 // rows are split over the thread pool, one single-threaded Eigen product per chunk. Optional
 // argument: the matrix size.
@@ -8,7 +8,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
 
@@ -22,11 +22,11 @@ struct Timing {
 // on the machine (the figure to compare), the median what a busy machine gives.
 Timing time_mm(const colony::Tensor& a, const colony::Tensor& b, int trials) {
   using clock = std::chrono::steady_clock;
-  for (int i = 0; i < 3; ++i) colony::ops::mm(a, b);  // warm-up: page in memory, start the pool
+  for (int i = 0; i < 3; ++i) colony::raw::mm(a, b);  // warm-up: page in memory, start the pool
   std::vector<double> t;
   for (int i = 0; i < trials; ++i) {
     auto start = clock::now();
-    colony::ops::mm(a, b);
+    colony::raw::mm(a, b);
     t.push_back(std::chrono::duration<double>(clock::now() - start).count());
   }
   std::sort(t.begin(), t.end());
@@ -38,8 +38,8 @@ Timing time_mm(const colony::Tensor& a, const colony::Tensor& b, int trials) {
 int main(int argc, char** argv) {
   int64_t n = argc > 1 ? std::atoll(argv[1]) : 512;
   colony::Generator gen(1);
-  colony::Tensor a = colony::ops::randn({n, n}, colony::TensorOptions(colony::kFloat32), &gen);
-  colony::Tensor b = colony::ops::randn({n, n}, colony::TensorOptions(colony::kFloat32), &gen);
+  colony::Tensor a = colony::raw::randn({n, n}, colony::TensorOptions(colony::kFloat32), &gen);
+  colony::Tensor b = colony::raw::randn({n, n}, colony::TensorOptions(colony::kFloat32), &gen);
   double flops = 2.0 * static_cast<double>(n) * n * n;
   std::printf("mm float32 %lld x %lld x %lld\n", static_cast<long long>(n), static_cast<long long>(n),
               static_cast<long long>(n));

@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "data/archive.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::data {
 namespace fs = std::filesystem;
@@ -88,8 +88,8 @@ CIFAR10::CIFAR10(const std::string& root, Split split) : root_(root), split_(spl
     }
   }
   const auto n = static_cast<int64_t>(names.size()) * kRecordsPerFile;
-  Tensor images = ops::empty({n, 3, 32, 32}, kUInt8);
-  Tensor targets = ops::empty({n}, kInt64);
+  Tensor images = raw::empty({n, 3, 32, 32}, kUInt8);
+  Tensor targets = raw::empty({n}, kInt64);
   for (size_t f = 0; f < names.size(); ++f) {
     const int64_t first = static_cast<int64_t>(f) * kRecordsPerFile;
     read_batch_file((fs::path(root) / names[f]).string(), images.data_ptr<uint8_t>() + first * kImageBytes,

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::data {
 namespace detail {
@@ -90,8 +90,8 @@ class Pass {
     }
     const int64_t count = rows_in(current_);
     current_batch_ = count == opts_.batch_size() ? slot.buffer
-                                                 : Batch{ops::narrow(slot.buffer.data, 0, 0, count),
-                                                         ops::narrow(slot.buffer.target, 0, 0, count)};
+                                                 : Batch{raw::narrow(slot.buffer.data, 0, 0, count),
+                                                         raw::narrow(slot.buffer.target, 0, 0, count)};
   }
 
  private:
@@ -110,8 +110,8 @@ class Pass {
 
   Batch allocate() const {
     TensorOptions o = TensorOptions(data_dtype_).pinned_memory(opts_.pin_memory());
-    return {ops::empty(data_shape_, o),
-            ops::empty({opts_.batch_size()}, TensorOptions(kInt64).pinned_memory(opts_.pin_memory()))};
+    return {raw::empty(data_shape_, o),
+            raw::empty({opts_.batch_size()}, TensorOptions(kInt64).pinned_memory(opts_.pin_memory()))};
   }
 
   bool fits(const Batch& b) const {

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::data {
 
@@ -30,7 +30,7 @@ void Dataset::copy_into(int64_t index, Batch& batch, int64_t row, const ExampleC
 }
 
 void Dataset::write_row(const Example& ex, int64_t index, Batch& batch, int64_t row) {
-  Tensor dst = ops::select(batch.data, 0, row);
+  Tensor dst = raw::select(batch.data, 0, row);
   if (!ex.data.defined() || ex.data.sizes() != dst.sizes()) {
     throw std::invalid_argument("Dataset::copy_into: example " + std::to_string(index) + " has shape " +
                                 (ex.data.defined() ? shape_str(ex.data.sizes()) : std::string("(undefined)")) +
@@ -40,7 +40,7 @@ void Dataset::write_row(const Example& ex, int64_t index, Batch& batch, int64_t 
   if (ex.data.is_cpu() && ex.data.is_contiguous() && ex.data.dtype() == dst.dtype()) {
     std::memcpy(dst.data_ptr_raw(), ex.data.data_ptr_raw(), static_cast<size_t>(dst.nbytes()));
   } else {
-    ops::copy_(dst, ex.data);
+    raw::copy_(dst, ex.data);
   }
   write_target(ex.target, index, batch, row);
 }

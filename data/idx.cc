@@ -8,7 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::data {
 namespace fs = std::filesystem;
@@ -85,7 +85,7 @@ Tensor read_idx_ubyte(const std::string& path, int dims) {
       throw std::runtime_error("read_idx: " + path + " claims an implausible shape " + shape_str(shape) + ": corrupt");
     }
   }
-  Tensor out = ops::empty(shape, kUInt8);
+  Tensor out = raw::empty(shape, kUInt8);
   const int64_t got = read_some(f.get(), out.data_ptr_raw(), numel, path);
   if (got != numel) {
     throw std::runtime_error("read_idx: " + path + " is truncated: its header promises " + shape_str(shape) + " = " +
@@ -135,7 +135,7 @@ InMemoryImageDataset load_idx_dataset(const std::string& root, Split split, cons
                              "x" + std::to_string(images.size(2)));
   }
   const int64_t n = labels.size(0);
-  Tensor targets = ops::empty({n}, kInt64);
+  Tensor targets = raw::empty({n}, kInt64);
   const uint8_t* l = labels.data_ptr<uint8_t>();
   int64_t* t = targets.data_ptr<int64_t>();
   for (int64_t i = 0; i < n; ++i) {
@@ -145,7 +145,7 @@ InMemoryImageDataset load_idx_dataset(const std::string& root, Split split, cons
     }
     t[i] = l[i];
   }
-  return InMemoryImageDataset(ops::view(images, {n, 1, images.size(1), images.size(2)}), targets);
+  return InMemoryImageDataset(raw::view(images, {n, 1, images.size(1), images.size(2)}), targets);
 }
 
 }  // namespace colony::data

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::data {
 
@@ -24,7 +24,7 @@ InMemoryImageDataset::InMemoryImageDataset(Tensor images, Tensor targets)
 
 Example InMemoryImageDataset::get(int64_t index) const {
   check_index(index, "get");
-  return {ops::select(images_, 0, index), ops::select(targets_, 0, index)};
+  return {raw::select(images_, 0, index), raw::select(targets_, 0, index)};
 }
 
 Shape InMemoryImageDataset::example_shape() const {

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 #include "tensor/random.h"
 
 namespace colony::data {
@@ -33,7 +33,7 @@ int64_t env_int(const char* name, int64_t fallback) {
 
 std::vector<int64_t> seeded_permutation(int64_t n, uint64_t seed) {
   Generator gen(seed);
-  Tensor perm = ops::randperm(n, TensorOptions(kInt64), &gen);
+  Tensor perm = raw::randperm(n, TensorOptions(kInt64), &gen);
   const int64_t* p = perm.data_ptr<int64_t>();
   return std::vector<int64_t>(p, p + n);
 }

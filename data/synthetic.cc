@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "data/example_rng.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::data {
 namespace {
@@ -118,9 +118,9 @@ void SyntheticCIFAR10::render(int64_t index, uint8_t* out) const {
 }
 
 Example SyntheticCIFAR10::get(int64_t index) const {
-  Tensor image = ops::empty({3, 32, 32}, kUInt8);
+  Tensor image = raw::empty({3, 32, 32}, kUInt8);
   render(index, image.data_ptr<uint8_t>());
-  return {image, ops::scalar_tensor(static_cast<double>(target(index)), kInt64)};
+  return {image, raw::scalar_tensor(static_cast<double>(target(index)), kInt64)};
 }
 
 void SyntheticCIFAR10::copy_into(int64_t index, Batch& batch, int64_t row, const ExampleContext& ctx) const {

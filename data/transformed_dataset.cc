@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::data {
 
@@ -72,7 +72,7 @@ Tensor TransformedDataset::run(int64_t index, const ExampleContext& ctx, float* 
 }
 
 Example TransformedDataset::get(int64_t index, const ExampleContext& ctx) const {
-  Tensor data = ops::empty(output_.shape(), kFloat32);
+  Tensor data = raw::empty(output_.shape(), kFloat32);
   Tensor target = run(index, ctx, data.data_ptr<float>());
   return {data, target};
 }

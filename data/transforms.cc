@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::data {
 namespace {
@@ -59,7 +59,7 @@ ImageShape ToTensor::output_shape(const Shape& raw) const {
 
 void ToTensor::convert(const Tensor& raw, float* out) const {
   const ImageShape s = output_shape(raw.sizes());
-  Tensor src = raw.is_cpu() && raw.is_contiguous() ? raw : ops::contiguous(ops::to(raw, kCPU, raw.dtype()));
+  Tensor src = raw.is_cpu() && raw.is_contiguous() ? raw : raw::contiguous(raw::to(raw, kCPU, raw.dtype()));
   // A 2-D image is the 1-channel case of either layout.
   const ImageLayout layout = raw.dim() == 2 ? ImageLayout::kCHW : layout_;
   switch (src.dtype()) {

@@ -1,7 +1,7 @@
 #include "distributed/comm_hooks.h"
 
 #include "tensor/grad_mode.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::dist::comm_hooks {
 namespace {
@@ -14,13 +14,13 @@ bool needs_host_staging(const ProcessGroup& group, const Tensor& bucket) {
 CommHook compress_to(DType wire) {
   return [wire](ProcessGroup& group, Tensor& bucket) {
     NoGradGuard no_grad;
-    Tensor scaled = ops::binary(ops::BinaryOp::Div, bucket, static_cast<double>(group.size()));
-    Tensor half = ops::to(scaled, kCPU, wire);
-    if (!half.is_contiguous()) half = ops::contiguous(half);
+    Tensor scaled = raw::binary(raw::BinaryOp::Div, bucket, static_cast<double>(group.size()));
+    Tensor half = raw::to(scaled, kCPU, wire);
+    if (!half.is_contiguous()) half = raw::contiguous(half);
     PendingReduction r;
     r.work = group.allreduce(half, ReduceOp::kSum);
     Tensor target = bucket;
-    r.finish = [half, target]() mutable { ops::copy_(target, half); };
+    r.finish = [half, target]() mutable { raw::copy_(target, half); };
     return r;
   };
 }
@@ -34,10 +34,10 @@ CommHook allreduce_avg() {
       r.work = group.allreduce(bucket, ReduceOp::kAvg);
       return r;
     }
-    Tensor host = ops::to(bucket, kCPU, bucket.dtype());
+    Tensor host = raw::to(bucket, kCPU, bucket.dtype());
     r.work = group.allreduce(host, ReduceOp::kAvg);
     Tensor target = bucket;
-    r.finish = [host, target]() mutable { ops::copy_(target, host); };
+    r.finish = [host, target]() mutable { raw::copy_(target, host); };
     return r;
   };
 }

@@ -7,7 +7,7 @@
 #include "distributed/init.h"
 #include "log/trace.h"
 #include "tensor/grad_mode.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::dist {
 namespace {
@@ -74,16 +74,16 @@ void DistributedDataParallel::verify_same_model_on_all_ranks() {
   const std::vector<std::string> mine = describe(*module_);
   const std::string text = join(mine);
   // Lengths first, then every rank's description padded to the longest.
-  Tensor len = ops::from_vector(std::vector<int64_t>{static_cast<int64_t>(text.size())}, {1});
+  Tensor len = raw::from_vector(std::vector<int64_t>{static_cast<int64_t>(text.size())}, {1});
   std::vector<Tensor> lens;
-  for (int r = 0; r < group_->size(); ++r) lens.push_back(ops::zeros({1}, TensorOptions(kInt64)));
+  for (int r = 0; r < group_->size(); ++r) lens.push_back(raw::zeros({1}, TensorOptions(kInt64)));
   wait_and_explain(group_->allgather(lens, len));
   int64_t longest = 0;
   for (const Tensor& l : lens) longest = std::max(longest, l.data_ptr<int64_t>()[0]);
-  Tensor buf = ops::zeros({std::max<int64_t>(longest, 1)}, TensorOptions(kUInt8));
+  Tensor buf = raw::zeros({std::max<int64_t>(longest, 1)}, TensorOptions(kUInt8));
   std::copy(text.begin(), text.end(), buf.data_ptr<uint8_t>());
   std::vector<Tensor> all;
-  for (int r = 0; r < group_->size(); ++r) all.push_back(ops::zeros({buf.numel()}, TensorOptions(kUInt8)));
+  for (int r = 0; r < group_->size(); ++r) all.push_back(raw::zeros({buf.numel()}, TensorOptions(kUInt8)));
   wait_and_explain(group_->allgather(all, buf));
 
   auto text_of = [&](int r) {

@@ -13,7 +13,7 @@
 #include "distributed/watchdog.h"
 #include "log/trace.h"
 #include "tensor/cuda.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::dist {
 namespace {
@@ -292,7 +292,7 @@ void broadcast(Tensor& tensor, int root) {
 double all_reduce(double value, ReduceOp op) {
   auto g = state().group;
   if (!g) return value;
-  Tensor t = ops::from_vector(std::vector<double>{value}, {1});
+  Tensor t = raw::from_vector(std::vector<double>{value}, {1});
   wait_and_explain(g->allreduce(t, op));
   return t.data_ptr<double>()[0];
 }

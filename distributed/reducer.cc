@@ -12,7 +12,7 @@
 #include "autograd/engine.h"
 #include "distributed/init.h"
 #include "tensor/grad_mode.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::dist {
 namespace {
@@ -99,15 +99,15 @@ void Reducer::build_buckets(const std::vector<size_t>& order) {
     for (size_t idx : bucket.params) numel += params_[idx].numel();
     const Tensor& first = params_[bucket.params.front()];
     const int64_t n = static_cast<int64_t>(bucket.params.size());
-    bucket.flat = ops::zeros({numel + n}, TensorOptions(first.dtype()).device(first.device()));
-    bucket.flags = ops::narrow(bucket.flat, 0, numel, n);
+    bucket.flat = raw::zeros({numel + n}, TensorOptions(first.dtype()).device(first.device()));
+    bucket.flags = raw::narrow(bucket.flat, 0, numel, n);
     int64_t offset = 0;
     for (size_t s = 0; s < bucket.params.size(); ++s) {
       Tensor& p = params_[bucket.params[s]];
-      Tensor view = ops::view(ops::narrow(bucket.flat, 0, offset, p.numel()), p.sizes());
+      Tensor view = raw::view(raw::narrow(bucket.flat, 0, offset, p.numel()), p.sizes());
       // Gradients accumulated so far (no_sync) move into the bucket.
       if (p.grad().defined()) {
-        ops::copy_(view, p.grad());
+        raw::copy_(view, p.grad());
         p.set_grad(view);
       }
       bucket.views.push_back(view);
@@ -146,7 +146,7 @@ void Reducer::prepare_for_forward() {
     }
   for (size_t i = params_.size(); i-- > 0;)
     if (!seen[i]) order.push_back(static_cast<int64_t>(i));
-  Tensor t = ops::from_vector(order, {static_cast<int64_t>(order.size())});
+  Tensor t = raw::from_vector(order, {static_cast<int64_t>(order.size())});
   wait_and_explain(group_->broadcast(t, 0));
   const int64_t* p = t.data_ptr<int64_t>();
   std::vector<size_t> chosen(p, p + order.size());
@@ -229,13 +229,13 @@ void Reducer::mark_ready(size_t index, bool from_hook) {
   Tensor grad = p.grad();
   NoGradGuard no_grad;
   if (!grad.defined()) {
-    ops::fill_(view, 0.0);
+    raw::fill_(view, 0.0);
   } else if (!is_view_of(grad, view)) {
-    ops::copy_(view, grad);
+    raw::copy_(view, grad);
     p.set_grad(view);
   }
-  Tensor flag = ops::narrow(b.flags, 0, static_cast<int64_t>(slot), 1);
-  ops::fill_(flag, grad.defined() ? 1.0 : 0.0);
+  Tensor flag = raw::narrow(b.flags, 0, static_cast<int64_t>(slot), 1);
+  raw::fill_(flag, grad.defined() ? 1.0 : 0.0);
   if (--b.pending == 0) launch_ready_buckets();
 }
 
@@ -275,8 +275,8 @@ void Reducer::finalize() {
                       "communication", s, e, trace::Lane::kCommunication);
     }
     // Flags: > 0 where some rank had a gradient. Nobody had one: leave .grad() undefined.
-    Tensor flags = ops::to(b.flags, kCPU, kFloat32);
-    if (!flags.is_contiguous()) flags = ops::contiguous(flags);
+    Tensor flags = raw::to(b.flags, kCPU, kFloat32);
+    if (!flags.is_contiguous()) flags = raw::contiguous(flags);
     const float* f = flags.data_ptr<float>();
     for (size_t s2 = 0; s2 < b.params.size(); ++s2) {
       Tensor& p = params_[b.params[s2]];

@@ -5,20 +5,20 @@
 #include "nn/functional.h"
 #include "nn/init.h"
 #include "tensor/grad_mode.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::nn {
 
 BatchNorm2d::BatchNorm2d(const BatchNorm2dOptions& o) : options(o) {
   if (o.num_features() <= 0) throw std::invalid_argument("BatchNorm2d: num_features must be positive");
   if (o.affine()) {
-    weight = register_parameter("weight", ops::empty({o.num_features()}));
-    bias = register_parameter("bias", ops::empty({o.num_features()}));
+    weight = register_parameter("weight", raw::empty({o.num_features()}));
+    bias = register_parameter("bias", raw::empty({o.num_features()}));
   }
   if (o.track_running_stats()) {
-    running_mean = register_buffer("running_mean", ops::zeros({o.num_features()}));
-    running_var = register_buffer("running_var", ops::ones({o.num_features()}));
-    num_batches_tracked = register_buffer("num_batches_tracked", ops::zeros({}, kInt64));
+    running_mean = register_buffer("running_mean", raw::zeros({o.num_features()}));
+    running_var = register_buffer("running_var", raw::ones({o.num_features()}));
+    num_batches_tracked = register_buffer("num_batches_tracked", raw::zeros({}, kInt64));
   }
   reset_parameters();
 }
@@ -39,7 +39,7 @@ Tensor BatchNorm2d::forward(const Tensor& input) {
   bool use_batch_stats = is_training() || !options.track_running_stats();
   if (is_training() && options.track_running_stats()) {
     NoGradGuard g;
-    ops::binary_(ops::BinaryOp::Add, num_batches_tracked, 1.0);
+    raw::binary_(raw::BinaryOp::Add, num_batches_tracked, 1.0);
   }
   return functional::batch_norm(input, running_mean, running_var, weight, bias, use_batch_stats, options.momentum(),
                                 options.eps());

@@ -5,7 +5,7 @@
 
 #include "nn/functional.h"
 #include "nn/init.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::nn {
 
@@ -19,8 +19,8 @@ Conv2d::Conv2d(const Conv2dOptions& o) : options(o) {
                                 std::to_string(o.groups()) + ")");
   }
   weight = register_parameter(
-      "weight", ops::empty({o.out_channels(), o.in_channels() / o.groups(), o.kernel_size().h, o.kernel_size().w}));
-  if (o.bias()) bias = register_parameter("bias", ops::empty({o.out_channels()}));
+      "weight", raw::empty({o.out_channels(), o.in_channels() / o.groups(), o.kernel_size().h, o.kernel_size().w}));
+  if (o.bias()) bias = register_parameter("bias", raw::empty({o.out_channels()}));
   reset_parameters();
 }
 

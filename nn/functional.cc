@@ -54,17 +54,17 @@ std::pair<Tensor, Tensor> as_rows(const Tensor& input, const Tensor& target) {
 // returns the mask of counted rows.
 std::pair<Tensor, Tensor> picked_nll(const Tensor& logp, const Tensor& target, int64_t ignore_index) {
   int64_t classes = logp.size(1);
-  Tensor t = ops::to(target, target.device(), kInt64);
-  Tensor valid = ops::binary(ops::BinaryOp::Ne, t, static_cast<double>(ignore_index));
-  Tensor safe = ops::where(valid, t, ops::zeros_like(t));
-  Tensor lo = ops::amin(safe), hi = ops::amax(safe);
+  Tensor t = raw::to(target, target.device(), kInt64);
+  Tensor valid = raw::binary(raw::BinaryOp::Ne, t, static_cast<double>(ignore_index));
+  Tensor safe = raw::where(valid, t, raw::zeros_like(t));
+  Tensor lo = raw::amin(safe), hi = raw::amax(safe);
   if (t.numel() > 0 && (lo.item<int64_t>() < 0 || hi.item<int64_t>() >= classes)) {
     int64_t bad = lo.item<int64_t>() < 0 ? lo.item<int64_t>() : hi.item<int64_t>();
     throw std::out_of_range("cross_entropy/nll_loss: target " + std::to_string(bad) + " is out of bounds for " +
                             std::to_string(classes) + " classes");
   }
   Tensor picked = squeeze(gather(logp, 1, unsqueeze(safe, 1)), 1);
-  Tensor mask = ops::to(valid, logp.device(), logp.dtype());
+  Tensor mask = raw::to(valid, logp.device(), logp.dtype());
   return {neg(picked) * mask, mask};
 }
 
@@ -97,9 +97,9 @@ Tensor tanh(const Tensor& input) { return colony::tanh(input); }
 Tensor dropout(const Tensor& input, double p, bool training, Generator* gen) {
   if (p < 0 || p > 1) throw std::invalid_argument("dropout: probability has to be between 0 and 1, but got " + std::to_string(p));
   if (!training || p == 0) return input;
-  if (p == 1) return input * ops::zeros_like(input);
-  Tensor keep = ops::bernoulli(ops::full(input.sizes(), 1.0 - p, TensorOptions(input.dtype()).device(input.device())), gen);
-  return input * ops::mul(keep, 1.0 / (1.0 - p));
+  if (p == 1) return input * raw::zeros_like(input);
+  Tensor keep = raw::bernoulli(raw::full(input.sizes(), 1.0 - p, TensorOptions(input.dtype()).device(input.device())), gen);
+  return input * raw::mul(keep, 1.0 / (1.0 - p));
 }
 
 Tensor softmax(const Tensor& input, int64_t dim) { return colony::softmax(input, dim); }

@@ -5,7 +5,7 @@
 
 namespace colony::nn::functional {
 namespace {
-ops::Int2 int2(const Size2& s) { return ops::Int2(s.h, s.w); }
+raw::Int2 int2(const Size2& s) { return raw::Int2(s.h, s.w); }
 }  // namespace
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dFuncOptions& o) {

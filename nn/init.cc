@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "tensor/grad_mode.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::nn::init {
 
@@ -32,19 +32,19 @@ std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& t) {
 
 Tensor& uniform_(Tensor& t, double a, double b, Generator* gen) {
   NoGradGuard g;
-  ops::uniform_(t, a, b, gen);
+  raw::uniform_(t, a, b, gen);
   return t;
 }
 
 Tensor& normal_(Tensor& t, double mean, double std, Generator* gen) {
   NoGradGuard g;
-  ops::normal_(t, mean, std, gen);
+  raw::normal_(t, mean, std, gen);
   return t;
 }
 
 Tensor& constant_(Tensor& t, double value) {
   NoGradGuard g;
-  ops::fill_(t, value);
+  raw::fill_(t, value);
   return t;
 }
 

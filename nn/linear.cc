@@ -5,7 +5,7 @@
 
 #include "nn/functional.h"
 #include "nn/init.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::nn {
 
@@ -14,8 +14,8 @@ Linear::Linear(const LinearOptions& o) : options(o) {
     throw std::invalid_argument("Linear: in_features and out_features must be positive, got " +
                                 std::to_string(o.in_features()) + " and " + std::to_string(o.out_features()));
   }
-  weight = register_parameter("weight", ops::empty({o.out_features(), o.in_features()}));
-  if (o.bias()) bias = register_parameter("bias", ops::empty({o.out_features()}));
+  weight = register_parameter("weight", raw::empty({o.out_features(), o.in_features()}));
+  if (o.bias()) bias = register_parameter("bias", raw::empty({o.out_features()}));
   reset_parameters();
 }
 

@@ -145,11 +145,11 @@ void convert_in_place(Tensor& t, Device device, std::optional<DType> dtype, bool
   // Integer buffers (BatchNorm's num_batches_tracked) keep their type, as Module.to(dtype) does.
   DType target = dtype && is_floating(t.dtype()) ? *dtype : t.dtype();
   NoGradGuard no_grad;
-  Tensor moved = ops::to(t, device, target, non_blocking);
+  Tensor moved = raw::to(t, device, target, non_blocking);
   if (moved.is_same(t)) return;
   set_data(t, moved);
   Tensor g = t.grad();
-  if (g.defined()) t.mutable_grad() = ops::to(g, device, target, non_blocking);
+  if (g.defined()) t.mutable_grad() = raw::to(g, device, target, non_blocking);
 }
 }  // namespace
 
@@ -178,7 +178,7 @@ void Module::zero_grad(bool set_to_none) {
     if (set_to_none) {
       g = Tensor();
     } else {
-      ops::fill_(g, 0.0);
+      raw::fill_(g, 0.0);
     }
   }
 }
@@ -227,7 +227,7 @@ void Module::load_state_dict(const NamedTensors& state, bool strict) {
   for (auto& [n, t] : own) {
     auto it = given.find(n);
     if (it == given.end()) continue;
-    ops::copy_(t, it->second);
+    raw::copy_(t, it->second);
     t.storage()->bump_version();
   }
 }

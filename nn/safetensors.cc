@@ -7,7 +7,7 @@
 #include <stdexcept>
 
 #include "nn/atomic_file.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::io {
 namespace {
@@ -56,7 +56,7 @@ std::string encode_safetensors(const NamedTensors& tensors, const std::map<std::
   for (const auto& [name, t] : tensors) {
     if (name == "__metadata__") throw std::invalid_argument("safetensors: \"__metadata__\" is reserved as a tensor name");
     if (header.contains(name)) throw std::invalid_argument("safetensors: duplicate tensor name \"" + name + "\"");
-    Tensor h = ops::contiguous(ops::to(t, kCPU, t.dtype()));
+    Tensor h = raw::contiguous(raw::to(t, kCPU, t.dtype()));
     uint64_t n = static_cast<uint64_t>(h.nbytes());
     header[name] = {{"dtype", safetensors_dtype_name(h.dtype())},
                     {"shape", h.sizes()},
@@ -154,7 +154,7 @@ SafetensorsContents decode_safetensors(const std::string& bytes, const std::stri
     bad(source, std::to_string(data_size - pos) + " trailing bytes after the last tensor (corrupt file?)");
   }
   for (const Entry& e : entries) {
-    Tensor t = ops::empty(e.shape, TensorOptions(e.dtype));
+    Tensor t = raw::empty(e.shape, TensorOptions(e.dtype));
     if (e.end > e.begin) std::memcpy(t.data_ptr_raw(), data + e.begin, e.end - e.begin);
     if (e.dtype == kBool) {
       // Anything but 0/1 in a bool would be undefined behaviour when read.

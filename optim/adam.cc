@@ -5,8 +5,8 @@
 
 #include "log/trace.h"
 #include "tensor/grad_mode.h"
-#include "tensor/ops.h"
-#include "tensor/optim_ops.h"
+#include "tensor/raw_ops.h"
+#include "tensor/raw_optim_ops.h"
 
 namespace colony::optim {
 
@@ -40,16 +40,16 @@ void Adam::step() {
     for (Tensor& p : group.params) {
       Tensor grad = p.grad();
       if (!grad.defined()) continue;
-      grad = ops::contiguous(grad);
+      grad = raw::contiguous(grad);
       auto& state = state_of(p);
       if (state.empty()) {
-        state["step"] = ops::scalar_tensor(0.0, kFloat64);
-        state["exp_avg"] = ops::zeros_like(p);
-        state["exp_avg_sq"] = ops::zeros_like(p);
-        if (amsgrad) state["max_exp_avg_sq"] = ops::zeros_like(p);
+        state["step"] = raw::scalar_tensor(0.0, kFloat64);
+        state["exp_avg"] = raw::zeros_like(p);
+        state["exp_avg_sq"] = raw::zeros_like(p);
+        if (amsgrad) state["max_exp_avg_sq"] = raw::zeros_like(p);
       }
       double step = state["step"].item<double>() + 1;
-      ops::fill_(state["step"], step);
+      raw::fill_(state["step"], step);
       kernels::AdamParams a{o.at("lr"),
                             o.at("beta1"),
                             o.at("beta2"),
@@ -61,7 +61,7 @@ void Adam::step() {
                             1 - std::pow(o.at("beta1"), step),
                             std::sqrt(1 - std::pow(o.at("beta2"), step))};
       Tensor none;
-      ops::adam_step_(p, grad, state["exp_avg"], state["exp_avg_sq"], amsgrad ? state["max_exp_avg_sq"] : none, a);
+      raw::adam_step_(p, grad, state["exp_avg"], state["exp_avg_sq"], amsgrad ? state["max_exp_avg_sq"] : none, a);
     }
   }
 }

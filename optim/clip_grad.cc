@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "tensor/grad_mode.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::optim {
 
@@ -16,11 +16,11 @@ double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
   for (const Tensor& p : parameters) {
     Tensor g = p.grad();
     if (!g.defined()) continue;
-    Tensor a = ops::abs(ops::to(g, g.device(), kFloat64));
+    Tensor a = raw::abs(raw::to(g, g.device(), kFloat64));
     if (inf_norm) {
-      if (g.numel() > 0) total = std::max(total, ops::amax(a).item<double>());
+      if (g.numel() > 0) total = std::max(total, raw::amax(a).item<double>());
     } else {
-      total += ops::sum(ops::pow(a, norm_type)).item<double>();
+      total += raw::sum(raw::pow(a, norm_type)).item<double>();
     }
   }
   if (!inf_norm) total = std::pow(total, 1.0 / norm_type);
@@ -28,7 +28,7 @@ double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
   if (coef < 1) {
     for (const Tensor& p : parameters) {
       Tensor g = p.grad();
-      if (g.defined()) ops::binary_(ops::BinaryOp::Mul, g, coef);
+      if (g.defined()) raw::binary_(raw::BinaryOp::Mul, g, coef);
     }
   }
   return total;
@@ -38,7 +38,7 @@ void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value) 
   NoGradGuard no_grad;
   for (const Tensor& p : parameters) {
     Tensor g = p.grad();
-    if (g.defined()) ops::clamp_(g, -clip_value, clip_value);
+    if (g.defined()) raw::clamp_(g, -clip_value, clip_value);
   }
 }
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "tensor/grad_mode.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::optim {
 
@@ -46,7 +46,7 @@ void Optimizer::zero_grad(bool set_to_none) {
       if (set_to_none) {
         grad = Tensor();
       } else {
-        ops::fill_(grad, 0.0);
+        raw::fill_(grad, 0.0);
       }
     }
   }
@@ -65,10 +65,10 @@ NamedTensors Optimizer::state_dict() const {
   size_t index = 0;
   for (size_t g = 0; g < groups_.size(); ++g) {
     for (const auto& [k, v] : groups_[g].options) {
-      out.emplace_back("param_groups." + std::to_string(g) + "." + k, ops::scalar_tensor(v, kFloat64));
+      out.emplace_back("param_groups." + std::to_string(g) + "." + k, raw::scalar_tensor(v, kFloat64));
     }
     out.emplace_back("param_groups." + std::to_string(g) + ".num_params",
-                     ops::scalar_tensor(static_cast<double>(groups_[g].params.size()), kFloat64));
+                     raw::scalar_tensor(static_cast<double>(groups_[g].params.size()), kFloat64));
     for (const auto& p : groups_[g].params) {
       auto it = state_.find(p.impl());
       if (it != state_.end()) {
@@ -115,7 +115,7 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
         std::string key = name.substr(sp.size());
         // State lives with its parameter: same device; floating state takes the parameter's dtype.
         DType dt = is_floating(t.dtype()) && t.dim() > 0 ? p.dtype() : t.dtype();
-        st[key] = ops::clone(ops::to(t, p.device(), dt));
+        st[key] = raw::clone(raw::to(t, p.device(), dt));
       }
       if (st.empty()) {
         state_.erase(p.impl());

@@ -4,8 +4,8 @@
 
 #include "log/trace.h"
 #include "tensor/grad_mode.h"
-#include "tensor/ops.h"
-#include "tensor/optim_ops.h"
+#include "tensor/raw_ops.h"
+#include "tensor/raw_optim_ops.h"
 
 namespace colony::optim {
 namespace {
@@ -50,16 +50,16 @@ void SGD::step() {
     for (Tensor& p : group.params) {
       Tensor grad = p.grad();
       if (!grad.defined()) continue;
-      grad = ops::contiguous(grad);
+      grad = raw::contiguous(grad);
       Tensor buf;
       if (s.momentum != 0) {
         auto& state = state_of(p);
         auto it = state.find("momentum_buffer");
         s.first_step = it == state.end();
-        if (s.first_step) it = state.emplace("momentum_buffer", ops::empty_like(p)).first;
+        if (s.first_step) it = state.emplace("momentum_buffer", raw::empty_like(p)).first;
         buf = it->second;
       }
-      ops::sgd_step_(p, grad, buf, s);
+      raw::sgd_step_(p, grad, buf, s);
     }
   }
 }

@@ -4,15 +4,15 @@
 #include <string>
 
 #include "kernels/cpu/batch_norm.h"
-#include "tensor/nn_ops.h"
-#include "tensor/ops.h"
+#include "tensor/raw_nn_ops.h"
+#include "tensor/raw_ops.h"
 #include "tensor/stream.h"
 #ifdef COLONY_WITH_CUDA
 #include "kernels/cuda/batch_norm.h"
 #include "tensor/cuda.h"
 #endif
 
-namespace colony::ops {
+namespace colony::raw {
 namespace {
 
 struct Layout {
@@ -176,4 +176,4 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_output, const Tensor& inpu
   return grads;
 }
 
-}  // namespace colony::ops
+}  // namespace colony::raw

@@ -3,9 +3,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
-namespace colony::ops {
+namespace colony::raw {
 namespace {
 
 void check_pair(const Tensor& a, const Tensor& b, const char* op) {
@@ -54,4 +54,4 @@ bool equal(const Tensor& a, const Tensor& b) {
   return true;
 }
 
-}  // namespace colony::ops
+}  // namespace colony::raw

@@ -6,15 +6,15 @@
 
 #include "kernels/common/conv_geometry.h"
 #include "kernels/cpu/conv.h"
-#include "tensor/nn_ops.h"
-#include "tensor/ops.h"
+#include "tensor/raw_nn_ops.h"
+#include "tensor/raw_ops.h"
 #include "tensor/stream.h"
 #ifdef COLONY_WITH_CUDA
 #include "kernels/cuda/cudnn_conv.h"
 #include "tensor/cuda.h"
 #endif
 
-namespace colony::ops {
+namespace colony::raw {
 namespace {
 
 std::string pair_str(Int2 p) { return "(" + std::to_string(p.h) + ", " + std::to_string(p.w) + ")"; }
@@ -213,4 +213,4 @@ Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, cons
   return grads;
 }
 
-}  // namespace colony::ops
+}  // namespace colony::raw

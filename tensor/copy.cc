@@ -5,14 +5,14 @@
 #include "kernels/cpu/copy.h"
 #include "tensor/cuda.h"
 #include "tensor/kernel_layout.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 #ifdef COLONY_WITH_CUDA
 #include "kernels/cuda/copy.h"
 #include "kernels/cuda/runtime.h"
 #include "tensor/stream.h"
 #endif
 
-namespace colony::ops {
+namespace colony::raw {
 namespace {
 
 #ifndef COLONY_WITH_CUDA
@@ -174,4 +174,4 @@ void fill_(Tensor& t, double value) {
   t.storage()->bump_version();
 }
 
-}  // namespace colony::ops
+}  // namespace colony::raw

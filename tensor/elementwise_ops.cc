@@ -8,14 +8,14 @@
 #include "kernels/cpu/elementwise.h"
 #include "tensor/elementwise_detail.h"
 #include "tensor/kernel_layout.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 #ifdef COLONY_WITH_CUDA
 #include "kernels/cuda/elementwise.h"
 #include "tensor/cuda.h"
 #include "tensor/stream.h"
 #endif
 
-namespace colony::ops {
+namespace colony::raw {
 
 #define COLONY_SAME_ENUMERATOR(E, name) static_assert(static_cast<int>(E::name) == static_cast<int>(kernels::E::name));
 COLONY_SAME_ENUMERATOR(UnaryOp, Neg)
@@ -526,4 +526,4 @@ Tensor activation_backward(ActivationGrad op, const Tensor& grad, const Tensor& 
   return out;
 }
 
-}  // namespace colony::ops
+}  // namespace colony::raw

@@ -5,9 +5,9 @@
 
 #include "tensor/caching_allocator.h"
 #include "tensor/cuda.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
-namespace colony::ops {
+namespace colony::raw {
 namespace {
 
 Allocator* allocator_for(const TensorOptions& opts) {
@@ -182,4 +182,4 @@ Tensor from_blob(void* data, const Shape& shape, DType dtype, Device device, std
   return from_blob(data, shape, contiguous_strides(shape), dtype, device, std::move(deleter));
 }
 
-}  // namespace colony::ops
+}  // namespace colony::raw

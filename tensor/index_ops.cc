@@ -7,14 +7,14 @@
 
 #include "kernels/cpu/index.h"
 #include "tensor/kernel_layout.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 #include "tensor/stream.h"
 #ifdef COLONY_WITH_CUDA
 #include "kernels/cuda/index.h"
 #include "tensor/cuda.h"
 #endif
 
-namespace colony::ops {
+namespace colony::raw {
 namespace {
 
 std::string list_str(const std::vector<int64_t>& v) { return shape_str(v); }
@@ -381,4 +381,4 @@ std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim) {
   return split(t, split_size, d);
 }
 
-}  // namespace colony::ops
+}  // namespace colony::raw

@@ -4,14 +4,14 @@
 #include <string>
 
 #include "kernels/cpu/gemm.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 #include "tensor/stream.h"
 #ifdef COLONY_WITH_CUDA
 #include "kernels/cuda/blas.h"
 #include "tensor/cuda.h"
 #endif
 
-namespace colony::ops {
+namespace colony::raw {
 namespace {
 
 // Fills m's layout for a rows x cols matrix with strides (s0, s1); false when the strides are not a
@@ -193,4 +193,4 @@ void addmm_(Tensor& out, const Tensor& a, const Tensor& b, double beta, double a
   out.storage()->bump_version();
 }
 
-}  // namespace colony::ops
+}  // namespace colony::raw

@@ -1,4 +1,4 @@
-#include "tensor/optim_ops.h"
+#include "tensor/raw_optim_ops.h"
 
 #include <stdexcept>
 
@@ -8,7 +8,7 @@
 #include "kernels/cuda/optim.h"
 #endif
 
-namespace colony::ops {
+namespace colony::raw {
 namespace {
 
 void check_like(const char* op, const char* what, const Tensor& param, const Tensor& t) {
@@ -58,4 +58,4 @@ void adam_step_(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, Tensor&
   param.storage()->bump_version();
 }
 
-}  // namespace colony::ops
+}  // namespace colony::raw

@@ -5,15 +5,15 @@
 
 #include "kernels/common/conv_geometry.h"
 #include "kernels/cpu/pool.h"
-#include "tensor/nn_ops.h"
-#include "tensor/ops.h"
+#include "tensor/raw_nn_ops.h"
+#include "tensor/raw_ops.h"
 #include "tensor/stream.h"
 #ifdef COLONY_WITH_CUDA
 #include "kernels/cuda/pool.h"
 #include "tensor/cuda.h"
 #endif
 
-namespace colony::ops {
+namespace colony::raw {
 namespace {
 
 std::string pair_str(Int2 p) { return "(" + std::to_string(p.h) + ", " + std::to_string(p.w) + ")"; }
@@ -325,4 +325,4 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Shape& inpu
   return gx;
 }
 
-}  // namespace colony::ops
+}  // namespace colony::raw

@@ -5,7 +5,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony {
 namespace {
@@ -64,7 +64,7 @@ std::string Tensor::str() const {
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "[ undefined Tensor ]";
-  Tensor c = ops::contiguous(ops::to(t, kCPU, kFloat64));
+  Tensor c = raw::contiguous(raw::to(t, kCPU, kFloat64));
   std::ostringstream body;
   body << "tensor(";
   if (t.numel() == 0) {

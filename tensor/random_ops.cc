@@ -9,13 +9,13 @@
 #include "kernels/cpu/random.h"
 #include "tensor/grad_mode.h"
 #include "tensor/inplace_check.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 #include "tensor/stream.h"
 #ifdef COLONY_WITH_CUDA
 #include "kernels/cuda/random.h"
 #endif
 
-namespace colony::ops {
+namespace colony::raw {
 namespace {
 
 Generator& gen_or_default(Generator* gen) { return gen ? *gen : default_generator(); }
@@ -112,25 +112,25 @@ void bernoulli_(Tensor& t, double p, Generator* gen) {
   copy_(t, binary(BinaryOp::Lt, u, p));
 }
 
-}  // namespace colony::ops
+}  // namespace colony::raw
 
 namespace colony {
 
 Tensor& Tensor::uniform_(double from, double to) {
   detail::check_inplace_write(*this, "uniform_");
-  ops::uniform_(*this, from, to);
+  raw::uniform_(*this, from, to);
   return *this;
 }
 
 Tensor& Tensor::normal_(double mean, double std) {
   detail::check_inplace_write(*this, "normal_");
-  ops::normal_(*this, mean, std);
+  raw::normal_(*this, mean, std);
   return *this;
 }
 
 Tensor& Tensor::bernoulli_(double p) {
   detail::check_inplace_write(*this, "bernoulli_");
-  ops::bernoulli_(*this, p);
+  raw::bernoulli_(*this, p);
   return *this;
 }
 

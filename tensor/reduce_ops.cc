@@ -5,14 +5,14 @@
 #include <string>
 
 #include "kernels/cpu/reduce.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 #include "tensor/stream.h"
 #ifdef COLONY_WITH_CUDA
 #include "kernels/cuda/reduce.h"
 #include "tensor/cuda.h"
 #endif
 
-namespace colony::ops {
+namespace colony::raw {
 namespace {
 
 // The CUDA column kernel gives each column one warp lane: under a warp's width of columns it
@@ -238,4 +238,4 @@ Tensor sum_to(const Tensor& t, const Shape& shape) {
   return reshape(sum(t, dims, true), shape);
 }
 
-}  // namespace colony::ops
+}  // namespace colony::raw

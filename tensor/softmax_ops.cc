@@ -3,14 +3,14 @@
 #include <string>
 
 #include "kernels/cpu/softmax.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 #include "tensor/stream.h"
 #ifdef COLONY_WITH_CUDA
 #include "kernels/cuda/softmax.h"
 #include "tensor/cuda.h"
 #endif
 
-namespace colony::ops {
+namespace colony::raw {
 namespace {
 
 struct Axis {
@@ -101,4 +101,4 @@ Tensor log_softmax_backward(const Tensor& grad, const Tensor& output, int64_t di
   return softmax_grad(grad, output, dim, true);
 }
 
-}  // namespace colony::ops
+}  // namespace colony::raw

@@ -1,4 +1,4 @@
-// Tensor metadata and autograd bookkeeping. The ops live in ops.h; the differentiable members in
+// Tensor metadata and autograd bookkeeping. The ops live in raw_ops.h; the differentiable members in
 // autograd/tensor_methods.cc.
 #include "tensor/tensor.h"
 
@@ -6,7 +6,7 @@
 
 #include "kernels/common/dispatch.h"
 #include "tensor/grad_mode.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 #ifdef COLONY_WITH_CUDA
 #include "kernels/cuda/runtime.h"
 #include "tensor/cuda.h"
@@ -69,7 +69,7 @@ T Tensor::item() const {
     throw std::invalid_argument("item: a Tensor with " + std::to_string(numel()) +
                                 " elements cannot be converted to a scalar (shape " + shape_str(sizes()) + ")");
   }
-  Tensor host = is_cpu() ? *this : ops::to(*this, kCPU, dtype());
+  Tensor host = is_cpu() ? *this : raw::to(*this, kCPU, dtype());
   return COLONY_DISPATCH_ALL(host.dtype(), "item", [&]() -> T {
     scalar_t v = *static_cast<const scalar_t*>(host.data_ptr_raw());
     return static_cast<T>(static_cast<compute_t<scalar_t>>(v));

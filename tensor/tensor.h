@@ -2,8 +2,8 @@
 //
 // Layering: this header belongs to tensor/ and knows nothing of autograd's graph types. The member
 // functions marked "differentiable" are the user-facing op API and are *defined* in autograd/
-// (autograd/tensor_methods.cc): they call the raw front functions of tensor/ops.h and record a graph
-// node. Code in tensor/ and below calls colony::ops:: directly and never these members.
+// (autograd/tensor_methods.cc): they call the raw front functions of tensor/raw_ops.h and record a graph
+// node. Code in tensor/ and below calls colony::raw:: directly and never these members.
 #pragma once
 
 #include <cstdint>

@@ -6,7 +6,7 @@
 #include "tensor/elementwise_detail.h"
 #include "tensor/grad_mode.h"
 #include "tensor/inplace_check.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 #include "tensor/tensor.h"
 
 namespace colony {
@@ -32,67 +32,67 @@ void check_inplace(const Tensor& t, const char* op) { detail::check_inplace_writ
 
 Tensor& Tensor::copy_(const Tensor& src) {
   check_inplace(*this, "copy_");
-  ops::copy_(*this, src);
+  raw::copy_(*this, src);
   return *this;
 }
 
 Tensor& Tensor::fill_(double value) {
   check_inplace(*this, "fill_");
-  ops::fill_(*this, value);
+  raw::fill_(*this, value);
   return *this;
 }
 
 Tensor& Tensor::zero_() {
   check_inplace(*this, "zero_");
-  ops::fill_(*this, 0.0);
+  raw::fill_(*this, 0.0);
   return *this;
 }
 
 Tensor& Tensor::add_(const Tensor& other, double alpha) {
   check_inplace(*this, "add_");
-  ops::detail::add_(*this, other, alpha);
+  raw::detail::add_(*this, other, alpha);
   return *this;
 }
 
 Tensor& Tensor::add_(double value) {
   check_inplace(*this, "add_");
-  ops::binary_(ops::BinaryOp::Add, *this, value);
+  raw::binary_(raw::BinaryOp::Add, *this, value);
   return *this;
 }
 
 Tensor& Tensor::sub_(const Tensor& other) {
   check_inplace(*this, "sub_");
-  ops::binary_(ops::BinaryOp::Sub, *this, other);
+  raw::binary_(raw::BinaryOp::Sub, *this, other);
   return *this;
 }
 
 Tensor& Tensor::mul_(const Tensor& other) {
   check_inplace(*this, "mul_");
-  ops::binary_(ops::BinaryOp::Mul, *this, other);
+  raw::binary_(raw::BinaryOp::Mul, *this, other);
   return *this;
 }
 
 Tensor& Tensor::mul_(double value) {
   check_inplace(*this, "mul_");
-  ops::binary_(ops::BinaryOp::Mul, *this, value);
+  raw::binary_(raw::BinaryOp::Mul, *this, value);
   return *this;
 }
 
 Tensor& Tensor::div_(const Tensor& other) {
   check_inplace(*this, "div_");
-  ops::binary_(ops::BinaryOp::Div, *this, other);
+  raw::binary_(raw::BinaryOp::Div, *this, other);
   return *this;
 }
 
 Tensor& Tensor::div_(double value) {
   check_inplace(*this, "div_");
-  ops::binary_(ops::BinaryOp::Div, *this, value);
+  raw::binary_(raw::BinaryOp::Div, *this, value);
   return *this;
 }
 
 Tensor& Tensor::clamp_(std::optional<double> min, std::optional<double> max) {
   check_inplace(*this, "clamp_");
-  ops::clamp_(*this, min, max);
+  raw::clamp_(*this, min, max);
   return *this;
 }
 

@@ -5,9 +5,9 @@
 #include <optional>
 #include <stdexcept>
 
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
-namespace colony::ops {
+namespace colony::raw {
 namespace {
 
 Tensor make_view(const Tensor& t, Shape sizes, Shape strides, int64_t offset) {
@@ -250,4 +250,4 @@ Tensor expand(const Tensor& t, const Shape& shape) {
   return make_view(t, sizes, strides, t.storage_offset());
 }
 
-}  // namespace colony::ops
+}  // namespace colony::raw

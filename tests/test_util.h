@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "tensor/cuda.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 // GPU tests are named *_CUDA (*_MultiCUDA for several devices) and start with this line, so the
 // suite passes on machines without a GPU.
@@ -23,7 +23,7 @@ namespace colony::testing {
 
 // Values of a tensor (any dtype, any device, any strides) as doubles in row-major order.
 inline std::vector<double> values(const Tensor& t) {
-  Tensor c = ops::contiguous(ops::to(t, kCPU, kFloat64));
+  Tensor c = raw::contiguous(raw::to(t, kCPU, kFloat64));
   const double* p = c.data_ptr<double>();
   return std::vector<double>(p, p + c.numel());
 }

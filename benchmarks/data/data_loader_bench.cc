@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "data/data.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace {
 
@@ -40,8 +40,8 @@ double images_per_s(const std::shared_ptr<const Dataset>& ds, int workers) {
 }  // namespace
 
 int main() {
-  Tensor images = ops::randint(0, 256, {50000, 3, 32, 32}, TensorOptions(kUInt8));
-  Tensor targets = ops::randint(0, 10, {50000});
+  Tensor images = raw::randint(0, 256, {50000, 3, 32, 32}, TensorOptions(kUInt8));
+  Tensor targets = raw::randint(0, 10, {50000});
   auto raw = std::make_shared<InMemoryImageDataset>(images, targets);
   const Normalize norm({0.5, 0.5, 0.5}, {0.5, 0.5, 0.5});
   struct Case {

@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
         model->eval();
         for (auto& batch : test_loader) {
           Tensor pred = model->forward(batch.data.to(dev)).argmax(1);
-          correct += ops::sum(ops::binary(ops::BinaryOp::Eq, pred, batch.target.to(dev))).item<int64_t>();
+          correct += (pred == batch.target.to(dev)).sum().item<int64_t>();
           total += batch.size();
         }
         model->train();

@@ -51,7 +51,7 @@ Evaluation evaluate(nn::Module& model, data::DataLoader& loader, Device dev) {
   int64_t correct = 0, total = 0;
   for (auto& batch : loader) {
     Tensor pred = model.forward(batch.data.to(dev)).argmax(1);
-    correct += ops::sum(ops::binary(ops::BinaryOp::Eq, pred, batch.target.to(dev))).item<int64_t>();
+    correct += (pred == batch.target.to(dev)).sum().item<int64_t>();
     total += batch.size();
   }
   model.train();

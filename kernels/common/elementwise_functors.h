@@ -13,8 +13,8 @@
 
 namespace colony::kernels {
 
-// Same enumerators, in the same order, as colony::ops::UnaryOp / BinaryOp / ActivationGrad
-// (tensor/ops.h); tensor/elementwise_ops.cc static_asserts the correspondence.
+// Same enumerators, in the same order, as colony::raw::UnaryOp / BinaryOp / ActivationGrad
+// (tensor/raw_ops.h); tensor/elementwise_ops.cc static_asserts the correspondence.
 enum class UnaryOp : uint8_t {
   Neg, Abs, Exp, Log, Sqrt, Rsqrt, Relu, Sigmoid, Tanh, Sign, Square, Reciprocal, LogicalNot, Sin, Cos,
   Log1p, Expm1, Floor, Ceil, Round

@@ -17,16 +17,16 @@ TEST(AccumulateGrad, LeafGradAccumulatesAcrossBackwardCalls) {
   (x * 3.0).sum().backward();
   Tensor first = x.grad();
   (x * x).sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({5.0, 7.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({5.0, 7.0})));
   EXPECT_TRUE(x.grad().is_same(first));  // later gradients are added in place
 }
 
 TEST(AccumulateGrad, FirstGradientDoesNotAliasTheCallersTensor) {
   Tensor x = leaf({1.0, 2.0});
-  Tensor g = ops::tensor({5.0, 6.0});
+  Tensor g = raw::tensor({5.0, 6.0});
   x.backward(g);
   g.fill_(0.0);
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({5.0, 6.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({5.0, 6.0})));
 }
 
 TEST(AccumulateGrad, BroadcastGradientIsStoredDense) {
@@ -34,7 +34,7 @@ TEST(AccumulateGrad, BroadcastGradientIsStoredDense) {
   x.sum().backward();  // sum's gradient is an expanded (stride 0) view
   EXPECT_TRUE(x.grad().is_contiguous());
   (x * 2.0).sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({3.0, 3.0, 3.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({3.0, 3.0, 3.0})));
 }
 
 TEST(AccumulateGrad, StealsAGradientNobodyElseHolds) {
@@ -43,7 +43,7 @@ TEST(AccumulateGrad, StealsAGradientNobodyElseHolds) {
   (x * w).sum().backward();
   // x's gradient (g * w) was computed for it alone: storing it needs no copy, and it aliases nothing.
   EXPECT_NE(x.grad().data_ptr_raw(), w.data_ptr_raw());
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({3.0, 4.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({3.0, 4.0})));
 }
 
 TEST(AccumulateGrad, PostHookSeesAccumulatedGradient) {

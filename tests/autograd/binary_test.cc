@@ -83,38 +83,38 @@ TEST(Binary, PowScalarBase) {
 TEST(Binary, PowZeroBaseHasZeroGradientForNonNegativeExponents) {
   Tensor e = tensor({0.0, 1.0, 2.0}, TensorOptions(kFloat64).requires_grad(true));
   pow(0.0, e).sum().backward();
-  EXPECT_TRUE(all_close(e.grad(), ops::zeros({3}, kFloat64)));
+  EXPECT_TRUE(all_close(e.grad(), raw::zeros({3}, kFloat64)));
   Tensor x = tensor({0.0, 2.0}, TensorOptions(kFloat64).requires_grad(true));
   Tensor ex = tensor({2.0, 3.0}, TensorOptions(kFloat64).requires_grad(true));
   pow(x, ex).sum().backward();
   std::vector<double> ge = values(ex.grad());
   EXPECT_EQ(ge[0], 0.0);                           // 0^e is flat in e
   EXPECT_NEAR(ge[1], 8.0 * std::log(2.0), 1e-12);  // x^e ln x
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({0.0, 12.0}, kFloat64)));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({0.0, 12.0}, kFloat64)));
 }
 
 TEST(Binary, MaximumSplitsTiesInHalf) {
   Tensor a = tensor({1.0, 2.0, 3.0}, TensorOptions().requires_grad(true));
   Tensor b = tensor({1.0, 5.0, 0.0}, TensorOptions().requires_grad(true));
   maximum(a, b).sum().backward();
-  EXPECT_TRUE(all_close(a.grad(), ops::tensor({0.5, 0.0, 1.0})));
-  EXPECT_TRUE(all_close(b.grad(), ops::tensor({0.5, 1.0, 0.0})));
+  EXPECT_TRUE(all_close(a.grad(), raw::tensor({0.5, 0.0, 1.0})));
+  EXPECT_TRUE(all_close(b.grad(), raw::tensor({0.5, 1.0, 0.0})));
   Tensor c = tensor({1.0, 2.0}, TensorOptions().requires_grad(true));
   Tensor d = tensor({1.0, 0.0}, TensorOptions().requires_grad(true));
   minimum(c, d).sum().backward();
-  EXPECT_TRUE(all_close(c.grad(), ops::tensor({0.5, 0.0})));
-  EXPECT_TRUE(all_close(d.grad(), ops::tensor({0.5, 1.0})));
+  EXPECT_TRUE(all_close(c.grad(), raw::tensor({0.5, 0.0})));
+  EXPECT_TRUE(all_close(d.grad(), raw::tensor({0.5, 1.0})));
 }
 
 TEST(Binary, Where) {
-  Tensor cond = ops::tensor({1.0, 0.0, 1.0}) > 0.5;
+  Tensor cond = raw::tensor({1.0, 0.0, 1.0}) > 0.5;
   EXPECT_EQ(cond.dtype(), kBool);
   EXPECT_TRUE(check_binary([&](const Tensor& a, const Tensor& b) { return where(cond, a, b); }));
   EXPECT_TRUE(check_scalar([&](const Tensor& x) { return where(cond, x, 2.0); }));
   EXPECT_TRUE(check_scalar([&](const Tensor& x) { return where(cond, -1.0, x); }));
   Tensor a = tensor({1.0, 2.0, 3.0}, TensorOptions().requires_grad(true));
   where(cond, a, 0.0).sum().backward();
-  EXPECT_TRUE(all_close(a.grad(), ops::tensor({1.0, 0.0, 1.0})));
+  EXPECT_TRUE(all_close(a.grad(), raw::tensor({1.0, 0.0, 1.0})));
 }
 
 TEST(Binary, MixedDtypeGradientsKeepEachOperandsDtype) {
@@ -125,15 +125,15 @@ TEST(Binary, MixedDtypeGradientsKeepEachOperandsDtype) {
   y.sum().backward();
   EXPECT_EQ(a.grad().dtype(), kFloat32);
   EXPECT_EQ(b.grad().dtype(), kFloat64);
-  EXPECT_TRUE(all_close(a.grad(), ops::tensor({3.0, 4.0})));
-  EXPECT_TRUE(all_close(b.grad(), ops::tensor({1.0, 2.0})));
+  EXPECT_TRUE(all_close(a.grad(), raw::tensor({3.0, 4.0})));
+  EXPECT_TRUE(all_close(b.grad(), raw::tensor({1.0, 2.0})));
 }
 
 TEST(Binary, BroadcastGradientByHand) {
   Tensor a = tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 6.0}}, TensorOptions().requires_grad(true));
   Tensor bias = tensor({10.0, 20.0, 30.0}, TensorOptions().requires_grad(true));
   (a * bias).sum().backward();
-  EXPECT_TRUE(all_close(bias.grad(), ops::tensor({5.0, 7.0, 9.0})));
+  EXPECT_TRUE(all_close(bias.grad(), raw::tensor({5.0, 7.0, 9.0})));
   EXPECT_EQ(bias.grad().sizes(), (Shape{3}));
 }
 

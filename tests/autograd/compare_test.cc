@@ -9,7 +9,7 @@ using testing::values;
 
 TEST(Compare, ResultsAreBoolAndNotDifferentiable) {
   Tensor a = tensor({1.0, 2.0, 3.0}, TensorOptions().requires_grad(true));
-  Tensor b = ops::tensor({2.0, 2.0, 2.0});
+  Tensor b = raw::tensor({2.0, 2.0, 2.0});
   std::vector<std::pair<Tensor, std::vector<double>>> cases = {
       {a == b, {0, 1, 0}}, {a != b, {1, 0, 1}}, {a < b, {1, 0, 0}},
       {a <= b, {1, 1, 0}}, {a > b, {0, 0, 1}},  {a >= b, {0, 1, 1}},

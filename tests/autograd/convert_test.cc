@@ -35,9 +35,9 @@ TEST(Convert, DtypeCastSendsGradientBackInTheInputDtype) {
   Tensor y = x.to(kFloat64);
   EXPECT_EQ(y.dtype(), kFloat64);
   EXPECT_TRUE(x.to(kFloat32).is_same(x));
-  (y * ops::tensor({3.0, 4.0}, kFloat64)).sum().backward();
+  (y * raw::tensor({3.0, 4.0}, kFloat64)).sum().backward();
   EXPECT_EQ(x.grad().dtype(), kFloat32);
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({3.0, 4.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({3.0, 4.0})));
   EXPECT_TRUE(gradcheck([](In in) { return in[0].to(kFloat32).to(kFloat64); }, {input({3})},
                         testing::GradcheckOptions{1e-3, 1e-3, 1e-3}));  // float32 round trip: coarse eps
 }
@@ -72,16 +72,16 @@ TEST(Convert, DeviceRoundTrip_CUDA) {
   Tensor loss = (g * g).sum();
   loss.backward();
   EXPECT_TRUE(x.grad().is_cpu());
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({2.0, 4.0, 6.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({2.0, 4.0, 6.0})));
 }
 
 TEST(Convert, GradOnTheDevice_CUDA) {
   COLONY_REQUIRE_CUDA(1);
   Tensor w = tensor({1.0, -2.0}, TensorOptions(Device::cuda(0)).requires_grad(true));
-  Tensor x = ops::tensor({3.0, 4.0}).cuda();
+  Tensor x = raw::tensor({3.0, 4.0}).cuda();
   (relu(w * x) + exp(w)).sum().backward();
   EXPECT_TRUE(w.grad().is_cuda());
-  EXPECT_TRUE(all_close(w.grad().cpu(), ops::tensor({3.0 + std::exp(1.0), std::exp(-2.0)}), 1e-5));
+  EXPECT_TRUE(all_close(w.grad().cpu(), raw::tensor({3.0 + std::exp(1.0), std::exp(-2.0)}), 1e-5));
 }
 
 TEST(Convert, PinMemory_CUDA) {
@@ -90,7 +90,7 @@ TEST(Convert, PinMemory_CUDA) {
   Tensor p = x.pin_memory();
   EXPECT_TRUE(p.is_pinned());
   (p * 3.0).sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({3.0, 3.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({3.0, 3.0})));
 }
 
 }  // namespace

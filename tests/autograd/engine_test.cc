@@ -31,7 +31,7 @@ TEST(Engine, DiamondGraphSumsBothPaths) {
 TEST(Engine, SameTensorTwiceInOneOp) {
   Tensor x = leaf({1.0, -2.0, 3.0});
   (x * x).sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({2.0, -4.0, 6.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({2.0, -4.0, 6.0})));
 }
 
 TEST(Engine, RetainGraphAllowsSecondBackward) {
@@ -39,7 +39,7 @@ TEST(Engine, RetainGraphAllowsSecondBackward) {
   Tensor y = (x * x).sum();
   y.backward(Tensor(), /*retain_graph=*/true);
   y.backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({4.0, 8.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({4.0, 8.0})));
 }
 
 TEST(Engine, BackwardThroughFreedGraphThrows) {
@@ -58,7 +58,7 @@ TEST(Engine, NodesWithoutSavedTensorsCanRunTwice) {
   Tensor y = (x + 1.0).sum();
   y.backward();
   y.backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({2.0, 2.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({2.0, 2.0})));
 }
 
 TEST(Engine, InplaceChangeOfSavedTensorThrows) {
@@ -88,7 +88,7 @@ TEST(Engine, NonScalarWithoutGradientThrows) {
 }
 
 TEST(Engine, TensorWithoutGradThrows) {
-  Tensor y = ops::ones({2}).sum();
+  Tensor y = raw::ones({2}).sum();
   EXPECT_TRUE(throws_with([&] { y.backward(); },
                           "element 0 of tensors does not require grad and does not have a grad_fn"));
   Tensor x = leaf({1.0});
@@ -98,29 +98,29 @@ TEST(Engine, TensorWithoutGradThrows) {
 
 TEST(Engine, ExplicitGradientForNonScalar) {
   Tensor x = leaf({1.0, 2.0, 3.0});
-  (x * 2.0).backward(ops::tensor({1.0, 10.0, 100.0}));
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({2.0, 20.0, 200.0})));
-  EXPECT_TRUE(throws_with([&] { (x * 2.0).backward(ops::tensor({1.0, 2.0})); },
+  (x * 2.0).backward(raw::tensor({1.0, 10.0, 100.0}));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({2.0, 20.0, 200.0})));
+  EXPECT_TRUE(throws_with([&] { (x * 2.0).backward(raw::tensor({1.0, 2.0})); },
                           "Mismatch in shape: grad_output[0] has a shape of [2] and output[0] has a shape of [3]"));
 }
 
 TEST(Engine, GradientOfAnotherDtypeIsCast) {
   Tensor x = leaf({1.0, 2.0});
-  (x * 3.0).backward(ops::tensor({1.0, 1.0}, kFloat64));
+  (x * 3.0).backward(raw::tensor({1.0, 1.0}, kFloat64));
   EXPECT_EQ(x.grad().dtype(), kFloat32);
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({3.0, 3.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({3.0, 3.0})));
 }
 
 TEST(Engine, LeafAsRoot) {
   Tensor x = tensor({2.0}, TensorOptions().requires_grad(true));
   x.backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({1.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({1.0})));
 }
 
 TEST(Engine, SeveralRoots) {
   Tensor x = leaf({1.0, 2.0});
   autograd::backward({(x * 2.0).sum(), (x * x).sum()});
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({4.0, 6.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({4.0, 6.0})));
 }
 
 TEST(Engine, RootDependingOnAnotherRoot) {
@@ -128,8 +128,8 @@ TEST(Engine, RootDependingOnAnotherRoot) {
   Tensor y = x * 3.0;
   Tensor z = (y * y).sum();
   // d/dx [sum(y * g) + z] with g = 1: 3 + 2 * y * 3
-  autograd::backward({y, z}, {ops::ones({2}), Tensor()});
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({3.0 + 18.0, 3.0 + 36.0})));
+  autograd::backward({y, z}, {raw::ones({2}), Tensor()});
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({3.0 + 18.0, 3.0 + 36.0})));
 }
 
 TEST(Engine, NoGradGuardRecordsNothing) {
@@ -159,12 +159,12 @@ TEST(Engine, DetachCutsHistoryAndSharesStorage) {
   EXPECT_EQ(d.version(), y.version());  // one version counter, as in PyTorch
   EXPECT_GT(y.version(), 0u);
   (d * x).sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({2.0, 4.0})));  // d is a constant
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({2.0, 4.0})));  // d is a constant
 }
 
 TEST(Engine, RequiresGradPropagation) {
   Tensor a = leaf({1.0});
-  Tensor b = ops::tensor({2.0});
+  Tensor b = raw::tensor({2.0});
   EXPECT_TRUE((a + b).requires_grad());
   EXPECT_FALSE((a + b).is_leaf());
   EXPECT_FALSE((b + b).requires_grad());
@@ -172,7 +172,7 @@ TEST(Engine, RequiresGradPropagation) {
   b.requires_grad_();
   EXPECT_TRUE((b * 2.0).requires_grad());
   EXPECT_TRUE(throws_with([&] { (a + b).requires_grad_(false); }, "leaf"));
-  Tensor i = ops::tensor({1.0}, kInt64);
+  Tensor i = raw::tensor({1.0}, kInt64);
   EXPECT_TRUE(throws_with([&] { i.requires_grad_(); }, "floating point"));
   EXPECT_FALSE((i == 1.0).requires_grad());
 }
@@ -194,7 +194,7 @@ TEST(Engine, UnusedOutputsOfMultiOutputNodeGetZeros) {
   Tensor x = leaf({1.0, 2.0, 3.0, 4.0});
   std::vector<Tensor> parts = split(x, 2);
   (parts[1] * 3.0).sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({0.0, 0.0, 3.0, 3.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({0.0, 0.0, 3.0, 3.0})));
 }
 
 TEST(Engine, QueueCallbackRunsAfterAllAccumulations) {
@@ -259,7 +259,7 @@ TEST(Engine, ExceptionInHookLeavesEngineUsable) {
   EXPECT_FALSE(autograd::Engine::is_running());
   x.remove_hook(id);
   (x * 2.0).sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({2.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({2.0})));
 }
 
 TEST(Engine, BackwardInsideAHook) {
@@ -271,7 +271,7 @@ TEST(Engine, BackwardInsideAHook) {
     (other * 5.0).sum().backward();
   });
   (x * 2.0).sum().backward();
-  EXPECT_TRUE(all_close(other.grad(), ops::tensor({5.0})));
+  EXPECT_TRUE(all_close(other.grad(), raw::tensor({5.0})));
 }
 
 TEST(Engine, FreesSavedTensorsWithoutRetainGraph) {

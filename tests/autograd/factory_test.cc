@@ -20,13 +20,13 @@ TEST(Factory, RequiresGradFromOptions) {
 }
 
 TEST(Factory, ValuesMatchTheRawOps) {
-  EXPECT_EQ(values(zeros({3})), values(ops::zeros({3})));
+  EXPECT_EQ(values(zeros({3})), values(raw::zeros({3})));
   EXPECT_EQ(values(full({2}, 7.0)), (std::vector<double>{7.0, 7.0}));
   EXPECT_EQ(values(arange(4)), (std::vector<double>{0, 1, 2, 3}));
   EXPECT_EQ(arange(4).dtype(), kInt64);
   EXPECT_EQ(values(from_vector<float>({1.f, 2.f}, {2})), (std::vector<double>{1.0, 2.0}));
   Generator g1(5), g2(5);
-  EXPECT_EQ(values(randn({4}, {}, &g1)), values(ops::randn({4}, {}, &g2)));
+  EXPECT_EQ(values(randn({4}, {}, &g1)), values(raw::randn({4}, {}, &g2)));
 }
 
 TEST(Factory, IntegerTensorsCannotRequireGrad) {

@@ -13,7 +13,7 @@ using Needs = std::vector<bool>;
 
 TEST(FunctionNode, FunctionNodeCountsItsGradients) {
   Tensor x = tensor({1.0}, TensorOptions().requires_grad(true));
-  Tensor out = ops::mul(x, 1.0);
+  Tensor out = raw::mul(x, 1.0);
   autograd::record("TwoGradsBackward", {x}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0], g[0]}; });
   EXPECT_TRUE(throws_with<std::logic_error>([&] { out.sum().backward(); },
                                             "TwoGradsBackward returned 2 gradients for 1 inputs"));
@@ -21,9 +21,9 @@ TEST(FunctionNode, FunctionNodeCountsItsGradients) {
 
 TEST(FunctionNode, WrongGradientShapeNamesTheNode) {
   Tensor x = tensor({1.0, 2.0}, TensorOptions().requires_grad(true));
-  Tensor out = ops::mul(x, 1.0);
+  Tensor out = raw::mul(x, 1.0);
   autograd::record("BadShapeBackward", {x}, out, {},
-                   [](const Grads& g, const Needs&) -> Grads { return {ops::sum(g[0])}; });
+                   [](const Grads& g, const Needs&) -> Grads { return {raw::sum(g[0])}; });
   EXPECT_TRUE(throws_with<std::logic_error>(
       [&] { out.sum().backward(); },
       "BadShapeBackward returned a gradient of shape [] for input 0, which has shape [2]"));
@@ -31,9 +31,9 @@ TEST(FunctionNode, WrongGradientShapeNamesTheNode) {
 
 TEST(FunctionNode, NeedsInputGradReflectsEdges) {
   Tensor x = tensor({1.0}, TensorOptions().requires_grad(true));
-  Tensor c = ops::tensor({1.0});
+  Tensor c = raw::tensor({1.0});
   Needs seen;
-  Tensor out = ops::add(x, c);
+  Tensor out = raw::add(x, c);
   autograd::record("SpyBackward", {c, x}, out, {}, [&seen](const Grads& g, const Needs& needs) -> Grads {
     seen = needs;
     return {g[0], g[0]};
@@ -59,13 +59,13 @@ TEST(FunctionNode, CustomNodeViaAttach) {
   // A user-defined node type (not a closure) plugs into the same engine.
   struct Double : autograd::Node {
     std::string name() const override { return "DoubleBackward"; }
-    Grads apply(Grads grads) override { return {ops::mul(grads[0], 2.0)}; }
+    Grads apply(Grads grads) override { return {raw::mul(grads[0], 2.0)}; }
   };
   Tensor x = tensor({1.0, 3.0}, TensorOptions().requires_grad(true));
-  std::vector<Tensor> outs{ops::mul(x, 2.0)};
+  std::vector<Tensor> outs{raw::mul(x, 2.0)};
   autograd::attach(std::make_shared<Double>(), {x}, outs);
   outs[0].sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({2.0, 2.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({2.0, 2.0})));
 }
 
 }  // namespace

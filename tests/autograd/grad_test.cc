@@ -16,8 +16,8 @@ TEST(Grad, ReturnsGradientsWithoutAccumulating) {
   Tensor loss = (x * w).sum();
   std::vector<Tensor> g = autograd::grad({loss}, {x, w});
   ASSERT_EQ(g.size(), 2u);
-  EXPECT_TRUE(all_close(g[0], ops::tensor({3.0, 4.0})));
-  EXPECT_TRUE(all_close(g[1], ops::tensor({1.0, 2.0})));
+  EXPECT_TRUE(all_close(g[0], raw::tensor({3.0, 4.0})));
+  EXPECT_TRUE(all_close(g[1], raw::tensor({1.0, 2.0})));
   EXPECT_FALSE(x.grad().defined());
   EXPECT_FALSE(w.grad().defined());
 }
@@ -28,7 +28,7 @@ TEST(Grad, DoesNotTouchLeavesOutsideInputs) {
   bool w_hook_ran = false;
   w.register_post_accumulate_grad_hook([&](Tensor&) { w_hook_ran = true; });
   std::vector<Tensor> g = autograd::grad({(x * w).sum()}, {x});
-  EXPECT_TRUE(all_close(g[0], ops::tensor({2.0})));
+  EXPECT_TRUE(all_close(g[0], raw::tensor({2.0})));
   EXPECT_FALSE(w.grad().defined());
   EXPECT_FALSE(w_hook_ran);
 }
@@ -38,15 +38,15 @@ TEST(Grad, NonLeafInput) {
   Tensor y = x * 3.0;
   Tensor loss = (y * y).sum();
   std::vector<Tensor> g = autograd::grad({loss}, {y, x});
-  EXPECT_TRUE(all_close(g[0], ops::tensor({6.0, 12.0})));   // 2y
-  EXPECT_TRUE(all_close(g[1], ops::tensor({18.0, 36.0})));  // 2y * 3
+  EXPECT_TRUE(all_close(g[0], raw::tensor({6.0, 12.0})));   // 2y
+  EXPECT_TRUE(all_close(g[1], raw::tensor({18.0, 36.0})));  // 2y * 3
 }
 
 TEST(Grad, LeafHooksApplyToTheReturnedGradient) {
   Tensor x = leaf({1.0});
-  x.register_hook([](const Tensor& g) -> std::optional<Tensor> { return ops::mul(g, 2.0); });
+  x.register_hook([](const Tensor& g) -> std::optional<Tensor> { return raw::mul(g, 2.0); });
   std::vector<Tensor> g = autograd::grad({(x * 5.0).sum()}, {x});
-  EXPECT_TRUE(all_close(g[0], ops::tensor({10.0})));
+  EXPECT_TRUE(all_close(g[0], raw::tensor({10.0})));
 }
 
 TEST(Grad, UnusedInput) {
@@ -55,13 +55,13 @@ TEST(Grad, UnusedInput) {
   EXPECT_TRUE(throws_with([&] { autograd::grad({(x * 2.0).sum()}, {x, unused}); },
                           "inputs[1] appears to not have been used in the graph"));
   std::vector<Tensor> g = autograd::grad({(x * 2.0).sum()}, {x, unused}, {}, false, /*allow_unused=*/true);
-  EXPECT_TRUE(all_close(g[0], ops::tensor({2.0})));
+  EXPECT_TRUE(all_close(g[0], raw::tensor({2.0})));
   EXPECT_FALSE(g[1].defined());
 }
 
 TEST(Grad, InputWithoutGradThrows) {
   Tensor x = leaf({1.0});
-  Tensor c = ops::tensor({1.0});
+  Tensor c = raw::tensor({1.0});
   EXPECT_TRUE(throws_with([&] { autograd::grad({(x * c).sum()}, {c}); }, "inputs[0] does not require grad"));
 }
 
@@ -70,14 +70,14 @@ TEST(Grad, RetainGraph) {
   Tensor loss = (x * x).sum();
   autograd::grad({loss}, {x}, {}, /*retain_graph=*/true);
   std::vector<Tensor> g = autograd::grad({loss}, {x});
-  EXPECT_TRUE(all_close(g[0], ops::tensor({4.0})));
+  EXPECT_TRUE(all_close(g[0], raw::tensor({4.0})));
   EXPECT_TRUE(throws_with([&] { autograd::grad({loss}, {x}); }, "Trying to backward through the graph a second time"));
 }
 
 TEST(Grad, ExplicitGradOutputs) {
   Tensor x = leaf({1.0, 2.0});
-  std::vector<Tensor> g = autograd::grad({x * 2.0}, {x}, {ops::tensor({1.0, -1.0})});
-  EXPECT_TRUE(all_close(g[0], ops::tensor({2.0, -2.0})));
+  std::vector<Tensor> g = autograd::grad({x * 2.0}, {x}, {raw::tensor({1.0, -1.0})});
+  EXPECT_TRUE(all_close(g[0], raw::tensor({2.0, -2.0})));
 }
 
 }  // namespace

@@ -43,7 +43,7 @@ inline double weighted_sum(const std::vector<Tensor>& outs, const std::vector<Te
 // The inputs with element k of input i moved by delta (a contiguous copy of that input).
 inline std::vector<Tensor> perturbed(const std::vector<Tensor>& inputs, size_t i, int64_t k, double delta) {
   std::vector<Tensor> p = inputs;
-  Tensor c = ops::clone(inputs[i]);
+  Tensor c = raw::clone(inputs[i]);
   c.data_ptr<double>()[k] += delta;
   p[i] = c;
   return p;
@@ -70,7 +70,7 @@ inline ::testing::AssertionResult gradcheck_multi(const MultiOutputFn& f, const 
   Tensor loss;
   for (const Tensor& o : outs) {
     if (o.dtype() != kFloat64) return ::testing::AssertionFailure() << "gradcheck: outputs must be float64";
-    Tensor w = ops::randn(o.sizes(), kFloat64, &gen);
+    Tensor w = raw::randn(o.sizes(), kFloat64, &gen);
     weights.push_back(w);
     Tensor term = colony::sum(colony::mul(o, w));
     loss = loss.defined() ? colony::add(loss, term) : term;
@@ -110,7 +110,7 @@ inline ::testing::AssertionResult gradcheck(const SingleOutputFn& f, const std::
 // A float64 leaf requiring grad with values uniform in [lo, hi), from a fixed seed.
 inline Tensor input(const Shape& shape, double lo = -1.0, double hi = 1.0, uint64_t seed = 7) {
   Generator gen(seed);
-  Tensor t = ops::add(ops::mul(ops::rand(shape, kFloat64, &gen), hi - lo), lo);
+  Tensor t = raw::add(raw::mul(raw::rand(shape, kFloat64, &gen), hi - lo), lo);
   t.requires_grad_(true);
   return t;
 }
@@ -122,9 +122,9 @@ inline Tensor strided_input(const Shape& shape, double lo = -1.0, double hi = 1.
   if (shape.empty()) return input(shape, lo, hi, seed);
   Shape wide = shape;
   wide.back() *= 2;
-  Tensor buffer = ops::zeros(wide, kFloat64);
-  Tensor view = ops::slice(buffer, -1, 0, wide.back(), 2);
-  ops::copy_(view, dense);
+  Tensor buffer = raw::zeros(wide, kFloat64);
+  Tensor view = raw::slice(buffer, -1, 0, wide.back(), 2);
+  raw::copy_(view, dense);
   view.requires_grad_(true);
   return view;
 }

@@ -11,10 +11,10 @@ using testing::input;
 
 // x * 3 whose backward claims the derivative is 2: a deliberately wrong formula.
 Tensor wrong_triple(const Tensor& x) {
-  Tensor out = ops::mul(x, 3.0);
+  Tensor out = raw::mul(x, 3.0);
   autograd::record("WrongBackward", {x}, out, {},
                    [](const std::vector<Tensor>& g, const std::vector<bool>&) -> std::vector<Tensor> {
-                     return {ops::mul(g[0], 2.0)};
+                     return {raw::mul(g[0], 2.0)};
                    });
   return out;
 }
@@ -33,12 +33,12 @@ TEST(Gradcheck, RejectsWrongGradient) {
 TEST(Gradcheck, RejectsMissingGradientForUsedInput) {
   // b is used, but the recorded node reports no gradient for it.
   auto f = [](const std::vector<Tensor>& in) {
-    Tensor out = ops::mul(in[0], in[1]);
+    Tensor out = raw::mul(in[0], in[1]);
     if (autograd::needs_grad(in[0], in[1])) {
       Tensor b = in[1];
       autograd::record("HalfBackward", {in[0], in[1]}, out, {},
                        [b](const std::vector<Tensor>& g, const std::vector<bool>&) -> std::vector<Tensor> {
-                         return {ops::mul(g[0], b), Tensor()};
+                         return {raw::mul(g[0], b), Tensor()};
                        });
     }
     return out;

@@ -46,7 +46,7 @@ TEST(Join, SplitWithSomePiecesUnused) {
   std::vector<Tensor> parts = chunk(x, 3);
   ASSERT_EQ(parts.size(), 3u);
   (parts[0].sum() + parts[2].sum() * 2.0).backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({1.0, 1.0, 0.0, 0.0, 2.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({1.0, 1.0, 0.0, 0.0, 2.0})));
 }
 
 }  // namespace

@@ -35,13 +35,13 @@ TEST(Node, LeafEdgesShareOneAccumulateGrad) {
 
 TEST(Node, InputsWithoutGradHaveInvalidEdges) {
   Tensor x = tensor({1.0}, TensorOptions().requires_grad(true));
-  Tensor c = ops::tensor({2.0});
+  Tensor c = raw::tensor({2.0});
   Tensor y = x * c;
   ASSERT_EQ(y.grad_fn()->next_edges.size(), 2u);
   EXPECT_TRUE(y.grad_fn()->next_edges[0].valid());
   EXPECT_FALSE(y.grad_fn()->next_edges[1].valid());
   (y * 1.0).sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({2.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({2.0})));
 }
 
 }  // namespace

@@ -68,27 +68,27 @@ TEST(Reduce, MaxAlongDimGivesTheGradientToTheFirstMaximum) {
   auto [v, i] = x.max(1);
   EXPECT_FALSE(i.requires_grad());
   EXPECT_EQ(i.dtype(), kInt64);
-  (v * ops::tensor({10.0, 20.0})).sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({{0.0, 10.0, 0.0}, {20.0, 0.0, 0.0}})));
+  (v * raw::tensor({10.0, 20.0})).sum().backward();
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({{0.0, 10.0, 0.0}, {20.0, 0.0, 0.0}})));
 }
 
 TEST(Reduce, AmaxSharesTiesEvenly) {
   Tensor x = tensor({{1.0, 3.0, 3.0}, {2.0, 0.0, 2.0}}, TensorOptions().requires_grad(true));
   amax(x, {1}).sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({{0.0, 0.5, 0.5}, {0.5, 0.0, 0.5}})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({{0.0, 0.5, 0.5}, {0.5, 0.0, 0.5}})));
   Tensor y = tensor({4.0, 1.0, 4.0, 4.0}, TensorOptions().requires_grad(true));
   y.max().backward();
-  EXPECT_TRUE(all_close(y.grad(), ops::tensor({1.0 / 3, 0.0, 1.0 / 3, 1.0 / 3})));
+  EXPECT_TRUE(all_close(y.grad(), raw::tensor({1.0 / 3, 0.0, 1.0 / 3, 1.0 / 3})));
 }
 
 TEST(Reduce, MeanAndVarByHand) {
   Tensor x = tensor({1.0, 2.0, 3.0, 6.0}, TensorOptions().requires_grad(true));
   x.mean().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::full({4}, 0.25)));
+  EXPECT_TRUE(all_close(x.grad(), raw::full({4}, 0.25)));
   Tensor y = tensor({1.0, 2.0, 3.0, 6.0}, TensorOptions().requires_grad(true));
   y.var({0}).backward();
   // mean 3; d var / dy = 2 (y - 3) / 3
-  EXPECT_TRUE(all_close(y.grad(), ops::tensor({-4.0 / 3, -2.0 / 3, 0.0, 2.0})));
+  EXPECT_TRUE(all_close(y.grad(), raw::tensor({-4.0 / 3, -2.0 / 3, 0.0, 2.0})));
 }
 
 TEST(Reduce, SumTo) {

@@ -12,7 +12,7 @@ using Grads = std::vector<Tensor>;
 using Needs = std::vector<bool>;
 
 TEST(SavedTensor, ReleaseAndVersionChecks) {
-  Tensor t = ops::ones({3, 4});
+  Tensor t = raw::ones({3, 4});
   uint32_t v = t.version();
   autograd::SavedTensor s(t);
   s.set_owner("TestBackward");

@@ -27,7 +27,7 @@ TEST(Softmax, LogSoftmax) {
 
 TEST(Softmax, CrossEntropyComposition) {
   // -mean(log_softmax(x)[target]): the loss F::cross_entropy builds from these ops.
-  Tensor target = ops::tensor({2, 0, 1}, kInt64).unsqueeze(1);
+  Tensor target = raw::tensor({2, 0, 1}, kInt64).unsqueeze(1);
   EXPECT_TRUE(gradcheck(
       [&](In in) { return neg(mean(gather(log_softmax(in[0], 1), 1, target))); }, {input({3, 4}, -2, 2)}));
 }

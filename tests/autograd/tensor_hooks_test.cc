@@ -19,11 +19,11 @@ TEST(TensorHooks, HookOnNonLeafReplacesGradient) {
   Tensor seen;
   y.register_hook([&](const Tensor& g) -> std::optional<Tensor> {
     seen = g.clone();
-    return ops::mul(g, 10.0);
+    return raw::mul(g, 10.0);
   });
   y.sum().backward();
-  EXPECT_TRUE(all_close(seen, ops::tensor({1.0, 1.0})));
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({30.0, 30.0})));
+  EXPECT_TRUE(all_close(seen, raw::tensor({1.0, 1.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({30.0, 30.0})));
 }
 
 TEST(TensorHooks, HookSeesTheSummedGradient) {
@@ -35,23 +35,23 @@ TEST(TensorHooks, HookSeesTheSummedGradient) {
     return std::nullopt;
   });
   (y * 2.0 + y * 5.0).sum().backward();
-  EXPECT_TRUE(all_close(seen, ops::tensor({7.0})));
+  EXPECT_TRUE(all_close(seen, raw::tensor({7.0})));
 }
 
 TEST(TensorHooks, HookOnLeafRunsBeforeAccumulation) {
   Tensor x = leaf({1.0, 2.0});
-  x.register_hook([](const Tensor& g) -> std::optional<Tensor> { return ops::mul(g, -1.0); });
+  x.register_hook([](const Tensor& g) -> std::optional<Tensor> { return raw::mul(g, -1.0); });
   (x * 2.0).sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({-2.0, -2.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({-2.0, -2.0})));
 }
 
 TEST(TensorHooks, HooksRunInRegistrationOrderAndChain) {
   Tensor x = leaf({1.0});
   Tensor y = x * 1.0;
-  y.register_hook([](const Tensor& g) -> std::optional<Tensor> { return ops::add(g, 1.0); });
-  y.register_hook([](const Tensor& g) -> std::optional<Tensor> { return ops::mul(g, 3.0); });
+  y.register_hook([](const Tensor& g) -> std::optional<Tensor> { return raw::add(g, 1.0); });
+  y.register_hook([](const Tensor& g) -> std::optional<Tensor> { return raw::mul(g, 3.0); });
   y.sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({6.0})));  // (1 + 1) * 3
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({6.0})));  // (1 + 1) * 3
 }
 
 TEST(TensorHooks, HookOutlivesTheTensorHandle) {
@@ -73,16 +73,16 @@ TEST(TensorHooks, HookOutlivesTheTensorHandle) {
 TEST(TensorHooks, RemoveHook) {
   Tensor x = leaf({1.0});
   Tensor y = x * 1.0;
-  int id = y.register_hook([](const Tensor& g) -> std::optional<Tensor> { return ops::mul(g, 100.0); });
-  int leaf_id = x.register_hook([](const Tensor& g) -> std::optional<Tensor> { return ops::mul(g, 100.0); });
+  int id = y.register_hook([](const Tensor& g) -> std::optional<Tensor> { return raw::mul(g, 100.0); });
+  int leaf_id = x.register_hook([](const Tensor& g) -> std::optional<Tensor> { return raw::mul(g, 100.0); });
   y.remove_hook(id);
   x.remove_hook(leaf_id);
   y.sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({1.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({1.0})));
 }
 
 TEST(TensorHooks, HookOnTensorWithoutGradThrows) {
-  Tensor c = ops::tensor({1.0});
+  Tensor c = raw::tensor({1.0});
   EXPECT_TRUE(throws_with([&] { c.register_hook([](const Tensor&) { return std::optional<Tensor>(); }); },
                           "cannot register a hook on a tensor that doesn't require gradient"));
 }
@@ -93,7 +93,7 @@ TEST(TensorHooks, RetainGradKeepsNonLeafGradient) {
   Tensor z = y * y;
   y.retain_grad();
   z.sum().backward();
-  EXPECT_TRUE(all_close(y.grad(), ops::tensor({6.0, 12.0})));  // 2y
+  EXPECT_TRUE(all_close(y.grad(), raw::tensor({6.0, 12.0})));  // 2y
   EXPECT_FALSE(z.grad().defined());                              // not retained
 }
 
@@ -101,22 +101,22 @@ TEST(TensorHooks, RetainGradAccumulatesAndSeesHookedValue) {
   Tensor x = leaf({1.0});
   Tensor y = x * 2.0;
   y.retain_grad();
-  y.register_hook([](const Tensor& g) -> std::optional<Tensor> { return ops::mul(g, 5.0); });
+  y.register_hook([](const Tensor& g) -> std::optional<Tensor> { return raw::mul(g, 5.0); });
   Tensor loss = y.sum();
   loss.backward(Tensor(), /*retain_graph=*/true);
-  EXPECT_TRUE(all_close(y.grad(), ops::tensor({5.0})));  // retain_grad runs after user hooks
+  EXPECT_TRUE(all_close(y.grad(), raw::tensor({5.0})));  // retain_grad runs after user hooks
   loss.backward();
-  EXPECT_TRUE(all_close(y.grad(), ops::tensor({10.0})));
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({20.0})));
+  EXPECT_TRUE(all_close(y.grad(), raw::tensor({10.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({20.0})));
 }
 
 TEST(TensorHooks, RetainGradErrors) {
-  Tensor c = ops::tensor({1.0});
+  Tensor c = raw::tensor({1.0});
   EXPECT_TRUE(throws_with([&] { c.retain_grad(); }, "can't retain_grad on a tensor that has requires_grad=false"));
   Tensor x = leaf({1.0});
   x.retain_grad();  // a no-op on leaves
   (x * 2.0).sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({2.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({2.0})));
 }
 
 TEST(TensorHooks, PostAccumulateHooksRunInGradientReadyOrder) {
@@ -131,7 +131,7 @@ TEST(TensorHooks, PostAccumulateHooksRunInGradientReadyOrder) {
       grads_seen.push_back(t.grad().item());  // the gradient is already accumulated
     });
   }
-  Tensor x = ops::tensor({1.0});
+  Tensor x = raw::tensor({1.0});
   Tensor h = x * w1;
   h = h * w2;
   h = h * w3;
@@ -155,7 +155,7 @@ TEST(TensorHooks, PostAccumulateHookErrors) {
   Tensor y = x * 2.0;
   EXPECT_TRUE(throws_with([&] { y.register_post_accumulate_grad_hook([](Tensor&) {}); },
                           "post accumulate grad hooks cannot be registered on non-leaf tensors"));
-  Tensor c = ops::tensor({1.0});
+  Tensor c = raw::tensor({1.0});
   EXPECT_TRUE(throws_with([&] { c.register_post_accumulate_grad_hook([](Tensor&) {}); },
                           "cannot register a hook on a tensor that doesn't require gradient"));
 }

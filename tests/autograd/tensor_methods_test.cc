@@ -16,8 +16,8 @@ struct Case {
 };
 
 TEST(TensorMethods, MembersMatchFreeFunctions) {
-  Tensor idx = ops::tensor({1, 0}, kInt64);
-  Tensor gidx = ops::tensor({{0, 1, 2}, {2, 1, 0}}, kInt64);
+  Tensor idx = raw::tensor({1, 0}, kInt64);
+  Tensor gidx = raw::tensor({{0, 1, 2}, {2, 1, 0}}, kInt64);
   Tensor other = testing::input({3, 2}, -1, 1, 9);
   std::vector<Case> cases = {
       {"view", [](const Tensor& x) { return x.view({3, 2}); }, [](const Tensor& x) { return view(x, {3, 2}); }},
@@ -84,7 +84,7 @@ TEST(TensorMethods, ArgmaxIsNotRecorded) {
 TEST(TensorMethods, BackwardMember) {
   Tensor x = testing::input({3});
   x.pow(2.0).sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::mul(x.detach(), 2.0)));
+  EXPECT_TRUE(all_close(x.grad(), raw::mul(x.detach(), 2.0)));
 }
 
 // In-place writes are not recorded, so on a tensor inside the graph they are refused instead of
@@ -95,13 +95,13 @@ TEST(TensorMethods, InPlaceOnANonLeafInTheGraphIsRefusedWithTheWayOut) {
   ASSERT_FALSE(y.is_leaf());
   const char* msg = "not recorded yet; use the out-of-place form";
   EXPECT_TRUE(testing::throws_with([&] { y.mul_(3.0); }, msg));
-  EXPECT_TRUE(testing::throws_with([&] { y.add_(ops::ones({3})); }, msg));
-  EXPECT_TRUE(testing::throws_with([&] { y.copy_(ops::zeros({3})); }, msg));
+  EXPECT_TRUE(testing::throws_with([&] { y.add_(raw::ones({3})); }, msg));
+  EXPECT_TRUE(testing::throws_with([&] { y.copy_(raw::zeros({3})); }, msg));
   EXPECT_TRUE(testing::throws_with([&] { y.uniform_(0.0, 1.0); }, msg));  // random fills: the same rule
   EXPECT_TRUE(testing::throws_with([&] { y.normal_(); }, "normal_: in-place operations"));
   // Nothing was written, so the gradient is still right.
   y.sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::full({3}, 2.0)));
+  EXPECT_TRUE(all_close(x.grad(), raw::full({3}, 2.0)));
   Tensor detached = y.detach();
   detached.mul_(3.0);  // outside the graph: allowed
   {

@@ -50,21 +50,21 @@ TEST(Unary, PiecewiseConstantOpsHaveZeroGradient) {
     Tensor y = f(x);
     EXPECT_TRUE(y.requires_grad());
     y.sum().backward();
-    EXPECT_TRUE(all_close(x.grad(), ops::zeros({3}, kFloat64)));
+    EXPECT_TRUE(all_close(x.grad(), raw::zeros({3}, kFloat64)));
   }
 }
 
 TEST(Unary, ReluGradientByHand) {
   Tensor x = tensor({-1.0, 0.5, 2.0, -0.1}, TensorOptions().requires_grad(true));
   relu(x).sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({0.0, 1.0, 1.0, 0.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({0.0, 1.0, 1.0, 0.0})));
 }
 
 TEST(Unary, ClampPassesGradientAtTheBounds) {
   // PyTorch: the gradient flows where min <= x <= max, bounds included.
   Tensor x = tensor({-2.0, -1.0, 0.0, 1.0, 2.0}, TensorOptions().requires_grad(true));
   clamp(x, -1.0, 1.0).sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({0.0, 1.0, 1.0, 1.0, 0.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({0.0, 1.0, 1.0, 1.0, 0.0})));
 }
 
 TEST(Unary, Float32GradientsMatchFloat64) {

@@ -54,7 +54,7 @@ TEST(Views, NarrowSliceSelect) {
 TEST(Views, OverlappingSlicesSumTheirGradients) {
   Tensor x = tensor({1.0, 2.0, 3.0, 4.0}, TensorOptions().requires_grad(true));
   (x.slice(0, 0, 3) + x.slice(0, 1, 4)).sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({1.0, 2.0, 2.0, 1.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({1.0, 2.0, 2.0, 1.0})));
 }
 
 TEST(Views, FlattenSqueezeUnsqueeze) {
@@ -71,7 +71,7 @@ TEST(Views, FlattenSqueezeUnsqueeze) {
 TEST(Views, Expand) {
   EXPECT_TRUE(check_view([](const Tensor& x) { return x.expand({2, 4, 3}); }, {4, 1}));
   EXPECT_TRUE(check_view([](const Tensor& x) { return x.expand({-1, 3}); }, {2, 1}));
-  Tensor other = ops::zeros({3, 2}, kFloat64);
+  Tensor other = raw::zeros({3, 2}, kFloat64);
   EXPECT_TRUE(check_view([&](const Tensor& x) { return x.expand_as(other); }, {2}));
 }
 

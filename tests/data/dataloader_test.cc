@@ -28,10 +28,10 @@ class Numbers : public Dataset {
     if (loads_) ++*loads_;
     if (i == fail_at_) throw std::runtime_error("Numbers: example " + std::to_string(i) + " is cursed");
     if (slow_) std::this_thread::sleep_for(std::chrono::microseconds(50 + (i * 7919) % 400));
-    Tensor data = ops::empty({2});
+    Tensor data = raw::empty({2});
     data.data_ptr<float>()[0] = static_cast<float>(i);
     data.data_ptr<float>()[1] = -static_cast<float>(i);
-    return {data, ops::scalar_tensor(static_cast<double>(i % 7), kInt64)};
+    return {data, raw::scalar_tensor(static_cast<double>(i % 7), kInt64)};
   }
 
  private:
@@ -197,14 +197,14 @@ TEST(DataLoader, RandomTransformsDoNotDependOnTheWorkerCount) {
     for (auto& b : loader) {
       EXPECT_EQ(b.data.dtype(), kFloat32);
       EXPECT_EQ(b.data.sizes()[1], 3);
-      out.push_back(ops::clone(b.data));
+      out.push_back(raw::clone(b.data));
     }
     return out;
   };
   std::vector<Tensor> w0 = batches(0, 2), w4 = batches(4, 2), other_epoch = batches(4, 3);
   ASSERT_EQ(w0.size(), 7u);
-  for (size_t i = 0; i < w0.size(); ++i) EXPECT_TRUE(ops::equal(w0[i], w4[i])) << "batch " << i;
-  EXPECT_FALSE(ops::equal(w0[0], other_epoch[0]));
+  for (size_t i = 0; i < w0.size(); ++i) EXPECT_TRUE(raw::equal(w0[i], w4[i])) << "batch " << i;
+  EXPECT_FALSE(raw::equal(w0[0], other_epoch[0]));
 }
 
 TEST(DataLoader, RejectsBadOptionsAndIndices) {

@@ -23,13 +23,13 @@ TEST(SyntheticCIFAR10, ShapesAndSizes) {
 TEST(SyntheticCIFAR10, DeterministicFromSeedSplitAndIndex) {
   SyntheticCIFAR10 a(Split::kTrain, 7), b(Split::kTrain, 7), c(Split::kTrain, 8), t(Split::kTest, 7);
   for (int64_t i : {0, 1, 999, 49999}) {
-    EXPECT_TRUE(ops::equal(a.get(i).data, b.get(i).data));
+    EXPECT_TRUE(raw::equal(a.get(i).data, b.get(i).data));
     EXPECT_EQ(a.target(i), b.target(i));
   }
   int differ_seed = 0, differ_split = 0;
   for (int64_t i = 0; i < 20; ++i) {
-    differ_seed += !ops::equal(a.get(i).data, c.get(i).data);
-    differ_split += !ops::equal(a.get(i).data, t.get(i).data);
+    differ_seed += !raw::equal(a.get(i).data, c.get(i).data);
+    differ_split += !raw::equal(a.get(i).data, t.get(i).data);
   }
   EXPECT_EQ(differ_seed, 20);
   EXPECT_EQ(differ_split, 20);
@@ -38,9 +38,9 @@ TEST(SyntheticCIFAR10, DeterministicFromSeedSplitAndIndex) {
 
 TEST(SyntheticCIFAR10, CopyIntoMatchesGet) {
   SyntheticCIFAR10 ds(Split::kTest, 3);
-  Batch batch{ops::zeros({4, 3, 32, 32}, kUInt8), ops::zeros({4}, kInt64)};
+  Batch batch{raw::zeros({4, 3, 32, 32}, kUInt8), raw::zeros({4}, kInt64)};
   ds.copy_into(77, batch, 2, {});
-  EXPECT_TRUE(ops::equal(ops::select(batch.data, 0, 2), ds.get(77).data));
+  EXPECT_TRUE(raw::equal(raw::select(batch.data, 0, 2), ds.get(77).data));
   EXPECT_EQ(batch.target.data_ptr<int64_t>()[2], ds.target(77));
 }
 

@@ -17,9 +17,9 @@ using colony::testing::throws_with;
 class Images : public Transformable<Images, InMemoryImageDataset> {
  public:
   Images(int64_t n, int64_t c, int64_t h, int64_t w, std::vector<uint8_t> values) {
-    Tensor images = ops::empty({n, c, h, w}, kUInt8);
+    Tensor images = raw::empty({n, c, h, w}, kUInt8);
     std::copy(values.begin(), values.end(), images.data_ptr<uint8_t>());
-    Tensor targets = ops::arange(0, static_cast<double>(n), 1, TensorOptions(kInt64));
+    Tensor targets = raw::arange(0, static_cast<double>(n), 1, TensorOptions(kInt64));
     static_cast<InMemoryImageDataset&>(*this) = InMemoryImageDataset(images, targets);
   }
 };
@@ -42,7 +42,7 @@ TEST(ToTensor, ScalesBytesToUnitInterval) {
 
 TEST(ToTensor, TransposesHwcToChw) {
   ToTensor t(ImageLayout::kHWC);
-  Tensor hwc = ops::empty({1, 2, 3}, kUInt8);  // H=1, W=2, C=3: pixels (0,51,102) and (153,204,255)
+  Tensor hwc = raw::empty({1, 2, 3}, kUInt8);  // H=1, W=2, C=3: pixels (0,51,102) and (153,204,255)
   uint8_t vals[] = {0, 51, 102, 153, 204, 255};
   std::copy(vals, vals + 6, hwc.data_ptr<uint8_t>());
   EXPECT_EQ(t.output_shape(hwc.sizes()), (ImageShape{3, 1, 2}));
@@ -53,12 +53,12 @@ TEST(ToTensor, TransposesHwcToChw) {
 
 TEST(ToTensor, TwoDimensionalImagesGetOneChannelAndFloatsPassUnchanged) {
   ToTensor t;
-  Tensor img = ops::tensor({{0.25, -1.0}, {3.0, 0.5}});
+  Tensor img = raw::tensor({{0.25, -1.0}, {3.0, 0.5}});
   EXPECT_EQ(t.output_shape(img.sizes()), (ImageShape{1, 2, 2}));
   std::vector<float> out(4);
   t.convert(img, out.data());
   EXPECT_EQ(out, (std::vector<float>{0.25f, -1.0f, 3.0f, 0.5f}));
-  EXPECT_TRUE(throws_with([&] { t.convert(ops::zeros({2, 2}, kInt64), out.data()); }, "ToTensor: expected uint8"));
+  EXPECT_TRUE(throws_with([&] { t.convert(raw::zeros({2, 2}, kInt64), out.data()); }, "ToTensor: expected uint8"));
   EXPECT_TRUE(throws_with([&] { t.output_shape({2, 2, 2, 2}); }, "got [2, 2, 2, 2]"));
 }
 
@@ -191,12 +191,12 @@ TEST(TransformedDataset, ToTensorMustComeFirst) {
 
 TEST(TransformedDataset, CopyIntoMatchesGet) {
   auto ds = ramp(5, 3, 4, 4).transform(RandomCrop(4, 1), Normalize({0.1, 0.2, 0.3}, {0.5, 0.6, 0.7}));
-  Batch batch{ops::zeros({2, 3, 4, 4}), ops::zeros({2}, kInt64)};
+  Batch batch{raw::zeros({2, 3, 4, 4}), raw::zeros({2}, kInt64)};
   ds.copy_into(4, batch, 1, {9, 2});
   Example ex = ds.get(4, {9, 2});
-  EXPECT_EQ(floats(ops::contiguous(ops::select(batch.data, 0, 1))), floats(ex.data));
+  EXPECT_EQ(floats(raw::contiguous(raw::select(batch.data, 0, 1))), floats(ex.data));
   EXPECT_EQ(batch.target.data_ptr<int64_t>()[1], 4);
-  EXPECT_EQ(floats(ops::select(batch.data, 0, 0)), std::vector<float>(48, 0.0f));  // other rows untouched
+  EXPECT_EQ(floats(raw::select(batch.data, 0, 0)), std::vector<float>(48, 0.0f));  // other rows untouched
 }
 
 }  // namespace

@@ -39,12 +39,12 @@ struct Data {
   Tensor x, y;
   Data(int64_t n, uint64_t seed = 7) {
     Generator g(seed);
-    x = ops::randn({n, 8}, {}, &g);
-    y = ops::randint(0, 4, {n}, TensorOptions(kInt64), &g);
+    x = raw::randn({n, 8}, {}, &g);
+    y = raw::randint(0, 4, {n}, TensorOptions(kInt64), &g);
   }
   std::pair<Tensor, Tensor> batch(const std::vector<int64_t>& idx) const {
-    Tensor i = ops::from_vector(idx, {static_cast<int64_t>(idx.size())});
-    return {ops::index_select(x, 0, i), ops::index_select(y, 0, i)};
+    Tensor i = raw::from_vector(idx, {static_cast<int64_t>(idx.size())});
+    return {raw::index_select(x, 0, i), raw::index_select(y, 0, i)};
   }
 };
 
@@ -177,7 +177,7 @@ TEST(DistributedDataParallel, UnusedParametersNeedNoFlag) {
         ASSERT_TRUE(model->head_b->weight.grad().defined()) << "rank 1 used head_b: its average reaches all";
         // Rank 0 did not use head_b: its slot held zeros, so both ranks hold half of rank 1's grad.
         Tensor g = model->head_b->weight.grad().contiguous();
-        Tensor other = ops::clone(g);
+        Tensor other = raw::clone(g);
         dist::broadcast(other, 1);
         EXPECT_TRUE(testing::all_close(g, other, 0, 0));
       } else {
@@ -216,7 +216,7 @@ TEST(DistributedDataParallel, FirstBucketAllReduceStartsBeforeBackwardEnds) {
     opts.first_bucket_cap_mb(0.25).bucket_cap_mb(0.5);  // each layer's weight is 0.25 MiB
     auto ddp = std::make_shared<dist::DistributedDataParallel>(model, opts);
     EXPECT_GE(ddp->reducer()->bucket_layout().size(), 4u);
-    Tensor x = ops::randn({256, 256});
+    Tensor x = raw::randn({256, 256});
     optim::SGD opt(ddp->parameters(), optim::SGDOptions(0.01));
     for (int step = 0; step < 4; ++step) {
       opt.zero_grad();
@@ -311,7 +311,7 @@ TEST(DistributedDataParallel, HalfPrecisionCommHooksAverageApproximately) {
       // It went over the wire in half precision: every value it came back with is one the wire
       // type holds, which the exact average is not.
       const DType wire = which == 0 ? kFloat16 : kBFloat16;
-      auto through_wire = [&](const Tensor& t) { return ops::to(ops::to(t, kCPU, wire), kCPU, kFloat32); };
+      auto through_wire = [&](const Tensor& t) { return raw::to(raw::to(t, kCPU, wire), kCPU, kFloat32); };
       EXPECT_TRUE(testing::all_close(through_wire(got), got, 0.0, 0.0)) << dtype_name(wire);
       EXPECT_FALSE(testing::all_close(through_wire(exact), exact, 0.0, 0.0)) << "the check above could not fail";
     }
@@ -350,14 +350,14 @@ TEST(DistributedDataParallel, BroadcastsRank0sParametersAndBuffers) {
       model->bn->running_mean.fill_(10.0 * rank + 1);
     }
     auto ddp = std::make_shared<dist::DistributedDataParallel>(model);
-    EXPECT_TRUE(testing::all_close(model->bn->weight, ops::full({3}, 1.0)));
+    EXPECT_TRUE(testing::all_close(model->bn->weight, raw::full({3}, 1.0)));
     {
       NoGradGuard g;
       model->bn->running_mean.fill_(10.0 * rank + 2);  // drifts apart again
     }
     model->eval();
-    ddp->forward(ops::randn({2, 3, 4, 4}));
-    EXPECT_TRUE(testing::all_close(model->bn->running_mean, ops::full({3}, 2.0))) << "rank 0's buffers at forward";
+    ddp->forward(raw::randn({2, 3, 4, 4}));
+    EXPECT_TRUE(testing::all_close(model->bn->running_mean, raw::full({3}, 2.0))) << "rank 0's buffers at forward";
     dist::destroy_process_group();
   });
   if (in_rank_child()) return;
@@ -375,8 +375,8 @@ TEST(DistributedDataParallel, BuffersStayLocalWithoutBroadcastBuffers) {
       model->bn->running_mean.fill_(10.0 * rank + 2);
     }
     model->eval();
-    ddp->forward(ops::randn({2, 3, 4, 4}));
-    EXPECT_TRUE(testing::all_close(model->bn->running_mean, ops::full({3}, 10.0 * rank + 2))) << "its own buffers";
+    ddp->forward(raw::randn({2, 3, 4, 4}));
+    EXPECT_TRUE(testing::all_close(model->bn->running_mean, raw::full({3}, 10.0 * rank + 2))) << "its own buffers";
     dist::destroy_process_group();
   });
   if (in_rank_child()) return;
@@ -409,7 +409,7 @@ TEST(DistributedDataParallel, BucketsHoldOneDtypeEachAndTheDefaultCaps) {
     for (const auto& bucket : layout)
       for (size_t idx : bucket) EXPECT_EQ(params[idx].dtype(), params[bucket.front()].dtype());
     // Each rank's gradient is (rank + 1) x the same: the average is 1.5 x, in both dtypes.
-    Tensor x = ops::full({4, 8}, 1.0);
+    Tensor x = raw::full({4, 8}, 1.0);
     (ddp->forward(x).sum() * static_cast<double>(rank + 1)).backward();
     manual_seed(2);
     auto ref = std::make_shared<TwoDtypes>();
@@ -429,7 +429,7 @@ TEST(DistributedDataParallel, OneProcessWithoutAGroupJustRunsTheModule) {
   auto model = std::make_shared<Mlp>();
   dist::DistributedDataParallel ddp(model);
   EXPECT_EQ(ddp.reducer(), nullptr);
-  Tensor x = ops::randn({2, 8});
+  Tensor x = raw::randn({2, 8});
   EXPECT_TRUE(testing::all_close(ddp.forward(x), model->forward(x), 0, 0));
   EXPECT_EQ(ddp.named_parameters().front().first, "module.fc1.weight");
 }

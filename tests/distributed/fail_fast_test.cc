@@ -26,8 +26,8 @@ void train(const std::function<void(int step)>& fail) {
   auto model = std::make_shared<nn::Linear>(16, 4);
   auto ddp = std::make_shared<dist::DistributedDataParallel>(model);
   optim::SGD opt(ddp->parameters(), optim::SGDOptions(0.01));
-  Tensor x = ops::randn({8, 16});
-  Tensor y = ops::zeros({8}, TensorOptions(kInt64));
+  Tensor x = raw::randn({8, 16});
+  Tensor y = raw::zeros({8}, TensorOptions(kInt64));
   for (int step = 0; step < 1000000; ++step) {
     fail(step);
     opt.zero_grad();

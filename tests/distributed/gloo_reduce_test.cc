@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::dist::gloo_detail {
 namespace {
@@ -23,7 +23,7 @@ Tensor values(DType dtype, int64_t n, int salt) {
                                 : (dtype == kInt32 || dtype == kInt64) ? x * 1000003.0
                                                                        : x / 7.0 + 1e-3 * salt;
   }
-  return ops::to(ops::from_vector(v, {n}), kCPU, dtype);
+  return raw::to(raw::from_vector(v, {n}), kCPU, dtype);
 }
 
 TEST(GlooReduce, FusedAverageEqualsSumThenDivideBitForBit) {
@@ -31,11 +31,11 @@ TEST(GlooReduce, FusedAverageEqualsSumThenDivideBitForBit) {
   for (DType dt : kDtypes)
     for (int divisor : {2, 3, 4, 7}) {
       Tensor a = values(dt, n, 1), b = values(dt, n, 2);
-      Tensor two_step = ops::clone(a);
+      Tensor two_step = raw::clone(a);
       reduce_function(dt, ReduceOp::kAvg)(two_step.data_ptr_raw(), a.data_ptr_raw(), b.data_ptr_raw(), n);
       finish_average(two_step.data_ptr_raw(), n, dt, divisor);
       // In place, as the allreduce runs it: out aliases a.
-      Tensor fused = ops::clone(a);
+      Tensor fused = raw::clone(a);
       sum_and_average_function(dt)(fused.data_ptr_raw(), fused.data_ptr_raw(), b.data_ptr_raw(), n, divisor);
       EXPECT_EQ(std::memcmp(fused.data_ptr_raw(), two_step.data_ptr_raw(), static_cast<size_t>(a.nbytes())), 0)
           << dtype_name(dt) << " / " << divisor;
@@ -43,8 +43,8 @@ TEST(GlooReduce, FusedAverageEqualsSumThenDivideBitForBit) {
 }
 
 TEST(GlooReduce, IntegerAverageRoundsTowardsNegativeInfinity) {
-  Tensor a = ops::from_vector(std::vector<int64_t>{-3, 3, -4, 5}, {4});
-  Tensor b = ops::from_vector(std::vector<int64_t>{0, 0, 1, 0}, {4});
+  Tensor a = raw::from_vector(std::vector<int64_t>{-3, 3, -4, 5}, {4});
+  Tensor b = raw::from_vector(std::vector<int64_t>{0, 0, 1, 0}, {4});
   sum_and_average_function(kInt64)(a.data_ptr_raw(), a.data_ptr_raw(), b.data_ptr_raw(), 4, 2);
   const int64_t* p = a.data_ptr<int64_t>();
   EXPECT_EQ(p[0], -2);

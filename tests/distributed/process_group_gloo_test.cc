@@ -106,7 +106,7 @@ double contribution(DType dt, int r, int64_t i, int salt = 0) {
 }
 
 Tensor make(DType dt, int64_t n, const std::function<double(int64_t)>& f) {
-  Tensor t = ops::empty({n}, TensorOptions(dt));
+  Tensor t = raw::empty({n}, TensorOptions(dt));
   void* p = t.data_ptr_raw();
   for (int64_t i = 0; i < n; ++i) {
     const double v = f(i);
@@ -259,11 +259,11 @@ TEST_P(GlooCollectives, AllgatherIntoSeparateAndFlatOutputs) {
       Tensor in = make(dt, n, [&](int64_t i) { return contribution(dt, rank, i); });
       // Separate tensors (staged) ...
       std::vector<Tensor> outs;
-      for (int r = 0; r < world; ++r) outs.push_back(ops::zeros({n}, TensorOptions(dt)));
+      for (int r = 0; r < world; ++r) outs.push_back(raw::zeros({n}, TensorOptions(dt)));
       j.pg->allgather(outs, in)->wait();
       // ... and consecutive views of one flat buffer (gathered in place), this rank's input
       // being its own slot.
-      Tensor flat = ops::zeros({world * n}, TensorOptions(dt));
+      Tensor flat = raw::zeros({world * n}, TensorOptions(dt));
       std::vector<Tensor> views;
       for (int r = 0; r < world; ++r) views.push_back(flat.narrow(0, r * n, n));
       views[rank].copy_(in);
@@ -292,7 +292,7 @@ TEST_P(GlooCollectives, ReduceScatterEveryDtypeAndOp) {
         std::vector<Tensor> ins;
         for (int dest = 0; dest < world; ++dest)
           ins.push_back(make(dt, n, [&](int64_t i) { return contribution(dt, rank, i, dest); }));
-        Tensor out = ops::zeros({n}, TensorOptions(dt));
+        Tensor out = raw::zeros({n}, TensorOptions(dt));
         j.pg->reduce_scatter(out, ins, op)->wait();
         EXPECT_TRUE(equals(out, [&](int64_t i) {
           std::vector<double> v;
@@ -342,32 +342,32 @@ TEST(ProcessGroupGloo, RejectsCudaNonContiguousAndMismatchedTensors) {
   using colony::testing::throws_with;
   float host[4] = {0, 0, 0, 0};
   // A tensor that claims to live on a GPU (never dereferenced): the check must come first.
-  Tensor cuda = ops::from_blob(host, {4}, kFloat32, Device::cuda(0));
+  Tensor cuda = raw::from_blob(host, {4}, kFloat32, Device::cuda(0));
   EXPECT_TRUE(throws_with<std::invalid_argument>([&] { pg->allreduce(cuda); },
                                                  "Gloo runs on CPU tensors; use the NCCL backend or .to(kCPU)"));
   EXPECT_TRUE(throws_with<std::invalid_argument>([&] { pg->broadcast(cuda); }, "is on cuda:0"));
-  Tensor strided = ops::zeros({3, 4}).t();
+  Tensor strided = raw::zeros({3, 4}).t();
   EXPECT_TRUE(throws_with<std::invalid_argument>([&] { pg->allreduce(strided); }, "must be contiguous"));
-  Tensor b = ops::zeros({4}, TensorOptions(kBool));
+  Tensor b = raw::zeros({4}, TensorOptions(kBool));
   EXPECT_TRUE(throws_with<std::invalid_argument>([&] { pg->allreduce(b); }, "cannot reduce dtype bool"));
-  Tensor x = ops::zeros({4});
+  Tensor x = raw::zeros({4});
   EXPECT_TRUE(throws_with<std::invalid_argument>([&] { pg->broadcast(x, 1); }, "root 1 is out of range"));
-  std::vector<Tensor> two = {ops::zeros({4}), ops::zeros({4})};
+  std::vector<Tensor> two = {raw::zeros({4}), raw::zeros({4})};
   EXPECT_TRUE(throws_with<std::invalid_argument>([&] { pg->allgather(two, x); }, "one output per rank (1), got 2"));
-  std::vector<Tensor> wrong = {ops::zeros({5})};
+  std::vector<Tensor> wrong = {raw::zeros({5})};
   EXPECT_TRUE(throws_with<std::invalid_argument>([&] { pg->allgather(wrong, x); }, "with 5 elements"));
-  std::vector<Tensor> wrong_dtype = {ops::zeros({4}, TensorOptions(kInt32))};
+  std::vector<Tensor> wrong_dtype = {raw::zeros({4}, TensorOptions(kInt32))};
   EXPECT_TRUE(throws_with<std::invalid_argument>([&] { pg->reduce_scatter(x, wrong_dtype); }, "inputs[0] is int32"));
   EXPECT_THROW(ProcessGroupGloo(std::shared_ptr<Store>(), 0, 1), std::invalid_argument);
 }
 
 TEST(ProcessGroupGloo, WorksDescribeThemselvesWithSequenceNumbers) {
   auto pg = solo_group();
-  Tensor x = ops::zeros({1024});
+  Tensor x = raw::zeros({1024});
   auto w1 = pg->allreduce(x);
   auto w2 = pg->broadcast(x, 0);
   auto w3 = pg->barrier();
-  Tensor h = ops::zeros({7}, TensorOptions(kFloat16));
+  Tensor h = raw::zeros({7}, TensorOptions(kFloat16));
   auto w4 = pg->allreduce(h, ReduceOp::kMax);
   EXPECT_EQ(w1->description(), "allreduce #1 (float32, 1024 elements, sum)");
   EXPECT_EQ(w2->description(), "broadcast #2 (float32, 1024 elements, root 0)");
@@ -387,10 +387,10 @@ TEST(ProcessGroupGloo, GroupOfOneIsTheIdentity) {
   Tensor x = make(kInt64, 5, [](int64_t i) { return i - 2.0; });
   pg->allreduce(x, ReduceOp::kAvg)->wait();
   EXPECT_TRUE(equals(x, [](int64_t i) { return i - 2.0; }, "avg of one rank"));
-  std::vector<Tensor> outs = {ops::zeros({5}, TensorOptions(kInt64))};
+  std::vector<Tensor> outs = {raw::zeros({5}, TensorOptions(kInt64))};
   pg->allgather(outs, x)->wait();
   EXPECT_TRUE(equals(outs[0], [](int64_t i) { return i - 2.0; }, "allgather of one rank"));
-  Tensor out = ops::zeros({5}, TensorOptions(kInt64));
+  Tensor out = raw::zeros({5}, TensorOptions(kInt64));
   pg->reduce_scatter(out, {x})->wait();
   EXPECT_TRUE(equals(out, [](int64_t i) { return i - 2.0; }, "reduce_scatter of one rank"));
 }
@@ -430,8 +430,8 @@ TEST(ProcessGroupGloo, SeveralGroupsOnOneStoreMeetTheirCounterparts) {
     auto store = job_store(rank);
     ProcessGroupGloo first(store, rank, 2);
     ProcessGroupGloo second(store, rank, 2);
-    Tensor a = ops::full({10}, rank + 1.0);
-    Tensor b = ops::full({10}, 10.0 * (rank + 1));
+    Tensor a = raw::full({10}, rank + 1.0);
+    Tensor b = raw::full({10}, 10.0 * (rank + 1));
     auto wb = second.allreduce(b);
     auto wa = first.allreduce(a);
     wa->wait();
@@ -470,7 +470,7 @@ TEST(ProcessGroupGloo, RanksAgreeOnTheAllreducePathWhenOnlySomeShareMemory) {
 TEST(ProcessGroupGlooAsync, CollectivesNobodyWaitsForStillComplete) {
   auto results = run_ranks(2, [](int rank) {
     Job j = join(rank, 2);
-    Tensor small = ops::full({1000}, rank + 1.0);
+    Tensor small = raw::full({1000}, rank + 1.0);
     auto reduced = j.pg->allreduce(small);
     auto barrier = j.pg->barrier();
     const auto give_up = Clock::now() + std::chrono::seconds(5);
@@ -489,7 +489,7 @@ TEST(ProcessGroupGlooAsync, CollectivesNobodyWaitsForStillComplete) {
 TEST(ProcessGroupGlooAsync, CallerComputesWhileAllreduceRuns) {
   auto results = run_ranks(2, [](int rank) {
     Job j = join(rank, 2);
-    Tensor bucket = ops::full({64 * 1024}, rank + 1.0);
+    Tensor bucket = raw::full({64 * 1024}, rank + 1.0);
     // Rank 1 joins late, so rank 0's collective cannot be finished when allreduce() returns.
     if (rank == 1) std::this_thread::sleep_for(milliseconds(300));
     auto work = j.pg->allreduce(bucket);
@@ -516,7 +516,7 @@ TEST(ProcessGroupGlooAsync, WorksCompleteInCallOrder) {
     for (int k = 0; k < 20; ++k) {
       // Sizes vary so a later, smaller collective would overtake an earlier one if it could.
       const int64_t n = (k % 2 == 0) ? 50000 : 10;
-      tensors.push_back(ops::full({n}, static_cast<double>(k + rank)));
+      tensors.push_back(raw::full({n}, static_cast<double>(k + rank)));
       works.push_back(j.pg->allreduce(tensors.back()));
     }
     works.back()->wait();
@@ -540,7 +540,7 @@ TEST(ProcessGroupGlooAsync, WorksCompleteInCallOrder) {
 TEST(ProcessGroupGlooMismatch, OpMismatchIsReportedOnEveryRank) {
   auto results = run_ranks(2, [](int rank) {
     Job j = join(rank, 2);
-    Tensor x = ops::ones({1000});
+    Tensor x = raw::ones({1000});
     auto work = rank == 0 ? j.pg->allreduce(x) : j.pg->broadcast(x, 0);
     EXPECT_TRUE(colony::testing::throws_with<CollectiveError>(
         [&] { work->wait(); },
@@ -561,7 +561,7 @@ TEST(ProcessGroupGlooMismatch, OpMismatchIsReportedOnEveryRank) {
 TEST(ProcessGroupGlooMismatch, DtypeMismatchIsReportedOnEveryRank) {
   auto results = run_ranks(2, [](int rank) {
     Job j = join(rank, 2);
-    Tensor x = rank == 0 ? ops::ones({1000}) : ops::ones({1000}, TensorOptions(kInt64));
+    Tensor x = rank == 0 ? raw::ones({1000}) : raw::ones({1000}, TensorOptions(kInt64));
     auto work = j.pg->allreduce(x);
     EXPECT_TRUE(colony::testing::throws_with<CollectiveError>(
         [&] { work->wait(); },
@@ -578,12 +578,12 @@ TEST(ProcessGroupGlooMismatch, CountMismatchIsReportedOnEveryRank) {
   auto results = run_ranks(3, [](int rank) {
     Job j = join(rank, 3);
     j.pg->barrier()->wait();
-    Tensor x = ops::ones({rank == 2 ? 999 : 1000});
+    Tensor x = raw::ones({rank == 2 ? 999 : 1000});
     EXPECT_TRUE(colony::testing::throws_with<CollectiveError>(
         [&] { j.pg->allreduce(x)->wait(); },
         "collective mismatch at #2: ranks 0, 1 called allreduce(float32, 1000 elements, sum), "
         "rank 2 called allreduce(float32, 999 elements, sum)"));
-    Tensor y = ops::ones({10});
+    Tensor y = raw::ones({10});
     j.pg->allreduce(y)->wait();
     EXPECT_TRUE(equals(y, [](int64_t) { return 3.0; }, "after the mismatch"));
     leave(*j.store, rank, {0, 1, 2});
@@ -602,7 +602,7 @@ void expect_size_mismatch_reported_on_both_ranks(bool shm) {
   auto results = run_ranks(2, [shm](int rank) {
     if (!shm) setenv("COLONY_SHM", "0", 1);
     Job j = join(rank, 2);
-    Tensor x = ops::ones({rank == 0 ? 10 : 600000});  // 40 bytes; 2.4 MB
+    Tensor x = raw::ones({rank == 0 ? 10 : 600000});  // 40 bytes; 2.4 MB
     EXPECT_TRUE(colony::testing::throws_with<CollectiveError>(
         [&] { j.pg->allreduce(x)->wait(); },
         "collective mismatch at #1: rank 0 called allreduce(float32, 10 elements, sum), "
@@ -662,7 +662,7 @@ TEST(ProcessGroupGlooFailure, TimeoutNamesCollectiveAndSequenceNumber) {
     Job j = join(rank, 2);
     j.pg->barrier()->wait();
     if (rank == 0) {
-      Tensor x = ops::ones({100});
+      Tensor x = raw::ones({100});
       CollectiveOptions o;
       o.timeout = milliseconds(500);
       const auto t0 = Clock::now();
@@ -691,7 +691,7 @@ TEST(ProcessGroupGlooFailure, GroupTimeoutAppliesToCallsWithoutTheirOwn) {
     Job j = join(rank, 2, milliseconds(700));
     j.pg->barrier()->wait();
     if (rank == 0) {
-      Tensor x = ops::ones({100});
+      Tensor x = raw::ones({100});
       const auto t0 = Clock::now();
       auto work = j.pg->allreduce(x);  // rank 1 never calls it
       EXPECT_TRUE(colony::testing::throws_with<TimeoutError>([&] { work->wait(); },
@@ -712,7 +712,7 @@ TEST(ProcessGroupGlooFailure, GroupTimeoutAppliesToCallsWithoutTheirOwn) {
 TEST(ProcessGroupGlooFailure, WaitTimeoutLeavesTheCollectiveRunning) {
   auto results = run_ranks(2, [](int rank) {
     Job j = join(rank, 2);
-    Tensor x = ops::full({100}, rank + 1.0);
+    Tensor x = raw::full({100}, rank + 1.0);
     if (rank == 1) j.store->wait({"test/waited"});
     auto work = j.pg->allreduce(x);
     if (rank == 0) {
@@ -733,7 +733,7 @@ TEST(ProcessGroupGlooFailure, AbortUnblocksWaiterPromptly) {
   auto results = run_ranks(2, [](int rank) {
     Job j = join(rank, 2, /*timeout=*/milliseconds(60000));
     if (rank == 0) {
-      Tensor x = ops::ones({100});
+      Tensor x = raw::ones({100});
       auto running = j.pg->allreduce(x);   // rank 1 never joins: stuck in gloo
       auto queued = j.pg->barrier();
       std::thread watchdog([&] {
@@ -769,7 +769,7 @@ TEST(ProcessGroupGlooFailure, KilledPeerIsNamedInsteadOfAHang) {
     Job j = join(rank, 3, /*timeout=*/milliseconds(30000));
     j.pg->barrier()->wait();
     if (rank == 2) _exit(0);  // dies without a word, mid-job
-    Tensor x = ops::ones({1000});
+    Tensor x = raw::ones({1000});
     const auto t0 = Clock::now();
     EXPECT_TRUE(colony::testing::throws_with<CollectiveError>([&] { j.pg->allreduce(x)->wait(); },
                                                               "allreduce #2 failed: rank 2 is unreachable"));

@@ -16,25 +16,25 @@ using colony::testing::throws_with;
 using colony::testing::values;
 
 TEST(Functional, LinearMatchesHandComputation) {
-  Tensor x = ops::tensor({{1, 2}, {3, 4}});
-  Tensor w = ops::tensor({{1, 0}, {1, 1}, {0, -1}});  // [3, 2]
-  Tensor b = ops::tensor({0.5, 0, -0.5});
+  Tensor x = raw::tensor({{1, 2}, {3, 4}});
+  Tensor w = raw::tensor({{1, 0}, {1, 1}, {0, -1}});  // [3, 2]
+  Tensor b = raw::tensor({0.5, 0, -0.5});
   EXPECT_EQ(values(F::linear(x, w, b)), (std::vector<double>{1.5, 3, -2.5, 3.5, 7, -4.5}));
-  EXPECT_TRUE(throws_with([&] { F::linear(ops::ones({2, 3}), w); }, "linear: input [2, 3] does not end in in_features = 2"));
+  EXPECT_TRUE(throws_with([&] { F::linear(raw::ones({2, 3}), w); }, "linear: input [2, 3] does not end in in_features = 2"));
 }
 
 TEST(Functional, CrossEntropyHandDerived) {
   // logits [2, 3]; loss_i = logsumexp(x_i) - x_i[t_i]
-  Tensor x = ops::tensor({{1, 2, 3}, {1, 1, 1}}, kFloat64);
-  Tensor t = ops::from_vector(std::vector<int64_t>{2, 0});
+  Tensor x = raw::tensor({{1, 2, 3}, {1, 1, 1}}, kFloat64);
+  Tensor t = raw::from_vector(std::vector<int64_t>{2, 0});
   double l0 = std::log(std::exp(1) + std::exp(2) + std::exp(3)) - 3;
   double l1 = std::log(3.0);
   EXPECT_NEAR(F::cross_entropy(x, t).item<double>(), (l0 + l1) / 2, 1e-12);
   EXPECT_NEAR(F::cross_entropy(x, t, F::CrossEntropyFuncOptions().reduction(F::Reduction::Sum)).item<double>(), l0 + l1, 1e-12);
   Tensor none = F::cross_entropy(x, t, F::CrossEntropyFuncOptions().reduction(F::Reduction::None));
-  EXPECT_TRUE(all_close(none, ops::tensor({l0, l1}, kFloat64), 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(none, raw::tensor({l0, l1}, kFloat64), 1e-12, 1e-12));
   // ignore_index drops row 1 from the mean's numerator and denominator.
-  Tensor t2 = ops::from_vector(std::vector<int64_t>{2, -100});
+  Tensor t2 = raw::from_vector(std::vector<int64_t>{2, -100});
   EXPECT_NEAR(F::cross_entropy(x, t2).item<double>(), l0, 1e-12);
   // label smoothing: (1 - e) * nll + e * mean_c(-log p)
   double e = 0.1;
@@ -45,32 +45,32 @@ TEST(Functional, CrossEntropyHandDerived) {
 }
 
 TEST(Functional, CrossEntropyGradientIsSoftmaxMinusOneHot) {
-  Tensor x = ops::tensor({{1, 2, 3}}, TensorOptions(kFloat64).requires_grad(true));
-  Tensor t = ops::from_vector(std::vector<int64_t>{1});
+  Tensor x = raw::tensor({{1, 2, 3}}, TensorOptions(kFloat64).requires_grad(true));
+  Tensor t = raw::from_vector(std::vector<int64_t>{1});
   F::cross_entropy(x, t).backward();
   double z = std::exp(1) + std::exp(2) + std::exp(3);
-  EXPECT_TRUE(all_close(x.grad(), ops::tensor({{std::exp(1) / z, std::exp(2) / z - 1, std::exp(3) / z}}, kFloat64), 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({{std::exp(1) / z, std::exp(2) / z - 1, std::exp(3) / z}}, kFloat64), 1e-12, 1e-12));
 }
 
 TEST(Functional, LossErrors) {
-  Tensor x = ops::ones({2, 3});
-  EXPECT_TRUE(throws_with([&] { F::cross_entropy(x, ops::ones({2})); }, "expected class-index targets of dtype int64, got float32"));
-  EXPECT_TRUE(throws_with([&] { F::cross_entropy(x, ops::zeros({3}, kInt64)); }, "expected target of shape [2] for input [2, 3], got [3]"));
-  EXPECT_TRUE(throws_with([&] { F::cross_entropy(x, ops::full({2}, 5, kInt64)); }, "target 5 is out of bounds for 3 classes"));
-  EXPECT_TRUE(throws_with([&] { F::mse_loss(x, ops::ones({3})); }, "must have the same shape"));
+  Tensor x = raw::ones({2, 3});
+  EXPECT_TRUE(throws_with([&] { F::cross_entropy(x, raw::ones({2})); }, "expected class-index targets of dtype int64, got float32"));
+  EXPECT_TRUE(throws_with([&] { F::cross_entropy(x, raw::zeros({3}, kInt64)); }, "expected target of shape [2] for input [2, 3], got [3]"));
+  EXPECT_TRUE(throws_with([&] { F::cross_entropy(x, raw::full({2}, 5, kInt64)); }, "target 5 is out of bounds for 3 classes"));
+  EXPECT_TRUE(throws_with([&] { F::mse_loss(x, raw::ones({3})); }, "must have the same shape"));
 }
 
 TEST(Functional, NllAndMse) {
-  Tensor logp = ops::tensor({{-1, -2}, {-3, -4}}, kFloat64);
-  Tensor t = ops::from_vector(std::vector<int64_t>{1, 0});
+  Tensor logp = raw::tensor({{-1, -2}, {-3, -4}}, kFloat64);
+  Tensor t = raw::from_vector(std::vector<int64_t>{1, 0});
   EXPECT_NEAR(F::nll_loss(logp, t).item<double>(), 2.5, 1e-12);
-  EXPECT_NEAR(F::mse_loss(ops::tensor({1, 2}), ops::tensor({0, 0})).item<double>(), 2.5, 1e-6);
-  EXPECT_NEAR(F::mse_loss(ops::tensor({1, 2}), ops::tensor({0, 0}), F::Reduction::Sum).item<double>(), 5, 1e-6);
+  EXPECT_NEAR(F::mse_loss(raw::tensor({1, 2}), raw::tensor({0, 0})).item<double>(), 2.5, 1e-6);
+  EXPECT_NEAR(F::mse_loss(raw::tensor({1, 2}), raw::tensor({0, 0}), F::Reduction::Sum).item<double>(), 5, 1e-6);
 }
 
 TEST(Functional, DropoutScalesAndIsIdentityInEval) {
   Generator g(1);
-  Tensor x = ops::ones({10000});
+  Tensor x = raw::ones({10000});
   std::vector<double> v = values(F::dropout(x, 0.25, true, &g));
   double kept = 0;
   for (double e : v) {
@@ -90,14 +90,14 @@ TEST(Init, KaimingUniformDefaultBoundIsOneOverSqrtFanIn) {
   for (double x : w) mx = std::max(mx, std::abs(x));
   EXPECT_LE(mx, bound);
   EXPECT_GT(mx, 0.95 * bound);  // 48,000 draws reach close to the bound
-  EXPECT_EQ(init::calculate_fan_in_and_fan_out(ops::empty({16, 6, 5, 5})), (std::pair<int64_t, int64_t>{150, 400}));
+  EXPECT_EQ(init::calculate_fan_in_and_fan_out(raw::empty({16, 6, 5, 5})), (std::pair<int64_t, int64_t>{150, 400}));
   EXPECT_NEAR(init::calculate_gain(init::Nonlinearity::LeakyReLU, std::sqrt(5.0)), std::sqrt(1.0 / 3), 1e-12);
   EXPECT_NEAR(init::calculate_gain(init::Nonlinearity::Tanh), 5.0 / 3, 1e-12);
-  Tensor t = ops::empty({200, 300});
+  Tensor t = raw::empty({200, 300});
   init::xavier_uniform_(t);
   double xb = std::sqrt(6.0 / 500);
   for (double x : values(t)) ASSERT_LE(std::abs(x), xb);
-  EXPECT_TRUE(throws_with([&] { Tensor v = ops::empty({3}); init::kaiming_uniform_(v); }, "fewer than 2 dimensions"));
+  EXPECT_TRUE(throws_with([&] { Tensor v = raw::empty({3}); init::kaiming_uniform_(v); }, "fewer than 2 dimensions"));
 }
 
 }  // namespace

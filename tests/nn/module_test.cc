@@ -15,8 +15,8 @@ class Block : public Module {
  public:
   Block() {
     fc = register_module("fc", std::make_shared<Linear>(4, 3));
-    scale = register_parameter("scale", ops::ones({3}));
-    steps = register_buffer("steps", ops::zeros({}, kInt64));
+    scale = register_parameter("scale", raw::ones({3}));
+    steps = register_buffer("steps", raw::zeros({}, kInt64));
   }
   Tensor forward(const Tensor& x) override { return fc->forward(x) * scale; }
   std::shared_ptr<Linear> fc;
@@ -63,8 +63,8 @@ TEST(Module, RegisterReturnsTheStoredHandle) {
 
 TEST(Module, RegistrationErrors) {
   Block b;
-  EXPECT_TRUE(throws_with([&] { b.register_parameter("scale", ops::ones({1})); }, "\"scale\" is already registered in Block"));
-  EXPECT_TRUE(throws_with([&] { b.register_buffer("x.y", ops::ones({1})); }, "must be non-empty and contain no '.'"));
+  EXPECT_TRUE(throws_with([&] { b.register_parameter("scale", raw::ones({1})); }, "\"scale\" is already registered in Block"));
+  EXPECT_TRUE(throws_with([&] { b.register_buffer("x.y", raw::ones({1})); }, "must be non-empty and contain no '.'"));
 }
 
 TEST(Module, TrainEvalRecurses) {
@@ -87,7 +87,7 @@ TEST(Module, ToDtypeKeepsHandlesAndIntegerBuffers) {
 
 TEST(Module, ZeroGrad) {
   Net net;
-  Tensor y = net.forward(ops::ones({2, 4})).sum();
+  Tensor y = net.forward(raw::ones({2, 4})).sum();
   y.backward();
   ASSERT_TRUE(net.a->scale.grad().defined());
   net.zero_grad(false);
@@ -101,16 +101,16 @@ TEST(Module, StateDictRoundTripAndStrictErrors) {
   Net src;
   manual_seed(2);
   Net dst;
-  EXPECT_FALSE(ops::equal(src.a->fc->weight, dst.a->fc->weight));
+  EXPECT_FALSE(raw::equal(src.a->fc->weight, dst.a->fc->weight));
   dst.load_state_dict(src.state_dict());
-  EXPECT_TRUE(ops::equal(src.a->fc->weight, dst.a->fc->weight));
+  EXPECT_TRUE(raw::equal(src.a->fc->weight, dst.a->fc->weight));
 
   NamedTensors bad;
   for (auto& [n, t] : src.state_dict()) {
     if (n == "a.fc.weight") continue;                          // missing
-    bad.emplace_back(n, n == "a.scale" ? ops::ones({7}) : t);  // a.scale with the wrong shape
+    bad.emplace_back(n, n == "a.scale" ? raw::ones({7}) : t);  // a.scale with the wrong shape
   }
-  bad.emplace_back("extra.weight", ops::ones({1}));            // unexpected
+  bad.emplace_back("extra.weight", raw::ones({1}));            // unexpected
   try {
     dst.load_state_dict(bad);
     FAIL() << "expected an error";
@@ -121,14 +121,14 @@ TEST(Module, StateDictRoundTripAndStrictErrors) {
     EXPECT_NE(msg.find("a.scale: checkpoint [7], model [3]"), std::string::npos) << msg;
   }
   for (auto& [n, t] : bad)
-    if (n == "a.scale") t = ops::ones({3});
+    if (n == "a.scale") t = raw::ones({3});
   dst.load_state_dict(bad, /*strict=*/false);  // non-strict tolerates missing/unexpected keys
 }
 
 TEST(Module, BaseForwardNamesTheModule) {
   class NoForward : public Module {};
   NoForward m;
-  EXPECT_TRUE(throws_with([&] { m.forward(ops::ones({1})); }, "NoForward has no forward(const Tensor&)"));
+  EXPECT_TRUE(throws_with([&] { m.forward(raw::ones({1})); }, "NoForward has no forward(const Tensor&)"));
 }
 
 TEST(Module, SaveLoadSafetensors) {
@@ -139,7 +139,7 @@ TEST(Module, SaveLoadSafetensors) {
   std::string path = ::testing::TempDir() + "/net.safetensors";
   save(a, path);
   load(b, path);
-  EXPECT_TRUE(ops::equal(a.b->fc->bias, b.b->fc->bias));
+  EXPECT_TRUE(raw::equal(a.b->fc->bias, b.b->fc->bias));
   Block other;
   EXPECT_TRUE(throws_with([&] { load(other, path); }, path + ": Error(s) in loading state_dict for Block"));
 }
@@ -148,7 +148,7 @@ TEST(Module, SequentialAndRepr) {
   auto seq = std::make_shared<Sequential>(std::initializer_list<std::shared_ptr<Module>>{
       std::make_shared<Linear>(4, 8), std::make_shared<ReLU>(), std::make_shared<Linear>(8, 2)});
   EXPECT_EQ(names(seq->named_parameters()), (std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"}));
-  EXPECT_EQ(seq->forward(ops::ones({5, 4})).sizes(), (Shape{5, 2}));
+  EXPECT_EQ(seq->forward(raw::ones({5, 4})).sizes(), (Shape{5, 2}));
   std::string r = seq->repr();
   EXPECT_NE(r.find("(0): Linear(in_features=4, out_features=8, bias=true)"), std::string::npos) << r;
   EXPECT_NE(r.find("(1): ReLU()"), std::string::npos) << r;

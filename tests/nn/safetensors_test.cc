@@ -7,7 +7,7 @@
 #include <fstream>
 
 #include "nn/atomic_file.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 #include "tests/test_util.h"
 
 namespace colony::io {
@@ -32,12 +32,12 @@ std::string make_file(const std::string& header, const std::string& data) {
 TEST(Safetensors, RoundTripEveryDtype) {
   NamedTensors in;
   for (DType t : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8, kBool}) {
-    Tensor x = ops::to(ops::reshape(ops::arange(0, 6, 1, TensorOptions(kFloat64)), {2, 3}), kCPU, t);
+    Tensor x = raw::to(raw::reshape(raw::arange(0, 6, 1, TensorOptions(kFloat64)), {2, 3}), kCPU, t);
     in.emplace_back(std::string("t_") + dtype_name(t), x);
   }
-  in.emplace_back("transposed", ops::transpose(ops::tensor({{1, 2, 3}, {4, 5, 6}}), 0, 1));
-  in.emplace_back("scalar", ops::scalar_tensor(7.0, kFloat64));
-  in.emplace_back("empty", ops::zeros({0, 4}));
+  in.emplace_back("transposed", raw::transpose(raw::tensor({{1, 2, 3}, {4, 5, 6}}), 0, 1));
+  in.emplace_back("scalar", raw::scalar_tensor(7.0, kFloat64));
+  in.emplace_back("empty", raw::zeros({0, 4}));
   std::string bytes = encode_safetensors(in, {{"epoch", "3"}});
   EXPECT_EQ(header_of(bytes).size() % 8, 0u);  // data starts 8-byte aligned
   SafetensorsContents out = decode_safetensors(bytes, "mem");
@@ -46,12 +46,12 @@ TEST(Safetensors, RoundTripEveryDtype) {
   for (size_t i = 0; i < in.size(); ++i) {
     EXPECT_EQ(out.tensors[i].first, in[i].first);
     EXPECT_EQ(out.tensors[i].second.dtype(), in[i].second.dtype());
-    EXPECT_TRUE(ops::equal(out.tensors[i].second, in[i].second)) << in[i].first;
+    EXPECT_TRUE(raw::equal(out.tensors[i].second, in[i].second)) << in[i].first;
   }
 }
 
 TEST(Safetensors, HeaderIsThePublicFormat) {
-  std::string bytes = encode_safetensors({{"w", ops::ones({2}, kFloat32)}});
+  std::string bytes = encode_safetensors({{"w", raw::ones({2}, kFloat32)}});
   std::string h = header_of(bytes);
   EXPECT_NE(h.find("\"w\":{\"data_offsets\":[0,8],\"dtype\":\"F32\",\"shape\":[2]}"), std::string::npos) << h;
   // Raw little-endian float 1.0 twice.
@@ -68,7 +68,7 @@ TEST(Safetensors, ReadsAForeignFile) {
 }
 
 TEST(Safetensors, RejectsMalformedFiles) {
-  std::string good = encode_safetensors({{"w", ops::ones({4})}});
+  std::string good = encode_safetensors({{"w", raw::ones({4})}});
   EXPECT_TRUE(throws_with([&] { decode_safetensors("abc", "f.st"); }, "safetensors f.st: file is 3 bytes"));
   EXPECT_TRUE(throws_with([&] { decode_safetensors(good.substr(0, good.size() - 3), "f.st"); }, "truncated"));
   EXPECT_TRUE(throws_with([&] { decode_safetensors(good.substr(0, 12), "f.st"); }, "truncated: header needs"));
@@ -98,8 +98,8 @@ TEST(Safetensors, RejectsMalformedFiles) {
 TEST(Safetensors, SaveIsAtomicAndLoadNamesTheFile) {
   std::string dir = ::testing::TempDir();
   std::string path = dir + "/model.safetensors";
-  save_safetensors(path, {{"a", ops::ones({3})}});
-  save_safetensors(path, {{"a", ops::zeros({3})}});  // overwrite in place
+  save_safetensors(path, {{"a", raw::ones({3})}});
+  save_safetensors(path, {{"a", raw::zeros({3})}});  // overwrite in place
   SafetensorsContents c = load_safetensors(path);
   EXPECT_EQ(colony::testing::values(c.tensors[0].second), (std::vector<double>{0, 0, 0}));
   // No temporary file is left beside it.

@@ -13,7 +13,7 @@ using colony::testing::throws_with;
 using colony::testing::values;
 
 // Loss sum(w * c) has gradient c: a fixed, known gradient every step.
-void set_grad(Tensor& w, std::vector<double> g) { w.mutable_grad() = ops::from_vector(g, {}, kFloat64); }
+void set_grad(Tensor& w, std::vector<double> g) { w.mutable_grad() = raw::from_vector(g, {}, kFloat64); }
 
 // Every combination the CPU kernel treats separately (flags fixed at compile time or read per
 // element), on 37 elements so that the vectorized loop body runs, not only its remainder.
@@ -28,7 +28,7 @@ TEST(SGD, MomentumNesterovWeightDecayMaximizeMatchTheFormula) {
                                             << nesterov << " maximize " << maximize);
           std::vector<double> p(n), buf(n);
           for (int i = 0; i < n; ++i) p[i] = 1.0 - 0.1 * i;
-          Tensor w = ops::from_vector(p, {n}, kFloat64);
+          Tensor w = raw::from_vector(p, {n}, kFloat64);
           w.requires_grad_(true);
           const double lr = 0.1, damp = 0.0;
           SGD opt({w}, SGDOptions(lr).momentum(mom).weight_decay(wd).nesterov(nesterov).dampening(damp).maximize(maximize));
@@ -53,22 +53,22 @@ TEST(SGD, MomentumNesterovWeightDecayMaximizeMatchTheFormula) {
 }
 
 TEST(SGD, DampeningAndPlainSgd) {
-  Tensor w = ops::tensor({1.0}, TensorOptions(kFloat64).requires_grad(true));
+  Tensor w = raw::tensor({1.0}, TensorOptions(kFloat64).requires_grad(true));
   SGD opt({w}, SGDOptions(0.5).momentum(0.5).dampening(0.5));
   set_grad(w, {1.0});
   opt.step();  // buf = 1, p = 1 - 0.5
   set_grad(w, {1.0});
   opt.step();  // buf = 0.5 + 0.5 = 1, p = 0.5 - 0.5
   EXPECT_NEAR(values(w)[0], 0.0, 1e-12);
-  Tensor v = ops::tensor({1.0}, TensorOptions(kFloat32).requires_grad(true));
+  Tensor v = raw::tensor({1.0}, TensorOptions(kFloat32).requires_grad(true));
   SGD plain({v}, SGDOptions(0.1));
-  v.mutable_grad() = ops::tensor({2.0});
+  v.mutable_grad() = raw::tensor({2.0});
   plain.step();
   EXPECT_NEAR(values(v)[0], 0.8, 1e-7);
 }
 
 TEST(SGD, SkipsParametersWithoutGradAndValidates) {
-  Tensor a = ops::ones({2}, TensorOptions(kFloat64).requires_grad(true));
+  Tensor a = raw::ones({2}, TensorOptions(kFloat64).requires_grad(true));
   SGD opt({a}, SGDOptions(0.1).momentum(0.9));
   opt.step();  // no grad: untouched
   EXPECT_EQ(values(a), (std::vector<double>{1, 1}));
@@ -80,7 +80,7 @@ TEST(SGD, SkipsParametersWithoutGradAndValidates) {
 TEST(Adam, MatchesTheFormulaWithAndWithoutAmsgradAndAdamW) {
   for (int variant = 0; variant < 3; ++variant) {
     bool amsgrad = variant == 1, decoupled = variant == 2;
-    Tensor w = ops::tensor({0.5, -1.5}, TensorOptions(kFloat64).requires_grad(true));
+    Tensor w = raw::tensor({0.5, -1.5}, TensorOptions(kFloat64).requires_grad(true));
     double lr = 0.01, b1 = 0.9, b2 = 0.999, eps = 1e-8, wd = 0.1;
     std::unique_ptr<Optimizer> opt;
     if (decoupled) {
@@ -115,8 +115,8 @@ TEST(Adam, MatchesTheFormulaWithAndWithoutAmsgradAndAdamW) {
 }
 
 TEST(Optimizer, ParamGroupsAndStateDictRoundTrip) {
-  Tensor a = ops::ones({2}, TensorOptions(kFloat64).requires_grad(true));
-  Tensor b = ops::ones({3}, TensorOptions(kFloat64).requires_grad(true));
+  Tensor a = raw::ones({2}, TensorOptions(kFloat64).requires_grad(true));
+  Tensor b = raw::ones({3}, TensorOptions(kFloat64).requires_grad(true));
   SGD opt(std::vector<ParamGroup>{{{a}, {}}, {{b}, {{"lr", 0.5}}}}, SGDOptions(0.1).momentum(0.9));
   EXPECT_EQ(opt.lr(0), 0.1);
   EXPECT_EQ(opt.lr(1), 0.5);
@@ -125,8 +125,8 @@ TEST(Optimizer, ParamGroupsAndStateDictRoundTrip) {
   opt.step();
   NamedTensors state = opt.state_dict();
 
-  Tensor a2 = ops::clone(a).requires_grad_(true);
-  Tensor b2 = ops::clone(b).requires_grad_(true);
+  Tensor a2 = raw::clone(a).requires_grad_(true);
+  Tensor b2 = raw::clone(b).requires_grad_(true);
   SGD opt2(std::vector<ParamGroup>{{{a2}, {}}, {{b2}, {}}}, SGDOptions(0.1).momentum(0.9));
   opt2.load_state_dict(state);
   EXPECT_EQ(opt2.lr(1), 0.5);  // group options restored
@@ -134,7 +134,7 @@ TEST(Optimizer, ParamGroupsAndStateDictRoundTrip) {
   set_grad(a2, {3, 4});
   opt.step();
   opt2.step();  // same momentum buffer, same result
-  EXPECT_TRUE(ops::equal(a, a2));
+  EXPECT_TRUE(raw::equal(a, a2));
 
   SGD single({a2}, SGDOptions(0.1));
   EXPECT_TRUE(throws_with([&] { single.load_state_dict(state); }, "more parameter groups than this optimizer"));
@@ -143,8 +143,8 @@ TEST(Optimizer, ParamGroupsAndStateDictRoundTrip) {
 }
 
 TEST(ClipGrad, NormAndValue) {
-  Tensor a = ops::zeros({2}, TensorOptions(kFloat64).requires_grad(true));
-  Tensor b = ops::zeros({1}, TensorOptions(kFloat64).requires_grad(true));
+  Tensor a = raw::zeros({2}, TensorOptions(kFloat64).requires_grad(true));
+  Tensor b = raw::zeros({1}, TensorOptions(kFloat64).requires_grad(true));
   set_grad(a, {3, 0});
   set_grad(b, {4});
   double norm = clip_grad_norm_({a, b}, 1.0);
@@ -159,7 +159,7 @@ TEST(ClipGrad, NormAndValue) {
 }
 
 TEST(LRScheduler, Sequences) {
-  Tensor w = ops::ones({1}, TensorOptions(kFloat64).requires_grad(true));
+  Tensor w = raw::ones({1}, TensorOptions(kFloat64).requires_grad(true));
   auto run = [&](auto make, int n) {
     SGD opt({w}, SGDOptions(1.0));
     auto sched = make(opt);

@@ -35,7 +35,7 @@ std::vector<data::Batch> fixed_batches() {
   data::SequentialSampler sampler(512);
   data::DataLoader loader(ds, sampler, data::DataLoaderOptions(32));
   std::vector<data::Batch> out;
-  for (auto& b : loader) out.push_back({ops::clone(b.data), ops::clone(b.target)});
+  for (auto& b : loader) out.push_back({raw::clone(b.data), raw::clone(b.target)});
   return out;
 }
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 #include "tests/test_util.h"
 
 namespace colony {
@@ -10,71 +10,71 @@ using testing::throws_with;
 using testing::values;
 
 TEST(Factory, ZerosOnesFull) {
-  Tensor z = ops::zeros({2, 3});
+  Tensor z = raw::zeros({2, 3});
   EXPECT_EQ(z.dtype(), kFloat32);
   EXPECT_EQ(z.sizes(), (Shape{2, 3}));
   EXPECT_EQ(values(z), std::vector<double>(6, 0.0));
-  EXPECT_EQ(values(ops::ones({2}, kInt64)), (std::vector<double>{1, 1}));
-  EXPECT_EQ(ops::full({1}, 2.5, kFloat64).item<double>(), 2.5);
-  EXPECT_EQ(ops::scalar_tensor(3).dim(), 0);
-  EXPECT_EQ(ops::scalar_tensor(3).numel(), 1);
-  EXPECT_TRUE(throws_with([&] { ops::zeros({2, -1}); }, "empty: negative dimension in shape [2, -1]"));
+  EXPECT_EQ(values(raw::ones({2}, kInt64)), (std::vector<double>{1, 1}));
+  EXPECT_EQ(raw::full({1}, 2.5, kFloat64).item<double>(), 2.5);
+  EXPECT_EQ(raw::scalar_tensor(3).dim(), 0);
+  EXPECT_EQ(raw::scalar_tensor(3).numel(), 1);
+  EXPECT_TRUE(throws_with([&] { raw::zeros({2, -1}); }, "empty: negative dimension in shape [2, -1]"));
 }
 
 TEST(Factory, AlignedCpuMemory) {
   for (int64_t n : {1, 3, 17, 1000}) {
-    Tensor t = ops::empty({n}, kUInt8);
+    Tensor t = raw::empty({n}, kUInt8);
     EXPECT_EQ(reinterpret_cast<uintptr_t>(t.data_ptr_raw()) % 64, 0u);
   }
 }
 
 TEST(Factory, Arange) {
-  Tensor a = ops::arange(5);
+  Tensor a = raw::arange(5);
   EXPECT_EQ(a.dtype(), kInt64);
   EXPECT_EQ(values(a), (std::vector<double>{0, 1, 2, 3, 4}));
-  Tensor b = ops::arange(0, 1, 0.25);
+  Tensor b = raw::arange(0, 1, 0.25);
   EXPECT_EQ(b.dtype(), kFloat32);
   EXPECT_EQ(values(b), (std::vector<double>{0, 0.25, 0.5, 0.75}));
-  EXPECT_EQ(values(ops::arange(5, 0, -2)), (std::vector<double>{5, 3, 1}));
-  EXPECT_TRUE(throws_with([&] { ops::arange(0, 5, -1); }, "arange: upper bound and larger bound inconsistent"));
-  EXPECT_TRUE(throws_with([&] { ops::arange(0, 5, 0); }, "arange: step must be nonzero"));
+  EXPECT_EQ(values(raw::arange(5, 0, -2)), (std::vector<double>{5, 3, 1}));
+  EXPECT_TRUE(throws_with([&] { raw::arange(0, 5, -1); }, "arange: upper bound and larger bound inconsistent"));
+  EXPECT_TRUE(throws_with([&] { raw::arange(0, 5, 0); }, "arange: step must be nonzero"));
 }
 
 TEST(Factory, LinspaceEndsExactly) {
-  Tensor l = ops::linspace(0, 1, 5, kFloat64);
+  Tensor l = raw::linspace(0, 1, 5, kFloat64);
   EXPECT_EQ(values(l), (std::vector<double>{0, 0.25, 0.5, 0.75, 1.0}));
-  Tensor m = ops::linspace(-1, 0.3, 7);
+  Tensor m = raw::linspace(-1, 0.3, 7);
   EXPECT_EQ(values(m).back(), static_cast<double>(0.3f));
-  EXPECT_EQ(ops::linspace(2, 3, 1).item<double>(), 2.0);
+  EXPECT_EQ(raw::linspace(2, 3, 1).item<double>(), 2.0);
 }
 
 TEST(Factory, Eye) {
-  EXPECT_EQ(values(ops::eye(2, 3)), (std::vector<double>{1, 0, 0, 0, 1, 0}));
+  EXPECT_EQ(values(raw::eye(2, 3)), (std::vector<double>{1, 0, 0, 0, 1, 0}));
 }
 
 TEST(Factory, FromVectorAndInitializerLists) {
-  Tensor v = ops::from_vector(std::vector<int64_t>{1, 2, 3, 4}, {2, 2});
+  Tensor v = raw::from_vector(std::vector<int64_t>{1, 2, 3, 4}, {2, 2});
   EXPECT_EQ(v.dtype(), kInt64);
   EXPECT_EQ(v.sizes(), (Shape{2, 2}));
-  Tensor f = ops::from_vector(std::vector<float>{1.5f}, {}, kFloat64);
+  Tensor f = raw::from_vector(std::vector<float>{1.5f}, {}, kFloat64);
   EXPECT_EQ(f.dtype(), kFloat64);
-  EXPECT_EQ(ops::from_vector(std::vector<bool>{true, false}).dtype(), kBool);
-  EXPECT_TRUE(throws_with([&] { ops::from_vector(std::vector<float>{1, 2, 3}, {2, 2}); },
+  EXPECT_EQ(raw::from_vector(std::vector<bool>{true, false}).dtype(), kBool);
+  EXPECT_TRUE(throws_with([&] { raw::from_vector(std::vector<float>{1, 2, 3}, {2, 2}); },
                           "from_vector: shape [2, 2] holds 4 elements, got 3 values"));
-  Tensor m = ops::tensor({{1, 2, 3}, {4, 5, 6}});
+  Tensor m = raw::tensor({{1, 2, 3}, {4, 5, 6}});
   EXPECT_EQ(m.sizes(), (Shape{2, 3}));
   EXPECT_EQ(m.dtype(), kFloat32);
   EXPECT_EQ(values(m), (std::vector<double>{1, 2, 3, 4, 5, 6}));
-  EXPECT_TRUE(throws_with([&] { ops::tensor({{1, 2}, {3}}); }, "rows have different lengths"));
+  EXPECT_TRUE(throws_with([&] { raw::tensor({{1, 2}, {3}}); }, "rows have different lengths"));
 }
 
 TEST(Factory, FromBlobWrapsWithoutCopyAndRunsDeleter) {
   static float data[6] = {0, 1, 2, 3, 4, 5};
   bool deleted = false;
   {
-    Tensor t = ops::from_blob(data, {2, 3}, kFloat32, kCPU, [&](void*) { deleted = true; });
+    Tensor t = raw::from_blob(data, {2, 3}, kFloat32, kCPU, [&](void*) { deleted = true; });
     EXPECT_EQ(t.data_ptr<float>(), data);
-    Tensor view = ops::transpose(t, 0, 1);
+    Tensor view = raw::transpose(t, 0, 1);
     t = Tensor();
     EXPECT_FALSE(deleted);  // the view still holds the storage
     EXPECT_EQ(values(view), (std::vector<double>{0, 3, 1, 4, 2, 5}));
@@ -83,20 +83,20 @@ TEST(Factory, FromBlobWrapsWithoutCopyAndRunsDeleter) {
 }
 
 TEST(Factory, RequiresGradOption) {
-  Tensor t = ops::zeros({2}, TensorOptions().requires_grad(true));
+  Tensor t = raw::zeros({2}, TensorOptions().requires_grad(true));
   EXPECT_TRUE(t.requires_grad());
   EXPECT_TRUE(t.is_leaf());
-  EXPECT_TRUE(throws_with([&] { ops::zeros({2}, TensorOptions(kInt64).requires_grad(true)); },
+  EXPECT_TRUE(throws_with([&] { raw::zeros({2}, TensorOptions(kInt64).requires_grad(true)); },
                           "only floating point tensors can require gradients"));
 }
 
 TEST(Factory, CudaWithoutDeviceIsAClearError) {
   if (cuda::device_count() > 0) GTEST_SKIP() << "a CUDA device exists";
-  EXPECT_TRUE(throws_with([&] { ops::zeros({2}, Device("cuda:0")); }, "no CUDA device available"));
+  EXPECT_TRUE(throws_with([&] { raw::zeros({2}, Device("cuda:0")); }, "no CUDA device available"));
 }
 
 TEST(Factory, DataPtrChecksDtypeAndItemChecksSize) {
-  Tensor t = ops::zeros({2});
+  Tensor t = raw::zeros({2});
   EXPECT_TRUE(throws_with([&] { t.data_ptr<double>(); }, "data_ptr: tensor has dtype float32, requested float64"));
   EXPECT_TRUE(throws_with([&] { t.item<float>(); }, "item: a Tensor with 2 elements cannot be converted to a scalar"));
 }
@@ -133,11 +133,11 @@ TEST(Shape, BroadcastAndWrap) {
 }
 
 TEST(Print, MatchesPyTorchLayout) {
-  EXPECT_EQ(ops::tensor({{1, 2}, {3, 4}}).str(), "tensor([[1.0000, 2.0000],\n        [3.0000, 4.0000]])");
-  EXPECT_EQ(ops::arange(3).str(), "tensor([0, 1, 2])");
-  EXPECT_EQ(ops::ones({2}, kFloat64).str(), "tensor([1.0000, 1.0000], dtype=float64)");
-  EXPECT_EQ(ops::zeros({2}, TensorOptions().requires_grad(true)).str(), "tensor([0.0000, 0.0000], requires_grad=True)");
-  std::string big = ops::arange(2000).str();
+  EXPECT_EQ(raw::tensor({{1, 2}, {3, 4}}).str(), "tensor([[1.0000, 2.0000],\n        [3.0000, 4.0000]])");
+  EXPECT_EQ(raw::arange(3).str(), "tensor([0, 1, 2])");
+  EXPECT_EQ(raw::ones({2}, kFloat64).str(), "tensor([1.0000, 1.0000], dtype=float64)");
+  EXPECT_EQ(raw::zeros({2}, TensorOptions().requires_grad(true)).str(), "tensor([0.0000, 0.0000], requires_grad=True)");
+  std::string big = raw::arange(2000).str();
   EXPECT_NE(big.find("0, 1, 2, ..., 1997, 1998, 1999"), std::string::npos) << big;
 }
 

@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
 #include "tests/test_util.h"
@@ -22,7 +22,7 @@ using testing::values;
 
 Tensor randn(const Shape& shape, uint64_t seed, DType dtype = kFloat32) {
   Generator gen(seed);
-  return ops::randn(shape, TensorOptions(dtype), &gen);
+  return raw::randn(shape, TensorOptions(dtype), &gen);
 }
 
 // [.., m, k] x [.., k, n] for 2-D or 3-D operands with equal batch sizes.
@@ -39,13 +39,13 @@ Tensor naive_matmul(const Tensor& a, const Tensor& b) {
         out[(p * m + i) * n + j] = s;
       }
   Shape shape = batched ? Shape{batch, m, n} : Shape{m, n};
-  return ops::from_vector(out, shape, TensorOptions(kFloat64));
+  return raw::from_vector(out, shape, TensorOptions(kFloat64));
 }
 
 TEST(Mm, HandValues) {
-  Tensor a = ops::tensor({{1, 2, 3}, {4, 5, 6}});
-  Tensor b = ops::tensor({{7, 8}, {9, 10}, {11, 12}});
-  Tensor c = ops::mm(a, b);
+  Tensor a = raw::tensor({{1, 2, 3}, {4, 5, 6}});
+  Tensor b = raw::tensor({{7, 8}, {9, 10}, {11, 12}});
+  Tensor c = raw::mm(a, b);
   EXPECT_EQ(c.sizes(), Shape({2, 2}));
   EXPECT_EQ(c.dtype(), kFloat32);
   EXPECT_EQ(values(c), std::vector<double>({58, 64, 139, 154}));
@@ -58,74 +58,74 @@ TEST(Mm, ShapesAndThreadCountsMatchNaive) {
                                                                {33, 17, 29}, {130, 70, 90}, {300, 64, 200}}) {
       SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n));
       Tensor a = randn({m, k}, 1), b = randn({k, n}, 2);
-      EXPECT_TRUE(all_close(ops::mm(a, b), naive_matmul(a, b), 1e-4, 1e-4));
+      EXPECT_TRUE(all_close(raw::mm(a, b), naive_matmul(a, b), 1e-4, 1e-4));
     }
   }
 }
 
 TEST(Mm, TransposedAndSlicedOperands) {
   Tensor a = randn({9, 6}, 3), b = randn({11, 9}, 4);
-  Tensor at = ops::transpose(a, 0, 1);  // [6, 9], column-major: used without a copy
-  Tensor bt = ops::transpose(b, 0, 1);  // [9, 11]
-  Tensor want = naive_matmul(ops::contiguous(at), ops::contiguous(bt));
-  EXPECT_TRUE(all_close(ops::mm(at, bt), want, 1e-4, 1e-4));
-  EXPECT_TRUE(all_close(ops::mm(ops::contiguous(at), bt), want, 1e-4, 1e-4));
-  EXPECT_TRUE(all_close(ops::mm(at, ops::contiguous(bt)), want, 1e-4, 1e-4));
+  Tensor at = raw::transpose(a, 0, 1);  // [6, 9], column-major: used without a copy
+  Tensor bt = raw::transpose(b, 0, 1);  // [9, 11]
+  Tensor want = naive_matmul(raw::contiguous(at), raw::contiguous(bt));
+  EXPECT_TRUE(all_close(raw::mm(at, bt), want, 1e-4, 1e-4));
+  EXPECT_TRUE(all_close(raw::mm(raw::contiguous(at), bt), want, 1e-4, 1e-4));
+  EXPECT_TRUE(all_close(raw::mm(at, raw::contiguous(bt)), want, 1e-4, 1e-4));
   // Every other column: the column stride is 2, which BLAS cannot take, so it is copied.
   Tensor wide = randn({6, 18}, 5);
-  Tensor every_other = ops::slice(wide, 1, 0, 18, 2);  // [6, 9]
-  EXPECT_TRUE(all_close(ops::mm(every_other, bt), naive_matmul(ops::contiguous(every_other), ops::contiguous(bt)),
+  Tensor every_other = raw::slice(wide, 1, 0, 18, 2);  // [6, 9]
+  EXPECT_TRUE(all_close(raw::mm(every_other, bt), naive_matmul(raw::contiguous(every_other), raw::contiguous(bt)),
                         1e-4, 1e-4));
   // A row slice of a wider matrix: row-major with leading dimension 18.
-  Tensor narrow = ops::narrow(wide, 1, 3, 9);
-  EXPECT_TRUE(all_close(ops::mm(narrow, bt), naive_matmul(ops::contiguous(narrow), ops::contiguous(bt)), 1e-4, 1e-4));
+  Tensor narrow = raw::narrow(wide, 1, 3, 9);
+  EXPECT_TRUE(all_close(raw::mm(narrow, bt), naive_matmul(raw::contiguous(narrow), raw::contiguous(bt)), 1e-4, 1e-4));
 }
 
 TEST(Mm, Float64AndEmptyInnerDimension) {
   Tensor a = randn({5, 4}, 6, kFloat64), b = randn({4, 3}, 7, kFloat64);
-  Tensor c = ops::mm(a, b);
+  Tensor c = raw::mm(a, b);
   EXPECT_EQ(c.dtype(), kFloat64);
   EXPECT_TRUE(all_close(c, naive_matmul(a, b), 1e-12, 1e-12));
-  Tensor z = ops::mm(ops::zeros({3, 0}), ops::zeros({0, 2}));
+  Tensor z = raw::mm(raw::zeros({3, 0}), raw::zeros({0, 2}));
   EXPECT_EQ(z.sizes(), Shape({3, 2}));
   EXPECT_EQ(values(z), std::vector<double>(6, 0.0));
-  EXPECT_EQ(ops::mm(ops::zeros({0, 4}), ops::zeros({4, 2})).sizes(), Shape({0, 2}));
+  EXPECT_EQ(raw::mm(raw::zeros({0, 4}), raw::zeros({4, 2})).sizes(), Shape({0, 2}));
 }
 
 TEST(Mm, Errors) {
-  EXPECT_TRUE(throws_with([] { ops::mm(ops::zeros({2, 3}), ops::zeros({4, 5})); },
+  EXPECT_TRUE(throws_with([] { raw::mm(raw::zeros({2, 3}), raw::zeros({4, 5})); },
                           "mm: shapes [2, 3] and [4, 5] cannot be multiplied (3 != 4)"));
-  EXPECT_TRUE(throws_with([] { ops::mm(ops::zeros({2, 3}), ops::zeros({3})); }, "mm: expected 2-D tensors"));
-  EXPECT_TRUE(throws_with([] { ops::mm(ops::zeros({2, 3}), ops::zeros({3, 2}, TensorOptions(kFloat64))); },
+  EXPECT_TRUE(throws_with([] { raw::mm(raw::zeros({2, 3}), raw::zeros({3})); }, "mm: expected 2-D tensors"));
+  EXPECT_TRUE(throws_with([] { raw::mm(raw::zeros({2, 3}), raw::zeros({3, 2}, TensorOptions(kFloat64))); },
                           "mm: expected both tensors to have the same dtype, got float32 and float64"));
-  EXPECT_TRUE(throws_with([] { ops::mm(ops::zeros({2, 3}, TensorOptions(kInt64)), ops::zeros({3, 2}, TensorOptions(kInt64))); },
+  EXPECT_TRUE(throws_with([] { raw::mm(raw::zeros({2, 3}, TensorOptions(kInt64)), raw::zeros({3, 2}, TensorOptions(kInt64))); },
                           "mm: expected floating point tensors, got int64"));
-  EXPECT_TRUE(throws_with([] { ops::mm(ops::zeros({2, 3}, TensorOptions(kFloat16)), ops::zeros({3, 2}, TensorOptions(kFloat16))); },
+  EXPECT_TRUE(throws_with([] { raw::mm(raw::zeros({2, 3}, TensorOptions(kFloat16)), raw::zeros({3, 2}, TensorOptions(kFloat16))); },
                           "mm: CPU matrix products support float32 and float64, got float16"));
 }
 
 TEST(Bmm, MatchesNaiveWithTransposesAndSharedMatrix) {
   Tensor a = randn({4, 5, 6}, 8), b = randn({4, 6, 3}, 9);
-  EXPECT_TRUE(all_close(ops::bmm(a, b), naive_matmul(a, b), 1e-4, 1e-4));
-  Tensor bt = ops::transpose(randn({4, 3, 6}, 10), 1, 2);  // [4, 6, 3] column-major matrices
-  EXPECT_TRUE(all_close(ops::bmm(a, bt), naive_matmul(a, ops::contiguous(bt)), 1e-4, 1e-4));
+  EXPECT_TRUE(all_close(raw::bmm(a, b), naive_matmul(a, b), 1e-4, 1e-4));
+  Tensor bt = raw::transpose(randn({4, 3, 6}, 10), 1, 2);  // [4, 6, 3] column-major matrices
+  EXPECT_TRUE(all_close(raw::bmm(a, bt), naive_matmul(a, raw::contiguous(bt)), 1e-4, 1e-4));
   // One matrix expanded over the batch: batch stride 0.
-  Tensor shared = ops::expand(ops::unsqueeze(randn({6, 3}, 11), 0), {4, 6, 3});
-  EXPECT_TRUE(all_close(ops::bmm(a, shared), naive_matmul(a, ops::contiguous(shared)), 1e-4, 1e-4));
-  EXPECT_TRUE(throws_with([&] { ops::bmm(a, randn({3, 6, 3}, 1)); }, "bmm: batch sizes differ: [4, 5, 6] and [3, 6, 3]"));
-  EXPECT_TRUE(throws_with([&] { ops::bmm(a, randn({4, 5, 3}, 1)); }, "bmm: shapes [4, 5, 6] and [4, 5, 3] cannot be multiplied (6 != 5)"));
+  Tensor shared = raw::expand(raw::unsqueeze(randn({6, 3}, 11), 0), {4, 6, 3});
+  EXPECT_TRUE(all_close(raw::bmm(a, shared), naive_matmul(a, raw::contiguous(shared)), 1e-4, 1e-4));
+  EXPECT_TRUE(throws_with([&] { raw::bmm(a, randn({3, 6, 3}, 1)); }, "bmm: batch sizes differ: [4, 5, 6] and [3, 6, 3]"));
+  EXPECT_TRUE(throws_with([&] { raw::bmm(a, randn({4, 5, 3}, 1)); }, "bmm: shapes [4, 5, 6] and [4, 5, 3] cannot be multiplied (6 != 5)"));
 }
 
 TEST(Matmul, RankRules) {
-  Tensor v3 = ops::tensor({1, 2, 3}), w3 = ops::tensor({4, 5, 6});
-  Tensor dot = ops::matmul(v3, w3);
+  Tensor v3 = raw::tensor({1, 2, 3}), w3 = raw::tensor({4, 5, 6});
+  Tensor dot = raw::matmul(v3, w3);
   EXPECT_EQ(dot.dim(), 0);
   EXPECT_EQ(dot.item<double>(), 32);
-  Tensor m = ops::tensor({{1, 0, 2}, {0, 3, 0}});  // [2, 3]
-  Tensor mv = ops::matmul(m, v3);
+  Tensor m = raw::tensor({{1, 0, 2}, {0, 3, 0}});  // [2, 3]
+  Tensor mv = raw::matmul(m, v3);
   EXPECT_EQ(mv.sizes(), Shape({2}));
   EXPECT_EQ(values(mv), std::vector<double>({7, 6}));
-  Tensor vm = ops::matmul(ops::tensor({1, 2}), m);
+  Tensor vm = raw::matmul(raw::tensor({1, 2}), m);
   EXPECT_EQ(vm.sizes(), Shape({3}));
   EXPECT_EQ(values(vm), std::vector<double>({1, 6, 2}));
 }
@@ -133,37 +133,37 @@ TEST(Matmul, RankRules) {
 TEST(Matmul, BatchedAndBroadcast) {
   Tensor a = randn({2, 3, 4, 5}, 12), b2 = randn({5, 6}, 13);
   // [2, 3, 4, 5] @ [5, 6]: all 24 rows in one GEMM.
-  Tensor c = ops::matmul(a, b2);
+  Tensor c = raw::matmul(a, b2);
   EXPECT_EQ(c.sizes(), Shape({2, 3, 4, 6}));
-  EXPECT_TRUE(all_close(ops::reshape(c, {24, 6}), naive_matmul(ops::reshape(a, {24, 5}), b2), 1e-4, 1e-4));
+  EXPECT_TRUE(all_close(raw::reshape(c, {24, 6}), naive_matmul(raw::reshape(a, {24, 5}), b2), 1e-4, 1e-4));
   // [2, 1, 4, 5] @ [3, 5, 6] -> [2, 3, 4, 6]
   Tensor a1 = randn({2, 1, 4, 5}, 14), b3 = randn({3, 5, 6}, 15);
-  Tensor d = ops::matmul(a1, b3);
+  Tensor d = raw::matmul(a1, b3);
   EXPECT_EQ(d.sizes(), Shape({2, 3, 4, 6}));
   for (int64_t i = 0; i < 2; ++i)
     for (int64_t j = 0; j < 3; ++j) {
-      Tensor want = naive_matmul(ops::select(ops::select(a1, 0, i), 0, 0), ops::select(b3, 0, j));
-      EXPECT_TRUE(all_close(ops::select(ops::select(d, 0, i), 0, j), want, 1e-4, 1e-4));
+      Tensor want = naive_matmul(raw::select(raw::select(a1, 0, i), 0, 0), raw::select(b3, 0, j));
+      EXPECT_TRUE(all_close(raw::select(raw::select(d, 0, i), 0, j), want, 1e-4, 1e-4));
     }
   // Vectors on either side of a batch.
   Tensor v = randn({5}, 16);
-  Tensor av = ops::matmul(a, v);
+  Tensor av = raw::matmul(a, v);
   EXPECT_EQ(av.sizes(), Shape({2, 3, 4}));
-  EXPECT_TRUE(all_close(ops::reshape(av, {24, 1}), naive_matmul(ops::reshape(a, {24, 5}), ops::reshape(v, {5, 1})),
+  EXPECT_TRUE(all_close(raw::reshape(av, {24, 1}), naive_matmul(raw::reshape(a, {24, 5}), raw::reshape(v, {5, 1})),
                         1e-4, 1e-4));
   Tensor u = randn({4}, 17);
-  Tensor ua = ops::matmul(u, a);
+  Tensor ua = raw::matmul(u, a);
   EXPECT_EQ(ua.sizes(), Shape({2, 3, 5}));
-  Tensor first = naive_matmul(ops::reshape(u, {1, 4}), ops::select(ops::select(a, 0, 1), 0, 2));
-  EXPECT_TRUE(all_close(ops::reshape(ops::select(ops::select(ua, 0, 1), 0, 2), {1, 5}), first, 1e-4, 1e-4));
+  Tensor first = naive_matmul(raw::reshape(u, {1, 4}), raw::select(raw::select(a, 0, 1), 0, 2));
+  EXPECT_TRUE(all_close(raw::reshape(raw::select(raw::select(ua, 0, 1), 0, 2), {1, 5}), first, 1e-4, 1e-4));
 }
 
 TEST(Matmul, Errors) {
-  EXPECT_TRUE(throws_with([] { ops::matmul(ops::zeros({2, 3}), ops::zeros({4, 5})); },
+  EXPECT_TRUE(throws_with([] { raw::matmul(raw::zeros({2, 3}), raw::zeros({4, 5})); },
                           "matmul: shapes [2, 3] and [4, 5] cannot be multiplied (3 != 4)"));
-  EXPECT_TRUE(throws_with([] { ops::matmul(ops::zeros({3}), ops::zeros({4})); }, "(3 != 4)"));
-  EXPECT_TRUE(throws_with([] { ops::matmul(ops::scalar_tensor(1), ops::zeros({4})); }, "at least 1 dimension"));
-  EXPECT_TRUE(throws_with([] { ops::matmul(ops::zeros({2, 2, 3}), ops::zeros({3, 3, 1})); }, "cannot be broadcast"));
+  EXPECT_TRUE(throws_with([] { raw::matmul(raw::zeros({3}), raw::zeros({4})); }, "(3 != 4)"));
+  EXPECT_TRUE(throws_with([] { raw::matmul(raw::scalar_tensor(1), raw::zeros({4})); }, "at least 1 dimension"));
+  EXPECT_TRUE(throws_with([] { raw::matmul(raw::zeros({2, 2, 3}), raw::zeros({3, 3, 1})); }, "cannot be broadcast"));
 }
 
 TEST(Addmm, BetaAlphaAndOverwrite) {
@@ -171,24 +171,24 @@ TEST(Addmm, BetaAlphaAndOverwrite) {
   Tensor out = randn({4, 5}, 20);
   std::vector<double> before = values(out), ab = values(naive_matmul(a, b));
   uint32_t version = out.version();
-  ops::addmm_(out, a, b, 0.5, 2.0);
+  raw::addmm_(out, a, b, 0.5, 2.0);
   EXPECT_GT(out.version(), version);
   std::vector<double> got = values(out);
   for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], 0.5 * before[i] + 2.0 * ab[i], 1e-4);
   // beta = 0 ignores what out held, NaNs included.
-  Tensor junk = ops::full({4, 5}, std::numeric_limits<double>::quiet_NaN());
-  ops::addmm_(junk, a, b, 0.0, 1.0);
+  Tensor junk = raw::full({4, 5}, std::numeric_limits<double>::quiet_NaN());
+  raw::addmm_(junk, a, b, 0.0, 1.0);
   EXPECT_TRUE(all_close(junk, naive_matmul(a, b), 1e-4, 1e-4));
   // Transposed operands through addmm_ too.
-  Tensor acc = ops::zeros({3, 3});
-  ops::addmm_(acc, ops::transpose(a, 0, 1), a, 1.0, 1.0);
-  EXPECT_TRUE(all_close(acc, naive_matmul(ops::contiguous(ops::transpose(a, 0, 1)), a), 1e-4, 1e-4));
+  Tensor acc = raw::zeros({3, 3});
+  raw::addmm_(acc, raw::transpose(a, 0, 1), a, 1.0, 1.0);
+  EXPECT_TRUE(all_close(acc, naive_matmul(raw::contiguous(raw::transpose(a, 0, 1)), a), 1e-4, 1e-4));
   // out aliasing an operand reads the operand's old values.
   Tensor sq = randn({3, 3}, 21);
   Tensor want = naive_matmul(sq, sq);
-  ops::addmm_(sq, sq, ops::clone(sq), 0.0, 1.0);
+  raw::addmm_(sq, sq, raw::clone(sq), 0.0, 1.0);
   EXPECT_TRUE(all_close(sq, want, 1e-4, 1e-4));
-  EXPECT_TRUE(throws_with([&] { Tensor o = ops::zeros({4, 4}); ops::addmm_(o, a, b, 1, 1); },
+  EXPECT_TRUE(throws_with([&] { Tensor o = raw::zeros({4, 4}); raw::addmm_(o, a, b, 1, 1); },
                           "addmm_: out has shape [4, 4], expected [4, 5]"));
 }
 
@@ -197,34 +197,34 @@ TEST(Addmm, BetaAlphaAndOverwrite) {
 TEST(Matmul, MmBmmMatmul_CUDA) {
   COLONY_REQUIRE_CUDA(1);
   Device dev = Device::cuda(0);
-  auto gpu = [&](const Tensor& t) { return ops::to(t, dev, t.dtype()); };
+  auto gpu = [&](const Tensor& t) { return raw::to(t, dev, t.dtype()); };
   Tensor a = randn({65, 40}, 30), b = randn({40, 33}, 31);
-  EXPECT_TRUE(all_close(ops::mm(gpu(a), gpu(b)), ops::mm(a, b), 1e-4, 1e-4));
+  EXPECT_TRUE(all_close(raw::mm(gpu(a), gpu(b)), raw::mm(a, b), 1e-4, 1e-4));
   // Transposed views reach cuBLAS as column-major operands (op T), in every combination.
   Tensor ar = randn({40, 65}, 32), br = randn({33, 40}, 33);
-  Tensor art = ops::transpose(ar, 0, 1), brt = ops::transpose(br, 0, 1);
-  Tensor gart = ops::transpose(gpu(ar), 0, 1), gbrt = ops::transpose(gpu(br), 0, 1);
-  EXPECT_TRUE(all_close(ops::mm(gart, gbrt), ops::mm(art, brt), 1e-4, 1e-4));
-  EXPECT_TRUE(all_close(ops::mm(gart, gpu(b)), ops::mm(art, b), 1e-4, 1e-4));
-  EXPECT_TRUE(all_close(ops::mm(gpu(a), gbrt), ops::mm(a, brt), 1e-4, 1e-4));
+  Tensor art = raw::transpose(ar, 0, 1), brt = raw::transpose(br, 0, 1);
+  Tensor gart = raw::transpose(gpu(ar), 0, 1), gbrt = raw::transpose(gpu(br), 0, 1);
+  EXPECT_TRUE(all_close(raw::mm(gart, gbrt), raw::mm(art, brt), 1e-4, 1e-4));
+  EXPECT_TRUE(all_close(raw::mm(gart, gpu(b)), raw::mm(art, b), 1e-4, 1e-4));
+  EXPECT_TRUE(all_close(raw::mm(gpu(a), gbrt), raw::mm(a, brt), 1e-4, 1e-4));
   Tensor x = randn({3, 7, 9}, 34), y = randn({3, 9, 5}, 35);
-  EXPECT_TRUE(all_close(ops::bmm(gpu(x), gpu(y)), ops::bmm(x, y), 1e-4, 1e-4));
+  EXPECT_TRUE(all_close(raw::bmm(gpu(x), gpu(y)), raw::bmm(x, y), 1e-4, 1e-4));
   Tensor p = randn({2, 1, 4, 5}, 36), q = randn({3, 5, 6}, 37);
-  EXPECT_TRUE(all_close(ops::matmul(gpu(p), gpu(q)), ops::matmul(p, q), 1e-4, 1e-4));
+  EXPECT_TRUE(all_close(raw::matmul(gpu(p), gpu(q)), raw::matmul(p, q), 1e-4, 1e-4));
   Tensor acc = randn({65, 33}, 38), acc_gpu = gpu(acc);
-  ops::addmm_(acc, a, b, 0.5, -1.5);
-  ops::addmm_(acc_gpu, gpu(a), gpu(b), 0.5, -1.5);
+  raw::addmm_(acc, a, b, 0.5, -1.5);
+  raw::addmm_(acc_gpu, gpu(a), gpu(b), 0.5, -1.5);
   EXPECT_TRUE(all_close(acc_gpu, acc, 1e-4, 1e-4));
   // float16/bfloat16 accumulate in float: compare with the float32 product of the rounded inputs.
   for (DType low : {kFloat16, kBFloat16}) {
-    Tensor al = ops::to(a, kCPU, low), bl = ops::to(b, kCPU, low);
-    Tensor want = ops::mm(ops::to(al, kCPU, kFloat32), ops::to(bl, kCPU, kFloat32));
-    Tensor got = ops::mm(gpu(al), gpu(bl));
+    Tensor al = raw::to(a, kCPU, low), bl = raw::to(b, kCPU, low);
+    Tensor want = raw::mm(raw::to(al, kCPU, kFloat32), raw::to(bl, kCPU, kFloat32));
+    Tensor got = raw::mm(gpu(al), gpu(bl));
     EXPECT_EQ(got.dtype(), low);
     EXPECT_TRUE(all_close(got, want, low == kFloat16 ? 2e-3 : 1e-2, 1e-2));
   }
   Tensor d = randn({20, 30}, 39, kFloat64), e = randn({30, 10}, 40, kFloat64);
-  EXPECT_TRUE(all_close(ops::mm(gpu(d), gpu(e)), ops::mm(d, e), 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(raw::mm(gpu(d), gpu(e)), raw::mm(d, e), 1e-12, 1e-12));
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
-// conv2d, pooling and batch_norm (tensor/nn_ops.h) against naive loops written here from the
+// conv2d, pooling and batch_norm (tensor/raw_nn_ops.h) against naive loops written here from the
 // definitions, gradients against finite differences in float64, and the CUDA paths against the CPU.
-#include "tensor/nn_ops.h"
+#include "tensor/raw_nn_ops.h"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@
 namespace colony {
 namespace {
 
-using ops::Int2;
+using raw::Int2;
 using testing::all_close;
 using testing::throws_with;
 using testing::values;
@@ -32,11 +32,11 @@ std::vector<double> random_values(int64_t n, uint32_t seed, double lo = -1.0, do
 }
 
 Tensor random_tensor(const Shape& shape, uint32_t seed, DType dtype = kFloat64) {
-  return ops::from_vector(random_values(shape_numel(shape), seed), shape, TensorOptions(dtype));
+  return raw::from_vector(random_values(shape_numel(shape), seed), shape, TensorOptions(dtype));
 }
 
 Tensor from(const std::vector<double>& v, const Shape& shape, DType dtype = kFloat64) {
-  return ops::from_vector(v, shape, TensorOptions(dtype));
+  return raw::from_vector(v, shape, TensorOptions(dtype));
 }
 
 // Restores the thread count a test changed.
@@ -220,14 +220,14 @@ TEST(Conv2dKernels, BothAlgorithmsMatchNaiveForwardAndBackward) {
       Tensor gyt = from(gy, {k.n, k.o, d.ho, d.wo}, dt);
       for (auto algo : algorithms_for(k)) {
         SCOPED_TRACE(name(k) + " " + algo_name(algo) + " " + dtype_name(dt));
-        Tensor y = ops::empty({k.n, k.o, d.ho, d.wo}, TensorOptions(dt));
+        Tensor y = raw::empty({k.n, k.o, d.ho, d.wo}, TensorOptions(dt));
         kernels::cpu::conv2d_forward(dt, g, xt.data_ptr_raw(), wt.data_ptr_raw(), k.bias ? bt.data_ptr_raw() : nullptr,
                                      y.data_ptr_raw(), algo);
         std::string where;
         EXPECT_TRUE(close(values(y), ref, tol, &where)) << "forward " << where;
-        Tensor gx = ops::full(xt.sizes(), 7.0, TensorOptions(dt));  // stale values must be overwritten
-        Tensor gw = ops::full(wt.sizes(), 7.0, TensorOptions(dt));
-        Tensor gb = ops::full({k.o}, 7.0, TensorOptions(dt));
+        Tensor gx = raw::full(xt.sizes(), 7.0, TensorOptions(dt));  // stale values must be overwritten
+        Tensor gw = raw::full(wt.sizes(), 7.0, TensorOptions(dt));
+        Tensor gb = raw::full({k.o}, 7.0, TensorOptions(dt));
         kernels::cpu::conv2d_backward(dt, g, gyt.data_ptr_raw(), xt.data_ptr_raw(), wt.data_ptr_raw(),
                                       gx.data_ptr_raw(), gw.data_ptr_raw(), gb.data_ptr_raw(), algo);
         EXPECT_TRUE(close(values(gx), ref_g.gx, tol, &where)) << "grad_input " << where;
@@ -246,17 +246,17 @@ TEST(Conv2d, FrontFunctionMatchesNaiveWithNonContiguousInputs) {
   std::vector<double> w = random_values(shape_numel(w_shape(k)), 12);
   std::vector<double> b = random_values(k.o, 13);
   Tensor xc = from(x, x_shape(k));
-  Tensor x_nc = ops::permute(ops::contiguous(ops::permute(xc, {0, 3, 2, 1})), {0, 3, 2, 1});
+  Tensor x_nc = raw::permute(raw::contiguous(raw::permute(xc, {0, 3, 2, 1})), {0, 3, 2, 1});
   ASSERT_FALSE(x_nc.is_contiguous());
   Tensor wc = from(w, w_shape(k));
-  Tensor w_nc = ops::transpose(ops::contiguous(ops::transpose(wc, 2, 3)), 2, 3);
+  Tensor w_nc = raw::transpose(raw::contiguous(raw::transpose(wc, 2, 3)), 2, 3);
   ASSERT_FALSE(w_nc.is_contiguous());
-  Tensor bias_strided = ops::slice(from([&] {
+  Tensor bias_strided = raw::slice(from([&] {
                                      std::vector<double> twice;
                                      for (double v : b) twice.insert(twice.end(), {v, 0.0});
                                      return twice;
                                    }(), {2 * k.o}), 0, 0, 2 * k.o, 2);
-  Tensor y = ops::conv2d(x_nc, w_nc, bias_strided, k.stride, k.padding, k.dilation, k.groups);
+  Tensor y = raw::conv2d(x_nc, w_nc, bias_strided, k.stride, k.padding, k.dilation, k.groups);
   EXPECT_EQ(y.sizes(), (Shape{k.n, k.o, d.ho, d.wo}));
   EXPECT_TRUE(all_close(y, from(naive_conv(k, x, w, b), y.sizes()), 1e-12, 1e-12));
 }
@@ -272,10 +272,10 @@ TEST(Conv2d, LeNetShapesInFloat32) {
     std::vector<double> w = random_values(shape_numel(w_shape(k)), 22);
     std::vector<double> b = random_values(k.o, 23);
     std::vector<double> gy = random_values(k.n * k.o * d.ho * d.wo, 24);
-    Tensor y = ops::conv2d(from(x, x_shape(k), kFloat32), from(w, w_shape(k), kFloat32), from(b, {k.o}, kFloat32));
+    Tensor y = raw::conv2d(from(x, x_shape(k), kFloat32), from(w, w_shape(k), kFloat32), from(b, {k.o}, kFloat32));
     EXPECT_EQ(y.dtype(), kFloat32);
     EXPECT_TRUE(all_close(y, from(naive_conv(k, x, w, b), y.sizes()), 1e-4, 1e-4));
-    auto grads = ops::conv2d_backward(from(gy, y.sizes(), kFloat32), from(x, x_shape(k), kFloat32),
+    auto grads = raw::conv2d_backward(from(gy, y.sizes(), kFloat32), from(x, x_shape(k), kFloat32),
                                       from(w, w_shape(k), kFloat32), {1, 0, 1, 1});
     NaiveGrads ref = naive_conv_backward(k, gy, x, w);
     EXPECT_TRUE(all_close(grads.grad_input, from(ref.gx, x_shape(k)), 1e-4, 1e-4));
@@ -293,7 +293,7 @@ TEST(Conv2d, AutoMayPickDifferentAlgorithmsPerGradient) {
   ConvDims d = dims(k);
   std::vector<double> x = random_values(shape_numel(x_shape(k)), 25), w = random_values(shape_numel(w_shape(k)), 26);
   std::vector<double> gy = random_values(k.n * k.o * d.ho * d.wo, 27);
-  auto grads = ops::conv2d_backward(from(gy, {k.n, k.o, d.ho, d.wo}), from(x, x_shape(k)), from(w, w_shape(k)),
+  auto grads = raw::conv2d_backward(from(gy, {k.n, k.o, d.ho, d.wo}), from(x, x_shape(k)), from(w, w_shape(k)),
                                     {k.stride, k.padding, k.dilation, k.groups});
   NaiveGrads ref = naive_conv_backward(k, gy, x, w);
   EXPECT_TRUE(all_close(grads.grad_input, from(ref.gx, x_shape(k)), 1e-12, 1e-12));
@@ -308,18 +308,18 @@ TEST(Conv2d, ThreadCountDoesNotChangeResultsBeyondRounding) {
   Tensor b = random_tensor({k.o}, 33, kFloat32), gy = random_tensor({k.n, k.o, d.ho, d.wo}, 34, kFloat32);
   auto run = [&](int n) {
     ThreadCount threads(n);
-    return std::make_pair(ops::conv2d(x, w, b), ops::conv2d_backward(gy, x, w, {}));
+    return std::make_pair(raw::conv2d(x, w, b), raw::conv2d_backward(gy, x, w, {}));
   };
   auto one = run(1), four = run(4);
-  EXPECT_TRUE(ops::equal(one.first, four.first));  // images are independent: same arithmetic
-  EXPECT_TRUE(ops::equal(one.second.grad_input, four.second.grad_input));
+  EXPECT_TRUE(raw::equal(one.first, four.first));  // images are independent: same arithmetic
+  EXPECT_TRUE(raw::equal(one.second.grad_input, four.second.grad_input));
   EXPECT_TRUE(all_close(one.second.grad_weight, four.second.grad_weight, 1e-5, 1e-4));
   EXPECT_TRUE(all_close(one.second.grad_bias, four.second.grad_bias, 1e-5, 1e-4));
 }
 
 // Finite differences of L = sum(conv2d(x, w, b) * r) against conv2d_backward(r).
 double conv_loss(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& r, const ConvCase& k) {
-  return ops::sum(ops::mul(ops::conv2d(x, w, b, k.stride, k.padding, k.dilation, k.groups), r)).item();
+  return raw::sum(raw::mul(raw::conv2d(x, w, b, k.stride, k.padding, k.dilation, k.groups), r)).item();
 }
 
 std::vector<double> numeric_grad(Tensor& t, const std::function<double()>& loss) {
@@ -345,7 +345,7 @@ TEST(Conv2d, BackwardMatchesFiniteDifferences) {
     ConvDims d = dims(k);
     Tensor x = random_tensor(x_shape(k), 41), w = random_tensor(w_shape(k), 42), b = random_tensor({k.o}, 43);
     Tensor r = random_tensor({k.n, k.o, d.ho, d.wo}, 44);
-    auto grads = ops::conv2d_backward(r, x, w, {k.stride, k.padding, k.dilation, k.groups});
+    auto grads = raw::conv2d_backward(r, x, w, {k.stride, k.padding, k.dilation, k.groups});
     auto loss = [&] { return conv_loss(x, w, b, r, k); };
     EXPECT_TRUE(all_close(grads.grad_input, from(numeric_grad(x, loss), x.sizes()), 1e-6, 1e-7));
     EXPECT_TRUE(all_close(grads.grad_weight, from(numeric_grad(w, loss), w.sizes()), 1e-6, 1e-7));
@@ -356,52 +356,52 @@ TEST(Conv2d, BackwardMatchesFiniteDifferences) {
 TEST(Conv2d, OutputMaskSkipsUnwantedGradients) {
   Tensor x = random_tensor({2, 3, 8, 8}, 51), w = random_tensor({4, 3, 3, 3}, 52);
   Tensor gy = random_tensor({2, 4, 6, 6}, 53);
-  auto all = ops::conv2d_backward(gy, x, w, {});
-  auto weight_only = ops::conv2d_backward(gy, x, w, {}, {false, true, false});
+  auto all = raw::conv2d_backward(gy, x, w, {});
+  auto weight_only = raw::conv2d_backward(gy, x, w, {}, {false, true, false});
   EXPECT_FALSE(weight_only.grad_input.defined());
   EXPECT_FALSE(weight_only.grad_bias.defined());
-  EXPECT_TRUE(ops::equal(weight_only.grad_weight, all.grad_weight));
-  auto input_only = ops::conv2d_backward(gy, x, w, {}, {true, false, false});
+  EXPECT_TRUE(raw::equal(weight_only.grad_weight, all.grad_weight));
+  auto input_only = raw::conv2d_backward(gy, x, w, {}, {true, false, false});
   EXPECT_FALSE(input_only.grad_weight.defined());
-  EXPECT_TRUE(ops::equal(input_only.grad_input, all.grad_input));
+  EXPECT_TRUE(raw::equal(input_only.grad_input, all.grad_input));
 }
 
 TEST(Conv2d, EmptyBatch) {
-  Tensor x = ops::zeros({0, 3, 8, 8}, kFloat64), w = random_tensor({4, 3, 3, 3}, 54);
-  Tensor y = ops::conv2d(x, w);
+  Tensor x = raw::zeros({0, 3, 8, 8}, kFloat64), w = random_tensor({4, 3, 3, 3}, 54);
+  Tensor y = raw::conv2d(x, w);
   EXPECT_EQ(y.sizes(), (Shape{0, 4, 6, 6}));
-  auto grads = ops::conv2d_backward(ops::zeros({0, 4, 6, 6}, kFloat64), x, w, {});
+  auto grads = raw::conv2d_backward(raw::zeros({0, 4, 6, 6}, kFloat64), x, w, {});
   EXPECT_EQ(grads.grad_input.sizes(), x.sizes());
   EXPECT_EQ(values(grads.grad_weight), std::vector<double>(4 * 3 * 9, 0.0));
   EXPECT_EQ(values(grads.grad_bias), std::vector<double>(4, 0.0));
 }
 
 TEST(Conv2d, Errors) {
-  Tensor w = ops::zeros({6, 3, 5, 5});
-  EXPECT_TRUE(throws_with([&] { ops::conv2d(ops::zeros({32, 3072}), w); },
+  Tensor w = raw::zeros({6, 3, 5, 5});
+  EXPECT_TRUE(throws_with([&] { raw::conv2d(raw::zeros({32, 3072}), w); },
                           "conv2d: input must be 4-D (N,C,H,W), got [32, 3072]"));
-  EXPECT_TRUE(throws_with([&] { ops::conv2d(ops::zeros({32, 4, 32, 32}), w); },
+  EXPECT_TRUE(throws_with([&] { raw::conv2d(raw::zeros({32, 4, 32, 32}), w); },
                           "conv2d: expected input with 3 channels (weight [6, 3, 5, 5], groups 1), got [32, 4, 32, 32]"));
-  EXPECT_TRUE(throws_with([&] { ops::conv2d(ops::zeros({1, 3, 4, 4}), w); },
+  EXPECT_TRUE(throws_with([&] { raw::conv2d(raw::zeros({1, 3, 4, 4}), w); },
                           "conv2d: kernel 5x5 is larger than the padded input 4x4 (input [1, 3, 4, 4], padding (0, 0))"));
-  EXPECT_TRUE(throws_with([&] { ops::conv2d(ops::zeros({1, 3, 8, 8}), w, {}, 1, 0, 2); },
+  EXPECT_TRUE(throws_with([&] { raw::conv2d(raw::zeros({1, 3, 8, 8}), w, {}, 1, 0, 2); },
                           "kernel 5x5 (9x9 with dilation (2, 2)) is larger than the padded input 8x8"));
-  EXPECT_TRUE(throws_with([&] { ops::conv2d(ops::zeros({1, 3, 8, 8}, kFloat64), w); },
+  EXPECT_TRUE(throws_with([&] { raw::conv2d(raw::zeros({1, 3, 8, 8}, kFloat64), w); },
                           "conv2d: expected weight of dtype float64 like input, got float32"));
-  EXPECT_TRUE(throws_with([&] { ops::conv2d(ops::zeros({1, 3, 8, 8}), ops::zeros({6, 3, 5})); },
+  EXPECT_TRUE(throws_with([&] { raw::conv2d(raw::zeros({1, 3, 8, 8}), raw::zeros({6, 3, 5})); },
                           "conv2d: weight must be 4-D (O,C/groups,kH,kW), got [6, 3, 5]"));
-  EXPECT_TRUE(throws_with([&] { ops::conv2d(ops::zeros({1, 3, 8, 8}), w, ops::zeros({5})); },
+  EXPECT_TRUE(throws_with([&] { raw::conv2d(raw::zeros({1, 3, 8, 8}), w, raw::zeros({5})); },
                           "conv2d: expected bias of shape [6] (one per output channel of weight [6, 3, 5, 5]), got [5]"));
-  EXPECT_TRUE(throws_with([&] { ops::conv2d(ops::zeros({1, 6, 8, 8}), ops::zeros({6, 3, 3, 3}), {}, 1, 0, 1, 4); },
+  EXPECT_TRUE(throws_with([&] { raw::conv2d(raw::zeros({1, 6, 8, 8}), raw::zeros({6, 3, 3, 3}), {}, 1, 0, 1, 4); },
                           "weight [6, 3, 3, 3] has 6 output channels, which groups 4 does not divide"));
-  EXPECT_TRUE(throws_with([&] { ops::conv2d(ops::zeros({1, 3, 8, 8}), w, {}, {1, 0}); },
+  EXPECT_TRUE(throws_with([&] { raw::conv2d(raw::zeros({1, 3, 8, 8}), w, {}, {1, 0}); },
                           "conv2d: stride must be positive, got (1, 0)"));
-  EXPECT_TRUE(throws_with([&] { ops::conv2d(ops::zeros({1, 3, 8, 8}), w, {}, 1, -1); },
+  EXPECT_TRUE(throws_with([&] { raw::conv2d(raw::zeros({1, 3, 8, 8}), w, {}, 1, -1); },
                           "conv2d: padding must be non-negative, got (-1, -1)"));
-  EXPECT_TRUE(throws_with([&] { ops::conv2d(ops::zeros({1, 3, 8, 8}, kInt64), ops::zeros({6, 3, 5, 5}, kInt64)); },
+  EXPECT_TRUE(throws_with([&] { raw::conv2d(raw::zeros({1, 3, 8, 8}, kInt64), raw::zeros({6, 3, 5, 5}, kInt64)); },
                           "conv2d: expected a floating point input, got int64"));
   EXPECT_TRUE(throws_with(
-      [&] { ops::conv2d_backward(ops::zeros({1, 6, 3, 3}), ops::zeros({1, 3, 8, 8}), w, {}); },
+      [&] { raw::conv2d_backward(raw::zeros({1, 6, 3, 3}), raw::zeros({1, 3, 8, 8}), w, {}); },
       "conv2d_backward: expected grad_output of shape [1, 6, 4, 4] (the output of input [1, 3, 8, 8] and weight "
       "[6, 3, 5, 5]), got [1, 6, 3, 3]"));
   const kernels::Conv2dGeometry g = geometry({1, 3, 8, 8, 6, 5, 5, 2, 0, 1, 1, false});
@@ -480,7 +480,7 @@ TEST(MaxPool2d, MatchesNaiveValuesAndIndices) {
     NaiveMax ref = naive_max_pool(c, x);
     for (DType dt : {kFloat64, kFloat32}) {
       SCOPED_TRACE(shape_str(c.in) + " " + dtype_name(dt));
-      auto r = ops::max_pool2d(from(x, c.in, dt), c.kernel, c.stride, c.padding, c.dilation, c.ceil_mode);
+      auto r = raw::max_pool2d(from(x, c.in, dt), c.kernel, c.stride, c.padding, c.dilation, c.ceil_mode);
       Shape expected = c.in;
       expected[expected.size() - 2] = ref.ho;
       expected[expected.size() - 1] = ref.wo;
@@ -500,10 +500,10 @@ TEST(MaxPool2d, NaNWinsAndTiesKeepTheFirst) {
   // PyTorch's CPU kernel); window 3: all -inf (the first).
   std::vector<double> rows = {1, 1, 5, nan, 1, nan, -inf, -inf,
                               0, 1, 2, 3, nan, 0, -inf, -inf};
-  auto fast = ops::max_pool2d(from(rows, {1, 1, 2, 8}), 2);  // the 2 x 2 fast path
+  auto fast = raw::max_pool2d(from(rows, {1, 1, 2, 8}), 2);  // the 2 x 2 fast path
   // The general loop: a third row of -inf under a 3 x 2 window picks the same elements.
   for (int i = 0; i < 8; ++i) rows.push_back(-inf);
-  auto general = ops::max_pool2d(from(rows, {1, 3, 8}), {3, 2});
+  auto general = raw::max_pool2d(from(rows, {1, 3, 8}), {3, 2});
   for (const auto& r : {fast, general}) {
     std::vector<double> y = values(r.output);
     const int64_t* idx = r.indices.data_ptr<int64_t>();
@@ -523,9 +523,9 @@ TEST(MaxPool2d, BackwardScattersToIndicesAndMatchesFiniteDifferences) {
   for (const PoolCase& c : pool_cases()) {
     SCOPED_TRACE(shape_str(c.in));
     Tensor x = random_tensor(c.in, 200);
-    auto r = ops::max_pool2d(x, c.kernel, c.stride, c.padding, c.dilation, c.ceil_mode);
+    auto r = raw::max_pool2d(x, c.kernel, c.stride, c.padding, c.dilation, c.ceil_mode);
     Tensor gy = random_tensor(r.output.sizes(), 201);
-    Tensor gx = ops::max_pool2d_backward(gy, r.indices, c.in);
+    Tensor gx = raw::max_pool2d_backward(gy, r.indices, c.in);
     // naive scatter
     const int64_t H = c.in[c.in.size() - 2], W = c.in[c.in.size() - 1];
     const int64_t plane_out = r.output.size(-2) * r.output.size(-1);
@@ -535,7 +535,7 @@ TEST(MaxPool2d, BackwardScattersToIndicesAndMatchesFiniteDifferences) {
     EXPECT_TRUE(all_close(gx, from(ref, c.in), 1e-12, 1e-12));
     if (c.in[0] * (c.in.size() == 4 ? c.in[1] : 1) > 8) continue;  // finite differences on the small ones
     auto loss = [&] {
-      return ops::sum(ops::mul(ops::max_pool2d(x, c.kernel, c.stride, c.padding, c.dilation, c.ceil_mode).output, gy))
+      return raw::sum(raw::mul(raw::max_pool2d(x, c.kernel, c.stride, c.padding, c.dilation, c.ceil_mode).output, gy))
           .item();
     };
     EXPECT_TRUE(all_close(gx, from(numeric_grad(x, loss), c.in), 1e-6, 1e-7));
@@ -543,23 +543,23 @@ TEST(MaxPool2d, BackwardScattersToIndicesAndMatchesFiniteDifferences) {
 }
 
 TEST(MaxPool2d, Errors) {
-  Tensor x = ops::zeros({1, 1, 4, 4});
-  EXPECT_TRUE(throws_with([&] { ops::max_pool2d(ops::zeros({16}), 2); },
+  Tensor x = raw::zeros({1, 1, 4, 4});
+  EXPECT_TRUE(throws_with([&] { raw::max_pool2d(raw::zeros({16}), 2); },
                           "max_pool2d: input must be 3-D (C,H,W) or 4-D (N,C,H,W), got [16]"));
-  EXPECT_TRUE(throws_with([&] { ops::max_pool2d(x, 3, 1, 2); },
+  EXPECT_TRUE(throws_with([&] { raw::max_pool2d(x, 3, 1, 2); },
                           "max_pool2d: padding (2, 2) must be at most half of kernel_size (3, 3)"));
-  EXPECT_TRUE(throws_with([&] { ops::max_pool2d(x, 5); },
+  EXPECT_TRUE(throws_with([&] { raw::max_pool2d(x, 5); },
                           "max_pool2d: input [1, 1, 4, 4] is too small for kernel_size (5, 5)"));
-  EXPECT_TRUE(throws_with([&] { ops::max_pool2d(x, 2, Int2(0)); }, "max_pool2d: stride must be positive, got (0, 0)"));
-  EXPECT_TRUE(throws_with([&] { ops::max_pool2d(ops::zeros({1, 0, 4, 4}), 2); },
+  EXPECT_TRUE(throws_with([&] { raw::max_pool2d(x, 2, Int2(0)); }, "max_pool2d: stride must be positive, got (0, 0)"));
+  EXPECT_TRUE(throws_with([&] { raw::max_pool2d(raw::zeros({1, 0, 4, 4}), 2); },
                           "expected non-empty channel and spatial dims"));
-  auto r = ops::max_pool2d(x, 2);
-  EXPECT_TRUE(throws_with([&] { ops::max_pool2d_backward(r.output, r.output, {1, 1, 4, 4}); },
+  auto r = raw::max_pool2d(x, 2);
+  EXPECT_TRUE(throws_with([&] { raw::max_pool2d_backward(r.output, r.output, {1, 1, 4, 4}); },
                           "max_pool2d_backward: expected int64 indices, got float32"));
-  Tensor bad = ops::full({1, 1, 2, 2}, 16, TensorOptions(kInt64));
-  EXPECT_TRUE(throws_with<std::out_of_range>([&] { ops::max_pool2d_backward(r.output, bad, {1, 1, 4, 4}); },
+  Tensor bad = raw::full({1, 1, 2, 2}, 16, TensorOptions(kInt64));
+  EXPECT_TRUE(throws_with<std::out_of_range>([&] { raw::max_pool2d_backward(r.output, bad, {1, 1, 4, 4}); },
                                              "index 16 at output element 0 is outside its input plane of 4 x 4"));
-  EXPECT_TRUE(throws_with([&] { ops::max_pool2d_backward(ops::zeros({1, 1, 3, 2}), r.indices, {1, 1, 4, 4}); },
+  EXPECT_TRUE(throws_with([&] { raw::max_pool2d_backward(raw::zeros({1, 1, 3, 2}), r.indices, {1, 1, 4, 4}); },
                           "max_pool2d_backward: expected grad_output of shape [1, 1, 2, 2], got [1, 1, 3, 2]"));
 }
 
@@ -612,18 +612,18 @@ TEST(AvgPool2d, MatchesNaiveForEveryCountingRule) {
         int64_t ho, wo;
         std::vector<double> ref = naive_avg_pool(c, include_pad, divisor, x, &ho, &wo);
         std::optional<int64_t> div = divisor != 0 ? std::optional<int64_t>(divisor) : std::nullopt;
-        Tensor y = ops::avg_pool2d(from(x, c.in), c.kernel, c.stride, c.padding, c.ceil_mode, include_pad, div);
+        Tensor y = raw::avg_pool2d(from(x, c.in), c.kernel, c.stride, c.padding, c.ceil_mode, include_pad, div);
         Shape expected = c.in;
         expected[expected.size() - 2] = ho;
         expected[expected.size() - 1] = wo;
         EXPECT_TRUE(all_close(y, from(ref, expected), 1e-12, 1e-12));
-        Tensor y32 = ops::avg_pool2d(from(x, c.in, kFloat32), c.kernel, c.stride, c.padding, c.ceil_mode, include_pad, div);
+        Tensor y32 = raw::avg_pool2d(from(x, c.in, kFloat32), c.kernel, c.stride, c.padding, c.ceil_mode, include_pad, div);
         EXPECT_TRUE(all_close(y32, from(ref, expected), 1e-6, 1e-6));
         // The backward is linear in grad_output: compare with finite differences of the forward.
         Tensor xt = from(x, c.in), gy = random_tensor(expected, seed++);
-        Tensor gx = ops::avg_pool2d_backward(gy, c.in, c.kernel, c.stride, c.padding, c.ceil_mode, include_pad, div);
+        Tensor gx = raw::avg_pool2d_backward(gy, c.in, c.kernel, c.stride, c.padding, c.ceil_mode, include_pad, div);
         auto loss = [&] {
-          return ops::sum(ops::mul(ops::avg_pool2d(xt, c.kernel, c.stride, c.padding, c.ceil_mode, include_pad, div), gy))
+          return raw::sum(raw::mul(raw::avg_pool2d(xt, c.kernel, c.stride, c.padding, c.ceil_mode, include_pad, div), gy))
               .item();
         };
         EXPECT_TRUE(all_close(gx, from(numeric_grad(xt, loss), c.in), 1e-6, 1e-8));
@@ -633,12 +633,12 @@ TEST(AvgPool2d, MatchesNaiveForEveryCountingRule) {
 }
 
 TEST(AvgPool2d, Errors) {
-  Tensor x = ops::zeros({1, 1, 4, 4});
-  EXPECT_TRUE(throws_with([&] { ops::avg_pool2d(x, 2, std::nullopt, 0, false, true, 0); },
+  Tensor x = raw::zeros({1, 1, 4, 4});
+  EXPECT_TRUE(throws_with([&] { raw::avg_pool2d(x, 2, std::nullopt, 0, false, true, 0); },
                           "avg_pool2d: divisor_override must not be zero"));
-  EXPECT_TRUE(throws_with([&] { ops::avg_pool2d(x, 2, std::nullopt, 2); },
+  EXPECT_TRUE(throws_with([&] { raw::avg_pool2d(x, 2, std::nullopt, 2); },
                           "avg_pool2d: padding (2, 2) must be at most half of kernel_size (2, 2)"));
-  EXPECT_TRUE(throws_with([&] { ops::avg_pool2d_backward(ops::zeros({1, 1, 3, 3}), {1, 1, 4, 4}, 2); },
+  EXPECT_TRUE(throws_with([&] { raw::avg_pool2d_backward(raw::zeros({1, 1, 3, 3}), {1, 1, 4, 4}, 2); },
                           "avg_pool2d_backward: expected grad_output of shape [1, 1, 2, 2], got [1, 1, 3, 3]"));
 }
 
@@ -674,14 +674,14 @@ TEST(AdaptiveAvgPool2d, MatchesNaiveAndFiniteDifferences) {
     Shape expected = in;
     expected[expected.size() - 2] = out.h;
     expected[expected.size() - 1] = out.w;
-    Tensor y = ops::adaptive_avg_pool2d(from(x, in), out);
+    Tensor y = raw::adaptive_avg_pool2d(from(x, in), out);
     EXPECT_TRUE(all_close(y, from(naive_adaptive(in, out, x), expected), 1e-12, 1e-12));
     Tensor xt = from(x, in), gy = random_tensor(expected, seed++);
-    Tensor gx = ops::adaptive_avg_pool2d_backward(gy, in);
-    auto loss = [&] { return ops::sum(ops::mul(ops::adaptive_avg_pool2d(xt, out), gy)).item(); };
+    Tensor gx = raw::adaptive_avg_pool2d_backward(gy, in);
+    auto loss = [&] { return raw::sum(raw::mul(raw::adaptive_avg_pool2d(xt, out), gy)).item(); };
     EXPECT_TRUE(all_close(gx, from(numeric_grad(xt, loss), in), 1e-6, 1e-8));
   }
-  EXPECT_TRUE(throws_with([&] { ops::adaptive_avg_pool2d(ops::zeros({1, 2, 3, 3}), {-1, 2}); },
+  EXPECT_TRUE(throws_with([&] { raw::adaptive_avg_pool2d(raw::zeros({1, 2, 3, 3}), {-1, 2}); },
                           "adaptive_avg_pool2d: output_size must be non-negative, got (-1, 2)"));
 }
 
@@ -739,7 +739,7 @@ TEST(BatchNorm, TrainingNormalizesWithBatchStatisticsAndUpdatesRunningStats) {
       const double tol = dt == kFloat64 ? 1e-12 : 1e-5;
       Tensor running_mean = from(rm, {c}, dt), running_var = from(rv, {c}, dt);
       const uint32_t version = running_mean.version();
-      auto r = ops::batch_norm(from(x, shape, dt), from(w, {c}, dt), from(b, {c}, dt), running_mean, running_var,
+      auto r = raw::batch_norm(from(x, shape, dt), from(w, {c}, dt), from(b, {c}, dt), running_mean, running_var,
                                true, 0.3, 1e-3);
       EXPECT_TRUE(all_close(r.output, from(ref.y, shape), tol, tol));
       EXPECT_TRUE(all_close(r.save_mean, from(ref.mean, {c}), tol, tol));
@@ -758,7 +758,7 @@ TEST(BatchNorm, EvaluationUsesRunningStatsAndLeavesThemAlone) {
   std::vector<double> rm = random_values(4, 513), rv = random_values(4, 514, 0.5, 2);
   NaiveBn ref = naive_batch_norm(shape, x, w, b, rm, rv, false, 0.1, 1e-5);
   Tensor running_mean = from(rm, {4}), running_var = from(rv, {4});
-  auto r = ops::batch_norm(from(x, shape), from(w, {4}), from(b, {4}), running_mean, running_var, false);
+  auto r = raw::batch_norm(from(x, shape), from(w, {4}), from(b, {4}), running_mean, running_var, false);
   EXPECT_TRUE(all_close(r.output, from(ref.y, shape), 1e-12, 1e-12));
   EXPECT_TRUE(all_close(r.save_mean, from(rm, {4}), 0, 0));
   EXPECT_TRUE(all_close(r.save_invstd, from(ref.invstd, {4}), 1e-14, 0));
@@ -771,13 +771,13 @@ TEST(BatchNorm, WithoutAffineOrRunningStatsAndWithNonContiguousRunningStats) {
   std::vector<double> x = random_values(shape_numel(shape), 520);
   std::vector<double> ones(3, 1.0), zeros(3, 0.0);
   NaiveBn ref = naive_batch_norm(shape, x, ones, zeros, zeros, ones, true, 0.1, 1e-5);
-  auto r = ops::batch_norm(from(x, shape), Tensor(), Tensor(), Tensor(), Tensor(), true);
+  auto r = raw::batch_norm(from(x, shape), Tensor(), Tensor(), Tensor(), Tensor(), true);
   EXPECT_TRUE(all_close(r.output, from(ref.y, shape), 1e-12, 1e-12));
   // running stats viewed with stride 2: the update must land in the viewed elements
-  Tensor storage = ops::zeros({6}, kFloat64);
-  Tensor rm = ops::slice(storage, 0, 0, 6, 2);
-  Tensor rv = ops::ones({3}, kFloat64);
-  ops::batch_norm(from(x, shape), Tensor(), Tensor(), rm, rv, true);
+  Tensor storage = raw::zeros({6}, kFloat64);
+  Tensor rm = raw::slice(storage, 0, 0, 6, 2);
+  Tensor rv = raw::ones({3}, kFloat64);
+  raw::batch_norm(from(x, shape), Tensor(), Tensor(), rm, rv, true);
   EXPECT_TRUE(all_close(rm, from(ref.running_mean, {3}), 1e-12, 1e-12));
   EXPECT_EQ(values(storage)[1], 0.0);
 }
@@ -787,18 +787,18 @@ TEST(BatchNorm, BackwardMatchesFiniteDifferences) {
   for (bool training : {true, false}) {
     SCOPED_TRACE(training ? "training" : "evaluation");
     Tensor x = random_tensor(shape, 530), w = random_tensor({2}, 531), b = random_tensor({2}, 532);
-    Tensor rm = random_tensor({2}, 533), rv = ops::add(ops::abs(random_tensor({2}, 534)), 0.5);
+    Tensor rm = random_tensor({2}, 533), rv = raw::add(raw::abs(random_tensor({2}, 534)), 0.5);
     Tensor r = random_tensor(shape, 535);
-    auto fwd = ops::batch_norm(x, w, b, ops::clone(rm), ops::clone(rv), training, 0.1, 1e-3);
-    auto grads = ops::batch_norm_backward(r, x, w, fwd.save_mean, fwd.save_invstd, training);
+    auto fwd = raw::batch_norm(x, w, b, raw::clone(rm), raw::clone(rv), training, 0.1, 1e-3);
+    auto grads = raw::batch_norm_backward(r, x, w, fwd.save_mean, fwd.save_invstd, training);
     auto loss = [&] {
-      return ops::sum(ops::mul(ops::batch_norm(x, w, b, ops::clone(rm), ops::clone(rv), training, 0.1, 1e-3).output, r))
+      return raw::sum(raw::mul(raw::batch_norm(x, w, b, raw::clone(rm), raw::clone(rv), training, 0.1, 1e-3).output, r))
           .item();
     };
     EXPECT_TRUE(all_close(grads.grad_input, from(numeric_grad(x, loss), shape), 1e-6, 1e-7));
     EXPECT_TRUE(all_close(grads.grad_weight, from(numeric_grad(w, loss), {2}), 1e-6, 1e-7));
     EXPECT_TRUE(all_close(grads.grad_bias, from(numeric_grad(b, loss), {2}), 1e-6, 1e-7));
-    auto masked = ops::batch_norm_backward(r, x, w, fwd.save_mean, fwd.save_invstd, training, {false, true, false});
+    auto masked = raw::batch_norm_backward(r, x, w, fwd.save_mean, fwd.save_invstd, training, {false, true, false});
     EXPECT_FALSE(masked.grad_input.defined());
     EXPECT_FALSE(masked.grad_bias.defined());
     EXPECT_TRUE(all_close(masked.grad_weight, grads.grad_weight, 0, 0));
@@ -806,24 +806,24 @@ TEST(BatchNorm, BackwardMatchesFiniteDifferences) {
 }
 
 TEST(BatchNorm, Errors) {
-  Tensor w = ops::ones({3});
-  EXPECT_TRUE(throws_with([&] { ops::batch_norm(ops::zeros({1, 3}), w, w, Tensor(), Tensor(), true); },
+  Tensor w = raw::ones({3});
+  EXPECT_TRUE(throws_with([&] { raw::batch_norm(raw::zeros({1, 3}), w, w, Tensor(), Tensor(), true); },
                           "batch_norm: expected more than 1 value per channel when training, got input of shape [1, 3]"));
-  EXPECT_TRUE(throws_with([&] { ops::batch_norm(ops::zeros({2, 3}), w, w, Tensor(), Tensor(), false); },
+  EXPECT_TRUE(throws_with([&] { raw::batch_norm(raw::zeros({2, 3}), w, w, Tensor(), Tensor(), false); },
                           "batch_norm: running_mean and running_var are required in evaluation mode"));
-  EXPECT_TRUE(throws_with([&] { ops::batch_norm(ops::zeros({2, 4, 5}), w, w, Tensor(), Tensor(), true); },
+  EXPECT_TRUE(throws_with([&] { raw::batch_norm(raw::zeros({2, 4, 5}), w, w, Tensor(), Tensor(), true); },
                           "batch_norm: expected weight of shape [4] (one per channel of input [2, 4, 5]), got [3]"));
-  EXPECT_TRUE(throws_with([&] { ops::batch_norm(ops::zeros({6}), w, w, Tensor(), Tensor(), true); },
+  EXPECT_TRUE(throws_with([&] { raw::batch_norm(raw::zeros({6}), w, w, Tensor(), Tensor(), true); },
                           "batch_norm: input must have at least 2 dims (N,C,...), got [6]"));
-  EXPECT_TRUE(throws_with([&] { ops::batch_norm(ops::zeros({2, 3}, kFloat64), w, w, Tensor(), Tensor(), true); },
+  EXPECT_TRUE(throws_with([&] { raw::batch_norm(raw::zeros({2, 3}, kFloat64), w, w, Tensor(), Tensor(), true); },
                           "batch_norm: expected weight as float64 on cpu like input, got float32 on cpu"));
 }
 
 // ---------------------------------------------------------------------------------------------
 // CUDA against the CPU (skipped without a GPU).
 
-Tensor to_cuda(const Tensor& t, DType dt) { return ops::to(t, Device::cuda(0), dt); }
-Tensor to_cpu64(const Tensor& t) { return ops::to(t, kCPU, kFloat64); }
+Tensor to_cuda(const Tensor& t, DType dt) { return raw::to(t, Device::cuda(0), dt); }
+Tensor to_cpu64(const Tensor& t) { return raw::to(t, kCPU, kFloat64); }
 
 TEST(Conv2d, MatchesCpu_CUDA) {
   COLONY_REQUIRE_CUDA(1);
@@ -833,26 +833,26 @@ TEST(Conv2d, MatchesCpu_CUDA) {
     Tensor x = random_tensor(x_shape(k), seed++), w = random_tensor(w_shape(k), seed++);
     Tensor b = k.bias ? random_tensor({k.o}, seed++) : Tensor();
     Tensor gy = random_tensor({k.n, k.o, d.ho, d.wo}, seed++);
-    Tensor y_cpu = ops::conv2d(x, w, b, k.stride, k.padding, k.dilation, k.groups);
-    ops::Conv2dParams p{k.stride, k.padding, k.dilation, k.groups};
-    auto g_cpu = ops::conv2d_backward(gy, x, w, p);
+    Tensor y_cpu = raw::conv2d(x, w, b, k.stride, k.padding, k.dilation, k.groups);
+    raw::Conv2dParams p{k.stride, k.padding, k.dilation, k.groups};
+    auto g_cpu = raw::conv2d_backward(gy, x, w, p);
     // float64 is exact up to summation order; float32 may use TF32 tensor cores (10-bit mantissa).
     for (DType dt : {kFloat64, kFloat32, kFloat16}) {
       SCOPED_TRACE(name(k) + " " + dtype_name(dt));
       const double tol = dt == kFloat64 ? 1e-10 : dt == kFloat32 ? 2e-2 : 6e-2;
-      Tensor y = ops::conv2d(to_cuda(x, dt), to_cuda(w, dt), b.defined() ? to_cuda(b, dt) : Tensor(), k.stride,
+      Tensor y = raw::conv2d(to_cuda(x, dt), to_cuda(w, dt), b.defined() ? to_cuda(b, dt) : Tensor(), k.stride,
                              k.padding, k.dilation, k.groups);
       EXPECT_TRUE(all_close(to_cpu64(y), y_cpu, tol, tol));
-      auto g = ops::conv2d_backward(to_cuda(gy, dt), to_cuda(x, dt), to_cuda(w, dt), p);
+      auto g = raw::conv2d_backward(to_cuda(gy, dt), to_cuda(x, dt), to_cuda(w, dt), p);
       EXPECT_TRUE(all_close(to_cpu64(g.grad_input), g_cpu.grad_input, tol, tol));
       EXPECT_TRUE(all_close(to_cpu64(g.grad_weight), g_cpu.grad_weight, tol, tol * 10));
       EXPECT_TRUE(all_close(to_cpu64(g.grad_bias), g_cpu.grad_bias, tol, tol * 10));
-      auto masked = ops::conv2d_backward(to_cuda(gy, dt), to_cuda(x, dt), to_cuda(w, dt), p, {false, true, false});
+      auto masked = raw::conv2d_backward(to_cuda(gy, dt), to_cuda(x, dt), to_cuda(w, dt), p, {false, true, false});
       EXPECT_FALSE(masked.grad_input.defined());
       EXPECT_TRUE(all_close(to_cpu64(masked.grad_weight), g_cpu.grad_weight, tol, tol * 10));
     }
   }
-  EXPECT_TRUE(throws_with([&] { ops::conv2d(to_cuda(ops::zeros({1, 3, 8, 8}), kFloat32), ops::zeros({6, 3, 5, 5})); },
+  EXPECT_TRUE(throws_with([&] { raw::conv2d(to_cuda(raw::zeros({1, 3, 8, 8}), kFloat32), raw::zeros({6, 3, 5, 5})); },
                           "conv2d: expected weight on cuda:0 like input, got cpu"));
 }
 
@@ -861,32 +861,32 @@ TEST(Pooling, MatchesCpu_CUDA) {
   uint32_t seed = 700;
   for (const PoolCase& c : pool_cases()) {
     Tensor x = random_tensor(c.in, seed++);
-    auto r_cpu = ops::max_pool2d(x, c.kernel, c.stride, c.padding, c.dilation, c.ceil_mode);
+    auto r_cpu = raw::max_pool2d(x, c.kernel, c.stride, c.padding, c.dilation, c.ceil_mode);
     Tensor gy = random_tensor(r_cpu.output.sizes(), seed++);
-    Tensor gx_cpu = ops::max_pool2d_backward(gy, r_cpu.indices, c.in);
+    Tensor gx_cpu = raw::max_pool2d_backward(gy, r_cpu.indices, c.in);
     for (DType dt : {kFloat64, kFloat32}) {
       SCOPED_TRACE(shape_str(c.in) + " " + dtype_name(dt));
-      auto r = ops::max_pool2d(to_cuda(x, dt), c.kernel, c.stride, c.padding, c.dilation, c.ceil_mode);
+      auto r = raw::max_pool2d(to_cuda(x, dt), c.kernel, c.stride, c.padding, c.dilation, c.ceil_mode);
       EXPECT_TRUE(all_close(to_cpu64(r.output), r_cpu.output, 1e-6, 0));
-      EXPECT_TRUE(ops::equal(ops::to(r.indices, kCPU, kInt64), r_cpu.indices));
-      Tensor gx = ops::max_pool2d_backward(to_cuda(gy, dt), r.indices, c.in);
+      EXPECT_TRUE(raw::equal(raw::to(r.indices, kCPU, kInt64), r_cpu.indices));
+      Tensor gx = raw::max_pool2d_backward(to_cuda(gy, dt), r.indices, c.in);
       EXPECT_TRUE(all_close(to_cpu64(gx), gx_cpu, 1e-6, 1e-6));
       for (bool include_pad : {true, false}) {
         if (c.dilation.h != 1 || c.dilation.w != 1) continue;
-        Tensor a_cpu = ops::avg_pool2d(x, c.kernel, c.stride, c.padding, c.ceil_mode, include_pad);
-        Tensor a = ops::avg_pool2d(to_cuda(x, dt), c.kernel, c.stride, c.padding, c.ceil_mode, include_pad);
+        Tensor a_cpu = raw::avg_pool2d(x, c.kernel, c.stride, c.padding, c.ceil_mode, include_pad);
+        Tensor a = raw::avg_pool2d(to_cuda(x, dt), c.kernel, c.stride, c.padding, c.ceil_mode, include_pad);
         EXPECT_TRUE(all_close(to_cpu64(a), a_cpu, 1e-6, 1e-6));
-        Tensor ga_cpu = ops::avg_pool2d_backward(gy, c.in, c.kernel, c.stride, c.padding, c.ceil_mode, include_pad);
-        Tensor ga = ops::avg_pool2d_backward(to_cuda(gy, dt), c.in, c.kernel, c.stride, c.padding, c.ceil_mode,
+        Tensor ga_cpu = raw::avg_pool2d_backward(gy, c.in, c.kernel, c.stride, c.padding, c.ceil_mode, include_pad);
+        Tensor ga = raw::avg_pool2d_backward(to_cuda(gy, dt), c.in, c.kernel, c.stride, c.padding, c.ceil_mode,
                                              include_pad);
         EXPECT_TRUE(all_close(to_cpu64(ga), ga_cpu, 1e-6, 1e-6));
       }
       for (Int2 out : {Int2(1), Int2(3, 2), Int2(9, 11)}) {
-        Tensor ad_cpu = ops::adaptive_avg_pool2d(x, out);
-        EXPECT_TRUE(all_close(to_cpu64(ops::adaptive_avg_pool2d(to_cuda(x, dt), out)), ad_cpu, 1e-6, 1e-6));
+        Tensor ad_cpu = raw::adaptive_avg_pool2d(x, out);
+        EXPECT_TRUE(all_close(to_cpu64(raw::adaptive_avg_pool2d(to_cuda(x, dt), out)), ad_cpu, 1e-6, 1e-6));
         Tensor gout = random_tensor(ad_cpu.sizes(), seed++);
-        EXPECT_TRUE(all_close(to_cpu64(ops::adaptive_avg_pool2d_backward(to_cuda(gout, dt), c.in)),
-                              ops::adaptive_avg_pool2d_backward(gout, c.in), 1e-6, 1e-6));
+        EXPECT_TRUE(all_close(to_cpu64(raw::adaptive_avg_pool2d_backward(to_cuda(gout, dt), c.in)),
+                              raw::adaptive_avg_pool2d_backward(gout, c.in), 1e-6, 1e-6));
       }
     }
   }
@@ -899,21 +899,21 @@ TEST(BatchNorm, MatchesCpu_CUDA) {
     Tensor x = random_tensor(shape, 800), w = random_tensor({c}, 801), b = random_tensor({c}, 802);
     Tensor gy = random_tensor(shape, 803);
     for (bool training : {true, false}) {
-      Tensor rm = random_tensor({c}, 804), rv = ops::add(ops::abs(random_tensor({c}, 805)), 0.5);
-      Tensor rm_cpu = ops::clone(rm), rv_cpu = ops::clone(rv);
-      auto f_cpu = ops::batch_norm(x, w, b, rm_cpu, rv_cpu, training, 0.2, 1e-4);
-      auto g_cpu = ops::batch_norm_backward(gy, x, w, f_cpu.save_mean, f_cpu.save_invstd, training);
+      Tensor rm = random_tensor({c}, 804), rv = raw::add(raw::abs(random_tensor({c}, 805)), 0.5);
+      Tensor rm_cpu = raw::clone(rm), rv_cpu = raw::clone(rv);
+      auto f_cpu = raw::batch_norm(x, w, b, rm_cpu, rv_cpu, training, 0.2, 1e-4);
+      auto g_cpu = raw::batch_norm_backward(gy, x, w, f_cpu.save_mean, f_cpu.save_invstd, training);
       for (DType dt : {kFloat64, kFloat32}) {
         SCOPED_TRACE(shape_str(shape) + (training ? " training " : " eval ") + dtype_name(dt));
         const double tol = dt == kFloat64 ? 1e-10 : 1e-4;
         Tensor rm_gpu = to_cuda(rm, dt), rv_gpu = to_cuda(rv, dt);
-        auto f = ops::batch_norm(to_cuda(x, dt), to_cuda(w, dt), to_cuda(b, dt), rm_gpu, rv_gpu, training, 0.2, 1e-4);
+        auto f = raw::batch_norm(to_cuda(x, dt), to_cuda(w, dt), to_cuda(b, dt), rm_gpu, rv_gpu, training, 0.2, 1e-4);
         EXPECT_TRUE(all_close(to_cpu64(f.output), f_cpu.output, tol, tol));
         EXPECT_TRUE(all_close(to_cpu64(f.save_mean), f_cpu.save_mean, tol, tol));
         EXPECT_TRUE(all_close(to_cpu64(f.save_invstd), f_cpu.save_invstd, tol, tol));
         EXPECT_TRUE(all_close(to_cpu64(rm_gpu), rm_cpu, tol, tol));
         EXPECT_TRUE(all_close(to_cpu64(rv_gpu), rv_cpu, tol, tol));
-        auto g = ops::batch_norm_backward(to_cuda(gy, dt), to_cuda(x, dt), to_cuda(w, dt), f.save_mean, f.save_invstd,
+        auto g = raw::batch_norm_backward(to_cuda(gy, dt), to_cuda(x, dt), to_cuda(w, dt), f.save_mean, f.save_invstd,
                                           training);
         EXPECT_TRUE(all_close(to_cpu64(g.grad_input), g_cpu.grad_input, tol, tol));
         EXPECT_TRUE(all_close(to_cpu64(g.grad_weight), g_cpu.grad_weight, tol, tol * 100));

@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "kernels/common/philox.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 #include "tensor/threads.h"
 #include "tests/test_util.h"
 
@@ -23,31 +23,31 @@ TEST(Philox, MatchesPublishedKnownAnswer) {
 
 TEST(Random, SameSeedSameBits) {
   manual_seed(123);
-  Tensor a = ops::randn({1000});
-  Tensor b = ops::rand({7, 3}, kFloat64);
+  Tensor a = raw::randn({1000});
+  Tensor b = raw::rand({7, 3}, kFloat64);
   manual_seed(123);
-  Tensor c = ops::randn({1000});
-  Tensor d = ops::rand({7, 3}, kFloat64);
-  EXPECT_TRUE(ops::equal(a, c));
-  EXPECT_TRUE(ops::equal(b, d));
-  Tensor e = ops::randn({1000});
-  EXPECT_FALSE(ops::equal(a, e));  // the generator advanced
+  Tensor c = raw::randn({1000});
+  Tensor d = raw::rand({7, 3}, kFloat64);
+  EXPECT_TRUE(raw::equal(a, c));
+  EXPECT_TRUE(raw::equal(b, d));
+  Tensor e = raw::randn({1000});
+  EXPECT_FALSE(raw::equal(a, e));  // the generator advanced
 }
 
 TEST(Random, IndependentOfThreadCount) {
   int saved = get_num_threads();
   Generator g1(7), g2(7);
   set_num_threads(1);
-  Tensor a = ops::randn({100000}, {}, &g1);
+  Tensor a = raw::randn({100000}, {}, &g1);
   set_num_threads(2);
-  Tensor b = ops::randn({100000}, {}, &g2);
+  Tensor b = raw::randn({100000}, {}, &g2);
   set_num_threads(saved);
-  EXPECT_TRUE(ops::equal(a, b));
+  EXPECT_TRUE(raw::equal(a, b));
 }
 
 TEST(Random, Moments) {
   Generator g(42);
-  std::vector<double> n = values(ops::randn({200000}, {}, &g));
+  std::vector<double> n = values(raw::randn({200000}, {}, &g));
   double mean = 0, sq = 0;
   for (double x : n) mean += x;
   mean /= n.size();
@@ -56,7 +56,7 @@ TEST(Random, Moments) {
   // Standard error of the mean is 1/sqrt(2e5) ~ 0.0022: 0.01 is > 4 sigma.
   EXPECT_NEAR(mean, 0.0, 0.01);
   EXPECT_NEAR(var, 1.0, 0.02);
-  std::vector<double> u = values(ops::rand({200000}, {}, &g));
+  std::vector<double> u = values(raw::rand({200000}, {}, &g));
   double umin = 1, umax = 0, usum = 0;
   for (double x : u) {
     umin = std::min(umin, x);
@@ -70,10 +70,10 @@ TEST(Random, Moments) {
 
 TEST(Random, UniformNormalInPlaceOnViews) {
   Generator g(1);
-  Tensor t = ops::zeros({4, 6});
-  Tensor col = ops::narrow(t, 1, 2, 2);
+  Tensor t = raw::zeros({4, 6});
+  Tensor col = raw::narrow(t, 1, 2, 2);
   uint32_t v0 = t.version();
-  ops::uniform_(col, 5.0, 6.0, &g);
+  raw::uniform_(col, 5.0, 6.0, &g);
   EXPECT_GT(t.version(), v0);
   std::vector<double> all = values(t);
   for (int r = 0; r < 4; ++r) {
@@ -91,7 +91,7 @@ TEST(Random, UniformNormalInPlaceOnViews) {
 
 TEST(Random, RandintRandpermBernoulli) {
   Generator g(3);
-  std::vector<double> r = values(ops::randint(-2, 3, {5000}, kInt64, &g));
+  std::vector<double> r = values(raw::randint(-2, 3, {5000}, kInt64, &g));
   std::vector<int> counts(5, 0);
   for (double x : r) {
     ASSERT_GE(x, -2);
@@ -99,11 +99,11 @@ TEST(Random, RandintRandpermBernoulli) {
     counts[static_cast<int>(x) + 2]++;
   }
   for (int c : counts) EXPECT_GT(c, 800);  // expected 1000 each
-  std::vector<double> p = values(ops::randperm(50, kInt64, &g));
+  std::vector<double> p = values(raw::randperm(50, kInt64, &g));
   std::sort(p.begin(), p.end());
   for (int i = 0; i < 50; ++i) EXPECT_EQ(p[i], i);
-  Tensor probs = ops::full({10000}, 0.3);
-  std::vector<double> b = values(ops::bernoulli(probs, &g));
+  Tensor probs = raw::full({10000}, 0.3);
+  std::vector<double> b = values(raw::bernoulli(probs, &g));
   double ones = 0;
   for (double x : b) {
     ASSERT_TRUE(x == 0 || x == 1);
@@ -114,22 +114,22 @@ TEST(Random, RandintRandpermBernoulli) {
 
 TEST(Random, GeneratorStateRoundTrip) {
   Generator g(9);
-  ops::rand({10}, {}, &g);
+  raw::rand({10}, {}, &g);
   uint64_t seed = g.seed(), offset = g.offset();
-  Tensor a = ops::rand({10}, {}, &g);
+  Tensor a = raw::rand({10}, {}, &g);
   Generator h;
   h.set_state(seed, offset);
-  EXPECT_TRUE(ops::equal(a, ops::rand({10}, {}, &h)));
+  EXPECT_TRUE(raw::equal(a, raw::rand({10}, {}, &h)));
 }
 
 TEST(Random, CudaMatchesCpu_CUDA) {
   COLONY_REQUIRE_CUDA(1);
   Generator g1(5), g2(5);
-  Tensor cpu = ops::rand({4097}, {}, &g1);
-  Tensor gpu = ops::rand({4097}, Device("cuda:0"), &g2);
-  EXPECT_TRUE(ops::equal(cpu, ops::to(gpu, kCPU, kFloat32)));
-  Tensor ncpu = ops::randn({4097}, kFloat64, &g1);
-  Tensor ngpu = ops::randn({4097}, TensorOptions(kFloat64).device(Device("cuda:0")), &g2);
+  Tensor cpu = raw::rand({4097}, {}, &g1);
+  Tensor gpu = raw::rand({4097}, Device("cuda:0"), &g2);
+  EXPECT_TRUE(raw::equal(cpu, raw::to(gpu, kCPU, kFloat32)));
+  Tensor ncpu = raw::randn({4097}, kFloat64, &g1);
+  Tensor ngpu = raw::randn({4097}, TensorOptions(kFloat64).device(Device("cuda:0")), &g2);
   EXPECT_TRUE(testing::all_close(ngpu, ncpu, 1e-12, 1e-12));
 }
 

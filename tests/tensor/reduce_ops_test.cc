@@ -8,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
 #include "tests/test_util.h"
@@ -23,12 +23,12 @@ using testing::values;
 const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 Tensor iota(const Shape& shape, DType dtype = kFloat32) {
-  return ops::reshape(ops::arange(0, static_cast<double>(shape_numel(shape)), 1, TensorOptions(dtype)), shape);
+  return raw::reshape(raw::arange(0, static_cast<double>(shape_numel(shape)), 1, TensorOptions(dtype)), shape);
 }
 
 Tensor randn(const Shape& shape, uint64_t seed, DType dtype = kFloat32) {
   Generator gen(seed);
-  return ops::randn(shape, TensorOptions(dtype), &gen);
+  return raw::randn(shape, TensorOptions(dtype), &gen);
 }
 
 // Reduces a 3-D tensor's values over the dims flagged in `reduced` with `fold` (called with the
@@ -53,7 +53,7 @@ Tensor naive_reduce3(const Tensor& t, std::vector<bool> reduced,
             }
         out.push_back(fold(group));
       }
-  return ops::from_vector(out, out_shape, TensorOptions(kFloat64));
+  return raw::from_vector(out, out_shape, TensorOptions(kFloat64));
 }
 
 double fold_sum(const std::vector<double>& g) {
@@ -90,7 +90,7 @@ std::vector<bool> flags(const std::vector<int64_t>& dims) {
 void check_against_naive(const std::function<Tensor(const Tensor&, const std::vector<int64_t>&, bool)>& op,
                          const std::function<double(const std::vector<double>&)>& fold, double rtol) {
   Tensor base = randn({4, 5, 6}, 7);
-  Tensor permuted = ops::permute(randn({6, 4, 5}, 8), {1, 2, 0});
+  Tensor permuted = raw::permute(randn({6, 4, 5}, 8), {1, 2, 0});
   ASSERT_FALSE(permuted.is_contiguous());
   for (const Tensor& t : {base, permuted}) {
     for (const auto& dims : kDimSets) {
@@ -102,52 +102,52 @@ void check_against_naive(const std::function<Tensor(const Tensor&, const std::ve
       for (int d = 0; d < 3; ++d)
         if (!flags(dims)[d]) want.push_back(t.size(d));
       EXPECT_EQ(dropped.sizes(), want) << "dims " << shape_str(dims);
-      EXPECT_TRUE(all_close(ops::reshape(dropped, expected.sizes()), expected, rtol, 1e-5));
+      EXPECT_TRUE(all_close(raw::reshape(dropped, expected.sizes()), expected, rtol, 1e-5));
     }
   }
 }
 
 TEST(Sum, SmallHandValues) {
   Tensor t = iota({2, 3});  // [[0, 1, 2], [3, 4, 5]]
-  EXPECT_EQ(values(ops::sum(t)), std::vector<double>({15}));
-  EXPECT_EQ(ops::sum(t).dim(), 0);
-  EXPECT_EQ(values(ops::sum(t, {0})), std::vector<double>({3, 5, 7}));
-  EXPECT_EQ(values(ops::sum(t, {1})), std::vector<double>({3, 12}));
-  EXPECT_EQ(ops::sum(t, {-1}, true).sizes(), Shape({2, 1}));
-  EXPECT_EQ(ops::sum(t, {}, true).sizes(), Shape({1, 1}));
-  EXPECT_EQ(ops::sum(t).dtype(), kFloat32);
+  EXPECT_EQ(values(raw::sum(t)), std::vector<double>({15}));
+  EXPECT_EQ(raw::sum(t).dim(), 0);
+  EXPECT_EQ(values(raw::sum(t, {0})), std::vector<double>({3, 5, 7}));
+  EXPECT_EQ(values(raw::sum(t, {1})), std::vector<double>({3, 12}));
+  EXPECT_EQ(raw::sum(t, {-1}, true).sizes(), Shape({2, 1}));
+  EXPECT_EQ(raw::sum(t, {}, true).sizes(), Shape({1, 1}));
+  EXPECT_EQ(raw::sum(t).dtype(), kFloat32);
 }
 
 TEST(Sum, EveryDimSubsetMatchesNaiveLoop) {
-  check_against_naive([](const Tensor& t, const std::vector<int64_t>& d, bool k) { return ops::sum(t, d, k); },
+  check_against_naive([](const Tensor& t, const std::vector<int64_t>& d, bool k) { return raw::sum(t, d, k); },
                       fold_sum, 1e-5);
 }
 
 TEST(Sum, IntegralAndBoolSumToInt64) {
   Tensor i = iota({2, 3}, kInt32);
-  Tensor s = ops::sum(i, {1});
+  Tensor s = raw::sum(i, {1});
   EXPECT_EQ(s.dtype(), kInt64);
   EXPECT_EQ(values(s), std::vector<double>({3, 12}));
-  Tensor b = ops::binary(ops::BinaryOp::Gt, iota({2, 3}), 1.5);  // [[f, f, t], [t, t, t]]
-  Tensor bs = ops::sum(b, {1});
+  Tensor b = raw::binary(raw::BinaryOp::Gt, iota({2, 3}), 1.5);  // [[f, f, t], [t, t, t]]
+  Tensor bs = raw::sum(b, {1});
   EXPECT_EQ(bs.dtype(), kInt64);
   EXPECT_EQ(values(bs), std::vector<double>({1, 3}));
-  Tensor u = ops::full({300}, 200, TensorOptions(kUInt8));
-  EXPECT_EQ(ops::sum(u).item<int64_t>(), 60000);  // no uint8 wrap-around
+  Tensor u = raw::full({300}, 200, TensorOptions(kUInt8));
+  EXPECT_EQ(raw::sum(u).item<int64_t>(), 60000);  // no uint8 wrap-around
 }
 
 TEST(Sum, LongFloatSumIsPairwiseAccurate) {
   // 2^20 copies of 0.1f: a left-to-right float sum drifts by about 1%; pairwise summation stays
   // within a few float ulps of the exact sum of the stored values.
   const int64_t n = 1 << 20;
-  Tensor t = ops::full({n}, 0.1, TensorOptions(kFloat32));
+  Tensor t = raw::full({n}, 0.1, TensorOptions(kFloat32));
   double exact = static_cast<double>(0.1f) * n;
   for (int threads : {1, 2}) {
     set_num_threads(threads);
-    EXPECT_NEAR(ops::sum(t).item<double>(), exact, exact * 1e-6) << threads << " thread(s)";
+    EXPECT_NEAR(raw::sum(t).item<double>(), exact, exact * 1e-6) << threads << " thread(s)";
   }
   // Column path: summing over dim 0 of a contiguous [n/4, 4] tensor.
-  Tensor cols = ops::sum(ops::reshape(t, {n / 4, 4}), {0});
+  Tensor cols = raw::sum(raw::reshape(t, {n / 4, 4}), {0});
   for (double v : values(cols)) EXPECT_NEAR(v, exact / 4, exact / 4 * 1e-6);
 }
 
@@ -161,128 +161,128 @@ TEST(Sum, ManyRowsMultithreadedMatchesNaive) {
       rows[i] += v[i * 257 + j];
       cols[j] += v[i * 257 + j];
     }
-  EXPECT_TRUE(all_close(ops::sum(t, {1}), ops::from_vector(rows, {300}, TensorOptions(kFloat64)), 1e-5, 1e-4));
-  EXPECT_TRUE(all_close(ops::sum(t, {0}), ops::from_vector(cols, {257}, TensorOptions(kFloat64)), 1e-5, 1e-4));
+  EXPECT_TRUE(all_close(raw::sum(t, {1}), raw::from_vector(rows, {300}, TensorOptions(kFloat64)), 1e-5, 1e-4));
+  EXPECT_TRUE(all_close(raw::sum(t, {0}), raw::from_vector(cols, {257}, TensorOptions(kFloat64)), 1e-5, 1e-4));
 }
 
 TEST(Sum, Float16AccumulatesInFloat) {
   // 4096 halves of 1.0: a half accumulator would stop at 2048 (2048 + 1 rounds back to 2048).
-  Tensor h = ops::ones({4096}, TensorOptions(kFloat16));
-  Tensor s = ops::sum(h);
+  Tensor h = raw::ones({4096}, TensorOptions(kFloat16));
+  Tensor s = raw::sum(h);
   EXPECT_EQ(s.dtype(), kFloat16);
   EXPECT_EQ(s.item<double>(), 4096.0);
-  Tensor bf = ops::ones({4, 1000}, TensorOptions(kBFloat16));
-  EXPECT_EQ(values(ops::sum(bf, {1})), std::vector<double>(4, 1000.0));
+  Tensor bf = raw::ones({4, 1000}, TensorOptions(kBFloat16));
+  EXPECT_EQ(values(raw::sum(bf, {1})), std::vector<double>(4, 1000.0));
 }
 
 TEST(Sum, EmptyReductionIsZero) {
-  Tensor e = ops::zeros({0, 3});
-  EXPECT_EQ(values(ops::sum(e, {0})), std::vector<double>({0, 0, 0}));
-  EXPECT_EQ(ops::sum(e, {1}).sizes(), Shape({0}));
-  EXPECT_EQ(ops::sum(e).item<double>(), 0.0);
+  Tensor e = raw::zeros({0, 3});
+  EXPECT_EQ(values(raw::sum(e, {0})), std::vector<double>({0, 0, 0}));
+  EXPECT_EQ(raw::sum(e, {1}).sizes(), Shape({0}));
+  EXPECT_EQ(raw::sum(e).item<double>(), 0.0);
 }
 
 TEST(Sum, ZeroDimTensor) {
-  Tensor s = ops::scalar_tensor(2.5);
-  EXPECT_EQ(ops::sum(s).item<double>(), 2.5);
-  EXPECT_EQ(ops::sum(s, {0}).item<double>(), 2.5);
-  EXPECT_EQ(ops::sum(s, {-1}, true).dim(), 0);
+  Tensor s = raw::scalar_tensor(2.5);
+  EXPECT_EQ(raw::sum(s).item<double>(), 2.5);
+  EXPECT_EQ(raw::sum(s, {0}).item<double>(), 2.5);
+  EXPECT_EQ(raw::sum(s, {-1}, true).dim(), 0);
 }
 
 TEST(Sum, DimErrors) {
   Tensor t = iota({2, 3});
-  EXPECT_TRUE(throws_with([&] { ops::sum(t, {2}); }, "sum: dim 2 out of range"));
-  EXPECT_TRUE(throws_with([&] { ops::sum(t, {-3}); }, "out of range"));
-  EXPECT_TRUE(throws_with([&] { ops::sum(t, {1, -1}); }, "appears more than once"));
+  EXPECT_TRUE(throws_with([&] { raw::sum(t, {2}); }, "sum: dim 2 out of range"));
+  EXPECT_TRUE(throws_with([&] { raw::sum(t, {-3}); }, "out of range"));
+  EXPECT_TRUE(throws_with([&] { raw::sum(t, {1, -1}); }, "appears more than once"));
 }
 
 TEST(Mean, MatchesNaiveAndRejectsIntegers) {
-  check_against_naive([](const Tensor& t, const std::vector<int64_t>& d, bool k) { return ops::mean(t, d, k); },
+  check_against_naive([](const Tensor& t, const std::vector<int64_t>& d, bool k) { return raw::mean(t, d, k); },
                       fold_mean, 1e-5);
-  EXPECT_TRUE(throws_with([] { ops::mean(iota({3}, kInt64)); },
+  EXPECT_TRUE(throws_with([] { raw::mean(iota({3}, kInt64)); },
                           "mean: could not infer output dtype. Input dtype must be a floating point dtype, got int64"));
-  EXPECT_TRUE(std::isnan(ops::mean(ops::zeros({0})).item<double>()));
+  EXPECT_TRUE(std::isnan(raw::mean(raw::zeros({0})).item<double>()));
   Tensor d = iota({2, 2}, kFloat64);
-  EXPECT_EQ(values(ops::mean(d, {0})), std::vector<double>({1, 2}));
+  EXPECT_EQ(values(raw::mean(d, {0})), std::vector<double>({1, 2}));
 }
 
 TEST(Var, UnbiasedAndBiasedMatchNaive) {
   check_against_naive(
-      [](const Tensor& t, const std::vector<int64_t>& d, bool k) { return ops::var(t, d, true, k); },
+      [](const Tensor& t, const std::vector<int64_t>& d, bool k) { return raw::var(t, d, true, k); },
       [](const std::vector<double>& g) { return fold_var(g, 1); }, 1e-4);
   check_against_naive(
-      [](const Tensor& t, const std::vector<int64_t>& d, bool k) { return ops::var(t, d, false, k); },
+      [](const Tensor& t, const std::vector<int64_t>& d, bool k) { return raw::var(t, d, false, k); },
       [](const std::vector<double>& g) { return fold_var(g, 0); }, 1e-4);
 }
 
 TEST(Var, HandValuesAndEdgeCases) {
-  Tensor t = ops::tensor({1, 2, 3, 4}, kFloat64);  // mean 2.5, squared deviations sum to 5
-  EXPECT_DOUBLE_EQ(ops::var(t).item<double>(), 5.0 / 3.0);
-  EXPECT_DOUBLE_EQ(ops::var(t, {}, false).item<double>(), 5.0 / 4.0);
+  Tensor t = raw::tensor({1, 2, 3, 4}, kFloat64);  // mean 2.5, squared deviations sum to 5
+  EXPECT_DOUBLE_EQ(raw::var(t).item<double>(), 5.0 / 3.0);
+  EXPECT_DOUBLE_EQ(raw::var(t, {}, false).item<double>(), 5.0 / 4.0);
   // One element: Bessel's correction divides by zero, giving NaN as PyTorch does.
-  EXPECT_TRUE(std::isnan(ops::var(ops::tensor({3.0})).item<double>()));
-  EXPECT_EQ(ops::var(ops::tensor({3.0}), {}, false).item<double>(), 0.0);
+  EXPECT_TRUE(std::isnan(raw::var(raw::tensor({3.0})).item<double>()));
+  EXPECT_EQ(raw::var(raw::tensor({3.0}), {}, false).item<double>(), 0.0);
   // A large offset: a one-pass E[x^2] - E[x]^2 in float would lose every digit.
-  Tensor shifted = ops::add(ops::tensor({1, 2, 3, 4}, kFloat32), 1e4);
-  EXPECT_NEAR(ops::var(shifted).item<double>(), 5.0 / 3.0, 1e-3);
-  EXPECT_TRUE(throws_with([] { ops::var(iota({3}, kInt32)); }, "var: only floating point dtypes are supported, got int32"));
+  Tensor shifted = raw::add(raw::tensor({1, 2, 3, 4}, kFloat32), 1e4);
+  EXPECT_NEAR(raw::var(shifted).item<double>(), 5.0 / 3.0, 1e-3);
+  EXPECT_TRUE(throws_with([] { raw::var(iota({3}, kInt32)); }, "var: only floating point dtypes are supported, got int32"));
 }
 
 TEST(Var, LongRowSplitAcrossThreads) {
   set_num_threads(2);
   const int64_t n = 100000;
-  Tensor t = ops::add(randn({n}, 21, kFloat64), 3.0);
+  Tensor t = raw::add(randn({n}, 21, kFloat64), 3.0);
   std::vector<double> v = values(t);
-  EXPECT_NEAR(ops::var(t).item<double>(), fold_var(v, 1), 1e-10);
+  EXPECT_NEAR(raw::var(t).item<double>(), fold_var(v, 1), 1e-10);
 }
 
 TEST(AmaxAmin, MatchNaiveAndKeepDtype) {
-  check_against_naive([](const Tensor& t, const std::vector<int64_t>& d, bool k) { return ops::amax(t, d, k); },
+  check_against_naive([](const Tensor& t, const std::vector<int64_t>& d, bool k) { return raw::amax(t, d, k); },
                       fold_max, 0);
-  check_against_naive([](const Tensor& t, const std::vector<int64_t>& d, bool k) { return ops::amin(t, d, k); },
+  check_against_naive([](const Tensor& t, const std::vector<int64_t>& d, bool k) { return raw::amin(t, d, k); },
                       fold_min, 0);
-  Tensor i = ops::from_vector(std::vector<int64_t>{5, -7, 3, 9}, {2, 2});
-  Tensor m = ops::amax(i, {1});
+  Tensor i = raw::from_vector(std::vector<int64_t>{5, -7, 3, 9}, {2, 2});
+  Tensor m = raw::amax(i, {1});
   EXPECT_EQ(m.dtype(), kInt64);
   EXPECT_EQ(values(m), std::vector<double>({5, 9}));
-  EXPECT_EQ(values(ops::amin(i, {0})), std::vector<double>({3, -7}));
+  EXPECT_EQ(values(raw::amin(i, {0})), std::vector<double>({3, -7}));
 }
 
 TEST(AmaxAmin, NaNPropagatesAndEmptyIsAnError) {
-  Tensor t = ops::tensor({{1, kNaN, 3}, {4, 5, 6}});
-  std::vector<double> mx = values(ops::amax(t, {1}));
+  Tensor t = raw::tensor({{1, kNaN, 3}, {4, 5, 6}});
+  std::vector<double> mx = values(raw::amax(t, {1}));
   EXPECT_TRUE(std::isnan(mx[0]));
   EXPECT_EQ(mx[1], 6);
-  EXPECT_TRUE(std::isnan(ops::amin(t).item<double>()));
-  EXPECT_TRUE(throws_with([] { ops::amax(ops::zeros({0, 3})); }, "amax: cannot reduce over a dimension of size 0"));
-  EXPECT_EQ(ops::amax(ops::zeros({0, 3}), {1}).sizes(), Shape({0}));
+  EXPECT_TRUE(std::isnan(raw::amin(t).item<double>()));
+  EXPECT_TRUE(throws_with([] { raw::amax(raw::zeros({0, 3})); }, "amax: cannot reduce over a dimension of size 0"));
+  EXPECT_EQ(raw::amax(raw::zeros({0, 3}), {1}).sizes(), Shape({0}));
 }
 
 TEST(MaxMin, ValuesAndFirstIndexOfTies) {
-  Tensor t = ops::tensor({{1, 3, 3, 2}, {2, 0, 5, 0}});
-  auto [v, i] = ops::max(t, 1);
+  Tensor t = raw::tensor({{1, 3, 3, 2}, {2, 0, 5, 0}});
+  auto [v, i] = raw::max(t, 1);
   EXPECT_EQ(values(v), std::vector<double>({3, 5}));
   EXPECT_EQ(i.dtype(), kInt64);
   EXPECT_EQ(values(i), std::vector<double>({1, 2}));
-  auto [mv, mi] = ops::min(t, -1, true);
+  auto [mv, mi] = raw::min(t, -1, true);
   EXPECT_EQ(mv.sizes(), Shape({2, 1}));
   EXPECT_EQ(values(mv), std::vector<double>({1, 0}));
   EXPECT_EQ(values(mi), std::vector<double>({0, 1}));
-  auto [cv, ci] = ops::max(t, 0);
+  auto [cv, ci] = raw::max(t, 0);
   EXPECT_EQ(values(cv), std::vector<double>({2, 3, 5, 2}));
   EXPECT_EQ(values(ci), std::vector<double>({1, 0, 1, 0}));
 }
 
 TEST(MaxMin, NaNWinsAtItsFirstPosition) {
-  Tensor t = ops::tensor({1, kNaN, 5, kNaN});
-  auto [v, i] = ops::max(t, 0);
+  Tensor t = raw::tensor({1, kNaN, 5, kNaN});
+  auto [v, i] = raw::max(t, 0);
   EXPECT_TRUE(std::isnan(v.item<double>()));
   EXPECT_EQ(i.item<int64_t>(), 1);
-  EXPECT_EQ(ops::argmin(t, 0).item<int64_t>(), 1);
+  EXPECT_EQ(raw::argmin(t, 0).item<int64_t>(), 1);
 }
 
 TEST(MaxMin, StridedInputAndNaiveArgmax) {
-  Tensor t = ops::transpose(randn({7, 9}, 31), 0, 1);  // [9, 7], non-contiguous
+  Tensor t = raw::transpose(randn({7, 9}, 31), 0, 1);  // [9, 7], non-contiguous
   std::vector<double> v = values(t);
   for (int64_t dim : {0, 1}) {
     std::vector<double> want_idx, want_max;
@@ -295,8 +295,8 @@ TEST(MaxMin, StridedInputAndNaiveArgmax) {
       want_idx.push_back(static_cast<double>(best));
       want_max.push_back(at(best));
     }
-    EXPECT_EQ(values(ops::argmax(t, dim)), want_idx);
-    EXPECT_EQ(values(ops::max(t, dim).first), want_max);
+    EXPECT_EQ(values(raw::argmax(t, dim)), want_idx);
+    EXPECT_EQ(values(raw::max(t, dim).first), want_max);
   }
 }
 
@@ -308,46 +308,46 @@ TEST(MaxMin, LongRowSplitAcrossThreadsKeepsFirstOccurrence) {
   v[190000] = 7.0f;
   v[120000] = -3.0f;
   v[170000] = -3.0f;
-  Tensor t = ops::from_vector(v);
-  EXPECT_EQ(ops::argmax(t, 0).item<int64_t>(), 150001);
-  EXPECT_EQ(ops::argmin(t, 0).item<int64_t>(), 120000);
+  Tensor t = raw::from_vector(v);
+  EXPECT_EQ(raw::argmax(t, 0).item<int64_t>(), 150001);
+  EXPECT_EQ(raw::argmin(t, 0).item<int64_t>(), 120000);
   v[3] = 7.0f;  // ...and a tie in the first one wins.
-  EXPECT_EQ(ops::argmax(ops::from_vector(v), 0).item<int64_t>(), 3);
+  EXPECT_EQ(raw::argmax(raw::from_vector(v), 0).item<int64_t>(), 3);
 }
 
 TEST(MaxMin, IntegerBoolAndZeroDim) {
-  Tensor i = ops::from_vector(std::vector<int32_t>{4, 9, 9, -1}, {4});
-  auto [v, idx] = ops::max(i, 0);
+  Tensor i = raw::from_vector(std::vector<int32_t>{4, 9, 9, -1}, {4});
+  auto [v, idx] = raw::max(i, 0);
   EXPECT_EQ(v.dtype(), kInt32);
   EXPECT_EQ(v.item<int64_t>(), 9);
   EXPECT_EQ(idx.item<int64_t>(), 1);
-  Tensor b = ops::binary(ops::BinaryOp::Gt, ops::tensor({0, 0, 1, 1}), 0.5);
-  EXPECT_EQ(ops::argmax(b, 0).item<int64_t>(), 2);
-  auto [sv, si] = ops::max(ops::scalar_tensor(4.0), 0);
+  Tensor b = raw::binary(raw::BinaryOp::Gt, raw::tensor({0, 0, 1, 1}), 0.5);
+  EXPECT_EQ(raw::argmax(b, 0).item<int64_t>(), 2);
+  auto [sv, si] = raw::max(raw::scalar_tensor(4.0), 0);
   EXPECT_EQ(sv.item<double>(), 4.0);
   EXPECT_EQ(si.item<int64_t>(), 0);
 }
 
 TEST(MaxMin, Errors) {
-  EXPECT_TRUE(throws_with([] { ops::max(ops::zeros({2, 0}), 1); }, "max: cannot reduce over a dimension of size 0"));
-  EXPECT_TRUE(throws_with([] { ops::argmin(ops::zeros({2, 3}), 2); }, "argmin: dim 2 out of range"));
+  EXPECT_TRUE(throws_with([] { raw::max(raw::zeros({2, 0}), 1); }, "max: cannot reduce over a dimension of size 0"));
+  EXPECT_TRUE(throws_with([] { raw::argmin(raw::zeros({2, 3}), 2); }, "argmin: dim 2 out of range"));
 }
 
 TEST(SumTo, ReversesBroadcasting) {
   Tensor t = iota({2, 3});
-  EXPECT_EQ(values(ops::sum_to(t, {3})), std::vector<double>({3, 5, 7}));
-  Tensor col = ops::sum_to(t, {2, 1});
+  EXPECT_EQ(values(raw::sum_to(t, {3})), std::vector<double>({3, 5, 7}));
+  Tensor col = raw::sum_to(t, {2, 1});
   EXPECT_EQ(col.sizes(), Shape({2, 1}));
   EXPECT_EQ(values(col), std::vector<double>({3, 12}));
-  EXPECT_EQ(ops::sum_to(t, {}).item<double>(), 15);
+  EXPECT_EQ(raw::sum_to(t, {}).item<double>(), 15);
   // Column c of iota [4, 2, 3] holds c, c + 3, ..., c + 21: they sum to 8c + 84.
-  EXPECT_EQ(values(ops::sum_to(iota({4, 2, 3}), {1, 3})), std::vector<double>({84, 92, 100}));
-  Tensor same = ops::sum_to(t, {2, 3});
+  EXPECT_EQ(values(raw::sum_to(iota({4, 2, 3}), {1, 3})), std::vector<double>({84, 92, 100}));
+  Tensor same = raw::sum_to(t, {2, 3});
   EXPECT_TRUE(same.is_same(t));
   // Only leading size-1 dims differ: a reshape, no sum.
-  EXPECT_EQ(values(ops::sum_to(iota({1, 3}), {3})), std::vector<double>({0, 1, 2}));
-  EXPECT_TRUE(throws_with([&] { ops::sum_to(t, {2}); }, "sum_to: shape [2] does not broadcast to [2, 3]"));
-  EXPECT_TRUE(throws_with([&] { ops::sum_to(t, {1, 2, 3}); }, "does not broadcast"));
+  EXPECT_EQ(values(raw::sum_to(iota({1, 3}), {3})), std::vector<double>({0, 1, 2}));
+  EXPECT_TRUE(throws_with([&] { raw::sum_to(t, {2}); }, "sum_to: shape [2] does not broadcast to [2, 3]"));
+  EXPECT_TRUE(throws_with([&] { raw::sum_to(t, {1, 2, 3}); }, "does not broadcast"));
 }
 
 // ---------- CUDA against CPU ----------
@@ -355,7 +355,7 @@ TEST(SumTo, ReversesBroadcasting) {
 void expect_cuda_matches(const Tensor& cpu_in, const std::function<Tensor(const Tensor&)>& op, double rtol,
                          double atol) {
   Tensor want = op(cpu_in);
-  Tensor got = op(ops::to(cpu_in, Device::cuda(0), cpu_in.dtype()));
+  Tensor got = op(raw::to(cpu_in, Device::cuda(0), cpu_in.dtype()));
   EXPECT_TRUE(got.is_cuda());
   EXPECT_EQ(got.dtype(), want.dtype());
   EXPECT_TRUE(all_close(got, want, rtol, atol));
@@ -368,35 +368,35 @@ TEST(Reduce, SumMeanVar_CUDA) {
     for (const auto& dims : std::vector<std::vector<int64_t>>{{0}, {1}, {-1}, {0, 1}, {}}) {
       if (static_cast<int64_t>(shape.size()) < 3 && (dims == std::vector<int64_t>{0, 1})) continue;
       SCOPED_TRACE(shape_str(shape) + " dims " + shape_str(dims));
-      expect_cuda_matches(t, [&](const Tensor& x) { return ops::sum(x, dims); }, 1e-4, 1e-3);
-      expect_cuda_matches(t, [&](const Tensor& x) { return ops::mean(x, dims, true); }, 1e-4, 1e-5);
-      expect_cuda_matches(t, [&](const Tensor& x) { return ops::var(x, dims); }, 1e-4, 1e-5);
-      expect_cuda_matches(t, [&](const Tensor& x) { return ops::amax(x, dims); }, 0, 0);
+      expect_cuda_matches(t, [&](const Tensor& x) { return raw::sum(x, dims); }, 1e-4, 1e-3);
+      expect_cuda_matches(t, [&](const Tensor& x) { return raw::mean(x, dims, true); }, 1e-4, 1e-5);
+      expect_cuda_matches(t, [&](const Tensor& x) { return raw::var(x, dims); }, 1e-4, 1e-5);
+      expect_cuda_matches(t, [&](const Tensor& x) { return raw::amax(x, dims); }, 0, 0);
     }
   }
-  Tensor h = ops::to(randn({64, 3000}, 43), kCPU, kFloat16);
-  expect_cuda_matches(h, [](const Tensor& x) { return ops::sum(x, {1}); }, 2e-3, 1e-2);
-  Tensor i = ops::randint(-50, 50, {33, 1500});
-  expect_cuda_matches(i, [](const Tensor& x) { return ops::sum(x, {0}); }, 0, 0);
-  expect_cuda_matches(i, [](const Tensor& x) { return ops::sum(x, {1}); }, 0, 0);
+  Tensor h = raw::to(randn({64, 3000}, 43), kCPU, kFloat16);
+  expect_cuda_matches(h, [](const Tensor& x) { return raw::sum(x, {1}); }, 2e-3, 1e-2);
+  Tensor i = raw::randint(-50, 50, {33, 1500});
+  expect_cuda_matches(i, [](const Tensor& x) { return raw::sum(x, {0}); }, 0, 0);
+  expect_cuda_matches(i, [](const Tensor& x) { return raw::sum(x, {1}); }, 0, 0);
 }
 
 TEST(Reduce, MaxMinArgmax_CUDA) {
   COLONY_REQUIRE_CUDA(1);
   for (const Shape& shape : {Shape{50, 17}, Shape{8, 5000}, Shape{3, 300, 40}}) {
     // Few distinct values: many ties, so first-occurrence indices are exercised.
-    Tensor t = ops::unary(ops::UnaryOp::Round, ops::mul(randn(shape, 51), 2.0));
+    Tensor t = raw::unary(raw::UnaryOp::Round, raw::mul(randn(shape, 51), 2.0));
     for (int64_t dim : {0, 1, -1}) {
       SCOPED_TRACE(shape_str(shape) + " dim " + std::to_string(dim));
-      expect_cuda_matches(t, [&](const Tensor& x) { return ops::max(x, dim).first; }, 0, 0);
-      expect_cuda_matches(t, [&](const Tensor& x) { return ops::max(x, dim).second; }, 0, 0);
-      expect_cuda_matches(t, [&](const Tensor& x) { return ops::min(x, dim, true).second; }, 0, 0);
-      expect_cuda_matches(t, [&](const Tensor& x) { return ops::argmax(x, dim); }, 0, 0);
+      expect_cuda_matches(t, [&](const Tensor& x) { return raw::max(x, dim).first; }, 0, 0);
+      expect_cuda_matches(t, [&](const Tensor& x) { return raw::max(x, dim).second; }, 0, 0);
+      expect_cuda_matches(t, [&](const Tensor& x) { return raw::min(x, dim, true).second; }, 0, 0);
+      expect_cuda_matches(t, [&](const Tensor& x) { return raw::argmax(x, dim); }, 0, 0);
     }
   }
-  Tensor n = ops::tensor({1, kNaN, 5, kNaN, 2});
-  expect_cuda_matches(n, [](const Tensor& x) { return ops::argmax(x, 0); }, 0, 0);
-  expect_cuda_matches(n, [](const Tensor& x) { return ops::amin(x); }, 0, 0);
+  Tensor n = raw::tensor({1, kNaN, 5, kNaN, 2});
+  expect_cuda_matches(n, [](const Tensor& x) { return raw::argmax(x, 0); }, 0, 0);
+  expect_cuda_matches(n, [](const Tensor& x) { return raw::amin(x); }, 0, 0);
 }
 
 }  // namespace

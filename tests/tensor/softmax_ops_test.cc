@@ -7,7 +7,7 @@
 #include <limits>
 #include <vector>
 
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 #include "tensor/random.h"
 #include "tests/test_util.h"
 
@@ -23,7 +23,7 @@ const double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 Tensor randn(const Shape& shape, uint64_t seed, DType dtype = kFloat32) {
   Generator gen(seed);
-  return ops::randn(shape, TensorOptions(dtype), &gen);
+  return raw::randn(shape, TensorOptions(dtype), &gen);
 }
 
 // Softmax (or log-softmax) over `dim` of a 3-D tensor, computed in double with the textbook
@@ -48,72 +48,72 @@ Tensor naive_softmax3(const Tensor& t, int64_t dim, bool log) {
         for (int64_t i : idx) sum += std::exp(v[i] - mx);
         for (int64_t i : idx) out[i] = log ? v[i] - mx - std::log(sum) : std::exp(v[i] - mx) / sum;
       }
-  return ops::from_vector(out, s, TensorOptions(kFloat64));
+  return raw::from_vector(out, s, TensorOptions(kFloat64));
 }
 
 TEST(Softmax, HandValues) {
-  Tensor t = ops::tensor({{0, std::log(3.0)}, {1, 1}});
-  EXPECT_TRUE(all_close(ops::softmax(t, 1), ops::tensor({{0.25, 0.75}, {0.5, 0.5}}), 1e-6, 1e-7));
-  EXPECT_TRUE(all_close(ops::log_softmax(t, -1), ops::tensor({{std::log(0.25), std::log(0.75)},
+  Tensor t = raw::tensor({{0, std::log(3.0)}, {1, 1}});
+  EXPECT_TRUE(all_close(raw::softmax(t, 1), raw::tensor({{0.25, 0.75}, {0.5, 0.5}}), 1e-6, 1e-7));
+  EXPECT_TRUE(all_close(raw::log_softmax(t, -1), raw::tensor({{std::log(0.25), std::log(0.75)},
                                                                {std::log(0.5), std::log(0.5)}}), 1e-6, 1e-6));
 }
 
 TEST(Softmax, EveryAxisMatchesNaive) {
   Tensor t = randn({3, 5, 7}, 1);
-  Tensor strided = ops::permute(randn({7, 3, 5}, 2), {1, 2, 0});
+  Tensor strided = raw::permute(randn({7, 3, 5}, 2), {1, 2, 0});
   for (const Tensor& x : {t, strided}) {
     for (int64_t dim : {0, 1, 2}) {
       SCOPED_TRACE("dim " + std::to_string(dim));
-      EXPECT_TRUE(all_close(ops::softmax(x, dim), naive_softmax3(x, dim, false), 1e-5, 1e-7));
-      EXPECT_TRUE(all_close(ops::log_softmax(x, dim), naive_softmax3(x, dim, true), 1e-5, 1e-5));
-      EXPECT_TRUE(all_close(ops::softmax(x, dim - 3), naive_softmax3(x, dim, false), 1e-5, 1e-7));
+      EXPECT_TRUE(all_close(raw::softmax(x, dim), naive_softmax3(x, dim, false), 1e-5, 1e-7));
+      EXPECT_TRUE(all_close(raw::log_softmax(x, dim), naive_softmax3(x, dim, true), 1e-5, 1e-5));
+      EXPECT_TRUE(all_close(raw::softmax(x, dim - 3), naive_softmax3(x, dim, false), 1e-5, 1e-7));
     }
   }
   Tensor wide = randn({2, 3, 300}, 3);  // more columns than one block of the column kernel
-  EXPECT_TRUE(all_close(ops::softmax(wide, 1), naive_softmax3(wide, 1, false), 1e-5, 1e-7));
+  EXPECT_TRUE(all_close(raw::softmax(wide, 1), naive_softmax3(wide, 1, false), 1e-5, 1e-7));
   Tensor d = randn({4, 6, 2}, 4, kFloat64);
-  EXPECT_TRUE(all_close(ops::log_softmax(d, 1), naive_softmax3(d, 1, true), 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(raw::log_softmax(d, 1), naive_softmax3(d, 1, true), 1e-12, 1e-12));
 }
 
 TEST(Softmax, LargeInputsDoNotOverflow) {
-  Tensor t = ops::tensor({1000, 1001, 1002});
-  Tensor p = ops::softmax(t, 0);
+  Tensor t = raw::tensor({1000, 1001, 1002});
+  Tensor p = raw::softmax(t, 0);
   double z = 1 + std::exp(1.0) + std::exp(2.0);
-  EXPECT_TRUE(all_close(p, ops::tensor({1 / z, std::exp(1.0) / z, std::exp(2.0) / z}), 1e-5, 1e-7));
-  EXPECT_TRUE(all_close(ops::log_softmax(ops::tensor({-1000, 0}), 0), ops::tensor({-1000, 0}), 1e-6, 1e-6));
+  EXPECT_TRUE(all_close(p, raw::tensor({1 / z, std::exp(1.0) / z, std::exp(2.0) / z}), 1e-5, 1e-7));
+  EXPECT_TRUE(all_close(raw::log_softmax(raw::tensor({-1000, 0}), 0), raw::tensor({-1000, 0}), 1e-6, 1e-6));
 }
 
 TEST(Softmax, InfAndNaN) {
   // -inf has probability 0; a NaN makes its whole row NaN and leaves the other rows alone.
-  Tensor t = ops::tensor({{-kInf, 0, 0}, {1, kNaN, 2}, {0, 0, 0}});
-  std::vector<double> p = values(ops::softmax(t, 1));
+  Tensor t = raw::tensor({{-kInf, 0, 0}, {1, kNaN, 2}, {0, 0, 0}});
+  std::vector<double> p = values(raw::softmax(t, 1));
   EXPECT_EQ(p[0], 0.0);
   EXPECT_NEAR(p[1], 0.5, 1e-7);
   for (int i = 3; i < 6; ++i) EXPECT_TRUE(std::isnan(p[i]));
   EXPECT_NEAR(p[6], 1.0 / 3, 1e-7);
-  std::vector<double> lp = values(ops::log_softmax(t, 1));
+  std::vector<double> lp = values(raw::log_softmax(t, 1));
   EXPECT_EQ(lp[0], -kInf);
 }
 
 TEST(Softmax, ZeroDimAndEmpty) {
-  EXPECT_EQ(ops::softmax(ops::scalar_tensor(3.0), 0).item<double>(), 1.0);
-  EXPECT_EQ(ops::log_softmax(ops::scalar_tensor(3.0), -1).item<double>(), 0.0);
-  EXPECT_EQ(ops::softmax(ops::zeros({0, 4}), 1).sizes(), Shape({0, 4}));
+  EXPECT_EQ(raw::softmax(raw::scalar_tensor(3.0), 0).item<double>(), 1.0);
+  EXPECT_EQ(raw::log_softmax(raw::scalar_tensor(3.0), -1).item<double>(), 0.0);
+  EXPECT_EQ(raw::softmax(raw::zeros({0, 4}), 1).sizes(), Shape({0, 4}));
 }
 
 TEST(Softmax, HalfPrecisionComputesInFloat) {
   Tensor x = randn({4, 50}, 5);
-  Tensor h = ops::to(x, kCPU, kFloat16);
-  Tensor p = ops::softmax(h, 1);
+  Tensor h = raw::to(x, kCPU, kFloat16);
+  Tensor p = raw::softmax(h, 1);
   EXPECT_EQ(p.dtype(), kFloat16);
-  EXPECT_TRUE(all_close(p, ops::softmax(ops::to(h, kCPU, kFloat32), 1), 2e-3, 1e-4));
+  EXPECT_TRUE(all_close(p, raw::softmax(raw::to(h, kCPU, kFloat32), 1), 2e-3, 1e-4));
 }
 
 TEST(Softmax, Errors) {
-  EXPECT_TRUE(throws_with([] { ops::softmax(ops::zeros({2, 3}, TensorOptions(kInt64)), 1); },
+  EXPECT_TRUE(throws_with([] { raw::softmax(raw::zeros({2, 3}, TensorOptions(kInt64)), 1); },
                           "softmax: expected a floating point tensor, got int64"));
-  EXPECT_TRUE(throws_with([] { ops::log_softmax(ops::zeros({2, 3}), 2); }, "log_softmax: dim 2 out of range"));
-  EXPECT_TRUE(throws_with([] { ops::softmax_backward(ops::zeros({2, 3}), ops::zeros({3, 2}), 1); },
+  EXPECT_TRUE(throws_with([] { raw::log_softmax(raw::zeros({2, 3}), 2); }, "log_softmax: dim 2 out of range"));
+  EXPECT_TRUE(throws_with([] { raw::softmax_backward(raw::zeros({2, 3}), raw::zeros({3, 2}), 1); },
                           "softmax_backward: grad has shape [2, 3] but output has shape [3, 2]"));
 }
 
@@ -125,7 +125,7 @@ std::vector<double> numeric_grad(const Tensor& x, const Tensor& g, int64_t dim, 
     auto loss = [&](double delta) {
       std::vector<double> p = xv;
       p[i] += delta;
-      Tensor y = log ? ops::log_softmax(ops::from_vector(p, x.sizes()), dim) : ops::softmax(ops::from_vector(p, x.sizes()), dim);
+      Tensor y = log ? raw::log_softmax(raw::from_vector(p, x.sizes()), dim) : raw::softmax(raw::from_vector(p, x.sizes()), dim);
       std::vector<double> yv = values(y);
       double s = 0;
       for (size_t k = 0; k < yv.size(); ++k) s += gv[k] * yv[k];
@@ -141,19 +141,19 @@ TEST(SoftmaxBackward, MatchesFiniteDifferences) {
     Tensor x = randn({2, 3, 4}, 6 + dim, kFloat64), g = randn({2, 3, 4}, 9 + dim, kFloat64);
     for (bool log : {false, true}) {
       SCOPED_TRACE(std::string(log ? "log_softmax" : "softmax") + " dim " + std::to_string(dim));
-      Tensor y = log ? ops::log_softmax(x, dim) : ops::softmax(x, dim);
-      Tensor gx = log ? ops::log_softmax_backward(g, y, dim) : ops::softmax_backward(g, y, dim);
-      Tensor want = ops::from_vector(numeric_grad(x, g, dim, log), x.sizes(), TensorOptions(kFloat64));
+      Tensor y = log ? raw::log_softmax(x, dim) : raw::softmax(x, dim);
+      Tensor gx = log ? raw::log_softmax_backward(g, y, dim) : raw::softmax_backward(g, y, dim);
+      Tensor want = raw::from_vector(numeric_grad(x, g, dim, log), x.sizes(), TensorOptions(kFloat64));
       EXPECT_TRUE(all_close(gx, want, 1e-6, 1e-8));
     }
   }
 }
 
 TEST(SoftmaxBackward, StridedGradient) {
-  Tensor x = randn({5, 4}, 12), g = ops::transpose(randn({4, 5}, 13), 0, 1);
-  Tensor y = ops::softmax(x, 1);
-  Tensor want = ops::softmax_backward(ops::contiguous(g), y, 1);
-  EXPECT_TRUE(all_close(ops::softmax_backward(g, y, 1), want, 0, 0));
+  Tensor x = randn({5, 4}, 12), g = raw::transpose(randn({4, 5}, 13), 0, 1);
+  Tensor y = raw::softmax(x, 1);
+  Tensor want = raw::softmax_backward(raw::contiguous(g), y, 1);
+  EXPECT_TRUE(all_close(raw::softmax_backward(g, y, 1), want, 0, 0));
   // The formula by hand for one row: y * (g - sum(g * y)).
   std::vector<double> yv = values(y), gv = values(g), got = values(want);
   double dot = 0;
@@ -172,20 +172,20 @@ TEST(Softmax, ForwardBackward_CUDA) {
     for (int64_t dim : {0, -1}) {
       SCOPED_TRACE(shape_str(shape) + " dim " + std::to_string(dim));
       for (bool log : {false, true}) {
-        Tensor y = log ? ops::log_softmax(x, dim) : ops::softmax(x, dim);
-        Tensor xg = ops::to(x, dev, kFloat32), gg = ops::to(g, dev, kFloat32);
-        Tensor yg = log ? ops::log_softmax(xg, dim) : ops::softmax(xg, dim);
+        Tensor y = log ? raw::log_softmax(x, dim) : raw::softmax(x, dim);
+        Tensor xg = raw::to(x, dev, kFloat32), gg = raw::to(g, dev, kFloat32);
+        Tensor yg = log ? raw::log_softmax(xg, dim) : raw::softmax(xg, dim);
         EXPECT_TRUE(all_close(yg, y, 1e-5, 1e-6));
-        Tensor gx = log ? ops::log_softmax_backward(g, y, dim) : ops::softmax_backward(g, y, dim);
-        Tensor gxg = log ? ops::log_softmax_backward(gg, yg, dim) : ops::softmax_backward(gg, yg, dim);
+        Tensor gx = log ? raw::log_softmax_backward(g, y, dim) : raw::softmax_backward(g, y, dim);
+        Tensor gxg = log ? raw::log_softmax_backward(gg, yg, dim) : raw::softmax_backward(gg, yg, dim);
         EXPECT_TRUE(all_close(gxg, gx, 1e-4, 1e-5));
       }
     }
   }
-  Tensor bad = ops::tensor({{1, kNaN, 2}, {-kInf, 0, 0}});
-  EXPECT_TRUE(all_close(ops::softmax(ops::to(bad, dev, kFloat32), 1), ops::softmax(bad, 1), 1e-6, 1e-7));
-  Tensor h = ops::to(randn({16, 2000}, 22), kCPU, kFloat16);
-  EXPECT_TRUE(all_close(ops::softmax(ops::to(h, dev, kFloat16), 1), ops::softmax(h, 1), 2e-3, 1e-5));
+  Tensor bad = raw::tensor({{1, kNaN, 2}, {-kInf, 0, 0}});
+  EXPECT_TRUE(all_close(raw::softmax(raw::to(bad, dev, kFloat32), 1), raw::softmax(bad, 1), 1e-6, 1e-7));
+  Tensor h = raw::to(randn({16, 2000}, 22), kCPU, kFloat16);
+  EXPECT_TRUE(all_close(raw::softmax(raw::to(h, dev, kFloat16), 1), raw::softmax(h, 1), 2e-3, 1e-5));
 }
 
 }  // namespace

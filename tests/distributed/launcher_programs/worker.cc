@@ -23,7 +23,7 @@
 #include "nn/linear.h"
 #include "optim/checkpoint.h"
 #include "optim/sgd.h"
-#include "tensor/ops.h"
+#include "tensor/raw_ops.h"
 #include "tensor/random.h"
 
 namespace {
@@ -49,8 +49,8 @@ int train(int rank, const std::string& ckpt, int fail_step) {
     if (!restarted && rank == 1 && step == fail_step) std::exit(3);
     // Each rank's batch depends only on (step, rank), so a resumed run sees the same data.
     Generator g(static_cast<uint64_t>(1000 * step + rank));
-    Tensor x = ops::randn({8, 6}, {}, &g);
-    Tensor y = ops::randint(0, 3, {8}, TensorOptions(kInt64), &g);
+    Tensor x = raw::randn({8, 6}, {}, &g);
+    Tensor y = raw::randint(0, 3, {8}, TensorOptions(kInt64), &g);
     opt.zero_grad();
     F::cross_entropy(ddp->forward(x), y).backward();
     opt.step();

@@ -1,6 +1,8 @@
-// The raw ops: one front function per op that checks devices, dtypes and shapes (and says what is
-// wrong in words), allocates the result, and dispatches to kernels::cpu or kernels::cuda.
-// Nothing here records autograd history; autograd/ops.h wraps these into the differentiable API.
+// The raw ops (namespace colony::raw): one front function per op that checks devices, dtypes and
+// shapes (and says what is wrong in words), allocates the result, and dispatches to kernels::cpu or
+// kernels::cuda. Nothing here records autograd history, which is what the name says: a call to
+// raw::relu(x) is never differentiable. Users call the differentiable API of autograd/ops.h
+// (colony::relu), which wraps these.
 #pragma once
 
 #include <optional>
@@ -10,7 +12,7 @@
 #include "tensor/random.h"
 #include "tensor/tensor.h"
 
-namespace colony::ops {
+namespace colony::raw {
 
 // ---------- creation (tensor/factory.cc) ----------
 Tensor empty(const Shape& shape, const TensorOptions& opts = {});
@@ -180,4 +182,4 @@ std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim = 0);
 bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
 bool equal(const Tensor& a, const Tensor& b);  // same shape and exactly the same values
 
-}  // namespace colony::ops
+}  // namespace colony::raw

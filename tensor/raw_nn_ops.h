@@ -1,5 +1,5 @@
 // The raw neural-network ops: 2-D convolution, pooling and batch normalization, each with its
-// backward kernel. Like tensor/ops.h, these check devices, dtypes and shapes (and say what is wrong
+// backward kernel. Like tensor/raw_ops.h, these check devices, dtypes and shapes (and say what is wrong
 // in words), allocate results and dispatch to kernels::cpu or kernels::cuda; nothing here records
 // autograd history (autograd/ builds the differentiable ops on them). PyTorch is the reference for
 // every default, formula and error condition; deliberate differences are noted where they occur.
@@ -15,7 +15,7 @@
 
 #include "tensor/tensor.h"
 
-namespace colony::ops {
+namespace colony::raw {
 
 // A (height, width) pair that also takes one number for both, like PyTorch's int-or-tuple
 // arguments: stride 2, padding {1, 2}.
@@ -100,4 +100,4 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_output, const Tensor& inpu
                                    const Tensor& save_mean, const Tensor& save_invstd, bool training,
                                    std::array<bool, 3> output_mask = {true, true, true});
 
-}  // namespace colony::ops
+}  // namespace colony::raw

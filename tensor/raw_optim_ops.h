@@ -5,7 +5,7 @@
 #include "kernels/common/optim_functors.h"
 #include "tensor/tensor.h"
 
-namespace colony::ops {
+namespace colony::raw {
 
 // param, grad and momentum_buffer (when momentum != 0) must have the same shape, dtype and device
 // and be contiguous.
@@ -13,4 +13,4 @@ void sgd_step_(Tensor& param, const Tensor& grad, Tensor& momentum_buffer, const
 void adam_step_(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_avg_sq, Tensor& max_exp_avg_sq,
                 const kernels::AdamParams& a);
 
-}  // namespace colony::ops
+}  // namespace colony::raw
