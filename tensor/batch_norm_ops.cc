@@ -3,14 +3,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cpu/batch_norm.h"
+#include "tensor/backend.h"
 #include "tensor/raw_nn_ops.h"
 #include "tensor/raw_ops.h"
-#include "tensor/stream.h"
-#ifdef COLONY_WITH_CUDA
-#include "kernels/cuda/batch_norm.h"
-#include "tensor/cuda.h"
-#endif
 
 namespace colony::raw {
 namespace {
@@ -70,12 +65,6 @@ struct InPlace {
   }
 };
 
-#ifndef COLONY_WITH_CUDA
-[[noreturn]] void no_cuda(const char* op) {
-  throw std::logic_error(std::string(op) + ": a CUDA tensor reached a build without CUDA");
-}
-#endif
-
 }  // namespace
 
 BatchNormResult batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
@@ -106,21 +95,10 @@ BatchNormResult batch_norm(const Tensor& input, const Tensor& weight, const Tens
   Tensor w = weight.defined() ? contiguous(weight) : Tensor();
   Tensor b = bias.defined() ? contiguous(bias) : Tensor();
   InPlace rm(running_mean), rv(running_var);
-  if (x.is_cpu()) {
-    kernels::cpu::batch_norm_forward(x.dtype(), l.n, l.c, l.s, x.data_ptr_raw(), ptr(w), ptr(b), ptr(rm.work),
-                                     ptr(rv.work), training, momentum, eps, r.output.data_ptr_raw(),
-                                     r.save_mean.data_ptr_raw(), r.save_invstd.data_ptr_raw());
-  } else {
-#ifdef COLONY_WITH_CUDA
-    cuda::DeviceGuard guard(x.device().index);
-    kernels::cuda::batch_norm_forward(x.dtype(), l.n, l.c, l.s, x.data_ptr_raw(), ptr(w), ptr(b), ptr(rm.work),
-                                      ptr(rv.work), training, momentum, eps, r.output.data_ptr_raw(),
-                                      r.save_mean.data_ptr_raw(), r.save_invstd.data_ptr_raw(),
-                                      current_stream(x.device()).handle());
-#else
-    no_cuda(op);
-#endif
-  }
+  backend_for(x.device())
+      .batch_norm_forward(x.dtype(), l.n, l.c, l.s, x.data_ptr_raw(), ptr(w), ptr(b), ptr(rm.work), ptr(rv.work),
+                          training, momentum, eps, r.output.data_ptr_raw(), r.save_mean.data_ptr_raw(),
+                          r.save_invstd.data_ptr_raw());
   if (training) {
     rm.finish();
     rv.finish();
@@ -158,21 +136,10 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_output, const Tensor& inpu
   Tensor gy = contiguous(grad_output), x = contiguous(input);
   Tensor w = weight.defined() ? contiguous(weight) : Tensor();
   Tensor mean = contiguous(save_mean), invstd = contiguous(save_invstd);
-  if (x.is_cpu()) {
-    kernels::cpu::batch_norm_backward(x.dtype(), l.n, l.c, l.s, gy.data_ptr_raw(), x.data_ptr_raw(), ptr(w),
-                                      mean.data_ptr_raw(), invstd.data_ptr_raw(), training, ptr(grads.grad_input),
-                                      ptr(grads.grad_weight), ptr(grads.grad_bias));
-    return grads;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(x.device().index);
-  kernels::cuda::batch_norm_backward(x.dtype(), l.n, l.c, l.s, gy.data_ptr_raw(), x.data_ptr_raw(), ptr(w),
-                                     mean.data_ptr_raw(), invstd.data_ptr_raw(), training, ptr(grads.grad_input),
-                                     ptr(grads.grad_weight), ptr(grads.grad_bias),
-                                     current_stream(x.device()).handle());
-#else
-  no_cuda(op);
-#endif
+  backend_for(x.device())
+      .batch_norm_backward(x.dtype(), l.n, l.c, l.s, gy.data_ptr_raw(), x.data_ptr_raw(), ptr(w), mean.data_ptr_raw(),
+                           invstd.data_ptr_raw(), training, ptr(grads.grad_input), ptr(grads.grad_weight),
+                           ptr(grads.grad_bias));
   return grads;
 }
 

@@ -2,17 +2,11 @@
 // (kernels/cpu/conv.h) or cuDNN (kernels/cuda/cudnn_conv.h).
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "kernels/common/conv_geometry.h"
-#include "kernels/cpu/conv.h"
+#include "tensor/backend.h"
 #include "tensor/raw_nn_ops.h"
 #include "tensor/raw_ops.h"
-#include "tensor/stream.h"
-#ifdef COLONY_WITH_CUDA
-#include "kernels/cuda/cudnn_conv.h"
-#include "tensor/cuda.h"
-#endif
 
 namespace colony::raw {
 namespace {
@@ -109,22 +103,6 @@ kernels::Conv2dGeometry conv_geometry(const Shape& in, const Shape& wt, const Co
 
 Shape output_shape(const kernels::Conv2dGeometry& g) { return {g.batch, g.out_channels, g.out_h, g.out_w}; }
 
-#ifdef COLONY_WITH_CUDA
-// cuDNN asks for scratch memory once it has chosen an algorithm; it comes from the caching
-// allocator as a byte tensor and is released (to the cache, stream-ordered) after the call.
-struct Workspaces {
-  Device device;
-  std::vector<Tensor> held;
-  kernels::cuda::WorkspaceAllocator allocator() {
-    return [this](size_t bytes) -> void* {
-      if (bytes == 0) return nullptr;
-      held.push_back(empty({static_cast<int64_t>(bytes)}, TensorOptions(kUInt8).device(device)));
-      return held.back().data_ptr_raw();
-    };
-  }
-};
-#endif
-
 }  // namespace
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int2 stride, Int2 padding, Int2 dilation,
@@ -149,18 +127,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
   Tensor y = empty(output_shape(g), TensorOptions(input.dtype()).device(input.device()));
   if (y.numel() == 0) return y;
   const void* bp = b.defined() ? b.data_ptr_raw() : nullptr;
-  if (x.is_cpu()) {
-    kernels::cpu::conv2d_forward(x.dtype(), g, x.data_ptr_raw(), w.data_ptr_raw(), bp, y.data_ptr_raw());
-    return y;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(x.device().index);
-  Workspaces ws{x.device(), {}};
-  kernels::cuda::conv2d_forward(x.dtype(), g, x.data_ptr_raw(), w.data_ptr_raw(), bp, y.data_ptr_raw(),
-                                current_stream(x.device()).handle(), ws.allocator());
-#else
-  throw std::logic_error("conv2d: a CUDA tensor reached a build without CUDA");
-#endif
+  backend_for(x.device()).conv2d_forward(x.dtype(), g, x.data_ptr_raw(), w.data_ptr_raw(), bp, y.data_ptr_raw());
   return y;
 }
 
@@ -196,20 +163,9 @@ Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, cons
   Tensor x = output_mask[1] ? contiguous(input) : Tensor();
   Tensor w = output_mask[0] ? contiguous(weight) : Tensor();
   auto ptr = [](const Tensor& t) -> void* { return t.defined() ? t.data_ptr_raw() : nullptr; };
-  if (input.is_cpu()) {
-    kernels::cpu::conv2d_backward(input.dtype(), g, gy.data_ptr_raw(), ptr(x), ptr(w), ptr(grads.grad_input),
-                                  ptr(grads.grad_weight), ptr(grads.grad_bias));
-    return grads;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(input.device().index);
-  Workspaces ws{input.device(), {}};
-  kernels::cuda::conv2d_backward(input.dtype(), g, gy.data_ptr_raw(), ptr(x), ptr(w), ptr(grads.grad_input),
-                                 ptr(grads.grad_weight), ptr(grads.grad_bias), current_stream(input.device()).handle(),
-                                 ws.allocator());
-#else
-  throw std::logic_error("conv2d_backward: a CUDA tensor reached a build without CUDA");
-#endif
+  backend_for(input.device())
+      .conv2d_backward(input.dtype(), g, gy.data_ptr_raw(), ptr(x), ptr(w), ptr(grads.grad_input),
+                       ptr(grads.grad_weight), ptr(grads.grad_bias));
   return grads;
 }
 

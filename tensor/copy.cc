@@ -2,24 +2,14 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cpu/copy.h"
+#include "tensor/backend.h"
 #include "tensor/cuda.h"
 #include "tensor/kernel_layout.h"
 #include "tensor/raw_ops.h"
-#ifdef COLONY_WITH_CUDA
-#include "kernels/cuda/copy.h"
-#include "kernels/cuda/runtime.h"
 #include "tensor/stream.h"
-#endif
 
 namespace colony::raw {
 namespace {
-
-#ifndef COLONY_WITH_CUDA
-[[noreturn]] void no_cuda(const char* op) {
-  throw std::logic_error(std::string(op) + ": a CUDA tensor reached a build without CUDA support");
-}
-#endif
 
 void check_defined(const Tensor& t, const char* op) {
   if (!t.defined()) throw std::invalid_argument(std::string(op) + ": expected a defined tensor");
@@ -29,25 +19,16 @@ void check_defined(const Tensor& t, const char* op) {
 void copy_same_device(const Tensor& dst, const Tensor& src) {
   auto ls = broadcast_layout(src, dst.sizes(), "copy_");
   auto ld = kernel_layout(dst, "copy_");
-  if (dst.is_cpu()) {
-    kernels::cpu::copy(src.dtype(), src.data_ptr_raw(), ls, dst.dtype(), dst.data_ptr_raw(), ld);
-    return;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(dst.device().index);
-  kernels::cuda::copy(src.dtype(), src.data_ptr_raw(), ls, dst.dtype(), dst.data_ptr_raw(), ld,
-                      current_stream(dst.device()).handle());
-#else
-  no_cuda("copy_");
-#endif
+  backend_for(dst.device()).copy(src.dtype(), src.data_ptr_raw(), ls, dst.dtype(), dst.data_ptr_raw(), ld);
 }
 
-#ifdef COLONY_WITH_CUDA
 // Transfers move dense bytes: the source is made dense (in its own dtype, on its own device) with
 // dst's shape, and lands in dst directly when dst is dense and of that dtype, otherwise in a dense
 // buffer on dst's device that a conversion kernel then copies into dst. Converting after the move
-// keeps uint8 images uint8 over the bus.
+// keeps uint8 images uint8 over the bus. The bytes move on the source device's stream, except from
+// the host, where they move on dst's.
 void copy_across_devices(const Tensor& dst, const Tensor& src, bool non_blocking) {
+  const Backend& mover = backend_for(src.is_cpu() ? dst.device() : src.device());
   Tensor stage = src;
   if (src.sizes() != dst.sizes() || !src.is_contiguous()) {
     stage = empty(dst.sizes(), TensorOptions(src.dtype()).device(src.device()));
@@ -56,30 +37,22 @@ void copy_across_devices(const Tensor& dst, const Tensor& src, bool non_blocking
   const bool direct = dst.is_contiguous() && dst.dtype() == stage.dtype();
   Tensor landing = direct ? dst : empty(dst.sizes(), TensorOptions(stage.dtype()).device(dst.device()));
   const size_t nbytes = static_cast<size_t>(stage.nbytes());
-  using kernels::cuda::CopyKind;
   if (src.is_cpu()) {
     // Asynchronous only from the caller's own pinned memory: a pageable or temporary source must be
     // fully read before this returns.
     const bool async = non_blocking && stage.is_same(src) && src.is_pinned();
-    cuda::DeviceGuard guard(dst.device().index);
-    kernels::cuda::memcpy(landing.data_ptr_raw(), stage.data_ptr_raw(), nbytes, CopyKind::HostToDevice,
-                          current_stream(dst.device()).handle(), async);
+    mover.memcpy(landing.data_ptr_raw(), stage.data_ptr_raw(), nbytes, MemcpyKind::HostToDevice, async);
   } else if (dst.is_cpu()) {
     const bool async = non_blocking && direct && dst.is_pinned();
-    cuda::DeviceGuard guard(src.device().index);
-    kernels::cuda::memcpy(landing.data_ptr_raw(), stage.data_ptr_raw(), nbytes, CopyKind::DeviceToHost,
-                          current_stream(src.device()).handle(), async);
+    mover.memcpy(landing.data_ptr_raw(), stage.data_ptr_raw(), nbytes, MemcpyKind::DeviceToHost, async);
   } else {
     // Between two GPUs: wait for work on dst's stream that may still read the memory we overwrite,
     // then copy on the source's stream (which produced `stage`) and wait for it.
     current_stream(dst.device()).synchronize();
-    cuda::DeviceGuard guard(src.device().index);
-    kernels::cuda::memcpy(landing.data_ptr_raw(), stage.data_ptr_raw(), nbytes, CopyKind::DeviceToDevice,
-                          current_stream(src.device()).handle(), /*async=*/false);
+    mover.memcpy(landing.data_ptr_raw(), stage.data_ptr_raw(), nbytes, MemcpyKind::DeviceToDevice, /*async=*/false);
   }
   if (!direct) copy_same_device(dst, landing);
 }
-#endif
 
 void copy_into(const Tensor& dst, const Tensor& src, bool non_blocking) {
   check_defined(dst, "copy_");
@@ -100,12 +73,7 @@ void copy_into(const Tensor& dst, const Tensor& src, bool non_blocking) {
     copy_same_device(dst, src);
     return;
   }
-#ifdef COLONY_WITH_CUDA
   copy_across_devices(dst, src, non_blocking);
-#else
-  (void)non_blocking;
-  no_cuda("copy_");
-#endif
 }
 
 }  // namespace
@@ -160,16 +128,7 @@ void fill_(Tensor& t, double value) {
     auto l = kernel_layout(t, "fill_");
     for (int d = 0; d < l.ndim; ++d)
       if (l.strides[d] == 0) l.sizes[d] = 1;
-    if (t.is_cpu()) {
-      kernels::cpu::fill(t.dtype(), t.data_ptr_raw(), l, value);
-    } else {
-#ifdef COLONY_WITH_CUDA
-      cuda::DeviceGuard guard(t.device().index);
-      kernels::cuda::fill(t.dtype(), t.data_ptr_raw(), l, value, current_stream(t.device()).handle());
-#else
-      no_cuda("fill_");
-#endif
-    }
+    backend_for(t.device()).fill(t.dtype(), t.data_ptr_raw(), l, value);
   }
   t.storage()->bump_version();
 }

@@ -3,13 +3,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cpu/gemm.h"
+#include "tensor/backend.h"
 #include "tensor/raw_ops.h"
-#include "tensor/stream.h"
-#ifdef COLONY_WITH_CUDA
-#include "kernels/cuda/blas.h"
-#include "tensor/cuda.h"
-#endif
 
 namespace colony::raw {
 namespace {
@@ -87,17 +82,7 @@ void run_gemm(Tensor& out, const Tensor& a, const Tensor& b, double beta, double
   Tensor keep_a, keep_b;
   kernels::MatrixArg ma = matrix_arg(a, keep_a), mb = matrix_arg(b, keep_b);
   int64_t out_bs = nd == 3 ? m * n : 0;
-  if (out.is_cpu()) {
-    kernels::cpu::gemm(out.dtype(), batch, m, n, k, ma, mb, out.data_ptr_raw(), n, out_bs, alpha, beta);
-    return;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(out.device().index);
-  kernels::cuda::gemm(out.dtype(), batch, m, n, k, ma, mb, out.data_ptr_raw(), n, out_bs, alpha, beta,
-                      current_stream(out.device()).handle());
-#else
-  throw std::logic_error("mm: a CUDA tensor reached a build without CUDA");
-#endif
+  backend_for(out.device()).gemm(out.dtype(), batch, m, n, k, ma, mb, out.data_ptr_raw(), n, out_bs, alpha, beta);
 }
 
 }  // namespace

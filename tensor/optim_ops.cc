@@ -2,11 +2,7 @@
 
 #include <stdexcept>
 
-#include "kernels/cpu/optim.h"
-#include "tensor/stream.h"
-#ifdef COLONY_WITH_CUDA
-#include "kernels/cuda/optim.h"
-#endif
+#include "tensor/backend.h"
 
 namespace colony::raw {
 namespace {
@@ -28,14 +24,7 @@ void sgd_step_(Tensor& param, const Tensor& grad, Tensor& buf, const kernels::Sg
   check_like("sgd_step", "gradient", param, grad);
   if (s.momentum != 0) check_like("sgd_step", "momentum buffer", param, buf);
   void* b = s.momentum != 0 ? buf.data_ptr_raw() : nullptr;
-  if (param.is_cpu()) {
-    kernels::cpu::sgd_step(param.dtype(), param.numel(), param.data_ptr_raw(), grad.data_ptr_raw(), b, s);
-  } else {
-#ifdef COLONY_WITH_CUDA
-    kernels::cuda::sgd_step(param.dtype(), param.numel(), param.data_ptr_raw(), grad.data_ptr_raw(), b, s,
-                            current_stream(param.device()).handle());
-#endif
-  }
+  backend_for(param.device()).sgd_step(param.dtype(), param.numel(), param.data_ptr_raw(), grad.data_ptr_raw(), b, s);
   param.storage()->bump_version();
 }
 
@@ -46,15 +35,9 @@ void adam_step_(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, Tensor&
   check_like("adam_step", "exp_avg_sq", param, v);
   if (a.amsgrad) check_like("adam_step", "max_exp_avg_sq", param, vmax);
   void* vx = a.amsgrad ? vmax.data_ptr_raw() : nullptr;
-  if (param.is_cpu()) {
-    kernels::cpu::adam_step(param.dtype(), param.numel(), param.data_ptr_raw(), grad.data_ptr_raw(), m.data_ptr_raw(),
-                            v.data_ptr_raw(), vx, a);
-  } else {
-#ifdef COLONY_WITH_CUDA
-    kernels::cuda::adam_step(param.dtype(), param.numel(), param.data_ptr_raw(), grad.data_ptr_raw(), m.data_ptr_raw(),
-                             v.data_ptr_raw(), vx, a, current_stream(param.device()).handle());
-#endif
-  }
+  backend_for(param.device())
+      .adam_step(param.dtype(), param.numel(), param.data_ptr_raw(), grad.data_ptr_raw(), m.data_ptr_raw(),
+                 v.data_ptr_raw(), vx, a);
   param.storage()->bump_version();
 }
 

@@ -4,14 +4,9 @@
 #include <string>
 
 #include "kernels/common/conv_geometry.h"
-#include "kernels/cpu/pool.h"
+#include "tensor/backend.h"
 #include "tensor/raw_nn_ops.h"
 #include "tensor/raw_ops.h"
-#include "tensor/stream.h"
-#ifdef COLONY_WITH_CUDA
-#include "kernels/cuda/pool.h"
-#include "tensor/cuda.h"
-#endif
 
 namespace colony::raw {
 namespace {
@@ -115,12 +110,6 @@ void check_grad(const Tensor& grad, const Shape& expected, const char* op) {
   }
 }
 
-#ifndef COLONY_WITH_CUDA
-[[noreturn]] void no_cuda(const char* op) {
-  throw std::logic_error(std::string(op) + ": a CUDA tensor reached a build without CUDA");
-}
-#endif
-
 }  // namespace
 
 MaxPool2dResult max_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride, Int2 padding,
@@ -134,18 +123,8 @@ MaxPool2dResult max_pool2d(const Tensor& input, Int2 kernel_size, std::optional<
   r.indices = empty(out_shape, TensorOptions(kInt64).device(input.device()));
   if (r.output.numel() == 0) return r;
   Tensor x = contiguous(input);
-  if (x.is_cpu()) {
-    kernels::cpu::max_pool2d_forward(x.dtype(), g, x.data_ptr_raw(), r.output.data_ptr_raw(),
-                                     r.indices.data_ptr<int64_t>());
-    return r;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(x.device().index);
-  kernels::cuda::max_pool2d_forward(x.dtype(), g, x.data_ptr_raw(), r.output.data_ptr_raw(),
-                                    r.indices.data_ptr<int64_t>(), current_stream(x.device()).handle());
-#else
-  no_cuda(op);
-#endif
+  backend_for(x.device())
+      .max_pool2d_forward(x.dtype(), g, x.data_ptr_raw(), r.output.data_ptr_raw(), r.indices.data_ptr<int64_t>());
   return r;
 }
 
@@ -186,17 +165,8 @@ Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& indices, con
   check_input(gx, op);
   if (gx.numel() == 0) return gx;
   Tensor gy = contiguous(grad_output), idx = contiguous(indices);
-  if (gy.is_cpu()) {
-    kernels::cpu::max_pool2d_backward(gy.dtype(), g, gy.data_ptr_raw(), idx.data_ptr<int64_t>(), gx.data_ptr_raw());
-    return gx;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(gy.device().index);
-  kernels::cuda::max_pool2d_backward(gy.dtype(), g, gy.data_ptr_raw(), idx.data_ptr<int64_t>(), gx.data_ptr_raw(),
-                                     current_stream(gy.device()).handle());
-#else
-  no_cuda(op);
-#endif
+  backend_for(gy.device())
+      .max_pool2d_backward(gy.dtype(), g, gy.data_ptr_raw(), idx.data_ptr<int64_t>(), gx.data_ptr_raw());
   return gx;
 }
 
@@ -212,17 +182,8 @@ Tensor avg_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> str
   if (y.numel() == 0) return y;
   Tensor x = contiguous(input);
   const int64_t divisor = divisor_override.value_or(0);
-  if (x.is_cpu()) {
-    kernels::cpu::avg_pool2d_forward(x.dtype(), g, count_include_pad, divisor, x.data_ptr_raw(), y.data_ptr_raw());
-    return y;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(x.device().index);
-  kernels::cuda::avg_pool2d_forward(x.dtype(), g, count_include_pad, divisor, x.data_ptr_raw(), y.data_ptr_raw(),
-                                    current_stream(x.device()).handle());
-#else
-  no_cuda(op);
-#endif
+  backend_for(x.device())
+      .avg_pool2d_forward(x.dtype(), g, count_include_pad, divisor, x.data_ptr_raw(), y.data_ptr_raw());
   return y;
 }
 
@@ -241,17 +202,8 @@ Tensor avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape, 
   if (gx.numel() == 0) return gx;
   Tensor gy = contiguous(grad_output);
   const int64_t divisor = divisor_override.value_or(0);
-  if (gy.is_cpu()) {
-    kernels::cpu::avg_pool2d_backward(gy.dtype(), g, count_include_pad, divisor, gy.data_ptr_raw(), gx.data_ptr_raw());
-    return gx;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(gy.device().index);
-  kernels::cuda::avg_pool2d_backward(gy.dtype(), g, count_include_pad, divisor, gy.data_ptr_raw(), gx.data_ptr_raw(),
-                                     current_stream(gy.device()).handle());
-#else
-  no_cuda(op);
-#endif
+  backend_for(gy.device())
+      .avg_pool2d_backward(gy.dtype(), g, count_include_pad, divisor, gy.data_ptr_raw(), gx.data_ptr_raw());
   return gx;
 }
 
@@ -280,17 +232,7 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size) {
   Tensor y = empty(with_spatial(input.sizes(), g.out_h, g.out_w), TensorOptions(input.dtype()).device(input.device()));
   if (y.numel() == 0) return y;
   Tensor x = contiguous(input);
-  if (x.is_cpu()) {
-    kernels::cpu::adaptive_avg_pool2d_forward(x.dtype(), g, x.data_ptr_raw(), y.data_ptr_raw());
-    return y;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(x.device().index);
-  kernels::cuda::adaptive_avg_pool2d_forward(x.dtype(), g, x.data_ptr_raw(), y.data_ptr_raw(),
-                                             current_stream(x.device()).handle());
-#else
-  no_cuda(op);
-#endif
+  backend_for(x.device()).adaptive_avg_pool2d_forward(x.dtype(), g, x.data_ptr_raw(), y.data_ptr_raw());
   return y;
 }
 
@@ -311,17 +253,7 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Shape& inpu
   if (gx.numel() == 0) return gx;
   if (grad_output.numel() == 0) return gx.zero_();
   Tensor gy = contiguous(grad_output);
-  if (gy.is_cpu()) {
-    kernels::cpu::adaptive_avg_pool2d_backward(gy.dtype(), g, gy.data_ptr_raw(), gx.data_ptr_raw());
-    return gx;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(gy.device().index);
-  kernels::cuda::adaptive_avg_pool2d_backward(gy.dtype(), g, gy.data_ptr_raw(), gx.data_ptr_raw(),
-                                              current_stream(gy.device()).handle());
-#else
-  no_cuda(op);
-#endif
+  backend_for(gy.device()).adaptive_avg_pool2d_backward(gy.dtype(), g, gy.data_ptr_raw(), gx.data_ptr_raw());
   return gx;
 }
 
