@@ -1,4 +1,4 @@
-// LeNet on CIFAR-10: the user's program of DESIGN.md with flags, progress, metrics, checkpoints
+// LeNet on CIFAR-10: the user's program of docs/ARCHITECTURE.md with flags, progress, metrics, checkpoints
 // and a benchmark mode. Without CIFAR-10 on disk it trains on the synthetic CIFAR-10-shaped set.
 #include <unistd.h>
 
