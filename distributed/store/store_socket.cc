@@ -32,7 +32,7 @@ in_addr resolve_host(const std::string& host) {
   addrinfo* res = nullptr;
   int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
   if (rc != 0 || res == nullptr) {
-    throw StoreError("store: cannot resolve host \"" + host + "\": " + gai_strerror(rc));
+    throw StoreError("cannot resolve host \"" + host + "\": " + gai_strerror(rc));
   }
   in_addr a = reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr;
   freeaddrinfo(res);
@@ -64,7 +64,7 @@ StoreSocket::StoreSocket(const StoreConnectOptions& o)
   std::string last_error;
   while (true) {
     int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (s < 0) throw StoreError("store: socket() failed: " + errno_text(errno));
+    if (s < 0) throw StoreError("socket() failed: " + errno_text(errno));
     sockaddr_in sa{};
     sa.sin_family = AF_INET;
     sa.sin_addr = addr;
@@ -79,7 +79,7 @@ StoreSocket::StoreSocket(const StoreConnectOptions& o)
     close(s);
     const auto now = Clock::now();
     if (now + backoff > deadline) {
-      throw StoreError("store: could not connect to " + o.description + " at " + where_ + " within " +
+      throw StoreError("could not connect to " + o.description + " at " + where_ + " within " +
                        std::to_string(o.timeout.count()) + " ms (last error: " + last_error + ")");
     }
     if (now >= next_report) {
@@ -96,7 +96,7 @@ StoreSocket::~StoreSocket() {
 }
 
 void StoreSocket::lost() const {
-  throw StoreError("store: lost connection to " + description_ + " at " + where_ +
+  throw StoreError("lost connection to " + description_ + " at " + where_ +
                    " (the process hosting it probably exited)");
 }
 
@@ -133,7 +133,7 @@ void StoreSocket::recv_exact(void* out, size_t n, milliseconds limit) {
   while (got < n) {
     auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
     if (left.count() <= 0 || !wait_readable(left)) {
-      throw StoreError("store: " + description_ + " at " + where_ + " stopped answering");
+      throw StoreError(description_ + " at " + where_ + " stopped answering");
     }
     ssize_t k = recv(fd_, p + got, n - got, 0);
     if (k > 0) {
