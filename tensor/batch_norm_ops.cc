@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "tensor/backend.h"
+#include "tensor/device_backend.h"
 #include "tensor/raw_nn_ops.h"
 #include "tensor/raw_ops.h"
 

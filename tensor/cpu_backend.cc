@@ -13,7 +13,7 @@
 #include "kernels/cpu/random.h"
 #include "kernels/cpu/reduce.h"
 #include "kernels/cpu/softmax.h"
-#include "tensor/backend.h"
+#include "tensor/device_backend.h"
 
 namespace colony {
 namespace {
@@ -55,7 +55,7 @@ class CpuBackend final : public Backend {
   void fill(DType dtype, void* out, const Layout& out_layout, double value) const override {
     k::fill(dtype, out, out_layout, value);
   }
-  void memcpy(void*, const void*, size_t, MemcpyKind, bool) const override {
+  void memcpy(void*, const void*, size_t, MemcpyKind, const Stream&, bool) const override {
     // copy.cc asks the backend of the CUDA side of a transfer; two CPU tensors are on one device.
     throw std::logic_error("memcpy: the CPU backend has no device memory to transfer to or from");
   }

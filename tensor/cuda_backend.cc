@@ -16,7 +16,7 @@
 #include "kernels/cuda/reduce.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/cuda/softmax.h"
-#include "tensor/backend.h"
+#include "tensor/device_backend.h"
 #include "tensor/cuda.h"
 #include "tensor/raw_ops.h"
 #include "tensor/stream.h"
@@ -86,9 +86,10 @@ class CudaBackend final : public Backend {
   void fill(DType dtype, void* out, const Layout& out_layout, double value) const override {
     run(k::fill, dtype, out, out_layout, value);
   }
-  void memcpy(void* dst, const void* src, size_t nbytes, MemcpyKind kind, bool async) const override {
+  void memcpy(void* dst, const void* src, size_t nbytes, MemcpyKind kind, const Stream& stream,
+              bool async) const override {
     cuda::DeviceGuard guard(device_.index);
-    k::memcpy(dst, src, nbytes, copy_kind(kind), current_stream(device_).handle(), async);
+    k::memcpy(dst, src, nbytes, copy_kind(kind), stream.handle(), async);
   }
 
   void sum(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, int64_t len, int64_t inner,

@@ -1,11 +1,11 @@
 // Elementwise front functions: device, shape and dtype checks, type promotion, output allocation,
-// and one call through the device seam (tensor/backend.h). The math is kernels/common/elementwise_functors.h.
+// and one call through the device seam (tensor/device_backend.h). The math is kernels/common/elementwise_functors.h.
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
 #include "kernels/common/elementwise_functors.h"
-#include "tensor/backend.h"
+#include "tensor/device_backend.h"
 #include "tensor/elementwise_detail.h"
 #include "tensor/kernel_layout.h"
 #include "tensor/raw_ops.h"

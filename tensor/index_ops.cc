@@ -5,7 +5,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "tensor/backend.h"
+#include "tensor/device_backend.h"
 #include "tensor/kernel_layout.h"
 #include "tensor/raw_ops.h"
 

@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "tensor/backend.h"
+#include "tensor/device_backend.h"
 
 namespace colony::raw {
 namespace {

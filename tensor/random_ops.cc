@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "kernels/common/philox.h"
-#include "tensor/backend.h"
+#include "tensor/device_backend.h"
 #include "tensor/grad_mode.h"
 #include "tensor/inplace_check.h"
 #include "tensor/raw_ops.h"

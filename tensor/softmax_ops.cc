@@ -2,7 +2,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "tensor/backend.h"
+#include "tensor/device_backend.h"
 #include "tensor/raw_ops.h"
 
 namespace colony::raw {

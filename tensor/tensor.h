@@ -25,6 +25,8 @@
 
 namespace colony {
 
+class Stream;
+
 namespace autograd {
 struct Node;
 }
@@ -110,6 +112,12 @@ class Tensor {
   double item() const { return item<double>(); }
   std::string str() const;  // the operator<< text
   bool is_pinned() const;   // host memory the GPU can read asynchronously (pin_memory())
+  // Tells the caching allocator that work queued on `stream` (not the stream the memory was
+  // allocated on) uses this tensor's memory: when the tensor dies, the memory is reused only after
+  // that work is done (torch.Tensor.record_stream). For CUDA tensors the stream must be on the
+  // tensor's device; for pinned host tensors any CUDA stream (an asynchronous copy's); ordinary
+  // host memory is never read asynchronously, so nothing is recorded.
+  void record_stream(const Stream& stream) const;
 
   // ---- raw in-place writes (tensor/): bump the version; not recorded by autograd, so refused
   // while grad mode is on on any tensor that requires grad (tensor/inplace_check.h) ----

@@ -1,5 +1,5 @@
 // backend_for: the one place that maps a device to the backend running its kernels.
-#include "tensor/backend.h"
+#include "tensor/device_backend.h"
 
 #include <stdexcept>
 #include <string>

@@ -20,6 +20,7 @@
 #include "kernels/common/matrix.h"
 #include "kernels/common/optim_functors.h"
 #include "tensor/device.h"
+#include "tensor/stream.h"
 
 namespace colony {
 
@@ -52,8 +53,10 @@ class Backend {
                     const Layout& dst_layout) const = 0;
   virtual void fill(DType dtype, void* out, const Layout& out_layout, double value) const = 0;
   // nbytes dense bytes between the host and this device, or from this device to another, queued on
-  // this device's current stream; returns once they have landed unless `async`.
-  virtual void memcpy(void* dst, const void* src, size_t nbytes, MemcpyKind kind, bool async) const = 0;
+  // `stream` (a stream of this device: the current one, or copy.cc's upload stream); returns once
+  // they have landed unless `async`.
+  virtual void memcpy(void* dst, const void* src, size_t nbytes, MemcpyKind kind, const Stream& stream,
+                      bool async) const = 0;
 
   // --- reductions (kernels/cpu/reduce.h) ---
   virtual void sum(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, int64_t len, int64_t inner,

@@ -1,6 +1,6 @@
 // The device seam: backend_for() picks the backend of a device, the CPU backend runs the CPU
 // kernels, and a device this process cannot use is refused with check_device's message.
-#include "tensor/backend.h"
+#include "tensor/device_backend.h"
 
 #include <gtest/gtest.h>
 
@@ -44,7 +44,7 @@ TEST(Backend, CpuBackendRunsTheCpuKernels) {
 TEST(Backend, CpuBackendHasNoDeviceMemoryToTransfer) {
   float x = 1, y = 0;
   EXPECT_TRUE(throws_with<std::logic_error>(
-      [&] { backend_for(kCPU).memcpy(&y, &x, sizeof x, MemcpyKind::HostToDevice, false); }, "CPU backend"));
+      [&] { backend_for(kCPU).memcpy(&y, &x, sizeof x, MemcpyKind::HostToDevice, Stream(), false); }, "CPU backend"));
 }
 
 TEST(Backend, UnusableCudaDeviceIsRefusedWithTheReason) {
