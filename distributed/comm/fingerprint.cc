@@ -38,6 +38,14 @@ std::string call_signature(const Fingerprint& f) {
   return s + ")";
 }
 
+std::string work_name(const Fingerprint& f) { return std::string(op_name(f.kind)) + " #" + std::to_string(f.seq); }
+
+std::string work_description(const Fingerprint& f) {
+  if (static_cast<OpKind>(f.kind) == OpKind::kBarrier) return work_name(f);
+  const std::string sig = call_signature(f);  // "allreduce(float32, ...)" -> "allreduce #12 (float32, ...)"
+  return work_name(f) + " " + sig.substr(sig.find('('));
+}
+
 std::string describe_mismatch(const std::vector<Fingerprint>& all, int my_rank) {
   if (std::all_of(all.begin(), all.end(), [&](const Fingerprint& f) { return same_call(f, all[0]); })) return "";
   const uint64_t seq = all[my_rank].seq;

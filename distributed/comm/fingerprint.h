@@ -30,6 +30,11 @@ static_assert(sizeof(Fingerprint) == 40, "Fingerprint is exchanged as 40 raw byt
 
 bool same_call(const Fingerprint& a, const Fingerprint& b);
 
+// What a Work is called in messages: "allreduce #12", and with its call,
+// "allreduce #12 (float32, 1000 elements, sum)" ("barrier #3" for a barrier).
+std::string work_name(const Fingerprint& f);
+std::string work_description(const Fingerprint& f);
+
 // "allreduce(float32, 1000 elements, sum)", "broadcast(float32, 1000 elements, root 0)",
 // "allgather(int64, 8 elements per rank)", "barrier()".
 std::string call_signature(const Fingerprint& f);

@@ -1,5 +1,5 @@
 // One interface for collective communication between the ranks of a job. Gloo implements it for
-// CPU tensors (process_group_gloo.h); NCCL will implement it for CUDA tensors.
+// CPU tensors (gloo/process_group_gloo.h), NCCL for CUDA tensors (nccl/process_group_nccl.h).
 //
 // Every collective is asynchronous: it is queued in call order and returns a Work at once; the
 // backend runs it (Gloo: on its communication thread) while the caller goes on computing.

@@ -11,13 +11,7 @@ std::string ms_str(std::chrono::milliseconds t) { return std::to_string(t.count(
 }  // namespace
 
 QueuedWork::QueuedWork(const Fingerprint& fp, std::chrono::milliseconds timeout)
-    : name_(std::string(op_name(fp.kind)) + " #" + std::to_string(fp.seq)), timeout_(timeout) {
-  description_ = name_;
-  if (static_cast<OpKind>(fp.kind) != OpKind::kBarrier) {
-    const std::string sig = call_signature(fp);  // "allreduce(float32, ...)" -> "allreduce #12 (float32, ...)"
-    description_ += " " + sig.substr(sig.find('('));
-  }
-}
+    : name_(work_name(fp)), description_(work_description(fp)), timeout_(timeout) {}
 
 bool QueuedWork::is_completed() const {
   std::lock_guard<std::mutex> lock(mu_);
