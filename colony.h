@@ -9,6 +9,7 @@
 #include "log/log.h"
 #include "nn/nn.h"
 #include "optim/optim.h"
+#include "tensor/backends.h"
 #include "tensor/cuda.h"
 #include "tensor/random.h"
 #include "tensor/raw_ops.h"

@@ -1,5 +1,5 @@
 // The default process group, set up from the launcher's environment, and the job-wide helpers a
-// training program calls (the user's program in DESIGN.md).
+// training program calls (the user's program in docs/ARCHITECTURE.md).
 //
 // init_process_group() reads rank and world size from the options or the environment:
 //   torchrun / colonyrun: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT

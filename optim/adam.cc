@@ -24,11 +24,18 @@ Adam::Adam(std::vector<Tensor> params, const AdamOptions& options) : Adam(std::m
 
 Adam::Adam(std::vector<Tensor> params, const AdamOptions& o, bool decoupled)
     : Optimizer(std::move(params), o.to_map()), decoupled_(decoupled) {
-  if (o.lr() < 0) throw std::invalid_argument("Adam: invalid learning rate " + std::to_string(o.lr()));
-  if (o.eps() < 0) throw std::invalid_argument("Adam: invalid epsilon value " + std::to_string(o.eps()));
-  if (o.beta1() < 0 || o.beta1() >= 1) throw std::invalid_argument("Adam: invalid beta parameter at index 0: " + std::to_string(o.beta1()));
-  if (o.beta2() < 0 || o.beta2() >= 1) throw std::invalid_argument("Adam: invalid beta parameter at index 1: " + std::to_string(o.beta2()));
-  if (o.weight_decay() < 0) throw std::invalid_argument("Adam: invalid weight_decay value " + std::to_string(o.weight_decay()));
+  for (const auto& g : param_groups()) check_options(g.options);
+}
+
+// PyTorch's checks, written so that NaN fails them too (every comparison with NaN is false).
+void Adam::check_options(const HyperParams& o) const {
+  Optimizer::check_options(o);
+  const double lr = o.at("lr"), eps = o.at("eps"), b1 = o.at("beta1"), b2 = o.at("beta2"), wd = o.at("weight_decay");
+  if (!(lr >= 0)) throw std::invalid_argument("Adam: invalid learning rate " + std::to_string(lr));
+  if (!(eps >= 0)) throw std::invalid_argument("Adam: invalid epsilon value " + std::to_string(eps));
+  if (!(b1 >= 0 && b1 < 1)) throw std::invalid_argument("Adam: invalid beta parameter at index 0: " + std::to_string(b1));
+  if (!(b2 >= 0 && b2 < 1)) throw std::invalid_argument("Adam: invalid beta parameter at index 1: " + std::to_string(b2));
+  if (!(wd >= 0)) throw std::invalid_argument("Adam: invalid weight_decay value " + std::to_string(wd));
 }
 
 void Adam::step() {

@@ -1,5 +1,6 @@
 #include "optim/checkpoint.h"
 
+#include <limits>
 #include <stdexcept>
 
 #include "nn/safetensors.h"
@@ -10,18 +11,26 @@ namespace {
 const std::string kModel = "model.";
 const std::string kOptim = "optim.";
 
-uint64_t parse_u64(const std::map<std::string, std::string>& meta, const std::string& key, const std::string& path) {
+// A decimal counter from the metadata, at most `max`. Digits only: std::stoull would take "-1"
+// as 2^64-1 and " +5" as 5, and an epoch of "-1" or 2^63 (negative once an int64) made a resumed
+// run count its epochs up from far below zero, for ever.
+uint64_t parse_counter(const std::map<std::string, std::string>& meta, const std::string& key, const std::string& path,
+                       uint64_t max) {
   auto it = meta.find(key);
   if (it == meta.end()) throw std::runtime_error("checkpoint " + path + ": metadata has no \"" + key + "\"");
-  try {
-    size_t used = 0;
-    uint64_t v = std::stoull(it->second, &used);
-    if (used != it->second.size()) throw std::invalid_argument(it->second);
-    return v;
-  } catch (const std::exception&) {
-    throw std::runtime_error("checkpoint " + path + ": metadata \"" + key + "\" = \"" + it->second +
-                             "\" is not an unsigned integer");
+  const std::string& text = it->second;
+  uint64_t v = 0;
+  bool ok = !text.empty() && text.size() <= 20;
+  for (char c : text) {
+    if (!ok) break;
+    ok = c >= '0' && c <= '9' && v <= (max - static_cast<uint64_t>(c - '0')) / 10;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
   }
+  if (!ok) {
+    throw std::runtime_error("checkpoint " + path + ": metadata \"" + key + "\" = \"" + text +
+                             "\" is not a decimal integer in [0, " + std::to_string(max) + "]");
+  }
+  return v;
 }
 
 }  // namespace
@@ -58,10 +67,12 @@ TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimi
     }
   }
   TrainingState s;
-  s.epoch = static_cast<int64_t>(parse_u64(c.metadata, "epoch", path));
-  s.step = static_cast<int64_t>(parse_u64(c.metadata, "step", path));
-  s.rng_seed = parse_u64(c.metadata, "rng_seed", path);
-  s.rng_offset = parse_u64(c.metadata, "rng_offset", path);
+  constexpr auto kInt64Max = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  constexpr auto kUInt64Max = std::numeric_limits<uint64_t>::max();
+  s.epoch = static_cast<int64_t>(parse_counter(c.metadata, "epoch", path, kInt64Max));
+  s.step = static_cast<int64_t>(parse_counter(c.metadata, "step", path, kInt64Max));
+  s.rng_seed = parse_counter(c.metadata, "rng_seed", path, kUInt64Max);
+  s.rng_offset = parse_counter(c.metadata, "rng_offset", path, kUInt64Max);
   try {
     model.load_state_dict(model_state);
     optimizer.load_state_dict(optim_state);

@@ -8,21 +8,6 @@
 #include "tensor/raw_optim_ops.h"
 
 namespace colony::optim {
-namespace {
-
-void validate(const HyperParams& o) {
-  if (o.at("lr") < 0) throw std::invalid_argument("SGD: invalid learning rate " + std::to_string(o.at("lr")));
-  if (o.at("momentum") < 0) throw std::invalid_argument("SGD: invalid momentum value " + std::to_string(o.at("momentum")));
-  if (o.at("weight_decay") < 0) {
-    throw std::invalid_argument("SGD: invalid weight_decay value " + std::to_string(o.at("weight_decay")));
-  }
-  if (o.at("nesterov") != 0 && (o.at("momentum") <= 0 || o.at("dampening") != 0)) {
-    throw std::invalid_argument("SGD: nesterov momentum requires a momentum and zero dampening");
-  }
-}
-
-}  // namespace
-
 HyperParams SGDOptions::to_map() const {
   return {{"lr", lr()},
           {"momentum", momentum()},
@@ -33,11 +18,24 @@ HyperParams SGDOptions::to_map() const {
 }
 
 SGD::SGD(std::vector<Tensor> params, const SGDOptions& options) : Optimizer(std::move(params), options.to_map()) {
-  validate(param_groups()[0].options);
+  check_options(param_groups()[0].options);
 }
 
 SGD::SGD(std::vector<ParamGroup> groups, const SGDOptions& defaults) : Optimizer(std::move(groups), defaults.to_map()) {
-  for (const auto& g : param_groups()) validate(g.options);
+  for (const auto& g : param_groups()) check_options(g.options);
+}
+
+// PyTorch's checks, written so that NaN fails them too (every comparison with NaN is false).
+void SGD::check_options(const HyperParams& o) const {
+  Optimizer::check_options(o);
+  if (!(o.at("lr") >= 0)) throw std::invalid_argument("SGD: invalid learning rate " + std::to_string(o.at("lr")));
+  if (!(o.at("momentum") >= 0)) throw std::invalid_argument("SGD: invalid momentum value " + std::to_string(o.at("momentum")));
+  if (!(o.at("weight_decay") >= 0)) {
+    throw std::invalid_argument("SGD: invalid weight_decay value " + std::to_string(o.at("weight_decay")));
+  }
+  if (o.at("nesterov") != 0 && (o.at("momentum") <= 0 || o.at("dampening") != 0)) {
+    throw std::invalid_argument("SGD: nesterov momentum requires a momentum and zero dampening");
+  }
 }
 
 void SGD::step() {

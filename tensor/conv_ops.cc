@@ -6,6 +6,7 @@
 
 #include "kernels/common/conv_geometry.h"
 #include "kernels/cpu/conv.h"
+#include "tensor/cpu_widen.h"
 #include "tensor/raw_nn_ops.h"
 #include "tensor/raw_ops.h"
 #include "tensor/stream.h"
@@ -42,10 +43,6 @@ void check_same_device_dtype(const Tensor& a, const char* a_name, const Tensor& 
 void check_dtype(const Tensor& t, const char* op) {
   if (!is_floating(t.dtype())) {
     throw std::invalid_argument(std::string(op) + ": expected a floating point input, got " + dtype_name(t.dtype()));
-  }
-  if (t.is_cpu() && t.dtype() != kFloat32 && t.dtype() != kFloat64) {
-    throw std::invalid_argument(std::string(op) + ": CPU convolution supports float32 and float64, got " +
-                                dtype_name(t.dtype()) + " (convert with .to(kFloat32), or run on CUDA)");
   }
 }
 
@@ -144,6 +141,11 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
                                   shape_str(bias.sizes()));
     }
   }
+  if (detail::widened_on_cpu(input)) {
+    return detail::narrow_to(conv2d(detail::widen(input), detail::widen(weight), detail::widen(bias), stride, padding,
+                                    dilation, groups),
+                             input.dtype());
+  }
   Tensor x = contiguous(input), w = contiguous(weight);
   Tensor b = bias.defined() ? contiguous(bias) : Tensor();
   Tensor y = empty(output_shape(g), TensorOptions(input.dtype()).device(input.device()));
@@ -178,6 +180,12 @@ Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, cons
     throw std::invalid_argument("conv2d_backward: expected grad_output of shape " + shape_str(output_shape(g)) +
                                 " (the output of input " + shape_str(input.sizes()) + " and weight " +
                                 shape_str(weight.sizes()) + "), got " + shape_str(grad_output.sizes()));
+  }
+  if (detail::widened_on_cpu(input)) {
+    Conv2dGrads g32 = conv2d_backward(detail::widen(grad_output), detail::widen(input), detail::widen(weight), params,
+                                      output_mask);
+    return {detail::narrow_to(g32.grad_input, input.dtype()), detail::narrow_to(g32.grad_weight, input.dtype()),
+            detail::narrow_to(g32.grad_bias, input.dtype())};
   }
   const TensorOptions opts = TensorOptions(input.dtype()).device(input.device());
   Conv2dGrads grads;

@@ -1,4 +1,6 @@
 // Copies, conversions and fill: the one place data moves between dtypes and devices.
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -43,11 +45,54 @@ void copy_same_device(const Tensor& dst, const Tensor& src) {
 }
 
 #ifdef COLONY_WITH_CUDA
+// The stream non_blocking host-to-device copies run on, one per device, so that the next batch's
+// upload overlaps the kernels still queued on the current stream. Created on first use, kept for the
+// life of the process (as every Colony stream).
+Stream copy_stream(Device device) {
+  static std::mutex mu;
+  static auto* streams = new std::map<int, Stream>();  // leaked: used until exit
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = streams->find(device.index);
+  if (it == streams->end()) it = streams->emplace(device.index, new_stream(device)).first;
+  return it->second;
+}
+
+// An asynchronous upload of pinned `src` into dense `dst` (same dtype and size) on the copy stream,
+// ordered by events: the copy first waits for the current stream's earlier work unless dst was
+// allocated on the copy stream itself (then nothing on the current stream can still use its
+// memory), and the current stream's later work waits for the copy. Both blocks are marked used by
+// the other stream, so neither returns to a cache while a copy or a kernel may still touch it. No
+// host synchronization.
+void upload_async(const Tensor& dst, const Tensor& src, bool dst_on_copy_stream) {
+  const Stream compute = current_stream(dst.device());
+  const Stream copy = copy_stream(dst.device());
+  if (!dst_on_copy_stream) {
+    Event ready;
+    ready.record(compute);
+    ready.wait(copy);
+  }
+  {
+    cuda::DeviceGuard guard(dst.device().index);
+    kernels::cuda::memcpy(dst.data_ptr_raw(), src.data_ptr_raw(), static_cast<size_t>(src.nbytes()),
+                          kernels::cuda::CopyKind::HostToDevice, copy.handle(), /*async=*/true);
+  }
+  Event done;
+  done.record(copy);
+  done.wait(compute);
+  src.record_stream(copy);
+  dst.record_stream(dst_on_copy_stream ? compute : copy);
+}
+
 // Transfers move dense bytes: the source is made dense (in its own dtype, on its own device) with
 // dst's shape, and lands in dst directly when dst is dense and of that dtype, otherwise in a dense
 // buffer on dst's device that a conversion kernel then copies into dst. Converting after the move
 // keeps uint8 images uint8 over the bus.
 void copy_across_devices(const Tensor& dst, const Tensor& src, bool non_blocking) {
+  if (non_blocking && src.is_cpu() && src.is_contiguous() && dst.is_contiguous() && src.dtype() == dst.dtype() &&
+      src.sizes() == dst.sizes() && src.is_pinned()) {
+    upload_async(dst, src, /*dst_on_copy_stream=*/false);
+    return;
+  }
   Tensor stage = src;
   if (src.sizes() != dst.sizes() || !src.is_contiguous()) {
     stage = empty(dst.sizes(), TensorOptions(src.dtype()).device(src.device()));
@@ -58,17 +103,21 @@ void copy_across_devices(const Tensor& dst, const Tensor& src, bool non_blocking
   const size_t nbytes = static_cast<size_t>(stage.nbytes());
   using kernels::cuda::CopyKind;
   if (src.is_cpu()) {
-    // Asynchronous only from the caller's own pinned memory: a pageable or temporary source must be
-    // fully read before this returns.
-    const bool async = non_blocking && stage.is_same(src) && src.is_pinned();
+    // Asynchronous uploads took the branch above; a pageable, strided or converted source (or a
+    // temporary stage) must be fully read before this returns.
     cuda::DeviceGuard guard(dst.device().index);
     kernels::cuda::memcpy(landing.data_ptr_raw(), stage.data_ptr_raw(), nbytes, CopyKind::HostToDevice,
-                          current_stream(dst.device()).handle(), async);
+                          current_stream(dst.device()).handle(), /*async=*/false);
   } else if (dst.is_cpu()) {
     const bool async = non_blocking && direct && dst.is_pinned();
-    cuda::DeviceGuard guard(src.device().index);
-    kernels::cuda::memcpy(landing.data_ptr_raw(), stage.data_ptr_raw(), nbytes, CopyKind::DeviceToHost,
-                          current_stream(src.device()).handle(), async);
+    const Stream stream = current_stream(src.device());
+    {
+      cuda::DeviceGuard guard(src.device().index);
+      kernels::cuda::memcpy(landing.data_ptr_raw(), stage.data_ptr_raw(), nbytes, CopyKind::DeviceToHost,
+                            stream.handle(), async);
+    }
+    // The pinned block must not serve another tensor before the copy has written it.
+    if (async) dst.record_stream(stream);
   } else {
     // Between two GPUs: wait for work on dst's stream that may still read the memory we overwrite,
     // then copy on the source's stream (which produced `stage`) and wait for it.
@@ -136,6 +185,19 @@ Tensor to(const Tensor& t, Device device, DType dtype, bool non_blocking) {
   // Like PyTorch, a non-blocking copy to the host lands in pinned memory, the only kind a device can
   // write to asynchronously.
   const bool pin = non_blocking && t.is_cuda() && device.is_cpu();
+#ifdef COLONY_WITH_CUDA
+  // A non_blocking upload of pinned memory lands in a block of the copy stream's pool, so it need
+  // not wait for the current stream at all (see upload_async).
+  if (non_blocking && t.is_cpu() && device.is_cuda() && t.dtype() == dtype && t.is_contiguous() && t.is_pinned()) {
+    Tensor out;
+    {
+      StreamGuard on_copy(copy_stream(device));
+      out = empty(t.sizes(), TensorOptions(dtype).device(device));
+    }
+    upload_async(out, t, /*dst_on_copy_stream=*/true);
+    return out;
+  }
+#endif
   Tensor out = empty(t.sizes(), TensorOptions(dtype).device(device).pinned_memory(pin));
   copy_into(out, t, non_blocking);
   return out;

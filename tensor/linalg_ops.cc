@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kernels/cpu/gemm.h"
+#include "tensor/cpu_widen.h"
 #include "tensor/raw_ops.h"
 #include "tensor/stream.h"
 #ifdef COLONY_WITH_CUDA
@@ -58,10 +59,6 @@ void check_pair(const Tensor& a, const Tensor& b, const char* op) {
   if (!is_floating(a.dtype())) {
     throw std::invalid_argument(std::string(op) + ": expected floating point tensors, got " + dtype_name(a.dtype()));
   }
-  if (a.is_cpu() && a.dtype() != kFloat32 && a.dtype() != kFloat64) {
-    throw std::invalid_argument(std::string(op) + ": CPU matrix products support float32 and float64, got " +
-                                dtype_name(a.dtype()) + " (convert with .to(kFloat32), or run on CUDA)");
-  }
 }
 
 [[noreturn]] void cannot_multiply(const Tensor& a, const Tensor& b, int64_t ka, int64_t kb, const char* op) {
@@ -82,6 +79,12 @@ void run_gemm(Tensor& out, const Tensor& a, const Tensor& b, double beta, double
     } else if (beta != 1.0) {
       binary_(BinaryOp::Mul, out, beta);
     }
+    return;
+  }
+  if (detail::widened_on_cpu(out)) {
+    Tensor out32 = beta == 0.0 ? empty(out.sizes(), TensorOptions(kFloat32)) : detail::widen(out);
+    run_gemm(out32, detail::widen(a), detail::widen(b), beta, alpha);
+    out.copy_(out32);
     return;
   }
   Tensor keep_a, keep_b;

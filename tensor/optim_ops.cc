@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "kernels/cpu/optim.h"
+#include "tensor/cuda.h"
 #include "tensor/stream.h"
 #ifdef COLONY_WITH_CUDA
 #include "kernels/cuda/optim.h"
@@ -32,6 +33,7 @@ void sgd_step_(Tensor& param, const Tensor& grad, Tensor& buf, const kernels::Sg
     kernels::cpu::sgd_step(param.dtype(), param.numel(), param.data_ptr_raw(), grad.data_ptr_raw(), b, s);
   } else {
 #ifdef COLONY_WITH_CUDA
+    cuda::DeviceGuard guard(param.device().index);
     kernels::cuda::sgd_step(param.dtype(), param.numel(), param.data_ptr_raw(), grad.data_ptr_raw(), b, s,
                             current_stream(param.device()).handle());
 #endif
@@ -51,6 +53,7 @@ void adam_step_(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, Tensor&
                             v.data_ptr_raw(), vx, a);
   } else {
 #ifdef COLONY_WITH_CUDA
+    cuda::DeviceGuard guard(param.device().index);
     kernels::cuda::adam_step(param.dtype(), param.numel(), param.data_ptr_raw(), grad.data_ptr_raw(), m.data_ptr_raw(),
                              v.data_ptr_raw(), vx, a, current_stream(param.device()).handle());
 #endif

@@ -10,6 +10,7 @@
 #include "tensor/grad_mode.h"
 #include "tensor/inplace_check.h"
 #include "tensor/raw_ops.h"
+#include "tensor/cuda.h"
 #include "tensor/stream.h"
 #ifdef COLONY_WITH_CUDA
 #include "kernels/cuda/random.h"
@@ -34,6 +35,7 @@ void fill_random_contiguous(Tensor& t, bool normal, double a, double b, Generato
                               seed, offset);
   } else {
 #ifdef COLONY_WITH_CUDA
+    cuda::DeviceGuard guard(t.device().index);
     kernels::cuda::fill_random(t.dtype(), t.data_ptr_raw(), n, normal, a, b, seed, offset,
                                current_stream(t.device()).handle());
 #endif

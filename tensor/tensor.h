@@ -22,6 +22,8 @@
 
 namespace colony {
 
+class Stream;
+
 namespace autograd {
 struct Node;
 }
@@ -163,6 +165,12 @@ class Tensor {
   Tensor cuda(int index = 0) const { return to(Device::cuda(index)); }
   Tensor pin_memory() const;                   // a copy in pinned host memory
   bool is_pinned() const;
+  // Tells the caching allocator that work queued on `stream` (not the stream the memory was
+  // allocated on) uses this tensor's memory: when the tensor dies, the memory is reused only after
+  // that work is done (torch.Tensor.record_stream). For CUDA tensors the stream must be on the
+  // tensor's device; for pinned host tensors any CUDA stream (an asynchronous copy's); ordinary
+  // host memory is never read asynchronously, so nothing is recorded.
+  void record_stream(const Stream& stream) const;
 
   // ---- differentiable math (defined in autograd/) ----
   Tensor neg() const;

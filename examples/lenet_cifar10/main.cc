@@ -1,10 +1,11 @@
-// LeNet on CIFAR-10: the user's program of DESIGN.md with flags, progress, metrics, checkpoints
+// LeNet on CIFAR-10: the user's program of docs/ARCHITECTURE.md with flags, progress, metrics, checkpoints
 // and a benchmark mode. Without CIFAR-10 on disk it trains on the synthetic CIFAR-10-shaped set.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <nlohmann/json.hpp>
@@ -108,10 +109,13 @@ int main(int argc, char** argv) {
         model, dist::DistributedDataParallelOptions().bucket_cap_mb(f.bucket_cap_mb).first_bucket_cap_mb(f.first_bucket_cap_mb));
     optim::SGD opt(ddp->parameters(), optim::SGDOptions(f.lr).momentum(f.momentum));
 
-    // CIFAR-10 when it is on disk, else the synthetic set (same shapes, 50,000 / 10,000 images).
+    // CIFAR-10 when its folder exists, else the synthetic set (same shapes, 50,000 / 10,000 images).
+    // A folder that exists but holds a missing, truncated or corrupt file is an error naming that
+    // file: silently training on synthetic images instead would look like a successful run.
     std::shared_ptr<const data::Dataset> train, test;
     auto normalize = data::Normalize({0.5, 0.5, 0.5}, {0.5, 0.5, 0.5});
-    if (data::CIFAR10::available(f.data_dir)) {
+    std::error_code no_dir;
+    if (std::filesystem::exists(f.data_dir, no_dir)) {
       train = std::make_shared<data::TransformedDataset>(data::CIFAR10(f.data_dir, data::Split::kTrain).transform(normalize));
       test = std::make_shared<data::TransformedDataset>(data::CIFAR10(f.data_dir, data::Split::kTest).transform(normalize));
       if (main_process) log::info("training on CIFAR-10 from {}", f.data_dir);

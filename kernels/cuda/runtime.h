@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <string>
 
+#include "kernels/cuda/runtime_counters.h"
+
 namespace colony::kernels::cuda {
 
 // 0 (never throws) when no driver or device; `reason` receives cudaGetErrorString's text then.
@@ -35,5 +37,12 @@ void stream_wait_event(void* stream, void* event);
 void event_synchronize(void* event);
 bool event_query(void* event);
 float event_elapsed_ms(void* start, void* end);
+
+// Called right after each kernel launch (and each cuBLAS / cuDNN call) made for `op`, a string
+// literal ("conv2d", "sgd_step"): counts the launch, throws when the launch itself failed (naming
+// `op`), and with COLONY_CUDA_SYNC=1 waits for the device so that a fault in the kernel is
+// reported here, naming `op`. Without the switch a fault surfaces at a later runtime call, whose
+// message then names the last op launched on this thread and suggests COLONY_CUDA_SYNC=1.
+void after_launch(const char* op);
 
 }  // namespace colony::kernels::cuda

@@ -923,5 +923,41 @@ TEST(BatchNorm, MatchesCpu_CUDA) {
   }
 }
 
+// float16/bfloat16 on the CPU: the float32 kernels on the widened operands, rounded once, so the
+// results equal the rounded float32 results bit for bit.
+TEST(LowPrecisionCpu, ConvAndPoolingRoundTheFloat32Result) {
+  auto low = [](const Tensor& t, DType dt) { return raw::to(t, kCPU, dt); };
+  auto f32 = [](const Tensor& t) { return raw::to(t, kCPU, kFloat32); };
+  for (DType dt : {kFloat16, kBFloat16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    Tensor x = low(random_tensor({2, 3, 12, 12}, 71, kFloat32), dt), w = low(random_tensor({6, 3, 5, 5}, 72, kFloat32), dt);
+    Tensor b = low(random_tensor({6}, 73, kFloat32), dt), gy = low(random_tensor({2, 6, 10, 10}, 74, kFloat32), dt);
+    Tensor y = raw::conv2d(x, w, b, 1, 1);
+    EXPECT_EQ(y.dtype(), dt);
+    EXPECT_TRUE(all_close(y, low(raw::conv2d(f32(x), f32(w), f32(b), 1, 1), dt), 0, 0));
+    raw::Conv2dGrads g = raw::conv2d_backward(gy, x, w, {1, 1, 1, 1});
+    raw::Conv2dGrads g32 = raw::conv2d_backward(f32(gy), f32(x), f32(w), {1, 1, 1, 1});
+    EXPECT_EQ(g.grad_weight.dtype(), dt);
+    EXPECT_TRUE(all_close(g.grad_input, low(g32.grad_input, dt), 0, 0));
+    EXPECT_TRUE(all_close(g.grad_weight, low(g32.grad_weight, dt), 0, 0));
+    EXPECT_TRUE(all_close(g.grad_bias, low(g32.grad_bias, dt), 0, 0));
+
+    raw::MaxPool2dResult mp = raw::max_pool2d(x, 2), mp32 = raw::max_pool2d(f32(x), 2);
+    EXPECT_EQ(mp.output.dtype(), dt);
+    EXPECT_TRUE(all_close(mp.output, low(mp32.output, dt), 0, 0));
+    Tensor gp = low(random_tensor({2, 3, 6, 6}, 75, kFloat32), dt);
+    Tensor gx = raw::max_pool2d_backward(gp, mp.indices, x.sizes());
+    EXPECT_EQ(gx.dtype(), dt);
+    EXPECT_TRUE(all_close(gx, low(raw::max_pool2d_backward(f32(gp), mp32.indices, x.sizes()), dt), 0, 0));
+    EXPECT_TRUE(all_close(raw::avg_pool2d(x, 2), low(raw::avg_pool2d(f32(x), 2), dt), 0, 0));
+    EXPECT_TRUE(all_close(raw::avg_pool2d_backward(gp, x.sizes(), 2, std::nullopt, 0, false, true),
+                          low(raw::avg_pool2d_backward(f32(gp), x.sizes(), 2, std::nullopt, 0, false, true), dt), 0, 0));
+    EXPECT_TRUE(all_close(raw::adaptive_avg_pool2d(x, {3, 3}), low(raw::adaptive_avg_pool2d(f32(x), {3, 3}), dt), 0, 0));
+    Tensor ga = low(random_tensor({2, 3, 3, 3}, 76, kFloat32), dt);
+    EXPECT_TRUE(all_close(raw::adaptive_avg_pool2d_backward(ga, x.sizes()),
+                          low(raw::adaptive_avg_pool2d_backward(f32(ga), x.sizes()), dt), 0, 0));
+  }
+}
+
 }  // namespace
 }  // namespace colony
