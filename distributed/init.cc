@@ -9,7 +9,9 @@
 #include <vector>
 
 #include "distributed/comm/watchdog.h"
+#include "distributed/comm/process_group_by_device.h"
 #include "distributed/gloo/process_group_gloo.h"
+#include "distributed/nccl/process_group_nccl.h"
 #include "distributed/store/tcp_store.h"
 #include "log/trace.h"
 #include "tensor/cuda.h"
@@ -134,11 +136,6 @@ void init_process_group(const InitOptions& options) {
     throw std::invalid_argument("init_process_group: unknown backend \"" + options.backend +
                                 "\" (expected \"auto\", \"gloo\" or \"nccl\")");
   }
-  if (options.backend == "nccl") {
-    throw std::invalid_argument(
-        "init_process_group: the NCCL backend is not part of this build yet; use backend \"gloo\" (or \"auto\"), "
-        "which reduces CUDA tensors through host memory");
-  }
   const int world = options.world_size >= 0
                         ? options.world_size
                         : env_int({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"}, 1);
@@ -150,6 +147,22 @@ void init_process_group(const InitOptions& options) {
   const int local_rank = env_int({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}, 0);
   const int local_world =
       env_int({"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"}, world == 1 ? 1 : 0);
+  // One GPU per local rank, made current before anything creates a CUDA context (which would land
+  // on GPU 0 for every rank of the machine).
+  const int gpus = cuda::device_count();
+  if (gpus > 0) cuda::set_device(local_rank % gpus);
+  const int local_ranks = local_world > 0 ? local_world : 1;
+  const bool nccl_built = nccl_detail::real_nccl_runtime() != nullptr;
+  std::string backend = options.backend;
+  if (backend == "auto") backend = nccl_built && gpus > 0 && local_ranks <= gpus ? "nccl" : "gloo";
+  if (backend == "nccl" && (!nccl_built || gpus == 0))
+    throw std::invalid_argument("init_process_group: backend \"nccl\" needs a CUDA device and a CUDA build (" +
+                                (nccl_built ? cuda::unavailable_reason() : std::string("built without CUDA")) +
+                                "); use backend \"gloo\"");
+  if (backend == "nccl" && local_ranks > gpus)
+    throw std::invalid_argument("init_process_group: backend \"nccl\" needs one GPU per rank, but " +
+                                std::to_string(local_ranks) + " ranks share this machine's " + std::to_string(gpus) +
+                                " GPU(s); use backend \"gloo\", which reduces CUDA tensors through host memory");
   // From here on the process looks launched by torchrun whatever launched it (mpirun, srun, the
   // options): code that reads RANK and WORLD_SIZE by itself (DistributedSampler's defaults, the
   // trace file's name, the Gloo transport's MASTER_ADDR) agrees with this group.
@@ -193,6 +206,14 @@ void init_process_group(const InitOptions& options) {
     auto group_store =
         std::make_shared<PrefixStore>("colony/gen" + std::to_string(generation) + "/pg", fresh.store);
     fresh.group = std::make_shared<ProcessGroupGloo>(group_store, rank, world, po);
+    if (backend == "nccl") {
+      ProcessGroupNCCLOptions no;
+      no.timeout = options.timeout;
+      no.device = local_rank % gpus;
+      no.generation = generation;
+      auto nccl = std::make_shared<ProcessGroupNCCL>(fresh.store, rank, world, no);
+      fresh.group = std::make_shared<ProcessGroupByDevice>(fresh.group, nccl);
+    }
 
     // The watchdog talks to the store on its own connection, so it never waits behind a blocking
     // get of the training thread.

@@ -21,8 +21,10 @@
 #include "distributed/comm/peer_channel.h"
 #include "distributed/comm/queued_work.h"
 #include "distributed/gloo/algorithms.h"
+#include "distributed/gloo/cuda_staging.h"
 #include "distributed/gloo/reduce.h"
 #include "distributed/gloo/transport.h"
+#include "tensor/raw_ops.h"
 
 namespace colony::dist {
 namespace {
@@ -477,6 +479,10 @@ milliseconds effective_timeout(const CollectiveOptions& opts, milliseconds group
 }  // namespace
 
 std::shared_ptr<Work> ProcessGroupGloo::allreduce(Tensor& tensor, ReduceOp op, const CollectiveOptions& opts) {
+  if (tensor.defined() && tensor.is_cuda()) {
+    Tensor host = gloo_detail::stage_to_host(tensor);
+    return gloo_detail::copy_back_on_wait(allreduce(host, op, opts), {{tensor, host}});
+  }
   check_tensor("allreduce", tensor, "tensor");
   check_reducible("allreduce", tensor.dtype());
   Fingerprint fp;
@@ -517,6 +523,10 @@ std::shared_ptr<Work> ProcessGroupGloo::allreduce(Tensor& tensor, ReduceOp op, c
 }
 
 std::shared_ptr<Work> ProcessGroupGloo::broadcast(Tensor& tensor, int root, const CollectiveOptions& opts) {
+  if (tensor.defined() && tensor.is_cuda()) {
+    Tensor host = gloo_detail::stage_to_host(tensor);
+    return gloo_detail::copy_back_on_wait(broadcast(host, root, opts), {{tensor, host}});
+  }
   check_tensor("broadcast", tensor, "tensor");
   if (root < 0 || root >= size_)
     throw std::invalid_argument("broadcast: root " + std::to_string(root) + " is out of range for a group of " +
@@ -534,6 +544,16 @@ std::shared_ptr<Work> ProcessGroupGloo::broadcast(Tensor& tensor, int root, cons
 
 std::shared_ptr<Work> ProcessGroupGloo::allgather(std::vector<Tensor>& outputs, const Tensor& input,
                                                   const CollectiveOptions& opts) {
+  if (input.defined() && input.is_cuda()) {
+    std::vector<Tensor> host_outputs;
+    std::vector<std::pair<Tensor, Tensor>> results;
+    for (const Tensor& o : outputs) {
+      host_outputs.push_back(o.defined() && o.is_cuda() ? raw::empty(o.sizes(), TensorOptions(o.dtype()).pinned_memory(true)) : o);
+      if (o.defined() && o.is_cuda()) results.emplace_back(o, host_outputs.back());
+    }
+    return gloo_detail::copy_back_on_wait(allgather(host_outputs, gloo_detail::stage_to_host(input), opts),
+                                          std::move(results));
+  }
   check_tensor("allgather", input, "input");
   if (static_cast<int>(outputs.size()) != size_)
     throw std::invalid_argument("allgather: expected one output per rank (" + std::to_string(size_) + "), got " +
@@ -570,6 +590,12 @@ std::shared_ptr<Work> ProcessGroupGloo::allgather(std::vector<Tensor>& outputs, 
 
 std::shared_ptr<Work> ProcessGroupGloo::reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op,
                                                        const CollectiveOptions& opts) {
+  if (output.defined() && output.is_cuda()) {
+    std::vector<Tensor> host_inputs;
+    for (const Tensor& i : inputs) host_inputs.push_back(i.defined() && i.is_cuda() ? gloo_detail::stage_to_host(i) : i);
+    Tensor host = raw::empty(output.sizes(), TensorOptions(output.dtype()).pinned_memory(true));
+    return gloo_detail::copy_back_on_wait(reduce_scatter(host, host_inputs, op, opts), {{output, host}});
+  }
   check_tensor("reduce_scatter", output, "output");
   check_reducible("reduce_scatter", output.dtype());
   if (static_cast<int>(inputs.size()) != size_)

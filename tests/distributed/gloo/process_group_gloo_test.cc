@@ -341,11 +341,14 @@ TEST(ProcessGroupGloo, RejectsCudaNonContiguousAndMismatchedTensors) {
   auto pg = solo_group();
   using colony::testing::throws_with;
   float host[4] = {0, 0, 0, 0};
-  // A tensor that claims to live on a GPU (never dereferenced): the check must come first.
+  // A tensor that claims to live on a GPU (never dereferenced): the check must come first. CUDA
+  // tensors alone are staged through host memory; mixed with host ones they are refused.
   Tensor cuda = raw::from_blob(host, {4}, kFloat32, Device::cuda(0));
-  EXPECT_TRUE(throws_with<std::invalid_argument>([&] { pg->allreduce(cuda); },
+  Tensor cpu = raw::zeros({4});
+  std::vector<Tensor> cuda_outputs = {cuda};
+  EXPECT_TRUE(throws_with<std::invalid_argument>([&] { pg->allgather(cuda_outputs, cpu); },
                                                  "Gloo runs on CPU tensors; use the NCCL backend or .to(kCPU)"));
-  EXPECT_TRUE(throws_with<std::invalid_argument>([&] { pg->broadcast(cuda); }, "is on cuda:0"));
+  EXPECT_TRUE(throws_with<std::invalid_argument>([&] { pg->reduce_scatter(cpu, cuda_outputs); }, "is on cuda:0"));
   Tensor strided = raw::zeros({3, 4}).t();
   EXPECT_TRUE(throws_with<std::invalid_argument>([&] { pg->allreduce(strided); }, "must be contiguous"));
   Tensor b = raw::zeros({4}, TensorOptions(kBool));
