@@ -8,9 +8,11 @@
 #include <thread>
 #include <vector>
 
-#include "distributed/process_group_gloo.h"
-#include "distributed/tcp_store.h"
-#include "distributed/watchdog.h"
+#include "distributed/comm/watchdog.h"
+#include "distributed/comm/process_group_by_device.h"
+#include "distributed/gloo/process_group_gloo.h"
+#include "distributed/nccl/process_group_nccl.h"
+#include "distributed/store/tcp_store.h"
 #include "log/trace.h"
 #include "tensor/cuda.h"
 #include "tensor/raw_ops.h"
@@ -27,7 +29,7 @@ struct State {
   bool hosts_store = false;
   std::shared_ptr<TCPStore> store;
   std::shared_ptr<ProcessGroup> group;
-  std::unique_ptr<Watchdog> watchdog;
+  std::shared_ptr<Watchdog> watchdog;
   std::terminate_handler previous_terminate = nullptr;
 };
 
@@ -134,11 +136,6 @@ void init_process_group(const InitOptions& options) {
     throw std::invalid_argument("init_process_group: unknown backend \"" + options.backend +
                                 "\" (expected \"auto\", \"gloo\" or \"nccl\")");
   }
-  if (options.backend == "nccl") {
-    throw std::invalid_argument(
-        "init_process_group: the NCCL backend is not part of this build yet; use backend \"gloo\" (or \"auto\"), "
-        "which reduces CUDA tensors through host memory");
-  }
   const int world = options.world_size >= 0
                         ? options.world_size
                         : env_int({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"}, 1);
@@ -150,6 +147,22 @@ void init_process_group(const InitOptions& options) {
   const int local_rank = env_int({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}, 0);
   const int local_world =
       env_int({"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"}, world == 1 ? 1 : 0);
+  // One GPU per local rank, made current before anything creates a CUDA context (which would land
+  // on GPU 0 for every rank of the machine).
+  const int gpus = cuda::device_count();
+  if (gpus > 0) cuda::set_device(local_rank % gpus);
+  const int local_ranks = local_world > 0 ? local_world : 1;
+  const bool nccl_built = nccl_detail::real_nccl_runtime() != nullptr;
+  std::string backend = options.backend;
+  if (backend == "auto") backend = nccl_built && gpus > 0 && local_ranks <= gpus ? "nccl" : "gloo";
+  if (backend == "nccl" && (!nccl_built || gpus == 0))
+    throw std::invalid_argument("init_process_group: backend \"nccl\" needs a CUDA device and a CUDA build (" +
+                                (nccl_built ? cuda::unavailable_reason() : std::string("built without CUDA")) +
+                                "); use backend \"gloo\"");
+  if (backend == "nccl" && local_ranks > gpus)
+    throw std::invalid_argument("init_process_group: backend \"nccl\" needs one GPU per rank, but " +
+                                std::to_string(local_ranks) + " ranks share this machine's " + std::to_string(gpus) +
+                                " GPU(s); use backend \"gloo\", which reduces CUDA tensors through host memory");
   // From here on the process looks launched by torchrun whatever launched it (mpirun, srun, the
   // options): code that reads RANK and WORLD_SIZE by itself (DistributedSampler's defaults, the
   // trace file's name, the Gloo transport's MASTER_ADDR) agrees with this group.
@@ -193,6 +206,14 @@ void init_process_group(const InitOptions& options) {
     auto group_store =
         std::make_shared<PrefixStore>("colony/gen" + std::to_string(generation) + "/pg", fresh.store);
     fresh.group = std::make_shared<ProcessGroupGloo>(group_store, rank, world, po);
+    if (backend == "nccl") {
+      ProcessGroupNCCLOptions no;
+      no.timeout = options.timeout;
+      no.device = local_rank % gpus;
+      no.generation = generation;
+      auto nccl = std::make_shared<ProcessGroupNCCL>(fresh.store, rank, world, no);
+      fresh.group = std::make_shared<ProcessGroupByDevice>(fresh.group, nccl);
+    }
 
     // The watchdog talks to the store on its own connection, so it never waits behind a blocking
     // get of the training thread.
@@ -204,7 +225,8 @@ void init_process_group(const InitOptions& options) {
     w.store_description = where;
     if (const char* v = env("COLONY_HEARTBEAT_TIMEOUT_MS"))
       w.heartbeat_timeout = std::chrono::milliseconds(parse_int("COLONY_HEARTBEAT_TIMEOUT_MS", v));
-    fresh.watchdog = std::make_unique<Watchdog>(std::make_shared<TCPStore>(wo), fresh.group, rank, world, generation, w);
+    fresh.watchdog = std::make_shared<Watchdog>(std::make_shared<TCPStore>(wo), fresh.group, rank, world, generation, w);
+    fresh.group->set_failure_monitor(fresh.watchdog);
   }
   fresh.initialized = true;
   s = std::move(fresh);
@@ -265,15 +287,10 @@ std::shared_ptr<ProcessGroup> default_process_group() { return state().group; }
 std::shared_ptr<Store> default_store() { return state().store; }
 
 void wait_and_explain(const std::shared_ptr<Work>& work) {
-  try {
+  if (auto g = state().group) {
+    g->wait_and_explain(work);
+  } else {
     work->wait();
-  } catch (const std::exception& e) {
-    State& s = state();
-    std::string cause = s.watchdog ? s.watchdog->failure_cause() : "";
-    if (cause.empty() || std::string(e.what()).find(cause) != std::string::npos) throw;
-    const auto* collective = dynamic_cast<const CollectiveError*>(&e);
-    throw CollectiveError(std::string(e.what()) + "; the job is stopping because " + cause,
-                          collective ? collective->unreachable() : std::vector<int>{});
   }
 }
 

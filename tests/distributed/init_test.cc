@@ -101,5 +101,14 @@ TEST(InitProcessGroup, BadRankAndBackendAreExplained) {
   EXPECT_FALSE(dist::is_initialized());
 }
 
+TEST(InitProcessGroup, NcclWithoutAGpuSaysWhatIsMissing) {
+  if (cuda::device_count() > 0) GTEST_SKIP() << "this machine has a GPU";
+  dist::InitOptions o;
+  o.backend = "nccl";
+  EXPECT_TRUE(testing::throws_with<std::invalid_argument>([&] { dist::init_process_group(o); },
+                                                          "backend \"nccl\" needs a CUDA device and a CUDA build"));
+  EXPECT_FALSE(dist::is_initialized());
+}
+
 }  // namespace
 }  // namespace colony
