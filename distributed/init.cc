@@ -8,9 +8,9 @@
 #include <thread>
 #include <vector>
 
-#include "distributed/process_group_gloo.h"
-#include "distributed/tcp_store.h"
-#include "distributed/watchdog.h"
+#include "distributed/comm/watchdog.h"
+#include "distributed/gloo/process_group_gloo.h"
+#include "distributed/store/tcp_store.h"
 #include "log/trace.h"
 #include "tensor/cuda.h"
 #include "tensor/raw_ops.h"
@@ -27,7 +27,7 @@ struct State {
   bool hosts_store = false;
   std::shared_ptr<TCPStore> store;
   std::shared_ptr<ProcessGroup> group;
-  std::unique_ptr<Watchdog> watchdog;
+  std::shared_ptr<Watchdog> watchdog;
   std::terminate_handler previous_terminate = nullptr;
 };
 
@@ -204,7 +204,8 @@ void init_process_group(const InitOptions& options) {
     w.store_description = where;
     if (const char* v = env("COLONY_HEARTBEAT_TIMEOUT_MS"))
       w.heartbeat_timeout = std::chrono::milliseconds(parse_int("COLONY_HEARTBEAT_TIMEOUT_MS", v));
-    fresh.watchdog = std::make_unique<Watchdog>(std::make_shared<TCPStore>(wo), fresh.group, rank, world, generation, w);
+    fresh.watchdog = std::make_shared<Watchdog>(std::make_shared<TCPStore>(wo), fresh.group, rank, world, generation, w);
+    fresh.group->set_failure_monitor(fresh.watchdog);
   }
   fresh.initialized = true;
   s = std::move(fresh);
@@ -265,15 +266,10 @@ std::shared_ptr<ProcessGroup> default_process_group() { return state().group; }
 std::shared_ptr<Store> default_store() { return state().store; }
 
 void wait_and_explain(const std::shared_ptr<Work>& work) {
-  try {
+  if (auto g = state().group) {
+    g->wait_and_explain(work);
+  } else {
     work->wait();
-  } catch (const std::exception& e) {
-    State& s = state();
-    std::string cause = s.watchdog ? s.watchdog->failure_cause() : "";
-    if (cause.empty() || std::string(e.what()).find(cause) != std::string::npos) throw;
-    const auto* collective = dynamic_cast<const CollectiveError*>(&e);
-    throw CollectiveError(std::string(e.what()) + "; the job is stopping because " + cause,
-                          collective ? collective->unreachable() : std::vector<int>{});
   }
 }
 

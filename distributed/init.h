@@ -12,7 +12,7 @@
 // runs on one CPU or GPU. With several, rank 0 hosts the TCP store at MASTER_ADDR:MASTER_PORT
 // (unless colonyrun already hosts it: COLONY_STORE_HOSTED=1) and the ranks build a Gloo group.
 //
-// Failure is fast (watchdog.h): a rank that throws, exits without finishing, or is killed makes
+// Failure is fast (comm/watchdog.h): a rank that throws, exits without finishing, or is killed makes
 // every other rank fail within seconds with an error naming it, instead of hanging.
 #pragma once
 
@@ -20,8 +20,8 @@
 #include <memory>
 #include <string>
 
-#include "distributed/process_group.h"
-#include "distributed/store.h"
+#include "distributed/comm/process_group.h"
+#include "distributed/store/store.h"
 #include "tensor/device.h"
 #include "tensor/tensor.h"
 
