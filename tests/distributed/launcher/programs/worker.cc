@@ -8,12 +8,20 @@
 //   train CKPT FAIL_STEP  DDP + SGD on a small model for 12 steps, rank 0 checkpointing to CKPT
 //                         after each; on the first run rank 1 exits 3 before step FAIL_STEP (-1:
 //                         never); a restarted run resumes from CKPT. Prints the final weights.
+//   stop RANK             all-reduce in a loop; rank RANK prints "stopping pid P" and stops
+//                         itself with SIGSTOP after 1 s (the others go on, 60 s at most)
+//   fds                   print the sockets and pipes it inherited ("inherited: ..."), then after
+//                         init_process_group those a program it starts inherits ("passed on: ...")
 //   sleep                 sleep 60 s
 #include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <chrono>
 
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <string>
 
 #include "distributed/ddp/ddp.h"
@@ -67,6 +75,54 @@ int train(int rank, const std::string& ckpt, int fail_step) {
   std::printf("\n");
   dist::destroy_process_group();
   return 0;
+}
+// The sockets and pipes in a listing of descriptor targets, one per line.
+std::string sockets_and_pipes(const std::string& listing) {
+  std::string found;
+  size_t start = 0;
+  while (start < listing.size()) {
+    size_t end = listing.find('\n', start);
+    if (end == std::string::npos) end = listing.size();
+    const std::string line = listing.substr(start, end - start);
+    if (line.rfind("socket:", 0) == 0 || line.rfind("pipe:", 0) == 0) found += " " + line;
+    start = end + 1;
+  }
+  return found;
+}
+
+// What `sh` started by this process holds above descriptor 2, one readlink per line.
+std::string fds_of_a_child() {
+  char path[] = "/tmp/colony_worker_fds_XXXXXX";
+  int out = mkstemp(path);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(out, 1);
+    execl("/bin/sh", "sh", "-c",
+          "for f in /proc/self/fd/*; do n=${f##*/}; [ \"$n\" -gt 2 ] && readlink \"$f\"; done; exit 0",
+          static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  close(out);
+  std::ifstream in(path);
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::remove(path);
+  return all;
+}
+
+// This process's own descriptors above 2 (the first one listed is the directory being read).
+std::string own_fds() {
+  std::string all;
+  for (int fd = 3; fd < 1024; ++fd) {
+    char link[64], target[256];
+    std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    ssize_t n = readlink(link, target, sizeof(target) - 1);
+    if (n <= 0) continue;
+    target[n] = '\0';
+    all += std::string(target) + "\n";
+  }
+  return all;
 }
 }  // namespace
 
@@ -133,6 +189,33 @@ int main(int argc, char** argv) {
     colony::dist::barrier();
     if (rank == std::atoi(argv[2])) return 3;
     for (;;) colony::dist::all_reduce(1.0);
+  }
+  if (mode == "stop" && argc == 3) {
+    colony::dist::init_process_group();
+    // Stop once the watchdogs have seen each other beat (every 200 ms): a rank that never beat
+    // is not taken for dead.
+    const auto start = std::chrono::steady_clock::now();
+    const auto end = start + std::chrono::seconds(60);
+    bool stopped = false;
+    while (std::chrono::steady_clock::now() < end) {
+      colony::dist::all_reduce(1.0);
+      if (!stopped && rank == std::atoi(argv[2]) && std::chrono::steady_clock::now() - start > std::chrono::seconds(1)) {
+        stopped = true;
+        std::printf("stopping pid %d\n", static_cast<int>(getpid()));
+        std::fflush(stdout);
+        raise(SIGSTOP);
+      }
+    }
+    colony::dist::destroy_process_group();
+    return 0;
+  }
+  if (mode == "fds") {
+    std::printf("inherited:%s\n", sockets_and_pipes(own_fds()).c_str());
+    colony::dist::init_process_group();
+    colony::dist::barrier();
+    std::printf("passed on:%s\n", sockets_and_pipes(fds_of_a_child()).c_str());
+    colony::dist::destroy_process_group();
+    return 0;
   }
   if (mode == "sleep") {
     sleep(60);
