@@ -10,17 +10,15 @@
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
-#include <cstdio>
 #include <ctime>
-#include <fstream>
 #include <thread>
 #include <vector>
 
+#include "tests/descriptors.h"
 #include "tests/multiprocess.h"
 #include "tests/test_util.h"
 
@@ -497,35 +495,12 @@ TEST(TCPStore, OutOfFileDescriptorsTheServerBacksOffAndRecovers) {
 
 // ------------------------------------------------------------------ close-on-exec
 
-// The sockets and pipes a child started with fork + exec holds beyond stdin/out/err.
-std::string inherited_sockets_and_pipes() {
-  char path[] = "/tmp/colony_fds_XXXXXX";
-  int out = mkstemp(path);
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out, 1);
-    execl("/bin/sh", "sh", "-c",
-          "for f in /proc/self/fd/*; do n=${f##*/}; [ \"$n\" -gt 2 ] && readlink \"$f\"; done; exit 0",
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  close(out);
-  std::ifstream in(path);
-  std::string line, found;
-  while (std::getline(in, line))
-    if (line.rfind("socket:", 0) == 0 || line.rfind("pipe:", 0) == 0) found += line + "\n";
-  std::remove(path);
-  return found;
-}
-
 TEST(TCPStore, ItsSocketsAndPipesDoNotLeakIntoSpawnedPrograms) {
-  const std::string before = inherited_sockets_and_pipes();
+  const std::string before = colony::testing::sockets_and_pipes_a_child_inherits();
   TCPStore server(server_options());
   TCPStore client(client_of(server));
   client.set("k", Bytes{1});
-  EXPECT_EQ(inherited_sockets_and_pipes(), before);
+  EXPECT_EQ(colony::testing::sockets_and_pipes_a_child_inherits(), before);
 }
 
 // ------------------------------------------------------------------ saying what a client waits for

@@ -14,14 +14,12 @@
 //                         init_process_group those a program it starts inherits ("passed on: ...")
 //   sleep                 sleep 60 s
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 
 #include "distributed/ddp/ddp.h"
@@ -32,6 +30,7 @@
 #include "optim/checkpoint.h"
 #include "optim/sgd.h"
 #include "tensor/random.h"
+#include "tests/descriptors.h"
 #include "tensor/raw_ops.h"
 
 namespace {
@@ -75,54 +74,6 @@ int train(int rank, const std::string& ckpt, int fail_step) {
   std::printf("\n");
   dist::destroy_process_group();
   return 0;
-}
-// The sockets and pipes in a listing of descriptor targets, one per line.
-std::string sockets_and_pipes(const std::string& listing) {
-  std::string found;
-  size_t start = 0;
-  while (start < listing.size()) {
-    size_t end = listing.find('\n', start);
-    if (end == std::string::npos) end = listing.size();
-    const std::string line = listing.substr(start, end - start);
-    if (line.rfind("socket:", 0) == 0 || line.rfind("pipe:", 0) == 0) found += " " + line;
-    start = end + 1;
-  }
-  return found;
-}
-
-// What `sh` started by this process holds above descriptor 2, one readlink per line.
-std::string fds_of_a_child() {
-  char path[] = "/tmp/colony_worker_fds_XXXXXX";
-  int out = mkstemp(path);
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(out, 1);
-    execl("/bin/sh", "sh", "-c",
-          "for f in /proc/self/fd/*; do n=${f##*/}; [ \"$n\" -gt 2 ] && readlink \"$f\"; done; exit 0",
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  waitpid(pid, &status, 0);
-  close(out);
-  std::ifstream in(path);
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  std::remove(path);
-  return all;
-}
-
-// This process's own descriptors above 2 (the first one listed is the directory being read).
-std::string own_fds() {
-  std::string all;
-  for (int fd = 3; fd < 1024; ++fd) {
-    char link[64], target[256];
-    std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-    ssize_t n = readlink(link, target, sizeof(target) - 1);
-    if (n <= 0) continue;
-    target[n] = '\0';
-    all += std::string(target) + "\n";
-  }
-  return all;
 }
 }  // namespace
 
@@ -210,10 +161,10 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (mode == "fds") {
-    std::printf("inherited:%s\n", sockets_and_pipes(own_fds()).c_str());
+    std::printf("inherited:%s\n", colony::testing::sockets_and_pipes_held().c_str());
     colony::dist::init_process_group();
     colony::dist::barrier();
-    std::printf("passed on:%s\n", sockets_and_pipes(fds_of_a_child()).c_str());
+    std::printf("passed on:%s\n", colony::testing::sockets_and_pipes_a_child_inherits().c_str());
     colony::dist::destroy_process_group();
     return 0;
   }
