@@ -133,7 +133,11 @@ void Watchdog::run() {
           }
           problem = "rank " + std::to_string(r) + " stopped responding (no heartbeat for " +
                     std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(now - p.changed).count()) +
-                    " ms): it was probably killed or hung";
+                    " ms, seen by rank " + std::to_string(rank_) + "): it was probably killed or hung";
+          // The silent rank cannot say so itself: post it as the job's failure (first writer
+          // wins), or this rank's own exit would be reported as the cause.
+          const Bytes first = store_->compare_set(abort_key(), {}, Bytes(problem.begin(), problem.end()));
+          if (!first.empty()) problem.assign(first.begin(), first.end());
         }
       }
     } catch (const std::exception& e) {

@@ -2,7 +2,8 @@
 //
 // Each rank runs a watchdog thread with its own store connection. Every 200 ms it
 //  - bumps its heartbeat counter and watches the other ranks' (one that stops for
-//    heartbeat_timeout without having left in order is declared dead: killed or hung);
+//    heartbeat_timeout without having left in order is declared dead: killed or hung, e.g.
+//    SIGSTOP; the watchdog posts that rank's name to the abort key, since it cannot);
 //  - checks the abort key, which a failing rank (its terminate handler, or destroy_process_group
 //    called from a catch block) or the launcher (a worker died) sets to a message naming it;
 //  - notices when the store itself is gone (the process hosting it died).

@@ -381,12 +381,14 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
       // groups made one after another do not read each other's addresses.
       const int64_t n = store->add("gloo/groups_of_rank_" + std::to_string(rank), 1);
       gloo_detail::GlooStoreAdapter rendezvous(std::make_shared<PrefixStore>("gloo/" + std::to_string(n), store));
+      const std::vector<int> descriptors_before = gloo_detail::open_descriptors();
       auto device = gloo::transport::tcp::CreateDevice(transport.attr);
       auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
       // Connecting is part of the rendezvous: bounded by the store's timeout. Collectives set
       // their own timeouts per call.
       context->setTimeout(store->timeout());
       context->connectFullMesh(rendezvous, device);
+      gloo_detail::close_on_exec_since(descriptors_before);
       context->setTimeout(options.timeout);
       const size_t capacity = sizeof(ChannelHeader) + (size == 2 ? kInlineAllreduceBytes : kSharedMemoryChunkBytes);
       // The channel listens where gloo's transport does (the same interface reaches the peers).

@@ -1,6 +1,8 @@
 #include "distributed/gloo/transport.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
+#include <fcntl.h>
 #include <gloo/transport/unbound_buffer.h>
 #include <gloo/types.h>
 #include <netdb.h>
@@ -9,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
@@ -53,7 +56,7 @@ std::string local_address_towards(const std::string& host) {
   if (getaddrinfo(host.c_str(), "9", &hints, &res) != 0 || res == nullptr) return "";
   std::string out;
   for (addrinfo* ai = res; ai != nullptr && out.empty(); ai = ai->ai_next) {
-    int fd = socket(ai->ai_family, ai->ai_socktype, ai->ai_protocol);
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC, ai->ai_protocol);
     if (fd < 0) continue;
     sockaddr_storage local{};
     socklen_t len = sizeof(local);
@@ -120,6 +123,34 @@ std::vector<int> broken_peers(::gloo::Context& context) {
     }
   }
   return broken;
+}
+
+std::vector<int> open_descriptors() {
+  std::vector<int> fds;
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return fds;
+  const int own = dirfd(dir);
+  while (const dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    const int fd = std::atoi(e->d_name);
+    if (fd != own) fds.push_back(fd);
+  }
+  closedir(dir);
+  std::sort(fds.begin(), fds.end());
+  return fds;
+}
+
+void close_on_exec_since(const std::vector<int>& before) {
+  for (int fd : open_descriptors()) {
+    if (std::binary_search(before.begin(), before.end(), fd)) continue;
+    char link[64], target[64] = {0};
+    std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    if (readlink(link, target, sizeof(target) - 1) <= 0) continue;
+    const std::string what = target;
+    if (what.rfind("socket:", 0) != 0 && what != "anon_inode:[eventpoll]") continue;
+    const int flags = fcntl(fd, F_GETFD);
+    if (flags >= 0) fcntl(fd, F_SETFD, flags | FD_CLOEXEC);
+  }
 }
 
 }  // namespace colony::dist::gloo_detail

@@ -56,4 +56,11 @@ TransportChoice choose_transport();
 // acceptable because the group is unusable after such an error anyway.
 std::vector<int> broken_peers(::gloo::Context& context);
 
+// Gloo's TCP transport (Debian's libgloo) creates its sockets and epoll descriptor without
+// close-on-exec, so every program a rank started (a data-loading helper, a shell command) would
+// hold the job's connections open. open_descriptors() lists this process's descriptors;
+// close_on_exec_since() marks the sockets and epoll descriptors that were not in `before`.
+std::vector<int> open_descriptors();
+void close_on_exec_since(const std::vector<int>& before);
+
 }  // namespace colony::dist::gloo_detail

@@ -150,7 +150,9 @@ std::vector<char*> as_argv(const std::vector<std::string>& v) {
 
 void spawn(Worker& w, const LaunchOptions& o, const Job& job, int restart) {
   int out_pipe[2], err_pipe[2];
-  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("colonyrun: pipe() failed");
+  // Close-on-exec: each worker gets only its own two ends (as 1 and 2), not its siblings'.
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(err_pipe, O_CLOEXEC) != 0)
+    throw std::runtime_error("colonyrun: pipe() failed");
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const std::string threads = std::to_string(std::max(1u, cores / static_cast<unsigned>(o.nproc_per_node)));
   pid_t pid = fork();
@@ -192,7 +194,7 @@ void spawn(Worker& w, const LaunchOptions& o, const Job& job, int restart) {
   w.err = Stream{err_pipe[0], "", stderr, "[rank " + std::to_string(w.rank) + "] "};
   if (!o.log_dir.empty()) {
     const std::string path = o.log_dir + "/rank_" + std::to_string(w.rank) + ".log";
-    if (w.log == nullptr) w.log = std::fopen(path.c_str(), "a");
+    if (w.log == nullptr) w.log = std::fopen(path.c_str(), "ae");
     if (w.log == nullptr) throw std::runtime_error("colonyrun: cannot write " + path + ": " + std::strerror(errno));
     w.out.sink = w.err.sink = w.log;
     w.out.prefix = w.err.prefix = "";

@@ -8,12 +8,14 @@
 // when the keys exist or with "timeout" at the deadline, so a client never leaves a reply in
 // flight that could be mistaken for the next one's. The server is one thread polling every
 // connection; a malformed message, an oversized field or an unknown command closes that
-// connection only.
+// connection only, and so does a connection that has not said hello within the options'
+// hello_timeout, sent more than a hello's worth of bytes before it, or is the oldest silent one
+// when max_unauthenticated are; past max_connections new ones are closed at once; out of file
+// descriptors it pauses accept() (10 ms doubling to 1 s) instead of spinning.
 #include "distributed/store/tcp_store.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
-#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -23,12 +25,15 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <thread>
 #include <unordered_map>
+
+#include "distributed/store/store_socket.h"
 
 namespace colony::dist {
 namespace {
@@ -41,6 +46,9 @@ constexpr size_t kMaxKey = 4096;
 constexpr size_t kMaxValue = size_t{64} << 20;
 constexpr size_t kMaxKeys = 1024;
 constexpr size_t kMaxToken = 4096;
+// The longest hello: magic, version, token length, token. Before it, a connection may not make the
+// server hold more (it used to buffer up to 128 MiB from anyone who connected).
+constexpr size_t kMaxHello = 4 + 4 + 4 + kMaxToken;
 
 enum Command : uint8_t { kSet = 1, kGet, kAdd, kCompareSet, kWait, kCheck, kDelete };
 enum Status : uint8_t { kOk = 0, kTimedOut = 1, kError = 2 };
@@ -122,21 +130,6 @@ bool constant_time_equal(const std::string& a, const std::string& b) {
 
 std::string errno_text() { return std::strerror(errno); }
 
-// IPv4 address of `host` ("localhost", a name, or dotted quad).
-in_addr resolve(const std::string& host) {
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
-  if (rc != 0 || res == nullptr) {
-    throw StoreError("TCPStore: cannot resolve host \"" + host + "\": " + gai_strerror(rc));
-  }
-  in_addr a = reinterpret_cast<sockaddr_in*>(res->ai_addr)->sin_addr;
-  freeaddrinfo(res);
-  return a;
-}
-
 // False when the value is not a decimal integer (a key set() with other data, then add()ed).
 bool parse_counter(const Bytes& v, int64_t* out) {
   std::string s(v.begin(), v.end());
@@ -157,8 +150,12 @@ Bytes counter_bytes(int64_t v) {
 
 class Server {
  public:
-  Server(const std::string& host, int port, std::string token) : token_(std::move(token)) {
-    listen_fd_ = socket(AF_INET, SOCK_STREAM, 0);
+  Server(const std::string& host, int port, std::string token, const TCPStoreOptions& limits)
+      : token_(std::move(token)),
+        hello_timeout_(limits.hello_timeout),
+        max_connections_(static_cast<size_t>(std::max(1, limits.max_connections))),
+        max_unauthenticated_(static_cast<size_t>(std::max(1, limits.max_unauthenticated))) {
+    listen_fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (listen_fd_ < 0) throw StoreError("TCPStore: socket() failed: " + errno_text());
     int one = 1;
     setsockopt(listen_fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -166,7 +163,7 @@ class Server {
     addr.sin_family = AF_INET;
     // Listen on every interface: other machines reach the store by MASTER_ADDR, which names one
     // of this machine's addresses (loopback-only hosts stay loopback-only).
-    in_addr want = resolve(host);
+    in_addr want = resolve_host(host);
     addr.sin_addr.s_addr = (ntohl(want.s_addr) >> 24) == 127 ? want.s_addr : htonl(INADDR_ANY);
     addr.sin_port = htons(static_cast<uint16_t>(port));
     if (bind(listen_fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(listen_fd_, 512) != 0) {
@@ -182,7 +179,7 @@ class Server {
     getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
     port_ = ntohs(addr.sin_port);
     fcntl(listen_fd_, F_SETFL, O_NONBLOCK);
-    if (pipe(wake_) != 0) throw StoreError("TCPStore: pipe() failed: " + errno_text());
+    if (pipe2(wake_, O_CLOEXEC) != 0) throw StoreError("TCPStore: pipe() failed: " + errno_text());
     thread_ = std::thread([this] { loop(); });
   }
 
@@ -202,6 +199,7 @@ class Server {
  private:
   struct Conn {
     Bytes in, out;
+    Clock::time_point accepted = Clock::now();
     bool hello_done = false;
     bool closing = false;  // close once `out` is flushed
   };
@@ -214,14 +212,21 @@ class Server {
 
   void loop() {
     while (!stop_) {
-      std::vector<pollfd> fds{{listen_fd_, POLLIN, 0}, {wake_[0], POLLIN, 0}};
+      auto now = Clock::now();
+      // While out of descriptors the listening socket stays readable: leave it out of the poll
+      // until the back-off ends instead of spinning on accept().
+      const bool accepting = now >= accept_paused_until_;
+      std::vector<pollfd> fds{{accepting ? listen_fd_ : -1, POLLIN, 0}, {wake_[0], POLLIN, 0}};
       for (auto& [fd, c] : conns_) fds.push_back({fd, static_cast<short>(POLLIN | (c.out.empty() ? 0 : POLLOUT)), 0});
       int timeout = 1000;
-      auto now = Clock::now();
-      for (const auto& w : waiters_) {
-        auto ms = std::chrono::duration_cast<milliseconds>(w.deadline - now).count();
+      const auto wake_by = [&](Clock::time_point t) {
+        auto ms = std::chrono::duration_cast<milliseconds>(t - now).count();
         timeout = static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(timeout, ms + 1)));
-      }
+      };
+      for (const auto& w : waiters_) wake_by(w.deadline);
+      for (const auto& [fd, c] : conns_)
+        if (!c.hello_done) wake_by(c.accepted + hello_timeout_);
+      if (!accepting) wake_by(accept_paused_until_);
       poll(fds.data(), fds.size(), timeout);
       if (stop_) break;
       if (fds[0].revents & POLLIN) accept_all();
@@ -234,6 +239,7 @@ class Server {
         }
       }
       for (int fd : dead) drop(fd);
+      drop_silent_connections();
       expire_waiters();
       flush_all();
     }
@@ -241,13 +247,59 @@ class Server {
 
   void accept_all() {
     while (true) {
-      int fd = accept(listen_fd_, nullptr, nullptr);
-      if (fd < 0) return;
-      fcntl(fd, F_SETFL, O_NONBLOCK);
+      int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
+      if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) back_off_accepting();
+        return;
+      }
+      accept_backoff_ = kFirstAcceptBackoff;
+      if (conns_.size() >= max_connections_) {
+        close(fd);  // full: refused at once rather than left waiting
+        continue;
+      }
+      if (unauthenticated() >= max_unauthenticated_) drop(oldest_unauthenticated());
       int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       conns_[fd] = Conn{};
     }
+  }
+
+  // Out of file descriptors (or kernel memory): the pending connections wait in the backlog
+  // while the server pauses accepting, 10 ms doubling to 1 s, and says so once per episode.
+  void back_off_accepting() {
+    if (accept_backoff_ == kFirstAcceptBackoff) {
+      std::fprintf(stderr, "colony: the store on port %d cannot accept connections (%s); pausing accept() and retrying\n",
+                   port_, errno_text().c_str());
+      std::fflush(stderr);
+    }
+    accept_paused_until_ = Clock::now() + accept_backoff_;
+    accept_backoff_ = std::min(accept_backoff_ * 2, milliseconds(1000));
+  }
+
+  size_t unauthenticated() const {
+    size_t n = 0;
+    for (const auto& [fd, c] : conns_) n += c.hello_done ? 0 : 1;
+    return n;
+  }
+
+  int oldest_unauthenticated() const {
+    int oldest = -1;
+    Clock::time_point when = Clock::time_point::max();
+    for (const auto& [fd, c] : conns_)
+      if (!c.hello_done && c.accepted < when) {
+        oldest = fd;
+        when = c.accepted;
+      }
+    return oldest;
+  }
+
+  // A connection that has not said hello within hello_timeout_ is closed.
+  void drop_silent_connections() {
+    const auto now = Clock::now();
+    std::vector<int> silent;
+    for (const auto& [fd, c] : conns_)
+      if (!c.hello_done && now - c.accepted >= hello_timeout_) silent.push_back(fd);
+    for (int fd : silent) drop(fd);
   }
 
   void drop(int fd) {
@@ -264,7 +316,8 @@ class Server {
       ssize_t n = recv(fd, buf, sizeof(buf), 0);
       if (n > 0) {
         c.in.insert(c.in.end(), buf, buf + n);
-        if (c.in.size() > kMaxValue * 2 + kMaxKey + 64) return false;
+        if (c.in.size() > (c.hello_done ? kMaxValue * 2 + kMaxKey + 64 : kMaxHello + sizeof(buf))) return false;
+        if (!c.hello_done && c.in.size() >= kMaxHello) break;  // decide on the hello before reading more
         continue;
       }
       if (n == 0) return false;
@@ -468,7 +521,14 @@ class Server {
       if (conns_.count(fd)) drop(fd);
   }
 
+  static constexpr milliseconds kFirstAcceptBackoff{10};
+
   std::string token_;
+  milliseconds hello_timeout_;
+  size_t max_connections_;
+  size_t max_unauthenticated_;
+  Clock::time_point accept_paused_until_{};
+  milliseconds accept_backoff_ = kFirstAcceptBackoff;
   int listen_fd_ = -1;
   int port_ = 0;
   int wake_[2] = {-1, -1};
@@ -487,80 +547,35 @@ struct TCPStore::Impl {
   TCPStoreOptions options;
   std::unique_ptr<Server> server;
   int port = 0;
-  int fd = -1;
+  std::unique_ptr<StoreSocket> socket;
   std::mutex mu;
 
   std::string where() const { return options.host + ":" + std::to_string(port); }
 
-  [[noreturn]] void lost() {
-    throw StoreError("TCPStore: lost connection to the store at " + where() +
-                     " (the process hosting it — rank 0 or the launcher — probably exited)");
+  StoreConnectOptions connect_options() const {
+    StoreConnectOptions c;
+    c.host = options.host;
+    c.port = port;
+    c.timeout = options.timeout;
+    c.description = options.description;
+    c.progress_interval = options.progress_interval;
+    c.progress = options.progress;
+    return c;
   }
 
-  void connect_with_retry() {
-    const in_addr addr = resolve(options.host);
-    const auto deadline = Clock::now() + options.timeout;
-    milliseconds backoff(10);
-    std::string last_error;
-    while (true) {
-      int s = socket(AF_INET, SOCK_STREAM, 0);
-      if (s < 0) throw StoreError("TCPStore: socket() failed: " + errno_text());
-      sockaddr_in sa{};
-      sa.sin_family = AF_INET;
-      sa.sin_addr = addr;
-      sa.sin_port = htons(static_cast<uint16_t>(port));
-      if (connect(s, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0) {
-        int one = 1;
-        setsockopt(s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        fd = s;
-        return;
-      }
-      last_error = errno_text();
-      close(s);
-      if (Clock::now() + backoff > deadline) {
-        throw StoreError("TCPStore: could not connect to the store at " + where() + " within " +
-                         std::to_string(options.timeout.count()) + " ms (last error: " + last_error +
-                         "); is rank 0 (or colonyrun) running, and are MASTER_ADDR/MASTER_PORT right?");
-      }
-      std::this_thread::sleep_for(backoff);
-      backoff = std::min(backoff * 2, milliseconds(1000));
-    }
-  }
-
-  void send_all(const Bytes& b) {
-    size_t off = 0;
-    while (off < b.size()) {
-      ssize_t n = send(fd, b.data() + off, b.size() - off, MSG_NOSIGNAL);
-      if (n > 0) {
-        off += static_cast<size_t>(n);
-        continue;
-      }
-      if (n < 0 && errno == EINTR) continue;
-      lost();
+  void connect() {
+    try {
+      socket = std::make_unique<StoreSocket>(connect_options());
+    } catch (const StoreError& e) {
+      throw StoreError("TCPStore: " + std::string(e.what()) +
+                       "; is rank 0 (or colonyrun) running, and are MASTER_ADDR/MASTER_PORT right?");
     }
   }
 
   // Reads exactly n bytes; the server answers blocking calls by their deadline, so this waits at
   // most that long plus a margin for a server that stopped answering.
   void recv_exact(void* out, size_t n, milliseconds limit) {
-    auto* p = static_cast<uint8_t*>(out);
-    const auto deadline = Clock::now() + limit + milliseconds(5000);
-    size_t got = 0;
-    while (got < n) {
-      auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now()).count();
-      if (left <= 0) throw StoreError("TCPStore: the store at " + where() + " stopped answering");
-      pollfd pfd{fd, POLLIN, 0};
-      int rc = poll(&pfd, 1, static_cast<int>(std::min<int64_t>(left, 1000)));
-      if (rc < 0 && errno == EINTR) continue;
-      if (rc <= 0) continue;
-      ssize_t k = recv(fd, p + got, n - got, 0);
-      if (k > 0) {
-        got += static_cast<size_t>(k);
-        continue;
-      }
-      if (k < 0 && (errno == EINTR || errno == EAGAIN)) continue;
-      lost();
-    }
+    socket->recv_exact(out, n, limit + milliseconds(5000));
   }
 
   uint8_t recv_u8(milliseconds limit) {
@@ -586,26 +601,41 @@ struct TCPStore::Impl {
     return out;
   }
 
-  void hello() {
+  // A store that accepted the connection but does not answer (its process stopped, or another
+  // program owns the port) is reported while waited for, like one that refuses connections.
+  // False when the server closed the connection without answering (it had max_connections).
+  bool hello() {
     Bytes b{'C', 'L', 'N', 'Y'};
     put_u32(b, kVersion);
     put_str(b, *options.token);
-    send_all(b);
+    socket->send_all(b);
+    const auto start = Clock::now();
+    const StoreConnectOptions c = connect_options();
+    while (!socket->wait_readable(std::min(options.progress_interval, options.timeout))) {
+      const auto waited = std::chrono::duration_cast<milliseconds>(Clock::now() - start);
+      if (waited >= options.timeout) {
+        throw StoreError("TCPStore: the store at " + where() + " accepted the connection but did not answer within " +
+                         std::to_string(options.timeout.count()) +
+                         " ms (is its process stopped, or another program listening on MASTER_PORT?)");
+      }
+      report_progress(options.progress, waiting_message(c, waited, "connected, no answer to the hello yet"));
+    }
     uint8_t status;
     try {
       status = recv_u8(options.timeout);
     } catch (const StoreError&) {
-      status = kError;
+      return false;
     }
     if (status != kOk) {
       throw StoreError("TCPStore: the store at " + where() +
                        " refused this process's job token (COLONY_JOB_TOKEN differs from the job's)");
     }
+    return true;
   }
 
   // Sends a request and reads the status; a timeout status throws with the missing keys.
   void request(const Bytes& b, milliseconds limit, const char* what) {
-    send_all(b);
+    socket->send_all(b);
     uint8_t status = recv_u8(limit);
     if (status == kTimedOut) {
       Bytes missing = recv_bytes(limit);
@@ -633,21 +663,27 @@ TCPStore::TCPStore(TCPStoreOptions options) : Store(options.timeout), impl_(std:
   impl_->options = options;
   impl_->port = options.port;
   if (options.is_server) {
-    impl_->server = std::make_unique<Server>(options.host, options.port, *options.token);
+    impl_->server = std::make_unique<Server>(options.host, options.port, *options.token, options);
     impl_->port = impl_->server->port();
   }
-  impl_->connect_with_retry();
-  try {
-    impl_->hello();
-  } catch (...) {
-    close(impl_->fd);
-    impl_->fd = -1;
-    throw;
+  // A full server closes new connections at once: try again (10 ms doubling to 1 s) until the
+  // timeout, as for a server that is not up yet.
+  const auto deadline = Clock::now() + options.timeout;
+  milliseconds backoff(10);
+  while (true) {
+    impl_->connect();
+    if (impl_->hello()) break;
+    if (Clock::now() + backoff > deadline) {
+      throw StoreError("TCPStore: the store at " + impl_->where() + " closed every connection before answering for " +
+                       std::to_string(options.timeout.count()) + " ms (it may have max_connections clients)");
+    }
+    std::this_thread::sleep_for(backoff);
+    backoff = std::min(backoff * 2, milliseconds(1000));
   }
 }
 
 TCPStore::~TCPStore() {
-  if (impl_->fd >= 0) close(impl_->fd);
+  impl_->socket.reset();
   impl_->server.reset();
 }
 

@@ -1,6 +1,7 @@
 // colonyrun on real processes: the workers' environment, output prefixes and log files, the
 // first failure stopping the job with that worker's code, signals, restarts, port 0, two
-// launchers forming one two-node job, and the lenet example under the launcher.
+// launchers forming one two-node job, the lenet example under the launcher, a stopped (hung)
+// rank named as the job's failure, and no socket or pipe leaking into workers or their children.
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -159,6 +160,37 @@ TEST(Colonyrun, FailureSetsTheStoresAbortFlag) {
   EXPECT_EQ(r.code, 3) << r.output;
   EXPECT_TRUE(has(r.output, "[rank 0] abort flag: rank 1 (pid ")) << r.output;
   EXPECT_TRUE(has(r.output, ") exited with code 3")) << r.output;
+}
+
+TEST(Colonyrun, AStoppedRankIsNamedAsTheJobsFailureNotTheRankThatNoticed) {
+  const auto started = Clock::now();
+  Process p = start(colonyrun({"--nproc_per_node=2", "--master_port=0", "--grace=2"}, {kWorker, "stop", "1"}),
+                    {{"COLONY_HEARTBEAT_TIMEOUT_MS", "1500"}});
+  Outcome r = finish(p, 40, started);
+  // Whatever happened, the stopped worker does not outlive the test.
+  const size_t at = r.output.find("stopping pid ");
+  if (at != std::string::npos) {
+    const pid_t stopped = std::atoi(r.output.c_str() + at + 13);
+    if (stopped > 0) {
+      kill(stopped, SIGKILL);
+      kill(stopped, SIGCONT);
+    }
+  }
+  ASSERT_NE(at, std::string::npos) << r.output;
+  EXPECT_FALSE(r.timed_out) << r.output;
+  EXPECT_NE(r.code, 0) << r.output;
+  EXPECT_LT(r.seconds, 20) << r.output;
+  EXPECT_TRUE(has(r.output, "colonyrun: the job failed: rank 1 stopped responding")) << r.output;
+  EXPECT_FALSE(has(r.output, "colonyrun: the job failed: rank 0")) << r.output;
+}
+
+TEST(Colonyrun, NoSocketOrPipeLeaksIntoWorkersOrWhatTheyStart) {
+  Outcome r = run({"--nproc_per_node=2", "--master_port=0", "--grace=2"}, {kWorker, "fds"});
+  EXPECT_EQ(r.code, 0) << r.output;
+  for (const std::string rank : {"[rank 0] ", "[rank 1] "}) {
+    EXPECT_TRUE(has(r.output, rank + "inherited:\n")) << r.output;
+    EXPECT_TRUE(has(r.output, rank + "passed on:\n")) << r.output;
+  }
 }
 
 TEST(Colonyrun, SigtermToTheLauncherStopsEveryWorker) {

@@ -1,18 +1,24 @@
 // TCPStore: every operation across real processes and threads, timeouts, connection retry,
-// the job token, and a server that survives garbage, oversized and half-sent messages.
+// the job token, and a server that survives garbage, oversized and half-sent messages, silent
+// and surplus connections, floods of bytes before the hello, and running out of descriptors;
+// its descriptors are close-on-exec; a client says what it waits for.
 #include "distributed/store/tcp_store.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <thread>
 #include <vector>
 
+#include "tests/descriptors.h"
 #include "tests/multiprocess.h"
 #include "tests/test_util.h"
 
@@ -349,6 +355,197 @@ TEST(TCPStore, GarbageOversizedAndHalfSentMessagesCloseOnlyThatConnection) {
   EXPECT_EQ(fresh.get("after"), Bytes{8});
   EXPECT_FALSE(fresh.check({"k"}));
   close(silent);
+}
+
+// ------------------------------------------------------------------ limits on unauthenticated clients
+
+TEST(TCPStore, AConnectionThatNeverSaysHelloIsClosedAfterTheHelloTimeout) {
+  TCPStoreOptions so = server_options();
+  so.hello_timeout = milliseconds(300);
+  TCPStore server(so);
+  int silent = raw_connect(server.port());
+  int partial = raw_connect(server.port());
+  raw_send(partial, {'C', 'L', 'N'});
+  const auto start = Clock::now();
+  EXPECT_TRUE(closed_by_server(silent));
+  EXPECT_TRUE(closed_by_server(partial));
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(3));
+  close(silent);
+  close(partial);
+  // An authenticated client idle for longer than that keeps its connection.
+  TCPStore good(client_of(server));
+  std::this_thread::sleep_for(milliseconds(600));
+  good.set("k", Bytes{1});
+  EXPECT_EQ(good.get("k"), Bytes{1});
+}
+
+TEST(TCPStore, ConnectionsOverTheCapAreClosedAtOnceAndTheOthersKeepWorking) {
+  TCPStoreOptions so = server_options();
+  so.max_connections = 4;  // the server's own client holds one
+  TCPStore server(so);
+  TCPStore good(client_of(server));
+  std::vector<int> held{raw_connect(server.port()), raw_connect(server.port())};
+  for (int s : held) raw_send(s, good_hello());
+  int surplus = raw_connect(server.port());
+  EXPECT_TRUE(closed_by_server(surplus));
+  close(surplus);
+  good.set("k", Bytes{2});
+  EXPECT_EQ(good.get("k"), Bytes{2});
+  for (int s : held) close(s);
+  // Once connections leave, new clients get in again.
+  TCPStoreOptions c = client_of(server);
+  TCPStore later(c);
+  EXPECT_EQ(later.get("k"), Bytes{2});
+}
+
+TEST(TCPStore, AFloodOfSilentConnectionsCannotLockOutTheJob) {
+  TCPStoreOptions so = server_options();
+  so.max_unauthenticated = 4;
+  so.hello_timeout = std::chrono::seconds(60);
+  TCPStore server(so);
+  std::vector<int> silent;
+  for (int i = 0; i < 20; ++i) silent.push_back(raw_connect(server.port()));
+  std::this_thread::sleep_for(milliseconds(200));
+  // A rank arriving now gets in (the oldest silent connection makes room) and is served.
+  TCPStore rank(client_of(server));
+  rank.set("k", Bytes{3});
+  EXPECT_EQ(rank.get("k"), Bytes{3});
+  int closed = 0;
+  for (int s : silent) {
+    pollfd pfd{s, POLLIN, 0};
+    char c;
+    if (poll(&pfd, 1, 0) > 0 && recv(s, &c, 1, MSG_DONTWAIT) <= 0) ++closed;
+    close(s);
+  }
+  EXPECT_GE(closed, 16);
+}
+
+// Peak resident memory of this process, in KiB.
+long peak_rss_kib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+TEST(TCPStore, BytesBeforeTheHelloAreNotBuffered) {
+  // In a fresh process, so the peak memory is this test's own.
+  auto results = colony::testing::run_ranks(1, [](int) {
+    TCPStore server(server_options());
+    const long before = peak_rss_kib();
+    int s = raw_connect(server.port());
+    // A hello whose token runs on: 32 MiB that the server used to read whole before parsing.
+    std::vector<uint8_t> start{'C', 'L', 'N', 'Y'};
+    append_u32(start, 1);
+    append_u32(start, 4096);
+    raw_send(s, start);
+    std::vector<uint8_t> chunk(1 << 20, 'x');
+    for (int i = 0; i < 32; ++i)
+      if (send(s, chunk.data(), chunk.size(), MSG_NOSIGNAL) < 0) break;
+    close(s);
+    std::this_thread::sleep_for(milliseconds(200));
+    EXPECT_LT(peak_rss_kib() - before, 8 * 1024) << "KiB more at peak";
+    TCPStore good(client_of(server));
+    good.set("k", Bytes{4});
+    EXPECT_EQ(good.get("k"), Bytes{4});
+  });
+  EXPECT_TRUE(colony::testing::all_succeeded(results));
+}
+
+// CPU time this process has used, in seconds.
+double cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+TEST(TCPStore, OutOfFileDescriptorsTheServerBacksOffAndRecovers) {
+  // In a fresh process: the test lowers its descriptor limit.
+  auto results = colony::testing::run_ranks(1, [](int) {
+    TCPStore server(server_options());
+    TCPStore good(client_of(server));
+    rlimit old{};
+    getrlimit(RLIMIT_NOFILE, &old);
+    int open_now = 0;
+    for (int fd = 0; fd < 4096; ++fd) open_now += fcntl(fd, F_GETFD) >= 0 ? 1 : 0;
+    rlimit tight = old;
+    tight.rlim_cur = static_cast<rlim_t>(open_now + 8);
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
+    // Clients take descriptors here too, so the server soon cannot accept the last ones.
+    std::vector<int> clients;
+    for (int i = 0; i < 64; ++i) {
+      int s = raw_connect(server.port());
+      if (s < 0) break;
+      clients.push_back(s);
+    }
+    std::this_thread::sleep_for(milliseconds(200));
+    const double cpu0 = cpu_seconds();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    const double spent = cpu_seconds() - cpu0;
+    EXPECT_LT(spent, 0.2) << "CPU seconds in 1 s while out of descriptors (spinning uses ~1)";
+    for (int s : clients) close(s);
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+    // The job kept its store: the connected client is served, and new clients get in.
+    good.set("k", Bytes{5});
+    EXPECT_EQ(good.get("k"), Bytes{5});
+    TCPStore late(client_of(server));
+    EXPECT_EQ(late.get("k"), Bytes{5});
+  });
+  EXPECT_TRUE(colony::testing::all_succeeded(results));
+}
+
+// ------------------------------------------------------------------ close-on-exec
+
+TEST(TCPStore, ItsSocketsAndPipesDoNotLeakIntoSpawnedPrograms) {
+  const std::string before = colony::testing::sockets_and_pipes_a_child_inherits();
+  TCPStore server(server_options());
+  TCPStore client(client_of(server));
+  client.set("k", Bytes{1});
+  EXPECT_EQ(colony::testing::sockets_and_pipes_a_child_inherits(), before);
+}
+
+// ------------------------------------------------------------------ saying what a client waits for
+
+TEST(TCPStore, AClientWaitingForItsStoreSaysWhatItWaitsForEveryFewSeconds) {
+  const int port = colony::testing::free_port();
+  std::vector<std::string> lines;
+  TCPStoreOptions o;
+  o.port = port;
+  o.token = "t";
+  o.timeout = milliseconds(1500);
+  o.description = "the job's store (hosted by rank 0)";
+  o.progress_interval = milliseconds(300);
+  o.progress = [&](const std::string& line) { lines.push_back(line); };
+  EXPECT_TRUE(testing::throws_with<StoreError>([&] { TCPStore c(o); }, "could not connect"));
+  ASSERT_GE(lines.size(), 2u);
+  for (const auto& line : lines) {
+    EXPECT_NE(line.find("the job's store (hosted by rank 0) at 127.0.0.1:" + std::to_string(port)), std::string::npos)
+        << line;
+    EXPECT_NE(line.find("s so far"), std::string::npos) << line;
+    EXPECT_NE(line.find("s left"), std::string::npos) << line;
+  }
+}
+
+TEST(TCPStore, AStoreThatAcceptsButNeverAnswersIsReportedAndNamed) {
+  // A listening socket nobody serves: the kernel accepts, nothing answers the hello.
+  int l = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(a);
+  ASSERT_EQ(bind(l, reinterpret_cast<sockaddr*>(&a), len), 0);
+  ASSERT_EQ(listen(l, 8), 0);
+  getsockname(l, reinterpret_cast<sockaddr*>(&a), &len);
+  std::vector<std::string> lines;
+  TCPStoreOptions o;
+  o.port = ntohs(a.sin_port);
+  o.token = "t";
+  o.timeout = milliseconds(1500);
+  o.progress_interval = milliseconds(300);
+  o.progress = [&](const std::string& line) { lines.push_back(line); };
+  EXPECT_TRUE(testing::throws_with<StoreError>([&] { TCPStore c(o); }, "did not answer"));
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_NE(lines[0].find("no answer to the hello yet"), std::string::npos) << lines[0];
+  close(l);
 }
 
 }  // namespace

@@ -8,9 +8,15 @@
 //   train CKPT FAIL_STEP  DDP + SGD on a small model for 12 steps, rank 0 checkpointing to CKPT
 //                         after each; on the first run rank 1 exits 3 before step FAIL_STEP (-1:
 //                         never); a restarted run resumes from CKPT. Prints the final weights.
+//   stop RANK             all-reduce in a loop; rank RANK prints "stopping pid P" and stops
+//                         itself with SIGSTOP after 1 s (the others go on, 60 s at most)
+//   fds                   print the sockets and pipes it inherited ("inherited: ..."), then after
+//                         init_process_group those a program it starts inherits ("passed on: ...")
 //   sleep                 sleep 60 s
 #include <signal.h>
 #include <unistd.h>
+
+#include <chrono>
 
 #include <cstdio>
 #include <cstdlib>
@@ -24,6 +30,7 @@
 #include "optim/checkpoint.h"
 #include "optim/sgd.h"
 #include "tensor/random.h"
+#include "tests/descriptors.h"
 #include "tensor/raw_ops.h"
 
 namespace {
@@ -133,6 +140,33 @@ int main(int argc, char** argv) {
     colony::dist::barrier();
     if (rank == std::atoi(argv[2])) return 3;
     for (;;) colony::dist::all_reduce(1.0);
+  }
+  if (mode == "stop" && argc == 3) {
+    colony::dist::init_process_group();
+    // Stop once the watchdogs have seen each other beat (every 200 ms): a rank that never beat
+    // is not taken for dead.
+    const auto start = std::chrono::steady_clock::now();
+    const auto end = start + std::chrono::seconds(60);
+    bool stopped = false;
+    while (std::chrono::steady_clock::now() < end) {
+      colony::dist::all_reduce(1.0);
+      if (!stopped && rank == std::atoi(argv[2]) && std::chrono::steady_clock::now() - start > std::chrono::seconds(1)) {
+        stopped = true;
+        std::printf("stopping pid %d\n", static_cast<int>(getpid()));
+        std::fflush(stdout);
+        raise(SIGSTOP);
+      }
+    }
+    colony::dist::destroy_process_group();
+    return 0;
+  }
+  if (mode == "fds") {
+    std::printf("inherited:%s\n", colony::testing::sockets_and_pipes_held().c_str());
+    colony::dist::init_process_group();
+    colony::dist::barrier();
+    std::printf("passed on:%s\n", colony::testing::sockets_and_pipes_a_child_inherits().c_str());
+    colony::dist::destroy_process_group();
+    return 0;
   }
   if (mode == "sleep") {
     sleep(60);
