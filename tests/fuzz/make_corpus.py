@@ -99,3 +99,7 @@ write("store", "wait_check_delete", hello + bytes([SET]) + s(b"a") + s(b"1") + b
       s(b"b") + i64(10) + bytes([CHECK]) + u32(1) + s(b"a") + bytes([DELETE]) + s(b"a") +
       bytes([CAS]) + s(b"n") + s(b"") + s(b"new"))
 write("store", "wrong_token", b"CLNY" + u32(1) + s(b"other") + bytes([SET]) + s(b"k") + s(b"v"))
+# Found by store_fuzz (signed overflow, undefined behaviour in the server): a counter at INT64_MAX
+# plus 1, and a wait timeout of 2^62 ms turned into nanoseconds.
+write("store", "add_overflow", hello + bytes([ADD]) + s(b"c") + i64(2**63 - 1) + bytes([ADD]) + s(b"c") + i64(1))
+write("store", "wait_timeout_overflow", hello + bytes([GET]) + s(b"k") + i64(2**62))
