@@ -45,9 +45,11 @@ build() {
   local bin
   bin="$("$bazel" info "${flags[@]}" bazel-bin 2>/dev/null)"
 
-  local stage="$BUNDLE/stage"
+  # Staged outside the bundle folder: only the archive travels (the device call carries 64 MiB).
+  local stage
+  stage="$(mktemp -d)"
   rm -rf "$BUNDLE"
-  mkdir -p "$stage/bin" "$stage/lib"
+  mkdir -p "$BUNDLE" "$stage/bin" "$stage/lib"
   local label path name n=0 expr
   expr="$(printf ' + %s' "${targets[@]}")"
   for label in $("$bazel" query "kind(cc_test, ${expr# + })" 2>/dev/null); do
@@ -69,6 +71,7 @@ build() {
   local size
   size=$(stat -c %s "$BUNDLE/bundle.tar.xz")
   echo "gpu_check: bundled $n test binaries with CUDA tests and lenet_gpu: $BUNDLE/bundle.tar.xz ($((size / 1024 / 1024)) MiB; unpacked $(du -sh "$stage" | cut -f1))"
+  rm -rf "$stage"
   [ "$n" -gt 0 ] || { echo "gpu_check: no test binary lists a *CUDA* test" >&2; exit 1; }
   [ "$size" -lt $((56 * 1024 * 1024)) ] || { echo "gpu_check: bundle over 56 MiB; the device call carries 64 MiB in all" >&2; exit 1; }
 }
