@@ -6,6 +6,7 @@
 #include "data/data.h"
 #include "nn/nn.h"
 #include "optim/optim.h"
+#include "tensor/cuda.h"
 #include "tests/test_util.h"
 
 namespace colony {
@@ -96,6 +97,36 @@ TEST(Training, CheckpointResumeContinuesExactly) {
   nn::save(resumed, path + ".weights");
   EXPECT_TRUE(testing::throws_with([&] { optim::load_checkpoint(path + ".weights", resumed, resumed_opt); },
                                    "not a Colony training checkpoint"));
+}
+
+// The step never talks to the host: forward, loss, backward and SGD only queue device work. The
+// host waits only where the program asks for a value (here the loss every 4 steps).
+TEST(Training, AGpuStepWaitsForTheHostOnlyWhenAValueIsRead_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  const Device dev = Device::cuda(0);
+  std::vector<data::Batch> batches;
+  for (const data::Batch& b : fixed_batches()) batches.push_back({b.data.to(dev), b.target.to(dev)});
+  manual_seed(3);
+  SmallLeNet model;
+  model.to(dev);
+  optim::SGD opt(model.parameters(), optim::SGDOptions(0.01).momentum(0.9));
+  auto step = [&](int s) {
+    opt.zero_grad();
+    Tensor loss = F::cross_entropy(model.forward(batches[s % batches.size()].data), batches[s % batches.size()].target);
+    loss.backward();
+    opt.step();
+    return loss;
+  };
+  for (int s = 0; s < 2; ++s) step(s);  // first calls choose algorithms and allocate
+  cuda::synchronize();
+  const int64_t before = cuda::host_sync_count();
+  double logged = 0;
+  for (int s = 0; s < 8; ++s) {
+    Tensor loss = step(s);
+    if (s % 4 == 3) logged += loss.item<double>();
+  }
+  EXPECT_EQ(cuda::host_sync_count() - before, 2) << "syncs besides the two loss reads";
+  EXPECT_TRUE(std::isfinite(logged));
 }
 
 }  // namespace
