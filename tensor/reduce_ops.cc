@@ -94,8 +94,11 @@ void run_sum(const ReducePlan& p, Tensor& out, double scale) {
   }
 #ifdef COLONY_WITH_CUDA
   cuda::DeviceGuard guard(x.device().index);
+  // Few long rows are summed in two passes over the whole device, through a workspace.
+  const size_t bytes = kernels::cuda::sum_workspace_bytes(x.dtype(), p.outer, p.len, p.inner);
+  Tensor workspace = bytes > 0 ? empty({static_cast<int64_t>(bytes)}, options_on(kUInt8, x)) : Tensor();
   kernels::cuda::sum(x.dtype(), x.data_ptr_raw(), out.dtype(), out.data_ptr_raw(), p.outer, p.len, p.inner, scale,
-                     current_stream(x.device()).handle());
+                     bytes > 0 ? workspace.data_ptr_raw() : nullptr, current_stream(x.device()).handle());
 #else
   cuda_unavailable("sum");
 #endif
