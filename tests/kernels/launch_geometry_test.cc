@@ -94,7 +94,9 @@ TEST(LaunchGeometry, GridStrideLoopVisitsEveryElementExactlyOnce) {
         for (int64_t i = 0; i < n; ++i) {
           ASSERT_EQ(seen[static_cast<size_t>(i)], 1) << "n=" << n << " cap=" << cap << " threads=" << threads << " i=" << i;
         }
-        if (blocks < cap) EXPECT_EQ(grid_stride_iterations(n, blocks, threads), 1) << n;
+        if (blocks < cap) {
+          EXPECT_EQ(grid_stride_iterations(n, blocks, threads), 1) << n;
+        }
       }
     }
   }

@@ -96,7 +96,9 @@ TEST(OptimOps, MultiTensorKernelsEqualTheCpu_CUDA) {
         raw::sgd_step_multi_(pg, gg, bg, sgd(momentum, first));
         for (size_t i = 0; i < sizes.size(); ++i) {
           EXPECT_TRUE(all_close(pg[i], p[i], tol, tol)) << "sgd tensor " << i;
-          if (momentum != 0) EXPECT_TRUE(all_close(bg[i], b[i], tol, tol)) << "sgd buffer " << i;
+          if (momentum != 0) {
+            EXPECT_TRUE(all_close(bg[i], b[i], tol, tol)) << "sgd buffer " << i;
+          }
         }
       }
     }
@@ -112,7 +114,9 @@ TEST(OptimOps, MultiTensorKernelsEqualTheCpu_CUDA) {
       for (size_t i = 0; i < sizes.size(); ++i) {
         EXPECT_TRUE(all_close(pg[i], p[i], tol, tol)) << "adam tensor " << i;
         EXPECT_TRUE(all_close(vg[i], v[i], tol, tol)) << "adam exp_avg_sq " << i;
-        if (amsgrad) EXPECT_TRUE(all_close(xg[i], x[i], tol, tol)) << "adam max_exp_avg_sq " << i;
+        if (amsgrad) {
+          EXPECT_TRUE(all_close(xg[i], x[i], tol, tol)) << "adam max_exp_avg_sq " << i;
+        }
       }
     }
   }
