@@ -88,4 +88,16 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
   return r.output;
 }
 
+Tensor cross_entropy_loss(const Tensor& input, const Tensor& target, const raw::CrossEntropyOptions& options) {
+  raw::CrossEntropyResult r = raw::cross_entropy_loss(input, target, options);
+  if (!autograd::needs_grad(input)) return r.loss;
+  SavedTensor si(input), st(target);
+  Tensor lse = r.lse, counted = r.counted;
+  record(options.log_probs ? "NllLossBackward" : "CrossEntropyLossBackward", {input}, r.loss, {si, st},
+         [si, st, lse, counted, options](const Grads& g, const Needs&) -> Grads {
+           return {raw::cross_entropy_loss_backward(g[0], si.unpack(), st.unpack(), lse, counted, options)};
+         });
+  return r.loss;
+}
+
 }  // namespace colony

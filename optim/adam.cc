@@ -1,7 +1,9 @@
 #include "optim/adam.h"
 
 #include <cmath>
+#include <map>
 #include <stdexcept>
+#include <vector>
 
 #include "log/trace.h"
 #include "tensor/grad_mode.h"
@@ -44,6 +46,12 @@ void Adam::step() {
   for (auto& group : param_groups()) {
     const HyperParams& o = group.options;
     bool amsgrad = o.at("amsgrad") != 0;
+    // Parameters at the same step share the bias corrections: one multi-tensor update per step
+    // count (normally one for the whole group).
+    struct Lists {
+      std::vector<Tensor> params, grads, m, v, vmax;
+    };
+    std::map<double, Lists> by_step;
     for (Tensor& p : group.params) {
       Tensor grad = p.grad();
       if (!grad.defined()) continue;
@@ -55,8 +63,17 @@ void Adam::step() {
         state["exp_avg_sq"] = raw::zeros_like(p);
         if (amsgrad) state["max_exp_avg_sq"] = raw::zeros_like(p);
       }
+      // A CPU scalar: reading it costs no device synchronization.
       double step = state["step"].item<double>() + 1;
       raw::fill_(state["step"], step);
+      Lists& l = by_step[step];
+      l.params.push_back(p);
+      l.grads.push_back(grad);
+      l.m.push_back(state["exp_avg"]);
+      l.v.push_back(state["exp_avg_sq"]);
+      if (amsgrad) l.vmax.push_back(state["max_exp_avg_sq"]);
+    }
+    for (auto& [step, l] : by_step) {
       kernels::AdamParams a{o.at("lr"),
                             o.at("beta1"),
                             o.at("beta2"),
@@ -67,8 +84,7 @@ void Adam::step() {
                             o.at("maximize") != 0,
                             1 - std::pow(o.at("beta1"), step),
                             std::sqrt(1 - std::pow(o.at("beta2"), step))};
-      Tensor none;
-      raw::adam_step_(p, grad, state["exp_avg"], state["exp_avg_sq"], amsgrad ? state["max_exp_avg_sq"] : none, a);
+      raw::adam_step_multi_(l.params, l.grads, l.m, l.v, l.vmax, a);
     }
   }
 }

@@ -1,6 +1,7 @@
 #include "optim/sgd.h"
 
 #include <stdexcept>
+#include <vector>
 
 #include "log/trace.h"
 #include "tensor/grad_mode.h"
@@ -45,19 +46,30 @@ void SGD::step() {
     const HyperParams& o = group.options;
     kernels::SgdParams s{o.at("lr"), o.at("momentum"), o.at("dampening"), o.at("weight_decay"),
                          o.at("nesterov") != 0, false, o.at("maximize") != 0};
+    // Parameters whose momentum buffer starts now and the others differ in first_step: one
+    // multi-tensor update for each kind.
+    std::vector<Tensor> params[2], grads[2], bufs[2];
     for (Tensor& p : group.params) {
       Tensor grad = p.grad();
       if (!grad.defined()) continue;
       grad = raw::contiguous(grad);
       Tensor buf;
+      bool first = false;
       if (s.momentum != 0) {
         auto& state = state_of(p);
         auto it = state.find("momentum_buffer");
-        s.first_step = it == state.end();
-        if (s.first_step) it = state.emplace("momentum_buffer", raw::empty_like(p)).first;
+        first = it == state.end();
+        if (first) it = state.emplace("momentum_buffer", raw::empty_like(p)).first;
         buf = it->second;
       }
-      raw::sgd_step_(p, grad, buf, s);
+      params[first].push_back(p);
+      grads[first].push_back(grad);
+      bufs[first].push_back(buf);
+    }
+    for (int first : {0, 1}) {
+      if (params[first].empty()) continue;
+      s.first_step = first != 0;
+      raw::sgd_step_multi_(params[first], grads[first], bufs[first], s);
     }
   }
 }

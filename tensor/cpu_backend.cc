@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "kernels/cpu/batch_norm.h"
+#include "kernels/cpu/cross_entropy.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/copy.h"
 #include "kernels/cpu/elementwise.h"
@@ -121,17 +122,29 @@ class CpuBackend final : public Backend {
     k::adaptive_avg_pool2d_backward(dtype, g, grad_y, grad_x);
   }
 
-  void batch_norm_forward(DType dtype, int64_t n, int64_t c, int64_t s, const void* x, const void* weight,
+  // The CPU kernels take float32/float64 inputs only (batch_norm_ops.cc checks), whose parameters
+  // share their dtype: param_dtype is dtype here.
+  void batch_norm_forward(DType dtype, DType /*param_dtype*/, int64_t n, int64_t c, int64_t s, const void* x, const void* weight,
                           const void* bias, void* running_mean, void* running_var, bool training, double momentum,
                           double eps, void* y, void* save_mean, void* save_invstd) const override {
     k::batch_norm_forward(dtype, n, c, s, x, weight, bias, running_mean, running_var, training, momentum, eps, y,
                           save_mean, save_invstd);
   }
-  void batch_norm_backward(DType dtype, int64_t n, int64_t c, int64_t s, const void* grad_y, const void* x,
+  void batch_norm_backward(DType dtype, DType /*param_dtype*/, int64_t n, int64_t c, int64_t s, const void* grad_y, const void* x,
                            const void* weight, const void* save_mean, const void* save_invstd, bool training,
                            void* grad_x, void* grad_weight, void* grad_bias) const override {
     k::batch_norm_backward(dtype, n, c, s, grad_y, x, weight, save_mean, save_invstd, training, grad_x, grad_weight,
                            grad_bias);
+  }
+
+  void cross_entropy_forward(DType dtype, const void* x, const int64_t* target, const kernels::CrossEntropyParams& p,
+                             void* loss, void* lse, void* counted) const override {
+    k::cross_entropy_forward(dtype, x, target, p, loss, lse, counted);
+  }
+  void cross_entropy_backward(DType dtype, const void* grad_output, const void* x, const int64_t* target,
+                              const void* lse, const void* counted, const kernels::CrossEntropyParams& p,
+                              void* grad_x) const override {
+    k::cross_entropy_backward(dtype, grad_output, x, target, lse, counted, p, grad_x);
   }
 
   void index_select(int64_t elem_size, const void* x, void* y, int64_t outer, int64_t x_dim, int64_t inner,
@@ -166,6 +179,20 @@ class CpuBackend final : public Backend {
   void adam_step(DType dtype, int64_t n, void* param, const void* grad, void* m, void* v, void* vmax,
                  const kernels::AdamParams& a) const override {
     k::adam_step(dtype, n, param, grad, m, v, vmax, a);
+  }
+  void sgd_step_multi(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
+                      const std::vector<void*>& bufs, const std::vector<int64_t>& sizes,
+                      const kernels::SgdParams& s) const override {
+    for (size_t i = 0; i < params.size(); ++i) {
+      k::sgd_step(dtype, sizes[i], params[i], grads[i], bufs.empty() ? nullptr : bufs[i], s);
+    }
+  }
+  void adam_step_multi(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
+                       const std::vector<void*>& m, const std::vector<void*>& v, const std::vector<void*>& vmax,
+                       const std::vector<int64_t>& sizes, const kernels::AdamParams& a) const override {
+    for (size_t i = 0; i < params.size(); ++i) {
+      k::adam_step(dtype, sizes[i], params[i], grads[i], m[i], v[i], vmax.empty() ? nullptr : vmax[i], a);
+    }
   }
 };
 

@@ -7,6 +7,7 @@
 #include "kernels/cuda/batch_norm.h"
 #include "kernels/cuda/blas.h"
 #include "kernels/cuda/copy.h"
+#include "kernels/cuda/cross_entropy.h"
 #include "kernels/cuda/cudnn_conv.h"
 #include "kernels/cuda/elementwise.h"
 #include "kernels/cuda/index.h"
@@ -94,7 +95,10 @@ class CudaBackend final : public Backend {
 
   void sum(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, int64_t len, int64_t inner,
            double scale) const override {
-    run(k::sum, x_dtype, x, y_dtype, y, outer, len, inner, scale);
+    // Few long rows are summed in two passes over the whole device, through a workspace.
+    Tensor workspace = scratch(k::sum_workspace_bytes(x_dtype, outer, len, inner));
+    run(k::sum, x_dtype, x, y_dtype, y, outer, len, inner, scale,
+        workspace.defined() ? workspace.data_ptr_raw() : nullptr);
   }
   void var(DType dtype, const void* x, void* y, int64_t rows, int64_t len, int64_t correction) const override {
     run(k::var, dtype, x, y, rows, len, correction);
@@ -159,17 +163,29 @@ class CudaBackend final : public Backend {
     run(k::adaptive_avg_pool2d_backward, dtype, g, grad_y, grad_x);
   }
 
-  void batch_norm_forward(DType dtype, int64_t n, int64_t c, int64_t s, const void* x, const void* weight,
-                          const void* bias, void* running_mean, void* running_var, bool training, double momentum,
-                          double eps, void* y, void* save_mean, void* save_invstd) const override {
-    run(k::batch_norm_forward, dtype, n, c, s, x, weight, bias, running_mean, running_var, training, momentum, eps, y,
+  void batch_norm_forward(DType dtype, DType param_dtype, int64_t n, int64_t c, int64_t s, const void* x,
+                          const void* weight, const void* bias, void* running_mean, void* running_var, bool training,
+                          double momentum, double eps, void* y, void* save_mean, void* save_invstd) const override {
+    run(k::batch_norm_forward, dtype, param_dtype, n, c, s, x, weight, bias, running_mean, running_var, training, momentum, eps, y,
         save_mean, save_invstd);
   }
-  void batch_norm_backward(DType dtype, int64_t n, int64_t c, int64_t s, const void* grad_y, const void* x,
-                           const void* weight, const void* save_mean, const void* save_invstd, bool training,
-                           void* grad_x, void* grad_weight, void* grad_bias) const override {
-    run(k::batch_norm_backward, dtype, n, c, s, grad_y, x, weight, save_mean, save_invstd, training, grad_x,
+  void batch_norm_backward(DType dtype, DType param_dtype, int64_t n, int64_t c, int64_t s, const void* grad_y,
+                           const void* x, const void* weight, const void* save_mean, const void* save_invstd,
+                           bool training, void* grad_x, void* grad_weight, void* grad_bias) const override {
+    run(k::batch_norm_backward, dtype, param_dtype, n, c, s, grad_y, x, weight, save_mean, save_invstd, training, grad_x,
         grad_weight, grad_bias);
+  }
+
+  void cross_entropy_forward(DType dtype, const void* x, const int64_t* target, const kernels::CrossEntropyParams& p,
+                             void* loss, void* lse, void* counted) const override {
+    Tensor block_sums = scratch(k::cross_entropy_scratch_bytes(p));
+    run(k::cross_entropy_forward, dtype, x, target, p, loss, lse, counted,
+        block_sums.defined() ? block_sums.data_ptr_raw() : nullptr);
+  }
+  void cross_entropy_backward(DType dtype, const void* grad_output, const void* x, const int64_t* target,
+                              const void* lse, const void* counted, const kernels::CrossEntropyParams& p,
+                              void* grad_x) const override {
+    run(k::cross_entropy_backward, dtype, grad_output, x, target, lse, counted, p, grad_x);
   }
 
   void index_select(int64_t elem_size, const void* x, void* y, int64_t outer, int64_t x_dim, int64_t inner,
@@ -205,8 +221,24 @@ class CudaBackend final : public Backend {
                  const kernels::AdamParams& a) const override {
     run(k::adam_step, dtype, n, param, grad, m, v, vmax, a);
   }
+  void sgd_step_multi(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
+                      const std::vector<void*>& bufs, const std::vector<int64_t>& sizes,
+                      const kernels::SgdParams& s) const override {
+    run(k::sgd_step_multi, dtype, params, grads, bufs, sizes, s);
+  }
+  void adam_step_multi(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
+                       const std::vector<void*>& m, const std::vector<void*>& v, const std::vector<void*>& vmax,
+                       const std::vector<int64_t>& sizes, const kernels::AdamParams& a) const override {
+    run(k::adam_step_multi, dtype, params, grads, m, v, vmax, sizes, a);
+  }
 
  private:
+  // Device scratch for one call, from the caching allocator (released stream-ordered after it).
+  Tensor scratch(size_t bytes) const {
+    if (bytes == 0) return Tensor();
+    return raw::empty({static_cast<int64_t>(bytes)}, TensorOptions(kUInt8).device(device_));
+  }
+
   // The device is made current so that what acts on "the current device" (cudaMalloc in a kernel's
   // scratch, the legacy default stream) reaches it; the kernel is queued on the stream ops on this
   // device are ordered on (current_stream, per thread: a StreamGuard redirects it).

@@ -12,8 +12,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "kernels/common/conv_geometry.h"
+#include "kernels/common/cross_entropy.h"
 #include "kernels/common/dtype.h"
 #include "kernels/common/elementwise_functors.h"
 #include "kernels/common/layout.h"
@@ -96,14 +98,23 @@ class Backend {
   virtual void adaptive_avg_pool2d_backward(DType dtype, const kernels::Pool2dGeometry& g, const void* grad_y,
                                             void* grad_x) const = 0;
 
-  // --- batch normalization over [n, c, s] (kernels/cpu/batch_norm.h) ---
-  virtual void batch_norm_forward(DType dtype, int64_t n, int64_t c, int64_t s, const void* x, const void* weight,
+  // --- batch normalization over [n, c, s] (kernels/cpu/batch_norm.h); param_dtype is that of
+  //     weight, bias and the running statistics: dtype, or float32 beside a 16-bit input ---
+  virtual void batch_norm_forward(DType dtype, DType param_dtype, int64_t n, int64_t c, int64_t s, const void* x, const void* weight,
                                   const void* bias, void* running_mean, void* running_var, bool training,
                                   double momentum, double eps, void* y, void* save_mean,
                                   void* save_invstd) const = 0;
-  virtual void batch_norm_backward(DType dtype, int64_t n, int64_t c, int64_t s, const void* grad_y, const void* x,
+  virtual void batch_norm_backward(DType dtype, DType param_dtype, int64_t n, int64_t c, int64_t s, const void* grad_y, const void* x,
                                    const void* weight, const void* save_mean, const void* save_invstd, bool training,
                                    void* grad_x, void* grad_weight, void* grad_bias) const = 0;
+
+  // --- fused cross-entropy / nll_loss over [rows, classes] (kernels/cpu/cross_entropy.h) ---
+  virtual void cross_entropy_forward(DType dtype, const void* x, const int64_t* target,
+                                     const kernels::CrossEntropyParams& p, void* loss, void* lse,
+                                     void* counted) const = 0;
+  virtual void cross_entropy_backward(DType dtype, const void* grad_output, const void* x, const int64_t* target,
+                                      const void* lse, const void* counted, const kernels::CrossEntropyParams& p,
+                                      void* grad_x) const = 0;
 
   // --- indexing (kernels/cpu/index.h); indices are int64 and already bounds-checked ---
   virtual void index_select(int64_t elem_size, const void* x, void* y, int64_t outer, int64_t x_dim, int64_t inner,
@@ -125,6 +136,16 @@ class Backend {
                         const kernels::SgdParams& s) const = 0;
   virtual void adam_step(DType dtype, int64_t n, void* param, const void* grad, void* m, void* v, void* vmax,
                          const kernels::AdamParams& a) const = 0;
+  // The same steps over many tensors of one dtype (sizes[i] elements each; bufs / vmax empty when
+  // unused): CUDA updates up to 24 tensors per launch (kernels/common/multi_tensor.h), the CPU
+  // steps them one by one.
+  virtual void sgd_step_multi(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
+                              const std::vector<void*>& bufs, const std::vector<int64_t>& sizes,
+                              const kernels::SgdParams& s) const = 0;
+  virtual void adam_step_multi(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
+                               const std::vector<void*>& m, const std::vector<void*>& v,
+                               const std::vector<void*>& vmax, const std::vector<int64_t>& sizes,
+                               const kernels::AdamParams& a) const = 0;
 };
 
 // The backend that runs kernels on `device`. Throws std::runtime_error, as cuda::check_device does,

@@ -1,6 +1,7 @@
-// Indexing and joining. Index values are bounds-checked before any kernel runs (one amin/amax
-// pair, so on CUDA it costs a device sync), which turns a bad label into an error naming the op
-// instead of an out-of-bounds read.
+// Indexing and joining. A bad index is an error naming the op, never an out-of-bounds access: CPU
+// index values are checked here before the kernel runs (free), CUDA kernels check each index on
+// the device and report at the next synchronization (kernels/cuda/device_errors.h), so the step
+// never waits for the host.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -30,7 +31,7 @@ Tensor int64_index(const Tensor& index, const char* op, bool allow_int32) {
 }
 
 void check_index_values(const Tensor& index, int64_t size, int64_t dim, const char* op) {
-  if (index.numel() == 0) return;
+  if (index.numel() == 0 || !index.is_cpu()) return;
   int64_t lo = amin(index).item<int64_t>(), hi = amax(index).item<int64_t>();
   if (lo < 0 || hi >= size) {
     throw std::out_of_range(std::string(op) + ": index " + std::to_string(lo < 0 ? lo : hi) +

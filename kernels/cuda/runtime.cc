@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cuda/device_errors.h"
+
 namespace colony::kernels::cuda {
 namespace {
 
@@ -83,6 +85,7 @@ void set_device(int index) { check(cudaSetDevice(index), "cudaSetDevice"); }
 void device_synchronize() {
   count_host_sync();
   check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  check_device_errors();
 }
 
 void* device_malloc(size_t nbytes) {
@@ -134,6 +137,7 @@ void memcpy(void* dst, const void* src, size_t nbytes, CopyKind kind, void* stre
   if (!async) {
     count_host_sync();
     check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");
+    check_device_errors();
   }
 }
 
@@ -153,6 +157,7 @@ void* stream_create(int priority) {
 void stream_synchronize(void* stream) {
   count_host_sync();
   check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");
+  check_device_errors();
 }
 
 bool stream_query(void* stream) { return ready(cudaStreamQuery(as_stream(stream)), "cudaStreamQuery"); }
@@ -176,6 +181,7 @@ void stream_wait_event(void* stream, void* event) {
 void event_synchronize(void* event) {
   count_host_sync();
   check(cudaEventSynchronize(as_event(event)), "cudaEventSynchronize");
+  check_device_errors();
 }
 
 bool event_query(void* event) { return ready(cudaEventQuery(as_event(event)), "cudaEventQuery"); }
@@ -200,6 +206,8 @@ void after_launch(const char* op) {
     throw std::runtime_error(std::string(op) + ": CUDA error in the kernel (found by COLONY_CUDA_SYNC=1): " +
                              cudaGetErrorString(err));
   }
+  // A bad index the kernel recorded is reported here too, at the op that launched it.
+  check_device_errors();
 }
 
 }  // namespace colony::kernels::cuda

@@ -1,6 +1,8 @@
 // Thin, checked wrappers over the CUDA runtime, in plain C++ types so that code compiled without
 // CUDA headers can include this file. Only called from code under #ifdef COLONY_WITH_CUDA.
-// Every failure throws std::runtime_error naming the call and cudaGetErrorString's text.
+// Every failure throws std::runtime_error naming the call and cudaGetErrorString's text. Every
+// synchronization (device, stream, event, blocking copy) then reports a bad index a kernel
+// recorded on the device (check_device_errors in kernels/cuda/device_errors.h).
 #pragma once
 
 #include <cstddef>
