@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "autograd/autocast.h"
 #include "autograd/ops.h"
 
 namespace colony::nn::functional {
@@ -86,8 +87,10 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
     throw std::invalid_argument("linear: input " + shape_str(input.sizes()) + " does not end in in_features = " +
                                 std::to_string(weight.size(1)) + " (weight " + shape_str(weight.sizes()) + ")");
   }
-  Tensor out = input.dim() == 2 ? mm(input, t(weight)) : matmul(input, t(weight));
-  return bias.defined() ? out + bias : out;
+  // autocast: the whole layer (bias included) in the lower precision, as PyTorch's fused linear.
+  const Tensor x = autocast::to_lower_precision(input), w = autocast::to_lower_precision(weight);
+  Tensor out = x.dim() == 2 ? mm(x, t(w)) : matmul(x, t(w));
+  return bias.defined() ? out + autocast::to_lower_precision(bias) : out;
 }
 
 Tensor relu(const Tensor& input) { return colony::relu(input); }
@@ -108,7 +111,7 @@ Tensor flatten(const Tensor& input, int64_t start_dim, int64_t end_dim) { return
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options) {
   check_class_target("nll_loss", input, target);
-  auto [rows, targets] = as_rows(input, target);
+  auto [rows, targets] = as_rows(autocast::to_float32(input), target);  // autocast: float32
   auto [loss, mask] = picked_nll(rows, targets, options.ignore_index());
   return reduce_masked(loss, mask, options.reduction(), target.sizes());
 }
@@ -133,7 +136,7 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
     throw std::invalid_argument("mse_loss: input " + shape_str(input.sizes()) + " and target " + shape_str(target.sizes()) +
                                 " must have the same shape");
   }
-  Tensor d = input - target;
+  Tensor d = autocast::to_float32(input) - autocast::to_float32(target);  // autocast: float32
   return reduce(d * d, reduction);
 }
 
