@@ -465,7 +465,9 @@ TEST(DistributedDataParallel, GradScalerSkipsOnEveryRankWhenOneRankOverflows) {
       scaler.scale(F::cross_entropy(ddp->forward(x), y)).backward();
       stepped.push_back(scaler.step(opt));
       scaler.update();
-      if (step == 1) EXPECT_EQ(weights_sum(), before);  // untouched
+      if (step == 1) {
+        EXPECT_EQ(weights_sum(), before);  // untouched
+      }
       // Both ranks hold the same weights and the same scale after every step.
       const double mine = weights_sum();
       EXPECT_EQ(dist::all_reduce(mine, dist::ReduceOp::kMax), dist::all_reduce(mine, dist::ReduceOp::kMin));
