@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 
+#include "autograd/autocast.h"
 #include "autograd/nn_ops.h"
 #include "autograd/ops.h"
 
@@ -63,7 +64,7 @@ raw::CrossEntropyOptions loss_options(Reduction r, int64_t ignore_index) {
 
 // The fused loss over [rows, C] and int64 targets, shaped like target for Reduction::None.
 Tensor fused_loss(const Tensor& input, const Tensor& target, const raw::CrossEntropyOptions& o) {
-  auto [rows, targets] = as_rows(input, target);
+  auto [rows, targets] = as_rows(autocast::to_float32(input), target);  // autocast: float32
   if (targets.dtype() != kInt64) targets = raw::to(targets, targets.device(), kInt64);
   Tensor loss = colony::cross_entropy_loss(rows, targets, o);
   return o.reduction == raw::LossReduction::None ? reshape(loss, target.sizes()) : loss;
@@ -77,8 +78,10 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
     throw std::invalid_argument("linear: input " + shape_str(input.sizes()) + " does not end in in_features = " +
                                 std::to_string(weight.size(1)) + " (weight " + shape_str(weight.sizes()) + ")");
   }
-  Tensor out = input.dim() == 2 ? mm(input, t(weight)) : matmul(input, t(weight));
-  return bias.defined() ? out + bias : out;
+  // autocast: the whole layer (bias included) in the lower precision, as PyTorch's fused linear.
+  const Tensor x = autocast::to_lower_precision(input), w = autocast::to_lower_precision(weight);
+  Tensor out = x.dim() == 2 ? mm(x, t(w)) : matmul(x, t(w));
+  return bias.defined() ? out + autocast::to_lower_precision(bias) : out;
 }
 
 Tensor relu(const Tensor& input) { return colony::relu(input); }
@@ -118,7 +121,7 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
     throw std::invalid_argument("mse_loss: input " + shape_str(input.sizes()) + " and target " + shape_str(target.sizes()) +
                                 " must have the same shape");
   }
-  Tensor d = input - target;
+  Tensor d = autocast::to_float32(input) - autocast::to_float32(target);  // autocast: float32
   return reduce(d * d, reduction);
 }
 

@@ -10,6 +10,7 @@ namespace {
 
 const std::string kModel = "model.";
 const std::string kOptim = "optim.";
+const std::string kAmp = "amp.";
 
 // A decimal counter from the metadata, at most `max`. Digits only: std::stoull would take "-1"
 // as 2^64-1 and " +5" as 5, and an epoch of "-1" or 2^63 (negative once an int64) made a resumed
@@ -35,12 +36,16 @@ uint64_t parse_counter(const std::map<std::string, std::string>& meta, const std
 
 }  // namespace
 
-void save_checkpoint(const std::string& path, const nn::Module& model, const Optimizer& optimizer, TrainingState state) {
+void save_checkpoint(const std::string& path, const nn::Module& model, const Optimizer& optimizer, TrainingState state,
+                     const GradScaler* scaler) {
   state.rng_seed = default_generator().seed();
   state.rng_offset = default_generator().offset();
   io::NamedTensors tensors;
   for (auto& [n, t] : model.state_dict()) tensors.emplace_back(kModel + n, t);
   for (auto& [n, t] : optimizer.state_dict()) tensors.emplace_back(kOptim + n, t);
+  if (scaler) {
+    for (auto& [n, t] : scaler->state_dict()) tensors.emplace_back(kAmp + n, t);
+  }
   std::map<std::string, std::string> meta = state.extra;
   meta["format"] = "colony-checkpoint-1";
   meta["epoch"] = std::to_string(state.epoch);
@@ -50,7 +55,7 @@ void save_checkpoint(const std::string& path, const nn::Module& model, const Opt
   io::save_safetensors(path, tensors, meta);
 }
 
-TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimizer& optimizer) {
+TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimizer& optimizer, GradScaler* scaler) {
   io::SafetensorsContents c = io::load_safetensors(path);
   auto fmt = c.metadata.find("format");
   if (fmt == c.metadata.end() || fmt->second != "colony-checkpoint-1") {
@@ -58,12 +63,14 @@ TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimi
                              (fmt == c.metadata.end() ? std::string("missing") : "\"" + fmt->second + "\"") +
                              "); for plain weights use nn::load");
   }
-  io::NamedTensors model_state, optim_state;
+  io::NamedTensors model_state, optim_state, amp_state;
   for (auto& [n, t] : c.tensors) {
     if (n.rfind(kModel, 0) == 0) {
       model_state.emplace_back(n.substr(kModel.size()), t);
     } else if (n.rfind(kOptim, 0) == 0) {
       optim_state.emplace_back(n.substr(kOptim.size()), t);
+    } else if (n.rfind(kAmp, 0) == 0) {
+      amp_state.emplace_back(n.substr(kAmp.size()), t);
     }
   }
   TrainingState s;
@@ -76,6 +83,12 @@ TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimi
   try {
     model.load_state_dict(model_state);
     optimizer.load_state_dict(optim_state);
+    if (scaler && scaler->is_enabled()) {
+      if (amp_state.empty()) {
+        throw std::invalid_argument("holds no GradScaler state (saved by a run without loss scaling?)");
+      }
+      scaler->load_state_dict(amp_state);
+    }
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument("checkpoint " + path + ": " + e.what());
   }

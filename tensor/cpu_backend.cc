@@ -2,6 +2,7 @@
 // synchronously on the calling thread (and its worker pool), so there is no stream or device state.
 #include <stdexcept>
 
+#include "kernels/cpu/amp.h"
 #include "kernels/cpu/batch_norm.h"
 #include "kernels/cpu/cross_entropy.h"
 #include "kernels/cpu/conv.h"
@@ -179,6 +180,10 @@ class CpuBackend final : public Backend {
   void adam_step(DType dtype, int64_t n, void* param, const void* grad, void* m, void* v, void* vmax,
                  const kernels::AdamParams& a) const override {
     k::adam_step(dtype, n, param, grad, m, v, vmax, a);
+  }
+  void unscale_and_check(int64_t count, void* const* grads, const int64_t* numel, const DType* dtypes,
+                         float inv_scale, float* found_inf) const override {
+    k::unscale_and_check(count, grads, numel, dtypes, inv_scale, found_inf);
   }
   void sgd_step_multi(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
                       const std::vector<void*>& bufs, const std::vector<int64_t>& sizes,

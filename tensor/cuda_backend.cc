@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cuda/amp.h"
 #include "kernels/cuda/batch_norm.h"
 #include "kernels/cuda/blas.h"
 #include "kernels/cuda/copy.h"
@@ -220,6 +221,10 @@ class CudaBackend final : public Backend {
   void adam_step(DType dtype, int64_t n, void* param, const void* grad, void* m, void* v, void* vmax,
                  const kernels::AdamParams& a) const override {
     run(k::adam_step, dtype, n, param, grad, m, v, vmax, a);
+  }
+  void unscale_and_check(int64_t count, void* const* grads, const int64_t* numel, const DType* dtypes,
+                         float inv_scale, float* found_inf) const override {
+    run(k::unscale_and_check, count, grads, numel, dtypes, inv_scale, found_inf);
   }
   void sgd_step_multi(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
                       const std::vector<void*>& bufs, const std::vector<int64_t>& sizes,

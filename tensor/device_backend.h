@@ -136,6 +136,11 @@ class Backend {
                         const kernels::SgdParams& s) const = 0;
   virtual void adam_step(DType dtype, int64_t n, void* param, const void* grad, void* m, void* v, void* vmax,
                          const kernels::AdamParams& a) const = 0;
+  // GradScaler's unscale: multiplies `count` contiguous gradients (numel[i] elements of dtypes[i])
+  // by inv_scale in place and sets *found_inf (float32, on this device) to 1 when any element is
+  // inf or NaN (kernels/cpu/amp.h).
+  virtual void unscale_and_check(int64_t count, void* const* grads, const int64_t* numel, const DType* dtypes,
+                                 float inv_scale, float* found_inf) const = 0;
   // The same steps over many tensors of one dtype (sizes[i] elements each; bufs / vmax empty when
   // unused): CUDA updates up to 24 tensors per launch (kernels/common/multi_tensor.h), the CPU
   // steps them one by one.

@@ -25,4 +25,11 @@ void adam_step_multi_(std::vector<Tensor>& params, const std::vector<Tensor>& gr
                       std::vector<Tensor>& exp_avg_sqs, std::vector<Tensor>& max_exp_avg_sqs,
                       const kernels::AdamParams& a);
 
+// Loss scaling (PyTorch's _amp_foreach_non_finite_check_and_unscale_): multiplies every gradient by
+// inv_scale in place, in one pass, and sets found_inf (a 1-element float32 tensor on the gradients'
+// device) to 1 when any element of any gradient is inf or NaN; found_inf is never read back here, so
+// nothing waits for the device. Gradients: floating, all on found_inf's device; a non-contiguous one
+// is unscaled through a contiguous copy.
+void amp_unscale_and_check_(const std::vector<Tensor>& grads, Tensor& found_inf, double inv_scale);
+
 }  // namespace colony::raw

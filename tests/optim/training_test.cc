@@ -164,5 +164,63 @@ TEST(Training, LeNetStepsOnCudaEqualTheCpu_CUDA) {
   }
 }
 
+// float16 autocast + GradScaler, checkpointed mid-run with the scaler: the resumed run continues
+// bit for bit. A huge initial scale makes the first steps overflow and back off, and a short growth
+// interval makes the scale grow again, so the scale and growth count must come from the file.
+std::vector<double> train_amp(SmallLeNet& model, optim::Optimizer& opt, optim::GradScaler& scaler,
+                              const std::vector<data::Batch>& batches, int first, int steps) {
+  std::vector<double> losses;
+  for (int s = first; s < first + steps; ++s) {
+    const data::Batch& b = batches[s % batches.size()];
+    opt.zero_grad();
+    Tensor loss;
+    {
+      AutocastGuard amp(DeviceType::CPU, kFloat16);
+      loss = F::cross_entropy(model.forward(b.data), b.target);
+    }
+    scaler.scale(loss).backward();
+    scaler.step(opt);
+    scaler.update();
+    losses.push_back(loss.item<double>());
+    losses.push_back(scaler.get_scale());
+  }
+  return losses;
+}
+
+TEST(Training, AmpCheckpointResumeContinuesExactly) {
+  std::vector<data::Batch> batches = fixed_batches();
+  const auto scaler_options = optim::GradScalerOptions().init_scale(16777216.0).growth_interval(2);
+  manual_seed(5);
+  SmallLeNet full;
+  optim::SGD full_opt(full.parameters(), optim::SGDOptions(0.01).momentum(0.9));
+  optim::GradScaler full_scaler(scaler_options);
+  std::vector<double> uninterrupted = train_amp(full, full_opt, full_scaler, batches, 0, 12);
+  EXPECT_LT(uninterrupted[1], 16777216.0);  // the first step overflowed and backed off
+
+  manual_seed(5);
+  SmallLeNet first;
+  optim::SGD first_opt(first.parameters(), optim::SGDOptions(0.01).momentum(0.9));
+  optim::GradScaler first_scaler(scaler_options);
+  train_amp(first, first_opt, first_scaler, batches, 0, 5);
+  std::string path = ::testing::TempDir() + "/resume_amp.safetensors";
+  optim::TrainingState st;
+  st.step = 5;
+  optim::save_checkpoint(path, first, first_opt, st, &first_scaler);
+
+  manual_seed(999);
+  SmallLeNet resumed;
+  optim::SGD resumed_opt(resumed.parameters(), optim::SGDOptions(0.01).momentum(0.9));
+  optim::GradScaler resumed_scaler;  // default options: everything must come from the checkpoint
+  optim::load_checkpoint(path, resumed, resumed_opt, &resumed_scaler);
+  EXPECT_EQ(resumed_scaler.get_scale(), first_scaler.get_scale());
+  EXPECT_EQ(resumed_scaler.growth_tracker(), first_scaler.growth_tracker());
+  std::vector<double> after = train_amp(resumed, resumed_opt, resumed_scaler, batches, 5, 7);
+  EXPECT_EQ(after, std::vector<double>(uninterrupted.begin() + 10, uninterrupted.end()));
+
+  optim::save_checkpoint(path, first, first_opt, st);  // without the scaler
+  EXPECT_TRUE(testing::throws_with([&] { optim::load_checkpoint(path, resumed, resumed_opt, &resumed_scaler); },
+                                   "holds no GradScaler state"));
+}
+
 }  // namespace
 }  // namespace colony

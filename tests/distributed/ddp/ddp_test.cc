@@ -1,9 +1,12 @@
 // DistributedDataParallel on real processes with the Gloo group: equivalence with one process on
 // the combined batch, gradient accumulation with no_sync, unused parameters, overlap of the
-// all-reduce with backward, bucket rebuilding, comm hooks, model checks and buffer broadcast.
+// all-reduce with backward, bucket rebuilding, comm hooks, model checks, buffer broadcast, and
+// GradScaler: ranks skip or step together.
 #include "distributed/ddp/ddp.h"
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "autograd/autograd.h"
@@ -13,6 +16,7 @@
 #include "nn/functional.h"
 #include "nn/layers.h"
 #include "nn/linear.h"
+#include "optim/grad_scaler.h"
 #include "optim/sgd.h"
 #include "tensor/random.h"
 #include "tests/multiprocess.h"
@@ -432,6 +436,49 @@ TEST(DistributedDataParallel, OneProcessWithoutAGroupJustRunsTheModule) {
   Tensor x = raw::randn({2, 8});
   EXPECT_TRUE(testing::all_close(ddp.forward(x), model->forward(x), 0, 0));
   EXPECT_EQ(ddp.named_parameters().front().first, "module.fc1.weight");
+}
+
+// Only rank 1's gradients overflow (an inf in its input); the all-reduce hands every rank the
+// inf/NaN average, so both skip the step, back off together and keep identical weights.
+TEST(DistributedDataParallel, GradScalerSkipsOnEveryRankWhenOneRankOverflows) {
+  auto results = run_ranks(2, [](int rank) {
+    dist::init_process_group();
+    const Data data(64);
+    manual_seed(9);
+    auto model = std::make_shared<Mlp>();
+    auto ddp = std::make_shared<dist::DistributedDataParallel>(model);
+    optim::SGD opt(ddp->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+    optim::GradScaler scaler;
+    auto weights_sum = [&] {
+      double total = 0;
+      for (const Tensor& p : model->parameters()) total += raw::sum(raw::to(p, kCPU, kFloat64)).item<double>();
+      return total;
+    };
+    std::vector<bool> stepped;
+    for (int step = 0; step < 3; ++step) {
+      std::vector<int64_t> idx;
+      for (int i = 0; i < 8; ++i) idx.push_back(rank * 32 + step * 8 + i);
+      auto [x, y] = data.batch(idx);
+      if (step == 1 && rank == 1) raw::narrow(x, 0, 3, 1).fill_(std::numeric_limits<double>::infinity());
+      opt.zero_grad();
+      const double before = weights_sum();
+      scaler.scale(F::cross_entropy(ddp->forward(x), y)).backward();
+      stepped.push_back(scaler.step(opt));
+      scaler.update();
+      if (step == 1) {
+        EXPECT_EQ(weights_sum(), before);  // untouched
+      }
+      // Both ranks hold the same weights and the same scale after every step.
+      const double mine = weights_sum();
+      EXPECT_EQ(dist::all_reduce(mine, dist::ReduceOp::kMax), dist::all_reduce(mine, dist::ReduceOp::kMin));
+      EXPECT_TRUE(std::isfinite(mine));
+    }
+    EXPECT_EQ(stepped, (std::vector<bool>{true, false, true}));
+    EXPECT_EQ(scaler.get_scale(), 32768.0);
+    dist::destroy_process_group();
+  });
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
 }
 
 }  // namespace
