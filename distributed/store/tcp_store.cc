@@ -52,6 +52,8 @@ constexpr size_t kMaxHello = 4 + 4 + 4 + kMaxToken;
 
 enum Command : uint8_t { kSet = 1, kGet, kAdd, kCompareSet, kWait, kCheck, kDelete };
 enum Status : uint8_t { kOk = 0, kTimedOut = 1, kError = 2 };
+// The longest wait a client may ask the server for; longer ones are waited this long.
+constexpr int64_t kMaxWaitMs = int64_t{7} * 24 * 3600 * 1000;
 
 // ---------------------------------------------------------------- encoding
 
@@ -382,7 +384,9 @@ class Server {
           if (!r.str(k, kMaxKey)) return false;
         int64_t timeout_ms;
         if (!r.i64(timeout_ms)) return false;
-        Waiter w{fd, cmd, std::move(keys), Clock::now() + milliseconds(std::max<int64_t>(0, timeout_ms))};
+        // A client's timeout is capped (a week) so that adding it to now() cannot overflow.
+        const int64_t wait_ms = std::clamp<int64_t>(timeout_ms, 0, kMaxWaitMs);
+        Waiter w{fd, cmd, std::move(keys), Clock::now() + milliseconds(wait_ms)};
         if (!try_answer(w, c)) waiters_.push_back(std::move(w));
         return true;
       }
@@ -392,14 +396,19 @@ class Server {
         if (!r.str(key, kMaxKey) || !r.i64(delta)) return false;
         auto it = data_.find(key);
         int64_t v = 0;
+        std::string error;
         if (it != data_.end() && !parse_counter(it->second, &v)) {
-          const std::string msg = "add() on key '" + key + "', whose value is not a decimal integer";
+          error = "add() on key '" + key + "', whose value is not a decimal integer";
+        } else if (__builtin_add_overflow(v, delta, &v)) {
+          // The counter stays as it was; the client learns why its add failed.
+          error = "add(" + std::to_string(delta) + ") on key '" + key + "' would overflow its int64 counter";
+        }
+        if (!error.empty()) {
           put_u8(reply, kError);
-          put_bytes(reply, msg.data(), msg.size());
+          put_bytes(reply, error.data(), error.size());
           c.out.insert(c.out.end(), reply.begin(), reply.end());
           return true;
         }
-        v += delta;
         data_[key] = counter_bytes(v);
         put_u8(reply, kOk);
         put_i64(reply, v);

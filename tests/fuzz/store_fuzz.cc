@@ -15,7 +15,7 @@
 #include <cstdlib>
 #include <memory>
 
-#include "distributed/tcp_store.h"
+#include "distributed/store/tcp_store.h"
 
 namespace {
 

@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <ctime>
+#include <limits>
 #include <thread>
 #include <vector>
 
@@ -165,6 +166,14 @@ TEST(TCPStore, SingleProcessOperationsAndTimeoutsNameTheMissingKey) {
   // add on a value that is not a number is an error, not a crash; the store goes on.
   EXPECT_TRUE(testing::throws_with<StoreError>([&] { store.add("bin", 1); }, "not a decimal integer"));
   EXPECT_EQ(store.add("n", 0), -2);
+  // A counter that would overflow int64 is refused and kept (it was undefined behaviour on the server).
+  store.add("huge_counter", std::numeric_limits<int64_t>::max());
+  EXPECT_TRUE(testing::throws_with<StoreError>([&] { store.add("huge_counter", 1); },
+                                               "would overflow its int64 counter"));
+  EXPECT_TRUE(testing::throws_with<StoreError>([&] { store.add("n", std::numeric_limits<int64_t>::min()); },
+                                               "would overflow"));
+  EXPECT_EQ(store.add("huge_counter", 0), std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(store.add("huge_counter", -1), std::numeric_limits<int64_t>::max() - 1);
   // Client-side limits are explained.
   EXPECT_TRUE(testing::throws_with<std::invalid_argument>([&] { store.set(std::string(5000, 'k'), Bytes{}); },
                                                           "key longer than 4096"));
