@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "tensor/device_backend.h"
-#include "tensor/raw_optim_ops.h"
 #include "tensor/raw_ops.h"
+#include "tensor/raw_optim_ops.h"
 
 namespace colony::raw {
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "tensor/device_backend.h"
+#include "tensor/op_checks.h"
 #include "tensor/raw_nn_ops.h"
 #include "tensor/raw_ops.h"
 
@@ -15,15 +16,12 @@ struct Layout {
 };
 
 Layout check_input(const Tensor& input, const char* op) {
-  if (!input.defined()) throw std::invalid_argument(std::string(op) + ": expected a defined input tensor");
+  check_defined(input, op);
   if (input.dim() < 2) {
     throw std::invalid_argument(std::string(op) + ": input must have at least 2 dims (N,C,...), got " +
                                 shape_str(input.sizes()));
   }
-  if (!is_floating(input.dtype())) {
-    throw std::invalid_argument(std::string(op) + ": expected a floating point input, got " +
-                                dtype_name(input.dtype()));
-  }
+  check_floating(input, op);
   if (input.is_cpu() && input.dtype() != kFloat32 && input.dtype() != kFloat64) {
     throw std::invalid_argument(std::string(op) + ": CPU batch norm supports float32 and float64, got " +
                                 dtype_name(input.dtype()));

@@ -4,8 +4,9 @@
 #include <string>
 
 #include "kernels/common/conv_geometry.h"
-#include "tensor/device_backend.h"
 #include "tensor/cpu_widen.h"
+#include "tensor/device_backend.h"
+#include "tensor/op_checks.h"
 #include "tensor/raw_nn_ops.h"
 #include "tensor/raw_ops.h"
 
@@ -31,12 +32,6 @@ void check_same_device_dtype(const Tensor& a, const char* a_name, const Tensor& 
   if (a.dtype() != b.dtype()) {
     throw std::invalid_argument(std::string(op) + ": expected " + b_name + " of dtype " + dtype_name(a.dtype()) +
                                 " like " + a_name + ", got " + dtype_name(b.dtype()));
-  }
-}
-
-void check_dtype(const Tensor& t, const char* op) {
-  if (!is_floating(t.dtype())) {
-    throw std::invalid_argument(std::string(op) + ": expected a floating point input, got " + dtype_name(t.dtype()));
   }
 }
 
@@ -110,7 +105,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
   }
   const kernels::Conv2dGeometry g = conv_geometry(input.sizes(), weight.sizes(), {stride, padding, dilation, groups}, op);
   check_same_device_dtype(input, "input", weight, "weight", op);
-  check_dtype(input, op);
+  check_floating(input, op);
   if (bias.defined()) {
     check_same_device_dtype(input, "input", bias, "bias", op);
     if (bias.dim() != 1 || bias.size(0) != g.out_channels) {
@@ -142,7 +137,7 @@ Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, cons
   const kernels::Conv2dGeometry g = conv_geometry(input.sizes(), weight.sizes(), params, op);
   check_same_device_dtype(input, "input", weight, "weight", op);
   check_same_device_dtype(input, "input", grad_output, "grad_output", op);
-  check_dtype(input, op);
+  check_floating(input, op);
   if (grad_output.sizes() != output_shape(g)) {
     throw std::invalid_argument("conv2d_backward: expected grad_output of shape " + shape_str(output_shape(g)) +
                                 " (the output of input " + shape_str(input.sizes()) + " and weight " +

@@ -8,6 +8,7 @@
 #include "tensor/device_backend.h"
 #include "tensor/elementwise_detail.h"
 #include "tensor/kernel_layout.h"
+#include "tensor/op_checks.h"
 #include "tensor/raw_ops.h"
 
 namespace colony::raw {
@@ -102,10 +103,6 @@ const char* op_name(BinaryOp op, bool in_place = false) {
 }
 
 bool is_comparison(BinaryOp op) { return kernels::outputs_bool(kop(op)); }
-
-void check_defined(const Tensor& t, const char* op) {
-  if (!t.defined()) throw std::invalid_argument(std::string(op) + ": expected a defined tensor");
-}
 
 void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
   if (a.device() != b.device()) {

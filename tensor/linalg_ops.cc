@@ -3,8 +3,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "tensor/device_backend.h"
 #include "tensor/cpu_widen.h"
+#include "tensor/device_backend.h"
 #include "tensor/raw_ops.h"
 
 namespace colony::raw {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "tensor/device_backend.h"
+#include "tensor/op_checks.h"
 #include "tensor/raw_nn_ops.h"
 #include "tensor/raw_ops.h"
 
@@ -31,9 +32,7 @@ kernels::CrossEntropyParams params(const Tensor& input, const CrossEntropyOption
 void check_inputs(const Tensor& input, const Tensor& target, const CrossEntropyOptions& o) {
   const char* op = op_name(o);
   if (input.dim() != 2) throw std::invalid_argument(std::string(op) + ": expected input [N, C], got " + shape_str(input.sizes()));
-  if (!is_floating(input.dtype())) {
-    throw std::invalid_argument(std::string(op) + ": expected a floating point input, got " + dtype_name(input.dtype()));
-  }
+  check_floating(input, op);
   if (target.dtype() != kInt64) {
     throw std::invalid_argument(std::string(op) + ": expected int64 targets, got " + dtype_name(target.dtype()));
   }

@@ -4,8 +4,9 @@
 #include <string>
 
 #include "kernels/common/conv_geometry.h"
-#include "tensor/device_backend.h"
 #include "tensor/cpu_widen.h"
+#include "tensor/device_backend.h"
+#include "tensor/op_checks.h"
 #include "tensor/raw_nn_ops.h"
 #include "tensor/raw_ops.h"
 
@@ -15,7 +16,7 @@ namespace {
 std::string pair_str(Int2 p) { return "(" + std::to_string(p.h) + ", " + std::to_string(p.w) + ")"; }
 
 void check_input(const Tensor& t, const char* op) {
-  if (!t.defined()) throw std::invalid_argument(std::string(op) + ": expected a defined input tensor");
+  check_defined(t, op);
   const Shape& s = t.sizes();
   if (s.size() != 3 && s.size() != 4) {
     throw std::invalid_argument(std::string(op) + ": input must be 3-D (C,H,W) or 4-D (N,C,H,W), got " + shape_str(s));
@@ -27,9 +28,7 @@ void check_input(const Tensor& t, const char* op) {
                                   shape_str(s));
     }
   }
-  if (!is_floating(t.dtype())) {
-    throw std::invalid_argument(std::string(op) + ": expected a floating point input, got " + dtype_name(t.dtype()));
-  }
+  check_floating(t, op);
 }
 
 void check_shape_arg(const Shape& s, const char* op) {
@@ -100,7 +99,7 @@ Shape with_spatial(const Shape& in, int64_t h, int64_t w) {
 }
 
 void check_grad(const Tensor& grad, const Shape& expected, const char* op) {
-  if (!grad.defined()) throw std::invalid_argument(std::string(op) + ": expected a defined grad_output");
+  check_defined(grad, op, "grad_output");
   if (grad.sizes() != expected) {
     throw std::invalid_argument(std::string(op) + ": expected grad_output of shape " + shape_str(expected) +
                                 ", got " + shape_str(grad.sizes()));

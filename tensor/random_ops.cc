@@ -9,6 +9,7 @@
 #include "tensor/device_backend.h"
 #include "tensor/grad_mode.h"
 #include "tensor/inplace_check.h"
+#include "tensor/op_checks.h"
 #include "tensor/raw_ops.h"
 
 namespace colony::raw {
@@ -18,9 +19,7 @@ Generator& gen_or_default(Generator* gen) { return gen ? *gen : default_generato
 
 // Fills a contiguous floating tensor in place.
 void fill_random_contiguous(Tensor& t, bool normal, double a, double b, Generator& gen, const char* op) {
-  if (!is_floating(t.dtype())) {
-    throw std::invalid_argument(std::string(op) + ": expected a floating point tensor, got " + dtype_name(t.dtype()));
-  }
+  check_floating(t, op, "tensor");
   int64_t n = t.numel();
   uint64_t seed = gen.seed();
   uint64_t offset = gen.reserve(kernels::random_blocks_needed(n));

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "tensor/device_backend.h"
+#include "tensor/op_checks.h"
 #include "tensor/raw_ops.h"
 
 namespace colony::raw {
@@ -25,15 +26,9 @@ Axis split_axis(const Tensor& t, int64_t dim, const char* op) {
   return a;
 }
 
-void check_floating(const Tensor& t, const char* op) {
-  if (!is_floating(t.dtype())) {
-    throw std::invalid_argument(std::string(op) + ": expected a floating point tensor, got " + dtype_name(t.dtype()));
-  }
-}
-
 Tensor softmax_forward(const Tensor& t, int64_t dim, bool log) {
   const char* op = log ? "log_softmax" : "softmax";
-  check_floating(t, op);
+  check_floating(t, op, "tensor");
   Axis a = split_axis(t, dim, op);
   Tensor x = contiguous(t);
   Tensor y = empty(t.sizes(), TensorOptions(t.dtype()).device(t.device()));
@@ -53,7 +48,7 @@ Tensor softmax_grad(const Tensor& grad, const Tensor& output, int64_t dim, bool 
                                 grad.device().str() + " but output is " + dtype_name(output.dtype()) + " on " +
                                 output.device().str());
   }
-  check_floating(output, op);
+  check_floating(output, op, "tensor");
   Axis a = split_axis(output, dim, op);
   Tensor g = contiguous(grad), y = contiguous(output);
   Tensor gx = empty(output.sizes(), TensorOptions(output.dtype()).device(output.device()));

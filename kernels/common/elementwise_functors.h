@@ -22,6 +22,46 @@ enum class UnaryOp : uint8_t {
 enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge };
 enum class ActivationGrad : uint8_t { Relu, Sigmoid, Tanh };
 
+// Every op with the dtypes it accepts (a COLONY_DISPATCH_* macro of dispatch.h) and its name in
+// errors: X(Op, DISPATCH, "name"). The CPU and CUDA dispatch switches both expand these, so an op
+// added here is dispatched alike on both devices.
+#define COLONY_FOR_EACH_UNARY_OP(X)                     \
+  X(Neg, COLONY_DISPATCH_NUMERIC, "neg")                \
+  X(Abs, COLONY_DISPATCH_NUMERIC, "abs")                \
+  X(Exp, COLONY_DISPATCH_FLOATING, "exp")               \
+  X(Log, COLONY_DISPATCH_FLOATING, "log")               \
+  X(Sqrt, COLONY_DISPATCH_FLOATING, "sqrt")             \
+  X(Rsqrt, COLONY_DISPATCH_FLOATING, "rsqrt")           \
+  X(Relu, COLONY_DISPATCH_NUMERIC, "relu")              \
+  X(Sigmoid, COLONY_DISPATCH_FLOATING, "sigmoid")       \
+  X(Tanh, COLONY_DISPATCH_FLOATING, "tanh")             \
+  X(Sign, COLONY_DISPATCH_ALL, "sign")                  \
+  X(Square, COLONY_DISPATCH_NUMERIC, "square")          \
+  X(Reciprocal, COLONY_DISPATCH_FLOATING, "reciprocal") \
+  X(LogicalNot, COLONY_DISPATCH_ALL, "logical_not")     \
+  X(Sin, COLONY_DISPATCH_FLOATING, "sin")               \
+  X(Cos, COLONY_DISPATCH_FLOATING, "cos")               \
+  X(Log1p, COLONY_DISPATCH_FLOATING, "log1p")           \
+  X(Expm1, COLONY_DISPATCH_FLOATING, "expm1")           \
+  X(Floor, COLONY_DISPATCH_FLOATING, "floor")           \
+  X(Ceil, COLONY_DISPATCH_FLOATING, "ceil")             \
+  X(Round, COLONY_DISPATCH_FLOATING, "round")
+
+#define COLONY_FOR_EACH_BINARY_OP(X)         \
+  X(Add, COLONY_DISPATCH_ALL, "add")         \
+  X(Sub, COLONY_DISPATCH_NUMERIC, "sub")     \
+  X(Mul, COLONY_DISPATCH_ALL, "mul")         \
+  X(Div, COLONY_DISPATCH_FLOATING, "div")    \
+  X(Pow, COLONY_DISPATCH_ALL, "pow")         \
+  X(Maximum, COLONY_DISPATCH_ALL, "maximum") \
+  X(Minimum, COLONY_DISPATCH_ALL, "minimum") \
+  X(Eq, COLONY_DISPATCH_ALL, "eq")           \
+  X(Ne, COLONY_DISPATCH_ALL, "ne")           \
+  X(Lt, COLONY_DISPATCH_ALL, "lt")           \
+  X(Le, COLONY_DISPATCH_ALL, "le")           \
+  X(Gt, COLONY_DISPATCH_ALL, "gt")           \
+  X(Ge, COLONY_DISPATCH_ALL, "ge")
+
 constexpr bool outputs_bool(UnaryOp op) { return op == UnaryOp::LogicalNot; }
 constexpr bool outputs_bool(BinaryOp op) { return op >= BinaryOp::Eq; }
 

@@ -35,30 +35,13 @@ void binary_scalar_typed(const void* a, const StridedLayout& la, double s, bool 
 
 }  // namespace
 
-#define COLONY_BINARY_SWITCH(CALL)                                \
-  switch (op) {                                                   \
-    CALL(Add, COLONY_DISPATCH_ALL, "add")                         \
-    CALL(Sub, COLONY_DISPATCH_NUMERIC, "sub")                     \
-    CALL(Mul, COLONY_DISPATCH_ALL, "mul")                         \
-    CALL(Div, COLONY_DISPATCH_FLOATING, "div")                    \
-    CALL(Pow, COLONY_DISPATCH_ALL, "pow")                         \
-    CALL(Maximum, COLONY_DISPATCH_ALL, "maximum")                 \
-    CALL(Minimum, COLONY_DISPATCH_ALL, "minimum")                 \
-    CALL(Eq, COLONY_DISPATCH_ALL, "eq")                           \
-    CALL(Ne, COLONY_DISPATCH_ALL, "ne")                           \
-    CALL(Lt, COLONY_DISPATCH_ALL, "lt")                           \
-    CALL(Le, COLONY_DISPATCH_ALL, "le")                           \
-    CALL(Gt, COLONY_DISPATCH_ALL, "gt")                           \
-    CALL(Ge, COLONY_DISPATCH_ALL, "ge")                           \
-  }
-
 void binary(BinaryOp op, DType dtype, const void* a, const StridedLayout& la, const void* b, const StridedLayout& lb,
             void* out, const StridedLayout& lout, double alpha) {
 #define COLONY_BINARY_CASE(OP, DISPATCH, NAME)                                                          \
   case BinaryOp::OP:                                                                                    \
     DISPATCH(dtype, NAME, [&] { binary_typed<BinaryOp::OP, scalar_t>(a, la, b, lb, out, lout, alpha); }); \
     return;
-  COLONY_BINARY_SWITCH(COLONY_BINARY_CASE)
+  switch (op) { COLONY_FOR_EACH_BINARY_OP(COLONY_BINARY_CASE) }
 #undef COLONY_BINARY_CASE
 }
 
@@ -68,11 +51,9 @@ void binary_scalar(BinaryOp op, DType dtype, const void* a, const StridedLayout&
   case BinaryOp::OP:                                                                                          \
     DISPATCH(dtype, NAME, [&] { binary_scalar_typed<BinaryOp::OP, scalar_t>(a, la, s, scalar_first, out, lout); }); \
     return;
-  COLONY_BINARY_SWITCH(COLONY_BINARY_CASE)
+  switch (op) { COLONY_FOR_EACH_BINARY_OP(COLONY_BINARY_CASE) }
 #undef COLONY_BINARY_CASE
 }
-
-#undef COLONY_BINARY_SWITCH
 
 void clamp(DType dtype, const void* in, const StridedLayout& lin, void* out, const StridedLayout& lout, bool has_min,
            double min, bool has_max, double max) {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "kernels/common/dispatch.h"
+#include "kernels/common/sum_dtype.h"
 #include "kernels/cpu/parallel.h"
 
 namespace colony::kernels::cpu {
@@ -269,11 +270,8 @@ void max_min_rows(const T* x, T* values, int64_t* indices, int64_t rows, int64_t
 void sum(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, int64_t len, int64_t inner,
          double scale) {
   COLONY_DISPATCH_ALL(x_dtype, "sum", [&] {
-    using Y = std::conditional_t<std::is_floating_point_v<compute_t<scalar_t>>, scalar_t, int64_t>;
-    if (y_dtype != dtype_of<Y>::value) {
-      throw std::invalid_argument(std::string("sum: a ") + dtype_name(x_dtype) + " input sums to " +
-                                  dtype_name(dtype_of<Y>::value) + ", not " + dtype_name(y_dtype));
-    }
+    using Y = sum_out_t<scalar_t>;
+    check_sum_out<scalar_t>(x_dtype, y_dtype);
     const auto* xp = static_cast<const scalar_t*>(x);
     auto* yp = static_cast<Y*>(y);
     if (inner == 1) {

@@ -1,11 +1,10 @@
-#include <cuda_runtime.h>
+#include "kernels/cuda/amp.h"
 
-#include <stdexcept>
-#include <string>
+#include <cuda_runtime.h>
 
 #include "kernels/common/amp_functors.h"
 #include "kernels/common/dispatch.h"
-#include "kernels/cuda/amp.h"
+#include "kernels/cuda/launch.cuh"
 
 namespace colony::kernels::cuda {
 namespace {
@@ -43,9 +42,10 @@ template <typename T>
 void launch(TensorList<T>& list, float inv_scale, float* found_inf, cudaStream_t stream) {
   if (list.count == 0) return;
   const int64_t blocks = list.first_block[list.count];
-  if (blocks > 0) unscale_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(list, inv_scale, found_inf);
-  cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) throw std::runtime_error(std::string("unscale_and_check kernel: ") + cudaGetErrorString(err));
+  if (blocks > 0) {
+    unscale_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(list, inv_scale, found_inf);
+    after_launch("unscale_and_check");
+  }
   list.count = 0;
   list.first_block[0] = 0;
 }

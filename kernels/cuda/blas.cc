@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/cuda/backend_flags.h"
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/runtime.h"
 
 namespace colony::kernels::cuda {
@@ -20,10 +21,6 @@ void check(cublasStatus_t status, const char* call) {
   if (status != CUBLAS_STATUS_SUCCESS) {
     throw std::runtime_error(std::string("gemm: ") + call + " failed: " + cublasGetStatusString(status));
   }
-}
-
-void check(cudaError_t err, const char* call) {
-  if (err != cudaSuccess) throw std::runtime_error(std::string("gemm: ") + call + ": " + cudaGetErrorString(err));
 }
 
 // One handle per (thread, device): a cuBLAS handle must not be used by two threads at once, and is
@@ -41,13 +38,14 @@ struct Handle {
 
 Handle& handle_for_current_device() {
   int device = 0;
-  check(cudaGetDevice(&device), "cudaGetDevice");
+  check_cuda(cudaGetDevice(&device), "gemm: cudaGetDevice");
   thread_local std::vector<Handle> handles;
   if (static_cast<size_t>(device) >= handles.size()) handles.resize(device + 1);
   Handle& h = handles[device];
   if (h.handle == nullptr) {
     int major = 0;
-    check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
+    check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+               "gemm: cudaDeviceGetAttribute");
     h.workspace_bytes = cublas_workspace_bytes(std::getenv("CUBLAS_WORKSPACE_CONFIG"), major);
     check(cublasCreate(&h.handle), "cublasCreate");
     // TF32 is chosen per call through the compute type (matmul_allow_tf32); the handle's own mode

@@ -7,6 +7,7 @@
 
 #include "kernels/common/device_error.h"
 #include "kernels/common/dispatch.h"
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_errors.h"
 #include "kernels/cuda/row_reduce.cuh"
 
@@ -150,8 +151,8 @@ void cross_entropy_forward(DType dtype, const void* x, const int64_t* target, co
   auto* block_sums = static_cast<BlockSum*>(scratch);
   auto* finished = reinterpret_cast<unsigned*>(block_sums + blocks);
   if (p.reduction != LossReduction::None) {
-    cudaError_t e = cudaMemsetAsync(finished, 0, sizeof(unsigned), as_stream(stream));
-    if (e != cudaSuccess) throw std::runtime_error(std::string(op) + ": cudaMemsetAsync: " + cudaGetErrorString(e));
+    check_cuda(cudaMemsetAsync(finished, 0, sizeof(unsigned), as_stream(stream)),
+               (std::string(op) + ": cudaMemsetAsync").c_str());
   }
   const bool warp = use_warp_rows(p.classes);
   COLONY_DISPATCH_FLOATING(dtype, op, [&] {

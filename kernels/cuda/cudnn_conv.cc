@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/cuda/backend_flags.h"
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/runtime.h"
 
 namespace colony::kernels::cuda {
@@ -34,8 +35,7 @@ int to_int(int64_t v, const char* what) {
 // by two threads at once and belongs to the device current at creation. Kept until exit.
 cudnnHandle_t handle_for_current_device(int* device_out) {
   int device = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err != cudaSuccess) throw std::runtime_error(std::string("conv2d: cudaGetDevice: ") + cudaGetErrorString(err));
+  check_cuda(cudaGetDevice(&device), "conv2d: cudaGetDevice");
   thread_local std::vector<cudnnHandle_t> handles;
   if (static_cast<size_t>(device) >= handles.size()) handles.resize(device + 1, nullptr);
   if (handles[device] == nullptr) check(cudnnCreate(&handles[device]), "cudnnCreate");

@@ -55,21 +55,7 @@ void binary_any(BinaryOp op, DType dtype, const void* a, const StridedLayout& la
       binary_typed<BinaryOp::OP, scalar_t>(a, la, b, lb, scalar, operands, out, lout, alpha, stream, NAME); \
     });                                                                                                       \
     return;
-  switch (op) {
-    COLONY_BINARY_CASE(Add, COLONY_DISPATCH_ALL, "add")
-    COLONY_BINARY_CASE(Sub, COLONY_DISPATCH_NUMERIC, "sub")
-    COLONY_BINARY_CASE(Mul, COLONY_DISPATCH_ALL, "mul")
-    COLONY_BINARY_CASE(Div, COLONY_DISPATCH_FLOATING, "div")
-    COLONY_BINARY_CASE(Pow, COLONY_DISPATCH_ALL, "pow")
-    COLONY_BINARY_CASE(Maximum, COLONY_DISPATCH_ALL, "maximum")
-    COLONY_BINARY_CASE(Minimum, COLONY_DISPATCH_ALL, "minimum")
-    COLONY_BINARY_CASE(Eq, COLONY_DISPATCH_ALL, "eq")
-    COLONY_BINARY_CASE(Ne, COLONY_DISPATCH_ALL, "ne")
-    COLONY_BINARY_CASE(Lt, COLONY_DISPATCH_ALL, "lt")
-    COLONY_BINARY_CASE(Le, COLONY_DISPATCH_ALL, "le")
-    COLONY_BINARY_CASE(Gt, COLONY_DISPATCH_ALL, "gt")
-    COLONY_BINARY_CASE(Ge, COLONY_DISPATCH_ALL, "ge")
-  }
+  switch (op) { COLONY_FOR_EACH_BINARY_OP(COLONY_BINARY_CASE) }
 #undef COLONY_BINARY_CASE
 }
 

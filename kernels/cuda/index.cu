@@ -16,13 +16,21 @@
 namespace colony::kernels::cuda {
 namespace {
 
+// Element t of an [outer, n, inner] result: (o, j, i), where j picks index[j].
+struct IndexedElement {
+  int64_t o, j, i;
+};
+__device__ inline IndexedElement indexed_element(int64_t t, int64_t n, int64_t inner) {
+  const int64_t rest = t / inner;
+  return {rest / n, rest % n, t % inner};
+}
+
 template <typename W>
 __global__ void index_select_kernel(const W* x, W* y, int64_t outer, int64_t x_dim, int64_t inner,
                                     const int64_t* index, int64_t n, DeviceErrorRecord* err) {
   int64_t total = outer * n * inner;
   COLONY_GRID_LOOP(t, total) {
-    int64_t i = t % inner, rest = t / inner;
-    int64_t j = rest % n, o = rest / n;
+    const auto [o, j, i] = indexed_element(t, n, inner);
     const int64_t k = index[j];
     if (index_in_range(k, x_dim)) {
       y[t] = x[(o * x_dim + k) * inner + i];
@@ -38,8 +46,7 @@ __global__ void index_add_kernel(T* out, const T* src, int64_t outer, int64_t ou
                                  const int64_t* index, int64_t n, DeviceErrorRecord* err) {
   int64_t total = outer * n * inner;
   COLONY_GRID_LOOP(t, total) {
-    int64_t i = t % inner, rest = t / inner;
-    int64_t j = rest % n, o = rest / n;
+    const auto [o, j, i] = indexed_element(t, n, inner);
     const int64_t k = index[j];
     if (index_in_range(k, out_dim)) {
       atomic_add(out + (o * out_dim + k) * inner + i, src[t]);

@@ -12,6 +12,7 @@
 
 #include "kernels/common/dispatch.h"
 #include "kernels/common/pool_window.h"
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/launch.cuh"
 
 namespace colony::kernels::cuda {
@@ -150,8 +151,8 @@ void max_pool2d_forward(DType dtype, const Pool2dGeometry& g, const void* x, voi
 
 void max_pool2d_backward(DType dtype, const Pool2dGeometry& g, const void* grad_y, const int64_t* indices,
                          void* grad_x, void* stream) {
-  cudaError_t err = cudaMemsetAsync(grad_x, 0, g.planes * g.in_h * g.in_w * element_size(dtype), as_stream(stream));
-  if (err != cudaSuccess) throw std::runtime_error(std::string("max_pool2d_backward: cudaMemsetAsync: ") + cudaGetErrorString(err));
+  check_cuda(cudaMemsetAsync(grad_x, 0, g.planes * g.in_h * g.in_w * element_size(dtype), as_stream(stream)),
+             "max_pool2d_backward: cudaMemsetAsync");
   COLONY_DISPATCH_FLOATING(dtype, "max_pool2d_backward", [&] {
     max_pool_backward_kernel<scalar_t><<<grid_blocks(g.planes * g.out_h * g.out_w), kBlockThreads, 0, as_stream(stream)>>>(
         g, static_cast<const scalar_t*>(grad_y), indices, static_cast<scalar_t*>(grad_x));

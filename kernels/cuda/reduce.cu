@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "kernels/common/dispatch.h"
+#include "kernels/common/sum_dtype.h"
 #include "kernels/cuda/row_reduce.cuh"
 
 namespace colony::kernels::cuda {
@@ -211,11 +212,8 @@ size_t sum_workspace_bytes(DType x_dtype, int64_t outer, int64_t len, int64_t in
 void sum(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, int64_t len, int64_t inner,
          double scale, void* workspace, void* stream) {
   COLONY_DISPATCH_ALL(x_dtype, "sum", [&] {
-    using Y = std::conditional_t<std::is_floating_point_v<compute_t<scalar_t>>, scalar_t, int64_t>;
-    if (y_dtype != dtype_of<Y>::value) {
-      throw std::invalid_argument(std::string("sum: a ") + dtype_name(x_dtype) + " input sums to " +
-                                  dtype_name(dtype_of<Y>::value) + ", not " + dtype_name(y_dtype));
-    }
+    using Y = sum_out_t<scalar_t>;
+    check_sum_out<scalar_t>(x_dtype, y_dtype);
     const auto* xp = static_cast<const scalar_t*>(x);
     auto* yp = static_cast<Y*>(y);
     if (outer == 0 || inner == 0) return;

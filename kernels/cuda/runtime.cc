@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_errors.h"
 
 namespace colony::kernels::cuda {
@@ -34,7 +35,23 @@ bool is_device_fault(cudaError_t err) {
   }
 }
 
-void check(cudaError_t err, const char* call) {
+
+cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
+cudaEvent_t as_event(void* e) { return static_cast<cudaEvent_t>(e); }
+
+// cudaErrorNotReady is the normal "still running" answer of the query functions, not a failure.
+bool ready(cudaError_t err, const char* call) {
+  if (err == cudaErrorNotReady) {
+    cudaGetLastError();
+    return false;
+  }
+  check_cuda(err, call);
+  return true;
+}
+
+}  // namespace
+
+void check_cuda(cudaError_t err, const char* call) {
   if (err == cudaSuccess) return;
   // Clear the last error so that the next, unrelated call does not report this one again (a device
   // fault stays sticky: the context is unusable after it).
@@ -46,21 +63,6 @@ void check(cudaError_t err, const char* call) {
   }
   throw std::runtime_error(msg);
 }
-
-cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
-cudaEvent_t as_event(void* e) { return static_cast<cudaEvent_t>(e); }
-
-// cudaErrorNotReady is the normal "still running" answer of the query functions, not a failure.
-bool ready(cudaError_t err, const char* call) {
-  if (err == cudaErrorNotReady) {
-    cudaGetLastError();
-    return false;
-  }
-  check(err, call);
-  return true;
-}
-
-}  // namespace
 
 int device_count(std::string* reason) {
   int n = 0;
@@ -76,15 +78,15 @@ int device_count(std::string* reason) {
 
 int current_device() {
   int d = 0;
-  check(cudaGetDevice(&d), "cudaGetDevice");
+  check_cuda(cudaGetDevice(&d), "cudaGetDevice");
   return d;
 }
 
-void set_device(int index) { check(cudaSetDevice(index), "cudaSetDevice"); }
+void set_device(int index) { check_cuda(cudaSetDevice(index), "cudaSetDevice"); }
 
 void device_synchronize() {
   count_host_sync();
-  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   check_device_errors();
 }
 
@@ -96,26 +98,26 @@ void* device_malloc(size_t nbytes) {
     cudaGetLastError();
     return nullptr;
   }
-  check(err, "cudaMalloc");
+  check_cuda(err, "cudaMalloc");
   return p;
 }
 
 void device_free(void* ptr) {
   count_host_sync();  // cudaFree waits for the whole device
-  check(cudaFree(ptr), "cudaFree");
+  check_cuda(cudaFree(ptr), "cudaFree");
 }
 
 void* host_alloc_pinned(size_t nbytes) {
   void* p = nullptr;
   // Portable: the pages are pinned for every device, not only the current one, so a loader thread
   // can fill buffers that any rank's device later reads.
-  check(cudaHostAlloc(&p, nbytes, cudaHostAllocPortable), "cudaHostAlloc");
+  check_cuda(cudaHostAlloc(&p, nbytes, cudaHostAllocPortable), "cudaHostAlloc");
   return p;
 }
 
 void host_free_pinned(void* ptr) {
   count_host_sync();  // cudaFreeHost waits for the whole device
-  check(cudaFreeHost(ptr), "cudaFreeHost");
+  check_cuda(cudaFreeHost(ptr), "cudaFreeHost");
 }
 
 bool is_pinned(const void* ptr) {
@@ -133,10 +135,10 @@ void memcpy(void* dst, const void* src, size_t nbytes, CopyKind kind, void* stre
   cudaMemcpyKind k = kind == CopyKind::HostToDevice   ? cudaMemcpyHostToDevice
                      : kind == CopyKind::DeviceToHost ? cudaMemcpyDeviceToHost
                                                       : cudaMemcpyDeviceToDevice;
-  check(cudaMemcpyAsync(dst, src, nbytes, k, as_stream(stream)), "cudaMemcpyAsync");
+  check_cuda(cudaMemcpyAsync(dst, src, nbytes, k, as_stream(stream)), "cudaMemcpyAsync");
   if (!async) {
     count_host_sync();
-    check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");
+    check_cuda(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");
     check_device_errors();
   }
 }
@@ -145,18 +147,18 @@ void* stream_create(int priority) {
   // CUDA priorities are "lower number = higher priority" within a device-specific range; clamp so
   // a caller may ask for -1 (high) or 0 (default) without knowing the range.
   int least = 0, greatest = 0;
-  check(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
+  check_cuda(cudaDeviceGetStreamPriorityRange(&least, &greatest), "cudaDeviceGetStreamPriorityRange");
   if (priority > least) priority = least;
   if (priority < greatest) priority = greatest;
   cudaStream_t s = nullptr;
-  check(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority),
+  check_cuda(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, priority),
         "cudaStreamCreateWithPriority");
   return s;
 }
 
 void stream_synchronize(void* stream) {
   count_host_sync();
-  check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");
+  check_cuda(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");
   check_device_errors();
 }
 
@@ -164,23 +166,23 @@ bool stream_query(void* stream) { return ready(cudaStreamQuery(as_stream(stream)
 
 void* event_create() {
   cudaEvent_t e = nullptr;
-  check(cudaEventCreate(&e), "cudaEventCreate");
+  check_cuda(cudaEventCreate(&e), "cudaEventCreate");
   return e;
 }
 
-void event_destroy(void* event) { check(cudaEventDestroy(as_event(event)), "cudaEventDestroy"); }
+void event_destroy(void* event) { check_cuda(cudaEventDestroy(as_event(event)), "cudaEventDestroy"); }
 
 void event_record(void* event, void* stream) {
-  check(cudaEventRecord(as_event(event), as_stream(stream)), "cudaEventRecord");
+  check_cuda(cudaEventRecord(as_event(event), as_stream(stream)), "cudaEventRecord");
 }
 
 void stream_wait_event(void* stream, void* event) {
-  check(cudaStreamWaitEvent(as_stream(stream), as_event(event), 0), "cudaStreamWaitEvent");
+  check_cuda(cudaStreamWaitEvent(as_stream(stream), as_event(event), 0), "cudaStreamWaitEvent");
 }
 
 void event_synchronize(void* event) {
   count_host_sync();
-  check(cudaEventSynchronize(as_event(event)), "cudaEventSynchronize");
+  check_cuda(cudaEventSynchronize(as_event(event)), "cudaEventSynchronize");
   check_device_errors();
 }
 
@@ -188,7 +190,7 @@ bool event_query(void* event) { return ready(cudaEventQuery(as_event(event)), "c
 
 float event_elapsed_ms(void* start, void* end) {
   float ms = 0.f;
-  check(cudaEventElapsedTime(&ms, as_event(start), as_event(end)), "cudaEventElapsedTime");
+  check_cuda(cudaEventElapsedTime(&ms, as_event(start), as_event(end)), "cudaEventElapsedTime");
   return ms;
 }
 
