@@ -106,7 +106,8 @@ int main(int argc, char** argv) {
     group = std::make_shared<dist::ProcessGroupNCCL>(store, 0, 1);
   }
   if (!group) {
-    std::fprintf(stderr, "allreduce_bench: run me under colonyrun with --nproc_per_node >= 2 (or with --device cuda)\n");
+    std::fprintf(stderr,
+                 "allreduce_bench: run me under colonyrun with --nproc_per_node >= 2 (or with --device cuda)\n");
     return 1;
   }
   const Device dev = device == "cuda" ? dist::local_device() : kCPU;
