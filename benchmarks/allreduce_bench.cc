@@ -1,39 +1,130 @@
-// All-reduce latency and bandwidth of the Gloo process group, run under the launcher:
-//   colonyrun --nproc_per_node=2 --master_port=0 .bazel/bin/benchmarks/allreduce_bench
-// Prints, on rank 0, the median time of an average-all-reduce for float32 sizes from LeNet's
-// one bucket (62,006 elements) to 25 MiB.
+// All-reduce time and bandwidth of the default process group, per message size, in nccl-tests'
+// terms: algbw = bytes / time, busbw = algbw * 2 (n - 1) / n for allreduce (what each rank's
+// link carries, comparable across world sizes and with nccl-tests' all_reduce_perf).
+//
+//   colonyrun --nproc_per_node=2 --master_port=0 .bazel/bin/benchmarks/allreduce_bench      # Gloo, host
+//   colonyrun --nproc_per_node=N .bazel/bin/benchmarks/allreduce_bench --device cuda        # NCCL, N GPUs
+//   .bazel/bin/benchmarks/allreduce_bench --device cuda                                     # NCCL, 1 GPU
+//
+// --device cuda uses the group init_process_group picks (NCCL when every local rank has its own GPU,
+// else Gloo through pinned host memory), or, alone, an NCCL group of one (busbw is 0 there by the
+// formula; the time is NCCL's launch cost). Without a GPU it says so and exits 0. On the host each
+// size reports the median of single all-reduces; on a GPU the mean over back-to-back all-reduces
+// queued on the stream (as nccl-tests does), timed from the host after synchronizing.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "distributed/init.h"
+#include "distributed/nccl/process_group_nccl.h"
+#include "distributed/store/tcp_store.h"
+#include "tensor/cuda.h"
 #include "tensor/raw_ops.h"
+#include "tensor/stream.h"
 
 using namespace colony;
 
-int main() {
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+void report(const dist::ProcessGroup& group, int64_t n, double ms) {
+  const double bytes = n * 4.0;
+  const double algbw = bytes / 1e9 / (ms / 1e3);  // GB/s
+  const int w = group.size();
+  const double busbw = algbw * 2.0 * (w - 1) / w;
+  std::printf("%12.0f B %11lld float32  %10.3f us  algbw %8.3f GB/s  busbw %8.3f GB/s\n", bytes,
+              static_cast<long long>(n), ms * 1e3, algbw, busbw);
+}
+
+// One size on the host: the median of single all-reduces.
+double host_ms(dist::ProcessGroup& group, int64_t n) {
+  Tensor t = raw::ones({n});
+  std::vector<double> ms;
+  const int reps = n > 1000000 ? 10 : 200;
+  for (int i = 0; i < reps + 5; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    group.allreduce(t, dist::ReduceOp::kAvg)->wait();
+    if (i >= 5) ms.push_back(ms_since(t0));
+  }
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// One size on the GPU: back-to-back all-reduces, then one synchronization.
+double device_ms(dist::ProcessGroup& group, Device dev, int64_t n) {
+  Tensor t = raw::ones({n}, TensorOptions(dev));
+  const int reps = n >= (int64_t{1} << 24) ? 10 : 40;
+  auto run = [&](int k) {
+    std::shared_ptr<dist::Work> last;
+    for (int i = 0; i < k; ++i) (last = group.allreduce(t, dist::ReduceOp::kSum))->wait();
+    dist::synchronize(*last);
+    current_stream(dev).synchronize();
+  };
+  run(5);  // warm-up
+  const auto t0 = std::chrono::steady_clock::now();
+  run(reps);
+  return ms_since(t0) / reps;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string device = "cpu";
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
+      device = argv[++i];
+    } else {
+      std::fprintf(stderr, "usage: allreduce_bench [--device cpu|cuda]\n");
+      return 2;
+    }
+  }
+  if (device != "cpu" && device != "cuda") {
+    std::fprintf(stderr, "allreduce_bench: --device must be cpu or cuda, got \"%s\"\n", device.c_str());
+    return 2;
+  }
+  if (device == "cuda" && cuda::device_count() == 0) {
+    std::printf("allreduce_bench: skipped: --device cuda needs a GPU, and this machine has none (%s)\n",
+                cuda::unavailable_reason().c_str());
+    return 0;
+  }
   dist::init_process_group();
-  auto group = dist::default_process_group();
+  std::shared_ptr<dist::ProcessGroup> group = dist::default_process_group();
+  std::shared_ptr<dist::TCPStore> store;  // a group of one's
+  if (!group && device == "cuda") {
+    dist::TCPStoreOptions so;
+    so.port = 0;
+    so.is_server = true;
+    so.token = "allreduce-bench";
+    store = std::make_shared<dist::TCPStore>(so);
+    group = std::make_shared<dist::ProcessGroupNCCL>(store, 0, 1);
+  }
   if (!group) {
-    std::fprintf(stderr, "run me under colonyrun with --nproc_per_node >= 2\n");
+    std::fprintf(stderr,
+                 "allreduce_bench: run me under colonyrun with --nproc_per_node >= 2 (or with --device cuda)\n");
     return 1;
   }
-  for (int64_t n : {int64_t{1}, int64_t{62006}, int64_t{131072}, int64_t{262144}, int64_t{524288}, int64_t{6553600}}) {
-    Tensor t = raw::ones({n});
-    std::vector<double> ms;
-    const int reps = n > 1000000 ? 10 : 200;
-    for (int i = 0; i < reps + 5; ++i) {
-      auto t0 = std::chrono::steady_clock::now();
-      group->allreduce(t, dist::ReduceOp::kAvg)->wait();
-      if (i >= 5) ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-    }
-    std::sort(ms.begin(), ms.end());
-    if (dist::is_main_process()) {
-      const double med = ms[ms.size() / 2];
-      std::printf("allreduce float32 x %lld (%.2f MiB): median %.3f ms, %.0f MB/s\n", static_cast<long long>(n),
-                  n * 4.0 / (1 << 20), med, n * 4.0 / 1e6 / (med / 1e3));
-    }
+  const Device dev = device == "cuda" ? dist::local_device() : kCPU;
+  if (dist::is_main_process())
+    std::printf("allreduce_bench: %d rank(s), backend %s, %s tensors%s\n", group->size(),
+                group->backend_name().c_str(), dev.str().c_str(),
+                dev.is_cuda() ? " (mean of back-to-back all-reduces, sum)" : " (median of single all-reduces, avg)");
+  std::vector<int64_t> sizes;
+  if (dev.is_cuda()) {
+    for (int64_t n = 256; n <= (int64_t{1} << 26); n *= 4) sizes.push_back(n);  // 1 KiB .. 256 MiB
+  } else {
+    sizes = {1, 62006, 131072, 262144, 524288, 6553600};  // LeNet's one bucket (62,006) to 25 MiB
   }
+  for (int64_t n : sizes) {
+    const double ms = dev.is_cuda() ? device_ms(*group, dev, n) : host_ms(*group, n);
+    if (dist::is_main_process()) report(*group, n, ms);
+  }
+  group.reset();
   dist::destroy_process_group();
 }

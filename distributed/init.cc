@@ -354,6 +354,19 @@ Device local_device() {
   return Device::cuda(get_local_rank() % n);
 }
 
+Device device_for_rank(const std::string& spec, int local_rank, int gpus) {
+  if (spec == "auto") return gpus > 0 ? Device::cuda(local_rank % gpus) : kCPU;
+  if (spec != "cuda") return Device(spec);
+  if (gpus == 0)
+    throw std::invalid_argument("device \"cuda\" asked for, but this machine has no CUDA device (" +
+                                cuda::unavailable_reason() + "); use --device cpu or auto");
+  return Device::cuda(local_rank % gpus);
+}
+
+Device device_for_rank(const std::string& spec) {
+  return device_for_rank(spec, get_local_rank(), cuda::device_count());
+}
+
 std::shared_ptr<ProcessGroup> default_process_group() { return state().group; }
 std::shared_ptr<Store> default_store() { return state().store; }
 

@@ -58,6 +58,13 @@ int restart_count();
 // cuda:LOCAL_RANK when CUDA devices exist (modulo their count), else cpu. init_process_group makes
 // it the current device before anything creates a CUDA context.
 Device local_device();
+// The device a rank trains on, from a program's --device flag: "auto" is local_device(); "cuda"
+// (no index) is this rank's GPU, cuda:(LOCAL_RANK % GPUs), so that the ranks of a machine each get
+// their own instead of all landing on cuda:0; "cpu" and "cuda:N" are taken as given. "cuda" on a
+// machine without a GPU is std::invalid_argument saying so.
+Device device_for_rank(const std::string& spec);
+// The same for a given local rank and GPU count (what the one above passes).
+Device device_for_rank(const std::string& spec, int local_rank, int gpus);
 
 // The default group; null for one process or before init_process_group().
 std::shared_ptr<ProcessGroup> default_process_group();

@@ -101,9 +101,10 @@ std::string flush() {
   std::ostringstream os;
   os << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n";
   os << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" << pid << ",\"args\":{\"name\":\"rank " << pid << "\"}},\n";
-  os << "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" << pid << ",\"tid\":0,\"args\":{\"name\":\"compute\"}},\n";
-  os << "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" << pid
-     << ",\"tid\":1,\"args\":{\"name\":\"communication\"}}";
+  const char* lanes[] = {"compute", "communication", "GPU compute stream", "GPU communication stream"};
+  for (int lane = 0; lane < 4; ++lane)
+    os << (lane ? ",\n" : "") << "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" << pid << ",\"tid\":" << lane
+       << ",\"args\":{\"name\":\"" << lanes[lane] << "\"}}";
   // Where ts 0 lies on the machine's monotonic clock, so traces of ranks on one machine can be
   // lined up (rank skew) by shifting each by its origin.
   os << ",\n{\"name\":\"clock_origin\",\"ph\":\"M\",\"pid\":" << pid << ",\"args\":{\"steady_clock_us\":"

@@ -15,8 +15,9 @@ namespace colony::trace {
 
 using Clock = std::chrono::steady_clock;
 
-// Lanes of the timeline (Chrome's "threads").
-enum class Lane { kCompute = 0, kCommunication = 1 };
+// Lanes of the timeline (Chrome's "threads"): what the host threads did, and what a GPU's compute
+// and communication streams did (DDP records those with events, see distributed/ddp/timeline.h).
+enum class Lane { kCompute = 0, kCommunication = 1, kComputeStream = 2, kCommunicationStream = 3 };
 
 bool enabled();
 // Starts recording to `path` (as if COLONY_TRACE=path) — tests and programs that want a trace

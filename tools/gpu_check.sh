@@ -22,7 +22,11 @@
 #  3. debug reruns: each binary that failed or crashed runs again with COLONY_CUDA_SYNC=1 (every
 #     launch waits, so a fault is reported by the op that caused it), its failed tests only;
 #  4. benchmarks/lenet_gpu (Colony) and benchmarks/lenet_gpu_pytorch.py (PyTorch eager and CUDA
-#     graphs), each with its own timeout.
+#     graphs), each with its own timeout;
+#  5. DDP on the device: benchmarks/allreduce_bench --device cuda (NCCL, busbw per size; alone it is
+#     an NCCL group of one) and lenet_cifar10 --device cuda under colonyrun (max(2, GPUs) ranks: with
+#     one GPU the ranks share it through Gloo), each run only when the budget still holds its timeout.
+#     The DDP *_CUDA tests (tests/distributed/ddp/ddp_gpu_test) run in step 2 with the others.
 # It exits non-zero when a test failed or a binary crashed.
 #
 # Environment (build): BAZEL (default ./bazelw), BAZEL_FLAGS (default --jobs=2), GPU_CHECK_DIR
@@ -41,7 +45,9 @@ build() {
   local targets=("$@")
   [ ${#targets[@]} -eq 0 ] && targets=("//tests/...")
 
-  "$bazel" build "${flags[@]}" "${targets[@]}" //benchmarks:lenet_gpu
+  local programs=(benchmarks/lenet_gpu benchmarks/allreduce_bench distributed/colonyrun examples/lenet_cifar10/lenet_cifar10)
+  "$bazel" build "${flags[@]}" "${targets[@]}" //benchmarks:lenet_gpu //benchmarks:allreduce_bench \
+    //distributed:colonyrun //examples/lenet_cifar10
   local bin
   bin="$("$bazel" info "${flags[@]}" bazel-bin 2>/dev/null)"
 
@@ -62,15 +68,18 @@ build() {
     copy_libs "$path" "$stage/lib"
     n=$((n + 1))
   done
-  cp -L "$bin/benchmarks/lenet_gpu" "$stage/lenet_gpu"
-  copy_libs "$bin/benchmarks/lenet_gpu" "$stage/lib"
+  local program
+  for program in "${programs[@]}"; do
+    cp -L "$bin/$program" "$stage/$(basename "$program")"
+    copy_libs "$bin/$program" "$stage/lib"
+  done
   chmod -R u+w "$stage"
   find "$stage" -type f -exec strip --strip-unneeded {} \; 2>/dev/null || true
   # One solid archive: the test binaries share most of their code, which xz then stores once.
   tar -C "$stage" -cJf "$BUNDLE/bundle.tar.xz" .
   local size
   size=$(stat -c %s "$BUNDLE/bundle.tar.xz")
-  echo "gpu_check: bundled $n test binaries with CUDA tests and lenet_gpu: $BUNDLE/bundle.tar.xz ($((size / 1024 / 1024)) MiB; unpacked $(du -sh "$stage" | cut -f1))"
+  echo "gpu_check: bundled $n test binaries with CUDA tests and ${programs[*]##*/}: $BUNDLE/bundle.tar.xz ($((size / 1024 / 1024)) MiB; unpacked $(du -sh "$stage" | cut -f1))"
   rm -rf "$stage"
   [ "$n" -gt 0 ] || { echo "gpu_check: no test binary lists a *CUDA* test" >&2; exit 1; }
   [ "$size" -lt $((56 * 1024 * 1024)) ] || { echo "gpu_check: bundle over 56 MiB; the device call carries 64 MiB in all" >&2; exit 1; }
@@ -128,7 +137,7 @@ libs() {
   dir="$(mktemp -d)"
   unpack "$dir"
   echo "gpu_check: CUDA libraries from $dirs"
-  for f in "$dir"/bin/* "$dir"/lenet_gpu; do
+  for f in "$dir"/bin/* "$dir"/lenet_gpu "$dir"/allreduce_bench "$dir"/colonyrun "$dir"/lenet_cifar10; do
     # Only the bundle and the wheels on the path; the toolkit's folders are not searched.
     local out
     out="$(env -i PATH=/usr/bin:/bin LD_LIBRARY_PATH="$dir/lib:$dirs" ldd "$f" 2>&1)"
@@ -140,7 +149,7 @@ libs() {
       echo "$out" | grep -E 'lib(cudart|cublas|cublasLt|cudnn|nccl)[^ ]* => ' | grep -v -F "/nvidia/" | sed 's/^/    /'; bad=1
     fi
   done
-  echo "gpu_check: CUDA libraries the bundle needs: $(for f in "$dir"/bin/* "$dir"/lenet_gpu; do
+  echo "gpu_check: CUDA libraries the bundle needs: $(for f in "$dir"/bin/* "$dir"/lenet_gpu "$dir"/lenet_cifar10; do
     env -i LD_LIBRARY_PATH="$dir/lib:$dirs" ldd "$f"; done | grep -oE 'lib(cuda|cudart|cublas|cublasLt|cudnn|nccl)\.so[.0-9]*' | sort -u | paste -sd' ')"
   rm -rf "$dir"
   [ "$bad" -eq 0 ] && echo "gpu_check: every bundled binary loads with $venv's wheels (libcuda.so.1 is the driver's)"
@@ -263,9 +272,27 @@ PYEOF
     echo "lenet_gpu_pytorch: NOT RUN (time budget)"
   fi
 
+  echo "== benchmarks/allreduce_bench --device cuda"
+  if [ $((budget - (SECONDS - t0))) -gt 45 ]; then
+    timeout -k 5 40 "$work/allreduce_bench" --device cuda || echo "allreduce_bench: exit $?"
+  else
+    echo "allreduce_bench: NOT RUN (time budget)"
+  fi
+  local gpus ranks
+  gpus="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')"
+  ranks=$((gpus > 2 ? gpus : 2))
+  echo "== lenet_cifar10 --device cuda under colonyrun ($ranks ranks, $gpus GPU(s))"
+  if [ $((budget - (SECONDS - t0))) -gt 65 ]; then
+    timeout -k 5 60 "$work/colonyrun" --nproc_per_node="$ranks" --master_port=0 "$work/lenet_cifar10" --device cuda \
+      --epochs 1 --max_steps 60 --workers 0 --benchmark --warmup_steps 10 --checkpoint /tmp/gpu_check_lenet.safetensors \
+      2>&1 | grep -E 'trains on|images_per_s|allreduce_seconds|error|failed' || echo "lenet_cifar10 under colonyrun: failed"
+  else
+    echo "lenet_cifar10 under colonyrun: NOT RUN (time budget)"
+  fi
+
   {
     echo "gpu_check $(date -u +%FT%TZ): $total_p passed, $total_f failed, $total_s skipped, $broken crashed, $not_run not run ($((SECONDS - t0)) s)"
-    grep -E '^(gpu:|python torch|colony batch|pytorch-)' "$log"
+    grep -E '^(gpu:|python torch|colony batch|pytorch-|allreduce_bench:| +[0-9]+ B )|trains on|images_per_s' "$log"
   } | tee "$summary"
   # The full logs of failing binaries, after the summary (the combined log is the one file to read).
   for name in "${rerun[@]}"; do echo "== full log of $name"; cat "$logs/$name.log"; done
@@ -280,5 +307,5 @@ case "${1:-}" in
   build) shift; build "$@" ;;
   libs) shift; libs "$@" ;;
   run) shift; run "$@" ;;
-  *) sed -n '2,31p' "$0"; exit 2 ;;
+  *) sed -n '2,35p' "$0"; exit 2 ;;
 esac

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "distributed/store/store.h"
+#include "tensor/stream.h"
 #include "tensor/tensor.h"
 
 namespace colony::dist {
@@ -63,12 +64,17 @@ class Work {
   // count the collectives of one group from #1, in call order, the same on every rank.
   virtual std::string description() const = 0;
 
-  // When the backend began and finished running it (steady clock; zero until then). DDP's trace
+  // When the host began and finished running it (steady clock; zero until then). DDP's trace
   // shows these, so overlap with backward can be seen. Backends call mark_started()/mark_finished()
-  // on their communication thread.
+  // on their communication thread; a Work that wraps another reports the inner one's.
   using TimePoint = std::chrono::steady_clock::time_point;
-  TimePoint started_at() const { return started_at_.load(); }
-  TimePoint finished_at() const { return finished_at_.load(); }
+  virtual TimePoint started_at() const { return started_at_.load(); }
+  virtual TimePoint finished_at() const { return finished_at_.load(); }
+
+  // The device stream the collective runs on (NCCL: the group's communication stream), so that a
+  // caller can time it with events recorded there instead of blocking the host to ask; the CPU
+  // stream (the default) when the host runs it, and then started_at()/finished_at() are its times.
+  virtual Stream stream() const { return Stream(); }
 
  protected:
   void mark_started() { started_at_.store(std::chrono::steady_clock::now()); }

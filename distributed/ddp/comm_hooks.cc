@@ -6,20 +6,18 @@
 namespace colony::dist::comm_hooks {
 namespace {
 
-// Gloo reduces host memory only: a CUDA bucket goes through a host copy (until NCCL lands).
-bool needs_host_staging(const ProcessGroup& group, const Tensor& bucket) {
-  return bucket.device().is_cuda() && group.backend_name() == "gloo";
-}
-
+// The half copy stays on the bucket's device: NCCL reduces it there, and Gloo stages CUDA tensors
+// through pinned host memory itself (gloo/cuda_staging.h), so no hook needs a host copy of its own.
 CommHook compress_to(DType wire) {
   return [wire](ProcessGroup& group, Tensor& bucket) {
     NoGradGuard no_grad;
     Tensor scaled = raw::binary(raw::BinaryOp::Div, bucket, static_cast<double>(group.size()));
-    Tensor half = raw::to(scaled, kCPU, wire);
+    Tensor half = raw::to(scaled, bucket.device(), wire);
     if (!half.is_contiguous()) half = raw::contiguous(half);
     PendingReduction r;
     r.work = group.allreduce(half, ReduceOp::kSum);
     Tensor target = bucket;
+    // Queued after the Work's wait(): on a GPU the copy waits for the all-reduce on the stream.
     r.finish = [half, target]() mutable { raw::copy_(target, half); };
     return r;
   };
@@ -30,14 +28,7 @@ CommHook compress_to(DType wire) {
 CommHook allreduce_avg() {
   return [](ProcessGroup& group, Tensor& bucket) {
     PendingReduction r;
-    if (!needs_host_staging(group, bucket)) {
-      r.work = group.allreduce(bucket, ReduceOp::kAvg);
-      return r;
-    }
-    Tensor host = raw::to(bucket, kCPU, bucket.dtype());
-    r.work = group.allreduce(host, ReduceOp::kAvg);
-    Tensor target = bucket;
-    r.finish = [host, target]() mutable { raw::copy_(target, host); };
+    r.work = group.allreduce(bucket, ReduceOp::kAvg);
     return r;
   };
 }

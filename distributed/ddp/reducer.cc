@@ -12,19 +12,10 @@
 #include "autograd/engine.h"
 #include "tensor/grad_mode.h"
 #include "tensor/raw_ops.h"
+#include "tensor/stream.h"
 
 namespace colony::dist {
 namespace {
-
-double seconds(trace::Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-// Overlap of [a0, a1] with [b0, b1], in seconds.
-double overlap(trace::Clock::time_point a0, trace::Clock::time_point a1, trace::Clock::time_point b0,
-               trace::Clock::time_point b1) {
-  auto lo = std::max(a0, b0);
-  auto hi = std::min(a1, b1);
-  return hi > lo ? seconds(hi - lo) : 0.0;
-}
 
 // Whether `grad` already is `view` (same memory, same shape): then nothing needs copying.
 bool is_view_of(const Tensor& grad, const Tensor& view) {
@@ -52,6 +43,13 @@ Reducer::Reducer(std::vector<Tensor> params, std::shared_ptr<ProcessGroup> group
 
 Reducer::~Reducer() {
   for (size_t i = 0; i < params_.size(); ++i) params_[i].remove_hook(hook_ids_[i]);
+  // The last iterations' GPU timings: waited for only when a trace will show them.
+  try {
+    std::lock_guard<std::mutex> lock(mu_);
+    timeline_.collect(trace::enabled(), [this](const IterationSpans& it) { account(it, true, stats_); });
+  } catch (const std::exception&) {
+    // A failed device (the job is stopping): the timings are lost, nothing else is.
+  }
 }
 
 void Reducer::build_buckets(const std::vector<size_t>& order) {
@@ -89,6 +87,7 @@ void Reducer::build_buckets(const std::vector<size_t>& order) {
             [&](const auto& a, const auto& b) { return position[a.front()] < position[b.front()]; });
 
   buckets_.clear();
+  timed_device_ = kCPU;
   bucket_of_.assign(params_.size(), 0);
   slot_of_.assign(params_.size(), 0);
   for (size_t b = 0; b < groups.size(); ++b) {
@@ -100,6 +99,7 @@ void Reducer::build_buckets(const std::vector<size_t>& order) {
     const int64_t n = static_cast<int64_t>(bucket.params.size());
     bucket.flat = raw::zeros({numel + n}, TensorOptions(first.dtype()).device(first.device()));
     bucket.flags = raw::narrow(bucket.flat, 0, numel, n);
+    if (first.device().is_cuda() && timed_device_.is_cpu()) timed_device_ = first.device();
     int64_t offset = 0;
     for (size_t s = 0; s < bucket.params.size(); ++s) {
       Tensor& p = params_[bucket.params[s]];
@@ -128,6 +128,7 @@ std::vector<std::vector<size_t>> Reducer::bucket_layout() const {
 
 Reducer::Stats Reducer::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
+  timeline_.collect(false, [this](const IterationSpans& it) { account(it, true, stats_); });
   return stats_;
 }
 
@@ -194,9 +195,11 @@ void Reducer::reset_iteration() {
   reachable_.assign(params_.size(), 0);
   next_to_launch_ = 0;
   output_ = Tensor();
+  timeline_.drop_current();
   for (auto& b : buckets_) {
     b.pending = b.params.size();
     b.launched = false;
+    b.all_had_grad = true;
     b.reduction = {};
   }
 }
@@ -206,6 +209,7 @@ void Reducer::on_backward_start() {
   if (!expecting_backward_ || backward_started_) return;
   backward_started_ = true;
   backward_start_ = trace::Clock::now();
+  if (timed_device_.is_cuda()) timeline_.begin(current_stream(timed_device_));
   autograd::Engine::queue_callback([this] { finalize(); });
   // Parameters this forward did not use are ready now.
   for (size_t i = 0; i < params_.size(); ++i)
@@ -229,6 +233,7 @@ void Reducer::mark_ready(size_t index, bool from_hook) {
   NoGradGuard no_grad;
   if (!grad.defined()) {
     raw::fill_(view, 0.0);
+    b.all_had_grad = false;
   } else if (!is_view_of(grad, view)) {
     raw::copy_(view, grad);
     p.set_grad(view);
@@ -243,8 +248,16 @@ void Reducer::launch_ready_buckets() {
     Bucket& b = buckets_[next_to_launch_];
     b.reduction = hook_(*group_, b.flat);
     b.launched = true;
+    // On a GPU the all-reduce is only queued: events time it without asking the host to wait.
+    const Stream comm = b.reduction.work->stream();
+    if (comm.device().is_cuda() && comm.device() == timed_device_)
+      timeline_.bucket_queued(next_to_launch_, bucket_name(next_to_launch_), current_stream(timed_device_), comm);
     ++next_to_launch_;
   }
+}
+
+std::string Reducer::bucket_name(size_t index) const {
+  return "allreduce bucket " + std::to_string(index) + " (" + std::to_string(buckets_[index].bytes / 1024) + " KiB)";
 }
 
 void Reducer::finalize() {
@@ -259,36 +272,52 @@ void Reducer::finalize() {
   // gradient) are ready now, so every bucket starts, in order, on every rank.
   for (size_t i = 0; i < params_.size(); ++i)
     if (!ready_[i]) mark_ready(i, false);
+  const auto sink = [this](const IterationSpans& it) { account(it, true, stats_); };
+  if (timeline_.began()) timeline_.end(current_stream(timed_device_), sink);
 
   NoGradGuard no_grad;
+  IterationSpans host;  // buckets the host reduced (Gloo), with their own times
+  host.backward_begin = backward_start_;
+  host.backward_end = compute_end;
+  std::vector<size_t> unsure;  // buckets where some parameter had no gradient on this rank
   for (size_t bi = 0; bi < buckets_.size(); ++bi) {
     Bucket& b = buckets_[bi];
+    // NCCL: the compute stream waits for the all-reduce; the host goes on.
     group_->wait_and_explain(b.reduction.work);
     if (b.reduction.finish) b.reduction.finish();
     const auto s = b.reduction.work->started_at(), e = b.reduction.work->finished_at();
-    if (s != trace::Clock::time_point{} && e >= s) {
-      stats_.comm_seconds += seconds(e - s);
-      stats_.hidden_seconds += overlap(s, e, backward_start_, compute_end);
-      if (bi == 0) stats_.last_first_bucket_start_minus_backward_end = seconds(s - compute_end);
-      trace::complete("allreduce bucket " + std::to_string(bi) + " (" + std::to_string(b.bytes / 1024) + " KiB)",
-                      "communication", s, e, trace::Lane::kCommunication);
-    }
-    // Flags: > 0 where some rank had a gradient. Nobody had one: leave .grad() undefined.
-    Tensor flags = raw::to(b.flags, kCPU, kFloat32);
-    if (!flags.is_contiguous()) flags = raw::contiguous(flags);
-    const float* f = flags.data_ptr<float>();
-    for (size_t s2 = 0; s2 < b.params.size(); ++s2) {
-      Tensor& p = params_[b.params[s2]];
-      if (f[s2] > 0) {
-        if (!is_view_of(p.grad(), b.views[s2])) p.set_grad(b.views[s2]);
-      } else {
-        p.set_grad(Tensor());
-      }
+    if (b.reduction.work->stream().device().is_cpu() && s != trace::Clock::time_point{} && e >= s)
+      host.buckets.push_back({bi, bucket_name(bi), s, e});
+    if (!b.all_had_grad) unsure.push_back(bi);
+    for (size_t k = 0; k < b.params.size(); ++k) {
+      Tensor& p = params_[b.params[k]];
+      if (!is_view_of(p.grad(), b.views[k])) p.set_grad(b.views[k]);
     }
   }
+  read_flags(unsure);
+  account(host, false, stats_);
   trace::complete("backward", "compute", backward_start_, compute_end);
+  timeline_.collect(false, sink);
   ++stats_.iterations;
   ++synced_iterations_;
+}
+
+// Where this rank had a gradient for every parameter of a bucket, every flag is > 0 after the
+// all-reduce: nothing to read. Elsewhere the host must see which parameters no rank had a gradient
+// for (their .grad() stays undefined): one copy of all those flags, which on a GPU waits for the
+// all-reduces, only in iterations where this rank left a parameter without a gradient.
+void Reducer::read_flags(const std::vector<size_t>& buckets) {
+  if (buckets.empty()) return;
+  std::vector<Tensor> flags;
+  for (size_t bi : buckets) flags.push_back(buckets_[bi].flags);
+  Tensor host = raw::to(raw::cat(flags, 0), kCPU, kFloat32);
+  if (!host.is_contiguous()) host = raw::contiguous(host);
+  const float* f = host.data_ptr<float>();
+  for (size_t bi : buckets) {
+    const Bucket& b = buckets_[bi];
+    for (size_t k = 0; k < b.params.size(); ++k, ++f)
+      if (!(*f > 0)) params_[b.params[k]].set_grad(Tensor());
+  }
 }
 
 }  // namespace colony::dist

@@ -9,6 +9,15 @@
 // the same on every rank, whatever order their gradients arrive in. A callback at the end of
 // backward waits for them all, so backward() returns with averaged gradients.
 //
+// On a GPU (NCCL) the buckets live on the parameters' device, each all-reduce is queued on the
+// group's communication stream the moment its bucket is ready, and "waits for them all" means the
+// compute stream waits for their end events (Work::wait): backward() returns without the host
+// having waited for the GPU, and whatever reads the gradients next runs after the all-reduces.
+// Nothing in the reducer blocks the host per bucket: the "had a gradient" flags are read on the
+// host only in an iteration where this rank had a parameter without a gradient (one read then, for
+// all buckets), and the timings are read from events once the GPU has passed them (timeline.h).
+// Gloo on CUDA tensors stages each bucket through host memory, which blocks by nature.
+//
 // Unused parameters need no flag: at the start of backward the reducer walks the graph of the
 // forward output, and parameters it cannot reach are ready at once (their bucket slots hold
 // their accumulated gradient, or zeros). Each bucket carries one "had a gradient" flag per
@@ -22,10 +31,12 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #include "distributed/comm/process_group.h"
 #include "distributed/ddp/comm_hooks.h"
+#include "distributed/ddp/timeline.h"
 #include "log/trace.h"
 #include "tensor/tensor.h"
 
@@ -54,16 +65,9 @@ class Reducer {
   // Parameter indices (registration order) of each bucket, in launch order.
   std::vector<std::vector<size_t>> bucket_layout() const;
 
-  // Communication seen so far: total time buckets spent in all-reduce, and how much of it ran
-  // while backward was still computing (the overlap DDP exists for).
-  struct Stats {
-    int64_t iterations = 0;
-    double comm_seconds = 0;
-    double hidden_seconds = 0;
-    // The first bucket of the last iteration: when its all-reduce started, relative to the end
-    // of backward's computation (negative: during backward).
-    double last_first_bucket_start_minus_backward_end = 0;
-  };
+  // Communication seen so far (timeline.h). On a GPU the times cover the iterations whose events
+  // the GPU has passed: they trail the host by an iteration or two; stats() never blocks.
+  using Stats = ReducerStats;
   Stats stats() const;
 
  private:
@@ -74,6 +78,7 @@ class Reducer {
     Tensor flags;                // the last params.size() elements of `flat`
     size_t pending = 0;
     bool launched = false;
+    bool all_had_grad = true;    // every parameter had a gradient on this rank this iteration
     PendingReduction reduction;
     size_t bytes = 0;
   };
@@ -84,6 +89,8 @@ class Reducer {
   void launch_ready_buckets();
   void finalize();
   void reset_iteration();
+  void read_flags(const std::vector<size_t>& buckets);
+  std::string bucket_name(size_t index) const;
 
   std::vector<Tensor> params_;
   std::shared_ptr<ProcessGroup> group_;
@@ -106,7 +113,9 @@ class Reducer {
   int64_t synced_iterations_ = 0;
   std::vector<size_t> arrival_order_;
   bool rebuilt_ = false;
-  Stats stats_;
+  Device timed_device_ = kCPU;        // the CUDA device whose buckets the timeline times, if any
+  mutable DeviceTimeline timeline_;   // with mu_
+  mutable Stats stats_;
 };
 
 }  // namespace colony::dist

@@ -28,6 +28,9 @@ class CopyBackWork final : public Work {
   }
   std::exception_ptr exception() const override { return inner_->exception(); }
   std::string description() const override { return inner_->description(); }
+  // The host ran it: its times are the inner Work's (DDP's stats and trace read them).
+  TimePoint started_at() const override { return inner_->started_at(); }
+  TimePoint finished_at() const override { return inner_->finished_at(); }
 
  private:
   std::shared_ptr<Work> inner_;

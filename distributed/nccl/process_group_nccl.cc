@@ -116,6 +116,12 @@ class NcclWork final : public Work {
     return error_;
   }
   std::string description() const override { return description_; }
+  // started_at() is when it was queued and finished_at() when the host noticed it ended: events
+  // recorded on this stream time the GPU's work.
+  Stream stream() const override {
+    const Device d = state_->runtime->device(state_->device);
+    return d.is_cuda() ? Stream(d, state_->comm_stream) : Stream();
+  }
 
   // The launching thread: events recorded, running from now.
   void launched(EventHandle start, EventHandle end) {

@@ -75,7 +75,8 @@ int main(int argc, char** argv) {
   app.add_option("--lr", f.lr, "SGD learning rate")->check(CLI::NonNegativeNumber);
   app.add_option("--momentum", f.momentum, "SGD momentum")->check(CLI::NonNegativeNumber);
   app.add_option("--workers", f.workers, "data loader threads (0: load in the training thread)")->check(CLI::NonNegativeNumber);
-  app.add_option("--device", f.device, "cpu, cuda, cuda:N or auto (cuda when available)");
+  app.add_option("--device", f.device,
+                 "cpu, cuda (this rank's GPU: cuda:LOCAL_RANK), cuda:N or auto (cuda when available)");
   app.add_option("--threads", f.threads, "CPU threads for compute (0: COLONY_NUM_THREADS or all cores)")->check(CLI::NonNegativeNumber);
   app.add_option("--seed", f.seed, "seed for weights, data order and the synthetic set");
   app.add_option("--max_steps", f.max_steps, "stop after this many optimizer steps in total");
@@ -105,8 +106,12 @@ int main(int argc, char** argv) {
     manual_seed(f.seed);
     const lenet::AmpMode amp = lenet::AmpMode::parse(f.amp);
     dist::init_process_group();
-    Device dev = f.device == "auto" ? dist::local_device() : Device(f.device);
+    // "cuda" means this rank's own GPU (cuda:LOCAL_RANK), as "auto" does when there are GPUs.
+    const Device dev = dist::device_for_rank(f.device);
     bool main_process = dist::is_main_process();
+    if (auto group = dist::default_process_group())
+      log::info("trains on {} (process group: {}, world size {})", dev.str(), group->backend_name(),
+                dist::get_world_size());
 
     auto model = std::make_shared<lenet::LeNet>();
     model->to(dev);

@@ -105,6 +105,20 @@ TEST(InitProcessGroup, BadRankAndBackendAreExplained) {
   EXPECT_FALSE(dist::is_initialized());
 }
 
+TEST(InitProcessGroup, DeviceCudaMeansThisRanksOwnGpu) {
+  EXPECT_EQ(dist::device_for_rank("cuda", 1, 2), Device::cuda(1));
+  EXPECT_EQ(dist::device_for_rank("cuda", 3, 2), Device::cuda(1)) << "modulo the GPUs, as init_process_group";
+  EXPECT_EQ(dist::device_for_rank("cuda", 1, 1), Device::cuda(0)) << "ranks sharing the one GPU";
+  EXPECT_EQ(dist::device_for_rank("auto", 1, 4), Device::cuda(1));
+  EXPECT_EQ(dist::device_for_rank("auto", 1, 0), kCPU);
+  EXPECT_EQ(dist::device_for_rank("cuda:0", 1, 2), Device::cuda(0)) << "an explicit index is taken as given";
+  EXPECT_EQ(dist::device_for_rank("cpu", 1, 2), kCPU);
+  EXPECT_TRUE(testing::throws_with<std::invalid_argument>([] { dist::device_for_rank("cuda", 0, 0); },
+                                                          "device \"cuda\" asked for, but this machine has no CUDA"));
+  EXPECT_TRUE(testing::throws_with<std::invalid_argument>([] { dist::device_for_rank("gpu", 0, 1); },
+                                                          "cannot parse \"gpu\""));
+}
+
 TEST(InitProcessGroup, NcclWithoutAGpuSaysWhatIsMissing) {
   if (cuda::device_count() > 0) GTEST_SKIP() << "this machine has a GPU";
   dist::InitOptions o;

@@ -318,6 +318,8 @@ TEST(Colonyrun, LenetExampleTrainsOnTwoRanksWithAccumulation) {
   // The ranks scored disjoint halves of the synthetic test set: all of it, each image once.
   EXPECT_TRUE(has(r.output, "(10000 test images)")) << r.output;
   EXPECT_FALSE(has(r.output, "[rank 1] [I rank 1] epoch 1 done")) << "logging on rank 0 only";
+  // Except where each rank trains (with GPUs, --device cuda or auto: its own cuda:LOCAL_RANK).
+  EXPECT_TRUE(has(r.output, "[rank 1] [I rank 1] trains on cpu (process group: gloo, world size 2)")) << r.output;
   std::ifstream ckpt(::testing::TempDir() + "/ddp_ckpt.safetensors");
   EXPECT_TRUE(ckpt.good()) << "rank 0 wrote the checkpoint";
   // What a restarted worker sees (COLONY_RESTART_COUNT=1): it continues from --checkpoint.

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "distributed/store/tcp_store.h"
+#include "tests/distributed/nccl/fake_nccl_runtime.h"
 #include "kernels/common/dtype.h"
 #include "tensor/cuda.h"
 #include "tensor/raw_ops.h"
@@ -25,6 +26,7 @@ using nccl_detail::CommState;
 using nccl_detail::EventHandle;
 using nccl_detail::StreamHandle;
 using std::chrono::milliseconds;
+using nccl_testing::FakeNcclRuntime;
 
 // The statement throws `type` with `text` in its message.
 #define EXPECT_THROW_WITH(statement, type, text)                                       \
@@ -34,132 +36,6 @@ using std::chrono::milliseconds;
   } catch (const type& e) {                                                            \
     EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();       \
   }
-
-StreamHandle kCompute = reinterpret_cast<StreamHandle>(0x100);
-StreamHandle kComm = reinterpret_cast<StreamHandle>(0x200);
-
-// Records every call in words; tensors live in host memory, and a group of one moves data as NCCL
-// would (an allreduce leaves a rank's own values, a broadcast copies from root).
-class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
- public:
-  struct Event {
-    bool done = false;
-  };
-
-  // Knobs.
-  std::atomic<int> polls_until_ready{2};  // init: in progress this many state() calls; -1: forever
-  std::atomic<bool> events_complete{true};  // record() leaves events done; false: until complete_events()
-  std::string async_error;                   // non-empty: state() reports it (guarded by mu)
-
-  // What happened.
-  std::mutex mu;
-  std::vector<std::string> calls;
-  std::string init_id;
-  int init_rank = -1, init_size = -1;
-  std::atomic<int> aborts{0}, destroys{0};
-
-  void set_async_error(const std::string& e) {
-    std::lock_guard<std::mutex> lock(mu);
-    async_error = e;
-  }
-  void complete_events() {
-    std::lock_guard<std::mutex> lock(mu);
-    for (auto& e : events_) e->done = true;
-  }
-  std::vector<std::string> take_calls() {
-    std::lock_guard<std::mutex> lock(mu);
-    auto out = std::move(calls);
-    calls.clear();
-    return out;
-  }
-
-  Device device(int) const override { return kCPU; }
-  int current_device() override { return 0; }
-  std::string unique_id() override {
-    static std::atomic<int> n{0};
-    return std::string(nccl_detail::kUniqueIdBytes, static_cast<char>('A' + n++));
-  }
-  CommHandle init_comm(const std::string& id, int size, int rank, int device) override {
-    std::lock_guard<std::mutex> lock(mu);
-    init_id = id;
-    init_rank = rank;
-    init_size = size;
-    calls.push_back("init_comm(size " + std::to_string(size) + ", rank " + std::to_string(rank) + ", cuda:" +
-                    std::to_string(device) + ")");
-    return &comm_;
-  }
-  CommState state(CommHandle) override {
-    std::lock_guard<std::mutex> lock(mu);
-    if (!async_error.empty()) return {CommState::kFailed, async_error};
-    const int left = polls_until_ready.load();
-    if (left < 0) return {CommState::kInProgress, ""};
-    if (left > 0) {
-      --polls_until_ready;
-      return {CommState::kInProgress, ""};
-    }
-    return {CommState::kReady, ""};
-  }
-  void abort(CommHandle) override {
-    ++aborts;
-    log("abort");
-  }
-  void destroy(CommHandle) override {
-    ++destroys;
-    log("destroy");
-  }
-  StreamHandle new_comm_stream(int) override { return kComm; }
-  StreamHandle current_stream(int) override { return kCompute; }
-  EventHandle new_event(int) override {
-    std::lock_guard<std::mutex> lock(mu);
-    events_.push_back(std::make_unique<Event>());
-    return events_.back().get();
-  }
-  void destroy_event(EventHandle) override {}
-  void record(EventHandle e, StreamHandle s) override {
-    static_cast<Event*>(e)->done = events_complete.load();
-    log(std::string("record on ") + name(s));
-  }
-  void stream_wait(StreamHandle s, EventHandle) override { log(std::string(name(s)) + " waits"); }
-  bool query(EventHandle e) override {
-    std::lock_guard<std::mutex> lock(mu);
-    return static_cast<Event*>(e)->done;
-  }
-  void record_stream(const Tensor& t, StreamHandle s) override {
-    log("record_stream " + std::to_string(t.numel()) + " on " + name(s));
-  }
-  void group_start() override { log("group_start"); }
-  void group_end(CommHandle) override { log("group_end"); }
-  void all_reduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, CommHandle,
-                  StreamHandle s) override {
-    copy(send, recv, count, dtype);
-    log("all_reduce " + std::to_string(count) + " " + dtype_name(dtype) + " " + reduce_op_name(op) + " on " + name(s));
-  }
-  void broadcast(const void* send, void* recv, size_t count, DType dtype, int root, CommHandle,
-                 StreamHandle s) override {
-    copy(send, recv, count, dtype);
-    log("broadcast " + std::to_string(count) + " root " + std::to_string(root) + " on " + name(s));
-  }
-  void reduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, int root, CommHandle,
-              StreamHandle s) override {
-    copy(send, recv, count, dtype);
-    log("reduce " + std::to_string(count) + " " + reduce_op_name(op) + " root " + std::to_string(root) + " on " +
-        name(s));
-  }
-
- private:
-  static const char* name(StreamHandle s) { return s == kComm ? "comm" : s == kCompute ? "compute" : "?"; }
-  void log(const std::string& c) {
-    std::lock_guard<std::mutex> lock(mu);
-    calls.push_back(c);
-  }
-  static void copy(const void* send, void* recv, size_t count, DType dtype) {
-    if (send != nullptr && recv != nullptr && send != recv)
-      std::memcpy(recv, send, count * static_cast<size_t>(element_size(dtype)));
-  }
-
-  int comm_ = 0;
-  std::vector<std::unique_ptr<Event>> events_;
-};
 
 // Records what the group reports, as the job's watchdog would receive it.
 class FakeMonitor final : public FailureMonitor {
