@@ -13,8 +13,8 @@ using autograd::detail::Needs;
 
 }  // namespace
 
-Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, raw::Int2 stride, raw::Int2 padding,
-              raw::Int2 dilation, int64_t groups) {
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int2 stride, Int2 padding,
+              Int2 dilation, int64_t groups) {
   Tensor out = raw::conv2d(input, weight, bias, stride, padding, dilation, groups);
   if (!autograd::needs_grad(input, weight, bias)) return out;
   raw::Conv2dParams params{stride, padding, dilation, groups};
@@ -31,8 +31,8 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, raw
   return out;
 }
 
-Tensor max_pool2d(const Tensor& input, raw::Int2 kernel_size, std::optional<raw::Int2> stride, raw::Int2 padding,
-                  raw::Int2 dilation, bool ceil_mode) {
+Tensor max_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride, Int2 padding,
+                  Int2 dilation, bool ceil_mode) {
   raw::MaxPool2dResult r = raw::max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode);
   if (!autograd::needs_grad(input)) return r.output;
   Shape input_shape = input.sizes();
@@ -43,7 +43,7 @@ Tensor max_pool2d(const Tensor& input, raw::Int2 kernel_size, std::optional<raw:
   return r.output;
 }
 
-Tensor avg_pool2d(const Tensor& input, raw::Int2 kernel_size, std::optional<raw::Int2> stride, raw::Int2 padding,
+Tensor avg_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride, Int2 padding,
                   bool ceil_mode, bool count_include_pad) {
   Tensor out = raw::avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad);
   if (!autograd::needs_grad(input)) return out;
@@ -55,7 +55,7 @@ Tensor avg_pool2d(const Tensor& input, raw::Int2 kernel_size, std::optional<raw:
   return out;
 }
 
-Tensor adaptive_avg_pool2d(const Tensor& input, raw::Int2 output_size) {
+Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size) {
   Tensor out = raw::adaptive_avg_pool2d(input, output_size);
   if (!autograd::needs_grad(input)) return out;
   Shape input_shape = input.sizes();

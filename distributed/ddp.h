@@ -18,7 +18,7 @@
 #include "distributed/process_group.h"
 #include "distributed/reducer.h"
 #include "nn/module.h"
-#include "nn/options.h"
+#include "base/arg.h"
 
 namespace colony::dist {
 

@@ -5,7 +5,7 @@
 //   p -= lr * d
 #pragma once
 
-#include "nn/options.h"
+#include "base/arg.h"
 #include "optim/optimizer.h"
 
 namespace colony::optim {
