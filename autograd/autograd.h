@@ -1,7 +1,8 @@
 // Everything autograd offers users: the differentiable ops, backward/grad and the engine's
-// callbacks, graph nodes (for custom functions), and grad mode (NoGradGuard, EnableGradGuard).
+// callbacks, autocast (mixed precision), graph nodes (for custom functions), and grad mode (NoGradGuard, EnableGradGuard).
 #pragma once
 
+#include "autograd/autocast.h"
 #include "autograd/engine.h"
 #include "autograd/function_node.h"
 #include "autograd/node.h"

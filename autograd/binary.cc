@@ -2,6 +2,7 @@
 // own shape (raw::sum_to); the engine casts it to the operand's dtype.
 #include <cmath>
 
+#include "autograd/autocast.h"
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
 
@@ -159,7 +160,8 @@ Tensor rdiv(const Tensor& a, double b) {
   return out;
 }
 
-Tensor pow(const Tensor& a, double exponent) {
+Tensor pow(const Tensor& a_arg, double exponent) {
+  const Tensor a = autocast::to_float32(a_arg);  // autocast: float32
   Tensor out = raw::pow(a, exponent);
   if (autograd::needs_grad(a)) {
     SavedTensor sa(a);
@@ -172,7 +174,9 @@ Tensor pow(const Tensor& a, double exponent) {
   return out;
 }
 
-Tensor pow(const Tensor& a, const Tensor& exponent) {
+Tensor pow(const Tensor& a_arg, const Tensor& exponent_arg) {
+  // autocast: float32
+  const Tensor a = autocast::to_float32(a_arg), exponent = autocast::to_float32(exponent_arg);
   Tensor out = raw::pow(a, exponent);
   if (autograd::needs_grad(a, exponent)) {
     SavedTensor sa(a), sb(exponent), sy(out, /*is_output=*/true);
@@ -197,7 +201,8 @@ Tensor pow(const Tensor& a, const Tensor& exponent) {
   return out;
 }
 
-Tensor pow(double base, const Tensor& exponent) {
+Tensor pow(double base, const Tensor& exponent_arg) {
+  const Tensor exponent = autocast::to_float32(exponent_arg);  // autocast: float32
   Tensor out = raw::binary(BinaryOp::Pow, base, exponent);
   if (autograd::needs_grad(exponent)) {
     SavedTensor se(exponent), sy(out, /*is_output=*/true);

@@ -2,6 +2,7 @@
 // gradient is needed (torch.matmul is composite the same way), and is the raw op otherwise.
 #include <stdexcept>
 
+#include "autograd/autocast.h"
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
 
@@ -48,7 +49,9 @@ bool is_transposed_contiguous(const Tensor& t) {
 
 }  // namespace
 
-Tensor mm(const Tensor& a, const Tensor& b) {
+Tensor mm(const Tensor& a_arg, const Tensor& b_arg) {
+  // autocast: runs in the lower precision (the casts are recorded).
+  const Tensor a = autocast::to_lower_precision(a_arg), b = autocast::to_lower_precision(b_arg);
   Tensor out = raw::mm(a, b);
   if (autograd::needs_grad(a, b)) {
     SavedTensor sa = save_if(requires_grad_safe(b), a), sb = save_if(requires_grad_safe(a), b);
@@ -73,7 +76,9 @@ Tensor mm(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor bmm(const Tensor& a, const Tensor& b) {
+Tensor bmm(const Tensor& a_arg, const Tensor& b_arg) {
+  // autocast: runs in the lower precision (the casts are recorded).
+  const Tensor a = autocast::to_lower_precision(a_arg), b = autocast::to_lower_precision(b_arg);
   Tensor out = raw::bmm(a, b);
   if (autograd::needs_grad(a, b)) {
     SavedTensor sa = save_if(requires_grad_safe(b), a), sb = save_if(requires_grad_safe(a), b);
@@ -87,7 +92,9 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor matmul(const Tensor& a, const Tensor& b) {
+Tensor matmul(const Tensor& a_arg, const Tensor& b_arg) {
+  // autocast: runs in the lower precision (the casts are recorded).
+  const Tensor a = autocast::to_lower_precision(a_arg), b = autocast::to_lower_precision(b_arg);
   if (!autograd::needs_grad(a, b)) return raw::matmul(a, b);
   if (a.dim() == 0 || b.dim() == 0) {
     throw std::invalid_argument("matmul: both arguments need to be at least 1-D, got " + shape_str(a.sizes()) +

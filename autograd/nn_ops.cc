@@ -1,6 +1,8 @@
 #include "autograd/nn_ops.h"
 
+#include "autograd/autocast.h"
 #include "autograd/function_node.h"
+#include "autograd/ops.h"
 #include "autograd/op_util.h"
 
 namespace colony {
@@ -13,8 +15,11 @@ using autograd::detail::Needs;
 
 }  // namespace
 
-Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int2 stride, Int2 padding,
-              Int2 dilation, int64_t groups) {
+Tensor conv2d(const Tensor& input_arg, const Tensor& weight_arg, const Tensor& bias_arg, Int2 stride,
+              Int2 padding, Int2 dilation, int64_t groups) {
+  // autocast: runs in the lower precision (the casts are recorded).
+  const Tensor input = autocast::to_lower_precision(input_arg), weight = autocast::to_lower_precision(weight_arg),
+               bias = autocast::to_lower_precision(bias_arg);
   Tensor out = raw::conv2d(input, weight, bias, stride, padding, dilation, groups);
   if (!autograd::needs_grad(input, weight, bias)) return out;
   raw::Conv2dParams params{stride, padding, dilation, groups};
@@ -67,6 +72,13 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size) {
 
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                   const Tensor& running_var, bool training, double momentum, double eps) {
+  if (autocast::is_lower_precision_input(input)) {
+    // autocast: statistics and normalization in float32 (with the float32 running buffers), the
+    // output in the input's dtype, as cuDNN's mixed-precision batch norm gives it.
+    Tensor out = batch_norm(to(input, input.device(), kFloat32), autocast::to_float32(weight),
+                            autocast::to_float32(bias), running_mean, running_var, training, momentum, eps);
+    return to(out, input.device(), input.dtype());
+  }
   raw::BatchNormResult r = raw::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
   if (!autograd::needs_grad(input, weight, bias)) return r.output;
   bool affine = weight.defined();
@@ -86,6 +98,18 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
            return {gr.grad_input};
          });
   return r.output;
+}
+
+Tensor cross_entropy_loss(const Tensor& input, const Tensor& target, const raw::CrossEntropyOptions& options) {
+  raw::CrossEntropyResult r = raw::cross_entropy_loss(input, target, options);
+  if (!autograd::needs_grad(input)) return r.loss;
+  SavedTensor si(input), st(target);
+  Tensor lse = r.lse, counted = r.counted;
+  record(options.log_probs ? "NllLossBackward" : "CrossEntropyLossBackward", {input}, r.loss, {si, st},
+         [si, st, lse, counted, options](const Grads& g, const Needs&) -> Grads {
+           return {raw::cross_entropy_loss_backward(g[0], si.unpack(), st.unpack(), lse, counted, options)};
+         });
+  return r.loss;
 }
 
 }  // namespace colony

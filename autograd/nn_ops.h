@@ -21,4 +21,8 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size);
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                   const Tensor& running_var, bool training, double momentum = 0.1, double eps = 1e-5);
 
+// Fused cross-entropy / nll_loss over input [N, C] and int64 target [N] (raw::cross_entropy_loss):
+// one kernel forward, one backward.
+Tensor cross_entropy_loss(const Tensor& input, const Tensor& target, const raw::CrossEntropyOptions& options);
+
 }  // namespace colony

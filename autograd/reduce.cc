@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "autograd/autocast.h"
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
 
@@ -81,7 +82,8 @@ std::pair<Tensor, Tensor> select_extreme(bool is_max, const char* name, const Te
 
 }  // namespace
 
-Tensor sum(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
+Tensor sum(const Tensor& t_arg, const std::vector<int64_t>& dims, bool keepdim) {
+  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
   Tensor out = raw::sum(t, dims, keepdim);
   if (autograd::needs_grad(t)) {
     std::vector<int64_t> d = reduced_dims(dims, t.dim(), "sum");
@@ -93,7 +95,8 @@ Tensor sum(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
   return out;
 }
 
-Tensor mean(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
+Tensor mean(const Tensor& t_arg, const std::vector<int64_t>& dims, bool keepdim) {
+  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
   Tensor out = raw::mean(t, dims, keepdim);
   if (autograd::needs_grad(t)) {
     std::vector<int64_t> d = reduced_dims(dims, t.dim(), "mean");
@@ -106,7 +109,8 @@ Tensor mean(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
   return out;
 }
 
-Tensor var(const Tensor& t, const std::vector<int64_t>& dims, bool unbiased, bool keepdim) {
+Tensor var(const Tensor& t_arg, const std::vector<int64_t>& dims, bool unbiased, bool keepdim) {
+  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
   Tensor out = raw::var(t, dims, unbiased, keepdim);
   if (autograd::needs_grad(t)) {
     std::vector<int64_t> d = reduced_dims(dims, t.dim(), "var");

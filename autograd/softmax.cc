@@ -1,5 +1,6 @@
 // softmax and log_softmax: the backward formulas live in tensor/ (raw::*_backward) next to their
 // kernels; here they are wired to the saved output.
+#include "autograd/autocast.h"
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
 
@@ -10,7 +11,8 @@ using autograd::SavedTensor;
 using autograd::detail::Grads;
 using autograd::detail::Needs;
 
-Tensor softmax(const Tensor& t, int64_t dim) {
+Tensor softmax(const Tensor& t_arg, int64_t dim) {
+  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
   Tensor out = raw::softmax(t, dim);
   if (autograd::needs_grad(t)) {
     SavedTensor sy(out, /*is_output=*/true);
@@ -21,7 +23,8 @@ Tensor softmax(const Tensor& t, int64_t dim) {
   return out;
 }
 
-Tensor log_softmax(const Tensor& t, int64_t dim) {
+Tensor log_softmax(const Tensor& t_arg, int64_t dim) {
+  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
   Tensor out = raw::log_softmax(t, dim);
   if (autograd::needs_grad(t)) {
     SavedTensor sy(out, /*is_output=*/true);

@@ -1,4 +1,5 @@
 // Elementwise functions of one tensor and their derivatives.
+#include "autograd/autocast.h"
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
 
@@ -62,12 +63,14 @@ Tensor abs(const Tensor& t) {
   });
 }
 
-Tensor exp(const Tensor& t) {
+Tensor exp(const Tensor& t_arg) {
+  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
   return unary_with_output(UnaryOp::Exp, "ExpBackward", t,
                            [](const Tensor& g, const Tensor& y) { return raw::mul(g, y); });
 }
 
-Tensor log(const Tensor& t) {
+Tensor log(const Tensor& t_arg) {
+  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
   return unary_with_input(UnaryOp::Log, "LogBackward", t,
                           [](const Tensor& g, const Tensor& x) { return raw::div(g, x); });
 }
@@ -77,7 +80,8 @@ Tensor sqrt(const Tensor& t) {
                            [](const Tensor& g, const Tensor& y) { return raw::div(g, raw::mul(y, 2.0)); });
 }
 
-Tensor rsqrt(const Tensor& t) {
+Tensor rsqrt(const Tensor& t_arg) {
+  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
   // d/dx x^(-1/2) = -1/2 x^(-3/2) = -1/2 y^3
   return unary_with_output(UnaryOp::Rsqrt, "RsqrtBackward", t, [](const Tensor& g, const Tensor& y) {
     return raw::mul(raw::mul(g, raw::pow(y, 3.0)), -0.5);
@@ -114,12 +118,14 @@ Tensor cos(const Tensor& t) {
   });
 }
 
-Tensor log1p(const Tensor& t) {
+Tensor log1p(const Tensor& t_arg) {
+  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
   return unary_with_input(UnaryOp::Log1p, "Log1pBackward", t,
                           [](const Tensor& g, const Tensor& x) { return raw::div(g, raw::add(x, 1.0)); });
 }
 
-Tensor expm1(const Tensor& t) {
+Tensor expm1(const Tensor& t_arg) {
+  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
   return unary_with_output(UnaryOp::Expm1, "Expm1Backward", t,
                            [](const Tensor& g, const Tensor& y) { return raw::mul(g, raw::add(y, 1.0)); });
 }
@@ -129,7 +135,8 @@ Tensor square(const Tensor& t) {
                           [](const Tensor& g, const Tensor& x) { return raw::mul(g, raw::mul(x, 2.0)); });
 }
 
-Tensor reciprocal(const Tensor& t) {
+Tensor reciprocal(const Tensor& t_arg) {
+  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
   // d/dx 1/x = -1/x^2 = -y^2
   return unary_with_output(UnaryOp::Reciprocal, "ReciprocalBackward", t, [](const Tensor& g, const Tensor& y) {
     return raw::neg(raw::mul(g, raw::mul(y, y)));

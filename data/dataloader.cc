@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "tensor/allocator.h"
 #include "tensor/raw_ops.h"
 
 namespace colony::data {
@@ -114,6 +115,8 @@ class Pass {
             raw::empty({opts_.batch_size()}, TensorOptions(kInt64).pinned_memory(opts_.pin_memory()))};
   }
 
+  bool async_copies_possible() const { return opts_.pin_memory() && pinned_memory_is_page_locked(); }
+
   bool fits(const Batch& b) const {
     return b.data.sizes() == data_shape_ && b.data.dtype() == data_dtype_ && b.target.size(0) == opts_.batch_size();
   }
@@ -137,7 +140,7 @@ class Pass {
   void give_back_buffers() {
     std::lock_guard<std::mutex> lock(cache_->mu);
     for (auto& slot : slots_) {
-      if (slot.buffer.data.defined() && !referenced_elsewhere(slot.buffer.data) &&
+      if (slot.buffer.data.defined() && !async_copies_possible() && !referenced_elsewhere(slot.buffer.data) &&
           !referenced_elsewhere(slot.buffer.target)) {
         cache_->free.push_back(std::move(slot.buffer));
       }
@@ -149,7 +152,11 @@ class Pass {
   void release(int64_t batch) {
     current_batch_ = Batch{};
     Slot& slot = slot_of(batch);
-    if (referenced_elsewhere(slot.buffer.data) || referenced_elsewhere(slot.buffer.target)) slot.buffer = allocate();
+    // A page-locked buffer may still be read by a non_blocking copy the loop queued: it goes back to
+    // the pinned caching allocator, which hands it out again only after that copy has finished
+    // (tensor/caching_host_allocator.h), and the slot takes a fresh block, from that cache too.
+    if (async_copies_possible() || referenced_elsewhere(slot.buffer.data) || referenced_elsewhere(slot.buffer.target))
+      slot.buffer = allocate();
     const int64_t next = batch + static_cast<int64_t>(slots_.size());
     if (threads_.empty() || next >= num_batches_) return;
     {

@@ -10,9 +10,10 @@
 //   workers * prefetch buffers, so up to that many batches are loaded ahead of the loop.
 // - Buffers are reused: the Batch a loop iteration sees stays valid until the loop moves on. A batch
 //   (or a view of it) the caller still holds then is left to the caller and the loader allocates a
-//   fresh buffer instead, so keeping batches is safe, only slower. A non_blocking copy from a pinned
-//   batch must have completed before the loop moves on (synchronize the stream, or copy blocking, as
-//   Tensor::to does by default).
+//   fresh buffer instead, so keeping batches is safe, only slower. Page-locked batches (pin_memory(true)
+//   where a GPU exists) are never refilled in place: each returns to the pinned caching allocator,
+//   which reuses it only after the non_blocking copies that read it have finished, so
+//   `batch.data.to(device, true)` needs no synchronization.
 // - Errors: an exception thrown while loading a batch is rethrown from the loop (begin() or ++) as
 //   a DataLoaderError with the original message and the failing dataset index, nesting the original
 //   (std::rethrow_if_nested).

@@ -2,11 +2,15 @@
 
 #include <zlib.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "tensor/raw_ops.h"
 
@@ -76,25 +80,38 @@ Tensor read_idx_ubyte(const std::string& path, int dims) {
     throw std::runtime_error("read_idx: " + path + " is too short to hold its " + std::to_string(dims) +
                              " dimension sizes");
   }
-  int64_t numel = 1;
+  std::optional<int64_t> numel = 1;
   for (int d = 0; d < dims; ++d) {
     const uint8_t* b = header.data() + 4 * d;
     shape[d] = (int64_t(b[0]) << 24) | (int64_t(b[1]) << 16) | (int64_t(b[2]) << 8) | b[3];
-    numel *= shape[d];
-    if (numel > (int64_t(1) << 40)) {
-      throw std::runtime_error("read_idx: " + path + " claims an implausible shape " + shape_str(shape) + ": corrupt");
-    }
+    if (numel) numel = checked_mul(*numel, shape[d]);
+  }
+  if (!numel || *numel > (int64_t(1) << 40)) {
+    throw std::runtime_error("read_idx: " + path + " claims an implausible shape " + shape_str(shape) +
+                             " (more than 2^40 bytes): corrupt");
+  }
+  // The data is read in pieces before the tensor is allocated: a 20-byte file must not make the
+  // reader allocate the terabyte its header claims. 16 MiB pieces: MNIST's 47 MB in three reads.
+  std::vector<uint8_t> bytes;
+  constexpr int64_t kPiece = int64_t{16} << 20;
+  while (static_cast<int64_t>(bytes.size()) < *numel) {
+    const size_t have = bytes.size();
+    const int64_t want = std::min(kPiece, *numel - static_cast<int64_t>(have));
+    bytes.resize(have + static_cast<size_t>(want));
+    const int64_t got = read_some(f.get(), bytes.data() + have, want, path);
+    bytes.resize(have + static_cast<size_t>(got));
+    if (got < want) break;
+  }
+  if (static_cast<int64_t>(bytes.size()) != *numel) {
+    throw std::runtime_error("read_idx: " + path + " is truncated: its header promises " + shape_str(shape) + " = " +
+                             std::to_string(*numel) + " bytes of data, found " + std::to_string(bytes.size()));
   }
   Tensor out = raw::empty(shape, kUInt8);
-  const int64_t got = read_some(f.get(), out.data_ptr_raw(), numel, path);
-  if (got != numel) {
-    throw std::runtime_error("read_idx: " + path + " is truncated: its header promises " + shape_str(shape) + " = " +
-                             std::to_string(numel) + " bytes of data, found " + std::to_string(got));
-  }
+  if (!bytes.empty()) std::memcpy(out.data_ptr_raw(), bytes.data(), bytes.size());
   uint8_t extra;
   if (read_some(f.get(), &extra, 1, path) != 0) {
     throw std::runtime_error("read_idx: " + path + " holds more data than its header's shape " + shape_str(shape) +
-                             " (" + std::to_string(numel) + " bytes): corrupt or not this IDX file");
+                             " (" + std::to_string(*numel) + " bytes): corrupt or not this IDX file");
   }
   return out;
 }

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <exception>
 
-#include "distributed/launcher.h"
+#include "distributed/launcher/launcher.h"
 
 int main(int argc, char** argv) {
   colony::dist::LaunchOptions o;

@@ -8,9 +8,12 @@
 #include <thread>
 #include <vector>
 
-#include "distributed/process_group_gloo.h"
-#include "distributed/tcp_store.h"
-#include "distributed/watchdog.h"
+#include "distributed/comm/watchdog.h"
+#include "distributed/comm/process_group_by_device.h"
+#include "distributed/gloo/process_group_gloo.h"
+#include "distributed/nccl/process_group_nccl.h"
+#include "distributed/store/tcp_store.h"
+#include "distributed/store/torch_tcp_store.h"
 #include "log/trace.h"
 #include "tensor/cuda.h"
 #include "tensor/raw_ops.h"
@@ -25,9 +28,9 @@ struct State {
   int local_rank = 0;
   int local_world_size = 1;
   bool hosts_store = false;
-  std::shared_ptr<TCPStore> store;
+  std::shared_ptr<Store> store;
   std::shared_ptr<ProcessGroup> group;
-  std::unique_ptr<Watchdog> watchdog;
+  std::shared_ptr<Watchdog> watchdog;
   std::terminate_handler previous_terminate = nullptr;
 };
 
@@ -56,6 +59,78 @@ int env_int(std::initializer_list<const char*> names, int fallback) {
   for (const char* n : names)
     if (const char* v = env(n)) return parse_int(n, v);
   return fallback;
+}
+
+bool agent_store_flag() {
+  const char* v = env("TORCHELASTIC_USE_AGENT_STORE");
+  return v != nullptr && std::string(v) == "True";
+}
+
+// Which launcher started this process, as the variables it set say; for messages.
+std::string detected_launcher() {
+  if (env("TORCHELASTIC_RUN_ID") || env("TORCHELASTIC_USE_AGENT_STORE")) {
+    return agent_store_flag() ? "torchrun (TORCHELASTIC_USE_AGENT_STORE=True: its agent hosts the store)" : "torchrun";
+  }
+  if (env("COLONY_JOB_TOKEN") || env("COLONY_STORE_HOSTED")) return "colonyrun";
+  if (env("OMPI_COMM_WORLD_SIZE")) return "mpirun (Open MPI)";
+  if (env("SLURM_PROCID")) return "srun (Slurm)";
+  return "none (rank and world size from options or RANK/WORLD_SIZE set by hand)";
+}
+
+// How many times the launcher restarted the job's workers: colonyrun's count, else torchrun's.
+int launcher_restart_count() { return env_int({"COLONY_RESTART_COUNT", "TORCHELASTIC_RESTART_COUNT"}, 0); }
+
+// Where the job's store is and who hosts it: torchrun's agent (when it says so for this very
+// address, as PyTorch's own rendezvous checks), colonyrun, or rank 0.
+struct StorePlan {
+  std::string host;
+  int port;
+  bool torchrun_agent;
+  bool serve;         // this process hosts it
+  std::string hosted;  // "hosted by rank 0", for messages
+};
+
+StorePlan plan_store(const std::string& host, int port, int rank) {
+  StorePlan p{host, port, false, false, ""};
+  const char* env_addr = env("MASTER_ADDR");
+  const char* env_port = env("MASTER_PORT");
+  p.torchrun_agent = agent_store_flag() && env_addr != nullptr && env_port != nullptr && host == env_addr &&
+                     std::to_string(port) == env_port;
+  if (p.torchrun_agent) {
+    p.hosted = "hosted by torchrun's agent";
+  } else if (env("COLONY_STORE_HOSTED")) {
+    p.hosted = "hosted by colonyrun";
+  } else {
+    p.serve = rank == 0;
+    p.hosted = "hosted by rank 0";
+  }
+  return p;
+}
+
+// A connection to the planned store. Under torchrun every key goes under colony/attempt_<N>/:
+// the agent's store outlives a restart of the workers, and a new attempt must not see the last
+// one's abort flag or rendezvous keys.
+std::shared_ptr<Store> connect_store(const StorePlan& p, bool serve, std::chrono::milliseconds timeout,
+                                     int* port_out) {
+  if (p.torchrun_agent) {
+    TorchTCPStoreOptions o;
+    o.host = p.host;
+    o.port = p.port;
+    o.timeout = timeout;
+    o.description = "the job's store (" + p.hosted + ")";
+    *port_out = p.port;
+    return std::make_shared<PrefixStore>("colony/attempt_" + std::to_string(launcher_restart_count()),
+                                         std::make_shared<TorchTCPStore>(o));
+  }
+  TCPStoreOptions o;
+  o.host = p.host;
+  o.port = p.port;
+  o.is_server = serve;
+  o.timeout = timeout;
+  o.description = "the job's store (" + p.hosted + ")";
+  auto store = std::make_shared<TCPStore>(o);
+  *port_out = store->port();
+  return store;
 }
 
 std::string exception_message(std::exception_ptr e) {
@@ -102,7 +177,7 @@ void leave_at_exit() {
 // beating: it died), or they would lose it in the middle of their last steps.
 void wait_for_others_to_leave(State& s) {
   using Clock = std::chrono::steady_clock;
-  const int generation = env_int({"COLONY_RESTART_COUNT"}, 0);
+  const int generation = launcher_restart_count();
   const auto silence = std::chrono::seconds(5);
   for (int r = 0; r < s.world_size; ++r) {
     if (r == s.rank) continue;
@@ -134,11 +209,6 @@ void init_process_group(const InitOptions& options) {
     throw std::invalid_argument("init_process_group: unknown backend \"" + options.backend +
                                 "\" (expected \"auto\", \"gloo\" or \"nccl\")");
   }
-  if (options.backend == "nccl") {
-    throw std::invalid_argument(
-        "init_process_group: the NCCL backend is not part of this build yet; use backend \"gloo\" (or \"auto\"), "
-        "which reduces CUDA tensors through host memory");
-  }
   const int world = options.world_size >= 0
                         ? options.world_size
                         : env_int({"WORLD_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS"}, 1);
@@ -150,6 +220,22 @@ void init_process_group(const InitOptions& options) {
   const int local_rank = env_int({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"}, 0);
   const int local_world =
       env_int({"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"}, world == 1 ? 1 : 0);
+  // One GPU per local rank, made current before anything creates a CUDA context (which would land
+  // on GPU 0 for every rank of the machine).
+  const int gpus = cuda::device_count();
+  if (gpus > 0) cuda::set_device(local_rank % gpus);
+  const int local_ranks = local_world > 0 ? local_world : 1;
+  const bool nccl_built = nccl_detail::real_nccl_runtime() != nullptr;
+  std::string backend = options.backend;
+  if (backend == "auto") backend = nccl_built && gpus > 0 && local_ranks <= gpus ? "nccl" : "gloo";
+  if (backend == "nccl" && (!nccl_built || gpus == 0))
+    throw std::invalid_argument("init_process_group: backend \"nccl\" needs a CUDA device and a CUDA build (" +
+                                (nccl_built ? cuda::unavailable_reason() : std::string("built without CUDA")) +
+                                "); use backend \"gloo\"");
+  if (backend == "nccl" && local_ranks > gpus)
+    throw std::invalid_argument("init_process_group: backend \"nccl\" needs one GPU per rank, but " +
+                                std::to_string(local_ranks) + " ranks share this machine's " + std::to_string(gpus) +
+                                " GPU(s); use backend \"gloo\", which reduces CUDA tensors through host memory");
   // From here on the process looks launched by torchrun whatever launched it (mpirun, srun, the
   // options): code that reads RANK and WORLD_SIZE by itself (DistributedSampler's defaults, the
   // trace file's name, the Gloo transport's MASTER_ADDR) agrees with this group.
@@ -172,39 +258,49 @@ void init_process_group(const InitOptions& options) {
     if (addr.empty() || port < 0) {
       throw std::invalid_argument(
           "init_process_group: world size " + std::to_string(world) +
-          " needs the address of rank 0's store: set MASTER_ADDR and MASTER_PORT (colonyrun sets them; "
-          "with mpirun or srun export them yourself)");
+          " needs the address of rank 0's store: set MASTER_ADDR and MASTER_PORT (colonyrun and torchrun set them; "
+          "with mpirun or srun export them yourself) [launcher detected: " + detected_launcher() + "]");
     }
-    const int generation = env_int({"COLONY_RESTART_COUNT"}, 0);
-    TCPStoreOptions so;
-    so.host = addr;
-    so.port = port;
-    so.is_server = rank == 0 && env("COLONY_STORE_HOSTED") == nullptr;
-    so.timeout = options.timeout;
-    fresh.hosts_store = so.is_server;
-    fresh.store = std::make_shared<TCPStore>(so);
+    const int generation = launcher_restart_count();
+    const StorePlan plan = plan_store(addr, port, rank);
+    int store_port = port;
+    try {
+      fresh.store = connect_store(plan, plan.serve, options.timeout, &store_port);
+    } catch (const StoreError& e) {
+      throw StoreError(std::string("init_process_group: ") + e.what() + " [launcher detected: " + detected_launcher() +
+                       "]");
+    }
+    fresh.hosts_store = plan.serve;
     export_env("MASTER_ADDR", addr);
-    export_env("MASTER_PORT", std::to_string(fresh.store->port()));
-    const std::string where = addr + ":" + std::to_string(fresh.store->port()) +
-                              (env("COLONY_STORE_HOSTED") ? " (hosted by colonyrun)" : " (hosted by rank 0)");
+    export_env("MASTER_PORT", std::to_string(store_port));
+    const std::string where = addr + ":" + std::to_string(store_port) + " (" + plan.hosted + ")";
 
     ProcessGroupOptions po;
     po.timeout = options.timeout;
     auto group_store =
         std::make_shared<PrefixStore>("colony/gen" + std::to_string(generation) + "/pg", fresh.store);
     fresh.group = std::make_shared<ProcessGroupGloo>(group_store, rank, world, po);
+    if (backend == "nccl") {
+      ProcessGroupNCCLOptions no;
+      no.timeout = options.timeout;
+      no.device = local_rank % gpus;
+      no.generation = generation;
+      auto nccl = std::make_shared<ProcessGroupNCCL>(fresh.store, rank, world, no);
+      fresh.group = std::make_shared<ProcessGroupByDevice>(fresh.group, nccl);
+    }
 
     // The watchdog talks to the store on its own connection, so it never waits behind a blocking
     // get of the training thread.
-    TCPStoreOptions wo = so;
-    wo.is_server = false;
-    wo.port = fresh.store->port();
-    wo.timeout = std::chrono::seconds(10);
+    StorePlan watched = plan;
+    watched.port = store_port;
+    int unused_port = 0;
+    std::shared_ptr<Store> watchdog_store = connect_store(watched, false, std::chrono::seconds(10), &unused_port);
     WatchdogOptions w;
     w.store_description = where;
     if (const char* v = env("COLONY_HEARTBEAT_TIMEOUT_MS"))
       w.heartbeat_timeout = std::chrono::milliseconds(parse_int("COLONY_HEARTBEAT_TIMEOUT_MS", v));
-    fresh.watchdog = std::make_unique<Watchdog>(std::make_shared<TCPStore>(wo), fresh.group, rank, world, generation, w);
+    fresh.watchdog = std::make_shared<Watchdog>(watchdog_store, fresh.group, rank, world, generation, w);
+    fresh.group->set_failure_monitor(fresh.watchdog);
   }
   fresh.initialized = true;
   s = std::move(fresh);
@@ -250,10 +346,7 @@ int get_local_rank() {
 int get_local_world_size() { return state().local_world_size; }
 bool is_main_process() { return get_rank() == 0; }
 
-int restart_count() {
-  const char* v = std::getenv("COLONY_RESTART_COUNT");
-  return v != nullptr ? std::atoi(v) : 0;
-}
+int restart_count() { return launcher_restart_count(); }
 
 Device local_device() {
   int n = cuda::device_count();
@@ -265,15 +358,10 @@ std::shared_ptr<ProcessGroup> default_process_group() { return state().group; }
 std::shared_ptr<Store> default_store() { return state().store; }
 
 void wait_and_explain(const std::shared_ptr<Work>& work) {
-  try {
+  if (auto g = state().group) {
+    g->wait_and_explain(work);
+  } else {
     work->wait();
-  } catch (const std::exception& e) {
-    State& s = state();
-    std::string cause = s.watchdog ? s.watchdog->failure_cause() : "";
-    if (cause.empty() || std::string(e.what()).find(cause) != std::string::npos) throw;
-    const auto* collective = dynamic_cast<const CollectiveError*>(&e);
-    throw CollectiveError(std::string(e.what()) + "; the job is stopping because " + cause,
-                          collective ? collective->unreachable() : std::vector<int>{});
   }
 }
 

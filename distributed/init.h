@@ -1,5 +1,5 @@
 // The default process group, set up from the launcher's environment, and the job-wide helpers a
-// training program calls (the user's program in DESIGN.md).
+// training program calls (the user's program in docs/ARCHITECTURE.md).
 //
 // init_process_group() reads rank and world size from the options or the environment:
 //   torchrun / colonyrun: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT
@@ -10,9 +10,10 @@
 // (DistributedSampler's defaults, trace file names) agrees with the group under any launcher.
 // With one process nothing is created and every collective is the identity, so the same program
 // runs on one CPU or GPU. With several, rank 0 hosts the TCP store at MASTER_ADDR:MASTER_PORT
-// (unless colonyrun already hosts it: COLONY_STORE_HOSTED=1) and the ranks build a Gloo group.
+// (unless colonyrun already hosts it: COLONY_STORE_HOSTED=1) and the ranks build a Gloo group, plus an
+// NCCL group for CUDA tensors when every local rank has its own GPU (InitOptions::backend).
 //
-// Failure is fast (watchdog.h): a rank that throws, exits without finishing, or is killed makes
+// Failure is fast (comm/watchdog.h): a rank that throws, exits without finishing, or is killed makes
 // every other rank fail within seconds with an error naming it, instead of hanging.
 #pragma once
 
@@ -20,15 +21,18 @@
 #include <memory>
 #include <string>
 
-#include "distributed/process_group.h"
-#include "distributed/store.h"
+#include "distributed/comm/process_group.h"
+#include "distributed/store/store.h"
 #include "tensor/device.h"
 #include "tensor/tensor.h"
 
 namespace colony::dist {
 
 struct InitOptions {
-  std::string backend = "auto";  // "auto" (Gloo until the NCCL backend lands), "gloo" or "nccl"
+  // "auto": NCCL for CUDA tensors (Gloo for host ones) when this machine has a GPU per local rank
+  // and the build has CUDA, else Gloo for all (CUDA tensors through pinned host memory); "nccl"
+  // or "gloo" force either.
+  std::string backend = "auto";
   int rank = -1;                 // -1: from the environment (default 0)
   int world_size = -1;           // -1: from the environment (default 1)
   std::string master_addr;       // "": MASTER_ADDR
@@ -51,7 +55,8 @@ bool is_main_process();
 // How many times colonyrun --max_restarts has restarted this job's workers (COLONY_RESTART_COUNT;
 // 0 on the first run and without a launcher). A restarted program resumes from its checkpoint.
 int restart_count();
-// cuda:LOCAL_RANK when CUDA devices exist, else cpu.
+// cuda:LOCAL_RANK when CUDA devices exist (modulo their count), else cpu. init_process_group makes
+// it the current device before anything creates a CUDA context.
 Device local_device();
 
 // The default group; null for one process or before init_process_group().

@@ -1,9 +1,12 @@
 // The composite functional ops: written with differentiable autograd ops, so their gradients come
-// from those ops' formulas (convolution, pooling and batch norm have fused nodes: functional_conv.cc).
+// from those ops' formulas. Convolution, pooling and batch norm have fused nodes
+// (functional_conv.cc), cross-entropy and nll_loss one fused node each (autograd/nn_ops.h).
 #include "nn/functional.h"
 
 #include <stdexcept>
 
+#include "autograd/autocast.h"
+#include "autograd/nn_ops.h"
 #include "autograd/ops.h"
 
 namespace colony::nn::functional {
@@ -50,32 +53,21 @@ std::pair<Tensor, Tensor> as_rows(const Tensor& input, const Tensor& target) {
   return {reshape(permute(input, perm), {-1, input.size(1)}), reshape(target, {-1})};
 }
 
-// Per-row negative log-likelihood of the target class, zero (and excluded) at ignore_index; also
-// returns the mask of counted rows.
-std::pair<Tensor, Tensor> picked_nll(const Tensor& logp, const Tensor& target, int64_t ignore_index) {
-  int64_t classes = logp.size(1);
-  Tensor t = raw::to(target, target.device(), kInt64);
-  Tensor valid = raw::binary(raw::BinaryOp::Ne, t, static_cast<double>(ignore_index));
-  Tensor safe = raw::where(valid, t, raw::zeros_like(t));
-  Tensor lo = raw::amin(safe), hi = raw::amax(safe);
-  if (t.numel() > 0 && (lo.item<int64_t>() < 0 || hi.item<int64_t>() >= classes)) {
-    int64_t bad = lo.item<int64_t>() < 0 ? lo.item<int64_t>() : hi.item<int64_t>();
-    throw std::out_of_range("cross_entropy/nll_loss: target " + std::to_string(bad) + " is out of bounds for " +
-                            std::to_string(classes) + " classes");
-  }
-  Tensor picked = squeeze(gather(logp, 1, unsqueeze(safe, 1)), 1);
-  Tensor mask = raw::to(valid, logp.device(), logp.dtype());
-  return {neg(picked) * mask, mask};
+raw::CrossEntropyOptions loss_options(Reduction r, int64_t ignore_index) {
+  raw::CrossEntropyOptions o;
+  o.ignore_index = ignore_index;
+  o.reduction = r == Reduction::None ? raw::LossReduction::None
+                : r == Reduction::Sum ? raw::LossReduction::Sum
+                                      : raw::LossReduction::Mean;
+  return o;
 }
 
-Tensor reduce_masked(const Tensor& loss, const Tensor& mask, Reduction r, const Shape& none_shape) {
-  switch (r) {
-    // PyTorch divides by the number of non-ignored targets (NaN when all are ignored).
-    case Reduction::Mean: return sum(loss) / sum(mask);
-    case Reduction::Sum: return sum(loss);
-    case Reduction::None: return reshape(loss, none_shape);
-  }
-  return loss;
+// The fused loss over [rows, C] and int64 targets, shaped like target for Reduction::None.
+Tensor fused_loss(const Tensor& input, const Tensor& target, const raw::CrossEntropyOptions& o) {
+  auto [rows, targets] = as_rows(autocast::to_float32(input), target);  // autocast: float32
+  if (targets.dtype() != kInt64) targets = raw::to(targets, targets.device(), kInt64);
+  Tensor loss = colony::cross_entropy_loss(rows, targets, o);
+  return o.reduction == raw::LossReduction::None ? reshape(loss, target.sizes()) : loss;
 }
 
 }  // namespace
@@ -86,8 +78,10 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
     throw std::invalid_argument("linear: input " + shape_str(input.sizes()) + " does not end in in_features = " +
                                 std::to_string(weight.size(1)) + " (weight " + shape_str(weight.sizes()) + ")");
   }
-  Tensor out = input.dim() == 2 ? mm(input, t(weight)) : matmul(input, t(weight));
-  return bias.defined() ? out + bias : out;
+  // autocast: the whole layer (bias included) in the lower precision, as PyTorch's fused linear.
+  const Tensor x = autocast::to_lower_precision(input), w = autocast::to_lower_precision(weight);
+  Tensor out = x.dim() == 2 ? mm(x, t(w)) : matmul(x, t(w));
+  return bias.defined() ? out + autocast::to_lower_precision(bias) : out;
 }
 
 Tensor relu(const Tensor& input) { return colony::relu(input); }
@@ -122,24 +116,18 @@ Tensor flatten(const Tensor& input, int64_t start_dim, int64_t end_dim) { return
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options) {
   check_class_target("nll_loss", input, target);
-  auto [rows, targets] = as_rows(input, target);
-  auto [loss, mask] = picked_nll(rows, targets, options.ignore_index());
-  return reduce_masked(loss, mask, options.reduction(), target.sizes());
+  raw::CrossEntropyOptions o = loss_options(options.reduction(), options.ignore_index());
+  o.log_probs = true;
+  return fused_loss(input, target, o);
 }
 
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& options) {
   check_class_target("cross_entropy", input, target);
   double eps = options.label_smoothing();
   if (eps < 0 || eps > 1) throw std::invalid_argument("cross_entropy: label_smoothing must be in [0, 1], got " + std::to_string(eps));
-  auto [rows, targets] = as_rows(input, target);
-  Tensor logp = colony::log_softmax(rows, 1);
-  auto [loss, mask] = picked_nll(logp, targets, options.ignore_index());
-  if (eps > 0) {
-    // PyTorch: (1 - eps) * nll + eps * mean over classes of -log p, ignored rows excluded.
-    Tensor smooth = neg(mean(logp, {1})) * mask;
-    loss = loss * (1.0 - eps) + smooth * eps;
-  }
-  return reduce_masked(loss, mask, options.reduction(), target.sizes());
+  raw::CrossEntropyOptions o = loss_options(options.reduction(), options.ignore_index());
+  o.label_smoothing = eps;
+  return fused_loss(input, target, o);
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
@@ -147,7 +135,7 @@ Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) 
     throw std::invalid_argument("mse_loss: input " + shape_str(input.sizes()) + " and target " + shape_str(target.sizes()) +
                                 " must have the same shape");
   }
-  Tensor d = input - target;
+  Tensor d = autocast::to_float32(input) - autocast::to_float32(target);  // autocast: float32
   return reduce(d * d, reduction);
 }
 

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
 #include <stdexcept>
 
 #include "nn/atomic_file.h"
@@ -29,6 +31,57 @@ DType parse_dtype(const std::string& s, const std::string& source, const std::st
     if (s == n) return t;
   bad(source, "tensor \"" + name + "\" has unsupported dtype \"" + s +
                   "\" (expected F32, F64, F16, BF16, I64, I32, U8 or BOOL)");
+}
+
+// The format needs 3 levels ({name: {"shape": [..]}}); serde_json, which the reference reader uses,
+// stops at 128. Checked on the raw bytes before parsing, in constant memory: nlohmann's parser
+// would first build the whole tree (50 MB of '[' took 3.7 GB and 13 s before it failed).
+constexpr int kMaxDepth = 128;
+
+void check_depth(const char* p, uint64_t n, const std::string& source) {
+  int depth = 0;
+  bool in_string = false, escaped = false;
+  for (uint64_t i = 0; i < n; ++i) {
+    const char c = p[i];
+    if (in_string) {
+      if (escaped) escaped = false;
+      else if (c == '\\') escaped = true;
+      else if (c == '"') in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxDepth) {
+        bad(source, "header nests arrays and objects more than " + std::to_string(kMaxDepth) + " deep (at byte " +
+                        std::to_string(8 + i) + "; a safetensors header needs 3): corrupt or hostile file");
+      }
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+}
+
+// Parses the header, refusing duplicate keys at any level: nlohmann keeps the last silently, and
+// two readers of one file must not disagree on which tensor a name means.
+json parse_header(const char* p, uint64_t n, const std::string& source) {
+  check_depth(p, n, source);
+  std::vector<std::set<std::string>> keys;  // one set per open object
+  auto on_event = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      keys.emplace_back();
+    } else if (event == json::parse_event_t::object_end) {
+      keys.pop_back();
+    } else if (event == json::parse_event_t::key && !keys.empty()) {
+      const std::string& key = parsed.get_ref<const std::string&>();
+      if (!keys.back().insert(key).second) bad(source, "header has the key \"" + key + "\" twice in one object");
+    }
+    return true;
+  };
+  try {
+    return json::parse(p, p + n, on_event);
+  } catch (const json::exception& e) {
+    // parse_error, and out_of_range for a number such as 1e400 that overflows a double.
+    bad(source, std::string("malformed JSON header: ") + e.what());
+  }
 }
 
 }  // namespace
@@ -84,12 +137,7 @@ SafetensorsContents decode_safetensors(const std::string& bytes, const std::stri
   if (8 + len > bytes.size()) {
     bad(source, "truncated: header needs " + std::to_string(len) + " bytes, file has " + std::to_string(bytes.size() - 8));
   }
-  json header;
-  try {
-    header = json::parse(bytes.begin() + 8, bytes.begin() + 8 + static_cast<int64_t>(len));
-  } catch (const json::parse_error& e) {
-    bad(source, std::string("malformed JSON header: ") + e.what());
-  }
+  const json header = parse_header(bytes.data() + 8, len, source);
   if (!header.is_object()) bad(source, "header is not a JSON object");
   const uint64_t data_size = bytes.size() - 8 - len;
   const char* data = bytes.data() + 8 + len;
@@ -123,6 +171,9 @@ SafetensorsContents decode_safetensors(const std::string& bytes, const std::stri
     e.dtype = parse_dtype(v["dtype"].get<std::string>(), source, name);
     for (const json& d : v["shape"]) {
       if (!d.is_number_unsigned()) bad(source, "tensor \"" + name + "\" has a non-integer or negative dimension");
+      if (d.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        bad(source, "tensor \"" + name + "\" has dimension " + std::to_string(d.get<uint64_t>()) + ", more than int64 holds");
+      }
       e.shape.push_back(d.get<int64_t>());
     }
     const json& off = v["data_offsets"];
@@ -130,7 +181,13 @@ SafetensorsContents decode_safetensors(const std::string& bytes, const std::stri
     e.begin = off[0].get<uint64_t>();
     e.end = off[1].get<uint64_t>();
     if (e.end < e.begin) bad(source, "tensor \"" + name + "\" has data_offsets end before begin");
-    uint64_t expected = static_cast<uint64_t>(shape_numel(e.shape)) * static_cast<uint64_t>(element_size(e.dtype));
+    const std::optional<int64_t> numel = try_shape_numel(e.shape);
+    const std::optional<int64_t> nbytes = numel ? checked_mul(*numel, element_size(e.dtype)) : std::nullopt;
+    if (!nbytes) {
+      bad(source, "tensor \"" + name + "\" of shape " + shape_str(e.shape) + " and dtype " + dtype_name(e.dtype) +
+                      " would need more bytes than int64 can count (corrupt file?)");
+    }
+    const auto expected = static_cast<uint64_t>(*nbytes);
     if (e.end - e.begin != expected) {
       bad(source, "tensor \"" + name + "\" of shape " + shape_str(e.shape) + " and dtype " + dtype_name(e.dtype) +
                       " needs " + std::to_string(expected) + " bytes, data_offsets give " + std::to_string(e.end - e.begin));

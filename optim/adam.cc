@@ -1,7 +1,9 @@
 #include "optim/adam.h"
 
 #include <cmath>
+#include <map>
 #include <stdexcept>
+#include <vector>
 
 #include "log/trace.h"
 #include "tensor/grad_mode.h"
@@ -24,11 +26,18 @@ Adam::Adam(std::vector<Tensor> params, const AdamOptions& options) : Adam(std::m
 
 Adam::Adam(std::vector<Tensor> params, const AdamOptions& o, bool decoupled)
     : Optimizer(std::move(params), o.to_map()), decoupled_(decoupled) {
-  if (o.lr() < 0) throw std::invalid_argument("Adam: invalid learning rate " + std::to_string(o.lr()));
-  if (o.eps() < 0) throw std::invalid_argument("Adam: invalid epsilon value " + std::to_string(o.eps()));
-  if (o.beta1() < 0 || o.beta1() >= 1) throw std::invalid_argument("Adam: invalid beta parameter at index 0: " + std::to_string(o.beta1()));
-  if (o.beta2() < 0 || o.beta2() >= 1) throw std::invalid_argument("Adam: invalid beta parameter at index 1: " + std::to_string(o.beta2()));
-  if (o.weight_decay() < 0) throw std::invalid_argument("Adam: invalid weight_decay value " + std::to_string(o.weight_decay()));
+  for (const auto& g : param_groups()) check_options(g.options);
+}
+
+// PyTorch's checks, written so that NaN fails them too (every comparison with NaN is false).
+void Adam::check_options(const HyperParams& o) const {
+  Optimizer::check_options(o);
+  const double lr = o.at("lr"), eps = o.at("eps"), b1 = o.at("beta1"), b2 = o.at("beta2"), wd = o.at("weight_decay");
+  if (!(lr >= 0)) throw std::invalid_argument("Adam: invalid learning rate " + std::to_string(lr));
+  if (!(eps >= 0)) throw std::invalid_argument("Adam: invalid epsilon value " + std::to_string(eps));
+  if (!(b1 >= 0 && b1 < 1)) throw std::invalid_argument("Adam: invalid beta parameter at index 0: " + std::to_string(b1));
+  if (!(b2 >= 0 && b2 < 1)) throw std::invalid_argument("Adam: invalid beta parameter at index 1: " + std::to_string(b2));
+  if (!(wd >= 0)) throw std::invalid_argument("Adam: invalid weight_decay value " + std::to_string(wd));
 }
 
 void Adam::step() {
@@ -37,6 +46,12 @@ void Adam::step() {
   for (auto& group : param_groups()) {
     const HyperParams& o = group.options;
     bool amsgrad = o.at("amsgrad") != 0;
+    // Parameters at the same step share the bias corrections: one multi-tensor update per step
+    // count (normally one for the whole group).
+    struct Lists {
+      std::vector<Tensor> params, grads, m, v, vmax;
+    };
+    std::map<double, Lists> by_step;
     for (Tensor& p : group.params) {
       Tensor grad = p.grad();
       if (!grad.defined()) continue;
@@ -48,8 +63,17 @@ void Adam::step() {
         state["exp_avg_sq"] = raw::zeros_like(p);
         if (amsgrad) state["max_exp_avg_sq"] = raw::zeros_like(p);
       }
+      // A CPU scalar: reading it costs no device synchronization.
       double step = state["step"].item<double>() + 1;
       raw::fill_(state["step"], step);
+      Lists& l = by_step[step];
+      l.params.push_back(p);
+      l.grads.push_back(grad);
+      l.m.push_back(state["exp_avg"]);
+      l.v.push_back(state["exp_avg_sq"]);
+      if (amsgrad) l.vmax.push_back(state["max_exp_avg_sq"]);
+    }
+    for (auto& [step, l] : by_step) {
       kernels::AdamParams a{o.at("lr"),
                             o.at("beta1"),
                             o.at("beta2"),
@@ -60,8 +84,7 @@ void Adam::step() {
                             o.at("maximize") != 0,
                             1 - std::pow(o.at("beta1"), step),
                             std::sqrt(1 - std::pow(o.at("beta2"), step))};
-      Tensor none;
-      raw::adam_step_(p, grad, state["exp_avg"], state["exp_avg_sq"], amsgrad ? state["max_exp_avg_sq"] : none, a);
+      raw::adam_step_multi_(l.params, l.grads, l.m, l.v, l.vmax, a);
     }
   }
 }

@@ -38,6 +38,7 @@ class Adam : public Optimizer {
  public:
   Adam(std::vector<Tensor> params, const AdamOptions& options = {});
   void step() override;
+  void check_options(const HyperParams& options) const override;
 
  protected:
   Adam(std::vector<Tensor> params, const AdamOptions& options, bool decoupled);

@@ -1,5 +1,6 @@
 #include "optim/checkpoint.h"
 
+#include <limits>
 #include <stdexcept>
 
 #include "nn/safetensors.h"
@@ -9,29 +10,42 @@ namespace {
 
 const std::string kModel = "model.";
 const std::string kOptim = "optim.";
+const std::string kAmp = "amp.";
 
-uint64_t parse_u64(const std::map<std::string, std::string>& meta, const std::string& key, const std::string& path) {
+// A decimal counter from the metadata, at most `max`. Digits only: std::stoull would take "-1"
+// as 2^64-1 and " +5" as 5, and an epoch of "-1" or 2^63 (negative once an int64) made a resumed
+// run count its epochs up from far below zero, for ever.
+uint64_t parse_counter(const std::map<std::string, std::string>& meta, const std::string& key, const std::string& path,
+                       uint64_t max) {
   auto it = meta.find(key);
   if (it == meta.end()) throw std::runtime_error("checkpoint " + path + ": metadata has no \"" + key + "\"");
-  try {
-    size_t used = 0;
-    uint64_t v = std::stoull(it->second, &used);
-    if (used != it->second.size()) throw std::invalid_argument(it->second);
-    return v;
-  } catch (const std::exception&) {
-    throw std::runtime_error("checkpoint " + path + ": metadata \"" + key + "\" = \"" + it->second +
-                             "\" is not an unsigned integer");
+  const std::string& text = it->second;
+  uint64_t v = 0;
+  bool ok = !text.empty() && text.size() <= 20;
+  for (char c : text) {
+    if (!ok) break;
+    ok = c >= '0' && c <= '9' && v <= (max - static_cast<uint64_t>(c - '0')) / 10;
+    v = v * 10 + static_cast<uint64_t>(c - '0');
   }
+  if (!ok) {
+    throw std::runtime_error("checkpoint " + path + ": metadata \"" + key + "\" = \"" + text +
+                             "\" is not a decimal integer in [0, " + std::to_string(max) + "]");
+  }
+  return v;
 }
 
 }  // namespace
 
-void save_checkpoint(const std::string& path, const nn::Module& model, const Optimizer& optimizer, TrainingState state) {
+void save_checkpoint(const std::string& path, const nn::Module& model, const Optimizer& optimizer, TrainingState state,
+                     const GradScaler* scaler) {
   state.rng_seed = default_generator().seed();
   state.rng_offset = default_generator().offset();
   io::NamedTensors tensors;
   for (auto& [n, t] : model.state_dict()) tensors.emplace_back(kModel + n, t);
   for (auto& [n, t] : optimizer.state_dict()) tensors.emplace_back(kOptim + n, t);
+  if (scaler) {
+    for (auto& [n, t] : scaler->state_dict()) tensors.emplace_back(kAmp + n, t);
+  }
   std::map<std::string, std::string> meta = state.extra;
   meta["format"] = "colony-checkpoint-1";
   meta["epoch"] = std::to_string(state.epoch);
@@ -41,7 +55,7 @@ void save_checkpoint(const std::string& path, const nn::Module& model, const Opt
   io::save_safetensors(path, tensors, meta);
 }
 
-TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimizer& optimizer) {
+TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimizer& optimizer, GradScaler* scaler) {
   io::SafetensorsContents c = io::load_safetensors(path);
   auto fmt = c.metadata.find("format");
   if (fmt == c.metadata.end() || fmt->second != "colony-checkpoint-1") {
@@ -49,22 +63,32 @@ TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimi
                              (fmt == c.metadata.end() ? std::string("missing") : "\"" + fmt->second + "\"") +
                              "); for plain weights use nn::load");
   }
-  io::NamedTensors model_state, optim_state;
+  io::NamedTensors model_state, optim_state, amp_state;
   for (auto& [n, t] : c.tensors) {
     if (n.rfind(kModel, 0) == 0) {
       model_state.emplace_back(n.substr(kModel.size()), t);
     } else if (n.rfind(kOptim, 0) == 0) {
       optim_state.emplace_back(n.substr(kOptim.size()), t);
+    } else if (n.rfind(kAmp, 0) == 0) {
+      amp_state.emplace_back(n.substr(kAmp.size()), t);
     }
   }
   TrainingState s;
-  s.epoch = static_cast<int64_t>(parse_u64(c.metadata, "epoch", path));
-  s.step = static_cast<int64_t>(parse_u64(c.metadata, "step", path));
-  s.rng_seed = parse_u64(c.metadata, "rng_seed", path);
-  s.rng_offset = parse_u64(c.metadata, "rng_offset", path);
+  constexpr auto kInt64Max = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  constexpr auto kUInt64Max = std::numeric_limits<uint64_t>::max();
+  s.epoch = static_cast<int64_t>(parse_counter(c.metadata, "epoch", path, kInt64Max));
+  s.step = static_cast<int64_t>(parse_counter(c.metadata, "step", path, kInt64Max));
+  s.rng_seed = parse_counter(c.metadata, "rng_seed", path, kUInt64Max);
+  s.rng_offset = parse_counter(c.metadata, "rng_offset", path, kUInt64Max);
   try {
     model.load_state_dict(model_state);
     optimizer.load_state_dict(optim_state);
+    if (scaler && scaler->is_enabled()) {
+      if (amp_state.empty()) {
+        throw std::invalid_argument("holds no GradScaler state (saved by a run without loss scaling?)");
+      }
+      scaler->load_state_dict(amp_state);
+    }
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument("checkpoint " + path + ": " + e.what());
   }

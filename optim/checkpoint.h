@@ -1,6 +1,7 @@
 // Training checkpoints: one safetensors file holding the model weights ("model.<name>"), the
 // optimizer state ("optim.<name>") and, in the metadata, the progress counters and the RNG state,
-// so that a resumed run continues exactly where the interrupted one stopped. Written atomically.
+// so that a resumed run continues exactly where the interrupted one stopped. With a GradScaler its
+// state goes in too ("amp.<key>"). Written atomically.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "nn/module.h"
+#include "optim/grad_scaler.h"
 #include "optim/optimizer.h"
 #include "tensor/random.h"
 
@@ -22,8 +24,11 @@ struct TrainingState {
 };
 
 // Captures the default generator's state into `state` and writes the file.
-void save_checkpoint(const std::string& path, const nn::Module& model, const Optimizer& optimizer, TrainingState state);
-// Restores model, optimizer and the default generator; returns the counters. Errors name the file.
-TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimizer& optimizer);
+void save_checkpoint(const std::string& path, const nn::Module& model, const Optimizer& optimizer, TrainingState state,
+                     const GradScaler* scaler = nullptr);
+// Restores model, optimizer, the default generator and (when given and enabled) the scaler, which
+// the file must then hold; returns the counters. Errors name the file.
+TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimizer& optimizer,
+                              GradScaler* scaler = nullptr);
 
 }  // namespace colony::optim

@@ -1,5 +1,6 @@
 #include "optim/optimizer.h"
 
+#include <cmath>
 #include <set>
 #include <stdexcept>
 
@@ -7,6 +8,18 @@
 #include "tensor/raw_ops.h"
 
 namespace colony::optim {
+namespace {
+
+// A group's option or count as saved by state_dict: a tensor of one element.
+double scalar_of(const Tensor& t, const std::string& name) {
+  if (t.numel() != 1) {
+    throw std::invalid_argument("optimizer load_state_dict: \"" + name + "\" holds " + std::to_string(t.numel()) +
+                                " values, expected one");
+  }
+  return raw::to(t, kCPU, kFloat64).item<double>();
+}
+
+}  // namespace
 
 Optimizer::Optimizer(std::vector<Tensor> params, HyperParams defaults)
     : Optimizer(std::vector<ParamGroup>{ParamGroup{std::move(params), {}}}, std::move(defaults)) {}
@@ -35,7 +48,14 @@ void Optimizer::add_param_group(ParamGroup group) {
   for (const auto& [k, _] : group.options) {
     if (!defaults_.count(k)) throw std::invalid_argument("optimizer: unknown option \"" + k + "\" in a parameter group");
   }
+  check_options(group.options);  // the base class's check while constructing; the optimizer's later
   groups_.push_back(std::move(group));
+}
+
+void Optimizer::check_options(const HyperParams& options) const {
+  for (const auto& [k, v] : options) {
+    if (!std::isfinite(v)) throw std::invalid_argument("optimizer: option \"" + k + "\" is " + std::to_string(v));
+  }
 }
 
 void Optimizer::zero_grad(bool set_to_none) {
@@ -89,24 +109,37 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
       throw std::invalid_argument("optimizer load_state_dict: the state has no parameter group " + std::to_string(g) +
                                   " but this optimizer has " + std::to_string(groups_.size()));
     }
-    if (static_cast<size_t>(n->second.item<double>()) != groups_[g].params.size()) {
+    // Compared as doubles: casting a NaN or 1e300 from a file to size_t is undefined behaviour.
+    const double count = scalar_of(n->second, prefix + "num_params");
+    if (count != static_cast<double>(groups_[g].params.size())) {
       throw std::invalid_argument("optimizer load_state_dict: group " + std::to_string(g) + " has " +
-                                  std::to_string(static_cast<size_t>(n->second.item<double>())) +
-                                  " parameters in the state but " + std::to_string(groups_[g].params.size()) + " here");
+                                  std::to_string(count) + " parameters in the state but " +
+                                  std::to_string(groups_[g].params.size()) + " here");
     }
   }
   if (by_name.count("param_groups." + std::to_string(groups_.size()) + ".num_params")) {
     throw std::invalid_argument("optimizer load_state_dict: the state has more parameter groups than this optimizer (" +
                                 std::to_string(groups_.size()) + ")");
   }
+  // Every group's new options are checked before any is changed.
+  std::vector<HyperParams> options(groups_.size());
+  for (size_t g = 0; g < groups_.size(); ++g) {
+    std::string prefix = "param_groups." + std::to_string(g) + ".";
+    options[g] = groups_[g].options;
+    for (auto& [k, v] : options[g]) {
+      auto it = by_name.find(prefix + k);
+      if (it != by_name.end()) v = scalar_of(it->second, prefix + k);
+    }
+    try {
+      check_options(options[g]);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument("optimizer load_state_dict: group " + std::to_string(g) + ": " + e.what());
+    }
+  }
   NoGradGuard no_grad;
   size_t index = 0;
   for (size_t g = 0; g < groups_.size(); ++g) {
-    std::string prefix = "param_groups." + std::to_string(g) + ".";
-    for (auto& [k, v] : groups_[g].options) {
-      auto it = by_name.find(prefix + k);
-      if (it != by_name.end()) v = it->second.item<double>();
-    }
+    groups_[g].options = std::move(options[g]);
     for (auto& p : groups_[g].params) {
       std::string sp = "state." + std::to_string(index) + ".";
       std::map<std::string, Tensor> st;

@@ -47,8 +47,14 @@ class Optimizer {
   // Tensor names: "state.<i>.<key>" with i the parameter's position across groups, and
   // "param_groups.<g>.<option>" as 0-d float64 tensors, so the whole thing is one safetensors file.
   NamedTensors state_dict() const;
-  // Checks that the group structure matches (same group count and sizes), then restores.
+  // Checks that the group structure matches (same group count and sizes) and that every option
+  // passes check_options (a checkpoint's lr of NaN or -1 is refused), then restores.
   void load_state_dict(const NamedTensors& state);
+
+  // Throws std::invalid_argument when a group's options are out of range. The base class refuses
+  // NaN and infinities; each optimizer adds its own ranges (PyTorch's: lr >= 0, 0 <= beta < 1, ...).
+  // Run by add_param_group, load_state_dict and each optimizer's constructor.
+  virtual void check_options(const HyperParams& options) const;
 
  protected:
   Optimizer(std::vector<Tensor> params, HyperParams defaults);

@@ -1,6 +1,7 @@
 #include "optim/sgd.h"
 
 #include <stdexcept>
+#include <vector>
 
 #include "log/trace.h"
 #include "tensor/grad_mode.h"
@@ -8,21 +9,6 @@
 #include "tensor/raw_optim_ops.h"
 
 namespace colony::optim {
-namespace {
-
-void validate(const HyperParams& o) {
-  if (o.at("lr") < 0) throw std::invalid_argument("SGD: invalid learning rate " + std::to_string(o.at("lr")));
-  if (o.at("momentum") < 0) throw std::invalid_argument("SGD: invalid momentum value " + std::to_string(o.at("momentum")));
-  if (o.at("weight_decay") < 0) {
-    throw std::invalid_argument("SGD: invalid weight_decay value " + std::to_string(o.at("weight_decay")));
-  }
-  if (o.at("nesterov") != 0 && (o.at("momentum") <= 0 || o.at("dampening") != 0)) {
-    throw std::invalid_argument("SGD: nesterov momentum requires a momentum and zero dampening");
-  }
-}
-
-}  // namespace
-
 HyperParams SGDOptions::to_map() const {
   return {{"lr", lr()},
           {"momentum", momentum()},
@@ -33,11 +19,24 @@ HyperParams SGDOptions::to_map() const {
 }
 
 SGD::SGD(std::vector<Tensor> params, const SGDOptions& options) : Optimizer(std::move(params), options.to_map()) {
-  validate(param_groups()[0].options);
+  check_options(param_groups()[0].options);
 }
 
 SGD::SGD(std::vector<ParamGroup> groups, const SGDOptions& defaults) : Optimizer(std::move(groups), defaults.to_map()) {
-  for (const auto& g : param_groups()) validate(g.options);
+  for (const auto& g : param_groups()) check_options(g.options);
+}
+
+// PyTorch's checks, written so that NaN fails them too (every comparison with NaN is false).
+void SGD::check_options(const HyperParams& o) const {
+  Optimizer::check_options(o);
+  if (!(o.at("lr") >= 0)) throw std::invalid_argument("SGD: invalid learning rate " + std::to_string(o.at("lr")));
+  if (!(o.at("momentum") >= 0)) throw std::invalid_argument("SGD: invalid momentum value " + std::to_string(o.at("momentum")));
+  if (!(o.at("weight_decay") >= 0)) {
+    throw std::invalid_argument("SGD: invalid weight_decay value " + std::to_string(o.at("weight_decay")));
+  }
+  if (o.at("nesterov") != 0 && (o.at("momentum") <= 0 || o.at("dampening") != 0)) {
+    throw std::invalid_argument("SGD: nesterov momentum requires a momentum and zero dampening");
+  }
 }
 
 void SGD::step() {
@@ -47,19 +46,30 @@ void SGD::step() {
     const HyperParams& o = group.options;
     kernels::SgdParams s{o.at("lr"), o.at("momentum"), o.at("dampening"), o.at("weight_decay"),
                          o.at("nesterov") != 0, false, o.at("maximize") != 0};
+    // Parameters whose momentum buffer starts now and the others differ in first_step: one
+    // multi-tensor update for each kind.
+    std::vector<Tensor> params[2], grads[2], bufs[2];
     for (Tensor& p : group.params) {
       Tensor grad = p.grad();
       if (!grad.defined()) continue;
       grad = raw::contiguous(grad);
       Tensor buf;
+      bool first = false;
       if (s.momentum != 0) {
         auto& state = state_of(p);
         auto it = state.find("momentum_buffer");
-        s.first_step = it == state.end();
-        if (s.first_step) it = state.emplace("momentum_buffer", raw::empty_like(p)).first;
+        first = it == state.end();
+        if (first) it = state.emplace("momentum_buffer", raw::empty_like(p)).first;
         buf = it->second;
       }
-      raw::sgd_step_(p, grad, buf, s);
+      params[first].push_back(p);
+      grads[first].push_back(grad);
+      bufs[first].push_back(buf);
+    }
+    for (int first : {0, 1}) {
+      if (params[first].empty()) continue;
+      s.first_step = first != 0;
+      raw::sgd_step_multi_(params[first], grads[first], bufs[first], s);
     }
   }
 }

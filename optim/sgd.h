@@ -29,6 +29,7 @@ class SGD : public Optimizer {
   // Several groups; each group's options override the defaults.
   SGD(std::vector<ParamGroup> groups, const SGDOptions& defaults);
   void step() override;
+  void check_options(const HyperParams& options) const override;
 };
 
 }  // namespace colony::optim

@@ -36,9 +36,12 @@ Allocator* cpu_allocator();
 // memory).
 void cpu_empty_cache();
 // Page-locked host memory through cudaHostAlloc when CUDA is usable, plain aligned memory otherwise,
-// so that data loaders can ask for it unconditionally.
+// so that data loaders can ask for it unconditionally. Cached (tensor/caching_host_allocator.h): a
+// freed block is reused only after the copies that use it have finished.
 Allocator* pinned_allocator();
 // True when pinned_allocator() really returns page-locked memory.
 bool pinned_memory_is_page_locked();
+// Returns the pinned allocator's free blocks to the system.
+void pinned_empty_cache();
 
 }  // namespace colony

@@ -3,14 +3,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cpu/batch_norm.h"
+#include "tensor/device_backend.h"
 #include "tensor/raw_nn_ops.h"
 #include "tensor/raw_ops.h"
-#include "tensor/stream.h"
-#ifdef COLONY_WITH_CUDA
-#include "kernels/cuda/batch_norm.h"
-#include "tensor/cuda.h"
-#endif
 
 namespace colony::raw {
 namespace {
@@ -38,8 +33,20 @@ Layout check_input(const Tensor& input, const char* op) {
   return l;
 }
 
-// A per-channel [C] tensor on input's device with its dtype, or undefined.
-void check_channel_tensor(const Tensor& t, const char* name, const Tensor& input, const char* op) {
+// The statistics' dtype: float32 for 16-bit inputs (as PyTorch), the input's otherwise.
+DType stat_dtype(DType input) { return input == kFloat16 || input == kBFloat16 ? kFloat32 : input; }
+
+// The dtype of weight, bias and the running statistics: the first defined one's (they must all
+// agree), else the input's. Beside a 16-bit input it may be float32 (mixed precision, as PyTorch).
+DType param_dtype(const Tensor& input, std::initializer_list<const Tensor*> params) {
+  for (const Tensor* t : params) {
+    if (t->defined() && (t->dtype() == input.dtype() || t->dtype() == stat_dtype(input.dtype()))) return t->dtype();
+  }
+  return input.dtype();
+}
+
+// A per-channel [C] tensor on input's device with dtype `dtype`, or undefined.
+void check_channel_tensor(const Tensor& t, const char* name, const Tensor& input, DType dtype, const char* op) {
   if (!t.defined()) return;
   const int64_t c = input.size(1);
   if (t.dim() != 1 || t.size(0) != c) {
@@ -47,9 +54,11 @@ void check_channel_tensor(const Tensor& t, const char* name, const Tensor& input
                                 "] (one per channel of input " + shape_str(input.sizes()) + "), got " +
                                 shape_str(t.sizes()));
   }
-  if (t.device() != input.device() || t.dtype() != input.dtype()) {
-    throw std::invalid_argument(std::string(op) + ": expected " + name + " as " + dtype_name(input.dtype()) +
-                                " on " + input.device().str() + " like input, got " + dtype_name(t.dtype()) + " on " +
+  if (t.device() != input.device() || t.dtype() != dtype) {
+    const std::string like = dtype == input.dtype() ? " like input" : " (the statistics' dtype for a " +
+                                                                          std::string(dtype_name(input.dtype())) + " input)";
+    throw std::invalid_argument(std::string(op) + ": expected " + name + " as " + dtype_name(dtype) + " on " +
+                                input.device().str() + like + ", got " + dtype_name(t.dtype()) + " on " +
                                 t.device().str());
   }
 }
@@ -70,22 +79,17 @@ struct InPlace {
   }
 };
 
-#ifndef COLONY_WITH_CUDA
-[[noreturn]] void no_cuda(const char* op) {
-  throw std::logic_error(std::string(op) + ": a CUDA tensor reached a build without CUDA");
-}
-#endif
-
 }  // namespace
 
 BatchNormResult batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                            const Tensor& running_var, bool training, double momentum, double eps) {
   const char* op = "batch_norm";
   const Layout l = check_input(input, op);
-  check_channel_tensor(weight, "weight", input, op);
-  check_channel_tensor(bias, "bias", input, op);
-  check_channel_tensor(running_mean, "running_mean", input, op);
-  check_channel_tensor(running_var, "running_var", input, op);
+  const DType pd = param_dtype(input, {&weight, &bias, &running_mean, &running_var});
+  check_channel_tensor(weight, "weight", input, pd, op);
+  check_channel_tensor(bias, "bias", input, pd, op);
+  check_channel_tensor(running_mean, "running_mean", input, pd, op);
+  check_channel_tensor(running_var, "running_var", input, pd, op);
   if (running_mean.defined() != running_var.defined()) {
     throw std::invalid_argument("batch_norm: running_mean and running_var must be given together");
   }
@@ -99,28 +103,18 @@ BatchNormResult batch_norm(const Tensor& input, const Tensor& weight, const Tens
   const TensorOptions opts = TensorOptions(input.dtype()).device(input.device());
   BatchNormResult r;
   r.output = empty(input.sizes(), opts);
-  r.save_mean = empty({l.c}, opts);
-  r.save_invstd = empty({l.c}, opts);
+  const TensorOptions stats = TensorOptions(stat_dtype(input.dtype())).device(input.device());
+  r.save_mean = empty({l.c}, stats);
+  r.save_invstd = empty({l.c}, stats);
   if (l.c == 0) return r;
   Tensor x = contiguous(input);
   Tensor w = weight.defined() ? contiguous(weight) : Tensor();
   Tensor b = bias.defined() ? contiguous(bias) : Tensor();
   InPlace rm(running_mean), rv(running_var);
-  if (x.is_cpu()) {
-    kernels::cpu::batch_norm_forward(x.dtype(), l.n, l.c, l.s, x.data_ptr_raw(), ptr(w), ptr(b), ptr(rm.work),
-                                     ptr(rv.work), training, momentum, eps, r.output.data_ptr_raw(),
-                                     r.save_mean.data_ptr_raw(), r.save_invstd.data_ptr_raw());
-  } else {
-#ifdef COLONY_WITH_CUDA
-    cuda::DeviceGuard guard(x.device().index);
-    kernels::cuda::batch_norm_forward(x.dtype(), l.n, l.c, l.s, x.data_ptr_raw(), ptr(w), ptr(b), ptr(rm.work),
-                                      ptr(rv.work), training, momentum, eps, r.output.data_ptr_raw(),
-                                      r.save_mean.data_ptr_raw(), r.save_invstd.data_ptr_raw(),
-                                      current_stream(x.device()).handle());
-#else
-    no_cuda(op);
-#endif
-  }
+  backend_for(x.device())
+      .batch_norm_forward(x.dtype(), pd, l.n, l.c, l.s, x.data_ptr_raw(), ptr(w), ptr(b), ptr(rm.work), ptr(rv.work),
+                          training, momentum, eps, r.output.data_ptr_raw(), r.save_mean.data_ptr_raw(),
+                          r.save_invstd.data_ptr_raw());
   if (training) {
     rm.finish();
     rv.finish();
@@ -143,36 +137,27 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_output, const Tensor& inpu
                                 " on " + input.device().str() + " like input, got " + dtype_name(grad_output.dtype()) +
                                 " on " + grad_output.device().str());
   }
-  check_channel_tensor(weight, "weight", input, op);
+  const DType pd = param_dtype(input, {&weight});
+  check_channel_tensor(weight, "weight", input, pd, op);
   if (!save_mean.defined() || !save_invstd.defined()) {
     throw std::invalid_argument("batch_norm_backward: expected save_mean and save_invstd from batch_norm");
   }
-  check_channel_tensor(save_mean, "save_mean", input, op);
-  check_channel_tensor(save_invstd, "save_invstd", input, op);
+  check_channel_tensor(save_mean, "save_mean", input, stat_dtype(input.dtype()), op);
+  check_channel_tensor(save_invstd, "save_invstd", input, stat_dtype(input.dtype()), op);
   const TensorOptions opts = TensorOptions(input.dtype()).device(input.device());
+  const TensorOptions param_opts = TensorOptions(pd).device(input.device());
   BatchNormGrads grads;
   if (output_mask[0]) grads.grad_input = empty(input.sizes(), opts);
-  if (output_mask[1]) grads.grad_weight = empty({l.c}, opts);
-  if (output_mask[2]) grads.grad_bias = empty({l.c}, opts);
+  if (output_mask[1]) grads.grad_weight = empty({l.c}, param_opts);
+  if (output_mask[2]) grads.grad_bias = empty({l.c}, param_opts);
   if (l.c == 0 || (!output_mask[0] && !output_mask[1] && !output_mask[2])) return grads;
   Tensor gy = contiguous(grad_output), x = contiguous(input);
   Tensor w = weight.defined() ? contiguous(weight) : Tensor();
   Tensor mean = contiguous(save_mean), invstd = contiguous(save_invstd);
-  if (x.is_cpu()) {
-    kernels::cpu::batch_norm_backward(x.dtype(), l.n, l.c, l.s, gy.data_ptr_raw(), x.data_ptr_raw(), ptr(w),
-                                      mean.data_ptr_raw(), invstd.data_ptr_raw(), training, ptr(grads.grad_input),
-                                      ptr(grads.grad_weight), ptr(grads.grad_bias));
-    return grads;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(x.device().index);
-  kernels::cuda::batch_norm_backward(x.dtype(), l.n, l.c, l.s, gy.data_ptr_raw(), x.data_ptr_raw(), ptr(w),
-                                     mean.data_ptr_raw(), invstd.data_ptr_raw(), training, ptr(grads.grad_input),
-                                     ptr(grads.grad_weight), ptr(grads.grad_bias),
-                                     current_stream(x.device()).handle());
-#else
-  no_cuda(op);
-#endif
+  backend_for(x.device())
+      .batch_norm_backward(x.dtype(), pd, l.n, l.c, l.s, gy.data_ptr_raw(), x.data_ptr_raw(), ptr(w), mean.data_ptr_raw(),
+                           invstd.data_ptr_raw(), training, ptr(grads.grad_input), ptr(grads.grad_weight),
+                           ptr(grads.grad_bias));
   return grads;
 }
 

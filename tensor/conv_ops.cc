@@ -2,17 +2,12 @@
 // (kernels/cpu/conv.h) or cuDNN (kernels/cuda/cudnn_conv.h).
 #include <stdexcept>
 #include <string>
-#include <vector>
 
 #include "kernels/common/conv_geometry.h"
-#include "kernels/cpu/conv.h"
+#include "tensor/device_backend.h"
+#include "tensor/cpu_widen.h"
 #include "tensor/raw_nn_ops.h"
 #include "tensor/raw_ops.h"
-#include "tensor/stream.h"
-#ifdef COLONY_WITH_CUDA
-#include "kernels/cuda/cudnn_conv.h"
-#include "tensor/cuda.h"
-#endif
 
 namespace colony::raw {
 namespace {
@@ -42,10 +37,6 @@ void check_same_device_dtype(const Tensor& a, const char* a_name, const Tensor& 
 void check_dtype(const Tensor& t, const char* op) {
   if (!is_floating(t.dtype())) {
     throw std::invalid_argument(std::string(op) + ": expected a floating point input, got " + dtype_name(t.dtype()));
-  }
-  if (t.is_cpu() && t.dtype() != kFloat32 && t.dtype() != kFloat64) {
-    throw std::invalid_argument(std::string(op) + ": CPU convolution supports float32 and float64, got " +
-                                dtype_name(t.dtype()) + " (convert with .to(kFloat32), or run on CUDA)");
   }
 }
 
@@ -109,22 +100,6 @@ kernels::Conv2dGeometry conv_geometry(const Shape& in, const Shape& wt, const Co
 
 Shape output_shape(const kernels::Conv2dGeometry& g) { return {g.batch, g.out_channels, g.out_h, g.out_w}; }
 
-#ifdef COLONY_WITH_CUDA
-// cuDNN asks for scratch memory once it has chosen an algorithm; it comes from the caching
-// allocator as a byte tensor and is released (to the cache, stream-ordered) after the call.
-struct Workspaces {
-  Device device;
-  std::vector<Tensor> held;
-  kernels::cuda::WorkspaceAllocator allocator() {
-    return [this](size_t bytes) -> void* {
-      if (bytes == 0) return nullptr;
-      held.push_back(empty({static_cast<int64_t>(bytes)}, TensorOptions(kUInt8).device(device)));
-      return held.back().data_ptr_raw();
-    };
-  }
-};
-#endif
-
 }  // namespace
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int2 stride, Int2 padding, Int2 dilation,
@@ -144,23 +119,17 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
                                   shape_str(bias.sizes()));
     }
   }
+  if (detail::widened_on_cpu(input)) {
+    return detail::narrow_to(conv2d(detail::widen(input), detail::widen(weight), detail::widen(bias), stride, padding,
+                                    dilation, groups),
+                             input.dtype());
+  }
   Tensor x = contiguous(input), w = contiguous(weight);
   Tensor b = bias.defined() ? contiguous(bias) : Tensor();
   Tensor y = empty(output_shape(g), TensorOptions(input.dtype()).device(input.device()));
   if (y.numel() == 0) return y;
   const void* bp = b.defined() ? b.data_ptr_raw() : nullptr;
-  if (x.is_cpu()) {
-    kernels::cpu::conv2d_forward(x.dtype(), g, x.data_ptr_raw(), w.data_ptr_raw(), bp, y.data_ptr_raw());
-    return y;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(x.device().index);
-  Workspaces ws{x.device(), {}};
-  kernels::cuda::conv2d_forward(x.dtype(), g, x.data_ptr_raw(), w.data_ptr_raw(), bp, y.data_ptr_raw(),
-                                current_stream(x.device()).handle(), ws.allocator());
-#else
-  throw std::logic_error("conv2d: a CUDA tensor reached a build without CUDA");
-#endif
+  backend_for(x.device()).conv2d_forward(x.dtype(), g, x.data_ptr_raw(), w.data_ptr_raw(), bp, y.data_ptr_raw());
   return y;
 }
 
@@ -179,6 +148,12 @@ Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, cons
                                 " (the output of input " + shape_str(input.sizes()) + " and weight " +
                                 shape_str(weight.sizes()) + "), got " + shape_str(grad_output.sizes()));
   }
+  if (detail::widened_on_cpu(input)) {
+    Conv2dGrads g32 = conv2d_backward(detail::widen(grad_output), detail::widen(input), detail::widen(weight), params,
+                                      output_mask);
+    return {detail::narrow_to(g32.grad_input, input.dtype()), detail::narrow_to(g32.grad_weight, input.dtype()),
+            detail::narrow_to(g32.grad_bias, input.dtype())};
+  }
   const TensorOptions opts = TensorOptions(input.dtype()).device(input.device());
   Conv2dGrads grads;
   if (output_mask[0]) grads.grad_input = empty(input.sizes(), opts);
@@ -196,20 +171,9 @@ Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, cons
   Tensor x = output_mask[1] ? contiguous(input) : Tensor();
   Tensor w = output_mask[0] ? contiguous(weight) : Tensor();
   auto ptr = [](const Tensor& t) -> void* { return t.defined() ? t.data_ptr_raw() : nullptr; };
-  if (input.is_cpu()) {
-    kernels::cpu::conv2d_backward(input.dtype(), g, gy.data_ptr_raw(), ptr(x), ptr(w), ptr(grads.grad_input),
-                                  ptr(grads.grad_weight), ptr(grads.grad_bias));
-    return grads;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(input.device().index);
-  Workspaces ws{input.device(), {}};
-  kernels::cuda::conv2d_backward(input.dtype(), g, gy.data_ptr_raw(), ptr(x), ptr(w), ptr(grads.grad_input),
-                                 ptr(grads.grad_weight), ptr(grads.grad_bias), current_stream(input.device()).handle(),
-                                 ws.allocator());
-#else
-  throw std::logic_error("conv2d_backward: a CUDA tensor reached a build without CUDA");
-#endif
+  backend_for(input.device())
+      .conv2d_backward(input.dtype(), g, gy.data_ptr_raw(), ptr(x), ptr(w), ptr(grads.grad_input),
+                       ptr(grads.grad_weight), ptr(grads.grad_bias));
   return grads;
 }
 

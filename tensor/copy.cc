@@ -1,25 +1,17 @@
 // Copies, conversions and fill: the one place data moves between dtypes and devices.
+#include <map>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cpu/copy.h"
+#include "tensor/device_backend.h"
 #include "tensor/cuda.h"
 #include "tensor/kernel_layout.h"
 #include "tensor/raw_ops.h"
-#ifdef COLONY_WITH_CUDA
-#include "kernels/cuda/copy.h"
-#include "kernels/cuda/runtime.h"
 #include "tensor/stream.h"
-#endif
 
 namespace colony::raw {
 namespace {
-
-#ifndef COLONY_WITH_CUDA
-[[noreturn]] void no_cuda(const char* op) {
-  throw std::logic_error(std::string(op) + ": a CUDA tensor reached a build without CUDA support");
-}
-#endif
 
 void check_defined(const Tensor& t, const char* op) {
   if (!t.defined()) throw std::invalid_argument(std::string(op) + ": expected a defined tensor");
@@ -29,25 +21,57 @@ void check_defined(const Tensor& t, const char* op) {
 void copy_same_device(const Tensor& dst, const Tensor& src) {
   auto ls = broadcast_layout(src, dst.sizes(), "copy_");
   auto ld = kernel_layout(dst, "copy_");
-  if (dst.is_cpu()) {
-    kernels::cpu::copy(src.dtype(), src.data_ptr_raw(), ls, dst.dtype(), dst.data_ptr_raw(), ld);
-    return;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(dst.device().index);
-  kernels::cuda::copy(src.dtype(), src.data_ptr_raw(), ls, dst.dtype(), dst.data_ptr_raw(), ld,
-                      current_stream(dst.device()).handle());
-#else
-  no_cuda("copy_");
-#endif
+  backend_for(dst.device()).copy(src.dtype(), src.data_ptr_raw(), ls, dst.dtype(), dst.data_ptr_raw(), ld);
 }
 
-#ifdef COLONY_WITH_CUDA
+// The stream non_blocking host-to-device copies run on, one per device, so that the next batch's
+// upload overlaps the kernels still queued on the current stream. Created on first use, kept for the
+// life of the process (as every Colony stream).
+Stream copy_stream(Device device) {
+  static std::mutex mu;
+  static auto* streams = new std::map<int, Stream>();  // leaked: used until exit
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = streams->find(device.index);
+  if (it == streams->end()) it = streams->emplace(device.index, new_stream(device)).first;
+  return it->second;
+}
+
+// An asynchronous upload of pinned `src` into dense `dst` (same dtype and size) on the copy stream,
+// ordered by events: the copy first waits for the current stream's earlier work unless dst was
+// allocated on the copy stream itself (then nothing on the current stream can still use its
+// memory), and the current stream's later work waits for the copy. Both blocks are marked used by
+// the other stream, so neither returns to a cache while a copy or a kernel may still touch it. No
+// host synchronization.
+void upload_async(const Tensor& dst, const Tensor& src, bool dst_on_copy_stream) {
+  const Stream compute = current_stream(dst.device());
+  const Stream copy = copy_stream(dst.device());
+  if (!dst_on_copy_stream) {
+    Event ready;
+    ready.record(compute);
+    ready.wait(copy);
+  }
+  backend_for(dst.device())
+      .memcpy(dst.data_ptr_raw(), src.data_ptr_raw(), static_cast<size_t>(src.nbytes()), MemcpyKind::HostToDevice, copy,
+              /*async=*/true);
+  Event done;
+  done.record(copy);
+  done.wait(compute);
+  src.record_stream(copy);
+  dst.record_stream(dst_on_copy_stream ? compute : copy);
+}
+
 // Transfers move dense bytes: the source is made dense (in its own dtype, on its own device) with
 // dst's shape, and lands in dst directly when dst is dense and of that dtype, otherwise in a dense
 // buffer on dst's device that a conversion kernel then copies into dst. Converting after the move
-// keeps uint8 images uint8 over the bus.
+// keeps uint8 images uint8 over the bus. The bytes move on the source device's stream, except from
+// the host, where they move on dst's.
 void copy_across_devices(const Tensor& dst, const Tensor& src, bool non_blocking) {
+  if (non_blocking && src.is_cpu() && src.is_contiguous() && dst.is_contiguous() && src.dtype() == dst.dtype() &&
+      src.sizes() == dst.sizes() && src.is_pinned()) {
+    upload_async(dst, src, /*dst_on_copy_stream=*/false);
+    return;
+  }
+  const Backend& mover = backend_for(src.is_cpu() ? dst.device() : src.device());
   Tensor stage = src;
   if (src.sizes() != dst.sizes() || !src.is_contiguous()) {
     stage = empty(dst.sizes(), TensorOptions(src.dtype()).device(src.device()));
@@ -56,30 +80,26 @@ void copy_across_devices(const Tensor& dst, const Tensor& src, bool non_blocking
   const bool direct = dst.is_contiguous() && dst.dtype() == stage.dtype();
   Tensor landing = direct ? dst : empty(dst.sizes(), TensorOptions(stage.dtype()).device(dst.device()));
   const size_t nbytes = static_cast<size_t>(stage.nbytes());
-  using kernels::cuda::CopyKind;
   if (src.is_cpu()) {
-    // Asynchronous only from the caller's own pinned memory: a pageable or temporary source must be
-    // fully read before this returns.
-    const bool async = non_blocking && stage.is_same(src) && src.is_pinned();
-    cuda::DeviceGuard guard(dst.device().index);
-    kernels::cuda::memcpy(landing.data_ptr_raw(), stage.data_ptr_raw(), nbytes, CopyKind::HostToDevice,
-                          current_stream(dst.device()).handle(), async);
+    // Asynchronous uploads took the branch above; a pageable, strided or converted source (or a
+    // temporary stage) must be fully read before this returns.
+    mover.memcpy(landing.data_ptr_raw(), stage.data_ptr_raw(), nbytes, MemcpyKind::HostToDevice,
+                 current_stream(dst.device()), /*async=*/false);
   } else if (dst.is_cpu()) {
     const bool async = non_blocking && direct && dst.is_pinned();
-    cuda::DeviceGuard guard(src.device().index);
-    kernels::cuda::memcpy(landing.data_ptr_raw(), stage.data_ptr_raw(), nbytes, CopyKind::DeviceToHost,
-                          current_stream(src.device()).handle(), async);
+    const Stream stream = current_stream(src.device());
+    mover.memcpy(landing.data_ptr_raw(), stage.data_ptr_raw(), nbytes, MemcpyKind::DeviceToHost, stream, async);
+    // The pinned block must not serve another tensor before the copy has written it.
+    if (async) dst.record_stream(stream);
   } else {
     // Between two GPUs: wait for work on dst's stream that may still read the memory we overwrite,
     // then copy on the source's stream (which produced `stage`) and wait for it.
     current_stream(dst.device()).synchronize();
-    cuda::DeviceGuard guard(src.device().index);
-    kernels::cuda::memcpy(landing.data_ptr_raw(), stage.data_ptr_raw(), nbytes, CopyKind::DeviceToDevice,
-                          current_stream(src.device()).handle(), /*async=*/false);
+    mover.memcpy(landing.data_ptr_raw(), stage.data_ptr_raw(), nbytes, MemcpyKind::DeviceToDevice,
+                 current_stream(src.device()), /*async=*/false);
   }
   if (!direct) copy_same_device(dst, landing);
 }
-#endif
 
 void copy_into(const Tensor& dst, const Tensor& src, bool non_blocking) {
   check_defined(dst, "copy_");
@@ -100,12 +120,7 @@ void copy_into(const Tensor& dst, const Tensor& src, bool non_blocking) {
     copy_same_device(dst, src);
     return;
   }
-#ifdef COLONY_WITH_CUDA
   copy_across_devices(dst, src, non_blocking);
-#else
-  (void)non_blocking;
-  no_cuda("copy_");
-#endif
 }
 
 }  // namespace
@@ -136,6 +151,17 @@ Tensor to(const Tensor& t, Device device, DType dtype, bool non_blocking) {
   // Like PyTorch, a non-blocking copy to the host lands in pinned memory, the only kind a device can
   // write to asynchronously.
   const bool pin = non_blocking && t.is_cuda() && device.is_cpu();
+  // A non_blocking upload of pinned memory lands in a block of the copy stream's pool, so it need
+  // not wait for the current stream at all (see upload_async).
+  if (non_blocking && t.is_cpu() && device.is_cuda() && t.dtype() == dtype && t.is_contiguous() && t.is_pinned()) {
+    Tensor out;
+    {
+      StreamGuard on_copy(copy_stream(device));
+      out = empty(t.sizes(), TensorOptions(dtype).device(device));
+    }
+    upload_async(out, t, /*dst_on_copy_stream=*/true);
+    return out;
+  }
   Tensor out = empty(t.sizes(), TensorOptions(dtype).device(device).pinned_memory(pin));
   copy_into(out, t, non_blocking);
   return out;
@@ -160,16 +186,7 @@ void fill_(Tensor& t, double value) {
     auto l = kernel_layout(t, "fill_");
     for (int d = 0; d < l.ndim; ++d)
       if (l.strides[d] == 0) l.sizes[d] = 1;
-    if (t.is_cpu()) {
-      kernels::cpu::fill(t.dtype(), t.data_ptr_raw(), l, value);
-    } else {
-#ifdef COLONY_WITH_CUDA
-      cuda::DeviceGuard guard(t.device().index);
-      kernels::cuda::fill(t.dtype(), t.data_ptr_raw(), l, value, current_stream(t.device()).handle());
-#else
-      no_cuda("fill_");
-#endif
-    }
+    backend_for(t.device()).fill(t.dtype(), t.data_ptr_raw(), l, value);
   }
   t.storage()->bump_version();
 }

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cuda/runtime_counters.h"
 #ifdef COLONY_WITH_CUDA
 #include "kernels/cuda/runtime.h"
 #endif
@@ -56,6 +57,12 @@ void check_device(int index, const std::string& what) {
     throw std::runtime_error(what + ": device index " + std::to_string(index) + " out of range (" +
                              std::to_string(a.count) + (a.count == 1 ? " device)" : " devices)"));
 }
+
+// The counters exist in every build (kernels/cuda/runtime_counters.h); without CUDA nothing counts.
+int64_t host_sync_count() { return kernels::cuda::host_sync_count(); }
+int64_t kernel_launch_count() { return kernels::cuda::launch_count(); }
+bool sync_after_launch() { return kernels::cuda::sync_after_launch(); }
+void set_sync_after_launch(bool on) { kernels::cuda::set_sync_after_launch(on); }
 
 #ifdef COLONY_WITH_CUDA
 

@@ -2,6 +2,7 @@
 // CUDA build, device_count() is 0 and nothing crashes.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 namespace colony::cuda {
@@ -23,6 +24,20 @@ int current_device();
 void set_device(int index);
 // Waits for all work on the device (every stream); -1: the current device.
 void synchronize(int index = -1);
+
+// Host synchronizations made so far by this process (every wait of the host for a device:
+// synchronize(), Stream/Event::synchronize, blocking copies such as item() or to(kCPU), cudaFree
+// and cudaFreeHost, cuDNN benchmark-mode trials). A training step that never talks to the host
+// leaves it unchanged; benchmarks print the difference per step. 0 without CUDA.
+int64_t host_sync_count();
+// Kernel launches so far: one per kernel Colony launches and one per cuBLAS / cuDNN call. 0
+// without CUDA.
+int64_t kernel_launch_count();
+// COLONY_CUDA_SYNC=1 in the environment (read once) or set_sync_after_launch(true): wait for the
+// device after every launch, so that a fault inside a kernel is reported by the op that launched
+// it (like CUDA_LAUNCH_BLOCKING=1). Slow; for debugging.
+bool sync_after_launch();
+void set_sync_after_launch(bool on);
 
 // Makes `index` the current device of this thread for a scope (checked with check_device), so that
 // calls that act on "the current device" (the legacy default stream, cudaMalloc) reach the right

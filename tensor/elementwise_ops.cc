@@ -1,19 +1,14 @@
 // Elementwise front functions: device, shape and dtype checks, type promotion, output allocation,
-// and dispatch to kernels::cpu or kernels::cuda. The math is kernels/common/elementwise_functors.h.
+// and one call through the device seam (tensor/device_backend.h). The math is kernels/common/elementwise_functors.h.
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
 #include "kernels/common/elementwise_functors.h"
-#include "kernels/cpu/elementwise.h"
+#include "tensor/device_backend.h"
 #include "tensor/elementwise_detail.h"
 #include "tensor/kernel_layout.h"
 #include "tensor/raw_ops.h"
-#ifdef COLONY_WITH_CUDA
-#include "kernels/cuda/elementwise.h"
-#include "tensor/cuda.h"
-#include "tensor/stream.h"
-#endif
 
 namespace colony::raw {
 
@@ -183,32 +178,13 @@ Tensor new_output(const Shape& shape, DType dtype, Device device) {
   return empty(shape, TensorOptions(dtype).device(device));
 }
 
-#ifdef COLONY_WITH_CUDA
-void* stream_of(const Tensor& t) { return current_stream(t.device()).handle(); }
-#endif
-
-#ifndef COLONY_WITH_CUDA
-[[noreturn]] void no_cuda(const char* op) {
-  throw std::logic_error(std::string(op) + ": a CUDA tensor reached a build without CUDA support");
-}
-#endif
-
 // --- dispatch: every layout takes out's shape ---
 
 void run_unary(UnaryOp op, DType dtype, const Tensor& in, const Tensor& out) {
   const char* name = op_name(op);
   auto lin = broadcast_layout(in, out.sizes(), name);
   auto lout = kernel_layout(out, name);
-  if (out.is_cpu()) {
-    kernels::cpu::unary(kop(op), dtype, in.data_ptr_raw(), lin, out.data_ptr_raw(), lout);
-    return;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(out.device().index);
-  kernels::cuda::unary(kop(op), dtype, in.data_ptr_raw(), lin, out.data_ptr_raw(), lout, stream_of(out));
-#else
-  no_cuda(name);
-#endif
+  backend_for(out.device()).unary(kop(op), dtype, in.data_ptr_raw(), lin, out.data_ptr_raw(), lout);
 }
 
 void run_binary(BinaryOp op, DType dtype, const Tensor& a, const Tensor& b, const Tensor& out, double alpha,
@@ -216,34 +192,16 @@ void run_binary(BinaryOp op, DType dtype, const Tensor& a, const Tensor& b, cons
   auto la = broadcast_layout(a, out.sizes(), name);
   auto lb = broadcast_layout(b, out.sizes(), name);
   auto lout = kernel_layout(out, name);
-  if (out.is_cpu()) {
-    kernels::cpu::binary(kop(op), dtype, a.data_ptr_raw(), la, b.data_ptr_raw(), lb, out.data_ptr_raw(), lout, alpha);
-    return;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(out.device().index);
-  kernels::cuda::binary(kop(op), dtype, a.data_ptr_raw(), la, b.data_ptr_raw(), lb, out.data_ptr_raw(), lout, alpha,
-                        stream_of(out));
-#else
-  no_cuda(name);
-#endif
+  backend_for(out.device())
+      .binary(kop(op), dtype, a.data_ptr_raw(), la, b.data_ptr_raw(), lb, out.data_ptr_raw(), lout, alpha);
 }
 
 void run_binary_scalar(BinaryOp op, DType dtype, const Tensor& a, double s, bool scalar_first, const Tensor& out,
                        const char* name) {
   auto la = broadcast_layout(a, out.sizes(), name);
   auto lout = kernel_layout(out, name);
-  if (out.is_cpu()) {
-    kernels::cpu::binary_scalar(kop(op), dtype, a.data_ptr_raw(), la, s, scalar_first, out.data_ptr_raw(), lout);
-    return;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(out.device().index);
-  kernels::cuda::binary_scalar(kop(op), dtype, a.data_ptr_raw(), la, s, scalar_first, out.data_ptr_raw(), lout,
-                               stream_of(out));
-#else
-  no_cuda(name);
-#endif
+  backend_for(out.device())
+      .binary_scalar(kop(op), dtype, a.data_ptr_raw(), la, s, scalar_first, out.data_ptr_raw(), lout);
 }
 
 void run_clamp(const Tensor& in, const Tensor& out, std::optional<double> min, std::optional<double> max,
@@ -252,17 +210,8 @@ void run_clamp(const Tensor& in, const Tensor& out, std::optional<double> min, s
   auto lout = kernel_layout(out, name);
   bool has_min = min.has_value(), has_max = max.has_value();
   double lo = min.value_or(0.0), hi = max.value_or(0.0);
-  if (out.is_cpu()) {
-    kernels::cpu::clamp(out.dtype(), in.data_ptr_raw(), lin, out.data_ptr_raw(), lout, has_min, lo, has_max, hi);
-    return;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(out.device().index);
-  kernels::cuda::clamp(out.dtype(), in.data_ptr_raw(), lin, out.data_ptr_raw(), lout, has_min, lo, has_max, hi,
-                       stream_of(out));
-#else
-  no_cuda(name);
-#endif
+  backend_for(out.device())
+      .clamp(out.dtype(), in.data_ptr_raw(), lin, out.data_ptr_raw(), lout, has_min, lo, has_max, hi);
 }
 
 // --- out-of-place binary ---
@@ -479,17 +428,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   auto lc = broadcast_layout(cond, shape, name), la = broadcast_layout(aa, shape, name),
        lb = broadcast_layout(bb, shape, name), lout = kernel_layout(out, name);
   const bool* c = static_cast<const bool*>(cond.data_ptr_raw());
-  if (out.is_cpu()) {
-    kernels::cpu::where(common, c, lc, aa.data_ptr_raw(), la, bb.data_ptr_raw(), lb, out.data_ptr_raw(), lout);
-    return out;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(out.device().index);
-  kernels::cuda::where(common, c, lc, aa.data_ptr_raw(), la, bb.data_ptr_raw(), lb, out.data_ptr_raw(), lout,
-                       stream_of(out));
-#else
-  no_cuda(name);
-#endif
+  backend_for(out.device())
+      .where(common, c, lc, aa.data_ptr_raw(), la, bb.data_ptr_raw(), lb, out.data_ptr_raw(), lout);
   return out;
 }
 
@@ -511,18 +451,9 @@ Tensor activation_backward(ActivationGrad op, const Tensor& grad, const Tensor& 
   Tensor out = new_output(grad.sizes(), grad.dtype(), grad.device());
   auto lg = kernel_layout(grad, name), ls = kernel_layout(saved, name), lout = kernel_layout(out, name);
   auto kind = static_cast<kernels::ActivationGrad>(op);
-  if (out.is_cpu()) {
-    kernels::cpu::activation_backward(kind, grad.dtype(), grad.data_ptr_raw(), lg, saved.data_ptr_raw(), ls,
-                                      out.data_ptr_raw(), lout);
-    return out;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(out.device().index);
-  kernels::cuda::activation_backward(kind, grad.dtype(), grad.data_ptr_raw(), lg, saved.data_ptr_raw(), ls,
-                                     out.data_ptr_raw(), lout, stream_of(out));
-#else
-  no_cuda(name);
-#endif
+  backend_for(out.device())
+      .activation_backward(kind, grad.dtype(), grad.data_ptr_raw(), lg, saved.data_ptr_raw(), ls, out.data_ptr_raw(),
+                           lout);
   return out;
 }
 

@@ -1,5 +1,7 @@
 // Tensor creation: allocation on the requested device and the fill-value factories.
 #include <cmath>
+#include <cstdint>
+#include <optional>
 #include <cstring>
 #include <stdexcept>
 
@@ -23,6 +25,9 @@ void check_shape(const Shape& shape, const char* op) {
   for (int64_t s : shape) {
     if (s < 0) throw std::invalid_argument(std::string(op) + ": negative dimension in shape " + shape_str(shape));
   }
+  if (!try_shape_numel(shape)) {
+    throw std::overflow_error(std::string(op) + ": shape " + shape_str(shape) + " has more elements than int64 can count");
+  }
 }
 
 Tensor finish(Tensor t, const TensorOptions& opts) {
@@ -43,16 +48,23 @@ Tensor empty_strided(const Shape& shape, const Shape& strides, const TensorOptio
     throw std::invalid_argument("empty_strided: shape " + shape_str(shape) + " and strides " + shape_str(strides) +
                                 " differ in length");
   }
-  int64_t span = 1;  // elements from the first to one past the last addressed element
-  for (size_t i = 0; i < shape.size(); ++i) {
+  // Elements from the first to one past the last addressed element, and its bytes. Checked: a shape
+  // from a file can claim [2^62], whose byte count would wrap around to a 0-byte allocation.
+  std::optional<int64_t> span = 1;
+  for (size_t i = 0; i < shape.size() && span; ++i) {
     if (shape[i] == 0) {
       span = 0;
       break;
     }
-    span += (shape[i] - 1) * strides[i];
+    std::optional<int64_t> reach = strides[i] < 0 ? std::nullopt : checked_mul(shape[i] - 1, strides[i]);
+    span = reach && *reach <= INT64_MAX - *span ? std::optional<int64_t>(*span + *reach) : std::nullopt;
   }
-  auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(span * element_size(opts.dtype())),
-                                               allocator_for(opts));
+  std::optional<int64_t> bytes = span ? checked_mul(*span, element_size(opts.dtype())) : std::nullopt;
+  if (!bytes) {
+    throw std::overflow_error("empty_strided: shape " + shape_str(shape) + " with strides " + shape_str(strides) +
+                              " spans more bytes than int64 can count (a negative stride or a corrupt size?)");
+  }
+  auto storage = std::make_shared<StorageImpl>(static_cast<size_t>(*bytes), allocator_for(opts));
   Tensor t(std::make_shared<TensorImpl>(std::move(storage), shape, strides, 0, opts.dtype()));
   return finish(t, opts);
 }

@@ -1,29 +1,19 @@
-// Indexing and joining. Index values are bounds-checked before any kernel runs (one amin/amax
-// pair, so on CUDA it costs a device sync), which turns a bad label into an error naming the op
-// instead of an out-of-bounds read.
+// Indexing and joining. A bad index is an error naming the op, never an out-of-bounds access: CPU
+// index values are checked here before the kernel runs (free), CUDA kernels check each index on
+// the device and report at the next synchronization (kernels/cuda/device_errors.h), so the step
+// never waits for the host.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cpu/index.h"
+#include "tensor/device_backend.h"
 #include "tensor/kernel_layout.h"
 #include "tensor/raw_ops.h"
-#include "tensor/stream.h"
-#ifdef COLONY_WITH_CUDA
-#include "kernels/cuda/index.h"
-#include "tensor/cuda.h"
-#endif
 
 namespace colony::raw {
 namespace {
 
 std::string list_str(const std::vector<int64_t>& v) { return shape_str(v); }
-
-#ifndef COLONY_WITH_CUDA
-[[noreturn]] void cuda_unavailable(const char* op) {
-  throw std::logic_error(std::string(op) + ": a CUDA tensor reached a build without CUDA");
-}
-#endif
 
 void check_same_device(const Tensor& a, const Tensor& index, const char* op, const char* a_name = "input") {
   if (a.device() != index.device()) {
@@ -41,7 +31,7 @@ Tensor int64_index(const Tensor& index, const char* op, bool allow_int32) {
 }
 
 void check_index_values(const Tensor& index, int64_t size, int64_t dim, const char* op) {
-  if (index.numel() == 0) return;
+  if (index.numel() == 0 || !index.is_cpu()) return;
   int64_t lo = amin(index).item<int64_t>(), hi = amax(index).item<int64_t>();
   if (lo < 0 || hi >= size) {
     throw std::out_of_range(std::string(op) + ": index " + std::to_string(lo < 0 ? lo : hi) +
@@ -84,18 +74,9 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
   Tensor out = empty(out_shape, TensorOptions(t.dtype()).device(t.device()));
   int64_t outer = prod(x.sizes(), 0, d), inner = prod(x.sizes(), d + 1, x.dim());
   if (out.numel() > 0) {
-    if (t.is_cpu()) {
-      kernels::cpu::index_select(t.element_size(), x.data_ptr_raw(), out.data_ptr_raw(), outer, x.size(d), inner,
-                                 idx.data_ptr<int64_t>(), idx.numel());
-    } else {
-#ifdef COLONY_WITH_CUDA
-      cuda::DeviceGuard guard(t.device().index);
-      kernels::cuda::index_select(t.element_size(), x.data_ptr_raw(), out.data_ptr_raw(), outer, x.size(d), inner,
-                                  idx.data_ptr<int64_t>(), idx.numel(), current_stream(t.device()).handle());
-#else
-      cuda_unavailable(op);
-#endif
-    }
+    backend_for(t.device())
+        .index_select(t.element_size(), x.data_ptr_raw(), out.data_ptr_raw(), outer, x.size(d), inner,
+                      idx.data_ptr<int64_t>(), idx.numel());
   }
   // A 0-d input gives the index's shape (each selected element is the scalar).
   return t.dim() == 0 ? reshape(out, index.sizes()) : out;
@@ -124,18 +105,9 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
   Tensor out = empty(idx.sizes(), TensorOptions(t.dtype()).device(t.device()));
   if (out.numel() > 0) {
     kernels::StridedLayout xl = kernel_layout(x, op), il = kernel_layout(idx, op);
-    if (t.is_cpu()) {
-      kernels::cpu::gather(t.element_size(), x.data_ptr_raw(), xl, static_cast<int>(d), idx.data_ptr<int64_t>(), il,
-                           out.data_ptr_raw());
-    } else {
-#ifdef COLONY_WITH_CUDA
-      cuda::DeviceGuard guard(t.device().index);
-      kernels::cuda::gather(t.element_size(), x.data_ptr_raw(), xl, static_cast<int>(d), idx.data_ptr<int64_t>(), il,
-                            out.data_ptr_raw(), current_stream(t.device()).handle());
-#else
-      cuda_unavailable(op);
-#endif
-    }
+    backend_for(t.device())
+        .gather(t.element_size(), x.data_ptr_raw(), xl, static_cast<int>(d), idx.data_ptr<int64_t>(), il,
+                out.data_ptr_raw());
   }
   return reshape(out, index.sizes());
 }
@@ -167,18 +139,9 @@ Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const T
   Tensor out = zeros(out_shape, TensorOptions(src.dtype()).device(src.device()));
   if (idx.numel() > 0) {
     kernels::StridedLayout ol = contiguous_layout(out_shape), il = kernel_layout(idx, op), sl = kernel_layout(s, op);
-    if (src.is_cpu()) {
-      kernels::cpu::scatter_add(src.dtype(), out.data_ptr_raw(), ol, static_cast<int>(d), idx.data_ptr<int64_t>(), il,
-                                s.data_ptr_raw(), sl);
-    } else {
-#ifdef COLONY_WITH_CUDA
-      cuda::DeviceGuard guard(src.device().index);
-      kernels::cuda::scatter_add(src.dtype(), out.data_ptr_raw(), ol, static_cast<int>(d), idx.data_ptr<int64_t>(),
-                                 il, s.data_ptr_raw(), sl, current_stream(src.device()).handle());
-#else
-      cuda_unavailable(op);
-#endif
-    }
+    backend_for(src.device())
+        .scatter_add(src.dtype(), out.data_ptr_raw(), ol, static_cast<int>(d), idx.data_ptr<int64_t>(), il,
+                     s.data_ptr_raw(), sl);
   }
   return shape.empty() ? reshape(out, {}) : out;
 }
@@ -205,18 +168,9 @@ Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Ten
   Tensor out = zeros(out_shape, TensorOptions(src.dtype()).device(src.device()));
   int64_t outer = prod(out_shape, 0, d), inner = prod(out_shape, d + 1, static_cast<int64_t>(out_shape.size()));
   if (s.numel() > 0) {
-    if (src.is_cpu()) {
-      kernels::cpu::index_add(src.dtype(), out.data_ptr_raw(), s.data_ptr_raw(), outer, out_shape[d], inner,
-                              idx.data_ptr<int64_t>(), idx.numel());
-    } else {
-#ifdef COLONY_WITH_CUDA
-      cuda::DeviceGuard guard(src.device().index);
-      kernels::cuda::index_add(src.dtype(), out.data_ptr_raw(), s.data_ptr_raw(), outer, out_shape[d], inner,
-                               idx.data_ptr<int64_t>(), idx.numel(), current_stream(src.device()).handle());
-#else
-      cuda_unavailable(op);
-#endif
-    }
+    backend_for(src.device())
+        .index_add(src.dtype(), out.data_ptr_raw(), s.data_ptr_raw(), outer, out_shape[d], inner,
+                   idx.data_ptr<int64_t>(), idx.numel());
   }
   return shape.empty() ? reshape(out, {}) : out;
 }
@@ -247,17 +201,7 @@ Tensor one_hot(const Tensor& labels, int64_t num_classes) {
   Tensor out = zeros(out_shape, TensorOptions(kInt64).device(labels.device()));
   if (labels.numel() == 0 || num_classes == 0) return out;
   Tensor l = contiguous(labels);
-  if (l.is_cpu()) {
-    kernels::cpu::one_hot(l.data_ptr<int64_t>(), l.numel(), num_classes, out.data_ptr<int64_t>());
-  } else {
-#ifdef COLONY_WITH_CUDA
-    cuda::DeviceGuard guard(l.device().index);
-    kernels::cuda::one_hot(l.data_ptr<int64_t>(), l.numel(), num_classes, out.data_ptr<int64_t>(),
-                           current_stream(l.device()).handle());
-#else
-    cuda_unavailable(op);
-#endif
-  }
+  backend_for(l.device()).one_hot(l.data_ptr<int64_t>(), l.numel(), num_classes, out.data_ptr<int64_t>());
   return out;
 }
 

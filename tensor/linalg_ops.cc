@@ -3,13 +3,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cpu/gemm.h"
+#include "tensor/device_backend.h"
+#include "tensor/cpu_widen.h"
 #include "tensor/raw_ops.h"
-#include "tensor/stream.h"
-#ifdef COLONY_WITH_CUDA
-#include "kernels/cuda/blas.h"
-#include "tensor/cuda.h"
-#endif
 
 namespace colony::raw {
 namespace {
@@ -58,10 +54,6 @@ void check_pair(const Tensor& a, const Tensor& b, const char* op) {
   if (!is_floating(a.dtype())) {
     throw std::invalid_argument(std::string(op) + ": expected floating point tensors, got " + dtype_name(a.dtype()));
   }
-  if (a.is_cpu() && a.dtype() != kFloat32 && a.dtype() != kFloat64) {
-    throw std::invalid_argument(std::string(op) + ": CPU matrix products support float32 and float64, got " +
-                                dtype_name(a.dtype()) + " (convert with .to(kFloat32), or run on CUDA)");
-  }
 }
 
 [[noreturn]] void cannot_multiply(const Tensor& a, const Tensor& b, int64_t ka, int64_t kb, const char* op) {
@@ -84,20 +76,16 @@ void run_gemm(Tensor& out, const Tensor& a, const Tensor& b, double beta, double
     }
     return;
   }
+  if (detail::widened_on_cpu(out)) {
+    Tensor out32 = beta == 0.0 ? empty(out.sizes(), TensorOptions(kFloat32)) : detail::widen(out);
+    run_gemm(out32, detail::widen(a), detail::widen(b), beta, alpha);
+    out.copy_(out32);
+    return;
+  }
   Tensor keep_a, keep_b;
   kernels::MatrixArg ma = matrix_arg(a, keep_a), mb = matrix_arg(b, keep_b);
   int64_t out_bs = nd == 3 ? m * n : 0;
-  if (out.is_cpu()) {
-    kernels::cpu::gemm(out.dtype(), batch, m, n, k, ma, mb, out.data_ptr_raw(), n, out_bs, alpha, beta);
-    return;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(out.device().index);
-  kernels::cuda::gemm(out.dtype(), batch, m, n, k, ma, mb, out.data_ptr_raw(), n, out_bs, alpha, beta,
-                      current_stream(out.device()).handle());
-#else
-  throw std::logic_error("mm: a CUDA tensor reached a build without CUDA");
-#endif
+  backend_for(out.device()).gemm(out.dtype(), batch, m, n, k, ma, mb, out.data_ptr_raw(), n, out_bs, alpha, beta);
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
-// Page-locked host memory for fast, asynchronous host-to-device copies (DataLoader pin_memory).
-// Without a usable GPU the same allocator hands out ordinary aligned memory, so callers need not
-// ask first. Each request is one cudaHostAlloc: loaders allocate a batch at a time, not per op.
+// Page-locked host memory for fast, asynchronous host-to-device copies (DataLoader pin_memory,
+// non_blocking copies), cached by CachingHostAllocator. Without a usable GPU the same allocator
+// hands out ordinary aligned memory, so callers need not ask first.
 #include <cstdlib>
-#include <mutex>
+#include <memory>
 #include <new>
 
 #include "tensor/allocator.h"
+#include "tensor/caching_host_allocator.h"
 #include "tensor/cuda.h"
 
 #ifdef COLONY_WITH_CUDA
@@ -15,67 +16,61 @@
 namespace colony {
 namespace {
 
-class PinnedAllocator final : public Allocator {
+// Plain 64-byte aligned memory where no device exists: nothing is asynchronous, no events.
+class AlignedHostRaw final : public RawHostAllocator {
  public:
-  explicit PinnedAllocator(bool page_locked) : page_locked_(page_locked) {}
-
-  void* allocate(size_t nbytes) override {
-    // 64-byte multiples, at least one: zero-byte requests still get a unique pointer.
-    size_t rounded = nbytes == 0 ? 64 : (nbytes + 63) / 64 * 64;
-    void* p = nullptr;
-#ifdef COLONY_WITH_CUDA
-    if (page_locked_) p = kernels::cuda::host_alloc_pinned(rounded);  // page-aligned; throws on failure
-#endif
-    if (!page_locked_) {
-      p = std::aligned_alloc(64, rounded);
-      if (p == nullptr) throw std::bad_alloc();
-    }
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_.num_allocs += 1;
-    stats_.num_raw_allocs += 1;
-    stats_.bytes_in_use += static_cast<int64_t>(nbytes);
-    stats_.bytes_reserved += static_cast<int64_t>(nbytes);
-    if (stats_.bytes_in_use > stats_.peak_bytes_in_use) stats_.peak_bytes_in_use = stats_.bytes_in_use;
+  void* raw_alloc(size_t nbytes) override {
+    void* p = std::aligned_alloc(64, nbytes);  // nbytes is a power of two >= 4096
+    if (p == nullptr) throw std::bad_alloc();
     return p;
   }
-
-  void deallocate(void* ptr, size_t nbytes) override {
-    if (ptr == nullptr) return;
-#ifdef COLONY_WITH_CUDA
-    if (page_locked_) kernels::cuda::host_free_pinned(ptr);
-#endif
-    if (!page_locked_) std::free(ptr);
-    std::lock_guard<std::mutex> lock(mu_);
-    stats_.num_raw_frees += 1;
-    stats_.bytes_in_use -= static_cast<int64_t>(nbytes);
-    stats_.bytes_reserved -= static_cast<int64_t>(nbytes);
-  }
-
-  AllocatorStats stats() const override {
-    std::lock_guard<std::mutex> lock(mu_);
-    return stats_;
-  }
-
-  Device device() const override { return kCPU; }  // host memory, though the GPU can DMA it
-
-  bool page_locked() const { return page_locked_; }
-
- private:
-  const bool page_locked_;
-  mutable std::mutex mu_;
-  AllocatorStats stats_;
+  void raw_free(void* ptr) override { std::free(ptr); }
+  void* record_event(const Stream&) override { return nullptr; }
+  bool event_done(void*) override { return true; }
+  void destroy_event(void*) override {}
 };
 
-PinnedAllocator* pinned() {
-  // Leaked: tensors may die during static destruction.
-  static PinnedAllocator* a = new PinnedAllocator(cuda::device_count() > 0);
-  return a;
+#ifdef COLONY_WITH_CUDA
+class CudaHostRaw final : public RawHostAllocator {
+ public:
+  void* raw_alloc(size_t nbytes) override { return kernels::cuda::host_alloc_pinned(nbytes); }
+  void raw_free(void* ptr) override { kernels::cuda::host_free_pinned(ptr); }
+  void* record_event(const Stream& stream) override {
+    cuda::DeviceGuard guard(stream.device().index);
+    void* e = kernels::cuda::event_create();
+    kernels::cuda::event_record(e, stream.handle());
+    return e;
+  }
+  bool event_done(void* event) override { return kernels::cuda::event_query(event); }
+  void destroy_event(void* event) override { kernels::cuda::event_destroy(event); }
+};
+#endif
+
+std::unique_ptr<RawHostAllocator> make_raw(bool page_locked) {
+#ifdef COLONY_WITH_CUDA
+  if (page_locked) return std::make_unique<CudaHostRaw>();
+#endif
+  (void)page_locked;
+  return std::make_unique<AlignedHostRaw>();
+}
+
+bool page_locked() {
+  static const bool locked = cuda::device_count() > 0;
+  return locked;
 }
 
 }  // namespace
 
-Allocator* pinned_allocator() { return pinned(); }
+CachingHostAllocator* pinned_caching_allocator() {
+  // Leaked: tensors may die during static destruction, after the CUDA runtime itself.
+  static CachingHostAllocator* a = new CachingHostAllocator(make_raw(page_locked()));
+  return a;
+}
 
-bool pinned_memory_is_page_locked() { return pinned()->page_locked(); }
+Allocator* pinned_allocator() { return pinned_caching_allocator(); }
+
+bool pinned_memory_is_page_locked() { return page_locked(); }
+
+void pinned_empty_cache() { pinned_caching_allocator()->empty_cache(); }
 
 }  // namespace colony

@@ -4,14 +4,10 @@
 #include <string>
 
 #include "kernels/common/conv_geometry.h"
-#include "kernels/cpu/pool.h"
+#include "tensor/device_backend.h"
+#include "tensor/cpu_widen.h"
 #include "tensor/raw_nn_ops.h"
 #include "tensor/raw_ops.h"
-#include "tensor/stream.h"
-#ifdef COLONY_WITH_CUDA
-#include "kernels/cuda/pool.h"
-#include "tensor/cuda.h"
-#endif
 
 namespace colony::raw {
 namespace {
@@ -33,10 +29,6 @@ void check_input(const Tensor& t, const char* op) {
   }
   if (!is_floating(t.dtype())) {
     throw std::invalid_argument(std::string(op) + ": expected a floating point input, got " + dtype_name(t.dtype()));
-  }
-  if (t.is_cpu() && t.dtype() != kFloat32 && t.dtype() != kFloat64) {
-    throw std::invalid_argument(std::string(op) + ": CPU pooling supports float32 and float64, got " +
-                                dtype_name(t.dtype()));
   }
 }
 
@@ -115,12 +107,6 @@ void check_grad(const Tensor& grad, const Shape& expected, const char* op) {
   }
 }
 
-#ifndef COLONY_WITH_CUDA
-[[noreturn]] void no_cuda(const char* op) {
-  throw std::logic_error(std::string(op) + ": a CUDA tensor reached a build without CUDA");
-}
-#endif
-
 }  // namespace
 
 MaxPool2dResult max_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride, Int2 padding,
@@ -129,23 +115,18 @@ MaxPool2dResult max_pool2d(const Tensor& input, Int2 kernel_size, std::optional<
   check_input(input, op);
   const kernels::Pool2dGeometry g = pool_geometry(input.sizes(), kernel_size, stride, padding, dilation, ceil_mode, op);
   const Shape out_shape = with_spatial(input.sizes(), g.out_h, g.out_w);
+  if (detail::widened_on_cpu(input)) {
+    MaxPool2dResult r = max_pool2d(detail::widen(input), kernel_size, stride, padding, dilation, ceil_mode);
+    r.output = detail::narrow_to(r.output, input.dtype());
+    return r;
+  }
   MaxPool2dResult r;
   r.output = empty(out_shape, TensorOptions(input.dtype()).device(input.device()));
   r.indices = empty(out_shape, TensorOptions(kInt64).device(input.device()));
   if (r.output.numel() == 0) return r;
   Tensor x = contiguous(input);
-  if (x.is_cpu()) {
-    kernels::cpu::max_pool2d_forward(x.dtype(), g, x.data_ptr_raw(), r.output.data_ptr_raw(),
-                                     r.indices.data_ptr<int64_t>());
-    return r;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(x.device().index);
-  kernels::cuda::max_pool2d_forward(x.dtype(), g, x.data_ptr_raw(), r.output.data_ptr_raw(),
-                                    r.indices.data_ptr<int64_t>(), current_stream(x.device()).handle());
-#else
-  no_cuda(op);
-#endif
+  backend_for(x.device())
+      .max_pool2d_forward(x.dtype(), g, x.data_ptr_raw(), r.output.data_ptr_raw(), r.indices.data_ptr<int64_t>());
   return r;
 }
 
@@ -175,6 +156,9 @@ Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& indices, con
     }
   }
   check_grad(grad_output, out_shape, op);
+  if (detail::widened_on_cpu(grad_output)) {
+    return detail::narrow_to(max_pool2d_backward(detail::widen(grad_output), indices, input_shape), grad_output.dtype());
+  }
   kernels::Pool2dGeometry g;
   const size_t nd = input_shape.size();
   g.planes = nd == 4 ? input_shape[0] * input_shape[1] : input_shape[0];
@@ -186,17 +170,8 @@ Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& indices, con
   check_input(gx, op);
   if (gx.numel() == 0) return gx;
   Tensor gy = contiguous(grad_output), idx = contiguous(indices);
-  if (gy.is_cpu()) {
-    kernels::cpu::max_pool2d_backward(gy.dtype(), g, gy.data_ptr_raw(), idx.data_ptr<int64_t>(), gx.data_ptr_raw());
-    return gx;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(gy.device().index);
-  kernels::cuda::max_pool2d_backward(gy.dtype(), g, gy.data_ptr_raw(), idx.data_ptr<int64_t>(), gx.data_ptr_raw(),
-                                     current_stream(gy.device()).handle());
-#else
-  no_cuda(op);
-#endif
+  backend_for(gy.device())
+      .max_pool2d_backward(gy.dtype(), g, gy.data_ptr_raw(), idx.data_ptr<int64_t>(), gx.data_ptr_raw());
   return gx;
 }
 
@@ -208,21 +183,17 @@ Tensor avg_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> str
     throw std::invalid_argument("avg_pool2d: divisor_override must not be zero");
   }
   const kernels::Pool2dGeometry g = pool_geometry(input.sizes(), kernel_size, stride, padding, 1, ceil_mode, op);
+  if (detail::widened_on_cpu(input)) {
+    return detail::narrow_to(avg_pool2d(detail::widen(input), kernel_size, stride, padding, ceil_mode,
+                                        count_include_pad, divisor_override),
+                             input.dtype());
+  }
   Tensor y = empty(with_spatial(input.sizes(), g.out_h, g.out_w), TensorOptions(input.dtype()).device(input.device()));
   if (y.numel() == 0) return y;
   Tensor x = contiguous(input);
   const int64_t divisor = divisor_override.value_or(0);
-  if (x.is_cpu()) {
-    kernels::cpu::avg_pool2d_forward(x.dtype(), g, count_include_pad, divisor, x.data_ptr_raw(), y.data_ptr_raw());
-    return y;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(x.device().index);
-  kernels::cuda::avg_pool2d_forward(x.dtype(), g, count_include_pad, divisor, x.data_ptr_raw(), y.data_ptr_raw(),
-                                    current_stream(x.device()).handle());
-#else
-  no_cuda(op);
-#endif
+  backend_for(x.device())
+      .avg_pool2d_forward(x.dtype(), g, count_include_pad, divisor, x.data_ptr_raw(), y.data_ptr_raw());
   return y;
 }
 
@@ -236,22 +207,18 @@ Tensor avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape, 
   }
   const kernels::Pool2dGeometry g = pool_geometry(input_shape, kernel_size, stride, padding, 1, ceil_mode, op);
   check_grad(grad_output, with_spatial(input_shape, g.out_h, g.out_w), op);
+  if (detail::widened_on_cpu(grad_output)) {
+    return detail::narrow_to(avg_pool2d_backward(detail::widen(grad_output), input_shape, kernel_size, stride, padding,
+                                                 ceil_mode, count_include_pad, divisor_override),
+                             grad_output.dtype());
+  }
   Tensor gx = empty(input_shape, TensorOptions(grad_output.dtype()).device(grad_output.device()));
   check_input(gx, op);
   if (gx.numel() == 0) return gx;
   Tensor gy = contiguous(grad_output);
   const int64_t divisor = divisor_override.value_or(0);
-  if (gy.is_cpu()) {
-    kernels::cpu::avg_pool2d_backward(gy.dtype(), g, count_include_pad, divisor, gy.data_ptr_raw(), gx.data_ptr_raw());
-    return gx;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(gy.device().index);
-  kernels::cuda::avg_pool2d_backward(gy.dtype(), g, count_include_pad, divisor, gy.data_ptr_raw(), gx.data_ptr_raw(),
-                                     current_stream(gy.device()).handle());
-#else
-  no_cuda(op);
-#endif
+  backend_for(gy.device())
+      .avg_pool2d_backward(gy.dtype(), g, count_include_pad, divisor, gy.data_ptr_raw(), gx.data_ptr_raw());
   return gx;
 }
 
@@ -277,20 +244,13 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size) {
   const char* op = "adaptive_avg_pool2d";
   check_input(input, op);
   const kernels::Pool2dGeometry g = adaptive_geometry(input.sizes(), output_size, op);
+  if (detail::widened_on_cpu(input)) {
+    return detail::narrow_to(adaptive_avg_pool2d(detail::widen(input), output_size), input.dtype());
+  }
   Tensor y = empty(with_spatial(input.sizes(), g.out_h, g.out_w), TensorOptions(input.dtype()).device(input.device()));
   if (y.numel() == 0) return y;
   Tensor x = contiguous(input);
-  if (x.is_cpu()) {
-    kernels::cpu::adaptive_avg_pool2d_forward(x.dtype(), g, x.data_ptr_raw(), y.data_ptr_raw());
-    return y;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(x.device().index);
-  kernels::cuda::adaptive_avg_pool2d_forward(x.dtype(), g, x.data_ptr_raw(), y.data_ptr_raw(),
-                                             current_stream(x.device()).handle());
-#else
-  no_cuda(op);
-#endif
+  backend_for(x.device()).adaptive_avg_pool2d_forward(x.dtype(), g, x.data_ptr_raw(), y.data_ptr_raw());
   return y;
 }
 
@@ -306,22 +266,16 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Shape& inpu
   const kernels::Pool2dGeometry g =
       adaptive_geometry(input_shape, {grad_output.size(nd - 2), grad_output.size(nd - 1)}, op);
   check_grad(grad_output, with_spatial(input_shape, g.out_h, g.out_w), op);
+  if (detail::widened_on_cpu(grad_output)) {
+    return detail::narrow_to(adaptive_avg_pool2d_backward(detail::widen(grad_output), input_shape),
+                             grad_output.dtype());
+  }
   Tensor gx = empty(input_shape, TensorOptions(grad_output.dtype()).device(grad_output.device()));
   check_input(gx, op);
   if (gx.numel() == 0) return gx;
   if (grad_output.numel() == 0) return gx.zero_();
   Tensor gy = contiguous(grad_output);
-  if (gy.is_cpu()) {
-    kernels::cpu::adaptive_avg_pool2d_backward(gy.dtype(), g, gy.data_ptr_raw(), gx.data_ptr_raw());
-    return gx;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(gy.device().index);
-  kernels::cuda::adaptive_avg_pool2d_backward(gy.dtype(), g, gy.data_ptr_raw(), gx.data_ptr_raw(),
-                                              current_stream(gy.device()).handle());
-#else
-  no_cuda(op);
-#endif
+  backend_for(gy.device()).adaptive_avg_pool2d_backward(gy.dtype(), g, gy.data_ptr_raw(), gx.data_ptr_raw());
   return gx;
 }
 

@@ -6,14 +6,10 @@
 #include <stdexcept>
 
 #include "kernels/common/philox.h"
-#include "kernels/cpu/random.h"
+#include "tensor/device_backend.h"
 #include "tensor/grad_mode.h"
 #include "tensor/inplace_check.h"
 #include "tensor/raw_ops.h"
-#include "tensor/stream.h"
-#ifdef COLONY_WITH_CUDA
-#include "kernels/cuda/random.h"
-#endif
 
 namespace colony::raw {
 namespace {
@@ -28,16 +24,7 @@ void fill_random_contiguous(Tensor& t, bool normal, double a, double b, Generato
   int64_t n = t.numel();
   uint64_t seed = gen.seed();
   uint64_t offset = gen.reserve(kernels::random_blocks_needed(n));
-  if (t.is_cpu()) {
-    kernels::cpu::fill_random(t.dtype(), t.data_ptr_raw(), n,
-                              normal ? kernels::cpu::RandomKind::Normal : kernels::cpu::RandomKind::Uniform, a, b,
-                              seed, offset);
-  } else {
-#ifdef COLONY_WITH_CUDA
-    kernels::cuda::fill_random(t.dtype(), t.data_ptr_raw(), n, normal, a, b, seed, offset,
-                               current_stream(t.device()).handle());
-#endif
-  }
+  backend_for(t.device()).fill_random(t.dtype(), t.data_ptr_raw(), n, normal, a, b, seed, offset);
 }
 
 void fill_random(Tensor& t, bool normal, double a, double b, Generator* gen, const char* op) {

@@ -14,6 +14,7 @@
 #include <optional>
 
 #include "base/int2.h"
+#include "kernels/common/cross_entropy.h"
 #include "tensor/tensor.h"
 
 namespace colony::raw {
@@ -75,12 +76,15 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Shape& inpu
 
 struct BatchNormResult {
   Tensor output;
-  // [C]. Training: the batch mean and 1 / sqrt(biased var + eps). Evaluation: the same two
+  // [C], float32 for float16/bfloat16 inputs (as PyTorch), else the input's dtype.
+  // Training: the batch mean and 1 / sqrt(biased var + eps). Evaluation: the same two
   // computed from the running statistics (PyTorch returns empty tensors there); either way they
   // are what batch_norm_backward needs.
   Tensor save_mean, save_invstd;
 };
-// weight, bias [C] or undefined (1 and 0). running_mean / running_var [C] or undefined: in
+// weight, bias [C] or undefined (1 and 0), in the input's dtype or, beside a float16/bfloat16
+// input on CUDA, all in float32 (mixed precision, as PyTorch; their gradients then are float32
+// too). running_mean / running_var [C] (same dtype as weight) or undefined: in
 // training they are updated in place, running = (1 - momentum) * running + momentum * batch stat,
 // with the unbiased batch variance; in evaluation they are required and used.
 BatchNormResult batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
@@ -93,5 +97,31 @@ struct BatchNormGrads {
 BatchNormGrads batch_norm_backward(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
                                    const Tensor& save_mean, const Tensor& save_invstd, bool training,
                                    std::array<bool, 3> output_mask = {true, true, true});
+
+// ---------- fused cross-entropy and nll_loss (tensor/loss_ops.cc); input [N, C] ----------
+
+using kernels::LossReduction;
+
+struct CrossEntropyOptions {
+  int64_t ignore_index = -100;
+  double label_smoothing = 0.0;  // in [0, 1]; 0 for log_probs
+  LossReduction reduction = LossReduction::Mean;
+  bool log_probs = false;        // input holds log-probabilities: nll_loss
+};
+
+struct CrossEntropyResult {
+  Tensor loss;  // input's dtype: [N] for None, 0-d for Mean and Sum
+  // What cross_entropy_loss_backward needs, in the compute dtype (float32 for 16-bit inputs): the
+  // log-sum-exp of each row [N] (undefined for log_probs) and the number of counted targets [1].
+  Tensor lse, counted;
+};
+// One kernel per direction: log-softmax, the target's negative log-likelihood, label smoothing,
+// ignore_index and the reduction fused (PyTorch's definitions). input [N, C] floating point, target
+// [N] int64 on the same device. A target outside [0, C) (other than ignore_index) is an error
+// naming the op: thrown here on the CPU, reported at the next synchronization on CUDA.
+CrossEntropyResult cross_entropy_loss(const Tensor& input, const Tensor& target, const CrossEntropyOptions& options);
+// The gradient with respect to input, from the forward's lse and counted.
+Tensor cross_entropy_loss_backward(const Tensor& grad_output, const Tensor& input, const Tensor& target,
+                                   const Tensor& lse, const Tensor& counted, const CrossEntropyOptions& options);
 
 }  // namespace colony::raw

@@ -4,13 +4,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cpu/reduce.h"
+#include "tensor/device_backend.h"
 #include "tensor/raw_ops.h"
-#include "tensor/stream.h"
-#ifdef COLONY_WITH_CUDA
-#include "kernels/cuda/reduce.h"
-#include "tensor/cuda.h"
-#endif
 
 namespace colony::raw {
 namespace {
@@ -79,26 +74,11 @@ ReducePlan plan_reduction(const Tensor& t, const std::vector<int64_t>& dims, boo
 
 TensorOptions options_on(DType dtype, const Tensor& like) { return TensorOptions(dtype).device(like.device()); }
 
-#ifndef COLONY_WITH_CUDA
-[[noreturn]] void cuda_unavailable(const char* op) {
-  throw std::logic_error(std::string(op) + ": a CUDA tensor reached a build without CUDA");
-}
-#endif
-
 void run_sum(const ReducePlan& p, Tensor& out, double scale) {
   if (out.numel() == 0) return;
   const Tensor& x = p.input;
-  if (x.is_cpu()) {
-    kernels::cpu::sum(x.dtype(), x.data_ptr_raw(), out.dtype(), out.data_ptr_raw(), p.outer, p.len, p.inner, scale);
-    return;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(x.device().index);
-  kernels::cuda::sum(x.dtype(), x.data_ptr_raw(), out.dtype(), out.data_ptr_raw(), p.outer, p.len, p.inner, scale,
-                     current_stream(x.device()).handle());
-#else
-  cuda_unavailable("sum");
-#endif
+  backend_for(x.device())
+      .sum(x.dtype(), x.data_ptr_raw(), out.dtype(), out.data_ptr_raw(), p.outer, p.len, p.inner, scale);
 }
 
 void check_nonempty(const ReducePlan& p, const Tensor& t, const char* op) {
@@ -115,16 +95,7 @@ void run_max_min(const ReducePlan& p, Tensor* values, Tensor* indices, bool is_m
   if (rows == 0) return;
   void* vp = values ? values->data_ptr_raw() : nullptr;
   int64_t* ip = indices ? indices->data_ptr<int64_t>() : nullptr;
-  if (x.is_cpu()) {
-    kernels::cpu::max_min(x.dtype(), x.data_ptr_raw(), vp, ip, rows, p.len, is_max);
-    return;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(x.device().index);
-  kernels::cuda::max_min(x.dtype(), x.data_ptr_raw(), vp, ip, rows, p.len, is_max, current_stream(x.device()).handle());
-#else
-  cuda_unavailable(is_max ? "max" : "min");
-#endif
+  backend_for(x.device()).max_min(x.dtype(), x.data_ptr_raw(), vp, ip, rows, p.len, is_max);
 }
 
 Tensor extreme_values(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim, bool is_max) {
@@ -179,17 +150,7 @@ Tensor var(const Tensor& t, const std::vector<int64_t>& dims, bool unbiased, boo
   if (out.numel() == 0) return out;
   const Tensor& x = p.input;
   int64_t correction = unbiased ? 1 : 0;
-  if (x.is_cpu()) {
-    kernels::cpu::var(x.dtype(), x.data_ptr_raw(), out.data_ptr_raw(), p.outer, p.len, correction);
-    return out;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(x.device().index);
-  kernels::cuda::var(x.dtype(), x.data_ptr_raw(), out.data_ptr_raw(), p.outer, p.len, correction,
-                     current_stream(x.device()).handle());
-#else
-  cuda_unavailable("var");
-#endif
+  backend_for(x.device()).var(x.dtype(), x.data_ptr_raw(), out.data_ptr_raw(), p.outer, p.len, correction);
   return out;
 }
 

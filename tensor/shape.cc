@@ -6,9 +6,32 @@
 
 namespace colony {
 
+std::optional<int64_t> checked_mul(int64_t a, int64_t b) {
+  int64_t out;
+  if (__builtin_mul_overflow(a, b, &out)) return std::nullopt;
+  return out;
+}
+
+std::optional<int64_t> try_shape_numel(const Shape& shape) {
+  int64_t n = 1;
+  for (int64_t s : shape) {
+    if (s < 0) return std::nullopt;
+    std::optional<int64_t> next = checked_mul(n, s);
+    if (!next) return std::nullopt;
+    n = *next;
+  }
+  return n;
+}
+
 int64_t shape_numel(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  for (int64_t s : shape) {
+    std::optional<int64_t> next = checked_mul(n, s);
+    if (!next) {
+      throw std::overflow_error("shape " + shape_str(shape) + " has more elements than int64 can count");
+    }
+    n = *next;
+  }
   return n;
 }
 

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -9,7 +10,15 @@ namespace colony {
 
 using Shape = std::vector<int64_t>;
 
+// Number of elements; throws std::overflow_error naming the shape when the product of the sizes
+// does not fit in int64 (a shape read from a file can claim [2^62, 4]).
 int64_t shape_numel(const Shape& shape);
+// The same without throwing: nullopt when the product overflows int64 or a size is negative. Readers
+// of files and messages use it to report the file and the tensor along with the shape.
+std::optional<int64_t> try_shape_numel(const Shape& shape);
+// a * b for sizes and byte counts that come from outside; nullopt when it overflows int64. The one
+// place such products are checked (__builtin_mul_overflow: one instruction and a flag test).
+std::optional<int64_t> checked_mul(int64_t a, int64_t b);
 Shape contiguous_strides(const Shape& shape);
 // "[32, 3, 32, 32]"
 std::string shape_str(const Shape& shape);

@@ -2,13 +2,8 @@
 #include <stdexcept>
 #include <string>
 
-#include "kernels/cpu/softmax.h"
+#include "tensor/device_backend.h"
 #include "tensor/raw_ops.h"
-#include "tensor/stream.h"
-#ifdef COLONY_WITH_CUDA
-#include "kernels/cuda/softmax.h"
-#include "tensor/cuda.h"
-#endif
 
 namespace colony::raw {
 namespace {
@@ -43,17 +38,7 @@ Tensor softmax_forward(const Tensor& t, int64_t dim, bool log) {
   Tensor x = contiguous(t);
   Tensor y = empty(t.sizes(), TensorOptions(t.dtype()).device(t.device()));
   if (y.numel() == 0) return y;
-  if (x.is_cpu()) {
-    kernels::cpu::softmax(x.dtype(), x.data_ptr_raw(), y.data_ptr_raw(), a.outer, a.dim, a.inner, log);
-    return y;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(x.device().index);
-  kernels::cuda::softmax(x.dtype(), x.data_ptr_raw(), y.data_ptr_raw(), a.outer, a.dim, a.inner, log,
-                         current_stream(x.device()).handle());
-#else
-  throw std::logic_error(std::string(op) + ": a CUDA tensor reached a build without CUDA");
-#endif
+  backend_for(x.device()).softmax(x.dtype(), x.data_ptr_raw(), y.data_ptr_raw(), a.outer, a.dim, a.inner, log);
   return y;
 }
 
@@ -73,18 +58,8 @@ Tensor softmax_grad(const Tensor& grad, const Tensor& output, int64_t dim, bool 
   Tensor g = contiguous(grad), y = contiguous(output);
   Tensor gx = empty(output.sizes(), TensorOptions(output.dtype()).device(output.device()));
   if (gx.numel() == 0) return gx;
-  if (y.is_cpu()) {
-    kernels::cpu::softmax_backward(y.dtype(), g.data_ptr_raw(), y.data_ptr_raw(), gx.data_ptr_raw(), a.outer, a.dim,
-                                   a.inner, log);
-    return gx;
-  }
-#ifdef COLONY_WITH_CUDA
-  cuda::DeviceGuard guard(y.device().index);
-  kernels::cuda::softmax_backward(y.dtype(), g.data_ptr_raw(), y.data_ptr_raw(), gx.data_ptr_raw(), a.outer, a.dim,
-                                  a.inner, log, current_stream(y.device()).handle());
-#else
-  throw std::logic_error(std::string(op) + ": a CUDA tensor reached a build without CUDA");
-#endif
+  backend_for(y.device())
+      .softmax_backward(y.dtype(), g.data_ptr_raw(), y.data_ptr_raw(), gx.data_ptr_raw(), a.outer, a.dim, a.inner, log);
   return gx;
 }
 

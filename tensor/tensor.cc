@@ -5,8 +5,11 @@
 #include <stdexcept>
 
 #include "kernels/common/dispatch.h"
+#include "tensor/caching_allocator.h"
+#include "tensor/caching_host_allocator.h"
 #include "tensor/grad_mode.h"
 #include "tensor/raw_ops.h"
+#include "tensor/stream.h"
 #ifdef COLONY_WITH_CUDA
 #include "kernels/cuda/runtime.h"
 #include "tensor/cuda.h"
@@ -95,6 +98,20 @@ bool Tensor::is_pinned() const {
 #else
   return false;
 #endif
+}
+
+void Tensor::record_stream(const Stream& stream) const {
+  if (!defined()) throw std::invalid_argument("record_stream: the tensor is undefined");
+  if (stream.device().is_cpu()) return;  // CPU work is done when it returns
+  void* base = storage()->data();
+  if (is_cuda()) {
+    if (stream.device() != device())
+      throw std::invalid_argument("record_stream: the tensor is on " + device().str() + ", the stream on " +
+                                  stream.device().str());
+    cuda_caching_allocator(device().index)->record_stream(base, stream.handle());
+  } else if (pinned_caching_allocator()->owns(base)) {
+    pinned_caching_allocator()->record_use(base, stream);
+  }
 }
 
 // ---- autograd metadata ----

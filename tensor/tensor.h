@@ -1,9 +1,12 @@
 // Tensor: a cheap, shared handle to a strided view of a Storage, plus its autograd metadata.
 //
 // Layering: this header belongs to tensor/ and knows nothing of autograd's graph types. The member
-// functions marked "differentiable" are the user-facing op API and are *defined* in autograd/
-// (autograd/tensor_methods.cc): they call the raw front functions of tensor/raw_ops.h and record a graph
-// node. Code in tensor/ and below calls colony::raw:: directly and never these members.
+// sections titled "defined in autograd/..." are the user-facing op API: they are declared here, so
+// that t.relu() reads as in PyTorch, and *defined* in autograd/tensor_methods.cc and
+// autograd/tensor_hooks.cc, which call the raw front functions of tensor/raw_ops.h and record a
+// graph node. The //tensor target does not provide them: a program calling them links //autograd
+// (tensor/BUILD, autograd/BUILD). Code in tensor/ and below calls colony::raw:: directly and never
+// these members.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +24,8 @@
 #include "tensor/storage.h"
 
 namespace colony {
+
+class Stream;
 
 namespace autograd {
 struct Node;
@@ -106,6 +111,13 @@ class Tensor {
   template <typename T> T item() const;
   double item() const { return item<double>(); }
   std::string str() const;  // the operator<< text
+  bool is_pinned() const;   // host memory the GPU can read asynchronously (pin_memory())
+  // Tells the caching allocator that work queued on `stream` (not the stream the memory was
+  // allocated on) uses this tensor's memory: when the tensor dies, the memory is reused only after
+  // that work is done (torch.Tensor.record_stream). For CUDA tensors the stream must be on the
+  // tensor's device; for pinned host tensors any CUDA stream (an asynchronous copy's); ordinary
+  // host memory is never read asynchronously, so nothing is recorded.
+  void record_stream(const Stream& stream) const;
 
   // ---- raw in-place writes (tensor/): bump the version; not recorded by autograd, so refused
   // while grad mode is on on any tensor that requires grad (tensor/inplace_check.h) ----
@@ -127,7 +139,7 @@ class Tensor {
   const std::shared_ptr<autograd::Node>& grad_fn() const;
   int64_t output_nr() const;
 
-  // ---- autograd (defined in autograd/) ----
+  // ---- autograd (defined in autograd/tensor_hooks.cc) ----
   // Backward from this tensor. Without `gradient` the tensor must hold one element.
   void backward(const Tensor& gradient = Tensor(), bool retain_graph = false) const;
   Tensor detach() const;                  // shares storage, no history
@@ -139,7 +151,7 @@ class Tensor {
   // Runs after the gradient has been accumulated into this leaf's .grad() (DDP's readiness signal).
   int register_post_accumulate_grad_hook(PostAccumulateGradHook hook) const;
 
-  // ---- differentiable views (defined in autograd/) ----
+  // ---- differentiable views and conversions (defined in autograd/tensor_methods.cc) ----
   Tensor view(const Shape& shape) const;       // one -1 allowed; needs compatible strides
   Tensor reshape(const Shape& shape) const;    // a view when possible, else a copy
   Tensor transpose(int64_t dim0, int64_t dim1) const;
@@ -162,9 +174,8 @@ class Tensor {
   Tensor cpu() const { return to(kCPU); }
   Tensor cuda(int index = 0) const { return to(Device::cuda(index)); }
   Tensor pin_memory() const;                   // a copy in pinned host memory
-  bool is_pinned() const;
 
-  // ---- differentiable math (defined in autograd/) ----
+  // ---- differentiable math (defined in autograd/tensor_methods.cc) ----
   Tensor neg() const;
   Tensor abs() const;
   Tensor exp() const;

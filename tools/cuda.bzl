@@ -26,26 +26,38 @@ def cuda_library(name, srcs, hdrs = [], nvcc_inputs = [], deps = [], copts = [],
     nvcc_inputs: headers from other packages the .cu files include (nvcc sees only declared inputs).
     """
     objects = []
+    usage_files = []
     if CUDA_FOUND:
         for src in srcs:
             stem = src.rsplit(".", 1)[0]
             obj = "_%s_nvcc/%s.pic.o" % (name, stem)
+            usage = "_%s_nvcc/%s.resource_usage.txt" % (name, stem)
             native.genrule(
                 name = "_%s_nvcc_%s" % (name, stem.replace("/", "_")),
                 srcs = [src] + hdrs + nvcc_inputs,
-                outs = [obj],
+                outs = [obj, usage],
+                # --resource-usage (ptxas -v) reports each kernel's registers and spills at no extra
+                # cost; they go to `usage` (tests/kernels/register_spill_test reads them), and any
+                # other line nvcc prints (warnings, errors) still reaches the build log.
                 cmd = " ".join([
                     CUDA_HOME + "/bin/nvcc",
-                    "-std=c++17 -O3 --expt-relaxed-constexpr -Xcompiler -fPIC",
+                    "-std=c++17 -O3 --expt-relaxed-constexpr -Xcompiler -fPIC --resource-usage",
                     "-gencode arch=compute_$(cuda_arch),code=[sm_$(cuda_arch),compute_$(cuda_arch)]",
                     "-DCOLONY_WITH_CUDA -I. -I$(GENDIR)",
                     # Colony's headers are found from the workspace root, as in the .cc files.
                     " ".join(copts),
-                    "-c $(location %s) -o $@" % src,
+                    "-c $(location %s) -o $(location %s) 2> $(location %s);" % (src, obj, usage),
+                    "rc=$$?; grep -v -e '^ptxas info' -e 'bytes stack frame' $(location %s) >&2 || true; exit $$rc" % usage,
                 ]),
                 tags = ["no-remote"],
             )
             objects.append(obj)
+            usage_files.append(usage)
+    # ptxas's per-kernel resource usage of every .cu file (empty without CUDA).
+    native.filegroup(
+        name = name + "_resource_usage",
+        srcs = if_cuda(usage_files),
+    )
     native.cc_library(
         name = name,
         srcs = if_cuda(objects),

@@ -1,13 +1,19 @@
 #!/usr/bin/env python3
 """Turns a --metrics file (JSON lines from examples/lenet_cifar10 or fashion_mnist) into a PNG of
-the train loss and test accuracy per epoch. Uses Debian's python3-matplotlib:
+the train loss and test accuracy per epoch. Uses Debian's python3-matplotlib, which a fresh
+machine lacks (`apt-get install python3-matplotlib`; the tool says so when it is missing):
 
     /usr/bin/python3 tools/plot_metrics.py metrics.jsonl curves.png
 """
 import json
 import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    sys.exit("plot_metrics.py needs matplotlib: install Debian's package with "
+             "`sudo apt-get install python3-matplotlib` (or `pip install matplotlib`), then run "
+             "/usr/bin/python3 tools/plot_metrics.py METRICS.jsonl OUT.png again")
 
 matplotlib.use("Agg")  # no display needed
 import matplotlib.pyplot as plt

@@ -1,5 +1,5 @@
 // LeNet: conv in->6 k5, pool 2, conv 6->16 k5, pool 2, 400 -> 120 -> 84 -> 10.
-// LeNet() is exactly the network of the user's program in DESIGN.md (3x32x32 CIFAR-10 images);
+// LeNet() is exactly the network of the user's program in docs/ARCHITECTURE.md (3x32x32 CIFAR-10 images);
 // LeNet(1, 2) is LeNet-5 for 1x28x28 (Fashion-)MNIST, whose first convolution pads by 2 so that
 // the 28x28 image maps to the same 400 features.
 #pragma once

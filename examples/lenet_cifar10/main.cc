@@ -1,15 +1,17 @@
-// LeNet on CIFAR-10: the user's program of DESIGN.md with flags, progress, metrics, checkpoints
+// LeNet on CIFAR-10: the user's program of docs/ARCHITECTURE.md with flags, progress, metrics, checkpoints
 // and a benchmark mode. Without CIFAR-10 on disk it trains on the synthetic CIFAR-10-shaped set.
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <nlohmann/json.hpp>
 
 #include "colony.h"
+#include "examples/lenet_cifar10/amp_mode.h"
 #include "examples/lenet_cifar10/lenet.h"
 #include "examples/lenet_cifar10/progress.h"
 
@@ -34,6 +36,7 @@ struct Flags {
   int warmup_steps = 20;
   int accum_steps = 1;
   double bucket_cap_mb = 25, first_bucket_cap_mb = 1;  // DistributedDataParallelOptions' defaults
+  std::string amp = "off";
 };
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -45,8 +48,9 @@ struct Evaluation {
   int64_t images = 0;  // over all ranks: the whole test set, each image once
 };
 
-Evaluation evaluate(nn::Module& model, data::DataLoader& loader, Device dev) {
+Evaluation evaluate(nn::Module& model, data::DataLoader& loader, Device dev, const lenet::AmpMode& amp) {
   NoGradGuard no_grad;
+  AutocastGuard autocast(dev.type, amp.dtype, amp.enabled);
   model.eval();
   int64_t correct = 0, total = 0;
   for (auto& batch : loader) {
@@ -89,6 +93,7 @@ int main(int argc, char** argv) {
                  "cap of the first bucket, whose all-reduce starts earliest in backward (LeNet's 242 KiB of "
                  "gradients fit in the default 1 MiB: set less to overlap communication with backward)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--amp", f.amp, "mixed precision: off, bf16 (bfloat16 autocast) or fp16 (float16 autocast + GradScaler)");
   CLI11_PARSE(app, argc, argv);
   // `bazel run` starts programs in their runfiles tree; relative paths mean the caller's folder.
   if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {
@@ -98,6 +103,7 @@ int main(int argc, char** argv) {
   try {
     if (f.threads > 0) set_num_threads(f.threads);
     manual_seed(f.seed);
+    const lenet::AmpMode amp = lenet::AmpMode::parse(f.amp);
     dist::init_process_group();
     Device dev = f.device == "auto" ? dist::local_device() : Device(f.device);
     bool main_process = dist::is_main_process();
@@ -107,11 +113,17 @@ int main(int argc, char** argv) {
     auto ddp = std::make_shared<dist::DistributedDataParallel>(
         model, dist::DistributedDataParallelOptions().bucket_cap_mb(f.bucket_cap_mb).first_bucket_cap_mb(f.first_bucket_cap_mb));
     optim::SGD opt(ddp->parameters(), optim::SGDOptions(f.lr).momentum(f.momentum));
+    // Under DDP an overflow on one rank reaches every rank through the averaged gradients, so all
+    // ranks skip the same steps and their scales stay equal.
+    optim::GradScaler scaler(optim::GradScalerOptions().enabled(amp.uses_scaler()));
 
-    // CIFAR-10 when it is on disk, else the synthetic set (same shapes, 50,000 / 10,000 images).
+    // CIFAR-10 when its folder exists, else the synthetic set (same shapes, 50,000 / 10,000 images).
+    // A folder that exists but holds a missing, truncated or corrupt file is an error naming that
+    // file: silently training on synthetic images instead would look like a successful run.
     std::shared_ptr<const data::Dataset> train, test;
     auto normalize = data::Normalize({0.5, 0.5, 0.5}, {0.5, 0.5, 0.5});
-    if (data::CIFAR10::available(f.data_dir)) {
+    std::error_code no_dir;
+    if (std::filesystem::exists(f.data_dir, no_dir)) {
       train = std::make_shared<data::TransformedDataset>(data::CIFAR10(f.data_dir, data::Split::kTrain).transform(normalize));
       test = std::make_shared<data::TransformedDataset>(data::CIFAR10(f.data_dir, data::Split::kTest).transform(normalize));
       if (main_process) log::info("training on CIFAR-10 from {}", f.data_dir);
@@ -137,7 +149,7 @@ int main(int argc, char** argv) {
       f.resume = f.checkpoint;
     }
     if (!f.resume.empty()) {
-      optim::TrainingState s = optim::load_checkpoint(f.resume, *model, opt);
+      optim::TrainingState s = optim::load_checkpoint(f.resume, *model, opt, &scaler);
       start_epoch = s.epoch;
       step = s.step;
       if (main_process) log::info("resumed from {} at epoch {}, step {}", f.resume, s.epoch, s.step);
@@ -147,7 +159,7 @@ int main(int argc, char** argv) {
         optim::TrainingState s;
         s.epoch = epochs_done;
         s.step = step;
-        optim::save_checkpoint(f.checkpoint, *model, opt, s);
+        optim::save_checkpoint(f.checkpoint, *model, opt, s, &scaler);
       }
     };
 
@@ -186,11 +198,15 @@ int main(int argc, char** argv) {
           // all of it over the ranks.
           std::optional<dist::DistributedDataParallel::NoSyncGuard> local;
           if (!last_micro) local.emplace(ddp->no_sync());
-          loss = F::cross_entropy(ddp->forward(batch.data.to(dev)), batch.target.to(dev));
-          (f.accum_steps > 1 ? loss / static_cast<double>(f.accum_steps) : loss).backward();
+          {
+            AutocastGuard autocast(dev.type, amp.dtype, amp.enabled);
+            loss = F::cross_entropy(ddp->forward(batch.data.to(dev)), batch.target.to(dev));
+          }
+          scaler.scale(f.accum_steps > 1 ? loss / static_cast<double>(f.accum_steps) : loss).backward();
         }
         if (last_micro) {
-          opt.step();
+          scaler.step(opt);
+          scaler.update();
           ++step;
           micro = 0;
         } else {
@@ -207,7 +223,7 @@ int main(int argc, char** argv) {
       if (f.benchmark) bench_seconds += seconds_since(timed_start);
       bar.finish(loss_count);
       if (f.benchmark) continue;
-      const Evaluation eval = evaluate(*model, test_loader, dev);
+      const Evaluation eval = evaluate(*model, test_loader, dev, amp);
       const double acc = eval.accuracy;
       // Over all ranks: the mean loss, and images per second of the whole job.
       double train_loss = dist::all_reduce(loss_count ? loss_sum / static_cast<double>(loss_count) : 0.0);
@@ -247,7 +263,7 @@ int main(int argc, char** argv) {
         log::error("--benchmark: no steps after the {} warm-up steps; raise --max_steps or --epochs", f.warmup_steps);
         return 1;
       }
-      std::printf("images_per_s=%.1f\n", bench_images / bench_seconds);
+      std::printf("amp=%s\nimages_per_s=%.1f\n", amp.name().c_str(), bench_images / bench_seconds);
     }
     dist::destroy_process_group();
   } catch (const std::exception& e) {

@@ -4,9 +4,14 @@
 #include <cuda_runtime.h>
 
 #include <climits>
+#include <cstdlib>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "kernels/cuda/backend_flags.h"
+#include "kernels/cuda/runtime.h"
 
 namespace colony::kernels::cuda {
 namespace {
@@ -17,17 +22,48 @@ void check(cublasStatus_t status, const char* call) {
   }
 }
 
+void check(cudaError_t err, const char* call) {
+  if (err != cudaSuccess) throw std::runtime_error(std::string("gemm: ") + call + ": " + cudaGetErrorString(err));
+}
+
 // One handle per (thread, device): a cuBLAS handle must not be used by two threads at once, and is
 // bound to the device that was current when it was created. Handles live until the process exits
 // (destroying them from thread-exit or static destructors can run after the driver shut down).
-cublasHandle_t handle_for_current_device() {
+struct Handle {
+  cublasHandle_t handle = nullptr;
+  size_t workspace_bytes = 0;
+  // One workspace per stream the handle has run on: cuBLAS's own default workspace belongs to the
+  // handle, so two streams using it would overlap in time on the same scratch memory, and it is
+  // allocated inside the first call, which a CUDA graph capture forbids. Streams live as long as
+  // the process (tensor/stream.h), so these are never freed either.
+  std::map<void*, void*> workspaces;
+};
+
+Handle& handle_for_current_device() {
   int device = 0;
-  cudaError_t err = cudaGetDevice(&device);
-  if (err != cudaSuccess) throw std::runtime_error(std::string("gemm: cudaGetDevice: ") + cudaGetErrorString(err));
-  thread_local std::vector<cublasHandle_t> handles;
-  if (static_cast<size_t>(device) >= handles.size()) handles.resize(device + 1, nullptr);
-  if (handles[device] == nullptr) check(cublasCreate(&handles[device]), "cublasCreate");
-  return handles[device];
+  check(cudaGetDevice(&device), "cudaGetDevice");
+  thread_local std::vector<Handle> handles;
+  if (static_cast<size_t>(device) >= handles.size()) handles.resize(device + 1);
+  Handle& h = handles[device];
+  if (h.handle == nullptr) {
+    int major = 0;
+    check(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "cudaDeviceGetAttribute");
+    h.workspace_bytes = cublas_workspace_bytes(std::getenv("CUBLAS_WORKSPACE_CONFIG"), major);
+    check(cublasCreate(&h.handle), "cublasCreate");
+    // TF32 is chosen per call through the compute type (matmul_allow_tf32); the handle's own mode
+    // stays the default so that nothing else turns it on.
+    check(cublasSetMathMode(h.handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
+  }
+  return h;
+}
+
+// Binds `stream` and that stream's workspace to the handle. Without memory for a workspace cuBLAS
+// still runs (with algorithms that need none), so an allocation failure is not an error here.
+void bind_stream(Handle& h, void* stream) {
+  check(cublasSetStream(h.handle, static_cast<cudaStream_t>(stream)), "cublasSetStream");
+  auto it = h.workspaces.find(stream);
+  if (it == h.workspaces.end()) it = h.workspaces.emplace(stream, device_malloc(h.workspace_bytes)).first;
+  check(cublasSetWorkspace(h.handle, it->second, it->second ? h.workspace_bytes : 0), "cublasSetWorkspace");
 }
 
 int to_int(int64_t v, const char* what) {
@@ -45,7 +81,10 @@ void gemm(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, const Mat
   cudaDataType_t type;
   cublasComputeType_t compute;
   switch (dtype) {
-    case DType::Float32: type = CUDA_R_32F; compute = CUBLAS_COMPUTE_32F; break;
+    case DType::Float32:
+      type = CUDA_R_32F;
+      compute = matmul_allow_tf32() ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+      break;
     case DType::Float64: type = CUDA_R_64F; compute = CUBLAS_COMPUTE_64F; break;
     case DType::Float16: type = CUDA_R_16F; compute = CUBLAS_COMPUTE_32F; break;
     case DType::BFloat16: type = CUDA_R_16BF; compute = CUBLAS_COMPUTE_32F; break;
@@ -63,8 +102,9 @@ void gemm(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, const Mat
   const void* alpha_p = dtype == DType::Float64 ? static_cast<const void*>(&alpha) : &alpha_f;
   const void* beta_p = dtype == DType::Float64 ? static_cast<const void*>(&beta) : &beta_f;
 
-  cublasHandle_t handle = handle_for_current_device();
-  check(cublasSetStream(handle, static_cast<cudaStream_t>(stream)), "cublasSetStream");
+  Handle& h = handle_for_current_device();
+  bind_stream(h, stream);
+  cublasHandle_t handle = h.handle;
   if (batch == 1) {
     check(cublasGemmEx(handle, op_b, op_a, in, im, ik, alpha_p, b.data, type, ldb, a.data, type, lda, beta_p, c, type,
                        ildc, compute, CUBLAS_GEMM_DEFAULT),
@@ -75,6 +115,7 @@ void gemm(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, const Mat
                                      to_int(batch, "batch"), compute, CUBLAS_GEMM_DEFAULT),
           "cublasGemmStridedBatchedEx");
   }
+  after_launch("matmul");
 }
 
 }  // namespace colony::kernels::cuda

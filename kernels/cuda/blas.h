@@ -1,7 +1,8 @@
 // Matrix products on CUDA through cuBLAS: the contract of kernels/cpu/gemm.h, queued on `stream`.
-// float32 (float compute, no TF32, PyTorch's default), float16 and bfloat16 (float compute), and
-// float64. Row-major products are computed as the column-major product of the transposes, so no
-// operand is copied.
+// float32 (float compute; TF32 tensor cores only when matmul_allow_tf32(), off by default as in
+// PyTorch), float16 and bfloat16 (float compute), and float64. Row-major products are computed as
+// the column-major product of the transposes, so no operand is copied. Each (thread, device)
+// handle gets its own workspace per stream (CUBLAS_WORKSPACE_CONFIG sizes it, as in PyTorch).
 #pragma once
 
 #include <cstdint>

@@ -3,12 +3,16 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <algorithm>
 #include <climits>
 #include <map>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "kernels/cuda/backend_flags.h"
+#include "kernels/cuda/runtime.h"
 
 namespace colony::kernels::cuda {
 namespace {
@@ -51,10 +55,11 @@ cudnnDataType_t data_type(DType dtype) {
   }
 }
 
-// float32 may use TF32 tensor cores (PyTorch's default, torch.backends.cudnn.allow_tf32); the
-// 16-bit types use tensor cores and accumulate in float32.
-cudnnMathType_t math_type(DType dtype) {
-  return dtype == DType::Float16 || dtype == DType::BFloat16 ? CUDNN_TENSOR_OP_MATH : CUDNN_DEFAULT_MATH;
+// The math type a candidate runs with (backend_flags.h: float32 never down-converts to float16 and
+// uses TF32 only when cudnn_allow_tf32(); the 16-bit types use tensor cores).
+cudnnMathType_t math_type(DType dtype, cudnnMathType_t rated) {
+  return static_cast<cudnnMathType_t>(
+      conv_math(dtype, static_cast<ConvMath>(static_cast<int>(rated)), cudnn_allow_tf32()));
 }
 
 struct TensorDesc {
@@ -110,7 +115,7 @@ struct Descriptors {
                                           CUDNN_CROSS_CORRELATION, compute),
           "cudnnSetConvolution2dDescriptor");
     check(cudnnSetConvolutionGroupCount(conv.d, to_int(g.groups, "groups")), "cudnnSetConvolutionGroupCount");
-    check(cudnnSetConvolutionMathType(conv.d, math_type(dtype)), "cudnnSetConvolutionMathType");
+    check(cudnnSetConvolutionMathType(conv.d, math_type(dtype, CUDNN_DEFAULT_MATH)), "cudnnSetConvolutionMathType");
   }
 };
 
@@ -128,10 +133,12 @@ struct Candidate {
 
 using CacheKey = std::vector<int64_t>;
 
+// The switches are part of the key: turning one on or off chooses again instead of reusing a choice
+// made under the other setting.
 CacheKey cache_key(Pass pass, DType dtype, int device, const Conv2dGeometry& g) {
   return {static_cast<int64_t>(pass), static_cast<int64_t>(dtype), device, g.batch, g.in_channels, g.in_h, g.in_w,
           g.out_channels, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dilation_h,
-          g.dilation_w, g.groups};
+          g.dilation_w, g.groups, cudnn_allow_tf32(), cudnn_deterministic(), cudnn_benchmark()};
 }
 
 std::mutex cache_mutex;
@@ -140,31 +147,74 @@ std::map<CacheKey, std::vector<Candidate>>& cache() {
   return *c;
 }
 
-// cuDNN's heuristic ranking (no trial runs, so no allocation and no synchronization), keeping the
-// candidates that report success and whose workspace size cuDNN can state for the math type it
-// rated them with.
-template <typename Perf, typename GetCount, typename GetRanked, typename GetWorkspace>
-std::vector<Candidate> rank(Descriptors& d, GetCount get_count, GetRanked get_ranked, GetWorkspace get_workspace,
-                            const char* what) {
+// The usable candidates among cuDNN's `n` results, in cuDNN's order: those that report success,
+// are deterministic when cudnn_deterministic() asks for it, and whose workspace size cuDNN can
+// state for the math type our policy gives them.
+template <typename Perf, typename GetWorkspace>
+std::vector<Candidate> usable(DType dtype, Descriptors& d, const Perf* perf, int n, GetWorkspace get_workspace) {
+  std::vector<Candidate> out;
+  for (int i = 0; i < n; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+    if (cudnn_deterministic() && perf[i].determinism != CUDNN_DETERMINISTIC) continue;
+    const cudnnMathType_t math = math_type(dtype, perf[i].mathType);
+    bool seen = false;  // cuDNN lists an algorithm once per math type; the policy may merge them
+    for (const Candidate& c : out) seen = seen || (c.algo == static_cast<int>(perf[i].algo) && c.math == math);
+    if (seen) continue;
+    check(cudnnSetConvolutionMathType(d.conv.d, math), "cudnnSetConvolutionMathType");
+    size_t bytes = 0;
+    if (get_workspace(perf[i].algo, &bytes) != CUDNN_STATUS_SUCCESS) continue;
+    out.push_back({static_cast<int>(perf[i].algo), math, bytes});
+  }
+  return out;
+}
+
+// cuDNN's heuristic ranking (no trial runs, so no allocation and no synchronization); in benchmark
+// mode, cuDNN then times every usable algorithm on the call's own buffers (overwriting the output,
+// which the real run writes again) with a workspace as large as the hungriest one needs, and the
+// candidates follow the measured order. Measuring waits for the device: once per shape.
+template <typename Perf, typename GetCount, typename GetRanked, typename Find, typename GetWorkspace>
+std::vector<Candidate> choose(DType dtype, Descriptors& d, GetCount get_count, GetRanked get_ranked, Find find,
+                              GetWorkspace get_workspace, const WorkspaceAllocator& workspace, const char* what,
+                              const char* find_what) {
   int count = 0;
   check(get_count(&count), what);
   std::vector<Perf> perf(count > 0 ? count : 1);
   int returned = 0;
   check(get_ranked(static_cast<int>(perf.size()), &returned, perf.data()), what);
-  std::vector<Candidate> out;
-  for (int i = 0; i < returned; ++i) {
-    if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-    check(cudnnSetConvolutionMathType(d.conv.d, perf[i].mathType), "cudnnSetConvolutionMathType");
-    size_t bytes = 0;
-    if (get_workspace(perf[i].algo, &bytes) != CUDNN_STATUS_SUCCESS) continue;
-    out.push_back({static_cast<int>(perf[i].algo), perf[i].mathType, bytes});
+  std::vector<Candidate> out = usable(dtype, d, perf.data(), returned, get_workspace);
+  if (cudnn_benchmark() && !out.empty()) {
+    size_t most = 0;
+    for (const Candidate& c : out) most = std::max(most, c.workspace);
+    void* ws = nullptr;
+    try {
+      ws = workspace(most);
+    } catch (const std::exception&) {  // no memory for the hungriest: measure those that need none
+      most = 0;
+    }
+    int measured = 0;
+    count_host_sync();
+    check(find(static_cast<int>(perf.size()), &measured, perf.data(), ws, most), find_what);
+    std::vector<Candidate> timed = usable(dtype, d, perf.data(), measured, get_workspace);
+    if (!timed.empty()) out = timed;
   }
-  if (out.empty()) throw std::runtime_error(std::string("conv2d: cuDNN offers no algorithm for this shape (") + what + ")");
+  if (out.empty()) {
+    throw std::runtime_error(std::string("conv2d: cuDNN offers no ") +
+                             (cudnn_deterministic() ? "deterministic " : "") + "algorithm for this shape (" + what +
+                             ")");
+  }
   return out;
 }
 
+// The operands of one convolution call, for benchmark mode's trial runs.
+struct Operands {
+  const void* x;
+  const void* w;
+  const void* y;  // the output of the forward pass, the incoming gradient of the backward ones
+  void* out;      // y, grad_x or grad_w: what the pass writes
+};
+
 std::vector<Candidate> candidates(Pass pass, DType dtype, int device, const Conv2dGeometry& g, cudnnHandle_t h,
-                                  Descriptors& d) {
+                                  Descriptors& d, const Operands& o, const WorkspaceAllocator& workspace) {
   const CacheKey key = cache_key(pass, dtype, device, g);
   {
     std::lock_guard<std::mutex> lock(cache_mutex);
@@ -174,37 +224,50 @@ std::vector<Candidate> candidates(Pass pass, DType dtype, int device, const Conv
   std::vector<Candidate> ranked;
   switch (pass) {
     case Pass::Forward:
-      ranked = rank<cudnnConvolutionFwdAlgoPerf_t>(
-          d, [&](int* n) { return cudnnGetConvolutionForwardAlgorithmMaxCount(h, n); },
+      ranked = choose<cudnnConvolutionFwdAlgoPerf_t>(
+          dtype, d, [&](int* n) { return cudnnGetConvolutionForwardAlgorithmMaxCount(h, n); },
           [&](int req, int* ret, cudnnConvolutionFwdAlgoPerf_t* p) {
             return cudnnGetConvolutionForwardAlgorithm_v7(h, d.x.d, d.w.d, d.conv.d, d.y.d, req, ret, p);
+          },
+          [&](int req, int* ret, cudnnConvolutionFwdAlgoPerf_t* p, void* ws, size_t bytes) {
+            return cudnnFindConvolutionForwardAlgorithmEx(h, d.x.d, o.x, d.w.d, o.w, d.conv.d, d.y.d, o.out, req, ret,
+                                                          p, ws, bytes);
           },
           [&](cudnnConvolutionFwdAlgo_t a, size_t* bytes) {
             return cudnnGetConvolutionForwardWorkspaceSize(h, d.x.d, d.w.d, d.conv.d, d.y.d, a, bytes);
           },
-          "cudnnGetConvolutionForwardAlgorithm_v7");
+          workspace, "cudnnGetConvolutionForwardAlgorithm_v7", "cudnnFindConvolutionForwardAlgorithmEx");
       break;
     case Pass::BackwardData:
-      ranked = rank<cudnnConvolutionBwdDataAlgoPerf_t>(
-          d, [&](int* n) { return cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, n); },
+      ranked = choose<cudnnConvolutionBwdDataAlgoPerf_t>(
+          dtype, d, [&](int* n) { return cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, n); },
           [&](int req, int* ret, cudnnConvolutionBwdDataAlgoPerf_t* p) {
             return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, d.w.d, d.y.d, d.conv.d, d.x.d, req, ret, p);
+          },
+          [&](int req, int* ret, cudnnConvolutionBwdDataAlgoPerf_t* p, void* ws, size_t bytes) {
+            return cudnnFindConvolutionBackwardDataAlgorithmEx(h, d.w.d, o.w, d.y.d, o.y, d.conv.d, d.x.d, o.out, req,
+                                                               ret, p, ws, bytes);
           },
           [&](cudnnConvolutionBwdDataAlgo_t a, size_t* bytes) {
             return cudnnGetConvolutionBackwardDataWorkspaceSize(h, d.w.d, d.y.d, d.conv.d, d.x.d, a, bytes);
           },
-          "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+          workspace, "cudnnGetConvolutionBackwardDataAlgorithm_v7", "cudnnFindConvolutionBackwardDataAlgorithmEx");
       break;
     case Pass::BackwardFilter:
-      ranked = rank<cudnnConvolutionBwdFilterAlgoPerf_t>(
-          d, [&](int* n) { return cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, n); },
+      ranked = choose<cudnnConvolutionBwdFilterAlgoPerf_t>(
+          dtype, d, [&](int* n) { return cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, n); },
           [&](int req, int* ret, cudnnConvolutionBwdFilterAlgoPerf_t* p) {
             return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, d.x.d, d.y.d, d.conv.d, d.w.d, req, ret, p);
+          },
+          [&](int req, int* ret, cudnnConvolutionBwdFilterAlgoPerf_t* p, void* ws, size_t bytes) {
+            return cudnnFindConvolutionBackwardFilterAlgorithmEx(h, d.x.d, o.x, d.y.d, o.y, d.conv.d, d.w.d, o.out,
+                                                                 req, ret, p, ws, bytes);
           },
           [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* bytes) {
             return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, d.x.d, d.y.d, d.conv.d, d.w.d, a, bytes);
           },
-          "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+          workspace, "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
+          "cudnnFindConvolutionBackwardFilterAlgorithmEx");
       break;
   }
   std::lock_guard<std::mutex> lock(cache_mutex);
@@ -216,8 +279,8 @@ std::vector<Candidate> candidates(Pass pass, DType dtype, int device, const Conv
 // accepts; a candidate that fails either way is dropped from the cache so later calls skip it.
 template <typename Run>
 void run_pass(Pass pass, DType dtype, const Conv2dGeometry& g, cudnnHandle_t h, int device, Descriptors& d,
-              const WorkspaceAllocator& workspace, const Run& run, const char* what) {
-  std::vector<Candidate> list = candidates(pass, dtype, device, g, h, d);
+              const Operands& o, const WorkspaceAllocator& workspace, const Run& run, const char* what) {
+  std::vector<Candidate> list = candidates(pass, dtype, device, g, h, d, o, workspace);
   std::string last_error;
   for (const Candidate& c : list) {
     void* ws = nullptr;
@@ -229,7 +292,10 @@ void run_pass(Pass pass, DType dtype, const Conv2dGeometry& g, cudnnHandle_t h, 
     }
     check(cudnnSetConvolutionMathType(d.conv.d, c.math), "cudnnSetConvolutionMathType");
     cudnnStatus_t status = run(c.algo, ws, c.workspace);
-    if (status == CUDNN_STATUS_SUCCESS) return;
+    if (status == CUDNN_STATUS_SUCCESS) {
+      after_launch(pass == Pass::Forward ? "conv2d" : "conv2d_backward");
+      return;
+    }
     last_error = cudnnGetErrorString(status);
     if (status != CUDNN_STATUS_NOT_SUPPORTED && status != CUDNN_STATUS_BAD_PARAM) break;
     std::lock_guard<std::mutex> lock(cache_mutex);
@@ -261,7 +327,7 @@ void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const v
   check(cudnnSetStream(h, static_cast<cudaStream_t>(stream)), "cudnnSetStream");
   Descriptors d(dtype, g);
   run_pass(
-      Pass::Forward, dtype, g, h, device, d, workspace,
+      Pass::Forward, dtype, g, h, device, d, Operands{x, w, nullptr, y}, workspace,
       [&](int algo, void* ws, size_t bytes) {
         return cudnnConvolutionForward(h, kOne.ptr(dtype), d.x.d, x, d.w.d, w, d.conv.d,
                                        static_cast<cudnnConvolutionFwdAlgo_t>(algo), ws, bytes, kZero.ptr(dtype),
@@ -270,6 +336,7 @@ void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const v
       "cudnnConvolutionForward");
   if (bias != nullptr) {
     check(cudnnAddTensor(h, kOne.ptr(dtype), d.bias.d, bias, kOne.ptr(dtype), d.y.d, y), "cudnnAddTensor");
+    after_launch("conv2d (bias)");
   }
 }
 
@@ -281,7 +348,7 @@ void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, c
   Descriptors d(dtype, g);
   if (grad_x != nullptr) {
     run_pass(
-        Pass::BackwardData, dtype, g, h, device, d, workspace,
+        Pass::BackwardData, dtype, g, h, device, d, Operands{x, w, grad_y, grad_x}, workspace,
         [&](int algo, void* ws, size_t bytes) {
           return cudnnConvolutionBackwardData(h, kOne.ptr(dtype), d.w.d, w, d.y.d, grad_y, d.conv.d,
                                               static_cast<cudnnConvolutionBwdDataAlgo_t>(algo), ws, bytes,
@@ -291,7 +358,7 @@ void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, c
   }
   if (grad_w != nullptr) {
     run_pass(
-        Pass::BackwardFilter, dtype, g, h, device, d, workspace,
+        Pass::BackwardFilter, dtype, g, h, device, d, Operands{x, w, grad_y, grad_w}, workspace,
         [&](int algo, void* ws, size_t bytes) {
           return cudnnConvolutionBackwardFilter(h, kOne.ptr(dtype), d.x.d, x, d.y.d, grad_y, d.conv.d,
                                                 static_cast<cudnnConvolutionBwdFilterAlgo_t>(algo), ws, bytes,
@@ -302,6 +369,7 @@ void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, c
   if (grad_b != nullptr) {
     check(cudnnConvolutionBackwardBias(h, kOne.ptr(dtype), d.y.d, grad_y, kZero.ptr(dtype), d.bias.d, grad_b),
           "cudnnConvolutionBackwardBias");
+    after_launch("conv2d_backward (bias)");
   }
 }
 

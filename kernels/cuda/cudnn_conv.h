@@ -1,11 +1,13 @@
 // 2-D convolution on CUDA through cuDNN's convolution API: the contracts of kernels/cpu/conv.h on
 // contiguous NCHW device arrays, queued on `stream` (a cudaStream_t). float32 (TF32 tensor cores
-// allowed, as PyTorch's default torch.backends.cudnn.allow_tf32), float64, float16 and bfloat16
-// (both accumulating in float32).
+// when cudnn_allow_tf32(), on by default as in PyTorch; never a float16 down-conversion), float64,
+// float16 and bfloat16 (both accumulating in float32).
 //
-// The algorithm for each (operation, shape, dtype, device) is chosen once with cuDNN's heuristics
-// (cudnnGet*Algorithm_v7) and cached; the first candidate that runs within the workspace it asks
-// for is kept. One cuDNN handle per thread and device.
+// The algorithm for each (operation, shape, dtype, device, switches of backend_flags.h) is chosen
+// once and cached: by cuDNN's heuristics (cudnnGet*Algorithm_v7), or with cudnn_benchmark() by
+// timing them all (cudnnFind*AlgorithmEx); with cudnn_deterministic() only deterministic ones. The
+// first candidate that runs within the workspace it asks for is kept. One cuDNN handle per thread
+// and device.
 #pragma once
 
 #include <cstddef>

@@ -8,77 +8,44 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/common/device_error.h"
 #include "kernels/common/dispatch.h"
-#include "kernels/cuda/row_reduce.cuh"
+#include "kernels/cuda/device_errors.h"
+#include "kernels/cuda/launch.cuh"
 
 namespace colony::kernels::cuda {
 namespace {
 
-constexpr int kThreads = 256;
-
-unsigned blocks_for(int64_t n) {
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, 1 << 16)));
-}
-
-#define COLONY_GRID_LOOP(i, n)                                                                     \
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n);           \
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-
-// a += v for the types without a native atomicAdd (16- and 8-bit ones): compare-and-swap on the
-// aligned 32-bit word that holds the element.
-template <typename T>
-__device__ void atomic_add_narrow(T* address, T v) {
-  using C = compute_t<T>;
-  static_assert(sizeof(T) == 1 || sizeof(T) == 2, "narrow types only");
-  auto addr = reinterpret_cast<uintptr_t>(address);
-  auto* word = reinterpret_cast<unsigned int*>(addr & ~uintptr_t{3});
-  unsigned shift = static_cast<unsigned>(addr & 3) * 8;
-  unsigned mask = (sizeof(T) == 1 ? 0xffu : 0xffffu) << shift;
-  unsigned old = *word, assumed;
-  do {
-    assumed = old;
-    T cur;
-    auto cur_bits = static_cast<std::conditional_t<sizeof(T) == 1, uint8_t, uint16_t>>((assumed & mask) >> shift);
-    memcpy(&cur, &cur_bits, sizeof(T));
-    T sum = static_cast<T>(static_cast<C>(cur) + static_cast<C>(v));
-    std::conditional_t<sizeof(T) == 1, uint8_t, uint16_t> sum_bits;
-    memcpy(&sum_bits, &sum, sizeof(T));
-    unsigned replaced = (assumed & ~mask) | (static_cast<unsigned>(sum_bits) << shift);
-    old = atomicCAS(word, assumed, replaced);
-  } while (old != assumed);
-}
-
-template <typename T>
-__device__ __forceinline__ void atomic_add(T* address, T v) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, int32_t>) {
-    atomicAdd(address, v);
-  } else if constexpr (std::is_same_v<T, int64_t>) {
-    // Two's complement: adding as unsigned wraps exactly like signed addition.
-    atomicAdd(reinterpret_cast<unsigned long long*>(address), static_cast<unsigned long long>(v));
-  } else {
-    atomic_add_narrow(address, v);
-  }
-}
-
 template <typename W>
 __global__ void index_select_kernel(const W* x, W* y, int64_t outer, int64_t x_dim, int64_t inner,
-                                    const int64_t* index, int64_t n) {
+                                    const int64_t* index, int64_t n, DeviceErrorRecord* err) {
   int64_t total = outer * n * inner;
   COLONY_GRID_LOOP(t, total) {
     int64_t i = t % inner, rest = t / inner;
     int64_t j = rest % n, o = rest / n;
-    y[t] = x[(o * x_dim + index[j]) * inner + i];
+    const int64_t k = index[j];
+    if (index_in_range(k, x_dim)) {
+      y[t] = x[(o * x_dim + k) * inner + i];
+    } else {
+      record_bad_index(err, CheckedOp::IndexSelect, k, x_dim);
+      y[t] = W{};
+    }
   }
 }
 
 template <typename T>
 __global__ void index_add_kernel(T* out, const T* src, int64_t outer, int64_t out_dim, int64_t inner,
-                                 const int64_t* index, int64_t n) {
+                                 const int64_t* index, int64_t n, DeviceErrorRecord* err) {
   int64_t total = outer * n * inner;
   COLONY_GRID_LOOP(t, total) {
     int64_t i = t % inner, rest = t / inner;
     int64_t j = rest % n, o = rest / n;
-    atomic_add(out + (o * out_dim + index[j]) * inner + i, src[t]);
+    const int64_t k = index[j];
+    if (index_in_range(k, out_dim)) {
+      atomic_add(out + (o * out_dim + k) * inner + i, src[t]);
+    } else {
+      record_bad_index(err, CheckedOp::IndexAdd, k, out_dim);
+    }
   }
 }
 
@@ -104,24 +71,36 @@ __device__ __forceinline__ void position_offsets(int64_t p, const StridedLayout&
 
 // y is contiguous in index's shape: thread p reads index[p] and x at p's coordinates with dim replaced.
 template <typename W>
-__global__ void gather_kernel(const W* x, StridedLayout xl, int dim, const int64_t* index, StridedLayout il, W* y) {
+__global__ void gather_kernel(const W* x, StridedLayout xl, int dim, const int64_t* index, StridedLayout il, W* y,
+                              DeviceErrorRecord* err) {
   int64_t total = il.numel();
   COLONY_GRID_LOOP(p, total) {
     int64_t x_off, i_off, coord;
     position_offsets(p, il, xl.strides, il.strides, dim, x_off, i_off, coord);
-    y[p] = x[x_off + index[i_off] * xl.strides[dim]];
+    const int64_t k = index[i_off];
+    if (index_in_range(k, xl.sizes[dim])) {
+      y[p] = x[x_off + k * xl.strides[dim]];
+    } else {
+      record_bad_index(err, CheckedOp::Gather, k, xl.sizes[dim]);
+      y[p] = W{};
+    }
   }
 }
 
 template <typename T>
 __global__ void scatter_add_kernel(T* out, StridedLayout ol, int dim, const int64_t* index, StridedLayout il,
-                                   const T* src, StridedLayout sl) {
+                                   const T* src, StridedLayout sl, DeviceErrorRecord* err) {
   int64_t total = il.numel();
   COLONY_GRID_LOOP(p, total) {
     int64_t out_off, i_off, coord, s_off, unused;
     position_offsets(p, il, ol.strides, il.strides, dim, out_off, i_off, coord);
+    const int64_t k = index[i_off];
+    if (!index_in_range(k, ol.sizes[dim])) {
+      record_bad_index(err, CheckedOp::ScatterAdd, k, ol.sizes[dim]);
+      continue;
+    }
     position_offsets(p, il, sl.strides, sl.strides, dim, unused, s_off, coord);
-    atomic_add(out + out_off + index[i_off] * ol.strides[dim], src[s_off]);
+    atomic_add(out + out_off + k * ol.strides[dim], src[s_off]);
   }
 }
 
@@ -148,10 +127,10 @@ void index_select(int64_t elem_size, const void* x, void* y, int64_t outer, int6
   if (total == 0) return;
   by_word_size(elem_size, "index_select", [&](auto word) {
     using W = decltype(word);
-    index_select_kernel<W><<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        static_cast<const W*>(x), static_cast<W*>(y), outer, x_dim, inner, index, n);
+    index_select_kernel<W><<<grid_blocks(total), kBlockThreads, 0, as_stream(stream)>>>(
+        static_cast<const W*>(x), static_cast<W*>(y), outer, x_dim, inner, index, n, device_error_record());
   });
-  check_launch("index_select");
+  after_launch("index_select");
 }
 
 void index_add(DType dtype, void* out, const void* src, int64_t outer, int64_t out_dim, int64_t inner,
@@ -159,10 +138,10 @@ void index_add(DType dtype, void* out, const void* src, int64_t outer, int64_t o
   int64_t total = outer * n * inner;
   if (total == 0) return;
   COLONY_DISPATCH_ALL(dtype, "index_add", [&] {
-    index_add_kernel<scalar_t><<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        static_cast<scalar_t*>(out), static_cast<const scalar_t*>(src), outer, out_dim, inner, index, n);
+    index_add_kernel<scalar_t><<<grid_blocks(total), kBlockThreads, 0, as_stream(stream)>>>(
+        static_cast<scalar_t*>(out), static_cast<const scalar_t*>(src), outer, out_dim, inner, index, n, device_error_record());
   });
-  check_launch("index_add");
+  after_launch("index_add");
 }
 
 void gather(int64_t elem_size, const void* x, const StridedLayout& x_layout, int dim, const int64_t* index,
@@ -171,10 +150,10 @@ void gather(int64_t elem_size, const void* x, const StridedLayout& x_layout, int
   if (total == 0) return;
   by_word_size(elem_size, "gather", [&](auto word) {
     using W = decltype(word);
-    gather_kernel<W><<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-        static_cast<const W*>(x), x_layout, dim, index, index_layout, static_cast<W*>(y));
+    gather_kernel<W><<<grid_blocks(total), kBlockThreads, 0, as_stream(stream)>>>(
+        static_cast<const W*>(x), x_layout, dim, index, index_layout, static_cast<W*>(y), device_error_record());
   });
-  check_launch("gather");
+  after_launch("gather");
 }
 
 void scatter_add(DType dtype, void* out, const StridedLayout& out_layout, int dim, const int64_t* index,
@@ -182,17 +161,17 @@ void scatter_add(DType dtype, void* out, const StridedLayout& out_layout, int di
   int64_t total = index_layout.numel();
   if (total == 0) return;
   COLONY_DISPATCH_ALL(dtype, "scatter_add", [&] {
-    scatter_add_kernel<scalar_t><<<blocks_for(total), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+    scatter_add_kernel<scalar_t><<<grid_blocks(total), kBlockThreads, 0, as_stream(stream)>>>(
         static_cast<scalar_t*>(out), out_layout, dim, index, index_layout, static_cast<const scalar_t*>(src),
-        src_layout);
+        src_layout, device_error_record());
   });
-  check_launch("scatter_add");
+  after_launch("scatter_add");
 }
 
 void one_hot(const int64_t* labels, int64_t n, int64_t num_classes, int64_t* y, void* stream) {
   if (n == 0) return;
-  one_hot_kernel<<<blocks_for(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(labels, n, num_classes, y);
-  check_launch("one_hot");
+  one_hot_kernel<<<grid_blocks(n), kBlockThreads, 0, as_stream(stream)>>>(labels, n, num_classes, y);
+  after_launch("one_hot");
 }
 
 }  // namespace colony::kernels::cuda

@@ -1,6 +1,9 @@
 // CUDA indexed reads and writes: the contracts of kernels/cpu/index.h, queued on `stream`.
-// Indices are int64 and already bounds-checked. The accumulating ops use atomics, so the order in
-// which duplicates are added (and hence float rounding) may vary between runs.
+// Indices are int64. index_select, index_add, gather and scatter_add check every index on the
+// device: an index outside the dimension is skipped (reads give 0) and recorded for
+// check_device_errors() (kernels/cuda/device_errors.h), which the runtime's synchronizations call.
+// The accumulating ops use atomics, so the order in which duplicates are added (and hence float
+// rounding) may vary between runs. one_hot expects labels its caller has checked.
 #pragma once
 
 #include <cstdint>

@@ -2,8 +2,11 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernels/common/dispatch.h"
+#include "kernels/common/multi_tensor.h"
+#include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/optim.h"
 
 namespace colony::kernels::cuda {
@@ -11,8 +14,7 @@ namespace {
 
 template <typename T>
 __global__ void sgd_kernel(int64_t n, T* p, const T* g, T* buf, SgdParams s) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+  COLONY_GRID_LOOP(i, n) {
     T unused{};
     sgd_update(p[i], g[i], buf ? buf[i] : unused, s);
   }
@@ -20,43 +22,134 @@ __global__ void sgd_kernel(int64_t n, T* p, const T* g, T* buf, SgdParams s) {
 
 template <typename T>
 __global__ void adam_kernel(int64_t n, T* p, const T* g, T* m, T* v, T* vmax, AdamParams a) {
-  for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < n;
-       i += static_cast<int64_t>(blockDim.x) * gridDim.x) {
+  COLONY_GRID_LOOP(i, n) {
     T unused{};
     adam_update(p[i], g[i], m[i], v[i], vmax ? vmax[i] : unused, a);
   }
 }
 
-unsigned blocks_for(int64_t n) {
-  int64_t b = (n + 255) / 256;
-  return static_cast<unsigned>(b < 1 ? 1 : (b > 4096 ? 4096 : b));
+// One launch's tensors and chunks, passed by value in the kernel parameters (< 4 KB).
+template <int Depth>
+struct TensorChunks {
+  void* ptr[Depth][kMultiTensorMaxTensors];
+  int64_t numel[kMultiTensorMaxTensors];
+  unsigned char block_tensor[kMultiTensorMaxBlocks];
+  int block_chunk[kMultiTensorMaxBlocks];
+};
+static_assert(sizeof(TensorChunks<5>) + sizeof(AdamParams) < 4096, "kernel parameters are limited to 4 KB");
+
+constexpr int kMultiTensorThreads = 512;
+
+// Block b updates chunk block_chunk[b] of tensor block_tensor[b]: [begin, end) of its elements.
+template <int Depth>
+__device__ __forceinline__ int block_range(const TensorChunks<Depth>& c, int64_t& begin, int64_t& end) {
+  const int t = c.block_tensor[blockIdx.x];
+  begin = static_cast<int64_t>(c.block_chunk[blockIdx.x]) * kMultiTensorChunk;
+  end = begin + kMultiTensorChunk < c.numel[t] ? begin + kMultiTensorChunk : c.numel[t];
+  return t;
 }
 
-void check_launch(const char* what) {
-  cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) throw std::runtime_error(std::string(what) + " kernel: " + cudaGetErrorString(err));
+template <typename T>
+__global__ void __launch_bounds__(kMultiTensorThreads) multi_sgd_kernel(TensorChunks<3> c, SgdParams s) {
+  int64_t begin, end;
+  const int t = block_range(c, begin, end);
+  T* p = static_cast<T*>(c.ptr[0][t]);
+  const T* g = static_cast<const T*>(c.ptr[1][t]);
+  T* buf = static_cast<T*>(c.ptr[2][t]);
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    T unused{};
+    sgd_update(p[i], g[i], buf ? buf[i] : unused, s);
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kMultiTensorThreads) multi_adam_kernel(TensorChunks<5> c, AdamParams a) {
+  int64_t begin, end;
+  const int t = block_range(c, begin, end);
+  T* p = static_cast<T*>(c.ptr[0][t]);
+  const T* g = static_cast<const T*>(c.ptr[1][t]);
+  T* m = static_cast<T*>(c.ptr[2][t]);
+  T* v = static_cast<T*>(c.ptr[3][t]);
+  T* vmax = static_cast<T*>(c.ptr[4][t]);
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
+    T unused{};
+    adam_update(p[i], g[i], m[i], v[i], vmax ? vmax[i] : unused, a);
+  }
+}
+
+// Runs launch(chunks, blocks) for each planned launch, with `lists` (Depth parallel pointer lists,
+// an empty list meaning null pointers) packed into the kernel parameters.
+template <int Depth, typename Launch>
+void for_each_launch(const std::vector<const void*> (&lists)[Depth], const std::vector<int64_t>& numels,
+                     const char* op, Launch&& launch) {
+  for (int d = 0; d < Depth; ++d) {
+    if (!lists[d].empty() && lists[d].size() != numels.size()) {
+      throw std::invalid_argument(std::string(op) + ": tensor lists of different lengths");
+    }
+  }
+  for (const MultiTensorLaunch& plan : plan_multi_tensor_launches(numels)) {
+    TensorChunks<Depth> c{};
+    for (size_t k = 0; k < plan.tensors.size(); ++k) {
+      const int t = plan.tensors[k];
+      for (int d = 0; d < Depth; ++d) c.ptr[d][k] = lists[d].empty() ? nullptr : const_cast<void*>(lists[d][t]);
+      c.numel[k] = numels[t];
+    }
+    for (size_t b = 0; b < plan.block_tensor.size(); ++b) {
+      c.block_tensor[b] = static_cast<unsigned char>(plan.block_tensor[b]);
+      c.block_chunk[b] = plan.block_chunk[b];
+    }
+    launch(c, static_cast<unsigned>(plan.block_tensor.size()));
+    after_launch(op);
+  }
+}
+
+template <typename P>
+std::vector<const void*> as_const(const std::vector<P>& v) {
+  return std::vector<const void*>(v.begin(), v.end());
 }
 
 }  // namespace
 
+void sgd_step_multi(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
+                    const std::vector<void*>& bufs, const std::vector<int64_t>& numels, const SgdParams& s,
+                    void* stream) {
+  const std::vector<const void*> lists[3] = {as_const(params), grads, as_const(bufs)};
+  COLONY_DISPATCH_FLOATING(dtype, "sgd_step", [&] {
+    for_each_launch<3>(lists, numels, "sgd_step", [&](const TensorChunks<3>& c, unsigned blocks) {
+      multi_sgd_kernel<scalar_t><<<blocks, kMultiTensorThreads, 0, as_stream(stream)>>>(c, s);
+    });
+  });
+}
+
+void adam_step_multi(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
+                     const std::vector<void*>& m, const std::vector<void*>& v, const std::vector<void*>& vmax,
+                     const std::vector<int64_t>& numels, const AdamParams& a, void* stream) {
+  const std::vector<const void*> lists[5] = {as_const(params), grads, as_const(m), as_const(v), as_const(vmax)};
+  COLONY_DISPATCH_FLOATING(dtype, "adam_step", [&] {
+    for_each_launch<5>(lists, numels, "adam_step", [&](const TensorChunks<5>& c, unsigned blocks) {
+      multi_adam_kernel<scalar_t><<<blocks, kMultiTensorThreads, 0, as_stream(stream)>>>(c, a);
+    });
+  });
+}
+
 void sgd_step(DType dtype, int64_t n, void* param, const void* grad, void* buf, const SgdParams& s, void* stream) {
   if (n == 0) return;
   COLONY_DISPATCH_FLOATING(dtype, "sgd_step", [&] {
-    sgd_kernel<scalar_t><<<blocks_for(n), 256, 0, static_cast<cudaStream_t>(stream)>>>(
+    sgd_kernel<scalar_t><<<grid_blocks(n), kBlockThreads, 0, as_stream(stream)>>>(
         n, static_cast<scalar_t*>(param), static_cast<const scalar_t*>(grad), static_cast<scalar_t*>(buf), s);
   });
-  check_launch("sgd_step");
+  after_launch("sgd_step");
 }
 
 void adam_step(DType dtype, int64_t n, void* param, const void* grad, void* m, void* v, void* vmax, const AdamParams& a,
                void* stream) {
   if (n == 0) return;
   COLONY_DISPATCH_FLOATING(dtype, "adam_step", [&] {
-    adam_kernel<scalar_t><<<blocks_for(n), 256, 0, static_cast<cudaStream_t>(stream)>>>(
+    adam_kernel<scalar_t><<<grid_blocks(n), kBlockThreads, 0, as_stream(stream)>>>(
         n, static_cast<scalar_t*>(param), static_cast<const scalar_t*>(grad), static_cast<scalar_t*>(m),
         static_cast<scalar_t*>(v), static_cast<scalar_t*>(vmax), a);
   });
-  check_launch("adam_step");
+  after_launch("adam_step");
 }
 
 }  // namespace colony::kernels::cuda

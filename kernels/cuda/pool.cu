@@ -12,37 +12,10 @@
 
 #include "kernels/common/dispatch.h"
 #include "kernels/common/pool_window.h"
+#include "kernels/cuda/launch.cuh"
 
 namespace colony::kernels::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned blocks_for(int64_t n) {
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((n + kThreads - 1) / kThreads, 1 << 16)));
-}
-
-void check_launch(const char* op) {
-  cudaError_t err = cudaGetLastError();
-  if (err != cudaSuccess) throw std::runtime_error(std::string(op) + ": CUDA kernel launch failed: " + cudaGetErrorString(err));
-}
-
-#define COLONY_GRID_LOOP(i, n)                                                           \
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < (n); \
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
-
-template <typename T>
-__device__ __forceinline__ void atomic_add(T* address, T v) {
-  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-    atomicAdd(address, v);
-  } else if constexpr (std::is_same_v<T, Half>) {
-    // colony::Half and __half share their 16-bit layout.
-    atomicAdd(reinterpret_cast<__half*>(address), __float2half_rn(static_cast<float>(v)));
-  } else {
-    static_assert(std::is_same_v<T, BFloat16>, "unsupported type");
-    atomicAdd(reinterpret_cast<__nv_bfloat16*>(address), __float2bfloat16_rn(static_cast<float>(v)));
-  }
-}
 
 __device__ __forceinline__ int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -165,16 +138,14 @@ __global__ void adaptive_backward_kernel(Pool2dGeometry g, const T* gy, T* gx) {
   }
 }
 
-cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
-
 }  // namespace
 
 void max_pool2d_forward(DType dtype, const Pool2dGeometry& g, const void* x, void* y, int64_t* indices, void* stream) {
   COLONY_DISPATCH_FLOATING(dtype, "max_pool2d", [&] {
-    max_pool_forward_kernel<scalar_t><<<blocks_for(g.planes * g.out_h * g.out_w), kThreads, 0, as_stream(stream)>>>(
+    max_pool_forward_kernel<scalar_t><<<grid_blocks(g.planes * g.out_h * g.out_w), kBlockThreads, 0, as_stream(stream)>>>(
         g, static_cast<const scalar_t*>(x), static_cast<scalar_t*>(y), indices);
   });
-  check_launch("max_pool2d");
+  after_launch("max_pool2d");
 }
 
 void max_pool2d_backward(DType dtype, const Pool2dGeometry& g, const void* grad_y, const int64_t* indices,
@@ -182,45 +153,45 @@ void max_pool2d_backward(DType dtype, const Pool2dGeometry& g, const void* grad_
   cudaError_t err = cudaMemsetAsync(grad_x, 0, g.planes * g.in_h * g.in_w * element_size(dtype), as_stream(stream));
   if (err != cudaSuccess) throw std::runtime_error(std::string("max_pool2d_backward: cudaMemsetAsync: ") + cudaGetErrorString(err));
   COLONY_DISPATCH_FLOATING(dtype, "max_pool2d_backward", [&] {
-    max_pool_backward_kernel<scalar_t><<<blocks_for(g.planes * g.out_h * g.out_w), kThreads, 0, as_stream(stream)>>>(
+    max_pool_backward_kernel<scalar_t><<<grid_blocks(g.planes * g.out_h * g.out_w), kBlockThreads, 0, as_stream(stream)>>>(
         g, static_cast<const scalar_t*>(grad_y), indices, static_cast<scalar_t*>(grad_x));
   });
-  check_launch("max_pool2d_backward");
+  after_launch("max_pool2d_backward");
 }
 
 void avg_pool2d_forward(DType dtype, const Pool2dGeometry& g, bool count_include_pad, int64_t divisor_override,
                         const void* x, void* y, void* stream) {
   COLONY_DISPATCH_FLOATING(dtype, "avg_pool2d", [&] {
-    avg_pool_forward_kernel<scalar_t><<<blocks_for(g.planes * g.out_h * g.out_w), kThreads, 0, as_stream(stream)>>>(
+    avg_pool_forward_kernel<scalar_t><<<grid_blocks(g.planes * g.out_h * g.out_w), kBlockThreads, 0, as_stream(stream)>>>(
         g, count_include_pad, divisor_override, static_cast<const scalar_t*>(x), static_cast<scalar_t*>(y));
   });
-  check_launch("avg_pool2d");
+  after_launch("avg_pool2d");
 }
 
 void avg_pool2d_backward(DType dtype, const Pool2dGeometry& g, bool count_include_pad, int64_t divisor_override,
                          const void* grad_y, void* grad_x, void* stream) {
   COLONY_DISPATCH_FLOATING(dtype, "avg_pool2d_backward", [&] {
-    avg_pool_backward_kernel<scalar_t><<<blocks_for(g.planes * g.in_h * g.in_w), kThreads, 0, as_stream(stream)>>>(
+    avg_pool_backward_kernel<scalar_t><<<grid_blocks(g.planes * g.in_h * g.in_w), kBlockThreads, 0, as_stream(stream)>>>(
         g, count_include_pad, divisor_override, static_cast<const scalar_t*>(grad_y), static_cast<scalar_t*>(grad_x));
   });
-  check_launch("avg_pool2d_backward");
+  after_launch("avg_pool2d_backward");
 }
 
 void adaptive_avg_pool2d_forward(DType dtype, const Pool2dGeometry& g, const void* x, void* y, void* stream) {
   COLONY_DISPATCH_FLOATING(dtype, "adaptive_avg_pool2d", [&] {
-    adaptive_forward_kernel<scalar_t><<<blocks_for(g.planes * g.out_h * g.out_w), kThreads, 0, as_stream(stream)>>>(
+    adaptive_forward_kernel<scalar_t><<<grid_blocks(g.planes * g.out_h * g.out_w), kBlockThreads, 0, as_stream(stream)>>>(
         g, static_cast<const scalar_t*>(x), static_cast<scalar_t*>(y));
   });
-  check_launch("adaptive_avg_pool2d");
+  after_launch("adaptive_avg_pool2d");
 }
 
 void adaptive_avg_pool2d_backward(DType dtype, const Pool2dGeometry& g, const void* grad_y, void* grad_x,
                                   void* stream) {
   COLONY_DISPATCH_FLOATING(dtype, "adaptive_avg_pool2d_backward", [&] {
-    adaptive_backward_kernel<scalar_t><<<blocks_for(g.planes * g.in_h * g.in_w), kThreads, 0, as_stream(stream)>>>(
+    adaptive_backward_kernel<scalar_t><<<grid_blocks(g.planes * g.in_h * g.in_w), kBlockThreads, 0, as_stream(stream)>>>(
         g, static_cast<const scalar_t*>(grad_y), static_cast<scalar_t*>(grad_x));
   });
-  check_launch("adaptive_avg_pool2d_backward");
+  after_launch("adaptive_avg_pool2d_backward");
 }
 
 }  // namespace colony::kernels::cuda

@@ -3,6 +3,8 @@
 #include <cuda_runtime.h>
 
 #include <climits>
+#include <stdexcept>
+#include <string>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -37,6 +39,20 @@ __global__ void sum_rows_kernel(const T* x, Y* y, int64_t rows, int64_t len, dou
     acc = group_allreduce<kWarp>(acc, Plus{}, shared);
     if (g.lane == 0) y[row] = finish_sum<Y>(acc, scale);
   }
+}
+
+// Pass 1 of a split row sum: block (s, row) sums elements [s * chunk, (s + 1) * chunk) of its row.
+template <typename T>
+__global__ void sum_row_chunks_kernel(const T* x, sum_acc_t<T>* partials, int64_t len, RowSplit split) {
+  using Acc = sum_acc_t<T>;
+  __shared__ Acc shared[32];
+  const int64_t row = blockIdx.y, begin = static_cast<int64_t>(blockIdx.x) * split.chunk;
+  const int64_t end = begin + split.chunk < len ? begin + split.chunk : len;
+  const T* xr = x + row * len;
+  Acc acc = Acc(0);
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) acc += static_cast<Acc>(xr[i]);
+  acc = block_allreduce(acc, Plus{}, shared);
+  if (threadIdx.x == 0) partials[row * split.splits + blockIdx.x] = acc;
 }
 
 constexpr int kColumnTile = 32;  // columns per block (one warp wide: coalesced reads)
@@ -177,15 +193,23 @@ void launch_rows(Kernel warp_kernel, Kernel block_kernel, int64_t rows, int64_t 
                  Args... args) {
   if (rows == 0) return;
   bool warp = use_warp_rows(len);
-  (warp ? warp_kernel : block_kernel)<<<row_blocks(rows, warp), kRowThreads, 0, static_cast<cudaStream_t>(stream)>>>(
+  (warp ? warp_kernel : block_kernel)<<<row_blocks(rows, warp), kRowThreads, 0, as_stream(stream)>>>(
       args...);
-  check_launch(op);
+  after_launch(op);
 }
 
 }  // namespace
 
+size_t sum_workspace_bytes(DType x_dtype, int64_t outer, int64_t len, int64_t inner) {
+  const RowSplit split = inner == 1 ? split_rows(outer, len) : RowSplit{};
+  if (split.splits <= 1) return 0;
+  size_t acc_size = 8;  // int64 or double
+  if (x_dtype == DType::Float32 || x_dtype == DType::Float16 || x_dtype == DType::BFloat16) acc_size = 4;
+  return static_cast<size_t>(outer * split.splits) * acc_size;
+}
+
 void sum(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, int64_t len, int64_t inner,
-         double scale, void* stream) {
+         double scale, void* workspace, void* stream) {
   COLONY_DISPATCH_ALL(x_dtype, "sum", [&] {
     using Y = std::conditional_t<std::is_floating_point_v<compute_t<scalar_t>>, scalar_t, int64_t>;
     if (y_dtype != dtype_of<Y>::value) {
@@ -195,16 +219,26 @@ void sum(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, in
     const auto* xp = static_cast<const scalar_t*>(x);
     auto* yp = static_cast<Y*>(y);
     if (outer == 0 || inner == 0) return;
-    if (inner == 1) {
+    const RowSplit split = inner == 1 ? split_rows(outer, len) : RowSplit{};
+    if (split.splits > 1) {
+      using Acc = sum_acc_t<scalar_t>;
+      auto* partials = static_cast<Acc*>(workspace);
+      if (partials == nullptr) throw std::invalid_argument("sum: this shape needs a workspace (sum_workspace_bytes)");
+      sum_row_chunks_kernel<scalar_t><<<dim3(static_cast<unsigned>(split.splits), static_cast<unsigned>(outer)),
+                                        kRowThreads, 0, as_stream(stream)>>>(xp, partials, len, split);
+      after_launch("sum");
+      launch_rows(sum_rows_kernel<true, Acc, Y>, sum_rows_kernel<false, Acc, Y>, outer, split.splits, stream, "sum",
+                  static_cast<const Acc*>(partials), yp, outer, split.splits, scale);
+    } else if (inner == 1) {
       launch_rows(sum_rows_kernel<true, scalar_t, Y>, sum_rows_kernel<false, scalar_t, Y>, outer, len, stream, "sum",
                   xp, yp, outer, len, scale);
     } else {
       dim3 block(kColumnTile, kColumnSplit);
-      dim3 grid(static_cast<unsigned>((inner + kColumnTile - 1) / kColumnTile),
-                static_cast<unsigned>(std::min<int64_t>(outer, 65535)));
-      sum_columns_kernel<scalar_t, Y><<<grid, block, 0, static_cast<cudaStream_t>(stream)>>>(xp, yp, outer, len, inner,
+      dim3 grid(static_cast<unsigned>(ceil_div(inner, kColumnTile)),
+                static_cast<unsigned>(std::min<int64_t>(outer, kMaxGridY)));
+      sum_columns_kernel<scalar_t, Y><<<grid, block, 0, as_stream(stream)>>>(xp, yp, outer, len, inner,
                                                                                             scale);
-      check_launch("sum");
+      after_launch("sum");
     }
   });
 }

@@ -3,15 +3,20 @@
 // then in a fixed-order tree across threads, so results are deterministic run to run.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "kernels/common/dtype.h"
 
 namespace colony::kernels::cuda {
 
-// y[o, i] = scale * sum_r x[o, r, i]; integral and bool inputs sum exactly into int64.
+// y[o, i] = scale * sum_r x[o, r, i]; integral and bool inputs sum exactly into int64. A few long
+// rows (a full reduction is one) are summed in two passes over the whole device
+// (kernels::split_rows): block partials in `workspace`, then one sum per row.
 void sum(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, int64_t len, int64_t inner,
-         double scale, void* stream);
+         double scale, void* workspace, void* stream);
+// Bytes of device workspace sum() needs for this shape (0: none, workspace may be null).
+size_t sum_workspace_bytes(DType x_dtype, int64_t outer, int64_t len, int64_t inner);
 
 // Per-row variance of a contiguous [rows, len] float array (Welford per thread, Chan's merge
 // across threads), divided by max(0, len - correction).

@@ -7,14 +7,44 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cuda/device_errors.h"
+
 namespace colony::kernels::cuda {
 namespace {
 
+// The op of the last kernel this thread launched (a string literal), so that an asynchronous fault
+// reported by a later call can be traced to a candidate.
+thread_local const char* last_op = nullptr;
+
+// Errors raised by a kernel while it runs; the runtime reports them at the next call.
+bool is_device_fault(cudaError_t err) {
+  switch (err) {
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorAssert:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorHardwareStackError:
+    case cudaErrorInvalidPc:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorInvalidAddressSpace:
+      return true;
+    default:
+      return false;
+  }
+}
+
 void check(cudaError_t err, const char* call) {
   if (err == cudaSuccess) return;
-  // Clear the sticky last error so that the next, unrelated call does not report this one again.
+  // Clear the last error so that the next, unrelated call does not report this one again (a device
+  // fault stays sticky: the context is unusable after it).
   cudaGetLastError();
-  throw std::runtime_error(std::string(call) + ": " + cudaGetErrorString(err));
+  std::string msg = std::string(call) + ": " + cudaGetErrorString(err);
+  if (is_device_fault(err) && !sync_after_launch()) {
+    msg += std::string(" (a kernel faulted earlier; the last op launched on this thread was ") +
+           (last_op ? last_op : "none") + "; rerun with COLONY_CUDA_SYNC=1 to report the fault at the op that caused it)";
+  }
+  throw std::runtime_error(msg);
 }
 
 cudaStream_t as_stream(void* s) { return static_cast<cudaStream_t>(s); }
@@ -52,7 +82,11 @@ int current_device() {
 
 void set_device(int index) { check(cudaSetDevice(index), "cudaSetDevice"); }
 
-void device_synchronize() { check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); }
+void device_synchronize() {
+  count_host_sync();
+  check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  check_device_errors();
+}
 
 void* device_malloc(size_t nbytes) {
   void* p = nullptr;
@@ -66,7 +100,10 @@ void* device_malloc(size_t nbytes) {
   return p;
 }
 
-void device_free(void* ptr) { check(cudaFree(ptr), "cudaFree"); }
+void device_free(void* ptr) {
+  count_host_sync();  // cudaFree waits for the whole device
+  check(cudaFree(ptr), "cudaFree");
+}
 
 void* host_alloc_pinned(size_t nbytes) {
   void* p = nullptr;
@@ -76,7 +113,10 @@ void* host_alloc_pinned(size_t nbytes) {
   return p;
 }
 
-void host_free_pinned(void* ptr) { check(cudaFreeHost(ptr), "cudaFreeHost"); }
+void host_free_pinned(void* ptr) {
+  count_host_sync();  // cudaFreeHost waits for the whole device
+  check(cudaFreeHost(ptr), "cudaFreeHost");
+}
 
 bool is_pinned(const void* ptr) {
   cudaPointerAttributes attr{};
@@ -94,7 +134,11 @@ void memcpy(void* dst, const void* src, size_t nbytes, CopyKind kind, void* stre
                      : kind == CopyKind::DeviceToHost ? cudaMemcpyDeviceToHost
                                                       : cudaMemcpyDeviceToDevice;
   check(cudaMemcpyAsync(dst, src, nbytes, k, as_stream(stream)), "cudaMemcpyAsync");
-  if (!async) check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");
+  if (!async) {
+    count_host_sync();
+    check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");
+    check_device_errors();
+  }
 }
 
 void* stream_create(int priority) {
@@ -111,7 +155,9 @@ void* stream_create(int priority) {
 }
 
 void stream_synchronize(void* stream) {
+  count_host_sync();
   check(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");
+  check_device_errors();
 }
 
 bool stream_query(void* stream) { return ready(cudaStreamQuery(as_stream(stream)), "cudaStreamQuery"); }
@@ -133,7 +179,9 @@ void stream_wait_event(void* stream, void* event) {
 }
 
 void event_synchronize(void* event) {
+  count_host_sync();
   check(cudaEventSynchronize(as_event(event)), "cudaEventSynchronize");
+  check_device_errors();
 }
 
 bool event_query(void* event) { return ready(cudaEventQuery(as_event(event)), "cudaEventQuery"); }
@@ -142,6 +190,24 @@ float event_elapsed_ms(void* start, void* end) {
   float ms = 0.f;
   check(cudaEventElapsedTime(&ms, as_event(start), as_event(end)), "cudaEventElapsedTime");
   return ms;
+}
+
+void after_launch(const char* op) {
+  count_launch();
+  last_op = op;
+  cudaError_t err = cudaGetLastError();
+  if (err != cudaSuccess)
+    throw std::runtime_error(std::string(op) + ": kernel launch failed: " + cudaGetErrorString(err));
+  if (!sync_after_launch()) return;
+  count_host_sync();
+  err = cudaDeviceSynchronize();
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    throw std::runtime_error(std::string(op) + ": CUDA error in the kernel (found by COLONY_CUDA_SYNC=1): " +
+                             cudaGetErrorString(err));
+  }
+  // A bad index the kernel recorded is reported here too, at the op that launched it.
+  check_device_errors();
 }
 
 }  // namespace colony::kernels::cuda

@@ -1,10 +1,14 @@
 // Thin, checked wrappers over the CUDA runtime, in plain C++ types so that code compiled without
 // CUDA headers can include this file. Only called from code under #ifdef COLONY_WITH_CUDA.
-// Every failure throws std::runtime_error naming the call and cudaGetErrorString's text.
+// Every failure throws std::runtime_error naming the call and cudaGetErrorString's text. Every
+// synchronization (device, stream, event, blocking copy) then reports a bad index a kernel
+// recorded on the device (check_device_errors in kernels/cuda/device_errors.h).
 #pragma once
 
 #include <cstddef>
 #include <string>
+
+#include "kernels/cuda/runtime_counters.h"
 
 namespace colony::kernels::cuda {
 
@@ -35,5 +39,12 @@ void stream_wait_event(void* stream, void* event);
 void event_synchronize(void* event);
 bool event_query(void* event);
 float event_elapsed_ms(void* start, void* end);
+
+// Called right after each kernel launch (and each cuBLAS / cuDNN call) made for `op`, a string
+// literal ("conv2d", "sgd_step"): counts the launch, throws when the launch itself failed (naming
+// `op`), and with COLONY_CUDA_SYNC=1 waits for the device so that a fault in the kernel is
+// reported here, naming `op`. Without the switch a fault surfaces at a later runtime call, whose
+// message then names the last op launched on this thread and suggests COLONY_CUDA_SYNC=1.
+void after_launch(const char* op);
 
 }  // namespace colony::kernels::cuda

@@ -103,10 +103,6 @@ __global__ void softmax_backward_columns_kernel(const T* g, const T* y, T* gx, i
   }
 }
 
-unsigned column_blocks(int64_t columns) {
-  return static_cast<unsigned>(std::max<int64_t>(1, std::min<int64_t>((columns + kRowThreads - 1) / kRowThreads, 1 << 16)));
-}
-
 template <bool kLog, typename T>
 void softmax_typed(const T* x, T* y, int64_t outer, int64_t dim, int64_t inner, cudaStream_t s) {
   if (inner == 1) {
@@ -114,7 +110,7 @@ void softmax_typed(const T* x, T* y, int64_t outer, int64_t dim, int64_t inner, 
     auto kernel = warp ? softmax_rows_kernel<true, kLog, T> : softmax_rows_kernel<false, kLog, T>;
     kernel<<<row_blocks(outer, warp), kRowThreads, 0, s>>>(x, y, outer, dim);
   } else {
-    softmax_columns_kernel<kLog, T><<<column_blocks(outer * inner), kRowThreads, 0, s>>>(x, y, outer, dim, inner);
+    softmax_columns_kernel<kLog, T><<<grid_blocks(outer * inner, kRowThreads), kRowThreads, 0, s>>>(x, y, outer, dim, inner);
   }
 }
 
@@ -126,7 +122,7 @@ void softmax_backward_typed(const T* g, const T* y, T* gx, int64_t outer, int64_
     kernel<<<row_blocks(outer, warp), kRowThreads, 0, s>>>(g, y, gx, outer, dim);
   } else {
     softmax_backward_columns_kernel<kLog, T>
-        <<<column_blocks(outer * inner), kRowThreads, 0, s>>>(g, y, gx, outer, dim, inner);
+        <<<grid_blocks(outer * inner, kRowThreads), kRowThreads, 0, s>>>(g, y, gx, outer, dim, inner);
   }
 }
 
@@ -135,7 +131,7 @@ void softmax_backward_typed(const T* g, const T* y, T* gx, int64_t outer, int64_
 void softmax(DType dtype, const void* x, void* y, int64_t outer, int64_t dim, int64_t inner, bool log, void* stream) {
   if (outer * dim * inner == 0) return;
   const char* op = log ? "log_softmax" : "softmax";
-  auto s = static_cast<cudaStream_t>(stream);
+  auto s = as_stream(stream);
   COLONY_DISPATCH_FLOATING(dtype, op, [&] {
     const auto* xp = static_cast<const scalar_t*>(x);
     auto* yp = static_cast<scalar_t*>(y);
@@ -145,14 +141,14 @@ void softmax(DType dtype, const void* x, void* y, int64_t outer, int64_t dim, in
       softmax_typed<false>(xp, yp, outer, dim, inner, s);
     }
   });
-  check_launch(op);
+  after_launch(op);
 }
 
 void softmax_backward(DType dtype, const void* g, const void* y, void* gx, int64_t outer, int64_t dim, int64_t inner,
                       bool log, void* stream) {
   if (outer * dim * inner == 0) return;
   const char* op = log ? "log_softmax_backward" : "softmax_backward";
-  auto s = static_cast<cudaStream_t>(stream);
+  auto s = as_stream(stream);
   COLONY_DISPATCH_FLOATING(dtype, op, [&] {
     const auto* gp = static_cast<const scalar_t*>(g);
     const auto* yp = static_cast<const scalar_t*>(y);
@@ -163,7 +159,7 @@ void softmax_backward(DType dtype, const void* g, const void* y, void* gx, int64
       softmax_backward_typed<false>(gp, yp, gxp, outer, dim, inner, s);
     }
   });
-  check_launch(op);
+  after_launch(op);
 }
 
 }  // namespace colony::kernels::cuda

@@ -6,7 +6,7 @@
 
 #include <thread>
 
-#include "distributed/ddp.h"
+#include "distributed/ddp/ddp.h"
 #include "distributed/init.h"
 #include "nn/functional.h"
 #include "nn/linear.h"

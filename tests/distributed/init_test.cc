@@ -1,11 +1,15 @@
-// init_process_group under other launchers than torchrun/colonyrun: mpirun's and srun's variables
-// give the same group, and the torchrun variables they are exported as make DistributedSampler
-// shard by the same rank (it reads RANK and WORLD_SIZE by itself).
+// init_process_group under other launchers than colonyrun: mpirun's and srun's variables give the
+// same group, and the torchrun variables they are exported as make DistributedSampler shard by
+// the same rank (it reads RANK and WORLD_SIZE by itself); under PyTorch's torchrun the ranks meet
+// through its agent's store (a server written to its protocol stands in), keys under the attempt.
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "data/sampler.h"
 #include "distributed/init.h"
+#include "distributed/store/store.h"
+#include "tests/distributed/store/torch_store_server.h"
 #include "tests/multiprocess.h"
 #include "tests/test_util.h"
 
@@ -98,6 +102,68 @@ TEST(InitProcessGroup, BadRankAndBackendAreExplained) {
   b.backend = "mpi";
   EXPECT_TRUE(testing::throws_with<std::invalid_argument>([&] { dist::init_process_group(b); },
                                                           "unknown backend \"mpi\""));
+  EXPECT_FALSE(dist::is_initialized());
+}
+
+TEST(InitProcessGroup, NcclWithoutAGpuSaysWhatIsMissing) {
+  if (cuda::device_count() > 0) GTEST_SKIP() << "this machine has a GPU";
+  dist::InitOptions o;
+  o.backend = "nccl";
+  EXPECT_TRUE(testing::throws_with<std::invalid_argument>([&] { dist::init_process_group(o); },
+                                                          "backend \"nccl\" needs a CUDA device and a CUDA build"));
+  EXPECT_FALSE(dist::is_initialized());
+}
+
+TEST(InitProcessGroup, UnderTorchrunTheRanksMeetThroughItsAgentsStore) {
+  // torchrun's agent hosts a PyTorch TCPStore on MASTER_PORT and says so; this is its second
+  // attempt (one restart).
+  std::unique_ptr<dist::testing::TorchStoreServer> agent;
+  if (!in_rank_child()) agent = std::make_unique<dist::testing::TorchStoreServer>();
+  testing::RunRanksOptions o;
+  o.env = {{"TORCHELASTIC_USE_AGENT_STORE", "True"},
+           {"TORCHELASTIC_RUN_ID", "none"},
+           {"TORCHELASTIC_RESTART_COUNT", "1"}};
+  o.master_port = agent ? agent->port() : 0;
+  auto results = run_ranks(2, [](int rank) {
+    EXPECT_EQ(dist::restart_count(), 1);
+    expect_two_rank_group(rank);
+  }, o);
+  if (in_rank_child()) return;
+  EXPECT_TRUE(testing::all_succeeded(results));
+  // Every key Colony wrote is under its prefix for this attempt (after PyTorch's leading "/").
+  const auto data = agent->data();
+  EXPECT_FALSE(data.empty());
+  for (const auto& [key, value] : data) EXPECT_EQ(key.rfind("/colony/attempt_1/", 0), 0u) << key;
+}
+
+TEST(InitProcessGroup, ErrorsNameTheLauncherThatWasDetected) {
+  const int port = testing::free_port();
+  ::setenv("TORCHELASTIC_USE_AGENT_STORE", "True", 1);
+  ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+  ::setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
+  dist::InitOptions o;
+  o.rank = 1;
+  o.world_size = 2;
+  o.timeout = std::chrono::milliseconds(500);
+  try {
+    dist::init_process_group(o);
+    ADD_FAILURE() << "expected a StoreError";
+  } catch (const dist::StoreError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("hosted by torchrun's agent"), std::string::npos) << m;
+    EXPECT_NE(m.find("127.0.0.1:" + std::to_string(port)), std::string::npos) << m;
+    EXPECT_NE(m.find("launcher detected: torchrun (TORCHELASTIC_USE_AGENT_STORE=True"), std::string::npos) << m;
+  }
+  for (const char* v : {"TORCHELASTIC_USE_AGENT_STORE", "MASTER_ADDR", "MASTER_PORT", "RANK", "WORLD_SIZE",
+                        "LOCAL_RANK", "LOCAL_WORLD_SIZE"})
+    ::unsetenv(v);
+  ::setenv("OMPI_COMM_WORLD_SIZE", "2", 1);
+  ::setenv("OMPI_COMM_WORLD_RANK", "1", 1);
+  EXPECT_TRUE(testing::throws_with<std::invalid_argument>([] { dist::init_process_group(); },
+                                                          "launcher detected: mpirun (Open MPI)"));
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_RANK", "RANK", "WORLD_SIZE", "LOCAL_RANK",
+                        "LOCAL_WORLD_SIZE"})
+    ::unsetenv(v);
   EXPECT_FALSE(dist::is_initialized());
 }
 

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "autograd/autocast.h"
 #include "autograd/ops.h"
 #include "nn/nn.h"
 #include "tests/test_util.h"
@@ -101,6 +102,36 @@ TEST(Init, KaimingUniformDefaultBoundIsOneOverSqrtFanIn) {
   double xb = std::sqrt(6.0 / 500);
   for (double x : values(t)) ASSERT_LE(std::abs(x), xb);
   EXPECT_TRUE(throws_with([&] { Tensor v = raw::empty({3}); init::kaiming_uniform_(v); }, "fewer than 2 dimensions"));
+}
+
+// autocast's policy for the nn functions: linear (bias included) in the lower precision, the losses
+// in float32, and float32 gradients for float32 parameters.
+TEST(Functional, AutocastPolicy) {
+  for (DType low : {kBFloat16, kFloat16}) {
+    SCOPED_TRACE(dtype_name(low));
+    Tensor x = raw::ones({4, 6}), w = raw::full({5, 6}, 0.1), b = raw::full({5}, 0.2);
+    w.requires_grad_();
+    b.requires_grad_();
+    Tensor target = raw::zeros({4}, TensorOptions(kInt64));
+    Tensor y, ce;
+    {
+      AutocastGuard amp(DeviceType::CPU, low);
+      y = F::linear(x, w, b);
+      EXPECT_EQ(y.dtype(), low);
+      EXPECT_EQ(F::linear(raw::ones({2, 3, 6}), w, b).dtype(), low);
+      ce = F::cross_entropy(y, target);
+      EXPECT_EQ(ce.dtype(), kFloat32);
+      EXPECT_EQ(F::nll_loss(F::log_softmax(y, 1), target).dtype(), kFloat32);
+      EXPECT_EQ(F::nll_loss(y, target).dtype(), kFloat32);
+      EXPECT_EQ(F::mse_loss(y, y).dtype(), kFloat32);
+      EXPECT_EQ(F::softmax(y, 1).dtype(), kFloat32);
+      EXPECT_EQ(F::relu(y).dtype(), low);
+    }
+    EXPECT_TRUE(all_close(y, raw::full({4, 5}, 0.8), 1e-2, 1e-2));
+    ce.backward();
+    EXPECT_EQ(w.grad().dtype(), kFloat32);
+    EXPECT_EQ(b.grad().dtype(), kFloat32);
+  }
 }
 
 }  // namespace

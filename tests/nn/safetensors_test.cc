@@ -95,6 +95,53 @@ TEST(Safetensors, RejectsMalformedFiles) {
   EXPECT_TRUE(throws_with([&] { decode_safetensors(huge, "f"); }, "exceeds the 100 MB limit"));
 }
 
+// A file claiming [2^62] float32s: 2^64 bytes wrap to 0 in unchecked arithmetic, so the empty data
+// section "matched" and the tensor was later read out of bounds.
+TEST(Safetensors, RejectsShapesWhoseByteCountOverflows) {
+  EXPECT_TRUE(throws_with(
+      [&] { decode_safetensors(make_file(R"({"big":{"dtype":"F32","shape":[4611686018427387904],"data_offsets":[0,0]}})", ""), "f.st"); },
+      "safetensors f.st: tensor \"big\" of shape [4611686018427387904] and dtype float32 would need more bytes"));
+  EXPECT_TRUE(throws_with(
+      [&] { decode_safetensors(make_file(R"({"big":{"dtype":"U8","shape":[4294967296,4294967296],"data_offsets":[0,0]}})", ""), "f.st"); },
+      "tensor \"big\" of shape [4294967296, 4294967296]"));
+  EXPECT_TRUE(throws_with(
+      [&] { decode_safetensors(make_file(R"({"big":{"dtype":"U8","shape":[9223372036854775808],"data_offsets":[0,0]}})", ""), "f.st"); },
+      "tensor \"big\" has dimension 9223372036854775808, more than int64 holds"));
+}
+
+TEST(Safetensors, HeaderNumberOverflowNamesTheFile) {
+  // nlohmann reports 1e400 as out_of_range, not parse_error: it escaped without the file's name.
+  EXPECT_TRUE(throws_with(
+      [&] { decode_safetensors(make_file(R"({"__metadata__":{},"a":1e400})", ""), "f.st"); },
+      "safetensors f.st: malformed JSON header"));
+}
+
+TEST(Safetensors, DeepNestingIsRefusedBeforeParsing) {
+  // 10 MB of '[' (the probe used 50 MB: 3.7 GB and 13 s inside the parser before it failed).
+  const std::string deep(10'000'000, '[');
+  EXPECT_TRUE(throws_with([&] { decode_safetensors(make_file(deep, ""), "f.st"); },
+                          "safetensors f.st: header nests arrays and objects more than 128 deep"));
+  // Brackets inside strings do not count.
+  const std::string name = std::string(200, '[') + "\\\"{";
+  std::string file = make_file(R"({"__metadata__":{"k":")" + name + R"("}})", "");
+  EXPECT_EQ(decode_safetensors(file, "f.st").metadata.at("k"), std::string(200, '[') + "\"{");
+}
+
+TEST(Safetensors, DuplicateKeysAreAnError) {
+  EXPECT_TRUE(throws_with(
+      [&] {
+        decode_safetensors(make_file(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})",
+                                     std::string(1, 0)), "f.st");
+      },
+      "safetensors f.st: header has the key \"a\" twice in one object"));
+  EXPECT_TRUE(throws_with(
+      [&] { decode_safetensors(make_file(R"({"__metadata__":{"epoch":"1","epoch":"9"}})", ""), "f.st"); },
+      "the key \"epoch\" twice"));
+  // The same key in two different objects is fine.
+  std::string ok = make_file(R"({"__metadata__":{"dtype":"x"},"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", std::string(1, 0));
+  EXPECT_EQ(decode_safetensors(ok, "f.st").tensors.size(), 1u);
+}
+
 TEST(Safetensors, SaveIsAtomicAndLoadNamesTheFile) {
   std::string dir = ::testing::TempDir();
   std::string path = dir + "/model.safetensors";
@@ -103,7 +150,7 @@ TEST(Safetensors, SaveIsAtomicAndLoadNamesTheFile) {
   SafetensorsContents c = load_safetensors(path);
   EXPECT_EQ(colony::testing::values(c.tensors[0].second), (std::vector<double>{0, 0, 0}));
   // No temporary file is left beside it.
-  EXPECT_NE(access((path + ".tmp." + std::to_string(getpid())).c_str(), F_OK), 0);
+  EXPECT_NE(access(temporary_path_for(path).c_str(), F_OK), 0);
   EXPECT_TRUE(throws_with([&] { load_safetensors(dir + "/missing.safetensors"); }, "missing.safetensors"));
   EXPECT_TRUE(throws_with([&] { save_safetensors("/nonexistent-dir/x.safetensors", {}); }, "cannot create"));
 }

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "autograd/ops.h"
 #include "optim/optim.h"
@@ -140,6 +141,42 @@ TEST(Optimizer, ParamGroupsAndStateDictRoundTrip) {
   EXPECT_TRUE(throws_with([&] { single.load_state_dict(state); }, "more parameter groups than this optimizer"));
   EXPECT_TRUE(throws_with([&] { SGD(std::vector<ParamGroup>{{{a}, {}}, {{a}, {}}}, SGDOptions(0.1)); },
                           "some parameters appear in more than one parameter group"));
+}
+
+// NaN passed every "< 0" check; a checkpoint's options were not checked at all.
+TEST(Optimizer, NanAndOutOfRangeOptionsAreRefusedEverywhere) {
+  Tensor a = raw::ones({2}, TensorOptions(kFloat64).requires_grad(true));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_TRUE(throws_with([&] { SGD(std::vector<Tensor>{a}, SGDOptions(nan)); }, "option \"lr\" is nan"));
+  EXPECT_TRUE(throws_with([&] { SGD(std::vector<Tensor>{a}, SGDOptions(0.1).momentum(nan)); }, "option \"momentum\" is nan"));
+  EXPECT_TRUE(throws_with([&] { SGD(std::vector<Tensor>{a}, SGDOptions(0.1).momentum(-0.5)); }, "SGD: invalid momentum value -0.5"));
+  EXPECT_TRUE(throws_with([&] { Adam(std::vector<Tensor>{a}, AdamOptions(nan)); }, "option \"lr\" is nan"));
+  EXPECT_TRUE(throws_with([&] { Adam(std::vector<Tensor>{a}, AdamOptions(0.1).betas(0.9, 1.0)); }, "invalid beta parameter at index 1"));
+
+  // A group added later, and a group given to the constructor, are checked by the optimizer's rules.
+  Tensor b = raw::ones({2}, TensorOptions(kFloat64).requires_grad(true));
+  Tensor c = raw::ones({2}, TensorOptions(kFloat64).requires_grad(true));
+  SGD opt({a}, SGDOptions(0.1).momentum(0.9));
+  EXPECT_TRUE(throws_with([&] { opt.add_param_group({{b}, {{"lr", -1.0}}}); }, "SGD: invalid learning rate -1"));
+  EXPECT_TRUE(throws_with([&] { Adam(std::vector<Tensor>{c}, AdamOptions(0.1).eps(-1)); }, "Adam: invalid epsilon value"));
+
+  // load_state_dict: each bad value is refused and nothing is changed.
+  for (const auto& [key, value] : std::vector<std::pair<std::string, double>>{
+           {"lr", nan}, {"lr", -0.1}, {"momentum", -1}, {"momentum", std::numeric_limits<double>::infinity()}}) {
+    NamedTensors state = opt.state_dict();
+    for (auto& [n, t] : state)
+      if (n == "param_groups.0." + key) t = raw::scalar_tensor(value, kFloat64);
+    EXPECT_TRUE(throws_with([&] { opt.load_state_dict(state); }, "optimizer load_state_dict: group 0:")) << key;
+    EXPECT_EQ(opt.lr(), 0.1);
+    EXPECT_EQ(opt.param_groups()[0].options.at("momentum"), 0.9);
+  }
+  NamedTensors state = opt.state_dict();
+  for (auto& [n, t] : state)
+    if (n == "param_groups.0.num_params") t = raw::scalar_tensor(nan, kFloat64);
+  EXPECT_TRUE(throws_with([&] { opt.load_state_dict(state); }, "group 0 has nan parameters in the state but 1 here"));
+  for (auto& [n, t] : state)
+    if (n == "param_groups.0.num_params") t = raw::ones({2}, kFloat64);
+  EXPECT_TRUE(throws_with([&] { opt.load_state_dict(state); }, "\"param_groups.0.num_params\" holds 2 values, expected one"));
 }
 
 TEST(ClipGrad, NormAndValue) {

@@ -6,6 +6,7 @@
 #include "data/data.h"
 #include "nn/nn.h"
 #include "optim/optim.h"
+#include "tensor/cuda.h"
 #include "tests/test_util.h"
 
 namespace colony {
@@ -96,6 +97,129 @@ TEST(Training, CheckpointResumeContinuesExactly) {
   nn::save(resumed, path + ".weights");
   EXPECT_TRUE(testing::throws_with([&] { optim::load_checkpoint(path + ".weights", resumed, resumed_opt); },
                                    "not a Colony training checkpoint"));
+}
+
+// The step never talks to the host: forward, loss, backward and SGD only queue device work. The
+// host waits only where the program asks for a value (here the loss every 4 steps).
+TEST(Training, AGpuStepWaitsForTheHostOnlyWhenAValueIsRead_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  const Device dev = Device::cuda(0);
+  std::vector<data::Batch> batches;
+  for (const data::Batch& b : fixed_batches()) batches.push_back({b.data.to(dev), b.target.to(dev)});
+  manual_seed(3);
+  SmallLeNet model;
+  model.to(dev);
+  optim::SGD opt(model.parameters(), optim::SGDOptions(0.01).momentum(0.9));
+  auto step = [&](int s) {
+    opt.zero_grad();
+    Tensor loss = F::cross_entropy(model.forward(batches[s % batches.size()].data), batches[s % batches.size()].target);
+    loss.backward();
+    opt.step();
+    return loss;
+  };
+  for (int s = 0; s < 2; ++s) step(s);  // first calls choose algorithms and allocate
+  cuda::synchronize();
+  const int64_t before = cuda::host_sync_count();
+  double logged = 0;
+  for (int s = 0; s < 8; ++s) {
+    Tensor loss = step(s);
+    if (s % 4 == 3) logged += loss.item<double>();
+  }
+  EXPECT_EQ(cuda::host_sync_count() - before, 2) << "syncs besides the two loss reads";
+  EXPECT_TRUE(std::isfinite(logged));
+}
+
+// ---------- CUDA against CPU ----------
+
+TEST(Training, LeNetStepsOnCudaEqualTheCpu_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  // The same weights and batches on both devices; SGD with momentum (the multi-tensor kernels on
+  // CUDA) over several steps. float32 on both: the losses and weights agree to float32 rounding
+  // amplified by a few steps (cuDNN and cuBLAS sum in other orders than the CPU).
+  std::vector<data::Batch> batches = fixed_batches();
+  manual_seed(21);
+  SmallLeNet cpu;
+  SmallLeNet gpu;
+  gpu.load_state_dict(cpu.state_dict());
+  gpu.to(Device::cuda(0));
+  optim::SGD cpu_opt(cpu.parameters(), optim::SGDOptions(0.01).momentum(0.9));
+  optim::SGD gpu_opt(gpu.parameters(), optim::SGDOptions(0.01).momentum(0.9));
+  for (int s = 0; s < 8; ++s) {
+    const data::Batch& b = batches[s];
+    cpu_opt.zero_grad();
+    gpu_opt.zero_grad();
+    Tensor cpu_loss = F::cross_entropy(cpu.forward(b.data), b.target);
+    Tensor gpu_loss = F::cross_entropy(gpu.forward(raw::to(b.data, Device::cuda(0), kFloat32)),
+                                       raw::to(b.target, Device::cuda(0), kInt64));
+    cpu_loss.backward();
+    gpu_loss.backward();
+    cpu_opt.step();
+    gpu_opt.step();
+    EXPECT_NEAR(gpu_loss.item<double>(), cpu_loss.item<double>(), 1e-4 * (1 + s)) << "step " << s;
+  }
+  auto cpu_params = cpu.named_parameters(), gpu_params = gpu.named_parameters();
+  ASSERT_EQ(cpu_params.size(), gpu_params.size());
+  for (size_t i = 0; i < cpu_params.size(); ++i) {
+    EXPECT_TRUE(testing::all_close(gpu_params[i].second, cpu_params[i].second, 1e-3, 1e-4)) << cpu_params[i].first;
+  }
+}
+
+// float16 autocast + GradScaler, checkpointed mid-run with the scaler: the resumed run continues
+// bit for bit. A huge initial scale makes the first steps overflow and back off, and a short growth
+// interval makes the scale grow again, so the scale and growth count must come from the file.
+std::vector<double> train_amp(SmallLeNet& model, optim::Optimizer& opt, optim::GradScaler& scaler,
+                              const std::vector<data::Batch>& batches, int first, int steps) {
+  std::vector<double> losses;
+  for (int s = first; s < first + steps; ++s) {
+    const data::Batch& b = batches[s % batches.size()];
+    opt.zero_grad();
+    Tensor loss;
+    {
+      AutocastGuard amp(DeviceType::CPU, kFloat16);
+      loss = F::cross_entropy(model.forward(b.data), b.target);
+    }
+    scaler.scale(loss).backward();
+    scaler.step(opt);
+    scaler.update();
+    losses.push_back(loss.item<double>());
+    losses.push_back(scaler.get_scale());
+  }
+  return losses;
+}
+
+TEST(Training, AmpCheckpointResumeContinuesExactly) {
+  std::vector<data::Batch> batches = fixed_batches();
+  const auto scaler_options = optim::GradScalerOptions().init_scale(16777216.0).growth_interval(2);
+  manual_seed(5);
+  SmallLeNet full;
+  optim::SGD full_opt(full.parameters(), optim::SGDOptions(0.01).momentum(0.9));
+  optim::GradScaler full_scaler(scaler_options);
+  std::vector<double> uninterrupted = train_amp(full, full_opt, full_scaler, batches, 0, 12);
+  EXPECT_LT(uninterrupted[1], 16777216.0);  // the first step overflowed and backed off
+
+  manual_seed(5);
+  SmallLeNet first;
+  optim::SGD first_opt(first.parameters(), optim::SGDOptions(0.01).momentum(0.9));
+  optim::GradScaler first_scaler(scaler_options);
+  train_amp(first, first_opt, first_scaler, batches, 0, 5);
+  std::string path = ::testing::TempDir() + "/resume_amp.safetensors";
+  optim::TrainingState st;
+  st.step = 5;
+  optim::save_checkpoint(path, first, first_opt, st, &first_scaler);
+
+  manual_seed(999);
+  SmallLeNet resumed;
+  optim::SGD resumed_opt(resumed.parameters(), optim::SGDOptions(0.01).momentum(0.9));
+  optim::GradScaler resumed_scaler;  // default options: everything must come from the checkpoint
+  optim::load_checkpoint(path, resumed, resumed_opt, &resumed_scaler);
+  EXPECT_EQ(resumed_scaler.get_scale(), first_scaler.get_scale());
+  EXPECT_EQ(resumed_scaler.growth_tracker(), first_scaler.growth_tracker());
+  std::vector<double> after = train_amp(resumed, resumed_opt, resumed_scaler, batches, 5, 7);
+  EXPECT_EQ(after, std::vector<double>(uninterrupted.begin() + 10, uninterrupted.end()));
+
+  optim::save_checkpoint(path, first, first_opt, st);  // without the scaler
+  EXPECT_TRUE(testing::throws_with([&] { optim::load_checkpoint(path, resumed, resumed_opt, &resumed_scaler); },
+                                   "holds no GradScaler state"));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "tensor/allocator.h"
 #include "tensor/caching_allocator.h"
 #include "tensor/cuda.h"
+#include "tensor/raw_optim_ops.h"
 #include "tensor/stream.h"
 #include "tests/test_util.h"
 
@@ -129,14 +130,20 @@ TEST(CudaRuntime, PinnedAllocatorFallsBackToAlignedHostMemory) {
   EXPECT_EQ(reinterpret_cast<uintptr_t>(p) % 64, 0u);
   std::memset(p, 0xab, 100);  // writable, all of it
   AllocatorStats during = a->stats();
-  EXPECT_EQ(during.bytes_in_use - before.bytes_in_use, 100);
+  // Both round up to the smallest size class, 4 KiB.
+  EXPECT_EQ(during.bytes_in_use - before.bytes_in_use, 2 * 4096);
   EXPECT_EQ(during.num_allocs - before.num_allocs, 2);
   EXPECT_GE(during.peak_bytes_in_use, during.bytes_in_use);
   a->deallocate(p, 100);
   a->deallocate(z, 0);
   AllocatorStats after = a->stats();
   EXPECT_EQ(after.bytes_in_use, before.bytes_in_use);
-  EXPECT_EQ(after.num_raw_frees - before.num_raw_frees, 2);
+  EXPECT_EQ(after.num_raw_frees, before.num_raw_frees);  // kept for the next request
+  void* again = a->allocate(4000);
+  EXPECT_TRUE(again == p || again == z);
+  a->deallocate(again, 4000);
+  pinned_empty_cache();
+  EXPECT_EQ(a->stats().num_raw_frees - before.num_raw_frees, 2);
 }
 
 // ---- on a GPU ---------------------------------------------------------------------------------
@@ -266,7 +273,54 @@ TEST(CudaRuntime, RecordStreamWaitsForTheOtherStream_CUDA) {
   a->deallocate(q, nbytes);
 }
 
+TEST(CudaRuntime, DeviceWorkNeverWaitsForTheHostButReadingAValueDoes_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  Tensor a = raw::full({64, 64}, 0.5, TensorOptions(kFloat32).device(Device::cuda(0)));
+  cuda::synchronize();
+  const int64_t syncs = cuda::host_sync_count(), launches = cuda::kernel_launch_count();
+  Tensor b = raw::matmul(a, a);
+  Tensor c = raw::add(b, a, 1.0);
+  EXPECT_EQ(cuda::host_sync_count(), syncs) << "queuing device work made the host wait";
+  EXPECT_GE(cuda::kernel_launch_count() - launches, 1) << "the matmul was not counted";
+  Tensor total = raw::sum(c);
+  EXPECT_EQ(cuda::host_sync_count(), syncs);
+  EXPECT_EQ(total.item<float>(), 4096 * 16.5f);  // item() copies to the host and waits: one sync
+  EXPECT_EQ(cuda::host_sync_count(), syncs + 1);
+  cuda::synchronize();
+  EXPECT_EQ(cuda::host_sync_count(), syncs + 2);
+}
+
+// Optimizer, random and copy kernels run on their tensors' device whatever device is current.
+TEST(CudaRuntime, OpsRunOnTheirTensorsDevice_MultiCUDA) {
+  COLONY_REQUIRE_CUDA(2);
+  cuda::set_device(0);
+  const Device d1 = Device::cuda(1);
+  Tensor p = raw::ones({1000}, TensorOptions(kFloat32).device(d1));
+  Tensor g = raw::full({1000}, 2.0, TensorOptions(kFloat32).device(d1));
+  Tensor buf;
+  raw::sgd_step_(p, g, buf, kernels::SgdParams{0.25, 0, 0, 0, false, true, false});
+  Tensor r = raw::empty({1000}, TensorOptions(kFloat32).device(d1));
+  raw::uniform_(r, 2.0, 3.0);
+  Tensor back = raw::to(r, Device::cuda(0), kFloat32);
+  EXPECT_EQ(cuda::current_device(), 0);
+  EXPECT_EQ(testing::values(p), std::vector<double>(1000, 0.5));
+  for (double v : testing::values(back)) ASSERT_TRUE(v >= 2.0 && v <= 3.0) << v;
+}
+
 #endif  // COLONY_WITH_CUDA
+
+TEST(CudaRuntime, CountersAndSyncSwitchExistInEveryBuild) {
+  const int64_t syncs = cuda::host_sync_count();
+  EXPECT_GE(syncs, 0);
+  EXPECT_GE(cuda::kernel_launch_count(), 0);
+  const bool before = cuda::sync_after_launch();
+  cuda::set_sync_after_launch(!before);
+  EXPECT_EQ(cuda::sync_after_launch(), !before);
+  cuda::set_sync_after_launch(before);
+  if (!cuda::is_available()) {
+    EXPECT_EQ(cuda::host_sync_count(), syncs);
+  }
+}
 
 }  // namespace
 }  // namespace colony

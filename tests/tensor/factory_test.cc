@@ -141,5 +141,15 @@ TEST(Print, MatchesPyTorchLayout) {
   EXPECT_NE(big.find("0, 1, 2, ..., 1997, 1998, 1999"), std::string::npos) << big;
 }
 
+// Unchecked, [2^62] float32s needed 2^64 bytes, which wrapped to a 0-byte allocation.
+TEST(Factory, EmptyRefusesShapesThatOverflow) {
+  EXPECT_TRUE(throws_with<std::overflow_error>(
+      [] { raw::empty({int64_t{1} << 62}, kFloat32); }, "spans more bytes than int64 can count"));
+  EXPECT_TRUE(throws_with<std::overflow_error>(
+      [] { raw::empty({int64_t{1} << 32, int64_t{1} << 32}, kUInt8); },
+      "empty: shape [4294967296, 4294967296] has more elements than int64 can count"));
+}
+
+
 }  // namespace
 }  // namespace colony

@@ -250,11 +250,37 @@ TEST(Index, AllOps_CUDA) {
   EXPECT_TRUE(all_close(raw::scatter_add({4, 3, 2}, 0, gpu(hi), gpu(h)), raw::scatter_add({4, 3, 2}, 0, hi, h), 1e-2, 1e-2));
   Tensor labels = longs({3, 0, 1, 3, 2});
   EXPECT_TRUE(all_close(raw::one_hot(gpu(labels)), raw::one_hot(labels), 0, 0));
-  EXPECT_TRUE(throws_with([&] { raw::index_select(gpu(x), 0, gpu(longs({6}))); }, "index 6 is out of range"));
+  // Checked on the device: reported at the next synchronization (DeviceSideIndexChecks_CUDA).
+  EXPECT_TRUE(throws_with([&] { raw::index_select(gpu(x), 0, gpu(longs({6}))); cuda::synchronize(); },
+                          "index_select: index 6 is out of range for a dimension of size 6"));
   Tensor a = randn({2, 3}, 45), b = randn({2, 4}, 46);
   EXPECT_TRUE(all_close(raw::cat({gpu(a), gpu(b)}, 1), raw::cat({a, b}, 1), 0, 0));
   EXPECT_TRUE(all_close(raw::stack({gpu(a), gpu(a)}, 1), raw::stack({a, a}, 1), 0, 0));
   EXPECT_TRUE(throws_with([&] { raw::cat({a, gpu(a)}); }, "cat: expected all tensors on the same device"));
+}
+
+TEST(Index, DeviceSideIndexChecks_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  Device dev = Device::cuda(0);
+  auto gpu = [&](const Tensor& t) { return raw::to(t, dev, t.dtype()); };
+  Tensor x = gpu(randn({4, 3}, 50));
+  // Each op returns without a host round trip; the bad index surfaces at the next synchronization
+  // the program asks for (a copy to the host here, cuda::synchronize() below), naming the op.
+  Tensor y;
+  ASSERT_NO_THROW(y = raw::index_select(x, 0, gpu(longs({1, 9}))));
+  EXPECT_TRUE(throws_with([&] { raw::to(y, kCPU, y.dtype()); }, "index_select: index 9 is out of range for a dimension of size 4"));
+  ASSERT_NO_THROW(y = raw::gather(x, 1, gpu(longs({0, -2, 1, 2}, {4, 1}))));
+  EXPECT_TRUE(throws_with([&] { cuda::synchronize(); }, "gather: index -2 is out of range for a dimension of size 3"));
+  ASSERT_NO_THROW(y = raw::index_add({4, 3}, 0, gpu(longs({4})), gpu(raw::ones({1, 3}))));
+  EXPECT_TRUE(throws_with([&] { cuda::synchronize(); }, "index_add: index 4 is out of range for a dimension of size 4"));
+  ASSERT_NO_THROW(y = raw::scatter_add({4, 3}, 1, gpu(longs({3}, {1, 1})), gpu(raw::ones({1, 1}))));
+  EXPECT_TRUE(throws_with([&] { raw::sum(y).item<double>(); }, "scatter_add: index 3 is out of range for a dimension of size 3"));
+  // A bad index writes nothing out of place: the good ones still land.
+  Tensor added = raw::index_add({4, 3}, 0, gpu(longs({1, 7})), gpu(raw::ones({2, 3})));
+  EXPECT_THROW(cuda::synchronize(), std::runtime_error);
+  EXPECT_EQ(values(added), (std::vector<double>{0, 0, 0, 1, 1, 1, 0, 0, 0, 0, 0, 0}));
+  // Reported once: a later clean op and synchronization do not throw.
+  EXPECT_NO_THROW(raw::sum(raw::index_select(x, 0, gpu(longs({3})))).item<double>());
 }
 
 }  // namespace

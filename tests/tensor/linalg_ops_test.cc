@@ -100,8 +100,27 @@ TEST(Mm, Errors) {
                           "mm: expected both tensors to have the same dtype, got float32 and float64"));
   EXPECT_TRUE(throws_with([] { raw::mm(raw::zeros({2, 3}, TensorOptions(kInt64)), raw::zeros({3, 2}, TensorOptions(kInt64))); },
                           "mm: expected floating point tensors, got int64"));
-  EXPECT_TRUE(throws_with([] { raw::mm(raw::zeros({2, 3}, TensorOptions(kFloat16)), raw::zeros({3, 2}, TensorOptions(kFloat16))); },
-                          "mm: CPU matrix products support float32 and float64, got float16"));
+}
+
+// float16/bfloat16 on the CPU: the float32 product of the rounded operands, rounded once.
+TEST(Mm, LowPrecisionOnCpuAccumulatesInFloat32) {
+  Tensor a = randn({17, 300}, 41), b = randn({300, 9}, 42), acc = randn({17, 9}, 43);
+  for (DType low : {kFloat16, kBFloat16}) {
+    Tensor al = raw::to(a, kCPU, low), bl = raw::to(b, kCPU, low);
+    Tensor want = raw::to(raw::mm(raw::to(al, kCPU, kFloat32), raw::to(bl, kCPU, kFloat32)), kCPU, low);
+    Tensor got = raw::mm(al, bl);
+    EXPECT_EQ(got.dtype(), low);
+    EXPECT_TRUE(all_close(got, want, 0, 0));  // one rounding: bit for bit
+    Tensor bt = raw::transpose(raw::to(randn({4, 9, 300}, 44), kCPU, low), 1, 2);
+    Tensor a3 = raw::to(randn({4, 17, 300}, 45), kCPU, low);
+    EXPECT_TRUE(all_close(raw::bmm(a3, bt), raw::to(naive_matmul(a3, raw::contiguous(bt)), kCPU, low), 1e-2, 1e-2));
+    Tensor out = raw::to(acc, kCPU, low);
+    raw::addmm_(out, al, bl, 0.5, -1.5);
+    Tensor want_acc = raw::add(raw::mul(raw::to(raw::to(acc, kCPU, low), kCPU, kFloat32), 0.5),
+                               raw::mul(raw::to(want, kCPU, kFloat32), -1.5));
+    EXPECT_EQ(out.dtype(), low);
+    EXPECT_TRUE(all_close(out, want_acc, 2e-2, 2e-2));
+  }
 }
 
 TEST(Bmm, MatchesNaiveWithTransposesAndSharedMatrix) {

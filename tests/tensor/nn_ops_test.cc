@@ -923,5 +923,86 @@ TEST(BatchNorm, MatchesCpu_CUDA) {
   }
 }
 
+// float16/bfloat16 on the CPU: the float32 kernels on the widened operands, rounded once, so the
+// results equal the rounded float32 results bit for bit.
+TEST(LowPrecisionCpu, ConvAndPoolingRoundTheFloat32Result) {
+  auto low = [](const Tensor& t, DType dt) { return raw::to(t, kCPU, dt); };
+  auto f32 = [](const Tensor& t) { return raw::to(t, kCPU, kFloat32); };
+  for (DType dt : {kFloat16, kBFloat16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    Tensor x = low(random_tensor({2, 3, 12, 12}, 71, kFloat32), dt), w = low(random_tensor({6, 3, 5, 5}, 72, kFloat32), dt);
+    Tensor b = low(random_tensor({6}, 73, kFloat32), dt), gy = low(random_tensor({2, 6, 10, 10}, 74, kFloat32), dt);
+    Tensor y = raw::conv2d(x, w, b, 1, 1);
+    EXPECT_EQ(y.dtype(), dt);
+    EXPECT_TRUE(all_close(y, low(raw::conv2d(f32(x), f32(w), f32(b), 1, 1), dt), 0, 0));
+    raw::Conv2dGrads g = raw::conv2d_backward(gy, x, w, {1, 1, 1, 1});
+    raw::Conv2dGrads g32 = raw::conv2d_backward(f32(gy), f32(x), f32(w), {1, 1, 1, 1});
+    EXPECT_EQ(g.grad_weight.dtype(), dt);
+    EXPECT_TRUE(all_close(g.grad_input, low(g32.grad_input, dt), 0, 0));
+    EXPECT_TRUE(all_close(g.grad_weight, low(g32.grad_weight, dt), 0, 0));
+    EXPECT_TRUE(all_close(g.grad_bias, low(g32.grad_bias, dt), 0, 0));
+
+    raw::MaxPool2dResult mp = raw::max_pool2d(x, 2), mp32 = raw::max_pool2d(f32(x), 2);
+    EXPECT_EQ(mp.output.dtype(), dt);
+    EXPECT_TRUE(all_close(mp.output, low(mp32.output, dt), 0, 0));
+    Tensor gp = low(random_tensor({2, 3, 6, 6}, 75, kFloat32), dt);
+    Tensor gx = raw::max_pool2d_backward(gp, mp.indices, x.sizes());
+    EXPECT_EQ(gx.dtype(), dt);
+    EXPECT_TRUE(all_close(gx, low(raw::max_pool2d_backward(f32(gp), mp32.indices, x.sizes()), dt), 0, 0));
+    EXPECT_TRUE(all_close(raw::avg_pool2d(x, 2), low(raw::avg_pool2d(f32(x), 2), dt), 0, 0));
+    EXPECT_TRUE(all_close(raw::avg_pool2d_backward(gp, x.sizes(), 2, std::nullopt, 0, false, true),
+                          low(raw::avg_pool2d_backward(f32(gp), x.sizes(), 2, std::nullopt, 0, false, true), dt), 0, 0));
+    EXPECT_TRUE(all_close(raw::adaptive_avg_pool2d(x, {3, 3}), low(raw::adaptive_avg_pool2d(f32(x), {3, 3}), dt), 0, 0));
+    Tensor ga = low(random_tensor({2, 3, 3, 3}, 76, kFloat32), dt);
+    EXPECT_TRUE(all_close(raw::adaptive_avg_pool2d_backward(ga, x.sizes()),
+                          low(raw::adaptive_avg_pool2d_backward(f32(ga), x.sizes()), dt), 0, 0));
+  }
+}
+
+TEST(BatchNorm, HalfInputsKeepStatisticsInFloat32_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  const Shape shape{8, 4, 9, 7};
+  Tensor x = random_tensor(shape, 810), w = random_tensor({4}, 811), b = random_tensor({4}, 812);
+  Tensor gy = random_tensor(shape, 813);
+  Tensor rm = random_tensor({4}, 814), rv = raw::add(raw::abs(random_tensor({4}, 815)), 0.5);
+  // The float64 CPU reference sees the 16-bit inputs' values.
+  for (DType dt : {kFloat16, kBFloat16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    Tensor xr = to_cpu64(to_cuda(x, dt)), gyr = to_cpu64(to_cuda(gy, dt));
+    Tensor rm_cpu = raw::clone(rm), rv_cpu = raw::clone(rv);
+    auto f_cpu = raw::batch_norm(xr, w, b, rm_cpu, rv_cpu, true, 0.2, 1e-4);
+    auto g_cpu = raw::batch_norm_backward(gyr, xr, w, f_cpu.save_mean, f_cpu.save_invstd, true);
+    const double tol = dt == kFloat16 ? 1e-2 : 5e-2;
+    // Mixed precision (PyTorch's autocast case): float32 weight, bias and running statistics.
+    Tensor rm_gpu = to_cuda(rm, kFloat32), rv_gpu = to_cuda(rv, kFloat32);
+    auto f = raw::batch_norm(to_cuda(x, dt), to_cuda(w, kFloat32), to_cuda(b, kFloat32), rm_gpu, rv_gpu, true, 0.2, 1e-4);
+    EXPECT_EQ(f.output.dtype(), dt);
+    EXPECT_EQ(f.save_mean.dtype(), kFloat32);
+    EXPECT_EQ(f.save_invstd.dtype(), kFloat32);
+    EXPECT_EQ(rm_gpu.dtype(), kFloat32);
+    EXPECT_TRUE(all_close(to_cpu64(f.output), f_cpu.output, tol, tol));
+    // Statistics computed and kept in float32: far tighter than the 16-bit output.
+    EXPECT_TRUE(all_close(to_cpu64(f.save_mean), f_cpu.save_mean, 1e-5, 1e-5));
+    EXPECT_TRUE(all_close(to_cpu64(f.save_invstd), f_cpu.save_invstd, 1e-5, 1e-5));
+    EXPECT_TRUE(all_close(to_cpu64(rm_gpu), rm_cpu, 1e-5, 1e-5));
+    EXPECT_TRUE(all_close(to_cpu64(rv_gpu), rv_cpu, 1e-5, 1e-5));
+    auto g = raw::batch_norm_backward(to_cuda(gy, dt), to_cuda(x, dt), to_cuda(w, kFloat32), f.save_mean, f.save_invstd,
+                                      true);
+    EXPECT_EQ(g.grad_weight.dtype(), kFloat32);
+    EXPECT_TRUE(all_close(to_cpu64(g.grad_input), g_cpu.grad_input, tol, tol));
+    EXPECT_TRUE(all_close(to_cpu64(g.grad_weight), g_cpu.grad_weight, 1e-4, 1e-3));
+    EXPECT_TRUE(all_close(to_cpu64(g.grad_bias), g_cpu.grad_bias, 1e-4, 1e-3));
+    // All-16-bit parameters: the saved statistics are still float32.
+    Tensor rm16 = to_cuda(rm, dt), rv16 = to_cuda(rv, dt);
+    auto h = raw::batch_norm(to_cuda(x, dt), to_cuda(w, dt), to_cuda(b, dt), rm16, rv16, true, 0.2, 1e-4);
+    EXPECT_EQ(h.save_mean.dtype(), kFloat32);
+    EXPECT_EQ(rm16.dtype(), dt);
+    EXPECT_TRUE(all_close(to_cpu64(h.output), f_cpu.output, tol, tol));
+    // Float64 parameters with a 16-bit input are neither.
+    EXPECT_TRUE(throws_with([&] { raw::batch_norm(to_cuda(x, dt), to_cuda(w, kFloat64), Tensor(), Tensor(), Tensor(), true); },
+                            "batch_norm: expected weight as"));
+  }
+}
+
 }  // namespace
 }  // namespace colony

@@ -381,6 +381,29 @@ TEST(Reduce, SumMeanVar_CUDA) {
   expect_cuda_matches(i, [](const Tensor& x) { return raw::sum(x, {1}); }, 0, 0);
 }
 
+TEST(Reduce, FullAndFewLongRowSumsUseTheWholeDevice_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  // Shapes split into two passes (kernels::split_rows): one row of 3M (a full reduction), three
+  // rows of 500K, and the edge just past 2 chunks of 16384; then the same values again in one
+  // row of 32767 (one pass) for contrast.
+  for (const Shape& shape : {Shape{3000000}, Shape{3, 500000}, Shape{32769}, Shape{32767}}) {
+    SCOPED_TRACE(shape_str(shape));
+    Tensor t = randn(shape, 51);
+    std::vector<int64_t> last = {static_cast<int64_t>(shape.size()) - 1};
+    expect_cuda_matches(t, [](const Tensor& x) { return raw::sum(x); }, 1e-4, 1e-2);
+    expect_cuda_matches(t, [](const Tensor& x) { return raw::mean(x); }, 1e-4, 1e-6);
+    expect_cuda_matches(t, [&](const Tensor& x) { return raw::sum(x, last); }, 1e-4, 1e-2);
+  }
+  // Exact where the arithmetic is: 2^25 float ones (one float accumulator would stop at 2^24;
+  // each block's partial stays far below), and int64.
+  Tensor ones = raw::ones({int64_t{1} << 25}, TensorOptions(kFloat32).device(Device::cuda(0)));
+  EXPECT_EQ(raw::sum(ones).item<double>(), static_cast<double>(int64_t{1} << 25));
+  Tensor i = raw::randint(-1000, 1000, {2000000});
+  expect_cuda_matches(i, [](const Tensor& x) { return raw::sum(x); }, 0, 0);
+  Tensor h = raw::to(randn({1000000}, 52), kCPU, kFloat16);
+  expect_cuda_matches(h, [](const Tensor& x) { return raw::mean(x); }, 2e-3, 2e-3);
+}
+
 TEST(Reduce, MaxMinArgmax_CUDA) {
   COLONY_REQUIRE_CUDA(1);
   for (const Shape& shape : {Shape{50, 17}, Shape{8, 5000}, Shape{3, 300, 40}}) {

@@ -1,0 +1,294 @@
+#include "distributed/ddp/reducer.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "autograd/accumulate_grad.h"
+#include "autograd/engine.h"
+#include "tensor/grad_mode.h"
+#include "tensor/raw_ops.h"
+
+namespace colony::dist {
+namespace {
+
+double seconds(trace::Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+// Overlap of [a0, a1] with [b0, b1], in seconds.
+double overlap(trace::Clock::time_point a0, trace::Clock::time_point a1, trace::Clock::time_point b0,
+               trace::Clock::time_point b1) {
+  auto lo = std::max(a0, b0);
+  auto hi = std::min(a1, b1);
+  return hi > lo ? seconds(hi - lo) : 0.0;
+}
+
+// Whether `grad` already is `view` (same memory, same shape): then nothing needs copying.
+bool is_view_of(const Tensor& grad, const Tensor& view) {
+  return grad.defined() && grad.data_ptr_raw() == view.data_ptr_raw() && grad.sizes() == view.sizes() &&
+         grad.is_contiguous();
+}
+
+}  // namespace
+
+Reducer::Reducer(std::vector<Tensor> params, std::shared_ptr<ProcessGroup> group, ReducerOptions options)
+    : params_(std::move(params)), group_(std::move(group)), options_(options), hook_(comm_hooks::allreduce_avg()) {
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (!params_[i].requires_grad() || !params_[i].is_leaf()) {
+      throw std::invalid_argument("Reducer: parameter " + std::to_string(i) +
+                                  " is not a leaf that requires grad");
+    }
+  }
+  std::vector<size_t> order(params_.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = params_.size() - 1 - i;
+  build_buckets(order);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    hook_ids_.push_back(params_[i].register_post_accumulate_grad_hook([this, i](Tensor&) { mark_ready(i, true); }));
+  }
+}
+
+Reducer::~Reducer() {
+  for (size_t i = 0; i < params_.size(); ++i) params_[i].remove_hook(hook_ids_[i]);
+}
+
+void Reducer::build_buckets(const std::vector<size_t>& order) {
+  NoGradGuard no_grad;
+  // Greedy fill per (dtype, device) in `order`; a bucket closes when the next parameter would pass
+  // the cap (one parameter larger than the cap gets a bucket of its own).
+  struct Open {
+    std::vector<size_t> params;
+    size_t bytes = 0;
+    int closed = 0;  // buckets already closed for this key: the first one uses the small cap
+  };
+  std::map<std::string, Open> open;
+  std::vector<std::vector<size_t>> groups;
+  for (size_t idx : order) {
+    const Tensor& p = params_[idx];
+    const std::string key = std::string(dtype_name(p.dtype())) + "/" + p.device().str();
+    Open& o = open[key];
+    const size_t bytes = static_cast<size_t>(p.nbytes());
+    const size_t cap = o.closed == 0 ? options_.first_bucket_bytes : options_.bucket_bytes;
+    if (!o.params.empty() && o.bytes + bytes > cap) {
+      groups.push_back(std::move(o.params));
+      o.params.clear();
+      o.bytes = 0;
+      ++o.closed;
+    }
+    o.params.push_back(idx);
+    o.bytes += bytes;
+  }
+  for (auto& [key, o] : open)
+    if (!o.params.empty()) groups.push_back(std::move(o.params));
+  // Launch order: by where each bucket's first parameter sits in `order`.
+  std::vector<size_t> position(params_.size());
+  for (size_t i = 0; i < order.size(); ++i) position[order[i]] = i;
+  std::sort(groups.begin(), groups.end(),
+            [&](const auto& a, const auto& b) { return position[a.front()] < position[b.front()]; });
+
+  buckets_.clear();
+  bucket_of_.assign(params_.size(), 0);
+  slot_of_.assign(params_.size(), 0);
+  for (size_t b = 0; b < groups.size(); ++b) {
+    Bucket bucket;
+    bucket.params = groups[b];
+    int64_t numel = 0;
+    for (size_t idx : bucket.params) numel += params_[idx].numel();
+    const Tensor& first = params_[bucket.params.front()];
+    const int64_t n = static_cast<int64_t>(bucket.params.size());
+    bucket.flat = raw::zeros({numel + n}, TensorOptions(first.dtype()).device(first.device()));
+    bucket.flags = raw::narrow(bucket.flat, 0, numel, n);
+    int64_t offset = 0;
+    for (size_t s = 0; s < bucket.params.size(); ++s) {
+      Tensor& p = params_[bucket.params[s]];
+      Tensor view = raw::view(raw::narrow(bucket.flat, 0, offset, p.numel()), p.sizes());
+      // Gradients accumulated so far (no_sync) move into the bucket.
+      if (p.grad().defined()) {
+        raw::copy_(view, p.grad());
+        p.set_grad(view);
+      }
+      bucket.views.push_back(view);
+      bucket_of_[bucket.params[s]] = b;
+      slot_of_[bucket.params[s]] = s;
+      offset += p.numel();
+      bucket.bytes += static_cast<size_t>(p.nbytes());
+    }
+    buckets_.push_back(std::move(bucket));
+  }
+}
+
+std::vector<std::vector<size_t>> Reducer::bucket_layout() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::vector<size_t>> out;
+  for (const auto& b : buckets_) out.push_back(b.params);
+  return out;
+}
+
+Reducer::Stats Reducer::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stats_;
+}
+
+void Reducer::prepare_for_forward() {
+  // Rebuild once, at the second synchronizing iteration, in rank 0's arrival order. Every rank
+  // takes part in the broadcast whatever it observed, so all build identical buckets.
+  if (rebuilt_ || synced_iterations_ == 0) return;
+  rebuilt_ = true;
+  std::vector<int64_t> order;
+  std::vector<char> seen(params_.size(), 0);
+  for (size_t idx : arrival_order_)
+    if (!seen[idx]) {
+      seen[idx] = 1;
+      order.push_back(static_cast<int64_t>(idx));
+    }
+  for (size_t i = params_.size(); i-- > 0;)
+    if (!seen[i]) order.push_back(static_cast<int64_t>(i));
+  Tensor t = raw::from_vector(order, {static_cast<int64_t>(order.size())});
+  group_->wait_and_explain(group_->broadcast(t, 0));
+  const int64_t* p = t.data_ptr<int64_t>();
+  std::vector<size_t> chosen(p, p + order.size());
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<size_t> current;
+  for (const auto& b : buckets_) current.insert(current.end(), b.params.begin(), b.params.end());
+  if (chosen != current) build_buckets(chosen);
+}
+
+void Reducer::prepare_for_backward(const Tensor& output) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // A forward whose backward never came (evaluation with grad on, an exception) leaves nothing
+  // in flight: buckets only start once backward does. Start over.
+  reset_iteration();
+  if (!output.requires_grad() || !output.grad_fn()) return;
+  expecting_backward_ = true;
+  output_ = output;
+  // Which parameters this forward used: the AccumulateGrad nodes reachable from the output.
+  std::unordered_map<const void*, size_t> index_of;
+  for (size_t i = 0; i < params_.size(); ++i) index_of[params_[i].impl_ptr().get()] = i;
+  std::unordered_set<autograd::Node*> visited;
+  std::vector<autograd::Node*> stack{output.grad_fn().get()};
+  while (!stack.empty()) {
+    autograd::Node* node = stack.back();
+    stack.pop_back();
+    if (!visited.insert(node).second) continue;
+    if (auto* acc = dynamic_cast<autograd::AccumulateGrad*>(node)) {
+      auto it = index_of.find(acc->variable().impl_ptr().get());
+      if (it != index_of.end()) reachable_[it->second] = 1;
+      continue;
+    }
+    for (const auto& e : node->next_edges)
+      if (e.fn) stack.push_back(e.fn.get());
+  }
+  // The first gradient to arrive for this output starts the reduction's bookkeeping.
+  output.register_hook([this](const Tensor&) -> std::optional<Tensor> {
+    on_backward_start();
+    return std::nullopt;
+  });
+}
+
+void Reducer::reset_iteration() {
+  expecting_backward_ = false;
+  backward_started_ = false;
+  ready_.assign(params_.size(), 0);
+  reachable_.assign(params_.size(), 0);
+  next_to_launch_ = 0;
+  output_ = Tensor();
+  for (auto& b : buckets_) {
+    b.pending = b.params.size();
+    b.launched = false;
+    b.reduction = {};
+  }
+}
+
+void Reducer::on_backward_start() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!expecting_backward_ || backward_started_) return;
+  backward_started_ = true;
+  backward_start_ = trace::Clock::now();
+  autograd::Engine::queue_callback([this] { finalize(); });
+  // Parameters this forward did not use are ready now.
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (!reachable_[i]) mark_ready(i, false);
+  output_ = Tensor();  // the graph is running; do not keep it alive longer
+}
+
+// Called with mu_ held (from on_backward_start and finalize), or from the hook (locks itself).
+void Reducer::mark_ready(size_t index, bool from_hook) {
+  std::unique_lock<std::mutex> lock(mu_, std::defer_lock);
+  if (from_hook) lock.lock();
+  if (!expecting_backward_ || ready_[index]) return;
+  if (from_hook && !backward_started_) return;  // a backward of another graph
+  ready_[index] = 1;
+  if (from_hook && synced_iterations_ == 0) arrival_order_.push_back(index);
+  Bucket& b = buckets_[bucket_of_[index]];
+  const size_t slot = slot_of_[index];
+  Tensor& p = params_[index];
+  Tensor& view = b.views[slot];
+  Tensor grad = p.grad();
+  NoGradGuard no_grad;
+  if (!grad.defined()) {
+    raw::fill_(view, 0.0);
+  } else if (!is_view_of(grad, view)) {
+    raw::copy_(view, grad);
+    p.set_grad(view);
+  }
+  Tensor flag = raw::narrow(b.flags, 0, static_cast<int64_t>(slot), 1);
+  raw::fill_(flag, grad.defined() ? 1.0 : 0.0);
+  if (--b.pending == 0) launch_ready_buckets();
+}
+
+void Reducer::launch_ready_buckets() {
+  while (next_to_launch_ < buckets_.size() && buckets_[next_to_launch_].pending == 0) {
+    Bucket& b = buckets_[next_to_launch_];
+    b.reduction = hook_(*group_, b.flat);
+    b.launched = true;
+    ++next_to_launch_;
+  }
+}
+
+void Reducer::finalize() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!expecting_backward_) return;
+  const auto compute_end = trace::Clock::now();
+  struct Reset {
+    Reducer* r;
+    ~Reset() { r->reset_iteration(); }
+  } reset{this};
+  // Parameters the graph reached but whose gradient never came (a branch that produced no
+  // gradient) are ready now, so every bucket starts, in order, on every rank.
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (!ready_[i]) mark_ready(i, false);
+
+  NoGradGuard no_grad;
+  for (size_t bi = 0; bi < buckets_.size(); ++bi) {
+    Bucket& b = buckets_[bi];
+    group_->wait_and_explain(b.reduction.work);
+    if (b.reduction.finish) b.reduction.finish();
+    const auto s = b.reduction.work->started_at(), e = b.reduction.work->finished_at();
+    if (s != trace::Clock::time_point{} && e >= s) {
+      stats_.comm_seconds += seconds(e - s);
+      stats_.hidden_seconds += overlap(s, e, backward_start_, compute_end);
+      if (bi == 0) stats_.last_first_bucket_start_minus_backward_end = seconds(s - compute_end);
+      trace::complete("allreduce bucket " + std::to_string(bi) + " (" + std::to_string(b.bytes / 1024) + " KiB)",
+                      "communication", s, e, trace::Lane::kCommunication);
+    }
+    // Flags: > 0 where some rank had a gradient. Nobody had one: leave .grad() undefined.
+    Tensor flags = raw::to(b.flags, kCPU, kFloat32);
+    if (!flags.is_contiguous()) flags = raw::contiguous(flags);
+    const float* f = flags.data_ptr<float>();
+    for (size_t s2 = 0; s2 < b.params.size(); ++s2) {
+      Tensor& p = params_[b.params[s2]];
+      if (f[s2] > 0) {
+        if (!is_view_of(p.grad(), b.views[s2])) p.set_grad(b.views[s2]);
+      } else {
+        p.set_grad(Tensor());
+      }
+    }
+  }
+  trace::complete("backward", "compute", backward_start_, compute_end);
+  ++stats_.iterations;
+  ++synced_iterations_;
+}
+
+}  // namespace colony::dist

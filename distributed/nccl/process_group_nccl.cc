@@ -1,0 +1,573 @@
+#include "distributed/nccl/process_group_nccl.h"
+
+#include <gloo/transport/tcp/device.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <stdexcept>
+#include <utility>
+
+#include "distributed/comm/fingerprint.h"
+#include "distributed/comm/peer_channel.h"
+#include "distributed/gloo/transport.h"
+#include "tensor/raw_ops.h"
+
+namespace colony::dist {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+using comm_detail::Fingerprint;
+using comm_detail::OpKind;
+using nccl_detail::CommHandle;
+using nccl_detail::CommState;
+using nccl_detail::EventHandle;
+using nccl_detail::NcclRuntime;
+using nccl_detail::StreamHandle;
+
+std::string ms_str(milliseconds t) { return std::to_string(t.count()) + " ms"; }
+
+// How long synchronize() sleeps between two looks at the end event: the usual collective of a
+// step takes 0.1-10 ms, so a waiter is at most this late (and takes no core meanwhile).
+constexpr auto kSynchronizePoll = std::chrono::microseconds(50);
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Shared state: the communicator, the in-flight Works, the abort.
+
+class NcclWork;
+
+struct ProcessGroupNCCL::State {
+  State(std::shared_ptr<NcclRuntime> rt, int r, int s, int d) : runtime(std::move(rt)), rank(r), size(s), device(d) {}
+
+  const std::shared_ptr<NcclRuntime> runtime;
+  const int rank;
+  const int size;
+  const int device;
+  CommHandle comm = nullptr;
+  StreamHandle comm_stream = nullptr;
+  std::unique_ptr<comm_detail::PeerChannel> channel;  // fingerprints; null for a group of one
+  std::weak_ptr<FailureMonitor> monitor;              // with `mu`: set through the group, read by the watchdog
+  uint64_t next_seq = 1;                              // the calling thread's
+
+  std::mutex mu;
+  std::condition_variable cv;  // stop, or an abort
+  std::deque<std::shared_ptr<NcclWork>> in_flight;  // in launch order
+  bool stop = false;
+  bool comm_released = false;  // aborted or destroyed: never touched again
+  std::string abort_reason;    // non-empty once aborted
+
+  // With `mu` held. Fails every in-flight Work and aborts the communicator; later collectives fail
+  // at once. Returns false when it was aborted already.
+  bool abort_locked(const std::string& reason);
+};
+
+class NcclWork final : public Work {
+ public:
+  NcclWork(std::shared_ptr<ProcessGroupNCCL::State> state, const Fingerprint& fp, milliseconds timeout)
+      : state_(std::move(state)),
+        name_(comm_detail::work_name(fp)),
+        description_(comm_detail::work_description(fp)),
+        timeout_(timeout) {}
+  ~NcclWork() override {
+    if (start_event_) state_->runtime->destroy_event(start_event_);
+    if (end_event_) state_->runtime->destroy_event(end_event_);
+  }
+
+  const std::string& name() const { return name_; }
+  milliseconds timeout() const { return timeout_; }
+  Clock::time_point deadline() const { return deadline_; }
+
+  bool is_completed() const override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (done_) return true;
+    }
+    if (!end_event_ || !state_->runtime->query(end_event_)) return false;
+    const_cast<NcclWork*>(this)->finish(nullptr);
+    return true;
+  }
+
+  // The caller's current stream waits for the collective; the host does not. `timeout` is not
+  // needed here: the watchdog enforces the collective's own.
+  void wait(milliseconds /*timeout*/) override {
+    rethrow_if_failed();
+    state_->runtime->stream_wait(state_->runtime->current_stream(state_->device), end_event_);
+  }
+
+  // Blocks the host until the collective ran on the GPU (or failed: its error is thrown).
+  void synchronize() {
+    while (!is_completed()) {
+      rethrow_if_failed();
+      std::this_thread::sleep_for(kSynchronizePoll);
+    }
+    rethrow_if_failed();
+  }
+
+  std::exception_ptr exception() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return error_;
+  }
+  std::string description() const override { return description_; }
+
+  // The launching thread: events recorded, running from now.
+  void launched(EventHandle start, EventHandle end) {
+    start_event_ = start;
+    end_event_ = end;
+    deadline_ = Clock::now() + timeout_;
+    mark_started();
+  }
+  // Completes it once; later calls are ignored. Returns whether this call did.
+  bool finish(std::exception_ptr error) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (done_) return false;
+    done_ = true;
+    error_ = std::move(error);
+    mark_finished();
+    return true;
+  }
+
+ private:
+  void rethrow_if_failed() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (error_) std::rethrow_exception(error_);
+  }
+
+  const std::shared_ptr<ProcessGroupNCCL::State> state_;
+  const std::string name_;
+  const std::string description_;
+  const milliseconds timeout_;
+  Clock::time_point deadline_{};
+  EventHandle start_event_ = nullptr;
+  EventHandle end_event_ = nullptr;
+  mutable std::mutex mu_;
+  bool done_ = false;
+  std::exception_ptr error_;
+};
+
+bool ProcessGroupNCCL::State::abort_locked(const std::string& reason) {
+  if (!abort_reason.empty()) return false;
+  abort_reason = reason;
+  if (channel) channel->interrupt();
+  if (comm && !comm_released) {
+    runtime->abort(comm);
+    comm_released = true;
+  }
+  for (auto& w : in_flight)
+    if (!w->is_completed()) w->finish(std::make_exception_ptr(CollectiveError(w->name() + " aborted: " + reason)));
+  in_flight.clear();
+  cv.notify_all();
+  return true;
+}
+
+namespace {
+
+// The watchdog: completed Works leave the in-flight list; one past its deadline, or an NCCL error,
+// aborts the group and tells the job.
+void watch(const std::shared_ptr<ProcessGroupNCCL::State>& s, milliseconds interval) {
+  std::unique_lock<std::mutex> lock(s->mu);
+  while (!s->stop) {
+    s->cv.wait_for(lock, interval, [&] { return s->stop; });
+    if (s->stop || !s->abort_reason.empty()) continue;
+    while (!s->in_flight.empty() && s->in_flight.front()->is_completed()) s->in_flight.pop_front();
+    std::string failure;
+    const CommState state = s->runtime->state(s->comm);
+    const std::string where = "rank " + std::to_string(s->rank) + "'s GPU (cuda:" + std::to_string(s->device) + ")";
+    if (state.status == CommState::kFailed) {
+      failure = "NCCL error on " + where +
+                (s->in_flight.empty() ? "" : " during " + s->in_flight.front()->description()) + ": " + state.error;
+    } else if (!s->in_flight.empty() && Clock::now() > s->in_flight.front()->deadline()) {
+      const auto& w = s->in_flight.front();
+      failure = w->description() + " timed out after " + ms_str(w->timeout()) + " on " + where +
+                " (another rank did not reach it, or the GPU is stuck)";
+    }
+    if (failure.empty()) continue;
+    // The Works in flight fail with the words of the first failure; the job stops with them too.
+    const auto first = s->in_flight.empty() ? nullptr : s->in_flight.front();
+    if (first) first->finish(std::make_exception_ptr(TimeoutError(failure)));
+    s->abort_locked(failure);
+    auto monitor = s->monitor.lock();
+    lock.unlock();
+    if (monitor) monitor->report_failure(failure);
+    lock.lock();
+  }
+}
+
+void check_tensor(const std::string& op, const Tensor& t, const std::string& what, Device device) {
+  if (!t.defined()) throw std::invalid_argument(op + ": " + what + " is an undefined tensor");
+  if (t.device() != device)
+    throw std::invalid_argument(op + ": " + what + " is on " + t.device().str() + ", but this NCCL group runs on " +
+                                device.str() + "; move it with .to(" + device.str() + ")");
+  if (!t.is_contiguous())
+    throw std::invalid_argument(op + ": " + what + " must be contiguous, got shape " + shape_str(t.sizes()) +
+                                " with strides " + shape_str(t.strides()) + "; pass .contiguous()");
+  if (!nccl_detail::nccl_supports(t.dtype()))
+    throw std::invalid_argument(op + ": NCCL cannot move dtype " + dtype_name(t.dtype()) +
+                                " (supported: float32, float64, float16, bfloat16, int32, int64, uint8)");
+}
+
+void check_like(const std::string& op, const Tensor& t, const std::string& what, const Tensor& ref,
+                const std::string& ref_name, Device device) {
+  check_tensor(op, t, what, device);
+  if (t.dtype() != ref.dtype() || t.numel() != ref.numel())
+    throw std::invalid_argument(op + ": " + what + " is " + dtype_name(t.dtype()) + " with " +
+                                std::to_string(t.numel()) + " elements, but " + ref_name + " is " +
+                                dtype_name(ref.dtype()) + " with " + std::to_string(ref.numel()) +
+                                " elements; they must match");
+}
+
+void check_count(const std::string& op, size_t n, int size, const std::string& what) {
+  if (static_cast<int>(n) != size)
+    throw std::invalid_argument(op + ": " + what + " has " + std::to_string(n) + " tensors, expected one per rank (" +
+                                std::to_string(size) + ")");
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Construction: the unique id through the store, the communicator, the fingerprint channel.
+
+ProcessGroupNCCL::ProcessGroupNCCL(std::shared_ptr<Store> store, int rank, int size, ProcessGroupNCCLOptions options)
+    : rank_(rank), size_(size) {
+  if (size < 1 || rank < 0 || rank >= size)
+    throw std::invalid_argument("ProcessGroupNCCL: rank " + std::to_string(rank) + " is out of range for " +
+                                std::to_string(size) + " ranks (0 <= rank < size)");
+  if (!store) throw std::invalid_argument("ProcessGroupNCCL: store is null");
+  auto runtime = options.runtime ? options.runtime : nccl_detail::real_nccl_runtime();
+  if (!runtime)
+    throw std::runtime_error("ProcessGroupNCCL: this build has no CUDA/NCCL (built without a CUDA toolkit or with "
+                             "--config=cpu); use the Gloo backend");
+  device_ = options.device >= 0 ? options.device : runtime->current_device();
+  timeout_ = options.timeout;
+  const std::string who = "ProcessGroupNCCL rank " + std::to_string(rank) + " of " + std::to_string(size);
+  state_ = std::make_shared<State>(runtime, rank, size, device_);
+
+  // The n-th group a rank creates meets the n-th group of every other rank.
+  const std::string gen = "nccl/gen" + std::to_string(options.generation);
+  const int64_t n = store->add(gen + "/groups_of_rank_" + std::to_string(rank), 1);
+  const std::string group_prefix = gen + "/group" + std::to_string(n);
+  unique_id_key_ = group_prefix + "/unique_id";
+  std::string id;
+  try {
+    if (rank == 0) {
+      id = runtime->unique_id();
+      store->set(unique_id_key_, Bytes(id.begin(), id.end()));
+    } else {
+      const Bytes b = store->get(unique_id_key_);
+      id.assign(b.begin(), b.end());
+    }
+  } catch (const TimeoutError& e) {
+    throw TimeoutError(who + ": rank 0 did not publish NCCL's unique id (" + unique_id_key_ +
+                       ") within the store's timeout of " + ms_str(store->timeout()) + " (is rank 0 started?): " +
+                       e.what());
+  }
+  if (id.size() != nccl_detail::kUniqueIdBytes)
+    throw CollectiveError(who + ": the unique id under " + unique_id_key_ + " has " + std::to_string(id.size()) +
+                          " bytes, expected " + std::to_string(nccl_detail::kUniqueIdBytes) +
+                          " (is every rank running the same build?)");
+
+  // Non-blocking init: poll, so that a missing rank ends in an error at the store's timeout.
+  state_->comm = runtime->init_comm(id, size, rank, device_);
+  const auto deadline = Clock::now() + store->timeout();
+  for (;;) {
+    const CommState st = runtime->state(state_->comm);
+    if (st.status == CommState::kReady) break;
+    if (st.status == CommState::kFailed || Clock::now() > deadline) {
+      runtime->abort(state_->comm);
+      state_->comm_released = true;
+      if (st.status == CommState::kFailed)
+        throw CollectiveError(who + ": creating the NCCL communicator on cuda:" + std::to_string(device_) +
+                              " failed: " + st.error);
+      throw TimeoutError(who + ": the NCCL communicator was not ready within the store's timeout of " +
+                         ms_str(store->timeout()) + " (is every rank started, each on its own GPU?)");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  state_->comm_stream = runtime->new_comm_stream(device_);
+
+  if (size > 1) {
+    try {
+      const gloo_detail::TransportChoice transport = gloo_detail::choose_transport();
+      const gloo::transport::tcp::attr where = gloo::transport::tcp::CreateDeviceAttr(transport.attr);
+      PrefixStore channel_store(group_prefix + "/channel", store);
+      const char* shm = std::getenv("COLONY_SHM");
+      const bool shared_memory = shm == nullptr || std::string(shm) != "0";
+      state_->channel = std::make_unique<comm_detail::PeerChannel>(channel_store, rank, size, where.ai_addr,
+                                                                   where.ai_addrlen, sizeof(Fingerprint),
+                                                                   store->timeout(), shared_memory);
+    } catch (const std::exception& e) {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      state_->abort_locked("construction failed");
+      throw CollectiveError(who + ": connecting the fingerprint channel failed: " + e.what());
+    }
+  }
+  watchdog_ = std::thread([s = state_, interval = options.watchdog_interval] { watch(s, interval); });
+}
+
+ProcessGroupNCCL::~ProcessGroupNCCL() {
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->stop = true;
+    state_->cv.notify_all();
+  }
+  watchdog_.join();
+  std::lock_guard<std::mutex> lock(state_->mu);
+  if (state_->comm_released) return;
+  // Collectives still running on the GPU: destroying would wait for them, aborting does not.
+  const bool busy = std::any_of(state_->in_flight.begin(), state_->in_flight.end(),
+                                [](const auto& w) { return !w->is_completed(); });
+  if (busy) {
+    state_->runtime->abort(state_->comm);
+  } else {
+    state_->runtime->destroy(state_->comm);
+  }
+  state_->comm_released = true;
+}
+
+void ProcessGroupNCCL::abort(const std::string& reason) {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->abort_locked(reason);
+}
+
+void ProcessGroupNCCL::set_failure_monitor(std::weak_ptr<FailureMonitor> monitor) {
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->monitor = monitor;
+  }
+  ProcessGroup::set_failure_monitor(std::move(monitor));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Launching a collective.
+
+namespace {
+
+// The NCCL calls of one collective, queued on the communication stream inside one NCCL group.
+using Body = std::function<void(NcclRuntime& rt, CommHandle comm, StreamHandle stream)>;
+
+std::shared_ptr<Work> failed_work(const std::shared_ptr<ProcessGroupNCCL::State>& s, const Fingerprint& fp,
+                                  milliseconds timeout, std::exception_ptr error) {
+  auto w = std::make_shared<NcclWork>(s, fp, timeout);
+  w->finish(std::move(error));
+  return w;
+}
+
+// Aborts the group with `message` and tells the job (the other ranks stop too).
+void fail_group(const std::shared_ptr<ProcessGroupNCCL::State>& s, const std::string& message) {
+  std::shared_ptr<FailureMonitor> monitor;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (!s->abort_locked(message)) return;
+    monitor = s->monitor.lock();
+  }
+  if (monitor) monitor->report_failure(message);
+}
+
+// Exchanges `fp` with every rank. Returns the error the Work fails with, or null when all agree.
+std::exception_ptr check_fingerprints(const std::shared_ptr<ProcessGroupNCCL::State>& s, const Fingerprint& fp,
+                                      milliseconds timeout) {
+  const std::string description = comm_detail::work_description(fp);
+  try {
+    std::memcpy(s->channel->outgoing(), &fp, sizeof(fp));
+    const auto all = s->channel->exchange(sizeof(fp), Clock::now() + timeout, /*poll_first=*/true);
+    std::vector<Fingerprint> fps(all.size());
+    for (size_t r = 0; r < all.size(); ++r) std::memcpy(&fps[r], all[r], sizeof(Fingerprint));
+    const std::string mismatch = comm_detail::describe_mismatch(fps, s->rank);
+    if (mismatch.empty()) return nullptr;
+    return std::make_exception_ptr(CollectiveError(mismatch));
+  } catch (const comm_detail::PeerLostError& e) {
+    const std::string message = description + " failed: " + unreachable_phrase({e.rank()}) + " (seen by rank " +
+                                std::to_string(s->rank) + ": " + e.what() + ")";
+    fail_group(s, message);
+    return std::make_exception_ptr(CollectiveError(message, {e.rank()}));
+  } catch (const std::exception& e) {
+    {
+      std::lock_guard<std::mutex> lock(s->mu);
+      if (!s->abort_reason.empty())
+        return std::make_exception_ptr(
+            CollectiveError(comm_detail::work_name(fp) + " aborted: " + s->abort_reason));
+    }
+    // The channel is out of step now: the group cannot go on.
+    const std::string what = e.what();
+    if (what.find("timed out") != std::string::npos) {
+      const std::string message = description + " timed out after " + ms_str(timeout) + " on rank " +
+                                  std::to_string(s->rank) + " waiting for the other ranks to call it (" + what + ")";
+      fail_group(s, message);
+      return std::make_exception_ptr(TimeoutError(message));
+    }
+    const std::string message = description + " failed on rank " + std::to_string(s->rank) + ": " + what;
+    fail_group(s, message);
+    return std::make_exception_ptr(CollectiveError(message));
+  }
+}
+
+std::shared_ptr<Work> launch(const std::shared_ptr<ProcessGroupNCCL::State>& s, Fingerprint fp, milliseconds timeout,
+                             const std::vector<Tensor>& tensors, const Body& body) {
+  fp.seq = s->next_seq++;
+  timeout = std::max(timeout, milliseconds(1));
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (!s->abort_reason.empty())
+      return failed_work(s, fp, timeout,
+                         std::make_exception_ptr(CollectiveError(comm_detail::work_name(fp) +
+                                                                 " cannot run: this ProcessGroupNCCL was aborted: " +
+                                                                 s->abort_reason)));
+  }
+  if (s->channel) {
+    if (auto error = check_fingerprints(s, fp, timeout)) return failed_work(s, fp, timeout, error);
+  }
+  NcclRuntime& rt = *s->runtime;
+  auto work = std::make_shared<NcclWork>(s, fp, timeout);
+  EventHandle start = rt.new_event(s->device);
+  EventHandle end = rt.new_event(s->device);
+  work->launched(start, end);
+  try {
+    // The inputs are ready once the caller's stream has come this far.
+    rt.record(start, rt.current_stream(s->device));
+    rt.stream_wait(s->comm_stream, start);
+    for (const Tensor& t : tensors) rt.record_stream(t, s->comm_stream);
+    rt.group_start();
+    body(rt, s->comm, s->comm_stream);
+    rt.group_end(s->comm);
+    rt.record(end, s->comm_stream);
+  } catch (const std::exception& e) {
+    const std::string message = work->description() + " could not be queued on rank " + std::to_string(s->rank) +
+                                "'s GPU: " + e.what();
+    work->finish(std::make_exception_ptr(CollectiveError(message)));
+    fail_group(s, message);
+    return work;
+  }
+  std::lock_guard<std::mutex> lock(s->mu);
+  if (!s->abort_reason.empty()) {
+    work->finish(std::make_exception_ptr(CollectiveError(work->name() + " aborted: " + s->abort_reason)));
+  } else {
+    s->in_flight.push_back(work);
+  }
+  return work;
+}
+
+milliseconds timeout_of(const CollectiveOptions& opts, milliseconds group_timeout) {
+  return opts.timeout.count() >= 0 ? opts.timeout : group_timeout;
+}
+
+Fingerprint fingerprint(OpKind kind, const Tensor* t, int64_t numel, int root = -1, int reduce_op = -1) {
+  Fingerprint fp;
+  fp.kind = static_cast<int32_t>(kind);
+  fp.numel = numel;
+  fp.dtype = t ? static_cast<int32_t>(t->dtype()) : -1;
+  fp.root = root;
+  fp.reduce_op = reduce_op;
+  return fp;
+}
+
+}  // namespace
+
+std::shared_ptr<Work> ProcessGroupNCCL::allreduce(Tensor& tensor, ReduceOp op, const CollectiveOptions& opts) {
+  const Device dev = state_->runtime->device(device_);
+  check_tensor("allreduce", tensor, "tensor", dev);
+  const Fingerprint fp = fingerprint(OpKind::kAllreduce, &tensor, tensor.numel(), -1, static_cast<int>(op));
+  Tensor t = tensor;
+  return launch(state_, fp, timeout_of(opts, timeout_), {t}, [t, op](NcclRuntime& rt, CommHandle c, StreamHandle st) {
+    rt.all_reduce(t.data_ptr_raw(), t.data_ptr_raw(), t.numel(), t.dtype(), op, c, st);
+  });
+}
+
+std::shared_ptr<Work> ProcessGroupNCCL::allreduce_coalesced(std::vector<Tensor>& tensors, ReduceOp op,
+                                                            const CollectiveOptions& opts) {
+  const Device dev = state_->runtime->device(device_);
+  if (tensors.empty()) throw std::invalid_argument("allreduce_coalesced: no tensors");
+  int64_t total = 0;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const std::string what = "tensors[" + std::to_string(i) + "]";
+    check_tensor("allreduce_coalesced", tensors[i], what, dev);
+    if (tensors[i].dtype() != tensors[0].dtype())
+      throw std::invalid_argument("allreduce_coalesced: " + what + " is " + dtype_name(tensors[i].dtype()) +
+                                  " but tensors[0] is " + dtype_name(tensors[0].dtype()) + "; one dtype per call");
+    total += tensors[i].numel();
+  }
+  // dtype and element count of all of them: ranks that split the same data differently still agree.
+  const Fingerprint fp = fingerprint(OpKind::kAllreduce, &tensors[0], total, -1, static_cast<int>(op));
+  std::vector<Tensor> ts = tensors;
+  return launch(state_, fp, timeout_of(opts, timeout_), ts, [ts, op](NcclRuntime& rt, CommHandle c, StreamHandle st) {
+    for (const Tensor& t : ts) rt.all_reduce(t.data_ptr_raw(), t.data_ptr_raw(), t.numel(), t.dtype(), op, c, st);
+  });
+}
+
+std::shared_ptr<Work> ProcessGroupNCCL::broadcast(Tensor& tensor, int root, const CollectiveOptions& opts) {
+  const Device dev = state_->runtime->device(device_);
+  check_tensor("broadcast", tensor, "tensor", dev);
+  if (root < 0 || root >= size_)
+    throw std::invalid_argument("broadcast: root " + std::to_string(root) + " is not a rank of this group (0 <= root < " +
+                                std::to_string(size_) + ")");
+  const Fingerprint fp = fingerprint(OpKind::kBroadcast, &tensor, tensor.numel(), root);
+  Tensor t = tensor;
+  return launch(state_, fp, timeout_of(opts, timeout_), {t}, [t, root](NcclRuntime& rt, CommHandle c, StreamHandle st) {
+    rt.broadcast(t.data_ptr_raw(), t.data_ptr_raw(), t.numel(), t.dtype(), root, c, st);
+  });
+}
+
+std::shared_ptr<Work> ProcessGroupNCCL::allgather(std::vector<Tensor>& outputs, const Tensor& input,
+                                                  const CollectiveOptions& opts) {
+  const Device dev = state_->runtime->device(device_);
+  check_tensor("allgather", input, "input", dev);
+  check_count("allgather", outputs.size(), size_, "outputs");
+  for (int r = 0; r < size_; ++r)
+    check_like("allgather", outputs[r], "outputs[" + std::to_string(r) + "]", input, "input", dev);
+  const Fingerprint fp = fingerprint(OpKind::kAllgather, &input, input.numel());
+  std::vector<Tensor> ts = outputs;
+  ts.push_back(input);
+  const int me = rank_;
+  // One broadcast per rank, grouped: each output is its own tensor, so no staging buffer.
+  return launch(state_, fp, timeout_of(opts, timeout_), ts, [ts, me](NcclRuntime& rt, CommHandle c, StreamHandle st) {
+    const Tensor& in = ts.back();
+    for (size_t r = 0; r + 1 < ts.size(); ++r) {
+      const void* send = static_cast<int>(r) == me ? in.data_ptr_raw() : nullptr;
+      rt.broadcast(send, ts[r].data_ptr_raw(), in.numel(), in.dtype(), static_cast<int>(r), c, st);
+    }
+  });
+}
+
+std::shared_ptr<Work> ProcessGroupNCCL::reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op,
+                                                       const CollectiveOptions& opts) {
+  const Device dev = state_->runtime->device(device_);
+  check_tensor("reduce_scatter", output, "output", dev);
+  check_count("reduce_scatter", inputs.size(), size_, "inputs");
+  for (int r = 0; r < size_; ++r)
+    check_like("reduce_scatter", inputs[r], "inputs[" + std::to_string(r) + "]", output, "output", dev);
+  const Fingerprint fp = fingerprint(OpKind::kReduceScatter, &output, output.numel(), -1, static_cast<int>(op));
+  std::vector<Tensor> ts = inputs;
+  ts.push_back(output);
+  // One reduce per rank, grouped: rank r's output receives the reduction of every rank's inputs[r].
+  return launch(state_, fp, timeout_of(opts, timeout_), ts, [ts, op](NcclRuntime& rt, CommHandle c, StreamHandle st) {
+    const Tensor& out = ts.back();
+    for (size_t r = 0; r + 1 < ts.size(); ++r)
+      rt.reduce(ts[r].data_ptr_raw(), out.data_ptr_raw(), out.numel(), out.dtype(), op, static_cast<int>(r), c, st);
+  });
+}
+
+std::shared_ptr<Work> ProcessGroupNCCL::barrier(const CollectiveOptions& opts) {
+  // The fingerprint exchange already meets every rank on the host; the one-element allreduce makes
+  // the caller's stream wait for the GPUs too, as torch's NCCL barrier does.
+  Tensor t = raw::zeros({1}, TensorOptions(kFloat32).device(state_->runtime->device(device_)));
+  const Fingerprint fp = fingerprint(OpKind::kBarrier, nullptr, 0);
+  return launch(state_, fp, timeout_of(opts, timeout_), {t}, [t](NcclRuntime& rt, CommHandle c, StreamHandle st) {
+    rt.all_reduce(t.data_ptr_raw(), t.data_ptr_raw(), 1, kFloat32, ReduceOp::kSum, c, st);
+  });
+}
+
+void synchronize(Work& work) {
+  if (auto* w = dynamic_cast<NcclWork*>(&work)) {
+    w->synchronize();
+  } else {
+    work.wait();
+  }
+}
+
+}  // namespace colony::dist

@@ -1,0 +1,58 @@
+// The math of the fused cross-entropy (log-softmax + negative log-likelihood, with label smoothing
+// and ignore_index) for one row of C logits, written once for the CPU and CUDA kernels. With
+// `log_probs` the row already holds log-probabilities (nll_loss): no log-softmax is applied.
+//
+// Row r with target t, lse = log(sum_c exp(x_c)) (0 for log_probs) and smoothing eps:
+//   loss_r = (1 - eps) * (lse - x_t) + eps * (lse - mean_c x_c)            (PyTorch's definition)
+//   d loss_r / d x_c = softmax_c - (1 - eps) * [c == t] - eps / C          (no softmax_c for log_probs)
+// Rows whose target is ignore_index have loss 0, gradient 0, and do not count towards the mean.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/common/macros.h"
+
+namespace colony::kernels {
+
+enum class LossReduction : int { None = 0, Mean = 1, Sum = 2 };
+
+struct CrossEntropyParams {
+  int64_t rows = 0, classes = 0;
+  int64_t ignore_index = -100;
+  double label_smoothing = 0.0;
+  bool log_probs = false;  // input rows are log-probabilities (nll_loss): no log-softmax
+  LossReduction reduction = LossReduction::Mean;
+};
+
+template <typename C>
+COLONY_INLINE C cross_entropy_row_loss(C lse, C x_target, C sum_x, const CrossEntropyParams& p) {
+  const C eps = static_cast<C>(p.label_smoothing);
+  const C nll = lse - x_target;
+  if (p.label_smoothing == 0.0) return nll;
+  return (C(1) - eps) * nll + eps * (lse - sum_x / static_cast<C>(p.classes));
+}
+
+// d loss / d x_c for a counted row, times the row's incoming gradient g. `prob` is softmax_c
+// (exp(x_c - lse)); unused for log_probs.
+template <typename C>
+COLONY_INLINE C cross_entropy_grad(C prob, bool is_target, C g, const CrossEntropyParams& p) {
+  const C eps = static_cast<C>(p.label_smoothing);
+  C d = p.log_probs ? C(0) : prob;
+  if (is_target) d -= C(1) - eps;
+  if (p.label_smoothing != 0.0) d -= eps / static_cast<C>(p.classes);
+  return d * g;
+}
+
+// Where row r's incoming gradient sits in grad_output: one per row for None, one for all rows
+// otherwise; Mean then divides it by the number of counted rows (0/0 = NaN when every target is
+// ignored, as in PyTorch).
+COLONY_INLINE int64_t cross_entropy_grad_slot(int64_t row, const CrossEntropyParams& p) {
+  return p.reduction == LossReduction::None ? row : 0;
+}
+// `counted` points at the forward's count of counted rows, read only for Mean.
+template <typename C>
+COLONY_INLINE C cross_entropy_row_grad(C grad_output, const C* counted, const CrossEntropyParams& p) {
+  return p.reduction == LossReduction::Mean ? grad_output / counted[0] : grad_output;
+}
+
+}  // namespace colony::kernels

@@ -1,0 +1,28 @@
+#include "kernels/cpu/amp.h"
+
+#include <atomic>
+
+#include "kernels/common/amp_functors.h"
+#include "kernels/common/dispatch.h"
+#include "kernels/cpu/parallel.h"
+
+namespace colony::kernels::cpu {
+
+void unscale_and_check(int64_t count, void* const* grads, const int64_t* numel, const DType* dtypes, float inv_scale,
+                       float* found_inf) {
+  std::atomic<bool> found{false};
+  for (int64_t t = 0; t < count; ++t) {
+    COLONY_DISPATCH_FLOATING(dtypes[t], "unscale_and_check", [&] {
+      scalar_t* g = static_cast<scalar_t*>(grads[t]);
+      parallel_for(numel[t], 1 << 15, [&](int64_t begin, int64_t end) {
+        // OR without a branch, so the loop vectorizes.
+        bool bad = false;
+        for (int64_t i = begin; i < end; ++i) bad |= unscale_element(g[i], inv_scale);
+        if (bad) found.store(true, std::memory_order_relaxed);
+      });
+    });
+  }
+  if (found.load()) *found_inf = 1.0f;
+}
+
+}  // namespace colony::kernels::cpu

@@ -1,0 +1,464 @@
+// ProcessGroupNCCL's logic against a fake NCCL runtime (host memory, events the test completes):
+// the unique id's exchange and keys, the order of stream and NCCL calls, fingerprints, the
+// watchdog's timeout and error paths, abort. The real runtime is exercised by *_CUDA tests.
+#include "distributed/nccl/process_group_nccl.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "distributed/store/tcp_store.h"
+#include "kernels/common/dtype.h"
+#include "tensor/cuda.h"
+#include "tensor/raw_ops.h"
+#include "tests/test_util.h"
+
+namespace colony::dist {
+namespace {
+
+using nccl_detail::CommHandle;
+using nccl_detail::CommState;
+using nccl_detail::EventHandle;
+using nccl_detail::StreamHandle;
+using std::chrono::milliseconds;
+
+// The statement throws `type` with `text` in its message.
+#define EXPECT_THROW_WITH(statement, type, text)                                       \
+  try {                                                                                \
+    (void)(statement);                                                                 \
+    ADD_FAILURE() << "no exception from " #statement;                                  \
+  } catch (const type& e) {                                                            \
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();       \
+  }
+
+StreamHandle kCompute = reinterpret_cast<StreamHandle>(0x100);
+StreamHandle kComm = reinterpret_cast<StreamHandle>(0x200);
+
+// Records every call in words; tensors live in host memory, and a group of one moves data as NCCL
+// would (an allreduce leaves a rank's own values, a broadcast copies from root).
+class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
+ public:
+  struct Event {
+    bool done = false;
+  };
+
+  // Knobs.
+  std::atomic<int> polls_until_ready{2};  // init: in progress this many state() calls; -1: forever
+  std::atomic<bool> events_complete{true};  // record() leaves events done; false: until complete_events()
+  std::string async_error;                   // non-empty: state() reports it (guarded by mu)
+
+  // What happened.
+  std::mutex mu;
+  std::vector<std::string> calls;
+  std::string init_id;
+  int init_rank = -1, init_size = -1;
+  std::atomic<int> aborts{0}, destroys{0};
+
+  void set_async_error(const std::string& e) {
+    std::lock_guard<std::mutex> lock(mu);
+    async_error = e;
+  }
+  void complete_events() {
+    std::lock_guard<std::mutex> lock(mu);
+    for (auto& e : events_) e->done = true;
+  }
+  std::vector<std::string> take_calls() {
+    std::lock_guard<std::mutex> lock(mu);
+    auto out = std::move(calls);
+    calls.clear();
+    return out;
+  }
+
+  Device device(int) const override { return kCPU; }
+  int current_device() override { return 0; }
+  std::string unique_id() override {
+    static std::atomic<int> n{0};
+    return std::string(nccl_detail::kUniqueIdBytes, static_cast<char>('A' + n++));
+  }
+  CommHandle init_comm(const std::string& id, int size, int rank, int device) override {
+    std::lock_guard<std::mutex> lock(mu);
+    init_id = id;
+    init_rank = rank;
+    init_size = size;
+    calls.push_back("init_comm(size " + std::to_string(size) + ", rank " + std::to_string(rank) + ", cuda:" +
+                    std::to_string(device) + ")");
+    return &comm_;
+  }
+  CommState state(CommHandle) override {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!async_error.empty()) return {CommState::kFailed, async_error};
+    const int left = polls_until_ready.load();
+    if (left < 0) return {CommState::kInProgress, ""};
+    if (left > 0) {
+      --polls_until_ready;
+      return {CommState::kInProgress, ""};
+    }
+    return {CommState::kReady, ""};
+  }
+  void abort(CommHandle) override {
+    ++aborts;
+    log("abort");
+  }
+  void destroy(CommHandle) override {
+    ++destroys;
+    log("destroy");
+  }
+  StreamHandle new_comm_stream(int) override { return kComm; }
+  StreamHandle current_stream(int) override { return kCompute; }
+  EventHandle new_event(int) override {
+    std::lock_guard<std::mutex> lock(mu);
+    events_.push_back(std::make_unique<Event>());
+    return events_.back().get();
+  }
+  void destroy_event(EventHandle) override {}
+  void record(EventHandle e, StreamHandle s) override {
+    static_cast<Event*>(e)->done = events_complete.load();
+    log(std::string("record on ") + name(s));
+  }
+  void stream_wait(StreamHandle s, EventHandle) override { log(std::string(name(s)) + " waits"); }
+  bool query(EventHandle e) override {
+    std::lock_guard<std::mutex> lock(mu);
+    return static_cast<Event*>(e)->done;
+  }
+  void record_stream(const Tensor& t, StreamHandle s) override {
+    log("record_stream " + std::to_string(t.numel()) + " on " + name(s));
+  }
+  void group_start() override { log("group_start"); }
+  void group_end(CommHandle) override { log("group_end"); }
+  void all_reduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, CommHandle,
+                  StreamHandle s) override {
+    copy(send, recv, count, dtype);
+    log("all_reduce " + std::to_string(count) + " " + dtype_name(dtype) + " " + reduce_op_name(op) + " on " + name(s));
+  }
+  void broadcast(const void* send, void* recv, size_t count, DType dtype, int root, CommHandle,
+                 StreamHandle s) override {
+    copy(send, recv, count, dtype);
+    log("broadcast " + std::to_string(count) + " root " + std::to_string(root) + " on " + name(s));
+  }
+  void reduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, int root, CommHandle,
+              StreamHandle s) override {
+    copy(send, recv, count, dtype);
+    log("reduce " + std::to_string(count) + " " + reduce_op_name(op) + " root " + std::to_string(root) + " on " +
+        name(s));
+  }
+
+ private:
+  static const char* name(StreamHandle s) { return s == kComm ? "comm" : s == kCompute ? "compute" : "?"; }
+  void log(const std::string& c) {
+    std::lock_guard<std::mutex> lock(mu);
+    calls.push_back(c);
+  }
+  static void copy(const void* send, void* recv, size_t count, DType dtype) {
+    if (send != nullptr && recv != nullptr && send != recv)
+      std::memcpy(recv, send, count * static_cast<size_t>(element_size(dtype)));
+  }
+
+  int comm_ = 0;
+  std::vector<std::unique_ptr<Event>> events_;
+};
+
+// Records what the group reports, as the job's watchdog would receive it.
+class FakeMonitor final : public FailureMonitor {
+ public:
+  std::string failure_cause() override { return ""; }
+  void report_failure(const std::string& message) override {
+    std::lock_guard<std::mutex> lock(mu);
+    reports.push_back(message);
+  }
+  std::mutex mu;
+  std::vector<std::string> reports;
+};
+
+class ProcessGroupNCCLTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    TCPStoreOptions o;
+    o.port = 0;
+    o.is_server = true;
+    o.timeout = milliseconds(10000);
+    o.token = "nccl-test";
+    server_ = std::make_shared<TCPStore>(o);
+  }
+
+  std::shared_ptr<TCPStore> client(milliseconds timeout = milliseconds(10000)) {
+    TCPStoreOptions o;
+    o.port = server_->port();
+    o.timeout = timeout;
+    o.token = "nccl-test";
+    return std::make_shared<TCPStore>(o);
+  }
+
+  ProcessGroupNCCLOptions options(const std::shared_ptr<FakeNcclRuntime>& rt) {
+    ProcessGroupNCCLOptions o;
+    o.runtime = rt;
+    o.device = 0;
+    o.watchdog_interval = milliseconds(10);
+    return o;
+  }
+
+  // A group of `world` ranks, each on its own thread (construction meets the others).
+  std::vector<std::unique_ptr<ProcessGroupNCCL>> make_group(int world,
+                                                            std::vector<std::shared_ptr<FakeNcclRuntime>>& rts,
+                                                            int generation = 0) {
+    std::vector<std::unique_ptr<ProcessGroupNCCL>> groups(world);
+    if (rts.empty())
+      for (int r = 0; r < world; ++r) rts.push_back(std::make_shared<FakeNcclRuntime>());
+    std::vector<std::thread> threads;
+    for (int r = 0; r < world; ++r)
+      threads.emplace_back([&, r] {
+        auto o = options(rts[r]);
+        o.generation = generation;
+        groups[r] = std::make_unique<ProcessGroupNCCL>(client(), r, world, o);
+      });
+    for (auto& t : threads) t.join();
+    return groups;
+  }
+
+  std::shared_ptr<TCPStore> server_;
+};
+
+TEST_F(ProcessGroupNCCLTest, RankZeroPublishesTheUniqueIdUnderTheGroupAndGenerationKey) {
+  std::vector<std::shared_ptr<FakeNcclRuntime>> rts;
+  auto g = make_group(2, rts, /*generation=*/3);
+  EXPECT_EQ(g[0]->unique_id_key(), "nccl/gen3/group1/unique_id");
+  EXPECT_EQ(g[1]->unique_id_key(), "nccl/gen3/group1/unique_id");
+  EXPECT_EQ(rts[0]->init_id.size(), nccl_detail::kUniqueIdBytes);
+  EXPECT_EQ(rts[0]->init_id, rts[1]->init_id);  // rank 1 read what rank 0 created
+  EXPECT_EQ(rts[1]->init_rank, 1);
+  EXPECT_EQ(rts[1]->init_size, 2);
+  const Bytes stored = server_->get("nccl/gen3/group1/unique_id");
+  EXPECT_EQ(std::string(stored.begin(), stored.end()), rts[0]->init_id);
+
+  // The next group on the same store meets under its own key, with a fresh id.
+  std::vector<std::shared_ptr<FakeNcclRuntime>> rts2;
+  auto g2 = make_group(2, rts2, 3);
+  EXPECT_EQ(g2[1]->unique_id_key(), "nccl/gen3/group2/unique_id");
+  EXPECT_NE(rts2[0]->init_id, rts[0]->init_id);
+  EXPECT_EQ(rts2[0]->init_id, rts2[1]->init_id);
+}
+
+TEST_F(ProcessGroupNCCLTest, MissingRankZeroTimesOutNamingTheKey) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  try {
+    ProcessGroupNCCL pg(client(milliseconds(300)), 1, 2, options(rt));
+    FAIL() << "construction without rank 0 returned";
+  } catch (const TimeoutError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 0 did not publish NCCL's unique id (nccl/gen0/group1/unique_id)"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST_F(ProcessGroupNCCLTest, CommunicatorThatNeverGetsReadyIsAbortedAtTheStoreTimeout) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  rt->polls_until_ready = -1;
+  EXPECT_THROW_WITH(ProcessGroupNCCL(client(milliseconds(200)), 0, 1, options(rt)), TimeoutError,
+                    "the NCCL communicator was not ready within the store's timeout of 200 ms");
+  EXPECT_EQ(rt->aborts.load(), 1);
+}
+
+TEST_F(ProcessGroupNCCLTest, CommunicatorSetupErrorIsNamed) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  rt->set_async_error("unhandled system error");
+  EXPECT_THROW_WITH(ProcessGroupNCCL(client(), 0, 1, options(rt)), CollectiveError,
+                    "creating the NCCL communicator on cuda:0 failed: unhandled system error");
+}
+
+TEST_F(ProcessGroupNCCLTest, CollectiveRunsOnTheCommStreamAfterTheComputeStream) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  ProcessGroupNCCL pg(client(), 0, 1, options(rt));
+  rt->take_calls();
+  Tensor t = raw::from_vector(std::vector<float>{1, 2, 3, 4}, {4});
+  auto w = pg.allreduce(t, ReduceOp::kAvg);
+  EXPECT_EQ(rt->take_calls(), (std::vector<std::string>{"record on compute", "comm waits", "record_stream 4 on comm",
+                                                        "group_start", "all_reduce 4 float32 avg on comm",
+                                                        "group_end", "record on comm"}));
+  EXPECT_TRUE(w->is_completed());
+  w->wait();  // the caller's stream waits; the host does not
+  EXPECT_EQ(rt->take_calls(), std::vector<std::string>{"compute waits"});
+  EXPECT_EQ(w->description(), "allreduce #1 (float32, 4 elements, avg)");
+}
+
+TEST_F(ProcessGroupNCCLTest, ListCollectivesAreGroupedPerRank) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  ProcessGroupNCCL pg(client(), 0, 1, options(rt));
+  Tensor in = raw::from_vector(std::vector<float>{5, 6}, {2});
+  std::vector<Tensor> outs{raw::zeros({2})};
+  rt->take_calls();
+  pg.allgather(outs, in)->wait();
+  auto calls = rt->take_calls();
+  EXPECT_EQ(std::vector<std::string>(calls.begin() + 3, calls.end() - 2),
+            (std::vector<std::string>{"record_stream 2 on comm", "group_start", "broadcast 2 root 0 on comm",
+                                      "group_end"}));
+  EXPECT_EQ(outs[0].data_ptr<float>()[1], 6.0f);
+
+  Tensor out = raw::zeros({2});
+  std::vector<Tensor> ins{in};
+  pg.reduce_scatter(out, ins, ReduceOp::kMax)->wait();
+  calls = rt->take_calls();
+  EXPECT_NE(std::find(calls.begin(), calls.end(), "reduce 2 max root 0 on comm"), calls.end());
+  EXPECT_EQ(out.data_ptr<float>()[0], 5.0f);
+
+  std::vector<Tensor> bucket{raw::zeros({3}), raw::zeros({5})};
+  auto w = pg.allreduce_coalesced(bucket);
+  calls = rt->take_calls();
+  const auto start = std::find(calls.begin(), calls.end(), "group_start");
+  ASSERT_NE(start, calls.end());
+  EXPECT_EQ(std::vector<std::string>(start, start + 4),
+            (std::vector<std::string>{"group_start", "all_reduce 3 float32 sum on comm",
+                                      "all_reduce 5 float32 sum on comm", "group_end"}));
+  EXPECT_EQ(w->description(), "allreduce #3 (float32, 8 elements, sum)");
+}
+
+TEST_F(ProcessGroupNCCLTest, BadTensorsAreRefusedWithTheReason) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  ProcessGroupNCCL pg(client(), 0, 1, options(rt));
+  Tensor b = raw::zeros({2}, kBool);
+  EXPECT_THROW_WITH(pg.allreduce(b), std::invalid_argument, "NCCL cannot move dtype bool");
+  Tensor t = raw::zeros({2});
+  EXPECT_THROW_WITH(pg.broadcast(t, 1), std::invalid_argument, "root 1 is not a rank of this group");
+  std::vector<Tensor> two{raw::zeros({2}), raw::zeros({2})};
+  EXPECT_THROW_WITH(pg.allgather(two, t), std::invalid_argument, "outputs has 2 tensors, expected one per rank (1)");
+}
+
+TEST_F(ProcessGroupNCCLTest, WatchdogAbortsACollectivePastItsTimeoutAndTellsTheJob) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  ProcessGroupNCCL pg(client(), 0, 1, options(rt));
+  auto monitor = std::make_shared<FakeMonitor>();
+  pg.set_failure_monitor(monitor);
+  rt->events_complete = false;  // the GPU never gets there
+  Tensor t = raw::zeros({4});
+  CollectiveOptions o;
+  o.timeout = milliseconds(100);
+  auto w = pg.allreduce(t, ReduceOp::kSum, o);
+  EXPECT_FALSE(w->is_completed());
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_THROW_WITH(synchronize(*w), TimeoutError,
+                    "allreduce #1 (float32, 4 elements, sum) timed out after 100 ms on rank 0's GPU (cuda:0)");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(2));
+  EXPECT_EQ(rt->aborts.load(), 1);
+  {
+    std::lock_guard<std::mutex> lock(monitor->mu);
+    ASSERT_EQ(monitor->reports.size(), 1u);
+    EXPECT_NE(monitor->reports[0].find("allreduce #1"), std::string::npos);
+  }
+  // The group is unusable from now on, and says why.
+  auto later = pg.barrier();
+  EXPECT_THROW_WITH(later->wait(), CollectiveError, "barrier #2 cannot run: this ProcessGroupNCCL was aborted");
+}
+
+TEST_F(ProcessGroupNCCLTest, AsyncNcclErrorAbortsNamingTheCollectiveInFlight) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  ProcessGroupNCCL pg(client(), 0, 1, options(rt));
+  auto monitor = std::make_shared<FakeMonitor>();
+  pg.set_failure_monitor(monitor);
+  rt->events_complete = false;
+  Tensor t = raw::zeros({8}, kBFloat16);
+  auto w = pg.broadcast(t, 0);
+  rt->set_async_error("remote process exited or there was a network error");
+  EXPECT_THROW_WITH(synchronize(*w), std::runtime_error,
+                    "NCCL error on rank 0's GPU (cuda:0) during broadcast #1 (bfloat16, 8 elements, root 0): remote "
+                    "process exited");
+  EXPECT_EQ(rt->aborts.load(), 1);
+}
+
+TEST_F(ProcessGroupNCCLTest, AbortFailsInFlightWorkWithTheReason) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  ProcessGroupNCCL pg(client(), 0, 1, options(rt));
+  rt->events_complete = false;
+  Tensor t = raw::zeros({4});
+  auto w = pg.allreduce(t);
+  pg.abort("rank 3 failed: data file vanished");
+  EXPECT_TRUE(w->is_completed());
+  EXPECT_THROW_WITH(w->wait(), CollectiveError, "allreduce #1 aborted: rank 3 failed: data file vanished");
+  EXPECT_EQ(rt->aborts.load(), 1);
+}
+
+TEST_F(ProcessGroupNCCLTest, FinishedGroupDestroysItsCommunicator) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  {
+    ProcessGroupNCCL pg(client(), 0, 1, options(rt));
+    Tensor t = raw::zeros({4});
+    pg.allreduce(t)->wait();
+  }
+  EXPECT_EQ(rt->destroys.load(), 1);
+  EXPECT_EQ(rt->aborts.load(), 0);
+}
+
+TEST_F(ProcessGroupNCCLTest, MismatchedCollectivesAreNamedOnEveryRankAndTheGroupGoesOn) {
+  std::vector<std::shared_ptr<FakeNcclRuntime>> rts;
+  auto g = make_group(2, rts);
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      Tensor t = raw::zeros({r == 0 ? 10 : 12});
+      auto w = r == 0 ? g[r]->allreduce(t) : g[r]->broadcast(t, 0);
+      try {
+        w->wait();
+      } catch (const CollectiveError& e) {
+        errors[r] = e.what();
+      }
+      Tensor ok = raw::zeros({3});
+      g[r]->allreduce(ok)->wait();  // still usable
+    });
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < 2; ++r)
+    EXPECT_NE(errors[r].find("collective mismatch at #1: rank 0 called allreduce(float32, 10 elements, sum), rank 1 "
+                             "called broadcast(float32, 12 elements, root 0)"),
+              std::string::npos)
+        << errors[r];
+}
+
+TEST_F(ProcessGroupNCCLTest, RankThatNeverCallsTimesOutOnTheOthersAndTheJobIsTold) {
+  std::vector<std::shared_ptr<FakeNcclRuntime>> rts;
+  auto g = make_group(2, rts);
+  auto monitor = std::make_shared<FakeMonitor>();
+  g[0]->set_failure_monitor(monitor);
+  Tensor t = raw::zeros({4});
+  CollectiveOptions o;
+  o.timeout = milliseconds(200);
+  auto w = g[0]->allreduce(t, ReduceOp::kSum, o);  // rank 1 never calls it
+  EXPECT_THROW_WITH(w->wait(), TimeoutError,
+                    "allreduce #1 (float32, 4 elements, sum) timed out after 200 ms on rank 0 waiting for the other "
+                    "ranks to call it");
+  std::lock_guard<std::mutex> lock(monitor->mu);
+  EXPECT_EQ(monitor->reports.size(), 1u);
+}
+
+TEST(ProcessGroupNCCL_CUDA, WorldOfOneRunsEveryCollective) {
+  COLONY_REQUIRE_CUDA(1);
+  TCPStoreOptions so;
+  so.port = 0;
+  so.is_server = true;
+  so.token = "nccl-cuda";
+  auto store = std::make_shared<TCPStore>(so);
+  ProcessGroupNCCLOptions o;
+  o.device = 0;
+  ProcessGroupNCCL pg(store, 0, 1, o);
+  const Device dev = Device::cuda(0);
+  for (DType d : {kFloat32, kFloat16, kBFloat16, kInt32, kInt64}) {
+    Tensor t = raw::to(raw::from_vector(std::vector<float>{1, 2, 3}, {3}), dev, d);
+    for (ReduceOp op : {ReduceOp::kSum, ReduceOp::kAvg, ReduceOp::kMax, ReduceOp::kMin}) pg.allreduce(t, op)->wait();
+    pg.broadcast(t, 0)->wait();
+    EXPECT_EQ(testing::values(t)[2], 3.0) << dtype_name(d);
+  }
+  Tensor in = raw::to(raw::from_vector(std::vector<float>{7, 8}, {2}), dev, kFloat32);
+  std::vector<Tensor> outs{raw::zeros({2}, TensorOptions(dev))};
+  pg.allgather(outs, in)->wait();
+  Tensor out = raw::zeros({2}, TensorOptions(dev));
+  std::vector<Tensor> ins{in};
+  auto w = pg.reduce_scatter(out, ins);
+  synchronize(*w);
+  EXPECT_TRUE(w->is_completed());
+  EXPECT_EQ(testing::values(outs[0])[1], 8.0);
+  EXPECT_EQ(testing::values(out)[0], 7.0);
+  synchronize(*pg.barrier());
+}
+
+}  // namespace
+}  // namespace colony::dist

@@ -1,0 +1,113 @@
+// raw::amp_unscale_and_check_ (tensor/amp_ops.cc): the values it writes, the found-inf flag for
+// inf and NaN in any tensor (and never cleared by a clean call), strided gradients, errors, and the
+// CUDA multi-tensor kernel against the CPU.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <vector>
+
+#include "tensor/cuda.h"
+#include "tensor/random.h"
+#include "tensor/raw_optim_ops.h"
+#include "tensor/raw_ops.h"
+#include "tests/test_util.h"
+
+namespace colony {
+namespace {
+
+using testing::all_close;
+using testing::throws_with;
+using testing::values;
+
+Tensor randn(const Shape& shape, uint64_t seed, DType dtype = kFloat32) {
+  Generator gen(seed);
+  return raw::to(raw::randn(shape, TensorOptions(kFloat32), &gen), kCPU, dtype);
+}
+
+TEST(AmpUnscale, MultipliesEveryGradientAndLeavesTheFlagWhenClean) {
+  for (DType dt : {kFloat32, kFloat64, kBFloat16, kFloat16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    std::vector<Tensor> grads = {randn({100000}, 1, dt), randn({3, 7}, 2, dt), raw::zeros({0}, TensorOptions(dt))};
+    std::vector<Tensor> want;
+    for (const Tensor& g : grads) want.push_back(raw::mul(g, 0.25));
+    Tensor found = raw::zeros({1});
+    uint32_t v0 = grads[0].version();
+    raw::amp_unscale_and_check_(grads, found, 0.25);
+    for (size_t i = 0; i < grads.size(); ++i) EXPECT_TRUE(all_close(grads[i], want[i], 0, 0));
+    EXPECT_EQ(found.item<float>(), 0.0f);
+    EXPECT_GT(grads[0].version(), v0);
+  }
+}
+
+TEST(AmpUnscale, InfOrNanInAnyGradientSetsTheFlag) {
+  for (double bad : {std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                     std::numeric_limits<double>::quiet_NaN()}) {
+    std::vector<Tensor> grads = {randn({50}, 3), randn({70000}, 4)};
+    Tensor last = raw::narrow(grads[1], 0, 69999, 1);
+    last.fill_(bad);
+    Tensor found = raw::zeros({1});
+    raw::amp_unscale_and_check_(grads, found, 0.5);
+    EXPECT_EQ(found.item<float>(), 1.0f) << bad;
+    // A later clean call keeps the flag: one flag gathers several calls.
+    std::vector<Tensor> clean = {randn({5}, 5)};
+    raw::amp_unscale_and_check_(clean, found, 0.5);
+    EXPECT_EQ(found.item<float>(), 1.0f);
+  }
+  // A value that only overflows float16 after scaling is not what the flag reports: the input is
+  // what was checked (PyTorch's rule), so a finite gradient never trips it.
+  std::vector<Tensor> big = {raw::full({4}, 60000.0, TensorOptions(kFloat16))};
+  Tensor found = raw::zeros({1});
+  raw::amp_unscale_and_check_(big, found, 1.0);
+  EXPECT_EQ(found.item<float>(), 0.0f);
+}
+
+TEST(AmpUnscale, StridedGradientIsWrittenBack) {
+  Tensor base = randn({6, 4}, 6);
+  Tensor want = raw::mul(base, 0.125);
+  std::vector<Tensor> grads = {raw::transpose(base, 0, 1)};
+  Tensor found = raw::zeros({1});
+  raw::amp_unscale_and_check_(grads, found, 0.125);
+  EXPECT_TRUE(all_close(base, want, 0, 0));
+}
+
+TEST(AmpUnscale, Errors) {
+  std::vector<Tensor> grads = {randn({3}, 7)};
+  Tensor found64 = raw::zeros({1}, TensorOptions(kFloat64));
+  EXPECT_TRUE(throws_with([&] { raw::amp_unscale_and_check_(grads, found64, 1.0); },
+                          "amp_unscale_and_check_: found_inf must be a 1-element float32 tensor, got float64 [1]"));
+  Tensor found = raw::zeros({1});
+  std::vector<Tensor> ints = {raw::zeros({3}, TensorOptions(kInt64))};
+  EXPECT_TRUE(throws_with([&] { raw::amp_unscale_and_check_(ints, found, 1.0); },
+                          "amp_unscale_and_check_: gradient 0 is int64, expected a floating dtype"));
+  std::vector<Tensor> undefined = {Tensor()};
+  EXPECT_TRUE(throws_with([&] { raw::amp_unscale_and_check_(undefined, found, 1.0); }, "gradient 0 is undefined"));
+}
+
+TEST(AmpUnscale, MultiTensorKernelMatchesCpu_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  const Device dev = Device::cuda(0);
+  // More tensors than one launch holds (48), one larger than a block's chunk, mixed dtypes.
+  std::vector<Tensor> cpu, gpu;
+  for (int i = 0; i < 100; ++i) {
+    DType dt = i % 3 == 0 ? kFloat32 : i % 3 == 1 ? kBFloat16 : kFloat16;
+    cpu.push_back(randn({i == 7 ? 300000 : 17 * i + 1}, 100 + i, dt));
+    gpu.push_back(raw::to(cpu.back(), dev, dt));
+  }
+  Tensor found_cpu = raw::zeros({1}), found_gpu = raw::zeros({1}, TensorOptions(kFloat32).device(dev));
+  raw::amp_unscale_and_check_(cpu, found_cpu, 1.0 / 1024);
+  raw::amp_unscale_and_check_(gpu, found_gpu, 1.0 / 1024);
+  for (size_t i = 0; i < cpu.size(); ++i) EXPECT_TRUE(all_close(raw::to(gpu[i], kCPU, cpu[i].dtype()), cpu[i], 0, 0));
+  EXPECT_EQ(found_gpu.item<float>(), 0.0f);
+  // An inf in the last element of the large tensor and a NaN in the last tensor.
+  raw::narrow(gpu[7], 0, 299999, 1).fill_(std::numeric_limits<double>::infinity());
+  raw::amp_unscale_and_check_(gpu, found_gpu, 1.0);
+  EXPECT_EQ(found_gpu.item<float>(), 1.0f);
+  Tensor found2 = raw::zeros({1}, TensorOptions(kFloat32).device(dev));
+  std::vector<Tensor> tail = {gpu[99]};
+  raw::narrow(gpu[99], 0, 0, 1).fill_(std::numeric_limits<double>::quiet_NaN());
+  raw::amp_unscale_and_check_(tail, found2, 1.0);
+  EXPECT_EQ(found2.item<float>(), 1.0f);
+}
+
+}  // namespace
+}  // namespace colony
