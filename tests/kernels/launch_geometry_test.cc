@@ -60,7 +60,10 @@ TEST(LaunchGeometry, HugeShapesAreCappedAndFitInGridDimX) {
     EXPECT_EQ(static_cast<int64_t>(b), kMaxGridBlocks) << n;
     EXPECT_LE(static_cast<int64_t>(b), int64_t{INT32_MAX}) << n;  // gridDim.x limit
     // The loop then runs enough iterations to cover every element.
-    EXPECT_GE(grid_stride_iterations(n, b, kBlockThreads) * grid_stride_step(b, kBlockThreads), n) << n;
+    // (In 128 bits: for n near INT64_MAX the covered range itself passes INT64_MAX.)
+    const __int128 covered = static_cast<__int128>(grid_stride_iterations(n, b, kBlockThreads)) *
+                             grid_stride_step(b, kBlockThreads);
+    EXPECT_TRUE(covered >= n) << n;
   }
   EXPECT_EQ(grid_blocks(kMaxGridBlocks * kBlockThreads - 1), static_cast<unsigned>(kMaxGridBlocks));
   EXPECT_EQ(grid_blocks(kMaxGridBlocks * kBlockThreads - kBlockThreads), static_cast<unsigned>(kMaxGridBlocks - 1));
