@@ -12,7 +12,8 @@
 
 namespace colony::optim {
 
-struct AdamOptions {
+struct AdamOptions : detail::OptionsBase<AdamOptions> {
+  static constexpr const char* kName = "AdamOptions";
   AdamOptions(double lr = 1e-3) : lr_(lr) {}  // NOLINT
   COLONY_ARG(double, lr);
   COLONY_ARG(double, beta1) = 0.9;
@@ -31,26 +32,24 @@ struct AdamOptions {
     return *this;
   }
   std::pair<double, double> betas() const { return {beta1_, beta2_}; }
-  HyperParams to_map() const;
-};
-
-class Adam : public Optimizer {
- public:
-  Adam(std::vector<Tensor> params, const AdamOptions& options = {});
-  void step() override;
-  void check_options(const HyperParams& options) const override;
-
- protected:
-  Adam(std::vector<Tensor> params, const AdamOptions& options, bool decoupled);
-
- private:
-  bool decoupled_;
+  // Every field with its checkpoint name (detail::OptionsBase derives the rest from this list).
+  template <class S, class Visit>
+  static void fields(S& s, Visit&& visit) {
+    visit("lr", s.lr_);
+    visit("beta1", s.beta1_);
+    visit("beta2", s.beta2_);
+    visit("eps", s.eps_);
+    visit("weight_decay", s.weight_decay_);
+    visit("amsgrad", s.amsgrad_);
+    visit("maximize", s.maximize_);
+  }
 };
 
 // AdamW's own options: the same fields as Adam's, but weight_decay defaults to 1e-2 as in
 // torch.optim.AdamW. A separate type (not derived from AdamOptions) so that AdamW cannot be built
 // from AdamOptions, whose weight decay of 0 would train with no decay at all.
-struct AdamWOptions {
+struct AdamWOptions : detail::OptionsBase<AdamWOptions> {
+  static constexpr const char* kName = "AdamWOptions";
   AdamWOptions(double lr = 1e-3) : lr_(lr) {}  // NOLINT
   COLONY_ARG(double, lr);
   COLONY_ARG(double, beta1) = 0.9;
@@ -68,6 +67,11 @@ struct AdamWOptions {
     return *this;
   }
   std::pair<double, double> betas() const { return {beta1_, beta2_}; }
+  template <class S, class Visit>
+  static void fields(S& s, Visit&& visit) {
+    AdamOptions::fields(s, visit);  // the same names, so checkpoints of Adam and AdamW read alike
+  }
+  friend struct AdamOptions;  // whose fields() reads these fields
   // The same numbers as AdamOptions, for the shared update.
   AdamOptions as_adam() const {
     return AdamOptions(lr_).betas(beta1_, beta2_).eps(eps_).weight_decay(weight_decay_).amsgrad(amsgrad_).maximize(
@@ -75,14 +79,33 @@ struct AdamWOptions {
   }
 };
 
+class Adam : public Optimizer {
+ public:
+  Adam(std::vector<Tensor> params, const AdamOptions& options = {});
+  // Several groups: {params} uses `defaults`, {params, AdamOptions(..)} its own options.
+  Adam(std::vector<ParamGroup> groups, const AdamOptions& defaults);
+  void step() override;
+  void check_options(const OptimizerOptions& options) const override;
+
+ protected:
+  // AdamW: the groups hold AdamWOptions and the weight decay is decoupled.
+  Adam(std::vector<ParamGroup> groups, const AdamWOptions& defaults);
+
+ private:
+  // A group's options as Adam's numbers (AdamW's are converted).
+  static AdamOptions numbers(const OptimizerOptions& options);
+  bool decoupled_;
+};
+
 // AdamW: Adam with decoupled weight decay.
 class AdamW : public Adam {
  public:
   AdamW(std::vector<Tensor> params, const AdamWOptions& options = {})
-      : Adam(std::move(params), options.as_adam(), true) {}
+      : Adam(std::vector<ParamGroup>{ParamGroup(std::move(params))}, options) {}
+  AdamW(std::vector<ParamGroup> groups, const AdamWOptions& defaults) : Adam(std::move(groups), defaults) {}
   // AdamW(params, AdamOptions(...)) used to compile and train without weight decay.
   template <typename O, typename = std::enable_if_t<std::is_same_v<O, AdamOptions>>>
-  AdamW(std::vector<Tensor>, const O&) : Adam({}, AdamOptions(), true) {
+  AdamW(std::vector<Tensor>, const O&) : Adam(std::vector<ParamGroup>{}, AdamWOptions()) {
     static_assert(!std::is_same_v<O, O>,
                   "AdamW takes AdamWOptions (weight_decay defaults to 1e-2), not AdamOptions: write "
                   "AdamW(params, AdamWOptions(lr).weight_decay(...))");

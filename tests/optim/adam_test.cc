@@ -29,7 +29,7 @@ TEST(AdamW, DefaultOptionsDecayTheWeights) {
   w.mutable_grad() = raw::zeros({3}, kFloat64);
   opt.step();
   EXPECT_TRUE(testing::all_close(w.detach(), raw::full({3}, 1.0 - 1e-5, kFloat64), 1e-15));
-  EXPECT_DOUBLE_EQ(opt.param_groups()[0].options.at("weight_decay"), 1e-2);
+  EXPECT_DOUBLE_EQ(opt.param_groups()[0].options.as<AdamWOptions>().weight_decay(), 1e-2);
 }
 
 TEST(AdamOptions, BetasTakeAPair) {
