@@ -55,9 +55,11 @@ inline Tensor linspace(double start, double end, int64_t steps, const TensorOpti
 inline Tensor eye(int64_t n, int64_t m = -1, const TensorOptions& opts = {}) {
   return detail::with_grad(raw::eye(n, m, opts), opts);
 }
+// dtype from T unless opts names one: from_vector<int64_t>(...) is int64, <float> float32, <int> int32.
 template <typename T>
-Tensor from_vector(const std::vector<T>& values, const Shape& shape = {}, const TensorOptions& opts = {}) {
-  return detail::with_grad(raw::from_vector<T>(values, shape, opts), opts);
+Tensor from_vector(const std::vector<T>& values, const Shape& shape = {}, std::optional<TensorOptions> opts = {}) {
+  Tensor t = raw::from_vector<T>(values, shape, opts);
+  return opts ? detail::with_grad(t, *opts) : t;
 }
 inline Tensor tensor(std::initializer_list<double> values, const TensorOptions& opts = {}) {
   return detail::with_grad(raw::tensor(values, opts), opts);
@@ -73,6 +75,13 @@ inline Tensor from_blob(void* data, const Shape& shape, const Shape& strides, DT
                         std::function<void(void*)> deleter = {}) {
   return raw::from_blob(data, shape, strides, dtype, device, std::move(deleter));
 }
+
+// Comparisons of whole tensors (not differentiable): same shape and every element within
+// atol + rtol * |b| / exactly equal, as torch.allclose / torch.equal.
+inline bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) {
+  return raw::allclose(a, b, rtol, atol, equal_nan);
+}
+inline bool equal(const Tensor& a, const Tensor& b) { return raw::equal(a, b); }
 
 inline Tensor rand(const Shape& shape, const TensorOptions& opts = {}, Generator* gen = nullptr) {
   return detail::with_grad(raw::rand(shape, opts, gen), opts);

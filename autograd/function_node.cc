@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "autograd/accumulate_grad.h"
+#include "autograd/view_tracking.h"
 #include "tensor/raw_ops.h"
 
 namespace colony::autograd {
@@ -28,6 +29,12 @@ std::vector<Tensor> FunctionNode::apply(std::vector<Tensor> grads) {
 
 void FunctionNode::release_saved() {
   for (SavedTensor& s : saved_) s.release();
+}
+
+bool requires_grad_safe(const Tensor& t) {
+  if (!t.defined()) return false;
+  refresh_view(t);
+  return t.requires_grad();
 }
 
 bool needs_grad(const std::vector<Tensor>& inputs) {

@@ -31,7 +31,9 @@ class FunctionNode : public Node {
   std::vector<SavedTensor> saved_;
 };
 
-inline bool requires_grad_safe(const Tensor& t) { return t.defined() && t.requires_grad(); }
+// Whether `t` is defined and requires grad; a view whose base was written in place since first
+// derives its history again (autograd/view_tracking.h).
+bool requires_grad_safe(const Tensor& t);
 
 // Whether an op on these inputs records a node: grad mode is on and some input requires grad.
 template <typename... Ts>

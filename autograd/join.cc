@@ -2,6 +2,7 @@
 // gradient; the gradient of a split is the join of its outputs' gradients.
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
+#include "autograd/view_tracking.h"
 
 namespace colony {
 namespace {
@@ -17,6 +18,7 @@ std::vector<Tensor> record_split(const char* name, const Tensor& t, std::vector<
     int64_t d = wrap_dim(dim, t.dim(), name);
     record(name, {t}, pieces, {}, [d](const Grads& g, const Needs&) -> Grads { return {raw::cat(g, d)}; });
   }
+  for (const Tensor& piece : pieces) autograd::mark_view(t, piece, /*multi_output=*/true);
   return pieces;
 }
 

@@ -15,8 +15,8 @@ using autograd::detail::Needs;
 
 }  // namespace
 
-Tensor conv2d(const Tensor& input_arg, const Tensor& weight_arg, const Tensor& bias_arg, raw::Int2 stride,
-              raw::Int2 padding, raw::Int2 dilation, int64_t groups) {
+Tensor conv2d(const Tensor& input_arg, const Tensor& weight_arg, const Tensor& bias_arg, Int2 stride,
+              Int2 padding, Int2 dilation, int64_t groups) {
   // autocast: runs in the lower precision (the casts are recorded).
   const Tensor input = autocast::to_lower_precision(input_arg), weight = autocast::to_lower_precision(weight_arg),
                bias = autocast::to_lower_precision(bias_arg);
@@ -36,8 +36,8 @@ Tensor conv2d(const Tensor& input_arg, const Tensor& weight_arg, const Tensor& b
   return out;
 }
 
-Tensor max_pool2d(const Tensor& input, raw::Int2 kernel_size, std::optional<raw::Int2> stride, raw::Int2 padding,
-                  raw::Int2 dilation, bool ceil_mode) {
+Tensor max_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride, Int2 padding,
+                  Int2 dilation, bool ceil_mode) {
   raw::MaxPool2dResult r = raw::max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode);
   if (!autograd::needs_grad(input)) return r.output;
   Shape input_shape = input.sizes();
@@ -48,7 +48,7 @@ Tensor max_pool2d(const Tensor& input, raw::Int2 kernel_size, std::optional<raw:
   return r.output;
 }
 
-Tensor avg_pool2d(const Tensor& input, raw::Int2 kernel_size, std::optional<raw::Int2> stride, raw::Int2 padding,
+Tensor avg_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride, Int2 padding,
                   bool ceil_mode, bool count_include_pad) {
   Tensor out = raw::avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad);
   if (!autograd::needs_grad(input)) return out;
@@ -60,7 +60,7 @@ Tensor avg_pool2d(const Tensor& input, raw::Int2 kernel_size, std::optional<raw:
   return out;
 }
 
-Tensor adaptive_avg_pool2d(const Tensor& input, raw::Int2 output_size) {
+Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size) {
   Tensor out = raw::adaptive_avg_pool2d(input, output_size);
   if (!autograd::needs_grad(input)) return out;
   Shape input_shape = input.sizes();

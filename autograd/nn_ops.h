@@ -9,13 +9,13 @@
 
 namespace colony {
 
-Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), raw::Int2 stride = 1,
-              raw::Int2 padding = 0, raw::Int2 dilation = 1, int64_t groups = 1);
-Tensor max_pool2d(const Tensor& input, raw::Int2 kernel_size, std::optional<raw::Int2> stride = std::nullopt,
-                  raw::Int2 padding = 0, raw::Int2 dilation = 1, bool ceil_mode = false);
-Tensor avg_pool2d(const Tensor& input, raw::Int2 kernel_size, std::optional<raw::Int2> stride = std::nullopt,
-                  raw::Int2 padding = 0, bool ceil_mode = false, bool count_include_pad = true);
-Tensor adaptive_avg_pool2d(const Tensor& input, raw::Int2 output_size);
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), Int2 stride = 1,
+              Int2 padding = 0, Int2 dilation = 1, int64_t groups = 1);
+Tensor max_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride = std::nullopt,
+                  Int2 padding = 0, Int2 dilation = 1, bool ceil_mode = false);
+Tensor avg_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride = std::nullopt,
+                  Int2 padding = 0, bool ceil_mode = false, bool count_include_pad = true);
+Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size);
 // running_mean/var may be undefined (no running statistics). In training mode they are updated in
 // place (not recorded by autograd).
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,

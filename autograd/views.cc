@@ -1,9 +1,11 @@
 // Views: the output shares the input's storage; the gradient is the output gradient laid back
 // into the input's shape (reshaped, transposed back, or written into a zero tensor at the slice).
+// Every view is tracked (autograd/view_tracking.h) so in-place writes through it reach its base.
 #include <stdexcept>
 
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
+#include "autograd/view_tracking.h"
 
 namespace colony {
 namespace {
@@ -20,6 +22,7 @@ Tensor reshaping_view(const char* name, const Tensor& t, Tensor out) {
       return {raw::reshape(g[0], in_shape)};
     });
   }
+  autograd::mark_view(t, out);
   return out;
 }
 
@@ -36,6 +39,7 @@ Tensor sub_block_view(const char* name, const Tensor& t, Tensor out, Place place
       return {full};
     });
   }
+  autograd::mark_view(t, out);
   return out;
 }
 
@@ -66,6 +70,7 @@ Tensor transpose(const Tensor& t, int64_t dim0, int64_t dim1) {
       return {raw::transpose(g[0], dim0, dim1)};
     });
   }
+  autograd::mark_view(t, out);
   return out;
 }
 
@@ -90,6 +95,7 @@ Tensor permute(const Tensor& t, const std::vector<int64_t>& dims) {
       return {raw::permute(g[0], inverse)};
     });
   }
+  autograd::mark_view(t, out);
   return out;
 }
 
@@ -116,6 +122,7 @@ Tensor expand(const Tensor& t, const Shape& shape) {
       return {raw::sum_to(g[0], in_shape)};
     });
   }
+  autograd::mark_view(t, out);
   return out;
 }
 

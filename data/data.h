@@ -9,5 +9,6 @@
 #include "data/mnist.h"
 #include "data/sampler.h"
 #include "data/synthetic.h"
+#include "data/tensor_dataset.h"
 #include "data/transformed_dataset.h"
 #include "data/transforms.h"

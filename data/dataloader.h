@@ -31,6 +31,7 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include "base/arg.h"
 #include "data/dataset.h"
 #include "data/sampler.h"
 
@@ -38,55 +39,17 @@ namespace colony::data {
 
 struct DataLoaderOptions {
   explicit DataLoaderOptions(int64_t batch_size = 1) : batch_size_(batch_size) {}
-  DataLoaderOptions& batch_size(int64_t b) {
-    batch_size_ = b;
-    return *this;
-  }
+  COLONY_ARG(int64_t, batch_size);
   // Loader threads; 0 loads in the calling thread.
-  DataLoaderOptions& workers(int n) {
-    workers_ = n;
-    return *this;
-  }
+  COLONY_ARG(int, workers) = 0;
   // Batches each worker may load ahead (PyTorch's prefetch_factor).
-  DataLoaderOptions& prefetch(int k) {
-    prefetch_ = k;
-    return *this;
-  }
-  DataLoaderOptions& pin_memory(bool p) {
-    pin_memory_ = p;
-    return *this;
-  }
-  DataLoaderOptions& drop_last(bool d) {
-    drop_last_ = d;
-    return *this;
-  }
+  COLONY_ARG(int, prefetch) = 2;
+  COLONY_ARG(bool, pin_memory) = false;
+  COLONY_ARG(bool, drop_last) = false;
   // Without a sampler of the caller's: RandomSampler(seed) when true, else SequentialSampler.
-  DataLoaderOptions& shuffle(bool s) {
-    shuffle_ = s;
-    return *this;
-  }
+  COLONY_ARG(bool, shuffle) = false;
   // Seeds random transforms (with the epoch and index) and the shuffle of an owned RandomSampler.
-  DataLoaderOptions& seed(uint64_t s) {
-    seed_ = s;
-    return *this;
-  }
-
-  int64_t batch_size() const { return batch_size_; }
-  int workers() const { return workers_; }
-  int prefetch() const { return prefetch_; }
-  bool pin_memory() const { return pin_memory_; }
-  bool drop_last() const { return drop_last_; }
-  bool shuffle() const { return shuffle_; }
-  uint64_t seed() const { return seed_; }
-
- private:
-  int64_t batch_size_;
-  int workers_ = 0;
-  int prefetch_ = 2;
-  bool pin_memory_ = false;
-  bool drop_last_ = false;
-  bool shuffle_ = false;
-  uint64_t seed_ = 0;
+  COLONY_ARG(uint64_t, seed) = 0;
 };
 
 class DataLoaderError : public std::runtime_error {

@@ -1,5 +1,7 @@
 #include "nn/batchnorm.h"
 
+#include "nn/repr.h"
+
 #include <stdexcept>
 
 #include "nn/functional.h"
@@ -46,8 +48,9 @@ Tensor BatchNorm2d::forward(const Tensor& input) {
 }
 
 std::string BatchNorm2d::extra_repr() const {
-  return std::to_string(options.num_features()) + ", eps=" + std::to_string(options.eps()) +
-         ", momentum=" + std::to_string(options.momentum());
+  return std::to_string(options.num_features()) + ", eps=" + repr::py_float(options.eps()) +
+         ", momentum=" + repr::py_float(options.momentum()) + ", affine=" + repr::py_bool(options.affine()) +
+         ", track_running_stats=" + repr::py_bool(options.track_running_stats());
 }
 
 }  // namespace colony::nn

@@ -1,5 +1,7 @@
 #include "nn/conv.h"
 
+#include "nn/repr.h"
+
 #include <cmath>
 #include <stdexcept>
 
@@ -43,13 +45,13 @@ Tensor Conv2d::forward(const Tensor& input) {
 }
 
 std::string Conv2d::extra_repr() const {
-  auto s2 = [](const Size2& s) { return "(" + std::to_string(s.h) + ", " + std::to_string(s.w) + ")"; };
+  auto s2 = repr::tuple;
   std::string r = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
                   ", kernel_size=" + s2(options.kernel_size()) + ", stride=" + s2(options.stride());
-  if (!(options.padding() == Size2(0))) r += ", padding=" + s2(options.padding());
-  if (!(options.dilation() == Size2(1))) r += ", dilation=" + s2(options.dilation());
+  if (!(options.padding() == Int2(0))) r += ", padding=" + s2(options.padding());
+  if (!(options.dilation() == Int2(1))) r += ", dilation=" + s2(options.dilation());
   if (options.groups() != 1) r += ", groups=" + std::to_string(options.groups());
-  if (!options.bias()) r += ", bias=false";
+  if (!options.bias()) r += ", bias=False";
   return r;
 }
 

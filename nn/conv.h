@@ -3,19 +3,20 @@
 #pragma once
 
 #include "nn/module.h"
-#include "nn/options.h"
+#include "base/arg.h"
+#include "base/int2.h"
 
 namespace colony::nn {
 
 struct Conv2dOptions {
-  Conv2dOptions(int64_t in_channels, int64_t out_channels, Size2 kernel_size)
+  Conv2dOptions(int64_t in_channels, int64_t out_channels, Int2 kernel_size)
       : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
   COLONY_ARG(int64_t, in_channels);
   COLONY_ARG(int64_t, out_channels);
-  COLONY_ARG(Size2, kernel_size);
-  COLONY_ARG(Size2, stride) = 1;
-  COLONY_ARG(Size2, padding) = 0;
-  COLONY_ARG(Size2, dilation) = 1;
+  COLONY_ARG(Int2, kernel_size);
+  COLONY_ARG(Int2, stride) = 1;
+  COLONY_ARG(Int2, padding) = 0;
+  COLONY_ARG(Int2, dilation) = 1;
   COLONY_ARG(int64_t, groups) = 1;
   COLONY_ARG(bool, bias) = true;
 };

@@ -24,7 +24,7 @@ Tensor reduce(const Tensor& per_element, Reduction r) {
 void check_class_target(const char* op, const Tensor& input, const Tensor& target) {
   if (input.dim() < 1) throw std::invalid_argument(std::string(op) + ": input must have a class dimension, got a 0-d tensor");
   if (target.dtype() != kInt64 && target.dtype() != kInt32) {
-    throw std::invalid_argument(std::string(op) + ": expected class-index targets of dtype int64, got " +
+    throw std::invalid_argument(std::string(op) + ": expected class-index targets of dtype int64 or int32, got " +
                                 dtype_name(target.dtype()));
   }
   int64_t n = input.dim() == 1 ? 1 : input.size(0);
@@ -94,6 +94,20 @@ Tensor dropout(const Tensor& input, double p, bool training, Generator* gen) {
   if (p == 1) return input * raw::zeros_like(input);
   Tensor keep = raw::bernoulli(raw::full(input.sizes(), 1.0 - p, TensorOptions(input.dtype()).device(input.device())), gen);
   return input * raw::mul(keep, 1.0 / (1.0 - p));
+}
+
+Tensor dropout(const Tensor& input, const DropoutFuncOptions& options) {
+  Tensor out = functional::dropout(input, options.p(), options.training());
+  if (!options.inplace() || out.is_same(input)) return out;
+  Tensor self = input;
+  self.mul_(0.0).add_(out);  // recorded: the gradient reaches `out` and nothing of the old value
+  return self;
+}
+
+Tensor relu(const Tensor& input, const ReLUFuncOptions& options) {
+  if (!options.inplace()) return functional::relu(input);
+  Tensor self = input;
+  return self.relu_();
 }
 
 Tensor softmax(const Tensor& input, int64_t dim) { return colony::softmax(input, dim); }

@@ -5,7 +5,8 @@
 #include <optional>
 #include <vector>
 
-#include "nn/options.h"
+#include "base/arg.h"
+#include "base/int2.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
 
@@ -21,42 +22,63 @@ Tensor tanh(const Tensor& input);
 // Zeroes each element with probability p and scales the rest by 1/(1-p) while training; the
 // identity otherwise.
 Tensor dropout(const Tensor& input, double p = 0.5, bool training = true, Generator* gen = nullptr);
+struct DropoutFuncOptions {
+  COLONY_ARG(double, p) = 0.5;
+  COLONY_ARG(bool, training) = true;
+  // Writes the result into `input` (a differentiable in-place op, so allowed inside the graph).
+  COLONY_ARG(bool, inplace) = false;
+};
+Tensor dropout(const Tensor& input, const DropoutFuncOptions& options);
+// F::relu(x, ReLUFuncOptions().inplace(true)) as F.relu(x, inplace=True).
+struct ReLUFuncOptions {
+  ReLUFuncOptions(bool inplace = false) : inplace_(inplace) {}  // NOLINT
+  COLONY_ARG(bool, inplace);
+};
+Tensor relu(const Tensor& input, const ReLUFuncOptions& options);
 Tensor softmax(const Tensor& input, int64_t dim);
 Tensor log_softmax(const Tensor& input, int64_t dim);
 Tensor flatten(const Tensor& input, int64_t start_dim = 1, int64_t end_dim = -1);
 
 struct Conv2dFuncOptions {
-  COLONY_ARG(Size2, stride) = 1;
-  COLONY_ARG(Size2, padding) = 0;
-  COLONY_ARG(Size2, dilation) = 1;
+  COLONY_ARG(Int2, stride) = 1;
+  COLONY_ARG(Int2, padding) = 0;
+  COLONY_ARG(Int2, dilation) = 1;
   COLONY_ARG(int64_t, groups) = 1;
 };
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
               const Conv2dFuncOptions& options = {});
 
 struct MaxPool2dFuncOptions {
-  MaxPool2dFuncOptions(Size2 kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
-  COLONY_ARG(Size2, kernel_size);
-  COLONY_ARG(Size2, stride);  // defaults to kernel_size
-  COLONY_ARG(Size2, padding) = 0;
-  COLONY_ARG(Size2, dilation) = 1;
+  MaxPool2dFuncOptions(Int2 kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
+  MaxPool2dFuncOptions(int64_t kernel_size) : MaxPool2dFuncOptions(Int2(kernel_size)) {}      // NOLINT: MaxPool2d(2)
+  COLONY_ARG(Int2, kernel_size);
+  COLONY_ARG(Int2, stride);  // defaults to kernel_size
+  COLONY_ARG(Int2, padding) = 0;
+  COLONY_ARG(Int2, dilation) = 1;
   COLONY_ARG(bool, ceil_mode) = false;
 };
 Tensor max_pool2d(const Tensor& input, const MaxPool2dFuncOptions& options);
 // F::max_pool2d(x, 2): a 2x2 window with stride 2.
-Tensor max_pool2d(const Tensor& input, Size2 kernel_size);
+Tensor max_pool2d(const Tensor& input, int64_t kernel_size);
 
 struct AvgPool2dFuncOptions {
-  AvgPool2dFuncOptions(Size2 kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
-  COLONY_ARG(Size2, kernel_size);
-  COLONY_ARG(Size2, stride);
-  COLONY_ARG(Size2, padding) = 0;
+  AvgPool2dFuncOptions(Int2 kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
+  AvgPool2dFuncOptions(int64_t kernel_size) : AvgPool2dFuncOptions(Int2(kernel_size)) {}      // NOLINT: AvgPool2d(2)
+  COLONY_ARG(Int2, kernel_size);
+  COLONY_ARG(Int2, stride);
+  COLONY_ARG(Int2, padding) = 0;
   COLONY_ARG(bool, ceil_mode) = false;
   COLONY_ARG(bool, count_include_pad) = true;
 };
 Tensor avg_pool2d(const Tensor& input, const AvgPool2dFuncOptions& options);
-Tensor avg_pool2d(const Tensor& input, Size2 kernel_size);
-Tensor adaptive_avg_pool2d(const Tensor& input, Size2 output_size);
+Tensor avg_pool2d(const Tensor& input, int64_t kernel_size);
+Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size);
+struct AdaptiveAvgPool2dFuncOptions {
+  AdaptiveAvgPool2dFuncOptions(Int2 output_size) : output_size_(output_size) {}  // NOLINT
+  AdaptiveAvgPool2dFuncOptions(int64_t output_size) : output_size_(output_size) {}  // NOLINT
+  COLONY_ARG(Int2, output_size);
+};
+Tensor adaptive_avg_pool2d(const Tensor& input, const AdaptiveAvgPool2dFuncOptions& options);
 
 // Batch normalization over dim 1. In training mode the batch statistics normalize and the running
 // estimates (when given) are updated in place with `momentum` and the unbiased variance.
@@ -69,7 +91,7 @@ struct CrossEntropyFuncOptions {
   COLONY_ARG(int64_t, ignore_index) = -100;
   COLONY_ARG(double, label_smoothing) = 0.0;
 };
-// input [N, C] logits (or [N, C, d...]); target int64 class indices [N] (or [N, d...]).
+// input [N, C] logits (or [N, C, d...]); target int64 or int32 class indices [N] (or [N, d...]).
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& options = {});
 
 struct NLLLossFuncOptions {

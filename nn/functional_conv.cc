@@ -4,30 +4,30 @@
 #include "nn/functional.h"
 
 namespace colony::nn::functional {
-namespace {
-raw::Int2 int2(const Size2& s) { return raw::Int2(s.h, s.w); }
-}  // namespace
-
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dFuncOptions& o) {
-  return colony::conv2d(input, weight, bias, int2(o.stride()), int2(o.padding()), int2(o.dilation()), o.groups());
+  return colony::conv2d(input, weight, bias, o.stride(), o.padding(), o.dilation(), o.groups());
 }
 
 Tensor max_pool2d(const Tensor& input, const MaxPool2dFuncOptions& o) {
-  return colony::max_pool2d(input, int2(o.kernel_size()), int2(o.stride()), int2(o.padding()), int2(o.dilation()),
+  return colony::max_pool2d(input, o.kernel_size(), o.stride(), o.padding(), o.dilation(),
                             o.ceil_mode());
 }
 
-Tensor max_pool2d(const Tensor& input, Size2 kernel_size) { return max_pool2d(input, MaxPool2dFuncOptions(kernel_size)); }
+Tensor max_pool2d(const Tensor& input, int64_t kernel_size) { return max_pool2d(input, MaxPool2dFuncOptions(kernel_size)); }
 
 Tensor avg_pool2d(const Tensor& input, const AvgPool2dFuncOptions& o) {
-  return colony::avg_pool2d(input, int2(o.kernel_size()), int2(o.stride()), int2(o.padding()), o.ceil_mode(),
+  return colony::avg_pool2d(input, o.kernel_size(), o.stride(), o.padding(), o.ceil_mode(),
                             o.count_include_pad());
 }
 
-Tensor avg_pool2d(const Tensor& input, Size2 kernel_size) { return avg_pool2d(input, AvgPool2dFuncOptions(kernel_size)); }
+Tensor avg_pool2d(const Tensor& input, int64_t kernel_size) { return avg_pool2d(input, AvgPool2dFuncOptions(kernel_size)); }
 
-Tensor adaptive_avg_pool2d(const Tensor& input, Size2 output_size) {
-  return colony::adaptive_avg_pool2d(input, int2(output_size));
+Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size) {
+  return colony::adaptive_avg_pool2d(input, output_size);
+}
+
+Tensor adaptive_avg_pool2d(const Tensor& input, const AdaptiveAvgPool2dFuncOptions& options) {
+  return colony::adaptive_avg_pool2d(input, options.output_size());
 }
 
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,

@@ -2,25 +2,44 @@
 
 #include <stdexcept>
 
+#include "nn/repr.h"
+
 namespace colony::nn {
 
-Dropout::Dropout(double p) : p_(p) {
-  if (p < 0 || p > 1) throw std::invalid_argument("Dropout: probability has to be between 0 and 1, but got " + std::to_string(p));
+using repr::int_or_tuple;
+using repr::py_bool;
+
+std::string Flatten::extra_repr() const {
+  return "start_dim=" + std::to_string(options.start_dim()) + ", end_dim=" + std::to_string(options.end_dim());
 }
 
-Sequential::Sequential(std::initializer_list<std::shared_ptr<Module>> modules) {
-  for (const auto& m : modules) push_back(m);
+Dropout::Dropout(const DropoutOptions& options) : options(options) {
+  double p = options.p();
+  if (p < 0 || p > 1) {
+    throw std::invalid_argument("Dropout: dropout probability has to be between 0 and 1, but got " + repr::py_float(p));
+  }
 }
 
-void Sequential::push_back(std::shared_ptr<Module> module) {
-  register_module(std::to_string(modules_.size()), module);
-  modules_.push_back(std::move(module));
+Tensor Dropout::forward(const Tensor& input) {
+  return functional::dropout(
+      input, functional::DropoutFuncOptions().p(options.p()).training(is_training()).inplace(options.inplace()));
 }
 
-Tensor Sequential::forward(const Tensor& input) {
-  Tensor x = input;
-  for (auto& m : modules_) x = m->forward(x);
-  return x;
+std::string Dropout::extra_repr() const {
+  return "p=" + repr::py_float(options.p()) + ", inplace=" + py_bool(options.inplace());
 }
+
+std::string MaxPool2d::extra_repr() const {
+  return "kernel_size=" + int_or_tuple(options.kernel_size()) + ", stride=" + int_or_tuple(options.stride()) +
+         ", padding=" + int_or_tuple(options.padding()) + ", dilation=" + int_or_tuple(options.dilation()) +
+         ", ceil_mode=" + py_bool(options.ceil_mode());
+}
+
+std::string AvgPool2d::extra_repr() const {
+  return "kernel_size=" + int_or_tuple(options.kernel_size()) + ", stride=" + int_or_tuple(options.stride()) +
+         ", padding=" + int_or_tuple(options.padding());
+}
+
+std::string AdaptiveAvgPool2d::extra_repr() const { return "output_size=" + int_or_tuple(options.output_size()); }
 
 }  // namespace colony::nn

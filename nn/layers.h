@@ -1,45 +1,67 @@
-// Small layers without parameters: activations, reshaping, dropout, pooling; and Sequential.
+// Small layers without parameters: activations, reshaping, dropout, pooling. (Sequential and the
+// other containers: nn/containers.h, included here for code that found Sequential here.)
 #pragma once
 
 #include <memory>
 #include <vector>
 
+#include "nn/containers.h"
 #include "nn/functional.h"
 #include "nn/module.h"
-#include "nn/options.h"
+#include "base/arg.h"
+#include "base/int2.h"
 
 namespace colony::nn {
 
+struct ReLUOptions {
+  ReLUOptions(bool inplace = false) : inplace_(inplace) {}  // NOLINT
+  // Rectifies the input tensor itself (nn.ReLU(inplace=True)); recorded by autograd.
+  COLONY_ARG(bool, inplace);
+};
 class ReLU : public Module {
  public:
-  Tensor forward(const Tensor& input) override { return functional::relu(input); }
+  explicit ReLU(const ReLUOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& input) override { return functional::relu(input, options.inplace()); }
+  std::string extra_repr() const override { return options.inplace() ? "inplace=True" : ""; }
+  ReLUOptions options;
 };
 
+struct FlattenOptions {
+  COLONY_ARG(int64_t, start_dim) = 1;
+  COLONY_ARG(int64_t, end_dim) = -1;
+};
 class Flatten : public Module {
  public:
-  explicit Flatten(int64_t start_dim = 1, int64_t end_dim = -1) : start_dim_(start_dim), end_dim_(end_dim) {}
-  Tensor forward(const Tensor& input) override { return functional::flatten(input, start_dim_, end_dim_); }
-
- private:
-  int64_t start_dim_, end_dim_;
+  explicit Flatten(const FlattenOptions& options = {}) : options(options) {}
+  Flatten(int64_t start_dim, int64_t end_dim = -1) : options(FlattenOptions().start_dim(start_dim).end_dim(end_dim)) {}
+  Tensor forward(const Tensor& input) override {
+    return functional::flatten(input, options.start_dim(), options.end_dim());
+  }
+  std::string extra_repr() const override;
+  FlattenOptions options;
 };
 
+struct DropoutOptions {
+  DropoutOptions(double p = 0.5) : p_(p) {}  // NOLINT
+  COLONY_ARG(double, p);
+  COLONY_ARG(bool, inplace) = false;
+};
 // Active only in training mode (train()/eval()).
 class Dropout : public Module {
  public:
-  explicit Dropout(double p = 0.5);
-  Tensor forward(const Tensor& input) override { return functional::dropout(input, p_, is_training()); }
-  std::string extra_repr() const override { return "p=" + std::to_string(p_); }
-
- private:
-  double p_;
+  explicit Dropout(const DropoutOptions& options = {});
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  DropoutOptions options;
 };
 
+// MaxPool2d(2) or MaxPool2d(MaxPool2dOptions({3, 2}).stride(1)): the options accept a plain size.
 using MaxPool2dOptions = functional::MaxPool2dFuncOptions;
 class MaxPool2d : public Module {
  public:
   explicit MaxPool2d(const MaxPool2dOptions& options) : options(options) {}
   Tensor forward(const Tensor& input) override { return functional::max_pool2d(input, options); }
+  std::string extra_repr() const override;
   MaxPool2dOptions options;
 };
 
@@ -48,28 +70,17 @@ class AvgPool2d : public Module {
  public:
   explicit AvgPool2d(const AvgPool2dOptions& options) : options(options) {}
   Tensor forward(const Tensor& input) override { return functional::avg_pool2d(input, options); }
+  std::string extra_repr() const override;
   AvgPool2dOptions options;
 };
 
+using AdaptiveAvgPool2dOptions = functional::AdaptiveAvgPool2dFuncOptions;
 class AdaptiveAvgPool2d : public Module {
  public:
-  explicit AdaptiveAvgPool2d(Size2 output_size) : output_size(output_size) {}
-  Tensor forward(const Tensor& input) override { return functional::adaptive_avg_pool2d(input, output_size); }
-  Size2 output_size;
-};
-
-// Runs its modules in order; children are named "0", "1", ... as in PyTorch.
-class Sequential : public Module {
- public:
-  Sequential() = default;
-  Sequential(std::initializer_list<std::shared_ptr<Module>> modules);
-  void push_back(std::shared_ptr<Module> module);
-  Tensor forward(const Tensor& input) override;
-  size_t size() const { return modules_.size(); }
-  std::shared_ptr<Module> operator[](size_t i) const { return modules_.at(i); }
-
- private:
-  std::vector<std::shared_ptr<Module>> modules_;
+  explicit AdaptiveAvgPool2d(const AdaptiveAvgPool2dOptions& options) : options(options) {}
+  Tensor forward(const Tensor& input) override { return functional::adaptive_avg_pool2d(input, options); }
+  std::string extra_repr() const override;
+  AdaptiveAvgPool2dOptions options;
 };
 
 }  // namespace colony::nn

@@ -32,7 +32,7 @@ Tensor Linear::forward(const Tensor& input) { return functional::linear(input, w
 
 std::string Linear::extra_repr() const {
   return "in_features=" + std::to_string(options.in_features()) + ", out_features=" + std::to_string(options.out_features()) +
-         ", bias=" + (options.bias() ? "true" : "false");
+         ", bias=" + (options.bias() ? "True" : "False");
 }
 
 }  // namespace colony::nn

@@ -3,7 +3,8 @@
 #pragma once
 
 #include "nn/module.h"
-#include "nn/options.h"
+#include "base/arg.h"
+#include "base/int2.h"
 
 namespace colony::nn {
 

@@ -62,12 +62,13 @@ Tensor& Module::register_parameter(const std::string& name, Tensor t, bool requi
   return params_.back().second;
 }
 
-Tensor& Module::register_buffer(const std::string& name, Tensor t) {
+Tensor& Module::register_buffer(const std::string& name, Tensor t, bool persistent) {
   check_name(name, "buffer");
   if (has_name(children_, name) || has_name(params_, name) || has_name(buffers_, name)) {
     throw std::invalid_argument("register_buffer: \"" + name + "\" is already registered in " + this->name());
   }
   buffers_.emplace_back(name, std::move(t));
+  if (!persistent) non_persistent_.insert(name);
   return buffers_.back().second;
 }
 
@@ -188,7 +189,7 @@ NamedTensors Module::state_dict() const {
   for (const auto& [n, t] : params_)
     if (t.defined()) out.emplace_back(n, t);
   for (const auto& [n, t] : buffers_)
-    if (t.defined()) out.emplace_back(n, t);
+    if (t.defined() && !non_persistent_.count(n)) out.emplace_back(n, t);
   for (const auto& [n, c] : children_)
     for (auto& [sub, t] : c->state_dict()) out.emplace_back(n + "." + sub, t);
   return out;

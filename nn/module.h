@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -37,7 +38,9 @@ class Module : public std::enable_shared_from_this<Module> {
   // The stored handle shares the TensorImpl with `t`: to(device) and load_state_dict() update it in
   // place, so a member copy of the returned tensor stays valid.
   Tensor& register_parameter(const std::string& name, Tensor t, bool requires_grad = true);
-  Tensor& register_buffer(const std::string& name, Tensor t);
+  // persistent = false: a buffer that moves with to() but is left out of state_dict() (and so of
+  // checkpoints), as PyTorch's register_buffer(name, t, persistent=False).
+  Tensor& register_buffer(const std::string& name, Tensor t, bool persistent = true);
 
   // ---- traversal (recursive, registration order, dotted names) ----
   std::vector<Tensor> parameters(bool recurse = true) const;
@@ -78,6 +81,7 @@ class Module : public std::enable_shared_from_this<Module> {
   void collect(const std::string& prefix, bool recurse, bool params, NamedTensors& out) const;
   NamedTensors params_;
   NamedTensors buffers_;
+  std::set<std::string> non_persistent_;  // names in buffers_ left out of state_dict()
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
 };

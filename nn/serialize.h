@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 
 #include "nn/module.h"
@@ -13,5 +14,17 @@ void save(const Module& module, const std::string& path, const std::map<std::str
 // Strict by default: missing, unexpected and mis-shaped tensors are listed in the error, which
 // also names the file. Values are converted to each parameter's device and dtype.
 void load(Module& module, const std::string& path, bool strict = true);
+
+// The same with the module handle every model is held by: nn::save(model, path) where model is a
+// std::shared_ptr<Net>.
+template <typename M>
+void save(const std::shared_ptr<M>& module, const std::string& path,
+          const std::map<std::string, std::string>& metadata = {}) {
+  save(static_cast<const Module&>(*module), path, metadata);
+}
+template <typename M>
+void load(const std::shared_ptr<M>& module, const std::string& path, bool strict = true) {
+  load(static_cast<Module&>(*module), path, strict);
+}
 
 }  // namespace colony::nn

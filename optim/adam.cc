@@ -12,27 +12,29 @@
 
 namespace colony::optim {
 
-HyperParams AdamOptions::to_map() const {
-  return {{"lr", lr()},
-          {"beta1", beta1()},
-          {"beta2", beta2()},
-          {"eps", eps()},
-          {"weight_decay", weight_decay()},
-          {"amsgrad", amsgrad() ? 1.0 : 0.0},
-          {"maximize", maximize() ? 1.0 : 0.0}};
+Adam::Adam(std::vector<Tensor> params, const AdamOptions& options)
+    : Adam(std::vector<ParamGroup>{ParamGroup(std::move(params))}, options) {}
+
+Adam::Adam(std::vector<ParamGroup> groups, const AdamOptions& defaults)
+    : Optimizer(std::move(groups), defaults), decoupled_(false) {
+  for (const auto& g : param_groups()) check_options(g.options.get());
 }
 
-Adam::Adam(std::vector<Tensor> params, const AdamOptions& options) : Adam(std::move(params), options, false) {}
+Adam::Adam(std::vector<ParamGroup> groups, const AdamWOptions& defaults)
+    : Optimizer(std::move(groups), defaults), decoupled_(true) {
+  for (const auto& g : param_groups()) check_options(g.options.get());
+}
 
-Adam::Adam(std::vector<Tensor> params, const AdamOptions& o, bool decoupled)
-    : Optimizer(std::move(params), o.to_map()), decoupled_(decoupled) {
-  for (const auto& g : param_groups()) check_options(g.options);
+AdamOptions Adam::numbers(const OptimizerOptions& options) {
+  if (const auto* w = dynamic_cast<const AdamWOptions*>(&options)) return w->as_adam();
+  return dynamic_cast<const AdamOptions&>(options);
 }
 
 // PyTorch's checks, written so that NaN fails them too (every comparison with NaN is false).
-void Adam::check_options(const HyperParams& o) const {
-  Optimizer::check_options(o);
-  const double lr = o.at("lr"), eps = o.at("eps"), b1 = o.at("beta1"), b2 = o.at("beta2"), wd = o.at("weight_decay");
+void Adam::check_options(const OptimizerOptions& options) const {
+  Optimizer::check_options(options);
+  const AdamOptions o = numbers(options);
+  const double lr = o.lr(), eps = o.eps(), b1 = o.beta1(), b2 = o.beta2(), wd = o.weight_decay();
   if (!(lr >= 0)) throw std::invalid_argument("Adam: invalid learning rate " + std::to_string(lr));
   if (!(eps >= 0)) throw std::invalid_argument("Adam: invalid epsilon value " + std::to_string(eps));
   if (!(b1 >= 0 && b1 < 1)) throw std::invalid_argument("Adam: invalid beta parameter at index 0: " + std::to_string(b1));
@@ -44,8 +46,8 @@ void Adam::step() {
   trace::Scope span("optimizer.step", "compute");
   NoGradGuard no_grad;
   for (auto& group : param_groups()) {
-    const HyperParams& o = group.options;
-    bool amsgrad = o.at("amsgrad") != 0;
+    const AdamOptions o = numbers(group.options.get());
+    const bool amsgrad = o.amsgrad();
     // Parameters at the same step share the bias corrections: one multi-tensor update per step
     // count (normally one for the whole group).
     struct Lists {
@@ -74,16 +76,16 @@ void Adam::step() {
       if (amsgrad) l.vmax.push_back(state["max_exp_avg_sq"]);
     }
     for (auto& [step, l] : by_step) {
-      kernels::AdamParams a{o.at("lr"),
-                            o.at("beta1"),
-                            o.at("beta2"),
-                            o.at("eps"),
-                            o.at("weight_decay"),
+      kernels::AdamParams a{o.lr(),
+                            o.beta1(),
+                            o.beta2(),
+                            o.eps(),
+                            o.weight_decay(),
                             decoupled_,
                             amsgrad,
-                            o.at("maximize") != 0,
-                            1 - std::pow(o.at("beta1"), step),
-                            std::sqrt(1 - std::pow(o.at("beta2"), step))};
+                            o.maximize(),
+                            1 - std::pow(o.beta1(), step),
+                            std::sqrt(1 - std::pow(o.beta2(), step))};
       raw::adam_step_multi_(l.params, l.grads, l.m, l.v, l.vmax, a);
     }
   }

@@ -26,7 +26,7 @@
 #include <map>
 #include <vector>
 
-#include "nn/options.h"
+#include "base/arg.h"
 #include "optim/optimizer.h"
 
 namespace colony::optim {

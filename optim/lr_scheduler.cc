@@ -7,7 +7,7 @@
 namespace colony::optim {
 
 LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) {
-  for (const auto& g : optimizer.param_groups()) base_lrs_.push_back(g.options.at("lr"));
+  for (size_t g = 0; g < optimizer.param_groups().size(); ++g) base_lrs_.push_back(optimizer.lr(g));
 }
 
 void LRScheduler::apply() {

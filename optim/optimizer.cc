@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 #include <stdexcept>
+#include <typeinfo>
 
 #include "tensor/grad_mode.h"
 #include "tensor/raw_ops.h"
@@ -21,10 +22,23 @@ double scalar_of(const Tensor& t, const std::string& name) {
 
 }  // namespace
 
-Optimizer::Optimizer(std::vector<Tensor> params, HyperParams defaults)
-    : Optimizer(std::vector<ParamGroup>{ParamGroup{std::move(params), {}}}, std::move(defaults)) {}
+OptimizerOptions& GroupOptions::get() {
+  return const_cast<OptimizerOptions&>(static_cast<const GroupOptions&>(*this).get());
+}
 
-Optimizer::Optimizer(std::vector<ParamGroup> groups, HyperParams defaults) : defaults_(std::move(defaults)) {
+const OptimizerOptions& GroupOptions::get() const {
+  if (!options_) throw std::logic_error("parameter group options: empty (the group is not in an optimizer yet)");
+  return *options_;
+}
+
+void GroupOptions::throw_wrong_type(const OptimizerOptions& o, const std::string& wanted) {
+  throw std::invalid_argument("parameter group options are " + o.type_name() + ", not " + wanted);
+}
+
+Optimizer::Optimizer(std::vector<Tensor> params, const OptimizerOptions& defaults)
+    : Optimizer(std::vector<ParamGroup>{ParamGroup(std::move(params))}, defaults) {}
+
+Optimizer::Optimizer(std::vector<ParamGroup> groups, const OptimizerOptions& defaults) : defaults_(defaults.clone()) {
   size_t total = 0;
   for (auto& g : groups) {
     total += g.params.size();
@@ -44,16 +58,19 @@ void Optimizer::add_param_group(ParamGroup group) {
       throw std::invalid_argument("optimizer: some parameters appear in more than one parameter group");
     }
   }
-  for (const auto& [k, v] : defaults_) group.options.emplace(k, v);  // keeps the group's own values
-  for (const auto& [k, _] : group.options) {
-    if (!defaults_.count(k)) throw std::invalid_argument("optimizer: unknown option \"" + k + "\" in a parameter group");
+  if (!group.options.has_value()) {
+    group.options = GroupOptions(defaults_->clone());
+  } else if (typeid(group.options.get()) != typeid(*defaults_)) {
+    // AdamW given AdamOptions would train without its weight decay: refused, as any other mix-up.
+    throw std::invalid_argument("optimizer: a parameter group has " + group.options.get().type_name() +
+                                ", but this optimizer takes " + defaults_->type_name());
   }
-  check_options(group.options);  // the base class's check while constructing; the optimizer's later
+  check_options(group.options.get());  // the base class's check while constructing; the optimizer's later
   groups_.push_back(std::move(group));
 }
 
-void Optimizer::check_options(const HyperParams& options) const {
-  for (const auto& [k, v] : options) {
+void Optimizer::check_options(const OptimizerOptions& options) const {
+  for (const auto& [k, v] : options.to_map()) {
     if (!std::isfinite(v)) throw std::invalid_argument("optimizer: option \"" + k + "\" is " + std::to_string(v));
   }
 }
@@ -72,11 +89,11 @@ void Optimizer::zero_grad(bool set_to_none) {
   }
 }
 
-double Optimizer::lr(size_t group) const { return groups_.at(group).options.at("lr"); }
+double Optimizer::lr(size_t group) const { return groups_.at(group).options.get().get_lr(); }
 void Optimizer::set_lr(double lr) {
-  for (auto& g : groups_) g.options["lr"] = lr;
+  for (auto& g : groups_) g.options.get().set_lr(lr);
 }
-void Optimizer::set_lr(size_t group, double lr) { groups_.at(group).options["lr"] = lr; }
+void Optimizer::set_lr(size_t group, double lr) { groups_.at(group).options.get().set_lr(lr); }
 
 std::map<std::string, Tensor>& Optimizer::state_of(const Tensor& param) { return state_[param.impl()]; }
 
@@ -84,7 +101,7 @@ NamedTensors Optimizer::state_dict() const {
   NamedTensors out;
   size_t index = 0;
   for (size_t g = 0; g < groups_.size(); ++g) {
-    for (const auto& [k, v] : groups_[g].options) {
+    for (const auto& [k, v] : groups_[g].options.get().to_map()) {
       out.emplace_back("param_groups." + std::to_string(g) + "." + k, raw::scalar_tensor(v, kFloat64));
     }
     out.emplace_back("param_groups." + std::to_string(g) + ".num_params",
@@ -122,16 +139,18 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
                                 std::to_string(groups_.size()) + ")");
   }
   // Every group's new options are checked before any is changed.
-  std::vector<HyperParams> options(groups_.size());
+  std::vector<GroupOptions> options(groups_.size());
   for (size_t g = 0; g < groups_.size(); ++g) {
     std::string prefix = "param_groups." + std::to_string(g) + ".";
     options[g] = groups_[g].options;
-    for (auto& [k, v] : options[g]) {
+    HyperParams saved;
+    for (const auto& [k, _] : options[g].get().to_map()) {
       auto it = by_name.find(prefix + k);
-      if (it != by_name.end()) v = scalar_of(it->second, prefix + k);
+      if (it != by_name.end()) saved[k] = scalar_of(it->second, prefix + k);
     }
+    options[g].get().update_from_map(saved);
     try {
-      check_options(options[g]);
+      check_options(options[g].get());
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument("optimizer load_state_dict: group " + std::to_string(g) + ": " + e.what());
     }

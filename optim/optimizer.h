@@ -8,19 +8,20 @@
 #include <utility>
 #include <vector>
 
+#include "optim/optimizer_options.h"
 #include "tensor/tensor.h"
 
 namespace colony::optim {
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
-// Hyper-parameters of one group by name ("lr", "momentum", ...). Each optimizer's Options struct
-// converts to and from this, so groups, schedulers and checkpoints handle every optimizer alike.
-using HyperParams = std::map<std::string, double>;
-
+// Parameters optimized with their own options: {params} takes the optimizer's defaults,
+// {params, SGDOptions(0.01)} its own (of the optimizer's options type).
 struct ParamGroup {
+  ParamGroup(std::vector<Tensor> params, GroupOptions options = {})  // NOLINT: {{w, b}, SGDOptions(0.01)}
+      : params(std::move(params)), options(std::move(options)) {}
   std::vector<Tensor> params;
-  HyperParams options;
+  GroupOptions options;
 };
 
 class Optimizer {
@@ -33,13 +34,15 @@ class Optimizer {
   // set_to_none = true (PyTorch's default) drops gradients; false zeroes them in place.
   void zero_grad(bool set_to_none = true);
 
-  // Adds a group; options missing from `group.options` take the optimizer's defaults. A parameter
-  // may belong to one group only.
+  // Adds a group; a group without options takes a copy of the optimizer's defaults, one with
+  // options must hold this optimizer's options type. A parameter may belong to one group only.
   void add_param_group(ParamGroup group);
   std::vector<ParamGroup>& param_groups() { return groups_; }
   const std::vector<ParamGroup>& param_groups() const { return groups_; }
   // Learning rate of group g / of every group (what LR schedulers change).
   double lr(size_t group = 0) const;
+  // The options groups without their own start from (SGDOptions for SGD, ...).
+  const OptimizerOptions& defaults() const { return *defaults_; }
   void set_lr(double lr);
   void set_lr(size_t group, double lr);
 
@@ -54,17 +57,17 @@ class Optimizer {
   // Throws std::invalid_argument when a group's options are out of range. The base class refuses
   // NaN and infinities; each optimizer adds its own ranges (PyTorch's: lr >= 0, 0 <= beta < 1, ...).
   // Run by add_param_group, load_state_dict and each optimizer's constructor.
-  virtual void check_options(const HyperParams& options) const;
+  virtual void check_options(const OptimizerOptions& options) const;
 
  protected:
-  Optimizer(std::vector<Tensor> params, HyperParams defaults);
-  Optimizer(std::vector<ParamGroup> groups, HyperParams defaults);
+  Optimizer(std::vector<Tensor> params, const OptimizerOptions& defaults);
+  Optimizer(std::vector<ParamGroup> groups, const OptimizerOptions& defaults);
   // State of a parameter (created empty on first use).
   std::map<std::string, Tensor>& state_of(const Tensor& param);
 
  private:
   std::vector<ParamGroup> groups_;
-  HyperParams defaults_;
+  std::unique_ptr<OptimizerOptions> defaults_;
   std::map<const TensorImpl*, std::map<std::string, Tensor>> state_;
 };
 

@@ -9,32 +9,25 @@
 #include "tensor/raw_optim_ops.h"
 
 namespace colony::optim {
-HyperParams SGDOptions::to_map() const {
-  return {{"lr", lr()},
-          {"momentum", momentum()},
-          {"dampening", dampening()},
-          {"weight_decay", weight_decay()},
-          {"nesterov", nesterov() ? 1.0 : 0.0},
-          {"maximize", maximize() ? 1.0 : 0.0}};
+
+SGD::SGD(std::vector<Tensor> params, const SGDOptions& options) : Optimizer(std::move(params), options) {
+  check_options(param_groups()[0].options.get());
 }
 
-SGD::SGD(std::vector<Tensor> params, const SGDOptions& options) : Optimizer(std::move(params), options.to_map()) {
-  check_options(param_groups()[0].options);
-}
-
-SGD::SGD(std::vector<ParamGroup> groups, const SGDOptions& defaults) : Optimizer(std::move(groups), defaults.to_map()) {
-  for (const auto& g : param_groups()) check_options(g.options);
+SGD::SGD(std::vector<ParamGroup> groups, const SGDOptions& defaults) : Optimizer(std::move(groups), defaults) {
+  for (const auto& g : param_groups()) check_options(g.options.get());
 }
 
 // PyTorch's checks, written so that NaN fails them too (every comparison with NaN is false).
-void SGD::check_options(const HyperParams& o) const {
-  Optimizer::check_options(o);
-  if (!(o.at("lr") >= 0)) throw std::invalid_argument("SGD: invalid learning rate " + std::to_string(o.at("lr")));
-  if (!(o.at("momentum") >= 0)) throw std::invalid_argument("SGD: invalid momentum value " + std::to_string(o.at("momentum")));
-  if (!(o.at("weight_decay") >= 0)) {
-    throw std::invalid_argument("SGD: invalid weight_decay value " + std::to_string(o.at("weight_decay")));
+void SGD::check_options(const OptimizerOptions& options) const {
+  Optimizer::check_options(options);
+  const auto& o = dynamic_cast<const SGDOptions&>(options);
+  if (!(o.lr() >= 0)) throw std::invalid_argument("SGD: invalid learning rate " + std::to_string(o.lr()));
+  if (!(o.momentum() >= 0)) throw std::invalid_argument("SGD: invalid momentum value " + std::to_string(o.momentum()));
+  if (!(o.weight_decay() >= 0)) {
+    throw std::invalid_argument("SGD: invalid weight_decay value " + std::to_string(o.weight_decay()));
   }
-  if (o.at("nesterov") != 0 && (o.at("momentum") <= 0 || o.at("dampening") != 0)) {
+  if (o.nesterov() && (o.momentum() <= 0 || o.dampening() != 0)) {
     throw std::invalid_argument("SGD: nesterov momentum requires a momentum and zero dampening");
   }
 }
@@ -43,9 +36,8 @@ void SGD::step() {
   trace::Scope span("optimizer.step", "compute");
   NoGradGuard no_grad;
   for (auto& group : param_groups()) {
-    const HyperParams& o = group.options;
-    kernels::SgdParams s{o.at("lr"), o.at("momentum"), o.at("dampening"), o.at("weight_decay"),
-                         o.at("nesterov") != 0, false, o.at("maximize") != 0};
+    const auto& o = group.options.as<SGDOptions>();
+    kernels::SgdParams s{o.lr(), o.momentum(), o.dampening(), o.weight_decay(), o.nesterov(), false, o.maximize()};
     // Parameters whose momentum buffer starts now and the others differ in first_step: one
     // multi-tensor update for each kind.
     std::vector<Tensor> params[2], grads[2], bufs[2];

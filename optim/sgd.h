@@ -5,12 +5,13 @@
 //   p -= lr * d
 #pragma once
 
-#include "nn/options.h"
+#include "base/arg.h"
 #include "optim/optimizer.h"
 
 namespace colony::optim {
 
-struct SGDOptions {
+struct SGDOptions : detail::OptionsBase<SGDOptions> {
+  static constexpr const char* kName = "SGDOptions";
   SGDOptions(double lr) : lr_(lr) {}  // NOLINT
   COLONY_ARG(double, lr);
   COLONY_ARG(double, momentum) = 0.0;
@@ -20,16 +21,25 @@ struct SGDOptions {
   COLONY_ARG(bool, maximize) = false;
 
  public:
-  HyperParams to_map() const;
+  // Every field with its checkpoint name (detail::OptionsBase derives the rest from this list).
+  template <class S, class Visit>
+  static void fields(S& s, Visit&& visit) {
+    visit("lr", s.lr_);
+    visit("momentum", s.momentum_);
+    visit("dampening", s.dampening_);
+    visit("weight_decay", s.weight_decay_);
+    visit("nesterov", s.nesterov_);
+    visit("maximize", s.maximize_);
+  }
 };
 
 class SGD : public Optimizer {
  public:
   SGD(std::vector<Tensor> params, const SGDOptions& options);
-  // Several groups; each group's options override the defaults.
+  // Several groups: {params} uses `defaults`, {params, SGDOptions(..)} its own options.
   SGD(std::vector<ParamGroup> groups, const SGDOptions& defaults);
   void step() override;
-  void check_options(const HyperParams& options) const override;
+  void check_options(const OptimizerOptions& options) const override;
 };
 
 }  // namespace colony::optim

@@ -13,19 +13,13 @@
 #include <cstdint>
 #include <optional>
 
+#include "base/int2.h"
 #include "kernels/common/cross_entropy.h"
 #include "tensor/tensor.h"
 
 namespace colony::raw {
 
-// A (height, width) pair that also takes one number for both, like PyTorch's int-or-tuple
-// arguments: stride 2, padding {1, 2}.
-struct Int2 {
-  int64_t h = 0, w = 0;
-  constexpr Int2(int64_t both) : h(both), w(both) {}  // NOLINT(google-explicit-constructor)
-  constexpr Int2(int64_t height, int64_t width) : h(height), w(width) {}
-  bool operator==(const Int2& o) const { return h == o.h && w == o.w; }
-};
+using colony::Int2;  // the (height, width) pair of base/int2.h: stride 2, padding {1, 2}
 
 // ---------- convolution (tensor/conv_ops.cc) ----------
 

@@ -207,15 +207,39 @@ class Tensor {
   Tensor gather(int64_t dim, const Tensor& index) const;
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
 
-  // ---- in-place arithmetic (raw; the same rule as the writes above) ----
+  // ---- differentiable in-place math (defined in autograd/inplace.cc) ----
+  // Recorded as in PyTorch: the write rebases this tensor's history (through a view, its base's)
+  // onto a new node. Refused on a leaf that requires grad, and on a view of one, while grad mode is
+  // on (write into parameters under NoGradGuard).
   Tensor& add_(const Tensor& other, double alpha = 1.0);
   Tensor& add_(double value);
-  Tensor& sub_(const Tensor& other);
+  Tensor& sub_(const Tensor& other, double alpha = 1.0);
+  Tensor& sub_(double value);
   Tensor& mul_(const Tensor& other);
   Tensor& mul_(double value);
   Tensor& div_(const Tensor& other);
   Tensor& div_(double value);
+  Tensor& pow_(double exponent);
   Tensor& clamp_(std::optional<double> min, std::optional<double> max);
+  Tensor& clamp_min_(double min) { return clamp_(min, std::nullopt); }
+  Tensor& clamp_max_(double max) { return clamp_(std::nullopt, max); }
+  Tensor& neg_();
+  Tensor& abs_();
+  Tensor& exp_();
+  Tensor& log_();
+  Tensor& sqrt_();
+  Tensor& relu_();
+  Tensor& sigmoid_();
+  Tensor& tanh_();
+  // The same as the member functions, spelt as operators: x += y records like x.add_(y).
+  Tensor& operator+=(const Tensor& other) { return add_(other); }
+  Tensor& operator-=(const Tensor& other) { return sub_(other); }
+  Tensor& operator*=(const Tensor& other) { return mul_(other); }
+  Tensor& operator/=(const Tensor& other) { return div_(other); }
+  Tensor& operator+=(double v) { return add_(v); }
+  Tensor& operator-=(double v) { return sub_(v); }
+  Tensor& operator*=(double v) { return mul_(v); }
+  Tensor& operator/=(double v) { return div_(v); }
 
  private:
   AutogradMeta& meta() const;
@@ -236,6 +260,14 @@ struct AutogradMeta {
   std::vector<std::pair<int, TensorHook>> hooks;
   std::vector<std::pair<int, PostAccumulateGradHook>> post_accumulate_hooks;
   int next_hook_id = 0;
+  // Differentiable views (autograd/views.cc, with grad mode on): the tensor viewed (the root: a view
+  // of a view names the first base), so an in-place write through the view rebases the base's
+  // history; the storage version at which grad_fn was last derived from the base's history (a write
+  // to the base since makes autograd derive it again); and whether the view is one of several
+  // outputs (split, chunk), through which in-place writes are refused as in PyTorch.
+  Tensor view_base;
+  uint32_t view_version = 0;
+  bool multi_output_view = false;
 };
 
 // Lets autograd/ reach a tensor's metadata without making it public API.

@@ -1,5 +1,5 @@
-// The raw in-place Tensor members: copy_/fill_/zero_ and in-place arithmetic, and the rule for
-// when they are refused (tensor/inplace_check.h).
+// The raw in-place Tensor members copy_/fill_/zero_, and the rule for when they are refused
+// (tensor/inplace_check.h). The differentiable in-place math (add_, relu_, ...) is in autograd/inplace.cc.
 #include <stdexcept>
 #include <string>
 
@@ -19,9 +19,10 @@ void check_inplace_write(const Tensor& t, const char* op) {
                              ": a leaf Variable that requires grad is being used in an in-place operation.");
   }
   throw std::runtime_error(std::string(op) +
-                           ": in-place operations on a tensor that is part of the autograd graph are not "
-                           "recorded yet; use the out-of-place form (x = x.add(y) instead of x.add_(y)), "
-                           "or write under NoGradGuard if no gradient should flow through the write");
+                           ": this raw write is not recorded by autograd, so it is refused on a tensor that is "
+                           "part of the autograd graph; use a differentiable in-place op (x.mul_(0) instead of "
+                           "x.zero_(), x.copy_ -> x.mul_(0).add_(src)) or the out-of-place form, or write under "
+                           "NoGradGuard if no gradient should flow through the write");
 }
 
 }  // namespace detail
@@ -45,54 +46,6 @@ Tensor& Tensor::fill_(double value) {
 Tensor& Tensor::zero_() {
   check_inplace(*this, "zero_");
   raw::fill_(*this, 0.0);
-  return *this;
-}
-
-Tensor& Tensor::add_(const Tensor& other, double alpha) {
-  check_inplace(*this, "add_");
-  raw::detail::add_(*this, other, alpha);
-  return *this;
-}
-
-Tensor& Tensor::add_(double value) {
-  check_inplace(*this, "add_");
-  raw::binary_(raw::BinaryOp::Add, *this, value);
-  return *this;
-}
-
-Tensor& Tensor::sub_(const Tensor& other) {
-  check_inplace(*this, "sub_");
-  raw::binary_(raw::BinaryOp::Sub, *this, other);
-  return *this;
-}
-
-Tensor& Tensor::mul_(const Tensor& other) {
-  check_inplace(*this, "mul_");
-  raw::binary_(raw::BinaryOp::Mul, *this, other);
-  return *this;
-}
-
-Tensor& Tensor::mul_(double value) {
-  check_inplace(*this, "mul_");
-  raw::binary_(raw::BinaryOp::Mul, *this, value);
-  return *this;
-}
-
-Tensor& Tensor::div_(const Tensor& other) {
-  check_inplace(*this, "div_");
-  raw::binary_(raw::BinaryOp::Div, *this, other);
-  return *this;
-}
-
-Tensor& Tensor::div_(double value) {
-  check_inplace(*this, "div_");
-  raw::binary_(raw::BinaryOp::Div, *this, value);
-  return *this;
-}
-
-Tensor& Tensor::clamp_(std::optional<double> min, std::optional<double> max) {
-  check_inplace(*this, "clamp_");
-  raw::clamp_(*this, min, max);
   return *this;
 }
 

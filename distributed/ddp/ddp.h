@@ -14,11 +14,11 @@
 
 #include <memory>
 
+#include "base/arg.h"
 #include "distributed/comm/process_group.h"
 #include "distributed/ddp/comm_hooks.h"
 #include "distributed/ddp/reducer.h"
 #include "nn/module.h"
-#include "nn/options.h"
 
 namespace colony::dist {
 

@@ -58,3 +58,26 @@ TEST(Factory, TrainingStepEndToEnd) {
 
 }  // namespace
 }  // namespace colony
+
+namespace colony {
+namespace {
+
+TEST(Factory, FromVectorTakesTheDTypeOfItsElements) {
+  EXPECT_EQ(from_vector<int64_t>({1, 2}).dtype(), kInt64);
+  EXPECT_EQ(from_vector<int32_t>({1, 2}).dtype(), kInt32);
+  EXPECT_EQ(from_vector<double>({1, 2}).dtype(), kFloat64);
+  EXPECT_EQ(from_vector<float>({1, 2}).dtype(), kFloat32);
+  EXPECT_EQ(from_vector<int64_t>({1, 2}, {2}, kFloat32).dtype(), kFloat32);  // an explicit dtype wins
+  EXPECT_TRUE(from_vector<double>({1, 2}, {2}, TensorOptions(kFloat64).requires_grad(true)).requires_grad());
+}
+
+TEST(Factory, AllcloseAndEqualInTheUserNamespace) {
+  Tensor a = tensor({1.0, 2.0}, kFloat64);
+  EXPECT_TRUE(allclose(a, tensor({1.0, 2.0 + 1e-7}, kFloat64)));
+  EXPECT_FALSE(allclose(a, tensor({1.0, 2.1}, kFloat64)));
+  EXPECT_TRUE(equal(a, tensor({1.0, 2.0}, kFloat64)));
+  EXPECT_FALSE(equal(a, tensor({1.0, 2.0 + 1e-7}, kFloat64)));
+}
+
+}  // namespace
+}  // namespace colony

@@ -150,8 +150,29 @@ TEST(Module, SequentialAndRepr) {
   EXPECT_EQ(names(seq->named_parameters()), (std::vector<std::string>{"0.weight", "0.bias", "2.weight", "2.bias"}));
   EXPECT_EQ(seq->forward(raw::ones({5, 4})).sizes(), (Shape{5, 2}));
   std::string r = seq->repr();
-  EXPECT_NE(r.find("(0): Linear(in_features=4, out_features=8, bias=true)"), std::string::npos) << r;
+  EXPECT_NE(r.find("(0): Linear(in_features=4, out_features=8, bias=True)"), std::string::npos) << r;
   EXPECT_NE(r.find("(1): ReLU()"), std::string::npos) << r;
+}
+
+TEST(Module, NonPersistentBuffersStayOutOfTheStateDict) {
+  struct WithCache : Module {
+    WithCache() {
+      kept = register_buffer("kept", raw::zeros({2}));
+      cache = register_buffer("cache", raw::ones({3}), /*persistent=*/false);
+    }
+    Tensor kept, cache;
+  } m;
+  EXPECT_EQ(names(m.named_buffers()), (std::vector<std::string>{"kept", "cache"}));
+  EXPECT_EQ(names(m.state_dict()), (std::vector<std::string>{"kept"}));
+  m.load_state_dict({{"kept", raw::ones({2})}});  // strict: the cache is not expected
+}
+
+TEST(Module, SaveAndLoadTakeTheModuleHandle) {
+  auto a = std::make_shared<Block>(), b = std::make_shared<Block>();
+  std::string path = ::testing::TempDir() + "/handle.safetensors";
+  save(a, path);
+  load(b, path);
+  EXPECT_TRUE(raw::equal(a->fc->weight, b->fc->weight));
 }
 
 }  // namespace

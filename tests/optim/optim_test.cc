@@ -118,7 +118,7 @@ TEST(Adam, MatchesTheFormulaWithAndWithoutAmsgradAndAdamW) {
 TEST(Optimizer, ParamGroupsAndStateDictRoundTrip) {
   Tensor a = raw::ones({2}, TensorOptions(kFloat64).requires_grad(true));
   Tensor b = raw::ones({3}, TensorOptions(kFloat64).requires_grad(true));
-  SGD opt(std::vector<ParamGroup>{{{a}, {}}, {{b}, {{"lr", 0.5}}}}, SGDOptions(0.1).momentum(0.9));
+  SGD opt(std::vector<ParamGroup>{{{a}, {}}, {{b}, SGDOptions(0.5).momentum(0.9)}}, SGDOptions(0.1).momentum(0.9));
   EXPECT_EQ(opt.lr(0), 0.1);
   EXPECT_EQ(opt.lr(1), 0.5);
   set_grad(a, {1, 2});
@@ -157,7 +157,7 @@ TEST(Optimizer, NanAndOutOfRangeOptionsAreRefusedEverywhere) {
   Tensor b = raw::ones({2}, TensorOptions(kFloat64).requires_grad(true));
   Tensor c = raw::ones({2}, TensorOptions(kFloat64).requires_grad(true));
   SGD opt({a}, SGDOptions(0.1).momentum(0.9));
-  EXPECT_TRUE(throws_with([&] { opt.add_param_group({{b}, {{"lr", -1.0}}}); }, "SGD: invalid learning rate -1"));
+  EXPECT_TRUE(throws_with([&] { opt.add_param_group({{b}, SGDOptions(-1.0)}); }, "SGD: invalid learning rate -1"));
   EXPECT_TRUE(throws_with([&] { Adam(std::vector<Tensor>{c}, AdamOptions(0.1).eps(-1)); }, "Adam: invalid epsilon value"));
 
   // load_state_dict: each bad value is refused and nothing is changed.
@@ -168,7 +168,7 @@ TEST(Optimizer, NanAndOutOfRangeOptionsAreRefusedEverywhere) {
       if (n == "param_groups.0." + key) t = raw::scalar_tensor(value, kFloat64);
     EXPECT_TRUE(throws_with([&] { opt.load_state_dict(state); }, "optimizer load_state_dict: group 0:")) << key;
     EXPECT_EQ(opt.lr(), 0.1);
-    EXPECT_EQ(opt.param_groups()[0].options.at("momentum"), 0.9);
+    EXPECT_EQ(opt.param_groups()[0].options.as<SGDOptions>().momentum(), 0.9);
   }
   NamedTensors state = opt.state_dict();
   for (auto& [n, t] : state)

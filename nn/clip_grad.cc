@@ -1,4 +1,4 @@
-#include "optim/clip_grad.h"
+#include "nn/clip_grad.h"
 
 #include <cmath>
 #include <stdexcept>
@@ -6,7 +6,7 @@
 #include "tensor/grad_mode.h"
 #include "tensor/raw_ops.h"
 
-namespace colony::optim {
+namespace colony::nn::utils {
 
 double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type) {
   NoGradGuard no_grad;
@@ -42,4 +42,4 @@ void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value) 
   }
 }
 
-}  // namespace colony::optim
+}  // namespace colony::nn::utils

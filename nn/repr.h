@@ -1,0 +1,19 @@
+// How module printing spells values, following PyTorch's Python repr: floats as Python prints them
+// (1e-05, 0.25, 1.0), booleans as True/False, a square pair as one number.
+#pragma once
+
+#include <string>
+
+#include "base/int2.h"
+
+namespace colony::nn::repr {
+
+std::string py_float(double v);
+inline std::string py_bool(bool b) { return b ? "True" : "False"; }
+// "(5, 5)", as PyTorch prints a tuple.
+std::string tuple(const Int2& v);
+// "2" when both sizes are equal (PyTorch keeps what the user passed; a square size is nearly always
+// passed as one number), else "(2, 3)".
+std::string int_or_tuple(const Int2& v);
+
+}  // namespace colony::nn::repr
