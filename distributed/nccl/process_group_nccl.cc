@@ -324,11 +324,14 @@ ProcessGroupNCCL::~ProcessGroupNCCL() {
     state_->cv.notify_all();
   }
   watchdog_.join();
+  // Each in-flight Work holds the state, so the list is emptied here, outside the lock (a Work's
+  // destructor frees its events); a Work the caller still holds keeps the state alive on its own.
+  std::deque<std::shared_ptr<NcclWork>> in_flight;
   std::lock_guard<std::mutex> lock(state_->mu);
+  in_flight.swap(state_->in_flight);
   if (state_->comm_released) return;
   // Collectives still running on the GPU: destroying would wait for them, aborting does not.
-  const bool busy = std::any_of(state_->in_flight.begin(), state_->in_flight.end(),
-                                [](const auto& w) { return !w->is_completed(); });
+  const bool busy = std::any_of(in_flight.begin(), in_flight.end(), [](const auto& w) { return !w->is_completed(); });
   if (busy) {
     state_->runtime->abort(state_->comm);
   } else {
