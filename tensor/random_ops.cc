@@ -22,9 +22,8 @@ void fill_random_contiguous(Tensor& t, bool normal, double a, double b, Generato
     throw std::invalid_argument(std::string(op) + ": expected a floating point tensor, got " + dtype_name(t.dtype()));
   }
   int64_t n = t.numel();
-  uint64_t seed = gen.seed();
-  uint64_t offset = gen.reserve(kernels::random_blocks_needed(n));
-  backend_for(t.device()).fill_random(t.dtype(), t.data_ptr_raw(), n, normal, a, b, seed, offset);
+  kernels::PhiloxArgs philox = gen.philox_args(kernels::random_blocks_needed(n), t.device());
+  backend_for(t.device()).fill_random(t.dtype(), t.data_ptr_raw(), n, normal, a, b, philox);
 }
 
 void fill_random(Tensor& t, bool normal, double a, double b, Generator* gen, const char* op) {
