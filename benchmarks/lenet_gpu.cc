@@ -10,8 +10,8 @@
 //
 // Without a usable GPU it prints why and exits 0. One line per batch size:
 //   colony batch=32 images_per_s=... step_ms=... launches_per_step=... host_syncs_per_step=...
-// (colony-graph batch=... with --cuda_graph; launches_per_step then counts the two copies and the
-// graph launch as the runtime layer sees them: the graph's kernels are not counted one by one).
+// (colony-graph batch=... with --cuda_graph; launches_per_step then counts the batch copies, the
+// Philox-state write and the graph launch: the graph's kernels are not counted one by one).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -114,7 +114,8 @@ int main(int argc, char** argv) {
   for (int64_t b : batches) {
     Result r = bench(b, steps, warmup, colony::Device::cuda(0), graph);
     std::printf("%s batch=%lld images_per_s=%.1f step_ms=%.3f launches_per_step=%.1f host_syncs_per_step=%.2f\n",
-                graph ? "colony-graph" : "colony", static_cast<long long>(b), r.images_per_s, r.step_ms, r.launches_per_step, r.syncs_per_step);
+                graph ? "colony-graph" : "colony", static_cast<long long>(b), r.images_per_s, r.step_ms,
+                r.launches_per_step, r.syncs_per_step);
     std::fflush(stdout);
   }
   return 0;
