@@ -11,6 +11,7 @@
 #include "optim/optim.h"
 #include "tensor/backends.h"
 #include "tensor/cuda.h"
+#include "tensor/cuda_graph.h"
 #include "tensor/random.h"
 #include "tensor/raw_ops.h"
 #include "tensor/threads.h"

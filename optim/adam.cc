@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "log/trace.h"
+#include "tensor/cuda_graph.h"
 #include "tensor/grad_mode.h"
 #include "tensor/raw_ops.h"
 #include "tensor/raw_optim_ops.h"
@@ -64,6 +65,12 @@ void Adam::step() {
         state["exp_avg"] = raw::zeros_like(p);
         state["exp_avg_sq"] = raw::zeros_like(p);
         if (amsgrad) state["max_exp_avg_sq"] = raw::zeros_like(p);
+      }
+      // Bias corrections come from this host-side count, so a captured step would replay the
+      // capture's step number forever: refuse rather than train differently from eager mode.
+      if (cuda::CUDAGraph::capturing() != nullptr) {
+        throw std::runtime_error("Adam::step: cannot be captured in a CUDA graph yet (its step count and bias "
+                                 "corrections live on the host); use SGD, or run Adam eagerly");
       }
       // A CPU scalar: reading it costs no device synchronization.
       double step = state["step"].item<double>() + 1;

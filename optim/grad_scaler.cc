@@ -5,6 +5,7 @@
 #include <string>
 
 #include "autograd/ops.h"
+#include "tensor/cuda_graph.h"
 #include "tensor/raw_optim_ops.h"
 #include "tensor/raw_ops.h"
 
@@ -91,6 +92,11 @@ bool GradScaler::step(Optimizer& optimizer) {
   PerOptimizer& s = per_optimizer_[&optimizer];
   if (s.stage == Stage::kStepped) {
     throw std::logic_error("GradScaler::step: already called on this optimizer since the last update()");
+  }
+  if (cuda::CUDAGraph::capturing() != nullptr) {
+    throw std::runtime_error("GradScaler::step: cannot be captured in a CUDA graph yet (the skip decision reads "
+                             "the overflow flag on the host); capture with the scaler disabled (float32 or "
+                             "bfloat16 autocast)");
   }
   if (s.stage == Stage::kReady) unscale_(optimizer);
   const bool skip = read_found_inf(s);

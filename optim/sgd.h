@@ -3,7 +3,13 @@
 //   buf = d (first step) | momentum * buf + (1 - dampening) * d
 //   d = nesterov ? d + momentum * buf : buf
 //   p -= lr * d
+//
+// Inside a CUDA graph capture (tensor/cuda_graph.h) the learning rate is read from a float64
+// tensor on the device, which the graph refreshes from lr() before each replay: a scheduler's
+// change between replays takes effect without recapturing. The other options are fixed at capture.
 #pragma once
+
+#include <memory>
 
 #include "base/arg.h"
 #include "optim/optimizer.h"
@@ -40,6 +46,13 @@ class SGD : public Optimizer {
   SGD(std::vector<ParamGroup> groups, const SGDOptions& defaults);
   void step() override;
   void check_options(const OptimizerOptions& options) const override;
+
+ private:
+  struct DeviceLr;
+  const double* captured_lr(size_t group, Device device);
+  // Shared with the replay prologues of the graphs that captured a step (weakly: a graph that
+  // outlives the optimizer stops refreshing).
+  std::shared_ptr<DeviceLr> device_lr_;
 };
 
 }  // namespace colony::optim

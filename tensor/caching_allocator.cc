@@ -3,7 +3,8 @@
 // A segment is one raw allocation; it is cut into Blocks that form a doubly linked list in address
 // order, so that a freed block can find and absorb its free neighbours. Free blocks live in the
 // pool of their size class, ordered by (stream, size, address): a lower_bound finds the smallest
-// block on the right stream that fits.
+// block on the right stream that fits. Every segment belongs to one BlockPool: the default one, or
+// the private pool of a CUDA graph capture.
 #include "tensor/caching_allocator.h"
 
 #include <algorithm>
@@ -17,7 +18,8 @@ struct CachingAllocator::Block {
   void* ptr = nullptr;
   size_t size = 0;
   void* stream = nullptr;  // the stream the segment was allocated for
-  bool small = false;      // pool: small (<= kSmallLimit, 2 MiB segments) or large
+  bool small = false;      // size class: small (<= kSmallLimit, 2 MiB segments) or large
+  BlockPool* pool = nullptr;  // the pool the segment belongs to
   bool allocated = false;  // handed out, or freed but waiting on events of other streams
   int pending_events = 0;
   std::set<void*> stream_uses;  // other streams that used it (record_stream)
@@ -67,10 +69,15 @@ CachingAllocator::~CachingAllocator() {
     while (b->prev) b = b->prev;
     heads.insert(b);
   };
-  for (Block* b : small_pool_) add_head(b);
-  for (Block* b : large_pool_) add_head(b);
+  auto add_pool = [&add_head](const BlockPool& pool) {
+    for (Block* b : pool.small) add_head(b);
+    for (Block* b : pool.large) add_head(b);
+  };
+  add_pool(default_pool_);
+  for (auto& [id, pool] : private_pools_) add_pool(*pool);
   for (auto& [ptr, b] : active_) add_head(b);
   for (auto& [event, b] : pending_events_) add_head(b);
+  for (Block* b : events_deferred_) add_head(b);
   for (Block* head : heads) {
     raw_->raw_free(head->ptr);
     for (Block* b = head; b;) {
@@ -86,7 +93,7 @@ Device CachingAllocator::device() const { return raw_->device(); }
 void* CachingAllocator::allocate(size_t nbytes) {
   std::lock_guard<std::mutex> lock(mu_);
   stats_.num_allocs += 1;
-  process_events();
+  if (captures_underway_.empty()) process_events();
 
   auto out_of_memory = [&] {
     return std::runtime_error("CUDA out of memory: tried to allocate " + std::to_string(nbytes) +
@@ -100,24 +107,28 @@ void* CachingAllocator::allocate(size_t nbytes) {
   const size_t size = round_size(nbytes);
   const bool small = size <= kSmallLimit;
   void* stream = raw_->current_stream();
+  BlockPool& pool = pool_for(stream);
 
-  Block* b = find_free_block(size, stream, small);
+  Block* b = find_free_block(pool, size, stream, small);
   if (b == nullptr) {
     const size_t seg = segment_size(size);
     void* ptr = raw_->raw_alloc(seg);
-    if (ptr == nullptr) {
-      // Cached but unused segments may be what stands in the way (often of another size class).
+    // Cached but unused segments may be what stands in the way (often of another size class);
+    // freeing them synchronizes the device, which a capture forbids.
+    if (ptr == nullptr && captures_underway_.empty()) {
       release_cached_segments();
       ptr = raw_->raw_alloc(seg);
     }
     if (ptr == nullptr) throw out_of_memory();
     stats_.num_raw_allocs += 1;  // successful calls only, so raw allocs - raw frees = segments
     stats_.bytes_reserved += static_cast<int64_t>(seg);
+    pool.segments += 1;
     b = new Block;
     b->ptr = ptr;
     b->size = seg;
     b->stream = stream;
     b->small = small;
+    b->pool = &pool;
   }
 
   if (should_split(b->size, size, small)) {
@@ -126,12 +137,13 @@ void* CachingAllocator::allocate(size_t nbytes) {
     rest->size = b->size - size;
     rest->stream = b->stream;
     rest->small = b->small;
+    rest->pool = b->pool;
     rest->prev = b;
     rest->next = b->next;
     if (b->next) b->next->prev = rest;
     b->next = rest;
     b->size = size;
-    (small ? small_pool_ : large_pool_).insert(rest);
+    (small ? pool.small : pool.large).insert(rest);
   }
 
   b->allocated = true;
@@ -156,7 +168,16 @@ void CachingAllocator::deallocate(void* ptr, size_t /*nbytes*/) {
   }
   // Other streams may still be reading or writing the block: it returns to the pool only when
   // work queued on each of them so far has finished. Until then it still counts as in use (as in
-  // PyTorch): the memory is not available.
+  // PyTorch): the memory is not available. An event recorded during a capture would become part
+  // of the graph, so the events wait until no capture is underway.
+  if (captures_underway_.empty()) {
+    insert_events(b);
+  } else {
+    events_deferred_.push_back(b);
+  }
+}
+
+void CachingAllocator::insert_events(Block* b) {
   for (void* s : b->stream_uses) {
     pending_events_.emplace_back(raw_->record_event(s), b);
     b->pending_events += 1;
@@ -174,8 +195,23 @@ void CachingAllocator::record_stream(void* ptr, void* stream) {
   if (stream != b->stream) b->stream_uses.insert(stream);
 }
 
-CachingAllocator::Block* CachingAllocator::find_free_block(size_t size, void* stream, bool small) {
-  auto& pool = small ? small_pool_ : large_pool_;
+CachingAllocator::BlockPool& CachingAllocator::pool_for(void* stream) {
+  if (captures_underway_.empty()) return default_pool_;
+  const uint64_t id = raw_->capture_id(stream);
+  if (id == 0) return default_pool_;
+  auto it = private_pools_.find(id);
+  // A stream captured by someone else (not through begin_capture): its allocations must not be
+  // reused by eager work either, but nobody would release a pool for it, so refuse.
+  if (it == private_pools_.end() || it->second->released) {
+    throw std::logic_error("CachingAllocator: allocation on a stream captured into CUDA graph capture " +
+                           std::to_string(id) + " on " + raw_->device().str() +
+                           ", which did not begin through begin_capture (use cuda::CUDAGraph)");
+  }
+  return *it->second;
+}
+
+CachingAllocator::Block* CachingAllocator::find_free_block(BlockPool& blocks, size_t size, void* stream, bool small) {
+  auto& pool = small ? blocks.small : blocks.large;
   Block key;
   key.stream = stream;
   key.size = size;
@@ -188,7 +224,7 @@ CachingAllocator::Block* CachingAllocator::find_free_block(size_t size, void* st
 }
 
 void CachingAllocator::free_block(Block* b) {
-  auto& pool = b->small ? small_pool_ : large_pool_;
+  auto& pool = b->small ? b->pool->small : b->pool->large;
   stats_.bytes_in_use -= static_cast<int64_t>(b->size);
   b->allocated = false;
   // Neighbours always share b's stream and pool: they were cut from the same segment.
@@ -223,14 +259,15 @@ void CachingAllocator::process_events() {
                         pending_events_.end());
 }
 
-void CachingAllocator::release_cached_segments() {
-  for (auto* pool : {&small_pool_, &large_pool_}) {
+void CachingAllocator::release_free_segments(BlockPool& blocks) {
+  for (auto* pool : {&blocks.small, &blocks.large}) {
     for (auto it = pool->begin(); it != pool->end();) {
       Block* b = *it;
       if (b->prev == nullptr && b->next == nullptr) {  // the whole segment is free
         raw_->raw_free(b->ptr);
         stats_.num_raw_frees += 1;
         stats_.bytes_reserved -= static_cast<int64_t>(b->size);
+        blocks.segments -= 1;
         delete b;
         it = pool->erase(it);
       } else {
@@ -240,10 +277,69 @@ void CachingAllocator::release_cached_segments() {
   }
 }
 
+// The default pool and the pools of destroyed graphs; a live graph's pool keeps its free blocks.
+void CachingAllocator::release_cached_segments() {
+  release_free_segments(default_pool_);
+  for (auto it = private_pools_.begin(); it != private_pools_.end();) {
+    BlockPool& pool = *it->second;
+    if (pool.released) release_free_segments(pool);
+    it = pool.released && pool.segments == 0 ? private_pools_.erase(it) : std::next(it);
+  }
+}
+
 void CachingAllocator::empty_cache() {
   std::lock_guard<std::mutex> lock(mu_);
+  if (!captures_underway_.empty()) return;  // freeing synchronizes the device; nothing is lost by waiting
   process_events();
   release_cached_segments();
+}
+
+void CachingAllocator::begin_capture(uint64_t capture_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (capture_id == 0) throw std::invalid_argument("CachingAllocator::begin_capture: capture id 0 means \"none\"");
+  if (private_pools_.count(capture_id)) {
+    throw std::logic_error("CachingAllocator::begin_capture: capture " + std::to_string(capture_id) +
+                           " already has a pool on " + raw_->device().str());
+  }
+  private_pools_.emplace(capture_id, std::make_unique<BlockPool>());
+  captures_underway_.push_back(capture_id);
+}
+
+void CachingAllocator::end_capture(uint64_t capture_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = std::find(captures_underway_.begin(), captures_underway_.end(), capture_id);
+  if (it == captures_underway_.end()) {
+    throw std::logic_error("CachingAllocator::end_capture: capture " + std::to_string(capture_id) +
+                           " is not underway on " + raw_->device().str());
+  }
+  captures_underway_.erase(it);
+  if (!captures_underway_.empty()) return;
+  for (Block* b : events_deferred_) insert_events(b);
+  events_deferred_.clear();
+}
+
+void CachingAllocator::release_pool(uint64_t capture_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = private_pools_.find(capture_id);
+  if (it == private_pools_.end() || it->second->released) {
+    throw std::logic_error("CachingAllocator::release_pool: capture " + std::to_string(capture_id) +
+                           " has no live pool on " + raw_->device().str());
+  }
+  if (std::count(captures_underway_.begin(), captures_underway_.end(), capture_id)) {
+    throw std::logic_error("CachingAllocator::release_pool: capture " + std::to_string(capture_id) +
+                           " is still underway (end it first)");
+  }
+  it->second->released = true;
+  if (captures_underway_.empty()) {
+    release_free_segments(*it->second);
+    if (it->second->segments == 0) private_pools_.erase(it);
+  }
+}
+
+size_t CachingAllocator::pool_segments(uint64_t capture_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = private_pools_.find(capture_id);
+  return it == private_pools_.end() ? 0 : it->second->segments;
 }
 
 AllocatorStats CachingAllocator::stats() const {

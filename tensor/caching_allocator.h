@@ -11,7 +11,8 @@
 //  - blocks belong to the stream they were allocated on; a block also used on other streams
 //    (record_stream) returns to the pool only after events recorded on those streams complete;
 //  - when the raw allocator fails, all cached blocks are released and the request retried once;
-//  - empty_cache() returns every unused segment to the raw allocator.
+//  - empty_cache() returns every unused segment to the raw allocator;
+//  - a CUDA graph capture gets a private pool (see begin_capture below).
 #pragma once
 
 #include <cstddef>
@@ -40,6 +41,9 @@ class RawDeviceAllocator {
   virtual void destroy_event(void* event) = 0;
   virtual void* current_stream() = 0;
   virtual Device device() const = 0;
+  // The id of the graph capture `stream` belongs to, 0 when it is not being captured. Asked only
+  // while a capture is underway (begin_capture), for each allocation.
+  virtual uint64_t capture_id(void* stream) = 0;
 };
 
 class CachingAllocator final : public Allocator {
@@ -61,19 +65,51 @@ class CachingAllocator final : public Allocator {
   void empty_cache();
   void reset_peak_stats();
 
+  // CUDA graphs (tensor/cuda_graph.h), as PyTorch's private pools. A replay writes exactly the
+  // addresses the capture saw, so memory a capture allocated must never be handed to anything
+  // else while the graph lives:
+  //  - from begin_capture(id) to end_capture(id), every allocation on a stream that belongs to
+  //    capture `id` (RawDeviceAllocator::capture_id) comes from the capture's private pool, which
+  //    only that capture draws from; blocks freed during the capture return to it and may be
+  //    reused later in the same capture (replays run in capture order, so that is safe);
+  //  - after end_capture the pool keeps every block, free or not: eager allocations never get them;
+  //  - release_pool(id) (the graph is destroyed) returns the pool's wholly free segments to the raw
+  //    allocator now, or at the next empty_cache() when a capture is underway (freeing would
+  //    synchronize); segments still holding a live tensor (a static output kept by the user) go
+  //    back when it is freed, at the next empty_cache().
+  // While any capture is underway, events are neither queried nor recorded (illegal in a capture):
+  // blocks freed with record_stream uses wait until the last capture ends, and an out-of-memory is
+  // not retried by freeing cached segments.
+  void begin_capture(uint64_t capture_id);
+  void end_capture(uint64_t capture_id);
+  void release_pool(uint64_t capture_id);
+  // Segments reserved by a capture's pool (0 when the pool does not exist): for tests and reports.
+  size_t pool_segments(uint64_t capture_id) const;
+
  private:
   struct Block;
   struct BlockLess {
     bool operator()(const Block* a, const Block* b) const;
   };
-  Block* find_free_block(size_t size, void* stream, bool small);
+  struct BlockPool {
+    std::set<Block*, BlockLess> small, large;
+    size_t segments = 0;
+    bool released = false;  // private pools: the graph is gone
+  };
+  BlockPool& pool_for(void* stream);
+  Block* find_free_block(BlockPool& pool, size_t size, void* stream, bool small);
   void free_block(Block* b);
+  void insert_events(Block* b);
   void process_events();
   void release_cached_segments();
+  void release_free_segments(BlockPool& pool);
 
   std::unique_ptr<RawDeviceAllocator> raw_;
   mutable std::mutex mu_;
-  std::set<Block*, BlockLess> small_pool_, large_pool_;
+  BlockPool default_pool_;
+  std::map<uint64_t, std::unique_ptr<BlockPool>> private_pools_;  // by capture id
+  std::vector<uint64_t> captures_underway_;
+  std::vector<Block*> events_deferred_;  // freed during a capture, waiting on other streams' work
   std::unordered_map<void*, Block*> active_;
   std::vector<std::pair<void*, Block*>> pending_events_;  // (event, block) awaiting completion
   AllocatorStats stats_;

@@ -168,9 +168,13 @@ class CpuBackend final : public Backend {
     k::one_hot(labels, n, num_classes, y);
   }
 
-  void fill_random(DType dtype, void* out, int64_t n, bool normal, double a, double b, uint64_t seed,
-                   uint64_t offset) const override {
-    k::fill_random(dtype, out, n, normal ? k::RandomKind::Normal : k::RandomKind::Uniform, a, b, seed, offset);
+  void fill_random(DType dtype, void* out, int64_t n, bool normal, double a, double b,
+                   const kernels::PhiloxArgs& philox) const override {
+    if (philox.seed_ptr != nullptr) {  // Generator::philox_args never hands these to the CPU
+      throw std::logic_error("fill_random: a Philox state in device memory reached the CPU backend");
+    }
+    k::fill_random(dtype, out, n, normal ? k::RandomKind::Normal : k::RandomKind::Uniform, a, b, philox.seed,
+                   philox.offset);
   }
 
   void sgd_step(DType dtype, int64_t n, void* param, const void* grad, void* buf,

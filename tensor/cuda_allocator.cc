@@ -42,6 +42,10 @@ class CudaRawAllocator final : public RawDeviceAllocator {
   }
   void* current_stream() override { return colony::current_stream(device()).handle(); }
   Device device() const override { return Device::cuda(index_); }
+  // The legacy default stream is never captured (cuda::CUDAGraph refuses it), so it is not asked.
+  uint64_t capture_id(void* stream) override {
+    return stream == nullptr ? 0 : kernels::cuda::stream_capture_id(stream);
+  }
 
  private:
   int index_;

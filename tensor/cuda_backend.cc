@@ -209,9 +209,9 @@ class CudaBackend final : public Backend {
     run(k::one_hot, labels, n, num_classes, y);
   }
 
-  void fill_random(DType dtype, void* out, int64_t n, bool normal, double a, double b, uint64_t seed,
-                   uint64_t offset) const override {
-    run(k::fill_random, dtype, out, n, normal, a, b, seed, offset);
+  void fill_random(DType dtype, void* out, int64_t n, bool normal, double a, double b,
+                   const kernels::PhiloxArgs& philox) const override {
+    run(k::fill_random, dtype, out, n, normal, a, b, philox);
   }
 
   void sgd_step(DType dtype, int64_t n, void* param, const void* grad, void* buf,

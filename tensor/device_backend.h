@@ -21,6 +21,7 @@
 #include "kernels/common/layout.h"
 #include "kernels/common/matrix.h"
 #include "kernels/common/optim_functors.h"
+#include "kernels/common/random_fill.h"
 #include "tensor/device.h"
 #include "tensor/stream.h"
 
@@ -127,9 +128,10 @@ class Backend {
                            const Layout& index_layout, const void* src, const Layout& src_layout) const = 0;
   virtual void one_hot(const int64_t* labels, int64_t n, int64_t num_classes, int64_t* y) const = 0;
 
-  // --- random fill of n contiguous elements from Philox (seed, offset) (kernels/cpu/random.h) ---
-  virtual void fill_random(DType dtype, void* out, int64_t n, bool normal, double a, double b, uint64_t seed,
-                           uint64_t offset) const = 0;
+  // --- random fill of n contiguous elements from Philox (seed, offset) (kernels/cpu/random.h);
+  //     only a CUDA backend accepts a state in device memory (a graph capture's) ---
+  virtual void fill_random(DType dtype, void* out, int64_t n, bool normal, double a, double b,
+                           const kernels::PhiloxArgs& philox) const = 0;
 
   // --- fused optimizer steps over n contiguous elements (kernels/cpu/optim.h) ---
   virtual void sgd_step(DType dtype, int64_t n, void* param, const void* grad, void* buf,

@@ -6,6 +6,11 @@
 
 #include <cstdint>
 #include <mutex>
+#include <thread>
+#include <utility>
+
+#include "kernels/common/random_fill.h"
+#include "tensor/device.h"
 
 namespace colony {
 
@@ -21,10 +26,34 @@ class Generator {
   uint64_t offset() const;
   void set_state(uint64_t seed, uint64_t offset);
 
+  // What a kernel on `device` draws `n` blocks with (random_ops.cc): the (seed, offset) of now,
+  // advancing the offset by n; or, on the thread that captures a CUDA graph on `device` with this
+  // generator, the graph's device-memory state and the draw's place within one replay (the offset
+  // does not move: the replays move it). A draw for the CPU on that thread during the capture
+  // throws: it would happen once, at capture, and never again at replay.
+  kernels::PhiloxArgs philox_args(uint64_t n, Device device);
+
+  // CUDA graphs (tensor/cuda_graph.cc), as PyTorch's graph-safe CUDA generator. Between begin and
+  // end, the calling thread's draws on `device` read (seed, base offset) from `state`, two uint64
+  // in that device's memory; one capture at a time per generator.
+  void graph_capture_begin(Device device, const uint64_t* state);
+  // Ends the capture; returns the blocks one replay draws.
+  uint64_t graph_capture_end();
+  // Before a replay that draws `blocks`: the (seed, offset) it starts from, which it reserves, so
+  // replays and eager draws interleave exactly as eager steps would.
+  std::pair<uint64_t, uint64_t> graph_replay_state(uint64_t blocks);
+
  private:
+  struct Capture {
+    std::thread::id thread;
+    Device device;
+    const uint64_t* state = nullptr;  // nullptr: no capture
+    uint64_t blocks = 0;              // drawn so far within one replay
+  };
   mutable std::mutex mu_;
   uint64_t seed_;
   uint64_t offset_ = 0;
+  Capture capture_;
 };
 
 // The generator every random op uses when none is given.

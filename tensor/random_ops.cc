@@ -21,9 +21,8 @@ Generator& gen_or_default(Generator* gen) { return gen ? *gen : default_generato
 void fill_random_contiguous(Tensor& t, bool normal, double a, double b, Generator& gen, const char* op) {
   check_floating(t, op, "tensor");
   int64_t n = t.numel();
-  uint64_t seed = gen.seed();
-  uint64_t offset = gen.reserve(kernels::random_blocks_needed(n));
-  backend_for(t.device()).fill_random(t.dtype(), t.data_ptr_raw(), n, normal, a, b, seed, offset);
+  kernels::PhiloxArgs philox = gen.philox_args(kernels::random_blocks_needed(n), t.device());
+  backend_for(t.device()).fill_random(t.dtype(), t.data_ptr_raw(), n, normal, a, b, philox);
 }
 
 void fill_random(Tensor& t, bool normal, double a, double b, Generator* gen, const char* op) {

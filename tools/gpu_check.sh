@@ -21,8 +21,8 @@
 #     (GPU_CHECK_TIMEOUT), so one hang cannot eat the session; no new binary starts after 300 s;
 #  3. debug reruns: each binary that failed or crashed runs again with COLONY_CUDA_SYNC=1 (every
 #     launch waits, so a fault is reported by the op that caused it), its failed tests only;
-#  4. benchmarks/lenet_gpu (Colony) and benchmarks/lenet_gpu_pytorch.py (PyTorch eager and CUDA
-#     graphs), each with its own timeout;
+#  4. benchmarks/lenet_gpu (Colony eager, then --cuda_graph: the step captured as one CUDA graph)
+#     and benchmarks/lenet_gpu_pytorch.py (PyTorch eager and CUDA graphs), each with its own timeout.
 #  5. DDP on the device: benchmarks/allreduce_bench --device cuda (NCCL, busbw per size; alone it is
 #     an NCCL group of one) and lenet_cifar10 --device cuda under colonyrun (max(2, GPUs) ranks: with
 #     one GPU the ranks share it through Gloo), each run only when the budget still holds its timeout.
@@ -263,6 +263,8 @@ PYEOF
 
   echo "== benchmarks/lenet_gpu"
   timeout -k 5 90 "$work/lenet_gpu" || echo "lenet_gpu: exit $?"
+  echo "== benchmarks/lenet_gpu --cuda_graph"
+  timeout -k 5 60 "$work/lenet_gpu" --cuda_graph || echo "lenet_gpu --cuda_graph: exit $?"
   echo "== benchmarks/lenet_gpu_pytorch.py"
   local left=$((budget - (SECONDS - t0)))
   [ "$left" -gt 150 ] && left=150
@@ -292,7 +294,7 @@ PYEOF
 
   {
     echo "gpu_check $(date -u +%FT%TZ): $total_p passed, $total_f failed, $total_s skipped, $broken crashed, $not_run not run ($((SECONDS - t0)) s)"
-    grep -E '^(gpu:|python torch|colony batch|pytorch-|allreduce_bench:| +[0-9]+ B )|trains on|images_per_s' "$log"
+    grep -E '^(gpu:|python torch|colony batch|colony-graph batch|pytorch-|allreduce_bench:| +[0-9]+ B )|trains on|images_per_s' "$log"
   } | tee "$summary"
   # The full logs of failing binaries, after the summary (the combined log is the one file to read).
   for name in "${rerun[@]}"; do echo "== full log of $name"; cat "$logs/$name.log"; done

@@ -12,6 +12,7 @@
 
 #include "colony.h"
 #include "examples/lenet_cifar10/amp_mode.h"
+#include "examples/lenet_cifar10/graphed_training.h"
 #include "examples/lenet_cifar10/lenet.h"
 #include "examples/lenet_cifar10/progress.h"
 
@@ -37,6 +38,7 @@ struct Flags {
   int accum_steps = 1;
   double bucket_cap_mb = 25, first_bucket_cap_mb = 1;  // DistributedDataParallelOptions' defaults
   std::string amp = "off";
+  bool cuda_graph = false;
 };
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -95,6 +97,9 @@ int main(int argc, char** argv) {
                  "gradients fit in the default 1 MiB: set less to overlap communication with backward)")
       ->check(CLI::PositiveNumber);
   app.add_option("--amp", f.amp, "mixed precision: off, bf16 (bfloat16 autocast) or fp16 (float16 autocast + GradScaler)");
+  app.add_flag("--cuda_graph", f.cuda_graph,
+               "capture the training step once as a CUDA graph and replay it (one process on a CUDA device, "
+               "--accum_steps 1, --amp off or bf16; a smaller last batch runs eagerly)");
   CLI11_PARSE(app, argc, argv);
   // `bazel run` starts programs in their runfiles tree; relative paths mean the caller's folder.
   if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {
@@ -112,6 +117,15 @@ int main(int argc, char** argv) {
     if (auto group = dist::default_process_group())
       log::info("trains on {} (process group: {}, world size {})", dev.str(), group->backend_name(),
                 dist::get_world_size());
+    if (f.cuda_graph) {
+      // What the captured step cannot do yet, refused before any work (tensor/cuda_graph.h).
+      std::string why;
+      if (!dev.is_cuda()) why = "it needs a CUDA device, the run is on " + dev.str();
+      else if (dist::get_world_size() > 1) why = "DDP all-reduces are not captured yet; run one process";
+      else if (f.accum_steps != 1) why = "--accum_steps must be 1";
+      else if (amp.uses_scaler()) why = "--amp fp16 needs GradScaler, whose skip decision is not captured yet";
+      if (!why.empty()) throw std::invalid_argument("--cuda_graph: " + why);
+    }
 
     auto model = std::make_shared<lenet::LeNet>();
     model->to(dev);
@@ -177,6 +191,7 @@ int main(int argc, char** argv) {
     }
     double bench_images = 0, bench_seconds = 0;
     bool stopped = false;
+    lenet::GraphedTraining graph(*model, opt, dev, amp);  // used with --cuda_graph only
     for (int64_t epoch = start_epoch; epoch < f.epochs && !stopped; ++epoch) {
       sampler.set_epoch(epoch);
       // A run stopped by --max_steps mid-epoch resumes after the batches it already took.
@@ -189,6 +204,19 @@ int main(int argc, char** argv) {
       // --max_steps and resuming count optimizer steps; one step takes accum_steps batches.
       int64_t micro = 0;
       for (auto& batch : loader) {
+        if (f.cuda_graph && batch.size() == f.batch_size && !(f.max_steps >= 0 && step >= f.max_steps) &&
+            index >= skip * f.accum_steps) {
+          ++index;
+          if (f.benchmark && step - start_epoch * steps_per_epoch == f.warmup_steps) timed_start = Clock::now();
+          const double l = graph.run(batch).item<double>();
+          ++step;
+          loss_sum += l;
+          ++loss_count;
+          images += batch.size();
+          if (f.benchmark && step - start_epoch * steps_per_epoch > f.warmup_steps) bench_images += batch.size();
+          bar.update(index, "loss " + std::to_string(l).substr(0, 6));
+          continue;
+        }
         if (index++ < skip * f.accum_steps) continue;
         if (f.max_steps >= 0 && step >= f.max_steps) {
           stopped = true;

@@ -16,6 +16,9 @@ struct SgdParams {
   bool nesterov;
   bool first_step;  // the momentum buffer is initialized to the gradient, undamped
   bool maximize;
+  // When set, the learning rate is read from here (device memory for a CUDA kernel) instead of
+  // `lr`: a step captured in a CUDA graph then follows a scheduler's changes between replays.
+  const double* lr_ptr = nullptr;
 };
 
 // Which terms of the SGD update apply, asked of the options at run time...
@@ -52,7 +55,7 @@ COLONY_INLINE void sgd_update(T& p, T g, T& buf, const SgdParams& s, Flags = {})
     buf = static_cast<T>(b);
     d = Flags::nesterov(s) ? d + static_cast<C>(s.momentum) * b : b;
   }
-  p = static_cast<T>(pv - static_cast<C>(s.lr) * d);
+  p = static_cast<T>(pv - static_cast<C>(s.lr_ptr ? *s.lr_ptr : s.lr) * d);
 }
 
 struct AdamParams {

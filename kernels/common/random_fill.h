@@ -6,6 +6,28 @@
 
 namespace colony::kernels {
 
+// Where a random kernel finds its Philox key and first block. Eagerly, by value. Inside a CUDA graph
+// (PyTorch's PhiloxCudaState): the seed and a base offset are read from device memory when the
+// kernel runs, and `offset` (the draw's place within one replay) is added to the base; the graph
+// writes seed and base before each replay, so every replay draws what the eager step would have.
+struct PhiloxArgs {
+  uint64_t seed = 0;
+  uint64_t offset = 0;
+  const uint64_t* seed_ptr = nullptr;    // device memory: set together with base_ptr, or neither
+  const uint64_t* base_ptr = nullptr;
+};
+
+// The (seed, first block) a kernel uses; reads device memory when the arguments point there.
+COLONY_INLINE void philox_unpack(const PhiloxArgs& args, uint64_t& seed, uint64_t& offset) {
+  if (args.seed_ptr != nullptr) {
+    seed = *args.seed_ptr;
+    offset = *args.base_ptr + args.offset;
+  } else {
+    seed = args.seed;
+    offset = args.offset;
+  }
+}
+
 template <typename T>
 COLONY_INLINE T random_value_at(bool normal, double a, double b, uint64_t seed, uint64_t offset, int64_t i) {
   constexpr bool is_double = sizeof(T) == 8;

@@ -192,7 +192,8 @@ std::vector<Candidate> choose(DType dtype, Descriptors& d, GetCount get_count, G
       most = 0;
     }
     int measured = 0;
-    count_host_sync();
+    // A capture meets this for a shape no eager step ran: the warm-up steps are what fill the cache.
+    count_host_sync("cuDNN benchmark-mode trials for a convolution shape not seen before");
     check(find(static_cast<int>(perf.size()), &measured, perf.data(), ws, most), find_what);
     std::vector<Candidate> timed = usable(dtype, d, perf.data(), measured, get_workspace);
     if (!timed.empty()) out = timed;

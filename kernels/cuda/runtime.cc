@@ -7,6 +7,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cuda/capture_state.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_errors.h"
 
@@ -85,14 +86,20 @@ int current_device() {
 void set_device(int index) { check_cuda(cudaSetDevice(index), "cudaSetDevice"); }
 
 void device_synchronize() {
-  count_host_sync();
+  count_host_sync("cudaDeviceSynchronize");
   check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   check_device_errors();
 }
 
 void* device_malloc(size_t nbytes) {
   void* p = nullptr;
+  // A graph capture's private memory pool grows with cudaMalloc during the capture, which
+  // cudaStreamCaptureModeThreadLocal would refuse as "potentially unsafe"; it is safe here because
+  // the caching allocator owns the segment until the graph is destroyed (what PyTorch relies on).
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  check_cuda(cudaThreadExchangeStreamCaptureMode(&mode), "cudaThreadExchangeStreamCaptureMode");
   cudaError_t err = cudaMalloc(&p, nbytes);
+  cudaThreadExchangeStreamCaptureMode(&mode);  // restores this thread's mode; cannot fail for a valid one
   if (err == cudaErrorMemoryAllocation) {
     // The caching allocator answers an out-of-memory by freeing its cache and retrying.
     cudaGetLastError();
@@ -103,7 +110,7 @@ void* device_malloc(size_t nbytes) {
 }
 
 void device_free(void* ptr) {
-  count_host_sync();  // cudaFree waits for the whole device
+  count_host_sync("cudaFree");  // cudaFree waits for the whole device
   check_cuda(cudaFree(ptr), "cudaFree");
 }
 
@@ -116,7 +123,7 @@ void* host_alloc_pinned(size_t nbytes) {
 }
 
 void host_free_pinned(void* ptr) {
-  count_host_sync();  // cudaFreeHost waits for the whole device
+  count_host_sync("cudaFreeHost");  // cudaFreeHost waits for the whole device
   check_cuda(cudaFreeHost(ptr), "cudaFreeHost");
 }
 
@@ -135,9 +142,10 @@ void memcpy(void* dst, const void* src, size_t nbytes, CopyKind kind, void* stre
   cudaMemcpyKind k = kind == CopyKind::HostToDevice   ? cudaMemcpyHostToDevice
                      : kind == CopyKind::DeviceToHost ? cudaMemcpyDeviceToHost
                                                       : cudaMemcpyDeviceToDevice;
+  // Checked before the copy is queued: during a capture the copy itself would be recorded.
+  if (!async) count_host_sync("blocking cudaMemcpy (item(), to(kCPU) or another synchronous copy)");
   check_cuda(cudaMemcpyAsync(dst, src, nbytes, k, as_stream(stream)), "cudaMemcpyAsync");
   if (!async) {
-    count_host_sync();
     check_cuda(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");
     check_device_errors();
   }
@@ -157,7 +165,7 @@ void* stream_create(int priority) {
 }
 
 void stream_synchronize(void* stream) {
-  count_host_sync();
+  count_host_sync("cudaStreamSynchronize");
   check_cuda(cudaStreamSynchronize(as_stream(stream)), "cudaStreamSynchronize");
   check_device_errors();
 }
@@ -181,7 +189,7 @@ void stream_wait_event(void* stream, void* event) {
 }
 
 void event_synchronize(void* event) {
-  count_host_sync();
+  count_host_sync("cudaEventSynchronize");
   check_cuda(cudaEventSynchronize(as_event(event)), "cudaEventSynchronize");
   check_device_errors();
 }
@@ -200,8 +208,9 @@ void after_launch(const char* op) {
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess)
     throw std::runtime_error(std::string(op) + ": kernel launch failed: " + cudaGetErrorString(err));
-  if (!sync_after_launch()) return;
-  count_host_sync();
+  // Inside a graph capture nothing runs yet, so there is no fault to wait for (and waiting is illegal).
+  if (!sync_after_launch() || thread_is_capturing()) return;
+  count_host_sync("COLONY_CUDA_SYNC=1 after a launch");
   err = cudaDeviceSynchronize();
   if (err != cudaSuccess) {
     cudaGetLastError();
@@ -211,5 +220,50 @@ void after_launch(const char* op) {
   // A bad index the kernel recorded is reported here too, at the op that launched it.
   check_device_errors();
 }
+
+// ---- CUDA graphs ------------------------------------------------------------------------------
+
+void stream_begin_capture(void* stream) {
+  check_cuda(cudaStreamBeginCapture(as_stream(stream), cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  note_capture_begin();
+}
+
+unsigned long long stream_capture_id(void* stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  unsigned long long id = 0;
+  check_cuda(cudaStreamGetCaptureInfo(as_stream(stream), &status, &id), "cudaStreamGetCaptureInfo");
+  return status == cudaStreamCaptureStatusActive ? id : 0;
+}
+
+void* stream_end_capture(void* stream) {
+  cudaGraph_t graph = nullptr;
+  cudaError_t err = cudaStreamEndCapture(as_stream(stream), &graph);
+  note_capture_end();  // the capture is over whether or not it succeeded
+  if (err == cudaErrorStreamCaptureInvalidated) {
+    cudaGetLastError();
+    throw std::runtime_error("cudaStreamEndCapture: the capture was invalidated by a call that is illegal while "
+                             "capturing (an operation on another stream not joined to the capture, or a CUDA call "
+                             "made outside Colony's runtime layer)");
+  }
+  check_cuda(err, "cudaStreamEndCapture");
+  return graph;
+}
+
+void* graph_instantiate(void* graph) {
+  cudaGraphExec_t exec = nullptr;
+  check_cuda(cudaGraphInstantiate(&exec, static_cast<cudaGraph_t>(graph), 0), "cudaGraphInstantiate");
+  return exec;
+}
+
+void graph_launch(void* exec, void* stream) {
+  check_cuda(cudaGraphLaunch(static_cast<cudaGraphExec_t>(exec), as_stream(stream)), "cudaGraphLaunch");
+  count_launch();  // one launch, however many kernels the graph holds
+}
+
+void graph_exec_destroy(void* exec) {
+  check_cuda(cudaGraphExecDestroy(static_cast<cudaGraphExec_t>(exec)), "cudaGraphExecDestroy");
+}
+
+void graph_destroy(void* graph) { check_cuda(cudaGraphDestroy(static_cast<cudaGraph_t>(graph)), "cudaGraphDestroy"); }
 
 }  // namespace colony::kernels::cuda

@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <string>
 
+#include "kernels/cuda/capture_state.h"
 #include "kernels/cuda/runtime_counters.h"
 
 namespace colony::kernels::cuda {
@@ -46,5 +47,20 @@ float event_elapsed_ms(void* start, void* end);
 // reported here, naming `op`. Without the switch a fault surfaces at a later runtime call, whose
 // message then names the last op launched on this thread and suggests COLONY_CUDA_SYNC=1.
 void after_launch(const char* op);
+
+// CUDA graphs. A capture records the work queued on `stream` (and on streams that wait on its
+// events) instead of running it; it uses cudaStreamCaptureModeThreadLocal, so only this thread is
+// restricted (capture_state.h turns its host syncs into errors naming the op). The handles are
+// cudaGraph_t / cudaGraphExec_t.
+void stream_begin_capture(void* stream);
+// The capture's id while `stream` is being captured, else 0 (the caching allocator routes a
+// capture's allocations to its private pool by this id).
+unsigned long long stream_capture_id(void* stream);
+// Ends the capture (also when it failed) and returns the graph.
+void* stream_end_capture(void* stream);
+void* graph_instantiate(void* graph);
+void graph_launch(void* exec, void* stream);
+void graph_exec_destroy(void* exec);
+void graph_destroy(void* graph);
 
 }  // namespace colony::kernels::cuda

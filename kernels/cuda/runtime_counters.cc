@@ -1,5 +1,7 @@
 #include "kernels/cuda/runtime_counters.h"
 
+#include "kernels/cuda/capture_state.h"
+
 #include <algorithm>
 #include <atomic>
 #include <cctype>
@@ -21,7 +23,10 @@ std::atomic<bool>& sync_switch() {
 
 }  // namespace
 
-void count_host_sync() { host_syncs.fetch_add(1, std::memory_order_relaxed); }
+void count_host_sync(const char* op) {
+  check_not_capturing(op);
+  host_syncs.fetch_add(1, std::memory_order_relaxed);
+}
 int64_t host_sync_count() { return host_syncs.load(std::memory_order_relaxed); }
 void count_launch() { launches.fetch_add(1, std::memory_order_relaxed); }
 int64_t launch_count() { return launches.load(std::memory_order_relaxed); }

@@ -16,7 +16,9 @@
 
 namespace colony::kernels::cuda {
 
-void count_host_sync();
+// Every host synchronization calls this right before the CUDA call that waits, with that call's
+// name: it throws (check_not_capturing) when this thread is capturing a CUDA graph, else counts.
+void count_host_sync(const char* op);
 int64_t host_sync_count();
 void count_launch();
 int64_t launch_count();

@@ -20,10 +20,10 @@ struct Outcome {
 };
 
 // Runs the example in `dir` (it writes lenet.safetensors there) for one optimizer step.
-Outcome run_lenet(const fs::path& dir, const std::string& data_dir) {
+Outcome run_lenet(const fs::path& dir, const std::string& data_dir, const std::string& extra = "") {
   const std::string program = fs::absolute("examples/lenet_cifar10/lenet_cifar10").string();
   const std::string cmd = "cd '" + dir.string() + "' && '" + program + "' --data_dir '" + data_dir +
-                          "' --epochs 1 --max_steps 1 --workers 0 --threads 1 2>&1";
+                          "' --epochs 1 --max_steps 1 --workers 0 --threads 1 " + extra + " 2>&1";
   Outcome r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -54,6 +54,14 @@ TEST(LeNetCifar10, DamagedFolderIsAnErrorNamingTheFile) {
             std::string::npos)
       << r.output;
   EXPECT_EQ(r.output.find("synthetic"), std::string::npos) << r.output;
+}
+
+// --cuda_graph on the CPU is refused before any training, naming why.
+TEST(LeNetCifar10, CudaGraphOnTheCpuIsAClearError) {
+  const fs::path dir = scratch_dir("lenet_graph_cpu");
+  Outcome r = run_lenet(dir, (dir / "no-such-folder").string(), "--device cpu --cuda_graph");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("--cuda_graph: it needs a CUDA device, the run is on cpu"), std::string::npos) << r.output;
 }
 
 }  // namespace

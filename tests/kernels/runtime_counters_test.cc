@@ -42,7 +42,7 @@ TEST(RuntimeCounters, CountsFromEveryThread) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([] {
       for (int i = 0; i < 1000; ++i) {
-        count_host_sync();
+        count_host_sync("test");
         count_launch();
         count_launch();
       }

@@ -29,6 +29,8 @@ struct FakeState {
   std::map<void*, bool> events;         // live events -> completed?
   std::map<void*, void*> event_stream;  // event -> stream it was recorded on
   void* stream = reinterpret_cast<void*>(0x100);  // what current_stream() answers
+  std::map<void*, uint64_t> capturing;  // stream -> id of the graph capture it belongs to
+  int capture_queries = 0;
 };
 
 class FakeRaw final : public RawDeviceAllocator {
@@ -67,6 +69,11 @@ class FakeRaw final : public RawDeviceAllocator {
   }
   void* current_stream() override { return s_->stream; }
   Device device() const override { return Device::cuda(0); }
+  uint64_t capture_id(void* stream) override {
+    ++s_->capture_queries;
+    auto it = s_->capturing.find(stream);
+    return it == s_->capturing.end() ? 0 : it->second;
+  }
 
  private:
   std::shared_ptr<FakeState> s_;
@@ -397,6 +404,141 @@ TEST_F(CachingAllocatorTest, ConcurrentUseKeepsConsistentStats) {
   EXPECT_EQ(s.bytes_in_use, 0);
   EXPECT_EQ(s.num_allocs, 2000);
   EXPECT_EQ(s.num_raw_allocs, 1);  // at most four small blocks live at once: one segment
+}
+
+// ---- CUDA graph captures: private pools ----------------------------------------------------------
+
+constexpr uint64_t kCapture = 7;
+void* const kSide = reinterpret_cast<void*>(0x300);  // the capture stream
+
+class CapturePoolTest : public CachingAllocatorTest {
+ protected:
+  // What cuda::CUDAGraph does: the side stream becomes current and is captured.
+  void begin() {
+    state->stream = kSide;
+    state->capturing[kSide] = kCapture;
+    alloc->begin_capture(kCapture);
+  }
+  void end() {
+    state->capturing.erase(kSide);
+    alloc->end_capture(kCapture);
+    state->stream = kStreamA;
+  }
+};
+
+TEST_F(CapturePoolTest, EagerAllocationsNeverQueryCaptureState) {
+  deallocate(allocate(1000));
+  EXPECT_EQ(state->capture_queries, 0) << "the per-allocation query is only paid while a capture is underway";
+}
+
+TEST_F(CapturePoolTest, CaptureDoesNotReuseEagerCacheAndEagerDoesNotReuseCaptured) {
+  // An eager block on the side stream is cached before the capture.
+  state->stream = kSide;
+  char* eager = allocate(1000);
+  deallocate(eager);
+  begin();
+  char* captured = allocate(1000);
+  EXPECT_NE(captured, eager) << "the capture drew from the eager cache";
+  EXPECT_EQ(raw_allocs(), 2);
+  EXPECT_EQ(alloc->pool_segments(kCapture), 1u);
+  deallocate(captured);  // freed during the capture: back to the private pool
+  char* again = allocate(1000);
+  EXPECT_EQ(again, captured) << "a block freed during the capture is reused by the same capture";
+  deallocate(again);
+  end();
+  // After the capture, on the same stream and size, eager work gets the eager block, never the
+  // graph's: a replay writes the graph's addresses.
+  state->stream = kSide;
+  char* later = allocate(1000);
+  EXPECT_EQ(later, eager);
+  char* more = allocate(1000);
+  EXPECT_NE(more, captured);
+  EXPECT_TRUE(more < captured || more >= captured + 2 * kMiB) << "eager block cut from the graph's segment";
+}
+
+TEST_F(CapturePoolTest, OtherStreamsDuringCaptureUseTheDefaultPool) {
+  begin();
+  char* captured = allocate(1000);
+  state->stream = kStreamB;  // another thread's (uncaptured) stream
+  char* other = allocate(1000);
+  EXPECT_TRUE(other < captured || other >= captured + 2 * kMiB);
+  EXPECT_EQ(alloc->pool_segments(kCapture), 1u);
+  deallocate(other);
+  state->stream = kSide;
+  end();
+}
+
+TEST_F(CapturePoolTest, ReleasingThePoolFreesItsSegments) {
+  begin();
+  char* a = allocate(3 * kMiB);  // large: its own segment
+  char* b = allocate(1000);
+  deallocate(a);
+  end();
+  EXPECT_EQ(alloc->pool_segments(kCapture), 2u);
+  alloc->empty_cache();
+  EXPECT_EQ(state->live.size(), 2u) << "empty_cache freed a live graph's memory";
+  // The graph is destroyed while the user still holds b (a static output).
+  alloc->release_pool(kCapture);
+  EXPECT_EQ(alloc->pool_segments(kCapture), 1u) << "the free segment goes back at once";
+  EXPECT_EQ(state->live.size(), 1u);
+  deallocate(b);
+  alloc->empty_cache();
+  EXPECT_EQ(alloc->pool_segments(kCapture), 0u);
+  EXPECT_TRUE(state->live.empty());
+  EXPECT_EQ(alloc->stats().bytes_reserved, 0);
+}
+
+TEST_F(CapturePoolTest, NoEventsAndNoFreesWhileCapturing) {
+  // An eager block used on stream B, freed during a capture: its event must wait for the end.
+  state->stream = kStreamA;
+  char* shared = allocate(1000);
+  alloc->record_stream(shared, kStreamB);
+  // A cached free segment that an out-of-memory would normally release.
+  deallocate(allocate(3 * kMiB));
+  begin();
+  deallocate(shared);
+  EXPECT_TRUE(state->events.empty()) << "an event was recorded during the capture";
+  state->fail_next = 1;
+  EXPECT_THROW(allocate(5 * kMiB), std::runtime_error);
+  EXPECT_EQ(alloc->stats().num_raw_frees, 0) << "cudaFree during a capture";
+  alloc->empty_cache();
+  EXPECT_EQ(alloc->stats().num_raw_frees, 0) << "empty_cache freed during a capture";
+  end();
+  ASSERT_EQ(state->events.size(), 1u);
+  EXPECT_EQ(state->event_stream.begin()->second, kStreamB);
+  state->events.begin()->second = true;
+  alloc->empty_cache();
+  EXPECT_EQ(alloc->stats().num_raw_frees, 2) << "the eager segments go once the capture is over";
+}
+
+TEST_F(CapturePoolTest, MisuseIsAClearError) {
+  EXPECT_THROW(alloc->begin_capture(0), std::invalid_argument);
+  EXPECT_THROW(alloc->end_capture(kCapture), std::logic_error);
+  EXPECT_THROW(alloc->release_pool(kCapture), std::logic_error);
+  begin();
+  EXPECT_THROW(alloc->begin_capture(kCapture), std::logic_error);
+  EXPECT_THROW(alloc->release_pool(kCapture), std::logic_error);
+  // A stream captured without begin_capture.
+  state->capturing[kStreamB] = 99;
+  state->stream = kStreamB;
+  try {
+    allocate(10);
+    FAIL() << "did not throw";
+  } catch (const std::logic_error& e) {
+    EXPECT_NE(std::string(e.what()).find("capture 99"), std::string::npos) << e.what();
+  }
+  state->capturing.erase(kStreamB);
+  end();
+  alloc->release_pool(kCapture);
+  EXPECT_THROW(alloc->release_pool(kCapture), std::logic_error);
+}
+
+TEST_F(CapturePoolTest, DestructorFreesPrivatePoolsToo) {
+  begin();
+  allocate(1000);  // never freed: the allocator's destructor returns it
+  end();
+  alloc.reset();
+  EXPECT_TRUE(state->live.empty());
 }
 
 }  // namespace

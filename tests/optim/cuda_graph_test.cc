@@ -1,0 +1,236 @@
+// Whole training steps captured as CUDA graphs (tensor/cuda_graph.h) against the same steps run
+// eagerly: with deterministic algorithms, N replays give the losses and weights of N eager steps
+// bit for bit, dropout included; a learning rate changed between replays takes effect; what cannot
+// be captured fails at the capture with an error naming it.
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "autograd/autograd.h"
+#include "nn/nn.h"
+#include "optim/optim.h"
+#include "tensor/backends.h"
+#include "tensor/caching_allocator.h"
+#include "tensor/cuda.h"
+#include "tensor/cuda_graph.h"
+#include "tests/test_util.h"
+
+namespace colony {
+namespace {
+
+class DropLeNet : public nn::Module {
+ public:
+  explicit DropLeNet(double p) : p_(p) {
+    conv1 = register_module("conv1", std::make_shared<nn::Conv2d>(nn::Conv2dOptions(3, 6, 5)));
+    conv2 = register_module("conv2", std::make_shared<nn::Conv2d>(nn::Conv2dOptions(6, 16, 5)));
+    fc1 = register_module("fc1", std::make_shared<nn::Linear>(16 * 5 * 5, 32));
+    fc2 = register_module("fc2", std::make_shared<nn::Linear>(32, 10));
+  }
+  Tensor forward(const Tensor& x) override {
+    Tensor h = F::max_pool2d(F::relu(conv1->forward(x)), 2);
+    h = F::max_pool2d(F::relu(conv2->forward(h)), 2);
+    h = F::relu(fc1->forward(h.flatten(1)));
+    if (p_ > 0) h = F::dropout(h, p_, true);
+    return fc2->forward(h);
+  }
+  std::shared_ptr<nn::Conv2d> conv1, conv2;
+  std::shared_ptr<nn::Linear> fc1, fc2;
+
+ private:
+  double p_;
+};
+
+// Deterministic cuDNN algorithms without benchmark trials, restored after the test.
+class Deterministic {
+ public:
+  Deterministic() : det_(backends::cudnn::deterministic()), bench_(backends::cudnn::benchmark()) {
+    backends::cudnn::set_deterministic(true);
+    backends::cudnn::set_benchmark(false);
+  }
+  ~Deterministic() {
+    backends::cudnn::set_deterministic(det_);
+    backends::cudnn::set_benchmark(bench_);
+  }
+
+ private:
+  bool det_, bench_;
+};
+
+struct Batches {
+  std::vector<Tensor> x, y;
+};
+
+Batches make_batches(Device dev, int n) {
+  manual_seed(11);
+  Batches b;
+  for (int i = 0; i < n; ++i) {
+    b.x.push_back(raw::randn({16, 3, 32, 32}, TensorOptions(kFloat32).device(dev)));
+    b.y.push_back(raw::randint(0, 10, {16}, TensorOptions(kInt64).device(dev)));
+  }
+  return b;
+}
+
+std::vector<double> weights(nn::Module& m) {
+  std::vector<double> out;
+  for (const Tensor& p : m.parameters()) {
+    std::vector<double> v = testing::values(p);
+    out.insert(out.end(), v.begin(), v.end());
+  }
+  return out;
+}
+
+constexpr int kWarmup = 2, kSteps = 5;
+const Device kDev = Device::cuda(0);
+
+// `lr_at(k)`: the learning rate set before step k (k counts from 0 over warm-up and steps).
+struct StepRun {
+  std::vector<double> losses, weights;
+};
+
+StepRun eager(double dropout, const Batches& b, const std::function<double(int)>& lr_at) {
+  manual_seed(5);
+  DropLeNet model(dropout);
+  model.to(kDev);
+  optim::SGD opt(model.parameters(), optim::SGDOptions(0.05).momentum(0.9));
+  manual_seed(6);
+  StepRun r;
+  for (int k = 0; k < kWarmup + kSteps; ++k) {
+    opt.set_lr(lr_at(k));
+    const int batch = k < kWarmup ? 0 : k - kWarmup + 1;
+    opt.zero_grad();
+    Tensor loss = F::cross_entropy(model.forward(b.x[batch]), b.y[batch]);
+    loss.backward();
+    opt.step();
+    if (k >= kWarmup) r.losses.push_back(loss.item<double>());
+  }
+  r.weights = weights(model);
+  return r;
+}
+
+StepRun graphed(double dropout, const Batches& b, const std::function<double(int)>& lr_at) {
+  manual_seed(5);
+  DropLeNet model(dropout);
+  model.to(kDev);
+  optim::SGD opt(model.parameters(), optim::SGDOptions(0.05).momentum(0.9));
+  manual_seed(6);
+  Tensor x = raw::clone(b.x[0]), y = raw::clone(b.y[0]), loss;
+  int k = 0;  // the warm-up calls change the lr as the eager run does
+  auto step = [&] {
+    if (k < kWarmup) opt.set_lr(lr_at(k++));
+    opt.zero_grad();
+    loss = F::cross_entropy(model.forward(x), y);
+    loss.backward();
+    opt.step();
+  };
+  cuda::GraphedStep g = cuda::make_graphed_step(step, kDev, kWarmup);
+  StepRun r;
+  for (int s = 0; s < kSteps; ++s) {
+    opt.set_lr(lr_at(kWarmup + s));
+    x.copy_(b.x[s + 1]);
+    y.copy_(b.y[s + 1]);
+    g.replay();
+    r.losses.push_back(loss.item<double>());
+  }
+  r.weights = weights(model);
+  return r;
+}
+
+void expect_same(const StepRun& a, const StepRun& b) {
+  ASSERT_EQ(a.losses.size(), b.losses.size());
+  for (size_t i = 0; i < a.losses.size(); ++i) EXPECT_EQ(a.losses[i], b.losses[i]) << "loss of step " << i;
+  ASSERT_EQ(a.weights.size(), b.weights.size());
+  size_t differ = 0;
+  for (size_t i = 0; i < a.weights.size(); ++i) differ += a.weights[i] != b.weights[i];
+  EXPECT_EQ(differ, 0u) << "weights differ after the steps";
+}
+
+TEST(CudaGraph, ReplaysEqualEagerStepsBitForBit_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  Deterministic det;
+  Batches b = make_batches(kDev, kSteps + 1);
+  auto lr = [](int) { return 0.05; };
+  expect_same(graphed(0.0, b, lr), eager(0.0, b, lr));
+}
+
+TEST(CudaGraph, DropoutDiffersPerReplayExactlyAsEager_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  Deterministic det;
+  Batches b = make_batches(kDev, kSteps + 1);
+  auto lr = [](int) { return 0.05; };
+  // The eager steps draw a new mask each; equal losses and weights mean each replay did too.
+  expect_same(graphed(0.5, b, lr), eager(0.5, b, lr));
+}
+
+TEST(CudaGraph, LearningRateChangedBetweenReplaysTakesEffect_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  Deterministic det;
+  Batches b = make_batches(kDev, kSteps + 1);
+  auto decaying = [](int k) { return 0.05 * (k < kWarmup ? 1.0 : 1.0 / (k + 1)); };
+  const StepRun g = graphed(0.0, b, decaying);
+  expect_same(g, eager(0.0, b, decaying));
+  auto constant = [](int) { return 0.05; };
+  EXPECT_NE(g.weights, eager(0.0, b, constant).weights) << "the lr changes had no effect";
+}
+
+TEST(CudaGraph, HostReadInsideTheStepIsAClearErrorAndLeavesNoCapture_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  Tensor x = raw::ones({4}, TensorOptions(kFloat32).device(kDev));
+  int calls = 0;
+  auto step = [&] {
+    Tensor s = raw::sum(x);
+    if (++calls > 1) (void)s.item<float>();  // fine in the warm-up call, not in the capture
+  };
+  EXPECT_TRUE(testing::throws_with<std::runtime_error>([&] { cuda::make_graphed_step(step, kDev, 1); },
+                                                       "captures a CUDA graph"));
+  EXPECT_EQ(cuda::CUDAGraph::capturing(), nullptr);
+  // Eager work and host reads go on as before.
+  EXPECT_EQ(raw::sum(x).item<float>(), 4.0f);
+  cuda::synchronize();
+}
+
+TEST(CudaGraph, AdamAndGradScalerRefuseCapture_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  manual_seed(1);
+  nn::Linear lin(4, 2);
+  lin.to(kDev);
+  Tensor x = raw::randn({3, 4}, TensorOptions(kFloat32).device(kDev));
+  optim::Adam adam(lin.parameters(), optim::AdamOptions(1e-3));
+  auto adam_step = [&] {
+    adam.zero_grad();
+    lin.forward(x).sum().backward();
+    adam.step();
+  };
+  EXPECT_TRUE(testing::throws_with<std::runtime_error>([&] { cuda::make_graphed_step(adam_step, kDev, 1); },
+                                                       "Adam::step: cannot be captured"));
+  optim::SGD sgd(lin.parameters(), optim::SGDOptions(0.1));
+  optim::GradScaler scaler;
+  auto scaled_step = [&] {
+    sgd.zero_grad();
+    scaler.scale(lin.forward(x).sum()).backward();
+    scaler.step(sgd);
+    scaler.update();
+  };
+  EXPECT_TRUE(testing::throws_with<std::runtime_error>([&] { cuda::make_graphed_step(scaled_step, kDev, 1); },
+                                                       "GradScaler::step: cannot be captured"));
+}
+
+TEST(CudaGraph, DestroyingTheGraphReturnsItsMemory_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  Tensor x = raw::ones({1 << 20}, TensorOptions(kFloat32).device(kDev));
+  Tensor y;
+  cuda_empty_cache();
+  const int64_t reserved = cuda_caching_allocator(0)->stats().bytes_reserved;
+  {
+    cuda::GraphedStep g = cuda::make_graphed_step([&] { y = raw::mul(x, 2.0); }, kDev, 1);
+    g.replay();
+    EXPECT_EQ(raw::sum(y).item<float>(), 2.0f * (1 << 20));
+    y = Tensor();  // the graph's output, freed back to its pool
+  }
+  cuda_empty_cache();
+  EXPECT_EQ(cuda_caching_allocator(0)->stats().bytes_reserved, reserved);
+}
+
+}  // namespace
+}  // namespace colony
