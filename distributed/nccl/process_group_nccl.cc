@@ -184,6 +184,7 @@ void watch(const std::shared_ptr<ProcessGroupNCCL::State>& s, milliseconds inter
     if (s->stop || !s->abort_reason.empty()) continue;
     while (!s->in_flight.empty() && s->in_flight.front()->is_completed()) s->in_flight.pop_front();
     std::string failure;
+    bool timed_out = false;
     const CommState state = s->runtime->state(s->comm);
     const std::string where = "rank " + std::to_string(s->rank) + "'s GPU (cuda:" + std::to_string(s->device) + ")";
     if (state.status == CommState::kFailed) {
@@ -191,17 +192,30 @@ void watch(const std::shared_ptr<ProcessGroupNCCL::State>& s, milliseconds inter
                 (s->in_flight.empty() ? "" : " during " + s->in_flight.front()->description()) + ": " + state.error;
     } else if (!s->in_flight.empty() && Clock::now() > s->in_flight.front()->deadline()) {
       const auto& w = s->in_flight.front();
+      timed_out = true;
       failure = w->description() + " timed out after " + ms_str(w->timeout()) + " on " + where +
                 " (another rank did not reach it, or the GPU is stuck)";
     }
     if (failure.empty()) continue;
-    // The Works in flight fail with the words of the first failure; the job stops with them too.
-    const auto first = s->in_flight.empty() ? nullptr : s->in_flight.front();
-    if (first) first->finish(std::make_exception_ptr(TimeoutError(failure)));
+    // The communicator is aborted and the job told before any Work fails: whoever catches the
+    // error finds the group already down and the other ranks already stopping.
+    auto failing = std::move(s->in_flight);
+    s->in_flight.clear();
     s->abort_locked(failure);
     auto monitor = s->monitor.lock();
     lock.unlock();
     if (monitor) monitor->report_failure(failure);
+    // The Works in flight fail with the words of the first failure.
+    for (size_t i = 0; i < failing.size(); ++i) {
+      auto& w = failing[i];
+      if (w->is_completed()) continue;
+      if (i > 0)
+        w->finish(std::make_exception_ptr(CollectiveError(w->name() + " aborted: " + failure)));
+      else if (timed_out)
+        w->finish(std::make_exception_ptr(TimeoutError(failure)));
+      else
+        w->finish(std::make_exception_ptr(CollectiveError(failure)));
+    }
     lock.lock();
   }
 }

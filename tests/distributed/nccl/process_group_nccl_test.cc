@@ -236,10 +236,13 @@ TEST_F(ProcessGroupNCCLTest, AsyncNcclErrorAbortsNamingTheCollectiveInFlight) {
   Tensor t = raw::zeros({8}, kBFloat16);
   auto w = pg.broadcast(t, 0);
   rt->set_async_error("remote process exited or there was a network error");
-  EXPECT_THROW_WITH(synchronize(*w), std::runtime_error,
+  EXPECT_THROW_WITH(synchronize(*w), CollectiveError,
                     "NCCL error on rank 0's GPU (cuda:0) during broadcast #1 (bfloat16, 8 elements, root 0): remote "
                     "process exited");
   EXPECT_EQ(rt->aborts.load(), 1);
+  std::lock_guard<std::mutex> lock(monitor->mu);
+  ASSERT_EQ(monitor->reports.size(), 1u);
+  EXPECT_NE(monitor->reports[0].find("NCCL error"), std::string::npos);
 }
 
 TEST_F(ProcessGroupNCCLTest, AbortFailsInFlightWorkWithTheReason) {
