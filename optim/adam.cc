@@ -43,57 +43,90 @@ void Adam::check_options(const OptimizerOptions& options) const {
   if (!(wd >= 0)) throw std::invalid_argument("Adam: invalid weight_decay value " + std::to_string(wd));
 }
 
-void Adam::step() {
+void Adam::step() { step_impl(Tensor()); }
+
+void Adam::step_unless(const Tensor& found_inf) {
+  if (!found_inf.defined()) throw std::invalid_argument("Adam::step_unless: found_inf is undefined");
+  step_impl(found_inf);
+}
+
+void Adam::step_impl(const Tensor& found_inf) {
   trace::Scope span("optimizer.step", "compute");
   NoGradGuard no_grad;
-  for (auto& group : param_groups()) {
-    const AdamOptions o = numbers(group.options.get());
+  const bool capturing = cuda::CUDAGraph::capturing() != nullptr;
+  for (size_t gi = 0; gi < param_groups().size(); ++gi) {
+    ParamGroup& group = param_groups()[gi];
+    AdamOptions o = numbers(group.options.get());
     const bool amsgrad = o.amsgrad();
-    // Parameters at the same step share the bias corrections: one multi-tensor update per step
-    // count (normally one for the whole group).
+    if (capturing && !o.capturable()) {
+      throw std::runtime_error("Adam::step: captured in a CUDA graph, but group " + std::to_string(gi) +
+                               " keeps its step count on the host, so every replay would take the capture's step "
+                               "number; construct the optimizer with AdamOptions(lr).capturable(true) (or "
+                               "AdamWOptions)");
+    }
+    if (found_inf.defined() && !o.capturable()) {
+      // The step counts live on the host: the flag is read there (one wait for the device).
+      if (found_inf.item<float>() != 0.0f) continue;
+    }
     struct Lists {
-      std::vector<Tensor> params, grads, m, v, vmax;
+      std::vector<Tensor> params, grads, m, v, vmax, steps;
     };
+    // Host step counts: parameters at the same step share the bias corrections, one multi-tensor
+    // update per step count (normally one for the whole group). Capturable: one update, each
+    // parameter's count read and advanced on its device.
     std::map<double, Lists> by_step;
     for (Tensor& p : group.params) {
       Tensor grad = p.grad();
       if (!grad.defined()) continue;
       grad = raw::contiguous(grad);
       auto& state = state_of(p);
+      const Device step_device = o.capturable() ? p.device() : kCPU;
       if (state.empty()) {
-        state["step"] = raw::scalar_tensor(0.0, kFloat64);
+        if (capturing) {
+          throw std::runtime_error("Adam::step: the optimizer state would be created inside a CUDA graph capture; "
+                                   "run at least one eager step first (make_graphed_step's warm-up does)");
+        }
+        state["step"] = raw::zeros({}, TensorOptions(kFloat64).device(step_device));
         state["exp_avg"] = raw::zeros_like(p);
         state["exp_avg_sq"] = raw::zeros_like(p);
         if (amsgrad) state["max_exp_avg_sq"] = raw::zeros_like(p);
       }
-      // Bias corrections come from this host-side count, so a captured step would replay the
-      // capture's step number forever: refuse rather than train differently from eager mode.
-      if (cuda::CUDAGraph::capturing() != nullptr) {
-        throw std::runtime_error("Adam::step: cannot be captured in a CUDA graph yet (its step count and bias "
-                                 "corrections live on the host); use SGD, or run Adam eagerly");
+      Tensor& step = state["step"];
+      if (step.device() != step_device) {
+        // A checkpoint loaded onto the parameter's device, or capturable switched: the count moves
+        // once, outside any capture.
+        if (capturing) {
+          throw std::runtime_error("Adam::step: a step count is on " + step.device().str() + ", expected " +
+                                   step_device.str() + "; run an eager step before the capture");
+        }
+        step = raw::to(step, step_device, kFloat64);
       }
-      // A CPU scalar: reading it costs no device synchronization.
-      double step = state["step"].item<double>() + 1;
-      raw::fill_(state["step"], step);
-      Lists& l = by_step[step];
+      double key = 0;
+      if (!o.capturable()) {
+        key = step.item<double>() + 1;  // a CPU scalar: no wait for the device
+        raw::fill_(step, key);
+      }
+      Lists& l = by_step[key];
       l.params.push_back(p);
       l.grads.push_back(grad);
       l.m.push_back(state["exp_avg"]);
       l.v.push_back(state["exp_avg_sq"]);
       if (amsgrad) l.vmax.push_back(state["max_exp_avg_sq"]);
+      if (o.capturable()) l.steps.push_back(step);
+    }
+    if (by_step.empty()) continue;
+    kernels::AdamParams a{o.lr(), o.beta1(), o.beta2(), o.eps(), o.weight_decay(), decoupled_, amsgrad, o.maximize(),
+                          1, 1};
+    if (capturing) {
+      const Device device = captured_device(gi, "Adam::step");
+      if (device.is_cuda()) a.lr_ptr = captured_lr(gi, device);
     }
     for (auto& [step, l] : by_step) {
-      kernels::AdamParams a{o.lr(),
-                            o.beta1(),
-                            o.beta2(),
-                            o.eps(),
-                            o.weight_decay(),
-                            decoupled_,
-                            amsgrad,
-                            o.maximize(),
-                            1 - std::pow(o.beta1(), step),
-                            std::sqrt(1 - std::pow(o.beta2(), step))};
-      raw::adam_step_multi_(l.params, l.grads, l.m, l.v, l.vmax, a);
+      if (!o.capturable()) {
+        a.bias_correction1 = 1 - std::pow(o.beta1(), step);
+        a.bias_correction2_sqrt = std::sqrt(1 - std::pow(o.beta2(), step));
+      }
+      raw::adam_step_multi_(l.params, l.grads, l.m, l.v, l.vmax, a, o.capturable() ? found_inf : Tensor(), l.steps);
     }
   }
 }

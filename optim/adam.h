@@ -12,27 +12,38 @@
 
 namespace colony::optim {
 
-struct AdamOptions : detail::OptionsBase<AdamOptions> {
-  static constexpr const char* kName = "AdamOptions";
-  AdamOptions(double lr = 1e-3) : lr_(lr) {}  // NOLINT
+namespace detail {
+
+// Adam's and AdamW's options: one list of fields. They differ in weight_decay's default (0 for
+// Adam, 1e-2 for AdamW, as in torch.optim) and are distinct types, so that AdamW cannot be built
+// from AdamOptions, whose weight decay of 0 would train with no decay at all.
+template <bool kDecoupled>
+struct AdamFamilyOptions : OptionsBase<AdamFamilyOptions<kDecoupled>> {
+  static constexpr const char* kName = kDecoupled ? "AdamWOptions" : "AdamOptions";
+  AdamFamilyOptions(double lr = 1e-3) : lr_(lr) {}  // NOLINT
   COLONY_ARG(double, lr);
   COLONY_ARG(double, beta1) = 0.9;
   COLONY_ARG(double, beta2) = 0.999;
   COLONY_ARG(double, eps) = 1e-8;
-  COLONY_ARG(double, weight_decay) = 0.0;
+  COLONY_ARG(double, weight_decay) = kDecoupled ? 1e-2 : 0.0;
   COLONY_ARG(bool, amsgrad) = false;
   COLONY_ARG(bool, maximize) = false;
+  // PyTorch's capturable: each parameter's step count lives on its device and the kernels take
+  // the bias corrections and the learning rate from device memory, so a step can be captured in a
+  // CUDA graph (and replayed with the right step number and a scheduler's learning rate).
+  COLONY_ARG(bool, capturable) = false;
 
  public:
   // PyTorch's betas=(0.9, 0.999): betas({0.9, 0.98}) or betas(0.9, 0.98).
-  AdamOptions& betas(std::pair<double, double> b) { return betas(b.first, b.second); }
-  AdamOptions& betas(double b1, double b2) {
+  AdamFamilyOptions& betas(std::pair<double, double> b) { return betas(b.first, b.second); }
+  AdamFamilyOptions& betas(double b1, double b2) {
     beta1_ = b1;
     beta2_ = b2;
     return *this;
   }
   std::pair<double, double> betas() const { return {beta1_, beta2_}; }
-  // Every field with its checkpoint name (detail::OptionsBase derives the rest from this list).
+  // Every field with its checkpoint name (OptionsBase derives the rest from this list); Adam's
+  // and AdamW's checkpoints use the same names.
   template <class S, class Visit>
   static void fields(S& s, Visit&& visit) {
     visit("lr", s.lr_);
@@ -42,42 +53,24 @@ struct AdamOptions : detail::OptionsBase<AdamOptions> {
     visit("weight_decay", s.weight_decay_);
     visit("amsgrad", s.amsgrad_);
     visit("maximize", s.maximize_);
+    visit("capturable", s.capturable_);
+  }
+  // The same numbers as Adam's options, for the shared update.
+  AdamFamilyOptions<false> as_adam() const {
+    return AdamFamilyOptions<false>(lr_)
+        .betas(beta1_, beta2_)
+        .eps(eps_)
+        .weight_decay(weight_decay_)
+        .amsgrad(amsgrad_)
+        .maximize(maximize_)
+        .capturable(capturable_);
   }
 };
 
-// AdamW's own options: the same fields as Adam's, but weight_decay defaults to 1e-2 as in
-// torch.optim.AdamW. A separate type (not derived from AdamOptions) so that AdamW cannot be built
-// from AdamOptions, whose weight decay of 0 would train with no decay at all.
-struct AdamWOptions : detail::OptionsBase<AdamWOptions> {
-  static constexpr const char* kName = "AdamWOptions";
-  AdamWOptions(double lr = 1e-3) : lr_(lr) {}  // NOLINT
-  COLONY_ARG(double, lr);
-  COLONY_ARG(double, beta1) = 0.9;
-  COLONY_ARG(double, beta2) = 0.999;
-  COLONY_ARG(double, eps) = 1e-8;
-  COLONY_ARG(double, weight_decay) = 1e-2;
-  COLONY_ARG(bool, amsgrad) = false;
-  COLONY_ARG(bool, maximize) = false;
+}  // namespace detail
 
- public:
-  AdamWOptions& betas(std::pair<double, double> b) { return betas(b.first, b.second); }
-  AdamWOptions& betas(double b1, double b2) {
-    beta1_ = b1;
-    beta2_ = b2;
-    return *this;
-  }
-  std::pair<double, double> betas() const { return {beta1_, beta2_}; }
-  template <class S, class Visit>
-  static void fields(S& s, Visit&& visit) {
-    AdamOptions::fields(s, visit);  // the same names, so checkpoints of Adam and AdamW read alike
-  }
-  friend struct AdamOptions;  // whose fields() reads these fields
-  // The same numbers as AdamOptions, for the shared update.
-  AdamOptions as_adam() const {
-    return AdamOptions(lr_).betas(beta1_, beta2_).eps(eps_).weight_decay(weight_decay_).amsgrad(amsgrad_).maximize(
-        maximize_);
-  }
-};
+using AdamOptions = detail::AdamFamilyOptions<false>;
+using AdamWOptions = detail::AdamFamilyOptions<true>;
 
 class Adam : public Optimizer {
  public:
@@ -85,6 +78,9 @@ class Adam : public Optimizer {
   // Several groups: {params} uses `defaults`, {params, AdamOptions(..)} its own options.
   Adam(std::vector<ParamGroup> groups, const AdamOptions& defaults);
   void step() override;
+  // Capturable groups skip on the device; the others read the flag on the host.
+  void step_unless(const Tensor& found_inf) override;
+  bool supports_step_unless() const override { return true; }
   void check_options(const OptimizerOptions& options) const override;
 
  protected:
@@ -92,6 +88,7 @@ class Adam : public Optimizer {
   Adam(std::vector<ParamGroup> groups, const AdamWOptions& defaults);
 
  private:
+  void step_impl(const Tensor& found_inf);
   // A group's options as Adam's numbers (AdamW's are converted).
   static AdamOptions numbers(const OptimizerOptions& options);
   bool decoupled_;

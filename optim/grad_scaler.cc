@@ -13,7 +13,7 @@ namespace colony::optim {
 
 // The scale is kept in float32, as PyTorch's _scale tensor.
 GradScaler::GradScaler(const GradScalerOptions& options)
-    : options_(options), scale_(static_cast<float>(options.init_scale())) {
+    : options_(options), initial_scale_(static_cast<float>(options.init_scale())) {
   if (!(options.init_scale() > 0) || !std::isfinite(options.init_scale())) {
     throw std::invalid_argument("GradScaler: init_scale must be positive and finite, got " +
                                 std::to_string(options.init_scale()));
@@ -31,9 +31,35 @@ GradScaler::GradScaler(const GradScalerOptions& options)
   }
 }
 
-Tensor GradScaler::scale(const Tensor& loss) const {
+void GradScaler::init_scale(Device device) {
+  if (scale_.defined()) return;
+  if (cuda::CUDAGraph::capturing() != nullptr) {
+    // Filled inside the capture, every replay would start again from the initial scale.
+    throw std::runtime_error("GradScaler: the scale would be created inside a CUDA graph capture; scale a loss in "
+                             "an eager step first (make_graphed_step's warm-up does)");
+  }
+  scale_ = raw::full({}, initial_scale_, TensorOptions(kFloat32).device(device));
+  growth_tracker_ = raw::full({}, initial_growth_tracker_, TensorOptions(kInt32).device(device));
+}
+
+Tensor GradScaler::scale_on(Device device) const {
+  return scale_.device() == device ? scale_ : raw::to(scale_, device, kFloat32);
+}
+
+double GradScaler::get_scale() const {
+  if (!options_.enabled()) return 1.0;
+  return scale_.defined() ? scale_.item<float>() : initial_scale_;
+}
+
+int64_t GradScaler::growth_tracker() const {
+  if (!options_.enabled()) return 0;
+  return growth_tracker_.defined() ? growth_tracker_.item<int32_t>() : initial_growth_tracker_;
+}
+
+Tensor GradScaler::scale(const Tensor& loss) {
   if (!options_.enabled()) return loss;
-  return mul(loss, scale_);
+  init_scale(loss.device());
+  return mul(loss, scale_on(loss.device()));
 }
 
 void GradScaler::unscale_(Optimizer& optimizer) {
@@ -43,8 +69,6 @@ void GradScaler::unscale_(Optimizer& optimizer) {
     throw std::logic_error("GradScaler::unscale_: already called on this optimizer since the last update()");
   }
   if (s.stage == Stage::kStepped) throw std::logic_error("GradScaler::unscale_: called after step()");
-  // PyTorch computes the reciprocal in double and rounds it to float32 for the kernel.
-  const double inv_scale = 1.0 / static_cast<double>(static_cast<float>(scale_));
   // Gradients grouped by device: one fused pass and one flag per device.
   std::vector<std::pair<Device, std::vector<Tensor>>> by_device;
   for (const ParamGroup& group : optimizer.param_groups()) {
@@ -64,20 +88,29 @@ void GradScaler::unscale_(Optimizer& optimizer) {
       it->second.push_back(g);
     }
   }
+  if (!by_device.empty()) init_scale(by_device.front().first);
   s.found_inf.clear();
   for (auto& [device, grads] : by_device) {
     Tensor found = raw::zeros({1}, TensorOptions(kFloat32).device(device));
-    raw::amp_unscale_and_check_(grads, found, inv_scale);
+    raw::amp_unscale_and_check_(grads, found, scale_on(device));
     s.found_inf.push_back(found);
   }
   s.stage = Stage::kUnscaled;
 }
 
+void GradScaler::reduce_found_inf(PerOptimizer& s) {
+  if (s.reduced) return;
+  s.reduced = true;
+  if (reducer_) {
+    for (Tensor& f : s.found_inf) reducer_(f);
+  }
+}
+
 bool GradScaler::read_found_inf(PerOptimizer& s) {
+  reduce_found_inf(s);
   if (s.found < 0) {
     s.found = 0;
     for (Tensor& f : s.found_inf) {
-      if (reducer_) reducer_(f);
       if (f.item<float>() != 0.0f) s.found = 1;  // the one wait for the device per optimizer and step
     }
   }
@@ -93,15 +126,26 @@ bool GradScaler::step(Optimizer& optimizer) {
   if (s.stage == Stage::kStepped) {
     throw std::logic_error("GradScaler::step: already called on this optimizer since the last update()");
   }
-  if (cuda::CUDAGraph::capturing() != nullptr) {
-    throw std::runtime_error("GradScaler::step: cannot be captured in a CUDA graph yet (the skip decision reads "
-                             "the overflow flag on the host); capture with the scaler disabled (float32 or "
-                             "bfloat16 autocast)");
-  }
   if (s.stage == Stage::kReady) unscale_(optimizer);
-  const bool skip = read_found_inf(s);
   s.stage = Stage::kStepped;
-  if (skip) return false;
+  if (cuda::CUDAGraph::capturing() != nullptr) {
+    if (!optimizer.supports_step_unless()) {
+      throw std::runtime_error("GradScaler::step: inside a CUDA graph capture the skip must be decided on the "
+                               "device, which this optimizer cannot do (SGD and Adam can)");
+    }
+    if (s.found_inf.size() > 1) {
+      throw std::runtime_error("GradScaler::step: a captured step needs the gradients on one device, found " +
+                               std::to_string(s.found_inf.size()));
+    }
+    reduce_found_inf(s);
+    if (s.found_inf.empty()) {
+      optimizer.step();
+    } else {
+      optimizer.step_unless(s.found_inf.front());
+    }
+    return true;
+  }
+  if (read_found_inf(s)) return false;
   optimizer.step();
   return true;
 }
@@ -112,20 +156,23 @@ void GradScaler::update() {
     throw std::logic_error("GradScaler::update: no inf checks were recorded since the last update (call step() or "
                            "unscale_() first)");
   }
-  bool found = false;
-  for (auto& [opt, s] : per_optimizer_) found = read_found_inf(s) || found;
+  // Every optimizer's flags summed on the scale's device (nonzero: some gradient overflowed).
+  Tensor found;
+  for (auto& [opt, s] : per_optimizer_) {
+    reduce_found_inf(s);
+    for (const Tensor& f : s.found_inf) {
+      Tensor here = f.device() == scale_.device() ? f : raw::to(f, scale_.device(), kFloat32);
+      found = found.defined() ? raw::add(found, here) : here;
+    }
+  }
   per_optimizer_.clear();
-  // The scale lives in float32, as PyTorch's _scale tensor; _amp_update_scale_'s rules.
-  if (found) {
-    scale_ = static_cast<float>(scale_ * options_.backoff_factor());
-    growth_tracker_ = 0;
-    return;
+  // No gradients at all: nothing overflowed.
+  if (!found.defined()) {
+    if (!scale_.defined()) return;
+    found = raw::zeros({1}, TensorOptions(kFloat32).device(scale_.device()));
   }
-  if (++growth_tracker_ == options_.growth_interval()) {
-    const float grown = static_cast<float>(scale_ * options_.growth_factor());
-    if (std::isfinite(grown)) scale_ = grown;
-    growth_tracker_ = 0;
-  }
+  raw::amp_update_scale_(scale_, growth_tracker_, found, options_.growth_factor(), options_.backoff_factor(),
+                         options_.growth_interval());
 }
 
 void GradScaler::update(double new_scale) {
@@ -135,18 +182,22 @@ void GradScaler::update(double new_scale) {
                                 std::to_string(new_scale));
   }
   per_optimizer_.clear();
-  scale_ = static_cast<float>(new_scale);
-  growth_tracker_ = 0;
+  initial_scale_ = static_cast<float>(new_scale);
+  initial_growth_tracker_ = 0;
+  if (scale_.defined()) {
+    raw::fill_(scale_, initial_scale_);
+    raw::fill_(growth_tracker_, 0);
+  }
 }
 
 NamedTensors GradScaler::state_dict() const {
   if (!options_.enabled()) return {};
   auto scalar = [](double v) { return raw::scalar_tensor(v, TensorOptions(kFloat64)); };
-  return {{"scale", scalar(scale_)},
+  return {{"scale", scalar(get_scale())},
           {"growth_factor", scalar(options_.growth_factor())},
           {"backoff_factor", scalar(options_.backoff_factor())},
           {"growth_interval", scalar(static_cast<double>(options_.growth_interval()))},
-          {"_growth_tracker", scalar(static_cast<double>(growth_tracker_))}};
+          {"_growth_tracker", scalar(static_cast<double>(growth_tracker()))}};
 }
 
 void GradScaler::load_state_dict(const NamedTensors& state) {
@@ -172,8 +223,12 @@ void GradScaler::load_state_dict(const NamedTensors& state) {
                          .backoff_factor(v["backoff_factor"])
                          .growth_interval(static_cast<int64_t>(v["growth_interval"])));
   options_ = checked.options_;
-  scale_ = v["scale"];
-  growth_tracker_ = static_cast<int64_t>(v["_growth_tracker"]);
+  initial_scale_ = static_cast<float>(v["scale"]);
+  initial_growth_tracker_ = static_cast<int32_t>(v["_growth_tracker"]);
+  if (scale_.defined()) {
+    raw::fill_(scale_, initial_scale_);
+    raw::fill_(growth_tracker_, initial_growth_tracker_);
+  }
   per_optimizer_.clear();
 }
 

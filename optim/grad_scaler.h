@@ -14,11 +14,20 @@
 //   scaler.step(optimizer);                         // skipped when any gradient is inf/NaN
 //   scaler.update();                                // backoff after a skip, growth after 2000 clean steps
 //
-// unscale_ runs one fused pass over all of an optimizer's gradients per device
-// (raw::amp_unscale_and_check_) and leaves the overflow flag on the device; step() reads it once,
-// the only wait for the device per step. Under DDP every rank sees the same averaged gradients, so an
-// overflow on one rank makes every rank's gradients inf/NaN and all ranks skip together; a program
-// that also needs the flag reduced explicitly installs set_found_inf_reducer (e.g. an all-reduce).
+// As in PyTorch, the scale and its growth count live on the device (of the first loss scaled)
+// and every part of the step runs there: unscale_ runs one fused pass over all of an optimizer's
+// gradients per device (raw::amp_unscale_and_check_) and leaves the overflow flag on the device,
+// and update() computes the next scale there (raw::amp_update_scale_). step() reads the flag once,
+// the only wait for the device per step; get_scale() and state_dict() read the device too.
+//
+// Inside a CUDA graph capture nothing may wait, so step() leaves the skip to the device as well:
+// the optimizer's kernels read the flag at every replay (Optimizer::step_unless; SGD, and Adam
+// with capturable(true)), and a replay whose gradients overflowed updates nothing and backs off
+// the scale, exactly as an eager step would.
+//
+// Under DDP every rank sees the same averaged gradients, so an overflow on one rank makes every
+// rank's gradients inf/NaN and all ranks skip together; a program that also needs the flag
+// reduced explicitly installs set_found_inf_reducer (e.g. an all-reduce).
 // bfloat16 has float32's exponent range and needs no scaler.
 #pragma once
 
@@ -45,14 +54,17 @@ class GradScaler {
  public:
   explicit GradScaler(const GradScalerOptions& options = {});
 
-  // loss * scale, recorded by autograd.
-  Tensor scale(const Tensor& loss) const;
+  // loss * scale, recorded by autograd (the scale is a float32 tensor on the loss's device; the
+  // first call puts it there, which must not be inside a graph capture).
+  Tensor scale(const Tensor& loss);
   // Divides the optimizer's gradients by the scale in place and notes whether any is inf/NaN.
   // Once per optimizer between update() calls; a second call throws, as does a call after step().
   // Gradients must not be float16 (keep float32 master weights; autocast does).
   void unscale_(Optimizer& optimizer);
   // Unscales (unless unscale_ did) and calls optimizer.step() unless a gradient was inf/NaN.
-  // Returns whether the optimizer stepped. Once per optimizer between update() calls.
+  // Returns whether the optimizer stepped. Once per optimizer between update() calls. Inside a
+  // CUDA graph capture the device decides at every replay (optimizer.step_unless) and this
+  // returns true.
   bool step(Optimizer& optimizer);
   // The next scale: scale * backoff_factor when any optimizer's gradients overflowed since the last
   // update, scale * growth_factor after growth_interval overflow-free updates in a row, unchanged
@@ -61,8 +73,9 @@ class GradScaler {
   // Sets the scale directly (and restarts the growth count).
   void update(double new_scale);
 
-  double get_scale() const { return options_.enabled() ? scale_ : 1.0; }
-  int64_t growth_tracker() const { return growth_tracker_; }
+  // Read from the device (a wait, as PyTorch's get_scale); 1 when disabled.
+  double get_scale() const;
+  int64_t growth_tracker() const;
   bool is_enabled() const { return options_.enabled(); }
   const GradScalerOptions& options() const { return options_; }
 
@@ -80,13 +93,23 @@ class GradScaler {
   struct PerOptimizer {
     Stage stage = Stage::kReady;
     std::vector<Tensor> found_inf;  // one per device the gradients live on
+    bool reduced = false;           // the reducer ran on them
     int found = -1;                 // the flags read back (-1: not yet)
   };
+  void reduce_found_inf(PerOptimizer& s);
   bool read_found_inf(PerOptimizer& s);
+  // Puts the scale and growth count on `device` unless they are somewhere already.
+  void init_scale(Device device);
+  // The scale on `device` (a copy when the scale lives on another).
+  Tensor scale_on(Device device) const;
 
   GradScalerOptions options_;
-  double scale_;
-  int64_t growth_tracker_ = 0;
+  // Before the first scale()/unscale_() (and after load_state_dict without a device), the values
+  // the tensors start from.
+  float initial_scale_;
+  int32_t initial_growth_tracker_ = 0;
+  Tensor scale_;           // float32, one element
+  Tensor growth_tracker_;  // int32, one element
   std::map<const Optimizer*, PerOptimizer> per_optimizer_;
   std::function<void(Tensor&)> reducer_;
 };

@@ -5,6 +5,7 @@
 #include <stdexcept>
 #include <typeinfo>
 
+#include "tensor/cuda_graph.h"
 #include "tensor/grad_mode.h"
 #include "tensor/raw_ops.h"
 
@@ -73,6 +74,53 @@ void Optimizer::check_options(const OptimizerOptions& options) const {
   for (const auto& [k, v] : options.to_map()) {
     if (!std::isfinite(v)) throw std::invalid_argument("optimizer: option \"" + k + "\" is " + std::to_string(v));
   }
+}
+
+// One float64 per (group, device) whose steps a graph captured, and the value last written there.
+struct Optimizer::DeviceLr {
+  Optimizer* owner;
+  std::map<std::pair<size_t, int>, Tensor> tensors;
+  std::map<std::pair<size_t, int>, double> written;
+};
+
+Device Optimizer::captured_device(size_t group, const char* op) const {
+  Device device = kCPU;
+  for (const Tensor& p : groups_.at(group).params) {
+    if (!p.grad().defined()) continue;
+    if (!device.is_cpu() && p.device() != device) {
+      throw std::runtime_error(std::string(op) + ": a captured step needs each group's parameters on one device, " +
+                               "group " + std::to_string(group) + " has " + device.str() + " and " +
+                               p.device().str());
+    }
+    device = p.device();
+  }
+  return device;
+}
+
+const double* Optimizer::captured_lr(size_t group, Device device) {
+  if (!device_lr_) device_lr_ = std::make_shared<DeviceLr>(DeviceLr{this, {}, {}});
+  const auto key = std::make_pair(group, device.index);
+  auto it = device_lr_->tensors.find(key);
+  if (it == device_lr_->tensors.end()) {
+    it = device_lr_->tensors.emplace(key, raw::empty({1}, TensorOptions(kFloat64).device(device))).first;
+    device_lr_->written[key] = std::nan("");
+  }
+  std::weak_ptr<DeviceLr> weak = device_lr_;
+  cuda::CUDAGraph::capturing()->add_replay_prologue([weak, key] {
+    auto lrs = weak.lock();
+    if (!lrs) return;
+    const double lr = lrs->owner->lr(key.first);
+    double& written = lrs->written[key];
+    if (lr == written) return;  // unchanged: no launch
+    raw::fill_(lrs->tensors[key], lr);
+    written = lr;
+  });
+  return static_cast<const double*>(it->second.data_ptr_raw());
+}
+
+void Optimizer::step_unless(const Tensor&) {
+  throw std::logic_error("Optimizer::step_unless: this optimizer cannot skip a step on the device (SGD and Adam "
+                         "can); read the flag on the host instead (GradScaler::step does outside a graph capture)");
 }
 
 void Optimizer::zero_grad(bool set_to_none) {

@@ -31,6 +31,13 @@ class Optimizer {
   Optimizer& operator=(const Optimizer&) = delete;
 
   virtual void step() = 0;
+  // The step with GradScaler's skip decided on the device, as PyTorch's fused optimizers take
+  // found_inf: nothing is updated (and no step is counted) where the kernels run when found_inf, a
+  // 1-element float32 tensor on the parameters' device, is nonzero. The host does not wait for
+  // the flag, so a CUDA graph can capture the step. SGD and Adam implement it
+  // (supports_step_unless()); the default throws.
+  virtual void step_unless(const Tensor& found_inf);
+  virtual bool supports_step_unless() const { return false; }
   // set_to_none = true (PyTorch's default) drops gradients; false zeroes them in place.
   void zero_grad(bool set_to_none = true);
 
@@ -64,11 +71,22 @@ class Optimizer {
   Optimizer(std::vector<ParamGroup> groups, const OptimizerOptions& defaults);
   // State of a parameter (created empty on first use).
   std::map<std::string, Tensor>& state_of(const Tensor& param);
+  // For a step being captured in a CUDA graph: the device all of group `group`'s parameters with
+  // a gradient live on (throws when they span devices), and the address of a float64 on it that
+  // holds the group's learning rate at every replay (the kernels' lr_ptr). It is made inside the
+  // capture and written by the graph's replay prologue, not by a captured kernel (which would
+  // write the capture-time value at every replay), so a scheduler's changes reach each replay.
+  Device captured_device(size_t group, const char* op) const;
+  const double* captured_lr(size_t group, Device device);
 
  private:
+  struct DeviceLr;
   std::vector<ParamGroup> groups_;
   std::unique_ptr<OptimizerOptions> defaults_;
   std::map<const TensorImpl*, std::map<std::string, Tensor>> state_;
+  // Shared with the replay prologues of the graphs that captured a step (weakly: a graph that
+  // outlives the optimizer stops refreshing).
+  std::shared_ptr<DeviceLr> device_lr_;
 };
 
 }  // namespace colony::optim

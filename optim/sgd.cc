@@ -36,38 +36,14 @@ void SGD::check_options(const OptimizerOptions& options) const {
   }
 }
 
-// One float64 per (group, device) whose steps a graph captured, and the value last written there.
-struct SGD::DeviceLr {
-  SGD* owner;
-  std::map<std::pair<size_t, int>, Tensor> tensors;
-  std::map<std::pair<size_t, int>, double> written;
-};
+void SGD::step() { step_impl(Tensor()); }
 
-// The device copy of group `group`'s lr for a step being captured on `device`. It is made inside
-// the capture (so from the graph's private pool) and filled by the graph's replay prologue, not by
-// a captured kernel: a captured fill would write the capture-time value at every replay.
-const double* SGD::captured_lr(size_t group, Device device) {
-  if (!device_lr_) device_lr_ = std::make_shared<DeviceLr>(DeviceLr{this, {}, {}});
-  const auto key = std::make_pair(group, device.index);
-  auto it = device_lr_->tensors.find(key);
-  if (it == device_lr_->tensors.end()) {
-    it = device_lr_->tensors.emplace(key, raw::empty({1}, TensorOptions(kFloat64).device(device))).first;
-    device_lr_->written[key] = std::nan("");
-  }
-  std::weak_ptr<DeviceLr> weak = device_lr_;
-  cuda::CUDAGraph::capturing()->add_replay_prologue([weak, key] {
-    auto lrs = weak.lock();
-    if (!lrs) return;
-    const double lr = lrs->owner->lr(key.first);
-    double& written = lrs->written[key];
-    if (lr == written) return;  // unchanged: no launch
-    raw::fill_(lrs->tensors[key], lr);
-    written = lr;
-  });
-  return static_cast<const double*>(it->second.data_ptr_raw());
+void SGD::step_unless(const Tensor& found_inf) {
+  if (!found_inf.defined()) throw std::invalid_argument("SGD::step_unless: found_inf is undefined");
+  step_impl(found_inf);
 }
 
-void SGD::step() {
+void SGD::step_impl(const Tensor& found_inf) {
   trace::Scope span("optimizer.step", "compute");
   NoGradGuard no_grad;
   const bool capturing = cuda::CUDAGraph::capturing() != nullptr;
@@ -76,16 +52,7 @@ void SGD::step() {
     const auto& o = group.options.as<SGDOptions>();
     kernels::SgdParams s{o.lr(), o.momentum(), o.dampening(), o.weight_decay(), o.nesterov(), false, o.maximize()};
     if (capturing) {
-      Device device = kCPU;
-      for (const Tensor& p : group.params) {
-        if (!p.grad().defined()) continue;
-        if (!device.is_cpu() && p.device() != device) {
-          throw std::runtime_error("SGD::step: a captured step needs each group's parameters on one device, "
-                                   "group " + std::to_string(gi) + " has " + device.str() + " and " +
-                                   p.device().str());
-        }
-        device = p.device();
-      }
+      const Device device = captured_device(gi, "SGD::step");
       if (device.is_cuda()) s.lr_ptr = captured_lr(gi, device);
     }
     // Parameters whose momentum buffer starts now and the others differ in first_step: one
@@ -106,6 +73,11 @@ void SGD::step() {
           throw std::runtime_error("SGD::step: a momentum buffer would be created inside a CUDA graph capture; "
                                    "run at least one eager step first (make_graphed_step's warm-up does)");
         }
+        if (first && found_inf.defined() && found_inf.item<float>() != 0.0f) {
+          // The first step sets the buffer to the gradient; skipped on the device it would leave
+          // the buffer unset, so this one step reads the flag on the host instead.
+          continue;
+        }
         if (first) it = state.emplace("momentum_buffer", raw::empty_like(p)).first;
         buf = it->second;
       }
@@ -116,7 +88,7 @@ void SGD::step() {
     for (int first : {0, 1}) {
       if (params[first].empty()) continue;
       s.first_step = first != 0;
-      raw::sgd_step_multi_(params[first], grads[first], bufs[first], s);
+      raw::sgd_step_multi_(params[first], grads[first], bufs[first], s, found_inf);
     }
   }
 }

@@ -45,14 +45,12 @@ class SGD : public Optimizer {
   // Several groups: {params} uses `defaults`, {params, SGDOptions(..)} its own options.
   SGD(std::vector<ParamGroup> groups, const SGDOptions& defaults);
   void step() override;
+  void step_unless(const Tensor& found_inf) override;
+  bool supports_step_unless() const override { return true; }
   void check_options(const OptimizerOptions& options) const override;
 
  private:
-  struct DeviceLr;
-  const double* captured_lr(size_t group, Device device);
-  // Shared with the replay prologues of the graphs that captured a step (weakly: a graph that
-  // outlives the optimizer stops refreshing).
-  std::shared_ptr<DeviceLr> device_lr_;
+  void step_impl(const Tensor& found_inf);
 };
 
 }  // namespace colony::optim

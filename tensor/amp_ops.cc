@@ -1,4 +1,5 @@
-// The raw op behind GradScaler::unscale_: checks, then one kernel call over all the gradients.
+// The raw ops behind GradScaler: checks, then one kernel call (over all the gradients, or for the
+// one scale).
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -8,15 +9,28 @@
 #include "tensor/raw_optim_ops.h"
 
 namespace colony::raw {
+namespace {
 
-void amp_unscale_and_check_(const std::vector<Tensor>& grads, Tensor& found_inf, double inv_scale) {
-  const char* op = "amp_unscale_and_check_";
-  if (!found_inf.defined() || found_inf.numel() != 1 || found_inf.dtype() != kFloat32 || !found_inf.is_contiguous()) {
-    throw std::invalid_argument(std::string(op) + ": found_inf must be a 1-element float32 tensor, got " +
-                                (found_inf.defined() ? std::string(dtype_name(found_inf.dtype())) + " " +
-                                                           shape_str(found_inf.sizes())
-                                                     : std::string("undefined")));
+// `what` must be a 1-element tensor of `dtype`, on the device of `beside` when given.
+void check_scalar(const char* op, const char* what, const Tensor& t, DType dtype, const Tensor* beside = nullptr) {
+  if (!t.defined() || t.numel() != 1 || t.dtype() != dtype || !t.is_contiguous()) {
+    throw std::invalid_argument(std::string(op) + ": " + what + " must be a 1-element " + dtype_name(dtype) +
+                                " tensor, got " +
+                                (t.defined() ? std::string(dtype_name(t.dtype())) + " " + shape_str(t.sizes())
+                                             : std::string("undefined")));
   }
+  if (beside != nullptr && t.device() != beside->device()) {
+    throw std::invalid_argument(std::string(op) + ": " + what + " is on " + t.device().str() + ", expected " +
+                                beside->device().str());
+  }
+}
+
+}  // namespace
+
+void amp_unscale_and_check_(const std::vector<Tensor>& grads, Tensor& found_inf, const Tensor& scale) {
+  const char* op = "amp_unscale_and_check_";
+  check_scalar(op, "found_inf", found_inf, kFloat32);
+  check_scalar(op, "scale", scale, kFloat32, &found_inf);
   std::vector<Tensor> work;  // the tensors the kernel writes (a contiguous copy of a strided gradient)
   std::vector<void*> ptrs;
   std::vector<int64_t> numel;
@@ -39,7 +53,7 @@ void amp_unscale_and_check_(const std::vector<Tensor>& grads, Tensor& found_inf,
   }
   backend_for(found_inf.device())
       .unscale_and_check(static_cast<int64_t>(ptrs.size()), ptrs.data(), numel.data(), dtypes.data(),
-                         static_cast<float>(inv_scale), found_inf.data_ptr<float>());
+                         scale.data_ptr<float>(), found_inf.data_ptr<float>());
   for (size_t i = 0; i < grads.size(); ++i) {
     Tensor g = grads[i];
     if (!work[i].is_same(g)) {
@@ -49,6 +63,19 @@ void amp_unscale_and_check_(const std::vector<Tensor>& grads, Tensor& found_inf,
     }
   }
   found_inf.storage()->bump_version();
+}
+
+void amp_update_scale_(Tensor& scale, Tensor& growth_tracker, const Tensor& found_inf, double growth_factor,
+                       double backoff_factor, int64_t growth_interval) {
+  const char* op = "amp_update_scale_";
+  check_scalar(op, "scale", scale, kFloat32);
+  check_scalar(op, "growth_tracker", growth_tracker, kInt32, &scale);
+  check_scalar(op, "found_inf", found_inf, kFloat32, &scale);
+  backend_for(scale.device())
+      .update_scale(scale.data_ptr<float>(), growth_tracker.data_ptr<int32_t>(), found_inf.data_ptr<float>(),
+                    growth_factor, backoff_factor, growth_interval);
+  scale.storage()->bump_version();
+  growth_tracker.storage()->bump_version();
 }
 
 }  // namespace colony::raw

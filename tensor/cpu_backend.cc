@@ -186,8 +186,12 @@ class CpuBackend final : public Backend {
     k::adam_step(dtype, n, param, grad, m, v, vmax, a);
   }
   void unscale_and_check(int64_t count, void* const* grads, const int64_t* numel, const DType* dtypes,
-                         float inv_scale, float* found_inf) const override {
-    k::unscale_and_check(count, grads, numel, dtypes, inv_scale, found_inf);
+                         const float* scale, float* found_inf) const override {
+    k::unscale_and_check(count, grads, numel, dtypes, scale, found_inf);
+  }
+  void update_scale(float* scale, int32_t* growth_tracker, const float* found_inf, double growth_factor,
+                    double backoff_factor, int64_t growth_interval) const override {
+    k::update_scale(scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval);
   }
   void sgd_step_multi(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
                       const std::vector<void*>& bufs, const std::vector<int64_t>& sizes,
@@ -198,9 +202,11 @@ class CpuBackend final : public Backend {
   }
   void adam_step_multi(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
                        const std::vector<void*>& m, const std::vector<void*>& v, const std::vector<void*>& vmax,
-                       const std::vector<int64_t>& sizes, const kernels::AdamParams& a) const override {
+                       const std::vector<void*>& steps, const std::vector<int64_t>& sizes,
+                       const kernels::AdamParams& a) const override {
     for (size_t i = 0; i < params.size(); ++i) {
-      k::adam_step(dtype, sizes[i], params[i], grads[i], m[i], v[i], vmax.empty() ? nullptr : vmax[i], a);
+      k::adam_step(dtype, sizes[i], params[i], grads[i], m[i], v[i], vmax.empty() ? nullptr : vmax[i], a,
+                   steps.empty() ? nullptr : static_cast<double*>(steps[i]));
     }
   }
 };

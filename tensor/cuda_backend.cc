@@ -223,8 +223,12 @@ class CudaBackend final : public Backend {
     run(k::adam_step, dtype, n, param, grad, m, v, vmax, a);
   }
   void unscale_and_check(int64_t count, void* const* grads, const int64_t* numel, const DType* dtypes,
-                         float inv_scale, float* found_inf) const override {
-    run(k::unscale_and_check, count, grads, numel, dtypes, inv_scale, found_inf);
+                         const float* scale, float* found_inf) const override {
+    run(k::unscale_and_check, count, grads, numel, dtypes, scale, found_inf);
+  }
+  void update_scale(float* scale, int32_t* growth_tracker, const float* found_inf, double growth_factor,
+                    double backoff_factor, int64_t growth_interval) const override {
+    run(k::update_scale, scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval);
   }
   void sgd_step_multi(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
                       const std::vector<void*>& bufs, const std::vector<int64_t>& sizes,
@@ -233,8 +237,9 @@ class CudaBackend final : public Backend {
   }
   void adam_step_multi(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
                        const std::vector<void*>& m, const std::vector<void*>& v, const std::vector<void*>& vmax,
-                       const std::vector<int64_t>& sizes, const kernels::AdamParams& a) const override {
-    run(k::adam_step_multi, dtype, params, grads, m, v, vmax, sizes, a);
+                       const std::vector<void*>& steps, const std::vector<int64_t>& sizes,
+                       const kernels::AdamParams& a) const override {
+    run(k::adam_step_multi, dtype, params, grads, m, v, vmax, steps, sizes, a);
   }
 
  private:

@@ -139,20 +139,24 @@ class Backend {
   virtual void adam_step(DType dtype, int64_t n, void* param, const void* grad, void* m, void* v, void* vmax,
                          const kernels::AdamParams& a) const = 0;
   // GradScaler's unscale: multiplies `count` contiguous gradients (numel[i] elements of dtypes[i])
-  // by inv_scale in place and sets *found_inf (float32, on this device) to 1 when any element is
-  // inf or NaN (kernels/cpu/amp.h).
+  // by 1 / *scale in place and sets *found_inf to 1 when any element is inf or NaN; and its
+  // update of the scale and growth count from the flag. scale, growth_tracker and found_inf are
+  // float32 / int32 / float32 on this device (kernels/cpu/amp.h).
   virtual void unscale_and_check(int64_t count, void* const* grads, const int64_t* numel, const DType* dtypes,
-                                 float inv_scale, float* found_inf) const = 0;
+                                 const float* scale, float* found_inf) const = 0;
+  virtual void update_scale(float* scale, int32_t* growth_tracker, const float* found_inf, double growth_factor,
+                            double backoff_factor, int64_t growth_interval) const = 0;
   // The same steps over many tensors of one dtype (sizes[i] elements each; bufs / vmax empty when
-  // unused): CUDA updates up to 24 tensors per launch (kernels/common/multi_tensor.h), the CPU
-  // steps them one by one.
+  // unused; steps, when not empty, each tensor's float64 step count, read for the bias corrections
+  // and advanced): CUDA updates up to 24 tensors per launch (kernels/common/multi_tensor.h), the
+  // CPU steps them one by one.
   virtual void sgd_step_multi(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
                               const std::vector<void*>& bufs, const std::vector<int64_t>& sizes,
                               const kernels::SgdParams& s) const = 0;
   virtual void adam_step_multi(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
                                const std::vector<void*>& m, const std::vector<void*>& v,
-                               const std::vector<void*>& vmax, const std::vector<int64_t>& sizes,
-                               const kernels::AdamParams& a) const = 0;
+                               const std::vector<void*>& vmax, const std::vector<void*>& steps,
+                               const std::vector<int64_t>& sizes, const kernels::AdamParams& a) const = 0;
 };
 
 // The backend that runs kernels on `device`. Throws std::runtime_error, as cuda::check_device does,

@@ -37,6 +37,22 @@ struct Group {
   std::vector<size_t> idx;
 };
 
+// found_inf, when defined, is one float32 on the device of every parameter; its address, or null.
+const float* found_inf_ptr(const char* op, const Tensor& found_inf, const std::vector<Tensor>& params) {
+  if (!found_inf.defined()) return nullptr;
+  if (found_inf.numel() != 1 || found_inf.dtype() != kFloat32 || !found_inf.is_contiguous()) {
+    throw std::invalid_argument(std::string(op) + ": found_inf must be a 1-element float32 tensor, got " +
+                                dtype_name(found_inf.dtype()) + " " + shape_str(found_inf.sizes()));
+  }
+  for (const Tensor& p : params) {
+    if (p.device() != found_inf.device()) {
+      throw std::invalid_argument(std::string(op) + ": found_inf is on " + found_inf.device().str() +
+                                  ", a parameter on " + p.device().str() + " (one call per device)");
+    }
+  }
+  return found_inf.data_ptr<float>();
+}
+
 std::vector<Group> groups(const std::vector<Tensor>& params) {
   std::vector<Group> out;
   for (size_t i = 0; i < params.size(); ++i) {
@@ -52,7 +68,9 @@ std::vector<Group> groups(const std::vector<Tensor>& params) {
 }  // namespace
 
 void sgd_step_multi_(std::vector<Tensor>& params, const std::vector<Tensor>& grads, std::vector<Tensor>& bufs,
-                     const kernels::SgdParams& s) {
+                     const kernels::SgdParams& options, const Tensor& found_inf) {
+  kernels::SgdParams s = options;
+  s.found_inf = found_inf_ptr("sgd_step", found_inf, params);
   const bool momentum = s.momentum != 0;
   check_lists("sgd_step", params.size(), {{"gradients", grads.size()}});
   if (momentum) check_lists("sgd_step", params.size(), {{"momentum buffers", bufs.size()}});
@@ -78,10 +96,24 @@ void sgd_step_multi_(std::vector<Tensor>& params, const std::vector<Tensor>& gra
 }
 
 void adam_step_multi_(std::vector<Tensor>& params, const std::vector<Tensor>& grads, std::vector<Tensor>& m,
-                      std::vector<Tensor>& v, std::vector<Tensor>& vmax, const kernels::AdamParams& a) {
+                      std::vector<Tensor>& v, std::vector<Tensor>& vmax, const kernels::AdamParams& options,
+                      const Tensor& found_inf, const std::vector<Tensor>& steps) {
+  kernels::AdamParams a = options;
+  a.found_inf = found_inf_ptr("adam_step", found_inf, params);
   check_lists("adam_step", params.size(), {{"gradients", grads.size()}, {"exp_avg", m.size()}, {"exp_avg_sq", v.size()}});
   if (a.amsgrad) check_lists("adam_step", params.size(), {{"max_exp_avg_sq", vmax.size()}});
+  if (!steps.empty()) check_lists("adam_step", params.size(), {{"step counts", steps.size()}});
   for (size_t i = 0; i < params.size(); ++i) {
+    if (!steps.empty()) {
+      const Tensor& t = steps[i];
+      if (!t.defined() || t.numel() != 1 || t.dtype() != kFloat64 || t.device() != params[i].device()) {
+        throw std::invalid_argument("adam_step: step count " + std::to_string(i) +
+                                    " must be a 1-element float64 tensor on " + params[i].device().str() + ", got " +
+                                    (t.defined() ? std::string(dtype_name(t.dtype())) + " " + shape_str(t.sizes()) +
+                                                       " on " + t.device().str()
+                                                 : std::string("undefined")));
+      }
+    }
     check_like("adam_step", "parameter", params[i], params[i]);
     check_like("adam_step", "gradient", params[i], grads[i]);
     check_like("adam_step", "exp_avg", params[i], m[i]);
@@ -90,7 +122,7 @@ void adam_step_multi_(std::vector<Tensor>& params, const std::vector<Tensor>& gr
   }
   for (const Group& group : groups(params)) {
     const std::vector<size_t>& idx = group.idx;
-    std::vector<void*> p, mp, vp, xp;
+    std::vector<void*> p, mp, vp, xp, sp;
     std::vector<const void*> g;
     std::vector<int64_t> n;
     for (size_t i : idx) {
@@ -99,10 +131,14 @@ void adam_step_multi_(std::vector<Tensor>& params, const std::vector<Tensor>& gr
       mp.push_back(m[i].data_ptr_raw());
       vp.push_back(v[i].data_ptr_raw());
       if (a.amsgrad) xp.push_back(vmax[i].data_ptr_raw());
+      if (!steps.empty()) sp.push_back(steps[i].data_ptr_raw());
       n.push_back(params[i].numel());
     }
-    backend_for(group.device).adam_step_multi(group.dtype, p, g, mp, vp, xp, n, a);
-    for (size_t i : idx) params[i].storage()->bump_version();
+    backend_for(group.device).adam_step_multi(group.dtype, p, g, mp, vp, xp, sp, n, a);
+    for (size_t i : idx) {
+      params[i].storage()->bump_version();
+      if (!steps.empty()) steps[i].storage()->bump_version();
+    }
   }
 }
 

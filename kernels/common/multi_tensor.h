@@ -12,8 +12,9 @@ namespace colony::kernels {
 // 64K elements per block (128 per thread with 512 threads): long enough to hide the block's
 // start-up, short enough that a 10M-parameter model still spreads over ~150 blocks.
 constexpr int64_t kMultiTensorChunk = 65536;
-// Kernel parameters must stay under 4 KB: with 5 pointer lists (Adam with amsgrad) 24 tensors
-// take 5 x 24 x 8 + 24 x 8 = 1152 bytes, and 320 blocks 320 x (1 + 4) = 1600 bytes.
+// Kernel parameters must stay under 4 KB: with 6 pointer lists (Adam with amsgrad and step
+// counts on the device) 24 tensors take 6 x 24 x 8 + 24 x 8 = 1344 bytes, and 320 blocks
+// 320 x (1 + 4) = 1600 bytes.
 constexpr int kMultiTensorMaxTensors = 24;
 constexpr int kMultiTensorMaxBlocks = 320;
 

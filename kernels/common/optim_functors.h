@@ -1,6 +1,9 @@
 // Per-element optimizer updates, written once for the CPU loops and the CUDA kernels. The
 // formulas are PyTorch's (torch/optim/sgd.py and adam.py, single-tensor path); the per-step
-// scalars (bias corrections) are computed on the host in double and passed in.
+// scalars (bias corrections) are computed on the host in double and passed in, except in a step
+// that must not depend on the host (one captured in a CUDA graph): there the kernels read the
+// learning rate, each tensor's step count and GradScaler's overflow flag from memory on their own
+// device, at every run (the pointer fields below; adam_params_for, step_skipped, count_step).
 #pragma once
 
 #include <cmath>
@@ -19,7 +22,12 @@ struct SgdParams {
   // When set, the learning rate is read from here (device memory for a CUDA kernel) instead of
   // `lr`: a step captured in a CUDA graph then follows a scheduler's changes between replays.
   const double* lr_ptr = nullptr;
+  // When set and nonzero (GradScaler found an inf/NaN gradient), nothing is updated.
+  const float* found_inf = nullptr;
 };
+
+// Whether a step is skipped: GradScaler's overflow flag, read where the kernel runs.
+COLONY_INLINE bool step_skipped(const float* found_inf) { return found_inf != nullptr && *found_inf != 0.0f; }
 
 // Which terms of the SGD update apply, asked of the options at run time...
 struct RuntimeSgdFlags {
@@ -64,7 +72,30 @@ struct AdamParams {
   bool amsgrad;
   bool maximize;
   double bias_correction1, bias_correction2_sqrt;  // 1 - beta1^t, sqrt(1 - beta2^t)
+  // As SgdParams' (a captured step): the learning rate read from memory, and a step skipped when
+  // the flag is nonzero. Each tensor's step count, when kept in memory too, is a separate list.
+  const double* lr_ptr = nullptr;
+  const float* found_inf = nullptr;
 };
+
+// The scalars of one tensor's Adam step with what lives in memory resolved: the learning rate,
+// and, when `step` (the tensor's step count before this step) is given, the bias corrections of
+// step *step + 1, in double as on the host.
+COLONY_INLINE AdamParams adam_params_for(const AdamParams& a, const double* step) {
+  AdamParams r = a;
+  if (a.lr_ptr != nullptr) r.lr = *a.lr_ptr;
+  if (step != nullptr) {
+    const double t = *step + 1;
+    r.bias_correction1 = 1 - ::pow(a.beta1, t);
+    r.bias_correction2_sqrt = ::sqrt(1 - ::pow(a.beta2, t));
+  }
+  return r;
+}
+
+// Advances a step count kept in memory, unless the step was skipped.
+COLONY_INLINE void count_step(double* step, const float* found_inf) {
+  if (!step_skipped(found_inf)) *step += 1;
+}
 
 template <typename T>
 COLONY_INLINE void adam_update(T& p, T g, T& m, T& v, T& vmax, const AdamParams& a) {

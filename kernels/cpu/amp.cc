@@ -8,8 +8,9 @@
 
 namespace colony::kernels::cpu {
 
-void unscale_and_check(int64_t count, void* const* grads, const int64_t* numel, const DType* dtypes, float inv_scale,
-                       float* found_inf) {
+void unscale_and_check(int64_t count, void* const* grads, const int64_t* numel, const DType* dtypes,
+                       const float* scale, float* found_inf) {
+  const float inv_scale = inverse_scale(scale);
   std::atomic<bool> found{false};
   for (int64_t t = 0; t < count; ++t) {
     COLONY_DISPATCH_FLOATING(dtypes[t], "unscale_and_check", [&] {
@@ -23,6 +24,11 @@ void unscale_and_check(int64_t count, void* const* grads, const int64_t* numel, 
     });
   }
   if (found.load()) *found_inf = 1.0f;
+}
+
+void update_scale(float* scale, int32_t* growth_tracker, const float* found_inf, double growth_factor,
+                  double backoff_factor, int64_t growth_interval) {
+  kernels::update_scale(scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval);
 }
 
 }  // namespace colony::kernels::cpu

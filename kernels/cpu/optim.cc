@@ -28,6 +28,7 @@ void sgd_range(T* __restrict__ p, const T* __restrict__ g, T* __restrict__ buf, 
 }  // namespace
 
 void sgd_step(DType dtype, int64_t n, void* param, const void* grad, void* buf, const SgdParams& s) {
+  if (step_skipped(s.found_inf)) return;
   COLONY_DISPATCH_FLOATING(dtype, "sgd_step", [&] {
     scalar_t* p = static_cast<scalar_t*>(param);
     const scalar_t* g = static_cast<const scalar_t*>(grad);
@@ -50,7 +51,11 @@ void sgd_step(DType dtype, int64_t n, void* param, const void* grad, void* buf, 
   });
 }
 
-void adam_step(DType dtype, int64_t n, void* param, const void* grad, void* m, void* v, void* vmax, const AdamParams& a) {
+void adam_step(DType dtype, int64_t n, void* param, const void* grad, void* m, void* v, void* vmax, const AdamParams& a,
+               double* step) {
+  if (step_skipped(a.found_inf)) return;
+  const AdamParams r = adam_params_for(a, step);
+  if (step != nullptr) *step += 1;
   COLONY_DISPATCH_FLOATING(dtype, "adam_step", [&] {
     scalar_t* p = static_cast<scalar_t*>(param);
     const scalar_t* g = static_cast<const scalar_t*>(grad);
@@ -59,7 +64,7 @@ void adam_step(DType dtype, int64_t n, void* param, const void* grad, void* m, v
     scalar_t* vx = static_cast<scalar_t*>(vmax);
     parallel_for(n, 1 << 14, [&](int64_t begin, int64_t end) {
       scalar_t unused{};
-      for (int64_t i = begin; i < end; ++i) adam_update(p[i], g[i], mm[i], vv[i], vx ? vx[i] : unused, a);
+      for (int64_t i = begin; i < end; ++i) adam_update(p[i], g[i], mm[i], vv[i], vx ? vx[i] : unused, r);
     });
   });
 }

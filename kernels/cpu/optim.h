@@ -11,7 +11,9 @@ namespace colony::kernels::cpu {
 
 // buf may be nullptr when momentum == 0.
 void sgd_step(DType dtype, int64_t n, void* param, const void* grad, void* buf, const SgdParams& s);
-// vmax may be nullptr without amsgrad.
-void adam_step(DType dtype, int64_t n, void* param, const void* grad, void* m, void* v, void* vmax, const AdamParams& a);
+// vmax may be nullptr without amsgrad. `step`, when given, is the tensor's step count (float64):
+// the bias corrections come from it (adam_params_for) and it advances, unless a.found_inf skips.
+void adam_step(DType dtype, int64_t n, void* param, const void* grad, void* m, void* v, void* vmax, const AdamParams& a,
+               double* step = nullptr);
 
 }  // namespace colony::kernels::cpu

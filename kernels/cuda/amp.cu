@@ -25,7 +25,8 @@ struct TensorList {
 };
 
 template <typename T>
-__global__ void unscale_kernel(TensorList<T> list, float inv_scale, float* found_inf) {
+__global__ void unscale_kernel(TensorList<T> list, const float* scale, float* found_inf) {
+  const float inv_scale = inverse_scale(scale);
   int t = 0;
   while (t + 1 < list.count && blockIdx.x >= list.first_block[t + 1]) ++t;
   const int64_t chunk = blockIdx.x - list.first_block[t];
@@ -39,21 +40,33 @@ __global__ void unscale_kernel(TensorList<T> list, float inv_scale, float* found
 }
 
 template <typename T>
-void launch(TensorList<T>& list, float inv_scale, float* found_inf, cudaStream_t stream) {
+void launch(TensorList<T>& list, const float* scale, float* found_inf, cudaStream_t stream) {
   if (list.count == 0) return;
   const int64_t blocks = list.first_block[list.count];
   if (blocks > 0) {
-    unscale_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(list, inv_scale, found_inf);
+    unscale_kernel<T><<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(list, scale, found_inf);
     after_launch("unscale_and_check");
   }
   list.count = 0;
   list.first_block[0] = 0;
 }
 
+__global__ void update_scale_kernel(float* scale, int32_t* growth_tracker, const float* found_inf,
+                                    double growth_factor, double backoff_factor, int64_t growth_interval) {
+  kernels::update_scale(scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval);
+}
+
 }  // namespace
 
-void unscale_and_check(int64_t count, void* const* grads, const int64_t* numel, const DType* dtypes, float inv_scale,
-                       float* found_inf, void* stream) {
+void update_scale(float* scale, int32_t* growth_tracker, const float* found_inf, double growth_factor,
+                  double backoff_factor, int64_t growth_interval, void* stream) {
+  update_scale_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(scale, growth_tracker, found_inf, growth_factor,
+                                                                      backoff_factor, growth_interval);
+  after_launch("amp_update_scale");
+}
+
+void unscale_and_check(int64_t count, void* const* grads, const int64_t* numel, const DType* dtypes,
+                       const float* scale, float* found_inf, void* stream) {
   cudaStream_t s = static_cast<cudaStream_t>(stream);
   // One pass per dtype present (gradients are float32 for float32 master weights: one pass).
   for (DType dt : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
@@ -66,14 +79,14 @@ void unscale_and_check(int64_t count, void* const* grads, const int64_t* numel, 
         // A grid holds at most 2^31 - 1 blocks; flush before the running total could pass it.
         const int64_t blocks = (numel[t] + kChunk - 1) / kChunk;
         if (list.count == kTensorsPerLaunch || list.first_block[list.count] + blocks > 0x7fffffff) {
-          launch(list, inv_scale, found_inf, s);
+          launch(list, scale, found_inf, s);
         }
         list.data[list.count] = static_cast<scalar_t*>(grads[t]);
         list.numel[list.count] = numel[t];
         list.first_block[list.count + 1] = list.first_block[list.count] + blocks;
         ++list.count;
       }
-      launch(list, inv_scale, found_inf, s);
+      launch(list, scale, found_inf, s);
     });
   }
 }

@@ -1,5 +1,6 @@
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -14,6 +15,7 @@ namespace {
 
 template <typename T>
 __global__ void sgd_kernel(int64_t n, T* p, const T* g, T* buf, SgdParams s) {
+  if (step_skipped(s.found_inf)) return;
   COLONY_GRID_LOOP(i, n) {
     T unused{};
     sgd_update(p[i], g[i], buf ? buf[i] : unused, s);
@@ -22,9 +24,11 @@ __global__ void sgd_kernel(int64_t n, T* p, const T* g, T* buf, SgdParams s) {
 
 template <typename T>
 __global__ void adam_kernel(int64_t n, T* p, const T* g, T* m, T* v, T* vmax, AdamParams a) {
+  if (step_skipped(a.found_inf)) return;
+  const AdamParams r = adam_params_for(a, nullptr);
   COLONY_GRID_LOOP(i, n) {
     T unused{};
-    adam_update(p[i], g[i], m[i], v[i], vmax ? vmax[i] : unused, a);
+    adam_update(p[i], g[i], m[i], v[i], vmax ? vmax[i] : unused, r);
   }
 }
 
@@ -36,7 +40,7 @@ struct TensorChunks {
   unsigned char block_tensor[kMultiTensorMaxBlocks];
   int block_chunk[kMultiTensorMaxBlocks];
 };
-static_assert(sizeof(TensorChunks<5>) + sizeof(AdamParams) < 4096, "kernel parameters are limited to 4 KB");
+static_assert(sizeof(TensorChunks<6>) + sizeof(AdamParams) < 4096, "kernel parameters are limited to 4 KB");
 
 constexpr int kMultiTensorThreads = 512;
 
@@ -51,6 +55,7 @@ __device__ __forceinline__ int block_range(const TensorChunks<Depth>& c, int64_t
 
 template <typename T>
 __global__ void __launch_bounds__(kMultiTensorThreads) multi_sgd_kernel(TensorChunks<3> c, SgdParams s) {
+  if (step_skipped(s.found_inf)) return;
   int64_t begin, end;
   const int t = block_range(c, begin, end);
   T* p = static_cast<T*>(c.ptr[0][t]);
@@ -62,8 +67,11 @@ __global__ void __launch_bounds__(kMultiTensorThreads) multi_sgd_kernel(TensorCh
   }
 }
 
+// ptr[5][t], when set, is tensor t's step count before this step (count_steps_kernel advances it
+// after every block has read it).
 template <typename T>
-__global__ void __launch_bounds__(kMultiTensorThreads) multi_adam_kernel(TensorChunks<5> c, AdamParams a) {
+__global__ void __launch_bounds__(kMultiTensorThreads) multi_adam_kernel(TensorChunks<6> c, AdamParams a) {
+  if (step_skipped(a.found_inf)) return;
   int64_t begin, end;
   const int t = block_range(c, begin, end);
   T* p = static_cast<T*>(c.ptr[0][t]);
@@ -71,9 +79,31 @@ __global__ void __launch_bounds__(kMultiTensorThreads) multi_adam_kernel(TensorC
   T* m = static_cast<T*>(c.ptr[2][t]);
   T* v = static_cast<T*>(c.ptr[3][t]);
   T* vmax = static_cast<T*>(c.ptr[4][t]);
+  const AdamParams r = adam_params_for(a, static_cast<const double*>(c.ptr[5][t]));
   for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) {
     T unused{};
-    adam_update(p[i], g[i], m[i], v[i], vmax ? vmax[i] : unused, a);
+    adam_update(p[i], g[i], m[i], v[i], vmax ? vmax[i] : unused, r);
+  }
+}
+
+// Step counts kept on the device, one thread each (a separate launch: in the update kernel many
+// blocks read one tensor's count).
+struct StepCounts {
+  double* step[kMultiTensorMaxTensors];
+  int count;
+};
+
+__global__ void count_steps_kernel(StepCounts s, const float* found_inf) {
+  if (static_cast<int>(threadIdx.x) < s.count) count_step(s.step[threadIdx.x], found_inf);
+}
+
+void count_steps(const std::vector<void*>& steps, const float* found_inf, cudaStream_t stream) {
+  for (size_t first = 0; first < steps.size(); first += kMultiTensorMaxTensors) {
+    StepCounts s{};
+    s.count = static_cast<int>(std::min(steps.size() - first, static_cast<size_t>(kMultiTensorMaxTensors)));
+    for (int k = 0; k < s.count; ++k) s.step[k] = static_cast<double*>(steps[first + k]);
+    count_steps_kernel<<<1, kMultiTensorMaxTensors, 0, stream>>>(s, found_inf);
+    after_launch("adam_step (step counts)");
   }
 }
 
@@ -123,13 +153,17 @@ void sgd_step_multi(DType dtype, const std::vector<void*>& params, const std::ve
 
 void adam_step_multi(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
                      const std::vector<void*>& m, const std::vector<void*>& v, const std::vector<void*>& vmax,
-                     const std::vector<int64_t>& numels, const AdamParams& a, void* stream) {
-  const std::vector<const void*> lists[5] = {as_const(params), grads, as_const(m), as_const(v), as_const(vmax)};
+                     const std::vector<void*>& steps, const std::vector<int64_t>& numels, const AdamParams& a,
+                     void* stream) {
+  const std::vector<const void*> lists[6] = {as_const(params), grads,        as_const(m),
+                                             as_const(v),      as_const(vmax), as_const(steps)};
   COLONY_DISPATCH_FLOATING(dtype, "adam_step", [&] {
-    for_each_launch<5>(lists, numels, "adam_step", [&](const TensorChunks<5>& c, unsigned blocks) {
+    for_each_launch<6>(lists, numels, "adam_step", [&](const TensorChunks<6>& c, unsigned blocks) {
       multi_adam_kernel<scalar_t><<<blocks, kMultiTensorThreads, 0, as_stream(stream)>>>(c, a);
     });
   });
+  // Every tensor's count, empty ones too (they get no update block).
+  if (!steps.empty()) count_steps(steps, a.found_inf, as_stream(stream));
 }
 
 void sgd_step(DType dtype, int64_t n, void* param, const void* grad, void* buf, const SgdParams& s, void* stream) {

@@ -1,10 +1,15 @@
 // Whole training steps captured as CUDA graphs (tensor/cuda_graph.h) against the same steps run
 // eagerly: with deterministic algorithms, N replays give the losses and weights of N eager steps
-// bit for bit, dropout included; a learning rate changed between replays takes effect; what cannot
-// be captured fails at the capture with an error naming it.
+// bit for bit, dropout included, with SGD and with capturable Adam; a learning rate changed
+// between replays takes effect; under GradScaler a replay whose gradients overflow is skipped on
+// the device and backs the scale off exactly as the eager step does; what cannot be captured
+// fails at the capture with an error naming it.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
+#include <limits>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -84,62 +89,112 @@ std::vector<double> weights(nn::Module& m) {
 constexpr int kWarmup = 2, kSteps = 5;
 const Device kDev = Device::cuda(0);
 
-// `lr_at(k)`: the learning rate set before step k (k counts from 0 over warm-up and steps).
-struct StepRun {
-  std::vector<double> losses, weights;
+// What a run trains: SGD with momentum or Adam (capturable), with or without GradScaler, and the
+// step (counted after the warm-up) whose batch holds an inf, so that its gradients overflow.
+enum class Opt { kSgd, kAdam };
+struct Config {
+  double dropout = 0;
+  Opt opt = Opt::kSgd;
+  bool scaler = false;
+  int poisoned = -1;
 };
 
-StepRun eager(double dropout, const Batches& b, const std::function<double(int)>& lr_at) {
-  manual_seed(5);
-  DropLeNet model(dropout);
-  model.to(kDev);
-  optim::SGD opt(model.parameters(), optim::SGDOptions(0.05).momentum(0.9));
-  manual_seed(6);
+// `lr_at(k)`: the learning rate set before step k (k counts from 0 over warm-up and steps).
+struct StepRun {
+  std::vector<double> losses, scales, weights;
+};
+
+// One run's model, optimizer and scaler, made the same way for the eager and the graphed run.
+struct Trainer {
+  // The model's initial weights come from seed 5 in both runs.
+  explicit Trainer(const Config& c) : config(c), model((manual_seed(5), c.dropout)) {
+    model.to(kDev);
+    if (c.opt == Opt::kSgd) {
+      opt = std::make_unique<optim::SGD>(model.parameters(), optim::SGDOptions(0.05).momentum(0.9));
+    } else {
+      opt = std::make_unique<optim::Adam>(model.parameters(), optim::AdamOptions(1e-3).capturable(true));
+    }
+    if (c.scaler) scaler = std::make_unique<optim::GradScaler>(optim::GradScalerOptions().growth_interval(2));
+    manual_seed(6);
+  }
+  Tensor step(const Tensor& x, const Tensor& y) {
+    opt->zero_grad();
+    Tensor loss = F::cross_entropy(model.forward(x), y);
+    if (scaler) {
+      scaler->scale(loss).backward();
+      scaler->step(*opt);
+      scaler->update();
+    } else {
+      loss.backward();
+      opt->step();
+    }
+    return loss;
+  }
+  double scale() const { return scaler ? scaler->get_scale() : 1.0; }
+
+  Config config;
+  DropLeNet model;
+  std::unique_ptr<optim::Optimizer> opt;
+  std::unique_ptr<optim::GradScaler> scaler;
+};
+
+Batches batches_for(const Config& c) {
+  Batches b = make_batches(kDev, kSteps + 1);
+  if (c.poisoned >= 0) {
+    Tensor x = raw::to(b.x[c.poisoned + 1], kCPU, kFloat32);
+    x.data_ptr<float>()[0] = std::numeric_limits<float>::infinity();
+    b.x[c.poisoned + 1] = raw::to(x, kDev, kFloat32);
+  }
+  return b;
+}
+
+StepRun eager(const Config& c, const Batches& b, const std::function<double(int)>& lr_at) {
+  Trainer t(c);
   StepRun r;
   for (int k = 0; k < kWarmup + kSteps; ++k) {
-    opt.set_lr(lr_at(k));
+    t.opt->set_lr(lr_at(k));
     const int batch = k < kWarmup ? 0 : k - kWarmup + 1;
-    opt.zero_grad();
-    Tensor loss = F::cross_entropy(model.forward(b.x[batch]), b.y[batch]);
-    loss.backward();
-    opt.step();
-    if (k >= kWarmup) r.losses.push_back(loss.item<double>());
+    Tensor loss = t.step(b.x[batch], b.y[batch]);
+    if (k >= kWarmup) {
+      r.losses.push_back(loss.item<double>());
+      r.scales.push_back(t.scale());
+    }
   }
-  r.weights = weights(model);
+  r.weights = weights(t.model);
   return r;
 }
 
-StepRun graphed(double dropout, const Batches& b, const std::function<double(int)>& lr_at) {
-  manual_seed(5);
-  DropLeNet model(dropout);
-  model.to(kDev);
-  optim::SGD opt(model.parameters(), optim::SGDOptions(0.05).momentum(0.9));
-  manual_seed(6);
+StepRun graphed(const Config& c, const Batches& b, const std::function<double(int)>& lr_at) {
+  Trainer t(c);
   Tensor x = raw::clone(b.x[0]), y = raw::clone(b.y[0]), loss;
   int k = 0;  // the warm-up calls change the lr as the eager run does
   auto step = [&] {
-    if (k < kWarmup) opt.set_lr(lr_at(k++));
-    opt.zero_grad();
-    loss = F::cross_entropy(model.forward(x), y);
-    loss.backward();
-    opt.step();
+    if (k < kWarmup) t.opt->set_lr(lr_at(k++));
+    loss = t.step(x, y);
   };
   cuda::GraphedStep g = cuda::make_graphed_step(step, kDev, kWarmup);
   StepRun r;
   for (int s = 0; s < kSteps; ++s) {
-    opt.set_lr(lr_at(kWarmup + s));
+    t.opt->set_lr(lr_at(kWarmup + s));
     x.copy_(b.x[s + 1]);
     y.copy_(b.y[s + 1]);
     g.replay();
     r.losses.push_back(loss.item<double>());
+    r.scales.push_back(t.scale());
   }
-  r.weights = weights(model);
+  r.weights = weights(t.model);
   return r;
 }
 
+// Bit for bit; a NaN loss (the poisoned step) equals a NaN.
+bool same(double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); }
+
 void expect_same(const StepRun& a, const StepRun& b) {
   ASSERT_EQ(a.losses.size(), b.losses.size());
-  for (size_t i = 0; i < a.losses.size(); ++i) EXPECT_EQ(a.losses[i], b.losses[i]) << "loss of step " << i;
+  for (size_t i = 0; i < a.losses.size(); ++i) {
+    EXPECT_TRUE(same(a.losses[i], b.losses[i])) << "loss of step " << i << ": " << a.losses[i] << " vs " << b.losses[i];
+    EXPECT_EQ(a.scales[i], b.scales[i]) << "loss scale after step " << i;
+  }
   ASSERT_EQ(a.weights.size(), b.weights.size());
   size_t differ = 0;
   for (size_t i = 0; i < a.weights.size(); ++i) differ += a.weights[i] != b.weights[i];
@@ -149,29 +204,69 @@ void expect_same(const StepRun& a, const StepRun& b) {
 TEST(CudaGraph, ReplaysEqualEagerStepsBitForBit_CUDA) {
   COLONY_REQUIRE_CUDA(1);
   Deterministic det;
-  Batches b = make_batches(kDev, kSteps + 1);
+  const Config c;
+  Batches b = batches_for(c);
   auto lr = [](int) { return 0.05; };
-  expect_same(graphed(0.0, b, lr), eager(0.0, b, lr));
+  expect_same(graphed(c, b, lr), eager(c, b, lr));
 }
 
 TEST(CudaGraph, DropoutDiffersPerReplayExactlyAsEager_CUDA) {
   COLONY_REQUIRE_CUDA(1);
   Deterministic det;
-  Batches b = make_batches(kDev, kSteps + 1);
+  Config c;
+  c.dropout = 0.5;
+  Batches b = batches_for(c);
   auto lr = [](int) { return 0.05; };
   // The eager steps draw a new mask each; equal losses and weights mean each replay did too.
-  expect_same(graphed(0.5, b, lr), eager(0.5, b, lr));
+  expect_same(graphed(c, b, lr), eager(c, b, lr));
 }
 
 TEST(CudaGraph, LearningRateChangedBetweenReplaysTakesEffect_CUDA) {
   COLONY_REQUIRE_CUDA(1);
   Deterministic det;
-  Batches b = make_batches(kDev, kSteps + 1);
-  auto decaying = [](int k) { return 0.05 * (k < kWarmup ? 1.0 : 1.0 / (k + 1)); };
-  const StepRun g = graphed(0.0, b, decaying);
-  expect_same(g, eager(0.0, b, decaying));
-  auto constant = [](int) { return 0.05; };
-  EXPECT_NE(g.weights, eager(0.0, b, constant).weights) << "the lr changes had no effect";
+  for (Opt o : {Opt::kSgd, Opt::kAdam}) {
+    SCOPED_TRACE(o == Opt::kSgd ? "SGD" : "Adam");
+    Config c;
+    c.opt = o;
+    Batches b = batches_for(c);
+    auto decaying = [](int k) { return 0.05 * (k < kWarmup ? 1.0 : 1.0 / (k + 1)); };
+    const StepRun g = graphed(c, b, decaying);
+    expect_same(g, eager(c, b, decaying));
+    auto constant = [](int) { return 0.05; };
+    EXPECT_NE(g.weights, eager(c, b, constant).weights) << "the lr changes had no effect";
+  }
+}
+
+TEST(CudaGraph, CapturableAdamReplaysEqualEagerSteps_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  Deterministic det;
+  Config c;
+  c.opt = Opt::kAdam;
+  Batches b = batches_for(c);
+  auto lr = [](int) { return 1e-3; };
+  // Each replay takes the next step number's bias corrections, as each eager step does.
+  expect_same(graphed(c, b, lr), eager(c, b, lr));
+}
+
+TEST(CudaGraph, OverflowingReplayIsSkippedOnTheDeviceAsEagerGradScalerSkips_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  Deterministic det;
+  for (Opt o : {Opt::kSgd, Opt::kAdam}) {
+    SCOPED_TRACE(o == Opt::kSgd ? "SGD" : "Adam");
+    Config c;
+    c.opt = o;
+    c.scaler = true;
+    c.poisoned = 2;
+    Batches b = batches_for(c);
+    auto lr = [](int) { return 1e-3; };
+    const StepRun g = graphed(c, b, lr);
+    expect_same(g, eager(c, b, lr));
+    // The poisoned step backed the scale off (growth_interval 2 grows it on clean pairs).
+    EXPECT_TRUE(std::isnan(g.losses[2]) || std::isinf(g.losses[2]));
+    EXPECT_EQ(g.scales[2], g.scales[1] / 2);
+    // The poisoned step's NaN gradients were never applied.
+    for (double w : g.weights) ASSERT_TRUE(std::isfinite(w));
+  }
 }
 
 TEST(CudaGraph, HostReadInsideTheStepIsAClearErrorAndLeavesNoCapture_CUDA) {
@@ -190,7 +285,7 @@ TEST(CudaGraph, HostReadInsideTheStepIsAClearErrorAndLeavesNoCapture_CUDA) {
   cuda::synchronize();
 }
 
-TEST(CudaGraph, AdamAndGradScalerRefuseCapture_CUDA) {
+TEST(CudaGraph, AdamWithoutCapturableRefusesCapture_CUDA) {
   COLONY_REQUIRE_CUDA(1);
   manual_seed(1);
   nn::Linear lin(4, 2);
@@ -203,17 +298,8 @@ TEST(CudaGraph, AdamAndGradScalerRefuseCapture_CUDA) {
     adam.step();
   };
   EXPECT_TRUE(testing::throws_with<std::runtime_error>([&] { cuda::make_graphed_step(adam_step, kDev, 1); },
-                                                       "Adam::step: cannot be captured"));
-  optim::SGD sgd(lin.parameters(), optim::SGDOptions(0.1));
-  optim::GradScaler scaler;
-  auto scaled_step = [&] {
-    sgd.zero_grad();
-    scaler.scale(lin.forward(x).sum()).backward();
-    scaler.step(sgd);
-    scaler.update();
-  };
-  EXPECT_TRUE(testing::throws_with<std::runtime_error>([&] { cuda::make_graphed_step(scaled_step, kDev, 1); },
-                                                       "GradScaler::step: cannot be captured"));
+                                                       "keeps its step count on the host"));
+  EXPECT_EQ(cuda::CUDAGraph::capturing(), nullptr);
 }
 
 TEST(CudaGraph, DestroyingTheGraphReturnsItsMemory_CUDA) {

@@ -236,6 +236,23 @@ TEST(GradScaler, StateDictRoundTripsAndDisabledIsAPassThrough) {
   EXPECT_FALSE(all_close(m.parameters()[0], before[0], 0, 0));
 }
 
+// The scale lives beside the loss: after it exists, update(new_scale) and load_state_dict write
+// it there, and the next scale() multiplies by the new value.
+TEST(GradScaler, SettingTheScaleReachesTheScaleInUse) {
+  optim::GradScaler s(optim::GradScalerOptions().init_scale(4));
+  Tensor loss = raw::full({}, 3.0);
+  EXPECT_EQ(s.scale(loss).item<float>(), 12.0f);
+  s.update(8.0);
+  EXPECT_EQ(s.get_scale(), 8.0);
+  EXPECT_EQ(s.scale(loss).item<float>(), 24.0f);
+  optim::GradScaler t(optim::GradScalerOptions().init_scale(2));
+  t.load_state_dict(s.state_dict());
+  EXPECT_EQ(t.scale(loss).item<float>(), 24.0f);
+  s.load_state_dict(optim::GradScaler(optim::GradScalerOptions().init_scale(0.5)).state_dict());
+  EXPECT_EQ(s.scale(loss).item<float>(), 1.5f);
+  EXPECT_EQ(s.scale(loss).dim(), 0);  // a 0-d loss stays 0-d
+}
+
 // The recipe end to end: float16 autocast + GradScaler against float32 on a fixed batch. float16
 // products round to 11 bits; after 30 SGD steps the losses agree within 2 % and both fall.
 TEST(GradScaler, Float16AutocastTrainingTracksFloat32) {

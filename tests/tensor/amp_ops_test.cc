@@ -1,9 +1,11 @@
-// raw::amp_unscale_and_check_ (tensor/amp_ops.cc): the values it writes, the found-inf flag for
-// inf and NaN in any tensor (and never cleared by a clean call), strided gradients, errors, and the
-// CUDA multi-tensor kernel against the CPU.
+// raw::amp_unscale_and_check_ and raw::amp_update_scale_ (tensor/amp_ops.cc): the values unscale
+// writes, the found-inf flag for inf and NaN in any tensor (and never cleared by a clean call),
+// strided gradients, errors, the scale's backoff and growth rules, and the CUDA kernels against
+// the CPU.
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <utility>
 #include <vector>
 
 #include "tensor/cuda.h"
@@ -19,6 +21,11 @@ using testing::all_close;
 using testing::throws_with;
 using testing::values;
 
+// The scale the gradients are divided by: one float32 beside the flag.
+Tensor scale_like(const Tensor& found_inf, double scale) {
+  return raw::full({1}, scale, TensorOptions(kFloat32).device(found_inf.device()));
+}
+
 Tensor randn(const Shape& shape, uint64_t seed, DType dtype = kFloat32) {
   Generator gen(seed);
   return raw::to(raw::randn(shape, TensorOptions(kFloat32), &gen), kCPU, dtype);
@@ -32,7 +39,7 @@ TEST(AmpUnscale, MultipliesEveryGradientAndLeavesTheFlagWhenClean) {
     for (const Tensor& g : grads) want.push_back(raw::mul(g, 0.25));
     Tensor found = raw::zeros({1});
     uint32_t v0 = grads[0].version();
-    raw::amp_unscale_and_check_(grads, found, 0.25);
+    raw::amp_unscale_and_check_(grads, found, scale_like(found, 4));
     for (size_t i = 0; i < grads.size(); ++i) EXPECT_TRUE(all_close(grads[i], want[i], 0, 0));
     EXPECT_EQ(found.item<float>(), 0.0f);
     EXPECT_GT(grads[0].version(), v0);
@@ -46,18 +53,18 @@ TEST(AmpUnscale, InfOrNanInAnyGradientSetsTheFlag) {
     Tensor last = raw::narrow(grads[1], 0, 69999, 1);
     last.fill_(bad);
     Tensor found = raw::zeros({1});
-    raw::amp_unscale_and_check_(grads, found, 0.5);
+    raw::amp_unscale_and_check_(grads, found, scale_like(found, 2));
     EXPECT_EQ(found.item<float>(), 1.0f) << bad;
     // A later clean call keeps the flag: one flag gathers several calls.
     std::vector<Tensor> clean = {randn({5}, 5)};
-    raw::amp_unscale_and_check_(clean, found, 0.5);
+    raw::amp_unscale_and_check_(clean, found, scale_like(found, 2));
     EXPECT_EQ(found.item<float>(), 1.0f);
   }
   // A value that only overflows float16 after scaling is not what the flag reports: the input is
   // what was checked (PyTorch's rule), so a finite gradient never trips it.
   std::vector<Tensor> big = {raw::full({4}, 60000.0, TensorOptions(kFloat16))};
   Tensor found = raw::zeros({1});
-  raw::amp_unscale_and_check_(big, found, 1.0);
+  raw::amp_unscale_and_check_(big, found, scale_like(found, 1));
   EXPECT_EQ(found.item<float>(), 0.0f);
 }
 
@@ -66,21 +73,66 @@ TEST(AmpUnscale, StridedGradientIsWrittenBack) {
   Tensor want = raw::mul(base, 0.125);
   std::vector<Tensor> grads = {raw::transpose(base, 0, 1)};
   Tensor found = raw::zeros({1});
-  raw::amp_unscale_and_check_(grads, found, 0.125);
+  raw::amp_unscale_and_check_(grads, found, scale_like(found, 8));
   EXPECT_TRUE(all_close(base, want, 0, 0));
 }
 
 TEST(AmpUnscale, Errors) {
   std::vector<Tensor> grads = {randn({3}, 7)};
   Tensor found64 = raw::zeros({1}, TensorOptions(kFloat64));
-  EXPECT_TRUE(throws_with([&] { raw::amp_unscale_and_check_(grads, found64, 1.0); },
+  EXPECT_TRUE(throws_with([&] { raw::amp_unscale_and_check_(grads, found64, scale_like(found64, 1)); },
                           "amp_unscale_and_check_: found_inf must be a 1-element float32 tensor, got float64 [1]"));
   Tensor found = raw::zeros({1});
   std::vector<Tensor> ints = {raw::zeros({3}, TensorOptions(kInt64))};
-  EXPECT_TRUE(throws_with([&] { raw::amp_unscale_and_check_(ints, found, 1.0); },
+  EXPECT_TRUE(throws_with([&] { raw::amp_unscale_and_check_(ints, found, scale_like(found, 1)); },
                           "amp_unscale_and_check_: gradient 0 is int64, expected a floating dtype"));
   std::vector<Tensor> undefined = {Tensor()};
-  EXPECT_TRUE(throws_with([&] { raw::amp_unscale_and_check_(undefined, found, 1.0); }, "gradient 0 is undefined"));
+  EXPECT_TRUE(throws_with([&] { raw::amp_unscale_and_check_(undefined, found, scale_like(found, 1)); },
+                          "gradient 0 is undefined"));
+}
+
+TEST(AmpUnscale, DividesByTheScaleRoundedAsPyTorch) {
+  // The reciprocal is taken in double and rounded to float32 (PyTorch's inv_scale).
+  std::vector<Tensor> grads = {raw::full({2}, 1.5)};
+  Tensor found = raw::zeros({1});
+  raw::amp_unscale_and_check_(grads, found, scale_like(found, 3));
+  EXPECT_EQ(grads[0].data_ptr<float>()[0], 1.5f * static_cast<float>(1.0 / 3.0));
+  Tensor scale64 = raw::full({1}, 2.0, TensorOptions(kFloat64));
+  EXPECT_TRUE(throws_with([&] { raw::amp_unscale_and_check_(grads, found, scale64); },
+                          "amp_unscale_and_check_: scale must be a 1-element float32 tensor, got float64 [1]"));
+}
+
+// One update from (scale, tracker) with the flag: the new (scale, tracker).
+std::pair<float, int32_t> updated(float scale, int32_t tracker, float found, int64_t interval = 3) {
+  Tensor s = raw::full({}, scale), t = raw::full({}, tracker, TensorOptions(kInt32)), f = raw::full({1}, found);
+  raw::amp_update_scale_(s, t, f, 2.0, 0.5, interval);
+  return {s.item<float>(), t.item<int32_t>()};
+}
+
+TEST(AmpUpdateScale, BacksOffOnOverflowAndGrowsAfterTheInterval) {
+  EXPECT_EQ(updated(1024, 2, 1), std::make_pair(512.0f, 0));        // overflow: back off, count restarts
+  EXPECT_EQ(updated(1024, 0, 0), std::make_pair(1024.0f, 1));       // clean: count
+  EXPECT_EQ(updated(1024, 2, 0), std::make_pair(2048.0f, 0));       // the third clean step in a row: grow
+  const float max = std::numeric_limits<float>::max();
+  EXPECT_EQ(updated(max, 2, 0), std::make_pair(max, 0));            // growing would overflow: kept
+  EXPECT_EQ(updated(3.0f, 0, 2.0f, 1), std::make_pair(1.5f, 0));     // any nonzero flag (summed flags) backs off
+  Tensor s = raw::full({}, 1.0), t32 = raw::zeros({}, TensorOptions(kInt32)), f = raw::zeros({1});
+  Tensor t64 = raw::zeros({}, TensorOptions(kInt64));
+  EXPECT_TRUE(throws_with([&] { raw::amp_update_scale_(s, t64, f, 2.0, 0.5, 3); },
+                          "amp_update_scale_: growth_tracker must be a 1-element int32 tensor, got int64 []"));
+}
+
+TEST(AmpUpdateScale, KernelMatchesCpu_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  const TensorOptions gpu_f = TensorOptions(kFloat32).device(Device::cuda(0));
+  for (float found : {0.0f, 1.0f}) {
+    for (int32_t tracker : {0, 2}) {
+      Tensor s = raw::full({}, 1024.0, gpu_f), f = raw::full({1}, found, gpu_f);
+      Tensor t = raw::full({}, tracker, TensorOptions(kInt32).device(Device::cuda(0)));
+      raw::amp_update_scale_(s, t, f, 2.0, 0.5, 3);
+      EXPECT_EQ(std::make_pair(s.item<float>(), t.item<int32_t>()), updated(1024, tracker, found));
+    }
+  }
 }
 
 TEST(AmpUnscale, MultiTensorKernelMatchesCpu_CUDA) {
@@ -94,18 +146,18 @@ TEST(AmpUnscale, MultiTensorKernelMatchesCpu_CUDA) {
     gpu.push_back(raw::to(cpu.back(), dev, dt));
   }
   Tensor found_cpu = raw::zeros({1}), found_gpu = raw::zeros({1}, TensorOptions(kFloat32).device(dev));
-  raw::amp_unscale_and_check_(cpu, found_cpu, 1.0 / 1024);
-  raw::amp_unscale_and_check_(gpu, found_gpu, 1.0 / 1024);
+  raw::amp_unscale_and_check_(cpu, found_cpu, scale_like(found_cpu, 1024));
+  raw::amp_unscale_and_check_(gpu, found_gpu, scale_like(found_gpu, 1024));
   for (size_t i = 0; i < cpu.size(); ++i) EXPECT_TRUE(all_close(raw::to(gpu[i], kCPU, cpu[i].dtype()), cpu[i], 0, 0));
   EXPECT_EQ(found_gpu.item<float>(), 0.0f);
   // An inf in the last element of the large tensor and a NaN in the last tensor.
   raw::narrow(gpu[7], 0, 299999, 1).fill_(std::numeric_limits<double>::infinity());
-  raw::amp_unscale_and_check_(gpu, found_gpu, 1.0);
+  raw::amp_unscale_and_check_(gpu, found_gpu, scale_like(found_gpu, 1));
   EXPECT_EQ(found_gpu.item<float>(), 1.0f);
   Tensor found2 = raw::zeros({1}, TensorOptions(kFloat32).device(dev));
   std::vector<Tensor> tail = {gpu[99]};
   raw::narrow(gpu[99], 0, 0, 1).fill_(std::numeric_limits<double>::quiet_NaN());
-  raw::amp_unscale_and_check_(tail, found2, 1.0);
+  raw::amp_unscale_and_check_(tail, found2, scale_like(found2, 1));
   EXPECT_EQ(found2.item<float>(), 1.0f);
 }
 
