@@ -10,6 +10,7 @@
 
 #include "autograd/accumulate_grad.h"
 #include "autograd/engine.h"
+#include "tensor/cuda_graph.h"
 #include "tensor/grad_mode.h"
 #include "tensor/raw_ops.h"
 #include "tensor/stream.h"
@@ -136,6 +137,11 @@ void Reducer::prepare_for_forward() {
   // Rebuild once, at the second synchronizing iteration, in rank 0's arrival order. Every rank
   // takes part in the broadcast whatever it observed, so all build identical buckets.
   if (rebuilt_ || synced_iterations_ == 0) return;
+  if (cuda::CUDAGraph::capturing() != nullptr) {
+    throw std::runtime_error("DDP: the buckets are rebuilt in the second iteration, which a CUDA graph cannot "
+                             "capture (the ranks agree on the new order through the host); run at least two "
+                             "iterations before the capture (make_graphed_step's warm-up of 2 or more)");
+  }
   rebuilt_ = true;
   std::vector<int64_t> order;
   std::vector<char> seen(params_.size(), 0);
@@ -209,7 +215,11 @@ void Reducer::on_backward_start() {
   if (!expecting_backward_ || backward_started_) return;
   backward_started_ = true;
   backward_start_ = trace::Clock::now();
-  if (timed_device_.is_cuda()) timeline_.begin(current_stream(timed_device_));
+  // A captured iteration is not timed: its events would belong to the graph, which the host
+  // cannot query; replays run without the reducer.
+  if (timed_device_.is_cuda() && cuda::CUDAGraph::capturing() == nullptr) {
+    timeline_.begin(current_stream(timed_device_));
+  }
   autograd::Engine::queue_callback([this] { finalize(); });
   // Parameters this forward did not use are ready now.
   for (size_t i = 0; i < params_.size(); ++i)
@@ -308,6 +318,11 @@ void Reducer::finalize() {
 // all-reduces, only in iterations where this rank left a parameter without a gradient.
 void Reducer::read_flags(const std::vector<size_t>& buckets) {
   if (buckets.empty()) return;
+  if (cuda::CUDAGraph::capturing() != nullptr) {
+    throw std::runtime_error("DDP: a parameter got no gradient on this rank in an iteration being captured in a CUDA "
+                             "graph; which ones no rank had is read on the host, which a capture cannot do; capture "
+                             "steps in which every parameter gets a gradient");
+  }
   std::vector<Tensor> flags;
   for (size_t bi : buckets) flags.push_back(buckets_[bi].flags);
   Tensor host = raw::to(raw::cat(flags, 0), kCPU, kFloat32);

@@ -24,6 +24,7 @@
 #include "distributed/gloo/cuda_staging.h"
 #include "distributed/gloo/reduce.h"
 #include "distributed/gloo/transport.h"
+#include "tensor/cuda_graph.h"
 #include "tensor/raw_ops.h"
 
 namespace colony::dist {
@@ -173,6 +174,12 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
 
   std::shared_ptr<Work> enqueue(Fingerprint fp, milliseconds timeout, Body body,
                                 std::optional<InlineAllreduce> inline_allreduce = std::nullopt) {
+    if (cuda::CUDAGraph::capturing() != nullptr) {
+      // Refused before the collective takes a sequence number, so the group stays usable.
+      throw std::runtime_error(std::string("ProcessGroupGloo: ") + comm_detail::op_name(fp.kind) +
+                               " inside a CUDA graph capture: Gloo moves data through the host, which a replay "
+                               "would not redo; capture DDP steps with the NCCL backend");
+    }
     std::shared_ptr<QueuedWork> work;
     std::string refusal;
     {

@@ -59,6 +59,8 @@ class NcclRuntime {
   // Makes later work on `stream` wait for `event` (no host block).
   virtual void stream_wait(StreamHandle stream, EventHandle event) = 0;
   virtual bool query(EventHandle event) = 0;  // true once the work before it has run
+  // Whether work queued on `stream` now goes into a CUDA graph being captured (cudaStreamIsCapturing).
+  virtual bool capturing(StreamHandle stream) = 0;
   // `tensor`'s memory is used on `stream` too: the caching allocator must not hand it out again
   // before that stream's work so far has run (the caller may free the tensor meanwhile).
   virtual void record_stream(const Tensor& tensor, StreamHandle stream) = 0;

@@ -127,6 +127,11 @@ class CudaNcclRuntime final : public NcclRuntime {
     check_cuda("cudaEventQuery", e);
     return true;
   }
+  bool capturing(StreamHandle stream) override {
+    cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+    check_cuda("cudaStreamIsCapturing", cudaStreamIsCapturing(as_stream(stream), &status));
+    return status != cudaStreamCaptureStatusNone;
+  }
   void record_stream(const Tensor& tensor, StreamHandle stream) override {
     cuda_caching_allocator(tensor.device().index)->record_stream(tensor.storage()->data(), stream);
   }

@@ -451,11 +451,17 @@ std::shared_ptr<Work> launch(const std::shared_ptr<ProcessGroupNCCL::State>& s, 
   EventHandle start = rt.new_event(s->device);
   EventHandle end = rt.new_event(s->device);
   work->launched(start, end);
+  bool captured = false;
   try {
-    // The inputs are ready once the caller's stream has come this far.
-    rt.record(start, rt.current_stream(s->device));
+    const StreamHandle caller = rt.current_stream(s->device);
+    captured = rt.capturing(caller);
+    // The inputs are ready once the caller's stream has come this far. (In a capture, this event
+    // and the end event fork the communication stream into the graph and join it back.)
+    rt.record(start, caller);
     rt.stream_wait(s->comm_stream, start);
-    for (const Tensor& t : tensors) rt.record_stream(t, s->comm_stream);
+    // A graph keeps its tensors' memory for as long as it lives: nothing to tell the allocator.
+    if (!captured)
+      for (const Tensor& t : tensors) rt.record_stream(t, s->comm_stream);
     rt.group_start();
     body(rt, s->comm, s->comm_stream);
     rt.group_end(s->comm);
@@ -465,6 +471,13 @@ std::shared_ptr<Work> launch(const std::shared_ptr<ProcessGroupNCCL::State>& s, 
                                 "'s GPU: " + e.what();
     work->finish(std::make_exception_ptr(CollectiveError(message)));
     fail_group(s, message);
+    return work;
+  }
+  if (captured) {
+    // It runs at each replay of the graph, not now: the host has nothing to watch (the watchdog
+    // never sees it, as in PyTorch; a replay that hangs is not timed out) and the Work is done.
+    // wait() still joins the communication stream back into the capture.
+    work->finish(nullptr);
     return work;
   }
   std::lock_guard<std::mutex> lock(s->mu);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "data/sampler.h"
 #include "distributed/comm/process_group_by_device.h"
@@ -23,6 +24,7 @@
 #include "nn/functional.h"
 #include "nn/linear.h"
 #include "optim/sgd.h"
+#include "tensor/cuda_graph.h"
 #include "tensor/random.h"
 #include "tensor/stream.h"
 #include "tests/distributed/nccl/fake_nccl_runtime.h"
@@ -256,6 +258,57 @@ TEST(DistributedDataParallel_CUDA, NcclWorldOfOneTrainsLikeOneProcessWithoutBloc
   EXPECT_NE(ss.str().find("GPU communication stream"), std::string::npos);
   EXPECT_NE(ss.str().find("\"tid\":3}"), std::string::npos) << "all-reduces on the GPU communication lane";
   EXPECT_NE(ss.str().find("\"tid\":2}"), std::string::npos) << "backward on the GPU compute lane";
+}
+
+// A whole DDP step (forward, backward with the bucket all-reduces on the communication stream,
+// SGD) captured in one CUDA graph: the replays give the losses and weights of eager DDP steps.
+// The capture needs the buckets rebuilt first (the second iteration), so one warm-up is refused.
+TEST(DistributedDataParallel_CUDA, NcclStepCapturedInACudaGraphReplaysLikeEagerSteps) {
+  COLONY_REQUIRE_CUDA(1);
+  const Device dev = Device::cuda(0);
+  constexpr int kWarmup = 2, kSteps = 4;
+  std::vector<std::pair<Tensor, Tensor>> batches;
+  for (int i = 0; i <= kSteps; ++i) batches.push_back(batch(16, 200 + i, dev));
+  struct Run {
+    std::vector<double> losses, weights;
+  };
+  auto run = [&](bool graphed, int warmup) {
+    NcclOfOne one;
+    manual_seed(12);
+    auto model = std::make_shared<Mlp>();
+    model->to(dev);
+    auto ddp = std::make_shared<dist::DistributedDataParallel>(model, one.ddp_options());
+    optim::SGD opt(ddp->parameters(), optim::SGDOptions(0.1).momentum(0.9));
+    Tensor x = raw::clone(batches[0].first), y = raw::clone(batches[0].second), loss;
+    auto step = [&] {
+      opt.zero_grad();
+      loss = F::cross_entropy(ddp->forward(x), y);
+      loss.backward();
+      opt.step();
+    };
+    Run r;
+    std::optional<cuda::GraphedStep> g;
+    if (graphed) {
+      g = cuda::make_graphed_step(step, dev, warmup);
+    } else {
+      for (int k = 0; k < warmup; ++k) step();
+    }
+    for (int s = 0; s < kSteps; ++s) {
+      x.copy_(batches[s + 1].first);
+      y.copy_(batches[s + 1].second);
+      graphed ? g->replay() : step();
+      r.losses.push_back(loss.item<double>());
+    }
+    for (const Tensor& p : model->parameters()) {
+      const auto v = testing::values(p);
+      r.weights.insert(r.weights.end(), v.begin(), v.end());
+    }
+    return r;
+  };
+  const Run eager = run(false, kWarmup), replayed = run(true, kWarmup);
+  EXPECT_EQ(replayed.losses, eager.losses);
+  EXPECT_EQ(replayed.weights, eager.weights);
+  EXPECT_TRUE(testing::throws_with<std::runtime_error>([&] { run(true, 1); }, "the buckets are rebuilt"));
 }
 
 TEST(DistributedDataParallel_CUDA, NcclNoSyncUnusedParametersHooksAndBuffers) {

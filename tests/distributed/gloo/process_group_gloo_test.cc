@@ -17,6 +17,8 @@
 #include "distributed/gloo/transport.h"
 #include "distributed/store/tcp_store.h"
 #include "kernels/common/half.h"
+#include "tensor/cuda.h"
+#include "tensor/cuda_graph.h"
 #include "tests/multiprocess.h"
 #include "tests/test_util.h"
 
@@ -396,6 +398,23 @@ TEST(ProcessGroupGloo, GroupOfOneIsTheIdentity) {
   Tensor out = raw::zeros({5}, TensorOptions(kInt64));
   pg->reduce_scatter(out, {x})->wait();
   EXPECT_TRUE(equals(out, [](int64_t i) { return i - 2.0; }, "reduce_scatter of one rank"));
+}
+
+// Gloo moves data through the host, which a graph replay would not redo: a collective queued
+// while a CUDA graph is being captured is refused, without spending a sequence number.
+TEST(ProcessGroupGloo, RefusesCollectivesInsideACudaGraphCapture_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  auto pg = solo_group();
+  Tensor x = raw::ones({4}, TensorOptions(kFloat32).device(Device::cuda(0)));
+  int calls = 0;
+  auto step = [&] {
+    if (++calls > 1) pg->allreduce(x)->wait();  // the warm-up call queues nothing
+  };
+  EXPECT_TRUE(testing::throws_with<std::runtime_error>([&] { cuda::make_graphed_step(step, Device::cuda(0), 1); },
+                                                       "ProcessGroupGloo: allreduce inside a CUDA graph capture"));
+  auto w = pg->allreduce(x);
+  w->wait();
+  EXPECT_EQ(w->description().rfind("allreduce #1", 0), 0u) << w->description();
 }
 
 TEST(ProcessGroupGloo, TransportAddressFollowsTheEnvironment) {

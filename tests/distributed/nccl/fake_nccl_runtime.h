@@ -33,6 +33,7 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
   // Knobs.
   std::atomic<int> polls_until_ready{2};  // init: in progress this many state() calls; -1: forever
   std::atomic<bool> events_complete{true};  // record() leaves events done; false: until complete_events()
+  std::atomic<bool> capture{false};          // the compute stream is being captured in a CUDA graph
   std::string async_error;                   // non-empty: state() reports it (guarded by mu)
 
   // What happened.
@@ -108,6 +109,7 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
     std::lock_guard<std::mutex> lock(mu);
     return static_cast<Event*>(e)->done;
   }
+  bool capturing(StreamHandle) override { return capture.load(); }
   void record_stream(const Tensor& t, StreamHandle s) override {
     log("record_stream " + std::to_string(t.numel()) + " on " + name(s));
   }

@@ -159,6 +159,34 @@ TEST_F(ProcessGroupNCCLTest, CollectiveRunsOnTheCommStreamAfterTheComputeStream)
   EXPECT_EQ(w->description(), "allreduce #1 (float32, 4 elements, avg)");
 }
 
+// Inside a CUDA graph capture the collective is queued into the graph and runs at each replay:
+// the host has nothing to wait for or watch (no watchdog timeout however long the events stay
+// unfinished), the allocator is not told (the graph keeps its memory), and waiting joins the
+// communication stream back into the capture.
+TEST_F(ProcessGroupNCCLTest, CapturedCollectiveIsQueuedIntoTheGraphAndNotWatched) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  ProcessGroupNCCL pg(client(), 0, 1, options(rt));
+  rt->take_calls();
+  rt->capture = true;
+  rt->events_complete = false;  // a capture's events never complete on the host
+  Tensor t = raw::from_vector(std::vector<float>{1, 2}, {2});
+  CollectiveOptions o;
+  o.timeout = milliseconds(20);
+  auto w = pg.allreduce(t, ReduceOp::kSum, o);
+  EXPECT_EQ(rt->take_calls(), (std::vector<std::string>{"record on compute", "comm waits", "group_start",
+                                                        "all_reduce 2 float32 sum on comm", "group_end",
+                                                        "record on comm"}));
+  EXPECT_TRUE(w->is_completed());
+  w->wait();
+  EXPECT_EQ(rt->take_calls(), std::vector<std::string>{"compute waits"});
+  std::this_thread::sleep_for(milliseconds(150));  // several watchdog rounds past the timeout
+  EXPECT_EQ(rt->aborts.load(), 0);
+  rt->capture = false;
+  rt->events_complete = true;
+  pg.allreduce(t)->wait();  // the group goes on
+  EXPECT_EQ(rt->aborts.load(), 0);
+}
+
 TEST_F(ProcessGroupNCCLTest, ListCollectivesAreGroupedPerRank) {
   auto rt = std::make_shared<FakeNcclRuntime>();
   ProcessGroupNCCL pg(client(), 0, 1, options(rt));
