@@ -98,8 +98,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--amp", f.amp, "mixed precision: off, bf16 (bfloat16 autocast) or fp16 (float16 autocast + GradScaler)");
   app.add_flag("--cuda_graph", f.cuda_graph,
-               "capture the training step once as a CUDA graph and replay it (one process on a CUDA device, "
-               "--accum_steps 1, --amp off or bf16; a smaller last batch runs eagerly)");
+               "capture the training step once as a CUDA graph and replay it (on CUDA devices, one GPU per rank, "
+               "--accum_steps 1; a smaller last batch runs eagerly)");
   CLI11_PARSE(app, argc, argv);
   // `bazel run` starts programs in their runfiles tree; relative paths mean the caller's folder.
   if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {
@@ -121,9 +121,11 @@ int main(int argc, char** argv) {
       // What the captured step cannot do yet, refused before any work (tensor/cuda_graph.h).
       std::string why;
       if (!dev.is_cuda()) why = "it needs a CUDA device, the run is on " + dev.str();
-      else if (dist::get_world_size() > 1) why = "DDP all-reduces are not captured yet; run one process";
+      else if (dist::get_world_size() > 1 &&
+               dist::default_process_group()->backend_name().find("nccl") == std::string::npos)
+        why = "DDP over Gloo (ranks sharing a GPU) cannot be captured: its all-reduces run on the host; give each rank "
+              "its own GPU (NCCL)";
       else if (f.accum_steps != 1) why = "--accum_steps must be 1";
-      else if (amp.uses_scaler()) why = "--amp fp16 needs GradScaler, whose skip decision is not captured yet";
       if (!why.empty()) throw std::invalid_argument("--cuda_graph: " + why);
     }
 
@@ -191,7 +193,7 @@ int main(int argc, char** argv) {
     }
     double bench_images = 0, bench_seconds = 0;
     bool stopped = false;
-    lenet::GraphedTraining graph(*model, opt, dev, amp);  // used with --cuda_graph only
+    lenet::GraphedTraining graph(*ddp, opt, scaler, dev, amp);  // used with --cuda_graph only
     for (int64_t epoch = start_epoch; epoch < f.epochs && !stopped; ++epoch) {
       sampler.set_epoch(epoch);
       // A run stopped by --max_steps mid-epoch resumes after the batches it already took.
