@@ -1,0 +1,60 @@
+// LeNet training on the CPU with the batches already in memory: Colony's side of
+// benchmarks/lenet_libtorch.cc, line for line (the same network, SGD lr 0.001 momentum 0.9, 16
+// random CIFAR-shaped batches cycled, only zero_grad, forward, backward and step timed), so the two
+// figures compare the frameworks and nothing else. `lenet_cifar10 --benchmark` times the same step
+// with its DataLoader feeding it.
+//
+//   bazel run -c opt --config=cpu //benchmarks:lenet_cpu -- --batch 32 --threads 2 --steps 1500
+//
+// Prints one line: images_per_s=<number> (and the thread count and batch first).
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "colony.h"
+#include "examples/lenet_cifar10/lenet.h"
+
+namespace {
+
+int int_arg(int argc, char** argv, const char* name, int fallback) {
+  for (int i = 1; i + 1 < argc; ++i)
+    if (std::strcmp(argv[i], name) == 0) return std::atoi(argv[i + 1]);
+  return fallback;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace colony;
+  const int batch = int_arg(argc, argv, "--batch", 32);
+  const int threads = int_arg(argc, argv, "--threads", 2);
+  const int steps = int_arg(argc, argv, "--steps", 1500);
+  const int warmup = int_arg(argc, argv, "--warmup", 50);
+  if (batch <= 0 || threads <= 0 || steps <= 0 || warmup < 0) {
+    std::fprintf(stderr, "usage: lenet_cpu [--batch N] [--threads N] [--steps N] [--warmup N] (positive)\n");
+    return 2;
+  }
+  set_num_threads(threads);
+  manual_seed(0);
+  auto model = std::make_shared<lenet::LeNet>();
+  optim::SGD opt(model->parameters(), optim::SGDOptions(0.001).momentum(0.9));
+  std::vector<Tensor> data, target;
+  for (int i = 0; i < 16; ++i) {
+    data.push_back(raw::randn({batch, 3, 32, 32}));
+    target.push_back(raw::randint(0, 10, {batch}, TensorOptions(kInt64)));
+  }
+  std::printf("colony, %d threads, batch %d\n", threads, batch);
+  std::chrono::steady_clock::time_point start;
+  for (int i = 0; i < warmup + steps; ++i) {
+    if (i == warmup) start = std::chrono::steady_clock::now();
+    opt.zero_grad();
+    Tensor loss = F::cross_entropy(model->forward(data[i % 16]), target[i % 16]);
+    loss.backward();
+    opt.step();
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::printf("images_per_s=%.1f\n", static_cast<double>(batch) * steps / seconds);
+  return 0;
+}
