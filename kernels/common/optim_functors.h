@@ -29,6 +29,16 @@ struct SgdParams {
 // Whether a step is skipped: GradScaler's overflow flag, read where the kernel runs.
 COLONY_INLINE bool step_skipped(const float* found_inf) { return found_inf != nullptr && *found_inf != 0.0f; }
 
+// The scalars of an SGD step with the learning rate read from memory when it lives there: called
+// once per kernel (or CPU call), so the per-element update reads plain values and vectorizes
+// (a pointer test per element kept GCC's loop scalar).
+COLONY_INLINE SgdParams sgd_params_for(const SgdParams& s) {
+  SgdParams r = s;
+  if (s.lr_ptr != nullptr) r.lr = *s.lr_ptr;
+  r.lr_ptr = nullptr;
+  return r;
+}
+
 // Which terms of the SGD update apply, asked of the options at run time...
 struct RuntimeSgdFlags {
   COLONY_INLINE static bool maximize(const SgdParams& s) { return s.maximize; }
@@ -49,7 +59,7 @@ struct FixedSgdFlags {
   COLONY_INLINE static bool nesterov(const SgdParams&) { return false; }
 };
 
-// Updates p (and buf when momentum != 0) for one element.
+// Updates p (and buf when momentum != 0) for one element; `s` as sgd_params_for returns it.
 template <typename T, typename Flags = RuntimeSgdFlags>
 COLONY_INLINE void sgd_update(T& p, T g, T& buf, const SgdParams& s, Flags = {}) {
   using C = compute_t<T>;
@@ -63,7 +73,7 @@ COLONY_INLINE void sgd_update(T& p, T g, T& buf, const SgdParams& s, Flags = {})
     buf = static_cast<T>(b);
     d = Flags::nesterov(s) ? d + static_cast<C>(s.momentum) * b : b;
   }
-  p = static_cast<T>(pv - static_cast<C>(s.lr_ptr ? *s.lr_ptr : s.lr) * d);
+  p = static_cast<T>(pv - static_cast<C>(s.lr) * d);
 }
 
 struct AdamParams {

@@ -27,8 +27,9 @@ void sgd_range(T* __restrict__ p, const T* __restrict__ g, T* __restrict__ buf, 
 
 }  // namespace
 
-void sgd_step(DType dtype, int64_t n, void* param, const void* grad, void* buf, const SgdParams& s) {
-  if (step_skipped(s.found_inf)) return;
+void sgd_step(DType dtype, int64_t n, void* param, const void* grad, void* buf, const SgdParams& options) {
+  if (step_skipped(options.found_inf)) return;
+  const SgdParams s = sgd_params_for(options);
   COLONY_DISPATCH_FLOATING(dtype, "sgd_step", [&] {
     scalar_t* p = static_cast<scalar_t*>(param);
     const scalar_t* g = static_cast<const scalar_t*>(grad);

@@ -14,8 +14,9 @@ namespace colony::kernels::cuda {
 namespace {
 
 template <typename T>
-__global__ void sgd_kernel(int64_t n, T* p, const T* g, T* buf, SgdParams s) {
-  if (step_skipped(s.found_inf)) return;
+__global__ void sgd_kernel(int64_t n, T* p, const T* g, T* buf, SgdParams options) {
+  if (step_skipped(options.found_inf)) return;
+  const SgdParams s = sgd_params_for(options);
   COLONY_GRID_LOOP(i, n) {
     T unused{};
     sgd_update(p[i], g[i], buf ? buf[i] : unused, s);
@@ -54,8 +55,9 @@ __device__ __forceinline__ int block_range(const TensorChunks<Depth>& c, int64_t
 }
 
 template <typename T>
-__global__ void __launch_bounds__(kMultiTensorThreads) multi_sgd_kernel(TensorChunks<3> c, SgdParams s) {
-  if (step_skipped(s.found_inf)) return;
+__global__ void __launch_bounds__(kMultiTensorThreads) multi_sgd_kernel(TensorChunks<3> c, SgdParams options) {
+  if (step_skipped(options.found_inf)) return;
+  const SgdParams s = sgd_params_for(options);
   int64_t begin, end;
   const int t = block_range(c, begin, end);
   T* p = static_cast<T*>(c.ptr[0][t]);
