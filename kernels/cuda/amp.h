@@ -7,8 +7,9 @@
 
 namespace colony::kernels::cuda {
 
-// Host arrays describe device buffers; found_inf is a device float. Multi-tensor: one launch per
-// group of up to 48 tensors of one dtype, nothing read back.
+// Host arrays describe device buffers; scale and found_inf are device floats. Multi-tensor
+// (kernels/cuda/multi_tensor.cuh): one launch per dtype for up to 24 tensors and 320 chunks of
+// 64K elements, nothing read back.
 void unscale_and_check(int64_t count, void* const* grads, const int64_t* numel, const DType* dtypes,
                        const float* scale, float* found_inf, void* stream);
 // One thread; scale, growth_tracker and found_inf are device memory.

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "kernels/common/dispatch.h"
-#include "kernels/common/multi_tensor.h"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/cuda/multi_tensor.cuh"
 #include "kernels/cuda/optim.h"
 
 namespace colony::kernels::cuda {
@@ -33,26 +33,7 @@ __global__ void adam_kernel(int64_t n, T* p, const T* g, T* m, T* v, T* vmax, Ad
   }
 }
 
-// One launch's tensors and chunks, passed by value in the kernel parameters (< 4 KB).
-template <int Depth>
-struct TensorChunks {
-  void* ptr[Depth][kMultiTensorMaxTensors];
-  int64_t numel[kMultiTensorMaxTensors];
-  unsigned char block_tensor[kMultiTensorMaxBlocks];
-  int block_chunk[kMultiTensorMaxBlocks];
-};
 static_assert(sizeof(TensorChunks<6>) + sizeof(AdamParams) < 4096, "kernel parameters are limited to 4 KB");
-
-constexpr int kMultiTensorThreads = 512;
-
-// Block b updates chunk block_chunk[b] of tensor block_tensor[b]: [begin, end) of its elements.
-template <int Depth>
-__device__ __forceinline__ int block_range(const TensorChunks<Depth>& c, int64_t& begin, int64_t& end) {
-  const int t = c.block_tensor[blockIdx.x];
-  begin = static_cast<int64_t>(c.block_chunk[blockIdx.x]) * kMultiTensorChunk;
-  end = begin + kMultiTensorChunk < c.numel[t] ? begin + kMultiTensorChunk : c.numel[t];
-  return t;
-}
 
 template <typename T>
 __global__ void __launch_bounds__(kMultiTensorThreads) multi_sgd_kernel(TensorChunks<3> c, SgdParams options) {
@@ -106,32 +87,6 @@ void count_steps(const std::vector<void*>& steps, const float* found_inf, cudaSt
     for (int k = 0; k < s.count; ++k) s.step[k] = static_cast<double*>(steps[first + k]);
     count_steps_kernel<<<1, kMultiTensorMaxTensors, 0, stream>>>(s, found_inf);
     after_launch("adam_step (step counts)");
-  }
-}
-
-// Runs launch(chunks, blocks) for each planned launch, with `lists` (Depth parallel pointer lists,
-// an empty list meaning null pointers) packed into the kernel parameters.
-template <int Depth, typename Launch>
-void for_each_launch(const std::vector<const void*> (&lists)[Depth], const std::vector<int64_t>& numels,
-                     const char* op, Launch&& launch) {
-  for (int d = 0; d < Depth; ++d) {
-    if (!lists[d].empty() && lists[d].size() != numels.size()) {
-      throw std::invalid_argument(std::string(op) + ": tensor lists of different lengths");
-    }
-  }
-  for (const MultiTensorLaunch& plan : plan_multi_tensor_launches(numels)) {
-    TensorChunks<Depth> c{};
-    for (size_t k = 0; k < plan.tensors.size(); ++k) {
-      const int t = plan.tensors[k];
-      for (int d = 0; d < Depth; ++d) c.ptr[d][k] = lists[d].empty() ? nullptr : const_cast<void*>(lists[d][t]);
-      c.numel[k] = numels[t];
-    }
-    for (size_t b = 0; b < plan.block_tensor.size(); ++b) {
-      c.block_tensor[b] = static_cast<unsigned char>(plan.block_tensor[b]);
-      c.block_chunk[b] = plan.block_chunk[b];
-    }
-    launch(c, static_cast<unsigned>(plan.block_tensor.size()));
-    after_launch(op);
   }
 }
 

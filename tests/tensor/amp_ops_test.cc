@@ -138,7 +138,7 @@ TEST(AmpUpdateScale, KernelMatchesCpu_CUDA) {
 TEST(AmpUnscale, MultiTensorKernelMatchesCpu_CUDA) {
   COLONY_REQUIRE_CUDA(1);
   const Device dev = Device::cuda(0);
-  // More tensors than one launch holds (48), one larger than a block's chunk, mixed dtypes.
+  // More tensors than one launch holds (24), one larger than a block's chunk, mixed dtypes.
   std::vector<Tensor> cpu, gpu;
   for (int i = 0; i < 100; ++i) {
     DType dt = i % 3 == 0 ? kFloat32 : i % 3 == 1 ? kBFloat16 : kFloat16;
