@@ -80,13 +80,16 @@ Tensor read_idx_ubyte(const std::string& path, int dims) {
     throw std::runtime_error("read_idx: " + path + " is too short to hold its " + std::to_string(dims) +
                              " dimension sizes");
   }
-  std::optional<int64_t> numel = 1;
+  // The element count, and the product the tensor's strides take (a size of 0 counts as 1 there:
+  // [0, 2^31, 2^31, 2^31] holds no byte but cannot be laid out).
+  std::optional<int64_t> numel = 1, layout = 1;
   for (int d = 0; d < dims; ++d) {
     const uint8_t* b = header.data() + 4 * d;
     shape[d] = (int64_t(b[0]) << 24) | (int64_t(b[1]) << 16) | (int64_t(b[2]) << 8) | b[3];
     if (numel) numel = checked_mul(*numel, shape[d]);
+    if (layout) layout = checked_mul(*layout, std::max<int64_t>(shape[d], 1));
   }
-  if (!numel || *numel > (int64_t(1) << 40)) {
+  if (!numel || !layout || *numel > (int64_t(1) << 40)) {
     throw std::runtime_error("read_idx: " + path + " claims an implausible shape " + shape_str(shape) +
                              " (more than 2^40 bytes): corrupt");
   }

@@ -40,7 +40,14 @@ Shape contiguous_strides(const Shape& shape) {
   int64_t s = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     strides[i] = s;
-    s *= std::max<int64_t>(shape[i], 1);
+    if (i == 0) break;  // the outermost size enters no stride
+    std::optional<int64_t> next = checked_mul(s, std::max<int64_t>(shape[i], 1));
+    if (!next) {
+      throw std::overflow_error("shape " + shape_str(shape) + ": its strides do not fit int64 (with a "
+                                "zero-sized dimension the element count is 0, but the other sizes are still "
+                                "laid out)");
+    }
+    s = *next;
   }
   return strides;
 }

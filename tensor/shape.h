@@ -19,6 +19,9 @@ std::optional<int64_t> try_shape_numel(const Shape& shape);
 // a * b for sizes and byte counts that come from outside; nullopt when it overflows int64. The one
 // place such products are checked (__builtin_mul_overflow: one instruction and a flag test).
 std::optional<int64_t> checked_mul(int64_t a, int64_t b);
+// The strides of a contiguous tensor of `shape` (row-major; a size of 0 counts as 1). Throws
+// std::overflow_error naming the shape when they do not fit int64, which a shape with a zero-sized
+// dimension can reach while its element count (0) fits.
 Shape contiguous_strides(const Shape& shape);
 // "[32, 3, 32, 32]"
 std::string shape_str(const Shape& shape);

@@ -31,6 +31,15 @@ TEST(Idx, ShapeWhoseProductOverflowsIsNamed) {
                               " claims an implausible shape [4294967295, 4294967295, 16] (more than 2^40 bytes)"));
 }
 
+// No element, but sizes whose product (the tensor's strides) overflows int64: refused like the above,
+// not a signed overflow when the tensor is made (idx_fuzz's input).
+TEST(Idx, EmptyShapeWhoseOtherSizesOverflowIsNamed) {
+  const fs::path dir = scratch_dir("idx_zero_overflow");
+  write_bytes(dir / "a", idx_file({0xFFFFFF7Fu, 0, 0xB3300000u}, {}));
+  EXPECT_TRUE(throws_with([&] { read_idx_ubyte((dir / "a").string(), 3); },
+                          " claims an implausible shape [4294967167, 0, 3006267392]"));
+}
+
 // A 20-byte file claiming 2^36 bytes is reported as truncated (read in pieces, nothing allocated up front).
 TEST(Idx, TinyFileClaimingAHugeShapeIsTruncated) {
   const fs::path dir = scratch_dir("idx_tiny");

@@ -33,5 +33,16 @@ TEST(Shape, NumelOverflowIsAnError) {
   EXPECT_EQ(try_shape_numel({int64_t{1} << 62}), int64_t{1} << 62);
 }
 
+// A zero-sized dimension makes the element count 0, but the other sizes still enter the strides:
+// [0, 2^32, 2^32] has stride 2^64 for its first dimension (idx_fuzz found it through a file header).
+TEST(Shape, StridesThatOverflowAreAnError) {
+  EXPECT_EQ(contiguous_strides({2, 3, 4}), (Shape{12, 4, 1}));
+  EXPECT_EQ(contiguous_strides({2, 0, 4}), (Shape{4, 4, 1}));
+  EXPECT_EQ(contiguous_strides({int64_t{1} << 62, 2}), (Shape{2, 1}));  // the outermost size enters no stride
+  EXPECT_TRUE(throws_with<std::overflow_error>(
+      [] { contiguous_strides({0, int64_t{1} << 32, int64_t{1} << 32}); },
+      "shape [0, 4294967296, 4294967296]: its strides do not fit int64"));
+}
+
 }  // namespace
 }  // namespace colony
