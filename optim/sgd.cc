@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -47,6 +48,8 @@ void SGD::step_impl(const Tensor& found_inf) {
   trace::Scope span("optimizer.step", "compute");
   NoGradGuard no_grad;
   const bool capturing = cuda::CUDAGraph::capturing() != nullptr;
+  // Read on the host at most once per step, and only when a momentum buffer starts (below).
+  std::optional<bool> skipped_on_host;
   for (size_t gi = 0; gi < param_groups().size(); ++gi) {
     ParamGroup& group = param_groups()[gi];
     const auto& o = group.options.as<SGDOptions>();
@@ -73,10 +76,11 @@ void SGD::step_impl(const Tensor& found_inf) {
           throw std::runtime_error("SGD::step: a momentum buffer would be created inside a CUDA graph capture; "
                                    "run at least one eager step first (make_graphed_step's warm-up does)");
         }
-        if (first && found_inf.defined() && found_inf.item<float>() != 0.0f) {
+        if (first && found_inf.defined()) {
           // The first step sets the buffer to the gradient; skipped on the device it would leave
           // the buffer unset, so this one step reads the flag on the host instead.
-          continue;
+          if (!skipped_on_host) skipped_on_host = found_inf.item<float>() != 0.0f;
+          if (*skipped_on_host) continue;
         }
         if (first) it = state.emplace("momentum_buffer", raw::empty_like(p)).first;
         buf = it->second;

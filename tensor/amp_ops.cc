@@ -5,32 +5,15 @@
 #include <vector>
 
 #include "tensor/device_backend.h"
+#include "tensor/op_checks.h"
 #include "tensor/raw_ops.h"
 #include "tensor/raw_optim_ops.h"
 
 namespace colony::raw {
-namespace {
-
-// `what` must be a 1-element tensor of `dtype`, on the device of `beside` when given.
-void check_scalar(const char* op, const char* what, const Tensor& t, DType dtype, const Tensor* beside = nullptr) {
-  if (!t.defined() || t.numel() != 1 || t.dtype() != dtype || !t.is_contiguous()) {
-    throw std::invalid_argument(std::string(op) + ": " + what + " must be a 1-element " + dtype_name(dtype) +
-                                " tensor, got " +
-                                (t.defined() ? std::string(dtype_name(t.dtype())) + " " + shape_str(t.sizes())
-                                             : std::string("undefined")));
-  }
-  if (beside != nullptr && t.device() != beside->device()) {
-    throw std::invalid_argument(std::string(op) + ": " + what + " is on " + t.device().str() + ", expected " +
-                                beside->device().str());
-  }
-}
-
-}  // namespace
-
 void amp_unscale_and_check_(const std::vector<Tensor>& grads, Tensor& found_inf, const Tensor& scale) {
   const char* op = "amp_unscale_and_check_";
-  check_scalar(op, "found_inf", found_inf, kFloat32);
-  check_scalar(op, "scale", scale, kFloat32, &found_inf);
+  check_one_element(found_inf, kFloat32, op, "found_inf");
+  check_one_element(scale, kFloat32, op, "scale", &found_inf);
   std::vector<Tensor> work;  // the tensors the kernel writes (a contiguous copy of a strided gradient)
   std::vector<void*> ptrs;
   std::vector<int64_t> numel;
@@ -68,9 +51,9 @@ void amp_unscale_and_check_(const std::vector<Tensor>& grads, Tensor& found_inf,
 void amp_update_scale_(Tensor& scale, Tensor& growth_tracker, const Tensor& found_inf, double growth_factor,
                        double backoff_factor, int64_t growth_interval) {
   const char* op = "amp_update_scale_";
-  check_scalar(op, "scale", scale, kFloat32);
-  check_scalar(op, "growth_tracker", growth_tracker, kInt32, &scale);
-  check_scalar(op, "found_inf", found_inf, kFloat32, &scale);
+  check_one_element(scale, kFloat32, op, "scale");
+  check_one_element(growth_tracker, kInt32, op, "growth_tracker", &scale);
+  check_one_element(found_inf, kFloat32, op, "found_inf", &scale);
   backend_for(scale.device())
       .update_scale(scale.data_ptr<float>(), growth_tracker.data_ptr<int32_t>(), found_inf.data_ptr<float>(),
                     growth_factor, backoff_factor, growth_interval);

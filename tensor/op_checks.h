@@ -22,4 +22,21 @@ inline void check_floating(const Tensor& t, const char* op, const char* what = "
   }
 }
 
+// A scalar kept in device memory (GradScaler's scale and flag, an optimizer's step count): one
+// contiguous element of `dtype`, on the device of `beside` when given. "<op>: found_inf must be a
+// 1-element float32 tensor, got float64 [1]".
+inline void check_one_element(const Tensor& t, DType dtype, const char* op, const std::string& what,
+                              const Tensor* beside = nullptr) {
+  if (!t.defined() || t.numel() != 1 || t.dtype() != dtype || !t.is_contiguous()) {
+    throw std::invalid_argument(std::string(op) + ": " + what + " must be a 1-element " + dtype_name(dtype) +
+                                " tensor, got " +
+                                (t.defined() ? std::string(dtype_name(t.dtype())) + " " + shape_str(t.sizes())
+                                             : std::string("undefined")));
+  }
+  if (beside != nullptr && t.device() != beside->device()) {
+    throw std::invalid_argument(std::string(op) + ": " + what + " is on " + t.device().str() + ", expected " +
+                                beside->device().str());
+  }
+}
+
 }  // namespace colony::raw

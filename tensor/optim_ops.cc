@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tensor/device_backend.h"
+#include "tensor/op_checks.h"
 
 namespace colony::raw {
 namespace {
@@ -40,10 +41,7 @@ struct Group {
 // found_inf, when defined, is one float32 on the device of every parameter; its address, or null.
 const float* found_inf_ptr(const char* op, const Tensor& found_inf, const std::vector<Tensor>& params) {
   if (!found_inf.defined()) return nullptr;
-  if (found_inf.numel() != 1 || found_inf.dtype() != kFloat32 || !found_inf.is_contiguous()) {
-    throw std::invalid_argument(std::string(op) + ": found_inf must be a 1-element float32 tensor, got " +
-                                dtype_name(found_inf.dtype()) + " " + shape_str(found_inf.sizes()));
-  }
+  check_one_element(found_inf, kFloat32, op, "found_inf");
   for (const Tensor& p : params) {
     if (p.device() != found_inf.device()) {
       throw std::invalid_argument(std::string(op) + ": found_inf is on " + found_inf.device().str() +
@@ -105,14 +103,7 @@ void adam_step_multi_(std::vector<Tensor>& params, const std::vector<Tensor>& gr
   if (!steps.empty()) check_lists("adam_step", params.size(), {{"step counts", steps.size()}});
   for (size_t i = 0; i < params.size(); ++i) {
     if (!steps.empty()) {
-      const Tensor& t = steps[i];
-      if (!t.defined() || t.numel() != 1 || t.dtype() != kFloat64 || t.device() != params[i].device()) {
-        throw std::invalid_argument("adam_step: step count " + std::to_string(i) +
-                                    " must be a 1-element float64 tensor on " + params[i].device().str() + ", got " +
-                                    (t.defined() ? std::string(dtype_name(t.dtype())) + " " + shape_str(t.sizes()) +
-                                                       " on " + t.device().str()
-                                                 : std::string("undefined")));
-      }
+      check_one_element(steps[i], kFloat64, "adam_step", "step count " + std::to_string(i), &params[i]);
     }
     check_like("adam_step", "parameter", params[i], params[i]);
     check_like("adam_step", "gradient", params[i], grads[i]);

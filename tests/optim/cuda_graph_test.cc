@@ -138,6 +138,12 @@ struct Trainer {
   std::unique_ptr<optim::GradScaler> scaler;
 };
 
+Config with(Opt o) {
+  Config c;
+  c.opt = o;
+  return c;
+}
+
 Batches batches_for(const Config& c) {
   Batches b = make_batches(kDev, kSteps + 1);
   if (c.poisoned >= 0) {
@@ -226,8 +232,7 @@ TEST(CudaGraph, LearningRateChangedBetweenReplaysTakesEffect_CUDA) {
   Deterministic det;
   for (Opt o : {Opt::kSgd, Opt::kAdam}) {
     SCOPED_TRACE(o == Opt::kSgd ? "SGD" : "Adam");
-    Config c;
-    c.opt = o;
+    const Config c = with(o);
     Batches b = batches_for(c);
     auto decaying = [](int k) { return 0.05 * (k < kWarmup ? 1.0 : 1.0 / (k + 1)); };
     const StepRun g = graphed(c, b, decaying);
@@ -240,8 +245,7 @@ TEST(CudaGraph, LearningRateChangedBetweenReplaysTakesEffect_CUDA) {
 TEST(CudaGraph, CapturableAdamReplaysEqualEagerSteps_CUDA) {
   COLONY_REQUIRE_CUDA(1);
   Deterministic det;
-  Config c;
-  c.opt = Opt::kAdam;
+  const Config c = with(Opt::kAdam);
   Batches b = batches_for(c);
   auto lr = [](int) { return 1e-3; };
   // Each replay takes the next step number's bias corrections, as each eager step does.
@@ -253,8 +257,7 @@ TEST(CudaGraph, OverflowingReplayIsSkippedOnTheDeviceAsEagerGradScalerSkips_CUDA
   Deterministic det;
   for (Opt o : {Opt::kSgd, Opt::kAdam}) {
     SCOPED_TRACE(o == Opt::kSgd ? "SGD" : "Adam");
-    Config c;
-    c.opt = o;
+    Config c = with(o);
     c.scaler = true;
     c.poisoned = 2;
     Batches b = batches_for(c);
