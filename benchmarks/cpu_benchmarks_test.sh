@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The CPU benchmarks as run by hand, kept short: fma_peak reports its ISA and the LeNet peak it
-# implies, lenet_cpu trains a few steps and prints images/s, and both refuse bad arguments.
+# implies, lenet_cpu trains a few steps and prints its kernels' ISA and images/s, lenet_rounds.sh
+# alternates rounds and prints medians, and all refuse bad arguments.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -15,6 +16,21 @@ out="$(benchmarks/fma_peak --threads 0 2>&1)"; rc=$?
 out="$(benchmarks/lenet_cpu --batch 4 --threads 1 --steps 3 --warmup 1 2>&1)"; rc=$?
 [ "$rc" -eq 0 ] || fail "lenet_cpu exited $rc: $out"
 echo "$out" | grep -Eq '^images_per_s=[0-9]+\.[0-9]$' || fail "lenet_cpu: no images_per_s line: $out"
+echo "$out" | grep -Eq '^cpu_isa=(avx2|avx512)$' || fail "lenet_cpu: no cpu_isa line: $out"
+out="$(COLONY_CPU_ISA=avx2 benchmarks/lenet_cpu --batch 4 --threads 1 --steps 1 --warmup 0 2>&1)"; rc=$?
+[ "$rc" -eq 0 ] && echo "$out" | grep -q '^cpu_isa=avx2$' || fail "COLONY_CPU_ISA=avx2 not obeyed (exit $rc): $out"
+out="$(COLONY_CPU_ISA=sse2 benchmarks/lenet_cpu --batch 4 --steps 1 2>&1)"; rc=$?
+[ "$rc" -ne 0 ] && echo "$out" | grep -q 'COLONY_CPU_ISA=sse2: expected avx2 or avx512' ||
+  fail "a bad COLONY_CPU_ISA was not refused with its reason (exit $rc): $out"
 out="$(benchmarks/lenet_cpu --batch 0 2>&1)"; rc=$?
 [ "$rc" -eq 2 ] || fail "lenet_cpu --batch 0 exited $rc, expected 2: $out"
+out="$(LENET_CPU=benchmarks/lenet_cpu benchmarks/lenet_rounds.sh --rounds 3 --batch 2 --threads 1 --steps 2 2>&1)"
+rc=$?
+[ "$rc" -eq 0 ] || fail "lenet_rounds.sh exited $rc: $out"
+[ "$(echo "$out" | grep -c '^round [123]: colony [0-9.]*')" -eq 3 ] || fail "lenet_rounds.sh: not 3 rounds: $out"
+echo "$out" | grep -Eq '^median colony=[0-9.]+$' || fail "lenet_rounds.sh: no median: $out"
+echo "$out" | grep -q 'libtorch' && fail "lenet_rounds.sh ran libtorch without --torch: $out"
+out="$(LENET_CPU=benchmarks/lenet_cpu benchmarks/lenet_rounds.sh --rounds 0 2>&1)"; rc=$?
+[ "$rc" -eq 2 ] && echo "$out" | grep -q "'0' is not a positive integer" ||
+  fail "lenet_rounds.sh --rounds 0: exit $rc, expected 2 with the reason: $out"
 echo PASS

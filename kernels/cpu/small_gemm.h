@@ -6,13 +6,14 @@
 // an image (an implicit im2col: row (c, i, j) is the image plane c read from i * W + j on) and C can
 // be scattered into overlapping rows of an image (an implicit col2im). Single-threaded: the
 // convolution kernels parallelize over images and call these inside each chunk. float and double.
+// Each call runs the AVX2 or the AVX-512 tiles, as the CPU allows (small_gemm_isa.h, cpu_isa.h).
 #pragma once
 
 #include <cstdint>
 
 namespace colony::kernels::cpu {
 
-// C(i, j) = bias[i] + sum_p A(i, p) * B(p, j)        (bias null: 0; accumulate: C(i, j) += the sum)
+// C(i, j) = bias[i] + sum_p A(i, p) * B(p, j)   (bias null: 0; accumulate: C(i, j) += the sum, bias unused)
 //   A(i, p) = a[i * a_row_stride + p * a_col_stride]  (row- or column-major; read by broadcast)
 //   B(p, j) = b[b_rows[p] + j],  C(i, j) = c[c_rows[i] + j]
 // Rows of C are written one after another, so overlapping rows accumulate correctly.

@@ -12,6 +12,9 @@
 #include <vector>
 
 #include "kernels/cpu/conv.h"
+#include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/small_gemm.h"
+#include "kernels/cpu/small_gemm_isa.h"
 #include "tensor/threads.h"
 #include "tests/test_util.h"
 
@@ -203,7 +206,7 @@ bool close(const std::vector<double>& a, const std::vector<double>& b, double to
 }
 
 // Both CPU algorithms, called directly, against the naive loops in float64 and float32.
-TEST(Conv2dKernels, BothAlgorithmsMatchNaiveForwardAndBackward) {
+void expect_both_algorithms_match_naive() {
   uint32_t seed = 1;
   for (const ConvCase& k : conv_cases()) {
     const kernels::Conv2dGeometry g = geometry(k);
@@ -235,6 +238,30 @@ TEST(Conv2dKernels, BothAlgorithmsMatchNaiveForwardAndBackward) {
         EXPECT_TRUE(close(values(gb), ref_g.gb, tol * 10, &where)) << "grad_bias " << where;
       }
     }
+  }
+}
+
+// Every copy of the direct algorithm's register tiles (kernels/cpu/small_gemm_isa.h): AVX2, the
+// AVX-512 tiles built for this CPU's baseline ISA (their logic, on any machine), and the real
+// AVX-512 build where the CPU has it.
+TEST(Conv2dKernels, BothAlgorithmsMatchNaiveWithEveryIsasTiles) {
+  using namespace kernels::cpu;
+  struct Tables {
+    const SmallGemmFns<float>& f32;
+    const SmallGemmFns<double>& f64;
+  };
+  std::vector<Tables> tables = {{avx2::small_gemm_fns<float>(), avx2::small_gemm_fns<double>()},
+                                {avx512_emulated::small_gemm_fns<float>(), avx512_emulated::small_gemm_fns<double>()}};
+  if (detected_cpu_isa() == CpuIsa::Avx512) {
+    tables.push_back({avx512::small_gemm_fns<float>(), avx512::small_gemm_fns<double>()});
+  }
+  // Without an override the convolutions run the tiles of the ISA users are told of.
+  EXPECT_STREQ(active_small_gemm_fns<float>().isa, get_cpu_capability());
+  for (const Tables& t : tables) {
+    SCOPED_TRACE(t.f32.isa);
+    ScopedSmallGemmFns use(t.f32, t.f64);
+    ASSERT_EQ(dot_lanes<float>(), t.f32.dot_lanes);
+    expect_both_algorithms_match_naive();
   }
 }
 
