@@ -39,7 +39,7 @@ median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] 
 
 isa="$("$LENET_CPU" --batch 1 --threads 1 --steps 1 --warmup 0 | grep '^cpu_isa=' | cut -d= -f2)"
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), kernels: $isa;" \
-  "batch $batch, $threads threads, $steps steps, $rounds rounds"
+  "batch $batch, threads $threads, steps $steps, rounds $rounds"
 colony=() avx2=() libtorch=()
 for r in $(seq 1 "$rounds"); do
   c="$("$LENET_CPU" "${args[@]}" | figure)"

@@ -64,6 +64,18 @@ inline void max_2x2_lanes(const T* r0, const T* r1, int64_t w, simd::Vec<T>& bes
   }
 }
 
+// idx[l] = base + 2 * l + at[l] for the vector's lanes, as int64.
+template <typename Offsets>
+inline void store_window_indices(int64_t* idx, int64_t base, const Offsets& at) {
+  constexpr int L = static_cast<int>(sizeof(Offsets) / sizeof(at[0]));
+  typedef int64_t Wide __attribute__((vector_size(L * 8)));
+  Offsets lane2;
+  COLONY_UNROLL
+  for (int l = 0; l < L; ++l) lane2[l] = 2 * l;
+  const Wide v = __builtin_convertvector(lane2 + at, Wide) + base;
+  std::memcpy(idx, &v, sizeof(v));
+}
+
 template <typename T>
 void max_pool_2x2(const Pool2dGeometry& g, const T* x, T* y, int64_t* idx) {
   constexpr int L = simd::kLanes<T>;
@@ -95,9 +107,19 @@ void max_pool_2x2(const Pool2dGeometry& g, const T* x, T* y, int64_t* idx) {
           simd::Vec<T> best;
           simd::Mask<T> at;
           max_2x2_lanes(s0, s1, W, best, at);
-          for (int64_t l = 0; l < n; ++l) {
-            yp[oy * Wo + ox + l] = best[l];
-            ip[oy * Wo + ox + l] = 2 * oy * W + 2 * (ox + l) + at[l];
+          const int64_t o = oy * Wo + ox;
+          // Whole vectors are stored unless they would pass the end of this plane (another
+          // chunk's, or past the array): lanes beyond a short row land in the next row of the
+          // plane, which the next groups overwrite. Extracting lanes one by one cost more than
+          // finding the maxima.
+          if (o + L <= Ho * Wo) {
+            simd::store(yp + o, best);
+            store_window_indices(ip + o, 2 * oy * W + 2 * ox, at);
+          } else {
+            for (int64_t l = 0; l < n; ++l) {
+              yp[o + l] = best[l];
+              ip[o + l] = 2 * oy * W + 2 * (ox + l) + at[l];
+            }
           }
         }
       }

@@ -492,6 +492,7 @@ const std::vector<PoolCase>& pool_cases() {
       {{4, 6, 28, 28}, 2, 2, 0, 1, false},          // LeNet pool 1 (the 2x2 fast path)
       {{2, 16, 10, 10}, 2, 2, 0, 1, false},         // LeNet pool 2
       {{2, 3, 9, 7}, 2, 2, 0, 1, false},            // odd sizes: the last row and column are dropped
+      {{1, 3, 6, 39}, 2, 2, 0, 1, false},           // rows of 19 windows: whole vectors, then a short group
       {{2, 3, 9, 7}, 2, 2, 0, 1, true},             // ceil_mode keeps them with a clipped window
       {{2, 3, 10, 11}, 3, 2, 1, 1, false},          // overlapping windows with padding
       {{1, 2, 12, 10}, {3, 2}, {2, 3}, {1, 1}, {2, 3}, true},  // dilation, everything asymmetric
