@@ -248,31 +248,25 @@ inline void dot_tile(int64_t kc, const T* a, int64_t lda, const T* const* brow, 
   for (int i = 0; i < MR; ++i)
     COLONY_TILE_UNROLL
     for (int j = 0; j < NR; ++j) sum[i][j] = Vec<T>{};
-  int64_t p = 0;
-  for (; p + L <= kc; p += L) {
+  // One step: pixels [p, p + L) of every row, read by `read` (a whole or a half vector).
+  auto step = [&](int64_t p, auto read) {
     Vec<T> av[MR], bv[NR];
     COLONY_TILE_UNROLL
-    for (int i = 0; i < MR; ++i) av[i] = load(a + i * lda + p);
+    for (int i = 0; i < MR; ++i) av[i] = read(a + i * lda + p);
     COLONY_TILE_UNROLL
-    for (int j = 0; j < NR; ++j) bv[j] = load(brow[j] + p);
+    for (int j = 0; j < NR; ++j) bv[j] = read(brow[j] + p);
     COLONY_TILE_UNROLL
     for (int i = 0; i < MR; ++i)
       COLONY_TILE_UNROLL
       for (int j = 0; j < NR; ++j) sum[i][j] += av[i] * bv[j];
-  }
+  };
+  int64_t p = 0;
+  for (; p + L <= kc; p += L) step(p, [](const T* q) { return load(q); });
   if constexpr (L >= 16) {
     // A tail of at least half a vector (8 floats of LeNet's 136-pixel rows under AVX-512) as one
     // half-width step, not eight scalar ones per dot product.
     if (p + L / 2 <= kc) {
-      Vec<T> av[MR], bv[NR];
-      COLONY_TILE_UNROLL
-      for (int i = 0; i < MR; ++i) av[i] = load_half(a + i * lda + p);
-      COLONY_TILE_UNROLL
-      for (int j = 0; j < NR; ++j) bv[j] = load_half(brow[j] + p);
-      COLONY_TILE_UNROLL
-      for (int i = 0; i < MR; ++i)
-        COLONY_TILE_UNROLL
-        for (int j = 0; j < NR; ++j) sum[i][j] += av[i] * bv[j];
+      step(p, [](const T* q) { return load_half(q); });
       p += L / 2;
     }
   }
