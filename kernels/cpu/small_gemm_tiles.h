@@ -86,6 +86,13 @@ inline int pick_tile(const Tile* tiles, int count, int64_t m, int64_t n, int64_t
   return best;
 }
 
+// run(std::integral_constant<int, picked>{}): the candidate tiles are template arguments, so each
+// is instantiated and the one picked at run time is called.
+template <int... I, typename Run>
+inline void run_picked(int picked, Run run) {
+  ((picked == I ? run(std::integral_constant<int, I>{}) : void()), ...);
+}
+
 // ---------- gemm_rows: MR rows of C x NV vectors, A broadcast, B loaded ----------
 #if COLONY_SMALL_GEMM_VEC_BYTES == 32
 // 6 x 2 and 4 x 3: 12 accumulators + the B vectors + a broadcast in 16 registers.
@@ -207,19 +214,11 @@ void gemm_rows_impl(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, in
     }
     return;
   }
-  constexpr int count = sizeof(kRowsTiles) / sizeof(kRowsTiles[0]);
-  int t = pick_tile(kRowsTiles, count, m, n, kLanes<T>);
-  // One call per candidate; only the picked one runs.
-  bool done = false;
-  auto run = [&](auto index) {
+  run_picked<I...>(pick_tile(kRowsTiles, sizeof...(I), m, n, kLanes<T>), [&](auto index) {
     constexpr int idx = decltype(index)::value;
-    if (!done && t == idx) {
-      gemm_rows_tiled<T, kRowsTiles[idx].mr, kRowsTiles[idx].nv>(m, n, k, a, ars, acs, b, b_rows, c, c_rows,
-                                                                   accumulate, bias);
-      done = true;
-    }
-  };
-  (run(std::integral_constant<int, I>{}), ...);
+    gemm_rows_tiled<T, kRowsTiles[idx].mr, kRowsTiles[idx].nv>(m, n, k, a, ars, acs, b, b_rows, c, c_rows, accumulate,
+                                                               bias);
+  });
 }
 
 // ---------- gemm_dot_rows_lanes: MR x NR dot products, vectorized along the rows ----------
@@ -323,17 +322,10 @@ template <typename T, int... I>
 void gemm_dot_impl(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, const int64_t* b_rows,
                    T* acc) {
   if (m <= 0 || n <= 0 || k <= 0) return;
-  constexpr int count = sizeof(kDotTiles) / sizeof(kDotTiles[0]);
-  int t = pick_tile(kDotTiles, count, m, n, 1);
-  bool done = false;
-  auto run = [&](auto index) {
+  run_picked<I...>(pick_tile(kDotTiles, sizeof...(I), m, n, 1), [&](auto index) {
     constexpr int idx = decltype(index)::value;
-    if (!done && t == idx) {
-      gemm_dot_tiled<T, kDotTiles[idx].mr, kDotTiles[idx].nv>(m, n, k, a, lda, b, b_rows, acc);
-      done = true;
-    }
-  };
-  (run(std::integral_constant<int, I>{}), ...);
+    gemm_dot_tiled<T, kDotTiles[idx].mr, kDotTiles[idx].nv>(m, n, k, a, lda, b, b_rows, acc);
+  });
 }
 
 template <typename T>
