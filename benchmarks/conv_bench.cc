@@ -5,7 +5,9 @@
 //
 // The last lines add up LeNet's convolution training step as the network runs it: both forwards,
 // conv1's weight gradient only (a first layer needs no input gradient), conv2's input and weight
-// gradients. Two wider 3x3 layers show where Auto switches from Direct to Im2col.
+// gradients. Two wider 3x3 layers show where Auto switches from Direct to Im2col. The last table
+// times bfloat16 (autocast's CPU type) through the front functions: widened to float32 around the
+// float32 kernels, and on the AVX512_BF16 tiles where the CPU has them (small_gemm_bf16.h).
 //
 //   bazel run -c opt //benchmarks:conv_bench            (add --quick for fewer repetitions)
 #include <algorithm>
@@ -19,6 +21,8 @@
 
 #include "kernels/common/conv_geometry.h"
 #include "kernels/cpu/conv.h"
+#include "kernels/cpu/small_gemm_bf16.h"
+#include "kernels/cpu/small_gemm_isa.h"
 #include "tensor/raw_nn_ops.h"
 #include "tensor/raw_ops.h"
 #include "tensor/random.h"
@@ -131,6 +135,22 @@ PoolTimes time_pool(int64_t batch, int64_t c, int64_t hw) {
   return t;
 }
 
+// A layer's forward and both gradients through the front functions (raw::conv2d and
+// raw::conv2d_backward, allocation included), as a network in `dtype` calls them.
+Timing time_front(const Layer& l, int64_t batch, colony::DType dtype) {
+  colony::Generator gen(11);
+  const auto opts = colony::TensorOptions(dtype);
+  Tensor x = raw::randn({batch, l.c, l.h, l.w}, opts, &gen);
+  Tensor w = raw::randn({l.o, l.c, l.k, l.k}, opts, &gen);
+  Tensor b = raw::randn({l.o}, opts, &gen);
+  const Conv2dGeometry g = geometry(l, batch);
+  Tensor gy = raw::randn({batch, l.o, g.out_h, g.out_w}, opts, &gen);
+  return best_us([&] {
+    raw::conv2d(x, w, b, 1, l.pad);
+    raw::conv2d_backward(gy, x, w, {1, l.pad, 1, 1});
+  });
+}
+
 const char* algo_name(ConvAlgorithm a) { return a == ConvAlgorithm::Direct ? "direct" : "im2col"; }
 
 std::string cell(const Timing& t) {
@@ -215,6 +235,24 @@ int main(int argc, char** argv) {
       Times t = time_layer(l, 32, algo);
       std::printf("%-22s %-7s %18s %18s %18s\n", l.name, algo_name(algo), cell(t.fwd).c_str(),
                   cell(t.bwd_input).c_str(), cell(t.bwd_weight).c_str());
+    }
+  }
+  const bool native = cpu::has_bf16_small_gemm();
+  std::printf("\nbfloat16, forward + backward (input and weight) through the front functions, 2 threads;\n"
+              "bfloat16 tiles: %s\n",
+              native ? cpu::active_small_gemm_bf16_fns()->isa : "none on this CPU (AVX512_BF16 absent or capped)");
+  std::printf("%-22s %5s %18s %18s %18s\n", "layer", "batch", "float32", "bf16 widened", "bf16 native");
+  for (int64_t batch : {32, 128}) {
+    for (const Layer& l : {conv1, conv2, wide32}) {
+      const Timing f32 = time_front(l, batch, colony::kFloat32);
+      Timing widened;
+      {
+        cpu::ScopedSmallGemmBf16Fns none(nullptr);
+        widened = time_front(l, batch, colony::kBFloat16);
+      }
+      const std::string bf16 = native ? cell(time_front(l, batch, colony::kBFloat16)) : std::string("-");
+      std::printf("%-22s %5lld %18s %18s %18s\n", l.name, static_cast<long long>(batch), cell(f32).c_str(),
+                  cell(widened).c_str(), bf16.c_str());
     }
   }
   return 0;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The CPU benchmarks as run by hand, kept short: fma_peak reports its ISA and the LeNet peak it
-# implies, lenet_cpu trains a few steps and prints its kernels' ISA and images/s, lenet_rounds.sh
-# alternates rounds and prints medians, and all refuse bad arguments.
+# implies, lenet_cpu trains a few steps (float32 and bfloat16 autocast) and prints its kernels' ISA
+# and images/s, lenet_rounds.sh alternates rounds and prints medians, and all refuse bad arguments.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -16,11 +16,17 @@ out="$(benchmarks/fma_peak --threads 0 2>&1)"; rc=$?
 out="$(benchmarks/lenet_cpu --batch 4 --threads 1 --steps 3 --warmup 1 2>&1)"; rc=$?
 [ "$rc" -eq 0 ] || fail "lenet_cpu exited $rc: $out"
 echo "$out" | grep -Eq '^images_per_s=[0-9]+\.[0-9]$' || fail "lenet_cpu: no images_per_s line: $out"
-echo "$out" | grep -Eq '^cpu_isa=(avx2|avx512)$' || fail "lenet_cpu: no cpu_isa line: $out"
+echo "$out" | grep -Eq '^cpu_isa=(avx2|avx512|avx512_bf16)$' || fail "lenet_cpu: no cpu_isa line: $out"
+out="$(benchmarks/lenet_cpu --batch 4 --threads 1 --steps 2 --warmup 1 --amp bf16 2>&1)"; rc=$?
+[ "$rc" -eq 0 ] || fail "lenet_cpu --amp bf16 exited $rc: $out"
+echo "$out" | grep -q '^amp=bf16$' && echo "$out" | grep -Eq '^bf16_conv=(native|widened)$' &&
+  echo "$out" | grep -Eq '^images_per_s=[0-9]+\.[0-9]$' || fail "lenet_cpu --amp bf16: missing lines: $out"
+out="$(benchmarks/lenet_cpu --amp fp8 2>&1)"; rc=$?
+[ "$rc" -eq 2 ] || fail "lenet_cpu --amp fp8 exited $rc, expected 2: $out"
 out="$(COLONY_CPU_ISA=avx2 benchmarks/lenet_cpu --batch 4 --threads 1 --steps 1 --warmup 0 2>&1)"; rc=$?
 [ "$rc" -eq 0 ] && echo "$out" | grep -q '^cpu_isa=avx2$' || fail "COLONY_CPU_ISA=avx2 not obeyed (exit $rc): $out"
 out="$(COLONY_CPU_ISA=sse2 benchmarks/lenet_cpu --batch 4 --steps 1 2>&1)"; rc=$?
-[ "$rc" -ne 0 ] && echo "$out" | grep -q 'COLONY_CPU_ISA=sse2: expected avx2 or avx512' ||
+[ "$rc" -ne 0 ] && echo "$out" | grep -q 'COLONY_CPU_ISA=sse2: expected avx2, avx512 or avx512_bf16' ||
   fail "a bad COLONY_CPU_ISA was not refused with its reason (exit $rc): $out"
 out="$(benchmarks/lenet_cpu --batch 0 2>&1)"; rc=$?
 [ "$rc" -eq 2 ] || fail "lenet_cpu --batch 0 exited $rc, expected 2: $out"
@@ -30,6 +36,10 @@ rc=$?
 [ "$(echo "$out" | grep -c '^round [123]: colony [0-9.]*')" -eq 3 ] || fail "lenet_rounds.sh: not 3 rounds: $out"
 echo "$out" | grep -Eq '^median colony=[0-9.]+$' || fail "lenet_rounds.sh: no median: $out"
 echo "$out" | grep -q 'libtorch' && fail "lenet_rounds.sh ran libtorch without --torch: $out"
+out="$(LENET_CPU=benchmarks/lenet_cpu benchmarks/lenet_rounds.sh --rounds 1 --batch 2 --threads 1 --steps 2 \
+       --amp bf16 2>&1)"; rc=$?
+[ "$rc" -eq 0 ] && echo "$out" | grep -Eq '^round 1: colony [0-9.]+.*, colony bf16 \((native|widened) convolutions\) [0-9.]+' &&
+  echo "$out" | grep -Eq '^bf16_over_float32=[0-9.]+$' || fail "lenet_rounds.sh --amp bf16 (exit $rc): $out"
 out="$(LENET_CPU=benchmarks/lenet_cpu benchmarks/lenet_rounds.sh --rounds 0 2>&1)"; rc=$?
 [ "$rc" -eq 2 ] && echo "$out" | grep -q "'0' is not a positive integer" ||
   fail "lenet_rounds.sh --rounds 0: exit $rc, expected 2 with the reason: $out"

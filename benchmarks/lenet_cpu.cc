@@ -4,26 +4,35 @@
 // figures compare the frameworks and nothing else. `lenet_cifar10 --benchmark` times the same step
 // with its DataLoader feeding it.
 //
-//   bazel run -c opt --config=cpu //benchmarks:lenet_cpu -- --batch 32 --threads 2 --steps 1500
+//   bazel run -c opt --config=cpu //benchmarks:lenet_cpu -- --batch 32 --threads 2 --steps 1500 [--amp bf16]
 //
-// Prints the thread count, batch and the CPU kernels' instruction set (cpu_isa=avx2|avx512; set
-// COLONY_CPU_ISA=avx2 to compare), then images_per_s=<number>.
+// Prints the thread count, batch and the CPU kernels' instruction set (cpu_isa=avx2|avx512|
+// avx512_bf16; set COLONY_CPU_ISA=avx2 to compare), then images_per_s=<number>. --amp bf16 runs
+// the forward pass and the loss under bfloat16 autocast, as `lenet_cifar10 --amp bf16` does, and
+// prints amp=bf16 and whether the convolutions multiply bfloat16 natively (bf16_conv=native, on
+// AVX512_BF16) or widen it to float32 (bf16_conv=widened).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <string>
 #include <vector>
 
 #include "colony.h"
+#include "kernels/cpu/small_gemm_bf16.h"
 #include "examples/lenet_cifar10/lenet.h"
 
 namespace {
 
-int int_arg(int argc, char** argv, const char* name, int fallback) {
+const char* str_arg(int argc, char** argv, const char* name, const char* fallback) {
   for (int i = 1; i + 1 < argc; ++i)
-    if (std::strcmp(argv[i], name) == 0) return std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], name) == 0) return argv[i + 1];
   return fallback;
+}
+int int_arg(int argc, char** argv, const char* name, int fallback) {
+  const char* v = str_arg(argc, argv, name, nullptr);
+  return v != nullptr ? std::atoi(v) : fallback;
 }
 
 }  // namespace
@@ -34,8 +43,10 @@ int main(int argc, char** argv) {
   const int threads = int_arg(argc, argv, "--threads", 2);
   const int steps = int_arg(argc, argv, "--steps", 1500);
   const int warmup = int_arg(argc, argv, "--warmup", 50);
-  if (batch <= 0 || threads <= 0 || steps <= 0 || warmup < 0) {
-    std::fprintf(stderr, "usage: lenet_cpu [--batch N] [--threads N] [--steps N] [--warmup N] (positive)\n");
+  const std::string amp = str_arg(argc, argv, "--amp", "off");
+  if (batch <= 0 || threads <= 0 || steps <= 0 || warmup < 0 || (amp != "off" && amp != "bf16")) {
+    std::fprintf(stderr,
+                 "usage: lenet_cpu [--batch N] [--threads N] [--steps N] [--warmup N] (positive) [--amp off|bf16]\n");
     return 2;
   }
   set_num_threads(threads);
@@ -54,11 +65,19 @@ int main(int argc, char** argv) {
     target.push_back(raw::randint(0, 10, {batch}, TensorOptions(kInt64)));
   }
   std::printf("colony, %d threads, batch %d\n", threads, batch);
+  const bool bf16 = amp == "bf16";
+  if (bf16) {
+    std::printf("amp=bf16\nbf16_conv=%s\n", kernels::cpu::has_bf16_small_gemm() ? "native" : "widened");
+  }
   std::chrono::steady_clock::time_point start;
   for (int i = 0; i < warmup + steps; ++i) {
     if (i == warmup) start = std::chrono::steady_clock::now();
     opt.zero_grad();
-    Tensor loss = F::cross_entropy(model->forward(data[i % 16]), target[i % 16]);
+    Tensor loss;
+    {
+      AutocastGuard autocast(DeviceType::CPU, kBFloat16, bf16);
+      loss = F::cross_entropy(model->forward(data[i % 16]), target[i % 16]);
+    }
     loss.backward();
     opt.step();
   }

@@ -114,7 +114,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
                                   shape_str(bias.sizes()));
     }
   }
-  if (detail::widened_on_cpu(input)) {
+  if (detail::conv_widened_on_cpu(input, g)) {
     return detail::narrow_to(conv2d(detail::widen(input), detail::widen(weight), detail::widen(bias), stride, padding,
                                     dilation, groups),
                              input.dtype());
@@ -143,7 +143,7 @@ Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, cons
                                 " (the output of input " + shape_str(input.sizes()) + " and weight " +
                                 shape_str(weight.sizes()) + "), got " + shape_str(grad_output.sizes()));
   }
-  if (detail::widened_on_cpu(input)) {
+  if (detail::conv_widened_on_cpu(input, g)) {
     Conv2dGrads g32 = conv2d_backward(detail::widen(grad_output), detail::widen(input), detail::widen(weight), params,
                                       output_mask);
     return {detail::narrow_to(g32.grad_input, input.dtype()), detail::narrow_to(g32.grad_weight, input.dtype()),

@@ -6,11 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/half.h"
 #include "kernels/common/matrix.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/simd.h"
 #include "kernels/cpu/small_gemm.h"
+#include "kernels/cpu/small_gemm_bf16.h"
 
 namespace colony::kernels::cpu {
 namespace {
@@ -52,12 +54,14 @@ struct PartialGrads {
   std::vector<T> data;
   PartialGrads(int64_t parts, int64_t size) : stride((size + 15) / 16 * 16), data(parts * stride, T(0)) {}
   T* part(int64_t p) { return data.data() + p * stride; }
-  // out[i] = sum over parts, in part order (deterministic for a given thread count).
-  void reduce_into(T* out, int64_t offset, int64_t n, int64_t parts) const {
+  // out[i] = sum over parts, in part order (deterministic for a given thread count), rounded to
+  // out's type once.
+  template <typename S>
+  void reduce_into(S* out, int64_t offset, int64_t n, int64_t parts) const {
     for (int64_t i = 0; i < n; ++i) {
       T s = T(0);
       for (int64_t p = 0; p < parts; ++p) s += data[p * stride + offset + i];
-      out[i] = s;
+      out[i] = S(s);
     }
   }
 };
@@ -91,65 +95,149 @@ DirectPlan plan_direct(const Conv2dGeometry& g) {
   return p;
 }
 
+// dst[i] = src[i] in dst's type (bfloat16 <- float32 rounds to nearest even).
+template <typename Src, typename Dst>
+void convert_row(const Src* src, int64_t n, Dst* dst) {
+  if constexpr (std::is_same_v<Src, Dst>) {
+    std::memcpy(dst, src, sizeof(Src) * n);
+  } else {
+    for (int64_t i = 0; i < n; ++i) dst[i] = Dst(static_cast<float>(src[i]));
+  }
+}
+
 // dst[c] = src[c] surrounded by pad_h rows and pad_w columns of zeros.
 template <typename T>
 void pad_planes(const T* src, int64_t planes, int64_t h, int64_t w, int64_t pad_h, int64_t pad_w, T* dst) {
   int64_t hp = h + 2 * pad_h, wp = w + 2 * pad_w;
-  std::fill(dst, dst + planes * hp * wp, T(0));
+  std::fill(dst, dst + planes * hp * wp, T(0.0f));
   for (int64_t c = 0; c < planes; ++c)
     for (int64_t y = 0; y < h; ++y)
       std::memcpy(dst + (c * hp + y + pad_h) * wp + pad_w, src + (c * h + y) * w, sizeof(T) * w);
 }
 
-// The interior of padded planes (pad_planes' inverse).
-template <typename T>
-void crop_planes(const T* src, int64_t planes, int64_t h, int64_t w, int64_t pad_h, int64_t pad_w, T* dst) {
+// The interior of padded planes (pad_planes' inverse), in dst's type.
+template <typename A, typename S>
+void crop_planes(const A* src, int64_t planes, int64_t h, int64_t w, int64_t pad_h, int64_t pad_w, S* dst) {
   int64_t hp = h + 2 * pad_h, wp = w + 2 * pad_w;
   for (int64_t c = 0; c < planes; ++c)
-    for (int64_t y = 0; y < h; ++y)
-      std::memcpy(dst + (c * h + y) * w, src + (c * hp + y + pad_h) * wp + pad_w, sizeof(T) * w);
+    for (int64_t y = 0; y < h; ++y) convert_row(src + (c * hp + y + pad_h) * wp + pad_w, w, dst + (c * h + y) * w);
 }
 
 // Output planes [planes, ho, wo] <-> grids [planes, ho, wp]; to_grid zeroes the extra columns.
-template <typename T>
-void grid_to_planes(const T* grid, int64_t planes, int64_t ho, int64_t wo, int64_t wp, T* out) {
-  for (int64_t r = 0; r < planes * ho; ++r) std::memcpy(out + r * wo, grid + r * wp, sizeof(T) * wo);
+template <typename A, typename S>
+void grid_to_planes(const A* grid, int64_t planes, int64_t ho, int64_t wo, int64_t wp, S* out) {
+  for (int64_t r = 0; r < planes * ho; ++r) convert_row(grid + r * wp, wo, out + r * wo);
 }
 template <typename T>
 void planes_to_grid(const T* in, int64_t planes, int64_t ho, int64_t wo, int64_t wp, T* grid) {
   for (int64_t r = 0; r < planes * ho; ++r) {
     std::memcpy(grid + r * wp, in + r * wo, sizeof(T) * wo);
-    std::fill(grid + r * wp + wo, grid + (r + 1) * wp, T(0));
+    std::fill(grid + r * wp + wo, grid + (r + 1) * wp, T(0.0f));
   }
 }
 
 template <typename T>
-void forward_direct(const Conv2dGeometry& g, const T* x, const T* w, const T* bias, T* y) {
+compute_t<T> sum_row(const T* p, int64_t n) {
+  if constexpr (std::is_same_v<T, compute_t<T>>) {
+    return simd::sum(p, n);
+  } else {
+    compute_t<T> s = 0;
+    for (int64_t i = 0; i < n; ++i) s += static_cast<compute_t<T>>(p[i]);
+    return s;
+  }
+}
+
+// The direct algorithm's two products for storage type S, accumulated in A = compute_t<S>: the
+// float32 and float64 tiles of small_gemm.h, or the bfloat16 ones of small_gemm_bf16.h (which
+// read the broadcast matrix packed in pairs, and bfloat16 as its bits).
+template <typename S>
+struct DirectProducts {
+  // `groups` row-major m x k matrices, the broadcast operand of rows().
+  DirectProducts(const S* a, int64_t groups, int64_t m, int64_t k) : a_(a), m_(m), k_(k) {}
+  // C(i, j) (+)= bias[i] + sum_p A_grp(i, p) * B(p, j), as small_gemm.h's gemm_rows.
+  void rows(int64_t grp, int64_t n, const S* b, const int64_t* b_rows, S* c, const int64_t* c_rows, bool accumulate,
+            const S* bias) const {
+    gemm_rows<S>(m_, n, k_, a_ + grp * m_ * k_, k_, 1, b, b_rows, c, c_rows, accumulate, bias);
+  }
+  static int64_t lanes() { return dot_lanes<S>(); }
+  static void dot(int64_t m, int64_t n, int64_t k, const S* a, int64_t lda, const S* b, const int64_t* b_rows,
+                  S* acc) {
+    gemm_dot_rows_lanes<S>(m, n, k, a, lda, b, b_rows, acc);
+  }
+  static void finish(int64_t m, int64_t n, const S* acc, S* c) { gemm_dot_finish<S>(m, n, acc, c, n); }
+
+ private:
+  const S* a_;
+  int64_t m_, k_;
+};
+
+template <>
+struct DirectProducts<BFloat16> {
+  DirectProducts(const BFloat16* a, int64_t groups, int64_t m, int64_t k)
+      : m_(m), k_(k), stride_((k + 1) / 2), pairs_(groups * m * stride_) {
+    for (int64_t grp = 0; grp < groups; ++grp)
+      pack_bf16_pairs(m, k, bits(a + grp * m * k), k, 1, pairs_.data() + grp * m * stride_);
+  }
+  void rows(int64_t grp, int64_t n, const BFloat16* b, const int64_t* b_rows, float* c, const int64_t* c_rows,
+            bool accumulate, const float* bias) const {
+    gemm_rows_bf16(m_, n, k_, pairs_.data() + grp * m_ * stride_, stride_, bits(b), b_rows, c, c_rows, accumulate,
+                   bias);
+  }
+  static int64_t lanes() { return dot_lanes_bf16(); }
+  static void dot(int64_t m, int64_t n, int64_t k, const BFloat16* a, int64_t lda, const BFloat16* b,
+                  const int64_t* b_rows, float* acc) {
+    gemm_dot_rows_lanes_bf16(m, n, k, bits(a), lda, bits(b), b_rows, acc);
+  }
+  static void finish(int64_t m, int64_t n, const float* acc, float* c) { gemm_dot_finish_bf16(m, n, acc, c, n); }
+
+ private:
+  static const uint16_t* bits(const BFloat16* p) { return reinterpret_cast<const uint16_t*>(p); }
+  int64_t m_, k_, stride_;
+  std::vector<uint32_t> pairs_;
+};
+
+template <typename S>
+void forward_direct(const Conv2dGeometry& g, const S* x, const S* w, const S* bias, S* y) {
+  using A = compute_t<S>;
+  constexpr bool kNarrow = !std::is_same_v<S, A>;  // products land in a float32 grid, rounded once
   const DirectPlan p = plan_direct(g);
   const int64_t C = g.in_channels, H = g.in_h, W = g.in_w, O = g.out_channels;
   const int64_t Cg = g.group_in_channels(), Og = g.group_out_channels(), K = g.patch_size();
   const int64_t plane_out = g.out_h * g.out_w, plane_pad = p.hp * p.wp;
+  const DirectProducts<S> products(w, g.groups, Og, K);
+  std::vector<A> bias_wide;
+  if constexpr (kNarrow) {
+    if (bias != nullptr) {
+      bias_wide.resize(O);
+      convert_row(bias, O, bias_wide.data());
+    }
+  }
+  const A* bias_a = kNarrow ? (bias != nullptr ? bias_wide.data() : nullptr) : reinterpret_cast<const A*>(bias);
+  const bool in_place = p.dense && !kNarrow;  // products written straight into y
   for_each_part(g.batch, choose_parts(g), [&](int64_t, int64_t n0, int64_t n1) {
-    T* padded = p.padded ? scratch<T, 0>(C * plane_pad) : nullptr;
-    T* grid = p.dense ? nullptr : scratch<T, 1>(Og * g.out_h * p.wp);
+    S* padded = p.padded ? scratch<S, 0>(C * plane_pad) : nullptr;
+    A* grid = in_place ? nullptr : scratch<A, 1>(Og * g.out_h * p.wp);
     for (int64_t n = n0; n < n1; ++n) {
-      const T* image = x + n * C * H * W;
+      const S* image = x + n * C * H * W;
       if (p.padded) {
         pad_planes(image, C, H, W, g.pad_h, g.pad_w, padded);
         image = padded;
       }
       for (int64_t grp = 0; grp < g.groups; ++grp) {
-        T* out = y + (n * O + grp * Og) * plane_out;
-        gemm_rows<T>(Og, p.nq, K, w + grp * Og * K, K, 1, image + grp * Cg * plane_pad, p.window.data(),
-                     p.dense ? out : grid, p.planes.data(), false, bias != nullptr ? bias + grp * Og : nullptr);
-        if (!p.dense) grid_to_planes(grid, Og, g.out_h, g.out_w, p.wp, out);
+        S* out = y + (n * O + grp * Og) * plane_out;
+        products.rows(grp, p.nq, image + grp * Cg * plane_pad, p.window.data(),
+                      in_place ? reinterpret_cast<A*>(out) : grid, p.planes.data(), false,
+                      bias_a != nullptr ? bias_a + grp * Og : nullptr);
+        if (!in_place) grid_to_planes(grid, Og, g.out_h, g.out_w, p.wp, out);
       }
     }
   });
 }
 
-template <typename T>
-void backward_direct(const Conv2dGeometry& g, const T* gy, const T* x, const T* w, T* gx, T* gw, T* gb) {
+template <typename S>
+void backward_direct(const Conv2dGeometry& g, const S* gy, const S* x, const S* w, S* gx, S* gw, S* gb) {
+  using A = compute_t<S>;
+  constexpr bool kNarrow = !std::is_same_v<S, A>;  // gradients accumulate in float32, rounded once
   const DirectPlan p = plan_direct(g);
   const int64_t C = g.in_channels, H = g.in_h, W = g.in_w, O = g.out_channels, G = g.groups;
   const int64_t Cg = g.group_in_channels(), Og = g.group_out_channels(), K = g.patch_size();
@@ -160,7 +248,7 @@ void backward_direct(const Conv2dGeometry& g, const T* gy, const T* x, const T* 
   // Rows run kernel position-major (all channels of (i, j), then the next position), so the rows
   // of one register tile land in different planes: consecutive tiles' stores never partially
   // overlap the next loads, which would stall store-to-load forwarding.
-  std::vector<T> wt;
+  std::vector<S> wt;
   std::vector<int64_t> scatter_rows, grid_rows;
   if (gx != nullptr) {
     wt.resize(G * K * Og);
@@ -173,53 +261,56 @@ void backward_direct(const Conv2dGeometry& g, const T* gy, const T* x, const T* 
       for (int64_t c = 0; c < Cg; ++c) scatter_rows.push_back(p.window[c * KK + ij]);
     for (int64_t o = 0; o < Og; ++o) grid_rows.push_back(o * g.out_h * p.wp);
   }
+  const DirectProducts<S> products(gx != nullptr ? wt.data() : nullptr, gx != nullptr ? G : 0, K, Og);
 
   const int64_t parts = choose_parts(g);
-  PartialGrads<T> partial(parts, (gw != nullptr ? G * Og * K : 0) + (gb != nullptr ? O : 0));
+  PartialGrads<A> partial(parts, (gw != nullptr ? G * Og * K : 0) + (gb != nullptr ? O : 0));
   const int64_t gb_offset = gw != nullptr ? G * Og * K : 0;
+  // The input gradient accumulates in a separate (padded, or float32) image unless it can be y's.
+  const bool gx_in_place = !p.padded && !kNarrow;
   for_each_part(g.batch, parts, [&](int64_t part, int64_t n0, int64_t n1) {
-    T* gw_part = partial.part(part);
-    T* gb_part = partial.part(part) + gb_offset;
-    T* padded = p.padded && gw != nullptr ? scratch<T, 0>(C * plane_pad) : nullptr;
-    T* grid = p.dense ? nullptr : scratch<T, 1>(Og * g.out_h * p.wp);
-    T* gx_padded = p.padded && gx != nullptr ? scratch<T, 2>(C * plane_pad) : nullptr;
+    A* gw_part = partial.part(part);
+    A* gb_part = partial.part(part) + gb_offset;
+    S* padded = p.padded && gw != nullptr ? scratch<S, 0>(C * plane_pad) : nullptr;
+    S* grid = p.dense ? nullptr : scratch<S, 1>(Og * g.out_h * p.wp);
+    A* gx_scratch = gx != nullptr && !gx_in_place ? scratch<A, 2>(C * plane_pad) : nullptr;
     // The weight gradient's lane partial sums over all of this part's images (small_gemm.h).
-    const int64_t lanes = dot_lanes<T>();
-    T* gw_lanes = gw != nullptr ? scratch<T, 3>(G * Og * K * lanes) : nullptr;
-    if (gw_lanes != nullptr) std::fill(gw_lanes, gw_lanes + G * Og * K * lanes, T(0));
+    const int64_t lanes = DirectProducts<S>::lanes();
+    A* gw_lanes = gw != nullptr ? scratch<A, 3>(G * Og * K * lanes) : nullptr;
+    if (gw_lanes != nullptr) std::fill(gw_lanes, gw_lanes + G * Og * K * lanes, A(0));
     for (int64_t n = n0; n < n1; ++n) {
-      const T* image = x != nullptr ? x + n * C * H * W : nullptr;
+      const S* image = x != nullptr ? x + n * C * H * W : nullptr;
       if (padded != nullptr) {
         pad_planes(image, C, H, W, g.pad_h, g.pad_w, padded);
         image = padded;
       }
-      T* gx_image = nullptr;
+      A* gx_image = nullptr;
       if (gx != nullptr) {
-        gx_image = p.padded ? gx_padded : gx + n * C * H * W;
-        std::fill(gx_image, gx_image + C * plane_pad, T(0));
+        gx_image = gx_in_place ? reinterpret_cast<A*>(gx + n * C * H * W) : gx_scratch;
+        std::fill(gx_image, gx_image + C * plane_pad, A(0));
       }
       for (int64_t grp = 0; grp < G; ++grp) {
-        const T* gy_planes = gy + (n * O + grp * Og) * plane_out;
-        const T* gy_grid = gy_planes;
+        const S* gy_planes = gy + (n * O + grp * Og) * plane_out;
+        const S* gy_grid = gy_planes;
         if (!p.dense) {
           planes_to_grid(gy_planes, Og, g.out_h, g.out_w, p.wp, grid);
           gy_grid = grid;
         }
         if (gw != nullptr) {
-          gemm_dot_rows_lanes<T>(Og, K, p.nq, gy_grid, g.out_h * p.wp, image + grp * Cg * plane_pad,
+          DirectProducts<S>::dot(Og, K, p.nq, gy_grid, g.out_h * p.wp, image + grp * Cg * plane_pad,
                                  p.window.data(), gw_lanes + grp * Og * K * lanes);
         }
         if (gx != nullptr) {
-          gemm_rows<T>(K, p.nq, Og, wt.data() + grp * K * Og, Og, 1, gy_grid, grid_rows.data(),
-                       gx_image + grp * Cg * plane_pad, scatter_rows.data(), true, nullptr);
+          products.rows(grp, p.nq, gy_grid, grid_rows.data(), gx_image + grp * Cg * plane_pad, scatter_rows.data(),
+                        true, nullptr);
         }
         if (gb != nullptr) {
-          for (int64_t o = 0; o < Og; ++o) gb_part[grp * Og + o] += simd::sum(gy_planes + o * plane_out, plane_out);
+          for (int64_t o = 0; o < Og; ++o) gb_part[grp * Og + o] += sum_row(gy_planes + o * plane_out, plane_out);
         }
       }
-      if (gx != nullptr && p.padded) crop_planes(gx_padded, C, H, W, g.pad_h, g.pad_w, gx + n * C * H * W);
+      if (gx != nullptr && !gx_in_place) crop_planes(gx_scratch, C, H, W, g.pad_h, g.pad_w, gx + n * C * H * W);
     }
-    if (gw_lanes != nullptr) gemm_dot_finish<T>(G * Og, K, gw_lanes, gw_part, K);
+    if (gw_lanes != nullptr) DirectProducts<S>::finish(G * Og, K, gw_lanes, gw_part);
   });
   if (gw != nullptr) partial.reduce_into(gw, 0, G * Og * K, parts);
   if (gb != nullptr) partial.reduce_into(gb, gb_offset, O, parts);
@@ -379,11 +470,23 @@ ConvAlgorithm resolve(ConvAlgorithm algo, const Conv2dGeometry& g, ConvPass pass
 }
 
 [[noreturn]] void bad_dtype(const char* op, DType dtype) {
-  throw std::invalid_argument(std::string(op) + ": CPU convolution supports float32 and float64, got " +
-                              dtype_name(dtype));
+  throw std::invalid_argument(std::string(op) + ": CPU convolution supports float32 and float64 (and bfloat16 where " +
+                              "conv2d_native_16bit allows it), got " + dtype_name(dtype));
+}
+
+// bfloat16 runs the direct algorithm on small_gemm_bf16.h's tiles, or not at all.
+void check_bf16(const char* op, const Conv2dGeometry& g, ConvAlgorithm algo) {
+  if (!conv2d_native_16bit(DType::BFloat16, g) || algo == ConvAlgorithm::Im2col) {
+    throw std::invalid_argument(std::string(op) + ": bfloat16 convolution runs natively only with stride 1 on a CPU " +
+                                "with AVX512_BF16 (conv2d_native_16bit); widen the operands to float32 otherwise");
+  }
 }
 
 }  // namespace
+
+bool conv2d_native_16bit(DType dtype, const Conv2dGeometry& g) {
+  return dtype == DType::BFloat16 && g.stride_h == 1 && g.stride_w == 1 && has_bf16_small_gemm();
+}
 
 ConvAlgorithm choose_conv_algorithm(const Conv2dGeometry& g, ConvPass pass) {
   if (g.stride_h != 1 || g.stride_w != 1) return ConvAlgorithm::Im2col;
@@ -400,6 +503,12 @@ ConvAlgorithm choose_conv_algorithm(const Conv2dGeometry& g, ConvPass pass) {
 void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const void* w, const void* bias, void* y,
                     ConvAlgorithm algo) {
   if (g.batch == 0) return;
+  if (dtype == DType::BFloat16) {
+    check_bf16("conv2d", g, algo);
+    forward_direct<BFloat16>(g, static_cast<const BFloat16*>(x), static_cast<const BFloat16*>(w),
+                             static_cast<const BFloat16*>(bias), static_cast<BFloat16*>(y));
+    return;
+  }
   const bool direct = resolve(algo, g, ConvPass::Forward) == ConvAlgorithm::Direct;
   auto run = [&](auto tag) {
     using T = decltype(tag);
@@ -422,6 +531,19 @@ void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const v
 
 void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, const void* x, const void* w,
                      void* grad_x, void* grad_w, void* grad_b, ConvAlgorithm algo) {
+  if (dtype == DType::BFloat16) {
+    check_bf16("conv2d_backward", g, algo);
+    auto* gw = static_cast<BFloat16*>(grad_w);
+    auto* gb = static_cast<BFloat16*>(grad_b);
+    if (g.batch == 0) {
+      if (gw != nullptr) std::fill(gw, gw + g.out_channels * g.patch_size(), BFloat16(0.0f));
+      if (gb != nullptr) std::fill(gb, gb + g.out_channels, BFloat16(0.0f));
+      return;
+    }
+    backward_direct<BFloat16>(g, static_cast<const BFloat16*>(grad_y), static_cast<const BFloat16*>(x),
+                              static_cast<const BFloat16*>(w), static_cast<BFloat16*>(grad_x), gw, gb);
+    return;
+  }
   const bool direct_x = resolve(algo, g, ConvPass::BackwardInput) == ConvAlgorithm::Direct;
   const bool direct_w = resolve(algo, g, ConvPass::BackwardWeight) == ConvAlgorithm::Direct;
   auto run = [&](auto tag) {

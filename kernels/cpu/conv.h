@@ -1,5 +1,5 @@
 // 2-D convolution (cross-correlation, as in PyTorch) on the CPU: forward and the three gradients,
-// float32 and float64, on contiguous NCHW arrays.
+// float32 and float64, on contiguous NCHW arrays; bfloat16 too where conv2d_native_16bit says so.
 //
 // Images are split over the thread pool (each chunk owns scratch memory and a private weight
 // gradient, summed at the end in a fixed order), and each image is one or a few small matrix
@@ -22,6 +22,13 @@ namespace colony::kernels::cpu {
 
 enum class ConvAlgorithm { Auto, Direct, Im2col };
 enum class ConvPass { Forward, BackwardInput, BackwardWeight };
+
+// Whether the kernels below take `dtype` (a 16-bit type) for this shape. True for bfloat16 with
+// stride 1 where AVX512_BF16 is active (small_gemm_bf16.h): the direct algorithm then multiplies
+// bfloat16 operands with float32 accumulation, and each output (y, or a gradient) is rounded once.
+// Elsewhere callers widen 16-bit operands to float32 and round the result (tensor/cpu_widen.h),
+// which gives the same values up to the order of the float32 additions.
+bool conv2d_native_16bit(DType dtype, const Conv2dGeometry& g);
 
 // What Auto runs for this shape and pass (a backward call may use one algorithm for grad_x and
 // the other for grad_w and grad_b).

@@ -11,7 +11,7 @@ namespace {
 
 template <typename T>
 const SmallGemmFns<T>& best_fns() {
-  return active_cpu_isa() == CpuIsa::Avx512 ? avx512::small_gemm_fns<T>() : avx2::small_gemm_fns<T>();
+  return active_cpu_isa() >= CpuIsa::Avx512 ? avx512::small_gemm_fns<T>() : avx2::small_gemm_fns<T>();
 }
 
 template <typename T>

@@ -38,6 +38,45 @@ template <typename T>
 const SmallGemmFns<T>& small_gemm_fns();
 }
 
+// The bfloat16 products of small_gemm_bf16.h (bfloat16 operands, float32 accumulators), one ISA's
+// implementation. There is one native copy, for AVX512_BF16 (vdpbf16ps); CPUs without it have
+// none, and their 16-bit convolutions widen to float32 instead.
+struct SmallGemmBf16Fns {
+  const char* isa;  // "avx512_bf16", "bf16_emulated"
+  int64_t dot_lanes;
+  void (*gemm_rows)(int64_t m, int64_t n, int64_t k, const uint32_t* a_pairs, int64_t a_pair_stride,
+                    const uint16_t* b, const int64_t* b_rows, float* c, const int64_t* c_rows, bool accumulate,
+                    const float* bias);
+  void (*gemm_dot_rows_lanes)(int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t lda, const uint16_t* b,
+                              const int64_t* b_rows, float* acc);
+  void (*gemm_dot_finish)(int64_t m, int64_t n, const float* acc, float* c, int64_t ldc);
+};
+
+namespace avx512_bf16 {  // built with -march=x86-64-v4 -mavx512bf16
+const SmallGemmBf16Fns& small_gemm_bf16_fns();
+}
+// The same tiles over scalar float arithmetic that reproduces vdpbf16ps' order of operations, in
+// //kernels/cpu:small_gemm_bf16_emulated (testonly): tests run the tiling logic on any CPU.
+namespace bf16_emulated {
+const SmallGemmBf16Fns& small_gemm_bf16_fns();
+}
+
+// The table small_gemm_bf16.h uses now: avx512_bf16 where active_cpu_isa() allows it, else null.
+const SmallGemmBf16Fns* active_small_gemm_bf16_fns();
+
+// Tests: route small_gemm_bf16.h (and so the bfloat16 convolutions) through `fns` (null: none, so
+// 16-bit convolutions widen) while alive. Not thread-safe against running kernels.
+class ScopedSmallGemmBf16Fns {
+ public:
+  explicit ScopedSmallGemmBf16Fns(const SmallGemmBf16Fns* fns);
+  ~ScopedSmallGemmBf16Fns();
+  ScopedSmallGemmBf16Fns(const ScopedSmallGemmBf16Fns&) = delete;
+  ScopedSmallGemmBf16Fns& operator=(const ScopedSmallGemmBf16Fns&) = delete;
+
+ private:
+  const SmallGemmBf16Fns* saved_;
+};
+
 // The tables small_gemm.h's functions use now: the CPU's best unless overridden.
 template <typename T>
 const SmallGemmFns<T>& active_small_gemm_fns();

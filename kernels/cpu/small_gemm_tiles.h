@@ -16,9 +16,7 @@
 #include <utility>
 
 #include "kernels/cpu/small_gemm_isa.h"
-
-// Fully unrolled tile loops keep their accumulators in registers (GCC -O2 does not unroll them).
-#define COLONY_TILE_UNROLL _Pragma("GCC unroll 16")
+#include "kernels/cpu/small_gemm_tile_picking.h"
 
 namespace colony::kernels::cpu::COLONY_SMALL_GEMM_ISA {
 namespace {
@@ -63,36 +61,6 @@ inline T hsum(const Vec<T>& v) {
   for (int i = 0; i < kLanes<T>; ++i) s += v[i];
   return s;
 }
-inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-inline int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
-
-// A tile shape: MR rows by NV vectors (gemm_rows) or MR by NR dot products (gemm_dot).
-struct Tile {
-  int mr, nv;
-};
-// The candidate that pads m x n least (the first on ties). Every candidate keeps its accumulators
-// and operands in the ISA's vector registers (16 for AVX2, 32 for AVX-512) with enough independent
-// FMA chains to cover the FMA latency.
-inline int pick_tile(const Tile* tiles, int count, int64_t m, int64_t n, int64_t n_unit) {
-  int best = 0;
-  int64_t best_work = -1;
-  for (int t = 0; t < count; ++t) {
-    int64_t work = round_up(m, tiles[t].mr) * round_up(n, tiles[t].nv * n_unit);
-    if (best_work < 0 || work < best_work) {
-      best = t;
-      best_work = work;
-    }
-  }
-  return best;
-}
-
-// run(std::integral_constant<int, picked>{}): the candidate tiles are template arguments, so each
-// is instantiated and the one picked at run time is called.
-template <int... I, typename Run>
-inline void run_picked(int picked, Run run) {
-  ((picked == I ? run(std::integral_constant<int, I>{}) : void()), ...);
-}
-
 // ---------- gemm_rows: MR rows of C x NV vectors, A broadcast, B loaded ----------
 #if COLONY_SMALL_GEMM_VEC_BYTES == 32
 // 6 x 2 and 4 x 3: 12 accumulators + the B vectors + a broadcast in 16 registers.
@@ -102,10 +70,8 @@ constexpr Tile kRowsTiles[] = {{6, 2}, {4, 3}};
 constexpr Tile kRowsTiles[] = {{6, 4}, {8, 3}, {12, 2}};
 #endif
 
-// A panel of B rows as wide as a tile stays in L1 across the row tiles: 24 KiB of it per pass
-// (256 rows of 24 floats for AVX2's 4 x 3 tile).
-constexpr int64_t kPanelBytes = 24 * 1024;
-
+// A panel of B rows as wide as a tile stays in L1 across the row tiles (kPanelBytes: 256 rows of
+// 24 floats for AVX2's 4 x 3 tile).
 template <typename T, int MR, int NV>
 inline void rows_tile(int64_t kc, const T* a, int64_t ars, int64_t acs, const T* b, const int64_t* b_rows, T* c,
                       const int64_t* c_rows, int64_t nr, bool accumulate, const T* bias) {
@@ -232,7 +198,7 @@ constexpr Tile kDotTiles[] = {{3, 3}, {4, 2}};
 constexpr Tile kDotTiles[] = {{4, 4}, {6, 3}};
 #endif
 
-// A tile's MR + NR rows of one pass stay in L1 while it runs: 24 KiB of them (1024 floats for
+// A tile's MR + NR rows of one pass stay in L1 while it runs (kPanelBytes: 1024 floats for
 // AVX2's tiles).
 template <typename T, int MR, int NR>
 constexpr int64_t block_dot() {

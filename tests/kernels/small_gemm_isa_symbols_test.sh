@@ -1,25 +1,41 @@
 #!/usr/bin/env bash
-# The AVX-512 copy of the small-GEMM tiles (kernels/cpu/small_gemm_avx512.cc) is built with
-# -march=x86-64-v4. Any inline function or template it emits as a weak (COMDAT) symbol outside its
-# own namespace could be the copy the linker keeps for every caller, and then AVX2-only CPUs would
-# run AVX-512 instructions (SIGILL). So: every weak symbol it defines is in
-# colony::kernels::cpu::avx512, and it does emit AVX-512 code.
+# The AVX-512 copies of the small-GEMM tiles (kernels/cpu/small_gemm_avx512.cc, built with
+# -march=x86-64-v4, and small_gemm_avx512_bf16.cc, with AVX512_BF16 on top) must stay in their own
+# namespaces. Any inline function or template they emit as a weak (COMDAT) symbol outside it could
+# be the copy the linker keeps for every caller, and then AVX2-only CPUs would run AVX-512
+# instructions (SIGILL). So: every global symbol each object defines (weak or not) is in
+# colony::kernels::cpu::avx512 or ::avx512_bf16, and each does emit the instructions it exists for.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 [ "$#" -ge 1 ] || fail "usage: $0 OBJECT..."
-object=""
-for f in "$@"; do
-  case "$f" in *.o) [ -z "$object" ] && [ -f "$f" ] && object="$f" ;; esac
-done
-[ -n "$object" ] || fail "none of these is an object file present here: $*"
 command -v nm >/dev/null && command -v objdump >/dev/null || fail "nm and objdump (binutils) are needed"
 
-weak="$(nm -C --defined-only "$object" | awk '$2 ~ /^[WVu]$/ { $1 = ""; $2 = ""; print }')"
-[ -n "$weak" ] || fail "no weak symbols at all in $object: did the table functions move?"
-stray="$(echo "$weak" | grep -v '^ *colony::kernels::cpu::SmallGemmFns<[a-z]*> const& colony::kernels::cpu::avx512::' \
-                      | grep -v '^ *colony::kernels::cpu::avx512::')"
-[ -z "$stray" ] || fail "weak symbols outside colony::kernels::cpu::avx512 in $object:
+# One object per copy (bazel may list both the .o and the .pic.o of one).
+declare -A seen=()
+for f in "$@"; do
+  case "$f" in *.o) ;; *) continue ;; esac
+  [ -f "$f" ] || continue
+  base="$(basename "$f")"; copy="${base%%.*}"
+  [ -n "${seen[$copy]:-}" ] && continue
+  seen[$copy]="$f"
+done
+for want in small_gemm_avx512 small_gemm_avx512_bf16; do
+  [ -n "${seen[$want]:-}" ] || fail "no object file of $want among: $*"
+done
+
+check() {  # object, namespace, instruction that must appear, minimum count
+  local object="$1" ns="$2" insn="$3" min="$4"
+  local global stray count
+  global="$(nm -C --defined-only "$object" | awk '$2 ~ /^[A-Zu]$/ { $1 = ""; $2 = ""; print }')"
+  [ -n "$global" ] || fail "no global symbols at all in $object: did the table functions move?"
+  # A table function's name starts with its return type, colony::kernels::cpu::SmallGemm...Fns.
+  stray="$(echo "$global" | sed -E 's/^ *colony::kernels::cpu::SmallGemm[A-Za-z0-9]*Fns(<[a-z]*>)? const& //' \
+                        | grep -v "^ *colony::kernels::cpu::$ns::")"
+  [ -z "$stray" ] || fail "global symbols outside colony::kernels::cpu::$ns in $object:
 $stray"
-zmm="$(objdump -d "$object" | grep -c '%zmm')"
-[ "$zmm" -gt 100 ] || fail "only $zmm instructions use zmm registers: is $object built for AVX-512?"
-echo "PASS: $(echo "$weak" | wc -l) weak symbols, all in avx512; $zmm zmm instructions"
+  count="$(objdump -d "$object" | grep -c "$insn")"
+  [ "$count" -ge "$min" ] || fail "only $count instructions match '$insn' in $object: is it built for $ns?"
+  echo "PASS: $object: $(echo "$global" | wc -l) global symbols, all in $ns; $count instructions match '$insn'"
+}
+check "${seen[small_gemm_avx512]}" avx512 '%zmm' 100
+check "${seen[small_gemm_avx512_bf16]}" avx512_bf16 'vdpbf16ps' 100

@@ -22,7 +22,7 @@ namespace {
 template <typename T>
 std::vector<const SmallGemmFns<T>*> every_copy() {
   std::vector<const SmallGemmFns<T>*> copies = {&avx2::small_gemm_fns<T>(), &avx512_emulated::small_gemm_fns<T>()};
-  if (detected_cpu_isa() == CpuIsa::Avx512) copies.push_back(&avx512::small_gemm_fns<T>());
+  if (detected_cpu_isa() >= CpuIsa::Avx512) copies.push_back(&avx512::small_gemm_fns<T>());
   return copies;
 }
 
@@ -163,7 +163,8 @@ TEST(SmallGemm, CopiesDescribeThemselves) {
 }
 
 TEST(SmallGemm, DispatchesToTheCpusIsaAndObeysTheOverride) {
-  const char* want = cpu_isa_name(active_cpu_isa());
+  // The float tables have no bfloat16 level: an AVX512_BF16 CPU runs the avx512 ones.
+  const char* want = active_cpu_isa() >= CpuIsa::Avx512 ? "avx512" : "avx2";
   EXPECT_STREQ(active_small_gemm_fns<float>().isa, want);
   EXPECT_EQ(dot_lanes<float>(), active_small_gemm_fns<float>().dot_lanes);
   {
@@ -181,11 +182,17 @@ TEST(CpuIsa, EnvironmentCapParses) {
   EXPECT_EQ(capped_cpu_isa(CpuIsa::Avx512, "avx512"), CpuIsa::Avx512);
   // A cap above what the CPU has gives what the CPU has.
   EXPECT_EQ(capped_cpu_isa(CpuIsa::Avx2, "avx512"), CpuIsa::Avx2);
+  EXPECT_EQ(capped_cpu_isa(CpuIsa::Avx512Bf16, nullptr), CpuIsa::Avx512Bf16);
+  EXPECT_EQ(capped_cpu_isa(CpuIsa::Avx512Bf16, "avx512"), CpuIsa::Avx512);
+  EXPECT_EQ(capped_cpu_isa(CpuIsa::Avx512Bf16, "avx512_bf16"), CpuIsa::Avx512Bf16);
+  EXPECT_EQ(capped_cpu_isa(CpuIsa::Avx512, "avx512_bf16"), CpuIsa::Avx512);
+  EXPECT_STREQ(cpu_isa_name(CpuIsa::Avx512Bf16), "avx512_bf16");
   try {
     capped_cpu_isa(CpuIsa::Avx2, "avx512bf16");
     ADD_FAILURE() << "an unknown COLONY_CPU_ISA was accepted";
   } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("COLONY_CPU_ISA=avx512bf16: expected avx2 or avx512"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("COLONY_CPU_ISA=avx512bf16: expected avx2, avx512 or avx512_bf16"),
+              std::string::npos)
         << e.what();
   }
 }
@@ -193,8 +200,15 @@ TEST(CpuIsa, EnvironmentCapParses) {
 TEST(CpuIsa, DetectionAgreesWithTheCompilersView) {
   __builtin_cpu_init();
   bool avx512f = __builtin_cpu_supports("avx512f");
-  if (detected_cpu_isa() == CpuIsa::Avx512) EXPECT_TRUE(avx512f);
+  bool avx512bf16 = __builtin_cpu_supports("avx512bf16");
+  if (detected_cpu_isa() >= CpuIsa::Avx512) EXPECT_TRUE(avx512f);
   if (!avx512f) EXPECT_EQ(detected_cpu_isa(), CpuIsa::Avx2);
+  if (detected_cpu_isa() == CpuIsa::Avx512Bf16) {
+    EXPECT_TRUE(avx512bf16);
+  }
+  if (detected_cpu_isa() == CpuIsa::Avx512) {
+    EXPECT_FALSE(avx512bf16);
+  }
   EXPECT_TRUE(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
       << "the build targets x86-64-v3: this CPU cannot run it";
 }

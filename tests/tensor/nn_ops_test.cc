@@ -14,6 +14,7 @@
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/small_gemm.h"
+#include "kernels/cpu/small_gemm_bf16.h"
 #include "kernels/cpu/small_gemm_isa.h"
 #include "tensor/threads.h"
 #include "tests/test_util.h"
@@ -252,17 +253,85 @@ TEST(Conv2dKernels, BothAlgorithmsMatchNaiveWithEveryIsasTiles) {
   };
   std::vector<Tables> tables = {{avx2::small_gemm_fns<float>(), avx2::small_gemm_fns<double>()},
                                 {avx512_emulated::small_gemm_fns<float>(), avx512_emulated::small_gemm_fns<double>()}};
-  if (detected_cpu_isa() == CpuIsa::Avx512) {
+  if (detected_cpu_isa() >= CpuIsa::Avx512) {
     tables.push_back({avx512::small_gemm_fns<float>(), avx512::small_gemm_fns<double>()});
   }
-  // Without an override the convolutions run the tiles of the ISA users are told of.
-  EXPECT_STREQ(active_small_gemm_fns<float>().isa, get_cpu_capability());
+  // Without an override the convolutions run the tiles of the ISA users are told of (whose
+  // bfloat16 level only adds small_gemm_bf16.h).
+  EXPECT_EQ(std::string(get_cpu_capability()).rfind(active_small_gemm_fns<float>().isa, 0), 0u)
+      << get_cpu_capability();
   for (const Tables& t : tables) {
     SCOPED_TRACE(t.f32.isa);
     ScopedSmallGemmFns use(t.f32, t.f64);
     ASSERT_EQ(dot_lanes<float>(), t.f32.dot_lanes);
     expect_both_algorithms_match_naive();
   }
+}
+
+// bfloat16 convolutions through the front functions: with bfloat16 tiles (the emulated copy here,
+// the AVX512_BF16 one where the CPU has it) every stride-1 case runs natively; without, or with
+// another stride, the operands are widened to float32. Either way each output is the float64
+// reference on the bfloat16 inputs, up to float32 accumulation and one bfloat16 rounding (2^-9
+// relative; 1e-2 allows for the float32 sums of the weight gradients).
+void expect_bf16_convolutions_match_naive(bool native_expected) {
+  uint32_t seed = 500;
+  for (const ConvCase& k : conv_cases()) {
+    const kernels::Conv2dGeometry g = geometry(k);
+    const bool stride1 = k.stride.h == 1 && k.stride.w == 1;
+    EXPECT_EQ(kernels::cpu::conv2d_native_16bit(kBFloat16, g), native_expected && stride1) << name(k);
+    ConvDims d = dims(k);
+    Tensor xt = random_tensor(x_shape(k), seed++, kBFloat16), wt = random_tensor(w_shape(k), seed++, kBFloat16);
+    Tensor bt = random_tensor({k.o}, seed++, kBFloat16);
+    Tensor gyt = random_tensor({k.n, k.o, d.ho, d.wo}, seed++, kBFloat16);
+    // The reference sees exactly the bfloat16 values.
+    std::vector<double> ref = naive_conv(k, values(xt), values(wt), values(bt));
+    NaiveGrads ref_g = naive_conv_backward(k, values(gyt), values(xt), values(wt));
+    SCOPED_TRACE(name(k));
+    Tensor y = raw::conv2d(xt, wt, k.bias ? bt : Tensor(), k.stride, k.padding, k.dilation, k.groups);
+    ASSERT_EQ(y.dtype(), kBFloat16);
+    std::string where;
+    const double tol = 1e-2;
+    EXPECT_TRUE(close(values(y), ref, tol, &where)) << "forward " << where;
+    raw::Conv2dGrads grads = raw::conv2d_backward(gyt, xt, wt, {k.stride, k.padding, k.dilation, k.groups});
+    ASSERT_EQ(grads.grad_weight.dtype(), kBFloat16);
+    EXPECT_TRUE(close(values(grads.grad_input), ref_g.gx, tol, &where)) << "grad_input " << where;
+    EXPECT_TRUE(close(values(grads.grad_weight), ref_g.gw, tol, &where)) << "grad_weight " << where;
+    EXPECT_TRUE(close(values(grads.grad_bias), ref_g.gb, tol, &where)) << "grad_bias " << where;
+  }
+}
+
+TEST(Conv2d, Bfloat16MatchesNaiveNativelyWithBf16TilesAndWidenedWithout) {
+  using namespace kernels::cpu;
+  std::vector<const SmallGemmBf16Fns*> tables = {&bf16_emulated::small_gemm_bf16_fns()};
+  if (detected_cpu_isa() >= CpuIsa::Avx512Bf16) tables.push_back(&avx512_bf16::small_gemm_bf16_fns());
+  for (const SmallGemmBf16Fns* t : tables) {
+    SCOPED_TRACE(t->isa);
+    ScopedSmallGemmBf16Fns use(t);
+    expect_bf16_convolutions_match_naive(true);
+  }
+  {
+    SCOPED_TRACE("no bfloat16 tiles: widened");
+    ScopedSmallGemmBf16Fns none(nullptr);
+    expect_bf16_convolutions_match_naive(false);
+  }
+}
+
+TEST(Conv2dKernels, Bfloat16IsRefusedWhereItDoesNotRunNatively) {
+  using namespace kernels::cpu;
+  const ConvCase lenet{2, 3, 32, 32, 6, 5, 5, 1, 0, 1, 1, true};
+  const ConvCase strided{2, 3, 11, 10, 4, 4, 3, 3, 2, 1, 1, true};
+  std::vector<BFloat16> buf(64 * 1024);
+  void* p = buf.data();
+  {
+    ScopedSmallGemmBf16Fns none(nullptr);
+    EXPECT_TRUE(throws_with<std::invalid_argument>(
+        [&] { conv2d_forward(DType::BFloat16, geometry(lenet), p, p, p, p); }, "AVX512_BF16"));
+  }
+  ScopedSmallGemmBf16Fns use(&bf16_emulated::small_gemm_bf16_fns());
+  EXPECT_TRUE(throws_with<std::invalid_argument>(
+      [&] { conv2d_backward(DType::BFloat16, geometry(strided), p, p, p, p, p, p); }, "stride 1"));
+  EXPECT_TRUE(throws_with<std::invalid_argument>(
+      [&] { conv2d_forward(DType::BFloat16, geometry(lenet), p, p, p, p, ConvAlgorithm::Im2col); }, "stride 1"));
 }
 
 TEST(Conv2d, FrontFunctionMatchesNaiveWithNonContiguousInputs) {
