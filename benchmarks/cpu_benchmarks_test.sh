@@ -19,7 +19,7 @@ echo "$out" | grep -Eq '^images_per_s=[0-9]+\.[0-9]$' || fail "lenet_cpu: no ima
 echo "$out" | grep -Eq '^cpu_isa=(avx2|avx512|avx512_bf16)$' || fail "lenet_cpu: no cpu_isa line: $out"
 out="$(benchmarks/lenet_cpu --batch 4 --threads 1 --steps 2 --warmup 1 --amp bf16 2>&1)"; rc=$?
 [ "$rc" -eq 0 ] || fail "lenet_cpu --amp bf16 exited $rc: $out"
-echo "$out" | grep -q '^amp=bf16$' && echo "$out" | grep -Eq '^bf16_conv=(native|widened)$' &&
+echo "$out" | grep -q '^amp=bf16$' && echo "$out" | grep -Eq '^bf16_kernels=(native|widened)$' &&
   echo "$out" | grep -Eq '^images_per_s=[0-9]+\.[0-9]$' || fail "lenet_cpu --amp bf16: missing lines: $out"
 out="$(benchmarks/lenet_cpu --amp fp8 2>&1)"; rc=$?
 [ "$rc" -eq 2 ] || fail "lenet_cpu --amp fp8 exited $rc, expected 2: $out"
@@ -38,7 +38,7 @@ echo "$out" | grep -Eq '^median colony=[0-9.]+$' || fail "lenet_rounds.sh: no me
 echo "$out" | grep -q 'libtorch' && fail "lenet_rounds.sh ran libtorch without --torch: $out"
 out="$(LENET_CPU=benchmarks/lenet_cpu benchmarks/lenet_rounds.sh --rounds 1 --batch 2 --threads 1 --steps 2 \
        --amp bf16 2>&1)"; rc=$?
-[ "$rc" -eq 0 ] && echo "$out" | grep -Eq '^round 1: colony [0-9.]+.*, colony bf16 \((native|widened) convolutions\) [0-9.]+' &&
+[ "$rc" -eq 0 ] && echo "$out" | grep -Eq '^round 1: colony [0-9.]+.*, colony bf16 \((native|widened) kernels\) [0-9.]+' &&
   echo "$out" | grep -Eq '^bf16_over_float32=[0-9.]+$' || fail "lenet_rounds.sh --amp bf16 (exit $rc): $out"
 out="$(LENET_CPU=benchmarks/lenet_cpu benchmarks/lenet_rounds.sh --rounds 0 2>&1)"; rc=$?
 [ "$rc" -eq 2 ] && echo "$out" | grep -q "'0' is not a positive integer" ||

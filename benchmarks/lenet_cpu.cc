@@ -9,8 +9,8 @@
 // Prints the thread count, batch and the CPU kernels' instruction set (cpu_isa=avx2|avx512|
 // avx512_bf16; set COLONY_CPU_ISA=avx2 to compare), then images_per_s=<number>. --amp bf16 runs
 // the forward pass and the loss under bfloat16 autocast, as `lenet_cifar10 --amp bf16` does, and
-// prints amp=bf16 and whether the convolutions multiply bfloat16 natively (bf16_conv=native, on
-// AVX512_BF16) or widen it to float32 (bf16_conv=widened).
+// prints amp=bf16 and whether the convolutions and linear layers multiply bfloat16 natively
+// (bf16_kernels=native, on AVX512_BF16) or widen it to float32 (bf16_kernels=widened).
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -67,7 +67,7 @@ int main(int argc, char** argv) {
   std::printf("colony, %d threads, batch %d\n", threads, batch);
   const bool bf16 = amp == "bf16";
   if (bf16) {
-    std::printf("amp=bf16\nbf16_conv=%s\n", kernels::cpu::has_bf16_small_gemm() ? "native" : "widened");
+    std::printf("amp=bf16\nbf16_kernels=%s\n", kernels::cpu::has_bf16_small_gemm() ? "native" : "widened");
   }
   std::chrono::steady_clock::time_point start;
   for (int i = 0; i < warmup + steps; ++i) {

@@ -58,7 +58,7 @@ for r in $(seq 1 "$rounds"); do
     out="$("$LENET_CPU" "${args[@]}" --amp bf16)"
     b="$(echo "$out" | figure)"
     bf16+=("$b")
-    line="$line, colony bf16 ($(echo "$out" | grep '^bf16_conv=' | cut -d= -f2) convolutions) $b"
+    line="$line, colony bf16 ($(echo "$out" | grep '^bf16_kernels=' | cut -d= -f2) kernels) $b"
   fi
   if [ "$torch" != none ]; then
     t="$("$here/lenet_libtorch.sh" "$torch" "${args[@]}" | figure)"

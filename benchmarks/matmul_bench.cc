@@ -1,13 +1,17 @@
 // CPU GEMM throughput: a 512 x 512 x 512 float32 raw::mm on 1 and 2 threads, after warm-up, as
 // GFLOP/s (2 * n^3 flops per product). With 1 thread the kernel is one Eigen product; with 2 the
-// rows are split over the thread pool, one single-threaded Eigen product per chunk. Optional
-// argument: the matrix size.
+// rows are split over the thread pool, one single-threaded Eigen product per chunk. Then the same
+// in bfloat16 (autocast's CPU type), A @ B and A @ B^T (a linear layer's forward): widened to
+// float32 around the float32 kernel, and on the AVX512_BF16 tiles where the CPU has them
+// (kernels/cpu/small_gemm_bf16.h). Optional argument: the matrix size.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
+#include "kernels/cpu/small_gemm_bf16.h"
+#include "kernels/cpu/small_gemm_isa.h"
 #include "tensor/raw_ops.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
@@ -48,6 +52,30 @@ int main(int argc, char** argv) {
     Timing t = time_mm(a, b, 100);
     std::printf("threads=%d  best %.3f ms = %.1f GFLOP/s   median %.3f ms = %.1f GFLOP/s\n", threads, t.best * 1e3,
                 flops / t.best * 1e-9, t.median * 1e3, flops / t.median * 1e-9);
+  }
+  namespace cpu = colony::kernels::cpu;
+  const colony::Tensor a16 = colony::raw::to(a, colony::kCPU, colony::kBFloat16);
+  const colony::Tensor b16 = colony::raw::to(b, colony::kCPU, colony::kBFloat16);
+  const bool native = cpu::has_bf16_small_gemm();
+  std::printf("mm bfloat16, best ms (GFLOP/s); bfloat16 tiles: %s\n",
+              native ? cpu::active_small_gemm_bf16_fns()->isa : "none on this CPU (AVX512_BF16 absent or capped)");
+  for (int threads : {1, 2}) {
+    colony::set_num_threads(threads);
+    for (bool transposed : {false, true}) {
+      const colony::Tensor b_arg = transposed ? colony::raw::transpose(b16, 0, 1) : b16;
+      Timing widened;
+      {
+        cpu::ScopedSmallGemmBf16Fns none(nullptr);
+        widened = time_mm(a16, b_arg, 30);
+      }
+      std::printf("threads=%d  A @ %s  widened %.3f ms (%.1f)", threads, transposed ? "B^T" : "B  ", widened.best * 1e3,
+                  flops / widened.best * 1e-9);
+      if (native) {
+        const Timing t = time_mm(a16, b_arg, 30);
+        std::printf("   native %.3f ms (%.1f)", t.best * 1e3, flops / t.best * 1e-9);
+      }
+      std::printf("\n");
+    }
   }
   return 0;
 }

@@ -76,7 +76,7 @@ void run_gemm(Tensor& out, const Tensor& a, const Tensor& b, double beta, double
     }
     return;
   }
-  if (detail::widened_on_cpu(out)) {
+  if (detail::gemm_widened_on_cpu(out)) {
     Tensor out32 = beta == 0.0 ? empty(out.sizes(), TensorOptions(kFloat32)) : detail::widen(out);
     run_gemm(out32, detail::widen(a), detail::widen(b), beta, alpha);
     out.copy_(out32);

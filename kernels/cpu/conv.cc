@@ -10,6 +10,7 @@
 #include "kernels/common/matrix.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/cpu/scratch.h"
 #include "kernels/cpu/simd.h"
 #include "kernels/cpu/small_gemm.h"
 #include "kernels/cpu/small_gemm_bf16.h"
@@ -17,13 +18,11 @@
 namespace colony::kernels::cpu {
 namespace {
 
-// Per-thread scratch, kept between calls: a training step repeats the same shapes, so after the
-// first step no convolution allocates. Slots keep a call's buffers apart.
+// Per-thread scratch (scratch.h): after a training step's first, no convolution allocates.
+struct ConvScratch;
 template <typename T, int Slot>
 T* scratch(size_t n) {
-  thread_local std::vector<T> buffer;
-  if (buffer.size() < n) buffer.resize(n);
-  return buffer.data();
+  return thread_scratch<ConvScratch, T, Slot>(n);
 }
 
 // Waking a pool thread costs several microseconds; below ~100K multiply-adds per chunk the work is

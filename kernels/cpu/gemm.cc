@@ -4,8 +4,12 @@
 #include <algorithm>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include "kernels/common/half.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/cpu/scratch.h"
+#include "kernels/cpu/small_gemm_bf16.h"
 
 namespace colony::kernels::cpu {
 namespace {
@@ -62,7 +66,72 @@ void gemm_typed(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg&
   });
 }
 
+// The rows [r0, r0 + rows) of one bfloat16 product on small_gemm_bf16.h's tiles, into float32
+// scratch, then C = round(alpha * A B + beta * C). A row-major B (a linear layer's input gradient,
+// or its weight gradient) runs gemm_rows with A packed in pairs; a column-major B (the forward
+// pass's transposed weight) runs the dot products of A's rows with B's columns, which are
+// contiguous, after copying A to rows if it is column-major too.
+struct GemmScratch;
+void gemm_bf16_block(const uint16_t* a_rows, const MatrixArg& a, const uint16_t* b_mat, const MatrixArg& b,
+                     const std::vector<int64_t>& b_offsets, BFloat16* c, int64_t ldc, int64_t rows, int64_t n,
+                     int64_t k, float alpha, float beta) {
+  float* product = thread_scratch<GemmScratch, float, 0>(rows * n);
+  if (!b.col_major) {
+    const int64_t stride = (k + 1) / 2;
+    uint32_t* pairs = thread_scratch<GemmScratch, uint32_t, 1>(rows * stride);
+    pack_bf16_pairs(rows, k, a_rows, a.col_major ? 1 : a.ld, a.col_major ? a.ld : 1, pairs);
+    int64_t* c_offsets = thread_scratch<GemmScratch, int64_t, 2>(rows);
+    for (int64_t i = 0; i < rows; ++i) c_offsets[i] = i * n;
+    gemm_rows_bf16(rows, n, k, pairs, stride, b_mat, b_offsets.data(), product, c_offsets, false, nullptr);
+  } else {
+    const uint16_t* a_dense = a_rows;
+    int64_t lda = a.ld;
+    if (a.col_major) {
+      uint16_t* copy = thread_scratch<GemmScratch, uint16_t, 3>(rows * k);
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t p = 0; p < k; ++p) copy[i * k + p] = a_rows[i + p * a.ld];
+      a_dense = copy;
+      lda = k;
+    }
+    const int64_t lanes = dot_lanes_bf16();
+    float* acc = thread_scratch<GemmScratch, float, 4>(rows * n * lanes);
+    std::fill(acc, acc + rows * n * lanes, 0.0f);
+    gemm_dot_rows_lanes_bf16(rows, n, k, a_dense, lda, b_mat, b_offsets.data(), acc);
+    gemm_dot_finish_bf16(rows, n, acc, product, n);
+  }
+  for (int64_t i = 0; i < rows; ++i) {
+    BFloat16* ci = c + i * ldc;
+    const float* pi = product + i * n;
+    for (int64_t j = 0; j < n; ++j) {
+      const float scaled = alpha * pi[j];
+      ci[j] = BFloat16(beta == 0.0f ? scaled : scaled + beta * static_cast<float>(ci[j]));
+    }
+  }
+}
+
+void gemm_bf16(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b, BFloat16* c,
+               int64_t ldc, int64_t c_bs, float alpha, float beta) {
+  const auto* ap = static_cast<const uint16_t*>(a.data);
+  const auto* bp = static_cast<const uint16_t*>(b.data);
+  // Offsets of B's rows (gemm_rows) or columns (the dot products).
+  std::vector<int64_t> b_offsets(b.col_major ? n : k);
+  for (size_t i = 0; i < b_offsets.size(); ++i) b_offsets[i] = static_cast<int64_t>(i) * b.ld;
+  const int64_t row_work = std::max<int64_t>(1, n * k);
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 18) / row_work);
+  parallel_for(batch * m, grain, [&](int64_t begin, int64_t end) {
+    for (int64_t flat = begin; flat < end;) {
+      const int64_t p = flat / m, r0 = flat % m;
+      const int64_t rows = std::min(m - r0, end - flat);
+      gemm_bf16_block(ap + p * a.batch_stride + (a.col_major ? r0 : r0 * a.ld), a, bp + p * b.batch_stride, b,
+                      b_offsets, c + p * c_bs + r0 * ldc, ldc, rows, n, k, alpha, beta);
+      flat += rows;
+    }
+  });
+}
+
 }  // namespace
+
+bool gemm_native_16bit(DType dtype) { return dtype == DType::BFloat16 && has_bf16_small_gemm(); }
 
 void gemm(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b,
           void* c, int64_t ldc, int64_t c_batch_stride, double alpha, double beta) {
@@ -75,8 +144,17 @@ void gemm(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, const Mat
     case DType::Float64:
       gemm_typed<double>(batch, m, n, k, a, b, static_cast<double*>(c), ldc, c_batch_stride, alpha, beta);
       return;
+    case DType::BFloat16:
+      if (!gemm_native_16bit(dtype)) {
+        throw std::invalid_argument("gemm: bfloat16 products run natively only on a CPU with AVX512_BF16 "
+                                    "(gemm_native_16bit); widen the operands to float32 otherwise");
+      }
+      gemm_bf16(batch, m, n, k, a, b, static_cast<BFloat16*>(c), ldc, c_batch_stride, static_cast<float>(alpha),
+                static_cast<float>(beta));
+      return;
     default:
-      throw std::invalid_argument(std::string("gemm: CPU matrix products support float32 and float64, got ") +
+      throw std::invalid_argument(std::string("gemm: CPU matrix products support float32 and float64 (and bfloat16 "
+                                              "where gemm_native_16bit allows it), got ") +
                                   dtype_name(dtype));
   }
 }

@@ -7,6 +7,7 @@
 
 #include "autograd/autograd.h"
 #include "autograd/nn_ops.h"
+#include "kernels/cpu/small_gemm_isa.h"
 #include "tensor/cuda.h"
 #include "tensor/random.h"
 #include "tests/test_util.h"
@@ -131,6 +132,47 @@ TEST(Autocast, GradientsArriveInTheParametersDtype) {
     EXPECT_TRUE(all_close(g.w2, ref.w2, tol, tol));
     EXPECT_TRUE(all_close(g.x, ref.x, tol, tol));
   }
+}
+
+// A small CNN (conv, relu, max pool, linear) under bfloat16 autocast, its convolutions and matrix
+// products once on the bfloat16 tiles (the emulated copy here; AVX512_BF16 CPUs run the real one
+// by default) and once widened to float32: the same gradients up to the order of float32
+// additions before each bfloat16 rounding, and both within bfloat16's precision of float32.
+struct CnnGrads {
+  Tensor loss, w1, b1, w2;
+};
+CnnGrads cnn_grads(bool autocast_on) {
+  Tensor x = randn({4, 3, 12, 12}, 30), w1 = randn({6, 3, 5, 5}, 31, true), b1 = randn({6}, 32, true);
+  Tensor w2 = randn({10, 6 * 4 * 4}, 33, true);
+  Tensor loss;
+  {
+    AutocastGuard amp(DeviceType::CPU, kBFloat16, autocast_on);
+    Tensor h = max_pool2d(relu(conv2d(x, mul(w1, 0.2), b1)), 2);
+    loss = neg(mean(log_softmax(mm(reshape(h, {4, 6 * 4 * 4}), t(mul(w2, 0.1))), 1)));
+  }
+  loss.backward();
+  return {loss, w1.grad(), b1.grad(), w2.grad()};
+}
+
+TEST(Autocast, Bfloat16CnnOnTheBf16TilesMatchesTheWidenedKernels) {
+  using namespace kernels::cpu;
+  CnnGrads native, widened;
+  {
+    ScopedSmallGemmBf16Fns use(&bf16_emulated::small_gemm_bf16_fns());
+    native = cnn_grads(true);
+  }
+  {
+    ScopedSmallGemmBf16Fns none(nullptr);
+    widened = cnn_grads(true);
+  }
+  const CnnGrads ref = cnn_grads(false);
+  for (const Tensor& g : {native.w1, native.b1, native.w2}) EXPECT_EQ(g.dtype(), kFloat32);
+  EXPECT_TRUE(all_close(native.loss, widened.loss, 1e-2, 1e-3));
+  EXPECT_TRUE(all_close(native.w1, widened.w1, 1e-2, 1e-3));
+  EXPECT_TRUE(all_close(native.b1, widened.b1, 1e-2, 1e-3));
+  EXPECT_TRUE(all_close(native.w2, widened.w2, 1e-2, 1e-3));
+  EXPECT_TRUE(all_close(native.w1, ref.w1, 5e-2, 5e-2));
+  EXPECT_TRUE(all_close(native.w2, ref.w2, 5e-2, 5e-2));
 }
 
 TEST(Autocast, BatchNormComputesInFloat32AndKeepsTheInputDtype) {

@@ -6,8 +6,12 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <string>
 #include <vector>
 
+#include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/small_gemm_isa.h"
 #include "tensor/raw_ops.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
@@ -102,8 +106,10 @@ TEST(Mm, Errors) {
                           "mm: expected floating point tensors, got int64"));
 }
 
-// float16/bfloat16 on the CPU: the float32 product of the rounded operands, rounded once.
+// float16/bfloat16 on the CPU without bfloat16 tiles: the float32 product of the rounded
+// operands, rounded once.
 TEST(Mm, LowPrecisionOnCpuAccumulatesInFloat32) {
+  kernels::cpu::ScopedSmallGemmBf16Fns widen(nullptr);  // bit for bit needs the float32 kernels' order
   Tensor a = randn({17, 300}, 41), b = randn({300, 9}, 42), acc = randn({17, 9}, 43);
   for (DType low : {kFloat16, kBFloat16}) {
     Tensor al = raw::to(a, kCPU, low), bl = raw::to(b, kCPU, low);
@@ -120,6 +126,48 @@ TEST(Mm, LowPrecisionOnCpuAccumulatesInFloat32) {
                                raw::mul(raw::to(want, kCPU, kFloat32), -1.5));
     EXPECT_EQ(out.dtype(), low);
     EXPECT_TRUE(all_close(out, want_acc, 2e-2, 2e-2));
+  }
+}
+
+// bfloat16 on small_gemm_bf16.h's tiles (the emulated copy, and the AVX512_BF16 one where the CPU
+// has it), for each operand row- or column-major as a linear layer's forward (B^T) and backward
+// (A^T) make them: the float64 product of the bfloat16 values within one bfloat16 rounding
+// (2^-9 relative) plus float32 accumulation.
+TEST(Mm, Bfloat16RunsNativelyOnTheBf16Tiles) {
+  using namespace kernels::cpu;
+  std::vector<const SmallGemmBf16Fns*> tables = {&bf16_emulated::small_gemm_bf16_fns()};
+  if (detected_cpu_isa() >= CpuIsa::Avx512Bf16) tables.push_back(&avx512_bf16::small_gemm_bf16_fns());
+  for (const SmallGemmBf16Fns* t : tables) {
+    SCOPED_TRACE(t->isa);
+    ScopedSmallGemmBf16Fns use(t);
+    ASSERT_TRUE(gemm_native_16bit(DType::BFloat16));
+    EXPECT_FALSE(gemm_native_16bit(DType::Float16));
+    uint64_t seed = 60;
+    for (auto [m, k, n] : {std::array<int64_t, 3>{17, 300, 9}, {32, 400, 120}, {5, 7, 70}, {1, 1, 1}}) {
+      for (bool a_t : {false, true}) {
+        for (bool b_t : {false, true}) {
+          SCOPED_TRACE("m=" + std::to_string(m) + " k=" + std::to_string(k) + " n=" + std::to_string(n) +
+                       (a_t ? " A^T" : "") + (b_t ? " B^T" : ""));
+          auto bf16 = [](const Tensor& t) { return raw::to(t, kCPU, kBFloat16); };
+          // Transposed views of contiguous matrices: the product sees them column-major.
+          Tensor a = a_t ? raw::transpose(bf16(randn({k, m}, seed++)), 0, 1) : bf16(randn({m, k}, seed++));
+          Tensor b = b_t ? raw::transpose(bf16(randn({n, k}, seed++)), 0, 1) : bf16(randn({k, n}, seed++));
+          ASSERT_EQ(a.is_contiguous(), !a_t || m == 1 || k == 1);
+          Tensor got = raw::mm(a, b);
+          EXPECT_EQ(got.dtype(), kBFloat16);
+          EXPECT_TRUE(all_close(got, naive_matmul(raw::contiguous(a), raw::contiguous(b)), 4e-3, 1e-3));
+        }
+      }
+    }
+    Tensor a3 = raw::to(randn({4, 17, 40}, 70), kCPU, kBFloat16);
+    Tensor b3 = raw::transpose(raw::to(randn({4, 9, 40}, 71), kCPU, kBFloat16), 1, 2);
+    EXPECT_TRUE(all_close(raw::bmm(a3, b3), naive_matmul(a3, raw::contiguous(b3)), 4e-3, 1e-3));
+    Tensor a2 = raw::to(randn({17, 30}, 72), kCPU, kBFloat16), b2 = raw::to(randn({30, 9}, 73), kCPU, kBFloat16);
+    Tensor acc = raw::to(randn({17, 9}, 74), kCPU, kBFloat16);
+    Tensor want = raw::add(raw::mul(raw::to(acc, kCPU, kFloat32), 0.5), raw::mul(naive_matmul(a2, b2), -1.5));
+    raw::addmm_(acc, a2, b2, 0.5, -1.5);
+    EXPECT_EQ(acc.dtype(), kBFloat16);
+    EXPECT_TRUE(all_close(acc, want, 4e-3, 2e-3));
   }
 }
 
