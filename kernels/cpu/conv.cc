@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/common/half.h"
@@ -464,6 +465,26 @@ void backward_im2col(const Conv2dGeometry& g, const T* gy, const T* x, const T* 
   if (gb != nullptr) partial.reduce_into(gb, gb_offset, O, parts);
 }
 
+// Each wanted gradient by its pass's algorithm: one call when they agree (or only one kind of
+// gradient is wanted), else two passes over grad_y, each by the faster algorithm.
+template <typename T>
+void backward_both_ways(const Conv2dGeometry& g, const T* gy, const T* x, const T* w, T* gx, T* gw, T* gb,
+                        bool direct_x, bool direct_w) {
+  if (direct_x == direct_w || gx == nullptr || (gw == nullptr && gb == nullptr)) {
+    const bool direct = gx != nullptr ? direct_x : direct_w;
+    if (direct) {
+      backward_direct<T>(g, gy, x, w, gx, gw, gb);
+    } else {
+      backward_im2col<T>(g, gy, x, w, gx, gw, gb);
+    }
+    return;
+  }
+  auto input_pass = direct_x ? backward_direct<T> : backward_im2col<T>;
+  auto weight_pass = direct_w ? backward_direct<T> : backward_im2col<T>;
+  input_pass(g, gy, x, w, gx, nullptr, nullptr);
+  weight_pass(g, gy, x, w, nullptr, gw, gb);
+}
+
 ConvAlgorithm resolve(ConvAlgorithm algo, const Conv2dGeometry& g, ConvPass pass) {
   return algo == ConvAlgorithm::Auto ? choose_conv_algorithm(g, pass) : algo;
 }
@@ -502,12 +523,6 @@ ConvAlgorithm choose_conv_algorithm(const Conv2dGeometry& g, ConvPass pass) {
 void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const void* w, const void* bias, void* y,
                     ConvAlgorithm algo) {
   if (g.batch == 0) return;
-  if (dtype == DType::BFloat16) {
-    check_bf16("conv2d", g, algo);
-    forward_direct<BFloat16>(g, static_cast<const BFloat16*>(x), static_cast<const BFloat16*>(w),
-                             static_cast<const BFloat16*>(bias), static_cast<BFloat16*>(y));
-    return;
-  }
   const bool direct = resolve(algo, g, ConvPass::Forward) == ConvAlgorithm::Direct;
   auto run = [&](auto tag) {
     using T = decltype(tag);
@@ -515,7 +530,9 @@ void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const v
     const T* wp = static_cast<const T*>(w);
     const T* bp = static_cast<const T*>(bias);
     T* yp = static_cast<T*>(y);
-    if (direct) {
+    if constexpr (std::is_same_v<T, BFloat16>) {
+      forward_direct<T>(g, xp, wp, bp, yp);  // check_bf16 passed: direct is the only way
+    } else if (direct) {
       forward_direct<T>(g, xp, wp, bp, yp);
     } else {
       forward_im2col<T>(g, xp, wp, bp, yp);
@@ -524,25 +541,13 @@ void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const v
   switch (dtype) {
     case DType::Float32: run(float{}); return;
     case DType::Float64: run(double{}); return;
+    case DType::BFloat16: check_bf16("conv2d", g, algo); run(BFloat16{}); return;
     default: bad_dtype("conv2d", dtype);
   }
 }
 
 void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, const void* x, const void* w,
                      void* grad_x, void* grad_w, void* grad_b, ConvAlgorithm algo) {
-  if (dtype == DType::BFloat16) {
-    check_bf16("conv2d_backward", g, algo);
-    auto* gw = static_cast<BFloat16*>(grad_w);
-    auto* gb = static_cast<BFloat16*>(grad_b);
-    if (g.batch == 0) {
-      if (gw != nullptr) std::fill(gw, gw + g.out_channels * g.patch_size(), BFloat16(0.0f));
-      if (gb != nullptr) std::fill(gb, gb + g.out_channels, BFloat16(0.0f));
-      return;
-    }
-    backward_direct<BFloat16>(g, static_cast<const BFloat16*>(grad_y), static_cast<const BFloat16*>(x),
-                              static_cast<const BFloat16*>(w), static_cast<BFloat16*>(grad_x), gw, gb);
-    return;
-  }
   const bool direct_x = resolve(algo, g, ConvPass::BackwardInput) == ConvAlgorithm::Direct;
   const bool direct_w = resolve(algo, g, ConvPass::BackwardWeight) == ConvAlgorithm::Direct;
   auto run = [&](auto tag) {
@@ -554,28 +559,21 @@ void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, c
     T* gw = static_cast<T*>(grad_w);
     T* gb = static_cast<T*>(grad_b);
     if (g.batch == 0) {
-      if (gw != nullptr) std::fill(gw, gw + g.out_channels * g.patch_size(), T(0));
-      if (gb != nullptr) std::fill(gb, gb + g.out_channels, T(0));
+      if (gw != nullptr) std::fill(gw, gw + g.out_channels * g.patch_size(), T(0.0f));
+      if (gb != nullptr) std::fill(gb, gb + g.out_channels, T(0.0f));
       return;
     }
-    if (direct_x == direct_w || gx == nullptr || (gw == nullptr && gb == nullptr)) {
-      const bool direct = gx != nullptr ? direct_x : direct_w;
-      if (direct) {
-        backward_direct<T>(g, gy, xp, wp, gx, gw, gb);
-      } else {
-        backward_im2col<T>(g, gy, xp, wp, gx, gw, gb);
-      }
+    if constexpr (std::is_same_v<T, BFloat16>) {
+      backward_direct<T>(g, gy, xp, wp, gx, gw, gb);  // check_bf16 passed: direct is the only way
       return;
+    } else {
+      backward_both_ways<T>(g, gy, xp, wp, gx, gw, gb, direct_x, direct_w);
     }
-    // Each gradient by the algorithm that is faster for it (two passes over grad_y).
-    auto input_pass = direct_x ? backward_direct<T> : backward_im2col<T>;
-    auto weight_pass = direct_w ? backward_direct<T> : backward_im2col<T>;
-    input_pass(g, gy, xp, wp, gx, nullptr, nullptr);
-    weight_pass(g, gy, xp, wp, nullptr, gw, gb);
   };
   switch (dtype) {
     case DType::Float32: run(float{}); return;
     case DType::Float64: run(double{}); return;
+    case DType::BFloat16: check_bf16("conv2d_backward", g, algo); run(BFloat16{}); return;
     default: bad_dtype("conv2d_backward", dtype);
   }
 }

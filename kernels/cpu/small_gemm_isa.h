@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 namespace colony::kernels::cpu {
 
@@ -60,6 +61,10 @@ const SmallGemmBf16Fns& small_gemm_bf16_fns();
 namespace bf16_emulated {
 const SmallGemmBf16Fns& small_gemm_bf16_fns();
 }
+
+// Tests (defined in //kernels/cpu:small_gemm_bf16_emulated): every bfloat16 copy this CPU runs,
+// the emulated one and, where the CPU has AVX512_BF16, avx512_bf16.
+std::vector<const SmallGemmBf16Fns*> runnable_bf16_copies();
 
 // The table small_gemm_bf16.h uses now: avx512_bf16 where active_cpu_isa() allows it, else null.
 const SmallGemmBf16Fns* active_small_gemm_bf16_fns();

@@ -135,9 +135,7 @@ TEST(Mm, LowPrecisionOnCpuAccumulatesInFloat32) {
 // (2^-9 relative) plus float32 accumulation.
 TEST(Mm, Bfloat16RunsNativelyOnTheBf16Tiles) {
   using namespace kernels::cpu;
-  std::vector<const SmallGemmBf16Fns*> tables = {&bf16_emulated::small_gemm_bf16_fns()};
-  if (detected_cpu_isa() >= CpuIsa::Avx512Bf16) tables.push_back(&avx512_bf16::small_gemm_bf16_fns());
-  for (const SmallGemmBf16Fns* t : tables) {
+  for (const SmallGemmBf16Fns* t : runnable_bf16_copies()) {
     SCOPED_TRACE(t->isa);
     ScopedSmallGemmBf16Fns use(t);
     ASSERT_TRUE(gemm_native_16bit(DType::BFloat16));

@@ -302,9 +302,7 @@ void expect_bf16_convolutions_match_naive(bool native_expected) {
 
 TEST(Conv2d, Bfloat16MatchesNaiveNativelyWithBf16TilesAndWidenedWithout) {
   using namespace kernels::cpu;
-  std::vector<const SmallGemmBf16Fns*> tables = {&bf16_emulated::small_gemm_bf16_fns()};
-  if (detected_cpu_isa() >= CpuIsa::Avx512Bf16) tables.push_back(&avx512_bf16::small_gemm_bf16_fns());
-  for (const SmallGemmBf16Fns* t : tables) {
+  for (const SmallGemmBf16Fns* t : runnable_bf16_copies()) {
     SCOPED_TRACE(t->isa);
     ScopedSmallGemmBf16Fns use(t);
     expect_bf16_convolutions_match_naive(true);
