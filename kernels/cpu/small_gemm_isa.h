@@ -41,7 +41,7 @@ const SmallGemmFns<T>& small_gemm_fns();
 
 // The bfloat16 products of small_gemm_bf16.h (bfloat16 operands, float32 accumulators), one ISA's
 // implementation. There is one native copy, for AVX512_BF16 (vdpbf16ps); CPUs without it have
-// none, and their 16-bit convolutions widen to float32 instead.
+// none, and their 16-bit convolutions and matrix products widen to float32 instead.
 struct SmallGemmBf16Fns {
   const char* isa;  // "avx512_bf16", "bf16_emulated"
   int64_t dot_lanes;
@@ -69,8 +69,9 @@ std::vector<const SmallGemmBf16Fns*> runnable_bf16_copies();
 // The table small_gemm_bf16.h uses now: avx512_bf16 where active_cpu_isa() allows it, else null.
 const SmallGemmBf16Fns* active_small_gemm_bf16_fns();
 
-// Tests: route small_gemm_bf16.h (and so the bfloat16 convolutions) through `fns` (null: none, so
-// 16-bit convolutions widen) while alive. Not thread-safe against running kernels.
+// Tests and benchmarks: route small_gemm_bf16.h (and so the bfloat16 convolutions and matrix
+// products) through `fns` (null: none, so they widen) while alive. Not thread-safe against
+// running kernels.
 class ScopedSmallGemmBf16Fns {
  public:
   explicit ScopedSmallGemmBf16Fns(const SmallGemmBf16Fns* fns);
