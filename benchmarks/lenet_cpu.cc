@@ -20,8 +20,8 @@
 #include <vector>
 
 #include "colony.h"
-#include "kernels/cpu/small_gemm_bf16.h"
 #include "examples/lenet_cifar10/lenet.h"
+#include "kernels/cpu/small_gemm_bf16.h"
 
 namespace {
 
