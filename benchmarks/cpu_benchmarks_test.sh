@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The CPU benchmarks as run by hand, kept short: fma_peak reports its ISA and the LeNet peak it
-# implies, lenet_cpu trains a few steps (float32 and bfloat16 autocast) and prints its kernels' ISA
-# and images/s, lenet_rounds.sh alternates rounds and prints medians, and all refuse bad arguments.
+# implies, small_gemm_bench times the tiles' five LeNet passes, lenet_cpu trains a few steps
+# (float32 and bfloat16 autocast) and prints its kernels' ISA and images/s, lenet_rounds.sh
+# alternates rounds and prints medians, and all refuse bad arguments.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -12,6 +13,13 @@ echo "$out" | grep -Eq '^gflops=[0-9]+\.[0-9]$' || fail "fma_peak: no gflops lin
 echo "$out" | grep -q '^lenet_mflop_per_image=3.20$' || fail "fma_peak: LeNet's FLOPs per image changed: $out"
 out="$(benchmarks/fma_peak --threads 0 2>&1)"; rc=$?
 [ "$rc" -eq 2 ] || fail "fma_peak --threads 0 exited $rc, expected 2: $out"
+
+out="$(COLONY_CPU_ISA=avx2 benchmarks/small_gemm_bench --quick 2>&1)"; rc=$?
+[ "$rc" -eq 0 ] && echo "$out" | grep -q '^isa=avx2$' || fail "small_gemm_bench (exit $rc): $out"
+[ "$(echo "$out" | grep -Ec '^conv[12] +(forward|input_grad|weight_grad) +[0-9.]+ us +[0-9.]+ GFLOP/s useful +[0-9.]+ computed$')" -eq 5 ] ||
+  fail "small_gemm_bench: expected 5 passes (both layers' forward and weight_grad, conv2's input_grad): $out"
+out="$(benchmarks/small_gemm_bench --slow 2>&1)"; rc=$?
+[ "$rc" -eq 2 ] || fail "small_gemm_bench --slow exited $rc, expected 2: $out"
 
 out="$(benchmarks/lenet_cpu --batch 4 --threads 1 --steps 3 --warmup 1 2>&1)"; rc=$?
 [ "$rc" -eq 0 ] || fail "lenet_cpu exited $rc: $out"
