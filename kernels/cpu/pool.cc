@@ -15,10 +15,12 @@
 namespace colony::kernels::cpu {
 namespace {
 
-// Planes per chunk: pooling costs ~0.3 ns per input element and is bound by memory traffic, so
-// splitting LeNet's pools at batch 32 (150K and 51K elements) over 2 threads made them slower in
-// benchmarks/conv_bench.cc; a chunk gets at least 256K elements (~80 us).
-int64_t plane_grain(int64_t plane_elements) { return std::max<int64_t>(1, 262144 / std::max<int64_t>(1, plane_elements)); }
+// Planes per chunk: at least 32K input elements (~10 us), as for elementwise ops. Pooling is bound
+// by memory traffic, but each core brings its own caches: split over 2 threads, LeNet's pools at
+// batch 32 (150K and 51K input elements) ran 1.4-1.9x faster in benchmarks/conv_bench.cc (the
+// first pool's forward 90 -> 50 us, its backward 68-88 -> 46-53 us; AMD EPYC, 2 cores,
+// 2026-12-04). With 256K elements per chunk they had run on one thread while the other waited.
+int64_t plane_grain(int64_t plane_elements) { return std::max<int64_t>(1, 32768 / std::max<int64_t>(1, plane_elements)); }
 
 template <typename T> struct BitsOf;
 template <> struct BitsOf<float> { using type = uint32_t; };
