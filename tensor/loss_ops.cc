@@ -69,7 +69,7 @@ CrossEntropyResult cross_entropy_loss(const Tensor& input, const Tensor& target,
   r.loss = options.reduction == LossReduction::None ? empty({n}, TensorOptions(x.dtype()).device(x.device()))
                                                     : empty({}, TensorOptions(x.dtype()).device(x.device()));
   r.counted = empty({1}, compute);
-  if (!options.log_probs) r.lse = empty({n}, compute);
+  if (!options.log_probs) r.lse = empty({n, 2}, compute);
   if (n == 0) {
     // PyTorch: the mean over no targets is NaN, the sum 0.
     if (options.reduction != LossReduction::None) {
@@ -101,7 +101,7 @@ Tensor cross_entropy_loss_backward(const Tensor& grad_output, const Tensor& inpu
   auto is_saved = [&](const Tensor& s, int64_t numel) {
     return s.defined() && s.numel() == numel && s.dtype() == compute && s.device() == input.device();
   };
-  if (!is_saved(counted, 1) || (!options.log_probs && !is_saved(lse, input.size(0)))) {
+  if (!is_saved(counted, 1) || (!options.log_probs && !is_saved(lse, 2 * input.size(0)))) {
     throw std::invalid_argument(std::string(op) + ": lse and counted must be the forward's (" + dtype_name(compute) +
                                 " on " + input.device().str() + ")");
   }

@@ -111,8 +111,10 @@ struct CrossEntropyOptions {
 
 struct CrossEntropyResult {
   Tensor loss;  // input's dtype: [N] for None, 0-d for Mean and Sum
-  // What cross_entropy_loss_backward needs, in the compute dtype (float32 for 16-bit inputs): the
-  // log-sum-exp of each row [N] (undefined for log_probs) and the number of counted targets [1].
+  // What cross_entropy_loss_backward needs, in the compute dtype (float32 for 16-bit inputs): each
+  // row's log-sum-exp as its two terms [N, 2], the max and log(sum(exp(x - max))) (undefined for
+  // log_probs; kernels/common/cross_entropy.h says why they are kept apart), and the number of
+  // counted targets [1].
   Tensor lse, counted;
 };
 // One kernel per direction: log-softmax, the target's negative log-likelihood, label smoothing,

@@ -2,14 +2,16 @@
 // and ignore_index) for one row of C logits, written once for the CPU and CUDA kernels. With
 // `log_probs` the row already holds log-probabilities (nll_loss): no log-softmax is applied.
 //
-// Row r with target t, lse = log(sum_c exp(x_c)) (0 for log_probs) and smoothing eps:
-//   loss_r = (1 - eps) * (lse - x_t) + eps * (lse - mean_c x_c)            (PyTorch's definition)
+// Row r with target t, log-probabilities lp_c = log_softmax(x)_c (x_c itself for log_probs) and
+// smoothing eps:
+//   loss_r = (1 - eps) * (-lp_t) + eps * (-mean_c lp_c)                    (PyTorch's definition)
 //   d loss_r / d x_c = softmax_c - (1 - eps) * [c == t] - eps / C          (no softmax_c for log_probs)
 // Rows whose target is ignore_index have loss 0, gradient 0, and do not count towards the mean.
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/common/log_softmax.h"
 #include "kernels/common/macros.h"
 
 namespace colony::kernels {
@@ -24,16 +26,18 @@ struct CrossEntropyParams {
   LossReduction reduction = LossReduction::Mean;
 };
 
+// The forward saves each row's max m and log_sum (log_softmax.h says why not their sum; both 0 for
+// log_probs: the row is its log-probabilities). `sum_shifted` is sum_c (x_c - m), read only with label smoothing.
 template <typename C>
-COLONY_INLINE C cross_entropy_row_loss(C lse, C x_target, C sum_x, const CrossEntropyParams& p) {
+COLONY_INLINE C cross_entropy_row_loss(C m, C log_sum, C x_target, C sum_shifted, const CrossEntropyParams& p) {
   const C eps = static_cast<C>(p.label_smoothing);
-  const C nll = lse - x_target;
+  const C nll = -log_softmax_value(x_target, m, log_sum);
   if (p.label_smoothing == 0.0) return nll;
-  return (C(1) - eps) * nll + eps * (lse - sum_x / static_cast<C>(p.classes));
+  return (C(1) - eps) * nll + eps * (log_sum - sum_shifted / static_cast<C>(p.classes));
 }
 
 // d loss / d x_c for a counted row, times the row's incoming gradient g. `prob` is softmax_c
-// (exp(x_c - lse)); unused for log_probs.
+// (exp of log_softmax_value); unused for log_probs.
 template <typename C>
 COLONY_INLINE C cross_entropy_grad(C prob, bool is_target, C g, const CrossEntropyParams& p) {
   const C eps = static_cast<C>(p.label_smoothing);

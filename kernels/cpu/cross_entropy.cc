@@ -35,26 +35,27 @@ void forward_typed(const T* x, const int64_t* target, const CrossEntropyParams& 
   parallel_for(n, std::max<int64_t>(1, kGrainElements / std::max<int64_t>(k, 1)), [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const T* xr = x + r * k;
-      C lse_r = C(0);
+      C m = C(0), log_sum = C(0);
       if (!p.log_probs) {
-        C m = -std::numeric_limits<C>::infinity();
+        m = -std::numeric_limits<C>::infinity();
         for (int64_t c = 0; c < k; ++c) {
           const C v = static_cast<C>(xr[c]);
           m = (v > m || std::isnan(v)) ? v : m;  // a NaN reaches the loss, as in PyTorch
         }
         C s = C(0);
         for (int64_t c = 0; c < k; ++c) s += std::exp(static_cast<C>(xr[c]) - m);
-        lse_r = m + std::log(s);
-        lse[r] = lse_r;
+        log_sum = std::log(s);
+        lse[2 * r] = m;
+        lse[2 * r + 1] = log_sum;
       }
       C l = C(0);
       const int64_t t = target[r];
       if (t != p.ignore_index) {
-        C sum_x = C(0);
+        C sum_shifted = C(0);
         if (p.label_smoothing != 0.0) {
-          for (int64_t c = 0; c < k; ++c) sum_x += static_cast<C>(xr[c]);
+          for (int64_t c = 0; c < k; ++c) sum_shifted += static_cast<C>(xr[c]) - m;
         }
-        l = cross_entropy_row_loss(lse_r, static_cast<C>(xr[t]), sum_x, p);
+        l = cross_entropy_row_loss(m, log_sum, static_cast<C>(xr[t]), sum_shifted, p);
       }
       rows[static_cast<size_t>(r)] = l;
     }
@@ -88,9 +89,9 @@ void backward_typed(const T* grad_output, const T* x, const int64_t* target, con
       }
       const T* xr = x + r * k;
       const C g = cross_entropy_row_grad(static_cast<C>(grad_output[cross_entropy_grad_slot(r, p)]), counted, p);
-      const C lse_r = p.log_probs ? C(0) : lse[r];
+      const C m = p.log_probs ? C(0) : lse[2 * r], log_sum = p.log_probs ? C(0) : lse[2 * r + 1];
       for (int64_t c = 0; c < k; ++c) {
-        const C prob = p.log_probs ? C(0) : std::exp(static_cast<C>(xr[c]) - lse_r);
+        const C prob = p.log_probs ? C(0) : std::exp(log_softmax_value(static_cast<C>(xr[c]), m, log_sum));
         gr[c] = static_cast<T>(cross_entropy_grad(prob, c == t, g, p));
       }
     }

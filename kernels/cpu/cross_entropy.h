@@ -11,8 +11,9 @@
 namespace colony::kernels::cpu {
 
 // x [rows, classes] contiguous of `dtype`; target [rows] int64. loss: `dtype`, [rows] for None,
-// one element otherwise. lse [rows] and counted [1] in compute_t<dtype> (float32 for 16-bit
-// types): what the backward needs; lse is not written for log_probs.
+// one element otherwise. lse [rows, 2] (each row's max and log(sum(exp(x - max)))) and counted [1]
+// in compute_t<dtype> (float32 for 16-bit types): what the backward needs; lse is not written for
+// log_probs.
 void cross_entropy_forward(DType dtype, const void* x, const int64_t* target, const CrossEntropyParams& p, void* loss,
                            void* lse, void* counted);
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/common/dispatch.h"
+#include "kernels/common/log_softmax.h"
 #include "kernels/cpu/parallel.h"
 
 namespace colony::kernels::cpu {
@@ -45,11 +46,11 @@ void softmax_columns(const T* x, T* y, int64_t dim, int64_t stride, int64_t widt
     }
   }
   if (log) {
-    for (int64_t j = 0; j < width; ++j) sum[j] = mx[j] + std::log(sum[j]);
+    for (int64_t j = 0; j < width; ++j) sum[j] = std::log(sum[j]);
     for (int64_t r = 0; r < dim; ++r) {
       const T* row = x + r * stride;
       T* out = y + r * stride;
-      for (int64_t j = 0; j < width; ++j) out[j] = static_cast<T>(static_cast<C>(row[j]) - sum[j]);
+      for (int64_t j = 0; j < width; ++j) out[j] = static_cast<T>(log_softmax_value(static_cast<C>(row[j]), mx[j], sum[j]));
     }
   } else {
     for (int64_t j = 0; j < width; ++j) sum[j] = C(1) / sum[j];

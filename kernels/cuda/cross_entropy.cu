@@ -58,28 +58,31 @@ __global__ void cross_entropy_forward_kernel(const T* x, const int64_t* target, 
   RowGroup<kWarp> g;
   for (int64_t row = g.first; row < p.rows; row += g.stride) {
     const T* xr = x + row * k;
-    C lse_r = C(0);
+    C m = C(0), log_sum = C(0);
     if (!p.log_probs) {
-      C m = -INFINITY;
+      m = -INFINITY;
       for (int64_t c = g.lane; c < k; c += g.size) m = NanMax{}(m, static_cast<C>(xr[c]));
       m = group_allreduce<kWarp>(m, NanMax{}, shared);
       C s = C(0);
       for (int64_t c = g.lane; c < k; c += g.size) s += device_exp(static_cast<C>(xr[c]) - m);
       s = group_allreduce<kWarp>(s, Plus{}, shared);
-      lse_r = m + device_log(s);
+      log_sum = device_log(s);
     }
-    C sum_x = C(0);
+    C sum_shifted = C(0);
     if (smoothing) {
-      for (int64_t c = g.lane; c < k; c += g.size) sum_x += static_cast<C>(xr[c]);
-      sum_x = group_allreduce<kWarp>(sum_x, Plus{}, shared);
+      for (int64_t c = g.lane; c < k; c += g.size) sum_shifted += static_cast<C>(xr[c]) - m;
+      sum_shifted = group_allreduce<kWarp>(sum_shifted, Plus{}, shared);
     }
     if (g.lane == 0) {
-      if (!p.log_probs) lse[row] = lse_r;
+      if (!p.log_probs) {
+        lse[2 * row] = m;
+        lse[2 * row + 1] = log_sum;
+      }
       const int64_t t = target[row];
       C l = C(0);
       if (t != p.ignore_index) {
         if (index_in_range(t, k)) {
-          l = cross_entropy_row_loss(lse_r, static_cast<C>(xr[t]), sum_x, p);
+          l = cross_entropy_row_loss(m, log_sum, static_cast<C>(xr[t]), sum_shifted, p);
           mine.loss += l;
           mine.count += C(1);
         } else {
@@ -128,7 +131,8 @@ __global__ void cross_entropy_backward_kernel(const T* grad_output, const T* x, 
     // Out-of-range targets were recorded by the forward; their rows get no gradient.
     if (t != p.ignore_index && index_in_range(t, k)) {
       const C g = cross_entropy_row_grad(static_cast<C>(grad_output[cross_entropy_grad_slot(row, p)]), counted, p);
-      const C prob = p.log_probs ? C(0) : device_exp(static_cast<C>(x[i]) - lse[row]);
+      const C prob =
+          p.log_probs ? C(0) : device_exp(log_softmax_value(static_cast<C>(x[i]), lse[2 * row], lse[2 * row + 1]));
       d = cross_entropy_grad(prob, c == t, g, p);
     }
     gx[i] = static_cast<T>(d);

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "kernels/common/dispatch.h"
+#include "kernels/common/log_softmax.h"
 #include "kernels/cuda/row_reduce.cuh"
 
 namespace colony::kernels::cuda {
@@ -28,8 +29,8 @@ __global__ void softmax_rows_kernel(const T* x, T* y, int64_t rows, int64_t dim)
     for (int64_t i = g.lane; i < dim; i += g.size) sum += device_exp(static_cast<C>(xr[i]) - mx);
     sum = group_allreduce<kWarp>(sum, Plus{}, shared);
     if constexpr (kLog) {
-      C lse = mx + device_log(sum);
-      for (int64_t i = g.lane; i < dim; i += g.size) yr[i] = static_cast<T>(static_cast<C>(xr[i]) - lse);
+      const C log_sum = device_log(sum);
+      for (int64_t i = g.lane; i < dim; i += g.size) yr[i] = static_cast<T>(log_softmax_value(static_cast<C>(xr[i]), mx, log_sum));
     } else {
       C inv = C(1) / sum;
       for (int64_t i = g.lane; i < dim; i += g.size) yr[i] = static_cast<T>(device_exp(static_cast<C>(xr[i]) - mx) * inv);
@@ -72,8 +73,9 @@ __global__ void softmax_columns_kernel(const T* x, T* y, int64_t outer, int64_t 
     C sum = C(0);
     for (int64_t r = 0; r < dim; ++r) sum += device_exp(static_cast<C>(x[base + r * inner]) - mx);
     if constexpr (kLog) {
-      C lse = mx + device_log(sum);
-      for (int64_t r = 0; r < dim; ++r) y[base + r * inner] = static_cast<T>(static_cast<C>(x[base + r * inner]) - lse);
+      const C log_sum = device_log(sum);
+      for (int64_t r = 0; r < dim; ++r)
+        y[base + r * inner] = static_cast<T>(log_softmax_value(static_cast<C>(x[base + r * inner]), mx, log_sum));
     } else {
       C inv = C(1) / sum;
       for (int64_t r = 0; r < dim; ++r)

@@ -141,7 +141,25 @@ TEST(CrossEntropyLoss, LargeLogitsDoNotOverflow) {
       raw::cross_entropy_loss(x, raw::from_vector(std::vector<int64_t>{0, 2}), options(LossReduction::None));
   std::vector<double> l = values(r.loss);
   EXPECT_NEAR(l[0], 0.0, 1e-6);
-  EXPECT_NEAR(l[1], std::log1p(std::exp(1.0)), 2e-4);  // float32 around 1000 resolves ~6e-5
+  EXPECT_NEAR(l[1], std::log1p(std::exp(1.0)), 1e-6);
+}
+
+// Logits far from 0 (exact in float32: 1e8 + 8 is the next float after 1e8) lose no precision:
+// log-probabilities are (x - max) - log(sum), never x - (max + log(sum)), whose rounding gave a
+// loss of 0 and gradients [0, 0] for [1e8, 1e8] instead of log 2 and [-0.5, 0.5].
+Tensor large_logits() { return raw::to(raw::tensor({{1e8, 1e8}, {1e8, 1e8 + 8}, {1e4, 1e4 + 1}, {-3e7, -3e7}}), kCPU, kFloat64); }
+
+TEST(CrossEntropyLoss, LargeLogitsKeepTheirPrecision) {
+  const std::vector<int64_t> t = {0, 0, 1, 1};
+  for (LossReduction red : kReductions) {
+    for (double e : {0.0, 0.2}) {
+      SCOPED_TRACE("reduction " + std::to_string(static_cast<int>(red)) + " smoothing " + std::to_string(e));
+      check_against_reference(large_logits(), t, options(red, e), kCPU, kFloat32, 1e-6, 1e-6);
+    }
+  }
+  raw::CrossEntropyResult r = raw::cross_entropy_loss(raw::to(large_logits(), kCPU, kFloat32), raw::from_vector(t),
+                                                      options(LossReduction::None));
+  EXPECT_NEAR(values(r.loss)[0], std::log(2.0), 1e-7);
 }
 
 TEST(CrossEntropyLoss, EmptyBatchAndAllIgnored) {
@@ -197,6 +215,17 @@ TEST(CrossEntropyLoss, EveryDtypeAgainstFloat64_CUDA) {
         check_against_reference(x, t, options(red, e), dev, kBFloat16, 5e-2, 3e-2);
       }
       check_against_reference(x, t, options(red, 0.0, -100, true), dev, kFloat32, 1e-4, 1e-5);
+    }
+  }
+}
+
+TEST(CrossEntropyLoss, LargeLogitsKeepTheirPrecision_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  const std::vector<int64_t> t = {0, 0, 1, 1};
+  for (LossReduction red : kReductions) {
+    for (double e : {0.0, 0.2}) {
+      SCOPED_TRACE("reduction " + std::to_string(static_cast<int>(red)) + " smoothing " + std::to_string(e));
+      check_against_reference(large_logits(), t, options(red, e), Device::cuda(0), kFloat32, 1e-6, 1e-6);
     }
   }
 }

@@ -83,6 +83,24 @@ TEST(Softmax, LargeInputsDoNotOverflow) {
   EXPECT_TRUE(all_close(raw::log_softmax(raw::tensor({-1000, 0}), 0), raw::tensor({-1000, 0}), 1e-6, 1e-6));
 }
 
+// log_softmax = (x - max) - log(sum(exp(x - max))): exact to float rounding for logits far from 0,
+// where x - (max + log(sum)) loses log(sum)'s low bits (0 instead of -log 2 for [1e8, 1e8]). Rows
+// along the last axis and columns along the first (the two kernels), in float32.
+std::vector<double> large_logits_log_softmax() {
+  const double l8 = std::log1p(std::exp(-8.0)), l1 = std::log1p(std::exp(-1.0));
+  return {-std::log(2.0), -std::log(2.0), -8 - l8, -l8, -1 - l1, -l1};
+}
+Tensor large_logits() { return raw::tensor({{1e8, 1e8}, {1e8, 1e8 + 8}, {1e4, 1e4 + 1}}); }
+
+TEST(Softmax, LogSoftmaxOfLargeLogitsKeepsItsPrecision) {
+  const Tensor x = large_logits();
+  ASSERT_EQ(x.dtype(), kFloat32);
+  const Tensor expected = raw::reshape(raw::from_vector(large_logits_log_softmax()), {3, 2});
+  EXPECT_TRUE(all_close(raw::log_softmax(x, 1), expected, 1e-6, 1e-6));
+  EXPECT_TRUE(all_close(raw::log_softmax(raw::contiguous(raw::transpose(x, 0, 1)), 0), raw::transpose(expected, 0, 1),
+                        1e-6, 1e-6));
+}
+
 TEST(Softmax, InfAndNaN) {
   // -inf has probability 0; a NaN makes its whole row NaN and leaves the other rows alone.
   Tensor t = raw::tensor({{-kInf, 0, 0}, {1, kNaN, 2}, {0, 0, 0}});
@@ -182,6 +200,11 @@ TEST(Softmax, ForwardBackward_CUDA) {
       }
     }
   }
+  const Tensor xl = raw::to(large_logits(), dev, kFloat32);
+  const Tensor expected = raw::reshape(raw::from_vector(large_logits_log_softmax()), {3, 2});
+  EXPECT_TRUE(all_close(raw::log_softmax(xl, 1), expected, 1e-6, 1e-6));
+  EXPECT_TRUE(all_close(raw::log_softmax(raw::contiguous(raw::transpose(xl, 0, 1)), 0), raw::transpose(expected, 0, 1),
+                        1e-6, 1e-6));
   Tensor bad = raw::tensor({{1, kNaN, 2}, {-kInf, 0, 0}});
   EXPECT_TRUE(all_close(raw::softmax(raw::to(bad, dev, kFloat32), 1), raw::softmax(bad, 1), 1e-6, 1e-7));
   Tensor h = raw::to(randn({16, 2000}, 22), kCPU, kFloat16);
