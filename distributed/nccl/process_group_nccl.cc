@@ -431,6 +431,35 @@ std::exception_ptr check_fingerprints(const std::shared_ptr<ProcessGroupNCCL::St
   }
 }
 
+// ncclGroupStart/End as a scope. A call that throws between them must still end the group: NCCL
+// counts group depth per thread, and while it stays above zero every later NCCL call of this
+// thread is only collected, never launched (the next collective would hang).
+class NcclGroup {
+ public:
+  NcclGroup(NcclRuntime& rt, CommHandle comm) : rt_(rt), comm_(comm) { rt_.group_start(); }
+  ~NcclGroup() {
+    if (!open_) return;
+    try {
+      rt_.group_end(comm_);
+    } catch (const std::exception&) {
+      // The error that unwound the group is the one reported; the group is aborted after it.
+    }
+  }
+  NcclGroup(const NcclGroup&) = delete;
+  NcclGroup& operator=(const NcclGroup&) = delete;
+
+  // Ends the group normally: its errors are the caller's.
+  void end() {
+    open_ = false;
+    rt_.group_end(comm_);
+  }
+
+ private:
+  NcclRuntime& rt_;
+  const CommHandle comm_;
+  bool open_ = true;
+};
+
 std::shared_ptr<Work> launch(const std::shared_ptr<ProcessGroupNCCL::State>& s, Fingerprint fp, milliseconds timeout,
                              const std::vector<Tensor>& tensors, const Body& body) {
   fp.seq = s->next_seq++;
@@ -462,9 +491,9 @@ std::shared_ptr<Work> launch(const std::shared_ptr<ProcessGroupNCCL::State>& s, 
     // A graph keeps its tensors' memory for as long as it lives: nothing to tell the allocator.
     if (!captured)
       for (const Tensor& t : tensors) rt.record_stream(t, s->comm_stream);
-    rt.group_start();
+    NcclGroup group(rt, s->comm);
     body(rt, s->comm, s->comm_stream);
-    rt.group_end(s->comm);
+    group.end();
     rt.record(end, s->comm_stream);
   } catch (const std::exception& e) {
     const std::string message = work->description() + " could not be queued on rank " + std::to_string(s->rank) +

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,7 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
   std::atomic<bool> events_complete{true};  // record() leaves events done; false: until complete_events()
   std::atomic<bool> capture{false};          // the compute stream is being captured in a CUDA graph
   std::string async_error;                   // non-empty: state() reports it (guarded by mu)
+  std::string collective_error;              // non-empty: the collective calls throw it (guarded by mu)
 
   // What happened.
   std::mutex mu;
@@ -42,10 +44,15 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
   std::string init_id;
   int init_rank = -1, init_size = -1;
   std::atomic<int> aborts{0}, destroys{0};
+  std::atomic<int> group_depth{0};  // ncclGroupStart calls not yet ended, as NCCL counts them per thread
 
   void set_async_error(const std::string& e) {
     std::lock_guard<std::mutex> lock(mu);
     async_error = e;
+  }
+  void set_collective_error(const std::string& e) {
+    std::lock_guard<std::mutex> lock(mu);
+    collective_error = e;
   }
   void complete_events() {
     std::lock_guard<std::mutex> lock(mu);
@@ -113,20 +120,29 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
   void record_stream(const Tensor& t, StreamHandle s) override {
     log("record_stream " + std::to_string(t.numel()) + " on " + name(s));
   }
-  void group_start() override { log("group_start"); }
-  void group_end(CommHandle) override { log("group_end"); }
+  void group_start() override {
+    ++group_depth;
+    log("group_start");
+  }
+  void group_end(CommHandle) override {
+    --group_depth;
+    log("group_end");
+  }
   void all_reduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, CommHandle,
                   StreamHandle s) override {
+    throw_collective_error();
     copy(send, recv, count, dtype);
     log("all_reduce " + std::to_string(count) + " " + dtype_name(dtype) + " " + reduce_op_name(op) + " on " + name(s));
   }
   void broadcast(const void* send, void* recv, size_t count, DType dtype, int root, CommHandle,
                  StreamHandle s) override {
+    throw_collective_error();
     copy(send, recv, count, dtype);
     log("broadcast " + std::to_string(count) + " root " + std::to_string(root) + " on " + name(s));
   }
   void reduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, int root, CommHandle,
               StreamHandle s) override {
+    throw_collective_error();
     copy(send, recv, count, dtype);
     log("reduce " + std::to_string(count) + " " + reduce_op_name(op) + " root " + std::to_string(root) + " on " +
         name(s));
@@ -137,6 +153,10 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
   void log(const std::string& c) {
     std::lock_guard<std::mutex> lock(mu);
     calls.push_back(c);
+  }
+  void throw_collective_error() {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!collective_error.empty()) throw std::runtime_error(collective_error);
   }
   static void copy(const void* send, void* recv, size_t count, DType dtype) {
     if (send != nullptr && recv != nullptr && send != recv)

@@ -285,6 +285,23 @@ TEST_F(ProcessGroupNCCLTest, AbortFailsInFlightWorkWithTheReason) {
   EXPECT_EQ(rt->aborts.load(), 1);
 }
 
+// An NCCL call that throws inside ncclGroupStart/End must still end the group: NCCL's group depth
+// is per thread, and left above zero it makes every later NCCL call of the thread wait forever.
+TEST_F(ProcessGroupNCCLTest, CollectiveThatThrowsInsideTheGroupStillEndsIt) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  ProcessGroupNCCL pg(client(), 0, 1, options(rt));
+  rt->set_collective_error("ncclAllReduce: unhandled cuda error");
+  std::vector<Tensor> bucket{raw::zeros({3}), raw::zeros({5})};
+  auto w = pg.allreduce_coalesced(bucket);
+  EXPECT_THROW_WITH(w->wait(), CollectiveError,
+                    "allreduce #1 (float32, 8 elements, sum) could not be queued on rank 0's GPU: ncclAllReduce: "
+                    "unhandled cuda error");
+  EXPECT_EQ(rt->group_depth.load(), 0);
+  const auto calls = rt->take_calls();
+  EXPECT_NE(std::find(calls.begin(), calls.end(), "group_end"), calls.end());
+  EXPECT_EQ(rt->aborts.load(), 1);  // the group cannot go on after a failed launch
+}
+
 TEST_F(ProcessGroupNCCLTest, FinishedGroupDestroysItsCommunicator) {
   auto rt = std::make_shared<FakeNcclRuntime>();
   {
