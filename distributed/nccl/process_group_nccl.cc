@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -36,6 +37,8 @@ std::string ms_str(milliseconds t) { return std::to_string(t.count()) + " ms"; }
 // How long synchronize() sleeps between two looks at the end event: the usual collective of a
 // step takes 0.1-10 ms, so a waiter is at most this late (and takes no core meanwhile).
 constexpr auto kSynchronizePoll = std::chrono::microseconds(50);
+// How often the destructor looks at the collectives still running when the group is destroyed.
+constexpr auto kTeardownPoll = std::chrono::milliseconds(1);
 
 }  // namespace
 
@@ -331,6 +334,31 @@ ProcessGroupNCCL::ProcessGroupNCCL(std::shared_ptr<Store> store, int rank, int s
   watchdog_ = std::thread([s = state_, interval = options.watchdog_interval] { watch(s, interval); });
 }
 
+namespace {
+
+// Waits until every Work of `in_flight` has run on the GPU (true), or until the first one still
+// running is past its deadline, NCCL reports an error, the group is aborted or the runtime cannot
+// tell (false). The Works that ran leave `in_flight`.
+bool wait_until_finished(ProcessGroupNCCL::State& s, std::deque<std::shared_ptr<NcclWork>>& in_flight) {
+  try {
+    for (;;) {
+      while (!in_flight.empty() && in_flight.front()->is_completed()) in_flight.pop_front();
+      if (in_flight.empty()) return true;
+      if (Clock::now() > in_flight.front()->deadline()) return false;
+      if (s.runtime->state(s.comm).status == CommState::kFailed) return false;
+      {
+        std::lock_guard<std::mutex> lock(s.mu);
+        if (!s.abort_reason.empty()) return false;
+      }
+      std::this_thread::sleep_for(kTeardownPoll);
+    }
+  } catch (const std::exception&) {
+    return false;  // an event query failed: nothing more can be known of them
+  }
+}
+
+}  // namespace
+
 ProcessGroupNCCL::~ProcessGroupNCCL() {
   {
     std::lock_guard<std::mutex> lock(state_->mu);
@@ -341,15 +369,32 @@ ProcessGroupNCCL::~ProcessGroupNCCL() {
   // Each in-flight Work holds the state, so the list is emptied here, outside the lock (a Work's
   // destructor frees its events); a Work the caller still holds keeps the state alive on its own.
   std::deque<std::shared_ptr<NcclWork>> in_flight;
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    if (state_->comm_released) return;
+    in_flight.swap(state_->in_flight);
+  }
+  // wait() does not block the host, so the last collectives are usually still running here (an
+  // all_reduce, then destroy_process_group(), then t.cpu()). Aborting would stop their kernels
+  // part-way, and what reads their results after them on the compute stream would read partial
+  // sums without any error: wait for them first, each within its own deadline.
+  const bool finished = wait_until_finished(*state_, in_flight);
   std::lock_guard<std::mutex> lock(state_->mu);
-  in_flight.swap(state_->in_flight);
-  if (state_->comm_released) return;
-  // Collectives still running on the GPU: destroying would wait for them, aborting does not.
-  const bool busy = std::any_of(in_flight.begin(), in_flight.end(), [](const auto& w) { return !w->is_completed(); });
-  if (busy) {
-    state_->runtime->abort(state_->comm);
+  if (state_->comm_released) return;  // aborted meanwhile
+  if (finished) {
+    try {
+      state_->runtime->destroy(state_->comm);
+    } catch (const std::exception&) {
+      state_->runtime->abort(state_->comm);  // finalizing failed: nothing is left to flush
+    }
   } else {
-    state_->runtime->destroy(state_->comm);
+    // One is stuck or NCCL failed: abort, and say so to whoever holds the Works and on stderr.
+    const std::string reason = "the ProcessGroupNCCL was destroyed while it still ran (past its timeout, or after "
+                               "an NCCL error); its results are incomplete";
+    std::fprintf(stderr, "[rank %d] colony: %s aborted: %s\n", rank_, in_flight.front()->description().c_str(),
+                 reason.c_str());
+    state_->runtime->abort(state_->comm);
+    for (auto& w : in_flight) w->finish(std::make_exception_ptr(CollectiveError(w->name() + " aborted: " + reason)));
   }
   state_->comm_released = true;
 }

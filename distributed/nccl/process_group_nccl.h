@@ -26,6 +26,9 @@
 //   on), fails every in-flight and later Work with "allreduce #12 (float32, ...) timed out after
 //   500 ms on rank 1's GPU", and reports that to the group's FailureMonitor (the job's store: every
 //   rank stops). abort() does the same when another rank failed.
+// - Teardown: the destructor first waits for the collectives still running (wait() never blocked
+//   the host), so that the last all_reduce before destroy_process_group() completes instead of
+//   being cut short by an abort.
 // - allreduce (sum, avg through ncclAvg, max, min), broadcast, allgather and reduce_scatter (as
 //   grouped broadcasts / reduces, ncclGroupStart/End, so outputs need not be one buffer),
 //   allreduce_coalesced (several tensors, one grouped launch), barrier (a one-element allreduce);
@@ -63,8 +66,9 @@ class ProcessGroupNCCL : public ProcessGroup {
   // Throws std::invalid_argument for rank/size out of range, std::runtime_error in a build without
   // CUDA or NCCL.
   ProcessGroupNCCL(std::shared_ptr<Store> store, int rank, int size, ProcessGroupNCCLOptions options = {});
-  // Waits for nothing: in-flight collectives keep their memory through the allocator; the
-  // communicator is destroyed once they finished, aborted otherwise.
+  // Waits until the collectives still running on the GPU have finished (each within its deadline),
+  // then finalizes and destroys the communicator. Aborts it instead when one is past its deadline
+  // or NCCL reports an error: those Works then fail, and stderr says which one was cut short.
   ~ProcessGroupNCCL() override;
   ProcessGroupNCCL(const ProcessGroupNCCL&) = delete;
   ProcessGroupNCCL& operator=(const ProcessGroupNCCL&) = delete;

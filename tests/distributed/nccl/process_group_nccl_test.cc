@@ -313,6 +313,64 @@ TEST_F(ProcessGroupNCCLTest, FinishedGroupDestroysItsCommunicator) {
   EXPECT_EQ(rt->aborts.load(), 0);
 }
 
+// wait() never blocks the host, so the group is usually destroyed while its last collectives still
+// run on the GPU: it must wait for them and then destroy the communicator, not abort it (which
+// would stop the kernels part-way and leave partial sums behind, without any error).
+TEST_F(ProcessGroupNCCLTest, TeardownWaitsForTheCollectivesStillRunningThenDestroys) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  rt->events_complete = false;  // still running on the GPU when the group goes
+  Tensor t = raw::zeros({4});
+  std::shared_ptr<Work> w;
+  std::thread gpu;
+  {
+    ProcessGroupNCCL pg(client(), 0, 1, options(rt));
+    w = pg.allreduce(t);
+    w->wait();  // the compute stream waits; the host goes on to destroy the group
+    gpu = std::thread([&] {
+      std::this_thread::sleep_for(milliseconds(100));
+      rt->complete_events();
+    });
+  }
+  gpu.join();
+  EXPECT_EQ(rt->destroys.load(), 1);
+  EXPECT_EQ(rt->aborts.load(), 0);
+  EXPECT_TRUE(w->is_completed());
+  EXPECT_EQ(w->exception(), nullptr);
+}
+
+TEST_F(ProcessGroupNCCLTest, TeardownAbortsACollectiveStillRunningPastItsDeadline) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  rt->events_complete = false;  // the GPU never gets there
+  Tensor t = raw::zeros({4});
+  CollectiveOptions o;
+  o.timeout = milliseconds(100);
+  std::shared_ptr<Work> w;
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    ProcessGroupNCCL pg(client(), 0, 1, options(rt));
+    w = pg.allreduce(t, ReduceOp::kSum, o);
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_EQ(rt->aborts.load(), 1);
+  EXPECT_EQ(rt->destroys.load(), 0);
+  EXPECT_THROW_WITH(w->wait(), CollectiveError, "allreduce #1 aborted: the ProcessGroupNCCL was destroyed while it");
+}
+
+TEST_F(ProcessGroupNCCLTest, TeardownAbortsAtOnceOnAnNcclError) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  rt->events_complete = false;
+  Tensor t = raw::zeros({4});
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    ProcessGroupNCCL pg(client(), 0, 1, options(rt));
+    pg.allreduce(t);  // the group's default timeout: ten minutes
+    rt->set_async_error("remote process exited or there was a network error");
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  EXPECT_EQ(rt->aborts.load(), 1);
+  EXPECT_EQ(rt->destroys.load(), 0);
+}
+
 TEST_F(ProcessGroupNCCLTest, MismatchedCollectivesAreNamedOnEveryRankAndTheGroupGoesOn) {
   std::vector<std::shared_ptr<FakeNcclRuntime>> rts;
   auto g = make_group(2, rts);
