@@ -4,6 +4,7 @@
 // the raw allocator. real_nccl_runtime() is the one programs use (nccl_runtime_cuda.cc).
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -44,10 +45,15 @@ class NcclRuntime {
   virtual CommHandle init_comm(const std::string& unique_id, int size, int rank, int device) = 0;
   // ncclCommGetAsyncError.
   virtual CommState state(CommHandle comm) = 0;
-  // ncclCommAbort: stops its kernels and frees it without waiting for the peers. Never blocks long.
+  // ncclCommAbort: stops its kernels and frees it without waiting for the peers. Never blocks long
+  // (a non-blocking communicator is reclaimed on NCCL's own thread, which also waits there for the
+  // CUDA graphs that captured its collectives to be destroyed).
   virtual void abort(CommHandle comm) = 0;
-  // ncclCommFinalize + ncclCommDestroy once its work has finished.
-  virtual void destroy(CommHandle comm) = 0;
+  // ncclCommFinalize + ncclCommDestroy once its work has finished. Finalizing waits for every CUDA
+  // graph that captured one of its collectives to be destroyed (NCCL 2.26 and later), so a group
+  // that captured any aborts instead. Throws std::runtime_error when finalizing fails or has not
+  // finished within `timeout`; the communicator is then not destroyed (the caller aborts it).
+  virtual void destroy(CommHandle comm, std::chrono::milliseconds timeout) = 0;
 
   // A new high-priority non-blocking stream on `device`, owned by the runtime for the process's life.
   virtual StreamHandle new_comm_stream(int device) = 0;
@@ -66,10 +72,11 @@ class NcclRuntime {
   virtual void record_stream(const Tensor& tensor, StreamHandle stream) = 0;
 
   // Queued on `stream` between group_start() and group_end(comm) (ncclGroupStart/End; group_end
-  // returns once NCCL has queued the group, polling a non-blocking communicator's state meanwhile).
+  // returns once NCCL has queued the group, polling a non-blocking communicator's state meanwhile,
+  // and throws when that takes longer than `timeout`: queuing may wait for peers to connect).
   // `count` in elements. Errors are std::runtime_error naming the NCCL result.
   virtual void group_start() = 0;
-  virtual void group_end(CommHandle comm) = 0;
+  virtual void group_end(CommHandle comm, std::chrono::milliseconds timeout) = 0;
   virtual void all_reduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, CommHandle comm,
                           StreamHandle stream) = 0;
   // `send` is read on `root` only; every rank's `recv` receives it.

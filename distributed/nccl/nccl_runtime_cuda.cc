@@ -92,9 +92,11 @@ class CudaNcclRuntime final : public NcclRuntime {
 
   void abort(CommHandle comm) override { ncclCommAbort(as_comm(comm)); }
 
-  void destroy(CommHandle comm) override {
+  void destroy(CommHandle comm, std::chrono::milliseconds timeout) override {
     // Finalize flushes the communicator's work; non-blocking, so poll until it is done.
-    if (ncclCommFinalize(as_comm(comm)) == ncclInProgress) wait_ready(comm);
+    const ncclResult_t r = ncclCommFinalize(as_comm(comm));
+    check_nccl("ncclCommFinalize", r);
+    if (r == ncclInProgress) wait_ready(comm, timeout, "ncclCommFinalize");
     ncclCommDestroy(as_comm(comm));
   }
 
@@ -137,10 +139,10 @@ class CudaNcclRuntime final : public NcclRuntime {
   }
 
   void group_start() override { check_nccl("ncclGroupStart", ncclGroupStart()); }
-  void group_end(CommHandle comm) override {
+  void group_end(CommHandle comm, std::chrono::milliseconds timeout) override {
     const ncclResult_t r = ncclGroupEnd();
     check_nccl("ncclGroupEnd", r);
-    if (r == ncclInProgress) wait_ready(comm);
+    if (r == ncclInProgress) wait_ready(comm, timeout, "ncclGroupEnd");
   }
   void all_reduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, CommHandle comm,
                   StreamHandle stream) override {
@@ -159,12 +161,18 @@ class CudaNcclRuntime final : public NcclRuntime {
   }
 
  private:
-  // Until a non-blocking communicator has finished queuing (not running) what it was given.
-  void wait_ready(CommHandle comm) {
+  // Until a non-blocking communicator has finished queuing (not running) what it was given by
+  // `call`, or `timeout` has passed: a peer that never connects, or a CUDA graph still alive at
+  // finalize, would otherwise keep this thread here for good.
+  void wait_ready(CommHandle comm, std::chrono::milliseconds timeout, const char* call) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {
       const CommState s = state(comm);
       if (s.status == CommState::kReady) return;
-      if (s.status == CommState::kFailed) throw std::runtime_error("NCCL: " + s.error);
+      if (s.status == CommState::kFailed) throw std::runtime_error(std::string(call) + ": NCCL: " + s.error);
+      if (std::chrono::steady_clock::now() > deadline)
+        throw std::runtime_error(std::string(call) + " was still in progress after " +
+                                 std::to_string(timeout.count()) + " ms");
       std::this_thread::yield();
     }
   }

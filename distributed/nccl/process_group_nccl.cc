@@ -65,6 +65,9 @@ struct ProcessGroupNCCL::State {
   std::deque<std::shared_ptr<NcclWork>> in_flight;  // in launch order
   bool stop = false;
   bool comm_released = false;  // aborted or destroyed: never touched again
+  // A collective was queued into a CUDA graph: NCCL then finalizes the communicator only once
+  // every such graph is destroyed, which the group cannot know, so teardown aborts instead.
+  bool captured = false;
   std::string abort_reason;    // non-empty once aborted
 
   // With `mu` held. Fails every in-flight Work and aborts the communicator; later collectives fail
@@ -381,11 +384,18 @@ ProcessGroupNCCL::~ProcessGroupNCCL() {
   const bool finished = wait_until_finished(*state_, in_flight);
   std::lock_guard<std::mutex> lock(state_->mu);
   if (state_->comm_released) return;  // aborted meanwhile
-  if (finished) {
+  if (finished && state_->captured) {
+    // A graph that captured a collective may outlive the group: finalizing would wait for it
+    // (ncclCommFinalize, NCCL 2.26 and later), and a graph destroyed after the group never
+    // replays again anyway. Nothing eager is running any more, so aborting cuts nothing short.
+    state_->runtime->abort(state_->comm);
+  } else if (finished) {
     try {
-      state_->runtime->destroy(state_->comm);
-    } catch (const std::exception&) {
-      state_->runtime->abort(state_->comm);  // finalizing failed: nothing is left to flush
+      state_->runtime->destroy(state_->comm, timeout_);
+    } catch (const std::exception& e) {
+      // Finalizing failed or never finished: nothing is left to flush, so stop waiting.
+      std::fprintf(stderr, "[rank %d] colony: aborting the NCCL communicator: %s\n", rank_, e.what());
+      state_->runtime->abort(state_->comm);
     }
   } else {
     // One is stuck or NCCL failed: abort, and say so to whoever holds the Works and on stderr.
@@ -481,11 +491,13 @@ std::exception_ptr check_fingerprints(const std::shared_ptr<ProcessGroupNCCL::St
 // thread is only collected, never launched (the next collective would hang).
 class NcclGroup {
  public:
-  NcclGroup(NcclRuntime& rt, CommHandle comm) : rt_(rt), comm_(comm) { rt_.group_start(); }
+  NcclGroup(NcclRuntime& rt, CommHandle comm, milliseconds timeout) : rt_(rt), comm_(comm), timeout_(timeout) {
+    rt_.group_start();
+  }
   ~NcclGroup() {
     if (!open_) return;
     try {
-      rt_.group_end(comm_);
+      rt_.group_end(comm_, timeout_);
     } catch (const std::exception&) {
       // The error that unwound the group is the one reported; the group is aborted after it.
     }
@@ -496,12 +508,13 @@ class NcclGroup {
   // Ends the group normally: its errors are the caller's.
   void end() {
     open_ = false;
-    rt_.group_end(comm_);
+    rt_.group_end(comm_, timeout_);
   }
 
  private:
   NcclRuntime& rt_;
   const CommHandle comm_;
+  const milliseconds timeout_;
   bool open_ = true;
 };
 
@@ -536,7 +549,7 @@ std::shared_ptr<Work> launch(const std::shared_ptr<ProcessGroupNCCL::State>& s, 
     // A graph keeps its tensors' memory for as long as it lives: nothing to tell the allocator.
     if (!captured)
       for (const Tensor& t : tensors) rt.record_stream(t, s->comm_stream);
-    NcclGroup group(rt, s->comm);
+    NcclGroup group(rt, s->comm, timeout);
     body(rt, s->comm, s->comm_stream);
     group.end();
     rt.record(end, s->comm_stream);
@@ -552,6 +565,8 @@ std::shared_ptr<Work> launch(const std::shared_ptr<ProcessGroupNCCL::State>& s, 
     // never sees it, as in PyTorch; a replay that hangs is not timed out) and the Work is done.
     // wait() still joins the communication stream back into the capture.
     work->finish(nullptr);
+    std::lock_guard<std::mutex> lock(s->mu);
+    s->captured = true;
     return work;
   }
   std::lock_guard<std::mutex> lock(s->mu);

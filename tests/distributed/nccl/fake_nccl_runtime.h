@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -37,6 +38,7 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
   std::atomic<bool> capture{false};          // the compute stream is being captured in a CUDA graph
   std::string async_error;                   // non-empty: state() reports it (guarded by mu)
   std::string collective_error;              // non-empty: the collective calls throw it (guarded by mu)
+  std::string destroy_error;                 // non-empty: destroy() throws it (guarded by mu)
 
   // What happened.
   std::mutex mu;
@@ -44,6 +46,8 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
   std::string init_id;
   int init_rank = -1, init_size = -1;
   std::atomic<int> aborts{0}, destroys{0};
+  std::chrono::milliseconds destroy_timeout{-1};    // what destroy() was given (guarded by mu)
+  std::chrono::milliseconds group_end_timeout{-1};  // what the last group_end() was given (guarded by mu)
   std::atomic<int> group_depth{0};  // ncclGroupStart calls not yet ended, as NCCL counts them per thread
 
   void set_async_error(const std::string& e) {
@@ -53,6 +57,10 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
   void set_collective_error(const std::string& e) {
     std::lock_guard<std::mutex> lock(mu);
     collective_error = e;
+  }
+  void set_destroy_error(const std::string& e) {
+    std::lock_guard<std::mutex> lock(mu);
+    destroy_error = e;
   }
   void complete_events() {
     std::lock_guard<std::mutex> lock(mu);
@@ -95,7 +103,12 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
     ++aborts;
     log("abort");
   }
-  void destroy(CommHandle) override {
+  void destroy(CommHandle, std::chrono::milliseconds timeout) override {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      destroy_timeout = timeout;
+      if (!destroy_error.empty()) throw std::runtime_error(destroy_error);
+    }
     ++destroys;
     log("destroy");
   }
@@ -124,7 +137,11 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
     ++group_depth;
     log("group_start");
   }
-  void group_end(CommHandle) override {
+  void group_end(CommHandle, std::chrono::milliseconds timeout) override {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      group_end_timeout = timeout;
+    }
     --group_depth;
     log("group_end");
   }

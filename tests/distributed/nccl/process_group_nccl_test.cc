@@ -371,6 +371,47 @@ TEST_F(ProcessGroupNCCLTest, TeardownAbortsAtOnceOnAnNcclError) {
   EXPECT_EQ(rt->destroys.load(), 0);
 }
 
+// NCCL finalizes a communicator only once every CUDA graph that captured one of its collectives is
+// destroyed, and a graph may well outlive the group: finalizing would hang at exit, so a group
+// that captured any aborts at teardown (nothing eager is running by then).
+TEST_F(ProcessGroupNCCLTest, GroupThatCapturedACollectiveIsAbortedAtTeardownNotFinalized) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  {
+    ProcessGroupNCCL pg(client(), 0, 1, options(rt));
+    Tensor t = raw::zeros({4});
+    pg.allreduce(t)->wait();  // eager
+    rt->capture = true;
+    pg.allreduce(t)->wait();  // into a graph that may outlive the group
+    rt->capture = false;
+  }
+  EXPECT_EQ(rt->aborts.load(), 1);
+  EXPECT_EQ(rt->destroys.load(), 0);
+}
+
+// Finalizing is bounded by the group's timeout (the real runtime gives up polling then), and a
+// finalize that fails or times out is followed by an abort instead of an exception out of the
+// destructor. Queuing a collective is bounded by the collective's own timeout.
+TEST_F(ProcessGroupNCCLTest, FinalizeAndQueuingAreBoundedAndAFailedFinalizeAborts) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  {
+    auto o = options(rt);
+    o.timeout = milliseconds(4321);
+    ProcessGroupNCCL pg(client(), 0, 1, o);
+    Tensor t = raw::zeros({4});
+    CollectiveOptions co;
+    co.timeout = milliseconds(1234);
+    pg.allreduce(t, ReduceOp::kSum, co)->wait();
+    {
+      std::lock_guard<std::mutex> lock(rt->mu);
+      EXPECT_EQ(rt->group_end_timeout, milliseconds(1234));
+    }
+    rt->set_destroy_error("ncclCommFinalize was still in progress after 4321 ms");
+  }
+  std::lock_guard<std::mutex> lock(rt->mu);
+  EXPECT_EQ(rt->destroy_timeout, milliseconds(4321));
+  EXPECT_EQ(rt->aborts.load(), 1);
+}
+
 TEST_F(ProcessGroupNCCLTest, MismatchedCollectivesAreNamedOnEveryRankAndTheGroupGoesOn) {
   std::vector<std::shared_ptr<FakeNcclRuntime>> rts;
   auto g = make_group(2, rts);
