@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <stdexcept>
 #include <string>
 
 #include "distributed/comm/process_group.h"
@@ -14,6 +15,13 @@
 #include "tensor/tensor.h"
 
 namespace colony::dist::nccl_detail {
+
+// Thrown by query() when the CUDA runtime is already shutting down (cudaErrorCudartUnloading: the
+// process is exiting and static destructors run): nothing about the GPU can be known any more.
+class RuntimeUnloading : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
 
 // Opaque handles: ncclComm_t, cudaStream_t, cudaEvent_t in the real runtime.
 using CommHandle = void*;
@@ -64,7 +72,9 @@ class NcclRuntime {
   virtual void record(EventHandle event, StreamHandle stream) = 0;
   // Makes later work on `stream` wait for `event` (no host block).
   virtual void stream_wait(StreamHandle stream, EventHandle event) = 0;
-  virtual bool query(EventHandle event) = 0;  // true once the work before it has run
+  // True once the work before it has run. Throws RuntimeUnloading at exit, std::runtime_error for
+  // other CUDA errors (a kernel that faulted).
+  virtual bool query(EventHandle event) = 0;
   // Whether work queued on `stream` now goes into a CUDA graph being captured (cudaStreamIsCapturing).
   virtual bool capturing(StreamHandle stream) = 0;
   // `tensor`'s memory is used on `stream` too: the caching allocator must not hand it out again

@@ -126,6 +126,7 @@ class CudaNcclRuntime final : public NcclRuntime {
   bool query(EventHandle event) override {
     const cudaError_t e = cudaEventQuery(as_event(event));
     if (e == cudaErrorNotReady) return false;
+    if (e == cudaErrorCudartUnloading) throw RuntimeUnloading(std::string("cudaEventQuery: ") + cudaGetErrorString(e));
     check_cuda("cudaEventQuery", e);
     return true;
   }

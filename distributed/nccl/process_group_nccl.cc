@@ -100,6 +100,15 @@ class NcclWork final : public Work {
     const_cast<NcclWork*>(this)->finish(nullptr);
     return true;
   }
+  // is_completed() for the failure paths, which must not throw: a Work whose end event cannot be
+  // queried (a CUDA error, the runtime unloading) counts as unfinished.
+  bool completed_if_known() const noexcept {
+    try {
+      return is_completed();
+    } catch (...) {
+      return false;
+    }
+  }
 
   // The caller's current stream waits for the collective; the host does not. `timeout` is not
   // needed here: the watchdog enforces the collective's own.
@@ -173,7 +182,8 @@ bool ProcessGroupNCCL::State::abort_locked(const std::string& reason) {
     comm_released = true;
   }
   for (auto& w : in_flight)
-    if (!w->is_completed()) w->finish(std::make_exception_ptr(CollectiveError(w->name() + " aborted: " + reason)));
+    if (!w->completed_if_known())
+      w->finish(std::make_exception_ptr(CollectiveError(w->name() + " aborted: " + reason)));
   in_flight.clear();
   cv.notify_all();
   return true;
@@ -181,9 +191,20 @@ bool ProcessGroupNCCL::State::abort_locked(const std::string& reason) {
 
 namespace {
 
+// Aborts the group with `message` and tells the job (the other ranks stop too).
+void fail_group(const std::shared_ptr<ProcessGroupNCCL::State>& s, const std::string& message) {
+  std::shared_ptr<FailureMonitor> monitor;
+  {
+    std::lock_guard<std::mutex> lock(s->mu);
+    if (!s->abort_locked(message)) return;
+    monitor = s->monitor.lock();
+  }
+  if (monitor) monitor->report_failure(message);
+}
+
 // The watchdog: completed Works leave the in-flight list; one past its deadline, or an NCCL error,
 // aborts the group and tells the job.
-void watch(const std::shared_ptr<ProcessGroupNCCL::State>& s, milliseconds interval) {
+void watch_loop(const std::shared_ptr<ProcessGroupNCCL::State>& s, milliseconds interval) {
   std::unique_lock<std::mutex> lock(s->mu);
   while (!s->stop) {
     s->cv.wait_for(lock, interval, [&] { return s->stop; });
@@ -214,7 +235,7 @@ void watch(const std::shared_ptr<ProcessGroupNCCL::State>& s, milliseconds inter
     // The Works in flight fail with the words of the first failure.
     for (size_t i = 0; i < failing.size(); ++i) {
       auto& w = failing[i];
-      if (w->is_completed()) continue;
+      if (w->completed_if_known()) continue;
       if (i > 0)
         w->finish(std::make_exception_ptr(CollectiveError(w->name() + " aborted: " + failure)));
       else if (timed_out)
@@ -223,6 +244,21 @@ void watch(const std::shared_ptr<ProcessGroupNCCL::State>& s, milliseconds inter
         w->finish(std::make_exception_ptr(CollectiveError(failure)));
     }
     lock.lock();
+  }
+}
+
+// The watchdog thread. An exception escaping it would end the process through std::terminate,
+// whose handler tells every other rank that this one failed.
+void watch(const std::shared_ptr<ProcessGroupNCCL::State>& s, milliseconds interval) {
+  try {
+    watch_loop(s, interval);
+  } catch (const nccl_detail::RuntimeUnloading&) {
+    // The process is exiting after the CUDA runtime shut down: nothing is left to watch, and
+    // reporting a failure would stop the other ranks of a job that may well have finished.
+  } catch (const std::exception& e) {
+    // A CUDA error, e.g. a kernel that faulted: this rank's GPU is unusable, and the job must know.
+    fail_group(s, "the NCCL watchdog on rank " + std::to_string(s->rank) + "'s GPU (cuda:" +
+                      std::to_string(s->device) + ") could not check its collectives: " + e.what());
   }
 }
 
@@ -339,24 +375,32 @@ ProcessGroupNCCL::ProcessGroupNCCL(std::shared_ptr<Store> store, int rank, int s
 
 namespace {
 
-// Waits until every Work of `in_flight` has run on the GPU (true), or until the first one still
-// running is past its deadline, NCCL reports an error, the group is aborted or the runtime cannot
-// tell (false). The Works that ran leave `in_flight`.
-bool wait_until_finished(ProcessGroupNCCL::State& s, std::deque<std::shared_ptr<NcclWork>>& in_flight) {
+enum class Teardown {
+  kFinished,      // every collective ran
+  kStuck,         // one is past its deadline, NCCL reported an error, or an event query failed
+  kRuntimeGone,   // the CUDA runtime is unloading (the process is exiting)
+};
+
+// Waits until every Work of `in_flight` has run on the GPU, or until the first one still running
+// is past its deadline, NCCL reports an error, the group is aborted or the runtime cannot tell.
+// The Works that ran leave `in_flight`.
+Teardown wait_until_finished(ProcessGroupNCCL::State& s, std::deque<std::shared_ptr<NcclWork>>& in_flight) {
   try {
     for (;;) {
       while (!in_flight.empty() && in_flight.front()->is_completed()) in_flight.pop_front();
-      if (in_flight.empty()) return true;
-      if (Clock::now() > in_flight.front()->deadline()) return false;
-      if (s.runtime->state(s.comm).status == CommState::kFailed) return false;
+      if (in_flight.empty()) return Teardown::kFinished;
+      if (Clock::now() > in_flight.front()->deadline()) return Teardown::kStuck;
+      if (s.runtime->state(s.comm).status == CommState::kFailed) return Teardown::kStuck;
       {
         std::lock_guard<std::mutex> lock(s.mu);
-        if (!s.abort_reason.empty()) return false;
+        if (!s.abort_reason.empty()) return Teardown::kStuck;
       }
       std::this_thread::sleep_for(kTeardownPoll);
     }
+  } catch (const nccl_detail::RuntimeUnloading&) {
+    return Teardown::kRuntimeGone;
   } catch (const std::exception&) {
-    return false;  // an event query failed: nothing more can be known of them
+    return Teardown::kStuck;  // an event query failed: nothing more can be known of them
   }
 }
 
@@ -381,9 +425,13 @@ ProcessGroupNCCL::~ProcessGroupNCCL() {
   // all_reduce, then destroy_process_group(), then t.cpu()). Aborting would stop their kernels
   // part-way, and what reads their results after them on the compute stream would read partial
   // sums without any error: wait for them first, each within its own deadline.
-  const bool finished = wait_until_finished(*state_, in_flight);
+  const Teardown how = wait_until_finished(*state_, in_flight);
+  const bool finished = how == Teardown::kFinished;
   std::lock_guard<std::mutex> lock(state_->mu);
   if (state_->comm_released) return;  // aborted meanwhile
+  // Destroyed during the process's exit, after the CUDA runtime: NCCL calls would fail or crash
+  // now, and the driver reclaims everything as the process ends.
+  if (how == Teardown::kRuntimeGone) return;
   if (finished && state_->captured) {
     // A graph that captured a collective may outlive the group: finalizing would wait for it
     // (ncclCommFinalize, NCCL 2.26 and later), and a graph destroyed after the group never
@@ -435,17 +483,6 @@ std::shared_ptr<Work> failed_work(const std::shared_ptr<ProcessGroupNCCL::State>
   auto w = std::make_shared<NcclWork>(s, fp, timeout);
   w->finish(std::move(error));
   return w;
-}
-
-// Aborts the group with `message` and tells the job (the other ranks stop too).
-void fail_group(const std::shared_ptr<ProcessGroupNCCL::State>& s, const std::string& message) {
-  std::shared_ptr<FailureMonitor> monitor;
-  {
-    std::lock_guard<std::mutex> lock(s->mu);
-    if (!s->abort_locked(message)) return;
-    monitor = s->monitor.lock();
-  }
-  if (monitor) monitor->report_failure(message);
 }
 
 // Exchanges `fp` with every rank. Returns the error the Work fails with, or null when all agree.

@@ -36,6 +36,9 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
   std::atomic<int> polls_until_ready{2};  // init: in progress this many state() calls; -1: forever
   std::atomic<bool> events_complete{true};  // record() leaves events done; false: until complete_events()
   std::atomic<bool> capture{false};          // the compute stream is being captured in a CUDA graph
+  // query() throws: as at exit once the CUDA runtime unloaded, or as after a kernel faulted.
+  enum class QueryFailure { kNone, kRuntimeUnloading, kCudaError };
+  std::atomic<QueryFailure> query_failure{QueryFailure::kNone};
   std::string async_error;                   // non-empty: state() reports it (guarded by mu)
   std::string collective_error;              // non-empty: the collective calls throw it (guarded by mu)
   std::string destroy_error;                 // non-empty: destroy() throws it (guarded by mu)
@@ -126,6 +129,10 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
   }
   void stream_wait(StreamHandle s, EventHandle) override { log(std::string(name(s)) + " waits"); }
   bool query(EventHandle e) override {
+    if (query_failure == QueryFailure::kRuntimeUnloading)
+      throw nccl_detail::RuntimeUnloading("cudaEventQuery: driver shutting down");
+    if (query_failure == QueryFailure::kCudaError)
+      throw std::runtime_error("cudaEventQuery: an illegal memory access was encountered");
     std::lock_guard<std::mutex> lock(mu);
     return static_cast<Event*>(e)->done;
   }

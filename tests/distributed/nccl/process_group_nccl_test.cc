@@ -412,6 +412,51 @@ TEST_F(ProcessGroupNCCLTest, FinalizeAndQueuingAreBoundedAndAFailedFinalizeAbort
   EXPECT_EQ(rt->aborts.load(), 1);
 }
 
+// An exception escaping the watchdog thread would end the process through std::terminate (whose
+// handler reports this rank failed): a CUDA error while checking the collectives fails the group
+// and tells the job in words instead.
+TEST_F(ProcessGroupNCCLTest, WatchdogThatCannotQueryAnEventFailsTheGroupInsteadOfTerminating) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  ProcessGroupNCCL pg(client(), 0, 1, options(rt));
+  auto monitor = std::make_shared<FakeMonitor>();
+  pg.set_failure_monitor(monitor);
+  rt->events_complete = false;
+  Tensor t = raw::zeros({4});
+  auto w = pg.allreduce(t);
+  rt->query_failure = FakeNcclRuntime::QueryFailure::kCudaError;
+  const std::string why =
+      "the NCCL watchdog on rank 0's GPU (cuda:0) could not check its collectives: cudaEventQuery: an illegal memory "
+      "access was encountered";
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (rt->aborts.load() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(milliseconds(5));
+  EXPECT_EQ(rt->aborts.load(), 1);
+  EXPECT_THROW_WITH(w->wait(), CollectiveError, "allreduce #1 aborted: " + why);
+  std::lock_guard<std::mutex> lock(monitor->mu);
+  ASSERT_EQ(monitor->reports.size(), 1u);
+  EXPECT_EQ(monitor->reports[0], why);
+}
+
+// At exit the CUDA runtime may unload before the group is destroyed: the watchdog stops quietly
+// (the job may well have finished: no failure is reported) and teardown makes no NCCL call.
+TEST_F(ProcessGroupNCCLTest, RuntimeUnloadingAtExitStopsTheWatchdogQuietly) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  auto monitor = std::make_shared<FakeMonitor>();
+  {
+    ProcessGroupNCCL pg(client(), 0, 1, options(rt));
+    pg.set_failure_monitor(monitor);
+    rt->events_complete = false;
+    Tensor t = raw::zeros({4});
+    pg.allreduce(t);
+    rt->query_failure = FakeNcclRuntime::QueryFailure::kRuntimeUnloading;
+    std::this_thread::sleep_for(milliseconds(50));  // several watchdog rounds
+  }
+  EXPECT_EQ(rt->aborts.load(), 0);
+  EXPECT_EQ(rt->destroys.load(), 0);
+  std::lock_guard<std::mutex> lock(monitor->mu);
+  EXPECT_TRUE(monitor->reports.empty());
+}
+
 TEST_F(ProcessGroupNCCLTest, MismatchedCollectivesAreNamedOnEveryRankAndTheGroupGoesOn) {
   std::vector<std::shared_ptr<FakeNcclRuntime>> rts;
   auto g = make_group(2, rts);
