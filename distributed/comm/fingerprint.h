@@ -24,19 +24,27 @@ struct Fingerprint {
   int32_t dtype = -1;      // colony::DType; -1: no tensor (barrier)
   int32_t root = -1;       // broadcast only
   int32_t reduce_op = -1;  // ReduceOp; allreduce / reduce_scatter only
-  int32_t unused = 0;
+  // A call on several tensors at once (NCCL's allreduce_coalesced): tensor_layout() of their element
+  // counts, so that ranks splitting the same total differently disagree. 0: one tensor.
+  uint32_t layout = 0;
 };
 static_assert(sizeof(Fingerprint) == 40, "Fingerprint is exchanged as 40 raw bytes");
 
 bool same_call(const Fingerprint& a, const Fingerprint& b);
 
+// Fingerprint::layout for tensors of these element counts, in order: the count (up to 255) in the
+// low byte, a 24-bit hash of the list above it. Never 0.
+uint32_t tensor_layout(const std::vector<int64_t>& numels);
+
 // What a Work is called in messages: "allreduce #12", and with its call,
-// "allreduce #12 (float32, 1000 elements, sum)" ("barrier #3" for a barrier).
+// "allreduce #12 (float32, 1000 elements, sum)" ("barrier #3" for a barrier; several tensors:
+// "allreduce #4 (float32, 150 elements as 2 tensors, sum)").
 std::string work_name(const Fingerprint& f);
 std::string work_description(const Fingerprint& f);
 
 // "allreduce(float32, 1000 elements, sum)", "broadcast(float32, 1000 elements, root 0)",
-// "allgather(int64, 8 elements per rank)", "barrier()".
+// "allgather(int64, 8 elements per rank)", "barrier()"; several tensors:
+// "allreduce(float32, 150 elements as 2 tensors of sizes #5e0c1a, sum)".
 std::string call_signature(const Fingerprint& f);
 
 // "collective mismatch at #7: rank 0 called allreduce(float32, 1000 elements, sum), rank 1 called

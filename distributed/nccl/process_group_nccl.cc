@@ -646,6 +646,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::allreduce_coalesced(std::vector<Tensor>&
   const Device dev = state_->runtime->device(device_);
   if (tensors.empty()) throw std::invalid_argument("allreduce_coalesced: no tensors");
   int64_t total = 0;
+  std::vector<int64_t> numels;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const std::string what = "tensors[" + std::to_string(i) + "]";
     check_tensor("allreduce_coalesced", tensors[i], what, dev);
@@ -653,9 +654,13 @@ std::shared_ptr<Work> ProcessGroupNCCL::allreduce_coalesced(std::vector<Tensor>&
       throw std::invalid_argument("allreduce_coalesced: " + what + " is " + dtype_name(tensors[i].dtype()) +
                                   " but tensors[0] is " + dtype_name(tensors[0].dtype()) + "; one dtype per call");
     total += tensors[i].numel();
+    numels.push_back(tensors[i].numel());
   }
-  // dtype and element count of all of them: ranks that split the same data differently still agree.
-  const Fingerprint fp = fingerprint(OpKind::kAllreduce, &tensors[0], total, -1, static_cast<int>(op));
+  // The sizes too, not only their total: each tensor is its own ncclAllReduce inside the group, so
+  // ranks that split the same total differently ([100, 50] and [50, 100]) would give NCCL
+  // collectives of different counts to match up (a hang, or sums of unrelated elements).
+  Fingerprint fp = fingerprint(OpKind::kAllreduce, &tensors[0], total, -1, static_cast<int>(op));
+  fp.layout = comm_detail::tensor_layout(numels);
   std::vector<Tensor> ts = tensors;
   return launch(state_, fp, timeout_of(opts, timeout_), ts, [ts, op](NcclRuntime& rt, CommHandle c, StreamHandle st) {
     for (const Tensor& t : ts) rt.all_reduce(t.data_ptr_raw(), t.data_ptr_raw(), t.numel(), t.dtype(), op, c, st);

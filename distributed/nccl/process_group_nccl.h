@@ -86,8 +86,8 @@ class ProcessGroupNCCL : public ProcessGroup {
   std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs,
                                        ReduceOp op = ReduceOp::kSum, const CollectiveOptions& opts = {}) override;
   std::shared_ptr<Work> barrier(const CollectiveOptions& opts = {}) override;
-  // Every tensor reduced in place, in one grouped launch (one Work, one fingerprint: the dtype and
-  // the total element count).
+  // Every tensor reduced in place, in one grouped launch (one Work, one fingerprint: the dtype, the
+  // total element count, and the tensors' count and sizes, which every rank must pass alike).
   std::shared_ptr<Work> allreduce_coalesced(std::vector<Tensor>& tensors, ReduceOp op = ReduceOp::kSum,
                                             const CollectiveOptions& opts = {});
 

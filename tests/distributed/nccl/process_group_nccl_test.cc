@@ -215,7 +215,7 @@ TEST_F(ProcessGroupNCCLTest, ListCollectivesAreGroupedPerRank) {
   EXPECT_EQ(std::vector<std::string>(start, start + 4),
             (std::vector<std::string>{"group_start", "all_reduce 3 float32 sum on comm",
                                       "all_reduce 5 float32 sum on comm", "group_end"}));
-  EXPECT_EQ(w->description(), "allreduce #3 (float32, 8 elements, sum)");
+  EXPECT_EQ(w->description(), "allreduce #3 (float32, 8 elements as 2 tensors, sum)");
 }
 
 TEST_F(ProcessGroupNCCLTest, BadTensorsAreRefusedWithTheReason) {
@@ -294,7 +294,8 @@ TEST_F(ProcessGroupNCCLTest, CollectiveThatThrowsInsideTheGroupStillEndsIt) {
   std::vector<Tensor> bucket{raw::zeros({3}), raw::zeros({5})};
   auto w = pg.allreduce_coalesced(bucket);
   EXPECT_THROW_WITH(w->wait(), CollectiveError,
-                    "allreduce #1 (float32, 8 elements, sum) could not be queued on rank 0's GPU: ncclAllReduce: "
+                    "allreduce #1 (float32, 8 elements as 2 tensors, sum) could not be queued on rank 0's GPU: "
+                    "ncclAllReduce: "
                     "unhandled cuda error");
   EXPECT_EQ(rt->group_depth.load(), 0);
   const auto calls = rt->take_calls();
@@ -480,6 +481,38 @@ TEST_F(ProcessGroupNCCLTest, MismatchedCollectivesAreNamedOnEveryRankAndTheGroup
                              "called broadcast(float32, 12 elements, root 0)"),
               std::string::npos)
         << errors[r];
+}
+
+// allreduce_coalesced queues one ncclAllReduce per tensor: ranks that split the same total
+// differently would hand NCCL collectives of different counts to match (a hang or corrupt sums).
+// The fingerprint carries the sizes, so every rank fails with the same words before queuing.
+TEST_F(ProcessGroupNCCLTest, CoalescedTensorsSplitDifferentlyAreAMismatchOnEveryRank) {
+  std::vector<std::shared_ptr<FakeNcclRuntime>> rts;
+  auto g = make_group(2, rts);
+  for (auto& rt : rts) rt->take_calls();
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      std::vector<Tensor> bucket{raw::zeros({r == 0 ? 100 : 50}), raw::zeros({r == 0 ? 50 : 100})};
+      try {
+        g[r]->allreduce_coalesced(bucket)->wait();
+      } catch (const CollectiveError& e) {
+        errors[r] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (int r = 0; r < 2; ++r) {
+    EXPECT_NE(errors[r].find("collective mismatch at #1: rank 0 called allreduce(float32, 150 elements as 2 tensors "
+                             "of sizes #"),
+              std::string::npos)
+        << errors[r];
+    EXPECT_NE(errors[r].find("rank 1 called allreduce(float32, 150 elements as 2 tensors of sizes #"),
+              std::string::npos)
+        << errors[r];
+    for (const std::string& call : rts[r]->take_calls())
+      EXPECT_EQ(call.find("all_reduce"), std::string::npos) << "rank " << r << " queued " << call;
+  }
 }
 
 TEST_F(ProcessGroupNCCLTest, RankThatNeverCallsTimesOutOnTheOthersAndTheJobIsTold) {
