@@ -2,7 +2,9 @@
 
 namespace colony::dist::nccl_detail {
 
-bool nccl_supports(DType dtype) {
+bool nccl_can_move(DType dtype) { return dtype == kBool || nccl_can_reduce(dtype); }
+
+bool nccl_can_reduce(DType dtype) {
   switch (dtype) {
     case kFloat32:
     case kFloat64:

@@ -100,7 +100,10 @@ class NcclRuntime {
 // NCCL through the CUDA toolkit; null in a build without CUDA.
 std::shared_ptr<NcclRuntime> real_nccl_runtime();
 
-// Whether NCCL can move and reduce `dtype`: float32, float64, float16, bfloat16, int32, int64, uint8.
-bool nccl_supports(DType dtype);
+// Whether NCCL can move `dtype` (broadcast, allgather): float32, float64, float16, bfloat16, int32,
+// int64, uint8, and bool (as uint8: one byte each).
+bool nccl_can_move(DType dtype);
+// Whether NCCL can reduce `dtype`: all of those but bool (ncclUint8 would sum bools past 1).
+bool nccl_can_reduce(DType dtype);
 
 }  // namespace colony::dist::nccl_detail

@@ -40,6 +40,7 @@ ncclDataType_t nccl_type(DType d) {
     case kInt32: return ncclInt32;
     case kInt64: return ncclInt64;
     case kUInt8: return ncclUint8;
+    case kBool: return ncclUint8;  // moved only: the group refuses to reduce it (nccl_can_reduce)
     default: break;
   }
   throw std::invalid_argument(std::string("NCCL cannot move dtype ") + dtype_name(d));

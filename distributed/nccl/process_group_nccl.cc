@@ -270,9 +270,16 @@ void check_tensor(const std::string& op, const Tensor& t, const std::string& wha
   if (!t.is_contiguous())
     throw std::invalid_argument(op + ": " + what + " must be contiguous, got shape " + shape_str(t.sizes()) +
                                 " with strides " + shape_str(t.strides()) + "; pass .contiguous()");
-  if (!nccl_detail::nccl_supports(t.dtype()))
+  if (!nccl_detail::nccl_can_move(t.dtype()))
     throw std::invalid_argument(op + ": NCCL cannot move dtype " + dtype_name(t.dtype()) +
-                                " (supported: float32, float64, float16, bfloat16, int32, int64, uint8)");
+                                " (supported: float32, float64, float16, bfloat16, int32, int64, uint8, bool)");
+}
+
+// Bool moves (broadcast, allgather: a DDP buffer of flags) but does not reduce, as with Gloo.
+void check_reducible(const std::string& op, const Tensor& t) {
+  if (!nccl_detail::nccl_can_reduce(t.dtype()))
+    throw std::invalid_argument(op + ": NCCL cannot reduce dtype " + dtype_name(t.dtype()) +
+                                " (reducible: float32, float64, float16, bfloat16, int32, int64, uint8)");
 }
 
 void check_like(const std::string& op, const Tensor& t, const std::string& what, const Tensor& ref,
@@ -634,6 +641,7 @@ Fingerprint fingerprint(OpKind kind, const Tensor* t, int64_t numel, int root = 
 std::shared_ptr<Work> ProcessGroupNCCL::allreduce(Tensor& tensor, ReduceOp op, const CollectiveOptions& opts) {
   const Device dev = state_->runtime->device(device_);
   check_tensor("allreduce", tensor, "tensor", dev);
+  check_reducible("allreduce", tensor);
   const Fingerprint fp = fingerprint(OpKind::kAllreduce, &tensor, tensor.numel(), -1, static_cast<int>(op));
   Tensor t = tensor;
   return launch(state_, fp, timeout_of(opts, timeout_), {t}, [t, op](NcclRuntime& rt, CommHandle c, StreamHandle st) {
@@ -650,6 +658,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::allreduce_coalesced(std::vector<Tensor>&
   for (size_t i = 0; i < tensors.size(); ++i) {
     const std::string what = "tensors[" + std::to_string(i) + "]";
     check_tensor("allreduce_coalesced", tensors[i], what, dev);
+    check_reducible("allreduce_coalesced", tensors[i]);
     if (tensors[i].dtype() != tensors[0].dtype())
       throw std::invalid_argument("allreduce_coalesced: " + what + " is " + dtype_name(tensors[i].dtype()) +
                                   " but tensors[0] is " + dtype_name(tensors[0].dtype()) + "; one dtype per call");
@@ -705,6 +714,7 @@ std::shared_ptr<Work> ProcessGroupNCCL::reduce_scatter(Tensor& output, const std
                                                        const CollectiveOptions& opts) {
   const Device dev = state_->runtime->device(device_);
   check_tensor("reduce_scatter", output, "output", dev);
+  check_reducible("reduce_scatter", output);
   check_count("reduce_scatter", inputs.size(), size_, "inputs");
   for (int r = 0; r < size_; ++r)
     check_like("reduce_scatter", inputs[r], "inputs[" + std::to_string(r) + "]", output, "output", dev);

@@ -32,7 +32,8 @@
 // - allreduce (sum, avg through ncclAvg, max, min), broadcast, allgather and reduce_scatter (as
 //   grouped broadcasts / reduces, ncclGroupStart/End, so outputs need not be one buffer),
 //   allreduce_coalesced (several tensors, one grouped launch), barrier (a one-element allreduce);
-//   float32, float64, float16, bfloat16, int32, int64, uint8.
+//   float32, float64, float16, bfloat16, int32, int64, uint8; bool for broadcast and allgather
+//   (moved as uint8; reducing it is refused, as with Gloo).
 //
 // Threading: collectives may be called from one thread at a time per group; Works from any thread.
 #pragma once

@@ -222,11 +222,28 @@ TEST_F(ProcessGroupNCCLTest, BadTensorsAreRefusedWithTheReason) {
   auto rt = std::make_shared<FakeNcclRuntime>();
   ProcessGroupNCCL pg(client(), 0, 1, options(rt));
   Tensor b = raw::zeros({2}, kBool);
-  EXPECT_THROW_WITH(pg.allreduce(b), std::invalid_argument, "NCCL cannot move dtype bool");
+  EXPECT_THROW_WITH(pg.allreduce(b), std::invalid_argument, "allreduce: NCCL cannot reduce dtype bool (reducible: ");
+  std::vector<Tensor> bools{b};
+  EXPECT_THROW_WITH(pg.allreduce_coalesced(bools), std::invalid_argument, "NCCL cannot reduce dtype bool");
+  Tensor bool_out = raw::zeros({2}, kBool);
+  EXPECT_THROW_WITH(pg.reduce_scatter(bool_out, bools), std::invalid_argument,
+                    "reduce_scatter: NCCL cannot reduce dtype bool");
   Tensor t = raw::zeros({2});
   EXPECT_THROW_WITH(pg.broadcast(t, 1), std::invalid_argument, "root 1 is not a rank of this group");
   std::vector<Tensor> two{raw::zeros({2}), raw::zeros({2})};
   EXPECT_THROW_WITH(pg.allgather(two, t), std::invalid_argument, "outputs has 2 tensors, expected one per rank (1)");
+}
+
+// DDP's broadcast_buffers sends bool buffers too: moving them works as with Gloo (as uint8).
+TEST_F(ProcessGroupNCCLTest, BoolTensorsAreBroadcastAndGathered) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  ProcessGroupNCCL pg(client(), 0, 1, options(rt));
+  Tensor flags = raw::to(raw::from_vector(std::vector<float>{1, 0, 1}, {3}), kCPU, kBool);
+  pg.broadcast(flags, 0)->wait();
+  std::vector<Tensor> outs{raw::zeros({3}, kBool)};
+  pg.allgather(outs, flags)->wait();
+  EXPECT_EQ(testing::values(outs[0]), (std::vector<double>{1, 0, 1}));
+  EXPECT_EQ(rt->aborts.load(), 0);
 }
 
 TEST_F(ProcessGroupNCCLTest, WatchdogAbortsACollectivePastItsTimeoutAndTellsTheJob) {
