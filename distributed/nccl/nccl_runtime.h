@@ -69,9 +69,11 @@ class NcclRuntime {
   virtual StreamHandle current_stream(int device) = 0;
   virtual EventHandle new_event(int device) = 0;
   virtual void destroy_event(EventHandle event) = 0;
-  virtual void record(EventHandle event, StreamHandle stream) = 0;
+  // record() and stream_wait() act on `device` (the event's and the stream's), whichever device is
+  // current on the calling thread: a null stream is the legacy default stream of the current one.
+  virtual void record(EventHandle event, StreamHandle stream, int device) = 0;
   // Makes later work on `stream` wait for `event` (no host block).
-  virtual void stream_wait(StreamHandle stream, EventHandle event) = 0;
+  virtual void stream_wait(StreamHandle stream, EventHandle event, int device) = 0;
   // True once the work before it has run. Throws RuntimeUnloading at exit, std::runtime_error for
   // other CUDA errors (a kernel that faulted).
   virtual bool query(EventHandle event) = 0;

@@ -118,10 +118,14 @@ class CudaNcclRuntime final : public NcclRuntime {
     return e;
   }
   void destroy_event(EventHandle event) override { cudaEventDestroy(as_event(event)); }
-  void record(EventHandle event, StreamHandle stream) override {
+  // The device guard as in new_event(): a Work waited for on another thread than the one that made
+  // the group (whose current device is cuda:0 unless it set one) must still act on the group's.
+  void record(EventHandle event, StreamHandle stream, int device) override {
+    cuda::DeviceGuard guard(device);
     check_cuda("cudaEventRecord", cudaEventRecord(as_event(event), as_stream(stream)));
   }
-  void stream_wait(StreamHandle stream, EventHandle event) override {
+  void stream_wait(StreamHandle stream, EventHandle event, int device) override {
+    cuda::DeviceGuard guard(device);
     check_cuda("cudaStreamWaitEvent", cudaStreamWaitEvent(as_stream(stream), as_event(event), 0));
   }
   bool query(EventHandle event) override {

@@ -114,7 +114,7 @@ class NcclWork final : public Work {
   // needed here: the watchdog enforces the collective's own.
   void wait(milliseconds /*timeout*/) override {
     rethrow_if_failed();
-    state_->runtime->stream_wait(state_->runtime->current_stream(state_->device), end_event_);
+    state_->runtime->stream_wait(state_->runtime->current_stream(state_->device), end_event_, state_->device);
   }
 
   // Blocks the host until the collective ran on the GPU (or failed: its error is thrown).
@@ -588,15 +588,15 @@ std::shared_ptr<Work> launch(const std::shared_ptr<ProcessGroupNCCL::State>& s, 
     captured = rt.capturing(caller);
     // The inputs are ready once the caller's stream has come this far. (In a capture, this event
     // and the end event fork the communication stream into the graph and join it back.)
-    rt.record(start, caller);
-    rt.stream_wait(s->comm_stream, start);
+    rt.record(start, caller, s->device);
+    rt.stream_wait(s->comm_stream, start, s->device);
     // A graph keeps its tensors' memory for as long as it lives: nothing to tell the allocator.
     if (!captured)
       for (const Tensor& t : tensors) rt.record_stream(t, s->comm_stream);
     NcclGroup group(rt, s->comm, timeout);
     body(rt, s->comm, s->comm_stream);
     group.end();
-    rt.record(end, s->comm_stream);
+    rt.record(end, s->comm_stream, s->device);
   } catch (const std::exception& e) {
     const std::string message = work->description() + " could not be queued on rank " + std::to_string(s->rank) +
                                 "'s GPU: " + e.what();

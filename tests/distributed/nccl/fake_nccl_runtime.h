@@ -47,7 +47,7 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
   std::mutex mu;
   std::vector<std::string> calls;
   std::string init_id;
-  int init_rank = -1, init_size = -1;
+  int init_rank = -1, init_size = -1, init_device = -1;
   std::atomic<int> aborts{0}, destroys{0};
   std::chrono::milliseconds destroy_timeout{-1};    // what destroy() was given (guarded by mu)
   std::chrono::milliseconds group_end_timeout{-1};  // what the last group_end() was given (guarded by mu)
@@ -87,6 +87,7 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
     init_id = id;
     init_rank = rank;
     init_size = size;
+    init_device = device;
     calls.push_back("init_comm(size " + std::to_string(size) + ", rank " + std::to_string(rank) + ", cuda:" +
                     std::to_string(device) + ")");
     return &comm_;
@@ -123,11 +124,15 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
     return events_.back().get();
   }
   void destroy_event(EventHandle) override {}
-  void record(EventHandle e, StreamHandle s) override {
+  void record(EventHandle e, StreamHandle s, int device) override {
+    check_device(device);
     static_cast<Event*>(e)->done = events_complete.load();
     log(std::string("record on ") + name(s));
   }
-  void stream_wait(StreamHandle s, EventHandle) override { log(std::string(name(s)) + " waits"); }
+  void stream_wait(StreamHandle s, EventHandle, int device) override {
+    check_device(device);
+    log(std::string(name(s)) + " waits");
+  }
   bool query(EventHandle e) override {
     if (query_failure == QueryFailure::kRuntimeUnloading)
       throw nccl_detail::RuntimeUnloading("cudaEventQuery: driver shutting down");
@@ -177,6 +182,13 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
   void log(const std::string& c) {
     std::lock_guard<std::mutex> lock(mu);
     calls.push_back(c);
+  }
+  // Event and stream calls must name the group's device (the real runtime makes it current).
+  void check_device(int device) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (init_device >= 0 && device != init_device)
+      calls.push_back("wrong device: cuda:" + std::to_string(device) + ", the group is on cuda:" +
+                      std::to_string(init_device));
   }
   void throw_collective_error() {
     std::lock_guard<std::mutex> lock(mu);

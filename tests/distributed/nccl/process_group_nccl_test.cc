@@ -159,6 +159,19 @@ TEST_F(ProcessGroupNCCLTest, CollectiveRunsOnTheCommStreamAfterTheComputeStream)
   EXPECT_EQ(w->description(), "allreduce #1 (float32, 4 elements, avg)");
 }
 
+// Event records and stream waits name the group's device, so that the real runtime makes it current
+// even on a thread whose current device is another (the fake notes a call with the wrong one).
+TEST_F(ProcessGroupNCCLTest, EventCallsNameTheGroupsDeviceFromAnyThread) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  auto o = options(rt);
+  o.device = 1;
+  ProcessGroupNCCL pg(client(), 0, 1, o);
+  Tensor t = raw::zeros({4});
+  auto w = pg.allreduce(t);
+  std::thread([&] { w->wait(); }).join();
+  for (const std::string& call : rt->take_calls()) EXPECT_EQ(call.find("wrong device"), std::string::npos) << call;
+}
+
 // Inside a CUDA graph capture the collective is queued into the graph and runs at each replay:
 // the host has nothing to wait for or watch (no watchdog timeout however long the events stay
 // unfinished), the allocator is not told (the graph keeps its memory), and waiting joins the
