@@ -25,6 +25,8 @@ class StorageImpl {
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
+  // The allocator the memory came from; null for external memory (from_blob).
+  Allocator* allocator() const { return allocator_; }
 
   // Bumped by every in-place write; autograd compares it with the value seen when a tensor was
   // saved for backward, and refuses a gradient computed from overwritten data.

@@ -108,7 +108,10 @@ void Tensor::record_stream(const Stream& stream) const {
     if (stream.device() != device())
       throw std::invalid_argument("record_stream: the tensor is on " + device().str() + ", the stream on " +
                                   stream.device().str());
-    cuda_caching_allocator(device().index)->record_stream(base, stream.handle());
+    // Memory no caching allocator handed out (from_blob of a CUDA pointer) has no block to hold
+    // back: whoever owns it decides when it is freed, as in PyTorch.
+    if (auto* caching = dynamic_cast<CachingAllocator*>(storage()->allocator()))
+      caching->record_stream(base, stream.handle());
   } else if (pinned_caching_allocator()->owns(base)) {
     pinned_caching_allocator()->record_use(base, stream);
   }

@@ -116,7 +116,8 @@ class Tensor {
   // allocated on) uses this tensor's memory: when the tensor dies, the memory is reused only after
   // that work is done (torch.Tensor.record_stream). For CUDA tensors the stream must be on the
   // tensor's device; for pinned host tensors any CUDA stream (an asynchronous copy's); ordinary
-  // host memory is never read asynchronously, so nothing is recorded.
+  // host memory is never read asynchronously, so nothing is recorded, and neither is memory no
+  // caching allocator owns (from_blob): its owner decides when it is freed.
   void record_stream(const Stream& stream) const;
 
   // ---- raw in-place writes (tensor/): bump the version; not recorded by autograd, so refused

@@ -80,7 +80,8 @@ class NcclRuntime {
   // Whether work queued on `stream` now goes into a CUDA graph being captured (cudaStreamIsCapturing).
   virtual bool capturing(StreamHandle stream) = 0;
   // `tensor`'s memory is used on `stream` too: the caching allocator must not hand it out again
-  // before that stream's work so far has run (the caller may free the tensor meanwhile).
+  // before that stream's work so far has run (the caller may free the tensor meanwhile). Memory
+  // the caching allocator did not allocate (from_blob) is its owner's to keep alive.
   virtual void record_stream(const Tensor& tensor, StreamHandle stream) = 0;
 
   // Queued on `stream` between group_start() and group_end(comm) (ncclGroupStart/End; group_end

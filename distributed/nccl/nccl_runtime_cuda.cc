@@ -9,7 +9,6 @@
 #include <thread>
 
 #include "distributed/nccl/nccl_runtime.h"
-#include "tensor/caching_allocator.h"
 #include "tensor/cuda.h"
 #include "tensor/stream.h"
 
@@ -140,8 +139,10 @@ class CudaNcclRuntime final : public NcclRuntime {
     check_cuda("cudaStreamIsCapturing", cudaStreamIsCapturing(as_stream(stream), &status));
     return status != cudaStreamCaptureStatusNone;
   }
+  // Tensor::record_stream skips memory the caching allocator did not hand out (from_blob of a
+  // CUDA pointer): asking the allocator about it would throw, and fail the collective.
   void record_stream(const Tensor& tensor, StreamHandle stream) override {
-    cuda_caching_allocator(tensor.device().index)->record_stream(tensor.storage()->data(), stream);
+    tensor.record_stream(Stream(tensor.device(), stream));
   }
 
   void group_start() override { check_nccl("ncclGroupStart", ncclGroupStart()); }

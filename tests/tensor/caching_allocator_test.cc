@@ -13,6 +13,11 @@
 #include <thread>
 #include <vector>
 
+#include "tensor/raw_ops.h"
+#include "tensor/storage.h"
+#include "tensor/stream.h"
+#include "tensor/tensor.h"
+
 namespace colony {
 namespace {
 
@@ -264,6 +269,24 @@ TEST_F(CachingAllocatorTest, RecordStreamDefersReuseUntilEventCompletes) {
   EXPECT_TRUE(state->events.empty());  // the event was destroyed
   EXPECT_EQ(alloc->stats().bytes_in_use, 2048);
   EXPECT_EQ(raw_allocs(), 1);
+}
+
+// Tensor::record_stream reaches the allocator that owns the tensor's memory, and skips memory no
+// caching allocator owns (from_blob of a CUDA pointer): the NCCL group records every tensor it
+// sends, and an exception here failed the collective and aborted the job.
+TEST_F(CachingAllocatorTest, TensorRecordStreamReachesItsAllocatorAndSkipsForeignMemory) {
+  {
+    Tensor t(std::make_shared<TensorImpl>(std::make_shared<StorageImpl>(1000, alloc.get()), Shape{250}, Shape{1}, 0,
+                                          kFloat32));
+    ASSERT_TRUE(t.is_cuda());
+    t.record_stream(Stream(Device::cuda(0), kStreamB));
+  }  // freed: its block waits for stream B
+  ASSERT_EQ(state->events.size(), 1u);
+  EXPECT_EQ(state->event_stream.begin()->second, kStreamB);
+
+  float device_memory[4] = {};  // stands for a CUDA pointer from elsewhere
+  Tensor blob = raw::from_blob(device_memory, {4}, kFloat32, Device::cuda(0));
+  EXPECT_NO_THROW(blob.record_stream(Stream(Device::cuda(0), kStreamB)));
 }
 
 TEST_F(CachingAllocatorTest, BlockUsedOnSeveralStreamsWaitsForAllOfThem) {
