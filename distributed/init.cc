@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "distributed/backend_choice.h"
 #include "distributed/comm/watchdog.h"
 #include "distributed/comm/process_group_by_device.h"
 #include "distributed/gloo/process_group_gloo.h"
@@ -200,6 +201,59 @@ void wait_for_others_to_leave(State& s) {
   }
 }
 
+// What this rank offers to the backend decision: the GPU it uses (its UUID), or why it has none.
+init_detail::BackendOffer offer_of_this_rank(const std::string& requested, bool nccl_built, int gpus, int device) {
+  init_detail::BackendOffer o;
+  o.requested = requested;
+  if (!nccl_built) {
+    o.missing = "built without CUDA";
+  } else if (gpus == 0) {
+    o.missing = cuda::unavailable_reason();
+  } else {
+    o.gpu = cuda::device_uuid(device);
+  }
+  return o;
+}
+
+// The backend of the whole job (backend_choice.h): every rank sets its offer under its own key,
+// rank 0 reads them all, decides and publishes the decision ("nccl", "gloo", or "!" and the
+// error every rank then throws), which every rank reads. One key per rank and one read each, so
+// the store's load grows with the world size, not its square. The n-th init_process_group of a
+// rank meets the n-th of the others (a store colonyrun hosts outlives a destroy_process_group).
+std::string agree_on_backend(Store& store, int generation, int rank, int world,
+                             const init_detail::BackendOffer& offer) {
+  const auto bytes = [](const std::string& s) { return Bytes(s.begin(), s.end()); };
+  const auto text = [](const Bytes& b) { return std::string(b.begin(), b.end()); };
+  try {
+    const std::string gen = "colony/gen" + std::to_string(generation) + "/backend/";
+    const int64_t round = store.add(gen + "rounds_of_rank_" + std::to_string(rank), 1);
+    const std::string prefix = gen + "round" + std::to_string(round) + "/";
+    store.set(prefix + "offer" + std::to_string(rank), bytes(init_detail::encode(offer)));
+    if (rank == 0) {
+      std::vector<init_detail::BackendOffer> offers;
+      for (int r = 0; r < world; ++r)
+        offers.push_back(init_detail::decode_offer(text(store.get(prefix + "offer" + std::to_string(r)))));
+      std::string decision;
+      try {
+        const init_detail::BackendChoice choice = init_detail::choose_backend(offers);
+        decision = choice.backend;
+        if (offer.requested == "auto" && !choice.why.empty() && !offer.gpu.empty())
+          std::fprintf(stderr, "[rank 0] colony: backend \"auto\" chose Gloo for CUDA tensors: %s\n",
+                       choice.why.c_str());
+      } catch (const std::invalid_argument& e) {
+        decision = std::string("!") + e.what();
+      }
+      store.set(prefix + "choice", bytes(decision));
+    }
+    const std::string decision = text(store.get(prefix + "choice"));
+    if (!decision.empty() && decision[0] == '!') throw std::invalid_argument(decision.substr(1));
+    return decision;
+  } catch (const TimeoutError& e) {
+    throw TimeoutError("init_process_group: rank " + std::to_string(rank) +
+                       " waited in vain for every rank to say which GPU it uses (is every rank started?): " + e.what());
+  }
+}
+
 }  // namespace
 
 void init_process_group(const InitOptions& options) {
@@ -221,21 +275,16 @@ void init_process_group(const InitOptions& options) {
   const int local_world =
       env_int({"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE"}, world == 1 ? 1 : 0);
   // One GPU per local rank, made current before anything creates a CUDA context (which would land
-  // on GPU 0 for every rank of the machine).
+  // on GPU 0 for every rank of the machine). A process the launcher gave its own GPU
+  // (CUDA_VISIBLE_DEVICES per rank, Slurm's --gpus-per-task=1) sees just that one: cuda:0.
   const int gpus = cuda::device_count();
-  if (gpus > 0) cuda::set_device(local_rank % gpus);
-  const int local_ranks = local_world > 0 ? local_world : 1;
+  const int device = init_detail::local_gpu(local_rank, gpus);
+  if (gpus > 0) cuda::set_device(device);
   const bool nccl_built = nccl_detail::real_nccl_runtime() != nullptr;
-  std::string backend = options.backend;
-  if (backend == "auto") backend = nccl_built && gpus > 0 && local_ranks <= gpus ? "nccl" : "gloo";
-  if (backend == "nccl" && (!nccl_built || gpus == 0))
+  if (options.backend == "nccl" && (!nccl_built || gpus == 0))
     throw std::invalid_argument("init_process_group: backend \"nccl\" needs a CUDA device and a CUDA build (" +
                                 (nccl_built ? cuda::unavailable_reason() : std::string("built without CUDA")) +
                                 "); use backend \"gloo\"");
-  if (backend == "nccl" && local_ranks > gpus)
-    throw std::invalid_argument("init_process_group: backend \"nccl\" needs one GPU per rank, but " +
-                                std::to_string(local_ranks) + " ranks share this machine's " + std::to_string(gpus) +
-                                " GPU(s); use backend \"gloo\", which reduces CUDA tensors through host memory");
   // From here on the process looks launched by torchrun whatever launched it (mpirun, srun, the
   // options): code that reads RANK and WORLD_SIZE by itself (DistributedSampler's defaults, the
   // trace file's name, the Gloo transport's MASTER_ADDR) agrees with this group.
@@ -275,6 +324,11 @@ void init_process_group(const InitOptions& options) {
     export_env("MASTER_PORT", std::to_string(store_port));
     const std::string where = addr + ":" + std::to_string(store_port) + " (" + plan.hosted + ")";
 
+    // Whether every rank has a GPU of its own is known only from all of them together: fewer GPUs
+    // in this process than ranks on its machine is the usual per-rank isolation, or real sharing.
+    const std::string backend = agree_on_backend(
+        *fresh.store, generation, rank, world, offer_of_this_rank(options.backend, nccl_built, gpus, device));
+
     ProcessGroupOptions po;
     po.timeout = options.timeout;
     auto group_store =
@@ -283,7 +337,7 @@ void init_process_group(const InitOptions& options) {
     if (backend == "nccl") {
       ProcessGroupNCCLOptions no;
       no.timeout = options.timeout;
-      no.device = local_rank % gpus;
+      no.device = device;
       no.generation = generation;
       auto nccl = std::make_shared<ProcessGroupNCCL>(fresh.store, rank, world, no);
       fresh.group = std::make_shared<ProcessGroupByDevice>(fresh.group, nccl);

@@ -11,7 +11,7 @@
 // With one process nothing is created and every collective is the identity, so the same program
 // runs on one CPU or GPU. With several, rank 0 hosts the TCP store at MASTER_ADDR:MASTER_PORT
 // (unless colonyrun already hosts it: COLONY_STORE_HOSTED=1) and the ranks build a Gloo group, plus an
-// NCCL group for CUDA tensors when every local rank has its own GPU (InitOptions::backend).
+// NCCL group for CUDA tensors when every rank has a GPU of its own (InitOptions::backend).
 //
 // Failure is fast (comm/watchdog.h): a rank that throws, exits without finishing, or is killed makes
 // every other rank fail within seconds with an error naming it, instead of hanging.
@@ -29,9 +29,12 @@
 namespace colony::dist {
 
 struct InitOptions {
-  // "auto": NCCL for CUDA tensors (Gloo for host ones) when this machine has a GPU per local rank
-  // and the build has CUDA, else Gloo for all (CUDA tensors through pinned host memory); "nccl"
-  // or "gloo" force either.
+  // "auto": NCCL for CUDA tensors (Gloo for host ones) when every rank has a GPU of its own and the
+  // build has CUDA, else Gloo for all (CUDA tensors through pinned host memory, so ranks may share
+  // a GPU); "nccl" or "gloo" force either ("nccl" fails, naming the ranks, when two share a GPU).
+  // The ranks decide together, by the UUIDs of the GPUs they use (distributed/backend_choice.h): a
+  // process that sees a single GPU, given to it by CUDA_VISIBLE_DEVICES or Slurm's
+  // --gpus-per-task=1, uses it (cuda:0) and counts as having its own.
   std::string backend = "auto";
   int rank = -1;                 // -1: from the environment (default 0)
   int world_size = -1;           // -1: from the environment (default 1)
@@ -55,8 +58,8 @@ bool is_main_process();
 // How many times colonyrun --max_restarts has restarted this job's workers (COLONY_RESTART_COUNT;
 // 0 on the first run and without a launcher). A restarted program resumes from its checkpoint.
 int restart_count();
-// cuda:LOCAL_RANK when CUDA devices exist (modulo their count), else cpu. init_process_group makes
-// it the current device before anything creates a CUDA context.
+// cuda:LOCAL_RANK when CUDA devices exist (modulo their count: cuda:0 in a process that sees one),
+// else cpu. init_process_group makes it the current device before anything creates a CUDA context.
 Device local_device();
 // The device a rank trains on, from a program's --device flag: "auto" is local_device(); "cuda"
 // (no index) is this rank's GPU, cuda:(LOCAL_RANK % GPUs), so that the ranks of a machine each get

@@ -76,6 +76,11 @@ void set_device(int index) {
   kernels::cuda::set_device(index);
 }
 
+std::string device_uuid(int index) {
+  check_device(index, "cuda::device_uuid(" + std::to_string(index) + ")");
+  return kernels::cuda::device_uuid(index);
+}
+
 void synchronize(int index) {
   if (index < 0) index = current_device();
   check_device(index, "cuda::synchronize(cuda:" + std::to_string(index) + ")");
@@ -110,6 +115,11 @@ int current_device() {
 }
 
 void set_device(int index) { check_device(index, "cuda::set_device(" + std::to_string(index) + ")"); }
+
+std::string device_uuid(int index) {
+  check_device(index, "cuda::device_uuid(" + std::to_string(index) + ")");
+  return "";  // not reached: check_device throws when there are no devices
+}
 
 void synchronize(int index) {
   check_device(index < 0 ? 0 : index, "cuda::synchronize");

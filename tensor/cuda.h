@@ -22,6 +22,9 @@ void check_device(int index, const std::string& what);
 
 int current_device();
 void set_device(int index);
+// The device's UUID as nvidia-smi prints it ("GPU-6f1c2a3b-..."), the same in every process that
+// sees that GPU (CUDA_VISIBLE_DEVICES renumbers devices, not UUIDs). Throws like check_device.
+std::string device_uuid(int index);
 // Waits for all work on the device (every stream); -1: the current device.
 void synchronize(int index = -1);
 

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -84,6 +85,16 @@ int current_device() {
 }
 
 void set_device(int index) { check_cuda(cudaSetDevice(index), "cudaSetDevice"); }
+
+std::string device_uuid(int index) {
+  cudaDeviceProp prop{};
+  check_cuda(cudaGetDeviceProperties(&prop, index), "cudaGetDeviceProperties");
+  const auto* b = reinterpret_cast<const unsigned char*>(prop.uuid.bytes);
+  char text[64];
+  std::snprintf(text, sizeof text, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14], b[15]);
+  return text;
+}
 
 void device_synchronize() {
   count_host_sync("cudaDeviceSynchronize");

@@ -18,6 +18,9 @@ int device_count(std::string* reason = nullptr);
 int current_device();
 void set_device(int index);
 void device_synchronize();
+// The device's UUID as nvidia-smi prints it ("GPU-6f1c2a3b-..."): the same physical GPU (or MIG
+// instance) gives the same string in every process, whatever CUDA_VISIBLE_DEVICES renumbered.
+std::string device_uuid(int index);
 
 void* device_malloc(size_t nbytes);         // nullptr on cudaErrorMemoryAllocation
 void device_free(void* ptr);

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "data/sampler.h"
+#include "distributed/backend_choice.h"
 #include "distributed/init.h"
 #include "distributed/store/store.h"
 #include "tests/distributed/store/torch_store_server.h"
@@ -117,6 +118,60 @@ TEST(InitProcessGroup, DeviceCudaMeansThisRanksOwnGpu) {
                                                           "device \"cuda\" asked for, but this machine has no CUDA"));
   EXPECT_TRUE(testing::throws_with<std::invalid_argument>([] { dist::device_for_rank("gpu", 0, 1); },
                                                           "cannot parse \"gpu\""));
+}
+
+// The normal per-rank GPU isolation (CUDA_VISIBLE_DEVICES per rank, Slurm's --gpus-per-task=1):
+// LOCAL_WORLD_SIZE=8 and every process sees one GPU, cuda:0, each a different one. That is NCCL's
+// setup, whether asked for or "auto"; fewer GPUs than local ranks in one process used to make
+// "auto" pick Gloo and "nccl" throw.
+TEST(InitProcessGroup, RanksGivenAGpuEachByTheLauncherRunNccl) {
+  EXPECT_EQ(dist::init_detail::local_gpu(5, 1), 0) << "the one GPU this process sees";
+  EXPECT_EQ(dist::init_detail::local_gpu(5, 8), 5);
+  EXPECT_EQ(dist::init_detail::local_gpu(9, 8), 1);
+  for (const char* requested : {"auto", "nccl"}) {
+    std::vector<dist::init_detail::BackendOffer> offers;
+    for (int r = 0; r < 8; ++r) offers.push_back({requested, "GPU-" + std::to_string(r), ""});
+    const dist::init_detail::BackendChoice c = dist::init_detail::choose_backend(offers);
+    EXPECT_EQ(c.backend, "nccl") << requested;
+    EXPECT_EQ(c.why, "");
+  }
+}
+
+// Ranks that really share a GPU, or a rank without one: "auto" is Gloo (several ranks may share a
+// GPU through it), "nccl" a clear error naming the ranks.
+TEST(InitProcessGroup, RanksSharingAGpuOrWithoutOneGetGlooOrAClearError) {
+  using dist::init_detail::BackendOffer;
+  using dist::init_detail::choose_backend;
+  const std::vector<BackendOffer> shared{{"auto", "GPU-a", ""}, {"auto", "GPU-b", ""}, {"auto", "GPU-a", ""}};
+  EXPECT_EQ(choose_backend(shared).backend, "gloo");
+  EXPECT_EQ(choose_backend(shared).why, "ranks 0 and 2 share the GPU GPU-a");
+  std::vector<BackendOffer> forced = shared;
+  for (auto& o : forced) o.requested = "nccl";
+  EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+      [&] { choose_backend(forced); },
+      "backend \"nccl\" needs a GPU of its own for every rank, but ranks 0 and 2 share the GPU GPU-a; use backend "
+      "\"gloo\""));
+
+  const std::vector<BackendOffer> one_without{{"auto", "GPU-a", ""}, {"auto", "", "no CUDA device"}};
+  EXPECT_EQ(choose_backend(one_without).backend, "gloo");
+  EXPECT_EQ(choose_backend(one_without).why, "rank 1 has no GPU (no CUDA device)");
+  const std::vector<BackendOffer> gloo{{"gloo", "GPU-a", ""}, {"gloo", "GPU-b", ""}};
+  EXPECT_EQ(choose_backend(gloo).backend, "gloo");
+
+  const std::vector<BackendOffer> disagree{{"auto", "GPU-a", ""}, {"nccl", "GPU-b", ""}};
+  EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+      [&] { choose_backend(disagree); }, "rank 1 asked for backend \"nccl\" but rank 0 for \"auto\""));
+}
+
+TEST(InitProcessGroup, BackendOffersTravelThroughTheStoreIntact) {
+  using dist::init_detail::BackendOffer;
+  for (const BackendOffer& o : {BackendOffer{"auto", "GPU-6f1c2a3b-0000-1111-2222-333344445555", ""},
+                                BackendOffer{"nccl", "", "cudaGetDeviceCount: no CUDA-capable device is detected"}}) {
+    const BackendOffer back = dist::init_detail::decode_offer(dist::init_detail::encode(o));
+    EXPECT_EQ(back.requested, o.requested);
+    EXPECT_EQ(back.gpu, o.gpu);
+    EXPECT_EQ(back.missing, o.missing);
+  }
 }
 
 TEST(InitProcessGroup, NcclWithoutAGpuSaysWhatIsMissing) {
