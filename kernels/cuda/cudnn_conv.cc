@@ -13,10 +13,19 @@
 
 #include "kernels/cuda/backend_flags.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/cudnn_policy.h"
 #include "kernels/cuda/runtime.h"
 
 namespace colony::kernels::cuda {
 namespace {
+
+static_assert(CUDNN_STATUS_BAD_PARAM == kCudnnStatusBadParam &&
+                  CUDNN_STATUS_CATEGORY(CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER) == kCudnnStatusBadParam,
+              "cudnn_policy.h's BAD_PARAM category is cuDNN's");
+static_assert(CUDNN_STATUS_NOT_SUPPORTED == kCudnnStatusNotSupported &&
+                  CUDNN_STATUS_CATEGORY(CUDNN_STATUS_NOT_SUPPORTED_SHARED_MEMORY_INSUFFICIENT) ==
+                      kCudnnStatusNotSupported,
+              "cudnn_policy.h's NOT_SUPPORTED category is cuDNN's");
 
 void check(cudnnStatus_t status, const char* call) {
   if (status != CUDNN_STATUS_SUCCESS) {
@@ -123,15 +132,9 @@ struct Descriptors {
 
 enum class Pass { Forward, BackwardData, BackwardFilter };
 
-// A candidate algorithm (one of the three cuDNN enums, stored as int), the math type it was rated
-// with, and the workspace it needs.
-struct Candidate {
-  int algo;
-  cudnnMathType_t math;
-  size_t workspace;
-};
-
-using CacheKey = std::vector<int64_t>;
+// A candidate: one of the three cuDNN algorithm enums and a cudnnMathType_t, stored as int.
+using Candidate = ConvCandidate;
+using CacheKey = ConvAlgoKey;
 
 // The switches are part of the key: turning one on or off chooses again instead of reusing a choice
 // made under the other setting.
@@ -142,8 +145,8 @@ CacheKey cache_key(Pass pass, DType dtype, int device, const Conv2dGeometry& g) 
 }
 
 std::mutex cache_mutex;
-std::map<CacheKey, std::vector<Candidate>>& cache() {
-  static auto* c = new std::map<CacheKey, std::vector<Candidate>>();  // leaked: used until exit
+ConvAlgoCache& cache() {
+  static auto* c = new ConvAlgoCache();  // leaked: used until exit
   return *c;
 }
 
@@ -158,12 +161,13 @@ std::vector<Candidate> usable(DType dtype, Descriptors& d, const Perf* perf, int
     if (cudnn_deterministic() && perf[i].determinism != CUDNN_DETERMINISTIC) continue;
     const cudnnMathType_t math = math_type(dtype, perf[i].mathType);
     bool seen = false;  // cuDNN lists an algorithm once per math type; the policy may merge them
-    for (const Candidate& c : out) seen = seen || (c.algo == static_cast<int>(perf[i].algo) && c.math == math);
+    for (const Candidate& c : out)
+      seen = seen || (c.algo == static_cast<int>(perf[i].algo) && c.math == static_cast<int>(math));
     if (seen) continue;
     check(cudnnSetConvolutionMathType(d.conv.d, math), "cudnnSetConvolutionMathType");
     size_t bytes = 0;
     if (get_workspace(perf[i].algo, &bytes) != CUDNN_STATUS_SUCCESS) continue;
-    out.push_back({static_cast<int>(perf[i].algo), math, bytes});
+    out.push_back({static_cast<int>(perf[i].algo), static_cast<int>(math), bytes});
   }
   return out;
 }
@@ -277,7 +281,9 @@ std::vector<Candidate> candidates(Pass pass, DType dtype, int device, const Conv
 }
 
 // Runs `pass` with the best-ranked candidate whose workspace can be allocated and that cuDNN
-// accepts; a candidate that fails either way is dropped from the cache so later calls skip it.
+// accepts. One cuDNN cannot run for this shape (any NOT_SUPPORTED sub-code) is dropped from the
+// cache so later calls skip it; one that does not suit this call's operands (BAD_PARAM, e.g. a
+// misaligned pointer) is skipped this time only; any other error ends the search.
 template <typename Run>
 void run_pass(Pass pass, DType dtype, const Conv2dGeometry& g, cudnnHandle_t h, int device, Descriptors& d,
               const Operands& o, const WorkspaceAllocator& workspace, const Run& run, const char* what) {
@@ -291,21 +297,18 @@ void run_pass(Pass pass, DType dtype, const Conv2dGeometry& g, cudnnHandle_t h, 
       last_error = e.what();
       continue;
     }
-    check(cudnnSetConvolutionMathType(d.conv.d, c.math), "cudnnSetConvolutionMathType");
+    check(cudnnSetConvolutionMathType(d.conv.d, static_cast<cudnnMathType_t>(c.math)), "cudnnSetConvolutionMathType");
     cudnnStatus_t status = run(c.algo, ws, c.workspace);
     if (status == CUDNN_STATUS_SUCCESS) {
       after_launch(pass == Pass::Forward ? "conv2d" : "conv2d_backward");
       return;
     }
     last_error = cudnnGetErrorString(status);
-    if (status != CUDNN_STATUS_NOT_SUPPORTED && status != CUDNN_STATUS_BAD_PARAM) break;
-    std::lock_guard<std::mutex> lock(cache_mutex);
-    auto& cached = cache()[cache_key(pass, dtype, device, g)];
-    for (auto it = cached.begin(); it != cached.end(); ++it) {
-      if (it->algo == c.algo) {
-        cached.erase(it);
-        break;
-      }
+    const ConvFailure failure = classify_conv_failure(status);
+    if (failure == ConvFailure::kFatal) break;
+    if (failure == ConvFailure::kUnsupported) {
+      std::lock_guard<std::mutex> lock(cache_mutex);
+      forget_candidate(cache(), cache_key(pass, dtype, device, g), c.algo, c.math);
     }
   }
   throw std::runtime_error(std::string("conv2d: ") + what + " failed for every cuDNN algorithm: " + last_error);
