@@ -329,6 +329,7 @@ void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const v
   int device = 0;
   cudnnHandle_t h = handle_for_current_device(&device);
   check(cudnnSetStream(h, static_cast<cudaStream_t>(stream)), "cudnnSetStream");
+  check_cudnn_element_limit(g);
   Descriptors d(dtype, g);
   run_pass(
       Pass::Forward, dtype, g, h, device, d, Operands{x, w, nullptr, y}, workspace,
@@ -349,6 +350,7 @@ void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, c
   int device = 0;
   cudnnHandle_t h = handle_for_current_device(&device);
   check(cudnnSetStream(h, static_cast<cudaStream_t>(stream)), "cudnnSetStream");
+  check_cudnn_element_limit(g);
   Descriptors d(dtype, g);
   if (grad_x != nullptr) {
     run_pass(

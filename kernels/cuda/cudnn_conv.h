@@ -7,7 +7,8 @@
 // once and cached: by cuDNN's heuristics (cudnnGet*Algorithm_v7), or with cudnn_benchmark() by
 // timing them all (cudnnFind*AlgorithmEx); with cudnn_deterministic() only deterministic ones. The
 // first candidate that runs within the workspace it asks for is kept. One cuDNN handle per thread
-// and device.
+// and device. An input, output or weight of more than 2^31 - 1 elements (the limit of cuDNN's 4-d
+// descriptors) is std::invalid_argument saying so (check_cudnn_element_limit, cudnn_policy.h).
 #pragma once
 
 #include <cstddef>

@@ -1,12 +1,14 @@
 // The parts of the cuDNN convolution (cudnn_conv.cc) that need no GPU, in plain C++ so that they
-// are tested on any host: what a failed run of one algorithm means for the others, and the
-// per-shape algorithm cache's bookkeeping.
+// are tested on any host: what a failed run of one algorithm means for the others, the per-shape
+// algorithm cache's bookkeeping, and the size limit of cuDNN's 4-d descriptors.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <vector>
+
+#include "kernels/common/conv_geometry.h"
 
 namespace colony::kernels::cuda {
 
@@ -42,5 +44,10 @@ using ConvAlgoCache = std::map<ConvAlgoKey, std::vector<ConvCandidate>>;
 // Drops the candidate (algo, math) from `key`'s list. A list left empty goes with its key, so that
 // the next call chooses again (and, if cuDNN offers nothing, says so) instead of finding nothing.
 void forget_candidate(ConvAlgoCache& cache, const ConvAlgoKey& key, int algo, int math);
+
+// cuDNN's 4-d tensor and filter descriptors hold at most 2^31 - 1 elements in all. Throws
+// std::invalid_argument naming the operand, its shape and the limit when x, y or w of `g` holds
+// more: a 64 x 128 x 512 x 512 input has 2^31.
+void check_cudnn_element_limit(const Conv2dGeometry& g);
 
 }  // namespace colony::kernels::cuda

@@ -1,10 +1,11 @@
 // The cuDNN convolution's host-side policy (kernels/cuda/cudnn_policy.h): which failures move on to
-// the next algorithm, and the algorithm cache's bookkeeping.
+// the next algorithm, the algorithm cache's bookkeeping, and the descriptors' element limit.
 #include "kernels/cuda/cudnn_policy.h"
 
 #include <gtest/gtest.h>
 
-#include <vector>
+#include <stdexcept>
+#include <string>
 
 namespace colony::kernels::cuda {
 namespace {
@@ -52,6 +53,33 @@ TEST(CudnnPolicy, AShapeWhoseLastCandidateIsForgottenIsChosenAgain) {
   EXPECT_EQ(cache.count(key), 0u);
   forget_candidate(cache, key, 2, 1);  // already gone: no effect
   EXPECT_TRUE(cache.empty());
+}
+
+Conv2dGeometry geometry(int64_t batch, int64_t in_channels, int64_t hw, int64_t out_channels, int64_t kernel) {
+  Conv2dGeometry g;
+  g.batch = batch;
+  g.in_channels = in_channels;
+  g.in_h = g.in_w = hw;
+  g.out_channels = out_channels;
+  g.kernel_h = g.kernel_w = kernel;
+  g.pad_h = g.pad_w = kernel / 2;
+  g.out_h = g.out_w = hw;
+  return g;
+}
+
+TEST(CudnnPolicy, TensorsOverCudnnsElementLimitAreRefusedNamingTheShape) {
+  EXPECT_NO_THROW(check_cudnn_element_limit(geometry(63, 128, 512, 128, 3)));  // 2113929216 elements
+  try {
+    check_cudnn_element_limit(geometry(64, 128, 512, 8, 3));  // every dimension fits in an int
+    FAIL() << "a 2^31-element input was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "conv2d: the input [64, 128, 512, 512] (2147483648 elements) is larger than the 2147483647 (2^31 - 1) "
+              "elements cuDNN's tensor descriptors hold; split the batch into smaller ones");
+  }
+  EXPECT_THROW(check_cudnn_element_limit(geometry(64, 8, 512, 128, 3)), std::invalid_argument);  // the output
+  EXPECT_THROW(check_cudnn_element_limit(geometry(1, 65536, 8, 65536, 1)), std::invalid_argument);  // the weight
+  EXPECT_THROW(check_cudnn_element_limit(geometry(INT64_MAX / 2, 4, 4, 4, 1)), std::invalid_argument);  // overflow
 }
 
 }  // namespace
