@@ -11,6 +11,7 @@
 
 #ifdef COLONY_WITH_CUDA
 #include "kernels/cuda/runtime.h"
+#include "kernels/cuda/workspaces.h"
 #endif
 
 namespace colony {
@@ -67,6 +68,16 @@ PerDevice& per_device() {
   return *p;
 }
 
+#ifdef COLONY_WITH_CUDA
+// Gives cuda:`index`'s unused cached blocks back to the driver when a CUDA library found no memory
+// for a workspace of its own (kernels/cuda/workspaces.h).
+void release_cached_memory_of(int index) {
+  PerDevice& p = per_device();
+  if (index < 0 || static_cast<size_t>(index) >= p.allocators.size()) return;
+  if (CachingAllocator* a = p.allocators[index].load(std::memory_order_acquire)) a->empty_cache();
+}
+#endif
+
 }  // namespace
 
 CachingAllocator* cuda_caching_allocator(int index) {
@@ -79,6 +90,7 @@ CachingAllocator* cuda_caching_allocator(int index) {
   if (a == nullptr) {
     a = new CachingAllocator(std::make_unique<CudaRawAllocator>(index));
     p.allocators[index].store(a, std::memory_order_release);
+    kernels::cuda::set_release_cached_memory(&release_cached_memory_of);
   }
 #endif
   return a;  // without CUDA, check_device above has thrown already

@@ -5,7 +5,6 @@
 
 #include <climits>
 #include <cstdlib>
-#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "kernels/cuda/backend_flags.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/runtime.h"
+#include "kernels/cuda/workspaces.h"
 
 namespace colony::kernels::cuda {
 namespace {
@@ -28,12 +28,13 @@ void check(cublasStatus_t status, const char* call) {
 // (destroying them from thread-exit or static destructors can run after the driver shut down).
 struct Handle {
   cublasHandle_t handle = nullptr;
+  int device = 0;
   size_t workspace_bytes = 0;
   // One workspace per stream the handle has run on: cuBLAS's own default workspace belongs to the
   // handle, so two streams using it would overlap in time on the same scratch memory, and it is
   // allocated inside the first call, which a CUDA graph capture forbids. Streams live as long as
   // the process (tensor/stream.h), so these are never freed either.
-  std::map<void*, void*> workspaces;
+  StreamWorkspaces workspaces;
 };
 
 Handle& handle_for_current_device() {
@@ -46,6 +47,7 @@ Handle& handle_for_current_device() {
     int major = 0;
     check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
                "gemm: cudaDeviceGetAttribute");
+    h.device = device;
     h.workspace_bytes = cublas_workspace_bytes(std::getenv("CUBLAS_WORKSPACE_CONFIG"), major);
     check(cublasCreate(&h.handle), "cublasCreate");
     // TF32 is chosen per call through the compute type (matmul_allow_tf32); the handle's own mode
@@ -56,12 +58,13 @@ Handle& handle_for_current_device() {
 }
 
 // Binds `stream` and that stream's workspace to the handle. Without memory for a workspace cuBLAS
-// still runs (with algorithms that need none), so an allocation failure is not an error here.
+// still runs (with algorithms that need none), so an allocation failure is not an error here; the
+// caching allocator is asked to give back its cache first, and a later call tries again.
 void bind_stream(Handle& h, void* stream) {
   check(cublasSetStream(h.handle, static_cast<cudaStream_t>(stream)), "cublasSetStream");
-  auto it = h.workspaces.find(stream);
-  if (it == h.workspaces.end()) it = h.workspaces.emplace(stream, device_malloc(h.workspace_bytes)).first;
-  check(cublasSetWorkspace(h.handle, it->second, it->second ? h.workspace_bytes : 0), "cublasSetWorkspace");
+  void* workspace = h.workspaces.get(stream, h.workspace_bytes, device_malloc,
+                                     [&h] { release_cached_memory(h.device); });
+  check(cublasSetWorkspace(h.handle, workspace, workspace ? h.workspace_bytes : 0), "cublasSetWorkspace");
 }
 
 int to_int(int64_t v, const char* what) {
