@@ -46,14 +46,14 @@ void upload_async(const Tensor& dst, const Tensor& src, bool dst_on_copy_stream)
   const Stream compute = current_stream(dst.device());
   const Stream copy = copy_stream(dst.device());
   if (!dst_on_copy_stream) {
-    Event ready;
+    Event ready(/*enable_timing=*/false);
     ready.record(compute);
     ready.wait(copy);
   }
   backend_for(dst.device())
       .memcpy(dst.data_ptr_raw(), src.data_ptr_raw(), static_cast<size_t>(src.nbytes()), MemcpyKind::HostToDevice, copy,
               /*async=*/true);
-  Event done;
+  Event done(/*enable_timing=*/false);
   done.record(copy);
   done.wait(compute);
   src.record_stream(copy);

@@ -32,7 +32,7 @@ class CudaRawAllocator final : public RawDeviceAllocator {
   }
   void* record_event(void* stream) override {
     cuda::DeviceGuard guard(index_);
-    void* e = kernels::cuda::event_create();
+    void* e = kernels::cuda::event_create(/*enable_timing=*/false);  // only ever queried
     kernels::cuda::event_record(e, stream);
     return e;
   }

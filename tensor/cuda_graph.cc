@@ -188,7 +188,7 @@ GraphedStep make_graphed_step(const std::function<void()>& step, Device device, 
   DeviceGuard guard(device.index);
   const Stream side = side_stream(device);
   const Stream caller = current_stream(device);
-  Event ready;
+  Event ready(/*enable_timing=*/false);
   ready.record(caller);
   ready.wait(side);
 
@@ -206,7 +206,7 @@ GraphedStep make_graphed_step(const std::function<void()>& step, Device device, 
     }
     out.graph_->capture_end();
   }
-  Event done;
+  Event done(/*enable_timing=*/false);
   done.record(side);
   done.wait(caller);
   return out;

@@ -76,7 +76,7 @@ StreamGuard::~StreamGuard() {
 
 // ---- Event -------------------------------------------------------------------------------------
 
-Event::Event() = default;
+Event::Event(bool enable_timing) : timing_(enable_timing) {}
 
 Event::~Event() {
 #ifdef COLONY_WITH_CUDA
@@ -90,7 +90,7 @@ Event::~Event() {
 #endif
 }
 
-Event::Event(Event&& o) noexcept : device_(o.device_), handle_(o.handle_) {
+Event::Event(Event&& o) noexcept : device_(o.device_), handle_(o.handle_), timing_(o.timing_) {
   o.device_ = kCPU;
   o.handle_ = nullptr;
 }
@@ -100,6 +100,7 @@ Event& Event::operator=(Event&& o) noexcept {
     Event old(std::move(*this));  // destroys our handle, if any, on scope exit
     device_ = o.device_;
     handle_ = o.handle_;
+    timing_ = o.timing_;
     o.device_ = kCPU;
     o.handle_ = nullptr;
   }
@@ -115,7 +116,7 @@ void Event::record(const Stream& s) {
   cuda::DeviceGuard guard(s.device().index);
 #ifdef COLONY_WITH_CUDA
   if (handle_ == nullptr) {
-    handle_ = kernels::cuda::event_create();
+    handle_ = kernels::cuda::event_create(timing_);
     device_ = s.device();
   }
   kernels::cuda::event_record(handle_, s.handle());
@@ -154,6 +155,9 @@ bool Event::query() const {
 }
 
 float Event::elapsed_ms(const Event& end) const {
+  if (!timing_ || !end.timing_)
+    throw std::runtime_error(std::string("Event::elapsed_ms: the ") + (!timing_ ? "start" : "end") +
+                             " event was made with Event(/*enable_timing=*/false); make both with timing enabled");
   if (handle_ == nullptr || end.handle_ == nullptr)
     throw std::runtime_error(
         std::string("Event::elapsed_ms: both events must have been recorded on a CUDA stream (") +

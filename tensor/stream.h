@@ -47,7 +47,9 @@ class StreamGuard {
 // A marker in a stream. On the CPU, record/wait/synchronize do nothing and query() is true.
 class Event {
  public:
-  Event();
+  // `enable_timing`: elapsed_ms() may read it. An event that only orders streams is cheaper
+  // without (cudaEventDisableTiming); PyTorch's default is false, Colony's true for older callers.
+  explicit Event(bool enable_timing = true);
   ~Event();
   Event(Event&&) noexcept;
   Event& operator=(Event&&) noexcept;
@@ -59,12 +61,13 @@ class Event {
   void wait(const Stream& s) const;
   void synchronize() const;
   bool query() const;
-  // Milliseconds between two recorded events (CUDA only).
+  // Milliseconds between two recorded events (CUDA only; both made with timing enabled).
   float elapsed_ms(const Event& end) const;
 
  private:
   Device device_ = kCPU;
   void* handle_ = nullptr;  // cudaEvent_t, created lazily on first CUDA record
+  bool timing_ = true;
 };
 
 }  // namespace colony

@@ -183,9 +183,10 @@ void stream_synchronize(void* stream) {
 
 bool stream_query(void* stream) { return ready(cudaStreamQuery(as_stream(stream)), "cudaStreamQuery"); }
 
-void* event_create() {
+void* event_create(bool enable_timing) {
   cudaEvent_t e = nullptr;
-  check_cuda(cudaEventCreate(&e), "cudaEventCreate");
+  check_cuda(cudaEventCreateWithFlags(&e, enable_timing ? cudaEventDefault : cudaEventDisableTiming),
+             "cudaEventCreateWithFlags");
   return e;
 }
 

@@ -36,7 +36,10 @@ void* stream_create(int priority);          // non-blocking stream on the curren
 void stream_synchronize(void* stream);
 bool stream_query(void* stream);
 
-void* event_create();                       // timing enabled
+// An event that only orders streams or says when work ended needs no timestamps
+// (cudaEventDisableTiming makes recording and waiting on it cheaper); only one that
+// event_elapsed_ms() will read needs `enable_timing`.
+void* event_create(bool enable_timing);
 void event_destroy(void* event);
 void event_record(void* event, void* stream);
 void stream_wait_event(void* stream, void* event);

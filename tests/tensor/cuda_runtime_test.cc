@@ -98,6 +98,19 @@ TEST(CudaRuntime, CudaStreamsWithoutDeviceThrow) {
   EXPECT_TRUE(throws_with<std::runtime_error>([&] { e.record(fake); }, "no CUDA device available"));
 }
 
+// Events that only order streams are made without timing (cudaEventDisableTiming, cheaper to
+// record and wait on); reading a time from one says so instead of failing inside CUDA.
+TEST(CudaRuntime, EventsWithoutTimingSayTheyCannotBeTimed) {
+  Event ordering(/*enable_timing=*/false), timed;
+  EXPECT_TRUE(throws_with<std::runtime_error>(
+      [&] { ordering.elapsed_ms(timed); },
+      "Event::elapsed_ms: the start event was made with Event(/*enable_timing=*/false); make both with timing "
+      "enabled"));
+  EXPECT_TRUE(throws_with<std::runtime_error>([&] { timed.elapsed_ms(ordering); }, "the end event was made"));
+  Event moved(std::move(ordering));
+  EXPECT_TRUE(throws_with<std::runtime_error>([&] { moved.elapsed_ms(timed); }, "the start event was made"));
+}
+
 TEST(CudaRuntime, CpuEventsAreNoOpsAndCannotBeTimed) {
   Event start, end;
   start.record(Stream());
