@@ -27,7 +27,8 @@ struct CrossEntropyParams {
 };
 
 // The forward saves each row's max m and log_sum (log_softmax.h says why not their sum; both 0 for
-// log_probs: the row is its log-probabilities). `sum_shifted` is sum_c (x_c - m), read only with label smoothing.
+// log_probs: the row is its log-probabilities). `sum_shifted` is sum_c (x_c - m), read only with
+// label smoothing.
 template <typename C>
 COLONY_INLINE C cross_entropy_row_loss(C m, C log_sum, C x_target, C sum_shifted, const CrossEntropyParams& p) {
   const C eps = static_cast<C>(p.label_smoothing);

@@ -55,9 +55,10 @@ inline Vec<T> splat(T x) {
   return x - Vec<T>{};
 }
 // Pins v to a register: without it GCC folds a dot tile's loaded rows into every FMA that uses
-// them (the 4 x 2 tile issued 10 loads per 8 FMAs instead of 6) and the loop turns load-bound;
-// LeNet's second-layer weight gradient ran 1.45x faster pinned (13.9 -> 9.6 us per image, AMD
-// EPYC AVX2). Only where a vector is one register (not in the 64-byte emulation on AVX2).
+// them (the 4 x 2 tile issued 10 loads per 8 FMAs instead of 6) and the loop turns load-bound.
+// Pinned, and with the 4 x 3 tile below, LeNet's second-layer weight gradient went from 17.4 to
+// 12.1 us per image (benchmarks/small_gemm_bench, AMD EPYC AVX2). Only where a vector is one
+// register (not in the 64-byte emulation on AVX2).
 template <typename T>
 inline Vec<T> in_register(Vec<T> v) {
 #if COLONY_SMALL_GEMM_VEC_BYTES == 32 || defined(__AVX512F__)
@@ -203,8 +204,8 @@ void gemm_rows_impl(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, in
 // MR * NR accumulators, the NR rows of B and one row of A at a time in 16 registers: 4 x 3 (16),
 // 3 x 3 (13) and 4 x 2 (11), each with >= 8 FMA chains in flight. 4 x 3 loads 7 rows per 12 FMAs;
 // on LeNet's second layer (16 x 150 dot products of 136 pixels) it ran 9 % faster than 3 x 3 and
-// 4 x 2 (scratch microbenchmark, best of 8 alternating runs on 1 core, AMD EPYC AVX2: 8.7 against
-// 9.6 us per image).
+// 4 x 2 (small_gemm_bench's weight_grad pass, best of 8 alternating runs on 1 core, AMD EPYC AVX2:
+// 8.7 against 9.6 us per image).
 constexpr Tile kDotTiles[] = {{4, 3}, {3, 3}, {4, 2}};
 #else
 // In 32 registers: 4 x 4 (21) and 6 x 3 (22).
