@@ -5,12 +5,14 @@
 
 #include <climits>
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "kernels/cuda/backend_flags.h"
 #include "kernels/cuda/cuda_check.h"
+#include "kernels/cuda/handle_pool.h"
 #include "kernels/cuda/runtime.h"
 #include "kernels/cuda/workspaces.h"
 
@@ -24,8 +26,8 @@ void check(cublasStatus_t status, const char* call) {
 }
 
 // One handle per (thread, device): a cuBLAS handle must not be used by two threads at once, and is
-// bound to the device that was current when it was created. Handles live until the process exits
-// (destroying them from thread-exit or static destructors can run after the driver shut down).
+// bound to the device that was current when it was created. A thread's handles go back to a pool
+// when it exits, for the next thread to take; none is destroyed (handle_pool.h).
 struct Handle {
   cublasHandle_t handle = nullptr;
   int device = 0;
@@ -33,28 +35,32 @@ struct Handle {
   // One workspace per stream the handle has run on: cuBLAS's own default workspace belongs to the
   // handle, so two streams using it would overlap in time on the same scratch memory, and it is
   // allocated inside the first call, which a CUDA graph capture forbids. Streams live as long as
-  // the process (tensor/stream.h), so these are never freed either.
+  // the process (tensor/stream.h), so these are never freed either; they travel with the handle.
   StreamWorkspaces workspaces;
 };
+
+std::unique_ptr<Handle> make_handle(int device) {
+  int major = 0;
+  check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
+             "gemm: cudaDeviceGetAttribute");
+  auto h = std::make_unique<Handle>();
+  h->device = device;
+  h->workspace_bytes = cublas_workspace_bytes(std::getenv("CUBLAS_WORKSPACE_CONFIG"), major);
+  check(cublasCreate(&h->handle), "cublasCreate");
+  // TF32 is chosen per call through the compute type (matmul_allow_tf32); the handle's own mode
+  // stays the default so that nothing else turns it on.
+  const cublasStatus_t mode = cublasSetMathMode(h->handle, CUBLAS_DEFAULT_MATH);
+  if (mode != CUBLAS_STATUS_SUCCESS) cublasDestroy(h->handle);
+  check(mode, "cublasSetMathMode");
+  return h;
+}
 
 Handle& handle_for_current_device() {
   int device = 0;
   check_cuda(cudaGetDevice(&device), "gemm: cudaGetDevice");
-  thread_local std::vector<Handle> handles;
-  if (static_cast<size_t>(device) >= handles.size()) handles.resize(device + 1);
-  Handle& h = handles[device];
-  if (h.handle == nullptr) {
-    int major = 0;
-    check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device),
-               "gemm: cudaDeviceGetAttribute");
-    h.device = device;
-    h.workspace_bytes = cublas_workspace_bytes(std::getenv("CUBLAS_WORKSPACE_CONFIG"), major);
-    check(cublasCreate(&h.handle), "cublasCreate");
-    // TF32 is chosen per call through the compute type (matmul_allow_tf32); the handle's own mode
-    // stays the default so that nothing else turns it on.
-    check(cublasSetMathMode(h.handle, CUBLAS_DEFAULT_MATH), "cublasSetMathMode");
-  }
-  return h;
+  static auto* pool = new HandlePool<Handle>;  // never freed: threads may exit after static destructors
+  thread_local HandlePool<Handle>::Lease lease(*pool);
+  return lease.get(device, make_handle);
 }
 
 // Binds `stream` and that stream's workspace to the handle. Without memory for a workspace cuBLAS

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <stdexcept>
 #include <string>
@@ -14,6 +15,7 @@
 #include "kernels/cuda/backend_flags.h"
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/cudnn_policy.h"
+#include "kernels/cuda/handle_pool.h"
 #include "kernels/cuda/runtime.h"
 
 namespace colony::kernels::cuda {
@@ -41,15 +43,25 @@ int to_int(int64_t v, const char* what) {
 }
 
 // One handle per (thread, device), like the cuBLAS handles in blas.cc: a handle must not be used
-// by two threads at once and belongs to the device current at creation. Kept until exit.
+// by two threads at once and belongs to the device current at creation. A thread's handles go
+// back to a pool when it exits, for the next thread to take; none is destroyed (handle_pool.h).
+struct CudnnHandle {
+  cudnnHandle_t handle = nullptr;
+};
+
+std::unique_ptr<CudnnHandle> make_handle(int) {
+  auto h = std::make_unique<CudnnHandle>();
+  check(cudnnCreate(&h->handle), "cudnnCreate");
+  return h;
+}
+
 cudnnHandle_t handle_for_current_device(int* device_out) {
   int device = 0;
   check_cuda(cudaGetDevice(&device), "conv2d: cudaGetDevice");
-  thread_local std::vector<cudnnHandle_t> handles;
-  if (static_cast<size_t>(device) >= handles.size()) handles.resize(device + 1, nullptr);
-  if (handles[device] == nullptr) check(cudnnCreate(&handles[device]), "cudnnCreate");
+  static auto* pool = new HandlePool<CudnnHandle>;  // never freed: threads may exit after static destructors
+  thread_local HandlePool<CudnnHandle>::Lease lease(*pool);
   *device_out = device;
-  return handles[device];
+  return lease.get(device, make_handle).handle;
 }
 
 cudnnDataType_t data_type(DType dtype) {
