@@ -58,17 +58,12 @@ ReduceFn for_op(ReduceOp op) {
   throw std::invalid_argument("unknown ReduceOp");
 }
 
-// One element of an average: v / d, floor division for integers.
+// One element of an average: v / d. Integers truncate toward zero, as NCCL's ncclAvg does (its
+// post-division is C's), so that both backends average an integer tensor alike.
 template <typename T>
 T divided(T v, int divisor) {
   if constexpr (std::is_integral_v<T>) {
-    const T d = static_cast<T>(divisor);
-    T q = v / d;
-    // C++ truncates towards zero; the documented semantics is floor (as Python's //).
-    if constexpr (std::is_signed_v<T>) {
-      if ((v % d != 0) && (v < 0)) --q;
-    }
-    return q;
+    return static_cast<T>(v / static_cast<T>(divisor));
   } else {
     using C = compute_t<T>;
     return T(static_cast<C>(v) / static_cast<C>(divisor));

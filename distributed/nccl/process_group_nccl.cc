@@ -65,6 +65,11 @@ struct ProcessGroupNCCL::State {
   std::deque<std::shared_ptr<NcclWork>> in_flight;  // in launch order
   bool stop = false;
   bool comm_released = false;  // aborted or destroyed: never touched again
+  // Threads inside NCCL calls on `comm` without `mu` (a launch, the teardown's polls): an abort
+  // meanwhile is deferred to the last of them to leave (CommUse), since ncclCommAbort frees the
+  // communicator under their feet.
+  int comm_users = 0;
+  bool abort_deferred = false;
   // A collective was queued into a CUDA graph: NCCL then finalizes the communicator only once
   // every such graph is destroyed, which the group cannot know, so teardown aborts instead.
   bool captured = false;
@@ -178,8 +183,12 @@ bool ProcessGroupNCCL::State::abort_locked(const std::string& reason) {
   abort_reason = reason;
   if (channel) channel->interrupt();
   if (comm && !comm_released) {
-    runtime->abort(comm);
-    comm_released = true;
+    if (comm_users > 0) {
+      abort_deferred = true;
+    } else {
+      runtime->abort(comm);
+      comm_released = true;
+    }
   }
   for (auto& w : in_flight)
     if (!w->completed_if_known())
@@ -190,6 +199,34 @@ bool ProcessGroupNCCL::State::abort_locked(const std::string& reason) {
 }
 
 namespace {
+
+// NCCL calls on the communicator made outside `mu`, as a scope. While any thread is inside one,
+// an abort (the watchdog's, or abort() from the job's failure handling on another thread) only
+// marks the group aborted; the last thread to leave aborts the communicator. Empty (false) when
+// the group was aborted already: then nothing may touch the communicator.
+class CommUse {
+ public:
+  explicit CommUse(ProcessGroupNCCL::State& s) : s_(s) {
+    std::lock_guard<std::mutex> lock(s_.mu);
+    entered_ = s_.abort_reason.empty() && !s_.comm_released;
+    if (entered_) ++s_.comm_users;
+  }
+  ~CommUse() {
+    if (!entered_) return;
+    std::lock_guard<std::mutex> lock(s_.mu);
+    if (--s_.comm_users == 0 && s_.abort_deferred && !s_.comm_released) {
+      s_.runtime->abort(s_.comm);
+      s_.comm_released = true;
+    }
+  }
+  CommUse(const CommUse&) = delete;
+  CommUse& operator=(const CommUse&) = delete;
+  explicit operator bool() const { return entered_; }
+
+ private:
+  ProcessGroupNCCL::State& s_;
+  bool entered_ = false;
+};
 
 // Aborts the group with `message` and tells the job (the other ranks stop too).
 void fail_group(const std::shared_ptr<ProcessGroupNCCL::State>& s, const std::string& message) {
@@ -432,7 +469,12 @@ ProcessGroupNCCL::~ProcessGroupNCCL() {
   // all_reduce, then destroy_process_group(), then t.cpu()). Aborting would stop their kernels
   // part-way, and what reads their results after them on the compute stream would read partial
   // sums without any error: wait for them first, each within its own deadline.
-  const Teardown how = wait_until_finished(*state_, in_flight);
+  Teardown how;
+  {
+    CommUse use(*state_);
+    if (!use) return;  // aborted meanwhile
+    how = wait_until_finished(*state_, in_flight);
+  }
   const bool finished = how == Teardown::kFinished;
   std::lock_guard<std::mutex> lock(state_->mu);
   if (state_->comm_released) return;  // aborted meanwhile
@@ -584,6 +626,13 @@ std::shared_ptr<Work> launch(const std::shared_ptr<ProcessGroupNCCL::State>& s, 
   work->launched(start, end);
   bool captured = false;
   try {
+    // Declared inside the try: it is left (and a deferred abort done) before the handler runs,
+    // whose fail_group() aborts.
+    CommUse use(*s);
+    if (!use) {
+      std::lock_guard<std::mutex> lock(s->mu);
+      throw std::runtime_error("this ProcessGroupNCCL was aborted: " + s->abort_reason);
+    }
     const StreamHandle caller = rt.current_stream(s->device);
     captured = rt.capturing(caller);
     // The inputs are ready once the caller's stream has come this far. (In a capture, this event

@@ -25,7 +25,9 @@
 //   error it aborts the communicator (ncclCommAbort: the kernels stop, streams waiting on them go
 //   on), fails every in-flight and later Work with "allreduce #12 (float32, ...) timed out after
 //   500 ms on rank 1's GPU", and reports that to the group's FailureMonitor (the job's store: every
-//   rank stops). abort() does the same when another rank failed.
+//   rank stops). abort() does the same when another rank failed. ncclCommAbort frees the
+//   communicator, so while another thread is inside NCCL calls on it (queuing a collective) the
+//   abort waits for that thread to leave them, and its Work fails too.
 // - Teardown: the destructor first waits for the collectives still running (wait() never blocked
 //   the host), so that the last all_reduce before destroy_process_group() completes instead of
 //   being cut short by an abort.

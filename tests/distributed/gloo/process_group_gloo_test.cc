@@ -127,7 +127,8 @@ Tensor make(DType dt, int64_t n, const std::function<double(int64_t)>& f) {
 }
 
 // The reduction over ranks of `values`, with the implementation's documented semantics: average
-// divides in the dtype's compute type (float for 16-bit floats) and rounds, integers floor.
+// divides in the dtype's compute type (float for 16-bit floats) and rounds, integers truncate
+// toward zero (as NCCL's ncclAvg).
 double reduce_expected(DType dt, ReduceOp op, const std::vector<double>& values) {
   double acc = values[0];
   for (size_t k = 1; k < values.size(); ++k) {
@@ -142,7 +143,7 @@ double reduce_expected(DType dt, ReduceOp op, const std::vector<double>& values)
     case kFloat64: return acc / p;
     case kFloat16: return static_cast<float>(Half(static_cast<float>(acc) / static_cast<float>(p)));
     case kBFloat16: return static_cast<float>(BFloat16(static_cast<float>(acc) / static_cast<float>(p)));
-    default: return std::floor(acc / p);
+    default: return std::trunc(acc / p);
   }
 }
 

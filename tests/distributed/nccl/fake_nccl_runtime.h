@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -42,6 +43,9 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
   std::string async_error;                   // non-empty: state() reports it (guarded by mu)
   std::string collective_error;              // non-empty: the collective calls throw it (guarded by mu)
   std::string destroy_error;                 // non-empty: destroy() throws it (guarded by mu)
+  // Runs inside group_end(), before it returns (set before the group is used): a test holds a
+  // launch there, inside NCCL, while another thread acts.
+  std::function<void()> in_group_end;
 
   // What happened.
   std::mutex mu;
@@ -52,6 +56,9 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
   std::chrono::milliseconds destroy_timeout{-1};    // what destroy() was given (guarded by mu)
   std::chrono::milliseconds group_end_timeout{-1};  // what the last group_end() was given (guarded by mu)
   std::atomic<int> group_depth{0};  // ncclGroupStart calls not yet ended, as NCCL counts them per thread
+  // NCCL calls on the communicator after it was aborted (freed, in the real runtime): each would
+  // be a use after free there (guarded by mu).
+  std::vector<std::string> used_after_abort;
 
   void set_async_error(const std::string& e) {
     std::lock_guard<std::mutex> lock(mu);
@@ -94,6 +101,7 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
   }
   CommState state(CommHandle) override {
     std::lock_guard<std::mutex> lock(mu);
+    if (aborted_) used_after_abort.push_back("state");
     if (!async_error.empty()) return {CommState::kFailed, async_error};
     const int left = polls_until_ready.load();
     if (left < 0) return {CommState::kInProgress, ""};
@@ -104,6 +112,10 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
     return {CommState::kReady, ""};
   }
   void abort(CommHandle) override {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      aborted_ = true;
+    }
     ++aborts;
     log("abort");
   }
@@ -150,9 +162,11 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
     log("group_start");
   }
   void group_end(CommHandle, std::chrono::milliseconds timeout) override {
+    if (in_group_end) in_group_end();
     {
       std::lock_guard<std::mutex> lock(mu);
       group_end_timeout = timeout;
+      if (aborted_) used_after_abort.push_back("group_end");
     }
     --group_depth;
     log("group_end");
@@ -192,6 +206,7 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
   }
   void throw_collective_error() {
     std::lock_guard<std::mutex> lock(mu);
+    if (aborted_) used_after_abort.push_back("collective");
     if (!collective_error.empty()) throw std::runtime_error(collective_error);
   }
   static void copy(const void* send, void* recv, size_t count, DType dtype) {
@@ -200,6 +215,7 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
   }
 
   int comm_ = 0;
+  bool aborted_ = false;  // guarded by mu
   std::vector<std::unique_ptr<Event>> events_;
 };
 

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -313,6 +314,48 @@ TEST_F(ProcessGroupNCCLTest, AbortFailsInFlightWorkWithTheReason) {
   EXPECT_TRUE(w->is_completed());
   EXPECT_THROW_WITH(w->wait(), CollectiveError, "allreduce #1 aborted: rank 3 failed: data file vanished");
   EXPECT_EQ(rt->aborts.load(), 1);
+}
+
+// ncclCommAbort frees the communicator: an abort from another thread (the job's failure handling)
+// while a launch is inside NCCL calls must wait for it to leave them, and the launch's Work fails.
+TEST_F(ProcessGroupNCCLTest, AbortDuringALaunchIsDeferredUntilTheLaunchLeavesNccl) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  ProcessGroupNCCL pg(client(), 0, 1, options(rt));
+  std::mutex mu;
+  std::condition_variable cv;
+  bool inside = false, go_on = false;
+  rt->in_group_end = [&] {
+    std::unique_lock<std::mutex> lock(mu);
+    inside = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return go_on; });
+  };
+  Tensor t = raw::zeros({4});
+  std::shared_ptr<Work> w;
+  std::thread launcher([&] { w = pg.allreduce(t); });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return inside; });
+  }
+  pg.abort("rank 1 failed: out of memory");  // returns at once
+  EXPECT_EQ(rt->aborts.load(), 0) << "the communicator is freed while a launch is inside NCCL";
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    go_on = true;
+  }
+  cv.notify_all();
+  launcher.join();
+  EXPECT_EQ(rt->aborts.load(), 1);
+  EXPECT_EQ(rt->group_depth.load(), 0);
+  {
+    std::lock_guard<std::mutex> lock(rt->mu);
+    EXPECT_TRUE(rt->used_after_abort.empty()) << rt->used_after_abort.front();
+  }
+  ASSERT_TRUE(w);
+  EXPECT_TRUE(w->is_completed());
+  EXPECT_THROW_WITH(w->wait(), CollectiveError, "allreduce #1 aborted: rank 1 failed: out of memory");
+  EXPECT_THROW_WITH(pg.allreduce(t)->wait(), CollectiveError, "rank 1 failed: out of memory");
+  rt->in_group_end = nullptr;
 }
 
 // An NCCL call that throws inside ncclGroupStart/End must still end the group: NCCL's group depth
