@@ -111,6 +111,7 @@ void CUDAGraph::capture_end() {
     reset();
     throw;
   }
+  void* const home = stream_;
   end_capture_state();
   graph_ = graph;
   try {
@@ -119,6 +120,7 @@ void CUDAGraph::capture_end() {
     reset();
     throw;
   }
+  home_stream_ = home;
 }
 
 void CUDAGraph::discard_capture() noexcept {
@@ -141,11 +143,25 @@ void CUDAGraph::replay() {
   if (!captured()) throw std::logic_error("CUDAGraph::replay: nothing captured (capture_begin/capture_end first)");
   DeviceGuard guard(device_.index);
   const Stream stream = current_stream(device_);
+  const Stream home(device_, home_stream_);
+  const bool elsewhere = stream.handle() != home_stream_;
+  if (elsewhere) {
+    // The captured cuBLAS calls use the capture stream's workspace (kernels/cuda/blas.cc), which
+    // eager work on that stream uses too; the graph's memory and Philox state are the same for
+    // every replay, wherever it runs. So this replay waits for the capture stream, and the
+    // capture stream for this replay: a later replay elsewhere waits for this one through it.
+    home_ready_.record(home);
+    home_ready_.wait(stream);
+  }
   for (auto& fn : prologues_) fn();
   const auto [seed, offset] = gen_->graph_replay_state(philox_blocks_);
   kernels::cuda::set_philox_state(static_cast<uint64_t*>(philox_state_.data_ptr_raw()), seed, offset,
                                   stream.handle());
   kernels::cuda::graph_launch(exec_, stream.handle());
+  if (elsewhere) {
+    replay_done_.record(stream);
+    replay_done_.wait(home);
+  }
 }
 
 void CUDAGraph::reset() {
@@ -157,6 +173,9 @@ void CUDAGraph::reset() {
   if (exec_) kernels::cuda::graph_exec_destroy(exec_);
   if (graph_) kernels::cuda::graph_destroy(graph_);
   exec_ = graph_ = nullptr;
+  home_stream_ = nullptr;
+  home_ready_ = Event(/*enable_timing=*/false);
+  replay_done_ = Event(/*enable_timing=*/false);
   prologues_.clear();
   philox_state_ = Tensor();
   if (capture_id_ != 0) cuda_caching_allocator(device_.index)->release_pool(capture_id_);

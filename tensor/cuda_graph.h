@@ -50,7 +50,10 @@ class CUDAGraph {
   // Ends a capture that failed in the captured code, dropping what was recorded; never throws.
   void discard_capture() noexcept;
   // Runs the replay prologues, writes the Philox state, and launches the graph on the current
-  // stream of the graph's device.
+  // stream of the graph's device. On another stream than the capture's, the replay is ordered
+  // after the work queued on the capture stream so far, and that stream's later work after it:
+  // the graph's cuBLAS calls use the capture stream's workspace, and every replay shares the
+  // graph's memory and Philox state.
   void replay();
   // Destroys the graph and releases its memory pool.
   void reset();
@@ -69,7 +72,10 @@ class CUDAGraph {
   void end_capture_state() noexcept;
 
   Device device_ = kCPU;
-  void* stream_ = nullptr;     // the capture stream
+  void* stream_ = nullptr;     // the capture stream, while capturing
+  void* home_stream_ = nullptr;  // the stream it was captured on, once captured
+  Event home_ready_{/*enable_timing=*/false};   // replay() on another stream: orders it after the
+  Event replay_done_{/*enable_timing=*/false};  // capture stream's work, and that stream after it
   uint64_t capture_id_ = 0;    // also the id of the allocator's private pool
   void* graph_ = nullptr;      // cudaGraph_t
   void* exec_ = nullptr;       // cudaGraphExec_t

@@ -170,7 +170,9 @@ StepRun eager(const Config& c, const Batches& b, const std::function<double(int)
   return r;
 }
 
-StepRun graphed(const Config& c, const Batches& b, const std::function<double(int)>& lr_at) {
+// `replay_streams`: replay s runs on replay_streams[s % size] (empty: the caller's stream).
+StepRun graphed(const Config& c, const Batches& b, const std::function<double(int)>& lr_at,
+                const std::vector<Stream>& replay_streams = {}) {
   Trainer t(c);
   Tensor x = raw::clone(b.x[0]), y = raw::clone(b.y[0]), loss;
   int k = 0;  // the warm-up calls change the lr as the eager run does
@@ -180,7 +182,11 @@ StepRun graphed(const Config& c, const Batches& b, const std::function<double(in
   };
   cuda::GraphedStep g = cuda::make_graphed_step(step, kDev, kWarmup);
   StepRun r;
+  // The batch copies below run on streams that do not wait for the warm-up's reads of x and y.
+  if (!replay_streams.empty()) cuda::synchronize();
   for (int s = 0; s < kSteps; ++s) {
+    std::unique_ptr<StreamGuard> on;
+    if (!replay_streams.empty()) on = std::make_unique<StreamGuard>(replay_streams[s % replay_streams.size()]);
     t.opt->set_lr(lr_at(kWarmup + s));
     x.copy_(b.x[s + 1]);
     y.copy_(b.y[s + 1]);
@@ -214,6 +220,19 @@ TEST(CudaGraph, ReplaysEqualEagerStepsBitForBit_CUDA) {
   Batches b = batches_for(c);
   auto lr = [](int) { return 0.05; };
   expect_same(graphed(c, b, lr), eager(c, b, lr));
+}
+
+// Each replay on another stream than the last (and than the capture's): replay() orders them
+// through the capture stream, whose cuBLAS workspace, memory pool and Philox state they share.
+TEST(CudaGraph, ReplaysOnDifferentStreamsEqualEagerSteps_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  Deterministic det;
+  Config c;
+  c.dropout = 0.5;
+  Batches b = batches_for(c);
+  auto lr = [](int) { return 0.05; };
+  const std::vector<Stream> streams = {new_stream(kDev), new_stream(kDev), current_stream(kDev)};
+  expect_same(graphed(c, b, lr, streams), eager(c, b, lr));
 }
 
 TEST(CudaGraph, DropoutDiffersPerReplayExactlyAsEager_CUDA) {

@@ -9,6 +9,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "kernels/cpu/conv.h"
@@ -949,6 +950,35 @@ TEST(Conv2d, MatchesCpu_CUDA) {
   }
   EXPECT_TRUE(throws_with([&] { raw::conv2d(to_cuda(raw::zeros({1, 3, 8, 8}), kFloat32), raw::zeros({6, 3, 5, 5})); },
                           "conv2d: expected weight on cuda:0 like input, got cpu"));
+}
+
+// cuBLAS and cuDNN handles are per thread and go back to a pool when a thread exits
+// (kernels/cuda/handle_pool.h): threads one after another take over the same handles, threads at
+// once get their own, and every result stays right.
+TEST(Conv2d, HandlesPassFromThreadToThread_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  Tensor x = random_tensor({4, 3, 12, 12}, 900), w = random_tensor({5, 3, 3, 3}, 901);
+  Tensor a = random_tensor({33, 17}, 902), b = random_tensor({17, 9}, 903);
+  const Tensor y_cpu = raw::conv2d(x, w), m_cpu = raw::mm(a, b);
+  auto run = [&]() -> ::testing::AssertionResult {
+    Tensor y = raw::conv2d(to_cuda(x, kFloat32), to_cuda(w, kFloat32));
+    Tensor m = raw::mm(to_cuda(a, kFloat32), to_cuda(b, kFloat32));
+    auto conv_ok = all_close(to_cpu64(y), y_cpu, 2e-2, 2e-2);
+    if (!conv_ok) return conv_ok << " (conv2d)";
+    auto mm_ok = all_close(to_cpu64(m), m_cpu, 2e-2, 2e-2);
+    if (!mm_ok) return mm_ok << " (mm)";
+    return ::testing::AssertionSuccess();
+  };
+  for (int i = 0; i < 6; ++i) {
+    ::testing::AssertionResult ok = ::testing::AssertionSuccess();
+    std::thread([&] { ok = run(); }).join();
+    EXPECT_TRUE(ok) << "thread " << i << ", one after another";
+  }
+  std::vector<::testing::AssertionResult> ok(4, ::testing::AssertionSuccess());
+  std::vector<std::thread> threads;
+  for (int i = 0; i < 4; ++i) threads.emplace_back([&, i] { ok[i] = run(); });
+  for (auto& t : threads) t.join();
+  for (int i = 0; i < 4; ++i) EXPECT_TRUE(ok[i]) << "thread " << i << ", at once";
 }
 
 TEST(Pooling, MatchesCpu_CUDA) {
