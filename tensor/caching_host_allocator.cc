@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/cuda/capture_state.h"
+
 namespace colony {
 namespace {
 
@@ -41,7 +43,9 @@ void* CachingHostAllocator::allocate(size_t nbytes) {
     try {
       ptr = raw_->raw_alloc(size);
     } catch (const std::exception&) {
-      // Free blocks of other size classes may be what stands in the way of locking more pages.
+      // Free blocks of other size classes may be what stands in the way of locking more pages;
+      // releasing them waits for the device, which a capture on any thread forbids.
+      if (kernels::cuda::any_thread_capturing()) throw;
       release_free_blocks();
       ptr = raw_->raw_alloc(size);
     }
@@ -69,6 +73,15 @@ void CachingHostAllocator::deallocate(void* ptr, size_t /*nbytes*/) {
     stats_.bytes_in_use -= static_cast<int64_t>(b.size);
     free_[b.size].push_back(ptr);
     return;
+  }
+  // A graph that captured a copy of it reads or writes it at every replay, as long as it lives:
+  // the block stays in use for good, in no free list (and an event recorded on the capturing
+  // stream could never be queried).
+  for (const Stream& s : b.uses) {
+    if (raw_->capturing(s)) {
+      b.uses.clear();
+      return;
+    }
   }
   // Copies queued on those streams may still read or write the block; until they finish it counts
   // as in use.
@@ -125,6 +138,7 @@ void CachingHostAllocator::release_free_blocks() {
 
 void CachingHostAllocator::empty_cache() {
   std::lock_guard<std::mutex> lock(mu_);
+  if (kernels::cuda::any_thread_capturing()) return;  // cudaFreeHost would invalidate the capture
   process_events();
   release_free_blocks();
 }

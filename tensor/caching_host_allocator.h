@@ -11,6 +11,10 @@
 //    freed have completed, so the host never overwrites a buffer a copy is still reading;
 //  - when the raw allocator fails, every free block is released and the request retried once;
 //  - empty_cache() releases the free blocks.
+// And for CUDA graphs: a block used by a stream being captured is read or written by the graph at
+// every replay, and an event recorded on that stream could never be queried, so such a block is
+// kept for good once freed (never reused, never released); while any thread captures, nothing is
+// released at all (cudaFreeHost waits for the whole device, which would invalidate the capture).
 #pragma once
 
 #include <cstddef>
@@ -35,6 +39,8 @@ class RawHostAllocator {
   virtual void raw_free(void* ptr) = 0;
   // An event after the work queued on `stream` so far.
   virtual void* record_event(const Stream& stream) = 0;
+  // Whether work queued on `stream` now goes into a CUDA graph being captured.
+  virtual bool capturing(const Stream& stream) = 0;
   virtual bool event_done(void* event) = 0;
   virtual void destroy_event(void* event) = 0;
 };

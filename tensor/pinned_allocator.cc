@@ -26,6 +26,7 @@ class AlignedHostRaw final : public RawHostAllocator {
   }
   void raw_free(void* ptr) override { std::free(ptr); }
   void* record_event(const Stream&) override { return nullptr; }
+  bool capturing(const Stream&) override { return false; }
   bool event_done(void*) override { return true; }
   void destroy_event(void*) override {}
 };
@@ -40,6 +41,10 @@ class CudaHostRaw final : public RawHostAllocator {
     void* e = kernels::cuda::event_create(/*enable_timing=*/false);  // only ever queried
     kernels::cuda::event_record(e, stream.handle());
     return e;
+  }
+  bool capturing(const Stream& stream) override {
+    cuda::DeviceGuard guard(stream.device().index);
+    return kernels::cuda::stream_capture_id(stream.handle()) != 0;
   }
   bool event_done(void* event) override { return kernels::cuda::event_query(event); }
   void destroy_event(void* event) override { kernels::cuda::event_destroy(event); }

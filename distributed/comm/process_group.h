@@ -113,7 +113,8 @@ class ProcessGroup {
   virtual int size() const = 0;
   virtual std::string backend_name() const = 0;
 
-  // In place on `tensor` (contiguous). kAvg divides the sum by size() (integer dtypes: truncated toward zero, as NCCL does).
+  // In place on `tensor` (contiguous). kAvg divides the sum by size() (integer dtypes: truncated
+  // toward zero, as NCCL does).
   virtual std::shared_ptr<Work> allreduce(Tensor& tensor, ReduceOp op = ReduceOp::kSum,
                                           const CollectiveOptions& opts = {}) = 0;
   // Root's `tensor` is copied into every rank's `tensor` (same shape and dtype everywhere).

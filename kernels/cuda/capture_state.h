@@ -10,6 +10,10 @@
 //
 // Captures use cudaStreamCaptureModeThreadLocal (kernels/cuda/graph.h): only the capturing thread
 // is restricted, so the state is per thread. graph.cc notes begin and end; tests replace the query.
+// One kind of call is refused on every thread, though: a wait for the whole device
+// (cudaDeviceSynchronize, cudaFreeHost) while any of its streams is captured fails and invalidates
+// that capture, whichever thread makes it. So the count of captures underway is kept for the
+// process too (any_thread_capturing, check_no_capture_anywhere).
 #pragma once
 
 namespace colony::kernels::cuda {
@@ -25,6 +29,14 @@ bool thread_is_capturing();
 // restores the default. Returns the previous query (nullptr when it was the default).
 using CaptureQuery = bool (*)();
 CaptureQuery set_capture_query_for_testing(CaptureQuery query);
+
+// True while any thread of the process captures a graph (as noted above), or while the test query
+// says this thread does.
+bool any_thread_capturing();
+
+// For the calls that wait for the whole device: throws std::runtime_error, naming `op`, when this
+// thread (as check_not_capturing) or another thread is capturing a graph.
+void check_no_capture_anywhere(const char* op);
 
 // Throws std::runtime_error when this thread is capturing:
 //   "<op>: would make the host wait for the device while this thread captures a CUDA graph ..."

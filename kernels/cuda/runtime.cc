@@ -97,6 +97,7 @@ std::string device_uuid(int index) {
 }
 
 void device_synchronize() {
+  check_no_capture_anywhere("cudaDeviceSynchronize");
   count_host_sync("cudaDeviceSynchronize");
   check_cuda(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
   check_device_errors();
@@ -134,7 +135,8 @@ void* host_alloc_pinned(size_t nbytes) {
 }
 
 void host_free_pinned(void* ptr) {
-  count_host_sync("cudaFreeHost");  // cudaFreeHost waits for the whole device
+  check_no_capture_anywhere("cudaFreeHost");  // cudaFreeHost waits for the whole device
+  count_host_sync("cudaFreeHost");
   check_cuda(cudaFreeHost(ptr), "cudaFreeHost");
 }
 
@@ -220,8 +222,9 @@ void after_launch(const char* op) {
   cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess)
     throw std::runtime_error(std::string(op) + ": kernel launch failed: " + cudaGetErrorString(err));
-  // Inside a graph capture nothing runs yet, so there is no fault to wait for (and waiting is illegal).
-  if (!sync_after_launch() || thread_is_capturing()) return;
+  // Inside a graph capture nothing runs yet, so there is no fault to wait for (and waiting is
+  // illegal); while another thread captures, waiting for the device would invalidate its capture.
+  if (!sync_after_launch() || any_thread_capturing()) return;
   count_host_sync("COLONY_CUDA_SYNC=1 after a launch");
   err = cudaDeviceSynchronize();
   if (err != cudaSuccess) {

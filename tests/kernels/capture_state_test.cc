@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -38,6 +40,51 @@ TEST(CaptureState, NotedCaptureIsPerThread) {
   EXPECT_FALSE(other) << "thread-local capture mode restricts the capturing thread only";
   note_capture_end();
   EXPECT_FALSE(thread_is_capturing());
+}
+
+// A wait for the whole device fails, and invalidates the capture, while any stream of the device is
+// captured, whichever thread waits: so those calls are refused on every thread.
+TEST(CaptureState, DeviceWideWaitsAreRefusedWhileAnotherThreadCaptures) {
+  EXPECT_FALSE(any_thread_capturing());
+  EXPECT_NO_THROW(check_no_capture_anywhere("cudaDeviceSynchronize"));
+  std::mutex mu;
+  std::condition_variable cv;
+  bool begun = false, end = false;
+  std::thread capturer([&] {
+    note_capture_begin();
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      begun = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return end; });
+    }
+    note_capture_end();
+  });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return begun; });
+  }
+  EXPECT_FALSE(thread_is_capturing());
+  EXPECT_TRUE(any_thread_capturing());
+  EXPECT_NO_THROW(check_not_capturing("cudaStreamSynchronize")) << "another stream may still be waited for";
+  try {
+    check_no_capture_anywhere("cudaDeviceSynchronize");
+    ADD_FAILURE() << "did not throw";
+  } catch (const std::runtime_error& e) {
+    std::string msg = e.what();
+    EXPECT_EQ(msg.rfind("cudaDeviceSynchronize: ", 0), 0u) << msg;
+    EXPECT_NE(msg.find("another thread captures a CUDA graph"), std::string::npos) << msg;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    end = true;
+  }
+  cv.notify_all();
+  capturer.join();
+  EXPECT_FALSE(any_thread_capturing());
+  EXPECT_NO_THROW(check_no_capture_anywhere("cudaDeviceSynchronize"));
+  note_capture_end();  // an end without a begin changes nothing
+  EXPECT_FALSE(any_thread_capturing());
 }
 
 TEST(CaptureState, CheckNamesTheOp) {

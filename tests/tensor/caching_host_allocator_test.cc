@@ -4,14 +4,18 @@
 
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "kernels/cuda/capture_state.h"
 
 namespace colony {
 namespace {
@@ -22,6 +26,7 @@ struct FakeState {
   int fail_next = 0;                     // raw_alloc throws this many times
   std::map<void*, bool> events;          // live events -> completed?
   std::map<void*, Stream> event_stream;  // event -> stream it was recorded on
+  std::vector<Stream> capturing;         // streams being captured into a CUDA graph
 };
 
 class FakeRaw final : public RawHostAllocator {
@@ -46,6 +51,11 @@ class FakeRaw final : public RawHostAllocator {
     s_->events[e] = false;
     s_->event_stream[e] = stream;
     return e;
+  }
+  bool capturing(const Stream& stream) override {
+    for (const Stream& s : s_->capturing)
+      if (s == stream) return true;
+    return false;
   }
   bool event_done(void* event) override { return s_->events.at(event); }
   void destroy_event(void* event) override {
@@ -185,6 +195,62 @@ TEST_F(CachingHostAllocatorTest, EmptyCacheReleasesFreeBlocksOnlyAndDestructionE
   alloc.reset();
   EXPECT_TRUE(state->live.empty());
   EXPECT_TRUE(state->events.empty());
+}
+
+// A copy captured into a CUDA graph reads or writes its pinned block at every replay: once freed
+// (inside or after the capture) the block is never handed out again, and no event is recorded on
+// the capturing stream (it could never be queried).
+TEST_F(CachingHostAllocatorTest, ABlockACapturedCopyUsesIsKeptForTheGraph) {
+  state->capturing.push_back(kCopyStream);
+  void* a = alloc->allocate(4096);
+  alloc->record_use(a, kCopyStream);
+  alloc->record_use(a, kOtherStream);
+  alloc->deallocate(a, 4096);
+  EXPECT_TRUE(state->events.empty()) << "an event was recorded on a capturing stream";
+  EXPECT_FALSE(alloc->owns(a));
+  EXPECT_THROW(alloc->deallocate(a, 4096), std::invalid_argument);
+  state->capturing.clear();
+  EXPECT_NE(alloc->allocate(4096), a) << "a block the graph replays into was reused";
+  alloc->empty_cache();
+  EXPECT_EQ(state->live.count(a), 1u) << "a block the graph replays into was released";
+  EXPECT_EQ(alloc->stats().bytes_in_use, 2 * 4096);
+}
+
+// Releasing pinned memory (cudaFreeHost) waits for the whole device, which fails and invalidates a
+// capture running on any thread: meanwhile nothing is released, not even to retry an allocation.
+TEST_F(CachingHostAllocatorTest, NothingIsReleasedWhileAnyThreadCaptures) {
+  void* a = alloc->allocate(4096);
+  alloc->deallocate(a, 4096);
+  std::mutex mu;
+  std::condition_variable cv;
+  bool begun = false, end = false;
+  std::thread capturer([&] {
+    kernels::cuda::note_capture_begin();
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      begun = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return end; });
+    }
+    kernels::cuda::note_capture_end();
+  });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return begun; });
+  }
+  alloc->empty_cache();
+  EXPECT_EQ(state->live.count(a), 1u) << "released during another thread's capture";
+  state->fail_next = 1;
+  EXPECT_THROW(alloc->allocate(1 << 20), std::runtime_error);
+  EXPECT_EQ(state->live.count(a), 1u) << "released to retry during another thread's capture";
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    end = true;
+  }
+  cv.notify_all();
+  capturer.join();
+  alloc->empty_cache();
+  EXPECT_EQ(state->live.count(a), 0u);
 }
 
 TEST_F(CachingHostAllocatorTest, ThreadsShareTheCacheSafely) {
