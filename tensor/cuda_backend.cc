@@ -102,11 +102,14 @@ class CudaBackend final : public Backend {
         workspace.defined() ? workspace.data_ptr_raw() : nullptr);
   }
   void var(DType dtype, const void* x, void* y, int64_t rows, int64_t len, int64_t correction) const override {
-    run(k::var, dtype, x, y, rows, len, correction);
+    Tensor workspace = scratch(k::var_workspace_bytes(dtype, rows, len));
+    run(k::var, dtype, x, y, rows, len, correction, workspace.defined() ? workspace.data_ptr_raw() : nullptr);
   }
   void max_min(DType dtype, const void* x, void* values, int64_t* indices, int64_t rows, int64_t len,
                bool is_max) const override {
-    run(k::max_min, dtype, x, values, indices, rows, len, is_max);
+    Tensor workspace = scratch(k::max_min_workspace_bytes(dtype, rows, len));
+    run(k::max_min, dtype, x, values, indices, rows, len, is_max,
+        workspace.defined() ? workspace.data_ptr_raw() : nullptr);
   }
 
   void softmax(DType dtype, const void* x, void* y, int64_t outer, int64_t dim, int64_t inner,

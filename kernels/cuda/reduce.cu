@@ -105,6 +105,21 @@ struct WelfordMerge {
   }
 };
 
+template <typename Acc>
+__device__ __forceinline__ void welford_add(Welford<Acc>& s, Acc v) {
+  ++s.n;
+  Acc delta = v - s.mean;
+  s.mean += delta / static_cast<Acc>(s.n);
+  s.m2 += delta * (v - s.mean);
+}
+
+template <typename T, typename Acc>
+__device__ __forceinline__ T finish_var(const Welford<Acc>& s, int64_t len, int64_t correction) {
+  Acc denom = static_cast<Acc>(len - correction > 0 ? len - correction : 0);
+  Acc nan = std::numeric_limits<Acc>::quiet_NaN();
+  return static_cast<T>(len == 0 ? nan : s.m2 / denom);
+}
+
 template <bool kWarp, typename T>
 __global__ void var_rows_kernel(const T* x, T* y, int64_t rows, int64_t len, int64_t correction) {
   using Acc = compute_t<T>;
@@ -113,19 +128,39 @@ __global__ void var_rows_kernel(const T* x, T* y, int64_t rows, int64_t len, int
   for (int64_t row = g.first; row < rows; row += g.stride) {
     const T* xr = x + row * len;
     Welford<Acc> s{0, Acc(0), Acc(0)};
-    for (int64_t i = g.lane; i < len; i += g.size) {
-      Acc v = static_cast<Acc>(xr[i]);
-      ++s.n;
-      Acc delta = v - s.mean;
-      s.mean += delta / static_cast<Acc>(s.n);
-      s.m2 += delta * (v - s.mean);
-    }
+    for (int64_t i = g.lane; i < len; i += g.size) welford_add(s, static_cast<Acc>(xr[i]));
     s = group_allreduce<kWarp>(s, WelfordMerge{}, shared);
-    if (g.lane == 0) {
-      Acc denom = static_cast<Acc>(len - correction > 0 ? len - correction : 0);
-      Acc nan = std::numeric_limits<Acc>::quiet_NaN();
-      y[row] = static_cast<T>(len == 0 ? nan : s.m2 / denom);
-    }
+    if (g.lane == 0) y[row] = finish_var<T>(s, len, correction);
+  }
+}
+
+// Pass 1 of a split variance: block (s, row) merges elements [s * chunk, (s + 1) * chunk) of its
+// row into one state.
+template <typename T>
+__global__ void var_row_chunks_kernel(const T* x, Welford<compute_t<T>>* partials, int64_t len, RowSplit split) {
+  using Acc = compute_t<T>;
+  __shared__ Welford<Acc> shared[32];
+  const int64_t row = blockIdx.y, begin = static_cast<int64_t>(blockIdx.x) * split.chunk;
+  const int64_t end = begin + split.chunk < len ? begin + split.chunk : len;
+  const T* xr = x + row * len;
+  Welford<Acc> s{0, Acc(0), Acc(0)};
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) welford_add(s, static_cast<Acc>(xr[i]));
+  s = block_allreduce(s, WelfordMerge{}, shared);
+  if (threadIdx.x == 0) partials[row * split.splits + blockIdx.x] = s;
+}
+
+// Pass 2: each row's `splits` partial states merged into its variance.
+template <bool kWarp, typename T>
+__global__ void var_merge_rows_kernel(const Welford<compute_t<T>>* partials, T* y, int64_t rows, int64_t splits,
+                                      int64_t len, int64_t correction) {
+  using Acc = compute_t<T>;
+  __shared__ Welford<Acc> shared[32];
+  RowGroup<kWarp> g;
+  for (int64_t row = g.first; row < rows; row += g.stride) {
+    Welford<Acc> s{0, Acc(0), Acc(0)};
+    for (int64_t i = g.lane; i < splits; i += g.size) s = WelfordMerge{}(s, partials[row * splits + i]);
+    s = group_allreduce<kWarp>(s, WelfordMerge{}, shared);
+    if (g.lane == 0) y[row] = finish_var<T>(s, len, correction);
   }
 }
 
@@ -165,6 +200,21 @@ struct ExtremeMerge {
 template <typename T>
 using extreme_t = std::conditional_t<(sizeof(compute_t<T>) < 4), int, compute_t<T>>;
 
+// One element into a thread's candidate. Each thread sees its elements in increasing index order:
+// a strict improvement is needed to replace, and a NaN, once held, is kept.
+template <bool kMax, typename T, typename C>
+__device__ __forceinline__ void extreme_add(Extreme<C>& s, T x, int64_t i) {
+  C v = static_cast<C>(static_cast<compute_t<T>>(x));
+  bool take = s.idx == kNoIndex || (!is_nan(s.v) && (is_nan(v) || (kMax ? v > s.v : v < s.v)));
+  if (take) s = {v, i};
+}
+
+template <typename T, typename C>
+__device__ __forceinline__ void write_extreme(const Extreme<C>& s, T* values, int64_t* indices, int64_t row) {
+  if (values != nullptr) values[row] = static_cast<T>(static_cast<compute_t<T>>(s.v));
+  if (indices != nullptr) indices[row] = s.idx;
+}
+
 template <bool kWarp, bool kMax, typename T>
 __global__ void max_min_rows_kernel(const T* x, T* values, int64_t* indices, int64_t rows, int64_t len) {
   using C = extreme_t<T>;
@@ -173,19 +223,40 @@ __global__ void max_min_rows_kernel(const T* x, T* values, int64_t* indices, int
   for (int64_t row = g.first; row < rows; row += g.stride) {
     const T* xr = x + row * len;
     Extreme<C> s{C(0), kNoIndex};
-    // Each thread sees its elements in increasing index order: a strict improvement is needed to
-    // replace, and a NaN, once held, is kept.
-    for (int64_t i = g.lane; i < len; i += g.size) {
-      C v = static_cast<C>(static_cast<compute_t<T>>(xr[i]));
-      bool take = s.idx == kNoIndex ||
-                  (!is_nan(s.v) && (is_nan(v) || (kMax ? v > s.v : v < s.v)));
-      if (take) s = {v, i};
-    }
+    for (int64_t i = g.lane; i < len; i += g.size) extreme_add<kMax>(s, xr[i], i);
     s = group_allreduce<kWarp>(s, ExtremeMerge<kMax>{}, shared);
-    if (g.lane == 0) {
-      if (values != nullptr) values[row] = static_cast<T>(static_cast<compute_t<T>>(s.v));
-      if (indices != nullptr) indices[row] = s.idx;
-    }
+    if (g.lane == 0) write_extreme(s, values, indices, row);
+  }
+}
+
+// Pass 1 of a split max/min: block (s, row) finds the extreme of elements [s * chunk,
+// (s + 1) * chunk) of its row, with its index in the row. Every chunk holds elements.
+template <bool kMax, typename T>
+__global__ void max_min_row_chunks_kernel(const T* x, Extreme<extreme_t<T>>* partials, int64_t len, RowSplit split) {
+  using C = extreme_t<T>;
+  __shared__ Extreme<C> shared[32];
+  const int64_t row = blockIdx.y, begin = static_cast<int64_t>(blockIdx.x) * split.chunk;
+  const int64_t end = begin + split.chunk < len ? begin + split.chunk : len;
+  const T* xr = x + row * len;
+  Extreme<C> s{C(0), kNoIndex};
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) extreme_add<kMax>(s, xr[i], i);
+  s = block_allreduce(s, ExtremeMerge<kMax>{}, shared);
+  if (threadIdx.x == 0) partials[row * split.splits + blockIdx.x] = s;
+}
+
+// Pass 2: each row's partial candidates merged (ExtremeMerge orders them by NaN, value, then
+// index, so the result is the one-pass kernel's).
+template <bool kWarp, bool kMax, typename T>
+__global__ void max_min_merge_rows_kernel(const Extreme<extreme_t<T>>* partials, T* values, int64_t* indices,
+                                          int64_t rows, int64_t splits) {
+  using C = extreme_t<T>;
+  __shared__ Extreme<C> shared[32];
+  RowGroup<kWarp> g;
+  for (int64_t row = g.first; row < rows; row += g.stride) {
+    Extreme<C> s{C(0), kNoIndex};
+    for (int64_t i = g.lane; i < splits; i += g.size) s = ExtremeMerge<kMax>{}(s, partials[row * splits + i]);
+    s = group_allreduce<kWarp>(s, ExtremeMerge<kMax>{}, shared);
+    if (g.lane == 0) write_extreme(s, values, indices, row);
   }
 }
 
@@ -197,6 +268,28 @@ void launch_rows(Kernel warp_kernel, Kernel block_kernel, int64_t rows, int64_t 
   (warp ? warp_kernel : block_kernel)<<<row_blocks(rows, warp), kRowThreads, 0, as_stream(stream)>>>(
       args...);
   after_launch(op);
+}
+
+template <bool kMax, typename T>
+void launch_max_min(const T* x, T* values, int64_t* indices, int64_t rows, int64_t len, void* workspace,
+                    void* stream) {
+  const char* op = kMax ? "max" : "min";
+  const RowSplit split = split_rows(rows, len);
+  if (split.splits > 1) {
+    using C = extreme_t<T>;
+    auto* partials = static_cast<Extreme<C>*>(workspace);
+    if (partials == nullptr)
+      throw std::invalid_argument(std::string(op) + ": this shape needs a workspace (max_min_workspace_bytes)");
+    max_min_row_chunks_kernel<kMax, T><<<dim3(static_cast<unsigned>(split.splits), static_cast<unsigned>(rows)),
+                                         kRowThreads, 0, as_stream(stream)>>>(x, partials, len, split);
+    after_launch(op);
+    launch_rows(max_min_merge_rows_kernel<true, kMax, T>, max_min_merge_rows_kernel<false, kMax, T>, rows,
+                split.splits, stream, op, static_cast<const Extreme<C>*>(partials), values, indices, rows,
+                split.splits);
+  } else {
+    launch_rows(max_min_rows_kernel<true, kMax, T>, max_min_rows_kernel<false, kMax, T>, rows, len, stream, op, x,
+                values, indices, rows, len);
+  }
 }
 
 }  // namespace
@@ -241,27 +334,54 @@ void sum(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, in
   });
 }
 
-void var(DType dtype, const void* x, void* y, int64_t rows, int64_t len, int64_t correction, void* stream) {
+size_t var_workspace_bytes(DType dtype, int64_t rows, int64_t len) {
+  const RowSplit split = split_rows(rows, len);
+  if (split.splits <= 1) return 0;
+  size_t state = 0;
+  COLONY_DISPATCH_FLOATING(dtype, "var", [&] { state = sizeof(Welford<compute_t<scalar_t>>); });
+  return static_cast<size_t>(rows * split.splits) * state;
+}
+
+void var(DType dtype, const void* x, void* y, int64_t rows, int64_t len, int64_t correction, void* workspace,
+         void* stream) {
   COLONY_DISPATCH_FLOATING(dtype, "var", [&] {
     const auto* xp = static_cast<const scalar_t*>(x);
     auto* yp = static_cast<scalar_t*>(y);
-    launch_rows(var_rows_kernel<true, scalar_t>, var_rows_kernel<false, scalar_t>, rows, len, stream, "var", xp, yp,
-                rows, len, correction);
+    const RowSplit split = split_rows(rows, len);
+    if (split.splits > 1) {
+      auto* partials = static_cast<Welford<compute_t<scalar_t>>*>(workspace);
+      if (partials == nullptr) throw std::invalid_argument("var: this shape needs a workspace (var_workspace_bytes)");
+      var_row_chunks_kernel<scalar_t><<<dim3(static_cast<unsigned>(split.splits), static_cast<unsigned>(rows)),
+                                        kRowThreads, 0, as_stream(stream)>>>(xp, partials, len, split);
+      after_launch("var");
+      launch_rows(var_merge_rows_kernel<true, scalar_t>, var_merge_rows_kernel<false, scalar_t>, rows, split.splits,
+                  stream, "var", static_cast<const Welford<compute_t<scalar_t>>*>(partials), yp, rows, split.splits,
+                  len, correction);
+    } else {
+      launch_rows(var_rows_kernel<true, scalar_t>, var_rows_kernel<false, scalar_t>, rows, len, stream, "var", xp,
+                  yp, rows, len, correction);
+    }
   });
 }
 
+size_t max_min_workspace_bytes(DType dtype, int64_t rows, int64_t len) {
+  const RowSplit split = split_rows(rows, len);
+  if (split.splits <= 1) return 0;
+  size_t candidate = 0;
+  COLONY_DISPATCH_ALL(dtype, "max_min", [&] { candidate = sizeof(Extreme<extreme_t<scalar_t>>); });
+  return static_cast<size_t>(rows * split.splits) * candidate;
+}
+
 void max_min(DType dtype, const void* x, void* values, int64_t* indices, int64_t rows, int64_t len, bool is_max,
-             void* stream) {
+             void* workspace, void* stream) {
   if (len < 1) throw std::invalid_argument("max_min: rows must not be empty");
   COLONY_DISPATCH_ALL(dtype, is_max ? "max" : "min", [&] {
     const auto* xp = static_cast<const scalar_t*>(x);
     auto* vp = static_cast<scalar_t*>(values);
     if (is_max) {
-      launch_rows(max_min_rows_kernel<true, true, scalar_t>, max_min_rows_kernel<false, true, scalar_t>, rows, len,
-                  stream, "max", xp, vp, indices, rows, len);
+      launch_max_min<true>(xp, vp, indices, rows, len, workspace, stream);
     } else {
-      launch_rows(max_min_rows_kernel<true, false, scalar_t>, max_min_rows_kernel<false, false, scalar_t>, rows, len,
-                  stream, "min", xp, vp, indices, rows, len);
+      launch_max_min<false>(xp, vp, indices, rows, len, workspace, stream);
     }
   });
 }

@@ -422,5 +422,36 @@ TEST(Reduce, MaxMinArgmax_CUDA) {
   expect_cuda_matches(n, [](const Tensor& x) { return raw::amin(x); }, 0, 0);
 }
 
+TEST(Reduce, FewLongRowMaxMinVarUseTheWholeDevice_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  // The shapes the sum splits into two passes (kernels::split_rows), and one just below the edge.
+  for (const Shape& shape : {Shape{3000000}, Shape{3, 500000}, Shape{32769}, Shape{32767}}) {
+    SCOPED_TRACE(shape_str(shape));
+    // Few distinct values: the extremes tie across the blocks of a row, so the first occurrence
+    // must win over a later block's.
+    Tensor t = raw::unary(raw::UnaryOp::Round, raw::mul(randn(shape, 61), 2.0));
+    const int64_t last = static_cast<int64_t>(shape.size()) - 1;
+    expect_cuda_matches(t, [&](const Tensor& x) { return raw::max(x, last).first; }, 0, 0);
+    expect_cuda_matches(t, [&](const Tensor& x) { return raw::max(x, last).second; }, 0, 0);
+    expect_cuda_matches(t, [&](const Tensor& x) { return raw::min(x, last).second; }, 0, 0);
+    expect_cuda_matches(t, [](const Tensor& x) { return raw::amax(x); }, 0, 0);
+    expect_cuda_matches(t, [](const Tensor& x) { return raw::amin(x); }, 0, 0);
+    Tensor r = randn(shape, 62);
+    expect_cuda_matches(r, [&](const Tensor& x) { return raw::var(x, {last}); }, 1e-4, 1e-6);
+    expect_cuda_matches(r, [](const Tensor& x) { return raw::var(x, {}); }, 1e-4, 1e-6);
+  }
+  // A NaN in a late block wins over every number; of two NaNs, the first.
+  Tensor n = randn({2000000}, 63);
+  n.data_ptr<float>()[1500000] = static_cast<float>(kNaN);
+  n.data_ptr<float>()[1900000] = static_cast<float>(kNaN);
+  expect_cuda_matches(n, [](const Tensor& x) { return raw::argmax(x, 0); }, 0, 0);
+  expect_cuda_matches(n, [](const Tensor& x) { return raw::argmin(x, 0); }, 0, 0);
+  // Integers and float64 take the same two passes.
+  Tensor i = raw::randint(-1000, 1000, {2000000});
+  expect_cuda_matches(i, [](const Tensor& x) { return raw::max(x, 0).second; }, 0, 0);
+  Tensor d = randn({2000000}, 64, kFloat64);
+  expect_cuda_matches(d, [](const Tensor& x) { return raw::var(x, {}); }, 1e-10, 1e-12);
+}
+
 }  // namespace
 }  // namespace colony

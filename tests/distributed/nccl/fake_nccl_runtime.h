@@ -4,6 +4,8 @@
 // a broadcast copies from root); events complete when recorded, or when the test says.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -83,6 +85,12 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
     return out;
   }
 
+  // Every test that uses the fake checks this: a call on an aborted communicator would be a use
+  // after free with real NCCL.
+  ~FakeNcclRuntime() override {
+    for (const std::string& call : used_after_abort) ADD_FAILURE() << "NCCL " << call << " after ncclCommAbort";
+  }
+
   Device device(int) const override { return kCPU; }
   int current_device() override { return 0; }
   std::string unique_id() override {
@@ -95,6 +103,7 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
     init_rank = rank;
     init_size = size;
     init_device = device;
+    aborted_ = false;  // a new communicator
     calls.push_back("init_comm(size " + std::to_string(size) + ", rank " + std::to_string(rank) + ", cuda:" +
                     std::to_string(device) + ")");
     return &comm_;
@@ -114,6 +123,7 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
   void abort(CommHandle) override {
     {
       std::lock_guard<std::mutex> lock(mu);
+      if (aborted_) used_after_abort.push_back("abort");
       aborted_ = true;
     }
     ++aborts;
@@ -123,6 +133,7 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
     {
       std::lock_guard<std::mutex> lock(mu);
       destroy_timeout = timeout;
+      if (aborted_) used_after_abort.push_back("destroy");
       if (!destroy_error.empty()) throw std::runtime_error(destroy_error);
     }
     ++destroys;
@@ -215,7 +226,7 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
   }
 
   int comm_ = 0;
-  bool aborted_ = false;  // guarded by mu
+  bool aborted_ = false;  // the communicator of the last init_comm was aborted (guarded by mu)
   std::vector<std::unique_ptr<Event>> events_;
 };
 
