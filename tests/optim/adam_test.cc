@@ -113,7 +113,9 @@ TEST(Adam, CapturableIsAnOptionCheckpointsKeep) {
   ps.set_grads(1);
   loaded.step();  // the loaded count continues: step 2
   for (const auto& [name, t] : loaded.state_dict()) {
-    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".step") == 0) EXPECT_EQ(t.item<double>(), 2.0) << name;
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".step") == 0) {
+      EXPECT_EQ(t.item<double>(), 2.0) << name;
+    }
   }
 }
 
