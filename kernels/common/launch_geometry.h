@@ -86,4 +86,15 @@ COLONY_INLINE constexpr RowSplit split_rows(int64_t rows, int64_t len) {
   return s;
 }
 
+// Columns one block of a column sum covers (one warp wide: its reads coalesce).
+constexpr int64_t kColumnTile = 32;
+
+// How a column sum of [outer, len, inner] (x.sum(0) of a tall matrix) splits `len`: a block
+// covers kColumnTile columns of one slab, and when those tiles are too few to fill the device,
+// each tile's rows are dealt to several blocks, as split_rows deals a long row; a second column
+// sum adds their partial sums.
+COLONY_INLINE constexpr RowSplit split_columns(int64_t outer, int64_t len, int64_t inner) {
+  return split_rows(outer * ceil_div(inner, kColumnTile), len);
+}
+
 }  // namespace colony::kernels

@@ -56,8 +56,7 @@ __global__ void sum_row_chunks_kernel(const T* x, sum_acc_t<T>* partials, int64_
   if (threadIdx.x == 0) partials[row * split.splits + blockIdx.x] = acc;
 }
 
-constexpr int kColumnTile = 32;  // columns per block (one warp wide: coalesced reads)
-constexpr int kColumnSplit = 8;  // threads per column, each summing every 8th row
+constexpr int kColumnSplit = 8;  // threads per column, each summing every 8th row (kColumnTile wide)
 
 // Block (32, 8): column blockIdx.x * 32 + threadIdx.x of slab o; partial sums meet in shared memory.
 template <typename T, typename Y>
@@ -79,6 +78,31 @@ __global__ void sum_columns_kernel(const T* x, Y* y, int64_t outer, int64_t len,
       y[o * inner + col] = finish_sum<Y>(s, scale);
     }
     __syncthreads();
+  }
+}
+
+// Pass 1 of a split column sum: block (tile, s, o) adds up rows [s * chunk, (s + 1) * chunk) of its
+// kColumnTile columns of slab o into partials [outer, splits, inner], which sum_columns_kernel
+// then sums as a [outer, splits, inner] array.
+template <typename T>
+__global__ void sum_column_chunks_kernel(const T* x, sum_acc_t<T>* partials, int64_t len, int64_t inner,
+                                         RowSplit split) {
+  using Acc = sum_acc_t<T>;
+  __shared__ Acc part[kColumnSplit][kColumnTile + 1];
+  const int64_t col = static_cast<int64_t>(blockIdx.x) * kColumnTile + threadIdx.x, o = blockIdx.z;
+  const int64_t begin = static_cast<int64_t>(blockIdx.y) * split.chunk;
+  const int64_t end = begin + split.chunk < len ? begin + split.chunk : len;
+  Acc acc = Acc(0);
+  if (col < inner) {
+    const T* xo = x + o * len * inner + col;
+    for (int64_t r = begin + threadIdx.y; r < end; r += kColumnSplit) acc += static_cast<Acc>(xo[r * inner]);
+  }
+  part[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && col < inner) {
+    Acc s = part[0][threadIdx.x];
+    for (int k = 1; k < kColumnSplit; ++k) s += part[k][threadIdx.x];
+    partials[(o * split.splits + blockIdx.y) * inner + col] = s;
   }
 }
 
@@ -294,12 +318,22 @@ void launch_max_min(const T* x, T* values, int64_t* indices, int64_t rows, int64
 
 }  // namespace
 
+namespace {
+
+// Few long rows, or few column tiles over many rows, are summed in two passes (split > 1).
+RowSplit sum_split(int64_t outer, int64_t len, int64_t inner) {
+  return inner == 1 ? split_rows(outer, len) : split_columns(outer, len, inner);
+}
+
+}  // namespace
+
 size_t sum_workspace_bytes(DType x_dtype, int64_t outer, int64_t len, int64_t inner) {
-  const RowSplit split = inner == 1 ? split_rows(outer, len) : RowSplit{};
+  if (outer == 0 || inner == 0) return 0;
+  const RowSplit split = sum_split(outer, len, inner);
   if (split.splits <= 1) return 0;
   size_t acc_size = 8;  // int64 or double
   if (x_dtype == DType::Float32 || x_dtype == DType::Float16 || x_dtype == DType::BFloat16) acc_size = 4;
-  return static_cast<size_t>(outer * split.splits) * acc_size;
+  return static_cast<size_t>(outer * split.splits * inner) * acc_size;
 }
 
 void sum(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, int64_t len, int64_t inner,
@@ -310,8 +344,21 @@ void sum(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, in
     const auto* xp = static_cast<const scalar_t*>(x);
     auto* yp = static_cast<Y*>(y);
     if (outer == 0 || inner == 0) return;
-    const RowSplit split = inner == 1 ? split_rows(outer, len) : RowSplit{};
-    if (split.splits > 1) {
+    const RowSplit split = sum_split(outer, len, inner);
+    if (split.splits > 1 && inner > 1) {
+      using Acc = sum_acc_t<scalar_t>;
+      auto* partials = static_cast<Acc*>(workspace);
+      if (partials == nullptr) throw std::invalid_argument("sum: this shape needs a workspace (sum_workspace_bytes)");
+      const unsigned tiles = static_cast<unsigned>(ceil_div(inner, kColumnTile));
+      const dim3 block(kColumnTile, kColumnSplit);
+      const dim3 chunks(tiles, static_cast<unsigned>(split.splits), static_cast<unsigned>(outer));
+      sum_column_chunks_kernel<scalar_t><<<chunks, block, 0, as_stream(stream)>>>(xp, partials, len, inner, split);
+      after_launch("sum");
+      const dim3 slabs(tiles, static_cast<unsigned>(std::min<int64_t>(outer, kMaxGridY)));
+      sum_columns_kernel<Acc, Y><<<slabs, block, 0, as_stream(stream)>>>(static_cast<const Acc*>(partials), yp, outer,
+                                                                         split.splits, inner, scale);
+      after_launch("sum");
+    } else if (split.splits > 1) {
       using Acc = sum_acc_t<scalar_t>;
       auto* partials = static_cast<Acc*>(workspace);
       if (partials == nullptr) throw std::invalid_argument("sum: this shape needs a workspace (sum_workspace_bytes)");

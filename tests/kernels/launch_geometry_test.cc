@@ -128,6 +128,21 @@ TEST(LaunchGeometry, FewLongRowsAreSplitOverTheDevice) {
   }
 }
 
+// x.sum(0) of a tall matrix: blocks cover kColumnTile columns, so few columns mean few blocks
+// unless the rows are dealt out too.
+TEST(LaunchGeometry, TallColumnSumsSplitTheirRowsWhenTheColumnsAreFew) {
+  RowSplit s = split_columns(1, 1'000'000, 64);  // two column tiles
+  EXPECT_EQ(s.splits, ceil_div(1'000'000, kReduceMinChunk));
+  EXPECT_GE(s.chunk * s.splits, 1'000'000);
+  EXPECT_LT(s.chunk * (s.splits - 1), 1'000'000);
+  s = split_columns(1, 100'000'000, 3);  // one tile: as many blocks as the device wants
+  EXPECT_EQ(s.splits, kReduceTargetBlocks);
+  // Enough column tiles fill the device alone, and short columns are not worth a second pass.
+  EXPECT_EQ(split_columns(1, 1'000'000, kColumnTile * kReduceTargetBlocks).splits, 1);
+  EXPECT_EQ(split_columns(kReduceTargetBlocks, 1'000'000, 5).splits, 1);
+  EXPECT_EQ(split_columns(1, 1000, 64).splits, 1);
+}
+
 TEST(LaunchGeometry, ShortOrManyRowsStayOnePass) {
   EXPECT_EQ(split_rows(1, 1000).splits, 1);
   EXPECT_EQ(split_rows(1, 2 * kReduceMinChunk - 1).splits, 1);

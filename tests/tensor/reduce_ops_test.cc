@@ -394,6 +394,16 @@ TEST(Reduce, FullAndFewLongRowSumsUseTheWholeDevice_CUDA) {
     expect_cuda_matches(t, [](const Tensor& x) { return raw::mean(x); }, 1e-4, 1e-6);
     expect_cuda_matches(t, [&](const Tensor& x) { return raw::sum(x, last); }, 1e-4, 1e-2);
   }
+  // Tall column sums (x.sum(0) with few columns) deal their rows to many blocks too.
+  for (const Shape& shape : {Shape{1000000, 64}, Shape{300000, 5}, Shape{2, 200000, 40}}) {
+    SCOPED_TRACE(shape_str(shape) + " columns");
+    Tensor t = randn(shape, 53);
+    const int64_t rows_dim = static_cast<int64_t>(shape.size()) - 2;
+    expect_cuda_matches(t, [&](const Tensor& x) { return raw::sum(x, {rows_dim}); }, 1e-4, 1e-2);
+    expect_cuda_matches(t, [&](const Tensor& x) { return raw::mean(x, {rows_dim}); }, 1e-4, 1e-6);
+  }
+  Tensor ic = raw::randint(-1000, 1000, {500000, 7});
+  expect_cuda_matches(ic, [](const Tensor& x) { return raw::sum(x, {0}); }, 0, 0);
   // Exact where the arithmetic is: 2^25 float ones (one float accumulator would stop at 2^24;
   // each block's partial stays far below), and int64.
   Tensor ones = raw::ones({int64_t{1} << 25}, TensorOptions(kFloat32).device(Device::cuda(0)));
