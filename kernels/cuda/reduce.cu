@@ -28,33 +28,68 @@ __device__ __forceinline__ Y finish_sum(Acc acc, double scale) {
   }
 }
 
-template <bool kWarp, typename T, typename Y>
-__global__ void sum_rows_kernel(const T* x, Y* y, int64_t rows, int64_t len, double scale) {
-  using Acc = sum_acc_t<T>;
-  __shared__ Acc shared[32];
+// Row reductions are written once, over a reducer R: how an element enters a thread's state
+// (R::init, R::add, which sees the element's index in its row) and how two states meet (R::Merge,
+// exact or order-insensitive, so the tree's shape cannot change the result); `out(row, state)`
+// writes a row's final state. rows_kernel gives each row a warp or a block. Few long rows (a full
+// reduction is one) take two passes over the whole device (kernels::split_rows):
+// row_chunks_kernel leaves one state per block of a row, merge_rows_kernel merges a row's states.
+template <bool kWarp, typename R, typename T, typename Out>
+__global__ void rows_kernel(const T* x, int64_t rows, int64_t len, Out out) {
+  using S = typename R::State;
+  __shared__ S shared[32];
   RowGroup<kWarp> g;
   for (int64_t row = g.first; row < rows; row += g.stride) {
     const T* xr = x + row * len;
-    Acc acc = Acc(0);
-    for (int64_t i = g.lane; i < len; i += g.size) acc += static_cast<Acc>(xr[i]);
-    acc = group_allreduce<kWarp>(acc, Plus{}, shared);
-    if (g.lane == 0) y[row] = finish_sum<Y>(acc, scale);
+    S s = R::init();
+    for (int64_t i = g.lane; i < len; i += g.size) R::add(s, xr[i], i);
+    s = group_allreduce<kWarp>(s, typename R::Merge{}, shared);
+    if (g.lane == 0) out(row, s);
   }
 }
 
-// Pass 1 of a split row sum: block (s, row) sums elements [s * chunk, (s + 1) * chunk) of its row.
-template <typename T>
-__global__ void sum_row_chunks_kernel(const T* x, sum_acc_t<T>* partials, int64_t len, RowSplit split) {
-  using Acc = sum_acc_t<T>;
-  __shared__ Acc shared[32];
+// Pass 1: block (s, row) reduces elements [s * chunk, (s + 1) * chunk) of its row (none is empty).
+template <typename R, typename T>
+__global__ void row_chunks_kernel(const T* x, typename R::State* partials, int64_t len, RowSplit split) {
+  using S = typename R::State;
+  __shared__ S shared[32];
   const int64_t row = blockIdx.y, begin = static_cast<int64_t>(blockIdx.x) * split.chunk;
   const int64_t end = begin + split.chunk < len ? begin + split.chunk : len;
   const T* xr = x + row * len;
-  Acc acc = Acc(0);
-  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) acc += static_cast<Acc>(xr[i]);
-  acc = block_allreduce(acc, Plus{}, shared);
-  if (threadIdx.x == 0) partials[row * split.splits + blockIdx.x] = acc;
+  S s = R::init();
+  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) R::add(s, xr[i], i);
+  s = block_allreduce(s, typename R::Merge{}, shared);
+  if (threadIdx.x == 0) partials[row * split.splits + blockIdx.x] = s;
 }
+
+// Pass 2: each row's `splits` block states merged.
+template <bool kWarp, typename R, typename Out>
+__global__ void merge_rows_kernel(const typename R::State* partials, int64_t rows, int64_t splits, Out out) {
+  using S = typename R::State;
+  __shared__ S shared[32];
+  RowGroup<kWarp> g;
+  for (int64_t row = g.first; row < rows; row += g.stride) {
+    S s = R::init();
+    for (int64_t i = g.lane; i < splits; i += g.size) s = typename R::Merge{}(s, partials[row * splits + i]);
+    s = group_allreduce<kWarp>(s, typename R::Merge{}, shared);
+    if (g.lane == 0) out(row, s);
+  }
+}
+
+template <typename T>
+struct SumReducer {
+  using State = sum_acc_t<T>;
+  using Merge = Plus;
+  __device__ __forceinline__ static State init() { return State(0); }
+  __device__ __forceinline__ static void add(State& s, T x, int64_t) { s += static_cast<State>(x); }
+};
+
+template <typename Y, typename Acc>
+struct SumOut {
+  Y* y;
+  double scale;
+  __device__ __forceinline__ void operator()(int64_t row, Acc acc) const { y[row] = finish_sum<Y>(acc, scale); }
+};
 
 constexpr int kColumnSplit = 8;  // threads per column, each summing every 8th row (kColumnTile wide)
 
@@ -129,64 +164,33 @@ struct WelfordMerge {
   }
 };
 
-template <typename Acc>
-__device__ __forceinline__ void welford_add(Welford<Acc>& s, Acc v) {
-  ++s.n;
-  Acc delta = v - s.mean;
-  s.mean += delta / static_cast<Acc>(s.n);
-  s.m2 += delta * (v - s.mean);
-}
-
-template <typename T, typename Acc>
-__device__ __forceinline__ T finish_var(const Welford<Acc>& s, int64_t len, int64_t correction) {
-  Acc denom = static_cast<Acc>(len - correction > 0 ? len - correction : 0);
-  Acc nan = std::numeric_limits<Acc>::quiet_NaN();
-  return static_cast<T>(len == 0 ? nan : s.m2 / denom);
-}
-
-template <bool kWarp, typename T>
-__global__ void var_rows_kernel(const T* x, T* y, int64_t rows, int64_t len, int64_t correction) {
-  using Acc = compute_t<T>;
-  __shared__ Welford<Acc> shared[32];
-  RowGroup<kWarp> g;
-  for (int64_t row = g.first; row < rows; row += g.stride) {
-    const T* xr = x + row * len;
-    Welford<Acc> s{0, Acc(0), Acc(0)};
-    for (int64_t i = g.lane; i < len; i += g.size) welford_add(s, static_cast<Acc>(xr[i]));
-    s = group_allreduce<kWarp>(s, WelfordMerge{}, shared);
-    if (g.lane == 0) y[row] = finish_var<T>(s, len, correction);
-  }
-}
-
-// Pass 1 of a split variance: block (s, row) merges elements [s * chunk, (s + 1) * chunk) of its
-// row into one state.
 template <typename T>
-__global__ void var_row_chunks_kernel(const T* x, Welford<compute_t<T>>* partials, int64_t len, RowSplit split) {
+struct VarReducer {
   using Acc = compute_t<T>;
-  __shared__ Welford<Acc> shared[32];
-  const int64_t row = blockIdx.y, begin = static_cast<int64_t>(blockIdx.x) * split.chunk;
-  const int64_t end = begin + split.chunk < len ? begin + split.chunk : len;
-  const T* xr = x + row * len;
-  Welford<Acc> s{0, Acc(0), Acc(0)};
-  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) welford_add(s, static_cast<Acc>(xr[i]));
-  s = block_allreduce(s, WelfordMerge{}, shared);
-  if (threadIdx.x == 0) partials[row * split.splits + blockIdx.x] = s;
-}
-
-// Pass 2: each row's `splits` partial states merged into its variance.
-template <bool kWarp, typename T>
-__global__ void var_merge_rows_kernel(const Welford<compute_t<T>>* partials, T* y, int64_t rows, int64_t splits,
-                                      int64_t len, int64_t correction) {
-  using Acc = compute_t<T>;
-  __shared__ Welford<Acc> shared[32];
-  RowGroup<kWarp> g;
-  for (int64_t row = g.first; row < rows; row += g.stride) {
-    Welford<Acc> s{0, Acc(0), Acc(0)};
-    for (int64_t i = g.lane; i < splits; i += g.size) s = WelfordMerge{}(s, partials[row * splits + i]);
-    s = group_allreduce<kWarp>(s, WelfordMerge{}, shared);
-    if (g.lane == 0) y[row] = finish_var<T>(s, len, correction);
+  using State = Welford<Acc>;
+  using Merge = WelfordMerge;
+  __device__ __forceinline__ static State init() { return {0, Acc(0), Acc(0)}; }
+  __device__ __forceinline__ static void add(State& s, T x, int64_t) {
+    const Acc v = static_cast<Acc>(x);
+    ++s.n;
+    Acc delta = v - s.mean;
+    s.mean += delta / static_cast<Acc>(s.n);
+    s.m2 += delta * (v - s.mean);
   }
-}
+};
+
+// The variance, divided by max(0, len - correction).
+template <typename T>
+struct VarOut {
+  T* y;
+  int64_t len, correction;
+  __device__ __forceinline__ void operator()(int64_t row, const Welford<compute_t<T>>& s) const {
+    using Acc = compute_t<T>;
+    Acc denom = static_cast<Acc>(len - correction > 0 ? len - correction : 0);
+    Acc nan = std::numeric_limits<Acc>::quiet_NaN();
+    y[row] = static_cast<T>(len == 0 ? nan : s.m2 / denom);
+  }
+};
 
 // A candidate extreme: value and index; idx == kNoIndex marks a thread that saw no element.
 constexpr int64_t kNoIndex = LLONG_MAX;
@@ -224,65 +228,30 @@ struct ExtremeMerge {
 template <typename T>
 using extreme_t = std::conditional_t<(sizeof(compute_t<T>) < 4), int, compute_t<T>>;
 
-// One element into a thread's candidate. Each thread sees its elements in increasing index order:
-// a strict improvement is needed to replace, and a NaN, once held, is kept.
-template <bool kMax, typename T, typename C>
-__device__ __forceinline__ void extreme_add(Extreme<C>& s, T x, int64_t i) {
-  C v = static_cast<C>(static_cast<compute_t<T>>(x));
-  bool take = s.idx == kNoIndex || (!is_nan(s.v) && (is_nan(v) || (kMax ? v > s.v : v < s.v)));
-  if (take) s = {v, i};
-}
-
-template <typename T, typename C>
-__device__ __forceinline__ void write_extreme(const Extreme<C>& s, T* values, int64_t* indices, int64_t row) {
-  if (values != nullptr) values[row] = static_cast<T>(static_cast<compute_t<T>>(s.v));
-  if (indices != nullptr) indices[row] = s.idx;
-}
-
-template <bool kWarp, bool kMax, typename T>
-__global__ void max_min_rows_kernel(const T* x, T* values, int64_t* indices, int64_t rows, int64_t len) {
-  using C = extreme_t<T>;
-  __shared__ Extreme<C> shared[32];
-  RowGroup<kWarp> g;
-  for (int64_t row = g.first; row < rows; row += g.stride) {
-    const T* xr = x + row * len;
-    Extreme<C> s{C(0), kNoIndex};
-    for (int64_t i = g.lane; i < len; i += g.size) extreme_add<kMax>(s, xr[i], i);
-    s = group_allreduce<kWarp>(s, ExtremeMerge<kMax>{}, shared);
-    if (g.lane == 0) write_extreme(s, values, indices, row);
-  }
-}
-
-// Pass 1 of a split max/min: block (s, row) finds the extreme of elements [s * chunk,
-// (s + 1) * chunk) of its row, with its index in the row. Every chunk holds elements.
 template <bool kMax, typename T>
-__global__ void max_min_row_chunks_kernel(const T* x, Extreme<extreme_t<T>>* partials, int64_t len, RowSplit split) {
+struct ExtremeReducer {
   using C = extreme_t<T>;
-  __shared__ Extreme<C> shared[32];
-  const int64_t row = blockIdx.y, begin = static_cast<int64_t>(blockIdx.x) * split.chunk;
-  const int64_t end = begin + split.chunk < len ? begin + split.chunk : len;
-  const T* xr = x + row * len;
-  Extreme<C> s{C(0), kNoIndex};
-  for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x) extreme_add<kMax>(s, xr[i], i);
-  s = block_allreduce(s, ExtremeMerge<kMax>{}, shared);
-  if (threadIdx.x == 0) partials[row * split.splits + blockIdx.x] = s;
-}
-
-// Pass 2: each row's partial candidates merged (ExtremeMerge orders them by NaN, value, then
-// index, so the result is the one-pass kernel's).
-template <bool kWarp, bool kMax, typename T>
-__global__ void max_min_merge_rows_kernel(const Extreme<extreme_t<T>>* partials, T* values, int64_t* indices,
-                                          int64_t rows, int64_t splits) {
-  using C = extreme_t<T>;
-  __shared__ Extreme<C> shared[32];
-  RowGroup<kWarp> g;
-  for (int64_t row = g.first; row < rows; row += g.stride) {
-    Extreme<C> s{C(0), kNoIndex};
-    for (int64_t i = g.lane; i < splits; i += g.size) s = ExtremeMerge<kMax>{}(s, partials[row * splits + i]);
-    s = group_allreduce<kWarp>(s, ExtremeMerge<kMax>{}, shared);
-    if (g.lane == 0) write_extreme(s, values, indices, row);
+  using State = Extreme<C>;
+  using Merge = ExtremeMerge<kMax>;
+  __device__ __forceinline__ static State init() { return {C(0), kNoIndex}; }
+  // Each thread sees its elements in increasing index order: a strict improvement is needed to
+  // replace, and a NaN, once held, is kept.
+  __device__ __forceinline__ static void add(State& s, T x, int64_t i) {
+    C v = static_cast<C>(static_cast<compute_t<T>>(x));
+    bool take = s.idx == kNoIndex || (!is_nan(s.v) && (is_nan(v) || (kMax ? v > s.v : v < s.v)));
+    if (take) s = {v, i};
   }
-}
+};
+
+template <typename T>
+struct ExtremeOut {
+  T* values;          // may be null
+  int64_t* indices;   // may be null
+  __device__ __forceinline__ void operator()(int64_t row, const Extreme<extreme_t<T>>& s) const {
+    if (values != nullptr) values[row] = static_cast<T>(static_cast<compute_t<T>>(s.v));
+    if (indices != nullptr) indices[row] = s.idx;
+  }
+};
 
 template <typename Kernel, typename... Args>
 void launch_rows(Kernel warp_kernel, Kernel block_kernel, int64_t rows, int64_t len, void* stream, const char* op,
@@ -294,31 +263,31 @@ void launch_rows(Kernel warp_kernel, Kernel block_kernel, int64_t rows, int64_t 
   after_launch(op);
 }
 
-template <bool kMax, typename T>
-void launch_max_min(const T* x, T* values, int64_t* indices, int64_t rows, int64_t len, void* workspace,
-                    void* stream) {
-  const char* op = kMax ? "max" : "min";
+// Device workspace reduce_rows needs with R for this shape (0: one pass, none).
+template <typename R>
+size_t rows_workspace_bytes(int64_t rows, int64_t len) {
   const RowSplit split = split_rows(rows, len);
-  if (split.splits > 1) {
-    using C = extreme_t<T>;
-    auto* partials = static_cast<Extreme<C>*>(workspace);
-    if (partials == nullptr)
-      throw std::invalid_argument(std::string(op) + ": this shape needs a workspace (max_min_workspace_bytes)");
-    max_min_row_chunks_kernel<kMax, T><<<dim3(static_cast<unsigned>(split.splits), static_cast<unsigned>(rows)),
-                                         kRowThreads, 0, as_stream(stream)>>>(x, partials, len, split);
-    after_launch(op);
-    launch_rows(max_min_merge_rows_kernel<true, kMax, T>, max_min_merge_rows_kernel<false, kMax, T>, rows,
-                split.splits, stream, op, static_cast<const Extreme<C>*>(partials), values, indices, rows,
-                split.splits);
-  } else {
-    launch_rows(max_min_rows_kernel<true, kMax, T>, max_min_rows_kernel<false, kMax, T>, rows, len, stream, op, x,
-                values, indices, rows, len);
-  }
+  return split.splits > 1 ? static_cast<size_t>(rows * split.splits) * sizeof(typename R::State) : 0;
 }
 
-}  // namespace
-
-namespace {
+// Reduces each of `rows` contiguous rows of `len` elements with R and writes it through `out`: in
+// one pass, or in two through `workspace` (rows_workspace_bytes<R>).
+template <typename R, typename T, typename Out>
+void reduce_rows(const T* x, int64_t rows, int64_t len, Out out, void* workspace, void* stream, const char* op) {
+  const RowSplit split = split_rows(rows, len);
+  if (split.splits <= 1) {
+    launch_rows(rows_kernel<true, R, T, Out>, rows_kernel<false, R, T, Out>, rows, len, stream, op, x, rows, len,
+                out);
+    return;
+  }
+  auto* partials = static_cast<typename R::State*>(workspace);
+  if (partials == nullptr) throw std::invalid_argument(std::string(op) + ": this shape needs a device workspace");
+  row_chunks_kernel<R, T><<<dim3(static_cast<unsigned>(split.splits), static_cast<unsigned>(rows)), kRowThreads, 0,
+                            as_stream(stream)>>>(x, partials, len, split);
+  after_launch(op);
+  launch_rows(merge_rows_kernel<true, R, Out>, merge_rows_kernel<false, R, Out>, rows, split.splits, stream, op,
+              static_cast<const typename R::State*>(partials), rows, split.splits, out);
+}
 
 // Few long rows, or few column tiles over many rows, are summed in two passes (split > 1).
 RowSplit sum_split(int64_t outer, int64_t len, int64_t inner) {
@@ -358,18 +327,9 @@ void sum(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, in
       sum_columns_kernel<Acc, Y><<<slabs, block, 0, as_stream(stream)>>>(static_cast<const Acc*>(partials), yp, outer,
                                                                          split.splits, inner, scale);
       after_launch("sum");
-    } else if (split.splits > 1) {
-      using Acc = sum_acc_t<scalar_t>;
-      auto* partials = static_cast<Acc*>(workspace);
-      if (partials == nullptr) throw std::invalid_argument("sum: this shape needs a workspace (sum_workspace_bytes)");
-      sum_row_chunks_kernel<scalar_t><<<dim3(static_cast<unsigned>(split.splits), static_cast<unsigned>(outer)),
-                                        kRowThreads, 0, as_stream(stream)>>>(xp, partials, len, split);
-      after_launch("sum");
-      launch_rows(sum_rows_kernel<true, Acc, Y>, sum_rows_kernel<false, Acc, Y>, outer, split.splits, stream, "sum",
-                  static_cast<const Acc*>(partials), yp, outer, split.splits, scale);
     } else if (inner == 1) {
-      launch_rows(sum_rows_kernel<true, scalar_t, Y>, sum_rows_kernel<false, scalar_t, Y>, outer, len, stream, "sum",
-                  xp, yp, outer, len, scale);
+      reduce_rows<SumReducer<scalar_t>>(xp, outer, len, SumOut<Y, sum_acc_t<scalar_t>>{yp, scale}, workspace, stream,
+                                        "sum");
     } else {
       dim3 block(kColumnTile, kColumnSplit);
       dim3 grid(static_cast<unsigned>(ceil_div(inner, kColumnTile)),
@@ -382,41 +342,26 @@ void sum(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, in
 }
 
 size_t var_workspace_bytes(DType dtype, int64_t rows, int64_t len) {
-  const RowSplit split = split_rows(rows, len);
-  if (split.splits <= 1) return 0;
-  size_t state = 0;
-  COLONY_DISPATCH_FLOATING(dtype, "var", [&] { state = sizeof(Welford<compute_t<scalar_t>>); });
-  return static_cast<size_t>(rows * split.splits) * state;
+  size_t bytes = 0;
+  COLONY_DISPATCH_FLOATING(dtype, "var", [&] { bytes = rows_workspace_bytes<VarReducer<scalar_t>>(rows, len); });
+  return bytes;
 }
 
 void var(DType dtype, const void* x, void* y, int64_t rows, int64_t len, int64_t correction, void* workspace,
          void* stream) {
   COLONY_DISPATCH_FLOATING(dtype, "var", [&] {
-    const auto* xp = static_cast<const scalar_t*>(x);
-    auto* yp = static_cast<scalar_t*>(y);
-    const RowSplit split = split_rows(rows, len);
-    if (split.splits > 1) {
-      auto* partials = static_cast<Welford<compute_t<scalar_t>>*>(workspace);
-      if (partials == nullptr) throw std::invalid_argument("var: this shape needs a workspace (var_workspace_bytes)");
-      var_row_chunks_kernel<scalar_t><<<dim3(static_cast<unsigned>(split.splits), static_cast<unsigned>(rows)),
-                                        kRowThreads, 0, as_stream(stream)>>>(xp, partials, len, split);
-      after_launch("var");
-      launch_rows(var_merge_rows_kernel<true, scalar_t>, var_merge_rows_kernel<false, scalar_t>, rows, split.splits,
-                  stream, "var", static_cast<const Welford<compute_t<scalar_t>>*>(partials), yp, rows, split.splits,
-                  len, correction);
-    } else {
-      launch_rows(var_rows_kernel<true, scalar_t>, var_rows_kernel<false, scalar_t>, rows, len, stream, "var", xp,
-                  yp, rows, len, correction);
-    }
+    reduce_rows<VarReducer<scalar_t>>(static_cast<const scalar_t*>(x), rows, len,
+                                      VarOut<scalar_t>{static_cast<scalar_t*>(y), len, correction}, workspace, stream,
+                                      "var");
   });
 }
 
 size_t max_min_workspace_bytes(DType dtype, int64_t rows, int64_t len) {
-  const RowSplit split = split_rows(rows, len);
-  if (split.splits <= 1) return 0;
-  size_t candidate = 0;
-  COLONY_DISPATCH_ALL(dtype, "max_min", [&] { candidate = sizeof(Extreme<extreme_t<scalar_t>>); });
-  return static_cast<size_t>(rows * split.splits) * candidate;
+  size_t bytes = 0;
+  // max and min keep the same state.
+  COLONY_DISPATCH_ALL(dtype, "max_min",
+                      [&] { bytes = rows_workspace_bytes<ExtremeReducer<true, scalar_t>>(rows, len); });
+  return bytes;
 }
 
 void max_min(DType dtype, const void* x, void* values, int64_t* indices, int64_t rows, int64_t len, bool is_max,
@@ -424,11 +369,11 @@ void max_min(DType dtype, const void* x, void* values, int64_t* indices, int64_t
   if (len < 1) throw std::invalid_argument("max_min: rows must not be empty");
   COLONY_DISPATCH_ALL(dtype, is_max ? "max" : "min", [&] {
     const auto* xp = static_cast<const scalar_t*>(x);
-    auto* vp = static_cast<scalar_t*>(values);
+    const ExtremeOut<scalar_t> out{static_cast<scalar_t*>(values), indices};
     if (is_max) {
-      launch_max_min<true>(xp, vp, indices, rows, len, workspace, stream);
+      reduce_rows<ExtremeReducer<true, scalar_t>>(xp, rows, len, out, workspace, stream, "max");
     } else {
-      launch_max_min<false>(xp, vp, indices, rows, len, workspace, stream);
+      reduce_rows<ExtremeReducer<false, scalar_t>>(xp, rows, len, out, workspace, stream, "min");
     }
   });
 }
