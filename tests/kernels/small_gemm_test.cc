@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <stdexcept>
@@ -88,7 +89,12 @@ void gemm_rows_cases() {
   // Heights 1..13 meet every candidate tile's partial last tile (MR up to 12), widths around the
   // vector and tile widths of both ISAs (8, 16, 24, 32, 48, 64 columns).
   for (int64_t m : {1, 2, 5, 6, 7, 8, 11, 12, 13}) {
-    for (int64_t n : {1, 7, 16, 23, 33, 48, 65, 100}) cases.push_back({m, n, 9, false, false, false, false});
+    for (int64_t n : {1, 7, 16, 23, 33, 48, 65, 100}) {
+      // The last column tile of a wide C recomputes columns of the one before and must store only
+      // its own: accumulating shows a column stored twice.
+      cases.push_back({m, n, 9, false, false, false, false});
+      cases.push_back({m, n, 9, false, true, false, false});
+    }
   }
   // k over several panel blocks (96 to 512 rows, depending on the ISA and the tile).
   cases.push_back({6, 130, 600, false, false, true, false});
@@ -139,14 +145,37 @@ void gemm_dot_cases() {
   for (const SmallGemmFns<T>* fns : every_copy<T>()) {
     for (int64_t m : {1, 3, 4, 5, 6, 7, 16}) {
       for (int64_t n : {1, 2, 3, 4, 5, 9, 75, 150}) {
-        // k: shorter than a vector, a half-vector tail (8 + ...), LeNet's 136 and 892, and over
-        // several passes (672 to 1024 pixels each).
+        // k: shorter than a vector, masked tails (8 + ...), LeNet's 136 and 892, and over several
+        // passes (672 to 1024 pixels each).
         for (int64_t k : {3, 8, 13, 24, 136, 892, 2100}) {
           if (m * n * k > 400000) continue;
           check_gemm_dot(*fns, m, n, k, seed++);
         }
       }
     }
+  }
+}
+
+// A row's tail is read as the whole vector that ends it, with the lanes already summed masked in
+// both operands: an infinity there must stay counted once, an infinity (not the NaN of 0 * inf).
+TEST(SmallGemm, GemmDotTailKeepsInfinities) {
+  for (const SmallGemmFns<float>* fns : every_copy<float>()) {
+    SCOPED_TRACE(fns->isa);
+    const int64_t k = 20;  // one or two whole steps, then a tail overlapping pixel 13
+    std::vector<float> a(k, 1.0f), b(k, 0.5f);
+    b[13] = INFINITY;
+    const int64_t row = 0;
+    std::vector<float> acc(fns->dot_lanes, 0.0f);
+    fns->gemm_dot_rows_lanes(1, 1, k, a.data(), k, b.data(), &row, acc.data());
+    float c = 0;
+    fns->gemm_dot_finish(1, 1, acc.data(), &c, 1);
+    EXPECT_EQ(c, INFINITY);
+    b[13] = 0.5f;
+    a[13] = 3.0f;  // the tail counts pixel 13 once: 19 * 0.5 + 1.5
+    std::fill(acc.begin(), acc.end(), 0.0f);
+    fns->gemm_dot_rows_lanes(1, 1, k, a.data(), k, b.data(), &row, acc.data());
+    fns->gemm_dot_finish(1, 1, acc.data(), &c, 1);
+    EXPECT_EQ(c, 11.0f);
   }
 }
 
@@ -158,7 +187,8 @@ TEST(SmallGemm, CopiesDescribeThemselves) {
   EXPECT_EQ(avx2::small_gemm_fns<float>().dot_lanes, 8);
   EXPECT_EQ(avx2::small_gemm_fns<double>().dot_lanes, 4);
   EXPECT_STREQ(avx512::small_gemm_fns<float>().isa, "avx512");
-  EXPECT_EQ(avx512::small_gemm_fns<float>().dot_lanes, 16);
+  EXPECT_EQ(avx512::small_gemm_fns<float>().dot_lanes, 8);  // 16 lanes folded to 8 (small_gemm_tiles.h)
+  EXPECT_EQ(avx512_emulated::small_gemm_fns<float>().dot_lanes, 8);
   EXPECT_EQ(avx512_emulated::small_gemm_fns<double>().dot_lanes, 8);
 }
 
