@@ -1,8 +1,9 @@
 // CPU GEMM throughput: a 512 x 512 x 512 float32 raw::mm on 1 and 2 threads, after warm-up, as
-// GFLOP/s (2 * n^3 flops per product). With 1 thread the kernel is one Eigen product; with 2 the
-// rows are split over the thread pool, one single-threaded Eigen product per chunk. Then the same
-// in bfloat16 (autocast's CPU type), A @ B and A @ B^T (a linear layer's forward): widened to
-// float32 around the float32 kernel, and on the AVX512_BF16 tiles where the CPU has them
+// GFLOP/s (2 * n^3 flops per product), A @ B and A @ B^T (a linear layer's forward), on each of
+// gemm's float kernels (kernels/cpu/gemm.h): Eigen, and small_gemm.h's register tiles, which Auto
+// picks under AVX-512. With 2 threads the rows are split over the thread pool, one single-threaded
+// product per chunk. Then the same in bfloat16 (autocast's CPU type): widened to float32 around
+// the float32 kernel, and on the AVX512_BF16 tiles where the CPU has them
 // (kernels/cpu/small_gemm_bf16.h). Optional argument: the matrix size.
 #include <algorithm>
 #include <chrono>
@@ -10,6 +11,7 @@
 #include <cstdlib>
 #include <vector>
 
+#include "kernels/cpu/gemm.h"
 #include "kernels/cpu/small_gemm_bf16.h"
 #include "kernels/cpu/small_gemm_isa.h"
 #include "tensor/raw_ops.h"
@@ -45,15 +47,25 @@ int main(int argc, char** argv) {
   colony::Tensor a = colony::raw::randn({n, n}, colony::TensorOptions(colony::kFloat32), &gen);
   colony::Tensor b = colony::raw::randn({n, n}, colony::TensorOptions(colony::kFloat32), &gen);
   double flops = 2.0 * static_cast<double>(n) * n * n;
-  std::printf("mm float32 %lld x %lld x %lld\n", static_cast<long long>(n), static_cast<long long>(n),
-              static_cast<long long>(n));
+  namespace cpu = colony::kernels::cpu;
+  const bool auto_tiles = cpu::gemm_kernel(colony::DType::Float32, n, n) == cpu::GemmKernel::Tiles;
+  std::printf("mm float32 %lld x %lld x %lld, GFLOP/s best (median); the CPU kernels run %s, Auto picks %s\n",
+              static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(n),
+              cpu::active_small_gemm_fns<float>().isa, auto_tiles ? "the tiles" : "Eigen");
   for (int threads : {1, 2}) {
     colony::set_num_threads(threads);
-    Timing t = time_mm(a, b, 100);
-    std::printf("threads=%d  best %.3f ms = %.1f GFLOP/s   median %.3f ms = %.1f GFLOP/s\n", threads, t.best * 1e3,
-                flops / t.best * 1e-9, t.median * 1e3, flops / t.median * 1e-9);
+    for (bool transposed : {false, true}) {
+      const colony::Tensor b_arg = transposed ? colony::raw::transpose(b, 0, 1) : b;
+      std::printf("threads=%d  A @ %s", threads, transposed ? "B^T" : "B  ");
+      for (cpu::GemmKernel kernel : {cpu::GemmKernel::Eigen, cpu::GemmKernel::Tiles}) {
+        cpu::ScopedGemmKernel use(kernel);
+        const Timing t = time_mm(a, b_arg, 100);
+        std::printf("   %s %.1f (%.1f)", kernel == cpu::GemmKernel::Eigen ? "eigen" : "tiles", flops / t.best * 1e-9,
+                    flops / t.median * 1e-9);
+      }
+      std::printf("\n");
+    }
   }
-  namespace cpu = colony::kernels::cpu;
   const colony::Tensor a16 = colony::raw::to(a, colony::kCPU, colony::kBFloat16);
   const colony::Tensor b16 = colony::raw::to(b, colony::kCPU, colony::kBFloat16);
   const bool native = cpu::has_bf16_small_gemm();

@@ -1,4 +1,5 @@
-// Matrix products on the CPU through Eigen, without copying transposed operands (see MatrixArg).
+// Matrix products on the CPU through Eigen or small_gemm.h's register tiles, without copying
+// transposed operands (see MatrixArg).
 #pragma once
 
 #include <cstdint>
@@ -17,8 +18,29 @@ bool gemm_native_16bit(DType dtype);
 // For each of `batch` products: C[m, n] = alpha * A[m, k] @ B[k, n] + beta * C, with C row-major
 // (leading dimension ldc, consecutive products c_batch_stride apart). beta == 0 overwrites C, NaNs
 // included. float32 and float64 (and bfloat16, see above); the rows of all products are split over
-// the thread pool and each chunk is one single-threaded Eigen product (or bfloat16 tile product).
+// the thread pool and each chunk is one single-threaded product, on the kernel below.
 void gemm(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b,
           void* c, int64_t ldc, int64_t c_batch_stride, double alpha, double beta);
+
+// What runs a float32 or float64 chunk. Auto: the register tiles where the CPU kernels run
+// AVX-512 and B is at most kTilesMaxWidth wide and deep (Eigen is built for the x86-64-v3
+// baseline, so its kernels stop at AVX2), Eigen otherwise.
+enum class GemmKernel { Auto, Eigen, Tiles };
+constexpr int64_t kTilesMaxWidth = 1024;
+// Which kernel gemm would run for these sizes now.
+GemmKernel gemm_kernel(DType dtype, int64_t n, int64_t k);
+
+// Tests and benchmarks: make Auto mean `kernel` while alive (Tiles runs the active tiles,
+// small_gemm_isa.h, whatever the ISA). Not thread-safe against running products.
+class ScopedGemmKernel {
+ public:
+  explicit ScopedGemmKernel(GemmKernel kernel);
+  ~ScopedGemmKernel();
+  ScopedGemmKernel(const ScopedGemmKernel&) = delete;
+  ScopedGemmKernel& operator=(const ScopedGemmKernel&) = delete;
+
+ private:
+  GemmKernel saved_;
+};
 
 }  // namespace colony::kernels::cpu

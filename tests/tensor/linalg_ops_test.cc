@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -104,6 +105,74 @@ TEST(Mm, Errors) {
                           "mm: expected both tensors to have the same dtype, got float32 and float64"));
   EXPECT_TRUE(throws_with([] { raw::mm(raw::zeros({2, 3}, TensorOptions(kInt64)), raw::zeros({3, 2}, TensorOptions(kInt64))); },
                           "mm: expected floating point tensors, got int64"));
+}
+
+// gemm's two float kernels (kernels/cpu/gemm.h), forced in turn: Eigen, the register tiles this
+// CPU runs, and the AVX-512 tiling emulated on any CPU. Row- and column-major operands (A^T, B^T:
+// gemm_rows or the dot products, A copied to rows), rows split over threads, dot products in
+// several row blocks (300 x 200), a depth past the Auto limit, alpha and beta, batches.
+TEST(Mm, EigenAndTileKernelsMatchNaive) {
+  using namespace kernels::cpu;
+  struct Kernel {
+    const char* name;
+    GemmKernel kernel;
+    bool emulated_avx512;
+  };
+  for (const Kernel& kernel : {Kernel{"eigen", GemmKernel::Eigen, false}, Kernel{"tiles", GemmKernel::Tiles, false},
+                               Kernel{"avx512 tiles (emulated)", GemmKernel::Tiles, true}}) {
+    SCOPED_TRACE(kernel.name);
+    ScopedGemmKernel use(kernel.kernel);
+    std::optional<ScopedSmallGemmFns> emulated;
+    if (kernel.emulated_avx512) {
+      emulated.emplace(avx512_emulated::small_gemm_fns<float>(), avx512_emulated::small_gemm_fns<double>());
+    }
+    EXPECT_EQ(gemm_kernel(DType::Float32, 8, 8), kernel.kernel);
+    uint64_t seed = 200;
+    for (int threads : {1, 2}) {
+      colony::set_num_threads(threads);
+      for (auto [m, k, n] : std::vector<std::array<int64_t, 3>>{
+               {1, 1, 1}, {32, 400, 120}, {33, 17, 29}, {300, 64, 200}, {5, 1100, 3}, {7, 3, 70}}) {
+        for (bool a_t : {false, true}) {
+          for (bool b_t : {false, true}) {
+            SCOPED_TRACE("threads=" + std::to_string(threads) + " m=" + std::to_string(m) + " k=" +
+                         std::to_string(k) + " n=" + std::to_string(n) + (a_t ? " A^T" : "") + (b_t ? " B^T" : ""));
+            Tensor a = a_t ? raw::transpose(randn({k, m}, seed++), 0, 1) : randn({m, k}, seed++);
+            Tensor b = b_t ? raw::transpose(randn({n, k}, seed++), 0, 1) : randn({k, n}, seed++);
+            const Tensor want = naive_matmul(raw::contiguous(a), raw::contiguous(b));
+            EXPECT_TRUE(all_close(raw::mm(a, b), want, 1e-4, 1e-4));
+            // beta = 0.5, alpha = -1.5 through scratch; beta = 0 over NaNs.
+            Tensor acc = randn({m, n}, seed++);
+            Tensor scaled = raw::add(raw::mul(raw::to(acc, kCPU, kFloat64), 0.5), raw::mul(want, -1.5));
+            raw::addmm_(acc, a, b, 0.5, -1.5);
+            EXPECT_TRUE(all_close(acc, scaled, 1e-4, 1e-4));
+            Tensor junk = raw::full({m, n}, std::numeric_limits<double>::quiet_NaN());
+            raw::addmm_(junk, a, b, 0.0, 2.0);
+            EXPECT_TRUE(all_close(junk, raw::mul(want, 2.0), 1e-4, 1e-4));
+          }
+        }
+      }
+    }
+    Tensor a64 = randn({17, 30}, 90, kFloat64), b64 = raw::transpose(randn({9, 30}, 91, kFloat64), 0, 1);
+    EXPECT_TRUE(all_close(raw::mm(a64, b64), naive_matmul(a64, raw::contiguous(b64)), 1e-12, 1e-12));
+    Tensor a3 = randn({4, 5, 6}, 92);
+    Tensor shared = raw::expand(raw::unsqueeze(randn({6, 3}, 93), 0), {4, 6, 3});
+    EXPECT_TRUE(all_close(raw::bmm(a3, shared), naive_matmul(a3, raw::contiguous(shared)), 1e-4, 1e-4));
+    Tensor b3 = raw::transpose(randn({4, 3, 6}, 94), 1, 2);
+    EXPECT_TRUE(all_close(raw::bmm(a3, b3), naive_matmul(a3, raw::contiguous(b3)), 1e-4, 1e-4));
+  }
+  colony::set_num_threads(2);
+}
+
+// The kernel Auto picks: the tiles only under AVX-512 and for B up to kTilesMaxWidth.
+TEST(Mm, AutoPicksTheTilesUnderAvx512) {
+  using namespace kernels::cpu;
+  const bool avx512 = active_cpu_isa() >= CpuIsa::Avx512;
+  EXPECT_EQ(gemm_kernel(DType::Float32, 120, 400), avx512 ? GemmKernel::Tiles : GemmKernel::Eigen);
+  EXPECT_EQ(gemm_kernel(DType::Float64, kTilesMaxWidth, kTilesMaxWidth), avx512 ? GemmKernel::Tiles : GemmKernel::Eigen);
+  EXPECT_EQ(gemm_kernel(DType::Float32, kTilesMaxWidth + 1, 8), GemmKernel::Eigen);
+  EXPECT_EQ(gemm_kernel(DType::Float32, 8, kTilesMaxWidth + 1), GemmKernel::Eigen);
+  ScopedSmallGemmFns emulated(avx512_emulated::small_gemm_fns<float>(), avx512_emulated::small_gemm_fns<double>());
+  EXPECT_EQ(gemm_kernel(DType::Float32, 120, 400), GemmKernel::Tiles);
 }
 
 // float16/bfloat16 on the CPU without bfloat16 tiles: the float32 product of the rounded
