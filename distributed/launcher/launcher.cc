@@ -215,6 +215,24 @@ bool names_rank(const std::string& message, int rank) {
          (message.size() == prefix.size() || message[prefix.size()] == ' ' || message[prefix.size()] == ':');
 }
 
+// Which of the workers found failed in one polling round failed first. Their order within the
+// round is lost (a worker that exits with an error, and one that crashes on the collective it
+// broke a moment later, are reaped together), so the one the job's abort flag already names
+// (rank 1 reported unreachable by a worker on another node) is the cause; else the lowest rank.
+Worker* first_of(const std::vector<Worker*>& failed_now, TCPStore& store) {
+  std::string flag;
+  try {
+    if (store.check({"colony/abort"})) {
+      const Bytes b = store.get("colony/abort");
+      flag.assign(b.begin(), b.end());
+    }
+  } catch (const std::exception&) {
+  }
+  for (Worker* w : failed_now)
+    if (names_rank(flag, w->rank)) return w;
+  return failed_now.front();
+}
+
 // Runs one generation of the local workers to the end. Returns the launcher's exit status (0 when
 // every worker succeeded); `restartable` tells whether a worker failure (not a signal to the
 // launcher) ended it.
@@ -244,38 +262,41 @@ int run_generation(const LaunchOptions& o, const Job& job, TCPStore& store, int 
       if (w.err.fd >= 0) w.err.pump();
     }
     bool all_done = true;
+    std::vector<Worker*> failed_now;  // workers found failed in this round, in rank order
     for (auto& w : workers) {
       if (!w.done) {
         int status;
         if (waitpid(w.pid, &status, WNOHANG) == w.pid) {
           w.done = true;
           w.status = status;
-          if (failed(status) && first_failure < 0 && !stopping) {
-            first_failure = static_cast<int>(&w - workers.data());
-            const std::string why =
-                "rank " + std::to_string(w.rank) + " (pid " + std::to_string(w.pid) + ") " + describe(status);
-            // The job's abort flag holds its first failure. One that names another rank (on
-            // another node, or one this worker was stopped for) is the cause to report.
-            std::string first = why;
-            try {
-              const Bytes now = store.compare_set("colony/abort", {}, Bytes(why.begin(), why.end()));
-              if (!now.empty()) first.assign(now.begin(), now.end());
-            } catch (const std::exception&) {
-            }
-            if (!names_rank(first, w.rank)) job_cause = first;
-            if (job_cause.empty()) {
-              std::fprintf(stderr, "colonyrun: %s; stopping the other workers\n", why.c_str());
-            } else {
-              std::fprintf(stderr, "colonyrun: %s after the job began stopping (%s); stopping the other workers\n",
-                           why.c_str(), job_cause.c_str());
-            }
-            stopping = true;
-            kill_at = Clock::now() + o.grace;
-            signal_all(workers, SIGTERM);
-          }
+          if (failed(status)) failed_now.push_back(&w);
         }
       }
       all_done = all_done && w.done;
+    }
+    if (!failed_now.empty() && first_failure < 0 && !stopping) {
+      Worker& w = *first_of(failed_now, store);
+      first_failure = static_cast<int>(&w - workers.data());
+      const std::string why =
+          "rank " + std::to_string(w.rank) + " (pid " + std::to_string(w.pid) + ") " + describe(w.status);
+      // The job's abort flag holds its first failure. One that names another rank (on another
+      // node, or one this worker was stopped for) is the cause to report.
+      std::string first = why;
+      try {
+        const Bytes now = store.compare_set("colony/abort", {}, Bytes(why.begin(), why.end()));
+        if (!now.empty()) first.assign(now.begin(), now.end());
+      } catch (const std::exception&) {
+      }
+      if (!names_rank(first, w.rank)) job_cause = first;
+      if (job_cause.empty()) {
+        std::fprintf(stderr, "colonyrun: %s; stopping the other workers\n", why.c_str());
+      } else {
+        std::fprintf(stderr, "colonyrun: %s after the job began stopping (%s); stopping the other workers\n",
+                     why.c_str(), job_cause.c_str());
+      }
+      stopping = true;
+      kill_at = Clock::now() + o.grace;
+      signal_all(workers, SIGTERM);
     }
     if (g_signal != 0 && !interrupted) {
       interrupted = true;
