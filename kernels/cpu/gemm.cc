@@ -43,12 +43,38 @@ struct GemmScratch;
 
 GemmKernel forced_kernel = GemmKernel::Auto;
 
+// The dot products of `rows` rows of A with the columns of a column-major B, into out (leading
+// dimension ldo): a block of rows at a time, so that their `lanes` partial sums per product take
+// at most 256 KB, each block of A copied to rows first if A is column-major too. S is the
+// operands' element type, Acc the sums'; dot(rb, a, lda, acc) and finish(rb, acc, out) run the
+// tiles of one block.
+template <typename S, typename Acc, typename Dot, typename Finish>
+void dot_products_by_blocks(const S* a_rows, const MatrixArg& a, int64_t rows, int64_t n, int64_t k, int64_t lanes,
+                            const Dot& dot, const Finish& finish, Acc* out, int64_t ldo) {
+  const int64_t block = std::max<int64_t>(1, (int64_t{256} << 10) / static_cast<int64_t>(sizeof(Acc) * n * lanes));
+  for (int64_t i0 = 0; i0 < rows; i0 += block) {
+    const int64_t rb = std::min(block, rows - i0);
+    const S* a_dense = a.col_major ? a_rows + i0 : a_rows + i0 * a.ld;
+    int64_t lda = a.ld;
+    if (a.col_major) {
+      S* copy = thread_scratch<GemmScratch, S, 6>(rb * k);
+      for (int64_t i = 0; i < rb; ++i)
+        for (int64_t p = 0; p < k; ++p) copy[i * k + p] = a_dense[i + p * a.ld];
+      a_dense = copy;
+      lda = k;
+    }
+    Acc* acc = thread_scratch<GemmScratch, Acc, 7>(rb * n * lanes);
+    std::fill(acc, acc + rb * n * lanes, Acc(0));
+    dot(rb, a_dense, lda, acc);
+    finish(rb, acc, out + i0 * ldo);
+  }
+}
+
 // Rows [r0, r0 + rows) of one product on small_gemm.h's register tiles: a row-major B runs
 // gemm_rows, which reads A in place whichever its order; a column-major B (a linear layer's
-// forward, B = W^T) runs the dot products of A's rows with B's columns, which are contiguous, a
-// block of rows at a time (their lane partial sums in 256 KB), after copying A's block to rows if
-// A is column-major too. The tiles write C themselves when alpha = 1 and beta = 0; otherwise the
-// product goes to scratch and is scaled into C.
+// forward, B = W^T) runs the dot products of A's rows with B's columns, which are contiguous
+// (dot_products_by_blocks). The tiles write C themselves when alpha = 1 and beta = 0; otherwise
+// the product goes to scratch and is scaled into C.
 template <typename T>
 void gemm_tiles_block(const T* a_rows, const MatrixArg& a, const T* b_mat, const MatrixArg& b,
                       const std::vector<int64_t>& b_offsets, T* c, int64_t ldc, int64_t rows, int64_t n, int64_t k,
@@ -62,24 +88,12 @@ void gemm_tiles_block(const T* a_rows, const MatrixArg& a, const T* b_mat, const
     gemm_rows<T>(rows, n, k, a_rows, a.col_major ? 1 : a.ld, a.col_major ? a.ld : 1, b_mat, b_offsets.data(),
                  product, p_offsets, false, nullptr);
   } else {
-    const int64_t lanes = dot_lanes<T>();
-    const int64_t block = std::max<int64_t>(1, (int64_t{256} << 10) / static_cast<int64_t>(sizeof(T) * n * lanes));
-    for (int64_t i0 = 0; i0 < rows; i0 += block) {
-      const int64_t rb = std::min(block, rows - i0);
-      const T* a_dense = a.col_major ? a_rows + i0 : a_rows + i0 * a.ld;
-      int64_t lda = a.ld;
-      if (a.col_major) {
-        T* copy = thread_scratch<GemmScratch, T, 6>(rb * k);
-        for (int64_t i = 0; i < rb; ++i)
-          for (int64_t p = 0; p < k; ++p) copy[i * k + p] = a_dense[i + p * a.ld];
-        a_dense = copy;
-        lda = k;
-      }
-      T* acc = thread_scratch<GemmScratch, T, 7>(rb * n * lanes);
-      std::fill(acc, acc + rb * n * lanes, T(0));
-      gemm_dot_rows_lanes<T>(rb, n, k, a_dense, lda, b_mat, b_offsets.data(), acc);
-      gemm_dot_finish<T>(rb, n, acc, product + i0 * ldp, ldp);
-    }
+    dot_products_by_blocks(
+        a_rows, a, rows, n, k, dot_lanes<T>(),
+        [&](int64_t rb, const T* ad, int64_t lda, T* acc) {
+          gemm_dot_rows_lanes<T>(rb, n, k, ad, lda, b_mat, b_offsets.data(), acc);
+        },
+        [&](int64_t rb, const T* acc, T* out) { gemm_dot_finish<T>(rb, n, acc, out, ldp); }, product, ldp);
   }
   if (direct) return;
   for (int64_t i = 0; i < rows; ++i) {
@@ -134,7 +148,7 @@ void gemm_typed(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg&
 // scratch, then C = round(alpha * A B + beta * C). A row-major B (a linear layer's input gradient,
 // or its weight gradient) runs gemm_rows with A packed in pairs; a column-major B (the forward
 // pass's transposed weight) runs the dot products of A's rows with B's columns, which are
-// contiguous, after copying A to rows if it is column-major too.
+// contiguous (dot_products_by_blocks).
 void gemm_bf16_block(const uint16_t* a_rows, const MatrixArg& a, const uint16_t* b_mat, const MatrixArg& b,
                      const std::vector<int64_t>& b_offsets, BFloat16* c, int64_t ldc, int64_t rows, int64_t n,
                      int64_t k, float alpha, float beta) {
@@ -147,20 +161,12 @@ void gemm_bf16_block(const uint16_t* a_rows, const MatrixArg& a, const uint16_t*
     for (int64_t i = 0; i < rows; ++i) c_offsets[i] = i * n;
     gemm_rows_bf16(rows, n, k, pairs, stride, b_mat, b_offsets.data(), product, c_offsets, false, nullptr);
   } else {
-    const uint16_t* a_dense = a_rows;
-    int64_t lda = a.ld;
-    if (a.col_major) {
-      uint16_t* copy = thread_scratch<GemmScratch, uint16_t, 3>(rows * k);
-      for (int64_t i = 0; i < rows; ++i)
-        for (int64_t p = 0; p < k; ++p) copy[i * k + p] = a_rows[i + p * a.ld];
-      a_dense = copy;
-      lda = k;
-    }
-    const int64_t lanes = dot_lanes_bf16();
-    float* acc = thread_scratch<GemmScratch, float, 4>(rows * n * lanes);
-    std::fill(acc, acc + rows * n * lanes, 0.0f);
-    gemm_dot_rows_lanes_bf16(rows, n, k, a_dense, lda, b_mat, b_offsets.data(), acc);
-    gemm_dot_finish_bf16(rows, n, acc, product, n);
+    dot_products_by_blocks(
+        a_rows, a, rows, n, k, dot_lanes_bf16(),
+        [&](int64_t rb, const uint16_t* ad, int64_t lda, float* acc) {
+          gemm_dot_rows_lanes_bf16(rb, n, k, ad, lda, b_mat, b_offsets.data(), acc);
+        },
+        [&](int64_t rb, const float* acc, float* out) { gemm_dot_finish_bf16(rb, n, acc, out, n); }, product, n);
   }
   for (int64_t i = 0; i < rows; ++i) {
     BFloat16* ci = c + i * ldc;

@@ -142,10 +142,11 @@ constexpr Tile kRowsTiles[] = {{6, 4}, {8, 3}, {12, 2}};
 // The high row of an odd k's last pair: zeros, as wide as the widest tile.
 alignas(64) const uint16_t kZeroRow[4 * kLanes] = {};
 
-// kFull: the tile spans NV whole vectors of columns (nr == NV * kLanes), so no load is masked.
+// The tile computes NV vectors of columns and stores those in [lo, hi) (see gemm_rows_tiled).
+// kFull: B has all NV * kLanes of the tile's columns, so no load is masked; otherwise it has hi.
 template <int MR, int NV, bool kFull>
 inline void rows_tile(int64_t kc, const uint32_t* a, int64_t as, const uint16_t* b, const int64_t* b_rows, float* c,
-                      const int64_t* c_rows, int64_t nr, bool accumulate, const float* bias) {
+                      const int64_t* c_rows, int64_t lo, int64_t hi, bool accumulate, const float* bias) {
   FloatV acc[MR][NV];
   COLONY_TILE_UNROLL
   for (int i = 0; i < MR; ++i) {
@@ -157,7 +158,7 @@ inline void rows_tile(int64_t kc, const uint32_t* a, int64_t as, const uint16_t*
   auto step = [&](int64_t q, const uint16_t* r0, const uint16_t* r1) {
     Bf16V bv[NV];
     COLONY_TILE_UNROLL
-    for (int v = 0; v < NV; ++v) bv[v] = interleave(r0 + v * kLanes, r1 + v * kLanes, kFull ? kLanes : nr - v * kLanes);
+    for (int v = 0; v < NV; ++v) bv[v] = interleave(r0 + v * kLanes, r1 + v * kLanes, kFull ? kLanes : hi - v * kLanes);
     COLONY_TILE_UNROLL
     for (int i = 0; i < MR; ++i) {
       Bf16V av = splat_pair(a[i * as + q]);
@@ -171,17 +172,19 @@ inline void rows_tile(int64_t kc, const uint32_t* a, int64_t as, const uint16_t*
   COLONY_TILE_UNROLL
   for (int i = 0; i < MR; ++i) {
     float* ci = c + c_rows[i];
-    if (kFull) {
-      COLONY_TILE_UNROLL
-      for (int v = 0; v < NV; ++v) {
-        float* cv = ci + v * kLanes;
+    COLONY_TILE_UNROLL
+    for (int v = 0; v < NV; ++v) {
+      float* cv = ci + v * kLanes;
+      const int64_t v_lo = v * kLanes, v_hi = v_lo + kLanes;
+      if (lo <= v_lo && v_hi <= hi) {
         store_f(cv, accumulate ? add_f(load_f(cv), acc[i][v]) : acc[i][v]);
+      } else {
+        float tmp[kLanes];
+        store_f(tmp, acc[i][v]);
+        for (int64_t j = (lo > v_lo ? lo : v_lo); j < (hi < v_hi ? hi : v_hi); ++j) {
+          cv[j - v_lo] = accumulate ? cv[j - v_lo] + tmp[j - v_lo] : tmp[j - v_lo];
+        }
       }
-    } else {
-      float tmp[NV * kLanes];
-      COLONY_TILE_UNROLL
-      for (int v = 0; v < NV; ++v) store_f(tmp + v * kLanes, acc[i][v]);
-      for (int64_t j = 0; j < nr; ++j) ci[j] = accumulate ? ci[j] + tmp[j] : tmp[j];
     }
   }
 }
@@ -189,15 +192,15 @@ inline void rows_tile(int64_t kc, const uint32_t* a, int64_t as, const uint16_t*
 // The last tile of m has fewer rows: instantiate every height up to MR.
 template <int MR, int NV, bool kFull>
 inline void rows_tile_upto(int64_t mr, int64_t kc, const uint32_t* a, int64_t as, const uint16_t* b,
-                           const int64_t* b_rows, float* c, const int64_t* c_rows, int64_t nr, bool accumulate,
-                           const float* bias) {
+                           const int64_t* b_rows, float* c, const int64_t* c_rows, int64_t lo, int64_t hi,
+                           bool accumulate, const float* bias) {
   if constexpr (MR > 1) {
     if (mr < MR) {
-      rows_tile_upto<MR - 1, NV, kFull>(mr, kc, a, as, b, b_rows, c, c_rows, nr, accumulate, bias);
+      rows_tile_upto<MR - 1, NV, kFull>(mr, kc, a, as, b, b_rows, c, c_rows, lo, hi, accumulate, bias);
       return;
     }
   }
-  rows_tile<MR, NV, kFull>(kc, a, as, b, b_rows, c, c_rows, nr, accumulate, bias);
+  rows_tile<MR, NV, kFull>(kc, a, as, b, b_rows, c, c_rows, lo, hi, accumulate, bias);
 }
 
 template <int MR, int NV>
@@ -210,15 +213,21 @@ void gemm_rows_tiled(int64_t m, int64_t n, int64_t k, const uint32_t* a, int64_t
     const int64_t kc = min64(kBlockK, k - k0);
     const bool acc = accumulate || k0 > 0;
     const float* bias_k = acc ? nullptr : bias;
+    // When n is not a whole number of tiles, the last tile is the one that ends at column n: it
+    // recomputes columns of the tile before and stores only its own, with no masked load (as in
+    // small_gemm_tiles.h; the masked partial tile took 10 % of a bfloat16 LeNet step). Only a B
+    // narrower than one tile is read with masks.
+    const bool full = n >= NR;
     for (int64_t n0 = 0; n0 < n; n0 += NR) {
-      const int64_t nr = min64(NR, n - n0);
+      const int64_t start = !full || n0 + NR <= n ? n0 : n - NR;  // the tile's first column
+      const int64_t lo = n0 - start, hi = full ? NR : n;          // the columns it stores
       for (int64_t m0 = 0; m0 < m; m0 += MR) {
-        auto run = [&](auto full) {
-          rows_tile_upto<MR, NV, decltype(full)::value>(min64(MR, m - m0), kc, a + m0 * as + k0 / 2, as, b + n0,
-                                                        b_rows + k0, c + n0, c_rows + m0, nr, acc,
-                                                        bias_k != nullptr ? bias_k + m0 : nullptr);
+        auto run = [&](auto kFull) {
+          rows_tile_upto<MR, NV, decltype(kFull)::value>(min64(MR, m - m0), kc, a + m0 * as + k0 / 2, as, b + start,
+                                                         b_rows + k0, c + start, c_rows + m0, lo, hi, acc,
+                                                         bias_k != nullptr ? bias_k + m0 : nullptr);
         };
-        if (nr == NR) {
+        if (full) {
           run(std::true_type{});
         } else {
           run(std::false_type{});
@@ -247,8 +256,9 @@ void gemm_rows_impl(int64_t m, int64_t n, int64_t k, const uint32_t* a, int64_t 
 }
 
 // ---------- gemm_dot_rows_lanes: MR x NR dot products, 32 elements of every row per step ----------
-// In 32 registers: 4 x 4 (24) and 6 x 3 (27), as the float32 AVX-512 tiles.
-constexpr Tile kDotTiles[] = {{4, 4}, {6, 3}};
+// In 32 registers, A's rows streamed one at a time: 8 x 3 (28), 6 x 4 (29) and 4 x 4 (21), as the
+// float32 AVX-512 tiles (small_gemm_tiles.h has the measurements); ties go to the larger tile.
+constexpr Tile kDotTiles[] = {{8, 3}, {6, 4}, {4, 4}};
 
 template <int MR, int NR>
 inline void dot_tile(int64_t kc, const uint16_t* a, int64_t lda, const uint16_t* const* brow, float* acc, int64_t n) {
@@ -260,15 +270,15 @@ inline void dot_tile(int64_t kc, const uint16_t* a, int64_t lda, const uint16_t*
     for (int j = 0; j < NR; ++j) sum[i][j] = zeros_f();
   // Elements [p, p + count) of every row; the tail's masked loads leave zeros past the end.
   auto step = [&](int64_t p, int64_t count) {
-    Bf16V av[MR], bv[NR];
-    COLONY_TILE_UNROLL
-    for (int i = 0; i < MR; ++i) av[i] = load_bf16(a + i * lda + p, count);
+    Bf16V bv[NR];
     COLONY_TILE_UNROLL
     for (int j = 0; j < NR; ++j) bv[j] = load_bf16(brow[j] + p, count);
     COLONY_TILE_UNROLL
-    for (int i = 0; i < MR; ++i)
+    for (int i = 0; i < MR; ++i) {
+      const Bf16V av = load_bf16(a + i * lda + p, count);
       COLONY_TILE_UNROLL
-      for (int j = 0; j < NR; ++j) sum[i][j] = dot_pairs(sum[i][j], av[i], bv[j]);
+      for (int j = 0; j < NR; ++j) sum[i][j] = dot_pairs(sum[i][j], av, bv[j]);
+    }
   };
   int64_t p = 0;
   for (; p + kStep <= kc; p += kStep) step(p, kStep);

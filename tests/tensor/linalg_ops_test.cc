@@ -210,7 +210,8 @@ TEST(Mm, Bfloat16RunsNativelyOnTheBf16Tiles) {
     ASSERT_TRUE(gemm_native_16bit(DType::BFloat16));
     EXPECT_FALSE(gemm_native_16bit(DType::Float16));
     uint64_t seed = 60;
-    for (auto [m, k, n] : {std::array<int64_t, 3>{17, 300, 9}, {32, 400, 120}, {5, 7, 70}, {1, 1, 1}}) {
+    // 70 x 300 with B^T: the dot products in several blocks of rows.
+    for (auto [m, k, n] : {std::array<int64_t, 3>{17, 300, 9}, {32, 400, 120}, {5, 7, 70}, {1, 1, 1}, {70, 30, 300}}) {
       for (bool a_t : {false, true}) {
         for (bool b_t : {false, true}) {
           SCOPED_TRACE("m=" + std::to_string(m) + " k=" + std::to_string(k) + " n=" + std::to_string(n) +
