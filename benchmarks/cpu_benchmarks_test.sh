@@ -11,6 +11,11 @@ out="$(benchmarks/fma_peak --threads 1 --seconds 0.05 2>&1)"; rc=$?
 echo "$out" | grep -Eq '^isa=(avx512f|avx2\+fma) threads=1$' || fail "fma_peak: no isa line: $out"
 echo "$out" | grep -Eq '^gflops=[0-9]+\.[0-9]$' || fail "fma_peak: no gflops line: $out"
 echo "$out" | grep -q '^lenet_mflop_per_image=3.20$' || fail "fma_peak: LeNet's FLOPs per image changed: $out"
+if grep -qw avx512_bf16 /proc/cpuinfo; then
+  echo "$out" | grep -Eq '^bf16_dot_over_fma=[0-9]+\.[0-9]+$' || fail "fma_peak: no bfloat16 dot rate on an AVX512_BF16 CPU: $out"
+elif echo "$out" | grep -q '^bf16_dot'; then
+  fail "fma_peak: a bfloat16 dot rate without AVX512_BF16: $out"
+fi
 out="$(benchmarks/fma_peak --threads 0 2>&1)"; rc=$?
 [ "$rc" -eq 2 ] || fail "fma_peak --threads 0 exited $rc, expected 2: $out"
 

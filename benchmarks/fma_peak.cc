@@ -7,7 +7,8 @@
 //   bazel run -c opt //benchmarks:fma_peak -- [--threads 2] [--seconds 1]
 //
 // Prints: isa=..., gflops_per_thread=..., gflops=..., lenet_mflop_per_image=...,
-// lenet_peak_images_per_s=... (the peak divided by LeNet's training FLOPs per image).
+// lenet_peak_images_per_s=... (the peak divided by LeNet's training FLOPs per image); where the
+// CPU has AVX512_BF16, also bf16_dot_gflops_per_thread=... and bf16_dot_over_fma=... (below).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -42,6 +43,15 @@ __attribute__((target("avx2,fma"))) float fma_avx2(int64_t iters, float seed) {
   return out[0];
 }
 
+// The sum of v's lanes (GCC 12's _mm512_reduce_add_ps warns of an uninitialized variable inside).
+__attribute__((target("avx512f"))) float sum_lanes(__m512 v) {
+  float lanes[16];
+  _mm512_storeu_ps(lanes, v);
+  float s = 0;
+  for (float x : lanes) s += x;
+  return s;
+}
+
 // 24 chains of 16 floats (32 zmm registers).
 __attribute__((target("avx512f"))) float fma_avx512(int64_t iters, float seed) {
   __m512 acc[24];
@@ -55,7 +65,26 @@ __attribute__((target("avx512f"))) float fma_avx512(int64_t iters, float seed) {
   __m512 s = acc[0];
 #pragma GCC unroll 24
   for (int c = 1; c < 24; ++c) s = _mm512_add_ps(s, acc[c]);
-  return _mm512_reduce_add_ps(s);
+  return sum_lanes(s);
+}
+
+// The bfloat16 dot product's rate where the CPU has AVX512_BF16: 24 chains of vdpbf16ps, each 32
+// multiply-adds (pairs of bfloat16 into 16 float32 lanes), twice an FMA's 16. Whether the native
+// bfloat16 tiles (kernels/cpu/small_gemm_bf16.h) can beat widening to float32 turns on it: on an
+// Intel Xeon it ran at a quarter of vfmadd's instruction rate, so half its FLOPs.
+__attribute__((target("avx512f,avx512bf16"))) float dot_bf16(int64_t iters, float seed) {
+  __m512 acc[24];
+#pragma GCC unroll 24
+  for (int c = 0; c < 24; ++c) acc[c] = _mm512_set1_ps(seed + static_cast<float>(c));
+  const __m512i a = _mm512_set1_epi32(0x3f803f80), b = _mm512_set1_epi32(0x33d633d6);  // pairs of 1.0, 1e-7
+  for (int64_t i = 0; i < iters; ++i) {
+#pragma GCC unroll 24
+    for (int c = 0; c < 24; ++c) acc[c] = _mm512_dpbf16_ps(acc[c], (__m512bh)a, (__m512bh)b);
+  }
+  __m512 s = acc[0];
+#pragma GCC unroll 24
+  for (int c = 1; c < 24; ++c) s = _mm512_add_ps(s, acc[c]);
+  return sum_lanes(s);
 }
 
 struct Isa {
@@ -147,5 +176,15 @@ int main(int argc, char** argv) {
   std::printf("gflops=%.1f\n", gflops);
   std::printf("lenet_mflop_per_image=%.2f\n", lenet_mflop_per_image());
   std::printf("lenet_peak_images_per_s=%.0f\n", gflops * 1e3 / lenet_mflop_per_image());
+  if (__builtin_cpu_supports("avx512bf16")) {  // one thread, about as long as one FMA thread ran
+    const int64_t dot_iters = std::max<int64_t>(1, iters / 4);
+    const auto t0 = std::chrono::steady_clock::now();
+    volatile float sink = dot_bf16(dot_iters, 1.0f);
+    (void)sink;
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double dot_gflops = static_cast<double>(dot_iters) * 24 * 16 * 2 * 2 / s / 1e9;
+    std::printf("bf16_dot_gflops_per_thread=%.1f\n", dot_gflops);
+    std::printf("bf16_dot_over_fma=%.2f\n", dot_gflops / (flops / slowest / 1e9));
+  }
   return 0;
 }
