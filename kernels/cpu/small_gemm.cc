@@ -52,8 +52,8 @@ int64_t dot_lanes() {
 
 template <typename T>
 void gemm_dot_rows_lanes(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, const int64_t* b_rows,
-                         T* acc) {
-  active_small_gemm_fns<T>().gemm_dot_rows_lanes(m, n, k, a, lda, b, b_rows, acc);
+                         T* acc, DotBatch batch) {
+  active_small_gemm_fns<T>().gemm_dot_rows_lanes(m, n, k, a, lda, b, b_rows, acc, batch);
 }
 
 template <typename T>
@@ -70,9 +70,9 @@ template void gemm_rows<double>(int64_t, int64_t, int64_t, const double*, int64_
 template int64_t dot_lanes<float>();
 template int64_t dot_lanes<double>();
 template void gemm_dot_rows_lanes<float>(int64_t, int64_t, int64_t, const float*, int64_t, const float*,
-                                         const int64_t*, float*);
+                                         const int64_t*, float*, DotBatch);
 template void gemm_dot_rows_lanes<double>(int64_t, int64_t, int64_t, const double*, int64_t, const double*,
-                                          const int64_t*, double*);
+                                          const int64_t*, double*, DotBatch);
 template void gemm_dot_finish<float>(int64_t, int64_t, const float*, float*, int64_t);
 template void gemm_dot_finish<double>(int64_t, int64_t, const double*, double*, int64_t);
 

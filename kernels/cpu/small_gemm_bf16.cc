@@ -66,8 +66,8 @@ void gemm_rows_bf16(int64_t m, int64_t n, int64_t k, const uint32_t* a_pairs, in
 int64_t dot_lanes_bf16() { return fns().dot_lanes; }
 
 void gemm_dot_rows_lanes_bf16(int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t lda, const uint16_t* b,
-                              const int64_t* b_rows, float* acc) {
-  fns().gemm_dot_rows_lanes(m, n, k, a, lda, b, b_rows, acc);
+                              const int64_t* b_rows, float* acc, DotBatch batch) {
+  fns().gemm_dot_rows_lanes(m, n, k, a, lda, b, b_rows, acc, batch);
 }
 
 void gemm_dot_finish_bf16(int64_t m, int64_t n, const float* acc, float* c, int64_t ldc) {

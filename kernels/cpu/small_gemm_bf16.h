@@ -13,6 +13,8 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/small_gemm.h"
+
 namespace colony::kernels::cpu {
 
 // Whether the bfloat16 products below can run here (AVX512_BF16 active: cpu_isa.h).
@@ -33,10 +35,11 @@ void gemm_rows_bf16(int64_t m, int64_t n, int64_t k, const uint32_t* a_pairs, in
 
 // small_gemm.h's gemm_dot_rows_lanes for bfloat16 rows: D(i, j) = sum_p A(i, p) * B(j, p) with
 // A(i, p) = a[i * lda + p], B(j, p) = b[b_rows[j] + p], left as dot_lanes_bf16() float32 partial
-// sums added into acc + (i * n + j) * lanes; gemm_dot_finish_bf16 adds them up.
+// sums added into acc + (i * n + j) * lanes; gemm_dot_finish_bf16 adds them up. A DotBatch sums
+// several products, as there.
 int64_t dot_lanes_bf16();
 void gemm_dot_rows_lanes_bf16(int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t lda, const uint16_t* b,
-                              const int64_t* b_rows, float* acc);
+                              const int64_t* b_rows, float* acc, DotBatch batch = {});
 void gemm_dot_finish_bf16(int64_t m, int64_t n, const float* acc, float* c, int64_t ldc);
 
 }  // namespace colony::kernels::cpu

@@ -261,28 +261,33 @@ void gemm_rows_impl(int64_t m, int64_t n, int64_t k, const uint32_t* a, int64_t 
 constexpr Tile kDotTiles[] = {{8, 3}, {6, 4}, {4, 4}};
 
 template <int MR, int NR>
-inline void dot_tile(int64_t kc, const uint16_t* a, int64_t lda, const uint16_t* const* brow, float* acc, int64_t n) {
+inline void dot_tile(int64_t kc, const uint16_t* a, int64_t lda, const uint16_t* const* brow, float* acc, int64_t n,
+                     const DotBatch& batch) {
   constexpr int64_t kStep = 2 * kLanes;
   FloatV sum[MR][NR];
   COLONY_TILE_UNROLL
   for (int i = 0; i < MR; ++i)
     COLONY_TILE_UNROLL
     for (int j = 0; j < NR; ++j) sum[i][j] = zeros_f();
-  // Elements [p, p + count) of every row; the tail's masked loads leave zeros past the end.
-  auto step = [&](int64_t p, int64_t count) {
+  // Elements [p, p + count) of every row of product t (whose A and B start a_t and b_t elements
+  // on); the tail's masked loads leave zeros past the end.
+  auto step = [&](int64_t a_t, int64_t b_t, int64_t p, int64_t count) {
     Bf16V bv[NR];
     COLONY_TILE_UNROLL
-    for (int j = 0; j < NR; ++j) bv[j] = load_bf16(brow[j] + p, count);
+    for (int j = 0; j < NR; ++j) bv[j] = load_bf16(brow[j] + b_t + p, count);
     COLONY_TILE_UNROLL
     for (int i = 0; i < MR; ++i) {
-      const Bf16V av = load_bf16(a + i * lda + p, count);
+      const Bf16V av = load_bf16(a + a_t + i * lda + p, count);
       COLONY_TILE_UNROLL
       for (int j = 0; j < NR; ++j) sum[i][j] = dot_pairs(sum[i][j], av, bv[j]);
     }
   };
-  int64_t p = 0;
-  for (; p + kStep <= kc; p += kStep) step(p, kStep);
-  if (p < kc) step(p, kc - p);
+  for (int64_t t = 0; t < batch.count; ++t) {
+    const int64_t a_t = t * batch.a_stride, b_t = t * batch.b_stride;
+    int64_t p = 0;
+    for (; p + kStep <= kc; p += kStep) step(a_t, b_t, p, kStep);
+    if (p < kc) step(a_t, b_t, p, kc - p);
+  }
   COLONY_TILE_UNROLL
   for (int i = 0; i < MR; ++i) {
     COLONY_TILE_UNROLL
@@ -295,25 +300,25 @@ inline void dot_tile(int64_t kc, const uint16_t* a, int64_t lda, const uint16_t*
 
 template <int MR, int NR>
 inline void dot_tile_upto(int64_t mr, int64_t nr, int64_t kc, const uint16_t* a, int64_t lda,
-                          const uint16_t* const* brow, float* acc, int64_t n) {
+                          const uint16_t* const* brow, float* acc, int64_t n, const DotBatch& batch) {
   if constexpr (MR > 1) {
     if (mr < MR) {
-      dot_tile_upto<MR - 1, NR>(mr, nr, kc, a, lda, brow, acc, n);
+      dot_tile_upto<MR - 1, NR>(mr, nr, kc, a, lda, brow, acc, n, batch);
       return;
     }
   }
   if constexpr (NR > 1) {
     if (nr < NR) {
-      dot_tile_upto<MR, NR - 1>(mr, nr, kc, a, lda, brow, acc, n);
+      dot_tile_upto<MR, NR - 1>(mr, nr, kc, a, lda, brow, acc, n, batch);
       return;
     }
   }
-  dot_tile<MR, NR>(kc, a, lda, brow, acc, n);
+  dot_tile<MR, NR>(kc, a, lda, brow, acc, n, batch);
 }
 
 template <int MR, int NR>
 void gemm_dot_tiled(int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t lda, const uint16_t* b,
-                    const int64_t* b_rows, float* acc) {
+                    const int64_t* b_rows, float* acc, const DotBatch& batch) {
   // Elements of every row per pass: a whole number of steps, (MR + NR) rows of them in L1.
   constexpr int64_t kBlockDot =
       kPanelBytes / ((MR + NR) * static_cast<int64_t>(sizeof(uint16_t))) / (2 * kLanes) * (2 * kLanes);
@@ -325,7 +330,7 @@ void gemm_dot_tiled(int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t 
       for (int64_t j = 0; j < NR; ++j) brow[j] = b + b_rows[j0 + min64(j, nr - 1)] + k0;
       for (int64_t i0 = 0; i0 < m; i0 += MR) {
         dot_tile_upto<MR, NR>(min64(MR, m - i0), nr, kc, a + i0 * lda + k0, lda, brow, acc + (i0 * n + j0) * kLanes,
-                              n);
+                              n, batch);
       }
     }
   }
@@ -333,11 +338,11 @@ void gemm_dot_tiled(int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t 
 
 template <int... I>
 void gemm_dot_impl(int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t lda, const uint16_t* b,
-                   const int64_t* b_rows, float* acc) {
-  if (m <= 0 || n <= 0 || k <= 0) return;
+                   const int64_t* b_rows, float* acc, DotBatch batch) {
+  if (m <= 0 || n <= 0 || k <= 0 || batch.count <= 0) return;
   run_picked<I...>(pick_tile(kDotTiles, sizeof...(I), m, n, 1), [&](auto index) {
     constexpr int idx = decltype(index)::value;
-    gemm_dot_tiled<kDotTiles[idx].mr, kDotTiles[idx].nv>(m, n, k, a, lda, b, b_rows, acc);
+    gemm_dot_tiled<kDotTiles[idx].mr, kDotTiles[idx].nv>(m, n, k, a, lda, b, b_rows, acc, batch);
   });
 }
 

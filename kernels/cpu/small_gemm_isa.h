@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/cpu/small_gemm.h"
+
 namespace colony::kernels::cpu {
 
 // One ISA's implementations of small_gemm.h's functions for one element type.
@@ -22,7 +24,7 @@ struct SmallGemmFns {
   void (*gemm_rows)(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row_stride, int64_t a_col_stride,
                     const T* b, const int64_t* b_rows, T* c, const int64_t* c_rows, bool accumulate, const T* bias);
   void (*gemm_dot_rows_lanes)(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b,
-                              const int64_t* b_rows, T* acc);
+                              const int64_t* b_rows, T* acc, DotBatch batch);
   void (*gemm_dot_finish)(int64_t m, int64_t n, const T* acc, T* c, int64_t ldc);
 };
 
@@ -49,7 +51,7 @@ struct SmallGemmBf16Fns {
                     const uint16_t* b, const int64_t* b_rows, float* c, const int64_t* c_rows, bool accumulate,
                     const float* bias);
   void (*gemm_dot_rows_lanes)(int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t lda, const uint16_t* b,
-                              const int64_t* b_rows, float* acc);
+                              const int64_t* b_rows, float* acc, DotBatch batch);
   void (*gemm_dot_finish)(int64_t m, int64_t n, const float* acc, float* c, int64_t ldc);
 };
 

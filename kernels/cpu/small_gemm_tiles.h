@@ -268,41 +268,47 @@ constexpr int64_t block_dot() {
 }
 
 template <typename T, int MR, int NR>
-inline void dot_tile(int64_t kc, const T* a, int64_t lda, const T* const* brow, T* acc, int64_t n) {
+inline void dot_tile(int64_t kc, const T* a, int64_t lda, const T* const* brow, T* acc, int64_t n,
+                     const DotBatch& batch) {
   constexpr int L = kLanes<T>;
   Vec<T> sum[MR][NR];
   COLONY_TILE_UNROLL
   for (int i = 0; i < MR; ++i)
     COLONY_TILE_UNROLL
     for (int j = 0; j < NR; ++j) sum[i][j] = Vec<T>{};
-  // One step: pixels [p, p + L) of every row, read by `read` (a whole or a masked vector).
-  auto step = [&](int64_t p, auto read) {
+  // One step: pixels [p, p + L) of every row of product t (whose A and B start a_t and b_t
+  // elements on), read by `read` (a whole or a masked vector).
+  auto step = [&](int64_t a_t, int64_t b_t, int64_t p, auto read) {
     Vec<T> bv[NR];
     COLONY_TILE_UNROLL
-    for (int j = 0; j < NR; ++j) bv[j] = in_register<T>(read(brow[j] + p));
+    for (int j = 0; j < NR; ++j) bv[j] = in_register<T>(read(brow[j] + b_t + p));
     COLONY_TILE_UNROLL
     for (int i = 0; i < MR; ++i) {
-      const Vec<T> av = in_register<T>(read(a + i * lda + p));
+      const Vec<T> av = in_register<T>(read(a + a_t + i * lda + p));
       COLONY_TILE_UNROLL
       for (int j = 0; j < NR; ++j) sum[i][j] += av * bv[j];
     }
   };
-  int64_t p = 0;
-  for (; p + L <= kc; p += L) step(p, [](const T* q) { return load(q); });
-  if (p < kc && kc >= L) {
-    // The tail (8 + 4 pixels of LeNet's 136- and 892-pixel rows under AVX-512) as one more whole
-    // step: the vector that ends the row, its lanes before p zeroed in both operands (so an
-    // infinity there cannot make a NaN), not a scalar step per pixel and dot product.
-    const Mask<T> keep = lanes_from<T>(p - (kc - L));
-    step(kc - L, [&keep](const T* q) { return load_where(q, keep); });
-    p = kc;
+  // The tail (8 + 4 pixels of LeNet's 136- and 892-pixel rows under AVX-512) as one more whole
+  // step: the vector that ends the row, its lanes before the tail zeroed in both operands (so an
+  // infinity there cannot make a NaN), not a scalar step per pixel and dot product.
+  const int64_t whole = kc / L * L;
+  const Mask<T> keep = lanes_from<T>(whole - (kc - L));
+  for (int64_t t = 0; t < batch.count; ++t) {
+    const int64_t a_t = t * batch.a_stride, b_t = t * batch.b_stride;
+    for (int64_t p = 0; p < whole; p += L) step(a_t, b_t, p, [](const T* q) { return load(q); });
+    if (whole < kc && kc >= L) step(a_t, b_t, kc - L, [&keep](const T* q) { return load_where(q, keep); });
   }
   COLONY_TILE_UNROLL
   for (int i = 0; i < MR; ++i) {
     COLONY_TILE_UNROLL
     for (int j = 0; j < NR; ++j) {
       Vec<T> s = sum[i][j];
-      for (int64_t q = p; q < kc; ++q) s[0] += a[i * lda + q] * brow[j][q];  // rows shorter than a vector
+      if (kc < L) {  // rows shorter than a vector
+        for (int64_t t = 0; t < batch.count; ++t)
+          for (int64_t q = 0; q < kc; ++q)
+            s[0] += a[t * batch.a_stride + i * lda + q] * brow[j][t * batch.b_stride + q];
+      }
       auto folded = fold_lanes<kDotLanes<T>>(s);
       T* lanes = acc + (i * n + j) * kDotLanes<T>;
       decltype(folded) total;
@@ -315,25 +321,25 @@ inline void dot_tile(int64_t kc, const T* a, int64_t lda, const T* const* brow, 
 
 template <typename T, int MR, int NR>
 inline void dot_tile_upto(int64_t mr, int64_t nr, int64_t kc, const T* a, int64_t lda, const T* const* brow, T* acc,
-                          int64_t n) {
+                          int64_t n, const DotBatch& batch) {
   if constexpr (MR > 1) {
     if (mr < MR) {
-      dot_tile_upto<T, MR - 1, NR>(mr, nr, kc, a, lda, brow, acc, n);
+      dot_tile_upto<T, MR - 1, NR>(mr, nr, kc, a, lda, brow, acc, n, batch);
       return;
     }
   }
   if constexpr (NR > 1) {
     if (nr < NR) {
-      dot_tile_upto<T, MR, NR - 1>(mr, nr, kc, a, lda, brow, acc, n);
+      dot_tile_upto<T, MR, NR - 1>(mr, nr, kc, a, lda, brow, acc, n, batch);
       return;
     }
   }
-  dot_tile<T, MR, NR>(kc, a, lda, brow, acc, n);
+  dot_tile<T, MR, NR>(kc, a, lda, brow, acc, n, batch);
 }
 
 template <typename T, int MR, int NR>
 void gemm_dot_tiled(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, const int64_t* b_rows,
-                    T* acc) {
+                    T* acc, const DotBatch& batch) {
   constexpr int64_t kBlockDot = block_dot<T, MR, NR>();
   for (int64_t k0 = 0; k0 < k; k0 += kBlockDot) {
     int64_t kc = min64(kBlockDot, k - k0);
@@ -343,7 +349,7 @@ void gemm_dot_tiled(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, co
       for (int64_t j = 0; j < NR; ++j) brow[j] = b + b_rows[j0 + min64(j, nr - 1)] + k0;
       for (int64_t i0 = 0; i0 < m; i0 += MR) {
         dot_tile_upto<T, MR, NR>(min64(MR, m - i0), nr, kc, a + i0 * lda + k0, lda, brow,
-                                 acc + (i0 * n + j0) * kDotLanes<T>, n);
+                                 acc + (i0 * n + j0) * kDotLanes<T>, n, batch);
       }
     }
   }
@@ -351,11 +357,11 @@ void gemm_dot_tiled(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, co
 
 template <typename T, int... I>
 void gemm_dot_impl(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T* b, const int64_t* b_rows,
-                   T* acc) {
-  if (m <= 0 || n <= 0 || k <= 0) return;
+                   T* acc, DotBatch batch) {
+  if (m <= 0 || n <= 0 || k <= 0 || batch.count <= 0) return;
   run_picked<I...>(pick_tile(kDotTiles, sizeof...(I), m, n, 1), [&](auto index) {
     constexpr int idx = decltype(index)::value;
-    gemm_dot_tiled<T, kDotTiles[idx].mr, kDotTiles[idx].nv>(m, n, k, a, lda, b, b_rows, acc);
+    gemm_dot_tiled<T, kDotTiles[idx].mr, kDotTiles[idx].nv>(m, n, k, a, lda, b, b_rows, acc, batch);
   });
 }
 

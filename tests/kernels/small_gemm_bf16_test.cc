@@ -128,24 +128,31 @@ TEST(SmallGemmBf16, GemmRowsMatchesNaiveLoops) {
 void check_gemm_dot(const SmallGemmBf16Fns& fns, int64_t m, int64_t n, int64_t k, uint32_t seed) {
   SCOPED_TRACE(std::string(fns.isa) + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
                " k=" + std::to_string(k));
-  const int64_t lda = k + 3;
-  std::vector<uint16_t> a = random_bf16(m * lda, seed);
+  // Two products (a caller's two images), A_t and B_t at t * a_stride and t * b_stride (odd, so
+  // the second one's pairs straddle words differently).
+  const int64_t lda = k + 3, a_stride = m * lda + 5;
+  std::vector<uint16_t> a = random_bf16(2 * a_stride, seed);
   const int64_t b_step = 3;  // odd: B's rows start at odd elements, pairs straddle 32-bit words
-  std::vector<uint16_t> b = random_bf16((n - 1) * b_step + k, seed + 1);  // the last row ends the buffer
+  const int64_t b_stride = (n - 1) * b_step + k + 3;
+  std::vector<uint16_t> b = random_bf16(b_stride + (n - 1) * b_step + k, seed + 1);  // the last row ends the buffer
   std::vector<int64_t> b_rows(n);
   for (int64_t j = 0; j < n; ++j) b_rows[j] = j * b_step;
-  // Two calls accumulate into the same lanes (a caller's two images), then one finish.
+  // The first product alone, then both as one batch, into the same lanes; then one finish.
   std::vector<float> acc(m * n * fns.dot_lanes, 0.0f);
-  fns.gemm_dot_rows_lanes(m, n, k, a.data(), lda, b.data(), b_rows.data(), acc.data());
-  fns.gemm_dot_rows_lanes(m, n, k, a.data(), lda, b.data(), b_rows.data(), acc.data());
+  fns.gemm_dot_rows_lanes(m, n, k, a.data(), lda, b.data(), b_rows.data(), acc.data(), DotBatch{});
+  fns.gemm_dot_rows_lanes(m, n, k, a.data(), lda, b.data(), b_rows.data(), acc.data(),
+                          DotBatch{2, a_stride, b_stride});
   const int64_t ldc = n + 1;
   std::vector<float> c(m * ldc, -7.0f);
   fns.gemm_dot_finish(m, n, acc.data(), c.data(), ldc);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
-      double s = 0;
-      for (int64_t p = 0; p < k; ++p) s += value(a[i * lda + p]) * value(b[b_rows[j] + p]);
-      ASSERT_NEAR(c[i * ldc + j], 2 * s, 2 * tolerance(k) * (1 + std::abs(s))) << "(" << i << ", " << j << ")";
+      double s[2] = {0, 0};
+      for (int64_t t = 0; t < 2; ++t)
+        for (int64_t p = 0; p < k; ++p)
+          s[t] += value(a[t * a_stride + i * lda + p]) * value(b[t * b_stride + b_rows[j] + p]);
+      ASSERT_NEAR(c[i * ldc + j], 2 * s[0] + s[1], 3 * tolerance(k) * (1 + std::abs(s[0]) + std::abs(s[1])))
+          << "(" << i << ", " << j << ")";
     }
     ASSERT_EQ(c[i * ldc + n], -7.0f) << "finish wrote past row " << i;
   }
@@ -181,7 +188,7 @@ TEST(SmallGemmBf16, EmulationAddsEachProductInTheInstructionsOrder) {
   b[32] = b[33] = one;
   std::vector<int64_t> b_rows = {0};
   std::vector<float> acc(fns.dot_lanes, 0.0f);
-  fns.gemm_dot_rows_lanes(1, 1, 34, a.data(), 34, b.data(), b_rows.data(), acc.data());
+  fns.gemm_dot_rows_lanes(1, 1, 34, a.data(), 34, b.data(), b_rows.data(), acc.data(), DotBatch{});
   EXPECT_EQ(acc[0], 1.0f) << acc[0] - 1.0f;
   for (int64_t l = 1; l < fns.dot_lanes; ++l) EXPECT_EQ(acc[l], 0.0f) << "lane " << l;
 }

@@ -116,24 +116,30 @@ template <typename T>
 void check_gemm_dot(const SmallGemmFns<T>& fns, int64_t m, int64_t n, int64_t k, uint32_t seed) {
   SCOPED_TRACE(std::string(fns.isa) + " m=" + std::to_string(m) + " n=" + std::to_string(n) +
                " k=" + std::to_string(k));
-  const int64_t lda = k + 3;
-  std::vector<T> a = random_vector<T>(m * lda, seed);
-  const int64_t b_step = 2;
-  std::vector<T> b = random_vector<T>((n - 1) * b_step + k, seed + 1);  // the last row ends the buffer
+  // Two products (a caller's two images), A_t and B_t at t * a_stride and t * b_stride.
+  const int64_t lda = k + 3, a_stride = m * lda + 5;
+  std::vector<T> a = random_vector<T>(2 * a_stride, seed);
+  const int64_t b_step = 2, b_stride = (n - 1) * b_step + k + 3;
+  std::vector<T> b = random_vector<T>(b_stride + (n - 1) * b_step + k, seed + 1);  // the last row ends the buffer
   std::vector<int64_t> b_rows(n);
   for (int64_t j = 0; j < n; ++j) b_rows[j] = j * b_step;
-  // Two calls accumulate into the same lanes (a caller's two images), then one finish.
+  // The first product alone, then both as one batch, into the same lanes; then one finish.
   std::vector<T> acc(m * n * fns.dot_lanes, T(0));
-  fns.gemm_dot_rows_lanes(m, n, k, a.data(), lda, b.data(), b_rows.data(), acc.data());
-  fns.gemm_dot_rows_lanes(m, n, k, a.data(), lda, b.data(), b_rows.data(), acc.data());
+  fns.gemm_dot_rows_lanes(m, n, k, a.data(), lda, b.data(), b_rows.data(), acc.data(), DotBatch{});
+  fns.gemm_dot_rows_lanes(m, n, k, a.data(), lda, b.data(), b_rows.data(), acc.data(),
+                          DotBatch{2, a_stride, b_stride});
   const int64_t ldc = n + 1;
   std::vector<T> c(m * ldc, T(-7));
   fns.gemm_dot_finish(m, n, acc.data(), c.data(), ldc);
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < n; ++j) {
-      double s = 0;
-      for (int64_t p = 0; p < k; ++p) s += double(a[i * lda + p]) * double(b[b_rows[j] + p]);
-      ASSERT_NEAR(c[i * ldc + j], 2 * s, 2 * tolerance<T>(k) * (1 + std::abs(s))) << "(" << i << ", " << j << ")";
+      double s[2] = {0, 0};
+      for (int64_t t = 0; t < 2; ++t)
+        for (int64_t p = 0; p < k; ++p)
+          s[t] += double(a[t * a_stride + i * lda + p]) * double(b[t * b_stride + b_rows[j] + p]);
+      const double want = 2 * s[0] + s[1];
+      ASSERT_NEAR(c[i * ldc + j], want, 3 * tolerance<T>(k) * (1 + std::abs(s[0]) + std::abs(s[1])))
+          << "(" << i << ", " << j << ")";
     }
     ASSERT_EQ(c[i * ldc + n], T(-7)) << "finish wrote past row " << i;
   }
@@ -166,14 +172,14 @@ TEST(SmallGemm, GemmDotTailKeepsInfinities) {
     b[13] = INFINITY;
     const int64_t row = 0;
     std::vector<float> acc(fns->dot_lanes, 0.0f);
-    fns->gemm_dot_rows_lanes(1, 1, k, a.data(), k, b.data(), &row, acc.data());
+    fns->gemm_dot_rows_lanes(1, 1, k, a.data(), k, b.data(), &row, acc.data(), DotBatch{});
     float c = 0;
     fns->gemm_dot_finish(1, 1, acc.data(), &c, 1);
     EXPECT_EQ(c, INFINITY);
     b[13] = 0.5f;
     a[13] = 3.0f;  // the tail counts pixel 13 once: 19 * 0.5 + 1.5
     std::fill(acc.begin(), acc.end(), 0.0f);
-    fns->gemm_dot_rows_lanes(1, 1, k, a.data(), k, b.data(), &row, acc.data());
+    fns->gemm_dot_rows_lanes(1, 1, k, a.data(), k, b.data(), &row, acc.data(), DotBatch{});
     fns->gemm_dot_finish(1, 1, acc.data(), &c, 1);
     EXPECT_EQ(c, 11.0f);
   }
