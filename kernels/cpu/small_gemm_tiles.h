@@ -182,17 +182,31 @@ inline void rows_tile_upto(int64_t mr, int64_t kc, const T* a, int64_t ars, int6
   rows_tile<T, MR, NV>(kc, a, ars, acs, b, b_rows, c, c_rows, lo, hi, accumulate, bias);
 }
 
+// The last tile of n, when it is not a whole tile, has nv <= NV vectors: every width up to NV.
+template <typename T, int MR, int NV>
+inline void rows_tile_upto_nv(int64_t nv, int64_t mr, int64_t kc, const T* a, int64_t ars, int64_t acs, const T* b,
+                              const int64_t* b_rows, T* c, const int64_t* c_rows, int64_t lo, int64_t hi,
+                              bool accumulate, const T* bias) {
+  if constexpr (NV > 1) {
+    if (nv < NV) {
+      rows_tile_upto_nv<T, MR, NV - 1>(nv, mr, kc, a, ars, acs, b, b_rows, c, c_rows, lo, hi, accumulate, bias);
+      return;
+    }
+  }
+  rows_tile_upto<T, MR, NV>(mr, kc, a, ars, acs, b, b_rows, c, c_rows, lo, hi, accumulate, bias);
+}
+
 template <typename T, int MR, int NV>
 void gemm_rows_tiled(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64_t acs, const T* b,
                      const int64_t* b_rows, T* c, const int64_t* c_rows, bool accumulate, const T* bias) {
   constexpr int64_t NR = NV * kLanes<T>;
   constexpr int64_t kBlockK = kPanelBytes / (NR * static_cast<int64_t>(sizeof(T)));
   // No load may run past column n of B: the last row may end at the end of the caller's buffer.
-  // So when n is not a whole number of tiles, the last tile is the one that ends at column n: it
-  // recomputes some columns of the tile before and stores only its own. (It costs the FMAs of a
-  // zero-padded tile; copying its columns into a padded panel instead, 75 short copies per call
-  // on LeNet's first layer, took a fifth of the call under AVX-512.) Only a B narrower than one
-  // tile is copied into a zero-padded panel.
+  // So when n is not a whole number of tiles, the last tile is the fewest whole vectors that end
+  // at column n: it recomputes up to a vector of columns of the tile before and stores only its
+  // own. (Copying its columns into a padded panel instead, 75 short copies per call on LeNet's
+  // first layer, took a fifth of the call under AVX-512; a whole tile ending at n computed up to
+  // NV - 1 vectors in vain.) Only a B narrower than one tile is copied into a zero-padded panel.
   const bool narrow = n < NR;
   alignas(64) T panel[kBlockK * NR];
   int64_t panel_rows[kBlockK];
@@ -215,11 +229,12 @@ void gemm_rows_tiled(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, i
       br = panel_rows;
     }
     for (int64_t n0 = 0; n0 < n; n0 += NR) {
-      const int64_t start = narrow || n0 + NR <= n ? n0 : n - NR;  // the tile's first column
-      const int64_t lo = n0 - start, hi = narrow ? n : NR;         // the columns it stores
+      const int64_t nv = narrow || n0 + NR <= n ? NV : (n - n0 + kLanes<T> - 1) / kLanes<T>;
+      const int64_t start = narrow || n0 + NR <= n ? n0 : n - nv * kLanes<T>;  // the tile's first column
+      const int64_t lo = n0 - start, hi = narrow ? n : nv * kLanes<T>;         // the columns it stores
       for (int64_t m0 = 0; m0 < m; m0 += MR) {
-        rows_tile_upto<T, MR, NV>(min64(MR, m - m0), kc, a + m0 * ars + k0 * acs, ars, acs, bp + start, br,
-                                  c + start, c_rows + m0, lo, hi, acc, bias_k != nullptr ? bias_k + m0 : nullptr);
+        rows_tile_upto_nv<T, MR, NV>(nv, min64(MR, m - m0), kc, a + m0 * ars + k0 * acs, ars, acs, bp + start, br,
+                                     c + start, c_rows + m0, lo, hi, acc, bias_k != nullptr ? bias_k + m0 : nullptr);
       }
     }
   }

@@ -87,9 +87,10 @@ void gemm_rows_cases() {
   std::vector<RowsCase> cases;
   uint32_t seed = 10;
   // Heights 1..13 meet every candidate tile's partial last tile (MR up to 12), widths around the
-  // vector and tile widths of both ISAs (8, 16, 24, 32, 48, 64 columns).
+  // vector and tile widths of both ISAs (8, 16, 24, 32, 48, 64 columns), and last tiles of every
+  // narrower width (1 to NV - 1 vectors: 65, 84, 100, 120 columns).
   for (int64_t m : {1, 2, 5, 6, 7, 8, 11, 12, 13}) {
-    for (int64_t n : {1, 7, 16, 23, 33, 48, 65, 100}) {
+    for (int64_t n : {1, 7, 16, 23, 33, 48, 65, 84, 100, 120}) {
       // The last column tile of a wide C recomputes columns of the one before and must store only
       // its own: accumulating shows a column stored twice.
       cases.push_back({m, n, 9, false, false, false, false});
