@@ -20,6 +20,16 @@ inline Tensor zeros_of(const Shape& shape, const Tensor& like) {
   return raw::zeros(shape, TensorOptions(like.dtype()).device(like.device()));
 }
 
+// Whether a backward closure may overwrite g, one of its incoming gradients, instead of allocating
+// its result: nothing else holds g or any view of its memory (not the engine, a hook, a capture of
+// autograd::grad, nor the caller of backward), the memory is Colony's own (not from_blob), and g
+// is not part of a graph itself (create_graph). FunctionNode::apply hands its closure the engine's
+// only copy of each gradient and drops it when the closure returns.
+inline bool sole_owner(const Tensor& g) {
+  return g.defined() && g.impl_ptr().use_count() == 1 && g.impl()->storage.use_count() == 1 &&
+         g.impl()->storage->allocator() != nullptr && g.is_contiguous() && !g.requires_grad();
+}
+
 // Saves `t` only when `wanted`, so an op does not keep alive what no gradient formula reads.
 inline SavedTensor save_if(bool wanted, const Tensor& t) { return wanted ? SavedTensor(t) : SavedTensor(); }
 

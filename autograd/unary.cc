@@ -47,6 +47,14 @@ Tensor piecewise_constant(UnaryOp op, const char* name, const Tensor& x) {
   return out;
 }
 
+// An activation's gradient, written over the incoming one when no one else can see it: on
+// LeNet's first layer that spares a 600 KB buffer per step at batch 32.
+Tensor activation_grad(raw::ActivationGrad op, const Tensor& g, const Tensor& saved) {
+  if (!autograd::detail::sole_owner(g)) return raw::activation_backward(op, g, saved);
+  raw::activation_backward_(op, g, saved);
+  return g;
+}
+
 }  // namespace
 
 Tensor neg(const Tensor& t) {
@@ -91,19 +99,19 @@ Tensor rsqrt(const Tensor& t_arg) {
 Tensor relu(const Tensor& t) {
   // relu(x) > 0 exactly where x > 0, so the output serves as the mask.
   return unary_with_output(UnaryOp::Relu, "ReluBackward", t, [](const Tensor& g, const Tensor& y) {
-    return raw::activation_backward(raw::ActivationGrad::Relu, g, y);
+    return activation_grad(raw::ActivationGrad::Relu, g, y);
   });
 }
 
 Tensor sigmoid(const Tensor& t) {
   return unary_with_output(UnaryOp::Sigmoid, "SigmoidBackward", t, [](const Tensor& g, const Tensor& y) {
-    return raw::activation_backward(raw::ActivationGrad::Sigmoid, g, y);
+    return activation_grad(raw::ActivationGrad::Sigmoid, g, y);
   });
 }
 
 Tensor tanh(const Tensor& t) {
   return unary_with_output(UnaryOp::Tanh, "TanhBackward", t, [](const Tensor& g, const Tensor& y) {
-    return raw::activation_backward(raw::ActivationGrad::Tanh, g, y);
+    return activation_grad(raw::ActivationGrad::Tanh, g, y);
   });
 }
 

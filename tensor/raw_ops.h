@@ -129,6 +129,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 // tanh: grad * (1 - y^2).
 enum class ActivationGrad : uint8_t { Relu, Sigmoid, Tanh };
 Tensor activation_backward(ActivationGrad op, const Tensor& grad, const Tensor& saved);
+// The same written over grad (contiguous), for a caller that owns grad and is done with it.
+void activation_backward_(ActivationGrad op, const Tensor& grad, const Tensor& saved);
 
 // ---------- reductions (tensor/reduce_ops.cc) ----------
 // dims empty = all dims. Integral/bool inputs sum to int64, like PyTorch.

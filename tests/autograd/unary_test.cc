@@ -30,6 +30,33 @@ TEST(Unary, Log) { EXPECT_TRUE(check_unary([](const Tensor& x) { return log(x); 
 TEST(Unary, Sqrt) { EXPECT_TRUE(check_unary([](const Tensor& x) { return sqrt(x); }, 0.5, 2.0)); }
 TEST(Unary, Rsqrt) { EXPECT_TRUE(check_unary([](const Tensor& x) { return rsqrt(x); }, 0.5, 2.0)); }
 TEST(Unary, Relu) { EXPECT_TRUE(check_unary([](const Tensor& x) { return relu(x); })); }
+// An activation's backward writes its result over the incoming gradient when nothing else holds
+// that gradient (autograd/op_util.h's sole_owner), and never when something does.
+TEST(Unary, ActivationGradientOverwritesOnlyAnUnsharedIncomingGradient) {
+  for (bool keep : {false, true}) {
+    SCOPED_TRACE(keep ? "a hook keeps the incoming gradient" : "nothing keeps it");
+    Tensor x = input({4, 5});
+    const Tensor w = input({4, 5}, -1.0, 1.0, 11).detach();
+    Tensor y = relu(x);
+    const void* into_relu = nullptr;
+    const void* into_x = nullptr;
+    Tensor kept;
+    y.register_hook([&](const Tensor& g) -> std::optional<Tensor> {
+      into_relu = g.data_ptr_raw();
+      if (keep) kept = g;
+      return std::nullopt;
+    });
+    x.register_hook([&](const Tensor& g) -> std::optional<Tensor> {
+      into_x = g.data_ptr_raw();
+      return std::nullopt;
+    });
+    sum(mul(y, w)).backward();
+    EXPECT_EQ(into_relu == into_x, !keep);
+    EXPECT_TRUE(all_close(x.grad(), raw::mul(w, raw::unary(raw::UnaryOp::Sign, raw::unary(raw::UnaryOp::Relu, x.detach()))), 1e-15, 0));
+    if (keep) EXPECT_TRUE(all_close(kept, w, 0, 0)) << "the kept gradient was overwritten";
+  }
+}
+
 TEST(Unary, Sigmoid) { EXPECT_TRUE(check_unary([](const Tensor& x) { return sigmoid(x); }, -3.0, 3.0)); }
 TEST(Unary, Tanh) { EXPECT_TRUE(check_unary([](const Tensor& x) { return tanh(x); }, -2.0, 2.0)); }
 TEST(Unary, Sin) { EXPECT_TRUE(check_unary([](const Tensor& x) { return sin(x); }, -3.0, 3.0)); }

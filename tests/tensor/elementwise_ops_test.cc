@@ -454,6 +454,25 @@ TEST(ActivationBackward, Formulas) {
       "tanh_backward: expected gradient and saved tensor of one floating dtype, got float32 and float64"));
 }
 
+TEST(ActivationBackward, InPlaceOverwritesTheGradient) {
+  Tensor x = f32({-1, 0, 0.5, 2});
+  Tensor y = f32({0.5, 0.25, 0.75, 0.125});
+  for (raw::ActivationGrad op : {raw::ActivationGrad::Relu, raw::ActivationGrad::Sigmoid, raw::ActivationGrad::Tanh}) {
+    const Tensor& saved = op == raw::ActivationGrad::Relu ? x : y;
+    Tensor g = f32({1, 2, 3, 4});
+    const std::vector<double> want = values(raw::activation_backward(op, g, saved));
+    const void* buffer = g.data_ptr_raw();
+    raw::activation_backward_(op, g, saved);
+    EXPECT_EQ(g.data_ptr_raw(), buffer);
+    EXPECT_EQ(values(g), want);
+  }
+  Tensor strided = raw::transpose(iota({2, 2}), 0, 1);
+  EXPECT_TRUE(throws_with([&] { raw::activation_backward_(raw::ActivationGrad::Relu, strided, raw::reshape(x, {2, 2})); },
+                          "relu_backward_: expected a contiguous gradient to overwrite, got strides [1, 2]"));
+  EXPECT_TRUE(throws_with([&] { raw::activation_backward_(raw::ActivationGrad::Relu, f32({1, 2, 3, 4}), f32({1, 2})); },
+                          "relu_backward: gradient shape [4] does not match the saved tensor's shape [2]"));
+}
+
 // ---------- allclose / equal ----------
 
 TEST(Compare, AllcloseAndEqual) {
