@@ -234,10 +234,12 @@ void forward_direct(const Conv2dGeometry& g, const S* x, const S* w, const S* bi
   });
 }
 
-// Images per weight-gradient call (small_gemm.h's DotBatch): the dot tiles fold and store their
-// partial sums once per call, which for LeNet's second layer (136 pixels per dot product) cost
-// about a fifth of an image's products. Two images took its weight gradient from 6.8 to 5.6 us per
-// image (small_gemm_bench, Intel Xeon with AVX-512); more would grow the block's rows past L1.
+// Images per weight-gradient call (small_gemm.h's DotBatch): the AVX-512 dot tiles fold and store
+// their partial sums once per call, which for LeNet's second layer (136 pixels per dot product)
+// cost about a fifth of an image's products. Two images took its weight gradient from 6.7 to
+// 5.6-5.8 us per image and the first layer's from 6.3 to 4.9 (small_gemm_bench, Intel Xeon);
+// four gained no more, and grow the tiles' rows past L1. AVX2's tiles take the images one after
+// another (small_gemm_tiles.h says why).
 constexpr int64_t kDotImages = 2;
 
 template <typename S>
