@@ -432,9 +432,10 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
 
 namespace {
 
-// activation_backward's checks, then the kernel writing into out (a new tensor, or grad itself).
-void run_activation_backward(ActivationGrad op, const Tensor& grad, const Tensor& saved, const Tensor* out_or_grad,
-                             Tensor* out) {
+// activation_backward's checks, then the kernel writing into a new tensor, or (in_place) over grad,
+// which is returned. Elementwise, so each element is read before it is overwritten, on the CPU and
+// the GPU alike.
+Tensor run_activation_backward(ActivationGrad op, const Tensor& grad, const Tensor& saved, bool in_place) {
   const char* name = op == ActivationGrad::Relu      ? "relu_backward"
                      : op == ActivationGrad::Sigmoid ? "sigmoid_backward"
                                                      : "tanh_backward";
@@ -449,32 +450,27 @@ void run_activation_backward(ActivationGrad op, const Tensor& grad, const Tensor
     throw std::invalid_argument(std::string(name) + ": expected gradient and saved tensor of one floating dtype, got " +
                                 dtype_name(grad.dtype()) + " and " + dtype_name(saved.dtype()));
   }
-  if (out_or_grad == nullptr) {
-    *out = new_output(grad.sizes(), grad.dtype(), grad.device());
-    out_or_grad = out;
-  } else if (!grad.is_contiguous()) {
+  if (in_place && !grad.is_contiguous()) {
     throw std::invalid_argument(std::string(name) + "_: expected a contiguous gradient to overwrite, got strides " +
                                 shape_str(grad.strides()));
   }
-  const Tensor& dst = *out_or_grad;
-  auto lg = kernel_layout(grad, name), ls = kernel_layout(saved, name), lout = kernel_layout(dst, name);
+  Tensor out = in_place ? grad : new_output(grad.sizes(), grad.dtype(), grad.device());
+  auto lg = kernel_layout(grad, name), ls = kernel_layout(saved, name), lout = kernel_layout(out, name);
   auto kind = static_cast<kernels::ActivationGrad>(op);
-  backend_for(dst.device())
-      .activation_backward(kind, grad.dtype(), grad.data_ptr_raw(), lg, saved.data_ptr_raw(), ls, dst.data_ptr_raw(),
+  backend_for(out.device())
+      .activation_backward(kind, grad.dtype(), grad.data_ptr_raw(), lg, saved.data_ptr_raw(), ls, out.data_ptr_raw(),
                            lout);
+  return out;
 }
 
 }  // namespace
 
 Tensor activation_backward(ActivationGrad op, const Tensor& grad, const Tensor& saved) {
-  Tensor out;
-  run_activation_backward(op, grad, saved, nullptr, &out);
-  return out;
+  return run_activation_backward(op, grad, saved, /*in_place=*/false);
 }
 
-// Elementwise, so each element is read before it is overwritten, on the CPU and the GPU alike.
 void activation_backward_(ActivationGrad op, const Tensor& grad, const Tensor& saved) {
-  run_activation_backward(op, grad, saved, &grad, nullptr);
+  run_activation_backward(op, grad, saved, /*in_place=*/true);
 }
 
 }  // namespace colony::raw

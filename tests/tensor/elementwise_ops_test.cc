@@ -467,9 +467,10 @@ TEST(ActivationBackward, InPlaceOverwritesTheGradient) {
     EXPECT_EQ(values(g), want);
   }
   Tensor strided = raw::transpose(iota({2, 2}), 0, 1);
-  EXPECT_TRUE(throws_with([&] { raw::activation_backward_(raw::ActivationGrad::Relu, strided, raw::reshape(x, {2, 2})); },
+  const raw::ActivationGrad relu = raw::ActivationGrad::Relu;
+  EXPECT_TRUE(throws_with([&] { raw::activation_backward_(relu, strided, raw::reshape(x, {2, 2})); },
                           "relu_backward_: expected a contiguous gradient to overwrite, got strides [1, 2]"));
-  EXPECT_TRUE(throws_with([&] { raw::activation_backward_(raw::ActivationGrad::Relu, f32({1, 2, 3, 4}), f32({1, 2})); },
+  EXPECT_TRUE(throws_with([&] { raw::activation_backward_(relu, f32({1, 2, 3, 4}), f32({1, 2})); },
                           "relu_backward: gradient shape [4] does not match the saved tensor's shape [2]"));
 }
 
