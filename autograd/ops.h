@@ -21,9 +21,12 @@ Tensor exp(const Tensor& t);
 Tensor log(const Tensor& t);
 Tensor sqrt(const Tensor& t);
 Tensor rsqrt(const Tensor& t);
-Tensor relu(const Tensor& t);
-Tensor sigmoid(const Tensor& t);
-Tensor tanh(const Tensor& t);
+// The activations, one per entry of COLONY_FOR_EACH_ACTIVATION (kernels/common/elementwise_functors.h):
+// relu, sigmoid, tanh, gelu, silu, each `Tensor name(const Tensor& t, const UnaryAttrs& attrs = {})`;
+// attrs carries GELU's approximation: gelu(x, {GeluApproximate::Tanh}).
+#define COLONY_DECLARE_ACTIVATION(Op, name, saved) Tensor name(const Tensor& t, const raw::UnaryAttrs& attrs = {});
+COLONY_FOR_EACH_ACTIVATION(COLONY_DECLARE_ACTIVATION)
+#undef COLONY_DECLARE_ACTIVATION
 Tensor sin(const Tensor& t);
 Tensor cos(const Tensor& t);
 Tensor log1p(const Tensor& t);
@@ -94,6 +97,9 @@ Tensor sum_to(const Tensor& t, const Shape& shape);
 Tensor mm(const Tensor& a, const Tensor& b);
 Tensor bmm(const Tensor& a, const Tensor& b);
 Tensor matmul(const Tensor& a, const Tensor& b);  // torch.matmul rules
+// y = x W^T + b: x [..., in], weight [out, in], bias [out] (optional), F.linear; under autocast the
+// whole layer (bias included) runs in the lower precision, as PyTorch's fused linear.
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor());
 
 // ---------- softmax family (autograd/softmax.cc) ----------
 Tensor softmax(const Tensor& t, int64_t dim);

@@ -10,7 +10,9 @@ using autograd::record;
 using autograd::SavedTensor;
 using autograd::detail::Grads;
 using autograd::detail::Needs;
+using raw::ActivationGrad;
 using raw::BinaryOp;
+using raw::UnaryAttrs;
 using raw::UnaryOp;
 
 // d/dx f(x) expressed through the saved input x.
@@ -49,10 +51,25 @@ Tensor piecewise_constant(UnaryOp op, const char* name, const Tensor& x) {
 
 // An activation's gradient, written over the incoming one when no one else can see it: on
 // LeNet's first layer that spares a 600 KB buffer per step at batch 32.
-Tensor activation_grad(raw::ActivationGrad op, const Tensor& g, const Tensor& saved) {
-  if (!autograd::detail::sole_owner(g)) return raw::activation_backward(op, g, saved);
-  raw::activation_backward_(op, g, saved);
+Tensor activation_grad(ActivationGrad op, const Tensor& g, const Tensor& saved, const UnaryAttrs& attrs) {
+  if (!autograd::detail::sole_owner(g)) return raw::activation_backward(op, g, saved, attrs);
+  raw::activation_backward_(op, g, saved, attrs);
   return g;
+}
+
+// Which forward value an activation's gradient reads (COLONY_FOR_EACH_ACTIVATION's third column).
+enum class Saved { Input, Output };
+
+Tensor activation(UnaryOp op, ActivationGrad grad_op, const char* name, Saved saved, const Tensor& x,
+                  const UnaryAttrs& attrs) {
+  Tensor out = raw::unary(op, x, attrs);
+  if (autograd::needs_grad(x)) {
+    SavedTensor s = saved == Saved::Output ? SavedTensor(out, /*is_output=*/true) : SavedTensor(x);
+    record(name, {x}, out, {s}, [s, grad_op, attrs](const Grads& g, const Needs&) -> Grads {
+      return {activation_grad(grad_op, g[0], s.unpack(), attrs)};
+    });
+  }
+  return out;
 }
 
 }  // namespace
@@ -72,13 +89,13 @@ Tensor abs(const Tensor& t) {
 }
 
 Tensor exp(const Tensor& t_arg) {
-  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
+  const Tensor t = autocast::cast(autocast::Op::exp, t_arg);
   return unary_with_output(UnaryOp::Exp, "ExpBackward", t,
                            [](const Tensor& g, const Tensor& y) { return raw::mul(g, y); });
 }
 
 Tensor log(const Tensor& t_arg) {
-  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
+  const Tensor t = autocast::cast(autocast::Op::log, t_arg);
   return unary_with_input(UnaryOp::Log, "LogBackward", t,
                           [](const Tensor& g, const Tensor& x) { return raw::div(g, x); });
 }
@@ -89,31 +106,21 @@ Tensor sqrt(const Tensor& t) {
 }
 
 Tensor rsqrt(const Tensor& t_arg) {
-  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
+  const Tensor t = autocast::cast(autocast::Op::rsqrt, t_arg);
   // d/dx x^(-1/2) = -1/2 x^(-3/2) = -1/2 y^3
   return unary_with_output(UnaryOp::Rsqrt, "RsqrtBackward", t, [](const Tensor& g, const Tensor& y) {
     return raw::mul(raw::mul(g, raw::pow(y, 3.0)), -0.5);
   });
 }
 
-Tensor relu(const Tensor& t) {
-  // relu(x) > 0 exactly where x > 0, so the output serves as the mask.
-  return unary_with_output(UnaryOp::Relu, "ReluBackward", t, [](const Tensor& g, const Tensor& y) {
-    return activation_grad(raw::ActivationGrad::Relu, g, y);
-  });
-}
-
-Tensor sigmoid(const Tensor& t) {
-  return unary_with_output(UnaryOp::Sigmoid, "SigmoidBackward", t, [](const Tensor& g, const Tensor& y) {
-    return activation_grad(raw::ActivationGrad::Sigmoid, g, y);
-  });
-}
-
-Tensor tanh(const Tensor& t) {
-  return unary_with_output(UnaryOp::Tanh, "TanhBackward", t, [](const Tensor& g, const Tensor& y) {
-    return activation_grad(raw::ActivationGrad::Tanh, g, y);
-  });
-}
+// relu, sigmoid, tanh, gelu, silu: the forward and gradient math of kernels/common, recorded with
+// the saved value COLONY_FOR_EACH_ACTIVATION names.
+#define COLONY_DEFINE_ACTIVATION(Op, name, saved)                                                   \
+  Tensor name(const Tensor& t, const UnaryAttrs& attrs) {                                           \
+    return activation(UnaryOp::Op, ActivationGrad::Op, #Op "Backward", Saved::saved, t, attrs);    \
+  }
+COLONY_FOR_EACH_ACTIVATION(COLONY_DEFINE_ACTIVATION)
+#undef COLONY_DEFINE_ACTIVATION
 
 Tensor sin(const Tensor& t) {
   return unary_with_input(UnaryOp::Sin, "SinBackward", t,
@@ -127,13 +134,13 @@ Tensor cos(const Tensor& t) {
 }
 
 Tensor log1p(const Tensor& t_arg) {
-  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
+  const Tensor t = autocast::cast(autocast::Op::log1p, t_arg);
   return unary_with_input(UnaryOp::Log1p, "Log1pBackward", t,
                           [](const Tensor& g, const Tensor& x) { return raw::div(g, raw::add(x, 1.0)); });
 }
 
 Tensor expm1(const Tensor& t_arg) {
-  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
+  const Tensor t = autocast::cast(autocast::Op::expm1, t_arg);
   return unary_with_output(UnaryOp::Expm1, "Expm1Backward", t,
                            [](const Tensor& g, const Tensor& y) { return raw::mul(g, raw::add(y, 1.0)); });
 }
@@ -144,7 +151,7 @@ Tensor square(const Tensor& t) {
 }
 
 Tensor reciprocal(const Tensor& t_arg) {
-  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
+  const Tensor t = autocast::cast(autocast::Op::reciprocal, t_arg);
   // d/dx 1/x = -1/x^2 = -y^2
   return unary_with_output(UnaryOp::Reciprocal, "ReciprocalBackward", t, [](const Tensor& g, const Tensor& y) {
     return raw::neg(raw::mul(g, raw::mul(y, y)));

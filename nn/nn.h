@@ -1,6 +1,7 @@
 // Everything in nn/: modules, layers, functional (F::), init, save/load.
 #pragma once
 
+#include "nn/activation.h"
 #include "nn/batchnorm.h"
 #include "nn/clip_grad.h"
 #include "nn/containers.h"

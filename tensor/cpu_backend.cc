@@ -14,7 +14,6 @@
 #include "kernels/cpu/pool.h"
 #include "kernels/cpu/random.h"
 #include "kernels/cpu/reduce.h"
-#include "kernels/cpu/softmax.h"
 #include "tensor/device_backend.h"
 
 namespace colony {
@@ -25,8 +24,8 @@ namespace k = kernels::cpu;
 class CpuBackend final : public Backend {
  public:
   void unary(kernels::UnaryOp op, DType dtype, const void* in, const Layout& in_layout, void* out,
-             const Layout& out_layout) const override {
-    k::unary(op, dtype, in, in_layout, out, out_layout);
+             const Layout& out_layout, const kernels::UnaryAttrs& attrs) const override {
+    k::unary(op, dtype, in, in_layout, out, out_layout, attrs);
   }
   void binary(kernels::BinaryOp op, DType dtype, const void* a, const Layout& a_layout, const void* b,
               const Layout& b_layout, void* out, const Layout& out_layout, double alpha) const override {
@@ -46,8 +45,8 @@ class CpuBackend final : public Backend {
   }
   void activation_backward(kernels::ActivationGrad op, DType dtype, const void* grad, const Layout& grad_layout,
                            const void* saved, const Layout& saved_layout, void* out,
-                           const Layout& out_layout) const override {
-    k::activation_backward(op, dtype, grad, grad_layout, saved, saved_layout, out, out_layout);
+                           const Layout& out_layout, const kernels::UnaryAttrs& attrs) const override {
+    k::activation_backward(op, dtype, grad, grad_layout, saved, saved_layout, out, out_layout, attrs);
   }
 
   void copy(DType src_dtype, const void* src, const Layout& src_layout, DType dst_dtype, void* dst,
@@ -72,15 +71,6 @@ class CpuBackend final : public Backend {
   void max_min(DType dtype, const void* x, void* values, int64_t* indices, int64_t rows, int64_t len,
                bool is_max) const override {
     k::max_min(dtype, x, values, indices, rows, len, is_max);
-  }
-
-  void softmax(DType dtype, const void* x, void* y, int64_t outer, int64_t dim, int64_t inner,
-               bool log) const override {
-    k::softmax(dtype, x, y, outer, dim, inner, log);
-  }
-  void softmax_backward(DType dtype, const void* g, const void* y, void* gx, int64_t outer, int64_t dim,
-                        int64_t inner, bool log) const override {
-    k::softmax_backward(dtype, g, y, gx, outer, dim, inner, log);
   }
 
   void gemm(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k_, const kernels::MatrixArg& a,

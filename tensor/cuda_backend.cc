@@ -17,7 +17,6 @@
 #include "kernels/cuda/random.h"
 #include "kernels/cuda/reduce.h"
 #include "kernels/cuda/runtime.h"
-#include "kernels/cuda/softmax.h"
 #include "tensor/device_backend.h"
 #include "tensor/cuda.h"
 #include "tensor/raw_ops.h"
@@ -56,8 +55,8 @@ class CudaBackend final : public Backend {
   explicit CudaBackend(int index) : device_(Device::cuda(index)) {}
 
   void unary(kernels::UnaryOp op, DType dtype, const void* in, const Layout& in_layout, void* out,
-             const Layout& out_layout) const override {
-    run(k::unary, op, dtype, in, in_layout, out, out_layout);
+             const Layout& out_layout, const kernels::UnaryAttrs& attrs) const override {
+    run(k::unary, op, dtype, in, in_layout, out, out_layout, attrs);
   }
   void binary(kernels::BinaryOp op, DType dtype, const void* a, const Layout& a_layout, const void* b,
               const Layout& b_layout, void* out, const Layout& out_layout, double alpha) const override {
@@ -77,8 +76,8 @@ class CudaBackend final : public Backend {
   }
   void activation_backward(kernels::ActivationGrad op, DType dtype, const void* grad, const Layout& grad_layout,
                            const void* saved, const Layout& saved_layout, void* out,
-                           const Layout& out_layout) const override {
-    run(k::activation_backward, op, dtype, grad, grad_layout, saved, saved_layout, out, out_layout);
+                           const Layout& out_layout, const kernels::UnaryAttrs& attrs) const override {
+    run(k::activation_backward, op, dtype, grad, grad_layout, saved, saved_layout, out, out_layout, attrs);
   }
 
   void copy(DType src_dtype, const void* src, const Layout& src_layout, DType dst_dtype, void* dst,
@@ -110,15 +109,6 @@ class CudaBackend final : public Backend {
     Tensor workspace = scratch(k::max_min_workspace_bytes(dtype, rows, len));
     run(k::max_min, dtype, x, values, indices, rows, len, is_max,
         workspace.defined() ? workspace.data_ptr_raw() : nullptr);
-  }
-
-  void softmax(DType dtype, const void* x, void* y, int64_t outer, int64_t dim, int64_t inner,
-               bool log) const override {
-    run(k::softmax, dtype, x, y, outer, dim, inner, log);
-  }
-  void softmax_backward(DType dtype, const void* g, const void* y, void* gx, int64_t outer, int64_t dim,
-                        int64_t inner, bool log) const override {
-    run(k::softmax_backward, dtype, g, y, gx, outer, dim, inner, log);
   }
 
   void gemm(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k_, const kernels::MatrixArg& a,

@@ -38,7 +38,7 @@ class Backend {
 
   // --- elementwise (kernels/cpu/elementwise.h): layouts carry the output's sizes ---
   virtual void unary(kernels::UnaryOp op, DType dtype, const void* in, const Layout& in_layout, void* out,
-                     const Layout& out_layout) const = 0;
+                     const Layout& out_layout, const kernels::UnaryAttrs& attrs) const = 0;
   virtual void binary(kernels::BinaryOp op, DType dtype, const void* a, const Layout& a_layout, const void* b,
                       const Layout& b_layout, void* out, const Layout& out_layout, double alpha) const = 0;
   virtual void binary_scalar(kernels::BinaryOp op, DType dtype, const void* a, const Layout& a_layout, double s,
@@ -49,7 +49,7 @@ class Backend {
                      const void* b, const Layout& b_layout, void* out, const Layout& out_layout) const = 0;
   virtual void activation_backward(kernels::ActivationGrad op, DType dtype, const void* grad,
                                    const Layout& grad_layout, const void* saved, const Layout& saved_layout,
-                                   void* out, const Layout& out_layout) const = 0;
+                                   void* out, const Layout& out_layout, const kernels::UnaryAttrs& attrs) const = 0;
 
   // --- copy and fill on this device (kernels/cpu/copy.h) ---
   virtual void copy(DType src_dtype, const void* src, const Layout& src_layout, DType dst_dtype, void* dst,
@@ -67,12 +67,6 @@ class Backend {
   virtual void var(DType dtype, const void* x, void* y, int64_t rows, int64_t len, int64_t correction) const = 0;
   virtual void max_min(DType dtype, const void* x, void* values, int64_t* indices, int64_t rows, int64_t len,
                        bool is_max) const = 0;
-
-  // --- softmax (kernels/cpu/softmax.h) ---
-  virtual void softmax(DType dtype, const void* x, void* y, int64_t outer, int64_t dim, int64_t inner,
-                       bool log) const = 0;
-  virtual void softmax_backward(DType dtype, const void* g, const void* y, void* gx, int64_t outer, int64_t dim,
-                                int64_t inner, bool log) const = 0;
 
   // --- matrix products (kernels/cpu/gemm.h) ---
   virtual void gemm(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, const kernels::MatrixArg& a,

@@ -13,96 +13,22 @@
 
 namespace colony::raw {
 
-#define COLONY_SAME_ENUMERATOR(E, name) static_assert(static_cast<int>(E::name) == static_cast<int>(kernels::E::name));
-COLONY_SAME_ENUMERATOR(UnaryOp, Neg)
-COLONY_SAME_ENUMERATOR(UnaryOp, Abs)
-COLONY_SAME_ENUMERATOR(UnaryOp, Exp)
-COLONY_SAME_ENUMERATOR(UnaryOp, Log)
-COLONY_SAME_ENUMERATOR(UnaryOp, Sqrt)
-COLONY_SAME_ENUMERATOR(UnaryOp, Rsqrt)
-COLONY_SAME_ENUMERATOR(UnaryOp, Relu)
-COLONY_SAME_ENUMERATOR(UnaryOp, Sigmoid)
-COLONY_SAME_ENUMERATOR(UnaryOp, Tanh)
-COLONY_SAME_ENUMERATOR(UnaryOp, Sign)
-COLONY_SAME_ENUMERATOR(UnaryOp, Square)
-COLONY_SAME_ENUMERATOR(UnaryOp, Reciprocal)
-COLONY_SAME_ENUMERATOR(UnaryOp, LogicalNot)
-COLONY_SAME_ENUMERATOR(UnaryOp, Sin)
-COLONY_SAME_ENUMERATOR(UnaryOp, Cos)
-COLONY_SAME_ENUMERATOR(UnaryOp, Log1p)
-COLONY_SAME_ENUMERATOR(UnaryOp, Expm1)
-COLONY_SAME_ENUMERATOR(UnaryOp, Floor)
-COLONY_SAME_ENUMERATOR(UnaryOp, Ceil)
-COLONY_SAME_ENUMERATOR(UnaryOp, Round)
-COLONY_SAME_ENUMERATOR(BinaryOp, Add)
-COLONY_SAME_ENUMERATOR(BinaryOp, Sub)
-COLONY_SAME_ENUMERATOR(BinaryOp, Mul)
-COLONY_SAME_ENUMERATOR(BinaryOp, Div)
-COLONY_SAME_ENUMERATOR(BinaryOp, Pow)
-COLONY_SAME_ENUMERATOR(BinaryOp, Maximum)
-COLONY_SAME_ENUMERATOR(BinaryOp, Minimum)
-COLONY_SAME_ENUMERATOR(BinaryOp, Eq)
-COLONY_SAME_ENUMERATOR(BinaryOp, Ne)
-COLONY_SAME_ENUMERATOR(BinaryOp, Lt)
-COLONY_SAME_ENUMERATOR(BinaryOp, Le)
-COLONY_SAME_ENUMERATOR(BinaryOp, Gt)
-COLONY_SAME_ENUMERATOR(BinaryOp, Ge)
-COLONY_SAME_ENUMERATOR(ActivationGrad, Relu)
-COLONY_SAME_ENUMERATOR(ActivationGrad, Sigmoid)
-COLONY_SAME_ENUMERATOR(ActivationGrad, Tanh)
-#undef COLONY_SAME_ENUMERATOR
-
 namespace {
 
-kernels::UnaryOp kop(UnaryOp op) { return static_cast<kernels::UnaryOp>(op); }
-kernels::BinaryOp kop(BinaryOp op) { return static_cast<kernels::BinaryOp>(op); }
+using kernels::op_name;
 
-const char* op_name(UnaryOp op) {
-  switch (op) {
-    case UnaryOp::Neg: return "neg";
-    case UnaryOp::Abs: return "abs";
-    case UnaryOp::Exp: return "exp";
-    case UnaryOp::Log: return "log";
-    case UnaryOp::Sqrt: return "sqrt";
-    case UnaryOp::Rsqrt: return "rsqrt";
-    case UnaryOp::Relu: return "relu";
-    case UnaryOp::Sigmoid: return "sigmoid";
-    case UnaryOp::Tanh: return "tanh";
-    case UnaryOp::Sign: return "sign";
-    case UnaryOp::Square: return "square";
-    case UnaryOp::Reciprocal: return "reciprocal";
-    case UnaryOp::LogicalNot: return "logical_not";
-    case UnaryOp::Sin: return "sin";
-    case UnaryOp::Cos: return "cos";
-    case UnaryOp::Log1p: return "log1p";
-    case UnaryOp::Expm1: return "expm1";
-    case UnaryOp::Floor: return "floor";
-    case UnaryOp::Ceil: return "ceil";
-    case UnaryOp::Round: return "round";
-  }
-  return "unary";
+// "add_", "mul_", ...: the in-place forms' names in errors.
+const char* op_name(BinaryOp op, bool in_place) {
+  if (!in_place) return op_name(op);
+#define COLONY_NAME_CASE(Op, DISPATCH, NAME) \
+  case BinaryOp::Op:                         \
+    return NAME "_";
+  switch (op) { COLONY_FOR_EACH_BINARY_OP(COLONY_NAME_CASE) }
+#undef COLONY_NAME_CASE
+  return "binary_";
 }
 
-const char* op_name(BinaryOp op, bool in_place = false) {
-  switch (op) {
-    case BinaryOp::Add: return in_place ? "add_" : "add";
-    case BinaryOp::Sub: return in_place ? "sub_" : "sub";
-    case BinaryOp::Mul: return in_place ? "mul_" : "mul";
-    case BinaryOp::Div: return in_place ? "div_" : "div";
-    case BinaryOp::Pow: return in_place ? "pow_" : "pow";
-    case BinaryOp::Maximum: return in_place ? "maximum_" : "maximum";
-    case BinaryOp::Minimum: return in_place ? "minimum_" : "minimum";
-    case BinaryOp::Eq: return in_place ? "eq_" : "eq";
-    case BinaryOp::Ne: return in_place ? "ne_" : "ne";
-    case BinaryOp::Lt: return in_place ? "lt_" : "lt";
-    case BinaryOp::Le: return in_place ? "le_" : "le";
-    case BinaryOp::Gt: return in_place ? "gt_" : "gt";
-    case BinaryOp::Ge: return in_place ? "ge_" : "ge";
-  }
-  return "binary";
-}
-
-bool is_comparison(BinaryOp op) { return kernels::outputs_bool(kop(op)); }
+bool is_comparison(BinaryOp op) { return kernels::outputs_bool(op); }
 
 void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
   if (a.device() != b.device()) {
@@ -177,11 +103,11 @@ Tensor new_output(const Shape& shape, DType dtype, Device device) {
 
 // --- dispatch: every layout takes out's shape ---
 
-void run_unary(UnaryOp op, DType dtype, const Tensor& in, const Tensor& out) {
+void run_unary(UnaryOp op, DType dtype, const Tensor& in, const Tensor& out, const UnaryAttrs& attrs) {
   const char* name = op_name(op);
   auto lin = broadcast_layout(in, out.sizes(), name);
   auto lout = kernel_layout(out, name);
-  backend_for(out.device()).unary(kop(op), dtype, in.data_ptr_raw(), lin, out.data_ptr_raw(), lout);
+  backend_for(out.device()).unary(op, dtype, in.data_ptr_raw(), lin, out.data_ptr_raw(), lout, attrs);
 }
 
 void run_binary(BinaryOp op, DType dtype, const Tensor& a, const Tensor& b, const Tensor& out, double alpha,
@@ -190,7 +116,7 @@ void run_binary(BinaryOp op, DType dtype, const Tensor& a, const Tensor& b, cons
   auto lb = broadcast_layout(b, out.sizes(), name);
   auto lout = kernel_layout(out, name);
   backend_for(out.device())
-      .binary(kop(op), dtype, a.data_ptr_raw(), la, b.data_ptr_raw(), lb, out.data_ptr_raw(), lout, alpha);
+      .binary(op, dtype, a.data_ptr_raw(), la, b.data_ptr_raw(), lb, out.data_ptr_raw(), lout, alpha);
 }
 
 void run_binary_scalar(BinaryOp op, DType dtype, const Tensor& a, double s, bool scalar_first, const Tensor& out,
@@ -198,7 +124,7 @@ void run_binary_scalar(BinaryOp op, DType dtype, const Tensor& a, double s, bool
   auto la = broadcast_layout(a, out.sizes(), name);
   auto lout = kernel_layout(out, name);
   backend_for(out.device())
-      .binary_scalar(kop(op), dtype, a.data_ptr_raw(), la, s, scalar_first, out.data_ptr_raw(), lout);
+      .binary_scalar(op, dtype, a.data_ptr_raw(), la, s, scalar_first, out.data_ptr_raw(), lout);
 }
 
 void run_clamp(const Tensor& in, const Tensor& out, std::optional<double> min, std::optional<double> max,
@@ -312,7 +238,7 @@ void add_(Tensor& a, const Tensor& b, double alpha) { binary_inplace(BinaryOp::A
 
 }  // namespace detail
 
-Tensor unary(UnaryOp op, const Tensor& t) {
+Tensor unary(UnaryOp op, const Tensor& t, const UnaryAttrs& attrs) {
   const char* name = op_name(op);
   check_defined(t, name);
   DType d = t.dtype();
@@ -338,13 +264,20 @@ Tensor unary(UnaryOp op, const Tensor& t) {
     case UnaryOp::Round:
       if (!is_floating(d)) return clone(t);  // integers are already whole
       break;
+    case UnaryOp::Gelu:
+    case UnaryOp::Silu:
+      // As torch.nn.functional.gelu / silu, which have no integral kernels.
+      if (!is_floating(d)) {
+        throw std::invalid_argument(std::string(name) + ": expected a floating-point tensor, got " + dtype_name(d));
+      }
+      break;
     default:
       // exp, log, sqrt, ...: integral and bool inputs compute in float32, like torch.exp(int_tensor).
       if (!is_floating(d)) return unary(op, as_dtype(t, default_float_dtype()));
       break;
   }
-  Tensor out = new_output(t.sizes(), kernels::outputs_bool(kop(op)) ? kBool : d, t.device());
-  run_unary(op, d, t, out);
+  Tensor out = new_output(t.sizes(), kernels::outputs_bool(op) ? kBool : d, t.device());
+  run_unary(op, d, t, out, attrs);
   return out;
 }
 
@@ -435,10 +368,9 @@ namespace {
 // activation_backward's checks, then the kernel writing into a new tensor, or (in_place) over grad,
 // which is returned. Elementwise, so each element is read before it is overwritten, on the CPU and
 // the GPU alike.
-Tensor run_activation_backward(ActivationGrad op, const Tensor& grad, const Tensor& saved, bool in_place) {
-  const char* name = op == ActivationGrad::Relu      ? "relu_backward"
-                     : op == ActivationGrad::Sigmoid ? "sigmoid_backward"
-                                                     : "tanh_backward";
+Tensor run_activation_backward(ActivationGrad op, const Tensor& grad, const Tensor& saved, const UnaryAttrs& attrs,
+                               bool in_place) {
+  const char* name = op_name(op);
   check_defined(grad, name);
   check_defined(saved, name);
   check_same_device(name, grad, saved);
@@ -456,21 +388,20 @@ Tensor run_activation_backward(ActivationGrad op, const Tensor& grad, const Tens
   }
   Tensor out = in_place ? grad : new_output(grad.sizes(), grad.dtype(), grad.device());
   auto lg = kernel_layout(grad, name), ls = kernel_layout(saved, name), lout = kernel_layout(out, name);
-  auto kind = static_cast<kernels::ActivationGrad>(op);
   backend_for(out.device())
-      .activation_backward(kind, grad.dtype(), grad.data_ptr_raw(), lg, saved.data_ptr_raw(), ls, out.data_ptr_raw(),
-                           lout);
+      .activation_backward(op, grad.dtype(), grad.data_ptr_raw(), lg, saved.data_ptr_raw(), ls, out.data_ptr_raw(), lout,
+                           attrs);
   return out;
 }
 
 }  // namespace
 
-Tensor activation_backward(ActivationGrad op, const Tensor& grad, const Tensor& saved) {
-  return run_activation_backward(op, grad, saved, /*in_place=*/false);
+Tensor activation_backward(ActivationGrad op, const Tensor& grad, const Tensor& saved, const UnaryAttrs& attrs) {
+  return run_activation_backward(op, grad, saved, attrs, /*in_place=*/false);
 }
 
-void activation_backward_(ActivationGrad op, const Tensor& grad, const Tensor& saved) {
-  run_activation_backward(op, grad, saved, /*in_place=*/true);
+void activation_backward_(ActivationGrad op, const Tensor& grad, const Tensor& saved, const UnaryAttrs& attrs) {
+  run_activation_backward(op, grad, saved, attrs, /*in_place=*/true);
 }
 
 }  // namespace colony::raw

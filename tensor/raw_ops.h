@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/common/elementwise_functors.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
 
@@ -85,13 +86,14 @@ void fill_(Tensor& t, double value);
 // ---------- elementwise (tensor/elementwise_ops.cc) ----------
 // Binary ops broadcast and promote dtypes (promote_types); scalar operands keep the tensor's
 // dtype, except an integral tensor with a non-integral scalar, which gives float32.
-enum class UnaryOp : uint8_t {
-  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Relu, Sigmoid, Tanh, Sign, Square, Reciprocal, LogicalNot, Sin, Cos,
-  Log1p, Expm1, Floor, Ceil, Round
-};
-enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge };
+// The ops and their attributes are the lists of kernels/common/elementwise_functors.h.
+using kernels::ActivationGrad;
+using kernels::BinaryOp;
+using kernels::GeluApproximate;
+using kernels::UnaryAttrs;
+using kernels::UnaryOp;
 
-Tensor unary(UnaryOp op, const Tensor& t);
+Tensor unary(UnaryOp op, const Tensor& t, const UnaryAttrs& attrs = {});
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
 Tensor binary(BinaryOp op, const Tensor& a, double b);
 Tensor binary(BinaryOp op, double a, const Tensor& b);
@@ -124,13 +126,11 @@ Tensor clamp(const Tensor& t, std::optional<double> min, std::optional<double> m
 void clamp_(Tensor& t, std::optional<double> min, std::optional<double> max);
 // cond ? a : b, all three broadcast; cond must be bool.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
-// Gradients of the activations, computed from the saved forward values (one place for the math,
-// shared with the CUDA kernels): relu: grad * (x > 0); sigmoid: grad * y * (1 - y);
-// tanh: grad * (1 - y^2).
-enum class ActivationGrad : uint8_t { Relu, Sigmoid, Tanh };
-Tensor activation_backward(ActivationGrad op, const Tensor& grad, const Tensor& saved);
+// Gradients of the activations (COLONY_FOR_EACH_ACTIVATION), computed from the saved forward value
+// the list names, by activation_grad_fn (one place for the math, shared with the CUDA kernels).
+Tensor activation_backward(ActivationGrad op, const Tensor& grad, const Tensor& saved, const UnaryAttrs& attrs = {});
 // The same written over grad (contiguous), for a caller that owns grad and is done with it.
-void activation_backward_(ActivationGrad op, const Tensor& grad, const Tensor& saved);
+void activation_backward_(ActivationGrad op, const Tensor& grad, const Tensor& saved, const UnaryAttrs& attrs = {});
 
 // ---------- reductions (tensor/reduce_ops.cc) ----------
 // dims empty = all dims. Integral/bool inputs sum to int64, like PyTorch.

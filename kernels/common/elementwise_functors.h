@@ -13,18 +13,12 @@
 
 namespace colony::kernels {
 
-// Same enumerators, in the same order, as colony::raw::UnaryOp / BinaryOp / ActivationGrad
-// (tensor/raw_ops.h); tensor/elementwise_ops.cc static_asserts the correspondence.
-enum class UnaryOp : uint8_t {
-  Neg, Abs, Exp, Log, Sqrt, Rsqrt, Relu, Sigmoid, Tanh, Sign, Square, Reciprocal, LogicalNot, Sin, Cos,
-  Log1p, Expm1, Floor, Ceil, Round
-};
-enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Pow, Maximum, Minimum, Eq, Ne, Lt, Le, Gt, Ge };
-enum class ActivationGrad : uint8_t { Relu, Sigmoid, Tanh };
-
-// Every op with the dtypes it accepts (a COLONY_DISPATCH_* macro of dispatch.h) and its name in
-// errors: X(Op, DISPATCH, "name"). The CPU and CUDA dispatch switches both expand these, so an op
-// added here is dispatched alike on both devices.
+// Each op family is declared once, by the lists below: the enums, the names in errors, and the
+// CPU and CUDA dispatch switches are all expanded from them (colony::raw uses these enums too), so
+// an op added to a list and given its math below runs on both devices.
+//
+// Unary and binary ops, with the dtypes each accepts (a COLONY_DISPATCH_* macro of dispatch.h) and
+// its name: X(Op, DISPATCH, "name").
 #define COLONY_FOR_EACH_UNARY_OP(X)                     \
   X(Neg, COLONY_DISPATCH_NUMERIC, "neg")                \
   X(Abs, COLONY_DISPATCH_NUMERIC, "abs")                \
@@ -45,7 +39,9 @@ enum class ActivationGrad : uint8_t { Relu, Sigmoid, Tanh };
   X(Expm1, COLONY_DISPATCH_FLOATING, "expm1")           \
   X(Floor, COLONY_DISPATCH_FLOATING, "floor")           \
   X(Ceil, COLONY_DISPATCH_FLOATING, "ceil")             \
-  X(Round, COLONY_DISPATCH_FLOATING, "round")
+  X(Round, COLONY_DISPATCH_FLOATING, "round")           \
+  X(Gelu, COLONY_DISPATCH_FLOATING, "gelu")             \
+  X(Silu, COLONY_DISPATCH_FLOATING, "silu")
 
 #define COLONY_FOR_EACH_BINARY_OP(X)         \
   X(Add, COLONY_DISPATCH_ALL, "add")         \
@@ -61,6 +57,56 @@ enum class ActivationGrad : uint8_t { Relu, Sigmoid, Tanh };
   X(Le, COLONY_DISPATCH_ALL, "le")           \
   X(Gt, COLONY_DISPATCH_ALL, "gt")           \
   X(Ge, COLONY_DISPATCH_ALL, "ge")
+
+// The activations: unary ops whose gradient is activation_grad_fn of the incoming gradient and one
+// saved tensor, the input x (Input) or the output y (Output): X(Op, name, Input|Output). Each is also
+// in the unary list (its forward); autograd/ops.h declares colony::name(x, attrs) for each, and
+// autograd/unary.cc defines it, so an activation needs no code outside this file but its nn front.
+#define COLONY_FOR_EACH_ACTIVATION(X) \
+  X(Relu, relu, Output)               \
+  X(Sigmoid, sigmoid, Output)         \
+  X(Tanh, tanh, Output)               \
+  X(Gelu, gelu, Input)                \
+  X(Silu, silu, Input)
+
+#define COLONY_ENUMERATOR(Op, ...) Op,
+enum class UnaryOp : uint8_t { COLONY_FOR_EACH_UNARY_OP(COLONY_ENUMERATOR) };
+enum class BinaryOp : uint8_t { COLONY_FOR_EACH_BINARY_OP(COLONY_ENUMERATOR) };
+enum class ActivationGrad : uint8_t { COLONY_FOR_EACH_ACTIVATION(COLONY_ENUMERATOR) };
+#undef COLONY_ENUMERATOR
+
+#define COLONY_NAME_CASE(Op, DISPATCH, NAME) \
+  case E::Op:                                \
+    return NAME;
+constexpr const char* op_name(UnaryOp op) {
+  using E = UnaryOp;
+  switch (op) { COLONY_FOR_EACH_UNARY_OP(COLONY_NAME_CASE) }
+  return "unary";
+}
+constexpr const char* op_name(BinaryOp op) {
+  using E = BinaryOp;
+  switch (op) { COLONY_FOR_EACH_BINARY_OP(COLONY_NAME_CASE) }
+  return "binary";
+}
+#undef COLONY_NAME_CASE
+// "relu_backward", ...
+constexpr const char* op_name(ActivationGrad op) {
+#define COLONY_NAME_CASE(Op, name, saved) \
+  case ActivationGrad::Op:                \
+    return #name "_backward";
+  switch (op) { COLONY_FOR_EACH_ACTIVATION(COLONY_NAME_CASE) }
+#undef COLONY_NAME_CASE
+  return "activation_backward";
+}
+
+// torch.nn.functional.gelu's `approximate`: "none" (the exact erf form) or "tanh".
+enum class GeluApproximate : uint8_t { None, Tanh };
+
+// The attributes of the unary ops that take some, with PyTorch's defaults. They travel by value into
+// both devices' kernels; an op reads only its own fields.
+struct UnaryAttrs {
+  GeluApproximate gelu_approximate = GeluApproximate::None;  // Gelu
+};
 
 constexpr bool outputs_bool(UnaryOp op) { return op == UnaryOp::LogicalNot; }
 constexpr bool outputs_bool(BinaryOp op) { return op >= BinaryOp::Eq; }
@@ -114,8 +160,39 @@ COLONY_INLINE C int_pow(C base, C exponent) {
   }
 }
 
+// GELU's constants, as PyTorch's kernels spell them: 1/sqrt(2), sqrt(2/pi), 1/sqrt(2 pi), and the
+// cubic coefficient of the tanh form (Hendrycks and Gimpel 2016).
+constexpr double kSqrtHalf = 0.70710678118654752440;
+constexpr double kSqrtTwoOverPi = 0.79788456080286535588;
+constexpr double kInvSqrtTwoPi = 0.39894228040143267794;
+constexpr double kGeluCubic = 0.044715;
+
+template <typename C>
+COLONY_INLINE C gelu(C x, GeluApproximate approximate) {
+  if (approximate == GeluApproximate::Tanh) {
+    C inner = C(kSqrtTwoOverPi) * (x + C(kGeluCubic) * x * x * x);
+    return C(0.5) * x * (C(1) + math::tanh(inner));
+  }
+  return C(0.5) * x * (C(1) + math::erf(x * C(kSqrtHalf)));
+}
+
+// d gelu / dx, PyTorch's GeluBackward: cdf + x * pdf (exact), or the product rule over the tanh form.
+template <typename C>
+COLONY_INLINE C gelu_derivative(C x, GeluApproximate approximate) {
+  if (approximate == GeluApproximate::Tanh) {
+    C x_sq = x * x;
+    C tanh_inner = math::tanh(C(kSqrtTwoOverPi) * (x + C(kGeluCubic) * x_sq * x));
+    C left = C(0.5) * x, right = C(1) + tanh_inner;
+    C right_derivative = left * (C(1) - tanh_inner * tanh_inner) * C(kSqrtTwoOverPi) * (C(1) + C(3 * kGeluCubic) * x_sq);
+    return C(0.5) * right + right_derivative;
+  }
+  C cdf = C(0.5) * (C(1) + math::erf(x * C(kSqrtHalf)));
+  C pdf = C(kInvSqrtTwoPi) * math::exp(C(-0.5) * x * x);
+  return cdf + x * pdf;
+}
+
 template <UnaryOp Op, typename C>
-COLONY_INLINE auto unary_fn(C x) {
+COLONY_INLINE auto unary_fn(C x, const UnaryAttrs& attrs = {}) {
   constexpr bool kFloat = std::is_floating_point_v<C>;
   if constexpr (Op == UnaryOp::Neg) {
     return static_cast<C>(-x);
@@ -171,9 +248,13 @@ COLONY_INLINE auto unary_fn(C x) {
     return math::floor(x);
   } else if constexpr (Op == UnaryOp::Ceil) {
     return math::ceil(x);
-  } else {
-    static_assert(Op == UnaryOp::Round, "unhandled UnaryOp");
+  } else if constexpr (Op == UnaryOp::Round) {
     return math::rint(x);  // ties to even: round(2.5) = 2, round(-0.5) = -0
+  } else if constexpr (Op == UnaryOp::Gelu) {
+    return gelu(x, attrs.gelu_approximate);
+  } else {
+    static_assert(Op == UnaryOp::Silu, "unhandled UnaryOp");
+    return x / (C(1) + math::exp(-x));  // PyTorch's form: -0 (not a denormal) below about -88 in float
   }
 }
 
@@ -222,18 +303,24 @@ COLONY_INLINE C clamp_fn(C x, bool has_lo, C lo, bool has_hi, C hi) {
   return x;
 }
 
-// Activation gradients from the saved forward value: the input x for relu (or its output: both are
-// positive exactly where x is), the output y for sigmoid and tanh. Operand order follows PyTorch's
-// kernels so rounding matches: threshold_backward, grad * (1 - y) * y, grad * (1 - y * y).
+// Activation gradients from the saved forward value (COLONY_FOR_EACH_ACTIVATION says which): the
+// output y for relu (positive exactly where x is), sigmoid and tanh; the input x for gelu and silu.
+// Operand order follows PyTorch's kernels so rounding matches: threshold_backward,
+// grad * (1 - y) * y, grad * (1 - y * y), GeluBackward, grad * s * (1 + x * (1 - s)).
 template <ActivationGrad Op, typename C>
-COLONY_INLINE C activation_grad_fn(C grad, C saved) {
+COLONY_INLINE C activation_grad_fn(C grad, C saved, const UnaryAttrs& attrs = {}) {
   if constexpr (Op == ActivationGrad::Relu) {
     return saved <= C(0) ? C(0) : grad;
   } else if constexpr (Op == ActivationGrad::Sigmoid) {
     return grad * (C(1) - saved) * saved;
-  } else {
-    static_assert(Op == ActivationGrad::Tanh, "unhandled ActivationGrad");
+  } else if constexpr (Op == ActivationGrad::Tanh) {
     return grad * (C(1) - saved * saved);
+  } else if constexpr (Op == ActivationGrad::Gelu) {
+    return grad * gelu_derivative(saved, attrs.gelu_approximate);
+  } else {
+    static_assert(Op == ActivationGrad::Silu, "unhandled ActivationGrad");
+    C s = C(1) / (C(1) + math::exp(-saved));
+    return grad * s * (C(1) + saved * (C(1) - s));
   }
 }
 

@@ -74,21 +74,24 @@ void where(DType dtype, const bool* cond, const StridedLayout& lc, const void* a
   });
 }
 
+// One case per COLONY_FOR_EACH_ACTIVATION entry (defined outside the dispatch macro's argument, where
+// a directive may not stand).
+#define COLONY_ACTIVATION_CASE(Op, name, saved) \
+  case ActivationGrad::Op:                      \
+    return run([attrs](C g, C s) { return activation_grad_fn<ActivationGrad::Op>(g, s, attrs); });
+
 void activation_backward(ActivationGrad op, DType dtype, const void* grad, const StridedLayout& lg, const void* saved,
-                         const StridedLayout& ls, void* out, const StridedLayout& lout) {
-  COLONY_DISPATCH_FLOATING(dtype, "activation_backward", [&] {
+                         const StridedLayout& ls, void* out, const StridedLayout& lout, const UnaryAttrs& attrs) {
+  COLONY_DISPATCH_FLOATING(dtype, op_name(op), [&] {
     using T = scalar_t;
     using C = compute_t<T>;
     auto run = [&](auto fn) {
       map2<T, T, T>(out, lout, grad, lg, saved, ls, [fn](T g, T s) { return static_cast<T>(fn(static_cast<C>(g), static_cast<C>(s))); });
     };
-    switch (op) {
-      case ActivationGrad::Relu: return run([](C g, C s) { return activation_grad_fn<ActivationGrad::Relu>(g, s); });
-      case ActivationGrad::Sigmoid:
-        return run([](C g, C s) { return activation_grad_fn<ActivationGrad::Sigmoid>(g, s); });
-      case ActivationGrad::Tanh: return run([](C g, C s) { return activation_grad_fn<ActivationGrad::Tanh>(g, s); });
-    }
+    switch (op) { COLONY_FOR_EACH_ACTIVATION(COLONY_ACTIVATION_CASE) }
   });
 }
+
+#undef COLONY_ACTIVATION_CASE
 
 }  // namespace colony::kernels::cpu

@@ -10,9 +10,9 @@
 
 namespace colony::kernels::cpu {
 
-// dtypes: neg, abs, relu, square: all but bool; sign, logical_not: all; the rest: floating only.
+// dtypes: as COLONY_FOR_EACH_UNARY_OP lists them. `attrs`: the op's attributes (GELU's approximation).
 void unary(UnaryOp op, DType dtype, const void* in, const StridedLayout& in_layout, void* out,
-           const StridedLayout& out_layout);
+           const StridedLayout& out_layout, const UnaryAttrs& attrs = {});
 
 // out = a op b; Add computes a + alpha * b. dtypes: sub: all but bool; div: floating; others: all.
 void binary(BinaryOp op, DType dtype, const void* a, const StridedLayout& a_layout, const void* b,
@@ -33,6 +33,6 @@ void where(DType dtype, const bool* cond, const StridedLayout& cond_layout, cons
 // Floating dtypes; see activation_grad_fn (kernels/common/elementwise_functors.h).
 void activation_backward(ActivationGrad op, DType dtype, const void* grad, const StridedLayout& grad_layout,
                          const void* saved, const StridedLayout& saved_layout, void* out,
-                         const StridedLayout& out_layout);
+                         const StridedLayout& out_layout, const UnaryAttrs& attrs = {});
 
 }  // namespace colony::kernels::cpu

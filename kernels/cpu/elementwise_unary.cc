@@ -6,18 +6,20 @@ namespace colony::kernels::cpu {
 namespace {
 
 template <UnaryOp Op, typename T>
-void unary_typed(const void* in, const StridedLayout& lin, void* out, const StridedLayout& lout) {
+void unary_typed(const void* in, const StridedLayout& lin, void* out, const StridedLayout& lout,
+                 const UnaryAttrs& attrs) {
   using C = compute_t<T>;
   using Out = unary_out_t<Op, T>;
-  map1<Out, T>(out, lout, in, lin, [](T x) { return static_cast<Out>(unary_fn<Op>(static_cast<C>(x))); });
+  map1<Out, T>(out, lout, in, lin, [attrs](T x) { return static_cast<Out>(unary_fn<Op>(static_cast<C>(x), attrs)); });
 }
 
 }  // namespace
 
-void unary(UnaryOp op, DType dtype, const void* in, const StridedLayout& lin, void* out, const StridedLayout& lout) {
+void unary(UnaryOp op, DType dtype, const void* in, const StridedLayout& lin, void* out, const StridedLayout& lout,
+           const UnaryAttrs& attrs) {
 #define COLONY_UNARY_CASE(OP, DISPATCH, NAME)                                                    \
   case UnaryOp::OP:                                                                              \
-    DISPATCH(dtype, NAME, [&] { unary_typed<UnaryOp::OP, scalar_t>(in, lin, out, lout); }); \
+    DISPATCH(dtype, NAME, [&] { unary_typed<UnaryOp::OP, scalar_t>(in, lin, out, lout, attrs); }); \
     return;
   switch (op) { COLONY_FOR_EACH_UNARY_OP(COLONY_UNARY_CASE) }
 #undef COLONY_UNARY_CASE

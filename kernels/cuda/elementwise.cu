@@ -86,8 +86,10 @@ struct ActivationGradFn {
   T* out;
   const T* grad;
   const T* saved;
+  UnaryAttrs attrs;
   __device__ void operator()(const int64_t* off) const {
-    out[off[0]] = static_cast<T>(activation_grad_fn<Op>(static_cast<C>(grad[off[1]]), static_cast<C>(saved[off[2]])));
+    out[off[0]] = static_cast<T>(
+        activation_grad_fn<Op>(static_cast<C>(grad[off[1]]), static_cast<C>(saved[off[2]]), attrs));
   }
 };
 
@@ -124,25 +126,23 @@ void where(DType dtype, const bool* cond, const StridedLayout& lc, const void* a
   });
 }
 
+#define COLONY_ACTIVATION_CASE(Op, name, saved)                                                                     \
+  case ActivationGrad::Op:                                                                                          \
+    return launch_elementwise<3>({&lout, &lg, &ls}, ActivationGradFn<ActivationGrad::Op, T>{o, g, s, attrs}, stream, \
+                                 #name "_backward");
+
 void activation_backward(ActivationGrad op, DType dtype, const void* grad, const StridedLayout& lg, const void* saved,
-                         const StridedLayout& ls, void* out, const StridedLayout& lout, void* stream) {
-  COLONY_DISPATCH_FLOATING(dtype, "activation_backward", [&] {
+                         const StridedLayout& ls, void* out, const StridedLayout& lout, const UnaryAttrs& attrs,
+                         void* stream) {
+  COLONY_DISPATCH_FLOATING(dtype, op_name(op), [&] {
     using T = scalar_t;
     T* o = static_cast<T*>(out);
     const T* g = static_cast<const T*>(grad);
     const T* s = static_cast<const T*>(saved);
-    switch (op) {
-      case ActivationGrad::Relu:
-        return launch_elementwise<3>({&lout, &lg, &ls}, ActivationGradFn<ActivationGrad::Relu, T>{o, g, s}, stream,
-                                     "relu_backward");
-      case ActivationGrad::Sigmoid:
-        return launch_elementwise<3>({&lout, &lg, &ls}, ActivationGradFn<ActivationGrad::Sigmoid, T>{o, g, s},
-                                     stream, "sigmoid_backward");
-      case ActivationGrad::Tanh:
-        return launch_elementwise<3>({&lout, &lg, &ls}, ActivationGradFn<ActivationGrad::Tanh, T>{o, g, s}, stream,
-                                     "tanh_backward");
-    }
+    switch (op) { COLONY_FOR_EACH_ACTIVATION(COLONY_ACTIVATION_CASE) }
   });
 }
+
+#undef COLONY_ACTIVATION_CASE
 
 }  // namespace colony::kernels::cuda

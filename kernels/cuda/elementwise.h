@@ -11,7 +11,7 @@
 namespace colony::kernels::cuda {
 
 void unary(UnaryOp op, DType dtype, const void* in, const StridedLayout& in_layout, void* out,
-           const StridedLayout& out_layout, void* stream);
+           const StridedLayout& out_layout, const UnaryAttrs& attrs, void* stream);
 
 void binary(BinaryOp op, DType dtype, const void* a, const StridedLayout& a_layout, const void* b,
             const StridedLayout& b_layout, void* out, const StridedLayout& out_layout, double alpha, void* stream);
@@ -27,6 +27,6 @@ void where(DType dtype, const bool* cond, const StridedLayout& cond_layout, cons
 
 void activation_backward(ActivationGrad op, DType dtype, const void* grad, const StridedLayout& grad_layout,
                          const void* saved, const StridedLayout& saved_layout, void* out,
-                         const StridedLayout& out_layout, void* stream);
+                         const StridedLayout& out_layout, const UnaryAttrs& attrs, void* stream);
 
 }  // namespace colony::kernels::cuda

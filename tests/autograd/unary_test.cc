@@ -58,6 +58,16 @@ TEST(Unary, ActivationGradientOverwritesOnlyAnUnsharedIncomingGradient) {
   }
 }
 
+TEST(Unary, Gelu) {
+  EXPECT_TRUE(check_unary([](const Tensor& x) { return gelu(x); }, -3.0, 3.0));
+  EXPECT_TRUE(check_unary([](const Tensor& x) { return gelu(x, {raw::GeluApproximate::Tanh}); }, -3.0, 3.0));
+}
+TEST(Unary, Silu) { EXPECT_TRUE(check_unary([](const Tensor& x) { return silu(x); }, -3.0, 3.0)); }
+TEST(Unary, GeluAndSiluRefuseIntegers) {
+  Tensor i = raw::arange(4.0);
+  EXPECT_TRUE(testing::throws_with<std::invalid_argument>([&] { gelu(i); }, "gelu: expected a floating-point tensor, got int64"));
+  EXPECT_TRUE(testing::throws_with<std::invalid_argument>([&] { silu(i); }, "silu: expected a floating-point tensor"));
+}
 TEST(Unary, Sigmoid) { EXPECT_TRUE(check_unary([](const Tensor& x) { return sigmoid(x); }, -3.0, 3.0)); }
 TEST(Unary, Tanh) { EXPECT_TRUE(check_unary([](const Tensor& x) { return tanh(x); }, -2.0, 2.0)); }
 TEST(Unary, Sin) { EXPECT_TRUE(check_unary([](const Tensor& x) { return sin(x); }, -3.0, 3.0)); }

@@ -238,5 +238,54 @@ TEST(ActivationGradFunctors, HandValues) {
   EXPECT_EQ((activation_grad_fn<ActivationGrad::Tanh>(2.0, 0.5)), 1.5);         // 2 * (1 - 0.25)
 }
 
+// GELU and SiLU against values of the float64 formulas (Python's math.erf / math.tanh), and their
+// derivatives against central differences of the same formulas.
+TEST(UnaryFunctors, GeluAndSilu) {
+  const UnaryAttrs exact{GeluApproximate::None}, tanh_form{GeluApproximate::Tanh};
+  EXPECT_NEAR((unary_fn<UnaryOp::Gelu>(1.0, exact)), 0.8413447460685429, 1e-15);
+  EXPECT_NEAR((unary_fn<UnaryOp::Gelu>(-1.0, exact)), -0.15865525393145707, 1e-15);
+  EXPECT_NEAR((unary_fn<UnaryOp::Gelu>(3.0, exact)), 2.99595030590511, 1e-14);
+  EXPECT_NEAR((unary_fn<UnaryOp::Gelu>(1.0, tanh_form)), 0.8411919906082768, 1e-15);
+  EXPECT_NEAR((unary_fn<UnaryOp::Gelu>(-1.0, tanh_form)), -0.15880800939172324, 1e-15);
+  EXPECT_NEAR((unary_fn<UnaryOp::Gelu>(0.5f, tanh_form)), 0.34571400982514394f, 1e-7f);
+  EXPECT_EQ((unary_fn<UnaryOp::Gelu>(1.0)), (unary_fn<UnaryOp::Gelu>(1.0, exact)));  // the default is exact
+  EXPECT_TRUE(std::isnan(unary_fn<UnaryOp::Gelu>(kNaN, exact)));
+  EXPECT_NEAR((unary_fn<UnaryOp::Silu>(1.0)), 0.7310585786300049, 1e-15);
+  EXPECT_NEAR((unary_fn<UnaryOp::Silu>(-1.0)), -0.2689414213699951, 1e-15);
+  EXPECT_NEAR((unary_fn<UnaryOp::Silu>(3.0f)), 2.8577223804672998f, 1e-6f);
+  // exp(100) overflows float: x / inf is -0, as PyTorch's x / (1 + exp(-x)) gives.
+  float far = unary_fn<UnaryOp::Silu>(-100.0f);
+  EXPECT_EQ(far, 0.0f);
+  EXPECT_TRUE(std::signbit(far));
+}
+
+TEST(ActivationGradFunctors, GeluAndSiluAreTheDerivatives) {
+  const UnaryAttrs exact{GeluApproximate::None}, tanh_form{GeluApproximate::Tanh};
+  EXPECT_NEAR((activation_grad_fn<ActivationGrad::Gelu>(1.0, 1.0, exact)), 1.0833154705876864, 1e-12);
+  EXPECT_NEAR((activation_grad_fn<ActivationGrad::Gelu>(2.0, -1.0, exact)), 2 * -0.08331547057816024, 1e-9);
+  EXPECT_NEAR((activation_grad_fn<ActivationGrad::Gelu>(1.0, 1.0, tanh_form)), 1.0829640837983767, 1e-9);
+  EXPECT_NEAR((activation_grad_fn<ActivationGrad::Gelu>(1.0, 3.0, tanh_form)), 1.0115841666546999, 1e-9);
+  EXPECT_NEAR((activation_grad_fn<ActivationGrad::Silu>(1.0, 1.0)), 0.9276705117966522, 1e-9);
+  EXPECT_NEAR((activation_grad_fn<ActivationGrad::Silu>(1.0, -1.0)), 0.0723294881210812, 1e-9);
+  for (double x : {-4.0, -0.7, 0.0, 0.3, 2.5}) {
+    SCOPED_TRACE(x);
+    const double h = 1e-6;
+    for (UnaryAttrs a : {exact, tanh_form}) {
+      double fd = (unary_fn<UnaryOp::Gelu>(x + h, a) - unary_fn<UnaryOp::Gelu>(x - h, a)) / (2 * h);
+      EXPECT_NEAR((activation_grad_fn<ActivationGrad::Gelu>(1.0, x, a)), fd, 1e-8);
+    }
+    double fd = (unary_fn<UnaryOp::Silu>(x + h) - unary_fn<UnaryOp::Silu>(x - h)) / (2 * h);
+    EXPECT_NEAR((activation_grad_fn<ActivationGrad::Silu>(1.0, x)), fd, 1e-8);
+  }
+}
+
+TEST(OpLists, NamesComeFromTheLists) {
+  EXPECT_STREQ(op_name(UnaryOp::Gelu), "gelu");
+  EXPECT_STREQ(op_name(UnaryOp::LogicalNot), "logical_not");
+  EXPECT_STREQ(op_name(BinaryOp::Maximum), "maximum");
+  EXPECT_STREQ(op_name(ActivationGrad::Silu), "silu_backward");
+  EXPECT_STREQ(op_name(ActivationGrad::Relu), "relu_backward");
+}
+
 }  // namespace
 }  // namespace colony::kernels
