@@ -76,7 +76,9 @@ AutocastGuard::~AutocastGuard() {
 }
 
 namespace autocast {
+namespace {
 
+// To the autocast dtype (through the cast cache for weights).
 Tensor to_lower_precision(const Tensor& t) {
   if (!eligible(t) || !active_for(t)) return t;
   const DType target = state().of(t.device().type).dtype;
@@ -96,13 +98,40 @@ Tensor to_lower_precision(const Tensor& t) {
   return cast;
 }
 
+// 16-bit floats to float32.
 Tensor to_float32(const Tensor& t) {
   if (!eligible(t) || t.dtype() == kFloat32 || !active_for(t)) return t;
   return colony::to(t, t.device(), kFloat32);
 }
 
-bool is_lower_precision_input(const Tensor& t) {
-  return t.defined() && (t.dtype() == kFloat16 || t.dtype() == kBFloat16) && active_for(t);
+}  // namespace
+
+CastPolicy policy(Op op) {
+#define COLONY_POLICY_CASE(name, policy) \
+  case Op::name:                         \
+    return CastPolicy::policy;
+  switch (op) { COLONY_FOR_EACH_AUTOCAST_OP(COLONY_POLICY_CASE) }
+#undef COLONY_POLICY_CASE
+  throw std::logic_error("autocast: an op outside the policy table");
+}
+
+const char* op_name(Op op) {
+#define COLONY_NAME_CASE(name, policy) \
+  case Op::name:                       \
+    return #name;
+  switch (op) { COLONY_FOR_EACH_AUTOCAST_OP(COLONY_NAME_CASE) }
+#undef COLONY_NAME_CASE
+  return "?";
+}
+
+Tensor cast(Op op, const Tensor& t) {
+  return policy(op) == CastPolicy::LowerPrecision ? to_lower_precision(t) : to_float32(t);
+}
+
+bool casts(Op op, const Tensor& t) {
+  if (!eligible(t) || !active_for(t)) return false;
+  if (policy(op) == CastPolicy::Float32) return t.dtype() != kFloat32;
+  return t.dtype() != state().of(t.device().type).dtype;
 }
 
 size_t cache_size() { return state().cache.size(); }

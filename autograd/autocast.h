@@ -1,12 +1,10 @@
 // Automatic mixed precision (torch.autocast): inside an AutocastGuard, the differentiable ops pick
-// their compute dtype by PyTorch's op lists, per device type:
-//  - lower precision (the guard's dtype): mm, bmm, matmul, F::linear, conv2d;
-//  - float32: softmax, log_softmax, cross_entropy/nll_loss/mse_loss, batch_norm's statistics,
-//    sum, mean, var, exp, log, log1p, expm1, pow, reciprocal, rsqrt;
-//  - everything else runs in its inputs' dtype, and binary ops of mixed dtypes promote to the
-//    widest (promote_types), as outside autocast.
-// The casts are ordinary differentiable to() calls, so gradients arrive in each parameter's own
-// dtype (float32 master weights stay float32). float64 and integer tensors are never cast.
+// their compute dtype by the policy table below (COLONY_FOR_EACH_AUTOCAST_OP, the only place the
+// policy is written): an op in the table casts its floating inputs to the dtype its row says; every
+// other op runs in its inputs' dtype, and binary ops of mixed dtypes promote to the widest
+// (promote_types), as outside autocast. The casts are ordinary differentiable to() calls, so
+// gradients arrive in each parameter's own dtype (float32 master weights stay float32). float64 and
+// integer tensors are never cast.
 //
 //   {
 //     AutocastGuard amp(DeviceType::CPU, kBFloat16);
@@ -51,14 +49,51 @@ class AutocastGuard {
 
 namespace autocast {
 
-// The policy's casts, used by the op files. Each returns t itself when autocast is off for t's
-// device type, t is undefined, not floating, float64, or already in the target dtype.
-// To the autocast dtype (through the cast cache for weights):
-Tensor to_lower_precision(const Tensor& t);
-// 16-bit floats to float32:
-Tensor to_float32(const Tensor& t);
-// Whether autocast is on for t's device and t is a 16-bit float (batch norm's case).
-bool is_lower_precision_input(const Tensor& t);
+// The policy: every op autocast changes, with the dtype it computes in, after PyTorch's op lists
+// (torch.amp's "ops that can autocast to float16" and "ops that can autocast to float32"):
+//  - LowerPrecision: the guard's dtype (float16 or bfloat16);
+//  - Float32: 16-bit floating inputs widened to float32 (batch_norm's output goes back to the
+//    input's dtype, as cuDNN's mixed-precision batch norm gives it).
+// An op file casts its inputs with cast(Op::name, t). tests/autograd/autocast_test.cc walks this table
+// and checks each op's dtypes and values, and fails for a row it has no case for.
+#define COLONY_FOR_EACH_AUTOCAST_OP(X) \
+  X(mm, LowerPrecision)                \
+  X(bmm, LowerPrecision)               \
+  X(matmul, LowerPrecision)            \
+  X(linear, LowerPrecision)            \
+  X(conv2d, LowerPrecision)            \
+  X(softmax, Float32)                  \
+  X(log_softmax, Float32)              \
+  X(cross_entropy, Float32)            \
+  X(nll_loss, Float32)                 \
+  X(mse_loss, Float32)                 \
+  X(batch_norm, Float32)               \
+  X(sum, Float32)                      \
+  X(mean, Float32)                     \
+  X(var, Float32)                      \
+  X(exp, Float32)                      \
+  X(log, Float32)                      \
+  X(log1p, Float32)                    \
+  X(expm1, Float32)                    \
+  X(pow, Float32)                      \
+  X(reciprocal, Float32)               \
+  X(rsqrt, Float32)
+
+enum class CastPolicy { LowerPrecision, Float32 };
+
+#define COLONY_AUTOCAST_ENUMERATOR(name, policy) name,
+enum class Op { COLONY_FOR_EACH_AUTOCAST_OP(COLONY_AUTOCAST_ENUMERATOR) };
+#undef COLONY_AUTOCAST_ENUMERATOR
+
+CastPolicy policy(Op op);
+const char* op_name(Op op);
+
+// t cast as `op`'s row says, when autocast is on for t's device; t itself when autocast is off,
+// t is undefined, not floating, float64, or already in the target dtype. Weights cast to the lower
+// precision come from the cast cache.
+Tensor cast(Op op, const Tensor& t);
+// Whether cast(op, t) would give another dtype than t's.
+bool casts(Op op, const Tensor& t);
 
 // Entries in this thread's cast cache (for tests).
 size_t cache_size();

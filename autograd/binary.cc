@@ -161,7 +161,7 @@ Tensor rdiv(const Tensor& a, double b) {
 }
 
 Tensor pow(const Tensor& a_arg, double exponent) {
-  const Tensor a = autocast::to_float32(a_arg);  // autocast: float32
+  const Tensor a = autocast::cast(autocast::Op::pow, a_arg);
   Tensor out = raw::pow(a, exponent);
   if (autograd::needs_grad(a)) {
     SavedTensor sa(a);
@@ -175,8 +175,7 @@ Tensor pow(const Tensor& a_arg, double exponent) {
 }
 
 Tensor pow(const Tensor& a_arg, const Tensor& exponent_arg) {
-  // autocast: float32
-  const Tensor a = autocast::to_float32(a_arg), exponent = autocast::to_float32(exponent_arg);
+  const Tensor a = autocast::cast(autocast::Op::pow, a_arg), exponent = autocast::cast(autocast::Op::pow, exponent_arg);
   Tensor out = raw::pow(a, exponent);
   if (autograd::needs_grad(a, exponent)) {
     SavedTensor sa(a), sb(exponent), sy(out, /*is_output=*/true);
@@ -202,7 +201,7 @@ Tensor pow(const Tensor& a_arg, const Tensor& exponent_arg) {
 }
 
 Tensor pow(double base, const Tensor& exponent_arg) {
-  const Tensor exponent = autocast::to_float32(exponent_arg);  // autocast: float32
+  const Tensor exponent = autocast::cast(autocast::Op::pow, exponent_arg);
   Tensor out = raw::binary(BinaryOp::Pow, base, exponent);
   if (autograd::needs_grad(exponent)) {
     SavedTensor se(exponent), sy(out, /*is_output=*/true);

@@ -50,8 +50,7 @@ bool is_transposed_contiguous(const Tensor& t) {
 }  // namespace
 
 Tensor mm(const Tensor& a_arg, const Tensor& b_arg) {
-  // autocast: runs in the lower precision (the casts are recorded).
-  const Tensor a = autocast::to_lower_precision(a_arg), b = autocast::to_lower_precision(b_arg);
+  const Tensor a = autocast::cast(autocast::Op::mm, a_arg), b = autocast::cast(autocast::Op::mm, b_arg);
   Tensor out = raw::mm(a, b);
   if (autograd::needs_grad(a, b)) {
     SavedTensor sa = save_if(requires_grad_safe(b), a), sb = save_if(requires_grad_safe(a), b);
@@ -77,8 +76,7 @@ Tensor mm(const Tensor& a_arg, const Tensor& b_arg) {
 }
 
 Tensor bmm(const Tensor& a_arg, const Tensor& b_arg) {
-  // autocast: runs in the lower precision (the casts are recorded).
-  const Tensor a = autocast::to_lower_precision(a_arg), b = autocast::to_lower_precision(b_arg);
+  const Tensor a = autocast::cast(autocast::Op::bmm, a_arg), b = autocast::cast(autocast::Op::bmm, b_arg);
   Tensor out = raw::bmm(a, b);
   if (autograd::needs_grad(a, b)) {
     SavedTensor sa = save_if(requires_grad_safe(b), a), sb = save_if(requires_grad_safe(a), b);
@@ -93,8 +91,7 @@ Tensor bmm(const Tensor& a_arg, const Tensor& b_arg) {
 }
 
 Tensor matmul(const Tensor& a_arg, const Tensor& b_arg) {
-  // autocast: runs in the lower precision (the casts are recorded).
-  const Tensor a = autocast::to_lower_precision(a_arg), b = autocast::to_lower_precision(b_arg);
+  const Tensor a = autocast::cast(autocast::Op::matmul, a_arg), b = autocast::cast(autocast::Op::matmul, b_arg);
   if (!autograd::needs_grad(a, b)) return raw::matmul(a, b);
   if (a.dim() == 0 || b.dim() == 0) {
     throw std::invalid_argument("matmul: both arguments need to be at least 1-D, got " + shape_str(a.sizes()) +
@@ -117,6 +114,19 @@ Tensor matmul(const Tensor& a_arg, const Tensor& b_arg) {
     return reshape(out, lead);
   }
   return batched_matmul(a, b);
+}
+
+Tensor linear(const Tensor& input_arg, const Tensor& weight_arg, const Tensor& bias_arg) {
+  if (weight_arg.dim() != 2) {
+    throw std::invalid_argument("linear: weight must be 2-D [out, in], got " + shape_str(weight_arg.sizes()));
+  }
+  if (input_arg.dim() < 1 || input_arg.size(-1) != weight_arg.size(1)) {
+    throw std::invalid_argument("linear: input " + shape_str(input_arg.sizes()) + " does not end in in_features = " +
+                                std::to_string(weight_arg.size(1)) + " (weight " + shape_str(weight_arg.sizes()) + ")");
+  }
+  const Tensor x = autocast::cast(autocast::Op::linear, input_arg), w = autocast::cast(autocast::Op::linear, weight_arg);
+  Tensor out = x.dim() == 2 ? mm(x, t(w)) : matmul(x, t(w));
+  return bias_arg.defined() ? add(out, autocast::cast(autocast::Op::linear, bias_arg)) : out;
 }
 
 }  // namespace colony

@@ -17,9 +17,8 @@ using autograd::detail::Needs;
 
 Tensor conv2d(const Tensor& input_arg, const Tensor& weight_arg, const Tensor& bias_arg, Int2 stride,
               Int2 padding, Int2 dilation, int64_t groups) {
-  // autocast: runs in the lower precision (the casts are recorded).
-  const Tensor input = autocast::to_lower_precision(input_arg), weight = autocast::to_lower_precision(weight_arg),
-               bias = autocast::to_lower_precision(bias_arg);
+  const Tensor input = autocast::cast(autocast::Op::conv2d, input_arg),
+               weight = autocast::cast(autocast::Op::conv2d, weight_arg), bias = autocast::cast(autocast::Op::conv2d, bias_arg);
   Tensor out = raw::conv2d(input, weight, bias, stride, padding, dilation, groups);
   if (!autograd::needs_grad(input, weight, bias)) return out;
   raw::Conv2dParams params{stride, padding, dilation, groups};
@@ -72,11 +71,11 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size) {
 
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                   const Tensor& running_var, bool training, double momentum, double eps) {
-  if (autocast::is_lower_precision_input(input)) {
-    // autocast: statistics and normalization in float32 (with the float32 running buffers), the
-    // output in the input's dtype, as cuDNN's mixed-precision batch norm gives it.
-    Tensor out = batch_norm(to(input, input.device(), kFloat32), autocast::to_float32(weight),
-                            autocast::to_float32(bias), running_mean, running_var, training, momentum, eps);
+  if (autocast::casts(autocast::Op::batch_norm, input)) {
+    // Statistics and normalization in float32 (with the float32 running buffers), the output in
+    // the input's dtype, as cuDNN's mixed-precision batch norm gives it.
+    auto f32 = [](const Tensor& t) { return autocast::cast(autocast::Op::batch_norm, t); };
+    Tensor out = batch_norm(f32(input), f32(weight), f32(bias), running_mean, running_var, training, momentum, eps);
     return to(out, input.device(), input.dtype());
   }
   raw::BatchNormResult r = raw::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
@@ -100,7 +99,9 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
   return r.output;
 }
 
-Tensor cross_entropy_loss(const Tensor& input, const Tensor& target, const raw::CrossEntropyOptions& options) {
+Tensor cross_entropy_loss(const Tensor& input_arg, const Tensor& target, const raw::CrossEntropyOptions& options) {
+  const Tensor input =
+      autocast::cast(options.log_probs ? autocast::Op::nll_loss : autocast::Op::cross_entropy, input_arg);
   raw::CrossEntropyResult r = raw::cross_entropy_loss(input, target, options);
   if (!autograd::needs_grad(input)) return r.loss;
   SavedTensor si(input), st(target);
@@ -110,6 +111,21 @@ Tensor cross_entropy_loss(const Tensor& input, const Tensor& target, const raw::
            return {raw::cross_entropy_loss_backward(g[0], si.unpack(), st.unpack(), lse, counted, options)};
          });
   return r.loss;
+}
+
+Tensor mse_loss(const Tensor& input_arg, const Tensor& target_arg, raw::LossReduction reduction) {
+  if (input_arg.sizes() != target_arg.sizes()) {
+    throw std::invalid_argument("mse_loss: input " + shape_str(input_arg.sizes()) + " and target " +
+                                shape_str(target_arg.sizes()) + " must have the same shape");
+  }
+  const Tensor d = sub(autocast::cast(autocast::Op::mse_loss, input_arg), autocast::cast(autocast::Op::mse_loss, target_arg));
+  const Tensor squared = mul(d, d);
+  switch (reduction) {
+    case raw::LossReduction::Mean: return mean(squared);
+    case raw::LossReduction::Sum: return sum(squared);
+    case raw::LossReduction::None: return squared;
+  }
+  return squared;
 }
 
 }  // namespace colony

@@ -25,4 +25,8 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
 // one kernel forward, one backward.
 Tensor cross_entropy_loss(const Tensor& input, const Tensor& target, const raw::CrossEntropyOptions& options);
 
+// mean/sum/none of (input - target)^2; input and target of one shape. Composite: the gradient comes
+// from sub, mul and the reduction. Under autocast it runs in float32.
+Tensor mse_loss(const Tensor& input, const Tensor& target, raw::LossReduction reduction = raw::LossReduction::Mean);
+
 }  // namespace colony

@@ -83,7 +83,7 @@ std::pair<Tensor, Tensor> select_extreme(bool is_max, const char* name, const Te
 }  // namespace
 
 Tensor sum(const Tensor& t_arg, const std::vector<int64_t>& dims, bool keepdim) {
-  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
+  const Tensor t = autocast::cast(autocast::Op::sum, t_arg);
   Tensor out = raw::sum(t, dims, keepdim);
   if (autograd::needs_grad(t)) {
     std::vector<int64_t> d = reduced_dims(dims, t.dim(), "sum");
@@ -96,7 +96,7 @@ Tensor sum(const Tensor& t_arg, const std::vector<int64_t>& dims, bool keepdim) 
 }
 
 Tensor mean(const Tensor& t_arg, const std::vector<int64_t>& dims, bool keepdim) {
-  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
+  const Tensor t = autocast::cast(autocast::Op::mean, t_arg);
   Tensor out = raw::mean(t, dims, keepdim);
   if (autograd::needs_grad(t)) {
     std::vector<int64_t> d = reduced_dims(dims, t.dim(), "mean");
@@ -110,7 +110,7 @@ Tensor mean(const Tensor& t_arg, const std::vector<int64_t>& dims, bool keepdim)
 }
 
 Tensor var(const Tensor& t_arg, const std::vector<int64_t>& dims, bool unbiased, bool keepdim) {
-  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
+  const Tensor t = autocast::cast(autocast::Op::var, t_arg);
   Tensor out = raw::var(t, dims, unbiased, keepdim);
   if (autograd::needs_grad(t)) {
     std::vector<int64_t> d = reduced_dims(dims, t.dim(), "var");

@@ -12,7 +12,7 @@ using autograd::detail::Grads;
 using autograd::detail::Needs;
 
 Tensor softmax(const Tensor& t_arg, int64_t dim) {
-  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
+  const Tensor t = autocast::cast(autocast::Op::softmax, t_arg);
   Tensor out = raw::softmax(t, dim);
   if (autograd::needs_grad(t)) {
     SavedTensor sy(out, /*is_output=*/true);
@@ -24,7 +24,7 @@ Tensor softmax(const Tensor& t_arg, int64_t dim) {
 }
 
 Tensor log_softmax(const Tensor& t_arg, int64_t dim) {
-  const Tensor t = autocast::to_float32(t_arg);  // autocast: float32
+  const Tensor t = autocast::cast(autocast::Op::log_softmax, t_arg);
   Tensor out = raw::log_softmax(t, dim);
   if (autograd::needs_grad(t)) {
     SavedTensor sy(out, /*is_output=*/true);

@@ -5,21 +5,11 @@
 
 #include <stdexcept>
 
-#include "autograd/autocast.h"
 #include "autograd/nn_ops.h"
 #include "autograd/ops.h"
 
 namespace colony::nn::functional {
 namespace {
-
-Tensor reduce(const Tensor& per_element, Reduction r) {
-  switch (r) {
-    case Reduction::Mean: return mean(per_element);
-    case Reduction::Sum: return sum(per_element);
-    case Reduction::None: return per_element;
-  }
-  return per_element;
-}
 
 void check_class_target(const char* op, const Tensor& input, const Tensor& target) {
   if (input.dim() < 1) throw std::invalid_argument(std::string(op) + ": input must have a class dimension, got a 0-d tensor");
@@ -64,7 +54,7 @@ raw::CrossEntropyOptions loss_options(Reduction r, int64_t ignore_index) {
 
 // The fused loss over [rows, C] and int64 targets, shaped like target for Reduction::None.
 Tensor fused_loss(const Tensor& input, const Tensor& target, const raw::CrossEntropyOptions& o) {
-  auto [rows, targets] = as_rows(autocast::to_float32(input), target);  // autocast: float32
+  auto [rows, targets] = as_rows(input, target);
   if (targets.dtype() != kInt64) targets = raw::to(targets, targets.device(), kInt64);
   Tensor loss = colony::cross_entropy_loss(rows, targets, o);
   return o.reduction == raw::LossReduction::None ? reshape(loss, target.sizes()) : loss;
@@ -72,17 +62,7 @@ Tensor fused_loss(const Tensor& input, const Tensor& target, const raw::CrossEnt
 
 }  // namespace
 
-Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) {
-  if (weight.dim() != 2) throw std::invalid_argument("linear: weight must be 2-D [out, in], got " + shape_str(weight.sizes()));
-  if (input.dim() < 1 || input.size(-1) != weight.size(1)) {
-    throw std::invalid_argument("linear: input " + shape_str(input.sizes()) + " does not end in in_features = " +
-                                std::to_string(weight.size(1)) + " (weight " + shape_str(weight.sizes()) + ")");
-  }
-  // autocast: the whole layer (bias included) in the lower precision, as PyTorch's fused linear.
-  const Tensor x = autocast::to_lower_precision(input), w = autocast::to_lower_precision(weight);
-  Tensor out = x.dim() == 2 ? mm(x, t(w)) : matmul(x, t(w));
-  return bias.defined() ? out + autocast::to_lower_precision(bias) : out;
-}
+Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias) { return colony::linear(input, weight, bias); }
 
 Tensor relu(const Tensor& input) { return colony::relu(input); }
 Tensor sigmoid(const Tensor& input) { return colony::sigmoid(input); }
@@ -131,12 +111,7 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntro
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
-  if (input.sizes() != target.sizes()) {
-    throw std::invalid_argument("mse_loss: input " + shape_str(input.sizes()) + " and target " + shape_str(target.sizes()) +
-                                " must have the same shape");
-  }
-  Tensor d = autocast::to_float32(input) - autocast::to_float32(target);  // autocast: float32
-  return reduce(d * d, reduction);
+  return colony::mse_loss(input, target, loss_options(reduction, -100).reduction);
 }
 
 }  // namespace colony::nn::functional

@@ -1,0 +1,183 @@
+// The autocast policy table (COLONY_FOR_EACH_AUTOCAST_OP, autograd/autocast.h), walked row by row:
+// every row needs a case here, and each case checks the op's output dtype and its values under
+// both 16-bit dtypes:
+//  - LowerPrecision rows get float32 inputs and must return the guard's dtype, with the values of
+//    the float32 op on the inputs rounded to that dtype (within the rounding of the 16-bit output);
+//  - Float32 rows get 16-bit inputs and must equal the float32 op on the widened inputs, to float32
+//    rounding: a softmax computed in bfloat16 and cast back would be off by ~1e-3 and fail.
+// batch_norm is a Float32 row whose output returns to the input's dtype (cuDNN's mixed precision).
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "autograd/autocast.h"
+#include "autograd/autograd.h"
+#include "autograd/nn_ops.h"
+#include "tensor/backends.h"
+#include "tensor/cuda.h"
+#include "tensor/random.h"
+#include "tests/test_util.h"
+
+namespace colony {
+namespace {
+
+using autocast::CastPolicy;
+using testing::all_close;
+
+// Runs the op on its inputs; the inputs come in the dtype the row's check chose.
+using Case = std::function<Tensor(const std::vector<Tensor>&)>;
+
+struct OpCase {
+  std::vector<Shape> shapes;
+  Case run;
+  bool positive = false;  // inputs drawn from (0.5, 1.5), for log, rsqrt, pow, reciprocal
+};
+
+Tensor target_classes(const Tensor& like) {
+  std::vector<int64_t> v = {0, 3, 1, 2};
+  return raw::to(raw::from_vector(v, {4}), like.device(), kInt64);
+}
+
+std::map<std::string, OpCase> cases() {
+  raw::CrossEntropyOptions ce, nll;
+  nll.log_probs = true;
+  return {
+      {"mm", {{{4, 6}, {6, 5}}, [](const std::vector<Tensor>& x) { return mm(x[0], x[1]); }}},
+      {"bmm", {{{2, 4, 6}, {2, 6, 3}}, [](const std::vector<Tensor>& x) { return bmm(x[0], x[1]); }}},
+      {"matmul", {{{2, 4, 6}, {6, 3}}, [](const std::vector<Tensor>& x) { return matmul(x[0], x[1]); }}},
+      {"linear", {{{3, 6}, {5, 6}, {5}}, [](const std::vector<Tensor>& x) { return linear(x[0], x[1], x[2]); }}},
+      {"conv2d", {{{2, 3, 6, 6}, {4, 3, 3, 3}, {4}}, [](const std::vector<Tensor>& x) { return conv2d(x[0], x[1], x[2]); }}},
+      {"softmax", {{{4, 7}}, [](const std::vector<Tensor>& x) { return softmax(x[0], 1); }}},
+      {"log_softmax", {{{4, 7}}, [](const std::vector<Tensor>& x) { return log_softmax(x[0], 1); }}},
+      {"cross_entropy",
+       {{{4, 5}}, [ce](const std::vector<Tensor>& x) { return colony::cross_entropy_loss(x[0], target_classes(x[0]), ce); }}},
+      {"nll_loss", {{{4, 5}}, [nll](const std::vector<Tensor>& x) { return colony::cross_entropy_loss(x[0], target_classes(x[0]), nll); }}},
+      {"mse_loss", {{{4, 5}, {4, 5}}, [](const std::vector<Tensor>& x) { return mse_loss(x[0], x[1]); }}},
+      {"batch_norm",
+       {{{4, 3, 2, 2}, {3}, {3}},
+        [](const std::vector<Tensor>& x) { return batch_norm(x[0], x[1], x[2], Tensor(), Tensor(), /*training=*/true); }}},
+      {"sum", {{{5, 9}}, [](const std::vector<Tensor>& x) { return sum(x[0], {1}); }}},
+      {"mean", {{{5, 9}}, [](const std::vector<Tensor>& x) { return mean(x[0]); }}},
+      {"var", {{{5, 9}}, [](const std::vector<Tensor>& x) { return var(x[0], {1}); }}},
+      {"exp", {{{3, 4}}, [](const std::vector<Tensor>& x) { return exp(x[0]); }}},
+      {"log", {{{3, 4}}, [](const std::vector<Tensor>& x) { return log(x[0]); }, true}},
+      {"log1p", {{{3, 4}}, [](const std::vector<Tensor>& x) { return log1p(x[0]); }, true}},
+      {"expm1", {{{3, 4}}, [](const std::vector<Tensor>& x) { return expm1(x[0]); }}},
+      {"pow", {{{3, 4}, {3, 4}}, [](const std::vector<Tensor>& x) { return pow(x[0], x[1]); }, true}},
+      {"reciprocal", {{{3, 4}}, [](const std::vector<Tensor>& x) { return reciprocal(x[0]); }, true}},
+      {"rsqrt", {{{3, 4}}, [](const std::vector<Tensor>& x) { return rsqrt(x[0]); }, true}},
+  };
+}
+
+std::vector<std::pair<autocast::Op, std::string>> table_rows() {
+  std::vector<std::pair<autocast::Op, std::string>> rows;
+#define COLONY_ROW(name, policy) rows.emplace_back(autocast::Op::name, #name);
+  COLONY_FOR_EACH_AUTOCAST_OP(COLONY_ROW)
+#undef COLONY_ROW
+  return rows;
+}
+
+std::vector<Tensor> inputs(const OpCase& c, Device device, uint64_t seed) {
+  std::vector<Tensor> xs;
+  for (const Shape& s : c.shapes) {
+    Generator gen(seed++);
+    Tensor t = c.positive ? raw::add(raw::rand(s, TensorOptions(kFloat32), &gen), 0.5)
+                          : raw::randn(s, TensorOptions(kFloat32), &gen);
+    xs.push_back(raw::to(t, device, kFloat32));
+  }
+  return xs;
+}
+
+std::vector<Tensor> in_dtype(const std::vector<Tensor>& xs, DType dtype) {
+  std::vector<Tensor> out;
+  for (const Tensor& x : xs) out.push_back(raw::to(x, x.device(), dtype));
+  return out;
+}
+
+Tensor on_host_f32(const Tensor& t) { return raw::to(t, kCPU, kFloat32); }
+
+void check_every_row(Device device) {
+  const auto all = cases();
+  uint64_t seed = 100;
+  for (const auto& [op, name] : table_rows()) {
+    SCOPED_TRACE(name);
+    auto it = all.find(name);
+    ASSERT_NE(it, all.end()) << "the autocast table has a row \"" << name << "\" that this test has no case for";
+    EXPECT_STREQ(autocast::op_name(op), name.c_str());
+    const OpCase& c = it->second;
+    const std::vector<Tensor> xs = inputs(c, device, seed);
+    seed += 10;
+    for (DType low : {kBFloat16, kFloat16}) {
+      SCOPED_TRACE(dtype_name(low));
+      // The inputs rounded to `low`, so the float32 reference sees the same values the op does.
+      const std::vector<Tensor> rounded = in_dtype(in_dtype(xs, low), kFloat32);
+      const Tensor reference = c.run(rounded);  // autocast off: float32 throughout
+      ASSERT_EQ(reference.dtype(), kFloat32);
+      if (autocast::policy(op) == CastPolicy::LowerPrecision) {
+        Tensor out;
+        {
+          AutocastGuard amp(device.type, low);
+          out = c.run(rounded);
+        }
+        EXPECT_EQ(out.dtype(), low);
+        // One rounding of the output, plus the order of a float32 accumulation: 2 ulps of `low`.
+        const double ulp = low == kBFloat16 ? 1.0 / 128 : 1.0 / 1024;
+        EXPECT_TRUE(all_close(on_host_f32(out), on_host_f32(raw::to(reference, device, low)), 2 * ulp, 1e-3));
+      } else {
+        Tensor out;
+        {
+          AutocastGuard amp(device.type, low);
+          out = c.run(in_dtype(xs, low));
+        }
+        if (name == "batch_norm") {
+          EXPECT_EQ(out.dtype(), low);
+          EXPECT_TRUE(all_close(on_host_f32(out), on_host_f32(raw::to(reference, device, low)), 0, 0));
+        } else {
+          EXPECT_EQ(out.dtype(), kFloat32);
+          EXPECT_TRUE(all_close(on_host_f32(out), on_host_f32(reference), 1e-6, 1e-6));
+        }
+      }
+    }
+  }
+}
+
+TEST(AutocastPolicy, EveryRowHoldsOnTheCpu) { check_every_row(kCPU); }
+
+// TF32 off while it lives (it would round the float32 references' products to 10 mantissa bits).
+struct Tf32Off {
+  bool matmul = backends::cuda::matmul::allow_tf32(), cudnn = backends::cudnn::allow_tf32();
+  Tf32Off() {
+    backends::cuda::matmul::set_allow_tf32(false);
+    backends::cudnn::set_allow_tf32(false);
+  }
+  ~Tf32Off() {
+    backends::cuda::matmul::set_allow_tf32(matmul);
+    backends::cudnn::set_allow_tf32(cudnn);
+  }
+};
+
+TEST(AutocastPolicy, EveryRowHoldsOnCuda_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  Tf32Off exact;
+  check_every_row(Device::cuda(0));
+}
+
+TEST(AutocastPolicy, OpsOutsideTheTableKeepTheirInputsDtype) {
+  AutocastGuard amp(DeviceType::CPU, kBFloat16);
+  Generator gen(7);
+  Tensor h = raw::to(raw::randn({4, 5}, TensorOptions(kFloat32), &gen), kCPU, kBFloat16);
+  EXPECT_EQ(relu(h).dtype(), kBFloat16);
+  EXPECT_EQ(gelu(h).dtype(), kBFloat16);
+  EXPECT_EQ(silu(h).dtype(), kBFloat16);
+  EXPECT_EQ(tanh(h).dtype(), kBFloat16);
+  EXPECT_EQ(mul(h, h).dtype(), kBFloat16);
+  Tensor f = raw::randn({4, 5}, TensorOptions(kFloat32), &gen);
+  EXPECT_EQ(relu(f).dtype(), kFloat32);
+  EXPECT_EQ(add(h, f).dtype(), kFloat32);  // mixed dtypes promote, as outside autocast
+}
+
+}  // namespace
+}  // namespace colony
