@@ -2,9 +2,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "tensor/device_backend.h"
+#include "kernels/common/softmax.h"
 #include "tensor/op_checks.h"
 #include "tensor/raw_ops.h"
+#include "tensor/run_kernel.h"
 
 namespace colony::raw {
 namespace {
@@ -33,7 +34,8 @@ Tensor softmax_forward(const Tensor& t, int64_t dim, bool log) {
   Tensor x = contiguous(t);
   Tensor y = empty(t.sizes(), TensorOptions(t.dtype()).device(t.device()));
   if (y.numel() == 0) return y;
-  backend_for(x.device()).softmax(x.dtype(), x.data_ptr_raw(), y.data_ptr_raw(), a.outer, a.dim, a.inner, log);
+  run_kernel<kernels::SoftmaxForward>(x.device(), x.dtype(), x.data_ptr_raw(), y.data_ptr_raw(), a.outer, a.dim,
+                                      a.inner, log);
   return y;
 }
 
@@ -53,8 +55,8 @@ Tensor softmax_grad(const Tensor& grad, const Tensor& output, int64_t dim, bool 
   Tensor g = contiguous(grad), y = contiguous(output);
   Tensor gx = empty(output.sizes(), TensorOptions(output.dtype()).device(output.device()));
   if (gx.numel() == 0) return gx;
-  backend_for(y.device())
-      .softmax_backward(y.dtype(), g.data_ptr_raw(), y.data_ptr_raw(), gx.data_ptr_raw(), a.outer, a.dim, a.inner, log);
+  run_kernel<kernels::SoftmaxBackward>(y.device(), y.dtype(), g.data_ptr_raw(), y.data_ptr_raw(), gx.data_ptr_raw(),
+                                       a.outer, a.dim, a.inner, log);
   return gx;
 }
 

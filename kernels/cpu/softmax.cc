@@ -1,4 +1,4 @@
-#include "kernels/cpu/softmax.h"
+#include "kernels/common/softmax.h"
 
 #include <algorithm>
 #include <cmath>
@@ -110,8 +110,13 @@ void for_each_column_block(int64_t outer, int64_t dim, int64_t inner, F&& fn) {
 }
 
 }  // namespace
+}  // namespace colony::kernels::cpu
 
-void softmax(DType dtype, const void* x, void* y, int64_t outer, int64_t dim, int64_t inner, bool log) {
+namespace colony::kernels {
+
+void SoftmaxForward::cpu(DType dtype, const void* x, void* y, int64_t outer, int64_t dim, int64_t inner,
+                                 bool log) {
+  using namespace cpu;  // NOLINT: the helpers above
   COLONY_DISPATCH_FLOATING(dtype, log ? "log_softmax" : "softmax", [&] {
     using C = compute_t<scalar_t>;
     const auto* xp = static_cast<const scalar_t*>(x);
@@ -123,8 +128,9 @@ void softmax(DType dtype, const void* x, void* y, int64_t outer, int64_t dim, in
   });
 }
 
-void softmax_backward(DType dtype, const void* g, const void* y, void* gx, int64_t outer, int64_t dim, int64_t inner,
-                      bool log) {
+void SoftmaxBackward::cpu(DType dtype, const void* g, const void* y, void* gx, int64_t outer, int64_t dim,
+                                  int64_t inner, bool log) {
+  using namespace cpu;  // NOLINT: the helpers above
   COLONY_DISPATCH_FLOATING(dtype, log ? "log_softmax_backward" : "softmax_backward", [&] {
     using C = compute_t<scalar_t>;
     const auto* gp = static_cast<const scalar_t*>(g);
@@ -137,4 +143,4 @@ void softmax_backward(DType dtype, const void* g, const void* y, void* gx, int64
   });
 }
 
-}  // namespace colony::kernels::cpu
+}  // namespace colony::kernels

@@ -1,4 +1,4 @@
-#include "kernels/cuda/softmax.h"
+#include "kernels/common/softmax.h"
 
 #include <cuda_runtime.h>
 
@@ -129,8 +129,13 @@ void softmax_backward_typed(const T* g, const T* y, T* gx, int64_t outer, int64_
 }
 
 }  // namespace
+}  // namespace colony::kernels::cuda
 
-void softmax(DType dtype, const void* x, void* y, int64_t outer, int64_t dim, int64_t inner, bool log, void* stream) {
+namespace colony::kernels {
+
+void SoftmaxForward::cuda(DType dtype, const void* x, void* y, int64_t outer, int64_t dim, int64_t inner,
+                                  bool log, void* stream) {
+  using namespace cuda;  // NOLINT: the kernels above
   if (outer * dim * inner == 0) return;
   const char* op = log ? "log_softmax" : "softmax";
   auto s = as_stream(stream);
@@ -146,8 +151,9 @@ void softmax(DType dtype, const void* x, void* y, int64_t outer, int64_t dim, in
   after_launch(op);
 }
 
-void softmax_backward(DType dtype, const void* g, const void* y, void* gx, int64_t outer, int64_t dim, int64_t inner,
-                      bool log, void* stream) {
+void SoftmaxBackward::cuda(DType dtype, const void* g, const void* y, void* gx, int64_t outer, int64_t dim,
+                                   int64_t inner, bool log, void* stream) {
+  using namespace cuda;  // NOLINT: the kernels above
   if (outer * dim * inner == 0) return;
   const char* op = log ? "log_softmax_backward" : "softmax_backward";
   auto s = as_stream(stream);
@@ -164,4 +170,4 @@ void softmax_backward(DType dtype, const void* g, const void* y, void* gx, int64
   after_launch(op);
 }
 
-}  // namespace colony::kernels::cuda
+}  // namespace colony::kernels
