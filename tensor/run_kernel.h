@@ -26,6 +26,7 @@ void run_kernel(Device device, Args&&... args) {
     return;
   }
 #ifdef COLONY_WITH_CUDA
+  cuda::check_device(device.index, device.str());  // "cuda:1: ...", as backend_for says it
   cuda::DeviceGuard guard(device.index);
   Tag::cuda(std::forward<Args>(args)..., current_stream(device).handle());
 #else

@@ -206,13 +206,13 @@ TEST(Autocast, CastCacheMakesOneCopyPerWeightUntilItChanges) {
   Tensor w = randn({5, 6}, 40, true), x = randn({4, 6}, 41);
   {
     AutocastGuard amp(DeviceType::CPU, kBFloat16);
-    Tensor c1 = autocast::to_lower_precision(w);
+    Tensor c1 = autocast::cast(autocast::Op::mm, w);
     Tensor y1 = mm(x, t(w)), y2 = mm(x * 2.0, t(w));  // two uses, one copy
-    EXPECT_TRUE(autocast::to_lower_precision(w).is_same(c1));
+    EXPECT_TRUE(autocast::cast(autocast::Op::mm, w).is_same(c1));
     EXPECT_EQ(autocast::cache_size(), 1u);
     // Activations (non-leaves) and tensors that need no gradient are not cached.
-    autocast::to_lower_precision(x);
-    autocast::to_lower_precision(y1);
+    autocast::cast(autocast::Op::mm, x);
+    autocast::cast(autocast::Op::mm, y1);
     EXPECT_EQ(autocast::cache_size(), 1u);
     {
       AutocastGuard nested(DeviceType::CPU, kBFloat16);  // an inner exit keeps the cache
@@ -223,12 +223,12 @@ TEST(Autocast, CastCacheMakesOneCopyPerWeightUntilItChanges) {
       NoGradGuard no_grad;
       w.fill_(0.5);
     }
-    Tensor c2 = autocast::to_lower_precision(w);
+    Tensor c2 = autocast::cast(autocast::Op::mm, w);
     EXPECT_FALSE(c2.is_same(c1));
     EXPECT_EQ(testing::values(c2)[0], 0.5);
     // The other 16-bit dtype gets its own entry.
     AutocastGuard half(DeviceType::CPU, kFloat16);
-    EXPECT_EQ(autocast::to_lower_precision(w).dtype(), kFloat16);
+    EXPECT_EQ(autocast::cast(autocast::Op::mm, w).dtype(), kFloat16);
     EXPECT_EQ(autocast::cache_size(), 2u);
   }
   EXPECT_EQ(autocast::cache_size(), 0u);  // the outermost guard's exit clears it

@@ -35,7 +35,7 @@ TEST(Backend, CpuBackendRunsTheCpuKernels) {
   cpu.binary(kernels::BinaryOp::Add, kFloat32, a.data(), dense_1d(3), b.data(), dense_1d(3), out.data(), dense_1d(3),
              2.0);
   EXPECT_EQ(out, (std::vector<float>{21, 38, 63}));
-  cpu.unary(kernels::UnaryOp::Abs, kFloat32, a.data(), dense_1d(3), out.data(), dense_1d(3));
+  cpu.unary(kernels::UnaryOp::Abs, kFloat32, a.data(), dense_1d(3), out.data(), dense_1d(3), {});
   EXPECT_EQ(out, (std::vector<float>{1, 2, 3}));
   cpu.fill(kFloat32, out.data(), dense_1d(3), 7.0);
   EXPECT_EQ(out, (std::vector<float>{7, 7, 7}));
