@@ -152,7 +152,7 @@ run() {
     --budget "${GPU_CHECK_BUDGET:-420}" --timeout "${GPU_CHECK_TIMEOUT:-60}" "$@"
 }
 
-# The `run` path here, against a small bundle of tests/tools:fake_cuda_tests under three names (no
+# The `run` path here, against a small bundle of tests/tools:fake_cuda_tests under four names (no
 # GPU: the device tests skip, nvidia-smi is a fake that records its environment, xz fails if
 # called). Checks the unpacking, the library scope, the per-test counts, the debug reruns, the
 # budget and the files that come back. tests/tools:gpu_check_test runs it in CI.
@@ -166,7 +166,7 @@ selftest() {
   tmp="$(mktemp -d)"
   # shellcheck disable=SC2064
   trap "rm -rf '$tmp'" EXIT
-  for mode in fails_then_crashes crashes_at_exit hangs; do
+  for mode in fails fails_then_crashes crashes_at_exit hangs; do
     stage_binary "$fake" "$tmp/stage/bin/tests_tools_fake_$mode"
   done
   printf '#!/bin/sh\necho "colony batch=64 images_per_s=1.0 (fake)"\n' >"$tmp/stage/lenet_gpu"
@@ -208,6 +208,9 @@ EOF
     sh -c "grep -qE '^FAIL +tests_tools_fake_hangs: [1-9]' '$summary' &&
            { test -z \"\$(ls '$tmp/work/lib')\" ||
              ! env -u LD_LIBRARY_PATH '$tmp/work/bin/tests_tools_fake_hangs' --gtest_list_tests; }"
+  expect "a failure alone: 3 passed, 1 failed, 1 skipped, exit 1 taken for gtest's own" \
+    sh -c "grep -qE '^FAIL +tests_tools_fake_fails: 3 passed, 1 failed, 1 skipped$' '$summary' &&
+           ! grep -A1 -E '^FAIL +tests_tools_fake_fails:' '$summary' | grep -q 'no test blamed'"
   expect "fail, then crash: 2 passed, 1 failed, 1 skipped, 1 crashed" \
     has "$summary" '^FAIL +tests_tools_fake_fails_then_crashes: 2 passed, 1 failed, 1 skipped, 1 crashed$'
   expect "the test after the crash ran in a new process" \
@@ -226,8 +229,8 @@ EOF
            grep -q 'the first error, COLONY_CUDA_SYNC=1' '$log' && grep -q 'about to crash, COLONY_CUDA_SYNC=1' '$log'"
   expect "benchmarks only when the budget holds them" \
     has "$summary" '^benchmarks/lenet_gpu: NOT RUN \(time budget'
-  expect "totals: 9 passed, 1 failed, 3 skipped, 1 crashed, 1 hung" \
-    has "$summary" '^gpu_check .*: 9 passed, 1 failed, 3 skipped, 1 crashed, 1 hung, 0 not run'
+  expect "totals: 12 passed, 2 failed, 4 skipped, 1 crashed, 1 hung" \
+    has "$summary" '^gpu_check .*: 12 passed, 2 failed, 4 skipped, 1 crashed, 1 hung, 0 not run'
   expect "\$OUT holds summary.txt, gpu_check.log, tests.tsv and logs/ only, under 1 MiB" \
     sh -c "test \"\$(ls '$tmp/out' | paste -sd' ')\" = 'gpu_check.log logs summary.txt tests.tsv' &&
            test \"\$(du -sk '$tmp/out' | cut -f1)\" -lt 1024"

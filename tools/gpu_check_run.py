@@ -264,10 +264,11 @@ def run_tests(run, binary, env, logs, sync):
         from_report = parse_json_report(report)
         ended, running = parse_output(text)
         if from_report is not None:
-            # The report is written after the last test ends, so a nonzero exit from here on is
-            # a fault at exit (static destructors, CUDA's unloading): no test is blamed for it.
+            # The report is written after the last test ends, so any other exit than gtest's own
+            # (1 when a test failed, else 0) is a fault at exit (static destructors, CUDA's
+            # unloading): reported for the binary, no test blamed.
             new = {t: s for t, (s, _) in from_report.items()}
-            if rc != 0:
+            if rc != (1 if "failed" in new.values() else 0):
                 b.notes.append(f"{exit_text(rc)} after its tests ended (process {attempt}; no test blamed)")
         else:
             new = dict(ended)
@@ -275,10 +276,9 @@ def run_tests(run, binary, env, logs, sync):
                 new[running] = "hung" if rc is None else "crashed"
                 b.notes.append(f"{running} {'hung' if rc is None else 'crashed'} ({exit_text(rc)}"
                                f"{', the budget' if rc is None and timeout < run.per else ''})")
-            elif rc != 0 and all(t in ended for t in pending):
-                b.notes.append(f"{exit_text(rc)} after its tests ended, before its report (no test blamed)")
-            elif rc != 0:
-                b.notes.append(f"{exit_text(rc)} between tests (process {attempt})")
+            elif rc != (1 if "failed" in new.values() else 0):
+                where = "after its tests ended, before its report" if all(t in ended for t in pending) else "between tests"
+                b.notes.append(f"{exit_text(rc)} {where} (process {attempt}; no test blamed)")
         progress = False
         for t, s in new.items():
             if t in b.expected and t not in b.results:

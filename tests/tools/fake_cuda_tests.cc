@@ -1,7 +1,8 @@
-// A stand-in for a bundled test binary, for gpu_check_test.sh: tests/tools/gpu_check_test.sh bundles
-// it under three names, and what it does depends on the name it runs under (the bundle cannot
-// pass it anything else: every bundled binary gets the same command line and environment).
+// A stand-in for a bundled test binary: tools/gpu_check.sh's selftest bundles it under four names,
+// and what it does depends on the name it runs under (the bundle cannot pass it anything else:
+// every bundled binary gets the same command line and environment).
 //
+//   ..._fails: one test fails, and the process exits as gtest does (1);
 //   ..._fails_then_crashes: one test passes, one fails, one skips (no device here), one crashes the
 //       process, and one after the crash must still be run and counted;
 //   ..._crashes_at_exit: every test passes, then the process aborts after gtest wrote its report;
@@ -40,7 +41,7 @@ const char* sync_setting() {
 TEST(Fake, Passes_CUDA) { EXPECT_EQ(1 + 1, 2); }
 
 TEST(Fake, Fails_CUDA) {
-  if (named("_fails_then_crashes")) ADD_FAILURE() << "the first error, COLONY_CUDA_SYNC=" << sync_setting();
+  if (named("_fails") || named("_fails_then_crashes")) ADD_FAILURE() << "the first error, COLONY_CUDA_SYNC=" << sync_setting();
 }
 
 TEST(Fake, SkipsWithoutADevice_CUDA) { COLONY_REQUIRE_CUDA(1); }
