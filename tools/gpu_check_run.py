@@ -136,7 +136,7 @@ def exit_text(rc):
 
 
 def parse_test_list(text):
-    """Full names from --gtest_list_tests: "Suite." lines, then indented names; comments dropped."""
+    """Full names from --gtest_list_tests ("Suite." lines, then indented names; comments dropped)."""
     names, suite = [], None
     for line in text.splitlines():
         body = line.split("#", 1)[0].rstrip()
@@ -146,7 +146,8 @@ def parse_test_list(text):
             suite = body.strip() if body.strip().endswith(".") else None
         elif suite:
             names.append(suite + body.strip())
-    return names
+    # gtest lists disabled tests but does not run them.
+    return [n for n in names if not any(part.startswith("DISABLED_") for part in n.split("."))]
 
 
 def parse_json_report(path):
