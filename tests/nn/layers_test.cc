@@ -128,7 +128,7 @@ TEST(Layers, DropoutOnCudaDropsAShareP_CUDA) {
   COLONY_REQUIRE_CUDA(1);
   const double p = 0.3;
   const int64_t n = 200000;
-  Dropout drop(DropoutOptions(p));
+  Dropout drop{DropoutOptions(p)};
   drop.train();
   Tensor x = raw::ones({n}, TensorOptions(kFloat32).device(Device::cuda(0)));
   x.requires_grad_(true);
