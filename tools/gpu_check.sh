@@ -205,8 +205,8 @@ EOF
     sh -c "grep -q \"with Python's lzma\" '$log' && ! test -e '$tmp/xz_called'"
   expect "machine recorded first: OS and glibc, then the driver" \
     sh -c "head -1 '$summary' | grep -q '^os: .*glibc' && sed -n 2p '$summary' | grep -q '^gpu: Fake GPU, 999.99'"
-  expect "nvidia-smi ran without the bundle's LD_LIBRARY_PATH" \
-    sh -c "test -s '$tmp/nvidia_smi_env' && ! grep -q '$tmp/work' '$tmp/nvidia_smi_env'"
+  expect "nvidia-smi ran before and after the tests, never with the bundle's LD_LIBRARY_PATH" \
+    sh -c "test \"\$(wc -l <'$tmp/nvidia_smi_env')\" -ge 3 && ! grep -q '$tmp/work' '$tmp/nvidia_smi_env'"
   expect "Colony's binaries ran, with the bundle's lib/ (without it they do not load)" \
     sh -c "grep -qE '^FAIL +tests_tools_fake_hangs: [1-9]' '$summary' &&
            { test -z \"\$(ls '$tmp/work/lib')\" ||

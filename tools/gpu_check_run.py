@@ -382,6 +382,16 @@ def machine(run, nvidia_smi_env):
     return len(gpus)
 
 
+def gpu_state(run, when):
+    """Memory in use and temperature: after the tests, memory still held points at a process left over."""
+    if shutil.which("nvidia-smi") is None:
+        return
+    p = subprocess.run(["nvidia-smi", "--query-gpu=memory.used,temperature.gpu,clocks.sm", "--format=csv,noheader"],
+                       env=os.environ.copy(), capture_output=True, text=True, timeout=60)
+    for line in (p.stdout.strip() or f"nvidia-smi exit {p.returncode}").splitlines():
+        run.summarize(f"gpu {when}: {line} (memory used, temperature, SM clock)")
+
+
 def unpack(bundle, dest):
     shutil.rmtree(dest, ignore_errors=True)
     os.makedirs(dest)
@@ -559,6 +569,7 @@ def main():
     line = ", ".join(f"{totals.get(s, 0)} {s}" for s in ("passed", "failed", "skipped", "crashed", "hung", "not run"))
     run.summarize(f"tests: {line}; {broken} binaries with faults outside a test or not run ({run.elapsed():.0f} s)")
 
+    gpu_state(run, "after the tests")
     if not args.sync:
         debug_reruns(run, binaries, colony_env, logs)
     if not args.no_benchmarks:
