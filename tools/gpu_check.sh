@@ -9,9 +9,10 @@
 #   tools/gpu_check.sh selftest   # here (and in CI): the `run` path against a small fake bundle
 #   tools/gpu_check.sh run        # there: machine, every *CUDA* test, debug reruns, benchmarks
 #   tools/gpu_check.sh run --sync # there: the same with COLONY_CUDA_SYNC=1 for every test process
+#   tools/gpu_check.sh run --only REGEX --no-benchmarks  # there: some binaries again, after a fix
 #
-# The device call (docs/gpu_check.md): one call, its budget inside the command's limit with room
-# for the summary, and the whole call short enough that a second one fits the session's ~15 minutes:
+# The device call (docs/gpu_check.md): one call, its 420 s budget inside the call's 480 s, which
+# leaves a short rerun room in the session's ~15 minutes (the machine's start counts too):
 #   run(command="tools/gpu_check.sh run", carry=["out/gpu_check"], timeout_s=480)
 # The working tree brings this script, tools/gpu_check_run.py and benchmarks/lenet_gpu_pytorch.py;
 # the bundle is git-ignored, so carry names it. Back in $OUT: summary.txt, gpu_check.log, tests.tsv
@@ -250,5 +251,5 @@ case "${1:-}" in
   libs) shift; libs "$@" ;;
   run) shift; run "$@" ;;
   selftest) shift; selftest "$@" ;;
-  *) sed -n '2,24p' "$SELF"; exit 2 ;;
+  *) sed -n '2,25p' "$SELF"; exit 2 ;;
 esac

@@ -513,6 +513,7 @@ def main():
     ap.add_argument("--budget", type=float, default=420, help="seconds for the whole run")
     ap.add_argument("--timeout", type=float, default=60, help="seconds for one test process")
     ap.add_argument("--sync", action="store_true", help="COLONY_CUDA_SYNC=1 for every test process")
+    ap.add_argument("--only", metavar="REGEX", help="only the test binaries whose name matches (a rerun after a fix)")
     ap.add_argument("--no-benchmarks", action="store_true")
     # Helpers for tools/gpu_check.sh, so that each thing is done in one place.
     ap.add_argument("--unpack-only", action="store_true", help="unpack --bundle into --work and stop")
@@ -552,7 +553,8 @@ def main():
     shutil.rmtree(logs, ignore_errors=True)
     os.makedirs(logs)
     bin_dir = os.path.join(args.work, "bin")
-    binaries = [Binary(os.path.join(bin_dir, n)) for n in sorted(os.listdir(bin_dir))] if os.path.isdir(bin_dir) else []
+    names = sorted(os.listdir(bin_dir)) if os.path.isdir(bin_dir) else []
+    binaries = [Binary(os.path.join(bin_dir, n)) for n in names if not args.only or re.search(args.only, n)]
     run.say(f"== tests: {len(binaries)} binaries, --gtest_filter='*CUDA*', at most {args.timeout:.0f} s per process")
     for b in binaries:
         if run.left() - SUMMARY_RESERVE_S < RERUN_FLOOR_S:
