@@ -7,7 +7,6 @@
 #include <string>
 #include <vector>
 
-#include "tensor/backends.h"
 #include "tensor/cuda.h"
 #include "tensor/raw_ops.h"
 
@@ -21,28 +20,6 @@
   } while (0)
 
 namespace colony::testing {
-
-// TF32 on or off for both cuBLAS and cuDNN within a scope, the switches restored after. Tests that
-// compare float32 on CUDA with the CPU at float32 tolerances turn it off: TF32 rounds the inputs
-// of products to 10 mantissa bits (about 1e-3 relative), and cuDNN allows it by default, as in
-// PyTorch. TF32 itself is tested apart, with its own tolerance.
-class Tf32Guard {
- public:
-  explicit Tf32Guard(bool allow) {
-    backends::cuda::matmul::set_allow_tf32(allow);
-    backends::cudnn::set_allow_tf32(allow);
-  }
-  ~Tf32Guard() {
-    backends::cuda::matmul::set_allow_tf32(matmul_);
-    backends::cudnn::set_allow_tf32(cudnn_);
-  }
-  Tf32Guard(const Tf32Guard&) = delete;
-  Tf32Guard& operator=(const Tf32Guard&) = delete;
-
- private:
-  const bool matmul_ = backends::cuda::matmul::allow_tf32();
-  const bool cudnn_ = backends::cudnn::allow_tf32();
-};
 
 // Values of a tensor (any dtype, any device, any strides) as doubles in row-major order.
 inline std::vector<double> values(const Tensor& t) {

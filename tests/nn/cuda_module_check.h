@@ -13,6 +13,7 @@
 #include "nn/module.h"
 #include "tensor/random.h"
 #include "tests/test_util.h"
+#include "tests/tf32_guard.h"
 
 namespace colony::testing {
 

@@ -8,6 +8,7 @@
 #include "optim/optim.h"
 #include "tensor/cuda.h"
 #include "tests/test_util.h"
+#include "tests/tf32_guard.h"
 
 namespace colony {
 namespace {
