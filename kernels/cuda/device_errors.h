@@ -7,9 +7,7 @@
 namespace colony::kernels::cuda {
 
 // The process's one record, in mapped portable pinned memory (every device writes the same host
-// page; with unified addressing the host pointer is valid in kernels). Allocated on first use,
-// and at the latest when a CUDA graph capture begins (stream_begin_capture): allocating pinned
-// memory while capturing would invalidate the capture.
+// page; with unified addressing the host pointer is valid in kernels). Allocated on first use.
 DeviceErrorRecord* device_error_record();
 
 // Throws std::runtime_error naming the op and the bad index if a kernel recorded one, and clears
