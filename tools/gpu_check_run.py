@@ -357,6 +357,15 @@ def debug_reruns(run, binaries, env, logs):
         keep_log(run, log, os.path.basename(log))
 
 
+def probe(argv, env=None, timeout=30):
+    """(exit status, stdout, stderr) of a short command; a missing, failing or hanging one is an answer, not an error."""
+    try:
+        p = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+    except (OSError, subprocess.SubprocessError) as e:
+        return None, "", f"{argv[0]}: {type(e).__name__}: {e}"
+
+
 def machine(run, nvidia_smi_env):
     """OS, glibc, CPU, GPU and driver: recorded before anything else can go wrong."""
     osname = "unknown"
@@ -371,13 +380,13 @@ def machine(run, nvidia_smi_env):
     if shutil.which("nvidia-smi") is None:
         run.summarize("gpu: nvidia-smi not found")
         return 0
-    query = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total,compute_cap",
-                            "--format=csv,noheader"], env=nvidia_smi_env, capture_output=True, text=True, timeout=60)
-    gpus = [l for l in query.stdout.splitlines() if l.strip()]
-    for line in gpus or [(query.stdout + query.stderr).strip() or f"nvidia-smi exit {query.returncode}"]:
+    rc, out, err = probe(["nvidia-smi", "--query-gpu=name,driver_version,memory.total,compute_cap",
+                          "--format=csv,noheader"], nvidia_smi_env)
+    gpus = [l for l in out.splitlines() if l.strip()] if rc == 0 else []
+    for line in gpus or [(out + err).strip() or f"nvidia-smi exit {rc}"]:
         run.summarize(f"gpu: {line}")
-    full = subprocess.run(["nvidia-smi"], env=nvidia_smi_env, capture_output=True, text=True, timeout=60)
-    m = re.search(r"CUDA Version: *([0-9.]+)", full.stdout)
+    _, out, _ = probe(["nvidia-smi"], nvidia_smi_env)
+    m = re.search(r"CUDA Version: *([0-9.]+)", out)
     run.summarize(f"driver supports CUDA {m.group(1) if m else 'unknown'}")
     return len(gpus)
 
@@ -386,9 +395,9 @@ def gpu_state(run, when):
     """Memory in use and temperature: after the tests, memory still held points at a process left over."""
     if shutil.which("nvidia-smi") is None:
         return
-    p = subprocess.run(["nvidia-smi", "--query-gpu=memory.used,temperature.gpu,clocks.sm", "--format=csv,noheader"],
-                       env=os.environ.copy(), capture_output=True, text=True, timeout=60)
-    for line in (p.stdout.strip() or f"nvidia-smi exit {p.returncode}").splitlines():
+    rc, out, err = probe(["nvidia-smi", "--query-gpu=memory.used,temperature.gpu,clocks.sm", "--format=csv,noheader"],
+                         os.environ.copy())
+    for line in (out.strip() or err.strip() or f"nvidia-smi exit {rc}").splitlines():
         run.summarize(f"gpu {when}: {line} (memory used, temperature, SM clock)")
 
 
@@ -439,36 +448,31 @@ def print_torch_info():
 
 def torch_info(run, py):
     """PyTorch's versions and its wheels' library folders (what Colony's binaries load CUDA from)."""
-    try:
-        p = subprocess.run([py, os.path.abspath(__file__), "--torch-info"], capture_output=True, text=True,
-                           timeout=120)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        run.summarize(f"python: {py} failed: {e}")
-        return ""
+    rc, out, err = probe([py, os.path.abspath(__file__), "--torch-info"], timeout=120)  # importing torch takes a while
     dirs = ""
-    for line in p.stdout.splitlines():
+    for line in out.splitlines():
         if line.startswith("DIRS="):
             dirs = line[5:]
         else:
             run.summarize(line)
-    if p.returncode != 0:
-        run.summarize(f"python: {py} exit {p.returncode}: {p.stderr.strip()[-300:]}")
+    if rc != 0:
+        run.summarize(f"python: {py} {'exit ' + str(rc) if rc is not None else 'failed'}: {err.strip()[-300:]}")
     return dirs
 
 
 def libraries(run, work, env):
     """The CUDA libraries the bundle resolves, and any it cannot find (then nothing would start)."""
-    probe = next((os.path.join(work, p) for p in ("lenet_gpu",) if os.path.exists(os.path.join(work, p))), None)
     bins = sorted(os.listdir(os.path.join(work, "bin"))) if os.path.isdir(os.path.join(work, "bin")) else []
-    probe = probe or (os.path.join(work, "bin", bins[0]) if bins else None)
-    if probe is None or shutil.which("ldd") is None:
+    candidates = [os.path.join(work, "lenet_gpu")] + [os.path.join(work, "bin", b) for b in bins]
+    probe_bin = next((c for c in candidates if os.path.exists(c)), None)
+    if probe_bin is None or shutil.which("ldd") is None:
         return
-    p = subprocess.run(["ldd", probe], env=env, capture_output=True, text=True, timeout=60)
-    for line in p.stdout.splitlines():
+    _, out, _ = probe(["ldd", probe_bin], env)
+    for line in out.splitlines():
         if re.match(r"\s*lib(cuda|cudart|cublas|cublasLt|cudnn|nccl)\.so\.[0-9]+ ", line):
-            run.say(f"{os.path.basename(probe)} resolves {line.strip()}")
+            run.say(f"{os.path.basename(probe_bin)} resolves {line.strip()}")
         if "not found" in line and "libcuda.so.1" not in line:
-            run.summarize(f"MISSING library for {os.path.basename(probe)}: {line.strip()}")
+            run.summarize(f"MISSING library for {os.path.basename(probe_bin)}: {line.strip()}")
 
 
 def benchmarks(run, work, env, py, gpus, repo):
