@@ -1,41 +1,41 @@
 #!/usr/bin/env bash
-# The GPU check: built here (bazel, CUDA on), run on a lent GPU machine with ONE device call.
+# The GPU check: built here (Bazel, CUDA on), run on a lent GPU machine with ONE device call.
 #
 # Development machines have the CUDA toolkit but no GPU, so every *_CUDA / *_MultiCUDA test skips
 # there. The device machine has a GPU, PyTorch and its nvidia/*/lib wheels, but no Bazel. So:
 #
-#   tools/gpu_check.sh build      # here: build, bundle into out/gpu_check/bundle.tar.xz (<= 64 MiB)
+#   tools/gpu_check.sh build      # here: build, bundle into out/gpu_check/bundle.tar.xz (<= 48 MiB)
 #   tools/gpu_check.sh libs VENV  # here: check the bundle loads with only VENV's nvidia/*/lib
-#   tools/gpu_check.sh run        # there: versions, every *CUDA* test, debug reruns, benchmarks
-#   tools/gpu_check.sh run --sync # there: the same with COLONY_CUDA_SYNC=1 for every binary
+#   tools/gpu_check.sh selftest   # here (and in CI): the `run` path against a small fake bundle
+#   tools/gpu_check.sh run        # there: machine, every *CUDA* test, debug reruns, benchmarks
+#   tools/gpu_check.sh run --sync # there: the same with COLONY_CUDA_SYNC=1 for every test process
+#   tools/gpu_check.sh run --only REGEX --no-benchmarks  # there: some binaries again, after a fix
 #
-# The lead's device call (one call, inside the 10-minute command limit; the working tree carries
-# this script and benchmarks/lenet_gpu_pytorch.py, the bundle is git-ignored so it is carried):
-#   run(command="tools/gpu_check.sh run", carry=["out/gpu_check"], timeout_s=600)
-# Results come back as $OUT/gpu_check.log (everything, in order) and $OUT/summary.txt.
+# The device call (docs/gpu_check.md): one call, its 420 s budget inside the call's 480 s, which
+# leaves a short rerun room in the session's ~15 minutes (the machine's start counts too):
+#   run(command="tools/gpu_check.sh run", carry=["out/gpu_check"], timeout_s=480)
+# The working tree brings this script, tools/gpu_check_run.py and benchmarks/lenet_gpu_pytorch.py;
+# the bundle is git-ignored, so carry names it. Back in $OUT: summary.txt, gpu_check.log, tests.tsv
+# and logs/ (tools/gpu_check_run.py says what each holds).
 #
-# `run`, in order, within GPU_CHECK_BUDGET seconds (default 540, under the 600 s limit):
-#  1. versions: GPU, driver, CUDA runtime, cuBLAS, cuDNN and NCCL (PyTorch's wheels), and the paths
-#     the bundle's CUDA libraries resolve to;
-#  2. every bundled test binary with --gtest_filter='*CUDA*', each under `timeout 60`
-#     (GPU_CHECK_TIMEOUT), so one hang cannot eat the session; no new binary starts after 300 s;
-#  3. debug reruns: each binary that failed or crashed runs again with COLONY_CUDA_SYNC=1 (every
-#     launch waits, so a fault is reported by the op that caused it), its failed tests only;
-#  4. benchmarks/lenet_gpu (Colony eager, then --cuda_graph: the step captured as one CUDA graph)
-#     and benchmarks/lenet_gpu_pytorch.py (PyTorch eager and CUDA graphs), each with its own timeout.
-#  5. DDP on the device: benchmarks/allreduce_bench --device cuda (NCCL, busbw per size; alone it is
-#     an NCCL group of one) and lenet_cifar10 --device cuda under colonyrun (max(2, GPUs) ranks: with
-#     one GPU the ranks share it through Gloo), each run only when the budget still holds its timeout.
-#     The DDP *_CUDA tests (tests/distributed/ddp/ddp_gpu_test) run in step 2 with the others.
-# It exits non-zero when a test failed or a binary crashed.
-#
-# Environment (build): BAZEL (default ./bazelw), BAZEL_FLAGS (default --jobs=2), GPU_CHECK_DIR
-# (default out/gpu_check). Tests that read runfiles data are not supported by the bundle.
+# Environment: GPU_CHECK_DIR (default out/gpu_check); for build BAZEL (default ./bazelw) and
+# BAZEL_FLAGS (default --jobs=2); for run GPU_CHECK_BUDGET (seconds, default 420) and
+# GPU_CHECK_TIMEOUT (seconds per test process, default 60). Tests that read runfiles data are not
+# supported by the bundle.
 set -uo pipefail
 
+SELF="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$0")/.."
-BUNDLE="${GPU_CHECK_DIR:-out/gpu_check}"
-SKIP_LIBS='^(libc|libm|libdl|librt|libpthread|ld-linux.*|libresolv|libstdc\+\+|libgcc_s|libcuda|libcudart|libcublas|libcublasLt|libcudnn.*|libnccl|libnvrtc.*|libnvJitLink)\.so'
+BUNDLE_DIR="${GPU_CHECK_DIR:-out/gpu_check}"
+BUNDLE="$BUNDLE_DIR/bundle.tar.xz"
+# The device call carries 64 MiB in all (the working tree included): 48 for the bundle.
+MAX_BUNDLE_MIB=48
+# Libraries the GPU machine brings itself: glibc and the C++ runtime (at least as new there) and
+# NVIDIA's (its PyTorch wheels, matched to its driver). Whole sonames: Colony's own libraries are
+# named libdistributed_Snccl_Slibprocess_group_nccl.so and the like, and must travel.
+SYSTEM_SONAMES='^(libc|libm|libdl|librt|libpthread|libresolv|libutil|libstdc\+\+|libgcc_s|libcuda|libcudart|libcublas|libcublasLt|libcudnn(_[a-z_]+)?|libnccl|libnvrtc(-builtins)?|libnvJitLink)\.so(\.[0-9]+)*$'
+CUDA_SONAMES='^(libcudart|libcublas|libcublasLt|libcudnn(_[a-z_]+)?|libnccl|libnvrtc(-builtins)?|libnvJitLink)\.so(\.[0-9]+)*$'
+PROGRAMS=(benchmarks/lenet_gpu benchmarks/allreduce_bench distributed/colonyrun examples/lenet_cifar10/lenet_cifar10)
 
 build() {
   set -e
@@ -44,270 +44,212 @@ build() {
   local flags=(${BAZEL_FLAGS:---jobs=2})
   local targets=("$@")
   [ ${#targets[@]} -eq 0 ] && targets=("//tests/...")
-
-  local programs=(benchmarks/lenet_gpu benchmarks/allreduce_bench distributed/colonyrun examples/lenet_cifar10/lenet_cifar10)
   "$bazel" build "${flags[@]}" "${targets[@]}" //benchmarks:lenet_gpu //benchmarks:allreduce_bench \
     //distributed:colonyrun //examples/lenet_cifar10
   local bin
   bin="$("$bazel" info "${flags[@]}" bazel-bin 2>/dev/null)"
 
-  # Staged outside the bundle folder: only the archive travels (the device call carries 64 MiB).
-  local stage
+  # Staged outside the bundle folder: only the archive travels.
+  local stage label path n=0 expr
   stage="$(mktemp -d)"
-  rm -rf "$BUNDLE"
-  mkdir -p "$BUNDLE" "$stage/bin" "$stage/lib"
-  local label path name n=0 expr
   expr="$(printf ' + %s' "${targets[@]}")"
   for label in $("$bazel" query "kind(cc_test, ${expr# + })" 2>/dev/null); do
     path="$bin/$(echo "${label#//}" | tr ':' '/')"
     [ -x "$path" ] || continue
     # Listing tests runs no test code, so it works without a GPU.
     "$path" --gtest_list_tests 2>/dev/null | grep -q 'CUDA' || continue
-    name="$(echo "${label#//}" | tr ':/' '__')"  # tests/tensor:foo_test -> tests_tensor_foo_test
-    cp -L "$path" "$stage/bin/$name"
-    copy_libs "$path" "$stage/lib"
+    stage_binary "$path" "$stage/bin/$(echo "${label#//}" | tr ':/' '__')"  # tests_tensor_foo_test
     n=$((n + 1))
   done
   local program
-  for program in "${programs[@]}"; do
-    cp -L "$bin/$program" "$stage/$(basename "$program")"
-    copy_libs "$bin/$program" "$stage/lib"
+  for program in "${PROGRAMS[@]}"; do stage_binary "$bin/$program" "$stage/$(basename "$program")"; done
+  [ "$n" -gt 0 ] || { echo "gpu_check: no test binary lists a *CUDA* test" >&2; exit 1; }
+  pack "$stage" "$BUNDLE"
+  echo "gpu_check: bundled $n test binaries with CUDA tests and ${PROGRAMS[*]##*/}"
+  rm -rf "$stage"
+}
+
+# Copies `binary` to `dest` and the shared libraries it resolves here into dest's ../lib (or
+# dest's folder's lib/ for a top-level program), except those the GPU machine brings itself.
+stage_binary() {
+  local binary="$1" dest="$2" libdir lib
+  mkdir -p "$(dirname "$dest")"
+  case "$(basename "$(dirname "$dest")")" in bin) libdir="$(dirname "$dest")/../lib" ;; *) libdir="$(dirname "$dest")/lib" ;; esac
+  mkdir -p "$libdir"
+  cp -L "$binary" "$dest"
+  ldd "$binary" | awk '$2 == "=>" && $3 ~ /^\// {print $1, $3}' | while read -r soname lib; do
+    echo "$soname" | grep -Eq "$SYSTEM_SONAMES" && continue
+    [ -e "$libdir/$soname" ] || cp -L "$lib" "$libdir/$soname"
   done
+}
+
+# Strips the staged files and packs them into one solid xz archive: the test binaries share most
+# of their code, which xz then stores once (GPU_CHECK_XZ_LEVEL: the selftest packs fast).
+pack() {
+  local stage="$1" archive="$2" size
   chmod -R u+w "$stage"
   find "$stage" -type f -exec strip --strip-unneeded {} \; 2>/dev/null || true
-  # One solid archive: the test binaries share most of their code, which xz then stores once.
-  tar -C "$stage" -cJf "$BUNDLE/bundle.tar.xz" .
-  local size
-  size=$(stat -c %s "$BUNDLE/bundle.tar.xz")
-  echo "gpu_check: bundled $n test binaries with CUDA tests and ${programs[*]##*/}: $BUNDLE/bundle.tar.xz ($((size / 1024 / 1024)) MiB; unpacked $(du -sh "$stage" | cut -f1))"
-  rm -rf "$stage"
-  [ "$n" -gt 0 ] || { echo "gpu_check: no test binary lists a *CUDA* test" >&2; exit 1; }
-  [ "$size" -lt $((56 * 1024 * 1024)) ] || { echo "gpu_check: bundle over 56 MiB; the device call carries 64 MiB in all" >&2; exit 1; }
+  mkdir -p "$(dirname "$archive")"
+  rm -f "$archive"
+  XZ_OPT="-${GPU_CHECK_XZ_LEVEL:-6}" tar -C "$stage" -cJf "$archive" . || { echo "gpu_check: tar -cJf failed" >&2; exit 1; }
+  size=$(stat -c %s "$archive")
+  echo "gpu_check: $archive: $((size / 1024 / 1024)) MiB (unpacked $(du -sh "$stage" | cut -f1))"
+  [ "$size" -le $((MAX_BUNDLE_MIB * 1024 * 1024)) ] ||
+    { echo "gpu_check: bundle over $MAX_BUNDLE_MIB MiB; the device call carries 64 MiB in all" >&2; exit 1; }
 }
 
-# Copies the shared libraries `binary` resolves here into `dest`, except glibc and the C++ runtime
-# (the GPU machine's are at least as new) and CUDA's own libraries (that machine's PyTorch wheels
-# bring them, matched to its driver).
-copy_libs() {
-  local lib
-  ldd "$1" | awk '/=> \//{print $3}' | while read -r lib; do
-    basename "$lib" | grep -Eq "$SKIP_LIBS" && continue
-    [ -e "$2/$(basename "$lib")" ] || cp -L "$lib" "$2/"
-  done
-}
-
-# Library folders of the pip-installed CUDA stack (torch's dependencies) of python `$1`.
-nvidia_lib_dirs() {
-  "$1" - <<'PYEOF' 2>/dev/null
-import glob, os
-try:
-    import nvidia
-    roots = list(nvidia.__path__)
-except ImportError:
-    roots = []
-seen = []
-for r in roots:
-    for d in sorted(glob.glob(os.path.join(r, "*", "lib")) + glob.glob(os.path.join(r, "*", "lib64"))):
-        if d not in seen and glob.glob(os.path.join(d, "*.so*")):
-            seen.append(d)
-print(":".join(seen))
-PYEOF
-}
-
+# A Python 3 for the runner: the one with PyTorch when there is one (versions, the PyTorch benchmark).
 find_python() {
   local py
   for py in /opt/torch/.venv/bin/python3 python3; do
     command -v "$py" >/dev/null 2>&1 && "$py" -c 'import torch' 2>/dev/null && { echo "$py"; return; }
   done
-  echo python3
+  command -v python3 || { echo "gpu_check: no python3 on this machine" >&2; exit 1; }
 }
 
-unpack() {  # $1: where
-  [ -f "$BUNDLE/bundle.tar.xz" ] || { echo "gpu_check: no bundle at $BUNDLE; run 'tools/gpu_check.sh build' here first" >&2; exit 1; }
-  rm -rf "$1" && mkdir -p "$1" && tar -C "$1" -xJf "$BUNDLE/bundle.tar.xz"
-}
-
-# Here: would the bundle load on a machine that has only VENV's PyTorch wheels for CUDA? Every CUDA
-# library must resolve into VENV's nvidia/*/lib, everything else into the bundle or the system.
+# Here: would the bundle load on a machine that has only VENV's PyTorch wheels for CUDA? Every
+# NVIDIA library must resolve into VENV's nvidia/*/lib under a versioned soname, everything else
+# into the bundle or the system's own folders.
 libs() {
   local venv="${1:?usage: tools/gpu_check.sh libs VENV (a virtual environment with PyTorch)}"
-  local dirs dir bad=0 f
-  dirs="$(nvidia_lib_dirs "$venv/bin/python3")"
+  local dirs dir f bad=0 out needed=""
+  dirs="$("$venv/bin/python3" tools/gpu_check_run.py --nvidia-lib-dirs)"
   [ -n "$dirs" ] || { echo "gpu_check: $venv has no nvidia/*/lib folders" >&2; exit 1; }
+  [ -f "$BUNDLE" ] || { echo "gpu_check: no bundle at $BUNDLE; run 'tools/gpu_check.sh build' first" >&2; exit 1; }
   dir="$(mktemp -d)"
-  unpack "$dir"
+  python3 tools/gpu_check_run.py --unpack-only --bundle "$BUNDLE" --work "$dir/b" || exit 1
   echo "gpu_check: CUDA libraries from $dirs"
-  for f in "$dir"/bin/* "$dir"/lenet_gpu "$dir"/allreduce_bench "$dir"/colonyrun "$dir"/lenet_cifar10; do
+  for f in "$dir"/b/bin/* "$dir"/b/lenet_gpu "$dir"/b/allreduce_bench "$dir"/b/colonyrun "$dir"/b/lenet_cifar10; do
     # Only the bundle and the wheels on the path; the toolkit's folders are not searched.
-    local out
-    out="$(env -i PATH=/usr/bin:/bin LD_LIBRARY_PATH="$dir/lib:$dirs" ldd "$f" 2>&1)"
-    if echo "$out" | grep -v 'libcuda.so.1' | grep -q 'not found'; then
-      echo "MISSING $(basename "$f"):"; echo "$out" | grep 'not found' | sed 's/^/    /'; bad=1
+    out="$(env -i PATH=/usr/bin:/bin LD_LIBRARY_PATH="$dir/b/lib:$dirs" ldd "$f" 2>&1)"
+    local problems
+    problems="$(echo "$out" | awk -v cuda="$CUDA_SONAMES" -v bundle="$dir/b/lib/" -v wheels="$dirs" '
+      BEGIN { n = split(wheels, w, ":") }
+      $2 == "=>" && $3 == "not" { if ($1 != "libcuda.so.1") print "MISSING " $1; next }
+      $2 == "=>" {
+        inside = 0
+        for (i = 1; i <= n; i++) if (index($3, w[i] "/") == 1) inside = 1
+        if ($1 ~ cuda) {
+          if ($1 ~ /\.so$/) print "UNVERSIONED " $1 " (the wheels bring versioned sonames only)"
+          if (!inside) print "OUTSIDE THE WHEELS " $1 " => " $3
+        } else if (!inside && index($3, bundle) != 1 && $3 !~ /^\/(usr\/)?lib(64|32)?\//) {
+          print "OUTSIDE THE BUNDLE AND THE SYSTEM " $1 " => " $3
+        }
+      }')"
+    if [ -n "$problems" ]; then
+      echo "$(basename "$f"):"; echo "$problems" | sed 's/^/    /'; bad=1
     fi
-    if echo "$out" | grep -E 'lib(cudart|cublas|cublasLt|cudnn|nccl)[^ ]* => ' | grep -vq -F "/nvidia/"; then
-      echo "OUTSIDE THE WHEELS $(basename "$f"):"
-      echo "$out" | grep -E 'lib(cudart|cublas|cublasLt|cudnn|nccl)[^ ]* => ' | grep -v -F "/nvidia/" | sed 's/^/    /'; bad=1
-    fi
+    needed="$needed $(echo "$out" | awk -v cuda="$CUDA_SONAMES" '$2 == "=>" && ($1 ~ cuda || $1 == "libcuda.so.1") {print $1}')"
   done
-  echo "gpu_check: CUDA libraries the bundle needs: $(for f in "$dir"/bin/* "$dir"/lenet_gpu "$dir"/lenet_cifar10; do
-    env -i LD_LIBRARY_PATH="$dir/lib:$dirs" ldd "$f"; done | grep -oE 'lib(cuda|cudart|cublas|cublasLt|cudnn|nccl)\.so[.0-9]*' | sort -u | paste -sd' ')"
+  echo "gpu_check: CUDA libraries the bundle needs: $(echo "$needed" | tr ' ' '\n' | grep . | sort -u | paste -sd' ')"
   rm -rf "$dir"
   [ "$bad" -eq 0 ] && echo "gpu_check: every bundled binary loads with $venv's wheels (libcuda.so.1 is the driver's)"
   return "$bad"
 }
 
 run() {
-  local out="${OUT:-/tmp/gpu_check_out}"
-  mkdir -p "$out"
-  : >"$out/gpu_check.log"
-  run_all "$out" "$@" 2>&1 | tee -a "$out/gpu_check.log"
+  local py
+  py="$(find_python)" || exit 1
+  exec "$py" tools/gpu_check_run.py --bundle "$BUNDLE" --out "${OUT:-/tmp/gpu_check_out}" --python "$py" \
+    --budget "${GPU_CHECK_BUDGET:-420}" --timeout "${GPU_CHECK_TIMEOUT:-60}" "$@"
 }
 
-# A crash ends a test binary: its later tests run again without the one that was running, up to 4
-# times, so that one fault does not hide the rest of the binary. Adds to the caller's totals.
-continue_after_crash() {
-  local bin="$1" main="$2" src="$2" excluded="" attempt last rc2 log2 p f k
-  for attempt in 1 2 3 4; do
-    last="$(grep '^\[ RUN      \]' "$src" | tail -1 | awk '{print $4}')"
-    [ -n "$last" ] || return
-    echo "$last" >>"$main.crashed"
-    [ $((SECONDS - t0)) -gt 300 ] && return
-    excluded="$excluded:$last"
-    log2="$src.after$attempt"
-    rc2=0
-    COLONY_CUDA_SYNC="${COLONY_CUDA_SYNC:-0}" timeout -k 5 "$per" "$bin" --gtest_filter="*CUDA*:-${excluded#:}" >"$log2" 2>&1 || rc2=$?
-    p=$(grep -c '^\[       OK \]' "$log2"); f=$(grep -c '^\[  FAILED  \] .* ([0-9]* ms)$' "$log2")
-    k=$(grep -c '^\[  SKIPPED \] .* ([0-9]* ms)$' "$log2")
-    total_p=$((total_p + p)); total_f=$((total_f + f)); total_s=$((total_s + k))
-    echo "      without ${excluded#:}: $p passed, $f failed, $k skipped$([ "$rc2" -ne 0 ] && [ "$f" -eq 0 ] && echo ", crashed again (exit $rc2)")"
-    [ "$f" -eq 0 ] || grep -B15 '^\[  FAILED  \] .* ([0-9]* ms)$' "$log2" | head -60 | sed 's/^/    | /'
-    cat "$log2" >>"$main"
-    { [ "$rc2" -ne 0 ] && [ "$f" -eq 0 ]; } || return
-    broken=$((broken + 1))
-    src="$log2"
+# The `run` path here, against a small bundle of tests/tools:fake_cuda_tests under four names (no
+# GPU: the device tests skip, nvidia-smi is a fake that records its environment, xz fails if
+# called). Checks the unpacking, the library scope, the per-test counts, the debug reruns, the
+# budget and the files that come back. tests/tools:gpu_check_test runs it in CI.
+selftest() {
+  local fake="${1:-}"
+  if [ -z "$fake" ]; then
+    ./bazelw build //tests/tools:fake_cuda_tests || exit 1
+    fake=".bazel/bin/tests/tools/fake_cuda_tests"
+  fi
+  local tmp mode
+  tmp="$(mktemp -d)"
+  # shellcheck disable=SC2064
+  trap "rm -rf '$tmp'" EXIT
+  for mode in fails fails_then_crashes crashes_at_exit hangs; do
+    stage_binary "$fake" "$tmp/stage/bin/tests_tools_fake_$mode"
   done
-}
+  printf '#!/bin/sh\necho "colony batch=64 images_per_s=1.0 (fake)"\n' >"$tmp/stage/lenet_gpu"
+  chmod +x "$tmp/stage/lenet_gpu"
+  GPU_CHECK_XZ_LEVEL=0 pack "$tmp/stage" "$tmp/bundle/bundle.tar.xz" >/dev/null || exit 1
 
-run_all() {
-  local out="$1" sync_all=0
-  [ "${2:-}" = "--sync" ] && sync_all=1
-  local work=/tmp/gpu_check_bundle logs=/tmp/gpu_check_logs
-  rm -rf "$logs" && mkdir -p "$logs"
-  local log="$out/gpu_check.log" summary="$out/summary.txt"
-  local t0=$SECONDS budget="${GPU_CHECK_BUDGET:-540}" per="${GPU_CHECK_TIMEOUT:-60}"
-  unpack "$work"
-  local py nv
-  py="$(find_python)"
-  nv="$(nvidia_lib_dirs "$py")"
-  export LD_LIBRARY_PATH="$work/lib${nv:+:$nv}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  mkdir -p "$tmp/path"
+  printf '#!/bin/sh\necho "xz $*" >>%s/xz_called\nexit 127\n' "$tmp" >"$tmp/path/xz"
+  cat >"$tmp/path/nvidia-smi" <<EOF
+#!/bin/sh
+echo "LD_LIBRARY_PATH=\${LD_LIBRARY_PATH:-}" >>$tmp/nvidia_smi_env
+case "\$*" in
+  *--query-gpu*) echo "Fake GPU, 999.99, 1 MiB, 0.0" ;;
+  -L) echo "GPU 0: Fake GPU (UUID: GPU-0)" ;;
+  *) echo "| NVIDIA-SMI 999.99    Driver Version: 999.99    CUDA Version: 99.9 |" ;;
+esac
+EOF
+  chmod +x "$tmp/path/xz" "$tmp/path/nvidia-smi"
 
-  echo "== versions ($(date -u +%FT%TZ))"
-  nvidia-smi --query-gpu=name,driver_version,memory.total,compute_cap --format=csv,noheader 2>&1 | sed 's/^/gpu: /'
-  nvidia-smi 2>/dev/null | grep -o 'CUDA Version: [0-9.]*' | sed 's/^/driver supports /'
-  "$py" - <<'PYEOF' 2>&1
-import torch
-print(f"python torch {torch.__version__}: CUDA runtime {torch.version.cuda}, cuDNN {torch.backends.cudnn.version()}, "
-      f"NCCL {'.'.join(map(str, torch.cuda.nccl.version())) if torch.cuda.is_available() else 'n/a'}, "
-      f"cuBLAS from {torch.__file__.rsplit('/', 2)[0]}/nvidia")
-PYEOF
-  echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
-  ldd "$work/lenet_gpu" | grep -E 'lib(cuda|cudart|cublas|cublasLt|cudnn|nccl)\.so' | sed 's/^[[:space:]]*/bundle resolves /'
-  [ "$sync_all" -eq 1 ] && echo "mode: COLONY_CUDA_SYNC=1 for every binary"
-
-  echo "== tests (--gtest_filter='*CUDA*', timeout ${per}s each)"
-  local bin name rc passed failed skipped total_p=0 total_f=0 total_s=0 broken=0 not_run=0
-  local rerun=()
-  for bin in "$work"/bin/*; do
-    name="$(basename "$bin")"
-    if [ $((SECONDS - t0)) -gt 300 ]; then
-      echo "NOT RUN $name (time budget)"; not_run=$((not_run + 1)); continue
-    fi
-    rc=0
-    if [ "$sync_all" -eq 1 ]; then
-      COLONY_CUDA_SYNC=1 timeout -k 5 "$per" "$bin" --gtest_filter='*CUDA*' >"$logs/$name.log" 2>&1 || rc=$?
-    else
-      timeout -k 5 "$per" "$bin" --gtest_filter='*CUDA*' >"$logs/$name.log" 2>&1 || rc=$?
-    fi
-    passed=$(grep -c '^\[       OK \]' "$logs/$name.log")
-    failed=$(grep -c '^\[  FAILED  \] .* ([0-9]* ms)$' "$logs/$name.log")
-    skipped=$(grep -c '^\[  SKIPPED \] .* ([0-9]* ms)$' "$logs/$name.log")
-    total_p=$((total_p + passed)); total_f=$((total_f + failed)); total_s=$((total_s + skipped))
-    if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
-      broken=$((broken + 1)); rerun+=("$name")
-      echo "CRASH $name (exit $rc$([ "$rc" -eq 124 ] && echo ': timed out')); last lines:"
-      tail -n 20 "$logs/$name.log" | sed 's/^/    /'
-      continue_after_crash "$bin" "$logs/$name.log"
-    else
-      printf '%-5s %s: %d passed, %d failed, %d skipped\n' \
-        "$([ "$failed" -eq 0 ] && echo ok || echo FAIL)" "$name" "$passed" "$failed" "$skipped"
-      if [ "$failed" -gt 0 ]; then
-        rerun+=("$name")
-        grep -B15 '^\[  FAILED  \] .* ([0-9]* ms)$' "$logs/$name.log" | head -80 | sed 's/^/    | /'
-      fi
-    fi
-  done
-
-  if [ "$sync_all" -eq 0 ] && [ ${#rerun[@]} -gt 0 ]; then
-    echo "== debug reruns with COLONY_CUDA_SYNC=1 (faults reported at the op that launched the kernel)"
-    for name in "${rerun[@]}"; do
-      if [ $((SECONDS - t0)) -gt 380 ]; then echo "NOT RERUN $name (time budget)"; continue; fi
-      local filter
-      # The failed tests, and those that were running when the binary died.
-      filter="$({ grep '^\[  FAILED  \] .* ([0-9]* ms)$' "$logs/$name.log" | awk '{print $4}'
-                 cat "$logs/$name.log.crashed" 2>/dev/null; } | sort -u | paste -sd: -)"
-      echo "-- $name --gtest_filter=${filter:-*CUDA*}"
-      COLONY_CUDA_SYNC=1 timeout -k 5 "$per" "$work/bin/$name" --gtest_filter="${filter:-*CUDA*}" 2>&1 |
-        grep -vE '^\[ *(RUN|OK) ' | tail -n 60 | sed 's/^/    /'
-    done
-  fi
-
-  echo "== benchmarks/lenet_gpu"
-  timeout -k 5 90 "$work/lenet_gpu" || echo "lenet_gpu: exit $?"
-  echo "== benchmarks/lenet_gpu --cuda_graph"
-  timeout -k 5 60 "$work/lenet_gpu" --cuda_graph || echo "lenet_gpu --cuda_graph: exit $?"
-  echo "== benchmarks/lenet_gpu_pytorch.py"
-  local left=$((budget - (SECONDS - t0)))
-  [ "$left" -gt 150 ] && left=150
-  if [ "$left" -gt 20 ]; then
-    PYTHONUNBUFFERED=1 timeout -k 5 "$left" "$py" benchmarks/lenet_gpu_pytorch.py || echo "lenet_gpu_pytorch: exit $?"
-  else
-    echo "lenet_gpu_pytorch: NOT RUN (time budget)"
-  fi
-
-  echo "== benchmarks/allreduce_bench --device cuda"
-  if [ $((budget - (SECONDS - t0))) -gt 45 ]; then
-    timeout -k 5 40 "$work/allreduce_bench" --device cuda || echo "allreduce_bench: exit $?"
-  else
-    echo "allreduce_bench: NOT RUN (time budget)"
-  fi
-  local gpus ranks
-  gpus="$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')"
-  ranks=$((gpus > 2 ? gpus : 2))
-  echo "== lenet_cifar10 --device cuda under colonyrun ($ranks ranks, $gpus GPU(s))"
-  if [ $((budget - (SECONDS - t0))) -gt 65 ]; then
-    timeout -k 5 60 "$work/colonyrun" --nproc_per_node="$ranks" --master_port=0 "$work/lenet_cifar10" --device cuda \
-      --epochs 1 --max_steps 60 --workers 0 --benchmark --warmup_steps 10 --checkpoint /tmp/gpu_check_lenet.safetensors \
-      2>&1 | grep -E 'trains on|images_per_s|allreduce_seconds|error|failed' || echo "lenet_cifar10 under colonyrun: failed"
-  else
-    echo "lenet_cifar10 under colonyrun: NOT RUN (time budget)"
-  fi
-
-  {
-    echo "gpu_check $(date -u +%FT%TZ): $total_p passed, $total_f failed, $total_s skipped, $broken crashed, $not_run not run ($((SECONDS - t0)) s)"
-    grep -E '^(gpu:|python torch|colony batch|colony-graph batch|pytorch-|allreduce_bench:| +[0-9]+ B )|trains on|images_per_s' "$log"
-  } | tee "$summary"
-  # The full logs of failing binaries, after the summary (the combined log is the one file to read).
-  for name in "${rerun[@]}"; do echo "== full log of $name"; cat "$logs/$name.log"; done
-  if [ "$total_p" -eq 0 ]; then
-    echo "gpu_check: no CUDA test passed (every one skipped: is the GPU visible to this process?)"
+  # 90 s: about 10 s of tests and reruns here, room for a machine several times slower, and
+  # still less than the shortest benchmark's timeout, so none runs.
+  local start=$SECONDS rc=0 budget=90
+  OUT="$tmp/out" GPU_CHECK_DIR="$tmp/bundle" GPU_CHECK_BUDGET=$budget GPU_CHECK_TIMEOUT=4 PATH="$tmp/path:$PATH" \
+    "$SELF" run --work "$tmp/work" >"$tmp/stdout" 2>&1 || rc=$?
+  local took=$((SECONDS - start)) failures=0 summary="$tmp/out/summary.txt" log="$tmp/out/gpu_check.log"
+  expect() {  # description, then a command that must succeed
+    local what="$1"; shift
+    if "$@" >/dev/null 2>&1; then echo "ok    $what"; else echo "FAIL  $what"; failures=$((failures + 1)); fi
+  }
+  has() { grep -qP -- "$2" "$1"; }
+  lacks() { ! grep -qP -- "$2" "$1"; }
+  expect "run exits 1 (a test failed)" test "$rc" -eq 1
+  expect "run ends within its budget ($took s of $budget)" test "$took" -le $((budget + 5))
+  expect "unpacked with Python's lzma, xz never called" \
+    sh -c "grep -q \"with Python's lzma\" '$log' && ! test -e '$tmp/xz_called'"
+  expect "machine recorded first: OS and glibc, then the driver" \
+    sh -c "head -1 '$summary' | grep -q '^os: .*glibc' && sed -n 2p '$summary' | grep -q '^gpu: Fake GPU, 999.99'"
+  expect "nvidia-smi ran before and after the tests, never with the bundle's LD_LIBRARY_PATH" \
+    sh -c "test \"\$(wc -l <'$tmp/nvidia_smi_env')\" -ge 3 && ! grep -q '$tmp/work' '$tmp/nvidia_smi_env'"
+  expect "Colony's binaries ran, with the bundle's lib/ (without it they do not load)" \
+    sh -c "grep -qE '^FAIL +tests_tools_fake_hangs: [1-9]' '$summary' &&
+           { test -z \"\$(ls '$tmp/work/lib')\" ||
+             ! env -u LD_LIBRARY_PATH '$tmp/work/bin/tests_tools_fake_hangs' --gtest_list_tests; }"
+  expect "a failure alone: 3 passed, 1 failed, 1 skipped, exit 1 taken for gtest's own" \
+    sh -c "grep -qE '^FAIL +tests_tools_fake_fails: 3 passed, 1 failed, 1 skipped$' '$summary' &&
+           ! grep -A1 -E '^FAIL +tests_tools_fake_fails:' '$summary' | grep -q 'no test blamed'"
+  expect "fail, then crash: 2 passed, 1 failed, 1 skipped, 1 crashed" \
+    has "$summary" '^FAIL +tests_tools_fake_fails_then_crashes: 2 passed, 1 failed, 1 skipped, 1 crashed$'
+  expect "the test after the crash ran in a new process" \
+    has "$tmp/out/tests.tsv" '^tests_tools_fake_fails_then_crashes\tFake.RunsAfterIt_CUDA\tpassed'
+  expect "crash at exit: every test counted, none blamed" \
+    sh -c "grep -qE '^FAIL +tests_tools_fake_crashes_at_exit: 4 passed, 0 failed, 1 skipped$' '$summary' &&
+           grep -q 'killed by SIGABRT after its tests ended' '$summary'"
+  expect "a hang: killed at the timeout, the test after it run" \
+    sh -c "grep -qE '^FAIL +tests_tools_fake_hangs: 3 passed, 0 failed, 1 skipped, 1 hung$' '$summary' &&
+           grep -qP '^tests_tools_fake_hangs\tFake.RunsAfterIt_CUDA\tpassed' '$tmp/out/tests.tsv'"
+  expect "tests without CUDA in their name never ran" lacks "$tmp/out/tests.tsv" 'IsNotACudaTest'
+  expect "debug reruns: each bad test alone, COLONY_CUDA_SYNC=1, first error kept" \
+    sh -c "grep -q 'rerun tests_tools_fake_fails_then_crashes Fake.Fails_CUDA with COLONY_CUDA_SYNC=1: failed' '$summary' &&
+           grep -q 'rerun tests_tools_fake_fails_then_crashes Fake.Misbehaves_CUDA with COLONY_CUDA_SYNC=1: crashed' '$summary' &&
+           grep -q 'rerun tests_tools_fake_hangs Fake.Misbehaves_CUDA with COLONY_CUDA_SYNC=1: hung' '$summary' &&
+           grep -q 'the first error, COLONY_CUDA_SYNC=1' '$log' && grep -q 'about to crash, COLONY_CUDA_SYNC=1' '$log'"
+  expect "benchmarks only when the budget holds them" \
+    has "$summary" '^benchmarks/lenet_gpu: NOT RUN \(time budget'
+  expect "totals: 12 passed, 2 failed, 4 skipped, 1 crashed, 1 hung" \
+    has "$summary" '^gpu_check .*: 12 passed, 2 failed, 4 skipped, 1 crashed, 1 hung, 0 not run'
+  expect "\$OUT holds summary.txt, gpu_check.log, tests.tsv and logs/ only, under 1 MiB" \
+    sh -c "test \"\$(ls '$tmp/out' | paste -sd' ')\" = 'gpu_check.log logs summary.txt tests.tsv' &&
+           test \"\$(du -sk '$tmp/out' | cut -f1)\" -lt 1024"
+  if [ "$failures" -ne 0 ]; then
+    echo "== gpu_check selftest: $failures check(s) failed; the run's output:"
+    cat "$tmp/stdout"
     return 1
   fi
-  [ "$total_f" -eq 0 ] && [ "$broken" -eq 0 ]
+  echo "gpu_check selftest: every check passed ($took s)"
 }
 
 case "${1:-}" in
   build) shift; build "$@" ;;
   libs) shift; libs "$@" ;;
   run) shift; run "$@" ;;
-  *) sed -n '2,35p' "$0"; exit 2 ;;
+  selftest) shift; selftest "$@" ;;
+  *) sed -n '2,25p' "$SELF"; exit 2 ;;
 esac

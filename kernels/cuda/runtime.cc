@@ -239,6 +239,10 @@ void after_launch(const char* op) {
 // ---- CUDA graphs ------------------------------------------------------------------------------
 
 void stream_begin_capture(void* stream) {
+  // The index and cross-entropy kernels' error record is pinned host memory allocated at first use;
+  // cudaHostAlloc inside a capture would invalidate it, so a capture whose kernels are the process's
+  // first index kernels could not be taken. Allocated here, before the capture starts.
+  device_error_record();
   check_cuda(cudaStreamBeginCapture(as_stream(stream), cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
   note_capture_begin();
 }

@@ -4,6 +4,7 @@
 
 #include "autograd/ops.h"
 #include "nn/nn.h"
+#include "tests/nn/cuda_module_check.h"
 #include "tests/test_util.h"
 
 namespace colony::nn {
@@ -51,6 +52,22 @@ TEST(ModuleDict, LooksUpByNameAndSaysWhatItHolds) {
   EXPECT_EQ(names(heads.named_parameters()), (std::vector<std::string>{"cls.weight", "cls.bias", "box.weight", "box.bias"}));
   EXPECT_TRUE(throws_with([&] { heads["mask"]; }, "no module named \"mask\"; it holds \"cls\", \"box\""));
   EXPECT_TRUE(throws_with([&] { heads.insert("cls", std::make_shared<ReLU>()); }, "already registered"));
+}
+
+// A small network of every layer kind, as one Sequential, on CUDA against the CPU: the parameters
+// and buffers of the children move with the container, and gradients reach each of them.
+TEST(Sequential, ForwardAndBackwardOnCudaMatchTheCpu_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  auto make = [] {
+    return std::make_shared<Sequential>(std::initializer_list<std::shared_ptr<Module>>{
+        std::make_shared<Conv2d>(Conv2dOptions(3, 4, 3).padding(1)), std::make_shared<BatchNorm2d>(4),
+        std::make_shared<ReLU>(), std::make_shared<MaxPool2d>(2), std::make_shared<Conv2d>(Conv2dOptions(4, 6, 3)),
+        std::make_shared<AvgPool2d>(AvgPool2dOptions(2).stride(1)), std::make_shared<AdaptiveAvgPool2d>(2),
+        std::make_shared<Dropout>(DropoutOptions(0.0)), std::make_shared<Flatten>(), std::make_shared<Linear>(24, 10)});
+  };
+  Generator gen(30);
+  Tensor x = raw::randn({4, 3, 12, 12}, TensorOptions(kFloat32), &gen);
+  colony::testing::expect_cuda_module_matches_cpu(make, x);
 }
 
 }  // namespace

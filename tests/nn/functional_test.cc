@@ -7,6 +7,7 @@
 #include "autograd/autocast.h"
 #include "autograd/ops.h"
 #include "nn/nn.h"
+#include "tests/nn/cuda_module_check.h"
 #include "tests/test_util.h"
 
 namespace colony::nn {
@@ -132,6 +133,29 @@ TEST(Functional, AutocastPolicy) {
     EXPECT_EQ(w.grad().dtype(), kFloat32);
     EXPECT_EQ(b.grad().dtype(), kFloat32);
   }
+}
+
+// The activations without a module of their own, through a module that calls the function (the
+// CUDA check takes modules).
+class Activation : public Module {
+ public:
+  explicit Activation(Tensor (*fn)(const Tensor&)) : fn_(fn) {}
+  Tensor forward(const Tensor& input) override { return fn_(input); }
+
+ private:
+  Tensor (*fn_)(const Tensor&);
+};
+
+TEST(Functional, ActivationsOnCudaMatchTheCpu_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  Generator gen(40);
+  // Wide enough to reach sigmoid's and tanh's flat tails, where their gradients vanish.
+  Tensor x = raw::mul(raw::randn({3, 50}, TensorOptions(kFloat32), &gen), 6.0);
+  for (auto fn : {&F::sigmoid, &F::tanh}) {
+    colony::testing::expect_cuda_module_matches_cpu([&] { return std::make_shared<Activation>(fn); }, x);
+  }
+  colony::testing::expect_cuda_module_matches_cpu(
+      [] { return std::make_shared<Activation>([](const Tensor& t) { return F::relu(t); }); }, x);
 }
 
 }  // namespace

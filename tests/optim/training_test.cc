@@ -8,6 +8,7 @@
 #include "optim/optim.h"
 #include "tensor/cuda.h"
 #include "tests/test_util.h"
+#include "tests/tf32_guard.h"
 
 namespace colony {
 namespace {
@@ -131,11 +132,10 @@ TEST(Training, AGpuStepWaitsForTheHostOnlyWhenAValueIsRead_CUDA) {
 
 // ---------- CUDA against CPU ----------
 
-TEST(Training, LeNetStepsOnCudaEqualTheCpu_CUDA) {
-  COLONY_REQUIRE_CUDA(1);
-  // The same weights and batches on both devices; SGD with momentum (the multi-tensor kernels on
-  // CUDA) over several steps. float32 on both: the losses and weights agree to float32 rounding
-  // amplified by a few steps (cuDNN and cuBLAS sum in other orders than the CPU).
+// The same weights and batches on both devices; SGD with momentum (the multi-tensor kernels on
+// CUDA) over 8 steps. Each step's loss must be within loss_tol * (1 + step) of the CPU's, and the
+// weights after the steps within (rtol, atol).
+void expect_cuda_steps_match_the_cpu(double loss_tol, double rtol, double atol) {
   std::vector<data::Batch> batches = fixed_batches();
   manual_seed(21);
   SmallLeNet cpu;
@@ -155,13 +155,31 @@ TEST(Training, LeNetStepsOnCudaEqualTheCpu_CUDA) {
     gpu_loss.backward();
     cpu_opt.step();
     gpu_opt.step();
-    EXPECT_NEAR(gpu_loss.item<double>(), cpu_loss.item<double>(), 1e-4 * (1 + s)) << "step " << s;
+    EXPECT_NEAR(gpu_loss.item<double>(), cpu_loss.item<double>(), loss_tol * (1 + s)) << "step " << s;
   }
   auto cpu_params = cpu.named_parameters(), gpu_params = gpu.named_parameters();
   ASSERT_EQ(cpu_params.size(), gpu_params.size());
   for (size_t i = 0; i < cpu_params.size(); ++i) {
-    EXPECT_TRUE(testing::all_close(gpu_params[i].second, cpu_params[i].second, 1e-3, 1e-4)) << cpu_params[i].first;
+    EXPECT_TRUE(testing::all_close(gpu_params[i].second, cpu_params[i].second, rtol, atol)) << cpu_params[i].first;
   }
+}
+
+// float32 on both, TF32 off: the losses and weights agree to float32 rounding amplified by a few
+// steps (cuDNN and cuBLAS sum in other orders than the CPU).
+TEST(Training, LeNetStepsOnCudaEqualTheCpu_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  testing::Tf32Guard tf32(false);
+  expect_cuda_steps_match_the_cpu(1e-4, 1e-3, 1e-4);
+}
+
+// With TF32 on for cuDNN and cuBLAS (what `backends::cuda::matmul::set_allow_tf32(true)` users
+// run): inputs of every product rounded to 10 mantissa bits, about 1e-3 relative per product, so
+// the loss (about 2.3) may move by a few 1e-3 a step. The bounds are 10x the float32 test's and
+// still catch a wrong convolution or product (the loss would be off by far more than 1e-3).
+TEST(Training, LeNetStepsOnCudaWithTf32StayCloseToTheCpu_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  testing::Tf32Guard tf32(true);
+  expect_cuda_steps_match_the_cpu(1e-2, 2e-2, 2e-3);
 }
 
 // float16 autocast + GradScaler, checkpointed mid-run with the scaler: the resumed run continues

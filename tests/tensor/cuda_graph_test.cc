@@ -6,12 +6,17 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <thread>
 
 #include "kernels/cuda/capture_state.h"
 #include "tensor/cuda.h"
 #include "tensor/random.h"
+#include "tensor/raw_ops.h"
+#include "tensor/stream.h"
 #include "tests/test_util.h"
 
 #ifdef COLONY_WITH_CUDA
@@ -103,6 +108,45 @@ TEST(CaptureCheck, RuntimeSyncCallsNameThemselvesWhileCapturing) {
   kernels::cuda::set_capture_query_for_testing(prev);
 }
 #endif
+
+// The index kernels' error record (kernels/cuda/device_errors.h) is pinned host memory allocated
+// at first use, and allocating it inside a capture would invalidate the capture: a graph whose
+// index_select is the process's first index kernel must capture, replay, and report a bad index
+// after a replay. In a fresh process (the threadsafe death test re-runs the binary for this test
+// alone), where no earlier test has allocated the record.
+TEST(CudaGraphDeathTest, FirstIndexKernelOfTheProcessCanBeCaptured_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  auto child = [] {
+    const Device dev = Device::cuda(0);
+    Tensor x = raw::arange(0, 10, 1, TensorOptions(kFloat32).device(dev));
+    Tensor index = raw::arange(0, 3, 1, TensorOptions(kInt64).device(dev));
+    Tensor y;
+    StreamGuard on(new_stream(dev));
+    cuda::CUDAGraph graph;
+    try {
+      graph.capture_begin();
+      y = raw::index_select(x, 0, index);
+      graph.capture_end();
+      index.copy_(raw::full({3}, 7.0, TensorOptions(kInt64).device(dev)));
+      graph.replay();
+      if (raw::to(y, kCPU, kFloat32).data_ptr<float>()[2] != 7.0f) {
+        std::fprintf(stderr, "the replay did not read the new index\n");
+        std::exit(2);
+      }
+      index.copy_(raw::full({3}, 10.0, TensorOptions(kInt64).device(dev)));
+      graph.replay();
+      cuda::synchronize();
+      std::fprintf(stderr, "index 10 of 10 rows was not reported\n");
+      std::exit(3);
+    } catch (const std::exception& e) {
+      const std::string m = e.what();
+      std::fprintf(stderr, "%s\n", m.c_str());
+      std::exit(m.find("index 10 is out of range") != std::string::npos ? 0 : 4);
+    }
+  };
+  EXPECT_EXIT(child(), ::testing::ExitedWithCode(0), "index 10 is out of range");
+}
 
 }  // namespace
 }  // namespace colony

@@ -952,6 +952,59 @@ TEST(Conv2d, MatchesCpu_CUDA) {
                           "conv2d: expected weight on cuda:0 like input, got cpu"));
 }
 
+// The bfloat16 bias of a CUDA convolution (cuDNN's cudnnAddTensor forward and
+// cudnnConvolutionBackwardBias backward, on the path `--amp bf16` takes) against the CPU on the
+// same bfloat16 values. The bias alone: the output with bias minus the output without is the bias,
+// up to the two bfloat16 roundings of the outputs (2^-8 of their size each); grad_bias is the sum of
+// grad_output over N, H and W, up to one bfloat16 rounding of the sum and float32 accumulation.
+TEST(Conv2d, BFloat16BiasMatchesCpu_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  uint32_t seed = 650;
+  for (const ConvCase& k : {ConvCase{2, 3, 12, 12, 6, 5, 5, 1, 0, 1, 1, true},
+                            ConvCase{4, 8, 9, 7, 16, 3, 3, 2, 1, 1, 2, true}}) {
+    SCOPED_TRACE(name(k));
+    ConvDims d = dims(k);
+    Tensor x = random_tensor(x_shape(k), seed++, kBFloat16), w = random_tensor(w_shape(k), seed++, kBFloat16);
+    Tensor b = random_tensor({k.o}, seed++, kBFloat16);
+    Tensor gy = random_tensor({k.n, k.o, d.ho, d.wo}, seed++, kBFloat16);
+    Tensor y_cpu = raw::conv2d(x, w, b, k.stride, k.padding, k.dilation, k.groups);
+    Tensor y = raw::conv2d(to_cuda(x, kBFloat16), to_cuda(w, kBFloat16), to_cuda(b, kBFloat16), k.stride, k.padding,
+                           k.dilation, k.groups);
+    Tensor y_nobias = raw::conv2d(to_cuda(x, kBFloat16), to_cuda(w, kBFloat16), Tensor(), k.stride, k.padding,
+                                  k.dilation, k.groups);
+    ASSERT_EQ(y.dtype(), kBFloat16);
+    EXPECT_TRUE(all_close(to_cpu64(y), to_cpu64(y_cpu), 2e-2, 2e-2));
+    // y - y_nobias, channel by channel, is the bias.
+    std::vector<double> with = values(y), without = values(y_nobias), bias = values(b);
+    const int64_t plane = d.ho * d.wo;
+    int64_t bad = 0;
+    for (size_t i = 0; i < with.size(); ++i) {
+      const double expected = bias[(i / plane) % k.o];
+      const double tol = std::ldexp(std::abs(with[i]) + std::abs(without[i]), -8) + 1e-6;
+      bad += std::abs(with[i] - without[i] - expected) > tol;
+    }
+    EXPECT_EQ(bad, 0) << "elements whose bias is off";
+
+    raw::Conv2dParams p{k.stride, k.padding, k.dilation, k.groups};
+    auto g = raw::conv2d_backward(to_cuda(gy, kBFloat16), to_cuda(x, kBFloat16), to_cuda(w, kBFloat16), p);
+    ASSERT_EQ(g.grad_bias.dtype(), kBFloat16);
+    std::vector<double> gb = values(g.grad_bias), gys = values(gy);
+    for (int64_t o = 0; o < k.o; ++o) {
+      double sum = 0, l1 = 0;
+      for (int64_t n = 0; n < k.n; ++n) {
+        for (int64_t j = 0; j < plane; ++j) {
+          const double v = gys[(n * k.o + o) * plane + j];
+          sum += v;
+          l1 += std::abs(v);
+        }
+      }
+      EXPECT_NEAR(gb[o], sum, std::ldexp(std::abs(sum), -8) + l1 * 1e-4) << "grad_bias[" << o << "]";
+    }
+    auto g_cpu = raw::conv2d_backward(gy, x, w, p);
+    EXPECT_TRUE(all_close(to_cpu64(g.grad_bias), to_cpu64(g_cpu.grad_bias), 1e-2, 1e-2));
+  }
+}
+
 // cuBLAS and cuDNN handles are per thread and go back to a pool when a thread exits
 // (kernels/cuda/handle_pool.h): threads one after another take over the same handles, threads at
 // once get their own, and every result stays right.
