@@ -16,10 +16,10 @@
 #include "autograd/autocast.h"
 #include "autograd/autograd.h"
 #include "autograd/nn_ops.h"
-#include "tensor/backends.h"
 #include "tensor/cuda.h"
 #include "tensor/random.h"
 #include "tests/test_util.h"
+#include "tests/tf32_guard.h"
 
 namespace colony {
 namespace {
@@ -146,22 +146,9 @@ void check_every_row(Device device) {
 
 TEST(AutocastPolicy, EveryRowHoldsOnTheCpu) { check_every_row(kCPU); }
 
-// TF32 off while it lives (it would round the float32 references' products to 10 mantissa bits).
-struct Tf32Off {
-  bool matmul = backends::cuda::matmul::allow_tf32(), cudnn = backends::cudnn::allow_tf32();
-  Tf32Off() {
-    backends::cuda::matmul::set_allow_tf32(false);
-    backends::cudnn::set_allow_tf32(false);
-  }
-  ~Tf32Off() {
-    backends::cuda::matmul::set_allow_tf32(matmul);
-    backends::cudnn::set_allow_tf32(cudnn);
-  }
-};
-
 TEST(AutocastPolicy, EveryRowHoldsOnCuda_CUDA) {
   COLONY_REQUIRE_CUDA(1);
-  Tf32Off exact;
+  testing::Tf32Guard exact(false);  // TF32 would round the float32 references' products to 10 bits
   check_every_row(Device::cuda(0));
 }
 
