@@ -23,11 +23,8 @@ struct Outcome {
   std::string output;
 };
 
-// Runs the example in `dir` (it writes lenet.safetensors there) for one optimizer step.
-Outcome run_lenet(const fs::path& dir, const std::string& data_dir, const std::string& extra = "") {
-  const std::string program = fs::absolute("examples/lenet_cifar10/lenet_cifar10").string();
-  const std::string cmd = "cd '" + dir.string() + "' && '" + program + "' --data_dir '" + data_dir +
-                          "' --epochs 1 --max_steps 1 --workers 0 --threads 1 " + extra + " 2>&1";
+// Runs a shell command line; its output (stdout and stderr) and exit code.
+Outcome run_command(const std::string& cmd) {
   Outcome r;
   FILE* p = popen(cmd.c_str(), "r");
   if (!p) return r;
@@ -39,6 +36,13 @@ Outcome run_lenet(const fs::path& dir, const std::string& data_dir, const std::s
   return r;
 }
 
+// Runs the example in `dir` (it writes lenet.safetensors there) for one optimizer step.
+Outcome run_lenet(const fs::path& dir, const std::string& data_dir, const std::string& extra = "") {
+  const std::string program = fs::absolute("examples/lenet_cifar10/lenet_cifar10").string();
+  return run_command("cd '" + dir.string() + "' && '" + program + "' --data_dir '" + data_dir +
+                     "' --epochs 1 --max_steps 1 --workers 0 --threads 1 " + extra + " 2>&1");
+}
+
 // Runs the example in `dir` with `args` on the synthetic set, one thread, the first `images`
 // training images, under `colonyrun --nproc_per_node=N` when ranks > 1.
 Outcome run_args(const fs::path& dir, const std::string& args, int ranks = 1, int images = 2000) {
@@ -47,18 +51,9 @@ Outcome run_args(const fs::path& dir, const std::string& args, int ranks = 1, in
       ranks > 1 ? "'" + fs::absolute("distributed/colonyrun").string() + "' --master_port=0 --grace=2 --nproc_per_node=" +
                       std::to_string(ranks) + " "
                 : "";
-  const std::string cmd = "cd '" + dir.string() + "' && " + launcher + "'" + program + "' --data_dir '" +
-                          (dir / "no-such-folder").string() +
-                          "' --workers 0 --threads 1 --train_images " + std::to_string(images) + " " + args + " 2>&1";
-  Outcome r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return run_command("cd '" + dir.string() + "' && " + launcher + "'" + program + "' --data_dir '" +
+                     (dir / "no-such-folder").string() + "' --workers 0 --threads 1 --train_images " +
+                     std::to_string(images) + " " + args + " 2>&1");
 }
 
 bool has(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
