@@ -117,14 +117,32 @@ std::vector<int64_t> DistributedSampler::indices() const {
   // Padding repeats the list from its start (cycling when more than one copy is needed, which
   // happens when the dataset is smaller than num_replicas); drop_last truncates.
   std::vector<int64_t> out;
-  out.reserve(num_samples_);
-  for (int64_t i = rank_; i < total_size_; i += num_replicas_) out.push_back(all[i % dataset_size_]);
+  out.reserve(static_cast<size_t>(size()));
+  for (int64_t i = start_ + rank_; i < total_size_; i += num_replicas_) out.push_back(all[i % dataset_size_]);
   return out;
 }
 
 void DistributedSampler::load_state(const SamplerState& s) {
   seed_ = s.seed;
   epoch_ = s.epoch;
+}
+
+void DistributedSampler::set_epoch(int64_t epoch) {
+  epoch_ = epoch;
+  start_ = 0;
+}
+
+void DistributedSampler::set_start(int64_t position) {
+  if (position < 0 || position > total_size_) {
+    throw std::invalid_argument("DistributedSampler::set_start: position " + std::to_string(position) +
+                                " is outside the epoch's " + std::to_string(total_size_) + " samples");
+  }
+  if (position % num_replicas_ != 0) {
+    throw std::invalid_argument("DistributedSampler::set_start: position " + std::to_string(position) +
+                                " is not a multiple of num_replicas " + std::to_string(num_replicas_) +
+                                ": the ranks would get different numbers of samples");
+  }
+  start_ = position;
 }
 
 }  // namespace colony::data

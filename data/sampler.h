@@ -122,13 +122,27 @@ struct DistributedSamplerOptions {
 //  - drop_last = true: num_samples = floor(size / num_replicas) and the tail is dropped;
 //  - rank r takes list[r], list[r + num_replicas], ... (indices[rank:total_size:num_replicas]).
 // The permutations differ from PyTorch's (another generator); the semantics are the same.
+//
+// Resuming mid-epoch (what torchdata's StatefulDistributedSampler does, counted for the whole job):
+// after k samples of the epoch's list were taken by all ranks together (any number of ranks, any
+// batch size: they took list[0, k)), set_start(k) makes this sampler hand out list[k, total_size)
+// the same strided way: rank r takes list[k + r], list[k + r + num_replicas], ... The list up to
+// the dataset's size is the permutation itself, the same for every num_replicas, so a run resumed
+// with another world size sees exactly the samples that were left.
 class DistributedSampler : public Sampler {
  public:
   explicit DistributedSampler(int64_t dataset_size, DistributedSamplerOptions options = {});
-  int64_t size() const override { return num_samples_; }
+  int64_t size() const override { return num_samples_ - start_ / num_replicas_; }
   std::vector<int64_t> indices() const override;
   SamplerState state() const override { return {seed_, epoch_}; }
   void load_state(const SamplerState& s) override;
+  // Starts the epoch from its beginning (set_start(0)), as a new epoch does.
+  void set_epoch(int64_t epoch) override;
+  // The current epoch from sample `position` of its list (above). std::invalid_argument unless
+  // 0 <= position <= total_size() and position is a multiple of num_replicas (each rank then
+  // gets the same number of samples, as DDP needs).
+  void set_start(int64_t position);
+  int64_t start() const { return start_; }
 
   int64_t num_replicas() const { return num_replicas_; }
   int64_t rank() const { return rank_; }
@@ -146,6 +160,7 @@ class DistributedSampler : public Sampler {
   bool drop_last_;
   int64_t num_samples_;
   int64_t total_size_;
+  int64_t start_ = 0;
 };
 
 // A permutation of 0..n-1 that depends only on `seed` (Colony's randperm with a generator seeded so).

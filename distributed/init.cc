@@ -146,11 +146,15 @@ std::string exception_message(std::exception_ptr e) {
 }
 
 // What this rank tells the others (the job's abort flag) when `e` ends it. A collective that
-// failed because peers were lost blames them: their loss is the job's first failure, this rank's
-// the consequence (and the launcher reports the abort flag's rank as the one that failed first).
+// failed because peers were lost, or timed out because peers stopped making progress, blames
+// them: theirs is the job's first failure, this rank's the consequence (and the launcher reports
+// the abort flag's rank as the one that failed first).
 std::string failure_report(int rank, std::exception_ptr e) {
   try {
     if (e) std::rethrow_exception(e);
+  } catch (const StalledRanksError& t) {
+    // Alive but stuck elsewhere: they stopped the job, not this rank's timeout.
+    return t.stall() + " (seen by rank " + std::to_string(rank) + ": " + t.timeout() + ")";
   } catch (const CollectiveError& c) {
     if (!c.unreachable().empty())
       return unreachable_phrase(c.unreachable()) + " (seen by rank " + std::to_string(rank) + ": " + c.what() + ")";

@@ -52,6 +52,12 @@ void save_checkpoint(const std::string& path, const nn::Module& model, const Opt
   meta["step"] = std::to_string(state.step);
   meta["rng_seed"] = std::to_string(state.rng_seed);
   meta["rng_offset"] = std::to_string(state.rng_offset);
+  if (state.world_size > 0) {
+    meta["epoch_samples"] = std::to_string(state.epoch_samples);
+    meta["data_seed"] = std::to_string(state.data_seed);
+    meta["world_size"] = std::to_string(state.world_size);
+    meta["batch_size"] = std::to_string(state.batch_size);
+  }
   io::save_safetensors(path, tensors, meta);
 }
 
@@ -80,6 +86,16 @@ TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimi
   s.step = static_cast<int64_t>(parse_counter(c.metadata, "step", path, kInt64Max));
   s.rng_seed = parse_counter(c.metadata, "rng_seed", path, kUInt64Max);
   s.rng_offset = parse_counter(c.metadata, "rng_offset", path, kUInt64Max);
+  if (c.metadata.count("world_size") != 0) {
+    s.world_size = static_cast<int64_t>(parse_counter(c.metadata, "world_size", path, kInt64Max));
+    s.batch_size = static_cast<int64_t>(parse_counter(c.metadata, "batch_size", path, kInt64Max));
+    s.epoch_samples = static_cast<int64_t>(parse_counter(c.metadata, "epoch_samples", path, kInt64Max));
+    s.data_seed = parse_counter(c.metadata, "data_seed", path, kUInt64Max);
+    if (s.world_size == 0 || s.batch_size == 0) {
+      throw std::runtime_error("checkpoint " + path + ": metadata world_size " + std::to_string(s.world_size) +
+                               " and batch_size " + std::to_string(s.batch_size) + " must both be at least 1");
+    }
+  }
   try {
     model.load_state_dict(model_state);
     optimizer.load_state_dict(optim_state);
@@ -94,9 +110,49 @@ TrainingState load_checkpoint(const std::string& path, nn::Module& model, Optimi
   }
   default_generator().set_state(s.rng_seed, s.rng_offset);
   for (auto& [k, v] : c.metadata) {
-    if (k != "format" && k != "epoch" && k != "step" && k != "rng_seed" && k != "rng_offset") s.extra[k] = v;
+    if (k != "format" && k != "epoch" && k != "step" && k != "rng_seed" && k != "rng_offset" &&
+        k != "epoch_samples" && k != "data_seed" && k != "world_size" && k != "batch_size")
+      s.extra[k] = v;
   }
   return s;
+}
+
+int64_t resume_position(const TrainingState& s, const std::string& path, int64_t epoch_size, uint64_t data_seed,
+                        int64_t world_size, int64_t batch_size) {
+  const std::string where = "checkpoint " + path + ": ";
+  const auto ranks = [](int64_t n) { return std::to_string(n) + (n == 1 ? " rank" : " ranks"); };
+  if (s.world_size <= 0) {
+    throw std::invalid_argument(where +
+                                "records no data position (written before Colony recorded it, or by a program that "
+                                "does not), so where epoch " + std::to_string(s.epoch) + "'s data stopped is unknown");
+  }
+  if (s.data_seed != data_seed) {
+    throw std::invalid_argument(where + "its data order was drawn with seed " + std::to_string(s.data_seed) +
+                                ", this run's with seed " + std::to_string(data_seed) +
+                                ": resume with the seed it was written with");
+  }
+  if (s.epoch_samples != 0 && s.epoch_samples >= epoch_size) {
+    throw std::invalid_argument(where + "position " + std::to_string(s.epoch_samples) + " in epoch " +
+                                std::to_string(s.epoch) + " lies beyond the epoch's " + std::to_string(epoch_size) +
+                                " samples");
+  }
+  // Every optimizer step takes at least one sample, so an epoch holds at most epoch_size steps
+  // and the one under way at most epoch_samples (whatever batch sizes the runs that took them had).
+  const __int128 most_steps = static_cast<__int128>(s.epoch) * epoch_size + s.epoch_samples;
+  if (static_cast<__int128>(s.step) > most_steps) {
+    throw std::invalid_argument(where + "step " + std::to_string(s.step) + " is more than " + std::to_string(s.epoch) +
+                                " whole epochs of " + std::to_string(epoch_size) + " samples and " +
+                                std::to_string(s.epoch_samples) + " samples of the next can hold");
+  }
+  if (s.epoch_samples % world_size != 0) {
+    throw std::invalid_argument(
+        where + "written by " + ranks(s.world_size) + " with batch size " + std::to_string(s.batch_size) +
+        " after " + std::to_string(s.epoch_samples) + " samples of epoch " + std::to_string(s.epoch) + "; this run has " +
+        ranks(world_size) + " with batch size " + std::to_string(batch_size) + ", which cannot share the rest of the epoch evenly (" +
+        std::to_string(s.epoch_samples) + " is not a multiple of " + std::to_string(world_size) +
+        "): resume with a world size that divides it, or from a checkpoint written at the end of an epoch");
+  }
+  return s.epoch_samples;
 }
 
 }  // namespace colony::optim

@@ -21,6 +21,12 @@ std::string unreachable_phrase(const std::vector<int>& ranks) {
   return (ranks.size() == 1 ? "rank " : "ranks ") + who + (ranks.size() == 1 ? " is" : " are") + " unreachable";
 }
 
+std::string stalled_phrase(const std::vector<int>& ranks) {
+  std::string who;
+  for (size_t i = 0; i < ranks.size(); ++i) who += (i ? ", " : "") + std::to_string(ranks[i]);
+  return (ranks.size() == 1 ? "rank " : "ranks ") + who + " stopped making progress";
+}
+
 void ProcessGroup::set_failure_monitor(std::weak_ptr<FailureMonitor> monitor) {
   std::lock_guard<std::mutex> lock(failure_monitor_mu_);
   failure_monitor_ = std::move(monitor);
@@ -36,6 +42,14 @@ void ProcessGroup::wait_and_explain(const std::shared_ptr<Work>& work) const {
     work->wait();
   } catch (const std::exception& e) {
     const std::shared_ptr<FailureMonitor> monitor = failure_monitor();
+    if (monitor && dynamic_cast<const TimeoutError*>(&e) != nullptr &&
+        dynamic_cast<const StalledRanksError*>(&e) == nullptr) {
+      // The collective waited its whole timeout. When other ranks never started it while their
+      // heartbeat goes on, they are the ones stuck (this rank's own error names only the
+      // collective, and the peers it was waiting for).
+      FailureMonitor::Stall stall = monitor->stalled_ranks();
+      if (!stall.ranks.empty()) throw StalledRanksError(e.what(), stall.description, stall.ranks);
+    }
     const std::string cause = monitor ? monitor->failure_cause() : "";
     if (cause.empty() || std::string(e.what()).find(cause) != std::string::npos) throw;
     const auto* collective = dynamic_cast<const CollectiveError*>(&e);

@@ -48,6 +48,27 @@ class CollectiveError : public std::runtime_error {
   std::vector<int> unreachable_;
 };
 
+// A collective that timed out because other ranks stopped making progress: alive (their
+// heartbeat goes on) but they never started it, blocked somewhere outside the collectives. Names
+// them, so that whoever reports the failure blames them rather than this rank.
+class StalledRanksError : public TimeoutError {
+ public:
+  // what(): "<timeout>; <stall>".
+  StalledRanksError(const std::string& timeout, const std::string& stall, std::vector<int> stalled)
+      : TimeoutError(timeout + "; " + stall), timeout_(timeout), stall_(stall), stalled_(std::move(stalled)) {}
+  const std::vector<int>& stalled() const { return stalled_; }
+  // The collective's own timeout error, and the words for the stalled ranks.
+  const std::string& timeout() const { return timeout_; }
+  const std::string& stall() const { return stall_; }
+
+ private:
+  std::string timeout_, stall_;
+  std::vector<int> stalled_;
+};
+
+// "rank 0 stopped making progress", "ranks 0, 2 stopped making progress".
+std::string stalled_phrase(const std::vector<int>& ranks);
+
 // The handle of one queued collective.
 class Work {
  public:
@@ -104,6 +125,14 @@ class FailureMonitor {
   virtual std::string failure_cause() = 0;
   // Makes every rank stop with `message` (the first report wins).
   virtual void report_failure(const std::string& message) = 0;
+  // The ranks that have started fewer collectives than this one while they still beat, and the
+  // words for it ("rank 0 stopped making progress: it has started 800 collectives, rank 1 801 ...");
+  // what a collective that timed out asks before blaming itself. None by default.
+  struct Stall {
+    std::vector<int> ranks;
+    std::string description;
+  };
+  virtual Stall stalled_ranks() { return {}; }
 };
 
 class ProcessGroup {
@@ -133,6 +162,11 @@ class ProcessGroup {
   // watchdog calls this when another rank failed). Never blocks.
   virtual void abort(const std::string& reason) = 0;
 
+  // How many collectives this rank has started on the group (their sequence numbers so far): the
+  // watchdog posts it, so that a rank that stopped making progress can be told from one that
+  // waits for it. Any thread. 0 for a backend that does not count.
+  virtual uint64_t collectives_started() const { return 0; }
+
   std::chrono::milliseconds timeout() const { return timeout_; }
   void set_timeout(std::chrono::milliseconds timeout) { timeout_ = timeout; }
 
@@ -142,6 +176,7 @@ class ProcessGroup {
   // Waits for `work` (one of this group's); when it failed because the job is going down, the error
   // also says why, e.g. "allreduce #11 failed: rank 1 is unreachable (...); the job is stopping
   // because rank 1 failed: data file vanished". What DDP waits with, so its errors name the cause.
+  // A timeout while other ranks stopped making progress is a StalledRanksError naming them.
   void wait_and_explain(const std::shared_ptr<Work>& work) const;
 
  protected:

@@ -32,6 +32,8 @@ class ProcessGroupByDevice final : public ProcessGroup {
   // On the host backend: every rank's host reaches it.
   std::shared_ptr<Work> barrier(const CollectiveOptions& opts = {}) override;
   void abort(const std::string& reason) override;
+  // Both groups' collectives: every rank makes the same calls, so the sums compare like the counts.
+  uint64_t collectives_started() const override { return host_->collectives_started() + cuda_->collectives_started(); }
   void set_failure_monitor(std::weak_ptr<FailureMonitor> monitor) override;
 
   const std::shared_ptr<ProcessGroup>& host_group() const { return host_; }

@@ -12,6 +12,8 @@
 #include <random>
 #include <stdexcept>
 
+#include "distributed/comm/shm_names.h"
+
 namespace colony::dist::comm_detail {
 namespace {
 
@@ -25,8 +27,11 @@ constexpr uint64_t kOutboxMagic = 0x436f6c6f6e795348ULL;  // "ColonySH"
 
 std::unique_ptr<SharedOutbox> SharedOutbox::create(size_t capacity, uint64_t secret) {
   std::random_device entropy;
-  char name[64];
-  std::snprintf(name, sizeof name, "/colony-%d-%08x%08x", static_cast<int>(::getpid()), entropy(), entropy());
+  const uint64_t random = (static_cast<uint64_t>(entropy()) << 32) | entropy();
+  // Named after its job and process, so that a sweep can remove it if this process dies before
+  // unlink() (shm_names.h).
+  const std::string named = outbox_name(outbox_job_id(), static_cast<long>(::getpid()), random);
+  const char* name = named.c_str();
   const size_t bytes = kSlotsOffset + 2 * capacity;
   const int fd = ::shm_open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) fail(std::string("shm_open ") + name);

@@ -34,7 +34,7 @@ class SharedOutbox {
   SharedOutbox(const SharedOutbox&) = delete;
   SharedOutbox& operator=(const SharedOutbox&) = delete;
 
-  // The name a peer opens ("/colony-<pid>-<random>"), until unlink().
+  // The name a peer opens ("/colony-<job>-<pid>-<random>", shm_names.h), until unlink().
   const std::string& name() const { return name_; }
   // Removes the name (the owner, once every peer has opened it or declined): mappings stay, and
   // nothing is left in /dev/shm when the process ends, however it ends.

@@ -15,6 +15,10 @@ std::string left_key(int generation, int rank) {
   return "colony/gen" + std::to_string(generation) + "/left/" + std::to_string(rank);
 }
 
+std::string progress_key(int generation, int rank) {
+  return "colony/gen" + std::to_string(generation) + "/progress/" + std::to_string(rank);
+}
+
 Watchdog::Watchdog(std::shared_ptr<Store> store, std::shared_ptr<ProcessGroup> group, int rank, int world_size,
                    int generation, WatchdogOptions options)
     : store_(std::move(store)),
@@ -50,6 +54,30 @@ std::string Watchdog::failure_cause() {
   } catch (const std::exception&) {
   }
   return "";
+}
+
+FailureMonitor::Stall Watchdog::stalled_ranks() {
+  const uint64_t mine = group_->collectives_started();
+  Stall stall;
+  std::string counts;
+  try {
+    for (int r = 0; r < world_size_; ++r) {
+      const std::string key = progress_key(generation_, r);
+      if (r == rank_ || !store_->check({key}) || store_->check({left_key(generation_, r)})) continue;
+      const uint64_t theirs = std::stoull(store_->get_string(key));
+      if (theirs >= mine) continue;
+      stall.ranks.push_back(r);
+      counts += (counts.empty() ? "" : ", ") + std::to_string(theirs);
+    }
+  } catch (const std::exception&) {
+    return {};  // the store is gone or a count unreadable: nothing to say
+  }
+  if (stall.ranks.empty()) return stall;
+  const bool one = stall.ranks.size() == 1;
+  stall.description = stalled_phrase(stall.ranks) + ": " + (one ? "it has" : "they have") + " started " + counts +
+                      " collectives, rank " + std::to_string(rank_) + " " + std::to_string(mine) + " (" +
+                      (one ? "it is" : "they are") + " held up outside the collectives: in I/O, a lock, a loop, a debugger?)";
+  return stall;
 }
 
 void Watchdog::report_failure(const std::string& message) {
@@ -103,6 +131,7 @@ void Watchdog::run() {
     bool left = false;
   };
   std::vector<Peer> peers(world_size_);
+  uint64_t posted_progress = ~uint64_t{0};  // none yet
   while (true) {
     {
       std::unique_lock<std::mutex> lock(mu_);
@@ -112,6 +141,11 @@ void Watchdog::run() {
     std::string problem;
     try {
       store_->add(heartbeat_key(generation_, rank_), 1);
+      const uint64_t started = group_->collectives_started();
+      if (started != posted_progress) {
+        store_->set(progress_key(generation_, rank_), std::to_string(started));
+        posted_progress = started;
+      }
       if (store_->check({abort_key()})) {
         problem = store_->get_string(abort_key());
       } else {

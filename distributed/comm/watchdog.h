@@ -1,6 +1,9 @@
 // Makes one rank's failure every rank's failure, within seconds, with the failed rank named.
 //
 // Each rank runs a watchdog thread with its own store connection. Every 200 ms it
+//  - posts how many collectives its rank has started (progress_key), so that a collective that
+//    times out can blame the ranks that never started it (alive, but blocked elsewhere: their
+//    count lags) rather than its own rank (stalled_ranks());
 //  - bumps its heartbeat counter and watches the other ranks' (one that stops for
 //    heartbeat_timeout without having left in order is declared dead: killed or hung, e.g.
 //    SIGSTOP; the watchdog posts that rank's name to the abort key, since it cannot);
@@ -35,6 +38,7 @@ struct WatchdogOptions {
 std::string abort_key();
 std::string heartbeat_key(int generation, int rank);
 std::string left_key(int generation, int rank);
+std::string progress_key(int generation, int rank);  // decimal: collectives the rank has started
 
 class Watchdog final : public FailureMonitor {
  public:
@@ -52,6 +56,9 @@ class Watchdog final : public FailureMonitor {
   // Why the job is failing, as far as anyone said: this rank's abort message, else the abort key
   // on the store (set by the failed rank or the launcher before the others notice), else "".
   std::string failure_cause() override;
+  // The other ranks whose posted count of collectives started is below this rank's count now
+  // (ranks that left in order, or never posted, are not counted).
+  Stall stalled_ranks() override;
 
  private:
   void run();

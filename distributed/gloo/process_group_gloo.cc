@@ -464,6 +464,11 @@ ProcessGroupGloo::~ProcessGroupGloo() {
   thread_.detach();
 }
 
+uint64_t ProcessGroupGloo::collectives_started() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->next_seq - 1;
+}
+
 void ProcessGroupGloo::abort(const std::string& reason) {
   std::vector<std::shared_ptr<QueuedWork>> victims;
   const std::string why = reason.empty() ? "abort() was called" : reason;

@@ -65,6 +65,7 @@ class ProcessGroupGloo : public ProcessGroup {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string backend_name() const override { return "gloo"; }
+  uint64_t collectives_started() const override;
 
   std::shared_ptr<Work> allreduce(Tensor& tensor, ReduceOp op = ReduceOp::kSum,
                                   const CollectiveOptions& opts = {}) override;

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "distributed/comm/shm_names.h"
 #include "distributed/store/tcp_store.h"
 
 namespace colony::dist {
@@ -103,16 +105,21 @@ struct Stream {
     std::fputc('\n', sink);
     std::fflush(sink);
   }
-  // False at end of stream.
+  // Forwards a last line without its newline, and closes the pipe.
+  void close_stream() {
+    if (!partial.empty()) emit(partial);
+    partial.clear();
+    close(fd);
+    fd = -1;
+  }
+  // Reads what is there (at most 8 KiB) and forwards the complete lines. False at end of stream
+  // (the pipe is then closed) and when there was nothing to read.
   bool pump() {
     char buf[8192];
     ssize_t n = read(fd, buf, sizeof(buf));
-    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return true;
+    if (n < 0 && (errno == EAGAIN || errno == EINTR)) return false;
     if (n <= 0) {
-      if (!partial.empty()) emit(partial);
-      partial.clear();
-      close(fd);
-      fd = -1;
+      close_stream();
       return false;
     }
     partial.append(buf, static_cast<size_t>(n));
@@ -139,6 +146,7 @@ struct Job {
   int rank_offset = 0;
   int port = 0;
   std::string token;
+  std::string id;  // COLONY_JOB_ID: names the workers' shared-memory segments (comm/shm_names.h)
 };
 
 std::vector<char*> as_argv(const std::vector<std::string>& v) {
@@ -176,6 +184,7 @@ void spawn(Worker& w, const LaunchOptions& o, const Job& job, int restart) {
     set("MASTER_ADDR", o.master_addr);
     set("MASTER_PORT", std::to_string(job.port));
     set("COLONY_JOB_TOKEN", job.token);
+    set("COLONY_JOB_ID", job.id);
     set("COLONY_STORE_HOSTED", "1");
     set("COLONY_RESTART_COUNT", std::to_string(restart));
     if (std::getenv("COLONY_NUM_THREADS") == nullptr) set("COLONY_NUM_THREADS", threads);
@@ -201,6 +210,63 @@ void spawn(Worker& w, const LaunchOptions& o, const Job& job, int restart) {
   }
   fcntl(w.out.fd, F_SETFL, O_NONBLOCK);
   fcntl(w.err.fd, F_SETFL, O_NONBLOCK);
+}
+
+// How long the launcher reads the workers' pipes once every worker has exited. What a worker wrote
+// is in its pipe when it exits and takes milliseconds to read; a pipe still open after that is held
+// by a process the worker started outside its process group (setsid, a daemon), which may hold it
+// for ever: reading it used to spin at full CPU, deaf to SIGTERM, until that process ended.
+constexpr std::chrono::seconds kDrainLimit{3};
+
+// Forwards what is left in the workers' pipes: polls (never spins) until every stream ends,
+// kDrainLimit passes, or a signal comes; then closes what is still open, saying whose it was.
+void drain(std::vector<Worker>& workers) {
+  const auto give_up = Clock::now() + kDrainLimit;
+  std::vector<pollfd> fds;
+  std::vector<Stream*> streams;
+  for (bool last_round = false; !last_round;) {
+    fds.clear();
+    streams.clear();
+    for (auto& w : workers)
+      for (Stream* s : {&w.out, &w.err})
+        if (s->fd >= 0) {
+          fds.push_back({s->fd, POLLIN, 0});
+          streams.push_back(s);
+        }
+    if (fds.empty()) break;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(give_up - Clock::now()).count();
+    // After a signal (which interrupts poll at once) or the limit: only what is already there.
+    last_round = g_signal != 0 || left <= 0;
+    const int wait_ms = last_round ? 0 : static_cast<int>(std::min<long long>(left, 100));
+    if (poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR) break;
+    for (size_t i = 0; i < fds.size(); ++i) {
+      // Up to 64 reads (512 KiB) per stream and round, so a writer that never stops cannot hold
+      // the loop past its limit.
+      for (int reads = 0; fds[i].revents != 0 && reads < 64 && streams[i]->pump(); ++reads) {
+      }
+    }
+  }
+  for (auto& w : workers) {
+    if ((w.out.fd >= 0 || w.err.fd >= 0) && g_signal == 0) {
+      std::fprintf(stderr,
+                   "colonyrun: rank %d exited, but a process it started outside its process group (setsid?) still "
+                   "holds its output open; not waiting for it\n",
+                   w.rank);
+    }
+    for (Stream* s : {&w.out, &w.err})
+      if (s->fd >= 0) s->close_stream();
+  }
+}
+
+// Removes the shared-memory segments that exited processes of job `job_id` ("": any job, then
+// only those at least `min_age` old) left in /dev/shm: a rank killed between creating its outbox
+// and its peers opening it cannot remove it itself.
+void remove_leftover_segments(const std::string& job_id, std::chrono::seconds min_age) {
+  const std::vector<std::string> removed = comm_detail::sweep_dead_outboxes(job_id, min_age);
+  if (removed.empty()) return;
+  std::fprintf(stderr, "colonyrun: removed %zu shared-memory segment%s that exited %s left in /dev/shm (%s%s)\n",
+               removed.size(), removed.size() == 1 ? "" : "s", job_id.empty() ? "processes of earlier jobs" : "workers",
+               removed.front().c_str(), removed.size() > 1 ? ", ..." : "");
 }
 
 void signal_all(std::vector<Worker>& workers, int sig) {
@@ -313,13 +379,14 @@ int run_generation(const LaunchOptions& o, const Job& job, TCPStore& store, int 
     }
     if (all_done) break;
   }
-  // Drain what the workers (or their children) still had in the pipes.
-  for (auto& w : workers) {
-    while (w.out.fd >= 0 && w.out.pump()) {
-    }
-    while (w.err.fd >= 0 && w.err.pump()) {
-    }
+  drain(workers);
+  for (auto& w : workers)
     if (w.log) std::fclose(w.log);
+  remove_leftover_segments(job.id, std::chrono::seconds(0));
+  // A signal that came while the last output was read still interrupted the job.
+  if (g_signal != 0 && !interrupted) {
+    interrupted = true;
+    std::fprintf(stderr, "colonyrun: got signal %d while reading the workers' last output\n", static_cast<int>(g_signal));
   }
   if (first_failure >= 0) {
     const Worker& w = workers[first_failure];
@@ -400,6 +467,7 @@ Job rendezvous(const LaunchOptions& o, TCPStore& store, const std::string& token
   Job job;
   job.port = store.port();
   job.token = token;
+  job.id = random_token().substr(0, 16);
   const std::string nn = std::to_string(o.nnodes);
   if (o.node_rank == 0) store.set("colony/launcher/nnodes", nn);
   const std::string theirs = store.get_string("colony/launcher/nnodes");
@@ -463,6 +531,8 @@ int launch(const LaunchOptions& options) {
                  "colonyrun: warning: COLONY_JOB_TOKEN is not set; using one derived from the master address. Set the "
                  "same COLONY_JOB_TOKEN on every node to make the store refuse processes of other jobs.\n");
   }
+  // Leftovers of earlier jobs whose launcher did not get to sweep them (it was killed too).
+  remove_leftover_segments("", std::chrono::seconds(60));
   struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigaction(SIGINT, &sa, nullptr);
@@ -485,6 +555,8 @@ int launch(const LaunchOptions& options) {
     if (!restart_everywhere(o, *store, restart, code, restartable)) break;
     std::fprintf(stderr, "colonyrun: restarting the workers (%d of %d)\n", restart + 1, o.max_restarts);
   }
+  // An interrupted job never reports success, whenever the signal came.
+  if (code == 0 && g_signal != 0) code = 128 + static_cast<int>(g_signal);
   // The store lives in node 0's launcher: it stays up until every node's workers are done, so
   // that the others can still read the job's abort flag (its first failure) as they stop; a node
   // that never reports is not waited for long once the job is failing.

@@ -10,8 +10,15 @@
 // message naming it (the other ranks' watchdogs stop them at once, on every node), the other
 // local workers get SIGTERM and, after `grace`, SIGKILL; the launcher says which rank failed first
 // and why, and exits with that worker's code (128 + signal for a signal). SIGINT/SIGTERM to the
-// launcher reach every worker. With max_restarts > 0 the whole group (every node's workers)
-// starts again, and programs resume from their last checkpoint.
+// launcher reach every worker, and an interrupted job never ends with status 0: the launcher exits
+// 128 + signal (143 for SIGTERM, 130 for SIGINT) whenever the signal came. With max_restarts > 0
+// the whole group (every node's workers) starts again, and programs resume from their last checkpoint.
+//
+// Once every worker has exited, the launcher reads what is left in their pipes for at most 3 s: a
+// process a worker started outside its process group (setsid) may hold a pipe open for ever.
+// Workers get COLONY_JOB_ID, which names their shared-memory segments (comm/shm_names.h); after
+// each generation the launcher removes those its exited workers left in /dev/shm (a rank killed
+// during set-up), and at start those of earlier jobs' dead processes (60 s old or more).
 #pragma once
 
 #include <chrono>

@@ -58,7 +58,7 @@ struct ProcessGroupNCCL::State {
   StreamHandle comm_stream = nullptr;
   std::unique_ptr<comm_detail::PeerChannel> channel;  // fingerprints; null for a group of one
   std::weak_ptr<FailureMonitor> monitor;              // with `mu`: set through the group, read by the watchdog
-  uint64_t next_seq = 1;                              // the calling thread's
+  std::atomic<uint64_t> next_seq{1};                  // taken by the calling thread, read by the watchdog
 
   std::mutex mu;
   std::condition_variable cv;  // stop, or an abort
@@ -505,6 +505,8 @@ ProcessGroupNCCL::~ProcessGroupNCCL() {
   }
   state_->comm_released = true;
 }
+
+uint64_t ProcessGroupNCCL::collectives_started() const { return state_->next_seq.load() - 1; }
 
 void ProcessGroupNCCL::abort(const std::string& reason) {
   std::lock_guard<std::mutex> lock(state_->mu);

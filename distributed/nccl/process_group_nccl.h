@@ -79,6 +79,7 @@ class ProcessGroupNCCL : public ProcessGroup {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   std::string backend_name() const override { return "nccl"; }
+  uint64_t collectives_started() const override;
   int device() const { return device_; }
 
   std::shared_ptr<Work> allreduce(Tensor& tensor, ReduceOp op = ReduceOp::kSum,

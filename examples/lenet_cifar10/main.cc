@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -32,6 +33,7 @@ struct Flags {
   int threads = 0;
   uint64_t seed = 0;
   int64_t max_steps = -1;
+  int64_t train_images = 0;
   std::string checkpoint, resume, metrics;
   bool benchmark = false;
   int warmup_steps = 20;
@@ -82,6 +84,8 @@ int main(int argc, char** argv) {
   app.add_option("--threads", f.threads, "CPU threads for compute (0: COLONY_NUM_THREADS or all cores)")->check(CLI::NonNegativeNumber);
   app.add_option("--seed", f.seed, "seed for weights, data order and the synthetic set");
   app.add_option("--max_steps", f.max_steps, "stop after this many optimizer steps in total");
+  app.add_option("--train_images", f.train_images, "train on the first N images of the training set (0: all)")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--checkpoint", f.checkpoint, "write a training checkpoint here after each epoch and at the end");
   app.add_option("--resume", f.resume, "continue from this training checkpoint (default after a colonyrun restart: --checkpoint)");
   app.add_option("--metrics", f.metrics, "append one JSON line per epoch to this file");
@@ -157,13 +161,19 @@ int main(int argc, char** argv) {
                   f.data_dir, f.seed);
       }
     }
-    data::DistributedSampler sampler(train->size(), data::DistributedSamplerOptions().shuffle(true).seed(f.seed));
+    // An epoch: the first --train_images images (all by default), in an order drawn from --seed.
+    const int64_t epoch_size = f.train_images > 0 ? std::min(f.train_images, train->size()) : train->size();
+    data::DistributedSampler sampler(epoch_size, data::DistributedSamplerOptions().shuffle(true).seed(f.seed));
     bool pin = dev.is_cuda();
     data::DataLoader loader(train, sampler, data::DataLoaderOptions(f.batch_size).workers(f.workers).pin_memory(pin));
     auto test_sampler = data::SubsetSampler::strided(test->size(), dist::get_rank(), dist::get_world_size());
     data::DataLoader test_loader(test, test_sampler, data::DataLoaderOptions(256).workers(f.workers).pin_memory(pin));
 
-    int64_t start_epoch = 0, step = 0;
+    // Samples each rank takes per optimizer step; the data stream's position is kept in samples of
+    // the whole job, so a run resumed with another world size or batch size continues it exactly.
+    const int64_t world = dist::get_world_size();
+    const int64_t step_samples = static_cast<int64_t>(f.batch_size) * f.accum_steps;
+    int64_t start_epoch = 0, step = 0, start_sample = 0;
     // A group that colonyrun --max_restarts started again picks up from its own checkpoint.
     if (f.resume.empty() && dist::restart_count() > 0 && !f.checkpoint.empty() &&
         access(f.checkpoint.c_str(), F_OK) == 0) {
@@ -171,15 +181,25 @@ int main(int argc, char** argv) {
     }
     if (!f.resume.empty()) {
       optim::TrainingState s = optim::load_checkpoint(f.resume, *model, opt, &scaler);
+      start_sample = optim::resume_position(s, f.resume, epoch_size, f.seed, world, step_samples);
       start_epoch = s.epoch;
       step = s.step;
-      if (main_process) log::info("resumed from {} at epoch {}, step {}", f.resume, s.epoch, s.step);
+      if (main_process)
+        log::info("resumed from {} at epoch {}, step {}, sample {} of {} (written by {} rank(s) with batch size {})",
+                  f.resume, s.epoch, s.step, start_sample, epoch_size, s.world_size, s.batch_size);
     }
-    auto save = [&](int64_t epochs_done) {
+    const int64_t start_step = step;
+    // Where the data stream stands: epoch `at_epoch` (under way), `at_sample` samples into it.
+    int64_t at_epoch = start_epoch, at_sample = start_sample;
+    auto save = [&]() {
       if (!f.checkpoint.empty() && main_process) {
         optim::TrainingState s;
-        s.epoch = epochs_done;
+        s.epoch = at_epoch;
         s.step = step;
+        s.epoch_samples = at_sample;
+        s.data_seed = f.seed;
+        s.world_size = world;
+        s.batch_size = step_samples;
         optim::save_checkpoint(f.checkpoint, *model, opt, s, &scaler);
       }
     };
@@ -195,36 +215,42 @@ int main(int argc, char** argv) {
     bool stopped = false;
     lenet::GraphedTraining graph(*ddp, opt, scaler, dev, amp);  // used with --cuda_graph only
     for (int64_t epoch = start_epoch; epoch < f.epochs && !stopped; ++epoch) {
+      if (f.max_steps >= 0 && step >= f.max_steps) {
+        stopped = true;  // at the end of the last epoch: nothing of this one taken, nothing to score
+        break;
+      }
       sampler.set_epoch(epoch);
-      // A run stopped by --max_steps mid-epoch resumes after the batches it already took.
-      int64_t skip = step - epoch * steps_per_epoch;
+      // A resumed epoch continues where the whole job's stream stopped (the samples it took).
+      if (epoch == start_epoch) sampler.set_start(start_sample);
+      at_epoch = epoch;
+      at_sample = sampler.start();
       Progress bar(main_process && !f.benchmark, "epoch " + std::to_string(epoch + 1) + "/" + std::to_string(f.epochs),
-                   steps_per_epoch);
+                   loader.size() / f.accum_steps);
       double loss_sum = 0;
       int64_t loss_count = 0, images = 0, index = 0;
       Clock::time_point epoch_start = Clock::now(), timed_start = epoch_start;
       // --max_steps and resuming count optimizer steps; one step takes accum_steps batches.
       int64_t micro = 0;
       for (auto& batch : loader) {
-        if (f.cuda_graph && batch.size() == f.batch_size && !(f.max_steps >= 0 && step >= f.max_steps) &&
-            index >= skip * f.accum_steps) {
+        if (f.cuda_graph && batch.size() == f.batch_size && !(f.max_steps >= 0 && step >= f.max_steps)) {
           ++index;
-          if (f.benchmark && step - start_epoch * steps_per_epoch == f.warmup_steps) timed_start = Clock::now();
+          if (f.benchmark && step - start_step == f.warmup_steps) timed_start = Clock::now();
           const double l = graph.run(batch).item<double>();
           ++step;
+          at_sample += step_samples * world;
           loss_sum += l;
           ++loss_count;
           images += batch.size();
-          if (f.benchmark && step - start_epoch * steps_per_epoch > f.warmup_steps) bench_images += batch.size();
+          if (f.benchmark && step - start_step > f.warmup_steps) bench_images += batch.size();
           bar.update(index, "loss " + std::to_string(l).substr(0, 6));
           continue;
         }
-        if (index++ < skip * f.accum_steps) continue;
+        ++index;
         if (f.max_steps >= 0 && step >= f.max_steps) {
           stopped = true;
           break;
         }
-        if (f.benchmark && micro == 0 && step - start_epoch * steps_per_epoch == f.warmup_steps) timed_start = Clock::now();
+        if (f.benchmark && micro == 0 && step - start_step == f.warmup_steps) timed_start = Clock::now();
         if (micro == 0) opt.zero_grad();
         const bool last_micro = micro + 1 == f.accum_steps;
         Tensor loss;
@@ -243,6 +269,7 @@ int main(int argc, char** argv) {
           scaler.step(opt);
           scaler.update();
           ++step;
+          at_sample += step_samples * world;
           micro = 0;
         } else {
           ++micro;
@@ -251,8 +278,12 @@ int main(int argc, char** argv) {
         loss_sum += l;
         ++loss_count;
         images += batch.size();
-        if (f.benchmark && step - start_epoch * steps_per_epoch > f.warmup_steps) bench_images += batch.size();
+        if (f.benchmark && step - start_step > f.warmup_steps) bench_images += batch.size();
         bar.update(index / f.accum_steps, "loss " + std::to_string(l).substr(0, 6));
+      }
+      if (!stopped) {  // the whole epoch was taken: the stream stands at the start of the next
+        at_epoch = epoch + 1;
+        at_sample = 0;
       }
       double epoch_s = seconds_since(epoch_start);
       if (f.benchmark) bench_seconds += seconds_since(timed_start);
@@ -276,9 +307,9 @@ int main(int argc, char** argv) {
             << "\n";
         }
       }
-      save(stopped ? epoch : epoch + 1);
+      save();
     }
-    if (stopped) save(step / steps_per_epoch);
+    if (stopped) save();
     if (main_process) {
       nn::save(*model, "lenet.safetensors");
       if (!f.benchmark) log::info("weights written to lenet.safetensors");

@@ -132,6 +132,66 @@ TEST(DistributedSampler, ShuffledRanksAreDisjointAndCoverTheDataset) {
   for (int64_t i = 0; i < 1001; ++i) EXPECT_GE(seen.count(i), 1u);
 }
 
+// The comment in sampler.cc: padding repeats the epoch's list from its start, so with shuffle the
+// padded entries are the first of the epoch's permutation, not 0, 1, ...
+TEST(DistributedSampler, ShuffledPaddingRepeatsTheStartOfTheEpochsPermutation) {
+  // 10 over 4 replicas: total 12, list positions 10 and 11 (the last of ranks 2 and 3) are padding.
+  const uint64_t seed = 3;
+  const int64_t epoch = 2;
+  const std::vector<int64_t> perm = seeded_permutation(10, seed + epoch);
+  ASSERT_FALSE(perm[0] == 0 && perm[1] == 1) << "a seed whose permutation does not start 0, 1 tells them apart";
+  for (int64_t rank = 0; rank < 4; ++rank) {
+    DistributedSampler s = make(10, 4, rank, /*shuffle=*/true, /*drop_last=*/false, seed);
+    s.set_epoch(epoch);
+    std::vector<int64_t> expected;
+    for (int64_t i = rank; i < 12; i += 4) expected.push_back(perm[i % 10]);
+    EXPECT_EQ(s.indices(), expected) << "rank " << rank;
+  }
+  DistributedSampler rank2 = make(10, 4, 2, true, false, seed), rank3 = make(10, 4, 3, true, false, seed);
+  rank2.set_epoch(epoch);
+  rank3.set_epoch(epoch);
+  EXPECT_EQ(rank2.indices().back(), perm[0]);
+  EXPECT_EQ(rank3.indices().back(), perm[1]);
+}
+
+// A run of one rank took 6 samples of the epoch (two batches of 3); the run resumed on two ranks
+// takes exactly the rest: every sample of the epoch once over both runs, the same strided split.
+TEST(DistributedSampler, SetStartResumesTheEpochWithAnotherWorldSize) {
+  const uint64_t seed = 4;
+  const std::vector<int64_t> perm = seeded_permutation(20, seed + 1);
+  DistributedSampler first = make(20, 1, 0, true, false, seed);
+  first.set_epoch(1);
+  const std::vector<int64_t> epoch_list = first.indices();
+  std::vector<int64_t> taken(epoch_list.begin(), epoch_list.begin() + 6);
+  std::vector<int64_t> rest;
+  for (int64_t rank = 0; rank < 2; ++rank) {
+    DistributedSampler s = make(20, 2, rank, true, false, seed);
+    s.set_epoch(1);
+    s.set_start(6);
+    EXPECT_EQ(s.start(), 6);
+    EXPECT_EQ(s.size(), 7);  // (20 - 6) / 2
+    const std::vector<int64_t> mine = s.indices();
+    ASSERT_EQ(static_cast<int64_t>(mine.size()), s.size());
+    for (size_t i = 0; i < mine.size(); ++i) EXPECT_EQ(mine[i], perm[6 + rank + 2 * i]);
+    rest.insert(rest.end(), mine.begin(), mine.end());
+    s.set_epoch(2);  // the next epoch starts from its beginning
+    EXPECT_EQ(s.start(), 0);
+    EXPECT_EQ(s.size(), 10);
+  }
+  taken.insert(taken.end(), rest.begin(), rest.end());
+  EXPECT_TRUE(is_permutation_of_range(taken, 20));
+}
+
+TEST(DistributedSampler, SetStartRefusesPositionsRanksCannotShare) {
+  DistributedSampler s = make(20, 3, 0, true, false);  // total 21
+  EXPECT_TRUE(throws_with([&] { s.set_start(4); }, "position 4 is not a multiple of num_replicas 3"));
+  EXPECT_TRUE(throws_with([&] { s.set_start(24); }, "position 24 is outside the epoch's 21 samples"));
+  EXPECT_TRUE(throws_with([&] { s.set_start(-3); }, "position -3 is outside"));
+  s.set_start(21);
+  EXPECT_EQ(s.size(), 0);
+  EXPECT_TRUE(s.indices().empty());
+}
+
 TEST(DistributedSampler, ShuffleDependsOnSeedPlusEpoch) {
   DistributedSampler a = make(500, 2, 1, true, false, 10);
   std::vector<int64_t> e0 = a.indices();

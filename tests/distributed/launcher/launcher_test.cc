@@ -5,6 +5,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,6 +33,7 @@ const char* kWorker = "tests/distributed/launcher/programs/worker";
 struct Outcome {
   int code = -1;
   double seconds = 0;
+  double cpu_seconds = 0;  // user + system time of the process (and of the children it waited for)
   std::string output;
   bool timed_out = false;
 };
@@ -72,9 +75,12 @@ Outcome finish(Process proc, double timeout = 30, const Clock::time_point starte
     char buf[4096];
     ssize_t n;
     while ((n = read(proc.fd, buf, sizeof(buf))) > 0) r.output.append(buf, n);
-    if (!exited && waitpid(proc.pid, &status, WNOHANG) == proc.pid) {
+    struct rusage usage {};
+    if (!exited && wait4(proc.pid, &status, WNOHANG, &usage) == proc.pid) {
       exited = true;
       r.seconds = std::chrono::duration<double>(Clock::now() - started).count();
+      const auto secs = [](const timeval& t) { return static_cast<double>(t.tv_sec) + 1e-6 * static_cast<double>(t.tv_usec); };
+      r.cpu_seconds = secs(usage.ru_utime) + secs(usage.ru_stime);
     }
     if (exited && n == 0) break;
     if (exited && std::chrono::duration<double>(Clock::now() - started).count() > timeout + 5) break;
@@ -86,6 +92,26 @@ Outcome finish(Process proc, double timeout = 30, const Clock::time_point starte
   close(proc.fd);
   r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return r;
+}
+
+// Reads the process's output until it holds `needle` (true) or `timeout` seconds pass (false).
+bool read_until(const Process& proc, const std::string& needle, double timeout, std::string& output) {
+  const auto give_up = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000));
+  while (output.find(needle) == std::string::npos) {
+    if (Clock::now() > give_up) return false;
+    pollfd pfd{proc.fd, POLLIN, 0};
+    poll(&pfd, 1, 20);
+    char buf[4096];
+    ssize_t n;
+    while ((n = read(proc.fd, buf, sizeof(buf))) > 0) output.append(buf, n);
+  }
+  return true;
+}
+
+// The number after `prefix` in `output` (0 when absent).
+long number_after(const std::string& output, const std::string& prefix) {
+  const size_t at = output.find(prefix);
+  return at == std::string::npos ? 0 : std::atol(output.c_str() + at + prefix.size());
 }
 
 std::vector<std::string> colonyrun(std::vector<std::string> flags, std::vector<std::string> program) {
@@ -203,6 +229,65 @@ TEST(Colonyrun, SigtermToTheLauncherStopsEveryWorker) {
   EXPECT_EQ(r.code, 128 + SIGTERM) << r.output;
   EXPECT_LT(r.seconds, 10);
   EXPECT_TRUE(has(r.output, "stopping the workers")) << r.output;
+}
+
+// A worker exits, leaving `sleep 30` in a session of its own (setsid, so outside the worker's
+// process group) holding its stdout. The launcher used to spin reading that pipe (550 CPU ticks in
+// 7 s), deaf to SIGTERM, until the sleep ended, and then exit 0.
+TEST(Colonyrun, APipeHeldByADetachedProcessNeitherSpinsNorHidesASigterm) {
+  const auto t0 = Clock::now();
+  Process p = start(colonyrun({"--master_port=0", "--grace=2"}, {kWorker, "detach"}));
+  std::string before;
+  const bool detached = read_until(p, "detached pid ", 20, before) && read_until(p, "\n", 5, before);
+  const pid_t sleeper = static_cast<pid_t>(number_after(before, "detached pid "));
+  kill(p.pid, SIGTERM);
+  Outcome r = finish(p, 20, t0);
+  if (sleeper > 0) kill(sleeper, SIGKILL);
+  ASSERT_TRUE(detached) << before;
+  EXPECT_FALSE(r.timed_out) << before << r.output;
+  EXPECT_EQ(r.code, 128 + SIGTERM) << before << r.output;
+  EXPECT_LT(r.seconds, 10);
+  // Start-up and the store cost the launcher tens of milliseconds; spinning cost seconds.
+  EXPECT_LT(r.cpu_seconds, 1.5);
+}
+
+TEST(Colonyrun, DoesNotWaitForEverForAPipeHeldByADetachedProcess) {
+  Outcome r = run({"--master_port=0", "--grace=2"}, {kWorker, "detach"}, 40);
+  const pid_t sleeper = static_cast<pid_t>(number_after(r.output, "detached pid "));
+  if (sleeper > 0) kill(sleeper, SIGKILL);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_LT(r.seconds, 15) << "the sleep holding the pipe runs 30 s";
+  EXPECT_LT(r.cpu_seconds, 1.5);
+  EXPECT_TRUE(has(r.output, "colonyrun: rank 0 exited, but a process it started outside its process group")) << r.output;
+}
+
+// A rank killed between creating its shared-memory outbox and unlinking it cannot remove it; the
+// launcher does, by the job and pid in its name.
+TEST(Colonyrun, RemovesTheSharedMemoryAKilledWorkerLeft) {
+  Outcome r = run({"--master_port=0", "--grace=1"}, {kWorker, "leak_outbox"});
+  EXPECT_EQ(r.code, 128 + SIGKILL) << r.output;
+  const size_t at = r.output.find("[rank 0] outbox /");
+  ASSERT_NE(at, std::string::npos) << r.output;
+  const std::string name = r.output.substr(at + 16, r.output.find('\n', at) - at - 16);
+  struct stat st {};
+  EXPECT_NE(stat(("/dev/shm" + name).c_str(), &st), 0) << name << " is still in /dev/shm";
+  EXPECT_TRUE(has(r.output, "colonyrun: removed 1 shared-memory segment that exited workers left in /dev/shm (" + name))
+      << r.output;
+}
+
+// Rank 0 blocks outside the collectives (its watchdog still beating); rank 1's all-reduce times
+// out after 2 s waiting for it. The error and the launcher's summary blame rank 0, whose count of
+// collectives lags, not rank 1, whose collective timed out.
+TEST(Colonyrun, ARankThatStopsMakingProgressIsBlamedNotTheOneWhoseCollectiveTimedOut) {
+  Outcome r = run({"--nproc_per_node=2", "--master_port=0", "--grace=2"}, {kWorker, "block", "0"}, 60);
+  EXPECT_FALSE(r.timed_out) << r.output;
+  EXPECT_NE(r.code, 0) << r.output;
+  // The error rank 1 throws, then the launcher's summary.
+  for (const char* said : {"[rank 0] blocking", "timed out", "; rank 0 stopped making progress: it has started ",
+                           "colonyrun: the job failed: rank 0 stopped making progress: it has started ",
+                           " (seen by rank 1: allreduce #"})
+    EXPECT_TRUE(has(r.output, said)) << said << "\n" << r.output;
+  EXPECT_FALSE(has(r.output, "colonyrun: the job failed: rank 1")) << r.output;
 }
 
 TEST(Colonyrun, MaxRestartsRunsTheGroupAgain) {

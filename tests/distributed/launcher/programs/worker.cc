@@ -13,6 +13,12 @@
 //   fds                   print the sockets and pipes it inherited ("inherited: ..."), then after
 //                         init_process_group those a program it starts inherits ("passed on: ...")
 //   sleep                 sleep 60 s
+//   detach                start `sleep 30` in a session of its own (setsid) holding this worker's
+//                         stdout, print "detached pid P", exit 0
+//   leak_outbox           create a shared-memory outbox, print "outbox NAME", kill itself (SIGKILL)
+//                         before unlinking it
+//   block RANK            all-reduce in a loop with a 2 s collective timeout; rank RANK prints
+//                         "blocking" and sleeps 60 s after 1 s (its watchdog still beats)
 #include <signal.h>
 #include <unistd.h>
 
@@ -22,6 +28,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "distributed/comm/shm_outbox.h"
 #include "distributed/ddp/ddp.h"
 #include "distributed/init.h"
 #include "distributed/store/tcp_store.h"
@@ -170,6 +177,38 @@ int main(int argc, char** argv) {
   }
   if (mode == "sleep") {
     sleep(60);
+    return 0;
+  }
+  if (mode == "detach") {
+    const pid_t child = fork();
+    if (child == 0) {
+      setsid();
+      execlp("sleep", "sleep", "30", static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    std::printf("detached pid %d\n", static_cast<int>(child));
+    std::fflush(stdout);
+    return 0;
+  }
+  if (mode == "leak_outbox") {
+    auto outbox = colony::dist::comm_detail::SharedOutbox::create(4096, 1);
+    std::printf("outbox %s\n", outbox->name().c_str());
+    std::fflush(stdout);
+    raise(SIGKILL);
+  }
+  if (mode == "block" && argc == 3) {
+    colony::dist::init_process_group();
+    colony::dist::default_process_group()->set_timeout(std::chrono::seconds(2));
+    const auto start = std::chrono::steady_clock::now();
+    while (std::chrono::steady_clock::now() - start < std::chrono::seconds(60)) {
+      colony::dist::all_reduce(1.0);
+      if (rank == std::atoi(argv[2]) && std::chrono::steady_clock::now() - start > std::chrono::seconds(1)) {
+        std::printf("blocking\n");
+        std::fflush(stdout);
+        sleep(60);
+      }
+    }
+    colony::dist::destroy_process_group();
     return 0;
   }
   return 64;
