@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tests/descriptors.h"
+#include "tests/distributed/store/raw_socket.h"
 #include "tests/multiprocess.h"
 #include "tests/test_util.h"
 
@@ -28,6 +29,10 @@ namespace {
 
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
+using testing::closed_by_server;
+using testing::cpu_seconds;
+using testing::raw_connect;
+using testing::raw_send;
 
 TCPStoreOptions from_env(int rank) {
   TCPStoreOptions o;
@@ -58,21 +63,6 @@ TCPStoreOptions client_of(const TCPStore& server) {
 
 // ------------------------------------------------------------------ raw sockets for bad clients
 
-int raw_connect(int port) {
-  int s = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-  if (connect(s, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
-    close(s);
-    return -1;
-  }
-  return s;
-}
-
-void raw_send(int s, const std::vector<uint8_t>& b) { send(s, b.data(), b.size(), MSG_NOSIGNAL); }
-
 void append_u32(std::vector<uint8_t>& b, uint32_t v) {
   for (int i = 0; i < 4; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
 }
@@ -85,18 +75,6 @@ std::vector<uint8_t> good_hello() {
   return b;
 }
 
-// True when the server closed the connection (recv sees EOF, possibly after a reply byte) within 5 s.
-bool closed_by_server(int s) {
-  const auto deadline = Clock::now() + std::chrono::seconds(5);
-  while (Clock::now() < deadline) {
-    pollfd pfd{s, POLLIN, 0};
-    if (poll(&pfd, 1, 100) <= 0) continue;
-    char buf[256];
-    ssize_t n = recv(s, buf, sizeof(buf), 0);
-    if (n <= 0) return true;
-  }
-  return false;
-}
 
 // ------------------------------------------------------------------ tests
 
@@ -460,12 +438,6 @@ TEST(TCPStore, BytesBeforeTheHelloAreNotBuffered) {
   EXPECT_TRUE(colony::testing::all_succeeded(results));
 }
 
-// CPU time this process has used, in seconds.
-double cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return t.tv_sec + t.tv_nsec / 1e9;
-}
 
 TEST(TCPStore, OutOfFileDescriptorsTheServerBacksOffAndRecovers) {
   // In a fresh process: the test lowers its descriptor limit.
