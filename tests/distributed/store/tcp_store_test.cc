@@ -30,7 +30,6 @@ namespace {
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 using testing::closed_by_server;
-using testing::cpu_seconds;
 using testing::raw_connect;
 using testing::raw_send;
 
@@ -444,27 +443,8 @@ TEST(TCPStore, OutOfFileDescriptorsTheServerBacksOffAndRecovers) {
   auto results = colony::testing::run_ranks(1, [](int) {
     TCPStore server(server_options());
     TCPStore good(client_of(server));
-    rlimit old{};
-    getrlimit(RLIMIT_NOFILE, &old);
-    int open_now = 0;
-    for (int fd = 0; fd < 4096; ++fd) open_now += fcntl(fd, F_GETFD) >= 0 ? 1 : 0;
-    rlimit tight = old;
-    tight.rlim_cur = static_cast<rlim_t>(open_now + 8);
-    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
-    // Clients take descriptors here too, so the server soon cannot accept the last ones.
-    std::vector<int> clients;
-    for (int i = 0; i < 64; ++i) {
-      int s = raw_connect(server.port());
-      if (s < 0) break;
-      clients.push_back(s);
-    }
-    std::this_thread::sleep_for(milliseconds(200));
-    const double cpu0 = cpu_seconds();
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-    const double spent = cpu_seconds() - cpu0;
-    EXPECT_LT(spent, 0.2) << "CPU seconds in 1 s while out of descriptors (spinning uses ~1)";
-    for (int s : clients) close(s);
-    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+    EXPECT_LT(colony::testing::cpu_seconds_while_out_of_descriptors(server.port()), 0.2)
+        << "CPU seconds in 1 s while out of descriptors (spinning uses ~1)";
     // The job kept its store: the connected client is served, and new clients get in.
     good.set("k", Bytes{5});
     EXPECT_EQ(good.get("k"), Bytes{5});

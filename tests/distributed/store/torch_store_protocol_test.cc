@@ -13,18 +13,12 @@
 
 #include <string>
 
+#include "tests/distributed/store/raw_socket.h"
+
 namespace colony::dist::torch_store {
 namespace {
 
-// "01 0200000000000000 2f61" -> those bytes (spaces ignored).
-Bytes hex(const std::string& text) {
-  Bytes out;
-  std::string digits;
-  for (char c : text)
-    if (c != ' ') digits += c;
-  for (size_t i = 0; i + 1 < digits.size(); i += 2) out.push_back(static_cast<uint8_t>(std::stoi(digits.substr(i, 2), nullptr, 16)));
-  return out;
-}
+Bytes hex(const std::string& text) { return colony::testing::from_hex(text); }
 
 Request request(Query q, std::vector<std::string> keys = {}, std::vector<Bytes> values = {}) {
   Request r;

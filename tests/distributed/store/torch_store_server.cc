@@ -304,6 +304,13 @@ TorchStoreServer::~TorchStoreServer() {
 
 int TorchStoreServer::port() const { return impl_->port; }
 
+TorchTCPStoreOptions TorchStoreServer::client_options() const {
+  TorchTCPStoreOptions o;
+  o.port = impl_->port;
+  o.timeout = std::chrono::seconds(5);
+  return o;
+}
+
 std::map<std::string, Bytes> TorchStoreServer::data() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->data;

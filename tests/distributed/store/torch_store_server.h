@@ -19,6 +19,7 @@
 
 #include "distributed/store/store.h"
 #include "distributed/store/tcp_store.h"
+#include "distributed/store/torch_tcp_store.h"
 
 namespace colony::dist::testing {
 
@@ -38,6 +39,8 @@ class TorchStoreServer {
   TorchStoreServer& operator=(const TorchStoreServer&) = delete;
 
   int port() const;
+  // A TorchTCPStore client's options for this server (5 s timeout).
+  TorchTCPStoreOptions client_options() const;
   // Every key and value the server holds, keys as sent (PyTorch's clients put "/" first).
   std::map<std::string, Bytes> data() const;
   // Sets a key as another client (torchrun's agent, a Python worker) would.

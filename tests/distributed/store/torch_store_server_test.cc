@@ -4,10 +4,8 @@
 // A test server that dies or blocks makes the tests that use it hang or crash.
 #include "tests/distributed/store/torch_store_server.h"
 
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -29,19 +27,12 @@ using std::chrono::milliseconds;
 using testing::TorchStoreServer;
 using testing::TorchStoreServerOptions;
 
-TorchTCPStoreOptions client_of(const TorchStoreServer& server) {
-  TorchTCPStoreOptions o;
-  o.port = server.port();
-  o.timeout = std::chrono::seconds(5);
-  return o;
-}
-
 // PyTorch's VALIDATE, written out: query 0, then the magic 0x3C85F7CE little-endian.
 const std::vector<uint8_t> kValidate = {0x00, 0xCE, 0xF7, 0x85, 0x3C};
 
 // The server still answers a new client: set, then get through WAIT + GET.
 void expect_served(const TorchStoreServer& server, const std::string& key) {
-  TorchTCPStore store(client_of(server));
+  TorchTCPStore store(server.client_options());
   store.set(key, std::string("v"));
   EXPECT_EQ(store.get_string(key), "v");
 }
@@ -49,10 +40,10 @@ void expect_served(const TorchStoreServer& server, const std::string& key) {
 // std::stoll on "abc" threw in the server's thread and ended the test binary.
 TEST(TorchStoreServer, AddToAValueThatIsNotANumberClosesOnlyThatConnection) {
   TorchStoreServer server;
-  TorchTCPStore store(client_of(server));
+  TorchTCPStore store(server.client_options());
   store.set("text", std::string("abc"));
   EXPECT_THROW(store.add("text", 1), StoreError);
-  TorchTCPStore other(client_of(server));
+  TorchTCPStore other(server.client_options());
   other.set("big", std::string("9223372036854775807"));
   EXPECT_THROW(other.add("big", 1), StoreError);  // would overflow int64
   expect_served(server, "after");
@@ -93,7 +84,7 @@ TEST(TorchStoreServer, AConnectionThatDoesNotValidateIsClosed) {
   }
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(3));
   // A validated client idle for longer than that keeps its connection.
-  TorchTCPStore good(client_of(server));
+  TorchTCPStore good(server.client_options());
   std::this_thread::sleep_for(milliseconds(600));
   good.set("k", std::string("v"));
   EXPECT_EQ(good.get_string("k"), "v");
@@ -112,7 +103,7 @@ TEST(TorchStoreServer, ConnectionsOverTheCapsAreClosed) {
   o.max_unauthenticated = 2;
   o.hello_timeout = std::chrono::seconds(60);
   TorchStoreServer server(o);
-  TorchTCPStore good(client_of(server));
+  TorchTCPStore good(server.client_options());
   // Two silent connections fill the places to validate in; a third evicts the oldest.
   const int first = raw_connect(server.port());
   std::this_thread::sleep_for(milliseconds(50));
@@ -141,28 +132,9 @@ TEST(TorchStoreServer, OutOfFileDescriptorsItBacksOffInsteadOfSpinning) {
   // In a fresh process: the test lowers its descriptor limit.
   auto results = colony::testing::run_ranks(1, [](int) {
     TorchStoreServer server;
-    TorchTCPStore good(client_of(server));
-    rlimit old{};
-    getrlimit(RLIMIT_NOFILE, &old);
-    int open_now = 0;
-    for (int fd = 0; fd < 4096; ++fd) open_now += fcntl(fd, F_GETFD) >= 0 ? 1 : 0;
-    rlimit tight = old;
-    tight.rlim_cur = static_cast<rlim_t>(open_now + 8);
-    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
-    // Clients take descriptors here too, so the server soon cannot accept the last ones.
-    std::vector<int> clients;
-    for (int i = 0; i < 64; ++i) {
-      const int s = raw_connect(server.port());
-      if (s < 0) break;
-      clients.push_back(s);
-    }
-    std::this_thread::sleep_for(milliseconds(200));
-    const double cpu0 = colony::testing::cpu_seconds();
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-    const double spent = colony::testing::cpu_seconds() - cpu0;
-    EXPECT_LT(spent, 0.2) << "CPU seconds in 1 s while out of descriptors (spinning uses ~1)";
-    for (int s : clients) close(s);
-    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+    TorchTCPStore good(server.client_options());
+    EXPECT_LT(colony::testing::cpu_seconds_while_out_of_descriptors(server.port()), 0.2)
+        << "CPU seconds in 1 s while out of descriptors (spinning uses ~1)";
     good.set("k", std::string("v"));
     EXPECT_EQ(good.get_string("k"), "v");
     expect_served(server, "late");

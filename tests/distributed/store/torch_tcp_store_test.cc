@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "distributed/store/tcp_store.h"
+#include "tests/distributed/store/raw_socket.h"
 #include "tests/distributed/store/torch_store_server.h"
 
 namespace colony::dist {
@@ -27,18 +28,11 @@ namespace {
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-TorchTCPStoreOptions client_of(const testing::TorchStoreServer& server) {
-  TorchTCPStoreOptions o;
-  o.port = server.port();
-  o.timeout = std::chrono::seconds(5);
-  return o;
-}
-
 Bytes bytes(const std::string& s) { return Bytes(s.begin(), s.end()); }
 
 TEST(TorchTCPStore, EveryOperationWithKeysAsPyTorchNamesThem) {
   testing::TorchStoreServer server;
-  TorchTCPStore store(client_of(server));
+  TorchTCPStore store(server.client_options());
   store.set("a", std::string("one"));
   EXPECT_EQ(store.get_string("a"), "one");
   EXPECT_EQ(store.add("n", 5), 5);
@@ -63,7 +57,7 @@ TEST(TorchTCPStore, EveryOperationWithKeysAsPyTorchNamesThem) {
 
 TEST(TorchTCPStore, GetAndWaitBlockUntilAnotherClientSetsTheKey) {
   testing::TorchStoreServer server;
-  TorchTCPStore store(client_of(server));
+  TorchTCPStore store(server.client_options());
   std::thread late([&] {
     std::this_thread::sleep_for(milliseconds(300));
     server.put("/late", "here");
@@ -74,7 +68,7 @@ TEST(TorchTCPStore, GetAndWaitBlockUntilAnotherClientSetsTheKey) {
   late.join();
   std::thread later([&] {
     std::this_thread::sleep_for(milliseconds(200));
-    TorchTCPStore other(client_of(server));
+    TorchTCPStore other(server.client_options());
     other.set("k1", std::string("1"));
     other.set("k2", std::string("2"));
   });
@@ -84,7 +78,7 @@ TEST(TorchTCPStore, GetAndWaitBlockUntilAnotherClientSetsTheKey) {
 
 TEST(TorchTCPStore, WaitTimesOutNamingTheKeysAndTheConnectionStaysUsable) {
   testing::TorchStoreServer server;
-  TorchTCPStore store(client_of(server));
+  TorchTCPStore store(server.client_options());
   const auto start = Clock::now();
   try {
     store.wait({"never"}, milliseconds(300));
@@ -103,7 +97,7 @@ TEST(TorchTCPStore, WaitTimesOutNamingTheKeysAndTheConnectionStaysUsable) {
 
 TEST(TorchTCPStore, ThreadsShareTheConnection) {
   testing::TorchStoreServer server;
-  TorchTCPStore store(client_of(server));
+  TorchTCPStore store(server.client_options());
   std::vector<std::thread> threads;
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&] {
@@ -194,26 +188,6 @@ TEST(TorchTCPStore, AWorkerConnectedToASilentStoreSaysSo) {
 
 // ------------------------------------------------------------------ the bytes on the wire
 
-// "01 0200000000000000 2f61" -> those bytes (spaces ignored).
-Bytes hex(const std::string& text) {
-  Bytes out;
-  std::string digits;
-  for (char c : text)
-    if (c != ' ') digits += c;
-  for (size_t i = 0; i + 1 < digits.size(); i += 2) out.push_back(static_cast<uint8_t>(std::stoi(digits.substr(i, 2), nullptr, 16)));
-  return out;
-}
-
-std::string hex_of(const Bytes& b) {
-  std::string s;
-  char two[4];
-  for (uint8_t x : b) {
-    std::snprintf(two, sizeof(two), "%02X", x);
-    s += two;
-  }
-  return s;
-}
-
 // A server that accepts one connection and plays a script of exchanges: the bytes the client must
 // send, compared byte for byte, and the bytes to answer. It shares no code with Colony's encoder
 // or decoder, so a wrong opcode or a flipped byte order in torch_store_protocol.cc shows here.
@@ -270,7 +244,7 @@ class ScriptedServer {
     for (size_t i = 0; i < script_.size(); ++i) {
       const Bytes got = read_n(fd, script_[i].request.size());
       if (got != script_[i].request) {
-        errors_ = "exchange " + std::to_string(i) + ": expected " + hex_of(script_[i].request) + ", got " + hex_of(got);
+        errors_ = "exchange " + std::to_string(i) + ": expected " + colony::testing::to_hex(script_[i].request) + ", got " + colony::testing::to_hex(got);
         break;  // closing makes the client fail instead of waiting
       }
       if (!script_[i].reply.empty()) ::send(fd, script_[i].reply.data(), script_[i].reply.size(), MSG_NOSIGNAL);
@@ -292,22 +266,22 @@ TEST(TorchTCPStore, SendsTheBytesOfPyTorchsProtocol) {
   const auto pid = static_cast<uint32_t>(::getpid());
   Bytes pid_bytes;
   for (int shift : {0, 8, 16, 24}) pid_bytes.push_back(static_cast<uint8_t>(pid >> shift));
-  Bytes hello = hex("00 CEF7853C 0D");
+  Bytes hello = colony::testing::from_hex("00 CEF7853C 0D");
   hello.insert(hello.end(), pid_bytes.begin(), pid_bytes.end());
   ScriptedServer server({
       {hello, pid_bytes},
-      {hex("01 0200000000000000 2F61 0300000000000000 6F6E65"), {}},        // set("a", "one")
-      {hex("04 0200000000000000 2F6E 0500000000000000"), hex("0700000000000000")},  // add("n", 5) -> 7
-      {hex("04 0200000000000000 2F6E FEFFFFFFFFFFFFFF"), hex("0001000000000000")},  // add("n", -2) -> 256
-      {hex("05 0200000000000000 0200000000000000 2F61 0200000000000000 2F6E"), hex("00")},  // check -> READY
-      {hex("05 0100000000000000 0200000000000000 2F78"), hex("01")},  // check({"x"}) -> NOT_READY
-      {hex("06 0100000000000000 0200000000000000 2F61"), hex("00")},  // get("a"): WAIT -> STOP_WAITING
-      {hex("03 0200000000000000 2F61"), hex("0300000000000000 6F6E65")},  //          GET -> "one"
-      {hex("02 0200000000000000 2F61 0300000000000000 6F6E65 0300000000000000 74776F"),
-       hex("0300000000000000 74776F")},  // compare_set("a", "one", "two") -> "two"
-      {hex("08 0200000000000000 2F61"), hex("0100000000000000")},  // delete_key("a") -> 1 deleted
-      {hex("06 0100000000000000 0200000000000000 2F77"), {}},      // wait({"w"}): no answer ...
-      {hex("0C"), hex("01")},                                      // ... CANCEL_WAIT -> WAIT_CANCELED
+      {colony::testing::from_hex("01 0200000000000000 2F61 0300000000000000 6F6E65"), {}},        // set("a", "one")
+      {colony::testing::from_hex("04 0200000000000000 2F6E 0500000000000000"), colony::testing::from_hex("0700000000000000")},  // add("n", 5) -> 7
+      {colony::testing::from_hex("04 0200000000000000 2F6E FEFFFFFFFFFFFFFF"), colony::testing::from_hex("0001000000000000")},  // add("n", -2) -> 256
+      {colony::testing::from_hex("05 0200000000000000 0200000000000000 2F61 0200000000000000 2F6E"), colony::testing::from_hex("00")},  // check -> READY
+      {colony::testing::from_hex("05 0100000000000000 0200000000000000 2F78"), colony::testing::from_hex("01")},  // check({"x"}) -> NOT_READY
+      {colony::testing::from_hex("06 0100000000000000 0200000000000000 2F61"), colony::testing::from_hex("00")},  // get("a"): WAIT -> STOP_WAITING
+      {colony::testing::from_hex("03 0200000000000000 2F61"), colony::testing::from_hex("0300000000000000 6F6E65")},  //          GET -> "one"
+      {colony::testing::from_hex("02 0200000000000000 2F61 0300000000000000 6F6E65 0300000000000000 74776F"),
+       colony::testing::from_hex("0300000000000000 74776F")},  // compare_set("a", "one", "two") -> "two"
+      {colony::testing::from_hex("08 0200000000000000 2F61"), colony::testing::from_hex("0100000000000000")},  // delete_key("a") -> 1 deleted
+      {colony::testing::from_hex("06 0100000000000000 0200000000000000 2F77"), {}},      // wait({"w"}): no answer ...
+      {colony::testing::from_hex("0C"), colony::testing::from_hex("01")},                                      // ... CANCEL_WAIT -> WAIT_CANCELED
   });
   TorchTCPStoreOptions o;
   o.port = server.port();
