@@ -7,10 +7,7 @@
 // sanitized test ran a convolution there.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstdio>
-#include <cstdlib>
-#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -18,23 +15,11 @@
 #include "kernels/cpu/cpu_isa.h"
 #include "nn/nn.h"
 #include "tests/multiprocess.h"
+#include "tests/nn/direct_sums.h"
 #include "tests/test_util.h"
 
 namespace colony {
 namespace {
-
-// A deterministic float tensor of `shape` with values in [-1, 1).
-Tensor pattern(const Shape& shape, int seed) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  std::vector<float> v(static_cast<size_t>(n));
-  uint32_t s = 2654435761u * static_cast<uint32_t>(seed + 1);
-  for (auto& x : v) {
-    s = s * 1664525u + 1013904223u;
-    x = static_cast<float>(s >> 8) / static_cast<float>(1u << 23) - 1.0f;
-  }
-  return raw::from_vector<float>(v, shape);
-}
 
 // Forward and backward of one layer (stride 1, no padding) compared with the direct sums:
 //   y[n,o,i,j] = b[o] + sum_c,p,q x[n,c,i+p,j+q] w[o,c,p,q], and for the loss sum(y * g)
@@ -44,12 +29,12 @@ void check_layer(int64_t batch, int64_t in, int64_t out, int64_t size, int64_t k
   auto conv = std::make_shared<nn::Conv2d>(nn::Conv2dOptions(in, out, k));
   {
     NoGradGuard no_grad;  // a write autograd does not record
-    conv->weight.copy_(pattern({out, in, k, k}, 1));
-    conv->bias.copy_(pattern({out}, 2));
+    conv->weight.copy_(testing::pattern({out, in, k, k}, 1));
+    conv->bias.copy_(testing::pattern({out}, 2));
   }
-  Tensor x = pattern({batch, in, size, size}, 3);
+  Tensor x = testing::pattern({batch, in, size, size}, 3);
   x.requires_grad_();
-  const Tensor g = pattern({batch, out, o_size, o_size}, 4);
+  const Tensor g = testing::pattern({batch, out, o_size, o_size}, 4);
   Tensor y = conv->forward(x);
   (y * g).sum().backward();
 
@@ -60,40 +45,23 @@ void check_layer(int64_t batch, int64_t in, int64_t out, int64_t size, int64_t k
   auto X = [&](int64_t n, int64_t c, int64_t i, int64_t j) { return xv[((n * in + c) * size + i) * size + j]; };
   auto W = [&](int64_t o, int64_t c, int64_t p, int64_t q) { return wv[((o * in + c) * k + p) * k + q]; };
   auto G = [&](int64_t n, int64_t o, int64_t i, int64_t j) { return gv[((n * out + o) * o_size + i) * o_size + j]; };
-  // A direct sum and the sum of its terms' magnitudes. float32 sums of up to 16 * 5 * 5 = 400
-  // products (forward) or 2 * 784 (weight gradient) of terms below 1: an error of 1e-4 of the
-  // magnitudes is ample and still catches a wrong or missing term.
-  struct Sum {
-    double value = 0, scale = 0;
-    void add(double term) {
-      value += term;
-      scale += std::abs(term);
-    }
-  };
-  int bad = 0;
-  auto expect = [&](double got, const Sum& want, const std::string& what) {
-    if (std::abs(got - want.value) > 1e-4 * want.scale + 1e-5 && bad++ < 5)
-      ADD_FAILURE() << what << " = " << got << ", expected " << want.value;
-  };
-  auto at = [](std::initializer_list<int64_t> idx) {
-    std::string s;
-    for (int64_t v : idx) s += (s.empty() ? "[" : ",") + std::to_string(v);
-    return s + "]";
-  };
+  using testing::DirectSum;
+  using testing::index_str;
+  testing::DirectSumChecker check;
   for (int64_t n = 0; n < batch; ++n)
     for (int64_t o = 0; o < out; ++o)
       for (int64_t i = 0; i < o_size; ++i)
         for (int64_t j = 0; j < o_size; ++j) {
-          Sum want;
+          DirectSum want;
           want.add(bv[o]);
           for (int64_t c = 0; c < in; ++c)
             for (int64_t p = 0; p < k; ++p)
               for (int64_t q = 0; q < k; ++q) want.add(X(n, c, i + p, j + q) * W(o, c, p, q));
-          expect(yv[((n * out + o) * o_size + i) * o_size + j], want, "y" + at({n, o, i, j}));
+          check.expect(yv[((n * out + o) * o_size + i) * o_size + j], want, "y" + index_str({n, o, i, j}));
         }
   for (int64_t o = 0; o < out; ++o) {
-    Sum want_b;
-    std::vector<Sum> want_w(static_cast<size_t>(in * k * k));
+    DirectSum want_b;
+    std::vector<DirectSum> want_w(static_cast<size_t>(in * k * k));
     for (int64_t n = 0; n < batch; ++n)
       for (int64_t i = 0; i < o_size; ++i)
         for (int64_t j = 0; j < o_size; ++j) {
@@ -102,23 +70,23 @@ void check_layer(int64_t batch, int64_t in, int64_t out, int64_t size, int64_t k
             for (int64_t p = 0; p < k; ++p)
               for (int64_t q = 0; q < k; ++q) want_w[(c * k + p) * k + q].add(G(n, o, i, j) * X(n, c, i + p, j + q));
         }
-    expect(db[o], want_b, "db" + at({o}));
-    for (int64_t w = 0; w < in * k * k; ++w) expect(dw[o * in * k * k + w], want_w[w], "dw" + at({o, w}));
+    check.expect(db[o], want_b, "db" + index_str({o}));
+    for (int64_t w = 0; w < in * k * k; ++w) check.expect(dw[o * in * k * k + w], want_w[w], "dw" + index_str({o, w}));
   }
   for (int64_t n = 0; n < batch; ++n)
     for (int64_t c = 0; c < in; ++c)
       for (int64_t yy = 0; yy < size; ++yy)
         for (int64_t xx = 0; xx < size; ++xx) {
-          Sum want;
+          DirectSum want;
           for (int64_t o = 0; o < out; ++o)
             for (int64_t p = 0; p < k; ++p)
               for (int64_t q = 0; q < k; ++q) {
                 const int64_t i = yy - p, j = xx - q;
                 if (i >= 0 && j >= 0 && i < o_size && j < o_size) want.add(G(n, o, i, j) * W(o, c, p, q));
               }
-          expect(dx[((n * in + c) * size + yy) * size + xx], want, "dx" + at({n, c, yy, xx}));
+          check.expect(dx[((n * in + c) * size + yy) * size + xx], want, "dx" + index_str({n, c, yy, xx}));
         }
-  EXPECT_EQ(bad, 0) << "values off in the layer " << in << " -> " << out << " on " << size << "x" << size;
+  EXPECT_EQ(check.bad(), 0) << "values off in the layer " << in << " -> " << out << " on " << size << "x" << size;
 }
 
 // LeNet's layers: 3 -> 6 on 32 x 32 images, 6 -> 16 on the 14 x 14 maps after pooling.

@@ -119,9 +119,17 @@ TEST(Safetensors, HeaderNumberOverflowNamesTheFile) {
 
 TEST(Safetensors, DeepNestingIsRefusedBeforeParsing) {
   // 10 MB of '[' (the probe used 50 MB: 3.7 GB and 13 s inside the parser before it failed).
+  // Read as a stream, the header is refused at its first byte: an array is not an object.
   const std::string deep(10'000'000, '[');
   EXPECT_TRUE(throws_with([&] { decode_safetensors(make_file(deep, ""), "f.st"); },
+                          "safetensors f.st: header is not a JSON object"));
+  // The same nesting in a field the reader skips stops at the 129th level.
+  EXPECT_TRUE(throws_with([&] { decode_safetensors(make_file(R"({"a":{"x":)" + deep, ""), "f.st"); },
                           "safetensors f.st: header nests arrays and objects more than 128 deep"));
+  std::string ok_depth = R"({"a":{"dtype":"U8","shape":[],"data_offsets":[0,1],"x":)";
+  for (int i = 0; i < 126; ++i) ok_depth += '[';
+  for (int i = 0; i < 126; ++i) ok_depth += ']';
+  EXPECT_EQ(decode_safetensors(make_file(ok_depth + "}}", "\x01"), "f.st").tensors.size(), 1u);  // 128 deep
   // Brackets inside strings do not count.
   const std::string name = std::string(200, '[') + "\\\"{";
   std::string file = make_file(R"({"__metadata__":{"k":")" + name + R"("}})", "");
@@ -155,9 +163,9 @@ std::string many_tensors(int count) {
 }
 
 // nlohmann's callback parser rescanned the parent object at each end_object: 10k tensors took
-// 0.7 s, 40k 38 s, so 100k took minutes. The streaming reader takes ~0.2 s for 100k on a 2-core
-// Xeon (benchmarks/safetensors_bench); the bound here is 10 s, generous for sanitizers and a loaded
-// machine, where a quadratic parser would still take minutes.
+// 0.7 s, 40k 38 s, so 100k took minutes. The streaming reader takes a fraction of a second
+// (benchmarks/safetensors_bench); the bound is 10 s, 30 s under ASan (5.7 s measured there on a
+// 2-core Xeon shared by several builds), where a quadratic parser would still take minutes.
 TEST(Safetensors, HundredThousandTensorsLoadInLinearTime) {
   const std::string file = many_tensors(100'000);
   const auto start = std::chrono::steady_clock::now();
@@ -166,7 +174,11 @@ TEST(Safetensors, HundredThousandTensorsLoadInLinearTime) {
   ASSERT_EQ(c.tensors.size(), 100'000u);
   EXPECT_EQ(c.tensors[0].first, "layer0.weight");  // in data order
   EXPECT_EQ(c.tensors[99'999].first, "layer99999.weight");
+#if defined(__SANITIZE_ADDRESS__)
+  EXPECT_LT(seconds, 30.0);
+#else
   EXPECT_LT(seconds, 10.0);
+#endif
 }
 
 TEST(Safetensors, RankIsCappedAt64) {
