@@ -1,17 +1,21 @@
-// The reference the layer tests (conv_test, linear_test) compare with: sums written out term by term in double precision,
-// each with the sum of its terms' magnitudes, so a float32 result is judged against the rounding
-// its own terms allow.
+// The reference the layer tests (conv_test, linear_test) compare with: sums written out term by
+// term in double precision, each with the sum of its terms' magnitudes, so a float32 result is
+// judged against the rounding its own terms allow; and a run on both instruction sets.
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/cpu_isa.h"
 #include "tensor/raw_ops.h"
+#include "tests/multiprocess.h"
 
 namespace colony::testing {
 
@@ -56,6 +60,21 @@ inline std::string index_str(std::initializer_list<int64_t> idx) {
   std::string s;
   for (int64_t v : idx) s += (s.empty() ? "[" : ",") + std::to_string(v);
   return s + "]";
+}
+
+// Runs `check` in this process, on the instruction set the CPU offers (saying which), and in a
+// child process capped to AVX2 (COLONY_CPU_ISA is read once per process), so that both copies of
+// the small-GEMM tiles run under the sanitizers CI builds the tests with.
+inline void on_this_isa_and_on_avx2(const std::function<void()>& check) {
+  check();
+  std::printf("instruction set: %s\n", kernels::cpu::cpu_isa_name(kernels::cpu::active_cpu_isa()));
+  RunRanksOptions o;
+  o.env["COLONY_CPU_ISA"] = "avx2";
+  auto results = run_ranks(1, [&](int) {
+    ASSERT_EQ(kernels::cpu::active_cpu_isa(), kernels::cpu::CpuIsa::Avx2);
+    check();
+  }, o);
+  EXPECT_TRUE(all_succeeded(results)) << "capped to AVX2";
 }
 
 }  // namespace colony::testing

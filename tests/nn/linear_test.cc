@@ -7,12 +7,9 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdio>
 #include <string>
 
 #include "autograd/autograd.h"
-#include "kernels/cpu/cpu_isa.h"
-#include "tests/multiprocess.h"
 #include "tests/nn/direct_sums.h"
 #include "tests/test_util.h"
 
@@ -75,19 +72,8 @@ void check_lenet_layers() {
   }
 }
 
-TEST(Linear, LeNetLayersMatchTheDirectSumsOnThisCpusInstructionSet) {
-  check_lenet_layers();
-  std::printf("instruction set: %s\n", kernels::cpu::cpu_isa_name(kernels::cpu::active_cpu_isa()));
-}
-
-TEST(Linear, LeNetLayersMatchTheDirectSumsCappedToAvx2) {
-  colony::testing::RunRanksOptions o;
-  o.env["COLONY_CPU_ISA"] = "avx2";
-  auto results = colony::testing::run_ranks(1, [](int) {
-    ASSERT_EQ(kernels::cpu::active_cpu_isa(), kernels::cpu::CpuIsa::Avx2);
-    check_lenet_layers();
-  }, o);
-  EXPECT_TRUE(colony::testing::all_succeeded(results));
+TEST(Linear, LeNetLayersMatchTheDirectSumsOnThisCpusInstructionSetAndOnAvx2) {
+  testing::on_this_isa_and_on_avx2(check_lenet_layers);
 }
 
 }  // namespace
