@@ -29,6 +29,18 @@ std::string all_files() {
   return s;
 }
 
+// What a path that is not a regular file is, for the error.
+const char* kind_of(const fs::file_status& status) {
+  switch (status.type()) {
+    case fs::file_type::directory: return "directory";
+    case fs::file_type::fifo: return "FIFO";
+    case fs::file_type::socket: return "socket";
+    case fs::file_type::block: return "block device";
+    case fs::file_type::character: return "character device";
+    default: return "special file";
+  }
+}
+
 // Reads one batch file into `images` / `labels` starting at record `first`.
 void read_batch_file(const std::string& path, uint8_t* images, int64_t* labels) {
   std::ifstream in(path, std::ios::binary);
@@ -75,8 +87,14 @@ CIFAR10::CIFAR10(const std::string& root, Split split) : root_(root), split_(spl
   // Check every file before reading any, so the error lists the problem without a long read first.
   for (const auto& name : names) {
     const fs::path path = fs::path(root) / name;
-    if (!fs::is_regular_file(path, ec)) {
+    const fs::file_status status = fs::status(path, ec);
+    if (!fs::exists(status)) {
       throw std::runtime_error("CIFAR10: " + path.string() + " is missing. " + how_to_get(root));
+    }
+    if (!fs::is_regular_file(status)) {
+      // A FIFO or a device would block or never end when read; a directory cannot be read at all.
+      throw std::runtime_error("CIFAR10: " + path.string() + " is not a regular file (it is a " + kind_of(status) +
+                               "); expected a CIFAR-10 binary batch. " + how_to_get(root));
     }
     const auto bytes = static_cast<int64_t>(fs::file_size(path, ec));
     if (ec || bytes != kFileBytes) {

@@ -4,12 +4,13 @@
 #include <cstdio>
 #include <exception>
 
+#include "distributed/launcher/grace.h"
 #include "distributed/launcher/launcher.h"
 
 int main(int argc, char** argv) {
   colony::dist::LaunchOptions o;
   std::string nproc = "1";
-  double grace_s = 5;
+  std::string grace = "5";
   CLI::App app{
       "colonyrun: start PROGRAM once per local rank with RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, "
       "MASTER_PORT (torchrun's variables) and supervise it: the first failure stops the whole job."};
@@ -20,7 +21,7 @@ int main(int argc, char** argv) {
   app.add_option("--master_port", o.master_port, "port of the job's store on node 0 (0: pick a free one, one node)");
   app.add_option("--max_restarts", o.max_restarts, "restart the whole group (every node) this many times after a failure");
   app.add_option("--log_dir", o.log_dir, "write each rank's output to LOG_DIR/rank_<R>.log instead of prefixing it");
-  app.add_option("--grace", grace_s, "seconds between SIGTERM and SIGKILL when stopping workers");
+  app.add_option("--grace", grace, "seconds between SIGTERM and SIGKILL when stopping workers (0 to 86400)");
   std::string program;
   app.add_option("program", program, "PROGRAM (its arguments follow it)")->required();
   // Everything after PROGRAM belongs to it, flags included.
@@ -40,8 +41,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "colonyrun: --nproc_per_node must be a positive number or auto, got \"%s\"\n", nproc.c_str());
     return 2;
   }
-  o.grace = std::chrono::milliseconds(static_cast<int64_t>(grace_s * 1000));
   try {
+    o.grace = colony::dist::parse_grace(grace);
     return colony::dist::launch(o);
   } catch (const std::invalid_argument& e) {
     std::fprintf(stderr, "%s\n", e.what());

@@ -35,6 +35,16 @@ std::string sockets_and_pipes_held() {
   return sockets_and_pipes(in);
 }
 
+int descriptors_held() {
+  int count = 0;
+  for (int fd = 3; fd < 4096; ++fd) {
+    char link[64], target[256];
+    std::snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    if (readlink(link, target, sizeof(target) - 1) > 0) ++count;
+  }
+  return count;
+}
+
 std::string sockets_and_pipes_a_child_inherits() {
   char path[] = "/tmp/colony_fds_XXXXXX";
   const int out = mkstemp(path);

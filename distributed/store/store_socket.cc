@@ -126,6 +126,16 @@ bool StoreSocket::wait_readable(milliseconds limit) {
   }
 }
 
+bool StoreSocket::wait_for_answer(const StoreConnectOptions& o, const std::string& status) {
+  const auto start = Clock::now();
+  while (!wait_readable(std::min(o.progress_interval, o.timeout))) {
+    const auto waited = std::chrono::duration_cast<milliseconds>(Clock::now() - start);
+    if (waited >= o.timeout) return false;
+    report_progress(o.progress, waiting_message(o, waited, status));
+  }
+  return true;
+}
+
 void StoreSocket::recv_exact(void* out, size_t n, milliseconds limit) {
   auto* p = static_cast<uint8_t*>(out);
   const auto deadline = Clock::now() + limit;

@@ -60,6 +60,11 @@ class StoreSocket {
   void send_all(const Bytes& b) { send_all(b.data(), b.size()); }
   // Waits up to `limit` for data to read; false when none came.
   bool wait_readable(std::chrono::milliseconds limit);
+  // Waits up to o.timeout for the first answer of a store that accepted the connection, telling
+  // o.progress every o.progress_interval what it waits for (waiting_message with `status`, e.g.
+  // "connected, no answer to the hello yet"); false when none came. A stopped store process, or
+  // another program on the port, would otherwise leave the worker silent for the whole timeout.
+  bool wait_for_answer(const StoreConnectOptions& o, const std::string& status);
   // Reads exactly n bytes within `limit`; StoreError when the peer closed or stayed silent.
   void recv_exact(void* out, size_t n, std::chrono::milliseconds limit);
 

@@ -33,6 +33,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "distributed/store/accept_backoff.h"
 #include "distributed/store/store_socket.h"
 
 namespace colony::dist {
@@ -180,6 +181,7 @@ class Server {
     socklen_t len = sizeof(addr);
     getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&addr), &len);
     port_ = ntohs(addr.sin_port);
+    accept_backoff_ = AcceptBackoff("the store on port " + std::to_string(port_));
     fcntl(listen_fd_, F_SETFL, O_NONBLOCK);
     if (pipe2(wake_, O_CLOEXEC) != 0) throw StoreError("TCPStore: pipe() failed: " + errno_text());
     thread_ = std::thread([this] { loop(); });
@@ -217,7 +219,7 @@ class Server {
       auto now = Clock::now();
       // While out of descriptors the listening socket stays readable: leave it out of the poll
       // until the back-off ends instead of spinning on accept().
-      const bool accepting = now >= accept_paused_until_;
+      const bool accepting = accept_backoff_.accepting(now);
       std::vector<pollfd> fds{{accepting ? listen_fd_ : -1, POLLIN, 0}, {wake_[0], POLLIN, 0}};
       for (auto& [fd, c] : conns_) fds.push_back({fd, static_cast<short>(POLLIN | (c.out.empty() ? 0 : POLLOUT)), 0});
       int timeout = 1000;
@@ -228,7 +230,7 @@ class Server {
       for (const auto& w : waiters_) wake_by(w.deadline);
       for (const auto& [fd, c] : conns_)
         if (!c.hello_done) wake_by(c.accepted + hello_timeout_);
-      if (!accepting) wake_by(accept_paused_until_);
+      if (!accepting) wake_by(accept_backoff_.paused_until());
       poll(fds.data(), fds.size(), timeout);
       if (stop_) break;
       if (fds[0].revents & POLLIN) accept_all();
@@ -251,10 +253,10 @@ class Server {
     while (true) {
       int fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK);
       if (fd < 0) {
-        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) back_off_accepting();
+        accept_backoff_.failed(errno);
         return;
       }
-      accept_backoff_ = kFirstAcceptBackoff;
+      accept_backoff_.succeeded();
       if (conns_.size() >= max_connections_) {
         close(fd);  // full: refused at once rather than left waiting
         continue;
@@ -264,18 +266,6 @@ class Server {
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       conns_[fd] = Conn{};
     }
-  }
-
-  // Out of file descriptors (or kernel memory): the pending connections wait in the backlog
-  // while the server pauses accepting, 10 ms doubling to 1 s, and says so once per episode.
-  void back_off_accepting() {
-    if (accept_backoff_ == kFirstAcceptBackoff) {
-      std::fprintf(stderr, "colony: the store on port %d cannot accept connections (%s); pausing accept() and retrying\n",
-                   port_, errno_text().c_str());
-      std::fflush(stderr);
-    }
-    accept_paused_until_ = Clock::now() + accept_backoff_;
-    accept_backoff_ = std::min(accept_backoff_ * 2, milliseconds(1000));
   }
 
   size_t unauthenticated() const {
@@ -530,14 +520,12 @@ class Server {
       if (conns_.count(fd)) drop(fd);
   }
 
-  static constexpr milliseconds kFirstAcceptBackoff{10};
-
   std::string token_;
   milliseconds hello_timeout_;
   size_t max_connections_;
   size_t max_unauthenticated_;
-  Clock::time_point accept_paused_until_{};
-  milliseconds accept_backoff_ = kFirstAcceptBackoff;
+  // Out of file descriptors (or kernel memory): the pending connections wait in the backlog.
+  AcceptBackoff accept_backoff_{"the store"};
   int listen_fd_ = -1;
   int port_ = 0;
   int wake_[2] = {-1, -1};
@@ -618,16 +606,10 @@ struct TCPStore::Impl {
     put_u32(b, kVersion);
     put_str(b, *options.token);
     socket->send_all(b);
-    const auto start = Clock::now();
-    const StoreConnectOptions c = connect_options();
-    while (!socket->wait_readable(std::min(options.progress_interval, options.timeout))) {
-      const auto waited = std::chrono::duration_cast<milliseconds>(Clock::now() - start);
-      if (waited >= options.timeout) {
-        throw StoreError("TCPStore: the store at " + where() + " accepted the connection but did not answer within " +
-                         std::to_string(options.timeout.count()) +
-                         " ms (is its process stopped, or another program listening on MASTER_PORT?)");
-      }
-      report_progress(options.progress, waiting_message(c, waited, "connected, no answer to the hello yet"));
+    if (!socket->wait_for_answer(connect_options(), "connected, no answer to the hello yet")) {
+      throw StoreError("TCPStore: the store at " + where() + " accepted the connection but did not answer within " +
+                       std::to_string(options.timeout.count()) +
+                       " ms (is its process stopped, or another program listening on MASTER_PORT?)");
     }
     uint8_t status;
     try {

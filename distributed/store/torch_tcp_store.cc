@@ -66,7 +66,10 @@ struct TorchTCPStore::Impl {
     return out;
   }
 
-  void hello() {
+  // Sent together, VALIDATE and PING: PyTorch's server answers the PING with the pid it carries.
+  // Its silence is reported every progress_interval, as Colony's own client does (a stopped agent
+  // would otherwise leave the worker quiet for the whole timeout, 10 minutes by default).
+  void hello(const StoreConnectOptions& c) {
     Request v;
     v.query = Query::kValidate;
     v.number = torch_store::kValidationMagic;
@@ -77,9 +80,15 @@ struct TorchTCPStore::Impl {
     Bytes p = torch_store::encode(ping);
     b.insert(b.end(), p.begin(), p.end());
     socket->send_all(b);
+    if (!socket->wait_for_answer(c, "connected, no answer to PyTorch's TCPStore hello yet")) {
+      throw StoreError("TorchTCPStore: " + options.description + " at " + socket->where() +
+                       " accepted the connection but did not answer PyTorch's TCPStore hello within " +
+                       std::to_string(options.timeout.count()) +
+                       " ms (is its process stopped, or MASTER_PORT not a PyTorch TCPStore?)");
+    }
     uint8_t reply[4];
     try {
-      socket->recv_exact(reply, 4, options.timeout);
+      socket->recv_exact(reply, 4, kReplyMargin);
     } catch (const StoreError& e) {
       throw StoreError(std::string(e.what()) + " during the hello; is it PyTorch's TCPStore?");
     }
@@ -125,7 +134,7 @@ TorchTCPStore::TorchTCPStore(TorchTCPStoreOptions options) : Store(options.timeo
   c.progress_interval = options.progress_interval;
   c.progress = options.progress;
   impl_->socket = std::make_unique<StoreSocket>(c);
-  impl_->hello();
+  impl_->hello(c);
 }
 
 TorchTCPStore::~TorchTCPStore() = default;

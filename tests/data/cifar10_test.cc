@@ -1,6 +1,7 @@
 #include "data/cifar10.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 
@@ -60,6 +61,20 @@ TEST(CIFAR10, MissingFileIsNamed) {
   write_cifar_dir(dir, /*train=*/false, /*test=*/true);  // no train batches
   EXPECT_TRUE(
       throws_with([&] { CIFAR10(dir.string(), Split::kTrain); }, (dir / "data_batch_1.bin").string() + " is missing"));
+  EXPECT_FALSE(CIFAR10::available(dir.string()));
+}
+
+// A FIFO (or a directory) where a batch file should be was reported as "missing": it is there, it
+// is the wrong kind of file.
+TEST(CIFAR10, AFifoOrDirectoryInPlaceOfABatchIsNotARegularFile) {
+  fs::path dir = scratch_dir("cifar_fifo");
+  write_cifar_dir(dir, /*train=*/false, /*test=*/false);
+  ASSERT_EQ(::mkfifo((dir / "test_batch.bin").c_str(), 0600), 0);
+  EXPECT_TRUE(throws_with([&] { CIFAR10(dir.string(), Split::kTest); },
+                          (dir / "test_batch.bin").string() + " is not a regular file (it is a FIFO)"));
+  fs::create_directory(dir / "data_batch_1.bin");
+  EXPECT_TRUE(throws_with([&] { CIFAR10(dir.string(), Split::kTrain); },
+                          (dir / "data_batch_1.bin").string() + " is not a regular file (it is a directory)"));
   EXPECT_FALSE(CIFAR10::available(dir.string()));
 }
 

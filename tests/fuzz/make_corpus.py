@@ -47,6 +47,24 @@ write("safetensors", "every_dtype", safetensors([
     ("f", "BOOL", [2], b"\x00\x01"), ("g", "F32", [], f32(2.0)), ("h", "F32", [0, 3], b"")]))
 write("safetensors", "empty", safetensors([]))
 
+
+def raw_safetensors(header, data=b""):
+    """A file with the header as written, as another writer may lay it out."""
+    return struct.pack("<Q", len(header)) + header + data
+
+
+# The streaming header reader's paths: unknown fields of every JSON type (skipped), metadata,
+# zero-byte tensors sharing an offset, the deepest shape allowed (64) and one past it, many tensors.
+write("safetensors", "unknown_fields", raw_safetensors(
+    b'{"a":{"x":{"y":[1,{"z":null}],"w":"s"},"dtype":"U8","v":[true,1.5,-3],"shape":[2],"data_offsets":[0,2]},'
+    b'"__metadata__":{"format":"pt","k":"\\u00e9\\"q"}}', b"\x01\x00"))
+write("safetensors", "zero_byte_tensors", raw_safetensors(
+    b'{"z":{"dtype":"F32","shape":[0],"data_offsets":[0,0]},"b":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},'
+    b'"y":{"dtype":"BOOL","shape":[0,3],"data_offsets":[1,1]}}', b"\x07"))
+write("safetensors", "rank_64", safetensors([("r", "U8", [1] * 64, b"\x05")]))
+write("safetensors", "rank_65", safetensors([("r", "U8", [1] * 65, b"\x05")]))
+write("safetensors", "many_tensors", safetensors([("t%d" % i, "F32", [1], f32(i)) for i in range(200)]))
+
 # ---------------------------------------------------------------- checkpoint (Linear(2, 2) + SGD momentum)
 params = [("weight", [2, 2], f32(0.1, -0.2, 0.3, -0.4)), ("bias", [2], f32(0.5, -0.5))]
 ckpt = [("model." + n, "F32", s, raw) for n, s, raw in params]
@@ -103,3 +121,27 @@ write("store", "wrong_token", b"CLNY" + u32(1) + s(b"other") + bytes([SET]) + s(
 # plus 1, and a wait timeout of 2^62 ms turned into nanoseconds.
 write("store", "add_overflow", hello + bytes([ADD]) + s(b"c") + i64(2**63 - 1) + bytes([ADD]) + s(b"c") + i64(1))
 write("store", "wait_timeout_overflow", hello + bytes([GET]) + s(b"k") + i64(2**62))
+
+
+# ---------------------------------------------------------------- torch_store: PyTorch's TCPStore requests
+def u64(v):
+    return struct.pack("<Q", v)
+
+
+def ts(b):
+    return u64(len(b)) + b
+
+
+(VALIDATE, T_SET, T_CAS, T_GET, T_ADD, T_CHECK, T_WAIT, T_NUMKEYS, T_DELETE, T_APPEND, T_MULTI_GET, T_MULTI_SET,
+ T_CANCEL, T_PING) = range(14)
+torch_hello = bytes([VALIDATE]) + u32(0x3C85F7CE) + bytes([T_PING]) + u32(4242)
+write("torch_store", "hello_set_get", torch_hello + bytes([T_SET]) + ts(b"/k") + ts(b"v1") +
+      bytes([T_WAIT]) + u64(1) + ts(b"/k") + bytes([T_GET]) + ts(b"/k"))
+write("torch_store", "counters", torch_hello + bytes([T_ADD]) + ts(b"/c") + struct.pack("<q", 5) +
+      bytes([T_ADD]) + ts(b"/c") + struct.pack("<q", -7) + bytes([T_NUMKEYS]))
+write("torch_store", "check_wait_cancel_delete", torch_hello + bytes([T_CHECK]) + u64(2) + ts(b"/a") + ts(b"/b") +
+      bytes([T_WAIT]) + u64(2) + ts(b"/a") + ts(b"/b") + bytes([T_CANCEL]) + bytes([T_DELETE]) + ts(b"/a") +
+      bytes([T_CAS]) + ts(b"/n") + ts(b"") + ts(b"new"))
+# Refused: a query Colony never sends, and the magic in the wrong byte order.
+write("torch_store", "append", torch_hello + bytes([T_APPEND]) + ts(b"/k") + ts(b"more"))
+write("torch_store", "magic_big_endian", bytes([VALIDATE]) + struct.pack(">I", 0x3C85F7CE))

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <fstream>
 
@@ -118,9 +119,17 @@ TEST(Safetensors, HeaderNumberOverflowNamesTheFile) {
 
 TEST(Safetensors, DeepNestingIsRefusedBeforeParsing) {
   // 10 MB of '[' (the probe used 50 MB: 3.7 GB and 13 s inside the parser before it failed).
+  // Read as a stream, the header is refused at its first byte: an array is not an object.
   const std::string deep(10'000'000, '[');
   EXPECT_TRUE(throws_with([&] { decode_safetensors(make_file(deep, ""), "f.st"); },
+                          "safetensors f.st: header is not a JSON object"));
+  // The same nesting in a field the reader skips stops at the 129th level.
+  EXPECT_TRUE(throws_with([&] { decode_safetensors(make_file(R"({"a":{"x":)" + deep, ""), "f.st"); },
                           "safetensors f.st: header nests arrays and objects more than 128 deep"));
+  std::string ok_depth = R"({"a":{"dtype":"U8","shape":[],"data_offsets":[0,1],"x":)";
+  for (int i = 0; i < 126; ++i) ok_depth += '[';
+  for (int i = 0; i < 126; ++i) ok_depth += ']';
+  EXPECT_EQ(decode_safetensors(make_file(ok_depth + "}}", "\x01"), "f.st").tensors.size(), 1u);  // 128 deep
   // Brackets inside strings do not count.
   const std::string name = std::string(200, '[') + "\\\"{";
   std::string file = make_file(R"({"__metadata__":{"k":")" + name + R"("}})", "");
@@ -140,6 +149,133 @@ TEST(Safetensors, DuplicateKeysAreAnError) {
   // The same key in two different objects is fine.
   std::string ok = make_file(R"({"__metadata__":{"dtype":"x"},"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})", std::string(1, 0));
   EXPECT_EQ(decode_safetensors(ok, "f.st").tensors.size(), 1u);
+}
+
+// The header's tensors written as another writer would: `count` float32 tensors of one element.
+std::string many_tensors(int count) {
+  std::string header = "{";
+  for (int i = 0; i < count; ++i) {
+    if (i > 0) header += ',';
+    header += "\"layer" + std::to_string(i) + ".weight\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[" +
+              std::to_string(4 * i) + "," + std::to_string(4 * i + 4) + "]}";
+  }
+  return make_file(header + "}", std::string(4 * static_cast<size_t>(count), '\0'));
+}
+
+// nlohmann's callback parser rescanned the parent object at each end_object: 10k tensors took
+// 0.7 s, 40k 38 s, so 100k took minutes. The streaming reader takes a fraction of a second
+// (benchmarks/safetensors_bench); the bound is 10 s, 30 s under ASan (5.7 s measured there on a
+// 2-core Xeon shared by several builds), where a quadratic parser would still take minutes.
+TEST(Safetensors, HundredThousandTensorsLoadInLinearTime) {
+  const std::string file = many_tensors(100'000);
+  const auto start = std::chrono::steady_clock::now();
+  SafetensorsContents c = decode_safetensors(file, "big.st");
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  ASSERT_EQ(c.tensors.size(), 100'000u);
+  EXPECT_EQ(c.tensors[0].first, "layer0.weight");  // in data order
+  EXPECT_EQ(c.tensors[99'999].first, "layer99999.weight");
+#if defined(__SANITIZE_ADDRESS__)
+  EXPECT_LT(seconds, 30.0);
+#else
+  EXPECT_LT(seconds, 10.0);
+#endif
+}
+
+TEST(Safetensors, RankIsCappedAt64) {
+  auto file_of_rank = [](int rank) {
+    std::string shape;
+    for (int i = 0; i < rank; ++i) shape += i == 0 ? "1" : ",1";
+    return make_file(R"({"t":{"dtype":"U8","shape":[)" + shape + R"(],"data_offsets":[0,1]}})", std::string(1, 0));
+  };
+  EXPECT_EQ(decode_safetensors(file_of_rank(64), "f.st").tensors[0].second.dim(), 64);
+  EXPECT_TRUE(throws_with([&] { decode_safetensors(file_of_rank(65), "f.st"); },
+                          "safetensors f.st: tensor \"t\" has more than 64 dimensions"));
+  // The probe's rank of 33,000,000 stops at the 65th number, not after decoding them all.
+  EXPECT_TRUE(throws_with([&] { decode_safetensors(file_of_rank(1'000'000), "f.st"); }, "more than 64 dimensions"));
+}
+
+TEST(Safetensors, MetadataKeysAreCappedByTheHeaderSize) {
+  auto file_with_keys = [](int count) {
+    std::string header = R"({"__metadata__":{)";
+    for (int i = 0; i < count; ++i) header += (i == 0 ? "\"" : ",\"") + std::to_string(i) + "\":\"\"";
+    return make_file(header + "}}", "");
+  };
+  // 1024 keys are allowed in any header, and one more per 64 header bytes.
+  EXPECT_EQ(decode_safetensors(file_with_keys(1024), "f.st").metadata.size(), 1024u);
+  const std::string five_thousand = file_with_keys(5000);  // ~10 header bytes a key
+  const size_t cap = 1024 + (five_thousand.size() - 8) / 64;
+  EXPECT_TRUE(throws_with([&] { decode_safetensors(five_thousand, "f.st"); },
+                          "safetensors f.st: __metadata__ has more than " + std::to_string(cap) + " keys"));
+  // The probe's 7.5M keys in 96 MB, scaled down: refused at the cap, not after reading them all.
+  EXPECT_TRUE(throws_with([&] { decode_safetensors(file_with_keys(200'000), "f.st"); }, "keys, the most allowed"));
+  // Long values pay for their keys.
+  std::string header = R"({"__metadata__":{)";
+  for (int i = 0; i < 2000; ++i) header += (i == 0 ? "\"" : ",\"") + std::to_string(i) + "\":\"" + std::string(60, 'v') + "\"";
+  EXPECT_EQ(decode_safetensors(make_file(header + "}}", ""), "f.st").metadata.size(), 2000u);
+}
+
+TEST(Safetensors, UnknownEntryFieldsAreSkipped) {
+  // Other writers may add fields; the reference reader ignores them, whatever their type.
+  std::string file = make_file(
+      R"({"a":{"extra":{"x":[1,{"y":null}],"z":"s"},"dtype":"U8","more":[true,1.5],"shape":[2],"data_offsets":[0,2],"n":-3}})",
+      std::string(2, 1));
+  SafetensorsContents c = decode_safetensors(file, "f.st");
+  ASSERT_EQ(c.tensors.size(), 1u);
+  EXPECT_EQ(c.tensors[0].second.numel(), 2);
+  EXPECT_TRUE(throws_with(
+      [&] { decode_safetensors(make_file(R"({"a":{"x":1,"x":2,"dtype":"U8","shape":[],"data_offsets":[0,1]}})", "\x01"), "f"); },
+      "the key \"x\" twice"));
+  EXPECT_TRUE(throws_with(
+      [&] { decode_safetensors(make_file(R"({"a":{"dtype":"U8","shape":[1],"shape":[1],"data_offsets":[0,1]}})", "\x01"), "f"); },
+      "the key \"shape\" twice"));
+}
+
+TEST(Safetensors, MalformedEntriesSayWhatWasExpected) {
+  auto error_of = [](const std::string& header, const std::string& data) {
+    try {
+      decode_safetensors(make_file(header, data), "f.st");
+    } catch (const std::exception& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string needs = "needs \"dtype\" (string), \"shape\" (array) and \"data_offsets\" ([begin, end])";
+  EXPECT_NE(error_of(R"({"a":5})", "").find("entry \"a\" " + needs), std::string::npos);
+  EXPECT_NE(error_of(R"({"a":{"dtype":5,"shape":[],"data_offsets":[0,1]}})", "x").find(needs), std::string::npos);
+  EXPECT_NE(error_of(R"({"a":{"dtype":"U8","shape":"1","data_offsets":[0,1]}})", "x").find(needs), std::string::npos);
+  EXPECT_NE(error_of(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1,2]}})", "x").find(needs), std::string::npos);
+  EXPECT_NE(error_of(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[1]}})", "x").find(needs), std::string::npos);
+  EXPECT_NE(error_of(R"({"a":{"dtype":"U8","shape":[-1],"data_offsets":[0,1]}})", "x").find("non-integer or negative"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"a":{"dtype":"U8","shape":[[1]],"data_offsets":[0,1]}})", "x").find("non-integer or negative"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,"1"]}})", "x").find("invalid data_offsets"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[1,0]}})", "x").find("end before begin"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"__metadata__":[]})", "").find("__metadata__ must be an object of strings"), std::string::npos);
+  EXPECT_NE(error_of(R"({"__metadata__":{"k":1}})", "").find("__metadata__ value for \"k\" is not a string"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"__metadata__":{},"__metadata__":{}})", "").find("the key \"__metadata__\" twice"),
+            std::string::npos);
+  EXPECT_NE(error_of("\"text\"", "").find("header is not a JSON object"), std::string::npos);
+  EXPECT_NE(error_of("{} {}", "").find("malformed JSON header"), std::string::npos);
+  EXPECT_NE(error_of("", "").find("malformed JSON header"), std::string::npos);
+}
+
+// Zero-byte tensors share an offset with the next tensor; those at one offset come back in the
+// header's order.
+TEST(Safetensors, ZeroByteTensorsKeepTheHeaderOrder) {
+  SafetensorsContents c = decode_safetensors(
+      make_file(R"({"z":{"dtype":"F32","shape":[0],"data_offsets":[0,0]},"b":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},)"
+                R"("y":{"dtype":"U8","shape":[0],"data_offsets":[1,1]},"a":{"dtype":"F32","shape":[0,2],"data_offsets":[0,0]}})",
+                "\x05"),
+      "f.st");
+  ASSERT_EQ(c.tensors.size(), 4u);
+  EXPECT_EQ(c.tensors[0].first, "z");
+  EXPECT_EQ(c.tensors[1].first, "a");
+  EXPECT_EQ(c.tensors[2].first, "b");
+  EXPECT_EQ(c.tensors[3].first, "y");
 }
 
 TEST(Safetensors, SaveIsAtomicAndLoadNamesTheFile) {

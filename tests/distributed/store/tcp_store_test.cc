@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tests/descriptors.h"
+#include "tests/distributed/store/raw_socket.h"
 #include "tests/multiprocess.h"
 #include "tests/test_util.h"
 
@@ -28,6 +29,9 @@ namespace {
 
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
+using testing::closed_by_server;
+using testing::raw_connect;
+using testing::raw_send;
 
 TCPStoreOptions from_env(int rank) {
   TCPStoreOptions o;
@@ -58,21 +62,6 @@ TCPStoreOptions client_of(const TCPStore& server) {
 
 // ------------------------------------------------------------------ raw sockets for bad clients
 
-int raw_connect(int port) {
-  int s = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(static_cast<uint16_t>(port));
-  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
-  if (connect(s, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
-    close(s);
-    return -1;
-  }
-  return s;
-}
-
-void raw_send(int s, const std::vector<uint8_t>& b) { send(s, b.data(), b.size(), MSG_NOSIGNAL); }
-
 void append_u32(std::vector<uint8_t>& b, uint32_t v) {
   for (int i = 0; i < 4; ++i) b.push_back(static_cast<uint8_t>(v >> (8 * i)));
 }
@@ -85,18 +74,6 @@ std::vector<uint8_t> good_hello() {
   return b;
 }
 
-// True when the server closed the connection (recv sees EOF, possibly after a reply byte) within 5 s.
-bool closed_by_server(int s) {
-  const auto deadline = Clock::now() + std::chrono::seconds(5);
-  while (Clock::now() < deadline) {
-    pollfd pfd{s, POLLIN, 0};
-    if (poll(&pfd, 1, 100) <= 0) continue;
-    char buf[256];
-    ssize_t n = recv(s, buf, sizeof(buf), 0);
-    if (n <= 0) return true;
-  }
-  return false;
-}
 
 // ------------------------------------------------------------------ tests
 
@@ -460,39 +437,14 @@ TEST(TCPStore, BytesBeforeTheHelloAreNotBuffered) {
   EXPECT_TRUE(colony::testing::all_succeeded(results));
 }
 
-// CPU time this process has used, in seconds.
-double cpu_seconds() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return t.tv_sec + t.tv_nsec / 1e9;
-}
 
 TEST(TCPStore, OutOfFileDescriptorsTheServerBacksOffAndRecovers) {
   // In a fresh process: the test lowers its descriptor limit.
   auto results = colony::testing::run_ranks(1, [](int) {
     TCPStore server(server_options());
     TCPStore good(client_of(server));
-    rlimit old{};
-    getrlimit(RLIMIT_NOFILE, &old);
-    int open_now = 0;
-    for (int fd = 0; fd < 4096; ++fd) open_now += fcntl(fd, F_GETFD) >= 0 ? 1 : 0;
-    rlimit tight = old;
-    tight.rlim_cur = static_cast<rlim_t>(open_now + 8);
-    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &tight), 0);
-    // Clients take descriptors here too, so the server soon cannot accept the last ones.
-    std::vector<int> clients;
-    for (int i = 0; i < 64; ++i) {
-      int s = raw_connect(server.port());
-      if (s < 0) break;
-      clients.push_back(s);
-    }
-    std::this_thread::sleep_for(milliseconds(200));
-    const double cpu0 = cpu_seconds();
-    std::this_thread::sleep_for(std::chrono::seconds(1));
-    const double spent = cpu_seconds() - cpu0;
-    EXPECT_LT(spent, 0.2) << "CPU seconds in 1 s while out of descriptors (spinning uses ~1)";
-    for (int s : clients) close(s);
-    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &old), 0);
+    EXPECT_LT(colony::testing::cpu_seconds_while_out_of_descriptors(server.port()), 0.2)
+        << "CPU seconds in 1 s while out of descriptors (spinning uses ~1)";
     // The job kept its store: the connected client is served, and new clients get in.
     good.set("k", Bytes{5});
     EXPECT_EQ(good.get("k"), Bytes{5});
