@@ -1,7 +1,7 @@
-// ZeRO stage 1 against plain DDP on LeNet with AdamW: the optimizer-state and gradient bytes each
-// rank holds (the counters of distributed/zero/zero_redundancy_optimizer.h), and the step time in
-// alternating rounds (DDP, ZeRO, DDP, ...: on a shared machine both see the same load; the ratio is
-// the figure to read).
+// ZeRO stages 1 and 2 against plain DDP on LeNet with AdamW: the optimizer-state and gradient bytes
+// each rank holds after backward (the counters of distributed/zero/zero_redundancy_optimizer.h),
+// and the step time in alternating rounds (DDP, ZeRO-1, ZeRO-2, DDP, ...: on a shared machine all
+// see the same load; the ratios are the figures to read).
 //
 //   colonyrun --nproc_per_node=N --master_port=0 .bazel/bin/benchmarks/zero_bench [--steps 20] [--rounds 5] [--batch 32]
 //
@@ -41,6 +41,10 @@ struct Setup {
     if (auto* z = dynamic_cast<dist::ZeroRedundancyOptimizer*>(opt.get())) return z->state_bytes();
     return dist::optimizer_state_bytes(*opt);
   }
+  size_t gradient_bytes() const {
+    if (auto* z = dynamic_cast<dist::ZeroRedundancyOptimizer*>(opt.get())) return z->gradient_bytes();
+    return dist::gradient_bytes(ddp->parameters());
+  }
 };
 
 Setup make(const std::string& name, int kind) {
@@ -48,14 +52,18 @@ Setup make(const std::string& name, int kind) {
   s.name = name;
   manual_seed(1);
   s.model = std::make_shared<lenet::LeNet>();
-  s.ddp = std::make_shared<dist::DistributedDataParallel>(s.model);
+  // kind: 0 DDP, 1 ZeRO-1 by parameter, 2 ZeRO-1 by element, 3 ZeRO-2.
+  s.ddp = std::make_shared<dist::DistributedDataParallel>(
+      s.model, dist::DistributedDataParallelOptions().zero_stage(kind == 3 ? 2 : 0));
   const auto adamw = optim::AdamWOptions(1e-3);
   if (kind == 0) {
     s.opt = std::make_unique<optim::AdamW>(s.ddp->parameters(), adamw);
   } else {
+    auto o = dist::ZeroRedundancyOptimizerOptions().shard_by(kind == 1 ? dist::ShardBy::kParameter
+                                                                        : dist::ShardBy::kElement);
+    if (kind == 3) o.ddp(s.ddp);
     s.opt = std::make_unique<dist::ZeroRedundancyOptimizer>(
-        s.ddp->parameters(), adamw, dist::optimizer_factory<optim::AdamW, optim::AdamWOptions>(),
-        dist::ZeroRedundancyOptimizerOptions().shard_by(kind == 1 ? dist::ShardBy::kParameter : dist::ShardBy::kElement));
+        s.ddp->parameters(), adamw, dist::optimizer_factory<optim::AdamW, optim::AdamWOptions>(), o);
   }
   return s;
 }
@@ -103,9 +111,10 @@ int main(int argc, char** argv) {
   setups.push_back(make("DDP + AdamW", 0));
   setups.push_back(make("ZeRO-1 by parameter", 1));
   setups.push_back(make("ZeRO-1 by element", 2));
+  setups.push_back(make("ZeRO-2", 3));
   for (auto& s : setups) run_steps(s, batches, 3, false);  // state allocated, buckets rebuilt
   const double ddp_state = static_cast<double>(max_over_ranks(static_cast<int64_t>(setups[0].state_bytes())));
-  const double ddp_grads = static_cast<double>(max_over_ranks(static_cast<int64_t>(dist::gradient_bytes(setups[0].ddp->parameters()))));
+  const double ddp_grads = static_cast<double>(max_over_ranks(static_cast<int64_t>(setups[0].gradient_bytes())));
   if (rank == 0) {
     std::printf("zero_bench: %d rank(s), LeNet (62,006 parameters), AdamW, batch %d per rank, backend %s\n", world,
                 batch, world > 1 ? dist::default_process_group()->backend_name().c_str() : "none");
@@ -114,21 +123,19 @@ int main(int argc, char** argv) {
   }
   for (auto& s : setups) {
     const double state = static_cast<double>(max_over_ranks(static_cast<int64_t>(s.state_bytes())));
-    const double grads = static_cast<double>(max_over_ranks(static_cast<int64_t>(dist::gradient_bytes(s.ddp->parameters()))));
+    const double grads = static_cast<double>(max_over_ranks(static_cast<int64_t>(s.gradient_bytes())));
     if (rank == 0)
       std::printf("| %d | %s | %.0f | %.3f | %.3f | %.0f | %.3f |\n", world, s.name.c_str(), state, state / ddp_state,
                   1.0 / world + 0.05, grads, grads / ddp_grads);
   }
-  // Alternating rounds: DDP, then ZeRO-1 by element, `rounds` times.
-  for (int r = 0; r < rounds; ++r) {
-    run_steps(setups[0], batches, steps, true);
-    run_steps(setups[2], batches, steps, true);
-  }
-  const double ddp_ms = median(setups[0].step_ms), zero_ms = median(setups[2].step_ms);
+  // Alternating rounds: DDP, ZeRO-1 by element, ZeRO-2, `rounds` times.
+  for (int r = 0; r < rounds; ++r)
+    for (size_t k : {size_t{0}, size_t{2}, size_t{3}}) run_steps(setups[k], batches, steps, true);
+  const double ddp_ms = median(setups[0].step_ms), one_ms = median(setups[2].step_ms), two_ms = median(setups[3].step_ms);
   if (rank == 0)
-    std::printf("step time, median of %d x %d steps in alternating rounds: DDP %.3f ms, ZeRO-1 by element %.3f ms, "
-                "ratio %.3f\n",
-                rounds, steps, ddp_ms, zero_ms, zero_ms / ddp_ms);
+    std::printf("step time, median of %d x %d steps in alternating rounds: DDP %.3f ms, ZeRO-1 by element %.3f ms "
+                "(%.3f x DDP), ZeRO-2 %.3f ms (%.3f x DDP)\n",
+                rounds, steps, ddp_ms, one_ms, one_ms / ddp_ms, two_ms, two_ms / ddp_ms);
   setups.clear();
   dist::destroy_process_group();
 }

@@ -39,7 +39,11 @@ class Optimizer {
   virtual void step_unless(const Tensor& found_inf);
   virtual bool supports_step_unless() const { return false; }
   // set_to_none = true (PyTorch's default) drops gradients; false zeroes them in place.
-  void zero_grad(bool set_to_none = true);
+  virtual void zero_grad(bool set_to_none = true);
+  // The tensors whose .grad() step() reads: the parameters of every group. GradScaler unscales and
+  // checks these; an optimizer that steps other tensors (dist::ZeroRedundancyOptimizer under DDP's
+  // zero_stage(2): views of this rank's gradient shards) returns those.
+  virtual std::vector<Tensor> stepped_tensors() const;
 
   // Adds a group; a group without options takes a copy of the optimizer's defaults, one with
   // options must hold this optimizer's options type. A parameter may belong to one group only.

@@ -62,6 +62,31 @@ std::vector<Piece> pieces_by_element(const std::vector<std::vector<int64_t>>& gr
   return pieces;
 }
 
+int64_t bucket_block(int64_t numel, int world) { return (numel + world - 1) / world; }
+
+std::vector<Piece> pieces_by_bucket(const std::vector<std::vector<std::pair<size_t, int64_t>>>& buckets, int world) {
+  if (world < 1) throw std::invalid_argument("ZeRO partition: world size " + std::to_string(world) + " < 1");
+  std::vector<Piece> pieces;
+  int64_t before = 0;  // every rank's shard elements in the buckets before this one
+  for (const auto& bucket : buckets) {
+    int64_t numel = 0;
+    for (const auto& [param, n] : bucket) numel += n;
+    const int64_t block = bucket_block(numel, world);
+    int64_t at = 0;  // the parameter's first element in the bucket
+    for (const auto& [param, n] : bucket) {
+      for (int64_t start = 0; start < n;) {
+        const int r = static_cast<int>((at + start) / block);
+        const int64_t length = std::min(n - start, (r + 1) * block - (at + start));
+        pieces.push_back(Piece{param, start, length, r, before + (at + start - r * block)});
+        start += length;
+      }
+      at += n;
+    }
+    before += block;
+  }
+  return pieces;
+}
+
 int64_t largest_shard(const std::vector<Piece>& pieces, int world) {
   std::vector<int64_t> size(static_cast<size_t>(world), 0);
   for (const Piece& p : pieces) size[static_cast<size_t>(p.owner)] = std::max(size[static_cast<size_t>(p.owner)], p.offset + p.length);

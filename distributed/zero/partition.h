@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace colony::dist::zero_detail {
@@ -30,6 +31,14 @@ std::vector<Piece> pieces_by_parameter(const std::vector<std::vector<int64_t>>& 
 // elements [r S, (r + 1) S) of that space, S = ceil(total / world): shards equal to the element
 // (a parameter may be split between ranks), so each rank's state is 1/world of the whole.
 std::vector<Piece> pieces_by_element(const std::vector<std::vector<int64_t>>& group_numels, int world);
+
+// DeepSpeed stage 2's partition, aligned with DDP's gradient buckets: each bucket's gradients,
+// flattened in bucket order (`buckets[b]` lists (parameter index, element count)) and padded to a
+// multiple of world, fall in world equal blocks, and rank r owns block r of every bucket; its shard
+// is its blocks one after another. A reduce-scatter of a bucket leaves each rank its own block.
+std::vector<Piece> pieces_by_bucket(const std::vector<std::vector<std::pair<size_t, int64_t>>>& buckets, int world);
+// A bucket of `numel` gradient elements: each rank's block, in elements.
+int64_t bucket_block(int64_t numel, int world);
 
 // The largest rank's shard, in elements (every shard is padded to it for the all-gather).
 int64_t largest_shard(const std::vector<Piece>& pieces, int world);

@@ -59,7 +59,15 @@ void ZeroRedundancyOptimizer::init(OptimizerFactory factory) {
   if (!factory) throw std::invalid_argument(kWho + ": the optimizer factory is empty");
   if (!(options_.bucket_cap_mb() > 0))
     throw std::invalid_argument(kWho + ": bucket_cap_mb must be positive, got " + std::to_string(options_.bucket_cap_mb()));
-  group_ = options_.process_group() ? options_.process_group() : default_process_group();
+  const Reducer* reducer = options_.ddp() ? options_.ddp()->reducer() : nullptr;
+  stage2_ = reducer != nullptr && reducer->shards_gradients();
+  if (options_.ddp() && !stage2_ && reducer != nullptr)
+    throw std::invalid_argument(kWho + ": the DDP given with .ddp() was not built with zero_stage(2); stage 1 needs "
+                                       "no DDP (leave .ddp() out), stage 2 needs DistributedDataParallelOptions().zero_stage(2)");
+  reducer_ = stage2_ ? reducer : nullptr;
+  group_ = options_.process_group() ? options_.process_group()
+           : options_.ddp() && options_.ddp()->process_group() ? options_.ddp()->process_group()
+                                                                : default_process_group();
   // No group (one process, as DDP without one): this rank owns everything, nothing is gathered.
   rank_ = group_ ? group_->rank() : 0;
   world_ = group_ ? group_->size() : 1;
@@ -84,17 +92,39 @@ void ZeroRedundancyOptimizer::init(OptimizerFactory factory) {
       group_of.push_back(g);
     }
   }
-  pieces_ = options_.shard_by() == ShardBy::kElement ? zero_detail::pieces_by_element(numels, world_)
-                                                      : zero_detail::pieces_by_parameter(numels, world_);
+  // Stage 2: DDP's partition (by bucket), its pieces' parameters renumbered as ours, and its
+  // views, whose gradients its reducer writes.
+  std::vector<Tensor> reducer_views;
+  if (stage2_) {
+    const std::vector<Tensor>& theirs = reducer_->params();
+    std::vector<size_t> ours(theirs.size(), SIZE_MAX);
+    for (size_t r = 0; r < theirs.size(); ++r)
+      for (size_t i = 0; i < params_.size(); ++i)
+        if (params_[i].impl() == theirs[r].impl()) ours[r] = i;
+    for (size_t r = 0; r < theirs.size(); ++r)
+      if (ours[r] == SIZE_MAX || theirs.size() != params_.size())
+        throw std::invalid_argument(kWho + ": the parameters differ from the DDP's (" + std::to_string(params_.size()) +
+                                    " here, " + std::to_string(theirs.size()) +
+                                    " trainable there); under stage 2 give it exactly ddp->parameters()");
+    pieces_ = reducer_->shard_layout();
+    for (auto& piece : pieces_) piece.param = ours[piece.param];
+    reducer_views = reducer_->shard_params();
+  } else {
+    pieces_ = options_.shard_by() == ShardBy::kElement ? zero_detail::pieces_by_element(numels, world_)
+                                                        : zero_detail::pieces_by_parameter(numels, world_);
+  }
   shard_numel_ = zero_detail::largest_shard(pieces_, world_);
   std::vector<std::vector<Tensor>> mine(param_groups().size());
+  size_t own = 0;
   for (size_t k = 0; k < pieces_.size(); ++k) {
     const zero_detail::Piece& piece = pieces_[k];
     if (piece.owner != rank_) continue;
     const Tensor& p = params_[piece.param];
     // A run of a parameter is a 1-D view of it: the wrapped optimizer updates the parameter's
     // memory in place, and keeps state the size of the run.
-    Tensor t = piece.length == p.numel() ? p : raw::view(p, {p.numel()}).narrow(0, piece.start, piece.length);
+    Tensor t = stage2_ ? reducer_views.at(own++)
+               : piece.length == p.numel() ? p
+                                           : raw::view(p, {p.numel()}).narrow(0, piece.start, piece.length);
     local_params_.push_back(t);
     local_pieces_.push_back(k);
     mine[group_of[piece.param]].push_back(t);
@@ -121,6 +151,7 @@ int ZeroRedundancyOptimizer::owner(size_t index, int64_t element) const {
 
 void ZeroRedundancyOptimizer::prepare_local_step() {
   for (size_t g = 0; g < param_groups().size(); ++g) local_->param_groups()[g].options = param_groups()[g].options;
+  if (stage2_) return;  // DDP's reducer wrote the views' gradients
   for (size_t j = 0; j < local_params_.size(); ++j) {
     const zero_detail::Piece& piece = pieces_[local_pieces_[j]];
     const Tensor& p = params_[piece.param];
@@ -131,12 +162,22 @@ void ZeroRedundancyOptimizer::prepare_local_step() {
   }
 }
 
+void ZeroRedundancyOptimizer::zero_grad(bool set_to_none) {
+  Optimizer::zero_grad(set_to_none);
+  if (local_) local_->zero_grad(set_to_none);
+}
+
+std::vector<Tensor> ZeroRedundancyOptimizer::stepped_tensors() const {
+  return stage2_ ? local_params_ : params_;
+}
+
 void ZeroRedundancyOptimizer::step() {
   if (local_) {
     prepare_local_step();
     local_->step();
-    // The views' gradients were the parameters' (or copies): not kept past the step.
-    for (size_t j = 0; j < local_params_.size(); ++j)
+    // The views' gradients were the parameters' (or copies): not kept past the step. (Under
+    // stage 2 they are the shards, which zero_grad() drops.)
+    for (size_t j = 0; j < local_params_.size() && !stage2_; ++j)
       if (local_params_[j].impl() != params_[pieces_[local_pieces_[j]].param].impl())
         local_params_[j].mutable_grad() = Tensor();
   }
@@ -188,10 +229,15 @@ double ZeroRedundancyOptimizer::clip_grad_norm_(double max_norm, double norm_typ
     throw std::invalid_argument(kWho + "::clip_grad_norm_: norm_type must be positive, got " + std::to_string(norm_type));
   // This rank's pieces of the gradients: each element is counted on exactly one rank.
   std::vector<Tensor> owned;
-  for (const auto& piece : pieces_) {
-    const Tensor g = params_[piece.param].grad();
-    if (piece.owner == rank_ && g.defined())
-      owned.push_back(raw::reshape(g, {g.numel()}).narrow(0, piece.start, piece.length));
+  if (stage2_) {
+    for (const Tensor& t : local_params_)
+      if (t.grad().defined()) owned.push_back(t.grad());
+  } else {
+    for (const auto& piece : pieces_) {
+      const Tensor g = params_[piece.param].grad();
+      if (piece.owner == rank_ && g.defined())
+        owned.push_back(raw::reshape(g, {g.numel()}).narrow(0, piece.start, piece.length));
+    }
   }
   double local = 0;
   for (const Tensor& g : owned) {
@@ -207,7 +253,7 @@ double ZeroRedundancyOptimizer::clip_grad_norm_(double max_norm, double norm_typ
   if (coef < 1) {
     // Every gradient this rank holds (its own pieces are what its step reads; the rest, under
     // stage 1, are scaled too so that they read as a plain clip's would).
-    for (const Tensor& p : params_) {
+    for (const Tensor& p : stepped_tensors()) {
       Tensor g = p.grad();
       if (g.defined()) raw::binary_(raw::BinaryOp::Mul, g, coef);
     }
@@ -344,6 +390,13 @@ void ZeroRedundancyOptimizer::load_state_dict(const optim::NamedTensors& state) 
 }
 
 size_t ZeroRedundancyOptimizer::state_bytes() const { return local_ ? optimizer_state_bytes(*local_) : 0; }
+
+size_t ZeroRedundancyOptimizer::gradient_bytes() const {
+  size_t bytes = 0;
+  for (const Tensor& t : stepped_tensors())
+    if (t.grad().defined()) bytes += static_cast<size_t>(t.grad().nbytes());
+  return bytes;
+}
 
 size_t optimizer_state_bytes(const optim::Optimizer& optimizer) {
   size_t bytes = 0;

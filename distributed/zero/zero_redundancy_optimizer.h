@@ -1,13 +1,16 @@
-// ZeRO stage 1 (Rajbhandari et al. 2019; PyTorch's torch.distributed.optim.ZeroRedundancyOptimizer):
-// each rank keeps the optimizer state of its own shard of the parameters only, so Adam's two
-// moments cost 1/N of what they cost under plain DDP.
+// ZeRO (Rajbhandari et al. 2019; PyTorch's torch.distributed.optim.ZeroRedundancyOptimizer): each
+// rank keeps the optimizer state of its own shard of the parameters only, so Adam's two moments
+// cost 1/N of what they cost under plain DDP (stage 1); given a DDP built with zero_stage(2)
+// (.ddp(ddp)), it steps that DDP's gradient shards, so the gradients cost 1/N too (stage 2).
 //
 //   auto ddp = std::make_shared<dist::DistributedDataParallel>(model);
 //   dist::ZeroRedundancyOptimizer opt(ddp->parameters(), optim::AdamWOptions(1e-3),
 //                                     dist::optimizer_factory<optim::AdamW, optim::AdamWOptions>());
 //   ... loss.backward(); opt.step();   // steps this rank's shard, then all-gathers the parameters
 //
-// - Which rank steps what (zero/partition.h), the same on every rank: by default whole parameters,
+// - Which rank steps what (zero/partition.h), the same on every rank. Stage 2: DDP's partition, by
+//   bucket (reducer.h), and the wrapped optimizer steps DDP's views of this rank's runs, whose
+//   .grad() DDP's backward writes (the parameters' own .grad() stays undefined). Stage 1: by default whole parameters,
 //   assigned by size, balanced (largest first, each to the rank with the fewest elements so far, as
 //   PyTorch's ZeroRedundancyOptimizer); or, with shard_by(ShardBy::kElement), equal runs of the
 //   flattened parameters (DeepSpeed's partition: a parameter may be split between ranks, and each
@@ -24,8 +27,8 @@
 //   world x B elements. Collective: every rank must call it.
 // - GradScaler: scaler.step(opt) unscales every gradient this rank holds and skips the step on
 //   overflow; with stage 1 the gradients are DDP's averaged ones, the same everywhere, so every
-//   rank decides alike. With sharded gradients (DDP's zero_stage(2)) give the scaler
-//   found_inf_reducer() so that an overflow anywhere skips everywhere.
+//   rank decides alike. With sharded gradients (stage 2) the scaler unscales the shards
+//   (stepped_tensors()); give it found_inf_reducer() so that an overflow anywhere skips everywhere.
 // - clip_grad_norm_(): the global norm over every rank's shard (each rank's sum of squares of the
 //   gradients it owns, all-reduced), then each rank scales its own; right for stage 1 and 2 alike.
 // - Checkpoints: consolidate_state_dict(to_rank) (collective) gathers every rank's state to one
@@ -44,6 +47,7 @@
 
 #include "base/arg.h"
 #include "distributed/comm/process_group.h"
+#include "distributed/ddp/ddp.h"
 #include "distributed/zero/partition.h"
 #include "optim/optimizer.h"
 #include "tensor/tensor.h"
@@ -60,6 +64,10 @@ struct ZeroRedundancyOptimizerOptions {
   // null: the default group (init_process_group's); with none (one process), the wrapped
   // optimizer steps every parameter and nothing is communicated.
   COLONY_ARG(std::shared_ptr<ProcessGroup>, process_group) = nullptr;
+  // ZeRO stage 2: the DistributedDataParallel built with zero_stage(2) whose gradient shards this
+  // optimizer steps. Its parameters must be exactly this optimizer's; the partition is DDP's
+  // (by bucket), and the process group DDP's.
+  COLONY_ARG(std::shared_ptr<DistributedDataParallel>, ddp) = nullptr;
 };
 
 // Builds the wrapped optimizer over a rank's shard (groups mirroring the full ones) from the
@@ -84,6 +92,12 @@ class ZeroRedundancyOptimizer : public optim::Optimizer {
   ~ZeroRedundancyOptimizer() override;
 
   void step() override;
+  // Also drops (or zeroes) the gradient shards under stage 2.
+  void zero_grad(bool set_to_none = true) override;
+  // Stage 2: this rank's gradient shards (views); else every parameter.
+  std::vector<Tensor> stepped_tensors() const override;
+  // Whether it steps DDP's gradient shards (stage 2).
+  bool shards_gradients() const { return stage2_; }
 
   // The owner of element `element` of parameter `index` (across the full groups, in order).
   int owner(size_t index, int64_t element = 0) const;
@@ -109,6 +123,8 @@ class ZeroRedundancyOptimizer : public optim::Optimizer {
 
   // Bytes of optimizer state on this rank (the wrapped optimizer's state tensors).
   size_t state_bytes() const;
+  // Bytes of gradient this rank holds: stage 2, its shards; else every parameter's .grad().
+  size_t gradient_bytes() const;
 
  private:
   void init(OptimizerFactory factory);
@@ -127,6 +143,8 @@ class ZeroRedundancyOptimizer : public optim::Optimizer {
   std::vector<Tensor> local_params_;
   std::vector<size_t> local_pieces_;
   int64_t shard_numel_ = 0;  // the largest rank's shard (every shard padded to it)
+  bool stage2_ = false;
+  const Reducer* reducer_ = nullptr;  // stage 2: DDP's
   std::unique_ptr<optim::Optimizer> local_;
   bool consolidated_ = false;
   optim::NamedTensors consolidated_state_;

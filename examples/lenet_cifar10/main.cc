@@ -39,7 +39,7 @@ struct Flags {
   double bucket_cap_mb = 25, first_bucket_cap_mb = 1;  // DistributedDataParallelOptions' defaults
   std::string amp = "off";
   bool cuda_graph = false;
-  int zero = 0;  // ZeRO stage: 0 (plain DDP) or 1 (optimizer state sharded)
+  int zero = 0;  // ZeRO stage: 0 (plain DDP), 1 (optimizer state sharded), 2 (gradients too)
 };
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -103,8 +103,9 @@ int main(int argc, char** argv) {
                "--accum_steps 1; a smaller last batch runs eagerly)");
   app.add_option("--zero", f.zero,
                  "ZeRO stage: 0 plain DDP; 1 shards the optimizer's state over the ranks "
-                 "(dist::ZeroRedundancyOptimizer; checkpoints keep the non-sharded format)")
-      ->check(CLI::Range(0, 1));
+                 "(dist::ZeroRedundancyOptimizer; checkpoints keep the non-sharded format); 2 also the gradients "
+                 "(each bucket reduce-scattered)")
+      ->check(CLI::Range(0, 2));
   CLI11_PARSE(app, argc, argv);
   // `bazel run` starts programs in their runfiles tree; relative paths mean the caller's folder.
   if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {
@@ -131,23 +132,28 @@ int main(int argc, char** argv) {
         why = "DDP over Gloo (ranks sharing a GPU) cannot be captured: its all-reduces run on the host; give each rank "
               "its own GPU (NCCL)";
       else if (f.accum_steps != 1) why = "--accum_steps must be 1";
-      else if (f.zero != 0) why = "--zero: ZeRO's step all-gathers the parameters through the host; use --zero 0";
+      else if (f.zero != 0) why = "a ZeRO step cannot be captured (ZeroRedundancyOptimizer has no step_unless); use --zero 0";
       if (!why.empty()) throw std::invalid_argument("--cuda_graph: " + why);
     }
 
     auto model = std::make_shared<lenet::LeNet>();
     model->to(dev);
     auto ddp = std::make_shared<dist::DistributedDataParallel>(
-        model, dist::DistributedDataParallelOptions().bucket_cap_mb(f.bucket_cap_mb).first_bucket_cap_mb(f.first_bucket_cap_mb));
+        model, dist::DistributedDataParallelOptions()
+                   .bucket_cap_mb(f.bucket_cap_mb)
+                   .first_bucket_cap_mb(f.first_bucket_cap_mb)
+                   .zero_stage(f.zero));
     // --zero 1: each rank keeps the momentum of its 1/N of the elements (split by element: by
-    // parameter, fc1's weight alone would be 77 % of LeNet's state on one rank).
+    // parameter, fc1's weight alone would be 77 % of LeNet's state on one rank). --zero 2: of
+    // DDP's gradient shards, which follow its buckets.
     std::unique_ptr<optim::Optimizer> optimizer;
     dist::ZeroRedundancyOptimizer* zero = nullptr;
     const optim::SGDOptions sgd = optim::SGDOptions(f.lr).momentum(f.momentum);
-    if (f.zero == 1) {
+    if (f.zero > 0) {
+      auto zo = dist::ZeroRedundancyOptimizerOptions().shard_by(dist::ShardBy::kElement);
+      if (f.zero == 2) zo.ddp(ddp);
       auto z = std::make_unique<dist::ZeroRedundancyOptimizer>(
-          ddp->parameters(), sgd, dist::optimizer_factory<optim::SGD, optim::SGDOptions>(),
-          dist::ZeroRedundancyOptimizerOptions().shard_by(dist::ShardBy::kElement));
+          ddp->parameters(), sgd, dist::optimizer_factory<optim::SGD, optim::SGDOptions>(), zo);
       zero = z.get();
       optimizer = std::move(z);
     } else {
@@ -157,6 +163,8 @@ int main(int argc, char** argv) {
     // Under DDP an overflow on one rank reaches every rank through the averaged gradients, so all
     // ranks skip the same steps and their scales stay equal.
     optim::GradScaler scaler(optim::GradScalerOptions().enabled(amp.uses_scaler()));
+    // --zero 2: each rank sees only its shard of the gradients; an overflow in any skips everywhere.
+    if (f.zero == 2) scaler.set_found_inf_reducer(zero->found_inf_reducer());
 
     // CIFAR-10 when its folder exists, else the synthetic set (same shapes, 50,000 / 10,000 images).
     // A folder that exists but holds a missing, truncated or corrupt file is an error naming that

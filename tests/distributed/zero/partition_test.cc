@@ -72,5 +72,26 @@ TEST(ZeroPartition, ElementShardsAreEqualAndCoverEveryElementOnce) {
   EXPECT_EQ(two[5].offset, 0);
 }
 
+TEST(ZeroPartition, BucketShardsAreEachBucketsEqualBlocks) {
+  // Two buckets: params 3 (5 elements) and 1 (4) = 9 elements, blocks of 3 over 3 ranks; then param
+  // 0 alone (2 elements), blocks of 1 (the third rank's is padding).
+  const auto pieces = pieces_by_bucket({{{3, 5}, {1, 4}}, {{0, 2}}}, 3);
+  const std::vector<Piece> want = {
+      {3, 0, 3, 0, 0}, {3, 3, 2, 1, 0}, {1, 0, 1, 1, 2}, {1, 1, 3, 2, 0},  // bucket 0
+      {0, 0, 1, 0, 3}, {0, 1, 1, 1, 3},                                      // bucket 1
+  };
+  ASSERT_EQ(pieces.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(pieces[i].param, want[i].param) << i;
+    EXPECT_EQ(pieces[i].start, want[i].start) << i;
+    EXPECT_EQ(pieces[i].length, want[i].length) << i;
+    EXPECT_EQ(pieces[i].owner, want[i].owner) << i;
+    EXPECT_EQ(pieces[i].offset, want[i].offset) << i;
+  }
+  EXPECT_EQ(bucket_block(9, 3), 3);
+  EXPECT_EQ(bucket_block(2, 3), 1);
+  EXPECT_EQ(largest_shard(pieces, 3), 4);
+}
+
 }  // namespace
 }  // namespace colony::dist::zero_detail

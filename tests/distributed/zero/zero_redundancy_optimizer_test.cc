@@ -44,11 +44,38 @@ std::vector<optim::ParamGroup> groups_of(lenet::LeNet& m) {
   return {optim::ParamGroup(conv), optim::ParamGroup(fc, optim::AdamWOptions(2e-3).weight_decay(0.05))};
 }
 
-std::unique_ptr<ZeroRedundancyOptimizer> zero_adamw(std::vector<optim::ParamGroup> groups, ShardBy by) {
-  return std::make_unique<ZeroRedundancyOptimizer>(std::move(groups), optim::AdamWOptions(1e-3).weight_decay(0.01),
-                                                   dist::optimizer_factory<optim::AdamW, optim::AdamWOptions>(),
-                                                   ZeroRedundancyOptimizerOptions().shard_by(by));
+// How ZeRO runs: stage 1 split by parameter or by element, or stage 2 (DDP's gradient shards).
+enum class Mode { kByParameter, kByElement, kStage2 };
+const char* mode_name(Mode m) {
+  return m == Mode::kByParameter ? "stage 1 by parameter" : m == Mode::kByElement ? "stage 1 by element" : "stage 2";
 }
+
+std::shared_ptr<dist::DistributedDataParallel> ddp_for(std::shared_ptr<nn::Module> model, Mode mode) {
+  return std::make_shared<dist::DistributedDataParallel>(
+      std::move(model), dist::DistributedDataParallelOptions().zero_stage(mode == Mode::kStage2 ? 2 : 0));
+}
+
+std::unique_ptr<ZeroRedundancyOptimizer> zero_adamw(std::vector<optim::ParamGroup> groups, Mode mode,
+                                                    std::shared_ptr<dist::DistributedDataParallel> ddp = nullptr) {
+  auto o = ZeroRedundancyOptimizerOptions().shard_by(mode == Mode::kByParameter ? ShardBy::kParameter : ShardBy::kElement);
+  if (mode == Mode::kStage2) o.ddp(std::move(ddp));
+  return std::make_unique<ZeroRedundancyOptimizer>(std::move(groups), optim::AdamWOptions(1e-3).weight_decay(0.01),
+                                                   dist::optimizer_factory<optim::AdamW, optim::AdamWOptions>(), o);
+}
+
+// Two LeNets with the same initial weights, each under its own DDP: the plain run and the ZeRO one.
+struct Twins {
+  Twins(uint64_t seed, Mode mode) {
+    manual_seed(seed);
+    plain_model = std::make_shared<lenet::LeNet>();
+    manual_seed(seed);
+    zero_model = std::make_shared<lenet::LeNet>();
+    plain_ddp = std::make_shared<dist::DistributedDataParallel>(plain_model);
+    zero_ddp = ddp_for(zero_model, mode);
+  }
+  std::shared_ptr<lenet::LeNet> plain_model, zero_model;
+  std::shared_ptr<dist::DistributedDataParallel> plain_ddp, zero_ddp;
+};
 
 ::testing::AssertionResult same_parameters(nn::Module& a, nn::Module& b, double rtol) {
   auto pa = a.named_parameters(), pb = b.named_parameters();
@@ -72,21 +99,18 @@ struct Variant {
 void expect_equal_to_ddp(int world, Variant v) {
   auto results = run_ranks(world, [world, v](int rank) {
     dist::init_process_group();
-    for (ShardBy by : {ShardBy::kParameter, ShardBy::kElement}) {
-      manual_seed(11);
-      auto plain_model = std::make_shared<lenet::LeNet>();
-      manual_seed(11);
-      auto zero_model = std::make_shared<lenet::LeNet>();
-      auto plain_ddp = std::make_shared<dist::DistributedDataParallel>(plain_model);
-      auto zero_ddp = std::make_shared<dist::DistributedDataParallel>(zero_model);
+    for (Mode by : {Mode::kByParameter, Mode::kByElement, Mode::kStage2}) {
+      Twins twins(11, by);
+      auto &plain_model = twins.plain_model, &zero_model = twins.zero_model;
+      auto &plain_ddp = twins.plain_ddp, &zero_ddp = twins.zero_ddp;
       std::unique_ptr<optim::Optimizer> plain;
       std::unique_ptr<ZeroRedundancyOptimizer> zero;
       if (v.groups_schedule_clip) {
         plain = std::make_unique<optim::AdamW>(groups_of(*plain_model), optim::AdamWOptions(1e-3).weight_decay(0.01));
-        zero = zero_adamw(groups_of(*zero_model), by);
+        zero = zero_adamw(groups_of(*zero_model), by, zero_ddp);
       } else {
         plain = std::make_unique<optim::AdamW>(plain_ddp->parameters(), optim::AdamWOptions(1e-3).weight_decay(0.01));
-        zero = zero_adamw({optim::ParamGroup(zero_ddp->parameters())}, by);
+        zero = zero_adamw({optim::ParamGroup(zero_ddp->parameters())}, by, zero_ddp);
       }
       optim::StepLR plain_lr(*plain, 10, 0.5), zero_lr(*zero, 10, 0.5);
       for (int step = 0; step < 50; ++step) {
@@ -118,8 +142,7 @@ void expect_equal_to_ddp(int world, Variant v) {
           zero_lr.step();
         }
       }
-      EXPECT_TRUE(same_parameters(*plain_model, *zero_model, 1e-6))
-          << (by == ShardBy::kParameter ? "by parameter" : "by element");
+      EXPECT_TRUE(same_parameters(*plain_model, *zero_model, 1e-6)) << mode_name(by);
       // The parameters moved (the test can fail): not the initial weights any more.
       manual_seed(11);
       lenet::LeNet initial;
@@ -137,10 +160,22 @@ void expect_equal_to_ddp(int world, Variant v) {
       dist::default_process_group()->allreduce(most, dist::ReduceOp::kMax)->wait();
       // The step counts (8 bytes per parameter) are kept by every rank that holds a run of it.
       const int64_t step_counts = 8 * (world - 1) * 2;
-      EXPECT_LE(mine.item<int64_t>() - static_cast<int64_t>(full), by == ShardBy::kElement ? step_counts : 0);
+      EXPECT_LE(mine.item<int64_t>() - static_cast<int64_t>(full), by == Mode::kByParameter ? 0 : step_counts)
+          << mode_name(by);
       EXPECT_GE(mine.item<int64_t>(), static_cast<int64_t>(full));
-      if (by == ShardBy::kElement) {
-        EXPECT_LE(most.item<double>(), full * (1.0 / world + 0.05));
+      if (by != Mode::kByParameter) {
+        EXPECT_LE(most.item<double>(), full * (1.0 / world + 0.05)) << mode_name(by);
+      }
+      // Stage 2: after backward each rank holds only its shard of the gradient (1/N and the
+      // padding of one bucket), and no parameter keeps a full .grad().
+      if (by == Mode::kStage2) {
+        auto [x, y] = batch(99, rank);
+        zero->zero_grad();
+        F::cross_entropy(zero_ddp->forward(x), y).backward();
+        const double grads = static_cast<double>(dist::gradient_bytes(plain_model->parameters()));
+        EXPECT_EQ(dist::gradient_bytes(zero_model->parameters()), 0u);
+        EXPECT_GT(zero->gradient_bytes(), 0u);
+        EXPECT_LE(static_cast<double>(zero->gradient_bytes()), grads * (1.0 / world + 0.05));
       }
     }
     dist::destroy_process_group();
@@ -162,13 +197,13 @@ TEST(ZeroRedundancyOptimizer, GroupsSchedulerAndClippingWorkAsWithThePlainOptimi
 // A loss that overflows on one rank makes DDP's averaged gradients inf everywhere, and
 // GradScaler skips ZeRO's step on every rank; a gradient that overflows on one rank only (sharded
 // gradients) is seen by all through found_inf_reducer().
-TEST(ZeroRedundancyOptimizer, GradScalerSkipsOnEveryRank) {
-  auto results = run_ranks(2, [](int rank) {
+void expect_grad_scaler_skips_on_every_rank(Mode mode) {
+  auto results = run_ranks(2, [mode](int rank) {
     dist::init_process_group();
     manual_seed(3);
     auto model = std::make_shared<lenet::LeNet>();
-    auto ddp = std::make_shared<dist::DistributedDataParallel>(model);
-    auto zero = zero_adamw({optim::ParamGroup(ddp->parameters())}, ShardBy::kElement);
+    auto ddp = ddp_for(model, mode);
+    auto zero = zero_adamw({optim::ParamGroup(ddp->parameters())}, mode, ddp);
     optim::GradScaler scaler(optim::GradScalerOptions().init_scale(1024.0));
     scaler.set_found_inf_reducer(zero->found_inf_reducer());
     for (int step = 0; step < 4; ++step) {
@@ -178,8 +213,8 @@ TEST(ZeroRedundancyOptimizer, GradScalerSkipsOnEveryRank) {
       if (step == 1 && rank == 1) loss = loss * std::numeric_limits<double>::infinity();
       scaler.scale(loss).backward();
       if (step == 3 && rank == 0) {
-        // Only this rank's gradient of the last parameter (owned by rank 1) overflows.
-        Tensor g = model->fc3->bias.grad();
+        // Only this rank's gradients overflow (under stage 1 as if sharded: DDP's are alike).
+        Tensor g = zero->stepped_tensors().front().grad();
         raw::fill_(g, std::numeric_limits<double>::infinity());
       }
       auto before = raw::clone(model->fc1->weight);
@@ -195,20 +230,20 @@ TEST(ZeroRedundancyOptimizer, GradScalerSkipsOnEveryRank) {
   EXPECT_TRUE(all_succeeded(results));
 }
 
+TEST(ZeroRedundancyOptimizer, GradScalerSkipsOnEveryRankStage1) { expect_grad_scaler_skips_on_every_rank(Mode::kByElement); }
+TEST(ZeroRedundancyOptimizer, GradScalerSkipsOnEveryRankStage2) { expect_grad_scaler_skips_on_every_rank(Mode::kStage2); }
+
 // consolidate_state_dict() gives exactly the plain optimizer's state dict on the chosen rank; a
 // plain optimizer and a ZeRO one on another number of ranks (or split otherwise) load it and go on
 // exactly as the plain one does.
-void expect_checkpoints_in_the_plain_format(int world, ShardBy by) {
+void expect_checkpoints_in_the_plain_format(int world, Mode by) {
   auto results = run_ranks(world, [world, by](int rank) {
     dist::init_process_group();
-    manual_seed(5);
-    auto plain_model = std::make_shared<lenet::LeNet>();
-    manual_seed(5);
-    auto zero_model = std::make_shared<lenet::LeNet>();
-    auto plain_ddp = std::make_shared<dist::DistributedDataParallel>(plain_model);
-    auto zero_ddp = std::make_shared<dist::DistributedDataParallel>(zero_model);
+    Twins twins(5, by);
+    auto &plain_model = twins.plain_model, &zero_model = twins.zero_model;
+    auto &plain_ddp = twins.plain_ddp, &zero_ddp = twins.zero_ddp;
     optim::AdamW plain(groups_of(*plain_model), optim::AdamWOptions(1e-3).weight_decay(0.01));
-    auto zero = zero_adamw(groups_of(*zero_model), by);
+    auto zero = zero_adamw(groups_of(*zero_model), by, zero_ddp);
     auto train = [&](int from, int to, optim::Optimizer& a, dist::DistributedDataParallel& da, optim::Optimizer& b,
                      dist::DistributedDataParallel& db) {
       for (int step = from; step < to; ++step) {
@@ -250,8 +285,9 @@ void expect_checkpoints_in_the_plain_format(int world, ShardBy by) {
       auto src = plain_model->parameters(), dst = resumed_model->parameters();
       for (size_t i = 0; i < src.size(); ++i) dst[i].copy_(src[i]);
     }
-    auto resumed_ddp = std::make_shared<dist::DistributedDataParallel>(resumed_model);
-    auto resumed = zero_adamw(groups_of(*resumed_model), by == ShardBy::kElement ? ShardBy::kParameter : ShardBy::kElement);
+    const Mode other = by == Mode::kByElement ? Mode::kByParameter : Mode::kByElement;
+    auto resumed_ddp = ddp_for(resumed_model, other);
+    auto resumed = zero_adamw(groups_of(*resumed_model), other, resumed_ddp);
     resumed->load_state_dict(want);
     train(5, 10, plain, *plain_ddp, *resumed, *resumed_ddp);
     EXPECT_TRUE(same_parameters(*plain_model, *resumed_model, 1e-6));
@@ -263,10 +299,13 @@ void expect_checkpoints_in_the_plain_format(int world, ShardBy by) {
 }
 
 TEST(ZeroRedundancyOptimizer, CheckpointsInThePlainFormatTwoRanksByParameter) {
-  expect_checkpoints_in_the_plain_format(2, ShardBy::kParameter);
+  expect_checkpoints_in_the_plain_format(2, Mode::kByParameter);
+}
+TEST(ZeroRedundancyOptimizer, CheckpointsInThePlainFormatTwoRanksStage2) {
+  expect_checkpoints_in_the_plain_format(2, Mode::kStage2);
 }
 TEST(ZeroRedundancyOptimizer, CheckpointsInThePlainFormatThreeRanksByElement) {
-  expect_checkpoints_in_the_plain_format(3, ShardBy::kElement);
+  expect_checkpoints_in_the_plain_format(3, Mode::kByElement);
 }
 
 TEST(ZeroRedundancyOptimizer, BadArgumentsAreRefusedWithTheReason) {
@@ -275,7 +314,7 @@ TEST(ZeroRedundancyOptimizer, BadArgumentsAreRefusedWithTheReason) {
     Tensor a = raw::zeros({3}).requires_grad_(true);
     Tensor b = raw::zeros({3}, TensorOptions(kFloat64)).requires_grad_(true);
     EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
-        [&] { zero_adamw({optim::ParamGroup({a, b})}, ShardBy::kParameter); },
+        [&] { zero_adamw({optim::ParamGroup({a, b})}, Mode::kByParameter); },
         "parameter 1 is float64 on cpu but parameter 0 is float32 on cpu; one dtype and device per optimizer"));
     EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
         [&] {
@@ -285,6 +324,23 @@ TEST(ZeroRedundancyOptimizer, BadArgumentsAreRefusedWithTheReason) {
     ZeroRedundancyOptimizer z({a}, optim::AdamWOptions(), dist::optimizer_factory<optim::AdamW, optim::AdamWOptions>());
     EXPECT_TRUE(testing::throws_with<std::invalid_argument>([&] { z.consolidate_state_dict(2); },
                                                             "to_rank 2 is not a rank of the group"));
+    // Stage 2 needs a DDP built for it, with the same parameters, and no comm hook.
+    auto model = std::make_shared<lenet::LeNet>();
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+        [&] { dist::DistributedDataParallel(model, dist::DistributedDataParallelOptions().zero_stage(3)); },
+        "zero_stage must be 0, 1 or 2, got 3"));
+    auto plain_ddp = ddp_for(model, Mode::kByElement);
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+        [&] { zero_adamw({optim::ParamGroup(plain_ddp->parameters())}, Mode::kStage2, plain_ddp); },
+        "was not built with zero_stage(2)"));
+    auto sharded = ddp_for(model, Mode::kStage2);
+    auto params = sharded->parameters();
+    params.pop_back();
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+        [&] { zero_adamw({optim::ParamGroup(params)}, Mode::kStage2, sharded); }, "the parameters differ from the DDP's"));
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+        [&] { sharded->register_comm_hook(dist::comm_hooks::bf16_compress()); },
+        "comm hooks cannot be combined with zero_stage(2)"));
     dist::destroy_process_group();
   });
   if (in_rank_child()) return;
@@ -299,7 +355,7 @@ TEST(ZeroRedundancyOptimizer, OneProcessWithoutAGroupIsThePlainOptimizer) {
   manual_seed(9);
   lenet::LeNet b;
   optim::AdamW plain(a.parameters(), optim::AdamWOptions(1e-3));
-  auto zero = zero_adamw({optim::ParamGroup(b.parameters())}, ShardBy::kElement);
+  auto zero = zero_adamw({optim::ParamGroup(b.parameters())}, Mode::kByElement);
   EXPECT_EQ(zero->world_size(), 1);
   for (int step = 0; step < 3; ++step) {
     auto [x, y] = batch(step, 0);
