@@ -49,10 +49,11 @@ void report(const dist::ProcessGroup& group, const std::string& op, int64_t n, d
               static_cast<long long>(n), ms * 1e3, algbw, busbw);
 }
 
-// One collective `op` over a buffer of n elements in all (n / world per rank for the flat ones).
+// One collective `op` over a buffer of n elements in all (for the flat ones n / world per rank,
+// at least one: whole.numel() is what was moved).
 struct Collective {
   Collective(dist::ProcessGroup& group, const std::string& op, int64_t n, Device dev) : group(group), op(op) {
-    const int64_t part = n / group.size();
+    const int64_t part = std::max<int64_t>(1, n / group.size());
     whole = raw::ones({op == "allreduce" ? n : part * group.size()}, TensorOptions(dev));
     piece = raw::ones({part}, TensorOptions(dev));
   }
@@ -158,7 +159,9 @@ int main(int argc, char** argv) {
   for (const std::string& o : ops)
     for (int64_t n : sizes) {
       const double ms = dev.is_cuda() ? device_ms(*group, o, dev, n) : host_ms(*group, o, n);
-      if (dist::is_main_process()) report(*group, o, n, ms);
+      // What moved: a flat collective's buffer is a whole number of per-rank blocks.
+      const int64_t moved = o == "allreduce" ? n : std::max<int64_t>(1, n / group->size()) * group->size();
+      if (dist::is_main_process()) report(*group, o, moved, ms);
     }
   group.reset();
   dist::destroy_process_group();

@@ -381,9 +381,14 @@ void ZeroRedundancyOptimizer::load_state_dict(const optim::NamedTensors& state) 
     auto it = by_index.find(piece.param);
     if (it == by_index.end()) continue;
     for (const auto& [k, t] : it->second) {
-      const bool per_element = t.dim() > 0 && t.numel() == numel && piece.length != numel;
-      local_state.emplace_back("state." + std::to_string(j) + "." + k,
-                               per_element ? raw::reshape(t, {numel}).narrow(0, piece.start, piece.length) : t);
+      // State shaped like the parameter: this rank's run of it, shaped like what the wrapped
+      // optimizer steps (the parameter, or a 1-D view of it). Anything else (a step count) as it is.
+      const bool per_element = t.dim() > 0 && t.numel() == numel;
+      local_state.emplace_back(
+          "state." + std::to_string(j) + "." + k,
+          per_element ? raw::reshape(raw::reshape(t, {numel}).narrow(0, piece.start, piece.length),
+                                     local_params_[j].sizes())
+                      : t);
     }
   }
   local_->load_state_dict(local_state);
