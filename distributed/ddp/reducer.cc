@@ -258,6 +258,7 @@ void Reducer::reset_iteration() {
     b.launched = false;
     b.all_had_grad = true;
     b.reduction = {};
+    b.flags_work = nullptr;
   }
 }
 
@@ -326,7 +327,8 @@ void Reducer::launch_ready_buckets() {
 }
 
 std::string Reducer::bucket_name(size_t index) const {
-  return std::string(options_.shard_gradients ? "reduce_scatter" : "allreduce") + " bucket " + std::to_string(index) + " (" + std::to_string(buckets_[index].bytes / 1024) + " KiB)";
+  return std::string(options_.shard_gradients ? "reduce_scatter" : "allreduce") + " bucket " + std::to_string(index) +
+         " (" + std::to_string(buckets_[index].bytes / 1024) + " KiB)";
 }
 
 void Reducer::finalize() {

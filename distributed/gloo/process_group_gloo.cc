@@ -601,7 +601,8 @@ std::shared_ptr<Work> ProcessGroupGloo::allgather(std::vector<Tensor>& outputs, 
         }};
   }
   return state_->enqueue(fp, effective_timeout(opts, timeout_),
-                         [in = input, outs = outputs, nb, consecutive, me](const GlooContext& ctx, uint32_t tag, milliseconds timeout) {
+                         [in = input, outs = outputs, nb, consecutive, me](const GlooContext& ctx, uint32_t tag,
+                                                                           milliseconds timeout) {
     if (nb == 0) return;
     const int p = static_cast<int>(outs.size());
     std::vector<uint8_t> staging;

@@ -89,7 +89,10 @@ std::vector<Piece> pieces_by_bucket(const std::vector<std::vector<std::pair<size
 
 int64_t largest_shard(const std::vector<Piece>& pieces, int world) {
   std::vector<int64_t> size(static_cast<size_t>(world), 0);
-  for (const Piece& p : pieces) size[static_cast<size_t>(p.owner)] = std::max(size[static_cast<size_t>(p.owner)], p.offset + p.length);
+  for (const Piece& p : pieces) {
+    int64_t& s = size[static_cast<size_t>(p.owner)];
+    s = std::max(s, p.offset + p.length);
+  }
   return size.empty() ? 0 : *std::max_element(size.begin(), size.end());
 }
 

@@ -58,12 +58,14 @@ ZeroRedundancyOptimizer::~ZeroRedundancyOptimizer() = default;
 void ZeroRedundancyOptimizer::init(OptimizerFactory factory) {
   if (!factory) throw std::invalid_argument(kWho + ": the optimizer factory is empty");
   if (!(options_.bucket_cap_mb() > 0))
-    throw std::invalid_argument(kWho + ": bucket_cap_mb must be positive, got " + std::to_string(options_.bucket_cap_mb()));
+    throw std::invalid_argument(kWho + ": bucket_cap_mb must be positive, got " +
+                                std::to_string(options_.bucket_cap_mb()));
   const Reducer* reducer = options_.ddp() ? options_.ddp()->reducer() : nullptr;
   stage2_ = reducer != nullptr && reducer->shards_gradients();
   if (options_.ddp() && !stage2_ && reducer != nullptr)
-    throw std::invalid_argument(kWho + ": the DDP given with .ddp() was not built with zero_stage(2); stage 1 needs "
-                                       "no DDP (leave .ddp() out), stage 2 needs DistributedDataParallelOptions().zero_stage(2)");
+    throw std::invalid_argument(kWho + ": the DDP given with .ddp() was not built with zero_stage(2); stage 1 "
+                                       "needs no DDP (leave .ddp() out), stage 2 needs "
+                                       "DistributedDataParallelOptions().zero_stage(2)");
   reducer_ = stage2_ ? reducer : nullptr;
   group_ = options_.process_group() ? options_.process_group()
            : options_.ddp() && options_.ddp()->process_group() ? options_.ddp()->process_group()
@@ -332,7 +334,8 @@ void ZeroRedundancyOptimizer::consolidate_state_dict(int to_rank) {
     consolidated_state_.emplace_back(prefix + "num_params",
                                      raw::scalar_tensor(static_cast<double>(param_groups()[g].params.size()), kFloat64));
     for (size_t i = 0; i < param_groups()[g].params.size(); ++i, ++index)
-      for (const auto& [k, t] : state[index]) consolidated_state_.emplace_back("state." + std::to_string(index) + "." + k, t);
+      for (const auto& [k, t] : state[index])
+        consolidated_state_.emplace_back("state." + std::to_string(index) + "." + k, t);
   }
 }
 
