@@ -1,8 +1,12 @@
-// All-reduce time and bandwidth of the default process group, per message size, in nccl-tests'
-// terms: algbw = bytes / time, busbw = algbw * 2 (n - 1) / n for allreduce (what each rank's
-// link carries, comparable across world sizes and with nccl-tests' all_reduce_perf).
+// All-reduce, reduce-scatter and all-gather time and bandwidth of the default process group, per
+// message size, in nccl-tests' terms: the size is the whole buffer (for reduce-scatter the input,
+// world x output; for all-gather the output, world x input), algbw = size / time, and
+// busbw = algbw * 2 (n - 1) / n for allreduce, algbw * (n - 1) / n for reduce-scatter and
+// all-gather (what each rank's link carries, comparable across world sizes and with nccl-tests'
+// all_reduce_perf, reduce_scatter_perf and all_gather_perf).
 //
 //   colonyrun --nproc_per_node=2 --master_port=0 .bazel/bin/benchmarks/allreduce_bench      # Gloo, host
+//   ... allreduce_bench --op reduce_scatter   (or all_gather, or all: the three one after another)
 //   colonyrun --nproc_per_node=N .bazel/bin/benchmarks/allreduce_bench --device cuda        # NCCL, N GPUs
 //   .bazel/bin/benchmarks/allreduce_bench --device cuda                                     # NCCL, 1 GPU
 //
@@ -34,36 +38,56 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
-void report(const dist::ProcessGroup& group, int64_t n, double ms) {
+const char* const kOps[] = {"allreduce", "reduce_scatter", "all_gather"};
+
+void report(const dist::ProcessGroup& group, const std::string& op, int64_t n, double ms) {
   const double bytes = n * 4.0;
   const double algbw = bytes / 1e9 / (ms / 1e3);  // GB/s
   const int w = group.size();
-  const double busbw = algbw * 2.0 * (w - 1) / w;
-  std::printf("%12.0f B %11lld float32  %10.3f us  algbw %8.3f GB/s  busbw %8.3f GB/s\n", bytes,
+  const double busbw = algbw * (op == "allreduce" ? 2.0 : 1.0) * (w - 1) / w;
+  std::printf("%-14s %12.0f B %11lld float32  %10.3f us  algbw %8.3f GB/s  busbw %8.3f GB/s\n", op.c_str(), bytes,
               static_cast<long long>(n), ms * 1e3, algbw, busbw);
 }
 
-// One size on the host: the median of single all-reduces.
-double host_ms(dist::ProcessGroup& group, int64_t n) {
-  Tensor t = raw::ones({n});
+// One collective `op` over a buffer of n elements in all (for the flat ones n / world per rank,
+// at least one: whole.numel() is what was moved).
+struct Collective {
+  Collective(dist::ProcessGroup& group, const std::string& op, int64_t n, Device dev) : group(group), op(op) {
+    const int64_t part = std::max<int64_t>(1, n / group.size());
+    whole = raw::ones({op == "allreduce" ? n : part * group.size()}, TensorOptions(dev));
+    piece = raw::ones({part}, TensorOptions(dev));
+  }
+  std::shared_ptr<dist::Work> launch(dist::ReduceOp reduce) {
+    if (op == "reduce_scatter") return group.reduce_scatter_tensor(piece, whole, reduce);
+    if (op == "all_gather") return group.allgather_into_tensor(whole, piece);
+    return group.allreduce(whole, reduce);
+  }
+  dist::ProcessGroup& group;
+  std::string op;
+  Tensor whole, piece;
+};
+
+// One size on the host: the median of single collectives.
+double host_ms(dist::ProcessGroup& group, const std::string& op, int64_t n) {
+  Collective c(group, op, n, kCPU);
   std::vector<double> ms;
   const int reps = n > 1000000 ? 10 : 200;
   for (int i = 0; i < reps + 5; ++i) {
     auto t0 = std::chrono::steady_clock::now();
-    group.allreduce(t, dist::ReduceOp::kAvg)->wait();
+    c.launch(dist::ReduceOp::kAvg)->wait();
     if (i >= 5) ms.push_back(ms_since(t0));
   }
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
 }
 
-// One size on the GPU: back-to-back all-reduces, then one synchronization.
-double device_ms(dist::ProcessGroup& group, Device dev, int64_t n) {
-  Tensor t = raw::ones({n}, TensorOptions(dev));
+// One size on the GPU: back-to-back collectives, then one synchronization.
+double device_ms(dist::ProcessGroup& group, const std::string& op, Device dev, int64_t n) {
+  Collective c(group, op, n, dev);
   const int reps = n >= (int64_t{1} << 24) ? 10 : 40;
   auto run = [&](int k) {
     std::shared_ptr<dist::Work> last;
-    for (int i = 0; i < k; ++i) (last = group.allreduce(t, dist::ReduceOp::kSum))->wait();
+    for (int i = 0; i < k; ++i) (last = c.launch(dist::ReduceOp::kSum))->wait();
     dist::synchronize(*last);
     current_stream(dev).synchronize();
   };
@@ -77,13 +101,24 @@ double device_ms(dist::ProcessGroup& group, Device dev, int64_t n) {
 
 int main(int argc, char** argv) {
   std::string device = "cpu";
+  std::string op = "allreduce";
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--device") == 0 && i + 1 < argc) {
       device = argv[++i];
+    } else if (std::strcmp(argv[i], "--op") == 0 && i + 1 < argc) {
+      op = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: allreduce_bench [--device cpu|cuda]\n");
+      std::fprintf(stderr, "usage: allreduce_bench [--device cpu|cuda] [--op allreduce|reduce_scatter|all_gather|all]\n");
       return 2;
     }
+  }
+  std::vector<std::string> ops;
+  for (const char* known : kOps)
+    if (op == known || op == "all") ops.push_back(known);
+  if (ops.empty()) {
+    std::fprintf(stderr, "allreduce_bench: --op must be allreduce, reduce_scatter, all_gather or all, got \"%s\"\n",
+                 op.c_str());
+    return 2;
   }
   if (device != "cpu" && device != "cuda") {
     std::fprintf(stderr, "allreduce_bench: --device must be cpu or cuda, got \"%s\"\n", device.c_str());
@@ -114,17 +149,20 @@ int main(int argc, char** argv) {
   if (dist::is_main_process())
     std::printf("allreduce_bench: %d rank(s), backend %s, %s tensors%s\n", group->size(),
                 group->backend_name().c_str(), dev.str().c_str(),
-                dev.is_cuda() ? " (mean of back-to-back all-reduces, sum)" : " (median of single all-reduces, avg)");
+                dev.is_cuda() ? " (mean of back-to-back collectives, sum)" : " (median of single collectives, avg)");
   std::vector<int64_t> sizes;
   if (dev.is_cuda()) {
     for (int64_t n = 256; n <= (int64_t{1} << 26); n *= 4) sizes.push_back(n);  // 1 KiB .. 256 MiB
   } else {
     sizes = {1, 62006, 131072, 262144, 524288, 6553600};  // LeNet's one bucket (62,006) to 25 MiB
   }
-  for (int64_t n : sizes) {
-    const double ms = dev.is_cuda() ? device_ms(*group, dev, n) : host_ms(*group, n);
-    if (dist::is_main_process()) report(*group, n, ms);
-  }
+  for (const std::string& o : ops)
+    for (int64_t n : sizes) {
+      const double ms = dev.is_cuda() ? device_ms(*group, o, dev, n) : host_ms(*group, o, n);
+      // What moved: a flat collective's buffer is a whole number of per-rank blocks.
+      const int64_t moved = o == "allreduce" ? n : std::max<int64_t>(1, n / group->size()) * group->size();
+      if (dist::is_main_process()) report(*group, o, moved, ms);
+    }
   group.reset();
   dist::destroy_process_group();
 }

@@ -71,22 +71,20 @@ void GradScaler::unscale_(Optimizer& optimizer) {
   if (s.stage == Stage::kStepped) throw std::logic_error("GradScaler::unscale_: called after step()");
   // Gradients grouped by device: one fused pass and one flag per device.
   std::vector<std::pair<Device, std::vector<Tensor>>> by_device;
-  for (const ParamGroup& group : optimizer.param_groups()) {
-    for (const Tensor& p : group.params) {
-      Tensor g = p.grad();
-      if (!g.defined()) continue;
-      if (g.dtype() == kFloat16) {
-        throw std::invalid_argument("GradScaler::unscale_: a parameter has a float16 gradient; keep the parameters "
-                                    "in float32 (autocast casts them per op) so that unscaled gradients fit");
-      }
-      auto it = by_device.begin();
-      while (it != by_device.end() && it->first != g.device()) ++it;
-      if (it == by_device.end()) {
-        by_device.emplace_back(g.device(), std::vector<Tensor>{});
-        it = by_device.end() - 1;
-      }
-      it->second.push_back(g);
+  for (const Tensor& p : optimizer.stepped_tensors()) {
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    if (g.dtype() == kFloat16) {
+      throw std::invalid_argument("GradScaler::unscale_: a parameter has a float16 gradient; keep the parameters "
+                                  "in float32 (autocast casts them per op) so that unscaled gradients fit");
     }
+    auto it = by_device.begin();
+    while (it != by_device.end() && it->first != g.device()) ++it;
+    if (it == by_device.end()) {
+      by_device.emplace_back(g.device(), std::vector<Tensor>{});
+      it = by_device.end() - 1;
+    }
+    it->second.push_back(g);
   }
   if (!by_device.empty()) init_scale(by_device.front().first);
   s.found_inf.clear();

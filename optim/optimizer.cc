@@ -137,6 +137,12 @@ void Optimizer::zero_grad(bool set_to_none) {
   }
 }
 
+std::vector<Tensor> Optimizer::stepped_tensors() const {
+  std::vector<Tensor> out;
+  for (const auto& g : groups_) out.insert(out.end(), g.params.begin(), g.params.end());
+  return out;
+}
+
 double Optimizer::lr(size_t group) const { return groups_.at(group).options.get().get_lr(); }
 void Optimizer::set_lr(double lr) {
   for (auto& g : groups_) g.options.get().set_lr(lr);

@@ -39,7 +39,11 @@ class Optimizer {
   virtual void step_unless(const Tensor& found_inf);
   virtual bool supports_step_unless() const { return false; }
   // set_to_none = true (PyTorch's default) drops gradients; false zeroes them in place.
-  void zero_grad(bool set_to_none = true);
+  virtual void zero_grad(bool set_to_none = true);
+  // The tensors whose .grad() step() reads: the parameters of every group. GradScaler unscales and
+  // checks these; an optimizer that steps other tensors (dist::ZeroRedundancyOptimizer under DDP's
+  // zero_stage(2): views of this rank's gradient shards) returns those.
+  virtual std::vector<Tensor> stepped_tensors() const;
 
   // Adds a group; a group without options takes a copy of the optimizer's defaults, one with
   // options must hold this optimizer's options type. A parameter may belong to one group only.
@@ -56,10 +60,12 @@ class Optimizer {
   // Per-parameter state ("momentum_buffer", "exp_avg", "step", ...) and every group's options.
   // Tensor names: "state.<i>.<key>" with i the parameter's position across groups, and
   // "param_groups.<g>.<option>" as 0-d float64 tensors, so the whole thing is one safetensors file.
-  NamedTensors state_dict() const;
+  // Virtual so that an optimizer whose state is sharded over ranks (dist::ZeroRedundancyOptimizer)
+  // saves and loads the full, non-sharded format through the same calls (save_checkpoint's).
+  virtual NamedTensors state_dict() const;
   // Checks that the group structure matches (same group count and sizes) and that every option
   // passes check_options (a checkpoint's lr of NaN or -1 is refused), then restores.
-  void load_state_dict(const NamedTensors& state);
+  virtual void load_state_dict(const NamedTensors& state);
 
   // Throws std::invalid_argument when a group's options are out of range. The base class refuses
   // NaN and infinities; each optimizer adds its own ranges (PyTorch's: lr >= 0, 0 <= beta < 1, ...).

@@ -1,7 +1,10 @@
 #include "distributed/comm/process_group.h"
 
 #include <exception>
+#include <stdexcept>
 #include <utility>
+
+#include "tensor/raw_ops.h"
 
 namespace colony::dist {
 
@@ -25,6 +28,45 @@ std::string stalled_phrase(const std::vector<int>& ranks) {
   std::string who;
   for (size_t i = 0; i < ranks.size(); ++i) who += (i ? ", " : "") + std::to_string(ranks[i]);
   return (ranks.size() == 1 ? "rank " : "ranks ") + who + " stopped making progress";
+}
+
+namespace {
+
+// The size() blocks of a flat collective's `flat` tensor, as views, after checking it holds one
+// `block` per rank.
+std::vector<Tensor> split_into_rank_blocks(const std::string& op, const Tensor& flat, const std::string& flat_name,
+                                           const Tensor& block, const std::string& block_name, int world) {
+  if (!flat.defined() || !block.defined())
+    throw std::invalid_argument(op + ": " + (flat.defined() ? block_name : flat_name) + " is an undefined tensor");
+  if (flat.numel() > 0 && !flat.is_contiguous())
+    throw std::invalid_argument(op + ": " + flat_name + " must be contiguous, got shape " + shape_str(flat.sizes()) +
+                                " with strides " + shape_str(flat.strides()));
+  if (flat.dtype() != block.dtype() || flat.device() != block.device() || flat.numel() != block.numel() * world)
+    throw std::invalid_argument(op + ": " + flat_name + " is " + dtype_name(flat.dtype()) + " on " +
+                                flat.device().str() + " with " + std::to_string(flat.numel()) + " elements, but it must be " +
+                                dtype_name(block.dtype()) + " on " + block.device().str() + " with " +
+                                std::to_string(world) + " x " + std::to_string(block.numel()) + " elements (" +
+                                block_name + "'s count per rank)");
+  const Tensor whole = raw::reshape(flat, {flat.numel()});  // a view: contiguous (or empty)
+  std::vector<Tensor> blocks;
+  for (int r = 0; r < world; ++r) blocks.push_back(raw::narrow(whole, 0, r * block.numel(), block.numel()));
+  return blocks;
+}
+
+}  // namespace
+
+std::shared_ptr<Work> ProcessGroup::allgather_into_tensor(Tensor& output, const Tensor& input,
+                                                          const CollectiveOptions& opts) {
+  std::vector<Tensor> outputs =
+      split_into_rank_blocks("allgather_into_tensor", output, "output", input, "input", size());
+  return allgather(outputs, input, opts);
+}
+
+std::shared_ptr<Work> ProcessGroup::reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op,
+                                                          const CollectiveOptions& opts) {
+  const std::vector<Tensor> inputs =
+      split_into_rank_blocks("reduce_scatter_tensor", input, "input", output, "output", size());
+  return reduce_scatter(output, inputs, op, opts);
 }
 
 void ProcessGroup::set_failure_monitor(std::weak_ptr<FailureMonitor> monitor) {

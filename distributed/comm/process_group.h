@@ -156,6 +156,19 @@ class ProcessGroup {
   virtual std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs,
                                                ReduceOp op = ReduceOp::kSum,
                                                const CollectiveOptions& opts = {}) = 0;
+  // The flat forms (PyTorch's all_gather_into_tensor and reduce_scatter_tensor), what ZeRO moves
+  // its buckets with: `output` (contiguous) holds size() blocks of input.numel() elements, rank r's
+  // `input` in block r; for reduce_scatter_tensor `input` holds size() blocks of output.numel()
+  // elements and `output` on rank r receives the reduction over ranks of block r. Same dtypes,
+  // checks, fingerprints (allgather / reduce_scatter with the per-rank count, so a flat call and a
+  // list call of the same sizes match) and errors as the list forms. The default splits the flat
+  // tensor into views and calls the list form; NCCL overrides them with ncclAllGather and
+  // ncclReduceScatter.
+  virtual std::shared_ptr<Work> allgather_into_tensor(Tensor& output, const Tensor& input,
+                                                      const CollectiveOptions& opts = {});
+  virtual std::shared_ptr<Work> reduce_scatter_tensor(Tensor& output, const Tensor& input,
+                                                      ReduceOp op = ReduceOp::kSum,
+                                                      const CollectiveOptions& opts = {});
   virtual std::shared_ptr<Work> barrier(const CollectiveOptions& opts = {}) = 0;
 
   // Fails every queued and running collective, and every later one, with `reason` (the

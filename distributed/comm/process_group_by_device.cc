@@ -33,6 +33,16 @@ std::shared_ptr<Work> ProcessGroupByDevice::reduce_scatter(Tensor& output, const
   return route(output).reduce_scatter(output, inputs, op, opts);
 }
 
+std::shared_ptr<Work> ProcessGroupByDevice::allgather_into_tensor(Tensor& output, const Tensor& input,
+                                                                  const CollectiveOptions& opts) {
+  return route(input).allgather_into_tensor(output, input, opts);
+}
+
+std::shared_ptr<Work> ProcessGroupByDevice::reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op,
+                                                                  const CollectiveOptions& opts) {
+  return route(output).reduce_scatter_tensor(output, input, op, opts);
+}
+
 std::shared_ptr<Work> ProcessGroupByDevice::barrier(const CollectiveOptions& opts) { return host_->barrier(opts); }
 
 void ProcessGroupByDevice::abort(const std::string& reason) {

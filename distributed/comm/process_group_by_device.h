@@ -29,6 +29,10 @@ class ProcessGroupByDevice final : public ProcessGroup {
                                   const CollectiveOptions& opts = {}) override;
   std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs,
                                        ReduceOp op = ReduceOp::kSum, const CollectiveOptions& opts = {}) override;
+  std::shared_ptr<Work> allgather_into_tensor(Tensor& output, const Tensor& input,
+                                              const CollectiveOptions& opts = {}) override;
+  std::shared_ptr<Work> reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op = ReduceOp::kSum,
+                                              const CollectiveOptions& opts = {}) override;
   // On the host backend: every rank's host reaches it.
   std::shared_ptr<Work> barrier(const CollectiveOptions& opts = {}) override;
   void abort(const std::string& reason) override;

@@ -48,6 +48,9 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
   if (!module_) throw std::invalid_argument("DistributedDataParallel: the module is null");
   register_module("module", module_);
   group_ = options_.process_group() ? options_.process_group() : default_process_group();
+  if (options_.zero_stage() < 0 || options_.zero_stage() > 2)
+    throw std::invalid_argument("DistributedDataParallel: zero_stage must be 0, 1 or 2, got " +
+                                std::to_string(options_.zero_stage()));
   if (!group_) return;  // one process: nothing to synchronize
 
   verify_same_model_on_all_ranks();
@@ -61,6 +64,7 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
   ReducerOptions ro;
   ro.first_bucket_bytes = static_cast<size_t>(options_.first_bucket_cap_mb() * 1024 * 1024);
   ro.bucket_bytes = static_cast<size_t>(options_.bucket_cap_mb() * 1024 * 1024);
+  ro.shard_gradients = options_.zero_stage() == 2;
   if (ro.first_bucket_bytes == 0 || ro.bucket_bytes == 0)
     throw std::invalid_argument("DistributedDataParallel: bucket caps must be positive (got first_bucket_cap_mb=" +
                                 std::to_string(options_.first_bucket_cap_mb()) +

@@ -31,6 +31,10 @@ struct DistributedDataParallelOptions {
   COLONY_ARG(bool, broadcast_buffers) = true;
   // The group to average over; null means the default group of init_process_group().
   COLONY_ARG(std::shared_ptr<ProcessGroup>, process_group) = nullptr;
+  // ZeRO: 0 and 1 average whole buckets (stage 1 only shards the optimizer, see
+  // dist::ZeroRedundancyOptimizer); 2 reduce-scatters each bucket so that each rank keeps only the
+  // averaged gradient of its shard (reducer.h), for a ZeroRedundancyOptimizer given this DDP.
+  COLONY_ARG(int, zero_stage) = 0;
 };
 
 class DistributedDataParallel : public nn::Module {

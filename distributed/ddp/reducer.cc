@@ -42,6 +42,13 @@ Reducer::Reducer(std::vector<Tensor> params, std::shared_ptr<ProcessGroup> group
   }
 }
 
+void Reducer::set_comm_hook(CommHook hook) {
+  if (options_.shard_gradients)
+    throw std::invalid_argument("DDP: comm hooks cannot be combined with zero_stage(2): each bucket is "
+                                "reduce-scattered in its own dtype");
+  hook_ = std::move(hook);
+}
+
 Reducer::~Reducer() {
   for (size_t i = 0; i < params_.size(); ++i) params_[i].remove_hook(hook_ids_[i]);
   // The last iterations' GPU timings: waited for only when a trace will show them.
@@ -88,6 +95,9 @@ void Reducer::build_buckets(const std::vector<size_t>& order) {
             [&](const auto& a, const auto& b) { return position[a.front()] < position[b.front()]; });
 
   buckets_.clear();
+  shard_layout_.clear();
+  shard_params_.clear();
+  shard_piece_of_.clear();
   timed_device_ = kCPU;
   bucket_of_.assign(params_.size(), 0);
   slot_of_.assign(params_.size(), 0);
@@ -98,9 +108,23 @@ void Reducer::build_buckets(const std::vector<size_t>& order) {
     for (size_t idx : bucket.params) numel += params_[idx].numel();
     const Tensor& first = params_[bucket.params.front()];
     const int64_t n = static_cast<int64_t>(bucket.params.size());
+    if (first.device().is_cuda() && timed_device_.is_cpu()) timed_device_ = first.device();
+    if (options_.shard_gradients) {
+      const TensorOptions opts = TensorOptions(first.dtype()).device(first.device());
+      bucket.numel = numel;
+      bucket.block = zero_detail::bucket_block(numel, group_->size());
+      bucket.shard = raw::zeros({bucket.block}, opts);
+      bucket.flags = raw::zeros({n}, opts);
+      for (size_t s = 0; s < bucket.params.size(); ++s) {
+        bucket_of_[bucket.params[s]] = b;
+        slot_of_[bucket.params[s]] = s;
+        bucket.bytes += static_cast<size_t>(params_[bucket.params[s]].nbytes());
+      }
+      buckets_.push_back(std::move(bucket));
+      continue;
+    }
     bucket.flat = raw::zeros({numel + n}, TensorOptions(first.dtype()).device(first.device()));
     bucket.flags = raw::narrow(bucket.flat, 0, numel, n);
-    if (first.device().is_cuda() && timed_device_.is_cpu()) timed_device_ = first.device();
     int64_t offset = 0;
     for (size_t s = 0; s < bucket.params.size(); ++s) {
       Tensor& p = params_[bucket.params[s]];
@@ -117,6 +141,32 @@ void Reducer::build_buckets(const std::vector<size_t>& order) {
       bucket.bytes += static_cast<size_t>(p.nbytes());
     }
     buckets_.push_back(std::move(bucket));
+  }
+  if (!options_.shard_gradients) return;
+  std::vector<std::vector<std::pair<size_t, int64_t>>> layout;
+  for (const Bucket& bucket : buckets_) {
+    layout.emplace_back();
+    for (size_t idx : bucket.params) layout.back().emplace_back(idx, params_[idx].numel());
+  }
+  shard_layout_ = zero_detail::pieces_by_bucket(layout, group_->size());
+  for (size_t k = 0; k < shard_layout_.size(); ++k) {
+    const zero_detail::Piece& piece = shard_layout_[k];
+    if (piece.owner != group_->rank()) continue;
+    const Tensor& p = params_[piece.param];
+    shard_params_.push_back(raw::narrow(raw::view(p, {p.numel()}), 0, piece.start, piece.length));
+    shard_piece_of_.push_back(k);
+  }
+}
+
+void Reducer::allocate_flat(Bucket& b) {
+  const Tensor& first = params_[b.params.front()];
+  b.flat = raw::zeros({b.block * group_->size()}, TensorOptions(first.dtype()).device(first.device()));
+  b.views.clear();
+  int64_t offset = 0;
+  for (size_t idx : b.params) {
+    const Tensor& p = params_[idx];
+    b.views.push_back(raw::view(raw::narrow(b.flat, 0, offset, p.numel()), p.sizes()));
+    offset += p.numel();
   }
 }
 
@@ -136,7 +186,8 @@ Reducer::Stats Reducer::stats() const {
 void Reducer::prepare_for_forward() {
   // Rebuild once, at the second synchronizing iteration, in rank 0's arrival order. Every rank
   // takes part in the broadcast whatever it observed, so all build identical buckets.
-  if (rebuilt_ || synced_iterations_ == 0) return;
+  // Sharded gradients keep their first layout: the optimizer's state follows it.
+  if (rebuilt_ || synced_iterations_ == 0 || options_.shard_gradients) return;
   if (cuda::CUDAGraph::capturing() != nullptr) {
     throw std::runtime_error("DDP: the buckets are rebuilt in the second iteration, which a CUDA graph cannot "
                              "capture (the ranks agree on the new order through the host); run at least two "
@@ -207,6 +258,7 @@ void Reducer::reset_iteration() {
     b.launched = false;
     b.all_had_grad = true;
     b.reduction = {};
+    b.flags_work = nullptr;
   }
 }
 
@@ -237,10 +289,11 @@ void Reducer::mark_ready(size_t index, bool from_hook) {
   if (from_hook && synced_iterations_ == 0) arrival_order_.push_back(index);
   Bucket& b = buckets_[bucket_of_[index]];
   const size_t slot = slot_of_[index];
+  NoGradGuard no_grad;
+  if (options_.shard_gradients && !b.flat.defined()) allocate_flat(b);
   Tensor& p = params_[index];
   Tensor& view = b.views[slot];
   Tensor grad = p.grad();
-  NoGradGuard no_grad;
   if (!grad.defined()) {
     raw::fill_(view, 0.0);
     b.all_had_grad = false;
@@ -256,7 +309,14 @@ void Reducer::mark_ready(size_t index, bool from_hook) {
 void Reducer::launch_ready_buckets() {
   while (next_to_launch_ < buckets_.size() && buckets_[next_to_launch_].pending == 0) {
     Bucket& b = buckets_[next_to_launch_];
-    b.reduction = hook_(*group_, b.flat);
+    if (options_.shard_gradients) {
+      // In place: this rank's block of the bucket receives the average of every rank's.
+      Tensor mine = raw::narrow(b.flat, 0, b.block * group_->rank(), b.block);
+      b.reduction = PendingReduction{group_->reduce_scatter_tensor(mine, b.flat, ReduceOp::kAvg), nullptr};
+      b.flags_work = group_->allreduce(b.flags, ReduceOp::kMax);
+    } else {
+      b.reduction = hook_(*group_, b.flat);
+    }
     b.launched = true;
     // On a GPU the all-reduce is only queued: events time it without asking the host to wait.
     const Stream comm = b.reduction.work->stream();
@@ -267,7 +327,8 @@ void Reducer::launch_ready_buckets() {
 }
 
 std::string Reducer::bucket_name(size_t index) const {
-  return "allreduce bucket " + std::to_string(index) + " (" + std::to_string(buckets_[index].bytes / 1024) + " KiB)";
+  return std::string(options_.shard_gradients ? "reduce_scatter" : "allreduce") + " bucket " + std::to_string(index) +
+         " (" + std::to_string(buckets_[index].bytes / 1024) + " KiB)";
 }
 
 void Reducer::finalize() {
@@ -294,17 +355,21 @@ void Reducer::finalize() {
     Bucket& b = buckets_[bi];
     // NCCL: the compute stream waits for the all-reduce; the host goes on.
     group_->wait_and_explain(b.reduction.work);
+    if (b.flags_work) group_->wait_and_explain(b.flags_work);
     if (b.reduction.finish) b.reduction.finish();
     const auto s = b.reduction.work->started_at(), e = b.reduction.work->finished_at();
     if (b.reduction.work->stream().device().is_cpu() && s != trace::Clock::time_point{} && e >= s)
       host.buckets.push_back({bi, bucket_name(bi), s, e});
     if (!b.all_had_grad) unsure.push_back(bi);
+    if (options_.shard_gradients) continue;  // keep_shards() below
     for (size_t k = 0; k < b.params.size(); ++k) {
       Tensor& p = params_[b.params[k]];
       if (!is_view_of(p.grad(), b.views[k])) p.set_grad(b.views[k]);
     }
   }
+  no_grad_anywhere_.assign(params_.size(), 0);
   read_flags(unsure);
+  if (options_.shard_gradients) keep_shards();
   account(host, false, stats_);
   trace::complete("backward", "compute", backward_start_, compute_end);
   timeline_.collect(false, sink);
@@ -331,7 +396,45 @@ void Reducer::read_flags(const std::vector<size_t>& buckets) {
   for (size_t bi : buckets) {
     const Bucket& b = buckets_[bi];
     for (size_t k = 0; k < b.params.size(); ++k, ++f)
-      if (!(*f > 0)) params_[b.params[k]].set_grad(Tensor());
+      if (!(*f > 0)) {
+        params_[b.params[k]].set_grad(Tensor());
+        no_grad_anywhere_[b.params[k]] = 1;
+      }
+  }
+}
+
+// Each of this rank's runs gets its averaged gradient: added to its .grad() when that is still
+// the shard's (no zero_grad since), else written there. Then the bucket's flat tensor goes, and
+// with it every parameter's full .grad().
+void Reducer::keep_shards() {
+  const int rank = group_->rank();
+  std::vector<int64_t> bucket_start(buckets_.size(), 0);  // each bucket's first element in this rank's shard
+  for (size_t bi = 1; bi < buckets_.size(); ++bi) bucket_start[bi] = bucket_start[bi - 1] + buckets_[bi - 1].block;
+  size_t bi = 0;
+  for (size_t j = 0; j < shard_params_.size(); ++j) {
+    const zero_detail::Piece& piece = shard_layout_[shard_piece_of_[j]];
+    while (bi + 1 < buckets_.size() && piece.offset >= bucket_start[bi + 1]) ++bi;
+    Bucket& b = buckets_[bi];
+    const int64_t at = piece.offset - bucket_start[bi];
+    Tensor& view = shard_params_[j];
+    if (no_grad_anywhere_[piece.param]) {
+      view.mutable_grad() = Tensor();
+      continue;
+    }
+    Tensor averaged = raw::narrow(b.flat, 0, b.block * rank + at, piece.length);
+    Tensor kept = raw::narrow(b.shard, 0, at, piece.length);
+    Tensor& grad = view.mutable_grad();
+    if (grad.defined() && grad.data_ptr_raw() == kept.data_ptr_raw() && grad.numel() == kept.numel()) {
+      raw::binary_(raw::BinaryOp::Add, kept, averaged);
+    } else {
+      raw::copy_(kept, averaged);
+      grad = kept;
+    }
+  }
+  for (Bucket& b : buckets_) {
+    for (size_t idx : b.params) params_[idx].set_grad(Tensor());
+    b.flat = Tensor();
+    b.views.clear();
   }
 }
 

@@ -26,6 +26,15 @@
 //
 // After the first iteration the buckets are rebuilt once in the order gradients actually
 // arrived on rank 0 (broadcast, so every rank builds the same buckets).
+//
+// With shard_gradients (ZeRO stage 2, DistributedDataParallelOptions::zero_stage(2)) each bucket is
+// reduce-scattered instead (zero/partition.h's pieces_by_bucket: the bucket's gradients padded to
+// world equal blocks, rank r keeping block r, averaged), and its "had a gradient" flags are
+// all-reduced beside it. The bucket's flat tensor exists only from its first gradient to the end
+// of backward: there this rank's block is added into its gradient shard (shard_params()' .grad(),
+// 1/world of the bucket), the flat tensor is freed and every parameter's own .grad() is left
+// undefined, so the full gradient does not outlive backward. The buckets are not rebuilt (the
+// shards, and the optimizer state that follows them, keep their layout) and comm hooks are refused.
 #pragma once
 
 #include <cstddef>
@@ -37,6 +46,7 @@
 #include "distributed/comm/process_group.h"
 #include "distributed/ddp/comm_hooks.h"
 #include "distributed/ddp/timeline.h"
+#include "distributed/zero/partition.h"
 #include "log/trace.h"
 #include "tensor/tensor.h"
 
@@ -45,6 +55,7 @@ namespace colony::dist {
 struct ReducerOptions {
   size_t first_bucket_bytes = size_t{1} << 20;
   size_t bucket_bytes = size_t{25} << 20;
+  bool shard_gradients = false;  // ZeRO stage 2 (see above)
 };
 
 class Reducer {
@@ -60,7 +71,18 @@ class Reducer {
   void prepare_for_forward();
   // Called with the forward output of an iteration that synchronizes: its backward will reduce.
   void prepare_for_backward(const Tensor& output);
-  void set_comm_hook(CommHook hook) { hook_ = std::move(hook); }
+  // Throws std::invalid_argument with shard_gradients: a bucket is reduce-scattered, not averaged by a hook.
+  void set_comm_hook(CommHook hook);
+
+  // With shard_gradients: every rank's runs of the parameters (index into the reducer's
+  // parameters, in registration order), bucket by bucket; and this rank's runs as 1-D views of
+  // the parameters, in that order, whose .grad() after each synchronized backward is this rank's
+  // averaged gradient of the run (added to what it held, as .grad() accumulates; undefined when
+  // no rank had a gradient for the parameter). Empty without shard_gradients.
+  const std::vector<zero_detail::Piece>& shard_layout() const { return shard_layout_; }
+  const std::vector<Tensor>& shard_params() const { return shard_params_; }
+  bool shards_gradients() const { return options_.shard_gradients; }
+  const std::vector<Tensor>& params() const { return params_; }
 
   // Parameter indices (registration order) of each bucket, in launch order.
   std::vector<std::vector<size_t>> bucket_layout() const;
@@ -81,6 +103,12 @@ class Reducer {
     bool all_had_grad = true;    // every parameter had a gradient on this rank this iteration
     PendingReduction reduction;
     size_t bytes = 0;
+    // shard_gradients: the padded bucket is block x world elements; `shard` holds this rank's
+    // averaged block between backwards, `flat` only during one; the flags travel on their own.
+    int64_t numel = 0;
+    int64_t block = 0;
+    Tensor shard;
+    std::shared_ptr<Work> flags_work;
   };
 
   void build_buckets(const std::vector<size_t>& order);
@@ -90,6 +118,14 @@ class Reducer {
   void finalize();
   void reset_iteration();
   void read_flags(const std::vector<size_t>& buckets);
+  // shard_gradients: the bucket's flat tensor and its views, made at its first gradient.
+  void allocate_flat(Bucket& b);
+  // shard_gradients, at the end of backward: this rank's block into its shard views' .grad().
+  void keep_shards();
+  std::vector<zero_detail::Piece> shard_layout_;
+  std::vector<Tensor> shard_params_;
+  std::vector<size_t> shard_piece_of_;  // shard_params_[j]'s index in shard_layout_
+  std::vector<char> no_grad_anywhere_;  // per parameter, this iteration
   std::string bucket_name(size_t index) const;
 
   std::vector<Tensor> params_;

@@ -23,12 +23,11 @@ using comm_detail::remaining;
 // lower bits keeps consecutive collectives apart.
 constexpr uint8_t kReduceScatterSlotPrefix = 0x7d;
 
-void wait_both(::gloo::transport::UnboundBuffer* recv, ::gloo::transport::UnboundBuffer* send,
-               Clock::time_point deadline) {
-  // waitRecv/waitSend return false only when aborted through abortWait*, which nothing here calls.
-  if (!recv->waitRecv(remaining(deadline)) || !send->waitSend(remaining(deadline)))
-    throw std::runtime_error("a transfer was aborted");
-}
+// The ring reduce-scatter's segment: small enough that a step's first segment is forwarded soon
+// after it started, large enough that a segment's fixed cost (a message header, a wake-up of
+// gloo's socket thread) stays small; gloo's own ring allreduce caps its segments at 1 MiB for the
+// same reason. allreduce_bench's reduce_scatter rows (distributed/README.md) are measured with it.
+constexpr size_t kRingSegmentBytes = 256 * 1024;
 
 // gloo sizes its buffers by sizeof(T) and leaves the arithmetic to our ReduceFn, so any type of
 // the right width will do.
@@ -77,8 +76,13 @@ void allgather_in_place(const GlooContext& ctx, void* data, size_t bytes, uint32
 // In p-1 steps each rank passes a partial reduction of one chunk to its right neighbour, adding
 // its own contribution to what arrives from the left: at step s rank r receives chunk r-s-2 and
 // sends on what it finished the step before (at step 0, its own input for chunk r-1). After the
-// last step rank r holds the full reduction of chunk r. Two scratch buffers alternate, so a send
-// never reads memory that is being received into.
+// last step rank r holds the full reduction of chunk r.
+//
+// Each chunk travels in segments, all of a step's receives posted at once: a segment is reduced
+// the moment it has arrived and forwarded at once, while the next ones are still on the wire, so
+// sending overlaps reducing within a step and across steps. Two scratch buffers alternate
+// (step s receives into buffer s % 2); before a buffer receives again, the sends out of it (posted
+// two steps earlier) are waited for, so a send never reads memory being received into.
 void ring_reduce_scatter(const GlooContext& ctx, const std::vector<const void*>& in, void* out, size_t n,
                          size_t element_size, ReduceFn fn, uint32_t tag, milliseconds timeout) {
   const int p = ctx->size;
@@ -87,22 +91,42 @@ void ring_reduce_scatter(const GlooContext& ctx, const std::vector<const void*>&
   const size_t bytes = n * element_size;
   const auto deadline = Clock::now() + timeout;
   const uint64_t slot = ::gloo::Slot::build(kReduceScatterSlotPrefix, tag);
-  std::vector<uint8_t> scratch_a(bytes), scratch_b(bytes);
-  auto own = ctx->createUnboundBuffer(const_cast<void*>(in[wrap(r - 1)]), bytes);  // only ever sent
-  auto a = ctx->createUnboundBuffer(scratch_a.data(), bytes);
-  auto b = ctx->createUnboundBuffer(scratch_b.data(), bytes);
-  ::gloo::transport::UnboundBuffer* send = own.get();
-  ::gloo::transport::UnboundBuffer* recv = a.get();
+  const size_t segment = std::max<size_t>(1, kRingSegmentBytes / element_size) * element_size;
+  const int right = wrap(r + 1);
+  const int left = wrap(r - 1);
+  std::vector<uint8_t> scratch[2] = {std::vector<uint8_t>(bytes), std::vector<uint8_t>(bytes)};
+  auto own = ctx->createUnboundBuffer(const_cast<void*>(in[left]), bytes);  // only ever sent
+  std::unique_ptr<::gloo::transport::UnboundBuffer> buffers[2] = {
+      ctx->createUnboundBuffer(scratch[0].data(), bytes), ctx->createUnboundBuffer(scratch[1].data(), bytes)};
+  size_t sends_out_of[2] = {0, 0};
+  size_t own_sends = 0;
+  auto wait_sends = [&](::gloo::transport::UnboundBuffer* b, size_t& count) {
+    for (; count > 0; --count)
+      if (!b->waitSend(remaining(deadline))) throw std::runtime_error("a transfer was aborted");
+  };
+  for (size_t offset = 0; offset < bytes; offset += segment, ++own_sends)
+    own->send(right, slot, offset, std::min(segment, bytes - offset));
   for (int step = 0; step < p - 1; ++step) {
-    send->send(wrap(r + 1), slot);
-    recv->recv(wrap(r - 1), slot);
-    wait_both(recv, send, deadline);
-    void* dst = step == p - 2 ? out : recv->ptr;
-    fn(dst, recv->ptr, in[wrap(r - step - 2)], n);
-    ::gloo::transport::UnboundBuffer* spare = send == own.get() ? b.get() : send;
-    send = recv;
-    recv = spare;
+    ::gloo::transport::UnboundBuffer* recv = buffers[step % 2].get();
+    wait_sends(recv, sends_out_of[step % 2]);
+    for (size_t offset = 0; offset < bytes; offset += segment)
+      recv->recv(left, slot, offset, std::min(segment, bytes - offset));
+    const auto* mine = static_cast<const uint8_t*>(in[wrap(r - step - 2)]);
+    const bool last = step == p - 2;
+    for (size_t offset = 0; offset < bytes; offset += segment) {
+      const size_t length = std::min(segment, bytes - offset);
+      // Receives on one slot from one peer complete in the order posted.
+      if (!recv->waitRecv(remaining(deadline))) throw std::runtime_error("a transfer was aborted");
+      uint8_t* arrived = static_cast<uint8_t*>(recv->ptr) + offset;
+      fn(last ? static_cast<uint8_t*>(out) + offset : arrived, arrived, mine + offset, length / element_size);
+      if (!last) {
+        recv->send(right, slot, offset, length);
+        ++sends_out_of[step % 2];
+      }
+    }
   }
+  wait_sends(own.get(), own_sends);
+  for (int i = 0; i < 2; ++i) wait_sends(buffers[i].get(), sends_out_of[i]);
 }
 
 }  // namespace colony::dist::gloo_detail

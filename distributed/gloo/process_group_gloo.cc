@@ -71,13 +71,18 @@ constexpr size_t kSharedMemoryChunkBytes = 256 * 1024;
 // took the job (comm/comm_thread_wakeup.h). Jobs nobody waits for start this much later.
 constexpr auto kInlineGrace = std::chrono::microseconds(500);
 
-struct InlineAllreduce {
-  const uint8_t* data = nullptr;  // this rank's contribution, sent as it is
+// A collective whose data travels on the PeerChannel: every rank sends every peer the same stream
+// of `bytes` bytes, in exchanges of at most `chunk_bytes`. An allreduce sends its tensor; an
+// allgather its input; a reduce-scatter, for each piece of its output, that piece's block of every
+// rank's input one after another (so a chunk of world x L bytes carries L bytes for each rank).
+struct ChannelData {
   size_t bytes = 0;
-  size_t chunk_bytes = 0;  // at most this much per exchange, a whole number of elements
-  // Reduces every rank's bytes [offset, offset + length) (`chunks`, rank-indexed, this rank's
-  // own copy included) into place, in rank order so every rank computes bit-identical results,
-  // and averages them for kAvg.
+  size_t chunk_bytes = 0;  // at most this much per exchange, a whole number of the stream's units
+  // Writes this rank's stream bytes [offset, offset + length) to `to`.
+  std::function<void(uint8_t* to, size_t offset, size_t length)> pack;
+  // Takes in every rank's stream bytes [offset, offset + length) (`chunks`, rank-indexed, this
+  // rank's own copy included): an allreduce or reduce-scatter reduces them in rank order, so
+  // every rank computes bit-identical results, and averages them for kAvg.
   std::function<void(const std::vector<const uint8_t*>& chunks, size_t offset, size_t length)> combine;
 };
 
@@ -134,7 +139,7 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
     std::shared_ptr<QueuedWork> work;
     Fingerprint fingerprint;
     Body body;
-    std::optional<InlineAllreduce> inline_allreduce;
+    std::optional<ChannelData> channel_data;
     Clock::time_point left_to_waiters_until{};  // the communication thread takes it from then
   };
 
@@ -173,7 +178,7 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
   }
 
   std::shared_ptr<Work> enqueue(Fingerprint fp, milliseconds timeout, Body body,
-                                std::optional<InlineAllreduce> inline_allreduce = std::nullopt) {
+                                std::optional<ChannelData> channel_data = std::nullopt) {
     if (cuda::CUDAGraph::capturing() != nullptr) {
       // Refused before the collective takes a sequence number, so the group stays usable.
       throw std::runtime_error(std::string("ProcessGroupGloo: ") + comm_detail::op_name(fp.kind) +
@@ -189,7 +194,7 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
       if (abort_reason.empty() && broken.empty()) {
         // Only collectives that move data on the PeerChannel alone may run on a waiting thread:
         // abort() can interrupt those, not gloo's own algorithms.
-        const bool channel_only = inline_allreduce.has_value() || static_cast<OpKind>(fp.kind) == OpKind::kBarrier;
+        const bool channel_only = channel_data.has_value() || static_cast<OpKind>(fp.kind) == OpKind::kBarrier;
         Clock::time_point left_to_waiters_until{};
         if (channel_only && context) {
           std::weak_ptr<State> self = weak_from_this();
@@ -199,7 +204,7 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
           });
           left_to_waiters_until = Clock::now() + kInlineGrace;
         }
-        queue.push_back(Job{work, fp, std::move(body), std::move(inline_allreduce), left_to_waiters_until});
+        queue.push_back(Job{work, fp, std::move(body), std::move(channel_data), left_to_waiters_until});
         if (left_to_waiters_until == Clock::time_point{}) {
           wakeup.signal();
         } else {
@@ -289,13 +294,13 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
       if (!context) {
         job.body(context, tag + 1, remaining(deadline));
       } else {
-        const bool inline_data = job.inline_allreduce.has_value();
+        const bool inline_data = job.channel_data.has_value();
         ChannelHeader header;
         header.fingerprint = job.fingerprint;
-        header.payload_bytes = inline_data ? std::min(job.inline_allreduce->bytes, job.inline_allreduce->chunk_bytes) : 0;
+        header.payload_bytes = inline_data ? std::min(job.channel_data->bytes, job.channel_data->chunk_bytes) : 0;
         std::memcpy(channel->outgoing(), &header, sizeof header);
         if (inline_data)
-          std::memcpy(channel->outgoing() + sizeof header, job.inline_allreduce->data, header.payload_bytes);
+          job.channel_data->pack(channel->outgoing() + sizeof header, 0, header.payload_bytes);
         const std::vector<const uint8_t*> messages =
             channel->exchange(sizeof header + header.payload_bytes, deadline, /*poll_first=*/on_waiting_thread);
         exchanged = true;
@@ -308,13 +313,13 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
         if (!mismatch.empty()) {
           error = std::make_exception_ptr(CollectiveError(mismatch));
         } else if (inline_data) {
-          const InlineAllreduce& ia = *job.inline_allreduce;
+          const ChannelData& ia = *job.channel_data;
           std::vector<const uint8_t*> chunks(size);
           for (int r = 0; r < size; ++r) chunks[r] = messages[r] + sizeof header;
           ia.combine(chunks, 0, header.payload_bytes);
           for (size_t offset = header.payload_bytes; offset < ia.bytes;) {
             const size_t length = std::min(ia.chunk_bytes, ia.bytes - offset);
-            std::memcpy(channel->outgoing(), ia.data + offset, length);
+            ia.pack(channel->outgoing(), offset, length);
             ia.combine(channel->exchange(length, deadline, on_waiting_thread), offset, length);
             offset += length;
           }
@@ -332,7 +337,7 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
       error = translate_failure(w, e.what(), exchanged);
     }
     job.body = nullptr;  // release the tensors before anyone sees the work complete
-    job.inline_allreduce.reset();
+    job.channel_data.reset();
     {
       std::lock_guard<std::mutex> lock(mu);
       running = nullptr;
@@ -506,15 +511,16 @@ std::shared_ptr<Work> ProcessGroupGloo::allreduce(Tensor& tensor, ReduceOp op, c
   fp.reduce_op = static_cast<int32_t>(op);
   const ReduceFn fn = gloo_detail::reduce_function(tensor.dtype(), op);
   const int world = size_;
-  std::optional<InlineAllreduce> inline_allreduce;
+  std::optional<ChannelData> channel_data;
   const size_t bytes = static_cast<size_t>(tensor.nbytes());
   // Every rank knows how the group decided (all_shared_memory), so all choose the same way.
   const bool shared_memory = state_->all_shared_memory;
   if (bytes > 0 && (shared_memory || (size_ == 2 && bytes <= kInlineAllreduceBytes))) {
     const size_t element = static_cast<size_t>(tensor.element_size());
-    inline_allreduce = InlineAllreduce{
-        static_cast<const uint8_t*>(tensor.data_ptr_raw()), bytes,
-        (shared_memory ? kSharedMemoryChunkBytes : kInlineAllreduceBytes) / element * element,
+    const auto* data = static_cast<const uint8_t*>(tensor.data_ptr_raw());
+    channel_data = ChannelData{
+        bytes, (shared_memory ? kSharedMemoryChunkBytes : kInlineAllreduceBytes) / element * element,
+        [t = tensor, data](uint8_t* to, size_t offset, size_t length) { std::memcpy(to, data + offset, length); },
         [t = tensor, fn, average = op == ReduceOp::kAvg ? gloo_detail::sum_and_average_function(tensor.dtype()) : nullptr,
          world, element](const std::vector<const uint8_t*>& chunks, size_t offset, size_t length) {
           const size_t n = length / element;
@@ -533,7 +539,7 @@ std::shared_ptr<Work> ProcessGroupGloo::allreduce(Tensor& tensor, ReduceOp op, c
     if (n == 0) return;
     if (ctx) gloo_detail::allreduce_in_place(ctx, t.data_ptr_raw(), n, static_cast<size_t>(t.element_size()), fn, tag, timeout);
     if (op == ReduceOp::kAvg) gloo_detail::finish_average(t.data_ptr_raw(), n, t.dtype(), world);
-  }, std::move(inline_allreduce));
+  }, std::move(channel_data));
 }
 
 std::shared_ptr<Work> ProcessGroupGloo::broadcast(Tensor& tensor, int root, const CollectiveOptions& opts) {
@@ -585,8 +591,23 @@ std::shared_ptr<Work> ProcessGroupGloo::allgather(std::vector<Tensor>& outputs, 
   for (int r = 0; r < size_; ++r)
     consecutive = consecutive && static_cast<uint8_t*>(outputs[r].data_ptr_raw()) == base + r * nb;
   const int me = rank_;
+  std::optional<ChannelData> channel_data;
+  if (nb > 0 && state_->all_shared_memory) {
+    // Each rank writes its input once into its outbox; every rank copies each rank's piece out.
+    const auto* data = static_cast<const uint8_t*>(input.data_ptr_raw());
+    std::vector<uint8_t*> to;
+    for (const Tensor& o : outputs) to.push_back(static_cast<uint8_t*>(o.data_ptr_raw()));
+    const size_t element = static_cast<size_t>(input.element_size());
+    channel_data = ChannelData{
+        nb, kSharedMemoryChunkBytes / element * element,
+        [in = input, data](uint8_t* dst, size_t offset, size_t length) { std::memcpy(dst, data + offset, length); },
+        [outs = outputs, to](const std::vector<const uint8_t*>& chunks, size_t offset, size_t length) {
+          for (size_t r = 0; r < to.size(); ++r) std::memcpy(to[r] + offset, chunks[r], length);
+        }};
+  }
   return state_->enqueue(fp, effective_timeout(opts, timeout_),
-                         [in = input, outs = outputs, nb, consecutive, me](const GlooContext& ctx, uint32_t tag, milliseconds timeout) {
+                         [in = input, outs = outputs, nb, consecutive, me](const GlooContext& ctx, uint32_t tag,
+                                                                           milliseconds timeout) {
     if (nb == 0) return;
     const int p = static_cast<int>(outs.size());
     std::vector<uint8_t> staging;
@@ -599,7 +620,7 @@ std::shared_ptr<Work> ProcessGroupGloo::allgather(std::vector<Tensor>& outputs, 
     if (ctx) gloo_detail::allgather_in_place(ctx, block, nb * p, tag, timeout);
     if (!consecutive)
       for (int r = 0; r < p; ++r) std::memcpy(outs[r].data_ptr_raw(), block + r * nb, nb);
-  });
+  }, std::move(channel_data));
 }
 
 std::shared_ptr<Work> ProcessGroupGloo::reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs, ReduceOp op,
@@ -624,6 +645,36 @@ std::shared_ptr<Work> ProcessGroupGloo::reduce_scatter(Tensor& output, const std
   fp.reduce_op = static_cast<int32_t>(op);
   const ReduceFn fn = gloo_detail::reduce_function(output.dtype(), op);
   const int world = size_;
+  std::optional<ChannelData> channel_data;
+  const size_t nb = static_cast<size_t>(output.nbytes());
+  if (nb > 0 && state_->all_shared_memory) {
+    // The stream is, for each piece [o, o + L) of the output, every rank's block of the input at
+    // [o, o + L) one after another (world x L bytes): every rank reads its own block of each
+    // rank's chunk and sums them in rank order, as the shared-memory allreduce does.
+    std::vector<const uint8_t*> from;
+    for (const Tensor& t : inputs) from.push_back(static_cast<const uint8_t*>(t.data_ptr_raw()));
+    const size_t element = static_cast<size_t>(output.element_size());
+    const size_t unit = element * static_cast<size_t>(world);
+    const size_t me = static_cast<size_t>(rank_);
+    channel_data = ChannelData{
+        nb * world, kSharedMemoryChunkBytes / unit * unit,
+        [ins = inputs, from](uint8_t* to, size_t offset, size_t length) {
+          const size_t piece = length / from.size();
+          for (size_t q = 0; q < from.size(); ++q) std::memcpy(to + q * piece, from[q] + offset / from.size(), piece);
+        },
+        [out = output, fn, me, element,
+         average = op == ReduceOp::kAvg ? gloo_detail::sum_and_average_function(output.dtype()) : nullptr,
+         world](const std::vector<const uint8_t*>& chunks, size_t offset, size_t length) {
+          const size_t piece = length / world;
+          const size_t n = piece / element;
+          void* mine = static_cast<uint8_t*>(out.data_ptr_raw()) + offset / world;
+          for (int r = 1; r < world; ++r) {
+            const void* so_far = r == 1 ? chunks[0] + me * piece : mine;
+            if (average && r == world - 1) average(mine, so_far, chunks[r] + me * piece, n, world);
+            else fn(mine, so_far, chunks[r] + me * piece, n);
+          }
+        }};
+  }
   return state_->enqueue(fp, effective_timeout(opts, timeout_),
                          [out = output, ins = inputs, fn, op, world](const GlooContext& ctx, uint32_t tag, milliseconds timeout) {
     const size_t n = static_cast<size_t>(out.numel());
@@ -636,7 +687,7 @@ std::shared_ptr<Work> ProcessGroupGloo::reduce_scatter(Tensor& output, const std
       std::memcpy(out.data_ptr_raw(), ins[0].data_ptr_raw(), static_cast<size_t>(out.nbytes()));
     }
     if (op == ReduceOp::kAvg) gloo_detail::finish_average(out.data_ptr_raw(), n, out.dtype(), world);
-  });
+  }, std::move(channel_data));
 }
 
 std::shared_ptr<Work> ProcessGroupGloo::barrier(const CollectiveOptions& opts) {

@@ -28,10 +28,13 @@
 //   it arrives rather than after a scheduler wake-up; the communication thread never polls, as
 //   it would take the core from the computation it overlaps.
 // - Algorithms: in a group of two, an allreduce of up to 2 MiB travels with the fingerprint (one
-//   message each way, reduced in rank order so both ranks get bit-identical results); otherwise
-//   gloo's ring allreduce (in place, no copies; segments of at most 1 MiB pipeline
-//   the transfer), gloo's binomial-tree broadcast and ring allgather, and a ring reduce-scatter of
-//   our own (gloo 2022 has none with timeouts) that moves each chunk once.
+//   message each way, reduced in rank order so both ranks get bit-identical results); when every
+//   rank shares memory with every other, allreduce, reduce-scatter and allgather all go through
+//   the shared-memory outboxes in 256 KiB chunks (each rank reads its part of every rank's chunk;
+//   sums in rank order); otherwise gloo's ring allreduce (in place, no copies; segments of at most
+//   1 MiB pipeline the transfer), gloo's binomial-tree broadcast and ring allgather, and a ring
+//   reduce-scatter of our own (gloo 2022 has none with timeouts) that moves each chunk once, in
+//   256 KiB segments each forwarded as soon as it is reduced.
 // - float16/bfloat16 reduce in float with a custom reduction (see reduce.h).
 //
 // Threading: collectives may be called from any one thread at a time per group (DDP's backward

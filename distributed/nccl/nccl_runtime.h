@@ -98,6 +98,14 @@ class NcclRuntime {
   // `recv` is written on `root` only.
   virtual void reduce(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, int root,
                       CommHandle comm, StreamHandle stream) = 0;
+  // ncclAllGather: `recv` (size x count elements) receives every rank's `count` elements of `send`
+  // in rank order.
+  virtual void all_gather(const void* send, void* recv, size_t count, DType dtype, CommHandle comm,
+                          StreamHandle stream) = 0;
+  // ncclReduceScatter: rank r's `recv` (`count` elements) receives the reduction over ranks of
+  // block r of `send` (size x count elements).
+  virtual void reduce_scatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, CommHandle comm,
+                              StreamHandle stream) = 0;
 };
 
 // NCCL through the CUDA toolkit; null in a build without CUDA.

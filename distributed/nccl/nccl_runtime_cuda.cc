@@ -166,6 +166,15 @@ class CudaNcclRuntime final : public NcclRuntime {
     check_nccl("ncclReduce",
                ncclReduce(send, recv, count, nccl_type(dtype), nccl_op(op), root, as_comm(comm), as_stream(stream)));
   }
+  void all_gather(const void* send, void* recv, size_t count, DType dtype, CommHandle comm,
+                  StreamHandle stream) override {
+    check_nccl("ncclAllGather", ncclAllGather(send, recv, count, nccl_type(dtype), as_comm(comm), as_stream(stream)));
+  }
+  void reduce_scatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, CommHandle comm,
+                      StreamHandle stream) override {
+    check_nccl("ncclReduceScatter", ncclReduceScatter(send, recv, count, nccl_type(dtype), nccl_op(op), as_comm(comm),
+                                                      as_stream(stream)));
+  }
 
  private:
   // Until a non-blocking communicator has finished queuing (not running) what it was given by

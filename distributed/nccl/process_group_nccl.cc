@@ -780,6 +780,44 @@ std::shared_ptr<Work> ProcessGroupNCCL::reduce_scatter(Tensor& output, const std
   });
 }
 
+namespace {
+// A flat collective's tensor must hold size x the other's elements, of its dtype, contiguous.
+void check_flat(const std::string& op, const Tensor& flat, const std::string& flat_name, const Tensor& block,
+                const std::string& block_name, int size, Device device) {
+  check_tensor(op, flat, flat_name, device);
+  if (flat.dtype() != block.dtype() || flat.numel() != block.numel() * size)
+    throw std::invalid_argument(op + ": " + flat_name + " is " + dtype_name(flat.dtype()) + " with " +
+                                std::to_string(flat.numel()) + " elements, but it must be " + dtype_name(block.dtype()) +
+                                " with " + std::to_string(size) + " x " + std::to_string(block.numel()) + " elements (" +
+                                block_name + "'s count per rank)");
+}
+}  // namespace
+
+std::shared_ptr<Work> ProcessGroupNCCL::allgather_into_tensor(Tensor& output, const Tensor& input,
+                                                              const CollectiveOptions& opts) {
+  const Device dev = state_->runtime->device(device_);
+  check_tensor("allgather_into_tensor", input, "input", dev);
+  check_flat("allgather_into_tensor", output, "output", input, "input", size_, dev);
+  const Fingerprint fp = fingerprint(OpKind::kAllgather, &input, input.numel());
+  const Tensor in = input, out = output;
+  return launch(state_, fp, timeout_of(opts, timeout_), {in, out}, [in, out](NcclRuntime& rt, CommHandle c, StreamHandle st) {
+    rt.all_gather(in.data_ptr_raw(), out.data_ptr_raw(), in.numel(), in.dtype(), c, st);
+  });
+}
+
+std::shared_ptr<Work> ProcessGroupNCCL::reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op,
+                                                              const CollectiveOptions& opts) {
+  const Device dev = state_->runtime->device(device_);
+  check_tensor("reduce_scatter_tensor", output, "output", dev);
+  check_reducible("reduce_scatter_tensor", output);
+  check_flat("reduce_scatter_tensor", input, "input", output, "output", size_, dev);
+  const Fingerprint fp = fingerprint(OpKind::kReduceScatter, &output, output.numel(), -1, static_cast<int>(op));
+  const Tensor in = input, out = output;
+  return launch(state_, fp, timeout_of(opts, timeout_), {in, out}, [in, out, op](NcclRuntime& rt, CommHandle c, StreamHandle st) {
+    rt.reduce_scatter(in.data_ptr_raw(), out.data_ptr_raw(), out.numel(), out.dtype(), op, c, st);
+  });
+}
+
 std::shared_ptr<Work> ProcessGroupNCCL::barrier(const CollectiveOptions& opts) {
   // The fingerprint exchange already meets every rank on the host; the one-element allreduce makes
   // the caller's stream wait for the GPUs too, as torch's NCCL barrier does.

@@ -89,6 +89,11 @@ class ProcessGroupNCCL : public ProcessGroup {
                                   const CollectiveOptions& opts = {}) override;
   std::shared_ptr<Work> reduce_scatter(Tensor& output, const std::vector<Tensor>& inputs,
                                        ReduceOp op = ReduceOp::kSum, const CollectiveOptions& opts = {}) override;
+  // ncclAllGather / ncclReduceScatter on the flat tensors themselves (one NCCL call, no grouping).
+  std::shared_ptr<Work> allgather_into_tensor(Tensor& output, const Tensor& input,
+                                              const CollectiveOptions& opts = {}) override;
+  std::shared_ptr<Work> reduce_scatter_tensor(Tensor& output, const Tensor& input, ReduceOp op = ReduceOp::kSum,
+                                              const CollectiveOptions& opts = {}) override;
   std::shared_ptr<Work> barrier(const CollectiveOptions& opts = {}) override;
   // Every tensor reduced in place, in one grouped launch (one Work, one fingerprint: the dtype, the
   // total element count, and the tensors' count and sizes, which every rank must pass alike).

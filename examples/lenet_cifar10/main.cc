@@ -41,6 +41,7 @@ struct Flags {
   double bucket_cap_mb = 25, first_bucket_cap_mb = 1;  // DistributedDataParallelOptions' defaults
   std::string amp = "off";
   bool cuda_graph = false;
+  int zero = 0;  // ZeRO stage: 0 (plain DDP), 1 (optimizer state sharded), 2 (gradients too)
 };
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -104,6 +105,11 @@ int main(int argc, char** argv) {
   app.add_flag("--cuda_graph", f.cuda_graph,
                "capture the training step once as a CUDA graph and replay it (on CUDA devices, one GPU per rank, "
                "--accum_steps 1; a smaller last batch runs eagerly)");
+  app.add_option("--zero", f.zero,
+                 "ZeRO stage: 0 plain DDP; 1 shards the optimizer's state over the ranks "
+                 "(dist::ZeroRedundancyOptimizer; checkpoints keep the non-sharded format); 2 also the gradients "
+                 "(each bucket reduce-scattered)")
+      ->check(CLI::Range(0, 2));
   CLI11_PARSE(app, argc, argv);
   // `bazel run` starts programs in their runfiles tree; relative paths mean the caller's folder.
   if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {
@@ -130,17 +136,39 @@ int main(int argc, char** argv) {
         why = "DDP over Gloo (ranks sharing a GPU) cannot be captured: its all-reduces run on the host; give each rank "
               "its own GPU (NCCL)";
       else if (f.accum_steps != 1) why = "--accum_steps must be 1";
+      else if (f.zero != 0) why = "a ZeRO step cannot be captured (ZeroRedundancyOptimizer has no step_unless); use --zero 0";
       if (!why.empty()) throw std::invalid_argument("--cuda_graph: " + why);
     }
 
     auto model = std::make_shared<lenet::LeNet>();
     model->to(dev);
     auto ddp = std::make_shared<dist::DistributedDataParallel>(
-        model, dist::DistributedDataParallelOptions().bucket_cap_mb(f.bucket_cap_mb).first_bucket_cap_mb(f.first_bucket_cap_mb));
-    optim::SGD opt(ddp->parameters(), optim::SGDOptions(f.lr).momentum(f.momentum));
+        model, dist::DistributedDataParallelOptions()
+                   .bucket_cap_mb(f.bucket_cap_mb)
+                   .first_bucket_cap_mb(f.first_bucket_cap_mb)
+                   .zero_stage(f.zero));
+    // --zero 1: each rank keeps the momentum of its 1/N of the elements (split by element: by
+    // parameter, fc1's weight alone would be 77 % of LeNet's state on one rank). --zero 2: of
+    // DDP's gradient shards, which follow its buckets.
+    std::unique_ptr<optim::Optimizer> optimizer;
+    dist::ZeroRedundancyOptimizer* zero = nullptr;
+    const optim::SGDOptions sgd = optim::SGDOptions(f.lr).momentum(f.momentum);
+    if (f.zero > 0) {
+      auto zo = dist::ZeroRedundancyOptimizerOptions().shard_by(dist::ShardBy::kElement);
+      if (f.zero == 2) zo.ddp(ddp);
+      auto z = std::make_unique<dist::ZeroRedundancyOptimizer>(
+          ddp->parameters(), sgd, dist::optimizer_factory<optim::SGD, optim::SGDOptions>(), zo);
+      zero = z.get();
+      optimizer = std::move(z);
+    } else {
+      optimizer = std::make_unique<optim::SGD>(ddp->parameters(), sgd);
+    }
+    optim::Optimizer& opt = *optimizer;
     // Under DDP an overflow on one rank reaches every rank through the averaged gradients, so all
     // ranks skip the same steps and their scales stay equal.
     optim::GradScaler scaler(optim::GradScalerOptions().enabled(amp.uses_scaler()));
+    // --zero 2: each rank sees only its shard of the gradients; an overflow in any skips everywhere.
+    if (f.zero == 2) scaler.set_found_inf_reducer(zero->found_inf_reducer());
 
     // CIFAR-10 when its folder exists, else the synthetic set (same shapes, 50,000 / 10,000 images).
     // A folder that exists but holds a missing, truncated or corrupt file is an error naming that
@@ -192,6 +220,8 @@ int main(int argc, char** argv) {
     // Where the data stream stands: epoch `at_epoch` (under way), `at_sample` samples into it.
     int64_t at_epoch = start_epoch, at_sample = start_sample;
     auto save = [&]() {
+      // ZeRO: every rank sends its shard of the state to rank 0, which saves the whole.
+      if (!f.checkpoint.empty() && zero) zero->consolidate_state_dict(0);
       if (!f.checkpoint.empty() && main_process) {
         optim::TrainingState s;
         s.epoch = at_epoch;

@@ -309,6 +309,50 @@ TEST_P(GlooCollectives, ReduceScatterEveryDtypeAndOp) {
   EXPECT_TRUE(all_succeeded(results));
 }
 
+// The flat forms ZeRO uses, every dtype and op, at a size that spans several shared-memory chunks
+// (256 KiB an exchange, world x piece for a reduce-scatter) and several ring segments, the last
+// one short, and the edge sizes of one and zero elements per rank.
+TEST_P(GlooCollectives, FlatReduceScatterAndAllgatherEveryDtype) {
+  const int world = this->world();
+  const Layout layout = GetParam();
+  auto results = run_ranks(world, [world, layout](int rank) {
+    choose_transport(layout);
+    Job j = join(rank, world);
+    for (int64_t n : {int64_t(70001), int64_t(1), int64_t(0)}) {
+      for (DType dt : kReducible)
+        for (ReduceOp op : kOps) {
+          if (n != 70001 && op != ReduceOp::kSum) continue;
+          // Block `dest` of the input is what this rank contributes to rank dest's output.
+          Tensor in = make(dt, world * n, [&](int64_t i) { return contribution(dt, rank, i % std::max<int64_t>(n, 1), static_cast<int>(i / std::max<int64_t>(n, 1))); });
+          Tensor out = raw::full({n}, 99, TensorOptions(dt));
+          j.pg->reduce_scatter_tensor(out, in, op)->wait();
+          EXPECT_TRUE(equals(out, [&](int64_t i) {
+            std::vector<double> v;
+            for (int r = 0; r < world; ++r) v.push_back(contribution(dt, r, i, rank));
+            return reduce_expected(dt, op, v);
+          }, "reduce_scatter_tensor " + label(dt, op) + " of " + std::to_string(n)));
+        }
+      for (DType dt : kAll) {
+        Tensor in = make(dt, n, [&](int64_t i) { return contribution(dt, rank, i); });
+        Tensor out = raw::zeros({world, n}, TensorOptions(dt));  // any shape of the right count
+        j.pg->allgather_into_tensor(out, in)->wait();
+        for (int r = 0; r < world; ++r)
+          EXPECT_TRUE(equals(raw::view(out, {world * n}).narrow(0, r * n, n), [&](int64_t i) { return contribution(dt, r, i); },
+                             std::string("allgather_into_tensor ") + dtype_name(dt) + " block " + std::to_string(r)));
+      }
+    }
+    // The output may be this rank's own block of the input (in place, as ZeRO's stage 2 does).
+    Tensor flat = make(kFloat32, world * 1000, [&](int64_t i) { return (rank + 1) * static_cast<double>(i % 13); });
+    Tensor own = flat.narrow(0, rank * 1000, 1000);
+    j.pg->reduce_scatter_tensor(own, flat, ReduceOp::kAvg)->wait();
+    EXPECT_TRUE(equals(own, [&](int64_t i) { return (world + 1) / 2.0 * static_cast<double>((rank * 1000 + i) % 13); },
+                       "in-place reduce_scatter_tensor"));
+    leave(*j.store, rank, all_ranks(world));
+  }, quick());
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
 TEST_P(GlooCollectives, BarrierWaitsForEveryRank) {
   const int world = this->world();
   const Layout layout = GetParam();
@@ -363,8 +407,22 @@ TEST(ProcessGroupGloo, RejectsCudaNonContiguousAndMismatchedTensors) {
   std::vector<Tensor> wrong = {raw::zeros({5})};
   EXPECT_TRUE(throws_with<std::invalid_argument>([&] { pg->allgather(wrong, x); }, "with 5 elements"));
   std::vector<Tensor> wrong_dtype = {raw::zeros({4}, TensorOptions(kInt32))};
-  EXPECT_TRUE(throws_with<std::invalid_argument>([&] { pg->reduce_scatter(x, wrong_dtype); }, "inputs[0] is int32"));
+  EXPECT_TRUE(colony::testing::throws_with<std::invalid_argument>([&] { pg->reduce_scatter(x, wrong_dtype); }, "inputs[0] is int32"));
   EXPECT_THROW(ProcessGroupGloo(std::shared_ptr<Store>(), 0, 1), std::invalid_argument);
+}
+
+TEST(ProcessGroupGloo, FlatCollectivesRejectTensorsOfTheWrongSize) {
+  auto pg = solo_group();
+  Tensor out = raw::zeros({4});
+  Tensor in = raw::zeros({5});
+  EXPECT_TRUE(colony::testing::throws_with<std::invalid_argument>(
+      [&] { pg->reduce_scatter_tensor(out, in); },
+      "reduce_scatter_tensor: input is float32 on cpu with 5 elements, but it must be float32 on cpu with 1 x 4 elements"));
+  Tensor wide = raw::zeros({4}, TensorOptions(kInt64));
+  EXPECT_TRUE(colony::testing::throws_with<std::invalid_argument>([&] { pg->allgather_into_tensor(wide, out); },
+                                                 "allgather_into_tensor: output is int64"));
+  EXPECT_TRUE(colony::testing::throws_with<std::invalid_argument>(
+      [&] { pg->allgather_into_tensor(out, in); }, "with 1 x 5 elements (input's count per rank)"));
 }
 
 TEST(ProcessGroupGloo, WorksDescribeThemselvesWithSequenceNumbers) {
@@ -641,6 +699,39 @@ void expect_size_mismatch_reported_on_both_ranks(bool shm) {
   EXPECT_TRUE(all_succeeded(results));
 }
 
+// The flat collectives are fingerprinted as the list forms: a reduce-scatter against an allgather,
+// or different counts per rank, fail on every rank with the calls named, and the group goes on.
+void expect_flat_mismatches_reported(bool shm) {
+  auto results = run_ranks(3, [shm](int rank) {
+    if (!shm) setenv("COLONY_SHM", "0", 1);
+    Job j = join(rank, 3);
+    Tensor in = raw::ones({3 * 1000});
+    Tensor out = raw::zeros({1000});
+    auto work = rank == 1 ? j.pg->allgather_into_tensor(in, out) : j.pg->reduce_scatter_tensor(out, in);
+    EXPECT_TRUE(colony::testing::throws_with<CollectiveError>(
+        [&] { work->wait(); },
+        "collective mismatch at #1: ranks 0, 2 called reduce_scatter(float32, 1000 elements per rank, sum), "
+        "rank 1 called allgather(float32, 1000 elements per rank)"));
+    Tensor big = raw::ones({3 * (rank == 2 ? 70000 : 70001)});
+    Tensor part = raw::zeros({rank == 2 ? 70000 : 70001});
+    EXPECT_TRUE(colony::testing::throws_with<CollectiveError>(
+        [&] { j.pg->reduce_scatter_tensor(part, big)->wait(); },
+        "collective mismatch at #2: ranks 0, 1 called reduce_scatter(float32, 70001 elements per rank, sum), "
+        "rank 2 called reduce_scatter(float32, 70000 elements per rank, sum)"));
+    j.pg->reduce_scatter_tensor(out, in)->wait();
+    EXPECT_TRUE(equals(out, [](int64_t) { return 3.0; }, "after the mismatches"));
+    leave(*j.store, rank, {0, 1, 2});
+  }, quick());
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
+TEST(ProcessGroupGlooMismatch, FlatCollectiveMismatchesAreReportedOverTcp) { expect_flat_mismatches_reported(false); }
+
+TEST(ProcessGroupGlooMismatch, FlatCollectiveMismatchesAreReportedInSharedMemory) {
+  expect_flat_mismatches_reported(true);
+}
+
 TEST(ProcessGroupGlooMismatch, InlineAgainstRingSizeMismatchIsReportedOnBothRanks) {
   expect_size_mismatch_reported_on_both_ranks(/*shm=*/false);
 }
@@ -803,6 +894,55 @@ TEST(ProcessGroupGlooFailure, KilledPeerIsNamedInsteadOfAHang) {
   }, quick());
   if (in_rank_child()) return;
   EXPECT_TRUE(all_succeeded(results));
+}
+
+// A rank that dies in the middle of a reduce-scatter (it left after sending part of its data)
+// stops the others fast, named, over TCP and in shared memory.
+void expect_death_in_reduce_scatter_named(bool shm) {
+  auto results = run_ranks(3, [shm](int rank) {
+    if (!shm) setenv("COLONY_SHM", "0", 1);
+    Job j = join(rank, 3, /*timeout=*/milliseconds(30000));
+    j.pg->barrier()->wait();
+    // Rank 2 queues many reduce-scatters of 3 x 1 MB and dies while they run: the others fail
+    // in one of theirs, naming it, soon after.
+    Tensor in = raw::ones({3 * 250000});
+    Tensor out = raw::zeros({250000});
+    std::vector<std::shared_ptr<Work>> works;
+    for (int k = 0; k < 200; ++k) works.push_back(j.pg->reduce_scatter_tensor(out, in));
+    if (rank == 2) {
+      std::this_thread::sleep_for(milliseconds(30));
+      _exit(0);
+    }
+    std::string error;
+    std::vector<int> lost;
+    size_t failed = 0;
+    for (; failed < works.size() && error.empty(); ++failed) {
+      try {
+        works[failed]->wait();
+      } catch (const CollectiveError& e) {
+        error = e.what();
+        lost = e.unreachable();
+      }
+    }
+    const auto t_failed = Clock::now();
+    // Rank 2 is named; over TCP the other survivor may be too when it closed its connections
+    // first ("ranks 0, 2 are unreachable"), as gloo does after any failure.
+    EXPECT_NE(std::find(lost.begin(), lost.end(), 2), lost.end()) << "no reduce-scatter failed naming rank 2: " << error;
+    EXPECT_NE(error.find("reduce_scatter #"), std::string::npos) << error;
+    EXPECT_NE(error.find(" unreachable"), std::string::npos) << error;
+    // Every later one fails at once.
+    for (; failed < works.size(); ++failed) EXPECT_THROW(works[failed]->wait(), CollectiveError);
+    EXPECT_LT(std::chrono::duration<double>(Clock::now() - t_failed).count(), 10.0);
+    leave(*j.store, rank, {0, 1});
+  }, quick());
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
+TEST(ProcessGroupGlooFailure, DeathDuringReduceScatterIsNamedOverTcp) { expect_death_in_reduce_scatter_named(false); }
+
+TEST(ProcessGroupGlooFailure, DeathDuringReduceScatterIsNamedInSharedMemory) {
+  expect_death_in_reduce_scatter_named(true);
 }
 
 }  // namespace

@@ -202,6 +202,20 @@ class FakeNcclRuntime final : public nccl_detail::NcclRuntime {
         name(s));
   }
 
+  // A group of one: the one block is this rank's own.
+  void all_gather(const void* send, void* recv, size_t count, DType dtype, CommHandle, StreamHandle s) override {
+    throw_collective_error();
+    copy(send, recv, count, dtype);
+    log("all_gather " + std::to_string(count) + " " + dtype_name(dtype) + " on " + name(s));
+  }
+  void reduce_scatter(const void* send, void* recv, size_t count, DType dtype, ReduceOp op, CommHandle,
+                      StreamHandle s) override {
+    throw_collective_error();
+    copy(send, recv, count, dtype);
+    log("reduce_scatter " + std::to_string(count) + " " + dtype_name(dtype) + " " + reduce_op_name(op) + " on " +
+        name(s));
+  }
+
  private:
   static const char* name(StreamHandle s) { return s == kComm ? "comm" : s == kCompute ? "compute" : "?"; }
   void log(const std::string& c) {

@@ -232,6 +232,42 @@ TEST_F(ProcessGroupNCCLTest, ListCollectivesAreGroupedPerRank) {
   EXPECT_EQ(w->description(), "allreduce #3 (float32, 8 elements as 2 tensors, sum)");
 }
 
+TEST_F(ProcessGroupNCCLTest, FlatCollectivesAreOneNcclCallEach) {
+  auto rt = std::make_shared<FakeNcclRuntime>();
+  ProcessGroupNCCL pg(client(), 0, 1, options(rt));
+  Tensor in = raw::from_vector(std::vector<float>{5, 6}, {2});
+  Tensor gathered = raw::zeros({1, 2});
+  rt->take_calls();
+  auto w = pg.allgather_into_tensor(gathered, in);
+  EXPECT_EQ(w->description(), "allgather #1 (float32, 2 elements per rank)");
+  w->wait();
+  auto calls = rt->take_calls();
+  const auto start = std::find(calls.begin(), calls.end(), "group_start");
+  ASSERT_NE(start, calls.end());
+  EXPECT_EQ(std::vector<std::string>(start, start + 3),
+            (std::vector<std::string>{"group_start", "all_gather 2 float32 on comm", "group_end"}));
+  EXPECT_EQ(gathered.data_ptr<float>()[1], 6.0f);
+
+  Tensor out = raw::zeros({2}, kBFloat16);
+  Tensor big = raw::from_vector(std::vector<float>{3, 4}, {2});
+  Tensor big16 = raw::to(big, kCPU, kBFloat16);
+  pg.reduce_scatter_tensor(out, big16, ReduceOp::kAvg)->wait();
+  calls = rt->take_calls();
+  EXPECT_NE(std::find(calls.begin(), calls.end(), "reduce_scatter 2 bfloat16 avg on comm"), calls.end());
+  EXPECT_EQ(testing::values(out)[1], 4.0);
+
+  Tensor three = raw::zeros({3});
+  EXPECT_THROW_WITH(pg.reduce_scatter_tensor(out, three), std::invalid_argument,
+                    "reduce_scatter_tensor: input is float32 with 3 elements, but it must be bfloat16 with 1 x 2 "
+                    "elements (output's count per rank)");
+  Tensor bools = raw::zeros({2}, kBool);
+  Tensor bool_out = raw::zeros({2}, kBool);
+  EXPECT_THROW_WITH(pg.reduce_scatter_tensor(bool_out, bools), std::invalid_argument,
+                    "reduce_scatter_tensor: NCCL cannot reduce dtype bool");
+  EXPECT_THROW_WITH(pg.allgather_into_tensor(three, in), std::invalid_argument,
+                    "allgather_into_tensor: output is float32 with 3 elements, but it must be float32 with 1 x 2");
+}
+
 TEST_F(ProcessGroupNCCLTest, BadTensorsAreRefusedWithTheReason) {
   auto rt = std::make_shared<FakeNcclRuntime>();
   ProcessGroupNCCL pg(client(), 0, 1, options(rt));
@@ -631,6 +667,13 @@ TEST(ProcessGroupNCCL_CUDA, WorldOfOneRunsEveryCollective) {
   EXPECT_TRUE(w->is_completed());
   EXPECT_EQ(testing::values(outs[0])[1], 8.0);
   EXPECT_EQ(testing::values(out)[0], 7.0);
+  // The flat forms: ncclAllGather and ncclReduceScatter.
+  Tensor flat = raw::zeros({2}, TensorOptions(dev));
+  pg.allgather_into_tensor(flat, in)->wait();
+  Tensor scattered = raw::zeros({2}, TensorOptions(dev));
+  synchronize(*pg.reduce_scatter_tensor(scattered, in, ReduceOp::kAvg));
+  EXPECT_EQ(testing::values(flat)[1], 8.0);
+  EXPECT_EQ(testing::values(scattered)[0], 7.0);
   synchronize(*pg.barrier());
 }
 

@@ -1,0 +1,381 @@
+// ZeroRedundancyOptimizer on real processes with the Gloo group: training equal to DDP with the
+// plain optimizer (AdamW, LeNet, 50 steps, 2 and 3 ranks; bfloat16 autocast; gradient
+// accumulation; parameter groups, an LR scheduler and gradient clipping), GradScaler skipping on
+// every rank, checkpoints in the non-sharded format both ways, and the state each rank keeps.
+#include "distributed/zero/zero_redundancy_optimizer.h"
+
+#include <cmath>
+#include <limits>
+
+#include "autograd/autograd.h"
+#include "autograd/autocast.h"
+#include "distributed/ddp.h"
+#include "distributed/init.h"
+#include "examples/lenet_cifar10/lenet.h"
+#include "nn/clip_grad.h"
+#include "nn/functional.h"
+#include "optim/adam.h"
+#include "optim/grad_scaler.h"
+#include "optim/lr_scheduler.h"
+#include "tensor/random.h"
+#include "tests/multiprocess.h"
+#include "tests/test_util.h"
+
+namespace colony {
+namespace {
+
+using dist::ShardBy;
+using dist::ZeroRedundancyOptimizer;
+using dist::ZeroRedundancyOptimizerOptions;
+using testing::all_succeeded;
+using testing::in_rank_child;
+using testing::run_ranks;
+
+// Every rank's own synthetic CIFAR-shaped batch for step `step`.
+std::pair<Tensor, Tensor> batch(int step, int rank, int micro = 0) {
+  Generator g(static_cast<uint64_t>(1000 * step + 10 * rank + micro + 1));
+  return {raw::randn({4, 3, 32, 32}, {}, &g), raw::randint(0, 10, {4}, TensorOptions(kInt64), &g)};
+}
+
+// Two parameter groups (the convolutions, the linear layers), as a user tuning them apart would.
+std::vector<optim::ParamGroup> groups_of(lenet::LeNet& m) {
+  std::vector<Tensor> conv, fc;
+  for (auto& [name, p] : m.named_parameters()) (name.rfind("conv", 0) == 0 ? conv : fc).push_back(p);
+  return {optim::ParamGroup(conv), optim::ParamGroup(fc, optim::AdamWOptions(2e-3).weight_decay(0.05))};
+}
+
+// How ZeRO runs: stage 1 split by parameter or by element, or stage 2 (DDP's gradient shards).
+enum class Mode { kByParameter, kByElement, kStage2 };
+const char* mode_name(Mode m) {
+  return m == Mode::kByParameter ? "stage 1 by parameter" : m == Mode::kByElement ? "stage 1 by element" : "stage 2";
+}
+
+// Stage 2 with small buckets: LeNet's 242 KiB of gradients in four (fc1's weight alone in one),
+// so shards span several buckets and parameters are split inside them.
+std::shared_ptr<dist::DistributedDataParallel> ddp_for(std::shared_ptr<nn::Module> model, Mode mode) {
+  auto o = dist::DistributedDataParallelOptions();
+  if (mode == Mode::kStage2) o.zero_stage(2).first_bucket_cap_mb(0.02).bucket_cap_mb(0.05);
+  return std::make_shared<dist::DistributedDataParallel>(std::move(model), o);
+}
+
+std::unique_ptr<ZeroRedundancyOptimizer> zero_adamw(std::vector<optim::ParamGroup> groups, Mode mode,
+                                                    std::shared_ptr<dist::DistributedDataParallel> ddp = nullptr) {
+  auto o = ZeroRedundancyOptimizerOptions().shard_by(mode == Mode::kByParameter ? ShardBy::kParameter : ShardBy::kElement);
+  if (mode == Mode::kStage2) o.ddp(std::move(ddp));
+  return std::make_unique<ZeroRedundancyOptimizer>(std::move(groups), optim::AdamWOptions(1e-3).weight_decay(0.01),
+                                                   dist::optimizer_factory<optim::AdamW, optim::AdamWOptions>(), o);
+}
+
+// Two LeNets with the same initial weights, each under its own DDP: the plain run and the ZeRO one.
+struct Twins {
+  Twins(uint64_t seed, Mode mode) {
+    manual_seed(seed);
+    plain_model = std::make_shared<lenet::LeNet>();
+    manual_seed(seed);
+    zero_model = std::make_shared<lenet::LeNet>();
+    plain_ddp = std::make_shared<dist::DistributedDataParallel>(plain_model);
+    zero_ddp = ddp_for(zero_model, mode);
+  }
+  std::shared_ptr<lenet::LeNet> plain_model, zero_model;
+  std::shared_ptr<dist::DistributedDataParallel> plain_ddp, zero_ddp;
+};
+
+::testing::AssertionResult same_parameters(nn::Module& a, nn::Module& b, double rtol) {
+  auto pa = a.named_parameters(), pb = b.named_parameters();
+  for (size_t i = 0; i < pa.size(); ++i) {
+    auto r = testing::all_close(pa[i].second, pb[i].second, rtol, 0);
+    if (!r) return ::testing::AssertionFailure() << pa[i].first << ": " << r.message();
+  }
+  return ::testing::AssertionSuccess();
+}
+
+struct Variant {
+  bool bf16 = false;
+  int accum = 1;
+  // Parameter groups, a StepLR on each optimizer and clip_grad_norm_ (ZeRO's global one against
+  // nn::utils' over the full gradients).
+  bool groups_schedule_clip = false;
+};
+
+// 50 steps of DDP + AdamW and DDP + ZeRO(AdamW) side by side from the same weights on the same
+// batches: the parameters stay equal within 1e-6 relative, for both ways of sharding.
+void expect_equal_to_ddp(int world, Variant v) {
+  auto results = run_ranks(world, [world, v](int rank) {
+    dist::init_process_group();
+    for (Mode by : {Mode::kByParameter, Mode::kByElement, Mode::kStage2}) {
+      Twins twins(11, by);
+      auto &plain_model = twins.plain_model, &zero_model = twins.zero_model;
+      auto &plain_ddp = twins.plain_ddp, &zero_ddp = twins.zero_ddp;
+      std::unique_ptr<optim::Optimizer> plain;
+      std::unique_ptr<ZeroRedundancyOptimizer> zero;
+      if (v.groups_schedule_clip) {
+        plain = std::make_unique<optim::AdamW>(groups_of(*plain_model), optim::AdamWOptions(1e-3).weight_decay(0.01));
+        zero = zero_adamw(groups_of(*zero_model), by, zero_ddp);
+      } else {
+        plain = std::make_unique<optim::AdamW>(plain_ddp->parameters(), optim::AdamWOptions(1e-3).weight_decay(0.01));
+        zero = zero_adamw({optim::ParamGroup(zero_ddp->parameters())}, by, zero_ddp);
+      }
+      optim::StepLR plain_lr(*plain, 10, 0.5), zero_lr(*zero, 10, 0.5);
+      for (int step = 0; step < 50; ++step) {
+        plain->zero_grad();
+        zero->zero_grad();
+        for (int micro = 0; micro < v.accum; ++micro) {
+          auto [x, y] = batch(step, rank, micro);
+          const bool last = micro + 1 == v.accum;
+          for (auto* ddp : {plain_ddp.get(), zero_ddp.get()}) {
+            std::optional<dist::DistributedDataParallel::NoSyncGuard> no_sync;
+            if (!last) no_sync.emplace(ddp->no_sync());
+            Tensor loss;
+            {
+              AutocastGuard autocast(DeviceType::CPU, kBFloat16, v.bf16);
+              loss = F::cross_entropy(ddp->forward(x), y);
+            }
+            (v.accum > 1 ? loss / static_cast<double>(v.accum) : loss).backward();
+          }
+        }
+        if (v.groups_schedule_clip) {
+          const double a = nn::utils::clip_grad_norm_(plain_model->parameters(), 0.5);
+          const double b = zero->clip_grad_norm_(0.5);
+          EXPECT_NEAR(a, b, 1e-9 * a) << "step " << step;
+        }
+        plain->step();
+        zero->step();
+        if (v.groups_schedule_clip) {
+          plain_lr.step();
+          zero_lr.step();
+        }
+      }
+      EXPECT_TRUE(same_parameters(*plain_model, *zero_model, 1e-6)) << mode_name(by);
+      // The parameters moved (the test can fail): not the initial weights any more.
+      manual_seed(11);
+      lenet::LeNet initial;
+      EXPECT_FALSE(same_parameters(initial, *zero_model, 1e-3));
+      if (v.groups_schedule_clip) {
+        EXPECT_DOUBLE_EQ(zero->lr(1), 2e-3 * 0.5 * 0.5 * 0.5 * 0.5 * 0.5);
+      }
+
+      // Each rank keeps a shard of the state, together exactly the plain optimizer's; split by
+      // element, each is within 1/N + 5 % of it.
+      const size_t full = dist::optimizer_state_bytes(*plain);
+      Tensor mine = raw::full({1}, static_cast<double>(zero->state_bytes()), TensorOptions(kInt64));
+      Tensor most = raw::clone(mine);
+      dist::default_process_group()->allreduce(mine)->wait();
+      dist::default_process_group()->allreduce(most, dist::ReduceOp::kMax)->wait();
+      // The step counts (8 bytes per parameter) are kept by every rank that holds a run of it:
+      // up to world - 1 more per split, in one flat space (by element) or in each of stage 2's
+      // four buckets.
+      const int64_t step_counts = 8 * (world - 1) * (by == Mode::kStage2 ? 4 : 1);
+      EXPECT_LE(mine.item<int64_t>() - static_cast<int64_t>(full), by == Mode::kByParameter ? 0 : step_counts)
+          << mode_name(by);
+      EXPECT_GE(mine.item<int64_t>(), static_cast<int64_t>(full));
+      if (by != Mode::kByParameter) {
+        EXPECT_LE(most.item<double>(), full * (1.0 / world + 0.05)) << mode_name(by);
+      }
+      // Stage 2: after backward each rank holds only its shard of the gradient (1/N and the
+      // padding of one bucket), and no parameter keeps a full .grad().
+      if (by == Mode::kStage2) {
+        auto [x, y] = batch(99, rank);
+        zero->zero_grad();
+        F::cross_entropy(zero_ddp->forward(x), y).backward();
+        const double grads = static_cast<double>(dist::gradient_bytes(plain_model->parameters()));
+        EXPECT_EQ(dist::gradient_bytes(zero_model->parameters()), 0u);
+        EXPECT_GT(zero->gradient_bytes(), 0u);
+        EXPECT_LE(static_cast<double>(zero->gradient_bytes()), grads * (1.0 / world + 0.05));
+      }
+    }
+    dist::destroy_process_group();
+  });
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
+TEST(ZeroRedundancyOptimizer, TwoRanksTrainAsDdpWithAdamW) { expect_equal_to_ddp(2, {}); }
+TEST(ZeroRedundancyOptimizer, ThreeRanksTrainAsDdpWithAdamW) { expect_equal_to_ddp(3, {}); }
+TEST(ZeroRedundancyOptimizer, TwoRanksTrainAsDdpUnderBFloat16Autocast) { expect_equal_to_ddp(2, {true}); }
+TEST(ZeroRedundancyOptimizer, ThreeRanksTrainAsDdpUnderBFloat16Autocast) { expect_equal_to_ddp(3, {true}); }
+TEST(ZeroRedundancyOptimizer, TwoRanksTrainAsDdpWithGradientAccumulation) { expect_equal_to_ddp(2, {false, 2}); }
+TEST(ZeroRedundancyOptimizer, ThreeRanksTrainAsDdpWithGradientAccumulation) { expect_equal_to_ddp(3, {false, 2}); }
+TEST(ZeroRedundancyOptimizer, GroupsSchedulerAndClippingWorkAsWithThePlainOptimizer) {
+  expect_equal_to_ddp(2, {false, 1, true});
+}
+
+// A loss that overflows on one rank makes DDP's averaged gradients inf everywhere, and
+// GradScaler skips ZeRO's step on every rank; a gradient that overflows on one rank only (sharded
+// gradients) is seen by all through found_inf_reducer().
+void expect_grad_scaler_skips_on_every_rank(Mode mode) {
+  auto results = run_ranks(2, [mode](int rank) {
+    dist::init_process_group();
+    manual_seed(3);
+    auto model = std::make_shared<lenet::LeNet>();
+    auto ddp = ddp_for(model, mode);
+    auto zero = zero_adamw({optim::ParamGroup(ddp->parameters())}, mode, ddp);
+    optim::GradScaler scaler(optim::GradScalerOptions().init_scale(1024.0));
+    scaler.set_found_inf_reducer(zero->found_inf_reducer());
+    for (int step = 0; step < 4; ++step) {
+      zero->zero_grad();
+      auto [x, y] = batch(step, rank);
+      Tensor loss = F::cross_entropy(ddp->forward(x), y);
+      if (step == 1 && rank == 1) loss = loss * std::numeric_limits<double>::infinity();
+      scaler.scale(loss).backward();
+      if (step == 3 && rank == 0) {
+        // Only this rank's gradients overflow (under stage 1 as if sharded: DDP's are alike).
+        Tensor g = zero->stepped_tensors().front().grad();
+        raw::fill_(g, std::numeric_limits<double>::infinity());
+      }
+      auto before = raw::clone(model->fc1->weight);
+      const bool stepped = scaler.step(*zero);
+      scaler.update();
+      EXPECT_EQ(stepped, step == 0 || step == 2) << "step " << step;
+      EXPECT_EQ(testing::all_close(before, model->fc1->weight, 0, 0), !stepped) << "step " << step;
+    }
+    EXPECT_DOUBLE_EQ(scaler.get_scale(), 1024.0 / 4);
+    dist::destroy_process_group();
+  });
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
+TEST(ZeroRedundancyOptimizer, GradScalerSkipsOnEveryRankStage1) { expect_grad_scaler_skips_on_every_rank(Mode::kByElement); }
+TEST(ZeroRedundancyOptimizer, GradScalerSkipsOnEveryRankStage2) { expect_grad_scaler_skips_on_every_rank(Mode::kStage2); }
+
+// consolidate_state_dict() gives exactly the plain optimizer's state dict on the chosen rank; a
+// plain optimizer and a ZeRO one split otherwise (stage 1 by parameter -> stage 2 -> stage 1 by
+// element -> by parameter) load it and go on exactly as the plain one does.
+void expect_checkpoints_in_the_plain_format(int world, Mode by) {
+  auto results = run_ranks(world, [world, by](int rank) {
+    dist::init_process_group();
+    Twins twins(5, by);
+    auto &plain_model = twins.plain_model, &zero_model = twins.zero_model;
+    auto &plain_ddp = twins.plain_ddp, &zero_ddp = twins.zero_ddp;
+    optim::AdamW plain(groups_of(*plain_model), optim::AdamWOptions(1e-3).weight_decay(0.01));
+    auto zero = zero_adamw(groups_of(*zero_model), by, zero_ddp);
+    auto train = [&](int from, int to, optim::Optimizer& a, dist::DistributedDataParallel& da, optim::Optimizer& b,
+                     dist::DistributedDataParallel& db) {
+      for (int step = from; step < to; ++step) {
+        auto [x, y] = batch(step, rank);
+        for (auto [o, d] : {std::make_pair(&a, &da), std::make_pair(&b, &db)}) {
+          o->zero_grad();
+          F::cross_entropy(d->forward(x), y).backward();
+          o->step();
+        }
+      }
+    };
+    train(0, 5, plain, *plain_ddp, *zero, *zero_ddp);
+    EXPECT_THROW(zero->state_dict(), std::runtime_error);
+    const int to = world - 1;
+    zero->consolidate_state_dict(to);
+    const optim::NamedTensors want = plain.state_dict();
+    if (rank == to) {
+      const optim::NamedTensors got = zero->state_dict();
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].first, want[i].first);
+        EXPECT_EQ(got[i].second.sizes(), want[i].second.sizes()) << want[i].first;
+        EXPECT_TRUE(testing::all_close(got[i].second, want[i].second, 0, 0)) << want[i].first;
+      }
+      // A plain optimizer resumes from it (the format a job without ZeRO reads).
+      manual_seed(5);
+      lenet::LeNet other;
+      optim::AdamW resumed(groups_of(other), optim::AdamWOptions(1e-3).weight_decay(0.01));
+      resumed.load_state_dict(got);
+    } else {
+      EXPECT_THROW(zero->state_dict(), std::runtime_error);
+    }
+    // Every rank loads the plain optimizer's full state into a ZeRO optimizer sharded the other
+    // way over copies of the weights; both go on equal.
+    manual_seed(5);
+    auto resumed_model = std::make_shared<lenet::LeNet>();
+    {
+      NoGradGuard no_grad;
+      auto src = plain_model->parameters(), dst = resumed_model->parameters();
+      for (size_t i = 0; i < src.size(); ++i) dst[i].copy_(src[i]);
+    }
+    const Mode other = by == Mode::kByElement ? Mode::kByParameter : by == Mode::kByParameter ? Mode::kStage2 : Mode::kByElement;
+    auto resumed_ddp = ddp_for(resumed_model, other);
+    auto resumed = zero_adamw(groups_of(*resumed_model), other, resumed_ddp);
+    resumed->load_state_dict(want);
+    train(5, 10, plain, *plain_ddp, *resumed, *resumed_ddp);
+    EXPECT_TRUE(same_parameters(*plain_model, *resumed_model, 1e-6));
+    (void)world;
+    dist::destroy_process_group();
+  });
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
+TEST(ZeroRedundancyOptimizer, CheckpointsInThePlainFormatTwoRanksByParameter) {
+  expect_checkpoints_in_the_plain_format(2, Mode::kByParameter);
+}
+TEST(ZeroRedundancyOptimizer, CheckpointsInThePlainFormatTwoRanksStage2) {
+  expect_checkpoints_in_the_plain_format(2, Mode::kStage2);
+}
+TEST(ZeroRedundancyOptimizer, CheckpointsInThePlainFormatThreeRanksByElement) {
+  expect_checkpoints_in_the_plain_format(3, Mode::kByElement);
+}
+
+TEST(ZeroRedundancyOptimizer, BadArgumentsAreRefusedWithTheReason) {
+  auto results = run_ranks(2, [](int) {
+    dist::init_process_group();
+    Tensor a = raw::zeros({3}).requires_grad_(true);
+    Tensor b = raw::zeros({3}, TensorOptions(kFloat64)).requires_grad_(true);
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+        [&] { zero_adamw({optim::ParamGroup({a, b})}, Mode::kByParameter); },
+        "parameter 1 is float64 on cpu but parameter 0 is float32 on cpu; one dtype and device per optimizer"));
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+        [&] {
+          ZeroRedundancyOptimizer z({a}, optim::AdamWOptions(), dist::OptimizerFactory());
+        },
+        "the optimizer factory is empty"));
+    ZeroRedundancyOptimizer z({a}, optim::AdamWOptions(), dist::optimizer_factory<optim::AdamW, optim::AdamWOptions>());
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>([&] { z.consolidate_state_dict(2); },
+                                                            "to_rank 2 is not a rank of the group"));
+    // Stage 2 needs a DDP built for it, with the same parameters, and no comm hook.
+    auto model = std::make_shared<lenet::LeNet>();
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+        [&] { dist::DistributedDataParallel(model, dist::DistributedDataParallelOptions().zero_stage(3)); },
+        "zero_stage must be 0, 1 or 2, got 3"));
+    auto plain_ddp = ddp_for(model, Mode::kByElement);
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+        [&] { zero_adamw({optim::ParamGroup(plain_ddp->parameters())}, Mode::kStage2, plain_ddp); },
+        "was not built with zero_stage(2)"));
+    auto sharded = ddp_for(model, Mode::kStage2);
+    auto params = sharded->parameters();
+    params.pop_back();
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+        [&] { zero_adamw({optim::ParamGroup(params)}, Mode::kStage2, sharded); }, "the parameters differ from the DDP's"));
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+        [&] { sharded->register_comm_hook(dist::comm_hooks::bf16_compress()); },
+        "comm hooks cannot be combined with zero_stage(2)"));
+    dist::destroy_process_group();
+  });
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
+// Without a process group (one process) it is the wrapped optimizer: the same steps, and the
+// same state dict once "consolidated".
+TEST(ZeroRedundancyOptimizer, OneProcessWithoutAGroupIsThePlainOptimizer) {
+  manual_seed(9);
+  lenet::LeNet a;
+  manual_seed(9);
+  lenet::LeNet b;
+  optim::AdamW plain(a.parameters(), optim::AdamWOptions(1e-3));
+  auto zero = zero_adamw({optim::ParamGroup(b.parameters())}, Mode::kByElement);
+  EXPECT_EQ(zero->world_size(), 1);
+  for (int step = 0; step < 3; ++step) {
+    auto [x, y] = batch(step, 0);
+    plain.zero_grad();
+    zero->zero_grad();
+    F::cross_entropy(a.forward(x), y).backward();
+    F::cross_entropy(b.forward(x), y).backward();
+    plain.step();
+    zero->step();
+  }
+  EXPECT_TRUE(same_parameters(a, b, 0));
+  zero->consolidate_state_dict();
+  EXPECT_EQ(zero->state_dict().size(), plain.state_dict().size());
+  EXPECT_EQ(zero->state_bytes(), dist::optimizer_state_bytes(plain));
+}
+
+}  // namespace
+}  // namespace colony
