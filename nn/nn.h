@@ -1,6 +1,8 @@
 // Everything in nn/: modules, layers, functional (F::), init, save/load.
 #pragma once
 
+#include "nn/any_module.h"
+#include "nn/any_value.h"
 #include "nn/batchnorm.h"
 #include "nn/clip_grad.h"
 #include "nn/containers.h"
