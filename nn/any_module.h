@@ -123,7 +123,12 @@ class TypedForward final : public AnyForward {
   }
   Tensor forward_tensor(const Tensor& input) override {
     if constexpr (kArity == 1 && std::is_same_v<std::decay_t<R>, Tensor>) {
-      if constexpr ((std::is_same_v<std::decay_t<Args>, Tensor> && ...)) return (module_.get()->*fn_)(Tensor(input));
+      using A = std::tuple_element_t<0, std::tuple<Args...>>;
+      if constexpr (std::is_same_v<A, const Tensor&>) {
+        return (module_.get()->*fn_)(input);
+      } else if constexpr (std::is_same_v<std::decay_t<A>, Tensor>) {
+        return (module_.get()->*fn_)(Tensor(input));  // by value or Tensor&&: the callee gets its own handle
+      }
     }
     return forward_result<Tensor>(forward(pack_values(input)), signature());
   }

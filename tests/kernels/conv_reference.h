@@ -121,26 +121,12 @@ inline const std::vector<ConvCase>& conv_cases() {
 inline std::vector<int64_t> x_shape(const ConvCase& k) { return {k.n, k.c, k.h, k.w}; }
 inline std::vector<int64_t> w_shape(const ConvCase& k) { return {k.o, k.c / k.groups, k.kh, k.kw}; }
 
+// In Conv2dGeometry's field order: input, output channels and kernel, stride, padding, dilation,
+// groups, output size.
 inline kernels::Conv2dGeometry geometry(const ConvCase& k) {
-  ConvDims d = dims(k);
-  kernels::Conv2dGeometry g;
-  g.batch = k.n;
-  g.in_channels = k.c;
-  g.in_h = k.h;
-  g.in_w = k.w;
-  g.out_channels = k.o;
-  g.kernel_h = k.kh;
-  g.kernel_w = k.kw;
-  g.stride_h = k.stride.h;
-  g.stride_w = k.stride.w;
-  g.pad_h = k.padding.h;
-  g.pad_w = k.padding.w;
-  g.dilation_h = k.dilation.h;
-  g.dilation_w = k.dilation.w;
-  g.groups = k.groups;
-  g.out_h = d.ho;
-  g.out_w = d.wo;
-  return g;
+  const ConvDims d = dims(k);
+  return {k.n,        k.c,        k.h,         k.w,         k.o,      k.kh, k.kw, k.stride.h,
+          k.stride.w, k.padding.h, k.padding.w, k.dilation.h, k.dilation.w, k.groups, d.ho, d.wo};
 }
 
 inline std::vector<kernels::cpu::ConvAlgorithm> algorithms_for(const ConvCase& k) {

@@ -19,25 +19,7 @@
 namespace colony::kernels::cpu {
 namespace {
 
-using colony::testing::algo_name;
-using colony::testing::algorithms_for;
-using colony::testing::cast;
-using colony::testing::close;
-using colony::testing::conv_cases;
-using colony::testing::ConvCase;
-using colony::testing::ConvDims;
-using colony::testing::dims;
-using colony::testing::geometry;
-using colony::testing::name;
-using colony::testing::numel;
-using colony::testing::naive_conv;
-using colony::testing::naive_conv_backward;
-using colony::testing::NaiveGrads;
-using colony::testing::random_values;
-using colony::testing::ScopedThreads;
-using colony::testing::throws_with;
-using colony::testing::w_shape;
-using colony::testing::x_shape;
+using namespace colony::testing;  // NOLINT(build/namespaces): the references and helpers of the kernel tests
 
 // Both CPU algorithms, called directly, against the naive loops in float64 and float32.
 template <typename T>

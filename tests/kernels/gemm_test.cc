@@ -17,10 +17,7 @@
 namespace colony::kernels::cpu {
 namespace {
 
-using colony::testing::cast;
-using colony::testing::random_values;
-using colony::testing::ScopedThreads;
-using colony::testing::throws_with;
+using namespace colony::testing;  // NOLINT(build/namespaces): the references and helpers of the kernel tests
 
 struct GemmCase {
   int64_t batch, m, n, k;

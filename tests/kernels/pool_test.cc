@@ -19,17 +19,7 @@
 namespace colony::kernels::cpu {
 namespace {
 
-using colony::testing::cast;
-using colony::testing::naive_adaptive;
-using colony::testing::naive_avg_pool;
-using colony::testing::naive_max_pool;
-using colony::testing::NaiveMax;
-using colony::testing::numel;
-using colony::testing::pool_cases;
-using colony::testing::PoolCase;
-using colony::testing::random_values;
-using colony::testing::ScopedThreads;
-using colony::testing::throws_with;
+using namespace colony::testing;  // NOLINT(build/namespaces): the references and helpers of the kernel tests
 
 std::string describe(const PoolCase& c) {
   std::string s = "[";
@@ -38,22 +28,11 @@ std::string describe(const PoolCase& c) {
          std::to_string(c.stride.h) + "," + std::to_string(c.stride.w) + (c.ceil_mode ? " ceil" : "");
 }
 
+// In Pool2dGeometry's field order: planes and sizes, kernel, stride, padding, dilation.
 Pool2dGeometry geometry(const PoolCase& c, int64_t out_h, int64_t out_w) {
-  Pool2dGeometry g;
-  g.in_h = c.in[c.in.size() - 2];
-  g.in_w = c.in[c.in.size() - 1];
-  g.planes = numel(c.in) / (g.in_h * g.in_w);
-  g.out_h = out_h;
-  g.out_w = out_w;
-  g.kernel_h = c.kernel.h;
-  g.kernel_w = c.kernel.w;
-  g.stride_h = c.stride.h;
-  g.stride_w = c.stride.w;
-  g.pad_h = c.padding.h;
-  g.pad_w = c.padding.w;
-  g.dilation_h = c.dilation.h;
-  g.dilation_w = c.dilation.w;
-  return g;
+  const int64_t h = c.in[c.in.size() - 2], w = c.in[c.in.size() - 1];
+  return {numel(c.in) / (h * w), h,          w,           out_h,       out_w,        c.kernel.h,  c.kernel.w,
+          c.stride.h,           c.stride.w, c.padding.h, c.padding.w, c.dilation.h, c.dilation.w};
 }
 
 // The front functions' cases, a 1 x 1 plane, a window covering the whole input (global pooling)
@@ -66,6 +45,20 @@ std::vector<PoolCase> cases() {
   return all;
 }
 
+// A max pooling case's input (random, from `seed`), its naive result and its geometry.
+struct MaxPoolRun {
+  std::vector<double> x;
+  NaiveMax ref;
+  Pool2dGeometry g;
+};
+
+MaxPoolRun max_pool_run(const PoolCase& c, uint32_t seed) {
+  MaxPoolRun r{random_values(numel(c.in), seed), {}, {}};
+  r.ref = naive_max_pool(c, r.x);
+  r.g = geometry(c, r.ref.ho, r.ref.wo);
+  return r;
+}
+
 double dot(const std::vector<double>& a, const std::vector<double>& b) {
   double s = 0;
   for (size_t i = 0; i < a.size(); ++i) s += a[i] * b[i];
@@ -76,9 +69,7 @@ TEST(MaxPool2dKernel, MatchesNaiveValuesAndIndicesOnOneAndTwoThreads) {
   uint32_t seed = 100;
   for (const PoolCase& c : cases()) {
     SCOPED_TRACE(describe(c));
-    std::vector<double> x = random_values(numel(c.in), seed++);
-    NaiveMax ref = naive_max_pool(c, x);
-    const Pool2dGeometry g = geometry(c, ref.ho, ref.wo);
+    const auto [x, ref, g] = max_pool_run(c, seed++);
     std::vector<float> x32 = cast<float>(x);
     NaiveMax ref32 = naive_max_pool(c, cast<double>(x32));  // ties may appear in float32
     std::vector<std::vector<float>> outputs;
@@ -103,9 +94,7 @@ TEST(MaxPool2dKernel, BackwardScattersToTheIndicesAndRefusesOnesOutsideThePlane)
   uint32_t seed = 200;
   for (const PoolCase& c : cases()) {
     SCOPED_TRACE(describe(c));
-    std::vector<double> x = random_values(numel(c.in), seed++);
-    NaiveMax ref = naive_max_pool(c, x);
-    const Pool2dGeometry g = geometry(c, ref.ho, ref.wo);
+    const auto [x, ref, g] = max_pool_run(c, seed++);
     std::vector<double> gy = random_values(ref.y.size(), seed++);
     std::vector<double> want(x.size(), 0.0);
     const int64_t plane_out = ref.ho * ref.wo, plane_in = g.in_h * g.in_w;

@@ -17,10 +17,7 @@
 namespace colony::kernels::cpu {
 namespace {
 
-using colony::testing::cast;
-using colony::testing::random_values;
-using colony::testing::ScopedThreads;
-using colony::testing::throws_with;
+using namespace colony::testing;  // NOLINT(build/namespaces): the references and helpers of the kernel tests
 
 // y[o, i] = scale * sum_r x[o, r, i], in double.
 std::vector<double> naive_sum(const std::vector<double>& x, int64_t outer, int64_t len, int64_t inner, double scale) {

@@ -35,6 +35,11 @@ struct Count : Module {
   int64_t forward(const Tensor& x) const { return x.numel(); }
 };
 
+// A Tensor by value: it hides Module's forward instead of overriding it, and AnyModule still calls it.
+struct ByValue : Module {
+  Tensor forward(Tensor x) { return x * 3.0; }
+};
+
 // The virtual forward and another overload: held as an AnyModule, the virtual one is called.
 struct Overloaded : Module {
   Tensor forward(const Tensor& x) override { return x + 1.0; }
@@ -95,6 +100,11 @@ TEST(AnyModule, TensorToTensorModulesTakeTheDirectPath) {
   Tensor x = raw::ones({4, 3});
   EXPECT_TRUE(all_close(any.forward(x), linear->forward(x)));
   EXPECT_TRUE(throws_with<ForwardArgumentError>([&] { any.forward(1.0); }, "argument 1 must be Tensor, not double"));
+  AnyModule by_value = std::make_shared<ByValue>();
+  EXPECT_TRUE(by_value.maps_tensor_to_tensor());
+  EXPECT_EQ(colony::testing::values(by_value.forward(raw::ones({2}))), (std::vector<double>{3.0, 3.0}));
+  Sequential seq{std::make_shared<ByValue>(), std::make_shared<ByValue>()};
+  EXPECT_EQ(colony::testing::values(seq.forward(raw::ones({1}))), (std::vector<double>{9.0}));
 }
 
 TEST(AnyModule, AModuleHeldAsModuleOrWithOverloadsIsCalledThroughTheVirtualForward) {

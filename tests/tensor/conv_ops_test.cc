@@ -94,6 +94,17 @@ TEST(Conv2d, FrontFunctionMatchesNaiveWithNonContiguousInputs) {
   EXPECT_TRUE(all_close(y, from(naive_conv(k, x, w, b), y.sizes()), 1e-12, 1e-12));
 }
 
+// conv2d_backward's three gradients against the naive ones; atol_sum for weight and bias, which
+// sum over the batch and the output positions.
+void expect_grads_match_naive(const raw::Conv2dGrads& grads, const ConvCase& k, const std::vector<double>& gy,
+                              const std::vector<double>& x, const std::vector<double>& w, double rtol, double atol,
+                              double atol_sum) {
+  NaiveGrads ref = naive_conv_backward(k, gy, x, w);
+  EXPECT_TRUE(all_close(grads.grad_input, from(ref.gx, x_shape(k)), rtol, atol));
+  EXPECT_TRUE(all_close(grads.grad_weight, from(ref.gw, w_shape(k)), rtol, atol_sum));
+  EXPECT_TRUE(all_close(grads.grad_bias, from(ref.gb, {k.o}), rtol, atol_sum));
+}
+
 TEST(Conv2d, LeNetShapesInFloat32) {
   // Both LeNet layers at a batch the thread pool splits unevenly.
   ThreadCount threads(3);
@@ -110,10 +121,7 @@ TEST(Conv2d, LeNetShapesInFloat32) {
     EXPECT_TRUE(all_close(y, from(naive_conv(k, x, w, b), y.sizes()), 1e-4, 1e-4));
     auto grads = raw::conv2d_backward(from(gy, y.sizes(), kFloat32), from(x, x_shape(k), kFloat32),
                                       from(w, w_shape(k), kFloat32), {1, 0, 1, 1});
-    NaiveGrads ref = naive_conv_backward(k, gy, x, w);
-    EXPECT_TRUE(all_close(grads.grad_input, from(ref.gx, x_shape(k)), 1e-4, 1e-4));
-    EXPECT_TRUE(all_close(grads.grad_weight, from(ref.gw, w_shape(k)), 1e-4, 1e-3));
-    EXPECT_TRUE(all_close(grads.grad_bias, from(ref.gb, {k.o}), 1e-4, 1e-3));
+    expect_grads_match_naive(grads, k, gy, x, w, 1e-4, 1e-4, 1e-3);
   }
 }
 
@@ -128,10 +136,7 @@ TEST(Conv2d, AutoMayPickDifferentAlgorithmsPerGradient) {
   std::vector<double> gy = random_values(k.n * k.o * d.ho * d.wo, 27);
   auto grads = raw::conv2d_backward(from(gy, {k.n, k.o, d.ho, d.wo}), from(x, x_shape(k)), from(w, w_shape(k)),
                                     {k.stride, k.padding, k.dilation, k.groups});
-  NaiveGrads ref = naive_conv_backward(k, gy, x, w);
-  EXPECT_TRUE(all_close(grads.grad_input, from(ref.gx, x_shape(k)), 1e-12, 1e-12));
-  EXPECT_TRUE(all_close(grads.grad_weight, from(ref.gw, w_shape(k)), 1e-12, 1e-12));
-  EXPECT_TRUE(all_close(grads.grad_bias, from(ref.gb, {k.o}), 1e-12, 1e-12));
+  expect_grads_match_naive(grads, k, gy, x, w, 1e-12, 1e-12, 1e-12);
 }
 
 TEST(Conv2d, ThreadCountDoesNotChangeResultsBeyondRounding) {
@@ -296,8 +301,6 @@ TEST(Conv2d, HandlesPassFromThreadToThread_CUDA) {
 // float16/bfloat16 on the CPU: the float32 kernels on the widened operands, rounded once, so the
 // results equal the rounded float32 results bit for bit.
 TEST(LowPrecisionCpu, ConvRoundsTheFloat32Result) {
-  auto low = [](const Tensor& t, DType dt) { return raw::to(t, kCPU, dt); };
-  auto f32 = [](const Tensor& t) { return raw::to(t, kCPU, kFloat32); };
   for (DType dt : {kFloat16, kBFloat16}) {
     SCOPED_TRACE(dtype_name(dt));
     Tensor x = low(random_tensor({2, 3, 12, 12}, 71, kFloat32), dt), w = low(random_tensor({6, 3, 5, 5}, 72, kFloat32), dt);

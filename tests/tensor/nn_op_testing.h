@@ -40,6 +40,10 @@ inline std::vector<double> numeric_grad(Tensor& t, const std::function<double()>
   return g;
 }
 
+// The low-precision CPU tests' conversions: a CPU copy as dt (float16, bfloat16), and as float32.
+inline Tensor low(const Tensor& t, DType dt) { return raw::to(t, kCPU, dt); }
+inline Tensor f32(const Tensor& t) { return raw::to(t, kCPU, kFloat32); }
+
 // The CUDA tests' conversions: to cuda:0 as dt, and back as float64 for comparisons.
 inline Tensor to_cuda(const Tensor& t, DType dt) { return raw::to(t, Device::cuda(0), dt); }
 inline Tensor to_cpu64(const Tensor& t) { return raw::to(t, kCPU, kFloat64); }
