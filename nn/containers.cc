@@ -4,47 +4,85 @@
 
 namespace colony::nn {
 
-Sequential::Sequential(std::initializer_list<std::shared_ptr<Module>> modules) {
+void ModuleSequence::append(const std::string& child_name, AnyModule module) {
+  std::shared_ptr<Module> m = module.ptr();
+  register_module(child_name, m);  // refuses a name already taken
+  modules_.push_back(std::move(m));
+  any_.push_back(std::move(module));
+  names_.push_back(child_name);
+}
+
+size_t ModuleSequence::checked(size_t i) const {
+  if (i >= modules_.size())
+    throw std::out_of_range(name() + " index " + std::to_string(i) + " is out of range: it holds " +
+                            std::to_string(modules_.size()) + " module" + (modules_.size() == 1 ? "" : "s"));
+  return i;
+}
+
+Sequential::Sequential(std::initializer_list<AnyModule> modules) {
   for (const auto& m : modules) push_back(m);
 }
 
-Sequential::Sequential(std::initializer_list<NamedModule> modules) {
-  for (const auto& [name, m] : modules) push_back(name, m);
+Sequential::Sequential(std::initializer_list<NamedAnyModule> modules) {
+  for (const auto& m : modules) push_back(m.name, m.module);
 }
 
 Sequential::Sequential(const std::vector<NamedModule>& modules) {
-  for (const auto& [name, m] : modules) push_back(name, m);
+  for (const auto& [n, m] : modules) push_back(n, m);
 }
 
-void Sequential::push_back(std::shared_ptr<Module> module) { push_back(std::to_string(modules_.size()), module); }
+void Sequential::push_back(AnyModule module) { push_back(std::to_string(size()), std::move(module)); }
 
-void Sequential::push_back(const std::string& name, std::shared_ptr<Module> module) {
-  register_module(name, module);
-  modules_.push_back(std::move(module));
-}
+void Sequential::push_back(const std::string& name, AnyModule module) { append(name, std::move(module)); }
 
 Tensor Sequential::forward(const Tensor& input) {
+  bool plain = true;
+  for (size_t i = 0; i < size() && plain; ++i) plain = any(i).maps_tensor_to_tensor();
+  if (!plain) return forward_result<Tensor>(forward_values(pack_values(input)), name() + "::forward");
   Tensor x = input;
-  for (auto& m : modules_) x = m->forward(x);
+  for (size_t i = 0; i < size(); ++i) x = any(i).forward(x);
   return x;
 }
 
-ModuleList::ModuleList(std::initializer_list<std::shared_ptr<Module>> modules) {
+AnyValue Sequential::forward_values(std::vector<AnyValue> inputs) {
+  if (is_empty()) {
+    if (inputs.size() == 1) return std::move(inputs[0]);
+    throw ForwardArgumentError(name() + " is empty, so it returns its input, which must be one value; " +
+                               std::to_string(inputs.size()) + " were given");
+  }
+  AnyValue x;
+  for (size_t i = 0; i < size(); ++i) {
+    std::vector<AnyValue> args;
+    if (i == 0) {
+      args = std::move(inputs);
+    } else {
+      args.push_back(std::move(x));
+    }
+    try {
+      x = any(i).forward_values(std::move(args));
+    } catch (const ForwardArgumentError& e) {
+      // Says which module of the chain refused its input ("(2): ...").
+      throw ForwardArgumentError(name() + " module (" + child_name(i) + "): " + e.what());
+    }
+  }
+  return x;
+}
+
+ModuleList::ModuleList(std::initializer_list<AnyModule> modules) {
   for (const auto& m : modules) push_back(m);
 }
 
-void ModuleList::push_back(std::shared_ptr<Module> module) {
-  register_module(std::to_string(modules_.size()), module);
-  modules_.push_back(std::move(module));
+void ModuleList::push_back(AnyModule module) { append(std::to_string(size()), std::move(module)); }
+
+ModuleDict::ModuleDict(std::initializer_list<NamedAnyModule> modules) {
+  for (const auto& m : modules) insert(m.name, m.module);
 }
 
-ModuleDict::ModuleDict(std::initializer_list<NamedModule> modules) {
-  for (const auto& [name, m] : modules) insert(name, m);
-}
-
-void ModuleDict::insert(const std::string& name, std::shared_ptr<Module> module) {
-  register_module(name, module);  // refuses a name already taken
-  items_.emplace_back(name, std::move(module));
+void ModuleDict::insert(const std::string& name, AnyModule module) {
+  std::shared_ptr<Module> m = module.ptr();
+  register_module(name, m);  // refuses a name already taken
+  items_.emplace_back(name, std::move(m));
+  any_.push_back(std::move(module));
 }
 
 bool ModuleDict::contains(const std::string& name) const {
@@ -53,12 +91,12 @@ bool ModuleDict::contains(const std::string& name) const {
   return false;
 }
 
-std::shared_ptr<Module> ModuleDict::operator[](const std::string& name) const {
-  for (const auto& [n, m] : items_)
-    if (n == name) return m;
+size_t ModuleDict::index(const std::string& name) const {
+  for (size_t i = 0; i < items_.size(); ++i)
+    if (items_[i].first == name) return i;
   std::string known;
   for (const auto& [n, _] : items_) known += (known.empty() ? "\"" : ", \"") + n + "\"";
-  throw std::out_of_range("ModuleDict: no module named \"" + name + "\"; it holds " +
+  throw std::out_of_range(this->name() + ": no module named \"" + name + "\"; it holds " +
                           (known.empty() ? std::string("none") : known));
 }
 

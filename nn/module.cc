@@ -1,7 +1,5 @@
 #include "nn/module.h"
 
-#include <cxxabi.h>
-
 #include <map>
 #include <memory>
 #include <set>
@@ -10,6 +8,7 @@
 #include <typeinfo>
 
 #include "autograd/ops.h"
+#include "nn/type_name.h"
 #include "tensor/grad_mode.h"
 
 namespace colony::nn {
@@ -31,14 +30,13 @@ bool has_name(const Vec& v, const std::string& name) {
 }  // namespace
 
 Tensor Module::forward(const Tensor&) {
-  throw std::logic_error(name() + " has no forward(const Tensor&): override it in the module class");
+  throw std::logic_error(name() +
+                         " has no forward(const Tensor&): override it in the module class, or, when its forward "
+                         "takes other arguments, call it through its own type or an nn::AnyModule");
 }
 
 std::string Module::name() const {
-  const char* mangled = typeid(*this).name();
-  int status = 0;
-  std::unique_ptr<char, void (*)(void*)> demangled(abi::__cxa_demangle(mangled, nullptr, nullptr, &status), std::free);
-  std::string full = status == 0 ? demangled.get() : mangled;
+  std::string full = type_name(typeid(*this));
   size_t colon = full.rfind("::");
   return colon == std::string::npos ? full : full.substr(colon + 2);
 }

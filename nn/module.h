@@ -22,12 +22,25 @@ class Module : public std::enable_shared_from_this<Module> {
   Module(const Module&) = delete;
   Module& operator=(const Module&) = delete;
 
-  // The module's computation. Layers and user models override it; calling the base version is an
-  // error that names the module type.
+  // The module's computation for the common case, one Tensor in and one out: every layer, the
+  // models DDP wraps and Sequential's fast path. Layers and user models override it; calling the
+  // base version is an error that names the module type. A module whose forward takes other
+  // arguments declares that forward instead (it hides this one) and is called through its own
+  // type or an AnyModule (any_module.h), which is how containers hold it.
   virtual Tensor forward(const Tensor& input);
   // Type name used in messages and printing ("Linear", "LeNet", ...). Defaults to the demangled
   // C++ class name.
   virtual std::string name() const;
+
+  // This module as a T (dynamic_cast), or null when it is not one: libtorch's Module::as<T>().
+  template <typename T>
+  T* as() {
+    return dynamic_cast<T*>(this);
+  }
+  template <typename T>
+  const T* as() const {
+    return dynamic_cast<const T*>(this);
+  }
 
   // ---- registration: each returns what it registered ----
   template <typename M>

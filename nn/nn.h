@@ -2,6 +2,8 @@
 #pragma once
 
 #include "nn/activation.h"
+#include "nn/any_module.h"
+#include "nn/any_value.h"
 #include "nn/batchnorm.h"
 #include "nn/clip_grad.h"
 #include "nn/containers.h"

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,15 @@
   } while (0)
 
 namespace colony::testing {
+
+// n values drawn uniformly from [lo, hi) by a generator seeded with `seed` (reproducible inputs).
+inline std::vector<double> random_values(int64_t n, uint32_t seed, double lo = -1.0, double hi = 1.0) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<double> u(lo, hi);
+  std::vector<double> v(n);
+  for (auto& x : v) x = u(gen);
+  return v;
+}
 
 // Values of a tensor (any dtype, any device, any strides) as doubles in row-major order.
 inline std::vector<double> values(const Tensor& t) {

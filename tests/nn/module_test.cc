@@ -175,5 +175,14 @@ TEST(Module, SaveAndLoadTakeTheModuleHandle) {
   EXPECT_TRUE(raw::equal(a->fc->weight, b->fc->weight));
 }
 
+TEST(Module, AsGivesTheModuleAsItsTypeOrNull) {
+  auto fc = std::make_shared<Linear>(2, 3);
+  std::shared_ptr<Module> m = fc;
+  EXPECT_EQ(m->as<Linear>(), fc.get());
+  EXPECT_EQ(m->as<ReLU>(), nullptr);
+  const Module& c = *m;
+  EXPECT_EQ(c.as<Linear>()->weight.sizes(), (Shape{3, 2}));
+}
+
 }  // namespace
 }  // namespace colony::nn

@@ -1,0 +1,173 @@
+// The CPU matrix product (kernels/cpu/gemm.cc) on raw buffers against a naive triple loop in
+// double, on both of its kernels (Eigen and the register tiles): every layout of A and B (a
+// transposed operand is a column-major one, never copied), batches with a shared operand, alpha and
+// beta, a C wider than the product, edge sizes, and one and two threads.
+#include "kernels/cpu/gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "tests/kernels/kernel_testing.h"
+#include "tests/test_util.h"
+
+namespace colony::kernels::cpu {
+namespace {
+
+using namespace colony::testing;  // NOLINT(build/namespaces): the references and helpers of the kernel tests
+
+struct GemmCase {
+  int64_t batch, m, n, k;
+  bool a_col_major, b_col_major, shared_b;
+  int64_t ldc;  // >= n
+  double alpha, beta;
+};
+
+std::string describe(const GemmCase& c) {
+  return std::to_string(c.batch) + " x [" + std::to_string(c.m) + ", " + std::to_string(c.k) + "] @ [" +
+         std::to_string(c.k) + ", " + std::to_string(c.n) + "]" + (c.a_col_major ? " A col-major" : "") +
+         (c.b_col_major ? " B col-major" : "") + (c.shared_b ? " B shared" : "") + " ldc " + std::to_string(c.ldc) +
+         " alpha " + std::to_string(c.alpha) + " beta " + std::to_string(c.beta);
+}
+
+// Operand buffers as gemm reads them: (i, j) at i * ld + j row-major, i + j * ld column-major.
+struct Operands {
+  std::vector<double> a, b, c;
+  MatrixArg ma, mb;
+};
+
+Operands make_operands(const GemmCase& c, uint32_t seed) {
+  Operands o;
+  o.a = random_values(c.batch * c.m * c.k, seed);
+  o.b = random_values((c.shared_b ? 1 : c.batch) * c.k * c.n, seed + 1);
+  o.c = random_values(c.batch * c.m * c.ldc, seed + 2);
+  o.ma = {nullptr, c.a_col_major ? c.m : c.k, c.a_col_major, c.m * c.k};
+  o.mb = {nullptr, c.b_col_major ? c.k : c.n, c.b_col_major, c.shared_b ? 0 : c.k * c.n};
+  return o;
+}
+
+std::vector<double> naive_gemm(const GemmCase& c, const Operands& o) {
+  std::vector<double> out = o.c;
+  for (int64_t p = 0; p < c.batch; ++p)
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) {
+        double s = 0;
+        for (int64_t q = 0; q < c.k; ++q) {
+          double a = o.a[p * o.ma.batch_stride + (c.a_col_major ? i + q * o.ma.ld : i * o.ma.ld + q)];
+          double b = o.b[p * o.mb.batch_stride + (c.b_col_major ? q + j * o.mb.ld : q * o.mb.ld + j)];
+          s += a * b;
+        }
+        double& y = out[p * c.m * c.ldc + i * c.ldc + j];
+        y = c.alpha * s + (c.beta == 0 ? 0.0 : c.beta * y);
+      }
+  return out;
+}
+
+template <typename T>
+std::vector<double> run_gemm(const GemmCase& c, const Operands& o) {
+  const DType dt = sizeof(T) == 8 ? DType::Float64 : DType::Float32;
+  std::vector<T> a = cast<T>(o.a), b = cast<T>(o.b), y = cast<T>(o.c);
+  MatrixArg ma = o.ma, mb = o.mb;
+  ma.data = a.data();
+  mb.data = b.data();
+  gemm(dt, c.batch, c.m, c.n, c.k, ma, mb, y.data(), c.ldc, c.m * c.ldc, c.alpha, c.beta);
+  return cast<double>(y);
+}
+
+void expect_close(const std::vector<double>& got, const std::vector<double>& want, double tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_NEAR(got[i], want[i], tol * (1.0 + std::abs(want[i]))) << "element " << i;
+}
+
+const std::vector<GemmCase>& gemm_cases() {
+  static const std::vector<GemmCase> cases = {
+      {1, 1, 1, 1, false, false, false, 1, 1.0, 0.0},       // one element
+      {1, 7, 5, 3, false, false, false, 5, 1.0, 0.0},       // partial tiles everywhere
+      {1, 33, 17, 65, false, true, false, 17, 1.0, 0.0},    // B transposed: a linear layer's forward
+      {1, 20, 24, 31, true, false, false, 24, 1.0, 0.0},    // A transposed: a weight gradient
+      {1, 9, 40, 12, true, true, false, 40, 1.0, 0.0},      // both transposed
+      {3, 16, 10, 8, false, false, true, 10, 1.0, 0.0},     // a batch sharing one B
+      {2, 12, 9, 7, false, true, false, 13, 0.5, 1.0},      // accumulate into a wider C
+      {1, 70, 130, 50, false, false, false, 130, -2.0, 0.25},  // several row blocks, alpha and beta
+  };
+  return cases;
+}
+
+TEST(GemmKernel, EveryLayoutMatchesNaiveOnBothKernels) {
+  for (GemmKernel kernel : {GemmKernel::Eigen, GemmKernel::Tiles}) {
+    ScopedGemmKernel use(kernel);
+    uint32_t seed = 1;
+    for (const GemmCase& c : gemm_cases()) {
+      SCOPED_TRACE(describe(c) + (kernel == GemmKernel::Eigen ? " eigen" : " tiles"));
+      Operands o = make_operands(c, seed += 3);
+      std::vector<double> ref = naive_gemm(c, o);
+      expect_close(run_gemm<double>(c, o), ref, 1e-12);
+      // float32 operands: the reference on the float32 values, within float32 accumulation.
+      Operands o32 = o;
+      o32.a = cast<double>(cast<float>(o.a));
+      o32.b = cast<double>(cast<float>(o.b));
+      o32.c = cast<double>(cast<float>(o.c));
+      expect_close(run_gemm<float>(c, o32), naive_gemm(c, o32), 1e-5);
+    }
+  }
+}
+
+// beta == 0 overwrites C, NaNs included (C is often fresh, uninitialized memory); k == 0 is an
+// empty sum, so C becomes beta * C.
+TEST(GemmKernel, BetaZeroOverwritesNaNsAndAnEmptySumScalesC) {
+  for (GemmKernel kernel : {GemmKernel::Eigen, GemmKernel::Tiles}) {
+    SCOPED_TRACE(kernel == GemmKernel::Eigen ? "eigen" : "tiles");
+    ScopedGemmKernel use(kernel);
+    std::vector<float> a(4 * 3, 1.0f), b(3 * 5, 2.0f);
+    std::vector<float> y(4 * 5, std::numeric_limits<float>::quiet_NaN());
+    gemm(DType::Float32, 1, 4, 5, 3, {a.data(), 3, false, 0}, {b.data(), 5, false, 0}, y.data(), 5, 0, 1.0, 0.0);
+    EXPECT_EQ(y, std::vector<float>(20, 6.0f));
+    gemm(DType::Float32, 1, 4, 5, 0, {a.data(), 1, false, 0}, {b.data(), 5, false, 0}, y.data(), 5, 0, 1.0, 0.5);
+    EXPECT_EQ(y, std::vector<float>(20, 3.0f));
+  }
+}
+
+// Rows are split over the threads; each chunk is one product on its rows, so the threads change
+// only how rows are grouped, and the results agree to float32 rounding.
+TEST(GemmKernel, OneAndTwoThreadsAgree) {
+  const GemmCase c{2, 300, 64, 256, false, true, false, 64, 1.0, 0.0};  // 2 x 300 rows: several chunks
+  Operands o = make_operands(c, 77);
+  o.a = cast<double>(cast<float>(o.a));
+  o.b = cast<double>(cast<float>(o.b));
+  const std::vector<double> ref = naive_gemm(c, o);
+  for (GemmKernel kernel : {GemmKernel::Eigen, GemmKernel::Tiles}) {
+    SCOPED_TRACE(kernel == GemmKernel::Eigen ? "eigen" : "tiles");
+    ScopedGemmKernel use(kernel);
+    std::vector<double> one, two;
+    {
+      ScopedThreads threads(1);
+      one = run_gemm<float>(c, o);
+    }
+    {
+      ScopedThreads threads(2);
+      two = run_gemm<float>(c, o);
+    }
+    expect_close(two, one, 1e-6);
+    expect_close(two, ref, 1e-5);
+  }
+}
+
+TEST(GemmKernel, EmptyProductsAndUnsupportedTypes) {
+  std::vector<double> y = {5.0};
+  gemm(DType::Float64, 1, 0, 1, 4, {}, {}, y.data(), 1, 0, 1.0, 0.0);  // m == 0: nothing to write
+  gemm(DType::Float64, 0, 1, 1, 4, {}, {}, y.data(), 1, 0, 1.0, 0.0);  // batch == 0
+  EXPECT_EQ(y[0], 5.0);
+  std::vector<int64_t> ints(4);
+  EXPECT_TRUE(throws_with<std::invalid_argument>(
+      [&] { gemm(DType::Int64, 1, 2, 2, 1, {ints.data(), 1}, {ints.data(), 2}, ints.data(), 2, 0, 1.0, 0.0); },
+      "gemm: CPU matrix products support float32 and float64"));
+  EXPECT_FALSE(gemm_native_16bit(DType::Float16));
+  EXPECT_EQ(gemm_kernel(DType::Float64, kTilesMaxWidth + 1, 8), GemmKernel::Eigen);
+}
+
+}  // namespace
+}  // namespace colony::kernels::cpu
