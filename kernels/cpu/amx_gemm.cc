@@ -1,6 +1,8 @@
 // amx_gemm.h's packing and dispatch; the tiles are in amx_gemm_tiles.h.
 #include "kernels/cpu/amx_gemm.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <atomic>
 #include <stdexcept>
@@ -26,6 +28,17 @@ std::atomic<const AmxGemmFns*>& override_fns() {
 
 struct AmxScratch;
 
+// out[2j] = r0[j], out[2j + 1] = r1[j] for j < 16, in AVX2 (the baseline ISA): a 1024 x 1024 B
+// packed in 0.65 ms element by element, a third of the AMX product's time.
+void interleave_rows(const uint16_t* r0, const uint16_t* r1, uint16_t* out) {
+  const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r0));
+  const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(r1));
+  const __m256i lo = _mm256_unpacklo_epi16(a, b);  // pairs 0-3 | 8-11
+  const __m256i hi = _mm256_unpackhi_epi16(a, b);  // pairs 4-7 | 12-15
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_permute2x128_si256(lo, hi, 0x20));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 16), _mm256_permute2x128_si256(lo, hi, 0x31));
+}
+
 }  // namespace
 
 int64_t amx_packed_b_size(int64_t k, int64_t n) { return steps_of(k) * ((n + kCols - 1) / kCols) * kTile; }
@@ -35,17 +48,21 @@ int64_t amx_scratch_size(int64_t k) { return 2 * 16 * std::max<int64_t>(1, steps
 void amx_pack_b(int64_t k, int64_t n, const uint16_t* b, int64_t b_row_stride, int64_t b_col_stride,
                 uint16_t* packed) {
   const int64_t steps = steps_of(k), col_tiles = (n + kCols - 1) / kCols;
-  for (int64_t t = 0; t < col_tiles; ++t) {
-    const int64_t j0 = t * kCols, cols = std::min(kCols, n - j0);
-    for (int64_t q = 0; q < steps; ++q) {
-      uint16_t* tile = packed + (t * steps + q) * kTile;
-      for (int64_t r = 0; r < kDepth / 2; ++r) {
-        uint16_t* out = tile + r * kDepth;
-        const int64_t p0 = q * kDepth + 2 * r;
+  // Row pairs outer, column tiles inner: a row-major B is read once, front to back.
+  for (int64_t q = 0; q < steps; ++q) {
+    for (int64_t r = 0; r < kDepth / 2; ++r) {
+      const int64_t p0 = q * kDepth + 2 * r;
+      const bool has0 = p0 < k, has1 = p0 + 1 < k;
+      for (int64_t t = 0; t < col_tiles; ++t) {
+        uint16_t* out = packed + (t * steps + q) * kTile + r * kDepth;
+        const int64_t j0 = t * kCols, cols = std::min(kCols, n - j0);
         // Rows p0 and p0 + 1 of B, interleaved; zeros past k and n.
-        const uint16_t* row0 = b + p0 * b_row_stride + j0 * b_col_stride;
-        const uint16_t* row1 = row0 + b_row_stride;
-        const bool has0 = p0 < k, has1 = p0 + 1 < k;
+        const uint16_t* row0 = has0 ? b + p0 * b_row_stride + j0 * b_col_stride : nullptr;
+        const uint16_t* row1 = has1 ? row0 + b_row_stride : nullptr;
+        if (has1 && cols == kCols && b_col_stride == 1) {
+          interleave_rows(row0, row1, out);
+          continue;
+        }
         for (int64_t j = 0; j < cols; ++j) {
           out[2 * j] = has0 ? row0[j * b_col_stride] : 0;
           out[2 * j + 1] = has1 ? row1[j * b_col_stride] : 0;

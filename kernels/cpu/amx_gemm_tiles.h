@@ -66,6 +66,26 @@ inline float bf16_to_float(uint16_t bits) {
 // ---------- The primitives: tile t is a literal 0-7 ----------
 #if COLONY_AMX_NATIVE
 
+// out[c] = round_to_bf16(alpha * v[c] + beta * out[c]) for 16 columns (beta == 0: out not read),
+// in AVX-512: the scalar loop, which GCC does not vectorize, took 1.2 ms of a 1024^3 product's
+// 4.1 (Intel Xeon, Sapphire Rapids class).
+inline void round_row_to_bf16(const float* v, float alpha, float beta, uint16_t* out) {
+  __m512 x = _mm512_mul_ps(_mm512_loadu_ps(v), _mm512_set1_ps(alpha));
+  if (beta != 0.0f) {
+    const __m256i old = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out));
+    const __m512 old_f = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(old), 16));
+    x = _mm512_add_ps(x, _mm512_mul_ps(_mm512_set1_ps(beta), old_f));  // as the scalar a * v + b * c
+  }
+  const __m512i bits = _mm512_castps_si512(x);
+  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7fff)), lsb), 16);
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff)),
+                                                _mm512_set1_epi32(0x7f800000));
+  const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(0x40));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
+                      _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, rounded, quiet)));
+}
+
 // ldtilecfg's 64-byte operand, palette 1: eight tiles of 16 rows x 64 bytes.
 struct alignas(64) TileConfig {
   uint8_t palette_id;
@@ -240,6 +260,12 @@ void finish_c(const AmxGemmArgs& g, int t, int64_t i, int64_t j) {
   for (int64_t r = 0; r < rows; ++r) {
     uint16_t* out = g.c_bf16 + (i + r) * g.ldc + j;
     const float* v = buf + r * kTileCols;
+#if COLONY_AMX_NATIVE
+    if (cols == kTileCols) {
+      round_row_to_bf16(v, g.alpha, g.beta, out);
+      continue;
+    }
+#endif
     if (g.beta == 0.0f) {
       for (int64_t c = 0; c < cols; ++c) out[c] = round_to_bf16(g.alpha * v[c]);
     } else {
