@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -43,6 +44,8 @@ void interleave_rows(const uint16_t* r0, const uint16_t* r1, uint16_t* out) {
 
 int64_t amx_packed_b_size(int64_t k, int64_t n) { return steps_of(k) * ((n + kCols - 1) / kCols) * kTile; }
 
+int64_t amx_scratch_size(int64_t k) { return 2 * 16 * std::max<int64_t>(1, steps_of(k)) * kDepth; }
+
 void amx_pack_b(int64_t k, int64_t n, const uint16_t* b, int64_t b_row_stride, int64_t b_col_stride,
                 uint16_t* packed) {
   const int64_t steps = steps_of(k), col_tiles = (n + kCols - 1) / kCols;
@@ -59,6 +62,11 @@ void amx_pack_b(int64_t k, int64_t n, const uint16_t* b, int64_t b_row_stride, i
         const uint16_t* row1 = has1 ? row0 + b_row_stride : nullptr;
         if (has1 && cols == kCols && b_col_stride == 1) {
           interleave_rows(row0, row1, out);
+          continue;
+        }
+        if (has1 && b_row_stride == 1) {  // column-major B (a linear layer's W^T): pairs are adjacent
+          for (int64_t j = 0; j < cols; ++j) std::memcpy(out + 2 * j, row0 + j * b_col_stride, 4);
+          for (int64_t j = cols; j < kCols; ++j) out[2 * j] = out[2 * j + 1] = 0;
           continue;
         }
         for (int64_t j = 0; j < cols; ++j) {
@@ -95,7 +103,7 @@ void amx_gemm(const AmxGemmArgs& args) {
   if ((args.c_f32 == nullptr) == (args.c_bf16 == nullptr)) {
     throw std::invalid_argument("amx_gemm: give exactly one of c_f32 and c_bf16");
   }
-  fns->gemm(args, thread_scratch<AmxScratch, uint16_t, 0>(fns->scratch_size(args.k)));
+  fns->gemm(args, thread_scratch<AmxScratch, uint16_t, 0>(amx_scratch_size(args.k)));
 }
 
 }  // namespace colony::kernels::cpu

@@ -7,7 +7,8 @@
 // AVX-512 float32 FMA. B must be in VNNI order, each tile row holding the pairs (B(2r, j),
 // B(2r + 1, j)) of 16 columns: amx_pack_b writes that once per product (the weights of a linear
 // layer, reused by every row block), zero-padded to whole tiles so that no tile ever reads past
-// the matrix. A is copied 32 rows at a time to tiles in scratch (zero-padded past m and k).
+// the matrix. A is read in place where 16 whole rows of 32 are there (row-major); partial blocks
+// (rows past m, columns past k, a column-major A) are copied to zero-padded scratch first.
 //
 // What the hardware computes (measured on an Intel Xeon, Sapphire Rapids class, and matching
 // Intel's description of denormals as treated as zero and flushed, with round to nearest even):
@@ -64,9 +65,12 @@ void amx_gemm(const AmxGemmArgs& args);
 // One build of the tiles.
 struct AmxGemmFns {
   const char* isa;  // "amx", "amx_emulated"
-  int64_t (*scratch_size)(int64_t k);  // elements of the scratch gemm takes for depth k
-  void (*gemm)(const AmxGemmArgs& args, uint16_t* scratch);  // scratch: this thread's own
+  // scratch: amx_scratch_size(k) elements of this thread's own.
+  void (*gemm)(const AmxGemmArgs& args, uint16_t* scratch);
 };
+
+// Elements of the scratch a gemm call takes: two 16-row blocks of A, zero-padded.
+int64_t amx_scratch_size(int64_t k);
 
 namespace amx_bf16 {  // built with -mamx-tile -mamx-bf16
 const AmxGemmFns& amx_gemm_fns();

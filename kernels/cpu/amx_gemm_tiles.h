@@ -17,9 +17,12 @@
 // tiles for four tdpbf16ps. A block's C tiles stay in registers over the whole depth and are
 // stored once. The column tiles are walked in panels whose packed B takes at most kPanelBytes, so a
 // panel stays in the core's L2 cache (2 MB on Sapphire Rapids) while every 32-row block of A
-// passes over it; the 32 rows of A, copied to tiles (copy_a), stay in L1/L2 across the panel's
-// columns. From L1, four loads and four tdpbf16ps run at 3.27 TFLOP/s on that Xeon (a
-// register-resident probe); from L2 the loads bound it (docs/benchmarks.md has what products reach).
+// passes over it; the 32 rows of A (64 bytes per depth step and row) stay in L1/L2 across the
+// panel's columns. From L1, four loads and four tdpbf16ps run at 3.27 TFLOP/s on the 2-core Xeon
+// (a register-resident probe); from L2 the loads bound it. Tried and dropped (1024^3, alternating
+// runs on that busy VM): copying A's 32 rows to tiles first (no gain; interleaving the two
+// halves' tiles was slower), 256 KB to 2 MB panels (no difference), and depth blocks of 8 to 32
+// steps with C's partial sums in scratch (slower).
 #if !defined(COLONY_AMX_ISA) || !defined(COLONY_AMX_NATIVE)
 #error "define COLONY_AMX_ISA and COLONY_AMX_NATIVE before including amx_gemm_tiles.h"
 #endif
@@ -46,6 +49,7 @@ constexpr int64_t kRowBytes = 64;
 // Packed B kept per panel (see above): 512 KB, a quarter of the L2, leaving room for A's rows and
 // C; 1024^3 ran at the same speed with 256 KB and 1 MB panels (benchmarks/matmul_bench).
 constexpr int64_t kPanelBytes = int64_t{512} << 10;
+
 inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
 // BFloat16::from_float's rounding (kernels/common/half.h: nearest even, NaN kept quiet), written
@@ -192,31 +196,40 @@ inline void zero_c(int t) {
   }
 }
 
-// Copies rows [i, i + rows) of A (rows <= 32), depth steps [q0, q1), to `out` in tile order: step
-// q's two 16 x 32 tiles at out + ((q - q0) * 2 + h) * 512, zeros past m and k. Reading A in place
-// instead (16 rows 2 KB apart, which share a few L1 sets) took 3.4 ms against 2.9 for the kernel
-// alone at 1024^3 with B in one panel, best of 30 on the 2-core Xeon while other builds ran; the
-// copy also leaves one path for partial blocks and column-major A. It reads A once per panel.
-void copy_a(const AmxGemmArgs& g, int64_t i, int64_t rows, int64_t q0, int64_t q1, uint16_t* out) {
-  for (int64_t q = q0; q < q1; ++q) {
-    const bool whole_step = g.a_col_stride == 1 && (q + 1) * kTileDepth <= g.k;
-    for (int64_t r = 0; r < 2 * kTileRows; ++r) {
-      uint16_t* dst = out + ((q - q0) * 2 + r / kTileRows) * kTileElems + (r % kTileRows) * kTileDepth;
-      if (r >= rows) {
-        std::memset(dst, 0, kRowBytes);
-        continue;
-      }
-      const uint16_t* a = g.a + (i + r) * g.a_row_stride;
-      if (whole_step) {
-        std::memcpy(dst, a + q * kTileDepth, kRowBytes);
-        continue;
-      }
-      for (int64_t p = 0; p < kTileDepth; ++p) {
-        const int64_t col = q * kTileDepth + p;
-        dst[p] = col < g.k ? a[col * g.a_col_stride] : 0;
-      }
+// 16 rows of A for the depth steps: step q < direct_steps reads base + 32q (row stride `stride`
+// bytes, A in place or a zero-padded copy); the step after them, if any, reads `tail` (a
+// zero-padded 16 x 32 copy of the last, partial step).
+struct ARows {
+  const uint16_t* base;
+  int64_t stride;
+  int64_t direct_steps;
+  const uint16_t* tail;
+  const uint16_t* step(int64_t q) const { return q < direct_steps ? base + q * kTileDepth : tail; }
+  int64_t step_stride(int64_t q) const { return q < direct_steps ? stride : kRowBytes; }
+};
+
+// Rows [i, i + rows) of A (rows <= 16) for `steps` depth steps: in place when all 16 rows are
+// there and A is row-major (only a partial last step copied, to scratch's first 512 elements),
+// else copied whole to scratch (16 x 32 * steps, zeros past m and k).
+ARows prepare_a(const AmxGemmArgs& g, int64_t i, int64_t rows, int64_t steps, uint16_t* scratch) {
+  const int64_t depth = steps * kTileDepth;
+  if (rows == kTileRows && g.a_col_stride == 1) {
+    const int64_t whole = g.k / kTileDepth;
+    const uint16_t* a = g.a + i * g.a_row_stride;
+    if (whole < steps) {
+      const int64_t p0 = whole * kTileDepth;
+      for (int64_t r = 0; r < kTileRows; ++r)
+        for (int64_t p = 0; p < kTileDepth; ++p)
+          scratch[r * kTileDepth + p] = p0 + p < g.k ? a[r * g.a_row_stride + p0 + p] : 0;
     }
+    return {a, g.a_row_stride * 2, whole, scratch};
   }
+  for (int64_t r = 0; r < kTileRows; ++r) {
+    uint16_t* out = scratch + r * depth;
+    const uint16_t* a = g.a + (i + r) * g.a_row_stride;
+    for (int64_t p = 0; p < depth; ++p) out[p] = r < rows && p < g.k ? a[p * g.a_col_stride] : 0;
+  }
+  return {scratch, depth * 2, steps, nullptr};
 }
 
 // C tile t covers rows [i, i + 16) and columns [j, j + 16), clipped to m x n.
@@ -265,10 +278,9 @@ void finish_c(const AmxGemmArgs& g, int t, int64_t i, int64_t j) {
   }
 }
 
-// The 16 * MR x 16 * NR block at rows i and column tile t over all depth steps, A's copied
-// tiles at a (copy_a).
+// The 16 * MR x 16 * NR block at rows i, column tile t, over `steps` depth steps.
 template <int MR, int NR>
-void block(const AmxGemmArgs& g, const uint16_t* a, int64_t i, int64_t t, int64_t steps) {
+void block(const AmxGemmArgs& g, const ARows* a, int64_t i, int64_t t, int64_t steps) {
   const uint16_t* b0 = g.packed_b + t * steps * kTileElems;
   const uint16_t* b1 = b0 + steps * kTileElems;
   const int64_t j = t * kTileCols;
@@ -277,16 +289,15 @@ void block(const AmxGemmArgs& g, const uint16_t* a, int64_t i, int64_t t, int64_
   if constexpr (MR == 2) start_c(g, 2, i + kTileRows, j);
   if constexpr (MR == 2 && NR == 2) start_c(g, 3, i + kTileRows, j + kTileCols);
   for (int64_t q = 0; q < steps; ++q) {
-    const uint16_t* aq = a + q * 2 * kTileElems;
     COLONY_AMX_LOAD(6, b0 + q * kTileElems, kRowBytes);
-    COLONY_AMX_LOAD(4, aq, kRowBytes);
+    COLONY_AMX_LOAD(4, a[0].step(q), a[0].step_stride(q));
     COLONY_AMX_DP(0, 4, 6);
     if constexpr (NR == 2) {
       COLONY_AMX_LOAD(7, b1 + q * kTileElems, kRowBytes);
       COLONY_AMX_DP(1, 4, 7);
     }
     if constexpr (MR == 2) {
-      COLONY_AMX_LOAD(5, aq + kTileElems, kRowBytes);
+      COLONY_AMX_LOAD(5, a[1].step(q), a[1].step_stride(q));
       COLONY_AMX_DP(2, 5, 6);
       if constexpr (NR == 2) COLONY_AMX_DP(3, 5, 7);
     }
@@ -297,35 +308,33 @@ void block(const AmxGemmArgs& g, const uint16_t* a, int64_t i, int64_t t, int64_
   if constexpr (MR == 2 && NR == 2) finish_c(g, 3, i + kTileRows, j + kTileCols);
 }
 
-int64_t depth_steps(int64_t k) { return (k + kTileDepth - 1) / kTileDepth; }
-
-// Scratch elements for depth k: the copy of 32 rows of A (copy_a).
-int64_t scratch_size(int64_t k) { return 2 * kTileElems * (depth_steps(k) > 0 ? depth_steps(k) : 1); }
-
 void gemm(const AmxGemmArgs& g, uint16_t* scratch) {
   if (g.m <= 0 || g.n <= 0) return;
-  const int64_t steps = depth_steps(g.k);
+  const int64_t steps = (g.k + kTileDepth - 1) / kTileDepth;
   const int64_t col_tiles = (g.n + kTileCols - 1) / kTileCols;
-  // Column tiles per panel: an even count (whole 32-wide blocks), at least 2.
+  // Column tiles per panel, even so that the 32-wide blocks stay whole.
   int64_t panel = kPanelBytes / (steps * kTileElems * 2 + 1);
   panel = panel < 2 ? 2 : panel & ~int64_t{1};
+  uint16_t* scratch_hi = scratch + kTileRows * steps * kTileDepth;
   configure_tiles();
   for (int64_t t0 = 0; t0 < col_tiles; t0 += panel) {
     const int64_t t_end = min64(t0 + panel, col_tiles);
     for (int64_t i = 0; i < g.m; i += 2 * kTileRows) {
       const int64_t rows = min64(2 * kTileRows, g.m - i);
+      ARows a[2];
+      a[0] = prepare_a(g, i, min64(rows, kTileRows), steps, scratch);
       const bool two_rows = rows > kTileRows;
-      copy_a(g, i, rows, 0, steps, scratch);
+      if (two_rows) a[1] = prepare_a(g, i + kTileRows, rows - kTileRows, steps, scratch_hi);
       for (int64_t t = t0; t < t_end; t += 2) {
         const bool two_cols = t + 1 < t_end;
         if (two_rows && two_cols) {
-          block<2, 2>(g, scratch, i, t, steps);
+          block<2, 2>(g, a, i, t, steps);
         } else if (two_rows) {
-          block<2, 1>(g, scratch, i, t, steps);
+          block<2, 1>(g, a, i, t, steps);
         } else if (two_cols) {
-          block<1, 2>(g, scratch, i, t, steps);
+          block<1, 2>(g, a, i, t, steps);
         } else {
-          block<1, 1>(g, scratch, i, t, steps);
+          block<1, 1>(g, a, i, t, steps);
         }
       }
     }
@@ -336,7 +345,7 @@ void gemm(const AmxGemmArgs& g, uint16_t* scratch) {
 }  // namespace
 
 const AmxGemmFns& amx_gemm_fns() {
-  static const AmxGemmFns fns{COLONY_AMX_NATIVE ? "amx" : "amx_emulated", &scratch_size, &gemm};
+  static const AmxGemmFns fns{COLONY_AMX_NATIVE ? "amx" : "amx_emulated", &gemm};
   return fns;
 }
 

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The AVX-512 copies of the small-GEMM tiles (kernels/cpu/small_gemm_avx512.cc, built with
 # -march=x86-64-v4, and small_gemm_avx512_bf16.cc, with AVX512_BF16 on top) and the AMX tiles
-# (kernels/cpu/amx_bf16.cc, with AMX-TILE and AMX-BF16 on top) must stay in their own namespaces. Any inline function or template they emit as a weak (COMDAT) symbol outside it could
-# be the copy the linker keeps for every caller, and then AVX2-only CPUs would run AVX-512
-# instructions (SIGILL). So: every global symbol each object defines (weak or not) is in
-# colony::kernels::cpu::avx512 or ::avx512_bf16, and each does emit the instructions it exists for.
+# (kernels/cpu/amx_bf16.cc, with AMX-TILE and AMX-BF16 on top) must stay in their own
+# namespaces. Any inline function or template they emit as a weak (COMDAT) symbol outside it
+# could be the copy the linker keeps for every caller, and then AVX2-only CPUs would run AVX-512
+# or AMX instructions (SIGILL). So: every global symbol each object defines (weak or not) is in
+# colony::kernels::cpu::avx512, ::avx512_bf16 or ::amx_bf16, and each does emit the instructions
+# it exists for.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 [ "$#" -ge 1 ] || fail "usage: $0 OBJECT..."
