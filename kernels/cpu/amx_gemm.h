@@ -75,12 +75,12 @@ int64_t amx_scratch_size(int64_t k);
 namespace amx_bf16 {  // built with -mamx-tile -mamx-bf16
 const AmxGemmFns& amx_gemm_fns();
 }
-namespace amx_emulated {  // //kernels/cpu:amx_bf16_emulated (testonly)
+namespace amx_emulated {  // amx_bf16_emulated.cc, in //kernels/cpu:small_gemm_bf16_emulated (testonly)
 const AmxGemmFns& amx_gemm_fns();
 }
 
-// Tests (defined in //kernels/cpu:amx_bf16_emulated): the emulated copy and, where AMX is usable,
-// amx_bf16.
+// Tests (defined in //kernels/cpu:small_gemm_bf16_emulated): the emulated copy and, where AMX is
+// usable, amx_bf16.
 std::vector<const AmxGemmFns*> runnable_amx_copies();
 
 // The copy amx_gemm uses now: amx_bf16 where active_cpu_isa() reaches AmxBf16, else null.

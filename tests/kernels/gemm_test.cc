@@ -20,11 +20,11 @@
 namespace colony::kernels::cpu {
 namespace {
 
+// n values in [-1, 1), rounded to bfloat16.
 std::vector<BFloat16> random_bf16(size_t n, uint32_t seed) {
   std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  std::vector<BFloat16> v(n);
-  for (BFloat16& x : v) x = BFloat16(u(gen));
+  std::vector<BFloat16> v;
+  while (v.size() < n) v.push_back(BFloat16(std::uniform_real_distribution<float>(-1.0f, 1.0f)(gen)));
   return v;
 }
 const uint16_t* bits(const BFloat16* p) { return reinterpret_cast<const uint16_t*>(p); }
