@@ -48,7 +48,7 @@ out="$(benchmarks/lenet_cpu --amp fp8 2>&1)"; rc=$?
 out="$(COLONY_CPU_ISA=avx2 benchmarks/lenet_cpu --batch 4 --threads 1 --steps 1 --warmup 0 2>&1)"; rc=$?
 [ "$rc" -eq 0 ] && echo "$out" | grep -q '^cpu_isa=avx2$' || fail "COLONY_CPU_ISA=avx2 not obeyed (exit $rc): $out"
 out="$(COLONY_CPU_ISA=sse2 benchmarks/lenet_cpu --batch 4 --steps 1 2>&1)"; rc=$?
-[ "$rc" -ne 0 ] && echo "$out" | grep -q 'COLONY_CPU_ISA=sse2: expected avx2, avx512 or avx512_bf16' ||
+[ "$rc" -ne 0 ] && echo "$out" | grep -q 'COLONY_CPU_ISA=sse2: expected avx2, avx512, avx512_bf16 or amx' ||
   fail "a bad COLONY_CPU_ISA was not refused with its reason (exit $rc): $out"
 out="$(benchmarks/lenet_cpu --batch 0 2>&1)"; rc=$?
 [ "$rc" -eq 2 ] || fail "lenet_cpu --batch 0 exited $rc, expected 2: $out"
