@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The CPU benchmarks as run by hand, kept short: fma_peak reports its ISA and the LeNet peak it
 # implies, small_gemm_bench times the tiles' five LeNet passes, lenet_cpu trains a few steps
-# (float32 and bfloat16 autocast) and prints its kernels' ISA and images/s, lenet_rounds.sh
-# alternates rounds and prints medians, and all refuse bad arguments.
+# (float32 and bfloat16 autocast) and prints its kernels' ISA and images/s, matmul_bench --dtype
+# ends with the gflops= line scripts compare with matmul_pytorch.py's, lenet_rounds.sh alternates
+# rounds and prints medians, and all refuse bad arguments.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -26,10 +27,18 @@ out="$(COLONY_CPU_ISA=avx2 benchmarks/small_gemm_bench --quick 2>&1)"; rc=$?
 out="$(benchmarks/small_gemm_bench --slow 2>&1)"; rc=$?
 [ "$rc" -eq 2 ] || fail "small_gemm_bench --slow exited $rc, expected 2: $out"
 
+for dtype in bf16 f32; do
+  out="$(benchmarks/matmul_bench --dtype "$dtype" --size 40 --threads 1 --trials 2 2>&1)"; rc=$?
+  [ "$rc" -eq 0 ] || fail "matmul_bench --dtype $dtype exited $rc: $out"
+  echo "$out" | tail -1 | grep -Eq '^gflops=[0-9]+\.[0-9]$' || fail "matmul_bench --dtype $dtype: last line not gflops=: $out"
+done
+out="$(benchmarks/matmul_bench --dtype f16 2>&1)"; rc=$?
+[ "$rc" -eq 2 ] || fail "matmul_bench --dtype f16 exited $rc, expected 2: $out"
+
 out="$(benchmarks/lenet_cpu --batch 4 --threads 1 --steps 3 --warmup 1 2>&1)"; rc=$?
 [ "$rc" -eq 0 ] || fail "lenet_cpu exited $rc: $out"
 echo "$out" | grep -Eq '^images_per_s=[0-9]+\.[0-9]$' || fail "lenet_cpu: no images_per_s line: $out"
-echo "$out" | grep -Eq '^cpu_isa=(avx2|avx512|avx512_bf16)$' || fail "lenet_cpu: no cpu_isa line: $out"
+echo "$out" | grep -Eq '^cpu_isa=(avx2|avx512|avx512_bf16|amx)$' || fail "lenet_cpu: no cpu_isa line: $out"
 out="$(benchmarks/lenet_cpu --batch 4 --threads 1 --steps 2 --warmup 1 --amp bf16 2>&1)"; rc=$?
 [ "$rc" -eq 0 ] || fail "lenet_cpu --amp bf16 exited $rc: $out"
 echo "$out" | grep -q '^amp=bf16$' && echo "$out" | grep -Eq '^bf16_kernels=(native|widened)$' &&
@@ -39,7 +48,7 @@ out="$(benchmarks/lenet_cpu --amp fp8 2>&1)"; rc=$?
 out="$(COLONY_CPU_ISA=avx2 benchmarks/lenet_cpu --batch 4 --threads 1 --steps 1 --warmup 0 2>&1)"; rc=$?
 [ "$rc" -eq 0 ] && echo "$out" | grep -q '^cpu_isa=avx2$' || fail "COLONY_CPU_ISA=avx2 not obeyed (exit $rc): $out"
 out="$(COLONY_CPU_ISA=sse2 benchmarks/lenet_cpu --batch 4 --steps 1 2>&1)"; rc=$?
-[ "$rc" -ne 0 ] && echo "$out" | grep -q 'COLONY_CPU_ISA=sse2: expected avx2, avx512 or avx512_bf16' ||
+[ "$rc" -ne 0 ] && echo "$out" | grep -q 'COLONY_CPU_ISA=sse2: expected avx2, avx512, avx512_bf16 or amx' ||
   fail "a bad COLONY_CPU_ISA was not refused with its reason (exit $rc): $out"
 out="$(benchmarks/lenet_cpu --batch 0 2>&1)"; rc=$?
 [ "$rc" -eq 2 ] || fail "lenet_cpu --batch 0 exited $rc, expected 2: $out"

@@ -3,14 +3,24 @@
 // gemm's float kernels (kernels/cpu/gemm.h): Eigen, and small_gemm.h's register tiles, which Auto
 // picks under AVX-512. With 2 threads the rows are split over the thread pool, one single-threaded
 // product per chunk. Then the same in bfloat16 (autocast's CPU type): widened to float32 around
-// the float32 kernel, and on the AVX512_BF16 tiles where the CPU has them
-// (kernels/cpu/small_gemm_bf16.h). Optional argument: the matrix size.
+// the float32 kernel, on the AVX512_BF16 tiles where the CPU has them
+// (kernels/cpu/small_gemm_bf16.h), and on AMX tiles where it has those (kernels/cpu/amx_gemm.h).
+// Optional argument: the matrix size.
+//
+//   matmul_bench --dtype bf16|f32 --size N --threads T [--trials R]
+// times only A @ B of that type, size and thread count on the kernels the library picks (Auto),
+// and prints gflops=X (the best trial) as its last line, as benchmarks/matmul_pytorch.py does for
+// torch.mm, so the two can be compared in alternating rounds. Without --dtype the tables above
+// are printed, then gflops= of float32 A @ B at the size, 1 thread.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <string>
 #include <vector>
 
+#include "kernels/cpu/amx_gemm.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/small_gemm_bf16.h"
 #include "kernels/cpu/small_gemm_isa.h"
@@ -41,8 +51,80 @@ Timing time_mm(const colony::Tensor& a, const colony::Tensor& b, int trials) {
 
 }  // namespace
 
+struct Options {
+  std::string dtype;  // empty: the default tables
+  int64_t size = 512;
+  int threads = 1;
+  int trials = 0;  // 0: 100 for float32, 30 for bfloat16 (the tables' counts)
+};
+
+Options parse(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (arg == "--dtype" && has_value) {
+      o.dtype = argv[++i];
+    } else if (arg == "--size" && has_value) {
+      o.size = std::atoll(argv[++i]);
+    } else if (arg == "--threads" && has_value) {
+      o.threads = std::atoi(argv[++i]);
+    } else if (arg == "--trials" && has_value) {
+      o.trials = std::atoi(argv[++i]);
+    } else if (i == 1 && arg[0] != '-') {
+      o.size = std::atoll(argv[i]);
+    } else {
+      std::fprintf(stderr, "matmul_bench: unknown argument %s; usage: matmul_bench [--dtype bf16|f32] [--size N] "
+                   "[--threads T] [--trials R] (or matmul_bench N)\n", arg.c_str());
+      std::exit(2);
+    }
+  }
+  if (!o.dtype.empty() && o.dtype != "bf16" && o.dtype != "f32") {
+    std::fprintf(stderr, "matmul_bench: --dtype %s: expected bf16 or f32\n", o.dtype.c_str());
+    std::exit(2);
+  }
+  if (o.size < 1 || o.threads < 1 || o.trials < 0) {
+    std::fprintf(stderr, "matmul_bench: --size and --threads must be at least 1, --trials at least 0\n");
+    std::exit(2);
+  }
+  return o;
+}
+
+// Which kernel the library runs for an n^3 product of `dtype` now.
+const char* kernel_name(colony::DType dtype, int64_t n) {
+  namespace cpu = colony::kernels::cpu;
+  if (dtype == colony::DType::BFloat16) {
+    if (!cpu::gemm_native_16bit(dtype)) return "widened to float32";
+    return cpu::gemm_bf16_on_amx(n, n, n) ? "amx tiles" : cpu::active_small_gemm_bf16_fns()->isa;
+  }
+  return cpu::gemm_kernel(dtype, n, n) == cpu::GemmKernel::Tiles ? cpu::active_small_gemm_fns<float>().isa : "eigen";
+}
+
+// One type, size and thread count; prints gflops= last.
+int run_one(const Options& o) {
+  const int64_t n = o.size;
+  const colony::DType dtype = o.dtype == "bf16" ? colony::kBFloat16 : colony::kFloat32;
+  colony::Generator gen(1);
+  colony::Tensor a = colony::raw::randn({n, n}, colony::TensorOptions(colony::kFloat32), &gen);
+  colony::Tensor b = colony::raw::randn({n, n}, colony::TensorOptions(colony::kFloat32), &gen);
+  if (dtype != colony::kFloat32) {
+    a = colony::raw::to(a, colony::kCPU, dtype);
+    b = colony::raw::to(b, colony::kCPU, dtype);
+  }
+  colony::set_num_threads(o.threads);
+  const int trials = o.trials > 0 ? o.trials : (dtype == colony::kFloat32 ? 100 : 30);
+  const Timing t = time_mm(a, b, trials);
+  const double flops = 2.0 * static_cast<double>(n) * n * n;
+  std::printf("colony mm %s %lld^3 threads=%d kernel=%s trials=%d best %.3f ms median %.3f ms\n", o.dtype.c_str(),
+              static_cast<long long>(n), o.threads, kernel_name(dtype, n), trials, t.best * 1e3, t.median * 1e3);
+  std::printf("gflops=%.1f\n", flops / t.best * 1e-9);
+  return 0;
+}
+
 int main(int argc, char** argv) {
-  int64_t n = argc > 1 ? std::atoll(argv[1]) : 512;
+  const Options options = parse(argc, argv);
+  if (!options.dtype.empty()) return run_one(options);
+  int64_t n = options.size;
   colony::Generator gen(1);
   colony::Tensor a = colony::raw::randn({n, n}, colony::TensorOptions(colony::kFloat32), &gen);
   colony::Tensor b = colony::raw::randn({n, n}, colony::TensorOptions(colony::kFloat32), &gen);
@@ -69,8 +151,10 @@ int main(int argc, char** argv) {
   const colony::Tensor a16 = colony::raw::to(a, colony::kCPU, colony::kBFloat16);
   const colony::Tensor b16 = colony::raw::to(b, colony::kCPU, colony::kBFloat16);
   const bool native = cpu::has_bf16_small_gemm();
-  std::printf("mm bfloat16, best ms (GFLOP/s); bfloat16 tiles: %s\n",
-              native ? cpu::active_small_gemm_bf16_fns()->isa : "none on this CPU (AVX512_BF16 absent or capped)");
+  const bool amx = native && cpu::gemm_bf16_on_amx(n, n, n);
+  std::printf("mm bfloat16, best ms (GFLOP/s); bfloat16 tiles: %s; AMX: %s\n",
+              native ? cpu::active_small_gemm_bf16_fns()->isa : "none on this CPU (AVX512_BF16 absent or capped)",
+              amx ? "used at this size" : cpu::has_amx_gemm() ? "not at this size" : "inactive");
   for (int threads : {1, 2}) {
     colony::set_num_threads(threads);
     for (bool transposed : {false, true}) {
@@ -83,11 +167,19 @@ int main(int argc, char** argv) {
       std::printf("threads=%d  A @ %s  widened %.3f ms (%.1f)", threads, transposed ? "B^T" : "B  ", widened.best * 1e3,
                   flops / widened.best * 1e-9);
       if (native) {
+        cpu::ScopedAmxGemmFns no_amx(nullptr);
         const Timing t = time_mm(a16, b_arg, 30);
-        std::printf("   native %.3f ms (%.1f)", t.best * 1e3, flops / t.best * 1e-9);
+        std::printf("   %s %.3f ms (%.1f)", cpu::active_small_gemm_bf16_fns()->isa, t.best * 1e3,
+                    flops / t.best * 1e-9);
+      }
+      if (amx) {
+        const Timing t = time_mm(a16, b_arg, 30);
+        std::printf("   amx %.3f ms (%.1f)", t.best * 1e3, flops / t.best * 1e-9);
       }
       std::printf("\n");
     }
   }
-  return 0;
+  Options last = options;
+  last.dtype = "f32";
+  return run_one(last);
 }

@@ -15,6 +15,12 @@ namespace colony::kernels::cpu {
 // the float32 additions.
 bool gemm_native_16bit(DType dtype);
 
+// Whether gemm's bfloat16 products of these sizes run on AMX tiles (amx_gemm.h) instead: where
+// gemm_native_16bit holds, AMX is active too (active_cpu_isa() reaches AmxBf16, or a test's
+// override) and the shapes pass the thresholds measured in gemm.cc. Same contract, another order
+// of the float32 additions.
+bool gemm_bf16_on_amx(int64_t m, int64_t n, int64_t k);
+
 // For each of `batch` products: C[m, n] = alpha * A[m, k] @ B[k, n] + beta * C, with C row-major
 // (leading dimension ldc, consecutive products c_batch_stride apart). beta == 0 overwrites C, NaNs
 // included. float32 and float64 (and bfloat16, see above); the rows of all products are split over

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # The AVX-512 copies of the small-GEMM tiles (kernels/cpu/small_gemm_avx512.cc, built with
-# -march=x86-64-v4, and small_gemm_avx512_bf16.cc, with AVX512_BF16 on top) must stay in their own
-# namespaces. Any inline function or template they emit as a weak (COMDAT) symbol outside it could
-# be the copy the linker keeps for every caller, and then AVX2-only CPUs would run AVX-512
-# instructions (SIGILL). So: every global symbol each object defines (weak or not) is in
-# colony::kernels::cpu::avx512 or ::avx512_bf16, and each does emit the instructions it exists for.
+# -march=x86-64-v4, and small_gemm_avx512_bf16.cc, with AVX512_BF16 on top) and the AMX tiles
+# (kernels/cpu/amx_bf16.cc, with AMX-TILE and AMX-BF16 on top) must stay in their own
+# namespaces. Any inline function or template they emit as a weak (COMDAT) symbol outside it
+# could be the copy the linker keeps for every caller, and then AVX2-only CPUs would run AVX-512
+# or AMX instructions (SIGILL). So: every global symbol each object defines (weak or not) is in
+# colony::kernels::cpu::avx512, ::avx512_bf16 or ::amx_bf16, and each does emit the instructions
+# it exists for.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 [ "$#" -ge 1 ] || fail "usage: $0 OBJECT..."
@@ -19,7 +21,7 @@ for f in "$@"; do
   [ -n "${seen[$copy]:-}" ] && continue
   seen[$copy]="$f"
 done
-for want in small_gemm_avx512 small_gemm_avx512_bf16; do
+for want in small_gemm_avx512 small_gemm_avx512_bf16 amx_bf16; do
   [ -n "${seen[$want]:-}" ] || fail "no object file of $want among: $*"
 done
 
@@ -28,8 +30,9 @@ check() {  # object, namespace, instruction that must appear, minimum count
   local global stray count
   global="$(nm -C --defined-only "$object" | awk '$2 ~ /^[A-Zu]$/ { $1 = ""; $2 = ""; print }')"
   [ -n "$global" ] || fail "no global symbols at all in $object: did the table functions move?"
-  # A table function's name starts with its return type, colony::kernels::cpu::SmallGemm...Fns.
-  stray="$(echo "$global" | sed -E 's/^ *colony::kernels::cpu::SmallGemm[A-Za-z0-9]*Fns(<[a-z]*>)? const& //' \
+  # A table function's name starts with its return type, colony::kernels::cpu::SmallGemm...Fns
+  # or AmxGemmFns.
+  stray="$(echo "$global" | sed -E 's/^ *colony::kernels::cpu::(SmallGemm[A-Za-z0-9]*|AmxGemm)Fns(<[a-z]*>)? const& //' \
                         | grep -v "^ *colony::kernels::cpu::$ns::")"
   [ -z "$stray" ] || fail "global symbols outside colony::kernels::cpu::$ns in $object:
 $stray"
@@ -39,3 +42,4 @@ $stray"
 }
 check "${seen[small_gemm_avx512]}" avx512 '%zmm' 100
 check "${seen[small_gemm_avx512_bf16]}" avx512_bf16 'vdpbf16ps' 100
+check "${seen[amx_bf16]}" amx_bf16 'tdpbf16ps' 4

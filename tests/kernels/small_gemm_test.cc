@@ -212,39 +212,5 @@ TEST(SmallGemm, DispatchesToTheCpusIsaAndObeysTheOverride) {
   EXPECT_STREQ(active_small_gemm_fns<float>().isa, want);
 }
 
-TEST(CpuIsa, EnvironmentCapParses) {
-  EXPECT_EQ(capped_cpu_isa(CpuIsa::Avx512, nullptr), CpuIsa::Avx512);
-  EXPECT_EQ(capped_cpu_isa(CpuIsa::Avx512, ""), CpuIsa::Avx512);
-  EXPECT_EQ(capped_cpu_isa(CpuIsa::Avx512, "avx2"), CpuIsa::Avx2);
-  EXPECT_EQ(capped_cpu_isa(CpuIsa::Avx512, "avx512"), CpuIsa::Avx512);
-  // A cap above what the CPU has gives what the CPU has.
-  EXPECT_EQ(capped_cpu_isa(CpuIsa::Avx2, "avx512"), CpuIsa::Avx2);
-  EXPECT_EQ(capped_cpu_isa(CpuIsa::Avx512Bf16, nullptr), CpuIsa::Avx512Bf16);
-  EXPECT_EQ(capped_cpu_isa(CpuIsa::Avx512Bf16, "avx512"), CpuIsa::Avx512);
-  EXPECT_EQ(capped_cpu_isa(CpuIsa::Avx512Bf16, "avx512_bf16"), CpuIsa::Avx512Bf16);
-  EXPECT_EQ(capped_cpu_isa(CpuIsa::Avx512, "avx512_bf16"), CpuIsa::Avx512);
-  EXPECT_STREQ(cpu_isa_name(CpuIsa::Avx512Bf16), "avx512_bf16");
-  try {
-    capped_cpu_isa(CpuIsa::Avx2, "avx512bf16");
-    ADD_FAILURE() << "an unknown COLONY_CPU_ISA was accepted";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_NE(std::string(e.what()).find("COLONY_CPU_ISA=avx512bf16: expected avx2, avx512 or avx512_bf16"),
-              std::string::npos)
-        << e.what();
-  }
-}
-
-TEST(CpuIsa, DetectionAgreesWithTheCompilersView) {
-  __builtin_cpu_init();
-  bool avx512f = __builtin_cpu_supports("avx512f");
-  bool avx512bf16 = __builtin_cpu_supports("avx512bf16");
-  const CpuIsa isa = detected_cpu_isa();
-  EXPECT_TRUE(isa == CpuIsa::Avx2 || avx512f) << "AVX-512 reported without avx512f";
-  EXPECT_TRUE(isa != CpuIsa::Avx512Bf16 || avx512bf16) << "avx512_bf16 reported without avx512bf16";
-  EXPECT_TRUE(isa != CpuIsa::Avx512 || !avx512bf16) << "avx512bf16 present but not reported";
-  EXPECT_TRUE(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
-      << "the build targets x86-64-v3: this CPU cannot run it";
-}
-
 }  // namespace
 }  // namespace colony::kernels::cpu

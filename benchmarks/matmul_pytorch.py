@@ -1,0 +1,48 @@
+"""torch.mm throughput, to compare with benchmarks/matmul_bench in alternating rounds.
+
+    python benchmarks/matmul_pytorch.py --dtype bf16|f32 --size N --threads T [--trials R]
+
+Times A @ B for two N x N matrices (torch.randn, then cast), after 3 warm-up products, with
+torch.set_num_threads(T), and prints gflops=X (2 N^3 flops over the best trial) as its last line,
+as matmul_bench does. On a CPU with AMX, PyTorch's bfloat16 torch.mm runs oneDNN's AMX kernels.
+"""
+import argparse
+import sys
+import time
+
+import torch
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dtype", choices=["bf16", "f32"], default="f32")
+    parser.add_argument("--size", type=int, default=512)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--trials", type=int, default=0, help="0: 100 for f32, 30 for bf16 (matmul_bench's)")
+    args = parser.parse_args()
+    if args.size < 1 or args.threads < 1 or args.trials < 0:
+        parser.error("--size and --threads must be at least 1, --trials at least 0")
+    torch.set_num_threads(args.threads)
+    dtype = torch.bfloat16 if args.dtype == "bf16" else torch.float32
+    gen = torch.Generator().manual_seed(1)
+    a = torch.randn(args.size, args.size, generator=gen).to(dtype)
+    b = torch.randn(args.size, args.size, generator=gen).to(dtype)
+    trials = args.trials or (30 if dtype == torch.bfloat16 else 100)
+    with torch.no_grad():
+        for _ in range(3):
+            torch.mm(a, b)
+        times = []
+        for _ in range(trials):
+            start = time.perf_counter()
+            torch.mm(a, b)
+            times.append(time.perf_counter() - start)
+    times.sort()
+    flops = 2.0 * args.size**3
+    print(f"torch {torch.__version__} mm {args.dtype} {args.size}^3 threads={args.threads} trials={trials} "
+          f"best {times[0] * 1e3:.3f} ms median {times[len(times) // 2] * 1e3:.3f} ms")
+    print(f"gflops={flops / times[0] * 1e-9:.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

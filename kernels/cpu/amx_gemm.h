@@ -1,0 +1,102 @@
+// bfloat16 matrix products on Intel AMX tiles (AMX-BF16, Sapphire Rapids on), float32 accumulation,
+// each output rounded once: gemm.h's bfloat16 path where active_cpu_isa() reaches AmxBf16 and the
+// shapes suit (gemm.cc).
+//
+// A tile register holds 16 rows of 64 bytes; tdpbf16ps multiplies a 16 x 32 bfloat16 tile of A by a
+// 32 x 16 one of B into a 16 x 16 float32 tile of C: 16,384 flops per instruction, against 64 for an
+// AVX-512 float32 FMA. B must be in VNNI order, each tile row holding the pairs (B(2r, j),
+// B(2r + 1, j)) of 16 columns: amx_pack_b writes that once per product (the weights of a linear
+// layer, reused by every row block), zero-padded to whole tiles so that no tile ever reads past
+// the matrix. A is read in place where 16 whole rows of 32 are there (row-major); partial blocks
+// (rows past m, columns past k, a column-major A) are copied to zero-padded scratch first.
+//
+// What the hardware computes (measured on an Intel Xeon, Sapphire Rapids class, and matching
+// Intel's description of denormals as treated as zero and flushed, with round to nearest even):
+// for each 16 x 32 step and each output, the 16 products of the even positions of the pairs and
+// the 16 of the odd positions are summed separately, E = (...((p0 + p2) + p4)...) and
+// O = (...((p1 + p3) + p5)...), each addition of an exact product rounded to float32 and flushed
+// to zero when denormal, and C becomes flush(C + flush(E + O)), inputs' denormals read as zero.
+// Not the sequential order of Intel's pseudo-code (which differs in about one output in ten);
+// tests/kernels/amx_gemm_test.cc compares that model with the hardware bit for bit.
+//
+// The source is written once (amx_gemm_tiles.h) and built twice: with the tile intrinsics
+// (amx_bf16.cc, -mamx-tile -mamx-bf16) and over scalar arithmetic in the order above
+// (amx_bf16_emulated.cc, test-only), so any CPU tests the packing, blocking and edge tiles.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace colony::kernels::cpu {
+
+// Elements of amx_pack_b's output for a k x n matrix: whole 32 x 16 tiles.
+int64_t amx_packed_b_size(int64_t k, int64_t n);
+
+// Packs B(p, j) = b[p * b_row_stride + j * b_col_stride] (k x n bfloat16 bits) into tiles: column
+// tile t (columns 16t to 16t + 15) and depth step q (rows 32q to 32q + 31) at
+// packed + (t * ceil(k / 32) + q) * 512, row r of the tile holding B(32q + 2r, 16t + j) at 2j and
+// B(32q + 2r + 1, 16t + j) at 2j + 1; zeros past k and n.
+void amx_pack_b(int64_t k, int64_t n, const uint16_t* b, int64_t b_row_stride, int64_t b_col_stride,
+                uint16_t* packed);
+
+// One product: C = A B for A (m x k, A(i, p) = a[i * a_row_stride + p * a_col_stride]) and B packed
+// by amx_pack_b. The output is either float32 (c_f32, C(i, j) at c_f32[i * ldc + j]; accumulate
+// adds the product to C, as one more tile step would) or bfloat16 (c_bf16: C = round(alpha * A B +
+// beta * C), C read only when beta != 0).
+struct AmxGemmArgs {
+  int64_t m = 0, n = 0, k = 0;
+  const uint16_t* a = nullptr;
+  int64_t a_row_stride = 0, a_col_stride = 1;
+  const uint16_t* packed_b = nullptr;
+  float* c_f32 = nullptr;
+  bool accumulate = false;
+  uint16_t* c_bf16 = nullptr;
+  float alpha = 1.0f, beta = 0.0f;
+  int64_t ldc = 0;
+};
+
+// Whether the AMX products can run here (AmxBf16 active: cpu_isa.h), unless overridden below.
+bool has_amx_gemm();
+
+// Runs args on the active copy (single-threaded; gemm.cc splits rows over the pool). Requires
+// has_amx_gemm().
+void amx_gemm(const AmxGemmArgs& args);
+
+// One build of the tiles.
+struct AmxGemmFns {
+  const char* isa;  // "amx", "amx_emulated"
+  // scratch: amx_scratch_size(k) elements of this thread's own.
+  void (*gemm)(const AmxGemmArgs& args, uint16_t* scratch);
+};
+
+// Elements of the scratch a gemm call takes: two 16-row blocks of A, zero-padded.
+int64_t amx_scratch_size(int64_t k);
+
+namespace amx_bf16 {  // built with -mamx-tile -mamx-bf16
+const AmxGemmFns& amx_gemm_fns();
+}
+namespace amx_emulated {  // amx_bf16_emulated.cc, in //kernels/cpu:small_gemm_bf16_emulated (testonly)
+const AmxGemmFns& amx_gemm_fns();
+}
+
+// Tests (defined in //kernels/cpu:small_gemm_bf16_emulated): the emulated copy and, where AMX is
+// usable, amx_bf16.
+std::vector<const AmxGemmFns*> runnable_amx_copies();
+
+// The copy amx_gemm uses now: amx_bf16 where active_cpu_isa() reaches AmxBf16, else null.
+const AmxGemmFns* active_amx_gemm_fns();
+
+// Tests and benchmarks: route amx_gemm (and so gemm.cc's bfloat16 products) through `fns` (null:
+// none) while alive. Not thread-safe against running products.
+class ScopedAmxGemmFns {
+ public:
+  explicit ScopedAmxGemmFns(const AmxGemmFns* fns);
+  ~ScopedAmxGemmFns();
+  ScopedAmxGemmFns(const ScopedAmxGemmFns&) = delete;
+  ScopedAmxGemmFns& operator=(const ScopedAmxGemmFns&) = delete;
+
+ private:
+  const AmxGemmFns* saved_;
+};
+
+}  // namespace colony::kernels::cpu

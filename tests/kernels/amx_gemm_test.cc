@@ -1,0 +1,242 @@
+// kernels/cpu/amx_gemm.h against a per-output reference of tdpbf16ps' arithmetic (amx_gemm.h: per
+// 32-deep step, the even and the odd positions' exact products summed apart in float32, then
+// C + (E + O), denormals flushed), bit for bit, for every copy this CPU runs: the emulated one (the
+// tiles' packing, blocking and edge tiles over scalar arithmetic, on any CPU) and, where AMX is
+// usable, the hardware. The reference loops over outputs, not tiles, so it shares no blocking with
+// the code under test. Shapes: m, n, k of 1, 15, 16, 17, 31, 33 and 64 + odd (partial tiles in
+// every dimension, odd k's half pair), row- and column-major operands, leading dimensions wider
+// than the matrix, float32 accumulation and bfloat16 output with alpha and beta, several panels of
+// B, and denormal-range operands.
+#include "kernels/cpu/amx_gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "kernels/common/half.h"
+#include "kernels/cpu/cpu_isa.h"
+
+namespace colony::kernels::cpu {
+namespace {
+
+float flush(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
+float value(uint16_t bits) { return static_cast<float>(BFloat16::from_bits(bits)); }
+uint32_t float_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  return u;
+}
+
+// Random bfloat16 bits: uniform in [-1, 1) times 2^scale.
+std::vector<uint16_t> random_bf16(size_t n, uint32_t seed, int scale = 0) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<uint16_t> v(n);
+  for (uint16_t& x : v) x = BFloat16(std::ldexp(u(gen), scale)).bits;
+  return v;
+}
+
+struct Case {
+  int64_t m, n, k;
+  bool a_col_major = false, b_col_major = false;
+  int64_t pad = 0;  // extra elements per row (or column) of A, B and C
+  bool bf16_out = false, accumulate = false;
+  float alpha = 1.0f, beta = 0.0f;
+  int scale = 0;
+  std::string name() const {
+    return "m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
+           (a_col_major ? " A^T" : "") + (b_col_major ? " B^T" : "") + (pad ? " padded" : "") +
+           (bf16_out ? " bf16 alpha=" + std::to_string(alpha) + " beta=" + std::to_string(beta) : " f32") +
+           (accumulate ? " +=" : "") + (scale ? " 2^" + std::to_string(scale) : "");
+  }
+};
+
+// C(i, j) as the hardware computes it, one output at a time.
+float reference_sum(const Case& t, const std::vector<uint16_t>& a, int64_t ars, int64_t acs,
+                    const std::vector<uint16_t>& b, int64_t brs, int64_t bcs, int64_t i, int64_t j, float c0) {
+  auto operand = [](uint16_t bits) { return static_cast<double>(flush(value(bits))); };
+  float c = c0;
+  for (int64_t p0 = 0; p0 < t.k; p0 += 32) {
+    float even = 0.0f, odd = 0.0f;
+    // A step past k still adds its zero products: +0 turns a flushed -0 sum into +0.
+    for (int64_t p = p0; p < p0 + 32; ++p) {
+      float& sum = (p - p0) % 2 == 0 ? even : odd;
+      const double product = p < t.k ? operand(a[i * ars + p * acs]) * operand(b[p * brs + j * bcs]) : 0.0;
+      sum = flush(static_cast<float>(sum + product));
+    }
+    c = flush(flush(c) + flush(even + odd));
+  }
+  return c;
+}
+
+void check(const AmxGemmFns& fns, const Case& t, uint32_t seed) {
+  SCOPED_TRACE(std::string(fns.isa) + " " + t.name());
+  ScopedAmxGemmFns use(&fns);
+  const int64_t lda = (t.a_col_major ? t.m : t.k) + t.pad, ldb = (t.b_col_major ? t.k : t.n) + t.pad;
+  const int64_t ldc = t.n + t.pad;
+  const std::vector<uint16_t> a = random_bf16((t.a_col_major ? t.k : t.m) * lda, seed, t.scale);
+  const std::vector<uint16_t> b = random_bf16((t.b_col_major ? t.n : t.k) * ldb, seed + 1, t.scale);
+  const int64_t ars = t.a_col_major ? 1 : lda, acs = t.a_col_major ? lda : 1;
+  const int64_t brs = t.b_col_major ? 1 : ldb, bcs = t.b_col_major ? ldb : 1;
+  std::vector<uint16_t> packed(amx_packed_b_size(t.k, t.n) + 1, 0xbeef);
+  amx_pack_b(t.k, t.n, b.data(), brs, bcs, packed.data());
+  EXPECT_EQ(packed.back(), 0xbeef) << "packing wrote past amx_packed_b_size";
+
+  AmxGemmArgs args;
+  args.m = t.m;
+  args.n = t.n;
+  args.k = t.k;
+  args.a = a.data();
+  args.a_row_stride = ars;
+  args.a_col_stride = acs;
+  args.packed_b = packed.data();
+  args.ldc = ldc;
+  const std::vector<uint16_t> c_init = random_bf16(t.m * ldc, seed + 2);
+  std::vector<float> c_f32(t.m * ldc);
+  for (size_t e = 0; e < c_f32.size(); ++e) c_f32[e] = value(c_init[e]);
+  std::vector<uint16_t> c_bf16 = c_init;
+  if (t.bf16_out) {
+    args.c_bf16 = c_bf16.data();
+    args.alpha = t.alpha;
+    args.beta = t.beta;
+  } else {
+    args.c_f32 = c_f32.data();
+    args.accumulate = t.accumulate;
+  }
+  amx_gemm(args);
+
+  int64_t mismatches = 0;
+  for (int64_t i = 0; i < t.m; ++i) {
+    for (int64_t j = 0; j < ldc; ++j) {
+      const int64_t e = i * ldc + j;
+      if (j >= t.n) {  // the padding between rows is left alone
+        if (t.bf16_out ? c_bf16[e] != c_init[e] : float_bits(c_f32[e]) != float_bits(value(c_init[e]))) ++mismatches;
+        continue;
+      }
+      const float start = t.accumulate ? value(c_init[e]) : 0.0f;
+      const float sum = reference_sum(t, a, ars, acs, b, brs, bcs, i, j, start);
+      if (t.bf16_out) {
+        const float want_f = t.beta == 0.0f ? t.alpha * sum : t.alpha * sum + t.beta * value(c_init[e]);
+        const uint16_t want = BFloat16(want_f).bits;
+        if (c_bf16[e] != want && mismatches++ < 5) {
+          ADD_FAILURE() << "C(" << i << ", " << j << ") = " << value(c_bf16[e]) << ", want " << value(want);
+        }
+      } else if (float_bits(c_f32[e]) != float_bits(sum) && mismatches++ < 5) {
+        ADD_FAILURE() << "C(" << i << ", " << j << ") = " << c_f32[e] << ", want " << sum;
+      }
+    }
+  }
+  EXPECT_EQ(mismatches, 0);
+}
+
+TEST(AmxGemm, PackedTilesHoldVnniPairsPaddedWithZeros) {
+  // B 3 x 17 (k = 3: one half-empty pair; n = 17: a second column tile of one column).
+  const int64_t k = 3, n = 17;
+  std::vector<uint16_t> b(k * n);
+  for (int64_t e = 0; e < k * n; ++e) b[e] = static_cast<uint16_t>(e + 1);
+  ASSERT_EQ(amx_packed_b_size(k, n), 2 * 512);
+  std::vector<uint16_t> packed(amx_packed_b_size(k, n), 0xffff);
+  amx_pack_b(k, n, b.data(), n, 1, packed.data());
+  EXPECT_EQ(packed[0], b[0 * n + 0]);        // B(0, 0)
+  EXPECT_EQ(packed[1], b[1 * n + 0]);        // B(1, 0): the pair's high half
+  EXPECT_EQ(packed[2 * 5], b[0 * n + 5]);    // B(0, 5)
+  EXPECT_EQ(packed[32 + 2 * 5], b[2 * n + 5]);  // row 1 of the tile: B(2, 5), then B(3, 5) = 0
+  EXPECT_EQ(packed[32 + 2 * 5 + 1], 0);
+  EXPECT_EQ(packed[512], b[16]);             // column tile 1 starts with B(0, 16)
+  EXPECT_EQ(packed[512 + 2], 0);             // column 17 is past n
+  int64_t nonzero = 0;
+  for (uint16_t x : packed) nonzero += x != 0;
+  EXPECT_EQ(nonzero, k * n);
+}
+
+TEST(AmxGemm, EdgeTilesInEveryDimensionMatchTheReference) {
+  const int64_t sizes[] = {1, 15, 16, 17, 31, 33, 67};
+  for (const AmxGemmFns* fns : runnable_amx_copies()) {
+    uint32_t seed = 1;
+    for (int64_t m : sizes)
+      for (int64_t n : sizes)
+        for (int64_t k : sizes) check(*fns, Case{m, n, k}, seed++);
+  }
+}
+
+TEST(AmxGemm, TransposedOperandsPaddingAndOutputsMatchTheReference) {
+  for (const AmxGemmFns* fns : runnable_amx_copies()) {
+    uint32_t seed = 500;
+    for (bool a_t : {false, true}) {
+      for (bool b_t : {false, true}) {
+        for (int64_t pad : {0, 5}) {
+          Case t{33, 47, 65, a_t, b_t, pad};
+          check(*fns, t, seed++);
+          t.accumulate = true;
+          check(*fns, t, seed++);
+          t.accumulate = false;
+          t.bf16_out = true;
+          check(*fns, t, seed++);
+          t.alpha = 0.5f;
+          t.beta = -1.5f;
+          check(*fns, t, seed++);
+        }
+      }
+    }
+  }
+}
+
+// k = 1000: a panel holds 14 column tiles (amx_gemm_tiles.h's kPanelBytes), so n = 300 (19 tiles)
+// takes two panels, the second with an odd tile; m = 70 ends in a partial block of 6 rows.
+TEST(AmxGemm, SeveralPanelsOfBMatchTheReference) {
+  for (const AmxGemmFns* fns : runnable_amx_copies()) check(*fns, Case{70, 300, 1000}, 900);
+}
+
+// Operands near 2^-63: products and sums fall in float32's denormal range, where tdpbf16ps reads
+// denormal inputs as zero and flushes its results (the reference's flush), unlike float32 FMAs.
+// Large ones (2^40) check that nothing is scaled or saturated.
+TEST(AmxGemm, DenormalAndLargeRangesFollowTheInstruction) {
+  for (const AmxGemmFns* fns : runnable_amx_copies()) {
+    check(*fns, Case{17, 33, 70, false, false, 0, false, false, 1.0f, 0.0f, -62}, 1000);
+    check(*fns, Case{17, 33, 70, false, false, 0, false, true, 1.0f, 0.0f, -64}, 1001);
+    check(*fns, Case{17, 33, 70, false, false, 0, false, false, 1.0f, 0.0f, 40}, 1002);
+  }
+}
+
+TEST(AmxGemm, EmptyProductsWriteZerosOrLeaveC) {
+  for (const AmxGemmFns* fns : runnable_amx_copies()) {
+    check(*fns, Case{5, 20, 0}, 1100);
+    Case acc{5, 20, 0};
+    acc.accumulate = true;
+    check(*fns, acc, 1101);
+  }
+}
+
+TEST(AmxGemm, CopiesDescribeThemselvesAndDispatchFollowsTheCpu) {
+  EXPECT_STREQ(amx_emulated::amx_gemm_fns().isa, "amx_emulated");
+  EXPECT_STREQ(amx_bf16::amx_gemm_fns().isa, "amx");
+  EXPECT_EQ(has_amx_gemm(), active_cpu_isa() >= CpuIsa::AmxBf16);
+  EXPECT_EQ(runnable_amx_copies().size(), amx_usable() ? 2u : 1u);
+  {
+    ScopedAmxGemmFns none(nullptr);
+    EXPECT_FALSE(has_amx_gemm());
+    AmxGemmArgs args;
+    try {
+      amx_gemm(args);
+      ADD_FAILURE() << "amx_gemm ran without a copy";
+    } catch (const std::logic_error& e) {
+      EXPECT_NE(std::string(e.what()).find("has_amx_gemm"), std::string::npos) << e.what();
+    }
+  }
+  ScopedAmxGemmFns use(&amx_emulated::amx_gemm_fns());
+  EXPECT_TRUE(has_amx_gemm());
+  AmxGemmArgs both;
+  float f = 0;
+  uint16_t h = 0;
+  both.c_f32 = &f;
+  both.c_bf16 = &h;
+  EXPECT_THROW(amx_gemm(both), std::invalid_argument);
+}
+
+}  // namespace
+}  // namespace colony::kernels::cpu
