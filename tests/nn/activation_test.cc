@@ -97,7 +97,7 @@ TEST(Activation, CudaMatchesTheCpu_CUDA) {
   for (DType dtype : {kFloat32, kFloat64, kBFloat16, kFloat16}) {
     SCOPED_TRACE(dtype_name(dtype));
     Tensor host = sample(7, dtype);
-    for (const std::string& approximate : {"none", "tanh"}) {
+    for (const char* approximate : {"none", "tanh"}) {
       Tensor xc = host.detach(), xg = raw::to(host, dev, dtype);
       xc.requires_grad_();
       xg.requires_grad_();
