@@ -20,6 +20,10 @@
 namespace colony {
 namespace {
 
+using nn::Conv2d;
+using nn::Conv2dOptions;
+using testing::expect_cuda_module_matches_cpu;
+
 // Forward and backward of one layer (stride 1, no padding) compared with the direct sums:
 //   y[n,o,i,j] = b[o] + sum_c,p,q x[n,c,i+p,j+q] w[o,c,p,q], and for the loss sum(y * g)
 //   dw[o,c,p,q] = sum_n,i,j g[n,o,i,j] x[n,c,i+p,j+q], db[o] = sum g, dx[n,c,y,x] = sum g w.
@@ -98,13 +102,6 @@ TEST(Conv2d, LeNetLayersMatchTheDirectSumsOnThisCpusInstructionSetAndOnAvx2) {
   testing::on_this_isa_and_on_avx2(check_lenet_layers);
 }
 
-}  // namespace
-}  // namespace colony
-
-namespace colony::nn {
-namespace {
-
-using testing::expect_cuda_module_matches_cpu;
 
 TEST(Conv2dModule, ForwardAndBackwardOnCudaMatchTheCpu_CUDA) {
   COLONY_REQUIRE_CUDA(1);
@@ -118,4 +115,4 @@ TEST(Conv2dModule, ForwardAndBackwardOnCudaMatchTheCpu_CUDA) {
 }
 
 }  // namespace
-}  // namespace colony::nn
+}  // namespace colony

@@ -18,6 +18,10 @@
 namespace colony {
 namespace {
 
+using nn::Linear;
+using nn::LinearOptions;
+using testing::expect_cuda_module_matches_cpu;
+
 using testing::DirectSum;
 using testing::index_str;
 
@@ -78,13 +82,6 @@ TEST(Linear, LeNetLayersMatchTheDirectSumsOnThisCpusInstructionSetAndOnAvx2) {
   testing::on_this_isa_and_on_avx2(check_lenet_layers);
 }
 
-}  // namespace
-}  // namespace colony
-
-namespace colony::nn {
-namespace {
-
-using testing::expect_cuda_module_matches_cpu;
 
 TEST(LinearModule, ForwardAndBackwardOnCudaMatchTheCpu_CUDA) {
   COLONY_REQUIRE_CUDA(1);
@@ -100,4 +97,4 @@ TEST(LinearModule, ForwardAndBackwardOnCudaMatchTheCpu_CUDA) {
 }
 
 }  // namespace
-}  // namespace colony::nn
+}  // namespace colony
