@@ -39,7 +39,13 @@ def cuda_library(name, srcs, hdrs = [], nvcc_inputs = [], deps = [], copts = [],
                 # --resource-usage (ptxas -v) reports each kernel's registers and spills at no extra
                 # cost; they go to `usage` (tests/kernels/register_spill_test reads them), and any
                 # other line nvcc prints (warnings, errors) still reaches the build log.
+                # nvcc names its temporary files after its pid (TMPDIR/tmpxft_<pid>_...); in
+                # Bazel's sandbox every action has its own pid namespace, so two nvcc actions at
+                # once can get the same pid and overwrite each other's files in a shared /tmp (a
+                # clean build, whose other actions come from a cache, failed so with exit 255).
+                # Each action therefore gets a temporary folder of its own.
                 cmd = " ".join([
+                    "nvcc_tmp=$$(mktemp -d) && TMPDIR=$$nvcc_tmp",
                     CUDA_HOME + "/bin/nvcc",
                     "-std=c++17 -O3 --expt-relaxed-constexpr -Xcompiler -fPIC --resource-usage",
                     "-gencode arch=compute_$(cuda_arch),code=[sm_$(cuda_arch),compute_$(cuda_arch)]",
@@ -47,7 +53,8 @@ def cuda_library(name, srcs, hdrs = [], nvcc_inputs = [], deps = [], copts = [],
                     # Colony's headers are found from the workspace root, as in the .cc files.
                     " ".join(copts),
                     "-c $(location %s) -o $(location %s) 2> $(location %s);" % (src, obj, usage),
-                    "rc=$$?; grep -v -e '^ptxas info' -e 'bytes stack frame' $(location %s) >&2 || true; exit $$rc" % usage,
+                    "rc=$$?; rm -rf \"$$nvcc_tmp\";",
+                    "grep -v -e '^ptxas info' -e 'bytes stack frame' $(location %s) >&2 || true; exit $$rc" % usage,
                 ]),
                 tags = ["no-remote"],
             )
