@@ -18,17 +18,22 @@ const char* reduce_op_name(ReduceOp op) {
   return "?";
 }
 
-std::string unreachable_phrase(const std::vector<int>& ranks) {
+namespace {
+
+// "rank 3" or "ranks 1, 2": the subject of the phrases below.
+std::string ranks_subject(const std::vector<int>& ranks) {
   std::string who;
   for (size_t i = 0; i < ranks.size(); ++i) who += (i ? ", " : "") + std::to_string(ranks[i]);
-  return (ranks.size() == 1 ? "rank " : "ranks ") + who + (ranks.size() == 1 ? " is" : " are") + " unreachable";
+  return (ranks.size() == 1 ? "rank " : "ranks ") + who;
 }
 
-std::string stalled_phrase(const std::vector<int>& ranks) {
-  std::string who;
-  for (size_t i = 0; i < ranks.size(); ++i) who += (i ? ", " : "") + std::to_string(ranks[i]);
-  return (ranks.size() == 1 ? "rank " : "ranks ") + who + " stopped making progress";
+}  // namespace
+
+std::string unreachable_phrase(const std::vector<int>& ranks) {
+  return ranks_subject(ranks) + (ranks.size() == 1 ? " is" : " are") + " unreachable";
 }
+
+std::string stalled_phrase(const std::vector<int>& ranks) { return ranks_subject(ranks) + " stopped making progress"; }
 
 namespace {
 
