@@ -7,7 +7,6 @@
 #include <type_traits>
 #include <utility>
 
-#include "base/arg.h"
 #include "optim/optimizer.h"
 
 namespace colony::optim {
@@ -20,18 +19,21 @@ namespace detail {
 template <bool kDecoupled>
 struct AdamFamilyOptions : OptionsBase<AdamFamilyOptions<kDecoupled>> {
   static constexpr const char* kName = kDecoupled ? "AdamWOptions" : "AdamOptions";
-  AdamFamilyOptions(double lr = 1e-3) : lr_(lr) {}  // NOLINT
-  COLONY_ARG(double, lr);
-  COLONY_ARG(double, beta1) = 0.9;
-  COLONY_ARG(double, beta2) = 0.999;
-  COLONY_ARG(double, eps) = 1e-8;
-  COLONY_ARG(double, weight_decay) = kDecoupled ? 1e-2 : 0.0;
-  COLONY_ARG(bool, amsgrad) = false;
-  COLONY_ARG(bool, maximize) = false;
+  // AdamOptions() leaves lr unset (1e-3 unless a group inherits the optimizer's); AdamOptions(lr)
+  // sets it.
+  AdamFamilyOptions() = default;
+  AdamFamilyOptions(double lr) : lr_(lr) { this->mark_set("lr"); }  // NOLINT
+  COLONY_OPTIM_ARG(double, lr) = 1e-3;
+  COLONY_OPTIM_ARG(double, beta1) = 0.9;
+  COLONY_OPTIM_ARG(double, beta2) = 0.999;
+  COLONY_OPTIM_ARG(double, eps) = 1e-8;
+  COLONY_OPTIM_ARG(double, weight_decay) = kDecoupled ? 1e-2 : 0.0;
+  COLONY_OPTIM_ARG(bool, amsgrad) = false;
+  COLONY_OPTIM_ARG(bool, maximize) = false;
   // PyTorch's capturable: each parameter's step count lives on its device and the kernels take
   // the bias corrections and the learning rate from device memory, so a step can be captured in a
   // CUDA graph (and replayed with the right step number and a scheduler's learning rate).
-  COLONY_ARG(bool, capturable) = false;
+  COLONY_OPTIM_ARG(bool, capturable) = false;
 
  public:
   // PyTorch's betas=(0.9, 0.999): betas({0.9, 0.98}) or betas(0.9, 0.98).
@@ -39,6 +41,8 @@ struct AdamFamilyOptions : OptionsBase<AdamFamilyOptions<kDecoupled>> {
   AdamFamilyOptions& betas(double b1, double b2) {
     beta1_ = b1;
     beta2_ = b2;
+    this->mark_set("beta1");
+    this->mark_set("beta2");
     return *this;
   }
   std::pair<double, double> betas() const { return {beta1_, beta2_}; }

@@ -65,6 +65,8 @@ void Optimizer::add_param_group(ParamGroup group) {
     // AdamW given AdamOptions would train without its weight decay: refused, as any other mix-up.
     throw std::invalid_argument("optimizer: a parameter group has " + group.options.get().type_name() +
                                 ", but this optimizer takes " + defaults_->type_name());
+  } else {
+    group.options.get().inherit_unset(*defaults_);  // torch.optim's param_group.setdefault(name, default)
   }
   check_options(group.options.get());  // the base class's check while constructing; the optimizer's later
   groups_.push_back(std::move(group));

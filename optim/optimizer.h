@@ -16,7 +16,8 @@ namespace colony::optim {
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 // Parameters optimized with their own options: {params} takes the optimizer's defaults,
-// {params, SGDOptions(0.01)} its own (of the optimizer's options type).
+// {params, SGDOptions(0.01)} its own (of the optimizer's options type), and the defaults for every
+// option it does not set.
 struct ParamGroup {
   ParamGroup(std::vector<Tensor> params, GroupOptions options = {})  // NOLINT: {{w, b}, SGDOptions(0.01)}
       : params(std::move(params)), options(std::move(options)) {}
@@ -46,7 +47,8 @@ class Optimizer {
   virtual std::vector<Tensor> stepped_tensors() const;
 
   // Adds a group; a group without options takes a copy of the optimizer's defaults, one with
-  // options must hold this optimizer's options type. A parameter may belong to one group only.
+  // options must hold this optimizer's options type and takes the defaults' value of every option
+  // it did not set (OptimizerOptions::inherit_unset). A parameter may belong to one group only.
   void add_param_group(ParamGroup group);
   std::vector<ParamGroup>& param_groups() { return groups_; }
   const std::vector<ParamGroup>& param_groups() const { return groups_; }

@@ -4,15 +4,24 @@
 //
 //   SGD opt(std::vector<ParamGroup>{{encoder_params}, {decoder_params, SGDOptions(0.01)}},
 //           SGDOptions(0.1).momentum(0.9));
-//   opt.param_groups()[1].options.as<SGDOptions>().momentum();   // 0 (the group's own options)
+//   opt.param_groups()[1].options.as<SGDOptions>().momentum();   // 0.9 (inherited, see below)
+//
+// A group inherits every option it does not set, as in torch.optim: each options struct
+// remembers which of its fields a setter (or its constructor's lr) set, and add_param_group fills
+// the others from the optimizer's defaults. With defaults AdamWOptions(6e-4).betas(0.9, 0.95), a
+// group of AdamWOptions().weight_decay(0.0) runs with lr 6e-4 and betas (0.9, 0.95), not with
+// AdamWOptions()'s own lr 1e-3 and beta2 0.999.
 #pragma once
 
 #include <initializer_list>
 #include <map>
 #include <memory>
+#include <set>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace colony::optim {
 
@@ -31,7 +40,30 @@ class OptimizerOptions {
   virtual HyperParams to_map() const = 0;
   // Sets the options named in `values`; others keep their value, unknown names are ignored.
   virtual void update_from_map(const HyperParams& values) = 0;
+  // Whether option `name` was set (by its setter, the constructor's lr, update_from_map or
+  // inherit_unset), rather than left at the struct's default.
+  virtual bool is_set(const std::string& name) const = 0;
+  // Gives every option that was not set the value it has in `defaults` (options of the same type;
+  // throws naming both types otherwise), then counts every option as set, as PyTorch's group dict
+  // holds every key once the optimizer has filled it: a filled group moved to another optimizer
+  // keeps its values.
+  virtual void inherit_unset(const OptimizerOptions& defaults) = 0;
 };
+
+// COLONY_ARG for an optimizer's options struct (one deriving from detail::OptionsBase): the setter
+// also records that the option was set, so that a parameter group inherits only the options it
+// did not set. `name` must be the name the struct's fields() gives the option.
+#define COLONY_OPTIM_ARG(T, name)          \
+ public:                                   \
+  auto& name(const T& new_value) {         \
+    name##_ = new_value;                   \
+    this->mark_set(#name);                 \
+    return *this;                          \
+  }                                        \
+  const T& name() const { return name##_; } \
+                                           \
+ private:                                  \
+  T name##_
 
 namespace detail {
 
@@ -53,12 +85,37 @@ class OptionsBase : public OptimizerOptions {
   void update_from_map(const HyperParams& values) override {
     Self::fields(static_cast<Self&>(*this), [&](const char* name, auto& v) {
       auto it = values.find(name);
-      if (it != values.end()) v = static_cast<std::decay_t<decltype(v)>>(it->second);
+      if (it == values.end()) return;
+      v = static_cast<std::decay_t<decltype(v)>>(it->second);
+      set_.insert(name);
+    });
+  }
+  bool is_set(const std::string& name) const override { return set_.count(name) > 0; }
+  void inherit_unset(const OptimizerOptions& defaults) override {
+    auto* typed = dynamic_cast<const Self*>(&defaults);
+    if (!typed) {
+      throw std::invalid_argument(std::string("optimizer options: can't inherit unset options of ") + Self::kName +
+                                  " from " + defaults.type_name());
+    }
+    // Both lists come from the same fields(), so they walk the same options in the same order.
+    std::vector<std::pair<const char*, double>> from;
+    Self::fields(*typed, [&](const char* name, const auto& v) { from.emplace_back(name, static_cast<double>(v)); });
+    size_t i = 0;
+    Self::fields(static_cast<Self&>(*this), [&](const char* name, auto& v) {
+      if (!set_.count(name)) v = static_cast<std::decay_t<decltype(v)>>(from[i].second);
+      set_.insert(name);
+      ++i;
     });
   }
 
+ protected:
+  // Called by COLONY_OPTIM_ARG's setters (and by hand-written setters of several fields).
+  void mark_set(const char* name) { set_.insert(name); }
+
  private:
   const Self& self() const { return static_cast<const Self&>(*this); }
+  // The options set so far (fields() names).
+  std::set<std::string> set_;
 };
 
 template <class>
@@ -67,7 +124,8 @@ inline constexpr bool kAlwaysFalse = false;
 }  // namespace detail
 
 // The options of one parameter group: empty (the optimizer's defaults are used) or one
-// optimizer's options struct, read and changed through as<T>().
+// optimizer's options struct, read and changed through as<T>(); once the group is in an
+// optimizer, the options it did not set hold the optimizer's defaults.
 class GroupOptions {
  public:
   GroupOptions() = default;

@@ -11,20 +11,20 @@
 
 #include <memory>
 
-#include "base/arg.h"
 #include "optim/optimizer.h"
 
 namespace colony::optim {
 
 struct SGDOptions : detail::OptionsBase<SGDOptions> {
   static constexpr const char* kName = "SGDOptions";
-  SGDOptions(double lr) : lr_(lr) {}  // NOLINT
-  COLONY_ARG(double, lr);
-  COLONY_ARG(double, momentum) = 0.0;
-  COLONY_ARG(double, dampening) = 0.0;
-  COLONY_ARG(double, weight_decay) = 0.0;
-  COLONY_ARG(bool, nesterov) = false;
-  COLONY_ARG(bool, maximize) = false;
+  // The learning rate counts as set: an SGD group always has its own (SGD has no default lr).
+  SGDOptions(double lr) : lr_(lr) { mark_set("lr"); }  // NOLINT
+  COLONY_OPTIM_ARG(double, lr);
+  COLONY_OPTIM_ARG(double, momentum) = 0.0;
+  COLONY_OPTIM_ARG(double, dampening) = 0.0;
+  COLONY_OPTIM_ARG(double, weight_decay) = 0.0;
+  COLONY_OPTIM_ARG(bool, nesterov) = false;
+  COLONY_OPTIM_ARG(bool, maximize) = false;
 
  public:
   // Every field with its checkpoint name (detail::OptionsBase derives the rest from this list).
