@@ -160,6 +160,10 @@ NamedTensors Optimizer::state_dict() const {
     for (const auto& [k, v] : groups_[g].options.get().to_map()) {
       out.emplace_back("param_groups." + std::to_string(g) + "." + k, raw::scalar_tensor(v, kFloat64));
     }
+    if (groups_[g].initial_lr) {
+      out.emplace_back("param_groups." + std::to_string(g) + ".initial_lr",
+                       raw::scalar_tensor(*groups_[g].initial_lr, kFloat64));
+    }
     out.emplace_back("param_groups." + std::to_string(g) + ".num_params",
                      raw::scalar_tensor(static_cast<double>(groups_[g].params.size()), kFloat64));
     for (const auto& p : groups_[g].params) {
@@ -196,6 +200,7 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
   }
   // Every group's new options are checked before any is changed.
   std::vector<GroupOptions> options(groups_.size());
+  std::vector<std::optional<double>> initial_lrs(groups_.size());
   for (size_t g = 0; g < groups_.size(); ++g) {
     std::string prefix = "param_groups." + std::to_string(g) + ".";
     options[g] = groups_[g].options;
@@ -210,11 +215,23 @@ void Optimizer::load_state_dict(const NamedTensors& state) {
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument("optimizer load_state_dict: group " + std::to_string(g) + ": " + e.what());
     }
+    // Written once an LR scheduler ran; older checkpoints and scheduler-less runs have none.
+    initial_lrs[g] = groups_[g].initial_lr;
+    auto il = by_name.find(prefix + "initial_lr");
+    if (il != by_name.end()) {
+      const double v = scalar_of(il->second, prefix + "initial_lr");
+      if (!std::isfinite(v) || v < 0) {
+        throw std::invalid_argument("optimizer load_state_dict: group " + std::to_string(g) + ": initial_lr is " +
+                                    std::to_string(v) + ", expected a finite rate >= 0");
+      }
+      initial_lrs[g] = v;
+    }
   }
   NoGradGuard no_grad;
   size_t index = 0;
   for (size_t g = 0; g < groups_.size(); ++g) {
     groups_[g].options = std::move(options[g]);
+    groups_[g].initial_lr = initial_lrs[g];
     for (auto& p : groups_[g].params) {
       std::string sp = "state." + std::to_string(index) + ".";
       std::map<std::string, Tensor> st;

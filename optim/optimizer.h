@@ -4,6 +4,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -23,6 +24,12 @@ struct ParamGroup {
       : params(std::move(params)), options(std::move(options)) {}
   std::vector<Tensor> params;
   GroupOptions options;
+  // The learning rate before any LR scheduler changed it (torch's group["initial_lr"]): set by
+  // the first scheduler built on the optimizer, and the base rate of every later one, so that a
+  // CosineAnnealingLR built after a LinearLR (which lowers the rate at once) decays from the
+  // group's own rate. In state_dict ("param_groups.<g>.initial_lr") once set, so that schedulers
+  // built after load_state_dict start from it too; checkpoints without it load as before.
+  std::optional<double> initial_lr;
 };
 
 class Optimizer {
