@@ -1,4 +1,4 @@
-// Everything in data/: datasets, transforms, samplers, the DataLoader.
+// Everything in data/: datasets, transforms, samplers, the DataLoader, character-level text.
 #pragma once
 
 #include "data/archive.h"
@@ -10,5 +10,7 @@
 #include "data/sampler.h"
 #include "data/synthetic.h"
 #include "data/tensor_dataset.h"
+#include "data/text.h"
+#include "data/token_blocks.h"
 #include "data/transformed_dataset.h"
 #include "data/transforms.h"
