@@ -96,7 +96,7 @@ std::string read_text(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   if (!f) {
     std::string hint = path.find("shakespeare") != std::string::npos
-                           ? "; tools/fetch_text.sh writes data/shakespeare/input.txt"
+                           ? "; python3 tools/fetch_text.py writes data/shakespeare/input.txt"
                            : "";
     throw std::runtime_error("read_text: cannot open " + path + ": " + std::strerror(errno) + hint);
   }

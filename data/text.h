@@ -1,6 +1,6 @@
 // Character-level text for language models, as nanoGPT's shakespeare_char (prepare.py):
 //
-//   std::string text = data::read_text("data/shakespeare/input.txt");  // tools/fetch_text.sh
+//   std::string text = data::read_text("data/shakespeare/input.txt");  // python3 tools/fetch_text.py
 //   data::CharTokenizer tok = data::CharTokenizer::from_text(text);    // 65 characters or so
 //   data::TokenSplit split = data::split_tokens(tok.encode_tensor(text));  // first 90 % / last 10 %
 //   data::TokenBlocks train(split.train, block_size, data::TokenBlocksOptions().seed(1337));

@@ -91,7 +91,7 @@ TEST(CharTokenizer, SaveAndLoadGiveTheSameIds) {
   EXPECT_TRUE(throws_with<std::runtime_error>([&] { CharTokenizer::load((dir / "absent.txt").string()); },
                                               "cannot open"));
   EXPECT_TRUE(throws_with<std::runtime_error>([&] { read_text("/nonexistent/data/shakespeare/input.txt"); },
-                                              "tools/fetch_text.sh writes data/shakespeare/input.txt"));
+                                              "python3 tools/fetch_text.py writes data/shakespeare/input.txt"));
 }
 
 TEST(SplitTokens, FirstNinetyPercentTrainTheRestValAsNanoGPT) {
