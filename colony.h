@@ -9,6 +9,7 @@
 #include "distributed/zero/zero_redundancy_optimizer.h"
 #include "log/log.h"
 #include "nn/nn.h"
+#include "nn/safetensors.h"  // io::save_safetensors / load_safetensors (nn.h leaves it out)
 #include "optim/optim.h"
 #include "tensor/backends.h"
 #include "tensor/cuda.h"
