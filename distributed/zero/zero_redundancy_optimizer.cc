@@ -331,6 +331,8 @@ void ZeroRedundancyOptimizer::consolidate_state_dict(int to_rank) {
     const std::string prefix = "param_groups." + std::to_string(g) + ".";
     for (const auto& [k, v] : param_groups()[g].options.get().to_map())
       consolidated_state_.emplace_back(prefix + k, raw::scalar_tensor(v, kFloat64));
+    if (param_groups()[g].initial_lr)  // set by an LR scheduler, as Optimizer::state_dict writes it
+      consolidated_state_.emplace_back(prefix + "initial_lr", raw::scalar_tensor(*param_groups()[g].initial_lr, kFloat64));
     consolidated_state_.emplace_back(prefix + "num_params",
                                      raw::scalar_tensor(static_cast<double>(param_groups()[g].params.size()), kFloat64));
     for (size_t i = 0; i < param_groups()[g].params.size(); ++i, ++index)

@@ -249,6 +249,9 @@ void expect_checkpoints_in_the_plain_format(int world, Mode by) {
     auto &plain_ddp = twins.plain_ddp, &zero_ddp = twins.zero_ddp;
     optim::AdamW plain(groups_of(*plain_model), optim::AdamWOptions(1e-3).weight_decay(0.01));
     auto zero = zero_adamw(groups_of(*zero_model), by, zero_ddp);
+    // Schedulers that leave the rate alone for these steps but record each group's initial_lr,
+    // which the consolidated state holds as the plain one does.
+    optim::StepLR plain_sched(plain, 100), zero_sched(*zero, 100);
     auto train = [&](int from, int to, optim::Optimizer& a, dist::DistributedDataParallel& da, optim::Optimizer& b,
                      dist::DistributedDataParallel& db) {
       for (int step = from; step < to; ++step) {
