@@ -338,6 +338,7 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
     }
     job.body = nullptr;  // release the tensors before anyone sees the work complete
     job.channel_data.reset();
+    if (breaks_group) close_gloo_connections();
     {
       std::lock_guard<std::mutex> lock(mu);
       running = nullptr;
@@ -354,6 +355,27 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
     w.finish(error);
   }
 
+  // After a failure that breaks the group: this rank will not take part in the collective again,
+  // but a peer may still be waiting on it inside gloo, in a step that involves neither this rank's
+  // failure nor the rank that caused it (our ring reduce-scatter: rank 1 receiving from rank 0
+  // while rank 2, its right neighbour, died with nothing pending between them; only rank 0, its
+  // left, saw the death). Closing this rank's gloo connections fails such a step at once (its
+  // pending receive from us errors) instead of at its timeout; gloo closes them all itself after
+  // a timeout. The peer channel stays open, so peers can still tell this live rank from a dead one
+  // (translate_failure).
+  void close_gloo_connections() {
+    if (!context) return;
+    for (int r = 0; r < size; ++r) {
+      if (r == rank) continue;
+      try {
+        auto& pair = context->getPair(r);
+        if (pair) pair->close();
+      } catch (const std::exception&) {
+        // Already closed or never connected: nothing left to fail.
+      }
+    }
+  }
+
   // A failure of gloo or of the peer channel, in words that name the collective and, where it can
   // be told, the peer: `lost` when the failure says who, else the connections gloo found broken.
   std::exception_ptr translate_failure(const QueuedWork& w, const std::string& what, bool exchanged,
@@ -365,7 +387,19 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
       return std::make_exception_ptr(
           TimeoutError(w.name() + " timed out after " + ms_str(w.timeout()) + " " + stage + " (" + what + ")"));
     }
-    if (lost.empty() && context) lost = gloo_detail::broken_peers(*context);
+    if (lost.empty() && context) {
+      lost = gloo_detail::broken_peers(*context);
+      // A survivor that failed first closes its gloo connections (close_gloo_connections), so they
+      // read as broken here too; the ranks that are really gone also closed their peer channel.
+      // Name those when the channel can tell (else every broken connection's peer).
+      if (lost.size() > 1 && channel) {
+        const std::vector<int> closed = channel->closed_peers();
+        std::vector<int> gone;
+        for (int r : lost)
+          if (std::find(closed.begin(), closed.end(), r) != closed.end()) gone.push_back(r);
+        if (!gone.empty()) lost = gone;
+      }
+    }
     if (lost.empty())
       return std::make_exception_ptr(CollectiveError(w.name() + " failed: " + what));
     return std::make_exception_ptr(CollectiveError(
