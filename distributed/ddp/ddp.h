@@ -33,10 +33,11 @@ struct DistributedDataParallelOptions {
   COLONY_ARG(std::shared_ptr<ProcessGroup>, process_group) = nullptr;
   // ZeRO, for a dist::ZeroRedundancyOptimizer given this DDP (.ddp(ddp)): 0 averages whole buckets
   // (all-reduce); 1 reduce-scatters each bucket so that each rank receives the averaged gradient of
-  // its shard only, keeping the full gradient buffers (the optimizer all-gathers the updated
-  // parameters: together an all-reduce's bytes); 2 also frees all but the shard after backward, so
-  // each rank keeps 1/N of the gradient (reducer.h). Under 1 and 2 a parameter's averaged
-  // gradient is only on the ranks that own it: step with the ZeroRedundancyOptimizer.
+  // its shard only, keeping the full buckets of local gradients (the optimizer all-gathers the
+  // updated parameters: together an all-reduce's bytes); 2 also frees all but the shard after
+  // backward, so each rank keeps 1/N of the gradient (reducer.h). Under 1 and 2 a parameter's
+  // averaged gradient is only on the ranks that own it (the optimizer's stepped_tensors()); under
+  // 1 the parameters' .grad() hold this rank's local gradients.
   COLONY_ARG(int, zero_stage) = 0;
 };
 

@@ -118,7 +118,7 @@ void Reducer::build_buckets(const std::vector<size_t>& order) {
       const TensorOptions opts = TensorOptions(first.dtype()).device(first.device());
       bucket.numel = numel;
       bucket.block = zero_detail::bucket_block(numel, group_->size());
-      if (options_.shard_gradients) bucket.shard = raw::zeros({bucket.block}, opts);
+      bucket.shard = raw::zeros({bucket.block}, opts);
       // One byte a flag: a quarter of what they cost in DDP's float32 bucket, which keeps the
       // bytes sent per step at DDP's despite the padding (fewer than world elements a bucket).
       bucket.flags = raw::zeros({n}, TensorOptions(kUInt8).device(first.device()));
@@ -328,8 +328,12 @@ void Reducer::launch_ready_buckets() {
   while (next_to_launch_ < buckets_.size() && buckets_[next_to_launch_].pending == 0) {
     Bucket& b = buckets_[next_to_launch_];
     if (scatter_) {
-      // In place: this rank's block of the bucket receives the average of every rank's.
-      Tensor mine = raw::narrow(b.flat, 0, b.block * group_->rank(), b.block);
+      // Stage 2, in place: this rank's block of the bucket receives the average of every rank's
+      // (the flat tensor goes at the end of backward). Stage 1, into the bucket's own shard: the
+      // flat tensor, which lives on as the parameters' .grad(), keeps this rank's local gradient
+      // everywhere, so that a later synchronized backward accumulating onto it (no zero_grad in
+      // between) reduce-scatters the sum of both local gradients, as DDP would average it.
+      Tensor mine = options_.shard_gradients ? raw::narrow(b.flat, 0, b.block * group_->rank(), b.block) : b.shard;
       b.reduction = PendingReduction{group_->reduce_scatter_tensor(mine, b.flat, ReduceOp::kAvg), nullptr};
       b.flags_work = group_->allreduce(b.flags, ReduceOp::kMax);
     } else {
@@ -457,10 +461,10 @@ void Reducer::keep_shards() {
   }
 }
 
-// Stage 1: the averaged block stays where the reduce-scatter left it, inside the bucket (and so
-// inside the parameters' .grad()); each of this rank's runs reads it through a view.
+// Stage 1: the averaged block is where the reduce-scatter left it, the bucket's shard (replaced at
+// every synchronized backward: it averages all that the bucket accumulated); each of this rank's
+// runs reads it through a view.
 void Reducer::point_shards_at_buckets() {
-  const int rank = group_->rank();
   std::vector<int64_t> bucket_start(buckets_.size(), 0);
   for (size_t bi = 1; bi < buckets_.size(); ++bi) bucket_start[bi] = bucket_start[bi - 1] + buckets_[bi - 1].block;
   size_t bi = 0;
@@ -471,7 +475,7 @@ void Reducer::point_shards_at_buckets() {
     shard_params_[j].mutable_grad() =
         no_grad_anywhere_[piece.param]
             ? Tensor()
-            : raw::narrow(b.flat, 0, b.block * rank + piece.offset - bucket_start[bi], piece.length);
+            : raw::narrow(b.shard, 0, piece.offset - bucket_start[bi], piece.length);
   }
 }
 

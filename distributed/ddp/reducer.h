@@ -38,12 +38,15 @@
 //
 // With reduce_scatter alone (ZeRO stage 1, zero_stage(1)) the buckets are laid out and
 // reduce-scattered as under stage 2 (same partition, same flags beside them), but each bucket's
-// flat tensor lives on and the parameters' .grad() stay views into it, as without ZeRO: gradient
-// accumulation (no_sync) works in place, and only the averaging moves half the bytes of an
-// all-reduce (the other half is the optimizer's all-gather of the updated parameters). After a
-// synchronized backward a parameter's .grad() holds the average over ranks only in the elements
-// this rank owns (shard_params()' .grad() are views of exactly those); its other elements hold
-// this rank's own local gradient, which no optimizer step reads.
+// flat tensor lives on and the parameters' .grad() stay views into it, as without ZeRO, and the
+// reduce-scatter writes this rank's averaged block into the bucket's `shard` instead of into the
+// flat tensor: the averaging moves half the bytes of an all-reduce (the other half is the
+// optimizer's all-gather of the updated parameters). So after a synchronized backward a
+// parameter's .grad() holds this rank's own local gradient (accumulated since the last zero_grad,
+// with or without no_sync), and shard_params()' .grad() the average over ranks of what the buckets
+// hold, for the elements this rank owns; a second synchronized backward without zero_grad adds to
+// the local gradients and averages the sum, as DDP would. The shards cost 1/world of the gradient
+// memory on top of DDP's buckets.
 #pragma once
 
 #include <cstddef>
@@ -89,8 +92,8 @@ class Reducer {
   // reducer's parameters, in registration order), bucket by bucket; and this rank's runs as 1-D
   // views of the parameters, in that order, whose .grad() after each synchronized backward is this
   // rank's averaged gradient of the run (stage 2: added to what it held, as .grad() accumulates;
-  // stage 1: a view into the bucket, whose accumulation happened before the reduce-scatter;
-  // undefined when no rank had a gradient for the parameter). Empty otherwise.
+  // stage 1: the average of the buckets, which accumulate the local gradients; undefined when no
+  // rank had a gradient for the parameter). Empty otherwise.
   const std::vector<zero_detail::Piece>& shard_layout() const { return shard_layout_; }
   const std::vector<Tensor>& shard_params() const { return shard_params_; }
   bool shards_gradients() const { return options_.shard_gradients; }
@@ -116,9 +119,9 @@ class Reducer {
     bool all_had_grad = true;    // every parameter had a gradient on this rank this iteration
     PendingReduction reduction;
     size_t bytes = 0;
-    // reduce_scatter: the padded bucket is block x world elements and the flags travel on their
-    // own; shard_gradients: `shard` holds this rank's averaged block between backwards, `flat`
-    // only during one.
+    // reduce_scatter: the padded bucket is block x world elements, the flags travel on their own,
+    // and `shard` holds this rank's averaged block between backwards; shard_gradients: `flat`
+    // exists only during a backward.
     int64_t numel = 0;
     int64_t block = 0;
     Tensor shard;

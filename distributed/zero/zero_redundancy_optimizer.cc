@@ -401,11 +401,15 @@ void ZeroRedundancyOptimizer::load_state_dict(const optim::NamedTensors& state) 
 size_t ZeroRedundancyOptimizer::state_bytes() const { return local_ ? optimizer_state_bytes(*local_) : 0; }
 
 size_t ZeroRedundancyOptimizer::gradient_bytes() const {
-  // Stage 1 holds the full gradients (DDP's buckets, which the shard views look into): count those.
-  const std::vector<Tensor>& held = stage2_ ? local_params_ : params_;
+  // Stage 2: the shards. Stage 1: every parameter's (DDP's buckets of local gradients), and with
+  // .ddp() the averaged shards beside them.
   size_t bytes = 0;
-  for (const Tensor& t : held)
-    if (t.grad().defined()) bytes += static_cast<size_t>(t.grad().nbytes());
+  auto add = [&bytes](const std::vector<Tensor>& tensors) {
+    for (const Tensor& t : tensors)
+      if (t.grad().defined()) bytes += static_cast<size_t>(t.grad().nbytes());
+  };
+  if (!stage2_) add(params_);
+  if (ddp_partition_) add(local_params_);
   return bytes;
 }
 

@@ -14,9 +14,10 @@
 // during backward (each rank receives only its shard's average, as in the ZeRO paper) and step()
 // all-gathers the parameters: (N-1)/N G each, together a plain DDP's all-reduce. Stage 1 without
 // .ddp() (over a plain DDP, which all-reduces) works too but sends 1.5x that. Under zero_stage(1),
-// after backward a parameter's .grad() holds the average over ranks only in the elements this
-// rank owns (stepped_tensors()' .grad() are views of those) and this rank's local gradient
-// elsewhere; read gradients through stepped_tensors() or clip_grad_norm_, not the parameters.
+// after backward a parameter's .grad() holds this rank's local (not averaged) gradient, and
+// stepped_tensors()' .grad() the average over ranks for the elements this rank owns (DDP's shard
+// buffers, 1/N of the gradient more); read gradients through stepped_tensors() or
+// clip_grad_norm_, not the parameters.
 //
 // - Which rank steps what (zero/partition.h), the same on every rank. With .ddp(): DDP's partition,
 //   by bucket (reducer.h), and the wrapped optimizer steps DDP's views of this rank's runs, whose
@@ -137,8 +138,8 @@ class ZeroRedundancyOptimizer : public optim::Optimizer {
 
   // Bytes of optimizer state on this rank (the wrapped optimizer's state tensors).
   size_t state_bytes() const;
-  // Bytes of gradient this rank holds: stage 2, its shards; else every parameter's .grad() (under
-  // stage 1 with .ddp(), DDP's full buckets).
+  // Bytes of gradient this rank holds: stage 2, its shards; else every parameter's .grad(), and
+  // under stage 1 with .ddp() the averaged shards too (DDP's buckets and shards).
   size_t gradient_bytes() const;
 
  private:

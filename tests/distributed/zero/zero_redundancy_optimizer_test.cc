@@ -102,6 +102,24 @@ struct Variant {
   bool groups_schedule_clip = false;
 };
 
+// What ZeRO steps (stepped_tensors(): with .ddp(), this rank's runs of the parameters, as views)
+// against the plain DDP's averaged gradients at the same elements.
+void expect_shards_equal_to_ddp_gradients(ZeroRedundancyOptimizer& zero, nn::Module& zero_model,
+                                          nn::Module& plain_model, double rtol) {
+  auto zp = zero_model.parameters(), pp = plain_model.parameters();
+  for (const Tensor& v : zero.stepped_tensors()) {
+    ASSERT_TRUE(v.grad().defined());
+    for (size_t i = 0; i < zp.size(); ++i) {
+      const auto* base = static_cast<const char*>(zp[i].data_ptr_raw());
+      const auto* at = static_cast<const char*>(v.data_ptr_raw());
+      if (at < base || at >= base + zp[i].nbytes()) continue;
+      const int64_t start = (at - base) / zp[i].element_size();
+      Tensor want = raw::reshape(pp[i].grad(), {pp[i].numel()}).narrow(0, start, v.numel());
+      EXPECT_TRUE(testing::all_close(v.grad(), want, rtol, 1e-9)) << "parameter " << i;
+    }
+  }
+}
+
 // 50 steps of DDP + AdamW and DDP + ZeRO(AdamW) side by side from the same weights on the same
 // batches: the parameters stay equal within 1e-6 relative, for both ways of sharding.
 void expect_equal_to_ddp(int world, Variant v) {
@@ -187,27 +205,20 @@ void expect_equal_to_ddp(int world, Variant v) {
         EXPECT_GT(zero->gradient_bytes(), 0u);
         EXPECT_LE(static_cast<double>(zero->gradient_bytes()), grads * (1.0 / world + 0.05));
       }
-      // Stage 1 with DDP's reduce-scatter: the full gradient buffers stay (and are counted), and
-      // this rank's shard of them is exactly the plain DDP's averaged gradient.
+      // Stage 1 with DDP's reduce-scatter: the full buffers of local gradients stay, beside the
+      // averaged shards (both counted), and those shards are exactly the plain DDP's averaged
+      // gradient.
       if (by == Mode::kStage1) {
         auto [x, y] = batch(99, rank);
         zero->zero_grad();
         plain->zero_grad();
         F::cross_entropy(zero_ddp->forward(x), y).backward();
         F::cross_entropy(plain_ddp->forward(x), y).backward();
-        EXPECT_EQ(zero->gradient_bytes(), dist::gradient_bytes(plain_model->parameters()));
-        auto zp = zero_model->parameters(), pp = plain_model->parameters();
-        for (const Tensor& v : zero->stepped_tensors()) {
-          ASSERT_TRUE(v.grad().defined());
-          for (size_t i = 0; i < zp.size(); ++i) {
-            const auto* base = static_cast<const char*>(zp[i].data_ptr_raw());
-            const auto* at = static_cast<const char*>(v.data_ptr_raw());
-            if (at < base || at >= base + zp[i].nbytes()) continue;
-            const int64_t start = (at - base) / zp[i].element_size();
-            Tensor want = raw::reshape(pp[i].grad(), {pp[i].numel()}).narrow(0, start, v.numel());
-            EXPECT_TRUE(testing::all_close(v.grad(), want, 1e-6, 1e-9)) << "parameter " << i;
-          }
-        }
+        const size_t local = dist::gradient_bytes(plain_model->parameters());
+        EXPECT_EQ(dist::gradient_bytes(zero_model->parameters()), local);
+        EXPECT_GT(zero->gradient_bytes(), local);
+        EXPECT_LE(static_cast<double>(zero->gradient_bytes()), local * (1 + 1.0 / world + 0.05));
+        expect_shards_equal_to_ddp_gradients(*zero, *zero_model, *plain_model, 1e-6);
       }
     }
     dist::destroy_process_group();
@@ -222,6 +233,38 @@ TEST(ZeroRedundancyOptimizer, TwoRanksTrainAsDdpUnderBFloat16Autocast) { expect_
 TEST(ZeroRedundancyOptimizer, ThreeRanksTrainAsDdpUnderBFloat16Autocast) { expect_equal_to_ddp(3, {true}); }
 TEST(ZeroRedundancyOptimizer, TwoRanksTrainAsDdpWithGradientAccumulation) { expect_equal_to_ddp(2, {false, 2}); }
 TEST(ZeroRedundancyOptimizer, ThreeRanksTrainAsDdpWithGradientAccumulation) { expect_equal_to_ddp(3, {false, 2}); }
+// Three synchronized backwards between zero_grad() calls (no no_sync): what ZeRO steps is the plain
+// DDP's accumulated average. The sums are taken in other orders (DDP averages avg1 + local2, stage
+// 1 reduce-scatters local1 + local2, stage 2 adds avg1 and the average of local2), so they agree
+// to rounding, not bit for bit; a reduction that mixed in the wrong terms (stage 1 averaging in
+// place, so that its own block held avg1 and the others local1) would be off by far more.
+void expect_synchronized_accumulation_as_ddp(int world) {
+  auto results = run_ranks(world, [](int rank) {
+    dist::init_process_group();
+    for (Mode by : {Mode::kStage1, Mode::kStage2}) {
+      Twins twins(7, by);
+      optim::AdamW plain(twins.plain_ddp->parameters(), optim::AdamWOptions(1e-3));
+      auto zero = zero_adamw({optim::ParamGroup(twins.zero_ddp->parameters())}, by, twins.zero_ddp);
+      plain.zero_grad();
+      zero->zero_grad();
+      for (int micro = 0; micro < 3; ++micro) {
+        auto [x, y] = batch(0, rank, micro);
+        for (auto* ddp : {twins.plain_ddp.get(), twins.zero_ddp.get()})
+          F::cross_entropy(ddp->forward(x), y).backward();
+      }
+      expect_shards_equal_to_ddp_gradients(*zero, *twins.zero_model, *twins.plain_model, 1e-5);
+    }
+    dist::destroy_process_group();
+  });
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
+TEST(ZeroRedundancyOptimizer, TwoRanksAccumulateOverSynchronizedBackwards) { expect_synchronized_accumulation_as_ddp(2); }
+TEST(ZeroRedundancyOptimizer, ThreeRanksAccumulateOverSynchronizedBackwards) {
+  expect_synchronized_accumulation_as_ddp(3);
+}
+
 TEST(ZeroRedundancyOptimizer, GroupsSchedulerAndClippingWorkAsWithThePlainOptimizer) {
   expect_equal_to_ddp(2, {false, 1, true});
 }
