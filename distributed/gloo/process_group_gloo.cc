@@ -338,7 +338,6 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
     }
     job.body = nullptr;  // release the tensors before anyone sees the work complete
     job.channel_data.reset();
-    if (breaks_group) close_gloo_connections();
     {
       std::lock_guard<std::mutex> lock(mu);
       running = nullptr;
@@ -355,27 +354,6 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
     w.finish(error);
   }
 
-  // After a failure that breaks the group: this rank will not take part in the collective again,
-  // but a peer may still be waiting on it inside gloo, in a step that involves neither this rank's
-  // failure nor the rank that caused it (our ring reduce-scatter: rank 1 receiving from rank 0
-  // while rank 2, its right neighbour, died with nothing pending between them; only rank 0, its
-  // left, saw the death). Closing this rank's gloo connections fails such a step at once (its
-  // pending receive from us errors) instead of at its timeout; gloo closes them all itself after
-  // a timeout. The peer channel stays open, so peers can still tell this live rank from a dead one
-  // (translate_failure).
-  void close_gloo_connections() {
-    if (!context) return;
-    for (int r = 0; r < size; ++r) {
-      if (r == rank) continue;
-      try {
-        auto& pair = context->getPair(r);
-        if (pair) pair->close();
-      } catch (const std::exception&) {
-        // Already closed or never connected: nothing left to fail.
-      }
-    }
-  }
-
   // A failure of gloo or of the peer channel, in words that name the collective and, where it can
   // be told, the peer: `lost` when the failure says who, else the connections gloo found broken.
   std::exception_ptr translate_failure(const QueuedWork& w, const std::string& what, bool exchanged,
@@ -389,9 +367,9 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
     }
     if (lost.empty() && context) {
       lost = gloo_detail::broken_peers(*context);
-      // A survivor that failed first closes its gloo connections (close_gloo_connections), so they
-      // read as broken here too; the ranks that are really gone also closed their peer channel.
-      // Name those when the channel can tell (else every broken connection's peer).
+      // A connection can read as broken because of the collective's own failure (a peer that
+      // gave up on it); the ranks that are really gone also closed their peer channel. Name
+      // those when the channel can tell (else every broken connection's peer).
       if (lost.size() > 1 && channel) {
         const std::vector<int> closed = channel->closed_peers();
         std::vector<int> gone;
@@ -709,14 +687,18 @@ std::shared_ptr<Work> ProcessGroupGloo::reduce_scatter(Tensor& output, const std
           }
         }};
   }
+  // The ring's watch for a lost peer (algorithms.h); the channel lives as long as the group.
+  const comm_detail::PeerChannel* channel = state_->channel.get();
   return state_->enqueue(fp, effective_timeout(opts, timeout_),
-                         [out = output, ins = inputs, fn, op, world](const GlooContext& ctx, uint32_t tag, milliseconds timeout) {
+                         [out = output, ins = inputs, fn, op, world, channel](const GlooContext& ctx, uint32_t tag,
+                                                                               milliseconds timeout) {
     const size_t n = static_cast<size_t>(out.numel());
     if (n == 0) return;
     if (ctx) {
       std::vector<const void*> ptrs;
       for (const auto& t : ins) ptrs.push_back(t.data_ptr_raw());
-      gloo_detail::ring_reduce_scatter(ctx, ptrs, out.data_ptr_raw(), n, static_cast<size_t>(out.element_size()), fn, tag, timeout);
+      gloo_detail::ring_reduce_scatter(ctx, ptrs, out.data_ptr_raw(), n, static_cast<size_t>(out.element_size()), fn, tag,
+                                       timeout, [channel] { return channel && !channel->closed_peers().empty(); });
     } else if (ins[0].data_ptr_raw() != out.data_ptr_raw()) {
       std::memcpy(out.data_ptr_raw(), ins[0].data_ptr_raw(), static_cast<size_t>(out.nbytes()));
     }

@@ -939,9 +939,10 @@ void expect_death_in_reduce_scatter_named(bool shm) {
   EXPECT_TRUE(all_succeeded(results));
 }
 
-// Was flaky (2 failures in 6 runs, 2026-12-05): rank 1 stayed blocked in a ring step receiving
-// from rank 0, which had failed (it saw rank 2 die) but kept its connections open. A rank whose
-// collective fails now closes its gloo connections, which fails rank 1's step at once.
+// Was flaky (8 failures in 20 runs, 2026-12-05): rank 1 stayed blocked in a ring step receiving
+// from rank 0, which had failed (it saw rank 2 die), while nothing pending on rank 1's connection
+// to the dead rank 2 was there for gloo to fail. The ring now watches the peer channel for a lost
+// peer and aborts its waits (algorithms.h).
 TEST(ProcessGroupGlooFailure, DeathDuringReduceScatterIsNamedOverTcp) { expect_death_in_reduce_scatter_named(false); }
 
 TEST(ProcessGroupGlooFailure, DeathDuringReduceScatterIsNamedInSharedMemory) {
