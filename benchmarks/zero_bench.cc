@@ -1,12 +1,20 @@
 // ZeRO stages 1 and 2 against plain DDP on LeNet with AdamW: the optimizer-state and gradient bytes
 // each rank holds after backward (the counters of distributed/zero/zero_redundancy_optimizer.h),
-// and the step time in alternating rounds (DDP, ZeRO-1, ZeRO-2, DDP, ...: on a shared machine all
-// see the same load; the ratios are the figures to read).
+// the bytes each rank sends per step, and the step time in alternating rounds (DDP, ZeRO-1,
+// ZeRO-2, DDP, ...: on a shared machine all see the same load; the ratios are the figures to read).
 //
 //   colonyrun --nproc_per_node=N --master_port=0 .bazel/bin/benchmarks/zero_bench [--steps 20] [--rounds 5] [--batch 32]
 //
 // Prints, on rank 0, one table row per optimizer: the largest rank's state and gradient bytes,
-// that as a fraction of DDP's, and the goal 1/N + 5 %; then the median step times and their ratio.
+// that as a fraction of DDP's, the goal 1/N + 5 %, and the bytes sent per step; then the median
+// step times, their ratios, and the median of the per-round ratios.
+//
+// Bytes sent are counted by a process group wrapped around the default one (CountingGroup), from
+// the collectives each setup calls, at what a bandwidth-optimal ring sends per rank: an all-reduce
+// of B bytes 2(N-1)/N B, a reduce-scatter of N blocks of b bytes (N-1) b, an all-gather into N
+// blocks of b bytes (N-1) b, a broadcast B (as its root; the ring's pipeline sends B per rank too).
+// The shared-memory path moves the same data through copies instead of sockets; the figure is the
+// algorithm's, the same whichever transport carries it.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -23,6 +31,58 @@ namespace {
 
 using namespace colony;
 
+// The default group, counting what each collective sends (see above) and how many it called.
+class CountingGroup : public dist::ProcessGroup {
+ public:
+  explicit CountingGroup(std::shared_ptr<dist::ProcessGroup> inner) : inner_(std::move(inner)) {
+    set_timeout(inner_->timeout());
+  }
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  std::string backend_name() const override { return inner_->backend_name(); }
+  std::shared_ptr<dist::Work> allreduce(Tensor& t, dist::ReduceOp op, const dist::CollectiveOptions& o) override {
+    count(2.0 * (size() - 1) / size() * static_cast<double>(t.nbytes()));
+    return inner_->allreduce(t, op, o);
+  }
+  std::shared_ptr<dist::Work> broadcast(Tensor& t, int root, const dist::CollectiveOptions& o) override {
+    count(static_cast<double>(t.nbytes()));
+    return inner_->broadcast(t, root, o);
+  }
+  std::shared_ptr<dist::Work> allgather(std::vector<Tensor>& outs, const Tensor& in,
+                                        const dist::CollectiveOptions& o) override {
+    count(static_cast<double>(size() - 1) * static_cast<double>(in.nbytes()));
+    return inner_->allgather(outs, in, o);
+  }
+  std::shared_ptr<dist::Work> reduce_scatter(Tensor& out, const std::vector<Tensor>& ins, dist::ReduceOp op,
+                                             const dist::CollectiveOptions& o) override {
+    count(static_cast<double>(size() - 1) * static_cast<double>(out.nbytes()));
+    return inner_->reduce_scatter(out, ins, op, o);
+  }
+  std::shared_ptr<dist::Work> allgather_into_tensor(Tensor& out, const Tensor& in,
+                                                    const dist::CollectiveOptions& o) override {
+    count(static_cast<double>(size() - 1) * static_cast<double>(in.nbytes()));
+    return inner_->allgather_into_tensor(out, in, o);
+  }
+  std::shared_ptr<dist::Work> reduce_scatter_tensor(Tensor& out, const Tensor& in, dist::ReduceOp op,
+                                                    const dist::CollectiveOptions& o) override {
+    count(static_cast<double>(size() - 1) * static_cast<double>(out.nbytes()));
+    return inner_->reduce_scatter_tensor(out, in, op, o);
+  }
+  std::shared_ptr<dist::Work> barrier(const dist::CollectiveOptions& o) override { return inner_->barrier(o); }
+  void abort(const std::string& reason) override { inner_->abort(reason); }
+  uint64_t collectives_started() const override { return inner_->collectives_started(); }
+
+  double bytes = 0;
+  int64_t collectives = 0;
+
+ private:
+  void count(double b) {
+    bytes += b;
+    ++collectives;
+  }
+  std::shared_ptr<dist::ProcessGroup> inner_;
+};
+
 int int_arg(int argc, char** argv, const char* name, int fallback) {
   for (int i = 1; i + 1 < argc; ++i)
     if (std::strcmp(argv[i], name) == 0) return std::atoi(argv[i + 1]);
@@ -35,7 +95,10 @@ struct Setup {
   std::shared_ptr<lenet::LeNet> model;
   std::shared_ptr<dist::DistributedDataParallel> ddp;
   std::unique_ptr<optim::Optimizer> opt;
+  std::shared_ptr<CountingGroup> group;  // null without a process group
   std::vector<double> step_ms;
+  std::vector<double> round_ms;  // each round's median
+  std::vector<double> backward_ms, step_only_ms;  // zero_grad + forward + backward; opt.step()
 
   size_t state_bytes() const {
     if (auto* z = dynamic_cast<dist::ZeroRedundancyOptimizer*>(opt.get())) return z->state_bytes();
@@ -47,21 +110,26 @@ struct Setup {
   }
 };
 
-Setup make(const std::string& name, int kind) {
+enum Kind { kDdp, kStage1OverDdpByParameter, kStage1OverDdpByElement, kStage1, kStage2 };
+
+Setup make(const std::string& name, Kind kind) {
   Setup s;
   s.name = name;
   manual_seed(1);
   s.model = std::make_shared<lenet::LeNet>();
-  // kind: 0 DDP, 1 ZeRO-1 by parameter, 2 ZeRO-1 by element, 3 ZeRO-2.
+  if (auto g = dist::default_process_group()) s.group = std::make_shared<CountingGroup>(g);
+  // Stage 1 over a plain DDP (all-reduce, then ZeRO's all-gather), or with DDP's reduce-scatter.
+  const int stage = kind == kStage1 ? 1 : kind == kStage2 ? 2 : 0;
   s.ddp = std::make_shared<dist::DistributedDataParallel>(
-      s.model, dist::DistributedDataParallelOptions().zero_stage(kind == 3 ? 2 : 0));
+      s.model, dist::DistributedDataParallelOptions().zero_stage(stage).process_group(s.group));
   const auto adamw = optim::AdamWOptions(1e-3);
-  if (kind == 0) {
+  if (kind == kDdp) {
     s.opt = std::make_unique<optim::AdamW>(s.ddp->parameters(), adamw);
   } else {
-    auto o = dist::ZeroRedundancyOptimizerOptions().shard_by(kind == 1 ? dist::ShardBy::kParameter
-                                                                        : dist::ShardBy::kElement);
-    if (kind == 3) o.ddp(s.ddp);
+    auto o = dist::ZeroRedundancyOptimizerOptions()
+                 .shard_by(kind == kStage1OverDdpByParameter ? dist::ShardBy::kParameter : dist::ShardBy::kElement)
+                 .process_group(s.group);
+    if (stage > 0) o.ddp(s.ddp);
     s.opt = std::make_unique<dist::ZeroRedundancyOptimizer>(
         s.ddp->parameters(), adamw, dist::optimizer_factory<optim::AdamW, optim::AdamWOptions>(), o);
   }
@@ -69,14 +137,25 @@ Setup make(const std::string& name, int kind) {
 }
 
 void run_steps(Setup& s, const std::vector<std::pair<Tensor, Tensor>>& batches, int steps, bool timed) {
+  const size_t first = s.step_ms.size();
   for (int i = 0; i < steps; ++i) {
     const auto& [x, y] = batches[static_cast<size_t>(i) % batches.size()];
     const auto t0 = std::chrono::steady_clock::now();
     s.opt->zero_grad();
     F::cross_entropy(s.ddp->forward(x), y).backward();
+    const auto t1 = std::chrono::steady_clock::now();
     s.opt->step();
-    if (timed)
-      s.step_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    if (timed) {
+      const auto t2 = std::chrono::steady_clock::now();
+      s.step_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t0).count());
+      s.backward_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+      s.step_only_ms.push_back(std::chrono::duration<double, std::milli>(t2 - t1).count());
+    }
+  }
+  if (timed) {
+    std::vector<double> round(s.step_ms.begin() + static_cast<std::ptrdiff_t>(first), s.step_ms.end());
+    std::sort(round.begin(), round.end());
+    s.round_ms.push_back(round[round.size() / 2]);
   }
 }
 
@@ -108,34 +187,63 @@ int main(int argc, char** argv) {
   for (int i = 0; i < 4; ++i)
     batches.emplace_back(raw::randn({batch, 3, 32, 32}, {}, &g), raw::randint(0, 10, {batch}, TensorOptions(kInt64), &g));
   std::vector<Setup> setups;
-  setups.push_back(make("DDP + AdamW", 0));
-  setups.push_back(make("ZeRO-1 by parameter", 1));
-  setups.push_back(make("ZeRO-1 by element", 2));
-  setups.push_back(make("ZeRO-2", 3));
+  setups.push_back(make("DDP + AdamW", kDdp));
+  setups.push_back(make("ZeRO-1 over plain DDP, by parameter", kStage1OverDdpByParameter));
+  setups.push_back(make("ZeRO-1 over plain DDP, by element", kStage1OverDdpByElement));
+  setups.push_back(make("ZeRO-1 (DDP zero_stage(1))", kStage1));
+  setups.push_back(make("ZeRO-2 (DDP zero_stage(2))", kStage2));
   for (auto& s : setups) run_steps(s, batches, 3, false);  // state allocated, buckets rebuilt
+  // Bytes sent in one step, after those (DDP's rebuild broadcast is behind).
+  std::vector<double> step_bytes(setups.size(), 0);
+  std::vector<int64_t> step_collectives(setups.size(), 0);
+  for (size_t k = 0; k < setups.size(); ++k) {
+    Setup& s = setups[k];
+    if (!s.group) continue;
+    const double b0 = s.group->bytes;
+    const int64_t c0 = s.group->collectives;
+    run_steps(s, batches, 1, false);
+    step_bytes[k] = s.group->bytes - b0;
+    step_collectives[k] = s.group->collectives - c0;
+  }
   const double ddp_state = static_cast<double>(max_over_ranks(static_cast<int64_t>(setups[0].state_bytes())));
   const double ddp_grads = static_cast<double>(max_over_ranks(static_cast<int64_t>(setups[0].gradient_bytes())));
   if (rank == 0) {
     std::printf("zero_bench: %d rank(s), LeNet (62,006 parameters), AdamW, batch %d per rank, backend %s\n", world,
                 batch, world > 1 ? dist::default_process_group()->backend_name().c_str() : "none");
-    std::printf("| N | optimizer | state bytes, largest rank | of DDP's | goal 1/N + 5 %% | gradient bytes, largest rank | of DDP's |\n");
-    std::printf("|---|---|---|---|---|---|---|\n");
+    std::printf("| N | optimizer | state bytes, largest rank | of DDP's | goal 1/N + 5 %% | gradient bytes, largest rank "
+                "| of DDP's | bytes sent per step per rank | of DDP's | collectives per step |\n");
+    std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
   }
-  for (auto& s : setups) {
+  for (size_t k = 0; k < setups.size(); ++k) {
+    Setup& s = setups[k];
     const double state = static_cast<double>(max_over_ranks(static_cast<int64_t>(s.state_bytes())));
     const double grads = static_cast<double>(max_over_ranks(static_cast<int64_t>(s.gradient_bytes())));
     if (rank == 0)
-      std::printf("| %d | %s | %.0f | %.3f | %.3f | %.0f | %.3f |\n", world, s.name.c_str(), state, state / ddp_state,
-                  1.0 / world + 0.05, grads, grads / ddp_grads);
+      std::printf("| %d | %s | %.0f | %.3f | %.3f | %.0f | %.3f | %.0f | %.3f | %lld |\n", world, s.name.c_str(), state,
+                  state / ddp_state, 1.0 / world + 0.05, grads, grads / ddp_grads, step_bytes[k],
+                  step_bytes[0] > 0 ? step_bytes[k] / step_bytes[0] : 0.0, static_cast<long long>(step_collectives[k]));
   }
-  // Alternating rounds: DDP, ZeRO-1 by element, ZeRO-2, `rounds` times.
+  // Alternating rounds: DDP, ZeRO-1 (zero_stage(1)), ZeRO-2, `rounds` times.
+  const size_t timed[] = {0, 3, 4};
   for (int r = 0; r < rounds; ++r)
-    for (size_t k : {size_t{0}, size_t{2}, size_t{3}}) run_steps(setups[k], batches, steps, true);
-  const double ddp_ms = median(setups[0].step_ms), one_ms = median(setups[2].step_ms), two_ms = median(setups[3].step_ms);
+    for (size_t k : timed) run_steps(setups[k], batches, steps, true);
+  auto round_ratio = [&](size_t k) {
+    std::vector<double> ratios;
+    for (int r = 0; r < rounds; ++r) ratios.push_back(setups[k].round_ms[r] / setups[0].round_ms[r]);
+    return median(ratios);
+  };
+  const double ddp_ms = median(setups[0].step_ms), one_ms = median(setups[3].step_ms), two_ms = median(setups[4].step_ms);
   if (rank == 0)
-    std::printf("step time, median of %d x %d steps in alternating rounds: DDP %.3f ms, ZeRO-1 by element %.3f ms "
-                "(%.3f x DDP), ZeRO-2 %.3f ms (%.3f x DDP)\n",
-                rounds, steps, ddp_ms, one_ms, one_ms / ddp_ms, two_ms, two_ms / ddp_ms);
+    std::printf("step time, median of %d x %d steps in alternating rounds: DDP %.3f ms, ZeRO-1 %.3f ms "
+                "(%.3f x DDP; median of the rounds' ratios %.3f), ZeRO-2 %.3f ms (%.3f x DDP; %.3f)\n",
+                rounds, steps, ddp_ms, one_ms, one_ms / ddp_ms, round_ratio(3), two_ms, two_ms / ddp_ms,
+                round_ratio(4));
+  // Where the time goes: the medians of forward + backward (DDP's all-reduce or reduce-scatter
+  // included) and of the optimizer's step (ZeRO's all-gather included).
+  if (rank == 0)
+    for (size_t k : timed)
+      std::printf("  %s: zero_grad + forward + backward %.3f ms, step %.3f ms\n", setups[k].name.c_str(),
+                  median(setups[k].backward_ms), median(setups[k].step_only_ms));
   setups.clear();
   dist::destroy_process_group();
 }

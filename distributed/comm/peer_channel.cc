@@ -431,6 +431,17 @@ bool PeerChannel::drain_doorbells(int rank) {
   }
 }
 
+std::vector<int> PeerChannel::closed_peers() const {
+  std::vector<int> closed;
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_ || peers_[r].fd < 0) continue;
+    // POLLRDHUP: the peer's end is closed even when bytes it sent are still unread before the end.
+    pollfd p{peers_[r].fd, POLLRDHUP, 0};
+    if (::poll(&p, 1, 0) == 1 && (p.revents & (POLLRDHUP | POLLHUP | POLLERR))) closed.push_back(r);
+  }
+  return closed;
+}
+
 void PeerChannel::interrupt() {
   interrupted_.store(true, std::memory_order_release);
   const uint64_t one = 1;

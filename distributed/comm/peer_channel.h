@@ -85,6 +85,11 @@ class PeerChannel {
   // at the deadline, or one that says "interrupted" after interrupt().
   std::vector<const uint8_t*> exchange(size_t bytes, Clock::time_point deadline, bool poll_first);
 
+  // The peers whose connection the kernel saw closed or reset (a process that exited or crashed
+  // closes every socket; a live rank keeps this one open for as long as its group exists, even
+  // after a failed collective). Does not read or wait. Safe while no exchange runs.
+  std::vector<int> closed_peers() const;
+
   // Makes an exchange that is waiting return at once with an error (abort). The channel is
   // unusable afterwards, as the group is. Safe from any thread.
   void interrupt();

@@ -65,6 +65,7 @@ DistributedDataParallel::DistributedDataParallel(std::shared_ptr<nn::Module> mod
   ro.first_bucket_bytes = static_cast<size_t>(options_.first_bucket_cap_mb() * 1024 * 1024);
   ro.bucket_bytes = static_cast<size_t>(options_.bucket_cap_mb() * 1024 * 1024);
   ro.shard_gradients = options_.zero_stage() == 2;
+  ro.reduce_scatter = options_.zero_stage() == 1;
   if (ro.first_bucket_bytes == 0 || ro.bucket_bytes == 0)
     throw std::invalid_argument("DistributedDataParallel: bucket caps must be positive (got first_bucket_cap_mb=" +
                                 std::to_string(options_.first_bucket_cap_mb()) +

@@ -31,9 +31,13 @@ struct DistributedDataParallelOptions {
   COLONY_ARG(bool, broadcast_buffers) = true;
   // The group to average over; null means the default group of init_process_group().
   COLONY_ARG(std::shared_ptr<ProcessGroup>, process_group) = nullptr;
-  // ZeRO: 0 and 1 average whole buckets (stage 1 only shards the optimizer, see
-  // dist::ZeroRedundancyOptimizer); 2 reduce-scatters each bucket so that each rank keeps only the
-  // averaged gradient of its shard (reducer.h), for a ZeroRedundancyOptimizer given this DDP.
+  // ZeRO, for a dist::ZeroRedundancyOptimizer given this DDP (.ddp(ddp)): 0 averages whole buckets
+  // (all-reduce); 1 reduce-scatters each bucket so that each rank receives the averaged gradient of
+  // its shard only, keeping the full buckets of local gradients (the optimizer all-gathers the
+  // updated parameters: together an all-reduce's bytes); 2 also frees all but the shard after
+  // backward, so each rank keeps 1/N of the gradient (reducer.h). Under 1 and 2 a parameter's
+  // averaged gradient is only on the ranks that own it (the optimizer's stepped_tensors()); under
+  // 1 the parameters' .grad() hold this rank's local gradients.
   COLONY_ARG(int, zero_stage) = 0;
 };
 

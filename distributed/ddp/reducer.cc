@@ -27,7 +27,11 @@ bool is_view_of(const Tensor& grad, const Tensor& view) {
 }  // namespace
 
 Reducer::Reducer(std::vector<Tensor> params, std::shared_ptr<ProcessGroup> group, ReducerOptions options)
-    : params_(std::move(params)), group_(std::move(group)), options_(options), hook_(comm_hooks::allreduce_avg()) {
+    : params_(std::move(params)),
+      group_(std::move(group)),
+      options_(options),
+      scatter_(options.reduce_scatter || options.shard_gradients),
+      hook_(comm_hooks::allreduce_avg()) {
   for (size_t i = 0; i < params_.size(); ++i) {
     if (!params_[i].requires_grad() || !params_[i].is_leaf()) {
       throw std::invalid_argument("Reducer: parameter " + std::to_string(i) +
@@ -43,9 +47,10 @@ Reducer::Reducer(std::vector<Tensor> params, std::shared_ptr<ProcessGroup> group
 }
 
 void Reducer::set_comm_hook(CommHook hook) {
-  if (options_.shard_gradients)
-    throw std::invalid_argument("DDP: comm hooks cannot be combined with zero_stage(2): each bucket is "
-                                "reduce-scattered in its own dtype");
+  if (scatter_)
+    throw std::invalid_argument("DDP: comm hooks cannot be combined with zero_stage(" +
+                                std::string(options_.shard_gradients ? "2" : "1") +
+                                "): each bucket is reduce-scattered in its own dtype");
   hook_ = std::move(hook);
 }
 
@@ -109,16 +114,29 @@ void Reducer::build_buckets(const std::vector<size_t>& order) {
     const Tensor& first = params_[bucket.params.front()];
     const int64_t n = static_cast<int64_t>(bucket.params.size());
     if (first.device().is_cuda() && timed_device_.is_cpu()) timed_device_ = first.device();
-    if (options_.shard_gradients) {
+    if (scatter_) {
       const TensorOptions opts = TensorOptions(first.dtype()).device(first.device());
       bucket.numel = numel;
       bucket.block = zero_detail::bucket_block(numel, group_->size());
       bucket.shard = raw::zeros({bucket.block}, opts);
-      bucket.flags = raw::zeros({n}, opts);
+      // One byte a flag: a quarter of what they cost in DDP's float32 bucket, which keeps the
+      // bytes sent per step at DDP's despite the padding (fewer than world elements a bucket).
+      bucket.flags = raw::zeros({n}, TensorOptions(kUInt8).device(first.device()));
       for (size_t s = 0; s < bucket.params.size(); ++s) {
         bucket_of_[bucket.params[s]] = b;
         slot_of_[bucket.params[s]] = s;
         bucket.bytes += static_cast<size_t>(params_[bucket.params[s]].nbytes());
+      }
+      if (!options_.shard_gradients) {
+        // Stage 1: the flat tensor lives on, and gradients accumulated so far (no_sync) move in.
+        allocate_flat(bucket);
+        for (size_t s = 0; s < bucket.params.size(); ++s) {
+          Tensor& p = params_[bucket.params[s]];
+          if (p.grad().defined()) {
+            raw::copy_(bucket.views[s], p.grad());
+            p.set_grad(bucket.views[s]);
+          }
+        }
       }
       buckets_.push_back(std::move(bucket));
       continue;
@@ -142,7 +160,7 @@ void Reducer::build_buckets(const std::vector<size_t>& order) {
     }
     buckets_.push_back(std::move(bucket));
   }
-  if (!options_.shard_gradients) return;
+  if (!scatter_) return;
   std::vector<std::vector<std::pair<size_t, int64_t>>> layout;
   for (const Bucket& bucket : buckets_) {
     layout.emplace_back();
@@ -187,7 +205,7 @@ void Reducer::prepare_for_forward() {
   // Rebuild once, at the second synchronizing iteration, in rank 0's arrival order. Every rank
   // takes part in the broadcast whatever it observed, so all build identical buckets.
   // Sharded gradients keep their first layout: the optimizer's state follows it.
-  if (rebuilt_ || synced_iterations_ == 0 || options_.shard_gradients) return;
+  if (rebuilt_ || synced_iterations_ == 0 || scatter_) return;
   if (cuda::CUDAGraph::capturing() != nullptr) {
     throw std::runtime_error("DDP: the buckets are rebuilt in the second iteration, which a CUDA graph cannot "
                              "capture (the ranks agree on the new order through the host); run at least two "
@@ -309,9 +327,13 @@ void Reducer::mark_ready(size_t index, bool from_hook) {
 void Reducer::launch_ready_buckets() {
   while (next_to_launch_ < buckets_.size() && buckets_[next_to_launch_].pending == 0) {
     Bucket& b = buckets_[next_to_launch_];
-    if (options_.shard_gradients) {
-      // In place: this rank's block of the bucket receives the average of every rank's.
-      Tensor mine = raw::narrow(b.flat, 0, b.block * group_->rank(), b.block);
+    if (scatter_) {
+      // Stage 2, in place: this rank's block of the bucket receives the average of every rank's
+      // (the flat tensor goes at the end of backward). Stage 1, into the bucket's own shard: the
+      // flat tensor, which lives on as the parameters' .grad(), keeps this rank's local gradient
+      // everywhere, so that a later synchronized backward accumulating onto it (no zero_grad in
+      // between) reduce-scatters the sum of both local gradients, as DDP would average it.
+      Tensor mine = options_.shard_gradients ? raw::narrow(b.flat, 0, b.block * group_->rank(), b.block) : b.shard;
       b.reduction = PendingReduction{group_->reduce_scatter_tensor(mine, b.flat, ReduceOp::kAvg), nullptr};
       b.flags_work = group_->allreduce(b.flags, ReduceOp::kMax);
     } else {
@@ -327,7 +349,7 @@ void Reducer::launch_ready_buckets() {
 }
 
 std::string Reducer::bucket_name(size_t index) const {
-  return std::string(options_.shard_gradients ? "reduce_scatter" : "allreduce") + " bucket " + std::to_string(index) +
+  return std::string(scatter_ ? "reduce_scatter" : "allreduce") + " bucket " + std::to_string(index) +
          " (" + std::to_string(buckets_[index].bytes / 1024) + " KiB)";
 }
 
@@ -370,6 +392,7 @@ void Reducer::finalize() {
   no_grad_anywhere_.assign(params_.size(), 0);
   read_flags(unsure);
   if (options_.shard_gradients) keep_shards();
+  else if (scatter_) point_shards_at_buckets();
   account(host, false, stats_);
   trace::complete("backward", "compute", backward_start_, compute_end);
   timeline_.collect(false, sink);
@@ -435,6 +458,24 @@ void Reducer::keep_shards() {
     for (size_t idx : b.params) params_[idx].set_grad(Tensor());
     b.flat = Tensor();
     b.views.clear();
+  }
+}
+
+// Stage 1: the averaged block is where the reduce-scatter left it, the bucket's shard (replaced at
+// every synchronized backward: it averages all that the bucket accumulated); each of this rank's
+// runs reads it through a view.
+void Reducer::point_shards_at_buckets() {
+  std::vector<int64_t> bucket_start(buckets_.size(), 0);
+  for (size_t bi = 1; bi < buckets_.size(); ++bi) bucket_start[bi] = bucket_start[bi - 1] + buckets_[bi - 1].block;
+  size_t bi = 0;
+  for (size_t j = 0; j < shard_params_.size(); ++j) {
+    const zero_detail::Piece& piece = shard_layout_[shard_piece_of_[j]];
+    while (bi + 1 < buckets_.size() && piece.offset >= bucket_start[bi + 1]) ++bi;
+    const Bucket& b = buckets_[bi];
+    shard_params_[j].mutable_grad() =
+        no_grad_anywhere_[piece.param]
+            ? Tensor()
+            : raw::narrow(b.shard, 0, piece.offset - bucket_start[bi], piece.length);
   }
 }
 

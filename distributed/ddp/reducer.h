@@ -35,6 +35,18 @@
 // 1/world of the bucket), the flat tensor is freed and every parameter's own .grad() is left
 // undefined, so the full gradient does not outlive backward. The buckets are not rebuilt (the
 // shards, and the optimizer state that follows them, keep their layout) and comm hooks are refused.
+//
+// With reduce_scatter alone (ZeRO stage 1, zero_stage(1)) the buckets are laid out and
+// reduce-scattered as under stage 2 (same partition, same flags beside them), but each bucket's
+// flat tensor lives on and the parameters' .grad() stay views into it, as without ZeRO, and the
+// reduce-scatter writes this rank's averaged block into the bucket's `shard` instead of into the
+// flat tensor: the averaging moves half the bytes of an all-reduce (the other half is the
+// optimizer's all-gather of the updated parameters). So after a synchronized backward a
+// parameter's .grad() holds this rank's own local gradient (accumulated since the last zero_grad,
+// with or without no_sync), and shard_params()' .grad() the average over ranks of what the buckets
+// hold, for the elements this rank owns; a second synchronized backward without zero_grad adds to
+// the local gradients and averages the sum, as DDP would. The shards cost 1/world of the gradient
+// memory on top of DDP's buckets.
 #pragma once
 
 #include <cstddef>
@@ -55,7 +67,8 @@ namespace colony::dist {
 struct ReducerOptions {
   size_t first_bucket_bytes = size_t{1} << 20;
   size_t bucket_bytes = size_t{25} << 20;
-  bool shard_gradients = false;  // ZeRO stage 2 (see above)
+  bool shard_gradients = false;  // ZeRO stage 2 (see above); implies reduce_scatter
+  bool reduce_scatter = false;   // ZeRO stage 1 (see above)
 };
 
 class Reducer {
@@ -71,17 +84,20 @@ class Reducer {
   void prepare_for_forward();
   // Called with the forward output of an iteration that synchronizes: its backward will reduce.
   void prepare_for_backward(const Tensor& output);
-  // Throws std::invalid_argument with shard_gradients: a bucket is reduce-scattered, not averaged by a hook.
+  // Throws std::invalid_argument with reduce_scatter or shard_gradients: a bucket is reduce-scattered,
+  // not averaged by a hook.
   void set_comm_hook(CommHook hook);
 
-  // With shard_gradients: every rank's runs of the parameters (index into the reducer's
-  // parameters, in registration order), bucket by bucket; and this rank's runs as 1-D views of
-  // the parameters, in that order, whose .grad() after each synchronized backward is this rank's
-  // averaged gradient of the run (added to what it held, as .grad() accumulates; undefined when
-  // no rank had a gradient for the parameter). Empty without shard_gradients.
+  // With reduce_scatter or shard_gradients: every rank's runs of the parameters (index into the
+  // reducer's parameters, in registration order), bucket by bucket; and this rank's runs as 1-D
+  // views of the parameters, in that order, whose .grad() after each synchronized backward is this
+  // rank's averaged gradient of the run (stage 2: added to what it held, as .grad() accumulates;
+  // stage 1: the average of the buckets, which accumulate the local gradients; undefined when no
+  // rank had a gradient for the parameter). Empty otherwise.
   const std::vector<zero_detail::Piece>& shard_layout() const { return shard_layout_; }
   const std::vector<Tensor>& shard_params() const { return shard_params_; }
   bool shards_gradients() const { return options_.shard_gradients; }
+  bool reduce_scatters() const { return scatter_; }
   const std::vector<Tensor>& params() const { return params_; }
 
   // Parameter indices (registration order) of each bucket, in launch order.
@@ -103,8 +119,9 @@ class Reducer {
     bool all_had_grad = true;    // every parameter had a gradient on this rank this iteration
     PendingReduction reduction;
     size_t bytes = 0;
-    // shard_gradients: the padded bucket is block x world elements; `shard` holds this rank's
-    // averaged block between backwards, `flat` only during one; the flags travel on their own.
+    // reduce_scatter: the padded bucket is block x world elements, the flags travel on their own,
+    // and `shard` holds this rank's averaged block between backwards; shard_gradients: `flat`
+    // exists only during a backward.
     int64_t numel = 0;
     int64_t block = 0;
     Tensor shard;
@@ -122,6 +139,9 @@ class Reducer {
   void allocate_flat(Bucket& b);
   // shard_gradients, at the end of backward: this rank's block into its shard views' .grad().
   void keep_shards();
+  // reduce_scatter alone, at the end of backward: the shard views' .grad() are the bucket's
+  // averaged block.
+  void point_shards_at_buckets();
   std::vector<zero_detail::Piece> shard_layout_;
   std::vector<Tensor> shard_params_;
   std::vector<size_t> shard_piece_of_;  // shard_params_[j]'s index in shard_layout_
@@ -131,6 +151,7 @@ class Reducer {
   std::vector<Tensor> params_;
   std::shared_ptr<ProcessGroup> group_;
   ReducerOptions options_;
+  bool scatter_ = false;  // reduce_scatter || shard_gradients
   CommHook hook_;
   std::vector<int> hook_ids_;
 

@@ -7,8 +7,13 @@
 #include <gloo/types.h>
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <stdexcept>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "distributed/comm/deadline.h"
 
@@ -41,6 +46,52 @@ void allreduce_as(const GlooContext& ctx, void* data, size_t n, ReduceFn fn, uin
   o.setTimeout(timeout);
   ::gloo::allreduce(o);
 }
+
+// While a ring runs: polls `lost` every 20 ms and, once it has said a peer is gone for 200 ms,
+// aborts every wait on the buffers (gloo's abortWaitRecv/abortWaitSend: a wait in progress, or the
+// next one, returns false). Stops, and joins its thread, when destroyed.
+class LostPeerWatch {
+ public:
+  LostPeerWatch(std::function<bool()> lost, std::vector<::gloo::transport::UnboundBuffer*> buffers)
+      : lost_(std::move(lost)), buffers_(std::move(buffers)) {
+    if (lost_) thread_ = std::thread([this] { run(); });
+  }
+  ~LostPeerWatch() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+  LostPeerWatch(const LostPeerWatch&) = delete;
+  LostPeerWatch& operator=(const LostPeerWatch&) = delete;
+  bool fired() const { return fired_.load(); }
+
+ private:
+  void run() {
+    std::unique_lock<std::mutex> lock(mu_);
+    int polls_lost = 0;
+    while (!cv_.wait_for(lock, milliseconds(20), [this] { return stop_; })) {
+      polls_lost = lost_() ? polls_lost + 1 : 0;
+      if (polls_lost < 10) continue;
+      fired_.store(true);
+      for (auto* b : buffers_) {
+        b->abortWaitRecv();
+        b->abortWaitSend();
+      }
+      return;
+    }
+  }
+
+  std::function<bool()> lost_;
+  std::vector<::gloo::transport::UnboundBuffer*> buffers_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::atomic<bool> fired_{false};
+  std::thread thread_;
+};
 
 }  // namespace
 
@@ -84,7 +135,8 @@ void allgather_in_place(const GlooContext& ctx, void* data, size_t bytes, uint32
 // (step s receives into buffer s % 2); before a buffer receives again, the sends out of it (posted
 // two steps earlier) are waited for, so a send never reads memory being received into.
 void ring_reduce_scatter(const GlooContext& ctx, const std::vector<const void*>& in, void* out, size_t n,
-                         size_t element_size, ReduceFn fn, uint32_t tag, milliseconds timeout) {
+                         size_t element_size, ReduceFn fn, uint32_t tag, milliseconds timeout,
+                         std::function<bool()> peer_lost) {
   const int p = ctx->size;
   const int r = ctx->rank;
   auto wrap = [p](int k) { return ((k % p) + p) % p; };
@@ -100,9 +152,15 @@ void ring_reduce_scatter(const GlooContext& ctx, const std::vector<const void*>&
       ctx->createUnboundBuffer(scratch[0].data(), bytes), ctx->createUnboundBuffer(scratch[1].data(), bytes)};
   size_t sends_out_of[2] = {0, 0};
   size_t own_sends = 0;
+  // Declared after the buffers, so it stops (and no longer touches them) before they go.
+  LostPeerWatch watch(std::move(peer_lost), {own.get(), buffers[0].get(), buffers[1].get()});
+  auto aborted = [&watch] {
+    return std::runtime_error(watch.fired() ? "a peer was lost (its connection closed) while the ring ran"
+                                            : "a transfer was aborted");
+  };
   auto wait_sends = [&](::gloo::transport::UnboundBuffer* b, size_t& count) {
     for (; count > 0; --count)
-      if (!b->waitSend(remaining(deadline))) throw std::runtime_error("a transfer was aborted");
+      if (!b->waitSend(remaining(deadline))) throw aborted();
   };
   for (size_t offset = 0; offset < bytes; offset += segment, ++own_sends)
     own->send(right, slot, offset, std::min(segment, bytes - offset));
@@ -116,7 +174,7 @@ void ring_reduce_scatter(const GlooContext& ctx, const std::vector<const void*>&
     for (size_t offset = 0; offset < bytes; offset += segment) {
       const size_t length = std::min(segment, bytes - offset);
       // Receives on one slot from one peer complete in the order posted.
-      if (!recv->waitRecv(remaining(deadline))) throw std::runtime_error("a transfer was aborted");
+      if (!recv->waitRecv(remaining(deadline))) throw aborted();
       uint8_t* arrived = static_cast<uint8_t*>(recv->ptr) + offset;
       fn(last ? static_cast<uint8_t*>(out) + offset : arrived, arrived, mine + offset, length / element_size);
       if (!last) {

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -37,7 +38,16 @@ void allgather_in_place(const GlooContext& ctx, void* data, size_t bytes, uint32
 // the reduction over ranks of in[rank]. in has size() chunks of n elements; out may alias
 // in[rank] but no other chunk. Each chunk crosses each link once (an allreduce would move the data
 // twice).
+//
+// `peer_lost` (polled every 20 ms from a thread of its own while the ring runs) says whether some
+// peer is gone; when it has said so for 200 ms and the ring still runs, every wait of the ring is
+// aborted and it throws. Without it a rank could wait until its timeout on a live peer that gave
+// up: gloo fails only the transfers pending on a dead peer's connection, and a rank whose right
+// neighbour died waits on a receive from its left one (which, having seen the death, never
+// sends). The 200 ms let a ring finish whose peer exited in order after its last send (the data
+// from the live ones is on its way).
 void ring_reduce_scatter(const GlooContext& ctx, const std::vector<const void*>& in, void* out, size_t n,
-                         size_t element_size, ReduceFn fn, uint32_t tag, std::chrono::milliseconds timeout);
+                         size_t element_size, ReduceFn fn, uint32_t tag, std::chrono::milliseconds timeout,
+                         std::function<bool()> peer_lost = nullptr);
 
 }  // namespace colony::dist::gloo_detail

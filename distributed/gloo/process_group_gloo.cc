@@ -365,7 +365,19 @@ struct ProcessGroupGloo::State : std::enable_shared_from_this<ProcessGroupGloo::
       return std::make_exception_ptr(
           TimeoutError(w.name() + " timed out after " + ms_str(w.timeout()) + " " + stage + " (" + what + ")"));
     }
-    if (lost.empty() && context) lost = gloo_detail::broken_peers(*context);
+    if (lost.empty() && context) {
+      lost = gloo_detail::broken_peers(*context);
+      // A connection can read as broken because of the collective's own failure (a peer that
+      // gave up on it); the ranks that are really gone also closed their peer channel. Name
+      // those when the channel can tell (else every broken connection's peer).
+      if (lost.size() > 1 && channel) {
+        const std::vector<int> closed = channel->closed_peers();
+        std::vector<int> gone;
+        for (int r : lost)
+          if (std::find(closed.begin(), closed.end(), r) != closed.end()) gone.push_back(r);
+        if (!gone.empty()) lost = gone;
+      }
+    }
     if (lost.empty())
       return std::make_exception_ptr(CollectiveError(w.name() + " failed: " + what));
     return std::make_exception_ptr(CollectiveError(
@@ -675,14 +687,18 @@ std::shared_ptr<Work> ProcessGroupGloo::reduce_scatter(Tensor& output, const std
           }
         }};
   }
+  // The ring's watch for a lost peer (algorithms.h); the channel lives as long as the group.
+  const comm_detail::PeerChannel* channel = state_->channel.get();
   return state_->enqueue(fp, effective_timeout(opts, timeout_),
-                         [out = output, ins = inputs, fn, op, world](const GlooContext& ctx, uint32_t tag, milliseconds timeout) {
+                         [out = output, ins = inputs, fn, op, world, channel](const GlooContext& ctx, uint32_t tag,
+                                                                               milliseconds timeout) {
     const size_t n = static_cast<size_t>(out.numel());
     if (n == 0) return;
     if (ctx) {
       std::vector<const void*> ptrs;
       for (const auto& t : ins) ptrs.push_back(t.data_ptr_raw());
-      gloo_detail::ring_reduce_scatter(ctx, ptrs, out.data_ptr_raw(), n, static_cast<size_t>(out.element_size()), fn, tag, timeout);
+      gloo_detail::ring_reduce_scatter(ctx, ptrs, out.data_ptr_raw(), n, static_cast<size_t>(out.element_size()), fn, tag,
+                                       timeout, [channel] { return channel && !channel->closed_peers().empty(); });
     } else if (ins[0].data_ptr_raw() != out.data_ptr_raw()) {
       std::memcpy(out.data_ptr_raw(), ins[0].data_ptr_raw(), static_cast<size_t>(out.nbytes()));
     }

@@ -61,12 +61,13 @@ void ZeroRedundancyOptimizer::init(OptimizerFactory factory) {
     throw std::invalid_argument(kWho + ": bucket_cap_mb must be positive, got " +
                                 std::to_string(options_.bucket_cap_mb()));
   const Reducer* reducer = options_.ddp() ? options_.ddp()->reducer() : nullptr;
-  stage2_ = reducer != nullptr && reducer->shards_gradients();
-  if (options_.ddp() && !stage2_ && reducer != nullptr)
-    throw std::invalid_argument(kWho + ": the DDP given with .ddp() was not built with zero_stage(2); stage 1 "
-                                       "needs no DDP (leave .ddp() out), stage 2 needs "
-                                       "DistributedDataParallelOptions().zero_stage(2)");
-  reducer_ = stage2_ ? reducer : nullptr;
+  ddp_partition_ = reducer != nullptr && reducer->reduce_scatters();
+  stage2_ = ddp_partition_ && reducer->shards_gradients();
+  if (options_.ddp() && !ddp_partition_ && reducer != nullptr)
+    throw std::invalid_argument(kWho + ": the DDP given with .ddp() was not built with zero_stage(1) or "
+                                       "zero_stage(2) (it all-reduces whole gradients); build it with "
+                                       "DistributedDataParallelOptions().zero_stage(1) (or 2), or leave .ddp() out");
+  reducer_ = ddp_partition_ ? reducer : nullptr;
   group_ = options_.process_group() ? options_.process_group()
            : options_.ddp() && options_.ddp()->process_group() ? options_.ddp()->process_group()
                                                                 : default_process_group();
@@ -94,10 +95,10 @@ void ZeroRedundancyOptimizer::init(OptimizerFactory factory) {
       group_of.push_back(g);
     }
   }
-  // Stage 2: DDP's partition (by bucket), its pieces' parameters renumbered as ours, and its
-  // views, whose gradients its reducer writes.
+  // With DDP's reduce-scatter (stage 1 or 2): DDP's partition (by bucket), its pieces' parameters
+  // renumbered as ours, and its views, whose gradients its reducer writes.
   std::vector<Tensor> reducer_views;
-  if (stage2_) {
+  if (ddp_partition_) {
     const std::vector<Tensor>& theirs = reducer_->params();
     std::vector<size_t> ours(theirs.size(), SIZE_MAX);
     for (size_t r = 0; r < theirs.size(); ++r)
@@ -107,7 +108,7 @@ void ZeroRedundancyOptimizer::init(OptimizerFactory factory) {
       if (ours[r] == SIZE_MAX || theirs.size() != params_.size())
         throw std::invalid_argument(kWho + ": the parameters differ from the DDP's (" + std::to_string(params_.size()) +
                                     " here, " + std::to_string(theirs.size()) +
-                                    " trainable there); under stage 2 give it exactly ddp->parameters()");
+                                    " trainable there); with .ddp() give it exactly ddp->parameters()");
     pieces_ = reducer_->shard_layout();
     for (auto& piece : pieces_) piece.param = ours[piece.param];
     reducer_views = reducer_->shard_params();
@@ -124,7 +125,7 @@ void ZeroRedundancyOptimizer::init(OptimizerFactory factory) {
     const Tensor& p = params_[piece.param];
     // A run of a parameter is a 1-D view of it: the wrapped optimizer updates the parameter's
     // memory in place, and keeps state the size of the run.
-    Tensor t = stage2_ ? reducer_views.at(own++)
+    Tensor t = ddp_partition_ ? reducer_views.at(own++)
                : piece.length == p.numel() ? p
                                            : raw::view(p, {p.numel()}).narrow(0, piece.start, piece.length);
     local_params_.push_back(t);
@@ -153,7 +154,7 @@ int ZeroRedundancyOptimizer::owner(size_t index, int64_t element) const {
 
 void ZeroRedundancyOptimizer::prepare_local_step() {
   for (size_t g = 0; g < param_groups().size(); ++g) local_->param_groups()[g].options = param_groups()[g].options;
-  if (stage2_) return;  // DDP's reducer wrote the views' gradients
+  if (ddp_partition_) return;  // DDP's reducer wrote the views' gradients
   for (size_t j = 0; j < local_params_.size(); ++j) {
     const zero_detail::Piece& piece = pieces_[local_pieces_[j]];
     const Tensor& p = params_[piece.param];
@@ -170,16 +171,16 @@ void ZeroRedundancyOptimizer::zero_grad(bool set_to_none) {
 }
 
 std::vector<Tensor> ZeroRedundancyOptimizer::stepped_tensors() const {
-  return stage2_ ? local_params_ : params_;
+  return ddp_partition_ ? local_params_ : params_;
 }
 
 void ZeroRedundancyOptimizer::step() {
   if (local_) {
     prepare_local_step();
     local_->step();
-    // The views' gradients were the parameters' (or copies): not kept past the step. (Under
-    // stage 2 they are the shards, which zero_grad() drops.)
-    for (size_t j = 0; j < local_params_.size() && !stage2_; ++j)
+    // The views' gradients were the parameters' (or copies): not kept past the step. (With DDP's
+    // partition they are DDP's, which zero_grad() drops.)
+    for (size_t j = 0; j < local_params_.size() && !ddp_partition_; ++j)
       if (local_params_[j].impl() != params_[pieces_[local_pieces_[j]].param].impl())
         local_params_[j].mutable_grad() = Tensor();
   }
@@ -231,7 +232,7 @@ double ZeroRedundancyOptimizer::clip_grad_norm_(double max_norm, double norm_typ
     throw std::invalid_argument(kWho + "::clip_grad_norm_: norm_type must be positive, got " + std::to_string(norm_type));
   // This rank's pieces of the gradients: each element is counted on exactly one rank.
   std::vector<Tensor> owned;
-  if (stage2_) {
+  if (ddp_partition_) {
     for (const Tensor& t : local_params_)
       if (t.grad().defined()) owned.push_back(t.grad());
   } else {
@@ -253,8 +254,8 @@ double ZeroRedundancyOptimizer::clip_grad_norm_(double max_norm, double norm_typ
   if (!inf_norm) total = std::pow(total, 1.0 / norm_type);
   const double coef = max_norm / (total + 1e-6);  // as nn::utils::clip_grad_norm_
   if (coef < 1) {
-    // Every gradient this rank holds (its own pieces are what its step reads; the rest, under
-    // stage 1, are scaled too so that they read as a plain clip's would).
+    // Every averaged gradient this rank holds (its own pieces are what its step reads; the rest,
+    // under stage 1 with a plain DDP, are scaled too so that they read as a plain clip's would).
     for (const Tensor& p : stepped_tensors()) {
       Tensor g = p.grad();
       if (g.defined()) raw::binary_(raw::BinaryOp::Mul, g, coef);
@@ -402,9 +403,15 @@ void ZeroRedundancyOptimizer::load_state_dict(const optim::NamedTensors& state) 
 size_t ZeroRedundancyOptimizer::state_bytes() const { return local_ ? optimizer_state_bytes(*local_) : 0; }
 
 size_t ZeroRedundancyOptimizer::gradient_bytes() const {
+  // Stage 2: the shards. Stage 1: every parameter's (DDP's buckets of local gradients), and with
+  // .ddp() the averaged shards beside them.
   size_t bytes = 0;
-  for (const Tensor& t : stepped_tensors())
-    if (t.grad().defined()) bytes += static_cast<size_t>(t.grad().nbytes());
+  auto add = [&bytes](const std::vector<Tensor>& tensors) {
+    for (const Tensor& t : tensors)
+      if (t.grad().defined()) bytes += static_cast<size_t>(t.grad().nbytes());
+  };
+  if (!stage2_) add(params_);
+  if (ddp_partition_) add(local_params_);
   return bytes;
 }
 

@@ -3,14 +3,26 @@
 // cost 1/N of what they cost under plain DDP (stage 1); given a DDP built with zero_stage(2)
 // (.ddp(ddp)), it steps that DDP's gradient shards, so the gradients cost 1/N too (stage 2).
 //
-//   auto ddp = std::make_shared<dist::DistributedDataParallel>(model);
+//   auto ddp = std::make_shared<dist::DistributedDataParallel>(
+//       model, dist::DistributedDataParallelOptions().zero_stage(1));
 //   dist::ZeroRedundancyOptimizer opt(ddp->parameters(), optim::AdamWOptions(1e-3),
-//                                     dist::optimizer_factory<optim::AdamW, optim::AdamWOptions>());
+//                                     dist::optimizer_factory<optim::AdamW, optim::AdamWOptions>(),
+//                                     dist::ZeroRedundancyOptimizerOptions().ddp(ddp));
 //   ... loss.backward(); opt.step();   // steps this rank's shard, then all-gathers the parameters
 //
-// - Which rank steps what (zero/partition.h), the same on every rank. Stage 2: DDP's partition, by
-//   bucket (reducer.h), and the wrapped optimizer steps DDP's views of this rank's runs, whose
-//   .grad() DDP's backward writes (the parameters' own .grad() stays undefined). Stage 1: by default whole parameters,
+// Bytes on the wire per step: with .ddp() (zero_stage(1) or 2) DDP reduce-scatters the gradients
+// during backward (each rank receives only its shard's average, as in the ZeRO paper) and step()
+// all-gathers the parameters: (N-1)/N G each, together a plain DDP's all-reduce. Stage 1 without
+// .ddp() (over a plain DDP, which all-reduces) works too but sends 1.5x that. Under zero_stage(1),
+// after backward a parameter's .grad() holds this rank's local (not averaged) gradient, and
+// stepped_tensors()' .grad() the average over ranks for the elements this rank owns (DDP's shard
+// buffers, 1/N of the gradient more); read gradients through stepped_tensors() or
+// clip_grad_norm_, not the parameters.
+//
+// - Which rank steps what (zero/partition.h), the same on every rank. With .ddp(): DDP's partition,
+//   by bucket (reducer.h), and the wrapped optimizer steps DDP's views of this rank's runs, whose
+//   .grad() DDP's backward writes (under stage 2 the parameters' own .grad() stays undefined).
+//   Stage 1 without .ddp(): by default whole parameters,
 //   assigned by size, balanced (largest first, each to the rank with the fewest elements so far, as
 //   PyTorch's ZeroRedundancyOptimizer); or, with shard_by(ShardBy::kElement), equal runs of the
 //   flattened parameters (DeepSpeed's partition: a parameter may be split between ranks, and each
@@ -25,10 +37,10 @@
 //   laid out flat in parameter order, padded to the largest shard, and bucket k carries elements
 //   [k B, (k + 1) B) of every rank's shard (B from bucket_cap_mb), so one collective moves
 //   world x B elements. Collective: every rank must call it.
-// - GradScaler: scaler.step(opt) unscales every gradient this rank holds and skips the step on
-//   overflow; with stage 1 the gradients are DDP's averaged ones, the same everywhere, so every
-//   rank decides alike. With sharded gradients (stage 2) the scaler unscales the shards
-//   (stepped_tensors()); give it found_inf_reducer() so that an overflow anywhere skips everywhere.
+// - GradScaler: scaler.step(opt) unscales stepped_tensors()' gradients and skips the step on
+//   overflow. Over a plain DDP they are its averaged ones, the same everywhere, so every rank
+//   decides alike. With .ddp() (stage 1 or 2) they are this rank's shards only: give the scaler
+//   found_inf_reducer() so that an overflow in any shard skips the step everywhere.
 // - clip_grad_norm_(): the global norm over every rank's shard (each rank's sum of squares of the
 //   gradients it owns, all-reduced), then each rank scales its own; right for stage 1 and 2 alike.
 // - Checkpoints: consolidate_state_dict(to_rank) (collective) gathers every rank's state to one
@@ -64,9 +76,11 @@ struct ZeroRedundancyOptimizerOptions {
   // null: the default group (init_process_group's); with none (one process), the wrapped
   // optimizer steps every parameter and nothing is communicated.
   COLONY_ARG(std::shared_ptr<ProcessGroup>, process_group) = nullptr;
-  // ZeRO stage 2: the DistributedDataParallel built with zero_stage(2) whose gradient shards this
-  // optimizer steps. Its parameters must be exactly this optimizer's; the partition is DDP's
-  // (by bucket), and the process group DDP's.
+  // The DistributedDataParallel built with zero_stage(1) or zero_stage(2) whose reduce-scattered
+  // gradient shards this optimizer steps (ZeRO stage 1 at an all-reduce's bytes, or stage 2). Its
+  // parameters must be exactly this optimizer's; the partition is DDP's (by bucket; shard_by is
+  // not used), and the process group DDP's. Without it (stage 1 over a plain DDP's all-reduced
+  // gradients) the all-gather comes on top of DDP's all-reduce: 1.5x its bytes.
   COLONY_ARG(std::shared_ptr<DistributedDataParallel>, ddp) = nullptr;
 };
 
@@ -94,7 +108,8 @@ class ZeroRedundancyOptimizer : public optim::Optimizer {
   void step() override;
   // Also drops (or zeroes) the gradient shards under stage 2.
   void zero_grad(bool set_to_none = true) override;
-  // Stage 2: this rank's gradient shards (views); else every parameter.
+  // With .ddp() (stage 1 or 2): this rank's shard views, the only averaged gradients it holds;
+  // else every parameter.
   std::vector<Tensor> stepped_tensors() const override;
   // Whether it steps DDP's gradient shards (stage 2).
   bool shards_gradients() const { return stage2_; }
@@ -123,7 +138,8 @@ class ZeroRedundancyOptimizer : public optim::Optimizer {
 
   // Bytes of optimizer state on this rank (the wrapped optimizer's state tensors).
   size_t state_bytes() const;
-  // Bytes of gradient this rank holds: stage 2, its shards; else every parameter's .grad().
+  // Bytes of gradient this rank holds: stage 2, its shards; else every parameter's .grad(), and
+  // under stage 1 with .ddp() the averaged shards too (DDP's buckets and shards).
   size_t gradient_bytes() const;
 
  private:
@@ -143,8 +159,9 @@ class ZeroRedundancyOptimizer : public optim::Optimizer {
   std::vector<Tensor> local_params_;
   std::vector<size_t> local_pieces_;
   int64_t shard_numel_ = 0;  // the largest rank's shard (every shard padded to it)
+  bool ddp_partition_ = false;  // .ddp() with zero_stage(1) or (2): DDP reduce-scatters, by its partition
   bool stage2_ = false;
-  const Reducer* reducer_ = nullptr;  // stage 2: DDP's
+  const Reducer* reducer_ = nullptr;  // with ddp_partition_: DDP's
   std::unique_ptr<optim::Optimizer> local_;
   bool consolidated_ = false;
   optim::NamedTensors consolidated_state_;

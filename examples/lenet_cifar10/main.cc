@@ -107,8 +107,8 @@ int main(int argc, char** argv) {
                "--accum_steps 1; a smaller last batch runs eagerly)");
   app.add_option("--zero", f.zero,
                  "ZeRO stage: 0 plain DDP; 1 shards the optimizer's state over the ranks "
-                 "(dist::ZeroRedundancyOptimizer; checkpoints keep the non-sharded format); 2 also the gradients "
-                 "(each bucket reduce-scattered)")
+                 "(dist::ZeroRedundancyOptimizer; each bucket reduce-scattered, the parameters all-gathered: "
+                 "an all-reduce's bytes; checkpoints keep the non-sharded format); 2 also the gradients")
       ->check(CLI::Range(0, 2));
   CLI11_PARSE(app, argc, argv);
   // `bazel run` starts programs in their runfiles tree; relative paths mean the caller's folder.
@@ -147,15 +147,15 @@ int main(int argc, char** argv) {
                    .bucket_cap_mb(f.bucket_cap_mb)
                    .first_bucket_cap_mb(f.first_bucket_cap_mb)
                    .zero_stage(f.zero));
-    // --zero 1: each rank keeps the momentum of its 1/N of the elements (split by element: by
-    // parameter, fc1's weight alone would be 77 % of LeNet's state on one rank). --zero 2: of
-    // DDP's gradient shards, which follow its buckets.
+    // --zero 1: each rank keeps the momentum of its 1/N of the elements, DDP's partition by
+    // bucket (by parameter, fc1's weight alone would be 77 % of LeNet's state on one rank), and
+    // receives only that shard's averaged gradient (a reduce-scatter). --zero 2: it also keeps only
+    // that shard of the gradients.
     std::unique_ptr<optim::Optimizer> optimizer;
     dist::ZeroRedundancyOptimizer* zero = nullptr;
     const optim::SGDOptions sgd = optim::SGDOptions(f.lr).momentum(f.momentum);
     if (f.zero > 0) {
-      auto zo = dist::ZeroRedundancyOptimizerOptions().shard_by(dist::ShardBy::kElement);
-      if (f.zero == 2) zo.ddp(ddp);
+      auto zo = dist::ZeroRedundancyOptimizerOptions().ddp(ddp);
       auto z = std::make_unique<dist::ZeroRedundancyOptimizer>(
           ddp->parameters(), sgd, dist::optimizer_factory<optim::SGD, optim::SGDOptions>(), zo);
       zero = z.get();
@@ -167,8 +167,9 @@ int main(int argc, char** argv) {
     // Under DDP an overflow on one rank reaches every rank through the averaged gradients, so all
     // ranks skip the same steps and their scales stay equal.
     optim::GradScaler scaler(optim::GradScalerOptions().enabled(amp.uses_scaler()));
-    // --zero 2: each rank sees only its shard of the gradients; an overflow in any skips everywhere.
-    if (f.zero == 2) scaler.set_found_inf_reducer(zero->found_inf_reducer());
+    // --zero 1 and 2: each rank sees only its shard of the averaged gradients; an overflow in any
+    // skips everywhere.
+    if (zero) scaler.set_found_inf_reducer(zero->found_inf_reducer());
 
     // CIFAR-10 when its folder exists, else the synthetic set (same shapes, 50,000 / 10,000 images).
     // A folder that exists but holds a missing, truncated or corrupt file is an error naming that

@@ -939,14 +939,11 @@ void expect_death_in_reduce_scatter_named(bool shm) {
   EXPECT_TRUE(all_succeeded(results));
 }
 
-// Disabled: flaky (2 failures in 6 runs on a quiet 2-core VM, 2026-12-05). Rank 0 fails fast and
-// waits 20 s for rank 1 to leave, but rank 1 sometimes stays blocked in a reduce-scatter whose ring
-// step waits on rank 0, not on the dead rank 2, and never posts its key. To be fixed in the Gloo
-// ring's failure path (a survivor's closed connections must fail the other survivor's step), then
-// enabled again; the shared-memory variant above runs.
-TEST(ProcessGroupGlooFailure, DISABLED_DeathDuringReduceScatterIsNamedOverTcp) {
-  expect_death_in_reduce_scatter_named(false);
-}
+// Was flaky (8 failures in 20 runs, 2026-12-05): rank 1 stayed blocked in a ring step receiving
+// from rank 0, which had failed (it saw rank 2 die), while nothing pending on rank 1's connection
+// to the dead rank 2 was there for gloo to fail. The ring now watches the peer channel for a lost
+// peer and aborts its waits (algorithms.h).
+TEST(ProcessGroupGlooFailure, DeathDuringReduceScatterIsNamedOverTcp) { expect_death_in_reduce_scatter_named(false); }
 
 TEST(ProcessGroupGlooFailure, DeathDuringReduceScatterIsNamedInSharedMemory) {
   expect_death_in_reduce_scatter_named(true);

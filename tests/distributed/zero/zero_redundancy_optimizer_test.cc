@@ -44,24 +44,29 @@ std::vector<optim::ParamGroup> groups_of(lenet::LeNet& m) {
   return {optim::ParamGroup(conv), optim::ParamGroup(fc, optim::AdamWOptions(2e-3).weight_decay(0.05))};
 }
 
-// How ZeRO runs: stage 1 split by parameter or by element, or stage 2 (DDP's gradient shards).
-enum class Mode { kByParameter, kByElement, kStage2 };
+// How ZeRO runs: stage 1 over a plain DDP (all-reduced gradients) split by parameter or by
+// element, stage 1 with DDP's reduce-scatter (zero_stage(1)), or stage 2 (DDP's gradient shards).
+enum class Mode { kByParameter, kByElement, kStage1, kStage2 };
 const char* mode_name(Mode m) {
-  return m == Mode::kByParameter ? "stage 1 by parameter" : m == Mode::kByElement ? "stage 1 by element" : "stage 2";
+  return m == Mode::kByParameter ? "stage 1 by parameter"
+         : m == Mode::kByElement ? "stage 1 by element"
+         : m == Mode::kStage1    ? "stage 1 reduce-scattered"
+                                 : "stage 2";
 }
+bool with_ddp(Mode m) { return m == Mode::kStage1 || m == Mode::kStage2; }
 
-// Stage 2 with small buckets: LeNet's 242 KiB of gradients in four (fc1's weight alone in one),
-// so shards span several buckets and parameters are split inside them.
+// DDP's reduce-scatter (stages 1 and 2) with small buckets: LeNet's 242 KiB of gradients in four
+// (fc1's weight alone in one), so shards span several buckets and parameters are split inside them.
 std::shared_ptr<dist::DistributedDataParallel> ddp_for(std::shared_ptr<nn::Module> model, Mode mode) {
   auto o = dist::DistributedDataParallelOptions();
-  if (mode == Mode::kStage2) o.zero_stage(2).first_bucket_cap_mb(0.02).bucket_cap_mb(0.05);
+  if (with_ddp(mode)) o.zero_stage(mode == Mode::kStage1 ? 1 : 2).first_bucket_cap_mb(0.02).bucket_cap_mb(0.05);
   return std::make_shared<dist::DistributedDataParallel>(std::move(model), o);
 }
 
 std::unique_ptr<ZeroRedundancyOptimizer> zero_adamw(std::vector<optim::ParamGroup> groups, Mode mode,
                                                     std::shared_ptr<dist::DistributedDataParallel> ddp = nullptr) {
   auto o = ZeroRedundancyOptimizerOptions().shard_by(mode == Mode::kByParameter ? ShardBy::kParameter : ShardBy::kElement);
-  if (mode == Mode::kStage2) o.ddp(std::move(ddp));
+  if (with_ddp(mode)) o.ddp(std::move(ddp));
   return std::make_unique<ZeroRedundancyOptimizer>(std::move(groups), optim::AdamWOptions(1e-3).weight_decay(0.01),
                                                    dist::optimizer_factory<optim::AdamW, optim::AdamWOptions>(), o);
 }
@@ -97,12 +102,30 @@ struct Variant {
   bool groups_schedule_clip = false;
 };
 
+// What ZeRO steps (stepped_tensors(): with .ddp(), this rank's runs of the parameters, as views)
+// against the plain DDP's averaged gradients at the same elements.
+void expect_shards_equal_to_ddp_gradients(ZeroRedundancyOptimizer& zero, nn::Module& zero_model,
+                                          nn::Module& plain_model, double rtol) {
+  auto zp = zero_model.parameters(), pp = plain_model.parameters();
+  for (const Tensor& v : zero.stepped_tensors()) {
+    ASSERT_TRUE(v.grad().defined());
+    for (size_t i = 0; i < zp.size(); ++i) {
+      const auto* base = static_cast<const char*>(zp[i].data_ptr_raw());
+      const auto* at = static_cast<const char*>(v.data_ptr_raw());
+      if (at < base || at >= base + zp[i].nbytes()) continue;
+      const int64_t start = (at - base) / zp[i].element_size();
+      Tensor want = raw::reshape(pp[i].grad(), {pp[i].numel()}).narrow(0, start, v.numel());
+      EXPECT_TRUE(testing::all_close(v.grad(), want, rtol, 1e-9)) << "parameter " << i;
+    }
+  }
+}
+
 // 50 steps of DDP + AdamW and DDP + ZeRO(AdamW) side by side from the same weights on the same
 // batches: the parameters stay equal within 1e-6 relative, for both ways of sharding.
 void expect_equal_to_ddp(int world, Variant v) {
   auto results = run_ranks(world, [world, v](int rank) {
     dist::init_process_group();
-    for (Mode by : {Mode::kByParameter, Mode::kByElement, Mode::kStage2}) {
+    for (Mode by : {Mode::kByParameter, Mode::kByElement, Mode::kStage1, Mode::kStage2}) {
       Twins twins(11, by);
       auto &plain_model = twins.plain_model, &zero_model = twins.zero_model;
       auto &plain_ddp = twins.plain_ddp, &zero_ddp = twins.zero_ddp;
@@ -162,9 +185,9 @@ void expect_equal_to_ddp(int world, Variant v) {
       dist::default_process_group()->allreduce(mine)->wait();
       dist::default_process_group()->allreduce(most, dist::ReduceOp::kMax)->wait();
       // The step counts (8 bytes per parameter) are kept by every rank that holds a run of it:
-      // up to world - 1 more per split, in one flat space (by element) or in each of stage 2's
-      // four buckets.
-      const int64_t step_counts = 8 * (world - 1) * (by == Mode::kStage2 ? 4 : 1);
+      // up to world - 1 more per split, in one flat space (by element) or in each of DDP's four
+      // buckets (stages 1 and 2 with DDP's reduce-scatter).
+      const int64_t step_counts = 8 * (world - 1) * (with_ddp(by) ? 4 : 1);
       EXPECT_LE(mine.item<int64_t>() - static_cast<int64_t>(full), by == Mode::kByParameter ? 0 : step_counts)
           << mode_name(by);
       EXPECT_GE(mine.item<int64_t>(), static_cast<int64_t>(full));
@@ -182,6 +205,21 @@ void expect_equal_to_ddp(int world, Variant v) {
         EXPECT_GT(zero->gradient_bytes(), 0u);
         EXPECT_LE(static_cast<double>(zero->gradient_bytes()), grads * (1.0 / world + 0.05));
       }
+      // Stage 1 with DDP's reduce-scatter: the full buffers of local gradients stay, beside the
+      // averaged shards (both counted), and those shards are exactly the plain DDP's averaged
+      // gradient.
+      if (by == Mode::kStage1) {
+        auto [x, y] = batch(99, rank);
+        zero->zero_grad();
+        plain->zero_grad();
+        F::cross_entropy(zero_ddp->forward(x), y).backward();
+        F::cross_entropy(plain_ddp->forward(x), y).backward();
+        const size_t local = dist::gradient_bytes(plain_model->parameters());
+        EXPECT_EQ(dist::gradient_bytes(zero_model->parameters()), local);
+        EXPECT_GT(zero->gradient_bytes(), local);
+        EXPECT_LE(static_cast<double>(zero->gradient_bytes()), local * (1 + 1.0 / world + 0.05));
+        expect_shards_equal_to_ddp_gradients(*zero, *zero_model, *plain_model, 1e-6);
+      }
     }
     dist::destroy_process_group();
   });
@@ -195,6 +233,38 @@ TEST(ZeroRedundancyOptimizer, TwoRanksTrainAsDdpUnderBFloat16Autocast) { expect_
 TEST(ZeroRedundancyOptimizer, ThreeRanksTrainAsDdpUnderBFloat16Autocast) { expect_equal_to_ddp(3, {true}); }
 TEST(ZeroRedundancyOptimizer, TwoRanksTrainAsDdpWithGradientAccumulation) { expect_equal_to_ddp(2, {false, 2}); }
 TEST(ZeroRedundancyOptimizer, ThreeRanksTrainAsDdpWithGradientAccumulation) { expect_equal_to_ddp(3, {false, 2}); }
+// Three synchronized backwards between zero_grad() calls (no no_sync): what ZeRO steps is the plain
+// DDP's accumulated average. The sums are taken in other orders (DDP averages avg1 + local2, stage
+// 1 reduce-scatters local1 + local2, stage 2 adds avg1 and the average of local2), so they agree
+// to rounding, not bit for bit; a reduction that mixed in the wrong terms (stage 1 averaging in
+// place, so that its own block held avg1 and the others local1) would be off by far more.
+void expect_synchronized_accumulation_as_ddp(int world) {
+  auto results = run_ranks(world, [](int rank) {
+    dist::init_process_group();
+    for (Mode by : {Mode::kStage1, Mode::kStage2}) {
+      Twins twins(7, by);
+      optim::AdamW plain(twins.plain_ddp->parameters(), optim::AdamWOptions(1e-3));
+      auto zero = zero_adamw({optim::ParamGroup(twins.zero_ddp->parameters())}, by, twins.zero_ddp);
+      plain.zero_grad();
+      zero->zero_grad();
+      for (int micro = 0; micro < 3; ++micro) {
+        auto [x, y] = batch(0, rank, micro);
+        for (auto* ddp : {twins.plain_ddp.get(), twins.zero_ddp.get()})
+          F::cross_entropy(ddp->forward(x), y).backward();
+      }
+      expect_shards_equal_to_ddp_gradients(*zero, *twins.zero_model, *twins.plain_model, 1e-5);
+    }
+    dist::destroy_process_group();
+  });
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
+TEST(ZeroRedundancyOptimizer, TwoRanksAccumulateOverSynchronizedBackwards) { expect_synchronized_accumulation_as_ddp(2); }
+TEST(ZeroRedundancyOptimizer, ThreeRanksAccumulateOverSynchronizedBackwards) {
+  expect_synchronized_accumulation_as_ddp(3);
+}
+
 TEST(ZeroRedundancyOptimizer, GroupsSchedulerAndClippingWorkAsWithThePlainOptimizer) {
   expect_equal_to_ddp(2, {false, 1, true});
 }
@@ -236,11 +306,15 @@ void expect_grad_scaler_skips_on_every_rank(Mode mode) {
 }
 
 TEST(ZeroRedundancyOptimizer, GradScalerSkipsOnEveryRankStage1) { expect_grad_scaler_skips_on_every_rank(Mode::kByElement); }
+TEST(ZeroRedundancyOptimizer, GradScalerSkipsOnEveryRankStage1ReduceScattered) {
+  expect_grad_scaler_skips_on_every_rank(Mode::kStage1);
+}
 TEST(ZeroRedundancyOptimizer, GradScalerSkipsOnEveryRankStage2) { expect_grad_scaler_skips_on_every_rank(Mode::kStage2); }
 
 // consolidate_state_dict() gives exactly the plain optimizer's state dict on the chosen rank; a
-// plain optimizer and a ZeRO one split otherwise (stage 1 by parameter -> stage 2 -> stage 1 by
-// element -> by parameter) load it and go on exactly as the plain one does.
+// plain optimizer and a ZeRO one split otherwise (stage 1 by parameter -> stage 2 -> stage 1
+// reduce-scattered -> stage 1 by element -> by parameter) load it and go on exactly as the plain
+// one does.
 void expect_checkpoints_in_the_plain_format(int world, Mode by) {
   auto results = run_ranks(world, [world, by](int rank) {
     dist::init_process_group();
@@ -293,7 +367,10 @@ void expect_checkpoints_in_the_plain_format(int world, Mode by) {
       auto src = plain_model->parameters(), dst = resumed_model->parameters();
       for (size_t i = 0; i < src.size(); ++i) dst[i].copy_(src[i]);
     }
-    const Mode other = by == Mode::kByElement ? Mode::kByParameter : by == Mode::kByParameter ? Mode::kStage2 : Mode::kByElement;
+    const Mode other = by == Mode::kByElement     ? Mode::kByParameter
+                       : by == Mode::kByParameter ? Mode::kStage2
+                       : by == Mode::kStage2      ? Mode::kStage1
+                                                  : Mode::kByElement;
     auto resumed_ddp = ddp_for(resumed_model, other);
     auto resumed = zero_adamw(groups_of(*resumed_model), other, resumed_ddp);
     resumed->load_state_dict(want);
@@ -311,6 +388,9 @@ TEST(ZeroRedundancyOptimizer, CheckpointsInThePlainFormatTwoRanksByParameter) {
 }
 TEST(ZeroRedundancyOptimizer, CheckpointsInThePlainFormatTwoRanksStage2) {
   expect_checkpoints_in_the_plain_format(2, Mode::kStage2);
+}
+TEST(ZeroRedundancyOptimizer, CheckpointsInThePlainFormatThreeRanksStage1ReduceScattered) {
+  expect_checkpoints_in_the_plain_format(3, Mode::kStage1);
 }
 TEST(ZeroRedundancyOptimizer, CheckpointsInThePlainFormatThreeRanksByElement) {
   expect_checkpoints_in_the_plain_format(3, Mode::kByElement);
@@ -332,7 +412,7 @@ TEST(ZeroRedundancyOptimizer, BadArgumentsAreRefusedWithTheReason) {
     ZeroRedundancyOptimizer z({a}, optim::AdamWOptions(), dist::optimizer_factory<optim::AdamW, optim::AdamWOptions>());
     EXPECT_TRUE(testing::throws_with<std::invalid_argument>([&] { z.consolidate_state_dict(2); },
                                                             "to_rank 2 is not a rank of the group"));
-    // Stage 2 needs a DDP built for it, with the same parameters, and no comm hook.
+    // Stages 1 and 2 with .ddp() need a DDP built for them, with the same parameters, and no comm hook.
     auto model = std::make_shared<lenet::LeNet>();
     EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
         [&] { dist::DistributedDataParallel(model, dist::DistributedDataParallelOptions().zero_stage(3)); },
@@ -340,7 +420,7 @@ TEST(ZeroRedundancyOptimizer, BadArgumentsAreRefusedWithTheReason) {
     auto plain_ddp = ddp_for(model, Mode::kByElement);
     EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
         [&] { zero_adamw({optim::ParamGroup(plain_ddp->parameters())}, Mode::kStage2, plain_ddp); },
-        "was not built with zero_stage(2)"));
+        "was not built with zero_stage(1) or zero_stage(2)"));
     auto sharded = ddp_for(model, Mode::kStage2);
     auto params = sharded->parameters();
     params.pop_back();
@@ -349,6 +429,10 @@ TEST(ZeroRedundancyOptimizer, BadArgumentsAreRefusedWithTheReason) {
     EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
         [&] { sharded->register_comm_hook(dist::comm_hooks::bf16_compress()); },
         "comm hooks cannot be combined with zero_stage(2)"));
+    auto stage1 = ddp_for(model, Mode::kStage1);
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+        [&] { stage1->register_comm_hook(dist::comm_hooks::fp16_compress()); },
+        "comm hooks cannot be combined with zero_stage(1)"));
     dist::destroy_process_group();
   });
   if (in_rank_child()) return;
