@@ -1,6 +1,7 @@
 // cumsum: y_i = sum_{j <= i} x_j, so dL/dx_j = sum_{i >= j} g_i, the cumsum of the gradient taken
 // from the end. The reversal is an index_select with descending positions (exact, unlike
 // total - cumsum + g, which cancels in float32 over long dims).
+#include "autograd/autocast.h"
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
 
@@ -20,7 +21,9 @@ Tensor reversed(const Tensor& t, int64_t dim) {
 
 }  // namespace
 
-Tensor cumsum(const Tensor& t, int64_t dim) {
+Tensor cumsum(const Tensor& t_arg, int64_t dim) {
+  // Under autocast a float16/bfloat16 running sum would lose the small terms: float32, as PyTorch.
+  const Tensor t = autocast::cast(autocast::Op::cumsum, t_arg);
   Tensor out = raw::cumsum(t, dim);
   if (autograd::needs_grad(t)) {
     const int64_t d = wrap_dim(dim, t.dim(), "cumsum");
