@@ -77,7 +77,8 @@ namespace autocast {
   X(expm1, Float32)                    \
   X(pow, Float32)                      \
   X(reciprocal, Float32)               \
-  X(rsqrt, Float32)
+  X(rsqrt, Float32)                    \
+  X(cumsum, Float32)
 
 enum class CastPolicy { LowerPrecision, Float32 };
 

@@ -238,6 +238,19 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   return out;
 }
 
+Tensor masked_fill(const Tensor& t, const Tensor& mask, double value) {
+  Tensor out = raw::masked_fill(t, mask, value);
+  if (autograd::needs_grad(t)) {
+    SavedTensor sm(mask);
+    Shape ts = t.sizes();
+    record("MaskedFillBackward", {t}, out, {sm}, [sm, ts](const Grads& g, const Needs&) -> Grads {
+      // The filled elements do not depend on t.
+      return {reduce_to(raw::where(sm.unpack(), scalar_like(0.0, g[0]), g[0]), ts)};
+    });
+  }
+  return out;
+}
+
 Tensor where(const Tensor& cond, const Tensor& a, double b) { return where(cond, a, scalar_like(b, a)); }
 Tensor where(const Tensor& cond, double a, const Tensor& b) { return where(cond, scalar_like(a, b), b); }
 

@@ -16,7 +16,13 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
     SavedTensor si(index);
     Shape in_shape = t.sizes();
     record("IndexSelectBackward", {t}, out, {si}, [si, in_shape, dim](const Grads& g, const Needs&) -> Grads {
-      return {raw::index_add(in_shape, dim, si.unpack(), g[0])};
+      Tensor idx = si.unpack();
+      if (idx.dim() <= 1 || in_shape.empty()) return {raw::index_add(in_shape, dim, idx, g[0])};
+      // An N-D index: its dims, flattened, are the one dim index_add adds along.
+      const int64_t d = wrap_dim(dim, static_cast<int64_t>(in_shape.size()), "index_select");
+      Shape flat = in_shape;
+      flat[d] = idx.numel();
+      return {raw::index_add(in_shape, d, raw::reshape(idx, {idx.numel()}), raw::reshape(g[0], flat))};
     });
   }
   return out;

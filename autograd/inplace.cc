@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "autograd/function_node.h"
+#include "autograd/op_util.h"
 #include "autograd/ops.h"
 #include "autograd/view_tracking.h"
 #include "tensor/elementwise_detail.h"
@@ -150,6 +151,12 @@ Tensor& unary_inplace(Tensor& self, const char* op, raw::UnaryOp raw_op, bool re
 }
 
 }  // namespace
+
+Tensor& autograd::detail::record_inplace(Tensor& self, const char* op, std::vector<const Tensor*> others,
+                                         bool reads_old_self, const std::function<void()>& raw_write,
+                                         const std::function<Tensor(const Tensor&)>& outplace) {
+  return apply_inplace(self, op, std::move(others), reads_old_self, raw_write, outplace);
+}
 
 Tensor& Tensor::add_(const Tensor& other, double alpha) {
   return apply_inplace(

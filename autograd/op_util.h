@@ -1,6 +1,7 @@
 // Shared by the op files: the names a backward closure uses. Not part of the public API.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "autograd/function_node.h"
@@ -32,5 +33,11 @@ inline bool sole_owner(const Tensor& g) {
 
 // Saves `t` only when `wanted`, so an op does not keep alive what no gradient formula reads.
 inline SavedTensor save_if(bool wanted, const Tensor& t) { return wanted ? SavedTensor(t) : SavedTensor(); }
+
+// An in-place write recorded as autograd/inplace.cc records its members (add_, relu_, ...), for
+// in-place members defined in other files (index_put_): raw_write() when nothing needs a gradient,
+// else outplace(stand-in for self) written into self, with self's (or its base's) history rebased.
+Tensor& record_inplace(Tensor& self, const char* op, std::vector<const Tensor*> others, bool reads_old_self,
+                       const std::function<void()>& raw_write, const std::function<Tensor(const Tensor&)>& outplace);
 
 }  // namespace colony::autograd::detail

@@ -33,6 +33,7 @@ Tensor log1p(const Tensor& t);
 Tensor expm1(const Tensor& t);
 Tensor square(const Tensor& t);
 Tensor reciprocal(const Tensor& t);
+Tensor erf(const Tensor& t);  // integral inputs compute in float32, like torch.erf
 // Piecewise constant: their gradient is zero everywhere (PyTorch's convention at the jumps too).
 Tensor sign(const Tensor& t);
 Tensor floor(const Tensor& t);
@@ -56,6 +57,8 @@ Tensor pow(const Tensor& a, const Tensor& exponent);
 Tensor pow(double base, const Tensor& exponent);
 Tensor maximum(const Tensor& a, const Tensor& b);  // ties split the gradient in half, as PyTorch
 Tensor minimum(const Tensor& a, const Tensor& b);
+// t with `value` where the bool mask (broadcast with t) is true; no gradient flows to filled places.
+Tensor masked_fill(const Tensor& t, const Tensor& mask, double value);
 // cond ? a : b (broadcast); cond is bool and gets no gradient.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& cond, const Tensor& a, double b);
@@ -106,11 +109,24 @@ Tensor softmax(const Tensor& t, int64_t dim);
 Tensor log_softmax(const Tensor& t, int64_t dim);
 
 // ---------- indexing (autograd/index.cc); index tensors get no gradient ----------
+// index of any shape: the result is t.shape[:dim] + index.shape + t.shape[dim+1:].
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
 Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor one_hot(const Tensor& labels, int64_t num_classes = -1);  // not differentiable
+
+// ---------- triangles (autograd/triangle.cc), scans (autograd/cumsum.cc), sorting (autograd/sort.cc) ----------
+// Lower/upper triangle of the last two dims (batched); diagonal > 0 above the main one, < 0 below.
+Tensor tril(const Tensor& t, int64_t diagonal = 0);
+Tensor triu(const Tensor& t, int64_t diagonal = 0);
+// Inclusive prefix sums; integral and bool inputs give int64. Gradient: the reversed cumsum.
+Tensor cumsum(const Tensor& t, int64_t dim);
+// Stable; NaN sorts as the largest value. Values are differentiable, indices (int64) are not.
+std::pair<Tensor, Tensor> sort(const Tensor& t, int64_t dim = -1, bool descending = false);
+std::pair<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true);
+// Category indices drawn from 1-D or 2-D non-negative weights; not differentiable.
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false, Generator* gen = nullptr);
 
 // ---------- joining and splitting (autograd/join.cc) ----------
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);

@@ -43,6 +43,15 @@ Tensor Tensor::clamp(std::optional<double> min, std::optional<double> max) const
 Tensor Tensor::relu() const { return colony::relu(*this); }
 Tensor Tensor::sigmoid() const { return colony::sigmoid(*this); }
 Tensor Tensor::tanh() const { return colony::tanh(*this); }
+Tensor Tensor::erf() const { return colony::erf(*this); }
+Tensor Tensor::tril(int64_t diagonal) const { return colony::tril(*this, diagonal); }
+Tensor Tensor::triu(int64_t diagonal) const { return colony::triu(*this, diagonal); }
+Tensor Tensor::masked_fill(const Tensor& mask, double value) const { return colony::masked_fill(*this, mask, value); }
+Tensor Tensor::cumsum(int64_t dim) const { return colony::cumsum(*this, dim); }
+std::pair<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending) const { return colony::sort(*this, dim, descending); }
+std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted) const {
+  return colony::topk(*this, k, dim, largest, sorted);
+}
 Tensor Tensor::sum() const { return colony::sum(*this); }
 Tensor Tensor::sum(const std::vector<int64_t>& dims, bool keepdim) const { return colony::sum(*this, dims, keepdim); }
 Tensor Tensor::mean() const { return colony::mean(*this); }

@@ -158,6 +158,13 @@ Tensor reciprocal(const Tensor& t_arg) {
   });
 }
 
+Tensor erf(const Tensor& t) {
+  // d/dx erf(x) = 2/sqrt(pi) exp(-x^2)
+  return unary_with_input(UnaryOp::Erf, "ErfBackward", t, [](const Tensor& g, const Tensor& x) {
+    return raw::mul(g, raw::mul(raw::exp(raw::neg(raw::mul(x, x))), 1.1283791670955126));
+  });
+}
+
 Tensor sign(const Tensor& t) { return piecewise_constant(UnaryOp::Sign, "SignBackward", t); }
 Tensor floor(const Tensor& t) { return piecewise_constant(UnaryOp::Floor, "FloorBackward", t); }
 Tensor ceil(const Tensor& t) { return piecewise_constant(UnaryOp::Ceil, "CeilBackward", t); }

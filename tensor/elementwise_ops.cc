@@ -363,6 +363,18 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   return out;
 }
 
+Tensor masked_fill(const Tensor& t, const Tensor& mask, double value) {
+  const char* name = "masked_fill";
+  check_defined(t, name);
+  check_defined(mask, name, "mask");
+  if (mask.dtype() != kBool) {
+    throw std::invalid_argument(std::string("masked_fill: expected a bool mask, got ") + dtype_name(mask.dtype()));
+  }
+  // where(mask, value, t) is the one pass: read mask and t, write the result. The value is taken in
+  // t's dtype (1.7 fills an int64 tensor with 1), as torch.masked_fill does.
+  return where(mask, scalar_tensor(value, TensorOptions(t.dtype()).device(t.device())), t);
+}
+
 namespace {
 
 // activation_backward's checks, then the kernel writing into a new tensor, or (in_place) over grad,

@@ -61,11 +61,9 @@ kernels::StridedLayout contiguous_layout(const Shape& shape) {
 
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
   const char* op = "index_select";
-  if (index.dim() > 1) {
-    throw std::invalid_argument(std::string(op) + ": index must be 0-D or 1-D, got shape " + shape_str(index.sizes()));
-  }
   check_same_device(t, index, op);
-  Tensor idx = contiguous(int64_index(index, op, true));
+  // An N-D index selects its elements in order; its shape replaces dim's in the result.
+  Tensor idx = contiguous(int64_index(index.dim() > 1 ? reshape(index, {index.numel()}) : index, op, true));
   Tensor x = contiguous(t.dim() == 0 ? reshape(t, {1}) : t);
   int64_t d = wrap_dim(dim, t.dim(), op);
   check_index_values(idx, x.size(d), d, op);
@@ -79,7 +77,12 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
                       idx.data_ptr<int64_t>(), idx.numel());
   }
   // A 0-d input gives the index's shape (each selected element is the scalar).
-  return t.dim() == 0 ? reshape(out, index.sizes()) : out;
+  if (t.dim() == 0) return reshape(out, index.sizes());
+  if (index.dim() <= 1) return out;
+  Shape shape(t.sizes().begin(), t.sizes().begin() + d);
+  shape.insert(shape.end(), index.sizes().begin(), index.sizes().end());
+  shape.insert(shape.end(), t.sizes().begin() + d + 1, t.sizes().end());
+  return reshape(out, shape);
 }
 
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {

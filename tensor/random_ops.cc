@@ -2,15 +2,18 @@
 // device kernel computes element i from (seed, offset + i): the values are the same on CPU and CUDA
 // and for any thread count.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <stdexcept>
 
+#include "kernels/common/multinomial.h"
 #include "kernels/common/philox.h"
 #include "tensor/device_backend.h"
 #include "tensor/grad_mode.h"
 #include "tensor/inplace_check.h"
 #include "tensor/op_checks.h"
 #include "tensor/raw_ops.h"
+#include "tensor/run_kernel.h"
 
 namespace colony::raw {
 namespace {
@@ -95,6 +98,66 @@ void bernoulli_(Tensor& t, double p, Generator* gen) {
   if (p < 0 || p > 1) throw std::invalid_argument("bernoulli_: expects 0 <= p <= 1, got " + std::to_string(p));
   Tensor u = rand(t.sizes(), TensorOptions(is_floating(t.dtype()) ? t.dtype() : kFloat32).device(t.device()), gen);
   copy_(t, binary(BinaryOp::Lt, u, p));
+}
+
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, Generator* gen) {
+  const char* op = "multinomial";
+  check_defined(probs, op, "probs");
+  if (!is_floating(probs.dtype())) {
+    throw std::invalid_argument(std::string(op) + ": expected floating-point weights, got " + dtype_name(probs.dtype()));
+  }
+  if (probs.dim() != 1 && probs.dim() != 2) {
+    throw std::invalid_argument(std::string(op) + ": expected 1-D or 2-D weights, got shape " +
+                                shape_str(probs.sizes()));
+  }
+  if (num_samples <= 0) {
+    throw std::invalid_argument(std::string(op) + ": num_samples must be positive, got " + std::to_string(num_samples));
+  }
+  const int64_t n = probs.size(-1);
+  if (n == 0) throw std::invalid_argument(std::string(op) + ": the weights have no categories (last dim of size 0)");
+  if (!replacement && num_samples > n) {
+    throw std::invalid_argument(std::string(op) + ": cannot sample num_samples=" + std::to_string(num_samples) +
+                                " > " + std::to_string(n) + " categories without replacement");
+  }
+  // The sums and searches run in float32 (float64 for float64 weights), as PyTorch's accumulators.
+  const DType compute = probs.dtype() == kFloat64 ? kFloat64 : kFloat32;
+  const Device dev = probs.device();
+  Tensor p = to(probs.dim() == 1 ? reshape(probs, {1, n}) : probs, dev, compute);
+  const int64_t rows = p.size(0);
+  Tensor out = empty({rows, num_samples}, TensorOptions(kInt64).device(dev));
+  if (rows > 0) {
+    // One read of three numbers on the host (a synchronization on CUDA) checks every weight and
+    // every row before anything is drawn: the smallest weight (NaN propagates into it), the
+    // largest (inf), and the smallest row sum.
+    Tensor row_sums = sum(p, {1});
+    Tensor stats = to(stack({amin(p), amax(p), amin(row_sums)}), kCPU, kFloat64);
+    const double* s = stats.data_ptr<double>();
+    if (std::isnan(s[0]) || std::isnan(s[1]) || s[0] < 0 || std::isinf(s[1])) {
+      throw std::invalid_argument(std::string(op) + ": the weights contain inf, NaN or a negative value (expected "
+                                  "finite, non-negative weights)");
+    }
+    if (!(s[2] > 0)) {
+      int64_t row = argmin(row_sums, 0).item<int64_t>();
+      throw std::invalid_argument(std::string(op) + ": row " + std::to_string(row) +
+                                  " of the weights sums to zero (expected a positive sum in every row)");
+    }
+    if (replacement) {
+      Tensor cdf = cumsum(p, 1);
+      Tensor u = rand({rows, num_samples}, TensorOptions(compute).device(dev), gen);
+      run_kernel<kernels::MultinomialSearch>(dev, compute, cdf.data_ptr_raw(), u.data_ptr_raw(), rows, n,
+                                             num_samples, out.data_ptr<int64_t>());
+    } else {
+      // The exponential-race construction PyTorch uses: with q ~ Exp(1) per category, the k
+      // largest p / q are a draw of k categories without replacement, each next one in proportion
+      // to the weights left. Zero weights get key 0, so they come only after every positive one
+      // (as in PyTorch), even where q is 0.
+      Tensor u = rand({rows, n}, TensorOptions(compute).device(dev), gen);
+      Tensor q = neg(unary(UnaryOp::Log1p, neg(u)));
+      Tensor keys = where(binary(BinaryOp::Eq, p, 0.0), scalar_tensor(0.0, TensorOptions(compute).device(dev)), div(p, q));
+      out = topk(keys, num_samples, 1, true, true).second;
+    }
+  }
+  return probs.dim() == 1 ? reshape(out, {num_samples}) : out;
 }
 
 }  // namespace colony::raw

@@ -55,6 +55,10 @@ Tensor bernoulli(const Tensor& p, Generator* gen = nullptr);
 void uniform_(Tensor& t, double from, double to, Generator* gen = nullptr);
 void normal_(Tensor& t, double mean, double std, Generator* gen = nullptr);
 void bernoulli_(Tensor& t, double p, Generator* gen = nullptr);
+// num_samples category indices (int64) per row of 1-D or 2-D non-negative weights, which need not
+// sum to 1; without replacement, zero-weight categories come only after all others. Reads three
+// numbers of the weights on the host to check them (a synchronization on CUDA).
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false, Generator* gen = nullptr);
 
 // ---------- views (tensor/view_ops.cc): share storage, no kernels ----------
 Tensor as_strided(const Tensor& t, const Shape& sizes, const Shape& strides, int64_t offset);
@@ -110,6 +114,7 @@ inline Tensor rsqrt(const Tensor& t) { return unary(UnaryOp::Rsqrt, t); }
 inline Tensor relu(const Tensor& t) { return unary(UnaryOp::Relu, t); }
 inline Tensor sigmoid(const Tensor& t) { return unary(UnaryOp::Sigmoid, t); }
 inline Tensor tanh(const Tensor& t) { return unary(UnaryOp::Tanh, t); }
+inline Tensor erf(const Tensor& t) { return unary(UnaryOp::Erf, t); }
 inline Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Add, a, b); }
 inline Tensor sub(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Sub, a, b); }
 inline Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); }
@@ -126,6 +131,8 @@ Tensor clamp(const Tensor& t, std::optional<double> min, std::optional<double> m
 void clamp_(Tensor& t, std::optional<double> min, std::optional<double> max);
 // cond ? a : b, all three broadcast; cond must be bool.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+// t with value where mask (bool, broadcast with t) is true; value cast to t's dtype.
+Tensor masked_fill(const Tensor& t, const Tensor& mask, double value);
 // Gradients of the activations (COLONY_FOR_EACH_ACTIVATION), computed from the saved forward value
 // the list names, by activation_grad_fn (one place for the math, shared with the CUDA kernels).
 Tensor activation_backward(ActivationGrad op, const Tensor& grad, const Tensor& saved, const UnaryAttrs& attrs = {});
@@ -164,7 +171,8 @@ Tensor softmax_backward(const Tensor& grad, const Tensor& output, int64_t dim);
 Tensor log_softmax_backward(const Tensor& grad, const Tensor& output, int64_t dim);
 
 // ---------- indexing and joining (tensor/index_ops.cc) ----------
-Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);  // index: 1-D int64/int32
+// index: int64/int32 of any shape; the result has t.shape[:dim] + index.shape + t.shape[dim+1:].
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
 // out[i][j] = t[index[i][j]][j] for dim 0, etc.; index has t's rank.
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
 // out = zeros(shape) with out[index] += src along dim (gather's adjoint).
@@ -178,6 +186,20 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
 std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim = 0);
 std::vector<Tensor> split_with_sizes(const Tensor& t, const std::vector<int64_t>& sizes, int64_t dim = 0);
 std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim = 0);
+
+// ---------- triangles, scans, sorting ----------
+// The lower (tril) or upper (triu) triangle of the last two dims, the rest zero; diagonal 0 is the
+// main diagonal, positive above it, negative below (tensor/triangle_ops.cc).
+Tensor tril(const Tensor& t, int64_t diagonal = 0);
+Tensor triu(const Tensor& t, int64_t diagonal = 0);
+// Inclusive prefix sums along dim; integral and bool inputs sum to int64 (tensor/cumsum_ops.cc).
+Tensor cumsum(const Tensor& t, int64_t dim);
+// Stable sort along dim: values and int64 positions; NaN sorts as the largest value, -0 equal to
+// +0 (tensor/sort_ops.cc).
+std::pair<Tensor, Tensor> sort(const Tensor& t, int64_t dim = -1, bool descending = false);
+// The k largest (or smallest) along dim, in sorted order whatever `sorted` says (which PyTorch
+// allows); 0 <= k <= size.
+std::pair<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true);
 
 // ---------- comparison helpers ----------
 // True when shapes match and every element is within atol + rtol * |b| (NaNs equal when equal_nan).

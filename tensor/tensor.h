@@ -16,6 +16,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tensor/device.h"
@@ -33,6 +34,10 @@ struct Node;
 
 class Tensor;
 struct AutogradMeta;
+
+namespace indexing {
+class TensorIndex;
+}
 
 class TensorImpl {
  public:
@@ -189,6 +194,13 @@ class Tensor {
   Tensor relu() const;
   Tensor sigmoid() const;
   Tensor tanh() const;
+  Tensor erf() const;
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor masked_fill(const Tensor& mask, double value) const;
+  Tensor cumsum(int64_t dim) const;
+  std::pair<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;  // values, int64 indices
+  std::pair<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
   Tensor sum() const;
   Tensor sum(const std::vector<int64_t>& dims, bool keepdim = false) const;
   Tensor mean() const;
@@ -207,6 +219,19 @@ class Tensor {
   Tensor index_select(int64_t dim, const Tensor& index) const;
   Tensor gather(int64_t dim, const Tensor& index) const;
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+
+  // ---- indexing as libtorch writes it (defined in autograd/indexing.cc) ----
+  // using namespace colony::indexing;  x.index({0, Slice(1, None), None, Ellipsis, idx})
+  // Integers select (negative count from the end), Slice(start, stop, step) narrows with Python's
+  // bounds (clamped, step > 0), None inserts a dim of size 1, Ellipsis stands for the dims not
+  // named, and one int64/int32 index tensor gathers along its dim (its shape replaces the dim's).
+  // Without an index tensor the result is a view; with one, a copy. Differentiable either way.
+  Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
+  // x[indices] = value (value broadcast to the indexed shape and cast to x's dtype), recorded by
+  // autograd as the in-place ops below are. With an index tensor, rows it names twice receive the
+  // sum of their values (PyTorch leaves which write wins unspecified).
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value);
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, double value);
 
   // ---- differentiable in-place math (defined in autograd/inplace.cc) ----
   // Recorded as in PyTorch: the write rebases this tensor's history (through a view, its base's)
@@ -249,6 +274,48 @@ class Tensor {
 };
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// The index types of Tensor::index, named as libtorch's torch::indexing names them.
+namespace indexing {
+
+// Python's start:stop:step; an absent bound is the dim's start or end, an absent step 1.
+struct Slice {
+  Slice(std::optional<int64_t> start = std::nullopt, std::optional<int64_t> stop = std::nullopt,  // NOLINT
+        std::optional<int64_t> step = std::nullopt)
+      : start(start), stop(stop), step(step) {}
+  std::optional<int64_t> start, stop, step;
+};
+
+struct EllipsisIndexType {};
+inline constexpr EllipsisIndexType Ellipsis{};
+// A new dim of size 1 as an index; an absent bound as a Slice argument: Slice(None, 3).
+inline constexpr std::nullopt_t None = std::nullopt;
+
+class TensorIndex {
+ public:
+  enum class Kind { Integer, Slice, None, Ellipsis, Tensor };
+  TensorIndex(int64_t i) : kind_(Kind::Integer), integer_(i) {}  // NOLINT: implicit, as in libtorch
+  TensorIndex(int i) : TensorIndex(static_cast<int64_t>(i)) {}  // NOLINT
+  TensorIndex(bool) = delete;  // a bool is not a position (PyTorch reads it as a mask, which Colony does not)
+  TensorIndex(Slice s) : kind_(Kind::Slice), slice_(s) {}  // NOLINT
+  TensorIndex(std::nullopt_t) : kind_(Kind::None) {}  // NOLINT
+  TensorIndex(EllipsisIndexType) : kind_(Kind::Ellipsis) {}  // NOLINT
+  TensorIndex(const char* s);  // NOLINT: "..." as libtorch accepts it; anything else throws
+  TensorIndex(Tensor t) : kind_(Kind::Tensor), tensor_(std::move(t)) {}  // NOLINT
+
+  Kind kind() const { return kind_; }
+  int64_t integer() const { return integer_; }
+  const indexing::Slice& slice() const { return slice_; }
+  const Tensor& tensor() const { return tensor_; }
+
+ private:
+  Kind kind_;
+  int64_t integer_ = 0;
+  indexing::Slice slice_;
+  Tensor tensor_;
+};
+
+}  // namespace indexing
 
 // Autograd state of one tensor. Lives here so Tensor can hold it; only autograd/ interprets it.
 struct AutogradMeta {

@@ -41,7 +41,8 @@ namespace colony::kernels {
   X(Ceil, COLONY_DISPATCH_FLOATING, "ceil")             \
   X(Round, COLONY_DISPATCH_FLOATING, "round")           \
   X(Gelu, COLONY_DISPATCH_FLOATING, "gelu")             \
-  X(Silu, COLONY_DISPATCH_FLOATING, "silu")
+  X(Silu, COLONY_DISPATCH_FLOATING, "silu")             \
+  X(Erf, COLONY_DISPATCH_FLOATING, "erf")
 
 #define COLONY_FOR_EACH_BINARY_OP(X)         \
   X(Add, COLONY_DISPATCH_ALL, "add")         \
@@ -252,6 +253,8 @@ COLONY_INLINE auto unary_fn(C x, const UnaryAttrs& attrs = {}) {
     return math::rint(x);  // ties to even: round(2.5) = 2, round(-0.5) = -0
   } else if constexpr (Op == UnaryOp::Gelu) {
     return gelu(x, attrs.gelu_approximate);
+  } else if constexpr (Op == UnaryOp::Erf) {
+    return math::erf(x);
   } else {
     static_assert(Op == UnaryOp::Silu, "unhandled UnaryOp");
     return x / (C(1) + math::exp(-x));  // PyTorch's form: -0 (not a denormal) below about -88 in float

@@ -69,6 +69,7 @@ std::map<std::string, OpCase> cases() {
       {"pow", {{{3, 4}, {3, 4}}, [](const std::vector<Tensor>& x) { return pow(x[0], x[1]); }, true}},
       {"reciprocal", {{{3, 4}}, [](const std::vector<Tensor>& x) { return reciprocal(x[0]); }, true}},
       {"rsqrt", {{{3, 4}}, [](const std::vector<Tensor>& x) { return rsqrt(x[0]); }, true}},
+      {"cumsum", {{{3, 40}}, [](const std::vector<Tensor>& x) { return cumsum(x[0], 1); }}},
   };
 }
 

@@ -137,5 +137,19 @@ TEST(Binary, BroadcastGradientByHand) {
   EXPECT_EQ(bias.grad().sizes(), (Shape{3}));
 }
 
+TEST(MaskedFill, NoGradientWhereFilled) {
+  Tensor mask = raw::tensor({1, 0, 0, 1}, kBool);
+  for (Tensor x : {input({3, 4}), strided_input({3, 4})}) {
+    EXPECT_TRUE(gradcheck([&](In in) { return masked_fill(in[0], mask, -5.0); }, {x}));
+    EXPECT_TRUE(gradcheck([&](In in) { return in[0].masked_fill(mask, 2.0); }, {x}));
+  }
+  // A mask larger than t broadcasts t; its gradient sums back.
+  Tensor big = raw::reshape(raw::tensor({1, 0, 0, 0, 1, 0}, kBool), {2, 3});
+  EXPECT_TRUE(gradcheck([&](In in) { return masked_fill(in[0], big, 0.0); }, {input({3})}));
+  Tensor x = tensor({1.0, 2.0}, TensorOptions().requires_grad(true));
+  masked_fill(x, raw::tensor({0, 1}, kBool), 5.0).sum().backward();
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({1.0, 0.0})));
+}
+
 }  // namespace
 }  // namespace colony

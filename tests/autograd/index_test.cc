@@ -58,5 +58,13 @@ TEST(Index, IndexTensorsGetNoGradient) {
   ASSERT_EQ(y.grad_fn()->next_edges.size(), 1u);  // only x is an input of the node
 }
 
+TEST(IndexSelect, NDimensionalIndexGradient) {
+  Tensor idx = raw::tensor({{0, 2}, {2, 1}}, kInt64);  // 2 repeated: its gradients add
+  for (Tensor x : {input({3, 4}), strided_input({3, 4})}) {
+    EXPECT_TRUE(gradcheck([&](In in) { return index_select(in[0], 0, idx); }, {x}));
+    EXPECT_TRUE(gradcheck([&](In in) { return index_select(in[0], 1, idx); }, {x}));
+  }
+}
+
 }  // namespace
 }  // namespace colony

@@ -74,6 +74,14 @@ TEST(Unary, Sin) { EXPECT_TRUE(check_unary([](const Tensor& x) { return sin(x); 
 TEST(Unary, Cos) { EXPECT_TRUE(check_unary([](const Tensor& x) { return cos(x); }, -3.0, 3.0)); }
 TEST(Unary, Log1p) { EXPECT_TRUE(check_unary([](const Tensor& x) { return log1p(x); }, -0.5, 2.0)); }
 TEST(Unary, Expm1) { EXPECT_TRUE(check_unary([](const Tensor& x) { return expm1(x); })); }
+TEST(Unary, Erf) { EXPECT_TRUE(check_unary([](const Tensor& x) { return erf(x); }, -2.0, 2.0)); }
+TEST(Unary, ErfMethodAndIntegerInput) {
+  // torch.erf(torch.tensor([0, 1])) is float32: integral inputs compute in the default float type.
+  Tensor y = raw::tensor({0, 1, -2}, kInt64).erf();
+  EXPECT_EQ(y.dtype(), kFloat32);
+  EXPECT_NEAR(y.select(0, 1).item(), 0.8427007929497149, 1e-6);
+  EXPECT_NEAR(y.select(0, 2).item(), -0.9953222650189527, 1e-6);
+}
 TEST(Unary, Square) { EXPECT_TRUE(check_unary([](const Tensor& x) { return square(x); })); }
 TEST(Unary, Reciprocal) { EXPECT_TRUE(check_unary([](const Tensor& x) { return reciprocal(x); }, 0.5, 2.0)); }
 TEST(Unary, ClampBoth) { EXPECT_TRUE(check_unary([](const Tensor& x) { return clamp(x, -0.3, 0.4); })); }

@@ -156,6 +156,14 @@ TEST(UnaryFunctors, RoundHalfToEven) {
   EXPECT_TRUE(std::signbit(neg_half));
 }
 
+TEST(UnaryFunctors, Erf) {
+  // Values of math.erf.
+  EXPECT_NEAR((unary_fn<UnaryOp::Erf>(0.5)), 0.5204998778130465, 1e-15);
+  EXPECT_NEAR((unary_fn<UnaryOp::Erf>(-1.5f)), -0.9661051464753108, 1e-6);
+  EXPECT_EQ((unary_fn<UnaryOp::Erf>(0.0)), 0.0);
+  EXPECT_TRUE(std::isnan(unary_fn<UnaryOp::Erf>(kNaN)));
+}
+
 TEST(UnaryFunctors, Sign) {
   EXPECT_EQ((unary_fn<UnaryOp::Sign>(-3.5f)), -1.0f);
   EXPECT_EQ((unary_fn<UnaryOp::Sign>(0.0f)), 0.0f);

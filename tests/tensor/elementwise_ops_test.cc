@@ -435,6 +435,22 @@ TEST(Where, BroadcastsAndPromotes) {
                           "where: shapes [2] and [3] cannot be broadcast"));
 }
 
+TEST(MaskedFill, AsPyTorch) {
+  Tensor t = raw::transpose(iota({3, 2}), 0, 1);  // [2, 3]: 0 2 4 / 1 3 5, strided
+  Tensor mask = raw::tensor({1, 0, 1}, kBool);     // broadcast over the rows
+  EXPECT_EQ(values(raw::masked_fill(t, mask, -7.5)), V({-7.5, 2, -7.5, -7.5, 3, -7.5}));
+  // The value takes t's dtype (torch: zeros(3, dtype=long).masked_fill(mask, 1.7) is [1, 0, 1]).
+  Tensor i = raw::masked_fill(raw::zeros({3}, kInt64), mask, 1.7);
+  EXPECT_EQ(i.dtype(), kInt64);
+  EXPECT_EQ(values(i), V({1, 0, 1}));
+  // A larger mask broadcasts t, as the out-of-place torch.masked_fill does.
+  EXPECT_EQ(raw::masked_fill(raw::zeros({3}), raw::ones({2, 3}, kBool), 1.0).sizes(), (Shape{2, 3}));
+  Tensor nan = raw::masked_fill(raw::zeros({2}), raw::tensor({0, 1}, kBool), std::nan(""));
+  EXPECT_TRUE(std::isnan(values(nan)[1]));
+  EXPECT_TRUE(throws_with([&] { raw::masked_fill(t, raw::tensor({1, 0, 1}, kInt64), 0.0); },
+                          "masked_fill: expected a bool mask, got int64"));
+}
+
 TEST(ActivationBackward, Formulas) {
   Tensor g = f32({1, 2, 3, 4});
   Tensor x = f32({-1, 0, 0.5, 2});

@@ -32,6 +32,20 @@ double dot(const Tensor& a, const Tensor& b) {
   return s;
 }
 
+TEST(IndexSelect, NDimensionalIndex) {
+  Tensor x = iota({2, 3, 4});
+  Tensor idx = raw::tensor({{0, 2}, {1, 1}, {2, 0}}, kInt64);  // [3, 2]
+  Tensor y = raw::index_select(x, 1, idx);
+  EXPECT_EQ(y.sizes(), (Shape{2, 3, 2, 4}));  // x.shape[:1] + index.shape + x.shape[2:]
+  // Each [a, i, j, :] is x[a, idx[i][j], :].
+  Tensor flat = raw::index_select(x, 1, raw::tensor({0, 2, 1, 1, 2, 0}, kInt64));
+  EXPECT_TRUE(raw::equal(y, raw::reshape(flat, {2, 3, 2, 4})));
+  EXPECT_EQ(raw::index_select(x, 0, raw::reshape(raw::tensor({1}, kInt64), {1, 1, 1})).sizes(), (Shape{1, 1, 1, 3, 4}));
+  EXPECT_EQ(raw::index_select(x, -1, raw::zeros({0, 2}, kInt64)).sizes(), (Shape{2, 3, 0, 2}));
+  EXPECT_TRUE(throws_with([&] { raw::index_select(x, 1, raw::tensor({{0, 3}}, kInt64)); },
+                          "index_select: index 3 is out of range for dimension 1 with size 3"));
+}
+
 TEST(IndexSelect, RowsColumnsAndRepeats) {
   Tensor t = iota({4, 3});  // row r is [3r, 3r + 1, 3r + 2]
   Tensor rows = raw::index_select(t, 0, longs({2, 0, 2}));
@@ -51,7 +65,6 @@ TEST(IndexSelect, Errors) {
                                              "index_select: index 7 is out of range for dimension 0 with size 5"));
   EXPECT_TRUE(throws_with([&] { raw::index_select(t, 1, longs({-1})); }, "index -1 is out of range for dimension 1"));
   EXPECT_TRUE(throws_with([&] { raw::index_select(t, 0, raw::tensor({1.0})); }, "index must be int64 or int32, got float32"));
-  EXPECT_TRUE(throws_with([&] { raw::index_select(t, 0, longs({0, 1}, {1, 2})); }, "index must be 0-D or 1-D"));
   EXPECT_TRUE(throws_with([&] { raw::index_select(t, 2, longs({0})); }, "index_select: dim 2 out of range"));
 }
 

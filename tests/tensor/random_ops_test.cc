@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 #include "kernels/common/philox.h"
 #include "tensor/raw_ops.h"
@@ -120,6 +122,85 @@ TEST(Random, GeneratorStateRoundTrip) {
   Generator h;
   h.set_state(seed, offset);
   EXPECT_TRUE(raw::equal(a, raw::rand({10}, {}, &h)));
+}
+
+std::vector<int64_t> ints(const Tensor& t) {
+  Tensor c = raw::contiguous(t);
+  return std::vector<int64_t>(c.data_ptr<int64_t>(), c.data_ptr<int64_t>() + c.numel());
+}
+
+TEST(Multinomial, WithReplacementFollowsTheWeights) {
+  Generator gen(11);
+  // Unnormalised weights with a zero: frequencies within 5 standard deviations of 1:0:3:4 / 8.
+  Tensor w = raw::tensor({1, 0, 3, 4});
+  const int64_t n = 40000;
+  Tensor s = raw::multinomial(w, n, /*replacement=*/true, &gen);
+  EXPECT_EQ(s.dtype(), kInt64);
+  EXPECT_EQ(s.sizes(), (Shape{n}));
+  std::vector<double> count(4, 0.0);
+  for (int64_t v : ints(s)) count[v] += 1;
+  EXPECT_EQ(count[1], 0.0);
+  for (int c : {0, 2, 3}) {
+    double p = values(w)[c] / 8.0;
+    EXPECT_NEAR(count[c] / n, p, 5 * std::sqrt(p * (1 - p) / n)) << "category " << c;
+  }
+}
+
+TEST(Multinomial, WithoutReplacementDrawsDistinctCategories) {
+  Generator gen(12);
+  Tensor w = raw::tensor({{1, 2, 3, 4, 0}, {0, 0, 5, 0, 1}});
+  Tensor s = raw::multinomial(w, 3, false, &gen);
+  EXPECT_EQ(s.sizes(), (Shape{2, 3}));
+  std::vector<int64_t> v = ints(s);
+  for (int r = 0; r < 2; ++r) {
+    std::vector<int64_t> row(v.begin() + 3 * r, v.begin() + 3 * r + 3);
+    std::sort(row.begin(), row.end());
+    EXPECT_TRUE(std::adjacent_find(row.begin(), row.end()) == row.end()) << "row " << r;
+  }
+  // Row 1 has two positive weights: they come first, then a zero-weight category (as PyTorch).
+  std::vector<int64_t> first_two = {v[3], v[4]};
+  std::sort(first_two.begin(), first_two.end());
+  EXPECT_EQ(first_two, (std::vector<int64_t>{2, 4}));
+  // The first draw without replacement is as likely as with: category 3 of row 0 about 4/10.
+  const int64_t trials = 4000;
+  int64_t hits = 0;
+  for (int64_t t = 0; t < trials; ++t) hits += raw::multinomial(raw::tensor({1, 2, 3, 4}), 1, false, &gen).item<int64_t>() == 3;
+  EXPECT_NEAR(static_cast<double>(hits) / trials, 0.4, 5 * std::sqrt(0.24 / trials));
+}
+
+TEST(Multinomial, SeededGeneratorReproduces) {
+  Tensor w = raw::tensor({0.2, 0.3, 0.5});
+  for (bool replacement : {true, false}) {
+    Generator a(99), b(99);
+    EXPECT_TRUE(raw::equal(raw::multinomial(w, 3, replacement, &a), raw::multinomial(w, 3, replacement, &b)));
+  }
+}
+
+TEST(Multinomial, Errors) {
+  EXPECT_TRUE(testing::throws_with([] { raw::multinomial(raw::tensor({1, -1}), 1); }, "inf, NaN or a negative value"));
+  EXPECT_TRUE(testing::throws_with([] { raw::multinomial(raw::tensor({1, INFINITY}), 1); }, "inf, NaN or a negative"));
+  EXPECT_TRUE(testing::throws_with([] { raw::multinomial(raw::tensor({1, NAN}), 1); }, "inf, NaN or a negative"));
+  EXPECT_TRUE(testing::throws_with([] { raw::multinomial(raw::tensor({{1, 1}, {0, 0}}), 1); },
+                                   "row 1 of the weights sums to zero"));
+  EXPECT_TRUE(testing::throws_with([] { raw::multinomial(raw::tensor({1, 0}), 3); },
+                                   "cannot sample num_samples=3 > 2 categories without replacement"));
+  EXPECT_TRUE(testing::throws_with([] { raw::multinomial(raw::tensor({1, 1}), 0); }, "num_samples must be positive, got 0"));
+  EXPECT_TRUE(testing::throws_with([] { raw::multinomial(raw::zeros({2, 2, 2}), 1); }, "expected 1-D or 2-D weights, got shape [2, 2, 2]"));
+  EXPECT_TRUE(testing::throws_with([] { raw::multinomial(raw::tensor({1, 2}, kInt64), 1); }, "expected floating-point weights, got int64"));
+  // With replacement more samples than categories is fine; a zero weight is never drawn.
+  EXPECT_EQ(ints(raw::multinomial(raw::tensor({1, 0}), 3, true)), (std::vector<int64_t>{0, 0, 0}));
+}
+
+TEST(Multinomial, CudaMatchesCpu_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  Tensor w = raw::tensor({{1, 2, 3, 4, 0}, {0, 0, 5, 0, 1}});
+  for (bool replacement : {true, false}) {
+    // The same generator state draws the same uniforms on both devices, so the samples agree.
+    Generator a(7), b(7);
+    Tensor cpu = raw::multinomial(w, 3, replacement, &a);
+    Tensor gpu = raw::multinomial(raw::to(w, Device::cuda(0), kFloat32), 3, replacement, &b);
+    EXPECT_TRUE(raw::equal(raw::to(gpu, kCPU, kInt64), cpu));
+  }
 }
 
 TEST(Random, CudaMatchesCpu_CUDA) {

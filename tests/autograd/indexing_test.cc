@@ -1,0 +1,122 @@
+// Tensor::index and Tensor::index_put_ (autograd/indexing.cc): shapes and values as PyTorch's
+// x[...] gives them (golden shapes from torch 2.x, by indexing_test.py beside this file), views
+// where PyTorch returns views, gradients, in-place writes recorded by autograd, and errors.
+#include "tests/autograd/gradcheck.h"
+
+namespace colony {
+namespace {
+
+using namespace indexing;  // NOLINT: Slice, None, Ellipsis, as libtorch code writes them
+using testing::all_close;
+using testing::gradcheck;
+using testing::input;
+using testing::throws_with;
+using testing::values;
+using In = const std::vector<Tensor>&;
+
+Tensor iota(const Shape& shape) {
+  return raw::reshape(raw::arange(0, static_cast<double>(shape_numel(shape)), 1, TensorOptions(kFloat64)), shape);
+}
+
+TEST(Index, BasicIndicesGiveViews) {
+  Tensor x = iota({2, 3, 4});
+  Tensor a = x.index({1});
+  EXPECT_EQ(a.sizes(), (Shape{3, 4}));
+  EXPECT_EQ(values(a)[0], 12.0);
+  EXPECT_TRUE(a.storage().get() == x.storage().get());  // a view
+  EXPECT_EQ(x.index({-1, -1, -1}).item(), 23.0);
+  EXPECT_EQ(x.index({Slice(), 0}).sizes(), (Shape{2, 4}));
+  EXPECT_EQ(x.index({Ellipsis, 1}).sizes(), (Shape{2, 3}));
+  EXPECT_EQ(x.index({"...", 1}).sizes(), (Shape{2, 3}));
+  EXPECT_EQ(x.index({None, 0, None}).sizes(), (Shape{1, 1, 3, 4}));
+  EXPECT_EQ(x.index({0, Ellipsis, None}).sizes(), (Shape{3, 4, 1}));
+  // Python slices: t[-3:], t[::2], t[8:2], t[-100:100] of arange(10).
+  Tensor t = iota({10});
+  EXPECT_EQ(values(t.index({Slice(-3, None)})), (std::vector<double>{7, 8, 9}));
+  EXPECT_EQ(values(t.index({Slice(None, None, 2)})), (std::vector<double>{0, 2, 4, 6, 8}));
+  EXPECT_EQ(t.index({Slice(8, 2)}).numel(), 0);
+  EXPECT_EQ(t.index({Slice(-100, 100)}).numel(), 10);
+  EXPECT_EQ(values(x.index({1, Slice(1, 3), Slice(None, None, 3)})), (std::vector<double>{16, 19, 20, 23}));
+}
+
+TEST(Index, IndexTensorGathersAlongItsDim) {
+  Tensor x = iota({2, 3, 4});
+  Tensor idx = raw::tensor({{0, 1}, {2, 2}}, kInt64);
+  // torch: arange(24).reshape(2, 3, 4)[..., None, 1:3, idx].shape == (2, 1, 2, 2, 2)
+  EXPECT_EQ(x.index({Ellipsis, None, Slice(1, 3), idx}).sizes(), (Shape{2, 1, 2, 2, 2}));
+  Tensor r = x.index({Slice(), raw::tensor({2, -3}, kInt64)});  // negative positions count from the end
+  EXPECT_EQ(r.sizes(), (Shape{2, 2, 4}));
+  EXPECT_EQ(values(r)[0], 8.0);
+  EXPECT_EQ(values(r)[4], 0.0);
+  EXPECT_EQ(x.index({0, raw::scalar_tensor(2.0, kInt64)}).sizes(), (Shape{4}));  // a 0-d index drops the dim
+  EXPECT_EQ(x.index({raw::tensor({1}, kInt32)}).sizes(), (Shape{1, 3, 4}));
+}
+
+TEST(Index, Gradients) {
+  Tensor idx = raw::tensor({2, 0, 2}, kInt64);
+  EXPECT_TRUE(gradcheck([](In in) { return in[0].index({1, Slice(None, None, 2)}); }, {input({3, 4})}));
+  EXPECT_TRUE(gradcheck([](In in) { return in[0].index({None, Ellipsis, -1}); }, {input({3, 4})}));
+  EXPECT_TRUE(gradcheck([&](In in) { return in[0].index({Slice(1, None), idx}); }, {input({3, 4})}));
+}
+
+TEST(Index, Errors) {
+  Tensor x = iota({2, 3});
+  EXPECT_TRUE(throws_with([&] { x.index({0, 3}); }, "index: index 3 is out of range for dimension 1 with size 3 (expected -3 <= index < 3)"));
+  EXPECT_TRUE(throws_with([&] { x.index({-3}); }, "index -3 is out of range for dimension 0 with size 2"));
+  EXPECT_TRUE(throws_with([&] { x.index({Ellipsis, raw::tensor({0, 5}, kInt64)}); },
+                          "index: index 5 is out of range for dimension 1 with size 3"));
+  EXPECT_TRUE(throws_with([&] { x.index({0, 0, 0}); }, "too many indices for a tensor of dimension 2 (got 3)"));
+  EXPECT_TRUE(throws_with([&] { x.index({Ellipsis, Ellipsis}); }, "a single ellipsis"));
+  EXPECT_TRUE(throws_with([&] { x.index({Slice(None, None, -1)}); }, "slice step must be positive, got -1 for dimension 0"));
+  EXPECT_TRUE(throws_with([&] { x.index({raw::tensor({1, 0}, kBool)}); }, "bool masks are not supported"));
+  EXPECT_TRUE(throws_with([&] { x.index({raw::tensor({0}, kInt64), raw::tensor({0}, kInt64)}); }, "one is supported"));
+  EXPECT_TRUE(throws_with([&] { x.index({"..x"}); }, "the only string index is \"...\""));
+}
+
+TEST(IndexPut, SliceAssignmentAsPyTorch) {
+  Tensor x = iota({3, 4});
+  x.index_put_({Slice(), 0}, -1.0);  // x[:, 0] = -1
+  x.index_put_({2}, raw::tensor({10, 11, 12, 13}));  // x[2] = [10, 11, 12, 13]
+  x.index_put_({0, Slice(2, None)}, raw::tensor({7}, kInt64));  // broadcast and cast
+  EXPECT_EQ(values(x), (std::vector<double>{-1, 1, 7, 7, -1, 5, 6, 7, 10, 11, 12, 13}));
+  Tensor y = iota({4, 2});
+  y.index_put_({raw::tensor({3, -4}, kInt64)}, raw::tensor({{5, 6}, {8, 9}}));  // y[[3, -4]] = ...
+  EXPECT_EQ(values(y), (std::vector<double>{8, 9, 2, 3, 4, 5, 5, 6}));
+  EXPECT_TRUE(throws_with([&] { x.index_put_({0}, raw::zeros({3})); },
+                          "index_put_: value of shape [3] cannot be broadcast to the indexed shape [4]"));
+  EXPECT_TRUE(throws_with([&] { x.index_put_({5}, 0.0); }, "index_put_: index 5 is out of range for dimension 0 with size 3"));
+}
+
+TEST(IndexPut, RecordedByAutograd) {
+  // y = x * 1 (not a leaf); y[1:, 0] = v; the gradient of x is zero where written, v's is the
+  // written positions' incoming gradient summed over the broadcast.
+  Tensor x = input({3, 2}), v = input({1}, -1, 1, 9);
+  Tensor y = x * 1.0;
+  y.index_put_({Slice(1, None), 0}, v);
+  Tensor w = raw::reshape(raw::arange(1, 7, 1, TensorOptions(kFloat64)), {3, 2});
+  (y * w).sum().backward();
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({{1, 2}, {0, 4}, {0, 6}}, kFloat64)));
+  EXPECT_TRUE(all_close(v.grad(), raw::tensor({3.0 + 5.0}, kFloat64)));
+  // By finite differences, slices and an index tensor.
+  EXPECT_TRUE(gradcheck(
+      [](In in) {
+        Tensor y = in[0] * 1.0;
+        y.index_put_({Ellipsis, Slice(None, None, 2)}, in[1]);
+        return y;
+      },
+      {input({3, 4}), input({3, 1}, -1, 1, 3)}));
+  Tensor idx = raw::tensor({2, 0}, kInt64);
+  EXPECT_TRUE(gradcheck(
+      [&](In in) {
+        Tensor y = in[0] * 1.0;
+        y.index_put_({Slice(), idx}, in[1]);
+        return y;
+      },
+      {input({2, 3}), input({2, 2}, -1, 1, 4)}));
+  // As PyTorch, a leaf that requires grad cannot be written in place.
+  Tensor leaf = input({3});
+  EXPECT_TRUE(throws_with([&] { leaf.index_put_({0}, 1.0); }, "a view of a leaf Variable that requires grad"));
+}
+
+}  // namespace
+}  // namespace colony
