@@ -75,48 +75,48 @@ void forward_row(const C* x, const C* w, const C* b, C* y, int64_t n, C eps, boo
   }
 }
 
-// One row, backward: dx (when wanted) and the row's dweight/dbias terms added to dw/db (when given).
-template <typename C, bool kW>
+// One row, backward: dx (when wanted) and the row's dweight / dbias terms added to dw / db (kDw,
+// kDb). One pass reads dy and x for the two row sums and the parameter terms together, a second
+// writes dx (the row is in L1 by then).
+template <typename C, bool kW, bool kDw, bool kDb>
 void backward_row(const C* dy, const C* x, C mean, C rstd, const C* w, C* dx, C* dw, C* db, int64_t n, bool rms) {
   constexpr int L = kLanes<C>;
   const Vec<C> vm = splat(mean), vr = splat(rstd);
-  if (dw || db) {
-    int64_t i = 0;
-    for (; i + L <= n; i += L) {
-      Vec<C> d = load(dy + i);
-      if (dw) store(dw + i, load(dw + i) + d * ((load(x + i) - vm) * vr));
-      if (db) store(db + i, load(db + i) + d);
-    }
-    for (; i < n; ++i) {
-      if (dw) dw[i] += dy[i] * ((x[i] - mean) * rstd);
-      if (db) db[i] += dy[i];
-    }
-  }
-  if (!dx) return;
-  // sum(g) and sum(g * xhat), two accumulators each.
+  // sum(g) and sum(g * xhat), g = dy * w, two accumulators each.
   Vec<C> sg[2] = {}, sgx[2] = {};
   int64_t i = 0;
   for (; i + 2 * L <= n; i += 2 * L) {
     COLONY_UNROLL
     for (int k = 0; k < 2; ++k) {
-      Vec<C> g = load(dy + i + k * L);
-      if constexpr (kW) g *= load(w + i + k * L);
+      const int64_t j = i + k * L;
+      const Vec<C> d = load(dy + j), xhat = (load(x + j) - vm) * vr;
+      Vec<C> g = d;
+      if constexpr (kW) g *= load(w + j);
       sg[k] += g;
-      sgx[k] += g * ((load(x + i + k * L) - vm) * vr);
+      sgx[k] += g * xhat;
+      if constexpr (kDw) store(dw + j, load(dw + j) + d * xhat);
+      if constexpr (kDb) store(db + j, load(db + j) + d);
     }
   }
   for (; i + L <= n; i += L) {
-    Vec<C> g = load(dy + i);
+    const Vec<C> d = load(dy + i), xhat = (load(x + i) - vm) * vr;
+    Vec<C> g = d;
     if constexpr (kW) g *= load(w + i);
     sg[0] += g;
-    sgx[0] += g * ((load(x + i) - vm) * vr);
+    sgx[0] += g * xhat;
+    if constexpr (kDw) store(dw + i, load(dw + i) + d * xhat);
+    if constexpr (kDb) store(db + i, load(db + i) + d);
   }
   C a = simd::hsum<C>(sg[0] + sg[1]), b = simd::hsum<C>(sgx[0] + sgx[1]);
   for (; i < n; ++i) {
-    C g = kW ? dy[i] * w[i] : dy[i];
+    const C xhat = (x[i] - mean) * rstd;
+    const C g = kW ? dy[i] * w[i] : dy[i];
     a += g;
-    b += g * ((x[i] - mean) * rstd);
+    b += g * xhat;
+    if constexpr (kDw) dw[i] += dy[i] * xhat;
+    if constexpr (kDb) db[i] += dy[i];
   }
+  if (!dx) return;
   const C inv_n = C(1) / static_cast<C>(n);
   const C a_n = rms ? C(0) : a * inv_n, b_n = b * inv_n;
   // dx = rstd * (g - a_n - xhat * b_n)
@@ -125,12 +125,12 @@ void backward_row(const C* dy, const C* x, C mean, C rstd, const C* w, C* dx, C*
   for (; i + L <= n; i += L) {
     Vec<C> g = load(dy + i);
     if constexpr (kW) g *= load(w + i);
-    Vec<C> xhat = (load(x + i) - vm) * vr;
+    const Vec<C> xhat = (load(x + i) - vm) * vr;
     store(dx + i, vr * (g - va - xhat * vb));
   }
   for (; i < n; ++i) {
-    C g = kW ? dy[i] * w[i] : dy[i];
-    C xhat = (x[i] - mean) * rstd;
+    const C g = kW ? dy[i] * w[i] : dy[i];
+    const C xhat = (x[i] - mean) * rstd;
     dx[i] = rstd * (g - a_n - xhat * b_n);
   }
 }
@@ -214,10 +214,23 @@ void backward_typed(const T* dy, const T* x, const compute_t<T>* mean, const com
       }
     });
   };
+  // The row function for the given weight and the wanted parameter gradients.
+  auto with_params = [&](auto w_tag) {
+    constexpr bool kW = decltype(w_tag)::value;
+    if (dweight && dbias) {
+      run(backward_row<C, kW, true, true>);
+    } else if (dweight) {
+      run(backward_row<C, kW, true, false>);
+    } else if (dbias) {
+      run(backward_row<C, kW, false, true>);
+    } else {
+      run(backward_row<C, kW, false, false>);
+    }
+  };
   if (w) {
-    run(backward_row<C, true>);
+    with_params(std::true_type{});
   } else {
-    run(backward_row<C, false>);
+    with_params(std::false_type{});
   }
   if (!dweight && !dbias) return;
   // The blocks' terms in block order, columns split among the threads.
