@@ -1,7 +1,8 @@
 // LayerNorm and RMSNorm forward + backward (colony::layer_norm / rms_norm through autograd, with a
 // weight and a bias requiring grad), float32 on the CPU, on the shapes of a char-level GPT: prints
 // one line per op and shape, `<op> <rows>x<cols> us=<median microseconds per forward+backward>`.
-// Colony's twin of norm_pytorch.py; benchmarks/norm_rounds.sh alternates the two.
+// Colony's twin of norm_pytorch.py; benchmarks/norm_rounds.sh alternates the two. With
+// NORM_BENCH_PARTS=1 it also times layer_norm's raw forward and backward kernels alone.
 //   bazel run -c opt --config=cpu //benchmarks:norm_bench -- --threads 2
 #include <algorithm>
 #include <chrono>
@@ -85,10 +86,6 @@ int main(int argc, char** argv) {
   set_num_threads(threads);
   std::printf("threads=%d cpu_isa=%s\n", threads, get_cpu_capability());
   for (bool rms : {false, true}) {
-    if (std::getenv("NORM_BENCH_SMALL_ONLY")) {
-      run(rms, 12 * 64, 128, trials);
-      continue;
-    }
     run(rms, 12 * 64, 128, trials);
     run(rms, 64 * 256, 384, trials);
   }
