@@ -30,8 +30,9 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
 Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight = Tensor(),
                   const Tensor& bias = Tensor(), double eps = 1e-5);
 // RMS normalization (torch.nn.functional.rms_norm): x / sqrt(mean(x^2) + eps) * weight. eps defaults
-// to the machine epsilon of the dtype the op computes in (torch.finfo(dtype).eps: 1.19e-7 for
-// float32). Fused like layer_norm, and float32 under autocast likewise.
+// to the machine epsilon of the type the op accumulates in, as PyTorch's: float32's 1.19e-7 for
+// float32, float16 and bfloat16 inputs, float64's for float64. Fused like layer_norm, and float32
+// under autocast likewise.
 Tensor rms_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight = Tensor(),
                 std::optional<double> eps = std::nullopt);
 

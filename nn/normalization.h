@@ -23,7 +23,7 @@ struct LayerNormFuncOptions {
 Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& options);
 
 // F::rms_norm(x, F::RMSNormFuncOptions({C}).weight(w).eps(1e-6)); without eps, the machine epsilon of
-// the dtype computed in (torch.nn.functional.rms_norm's default).
+// the type accumulated in (float32's for the 16-bit dtypes, float64's for float64), as PyTorch's.
 struct RMSNormFuncOptions {
   RMSNormFuncOptions(std::vector<int64_t> normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}  // NOLINT
   COLONY_ARG(std::vector<int64_t>, normalized_shape);
@@ -58,7 +58,7 @@ class LayerNorm : public Module {
 struct RMSNormOptions {
   RMSNormOptions(std::vector<int64_t> normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}  // NOLINT
   COLONY_ARG(std::vector<int64_t>, normalized_shape);
-  COLONY_ARG(std::optional<double>, eps);  // unset: the dtype's machine epsilon
+  COLONY_ARG(std::optional<double>, eps);  // unset: the accumulation type's machine epsilon
   COLONY_ARG(bool, elementwise_affine) = true;
 };
 
