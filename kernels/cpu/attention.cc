@@ -100,11 +100,14 @@ inline void gemm_row_block(int64_t n, int64_t kdim, const C* A, int64_t lda, con
   if (j < n) gemm_block<R, 1>(kdim, A, lda, B + j, ldb, Cm + j, ldc, acc);
 }
 
+// 6 rows by 2 vectors is AVX2's largest block: 12 accumulators, 2 loads of B and 6 broadcasts of
+// A per 12 FMAs, within the 16 vector registers.
 template <typename C>
 void gemm_rows(int64_t m, int64_t n, int64_t kdim, const C* A, int64_t lda, const C* B, int64_t ldb, C* Cm,
                int64_t ldc, bool acc) {
   int64_t r = 0;
-  for (; r + 4 <= m; r += 4) gemm_row_block<4>(n, kdim, A + r * lda, lda, B, ldb, Cm + r * ldc, ldc, acc);
+  for (; r + 6 <= m; r += 6) gemm_row_block<6>(n, kdim, A + r * lda, lda, B, ldb, Cm + r * ldc, ldc, acc);
+  for (; r + 2 <= m; r += 2) gemm_row_block<2>(n, kdim, A + r * lda, lda, B, ldb, Cm + r * ldc, ldc, acc);
   for (; r < m; ++r) gemm_row_block<1>(n, kdim, A + r * lda, lda, B, ldb, Cm + r * ldc, ldc, acc);
 }
 
@@ -122,12 +125,23 @@ void pack_rows(const T* src, int64_t row_stride, int64_t rows, int64_t cols, C s
 }
 
 // dst[c, r] = src[r * row_stride + c]: [cols, ld] with rows zero-padded to ld.
+// Eight source rows at a time, so each destination row gets 8 adjacent elements (one vector
+// store's worth) while the 8 source rows stay in L1.
 template <typename T, typename C>
 void pack_transposed(const T* src, int64_t row_stride, int64_t rows, int64_t cols, C* dst, int64_t ld) {
   std::fill(dst, dst + cols * ld, C(0));
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* s = src + r * row_stride;
-    for (int64_t c = 0; c < cols; ++c) dst[c * ld + r] = static_cast<C>(s[c]);
+  constexpr int64_t kRows = 8;
+  int64_t r0 = 0;
+  for (; r0 + kRows <= rows; r0 += kRows) {
+    const T* s = src + r0 * row_stride;
+    for (int64_t c = 0; c < cols; ++c) {
+      C* d = dst + c * ld + r0;
+      COLONY_UNROLL
+      for (int64_t r = 0; r < kRows; ++r) d[r] = static_cast<C>(s[r * row_stride + c]);
+    }
+  }
+  for (int64_t r = r0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) dst[c * ld + r] = static_cast<C>(src[r * row_stride + c]);
   }
 }
 
@@ -211,8 +225,13 @@ void forward(const AttentionArgs& a) {
         mask_tile(a, hd.mask, rows, i0, j0, s.data(), kBc);
         for (int64_t r = 0; r < rows; ++r) {
           C* sr = s.data() + r * kBc;
+          Vec<C> vmx = simd::load(sr);
+          for (int64_t c = L; c < kBc; c += L) {
+            const Vec<C> x = simd::load(sr + c);
+            vmx = x > vmx ? x : vmx;
+          }
           C mx = m[r];
-          for (int64_t c = 0; c < kBc; ++c) mx = std::max(mx, sr[c]);
+          for (int i = 0; i < L; ++i) mx = std::max(mx, vmx[i]);
           // While every score so far is -inf the row has nothing to weigh: p = 0 (not exp(nan)).
           const C shift = mx == -std::numeric_limits<C>::infinity() ? C(0) : mx;
           const C alpha = m[r] == -std::numeric_limits<C>::infinity() ? C(0) : std::exp(m[r] - mx);
