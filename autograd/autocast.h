@@ -69,6 +69,8 @@ namespace autocast {
   X(nll_loss, Float32)                 \
   X(mse_loss, Float32)                 \
   X(batch_norm, Float32)               \
+  X(layer_norm, Float32)               \
+  X(rms_norm, Float32)                 \
   X(sum, Float32)                      \
   X(mean, Float32)                     \
   X(var, Float32)                      \

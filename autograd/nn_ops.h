@@ -21,6 +21,27 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size);
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                   const Tensor& running_var, bool training, double momentum = 0.1, double eps = 1e-5);
 
+// Layer normalization over the trailing dims of input equal to normalized_shape (PyTorch's
+// torch.nn.functional.layer_norm): (x - mean) / sqrt(var + eps) * weight + bias, with the biased
+// variance; weight and bias of shape normalized_shape or undefined. One fused kernel forward (the
+// per-row mean and rstd kept for backward) and one backward giving every gradient. Under autocast
+// the input and parameters are widened to float32 and the output is float32 (PyTorch's CUDA
+// policy; autograd/autocast.h).
+Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), double eps = 1e-5);
+// RMS normalization (torch.nn.functional.rms_norm): x / sqrt(mean(x^2) + eps) * weight. eps defaults
+// to the machine epsilon of the dtype the op computes in (torch.finfo(dtype).eps: 1.19e-7 for
+// float32). Fused like layer_norm, and float32 under autocast likewise.
+Tensor rms_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight = Tensor(),
+                std::optional<double> eps = std::nullopt);
+
+// Rows of weight [num_embeddings, dim] picked by integer indices (int64 or int32) of any shape:
+// output indices.shape + [dim] (torch.nn.functional.embedding). The gradient adds each output
+// row's gradient into its weight row (deterministically on the CPU); the row padding_idx (negative
+// counts from the end) gets none. An index outside [0, num_embeddings) is an error naming it (on
+// CUDA, reported at the next synchronization). Autocast leaves it alone, as PyTorch's does.
+Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<int64_t> padding_idx = std::nullopt);
+
 // Fused cross-entropy / nll_loss over input [N, C] and int64 target [N] (raw::cross_entropy_loss):
 // one kernel forward, one backward.
 Tensor cross_entropy_loss(const Tensor& input, const Tensor& target, const raw::CrossEntropyOptions& options);

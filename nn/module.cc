@@ -60,6 +60,22 @@ Tensor& Module::register_parameter(const std::string& name, Tensor t, bool requi
   return params_.back().second;
 }
 
+Tensor& Module::replace_parameter(const std::string& name, Tensor t, bool requires_grad) {
+  for (auto& [n, p] : params_) {
+    if (n != name) continue;
+    if (!t.defined()) throw std::invalid_argument("replace_parameter: the new \"" + name + "\" of " + this->name() + " is undefined");
+    if (p.defined() && p.sizes() != t.sizes()) {
+      throw std::invalid_argument("replace_parameter: \"" + name + "\" of " + this->name() + " has shape " +
+                                  shape_str(p.sizes()) + ", the new tensor " + shape_str(t.sizes()));
+    }
+    if (requires_grad) t.requires_grad_(true);
+    p = std::move(t);
+    return p;
+  }
+  throw std::invalid_argument("replace_parameter: " + this->name() + " has no parameter \"" + name +
+                              "\" (register_parameter adds one)");
+}
+
 Tensor& Module::register_buffer(const std::string& name, Tensor t, bool persistent) {
   check_name(name, "buffer");
   if (has_name(children_, name) || has_name(params_, name) || has_name(buffers_, name)) {
@@ -198,13 +214,37 @@ void Module::load_state_dict(const NamedTensors& state, bool strict) {
   std::map<std::string, Tensor> given(state.begin(), state.end());
   std::vector<std::string> missing, unexpected, mismatched;
   std::set<std::string> own_names;
+  // A tensor registered under several names (a tied weight) is one entry: any of its names in the
+  // checkpoint loads it (nn::save writes it once, under its first name). Its source is the first
+  // of its names that the checkpoint holds.
+  std::map<const TensorImpl*, std::vector<std::string>> names_of;
+  std::vector<const TensorImpl*> order;
+  std::map<const TensorImpl*, Tensor> target;
   for (auto& [n, t] : own) {
     own_names.insert(n);
-    auto it = given.find(n);
-    if (it == given.end()) {
-      missing.push_back(n);
-    } else if (it->second.sizes() != t.sizes()) {
-      mismatched.push_back(n + ": checkpoint " + shape_str(it->second.sizes()) + ", model " + shape_str(t.sizes()));
+    auto [it, fresh] = names_of.try_emplace(t.impl());
+    if (fresh) {
+      order.push_back(t.impl());
+      target[t.impl()] = t;
+    }
+    it->second.push_back(n);
+    auto g = given.find(n);
+    if (g != given.end() && g->second.sizes() != t.sizes()) {
+      mismatched.push_back(n + ": checkpoint " + shape_str(g->second.sizes()) + ", model " + shape_str(t.sizes()));
+    }
+  }
+  std::vector<std::pair<Tensor, Tensor>> copies;  // (model tensor, checkpoint tensor)
+  for (const TensorImpl* impl : order) {
+    const std::vector<std::string>& names = names_of[impl];
+    auto src = given.end();
+    for (const std::string& n : names) {
+      src = given.find(n);
+      if (src != given.end()) break;
+    }
+    if (src == given.end()) {
+      missing.push_back(names.front());
+    } else {
+      copies.emplace_back(target[impl], src->second);
     }
   }
   for (auto& [n, _] : state)
@@ -223,10 +263,8 @@ void Module::load_state_dict(const NamedTensors& state, bool strict) {
     throw std::invalid_argument(os.str());
   }
   NoGradGuard no_grad;
-  for (auto& [n, t] : own) {
-    auto it = given.find(n);
-    if (it == given.end()) continue;
-    raw::copy_(t, it->second);
+  for (auto& [t, src] : copies) {
+    raw::copy_(t, src);
     t.storage()->bump_version();
   }
 }

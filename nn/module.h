@@ -51,6 +51,15 @@ class Module : public std::enable_shared_from_this<Module> {
   // The stored handle shares the TensorImpl with `t`: to(device) and load_state_dict() update it in
   // place, so a member copy of the returned tensor stays valid.
   Tensor& register_parameter(const std::string& name, Tensor t, bool requires_grad = true);
+  // Makes the registered parameter `name` the tensor `t`, which other modules may hold too (weight
+  // tying: a GPT's output head reading the token embedding's table). Returns the stored handle; the
+  // module's member must be pointed at it as well, since forward() reads the member:
+  //   head->weight = head->replace_parameter("weight", emb->weight);
+  // (Assigning only the member leaves the old tensor registered: parameters() and state_dict()
+  // would list a tensor forward() never reads.) t must have the replaced parameter's shape. A
+  // shared parameter is listed once by parameters(), under every name by state_dict(), stored once
+  // by nn::save and loaded into by whichever of its names a checkpoint holds.
+  Tensor& replace_parameter(const std::string& name, Tensor t, bool requires_grad = true);
   // persistent = false: a buffer that moves with to() but is left out of state_dict() (and so of
   // checkpoints), as PyTorch's register_buffer(name, t, persistent=False).
   Tensor& register_buffer(const std::string& name, Tensor t, bool persistent = true);

@@ -9,10 +9,12 @@
 #include "nn/clip_grad.h"
 #include "nn/containers.h"
 #include "nn/conv.h"
+#include "nn/embedding.h"
 #include "nn/functional.h"
 #include "nn/init.h"
 #include "nn/layers.h"
 #include "nn/linear.h"
 #include "nn/module.h"
+#include "nn/normalization.h"
 #include "nn/options.h"  // the deprecated nn::Size2 spelling
 #include "nn/serialize.h"

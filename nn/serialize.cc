@@ -1,5 +1,6 @@
 #include "nn/serialize.h"
 
+#include <set>
 #include <stdexcept>
 
 #include "nn/safetensors.h"
@@ -7,7 +8,13 @@
 namespace colony::nn {
 
 void save(const Module& module, const std::string& path, const std::map<std::string, std::string>& metadata) {
-  io::save_safetensors(path, module.state_dict(), metadata);
+  // A tensor registered under several names (a tied weight) is written once, under its first name,
+  // as safetensors.torch.save_model does: load() fills every name from it, which keeps the tie.
+  NamedTensors unique;
+  std::set<const TensorImpl*> seen;
+  for (auto& entry : module.state_dict())
+    if (seen.insert(entry.second.impl()).second) unique.push_back(std::move(entry));
+  io::save_safetensors(path, unique, metadata);
 }
 
 void load(Module& module, const std::string& path, bool strict) {

@@ -100,6 +100,39 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_output, const Tensor& inpu
                                    const Tensor& save_mean, const Tensor& save_invstd, bool training,
                                    std::array<bool, 3> output_mask = {true, true, true});
 
+// ---------- layer and RMS normalization (tensor/norm_ops.cc) ----------
+// Over the trailing dims of input that match normalized_shape (PyTorch's layer_norm / rms_norm),
+// one fused kernel each way (kernels/common/norm.h). float32, float64, float16 and bfloat16 on both
+// devices, the 16-bit ones accumulating in float32.
+
+struct NormResult {
+  Tensor output;  // input's shape and dtype
+  // Per row ([rows], rows = numel / prod(normalized_shape)), in the compute dtype (float32 for the
+  // 16-bit inputs): the mean (undefined for rms_norm) and 1 / sqrt(var + eps) (or of mean(x^2) + eps).
+  Tensor mean, rstd;
+};
+// weight and bias of shape normalized_shape, or undefined (1 and 0); in the input's dtype or, beside
+// a float16/bfloat16 input, float32 (mixed precision: their gradients are float32 too).
+NormResult layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
+                      double eps = 1e-5);
+NormResult rms_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight, double eps);
+
+struct NormGrads {
+  Tensor grad_input;
+  // Of shape normalized_shape, in the compute dtype (float32 for 16-bit inputs): the caller casts
+  // them to its parameters' dtype. grad_bias = sum of grad_output over rows, grad_weight = sum of
+  // grad_output * normalized input.
+  Tensor grad_weight, grad_bias;  // each undefined where output_mask is false
+};
+// From the forward's mean and rstd; weight as in the forward (undefined: 1). output_mask = {input,
+// weight, bias}.
+NormGrads layer_norm_backward(const Tensor& grad_output, const Tensor& input, const Shape& normalized_shape,
+                              const Tensor& mean, const Tensor& rstd, const Tensor& weight,
+                              std::array<bool, 3> output_mask = {true, true, true});
+// output_mask = {input, weight}.
+NormGrads rms_norm_backward(const Tensor& grad_output, const Tensor& input, const Shape& normalized_shape,
+                            const Tensor& rstd, const Tensor& weight, std::array<bool, 2> output_mask = {true, true});
+
 // ---------- fused cross-entropy and nll_loss (tensor/loss_ops.cc); input [N, C] ----------
 
 using kernels::LossReduction;

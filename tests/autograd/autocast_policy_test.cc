@@ -62,6 +62,10 @@ std::map<std::string, OpCase> cases() {
       {"batch_norm",
        {{{4, 3, 2, 2}, {3}, {3}},
         [](const std::vector<Tensor>& x) { return batch_norm(x[0], x[1], x[2], Tensor(), Tensor(), /*training=*/true); }}},
+      // Statistics and output in float32 (PyTorch's CUDA list); weight and bias widened with the input.
+      {"layer_norm",
+       {{{4, 3, 8}, {8}, {8}}, [](const std::vector<Tensor>& x) { return layer_norm(x[0], {8}, x[1], x[2]); }}},
+      {"rms_norm", {{{4, 3, 8}, {8}}, [](const std::vector<Tensor>& x) { return rms_norm(x[0], {8}, x[1]); }}},
       {"sum", {{{5, 9}}, [](const std::vector<Tensor>& x) { return sum(x[0], {1}); }}},
       {"mean", {{{5, 9}}, [](const std::vector<Tensor>& x) { return mean(x[0]); }}},
       {"var", {{{5, 9}}, [](const std::vector<Tensor>& x) { return var(x[0], {1}); }}},

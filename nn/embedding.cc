@@ -1,0 +1,54 @@
+#include "nn/embedding.h"
+
+#include <stdexcept>
+
+#include "autograd/nn_ops.h"
+#include "nn/init.h"
+#include "tensor/grad_mode.h"
+#include "tensor/raw_ops.h"
+
+namespace colony::nn {
+namespace functional {
+
+Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& options) {
+  return colony::embedding(input, weight, options.padding_idx());
+}
+
+}  // namespace functional
+
+Embedding::Embedding(const EmbeddingOptions& o) : options(o) {
+  if (o.num_embeddings() <= 0 || o.embedding_dim() <= 0) {
+    throw std::invalid_argument("Embedding: num_embeddings and embedding_dim must be positive, got " +
+                                std::to_string(o.num_embeddings()) + " and " + std::to_string(o.embedding_dim()));
+  }
+  if (o.padding_idx()) {
+    const int64_t p = *o.padding_idx(), n = o.num_embeddings();
+    if (p < -n || p >= n) {
+      throw std::invalid_argument("Embedding: padding_idx " + std::to_string(p) + " must be within [-" +
+                                  std::to_string(n) + ", " + std::to_string(n) + ") (num_embeddings " +
+                                  std::to_string(n) + ")");
+    }
+    if (p < 0) options.padding_idx(p + n);
+  }
+  weight = register_parameter("weight", raw::empty({o.num_embeddings(), o.embedding_dim()}));
+  reset_parameters();
+}
+
+void Embedding::reset_parameters() {
+  init::normal_(weight);
+  if (options.padding_idx()) {
+    NoGradGuard no_grad;
+    Tensor row = raw::select(weight, 0, *options.padding_idx());
+    raw::fill_(row, 0.0);
+  }
+}
+
+Tensor Embedding::forward(const Tensor& input) { return colony::embedding(input, weight, options.padding_idx()); }
+
+std::string Embedding::extra_repr() const {
+  std::string s = std::to_string(options.num_embeddings()) + ", " + std::to_string(options.embedding_dim());
+  if (options.padding_idx()) s += ", padding_idx=" + std::to_string(*options.padding_idx());
+  return s;
+}
+
+}  // namespace colony::nn

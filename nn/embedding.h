@@ -1,0 +1,46 @@
+// nn::Embedding and F::embedding: a lookup table of num_embeddings rows of embedding_dim values,
+// indexed by integer tensors of any shape (torch.nn.Embedding). Tying its weight to a Linear head
+// (GPT's wte / lm_head): Module::replace_parameter, nn/module.h.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "base/arg.h"
+#include "nn/module.h"
+
+namespace colony::nn {
+namespace functional {
+
+struct EmbeddingFuncOptions {
+  // The row that receives no gradient (negative counts from the end), as F.embedding's padding_idx.
+  COLONY_ARG(std::optional<int64_t>, padding_idx);
+};
+// input int64 or int32 indices of any shape, weight [num_embeddings, dim] -> input.shape + [dim].
+Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncOptions& options = {});
+
+}  // namespace functional
+
+struct EmbeddingOptions {
+  EmbeddingOptions(int64_t num_embeddings, int64_t embedding_dim)
+      : num_embeddings_(num_embeddings), embedding_dim_(embedding_dim) {}
+  COLONY_ARG(int64_t, num_embeddings);
+  COLONY_ARG(int64_t, embedding_dim);
+  COLONY_ARG(std::optional<int64_t>, padding_idx);
+};
+
+// Parameter "weight" [num_embeddings, embedding_dim], drawn from N(0, 1) as PyTorch's, with the
+// padding_idx row zeroed; that row gets no gradient.
+class Embedding : public Module {
+ public:
+  explicit Embedding(const EmbeddingOptions& options);
+  Embedding(int64_t num_embeddings, int64_t embedding_dim) : Embedding(EmbeddingOptions(num_embeddings, embedding_dim)) {}
+  Tensor forward(const Tensor& input) override;
+  void reset_parameters();
+  std::string extra_repr() const override;
+
+  EmbeddingOptions options;  // padding_idx stored non-negative
+  Tensor weight;
+};
+
+}  // namespace colony::nn

@@ -1,0 +1,77 @@
+// nn::LayerNorm and nn::RMSNorm, with F::layer_norm and F::rms_norm: the front of the fused ops of
+// autograd/nn_ops.h (colony::layer_norm / colony::rms_norm), spelled as libtorch spells them.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/arg.h"
+#include "nn/module.h"
+
+namespace colony::nn {
+namespace functional {
+
+// F::layer_norm(x, F::LayerNormFuncOptions({C}).weight(w).bias(b).eps(1e-5)).
+struct LayerNormFuncOptions {
+  LayerNormFuncOptions(std::vector<int64_t> normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}  // NOLINT
+  COLONY_ARG(std::vector<int64_t>, normalized_shape);
+  COLONY_ARG(Tensor, weight);  // undefined: 1
+  COLONY_ARG(Tensor, bias);    // undefined: 0
+  COLONY_ARG(double, eps) = 1e-5;
+};
+Tensor layer_norm(const Tensor& input, const LayerNormFuncOptions& options);
+
+// F::rms_norm(x, F::RMSNormFuncOptions({C}).weight(w).eps(1e-6)); without eps, the machine epsilon of
+// the dtype computed in (torch.nn.functional.rms_norm's default).
+struct RMSNormFuncOptions {
+  RMSNormFuncOptions(std::vector<int64_t> normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}  // NOLINT
+  COLONY_ARG(std::vector<int64_t>, normalized_shape);
+  COLONY_ARG(Tensor, weight);
+  COLONY_ARG(std::optional<double>, eps);
+};
+Tensor rms_norm(const Tensor& input, const RMSNormFuncOptions& options);
+
+}  // namespace functional
+
+struct LayerNormOptions {
+  LayerNormOptions(std::vector<int64_t> normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}  // NOLINT
+  COLONY_ARG(std::vector<int64_t>, normalized_shape);
+  COLONY_ARG(double, eps) = 1e-5;
+  // Learnable weight (ones) and, with bias, a learnable bias (zeros), each of normalized_shape.
+  COLONY_ARG(bool, elementwise_affine) = true;
+  COLONY_ARG(bool, bias) = true;
+};
+
+// torch.nn.LayerNorm: parameters "weight" and "bias" (when elementwise_affine, bias when bias).
+class LayerNorm : public Module {
+ public:
+  explicit LayerNorm(const LayerNormOptions& options);
+  Tensor forward(const Tensor& input) override;
+  void reset_parameters();
+  std::string extra_repr() const override;
+
+  LayerNormOptions options;
+  Tensor weight, bias;  // undefined when not elementwise_affine (bias: or not bias)
+};
+
+struct RMSNormOptions {
+  RMSNormOptions(std::vector<int64_t> normalized_shape) : normalized_shape_(std::move(normalized_shape)) {}  // NOLINT
+  COLONY_ARG(std::vector<int64_t>, normalized_shape);
+  COLONY_ARG(std::optional<double>, eps);  // unset: the dtype's machine epsilon
+  COLONY_ARG(bool, elementwise_affine) = true;
+};
+
+// torch.nn.RMSNorm: parameter "weight" (ones) when elementwise_affine.
+class RMSNorm : public Module {
+ public:
+  explicit RMSNorm(const RMSNormOptions& options);
+  Tensor forward(const Tensor& input) override;
+  void reset_parameters();
+  std::string extra_repr() const override;
+
+  RMSNormOptions options;
+  Tensor weight;
+};
+
+}  // namespace colony::nn
