@@ -105,8 +105,11 @@ inline void gemm_row_block(int64_t n, int64_t kdim, const C* A, int64_t lda, con
 template <typename C>
 void gemm_rows(int64_t m, int64_t n, int64_t kdim, const C* A, int64_t lda, const C* B, int64_t ldb, C* Cm,
                int64_t ldc, bool acc) {
+  // A remainder of 2 rows would run at a third of the block's rate: 32 rows go as 6+6+6+6+4+4.
+  const int64_t sixes = m % 6 == 2 && m >= 8 ? m / 6 - 1 : m / 6;
   int64_t r = 0;
-  for (; r + 6 <= m; r += 6) gemm_row_block<6>(n, kdim, A + r * lda, lda, B, ldb, Cm + r * ldc, ldc, acc);
+  for (; r < 6 * sixes; r += 6) gemm_row_block<6>(n, kdim, A + r * lda, lda, B, ldb, Cm + r * ldc, ldc, acc);
+  for (; r + 4 <= m; r += 4) gemm_row_block<4>(n, kdim, A + r * lda, lda, B, ldb, Cm + r * ldc, ldc, acc);
   for (; r + 2 <= m; r += 2) gemm_row_block<2>(n, kdim, A + r * lda, lda, B, ldb, Cm + r * ldc, ldc, acc);
   for (; r < m; ++r) gemm_row_block<1>(n, kdim, A + r * lda, lda, B, ldb, Cm + r * ldc, ldc, acc);
 }
