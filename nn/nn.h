@@ -18,3 +18,4 @@
 #include "nn/normalization.h"
 #include "nn/options.h"  // the deprecated nn::Size2 spelling
 #include "nn/serialize.h"
+#include "nn/transformer.h"
