@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/common/dispatch.h"
@@ -102,16 +103,31 @@ inline void gemm_row_block(int64_t n, int64_t kdim, const C* A, int64_t lda, con
 
 // 6 rows by 2 vectors is AVX2's largest block: 12 accumulators, 2 loads of B and 6 broadcasts of
 // A per 12 FMAs, within the 16 vector registers.
-template <typename C>
+// `limit(r_end)` caps n (kLimitN) or kdim (kLimitK) for the block of rows ending at r_end: on a
+// causal diagonal tile the upper rows see fewer keys, so their scores need fewer columns and their
+// P V product fewer terms (the weights past them are exactly 0).
+struct NoLimit {
+  int64_t operator()(int64_t) const { return std::numeric_limits<int64_t>::max(); }
+};
+enum class Limit { N, K };
+
+template <typename C, Limit kWhich = Limit::N, typename F = NoLimit>
 void gemm_rows(int64_t m, int64_t n, int64_t kdim, const C* A, int64_t lda, const C* B, int64_t ldb, C* Cm,
-               int64_t ldc, bool acc) {
+               int64_t ldc, bool acc, F limit = {}) {
+  auto block = [&](auto rows_tag, int64_t r) {
+    constexpr int R = decltype(rows_tag)::value;
+    const int64_t cap = limit(r + R);
+    const int64_t nn = kWhich == Limit::N ? std::min(n, cap) : n;
+    const int64_t kk = kWhich == Limit::K ? std::min(kdim, cap) : kdim;
+    if (nn > 0) gemm_row_block<R>(nn, kk, A + r * lda, lda, B, ldb, Cm + r * ldc, ldc, acc);
+  };
   // A remainder of 2 rows would run at a third of the block's rate: 32 rows go as 6+6+6+6+4+4.
   const int64_t sixes = m % 6 == 2 && m >= 8 ? m / 6 - 1 : m / 6;
   int64_t r = 0;
-  for (; r < 6 * sixes; r += 6) gemm_row_block<6>(n, kdim, A + r * lda, lda, B, ldb, Cm + r * ldc, ldc, acc);
-  for (; r + 4 <= m; r += 4) gemm_row_block<4>(n, kdim, A + r * lda, lda, B, ldb, Cm + r * ldc, ldc, acc);
-  for (; r + 2 <= m; r += 2) gemm_row_block<2>(n, kdim, A + r * lda, lda, B, ldb, Cm + r * ldc, ldc, acc);
-  for (; r < m; ++r) gemm_row_block<1>(n, kdim, A + r * lda, lda, B, ldb, Cm + r * ldc, ldc, acc);
+  for (; r < 6 * sixes; r += 6) block(std::integral_constant<int, 6>{}, r);
+  for (; r + 4 <= m; r += 4) block(std::integral_constant<int, 4>{}, r);
+  for (; r + 2 <= m; r += 2) block(std::integral_constant<int, 2>{}, r);
+  for (; r < m; ++r) block(std::integral_constant<int, 1>{}, r);
 }
 
 // dst[r, c] = scale * src[r * row_stride + c] for r < rows, c < cols; zero up to [rows_pad, ld).
@@ -224,7 +240,9 @@ void forward(const AttentionArgs& a) {
       // Causal: key tiles wholly right of the tile's last row are skipped.
       const int64_t s_end = a.causal ? std::min(a.S, i0 + rows) : a.S;
       for (int64_t j0 = 0; j0 < s_end; j0 += kBc) {
-        gemm_rows(rows, kBc, E, qp.data(), E, kt.data() + j0, Spad, s.data(), kBc, false);
+        // Causal: rows before r_end see columns up to (i0 + r_end - 1) - j0 of this tile.
+        auto seen = [&](int64_t r_end) { return a.causal ? round_up(std::max<int64_t>(0, i0 + r_end - j0), L) : kBc; };
+        gemm_rows<C, Limit::N>(rows, kBc, E, qp.data(), E, kt.data() + j0, Spad, s.data(), kBc, false, seen);
         mask_tile(a, hd.mask, rows, i0, j0, s.data(), kBc);
         for (int64_t r = 0; r < rows; ++r) {
           C* sr = s.data() + r * kBc;
@@ -252,7 +270,7 @@ void forward(const AttentionArgs& a) {
           }
         }
         if (a.dropout_p > 0) apply_dropout<C>(a, seed, offset, bh, rows, i0, j0, s.data(), nullptr);
-        gemm_rows(rows, Evp, kBc, s.data(), kBc, vp.data() + j0 * Evp, Evp, o.data(), Evp, true);
+        gemm_rows<C, Limit::K>(rows, Evp, kBc, s.data(), kBc, vp.data() + j0 * Evp, Evp, o.data(), Evp, true, seen);
       }
       T* out = static_cast<T*>(a.out) + (bh * a.L + i0) * Ev;
       C* lse = static_cast<C*>(a.lse) + bh * a.L + i0;
