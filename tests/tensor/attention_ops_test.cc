@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "kernels/common/attention.h"
+#include "kernels/cpu/parallel.h"
 #include "tensor/raw_nn_ops.h"
 #include "tensor/raw_ops.h"
 #include "tests/test_util.h"
@@ -278,6 +279,29 @@ TEST(AttentionOps, BadInputsSayWhatWasExpected) {
   EXPECT_TRUE(throws_with([&] { run(q, k, v, Tensor(), false, 1.5); }, "dropout_p"));
   EXPECT_TRUE(throws_with([&] { run(make({4}, 1, kFloat32, false), k, v); }, "at least 2 dims"));
   EXPECT_TRUE(throws_with([&] { run(q, make({3, 7, 4}, 2, kFloat32, false), v); }, "broadcast"));
+}
+
+TEST(AttentionOps, ResultsDoNotDependOnTheThreadCount) {
+  // Every (b, h, query tile) and, backward, every (b, h) is one task with its own sums, so the
+  // bits are the same whatever the split.
+  Tensor q = make({3, 2, 45, 16}, 1, kFloat32, false), k = make({3, 2, 45, 16}, 2, kFloat32, false);
+  Tensor v = make({3, 2, 45, 8}, 3, kFloat32, false), go = make({3, 2, 45, 8}, 4, kFloat32, false);
+  const int saved = kernels::cpu::num_threads();
+  std::vector<std::vector<double>> runs;
+  for (int threads : {1, 2, 3}) {
+    kernels::cpu::set_num_threads(threads);
+    raw::AttentionResult r = raw::scaled_dot_product_attention(q, k, v, Tensor(), 0.0, true);
+    raw::AttentionGrads g = raw::scaled_dot_product_attention_backward(go, q, k, v, Tensor(), r, 0.0, true);
+    std::vector<double> all = testing::values(r.output);
+    for (const Tensor& t : {g.grad_q, g.grad_k, g.grad_v}) {
+      std::vector<double> x = testing::values(t);
+      all.insert(all.end(), x.begin(), x.end());
+    }
+    runs.push_back(all);
+  }
+  kernels::cpu::set_num_threads(saved);
+  EXPECT_EQ(runs[0], runs[1]);
+  EXPECT_EQ(runs[0], runs[2]);
 }
 
 TEST(AttentionOps, CudaMatchesTheFormula_CUDA) {
