@@ -62,6 +62,7 @@ namespace autocast {
   X(matmul, LowerPrecision)            \
   X(linear, LowerPrecision)            \
   X(conv2d, LowerPrecision)            \
+  X(scaled_dot_product_attention, LowerPrecision) \
   X(softmax, Float32)                  \
   X(log_softmax, Float32)              \
   X(cross_entropy, Float32)            \

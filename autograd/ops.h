@@ -108,6 +108,15 @@ Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Te
 Tensor softmax(const Tensor& t, int64_t dim);
 Tensor log_softmax(const Tensor& t, int64_t dim);
 
+// ---------- fused attention (autograd/attention.cc) ----------
+// torch.nn.functional.scaled_dot_product_attention: softmax(q k^T * scale + mask) v with dropout
+// on the weights, as one kernel each way (raw::scaled_dot_product_attention has the shapes and
+// rules); differentiable in q, k and v (the mask is a constant). Under autocast it runs in the
+// lower precision with float32 accumulation.
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                    const Tensor& attn_mask = Tensor(), double dropout_p = 0.0, bool is_causal = false,
+                                    std::optional<double> scale = std::nullopt, Generator* gen = nullptr);
+
 // ---------- indexing (autograd/index.cc); index tensors get no gradient ----------
 // index of any shape: the result is t.shape[:dim] + index.shape + t.shape[dim+1:].
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);

@@ -94,6 +94,12 @@ Tensor softmax(const Tensor& input, int64_t dim) { return colony::softmax(input,
 Tensor log_softmax(const Tensor& input, int64_t dim) { return colony::log_softmax(input, dim); }
 Tensor flatten(const Tensor& input, int64_t start_dim, int64_t end_dim) { return colony::flatten(input, start_dim, end_dim); }
 
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask, double dropout_p, bool is_causal,
+                                    std::optional<double> scale, Generator* gen) {
+  return colony::scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, gen);
+}
+
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options) {
   check_class_target("nll_loss", input, target);
   raw::CrossEntropyOptions o = loss_options(options.reduction(), options.ignore_index());

@@ -38,6 +38,13 @@ Tensor relu(const Tensor& input, const ReLUFuncOptions& options);
 Tensor softmax(const Tensor& input, int64_t dim);
 Tensor log_softmax(const Tensor& input, int64_t dim);
 Tensor flatten(const Tensor& input, int64_t start_dim = 1, int64_t end_dim = -1);
+// F.scaled_dot_product_attention: softmax(q k^T * scale + mask) v, one fused kernel each way
+// (colony::scaled_dot_product_attention has the shapes and rules). attn_mask bool (true takes
+// part) or floating (added); is_causal masks key j for query i when j > i; scale defaults to
+// 1 / sqrt(E); dropout_p applies whenever it is > 0 (pass 0 in eval, as in PyTorch).
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask = Tensor(), double dropout_p = 0.0, bool is_causal = false,
+                                    std::optional<double> scale = std::nullopt, Generator* gen = nullptr);
 
 struct Conv2dFuncOptions {
   COLONY_ARG(Int2, stride) = 1;

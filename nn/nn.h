@@ -4,6 +4,7 @@
 #include "nn/activation.h"
 #include "nn/any_module.h"
 #include "nn/any_value.h"
+#include "nn/attention.h"
 #include "nn/batchnorm.h"
 #include "nn/clip_grad.h"
 #include "nn/containers.h"
@@ -17,3 +18,4 @@
 #include "nn/normalization.h"
 #include "nn/options.h"  // the deprecated nn::Size2 spelling
 #include "nn/serialize.h"
+#include "nn/transformer.h"

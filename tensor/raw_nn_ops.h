@@ -15,6 +15,8 @@
 
 #include "base/int2.h"
 #include "kernels/common/cross_entropy.h"
+#include "kernels/common/philox.h"
+#include "tensor/random.h"
 #include "tensor/tensor.h"
 
 namespace colony::raw {
@@ -158,5 +160,30 @@ CrossEntropyResult cross_entropy_loss(const Tensor& input, const Tensor& target,
 // The gradient with respect to input, from the forward's lse and counted.
 Tensor cross_entropy_loss_backward(const Tensor& grad_output, const Tensor& input, const Tensor& target,
                                    const Tensor& lse, const Tensor& counted, const CrossEntropyOptions& options);
+
+
+// ---------- fused scaled-dot-product attention (tensor/attention_ops.cc) ----------
+// torch.nn.functional.scaled_dot_product_attention: q [..., L, E], k [..., S, E], v [..., S, Ev],
+// leading dims broadcast together; attn_mask bool (true takes part) or floating (added to the
+// scores), broadcastable to [..., L, S]; is_causal masks key j for query i when j > i (not with a
+// mask); scale defaults to 1 / sqrt(E). One kernel each way (kernels/common/attention.h).
+struct AttentionResult {
+  Tensor output;  // [..., L, Ev], q's dtype
+  Tensor lse;     // [batch * heads, L], float32 (float64 for float64): log-sum-exp of each row's scores
+  kernels::PhiloxArgs philox;  // the dropout's draw, for backward
+  double scale = 1.0;          // the scale used
+};
+AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                             const Tensor& attn_mask = Tensor(), double dropout_p = 0.0,
+                                             bool is_causal = false, std::optional<double> scale = std::nullopt,
+                                             Generator* gen = nullptr);
+struct AttentionGrads {
+  Tensor grad_q, grad_k, grad_v;  // shaped as q, k, v
+};
+// From the forward's inputs and result (output, lse, philox, scale), with the same mask and flags.
+AttentionGrads scaled_dot_product_attention_backward(const Tensor& grad_output, const Tensor& q, const Tensor& k,
+                                                     const Tensor& v, const Tensor& attn_mask,
+                                                     const AttentionResult& forward, double dropout_p,
+                                                     bool is_causal);
 
 }  // namespace colony::raw

@@ -1,0 +1,93 @@
+// The fused CPU attention (colony::scaled_dot_product_attention) on a char-level GPT's shapes, causal
+// float32: forward alone and forward + backward (one backward of sum(out * g)), ms per call, best
+// and median of the trials. benchmarks/sdpa_pytorch.py times torch's on the same shapes and
+// threads; run the two in alternating rounds on a shared machine.
+//
+//   sdpa_bench [--threads T] [--trials R]
+//
+// Prints one line per shape and pass: "shape=B12_H4_T64_D32 pass=fwd best_ms=.. median_ms=..".
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <vector>
+
+#include "autograd/autograd.h"
+#include "tensor/random.h"
+#include "tensor/threads.h"
+
+namespace {
+
+using colony::Tensor;
+
+struct Timing {
+  double best, median;  // ms per call
+};
+
+Timing time_calls(const std::function<void()>& fn, int trials) {
+  using clock = std::chrono::steady_clock;
+  for (int i = 0; i < 3; ++i) fn();  // warm-up: page in, start the pool
+  std::vector<double> t;
+  for (int i = 0; i < trials; ++i) {
+    auto start = clock::now();
+    fn();
+    t.push_back(std::chrono::duration<double, std::milli>(clock::now() - start).count());
+  }
+  std::sort(t.begin(), t.end());
+  return {t.front(), t[t.size() / 2]};
+}
+
+struct Shape {
+  int64_t B, H, T, D;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 2, trials = 20;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--threads")) {
+      threads = std::atoi(argv[i + 1]);
+    } else if (!std::strcmp(argv[i], "--trials")) {
+      trials = std::atoi(argv[i + 1]);
+    } else {
+      std::fprintf(stderr, "usage: sdpa_bench [--threads T] [--trials R]\n");
+      return 2;
+    }
+  }
+  if (threads < 1 || trials < 1) {
+    std::fprintf(stderr, "sdpa_bench: --threads and --trials must be at least 1\n");
+    return 2;
+  }
+  colony::set_num_threads(threads);
+  for (Shape s : {Shape{12, 4, 64, 32}, Shape{64, 6, 256, 64}}) {
+    colony::Generator gen(1);
+    auto make = [&] {
+      Tensor t = colony::raw::randn({s.B, s.H, s.T, s.D}, colony::TensorOptions(colony::kFloat32), &gen);
+      t.requires_grad_(true);
+      return t;
+    };
+    Tensor q = make(), k = make(), v = make();
+    Tensor g = colony::raw::randn({s.B, s.H, s.T, s.D}, colony::TensorOptions(colony::kFloat32), &gen);
+    Timing fwd = time_calls(
+        [&] {
+          colony::NoGradGuard no_grad;
+          colony::scaled_dot_product_attention(q, k, v, Tensor(), 0.0, true);
+        },
+        trials);
+    Timing both = time_calls(
+        [&] {
+          Tensor out = colony::scaled_dot_product_attention(q, k, v, Tensor(), 0.0, true);
+          out.backward(g);
+        },
+        trials);
+    char name[64];
+    std::snprintf(name, sizeof(name), "B%lld_H%lld_T%lld_D%lld", static_cast<long long>(s.B),
+                  static_cast<long long>(s.H), static_cast<long long>(s.T), static_cast<long long>(s.D));
+    std::printf("shape=%s pass=fwd best_ms=%.3f median_ms=%.3f\n", name, fwd.best, fwd.median);
+    std::printf("shape=%s pass=fwd+bwd best_ms=%.3f median_ms=%.3f\n", name, both.best, both.median);
+  }
+  return 0;
+}

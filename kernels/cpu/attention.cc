@@ -1,0 +1,387 @@
+// Fused attention on the CPU (kernels/common/attention.h has the algorithm). Everything is computed
+// in the compute type C (float for float32/float16/bfloat16, double for float64): each (b, h)'s
+// operands are packed once into C buffers laid out for the one register-tiled product below
+// (gemm_rows), which also converts 16-bit inputs and absorbs arbitrary row strides.
+#include "kernels/common/attention.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "kernels/common/dispatch.h"
+#include "kernels/cpu/parallel.h"
+#include "kernels/cpu/simd.h"
+
+namespace colony::kernels::cpu {
+namespace {
+
+using simd::kLanes;
+using simd::Vec;
+
+// Query rows and key columns per tile. 32 x 32 keeps a tile's scores (4 KiB in float) and the
+// operand rows it touches in L1, and wastes at most half a tile above a causal diagonal.
+constexpr int64_t kBr = 32;
+constexpr int64_t kBc = 32;
+
+int64_t round_up(int64_t n, int64_t m) { return (n + m - 1) / m * m; }
+
+// exp over 8 floats (Cephes' expf: range reduction by ln 2 and a degree-5 polynomial, within
+// 2 ulp); inputs below -87.3 (masked scores are -inf) give exactly 0.
+inline simd::Float8 exp_vec(simd::Float8 x) {
+  using simd::splat;
+  const simd::Int32x8 tiny = x < splat(-87.3f);
+  x = x > splat(88.3f) ? splat(88.3f) : x;
+  x = x < splat(-87.3f) ? splat(-87.3f) : x;
+  simd::Float8 fx = x * splat(1.44269504088896341f) + splat(0.5f);
+  simd::Int32x8 n = __builtin_convertvector(fx, simd::Int32x8);
+  n += (__builtin_convertvector(n, simd::Float8) > fx);  // truncation to floor: -1 where it rounded up
+  fx = __builtin_convertvector(n, simd::Float8);
+  x = x - fx * splat(0.693359375f) - fx * splat(-2.12194440e-4f);
+  simd::Float8 y = splat(1.9875691500e-4f);
+  y = y * x + splat(1.3981999507e-3f);
+  y = y * x + splat(8.3334519073e-3f);
+  y = y * x + splat(4.1665795894e-2f);
+  y = y * x + splat(1.6666665459e-1f);
+  y = y * x + splat(5.0000001201e-1f);
+  y = y * (x * x) + x + splat(1.0f);
+  simd::Int32x8 pow2 = (n + splat(127)) << 23;
+  simd::Float8 r;
+  simd::Float8 p;
+  std::memcpy(&p, &pow2, sizeof(p));
+  r = y * p;
+  simd::Int32x8 bits;
+  std::memcpy(&bits, &r, sizeof(bits));
+  bits &= ~tiny;
+  std::memcpy(&r, &bits, sizeof(r));
+  return r;
+}
+
+// float64 keeps libm's exp: gradcheck needs the last bits.
+inline simd::Double4 exp_vec(simd::Double4 x) {
+  return simd::Double4{std::exp(x[0]), std::exp(x[1]), std::exp(x[2]), std::exp(x[3])};
+}
+
+// C[r, 0:n] (+)= sum_k A[r, k] * B[k, 0:n] for r < m, n a multiple of the lane count: blocks of
+// R rows by two vectors, A's elements broadcast, B's rows loaded once per block of rows.
+template <int R, int NV, typename C>
+inline void gemm_block(int64_t kdim, const C* A, int64_t lda, const C* B, int64_t ldb, C* Cm, int64_t ldc, bool acc) {
+  constexpr int L = kLanes<C>;
+  Vec<C> c[R][NV];
+  COLONY_UNROLL
+  for (int r = 0; r < R; ++r) {
+    COLONY_UNROLL
+    for (int v = 0; v < NV; ++v) c[r][v] = acc ? simd::load(Cm + r * ldc + v * L) : Vec<C>{};
+  }
+  for (int64_t k = 0; k < kdim; ++k) {
+    Vec<C> b[NV];
+    COLONY_UNROLL
+    for (int v = 0; v < NV; ++v) b[v] = simd::load(B + k * ldb + v * L);
+    COLONY_UNROLL
+    for (int r = 0; r < R; ++r) {
+      const Vec<C> a = simd::splat(A[r * lda + k]);
+      COLONY_UNROLL
+      for (int v = 0; v < NV; ++v) c[r][v] += a * b[v];
+    }
+  }
+  COLONY_UNROLL
+  for (int r = 0; r < R; ++r) {
+    COLONY_UNROLL
+    for (int v = 0; v < NV; ++v) simd::store(Cm + r * ldc + v * L, c[r][v]);
+  }
+}
+
+template <int R, typename C>
+inline void gemm_row_block(int64_t n, int64_t kdim, const C* A, int64_t lda, const C* B, int64_t ldb, C* Cm,
+                           int64_t ldc, bool acc) {
+  constexpr int L = kLanes<C>;
+  int64_t j = 0;
+  for (; j + 2 * L <= n; j += 2 * L) gemm_block<R, 2>(kdim, A, lda, B + j, ldb, Cm + j, ldc, acc);
+  if (j < n) gemm_block<R, 1>(kdim, A, lda, B + j, ldb, Cm + j, ldc, acc);
+}
+
+// 6 rows by 2 vectors is AVX2's largest block: 12 accumulators, 2 loads of B and 6 broadcasts of
+// A per 12 FMAs, within the 16 vector registers.
+// `limit(r_end)` caps n (kLimitN) or kdim (kLimitK) for the block of rows ending at r_end: on a
+// causal diagonal tile the upper rows see fewer keys, so their scores need fewer columns and their
+// P V product fewer terms (the weights past them are exactly 0).
+struct NoLimit {
+  int64_t operator()(int64_t) const { return std::numeric_limits<int64_t>::max(); }
+};
+enum class Limit { N, K };
+
+template <typename C, Limit kWhich = Limit::N, typename F = NoLimit>
+void gemm_rows(int64_t m, int64_t n, int64_t kdim, const C* A, int64_t lda, const C* B, int64_t ldb, C* Cm,
+               int64_t ldc, bool acc, F limit = {}) {
+  auto block = [&](auto rows_tag, int64_t r) {
+    constexpr int R = decltype(rows_tag)::value;
+    const int64_t cap = limit(r + R);
+    const int64_t nn = kWhich == Limit::N ? std::min(n, cap) : n;
+    const int64_t kk = kWhich == Limit::K ? std::min(kdim, cap) : kdim;
+    if (nn > 0) gemm_row_block<R>(nn, kk, A + r * lda, lda, B, ldb, Cm + r * ldc, ldc, acc);
+  };
+  // A remainder of 2 rows would run at a third of the block's rate: 32 rows go as 6+6+6+6+4+4.
+  const int64_t sixes = m % 6 == 2 && m >= 8 ? m / 6 - 1 : m / 6;
+  int64_t r = 0;
+  for (; r < 6 * sixes; r += 6) block(std::integral_constant<int, 6>{}, r);
+  for (; r + 4 <= m; r += 4) block(std::integral_constant<int, 4>{}, r);
+  for (; r + 2 <= m; r += 2) block(std::integral_constant<int, 2>{}, r);
+  for (; r < m; ++r) block(std::integral_constant<int, 1>{}, r);
+}
+
+// dst[r, c] = scale * src[r * row_stride + c] for r < rows, c < cols; zero up to [rows_pad, ld).
+template <typename T, typename C>
+void pack_rows(const T* src, int64_t row_stride, int64_t rows, int64_t cols, C scale, C* dst, int64_t rows_pad,
+               int64_t ld) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T* s = src + r * row_stride;
+    C* d = dst + r * ld;
+    for (int64_t c = 0; c < cols; ++c) d[c] = scale * static_cast<C>(s[c]);
+    std::fill(d + cols, d + ld, C(0));
+  }
+  std::fill(dst + rows * ld, dst + rows_pad * ld, C(0));
+}
+
+// dst[c, r] = src[r * row_stride + c]: [cols, ld] with rows zero-padded to ld.
+// Eight source rows at a time, so each destination row gets 8 adjacent elements (one vector
+// store's worth) while the 8 source rows stay in L1.
+template <typename T, typename C>
+void pack_transposed(const T* src, int64_t row_stride, int64_t rows, int64_t cols, C* dst, int64_t ld) {
+  std::fill(dst, dst + cols * ld, C(0));
+  constexpr int64_t kRows = 8;
+  int64_t r0 = 0;
+  for (; r0 + kRows <= rows; r0 += kRows) {
+    const T* s = src + r0 * row_stride;
+    for (int64_t c = 0; c < cols; ++c) {
+      C* d = dst + c * ld + r0;
+      COLONY_UNROLL
+      for (int64_t r = 0; r < kRows; ++r) d[r] = static_cast<C>(s[r * row_stride + c]);
+    }
+  }
+  for (int64_t r = r0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) dst[c * ld + r] = static_cast<C>(src[r * row_stride + c]);
+  }
+}
+
+// Adds the mask and the causal and padding -inf to one tile of scores: rows i0.., columns j0..
+template <typename C>
+void mask_tile(const AttentionArgs& a, const C* mask, int64_t rows, int64_t i0, int64_t j0, C* s, int64_t lds) {
+  const C ninf = -std::numeric_limits<C>::infinity();
+  const int64_t cols = std::min(kBc, a.S - j0);
+  for (int64_t r = 0; r < rows; ++r) {
+    C* row = s + r * lds;
+    if (mask != nullptr) {
+      const C* m = mask + (i0 + r) * a.ms.row + j0 * a.ms.col;
+      for (int64_t c = 0; c < cols; ++c) row[c] += m[c * a.ms.col];
+    }
+    // Causal: columns after the diagonal; beyond S: the tile's padding.
+    const int64_t valid = a.causal ? std::min(cols, std::max<int64_t>(0, i0 + r - j0 + 1)) : cols;
+    for (int64_t c = valid; c < kBc; ++c) row[c] = ninf;
+  }
+}
+
+// Multiplies P (rows x kBc) by the dropout factors of its weights; `dp` too when given.
+template <typename C>
+void apply_dropout(const AttentionArgs& a, uint64_t seed, uint64_t offset, int64_t bh, int64_t rows, int64_t i0,
+                   int64_t j0, C* p, C* dp) {
+  const float keep = static_cast<float>(1.0 - a.dropout_p), inv_keep = 1.0f / keep;
+  const int64_t cols = std::min(kBc, a.S - j0);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      const C z = attention_dropout_factor(seed, offset, bh, i0 + r, j0 + c, a.L, a.S, keep, inv_keep);
+      p[r * kBc + c] *= z;
+      if (dp != nullptr) dp[r * kBc + c] *= z;
+    }
+  }
+}
+
+// The rows of one (b, h): base pointers of its operands.
+template <typename T, typename C>
+struct Head {
+  const T *q, *k, *v;
+  const C* mask;
+  Head(const AttentionArgs& a, int64_t bh) {
+    const int64_t b = bh / a.heads, h = bh % a.heads;
+    q = static_cast<const T*>(a.q) + b * a.qs.b + h * a.qs.h;
+    k = static_cast<const T*>(a.k) + b * a.ks.b + h * a.ks.h;
+    v = static_cast<const T*>(a.v) + b * a.vs.b + h * a.vs.h;
+    mask = a.mask ? static_cast<const C*>(a.mask) + b * a.ms.b + h * a.ms.h : nullptr;
+  }
+};
+
+template <typename T>
+void forward(const AttentionArgs& a) {
+  using C = compute_t<T>;
+  constexpr int L = kLanes<C>;
+  const int64_t E = a.E, Ev = a.Ev, Spad = round_up(a.S, kBc), Evp = round_up(Ev, L);
+  const int64_t q_tiles = (a.L + kBr - 1) / kBr;
+  uint64_t seed = 0, offset = 0;
+  if (a.dropout_p > 0) philox_unpack(a.philox, seed, offset);
+  const C scale = static_cast<C>(a.scale);
+  parallel_for(a.batch * a.heads * q_tiles, 1, [&](int64_t begin, int64_t end) {
+    std::vector<C> kt(E * Spad), vp(Spad * Evp), qp(kBr * E), s(kBr * kBc), o(kBr * Evp);
+    C m[kBr], l[kBr];
+    int64_t packed_bh = -1;
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t bh = task / q_tiles, i0 = (task % q_tiles) * kBr, rows = std::min(kBr, a.L - i0);
+      const Head<T, C> hd(a, bh);
+      // Keys transposed ([E, Spad], the B of q k^T) and values as rows ([Spad, Evp]), once per
+      // (b, h) in this chunk of tasks.
+      if (bh != packed_bh) {
+        pack_transposed(hd.k, a.ks.row, a.S, E, kt.data(), Spad);
+        pack_rows(hd.v, a.vs.row, a.S, Ev, C(1), vp.data(), Spad, Evp);
+        packed_bh = bh;
+      }
+      pack_rows(hd.q + i0 * a.qs.row, a.qs.row, rows, E, scale, qp.data(), rows, E);  // scale folded into q
+      std::fill(o.begin(), o.end(), C(0));
+      std::fill(m, m + kBr, -std::numeric_limits<C>::infinity());
+      std::fill(l, l + kBr, C(0));
+      // Causal: key tiles wholly right of the tile's last row are skipped.
+      const int64_t s_end = a.causal ? std::min(a.S, i0 + rows) : a.S;
+      for (int64_t j0 = 0; j0 < s_end; j0 += kBc) {
+        // Causal: rows before r_end see columns up to (i0 + r_end - 1) - j0 of this tile.
+        auto seen = [&](int64_t r_end) { return a.causal ? round_up(std::max<int64_t>(0, i0 + r_end - j0), L) : kBc; };
+        gemm_rows<C, Limit::N>(rows, kBc, E, qp.data(), E, kt.data() + j0, Spad, s.data(), kBc, false, seen);
+        mask_tile(a, hd.mask, rows, i0, j0, s.data(), kBc);
+        for (int64_t r = 0; r < rows; ++r) {
+          C* sr = s.data() + r * kBc;
+          Vec<C> vmx = simd::load(sr);
+          for (int64_t c = L; c < kBc; c += L) {
+            const Vec<C> x = simd::load(sr + c);
+            vmx = x > vmx ? x : vmx;
+          }
+          C mx = m[r];
+          for (int i = 0; i < L; ++i) mx = std::max(mx, vmx[i]);
+          // While every score so far is -inf the row has nothing to weigh: p = 0 (not exp(nan)).
+          const C shift = mx == -std::numeric_limits<C>::infinity() ? C(0) : mx;
+          const C alpha = m[r] == -std::numeric_limits<C>::infinity() ? C(0) : std::exp(m[r] - mx);
+          Vec<C> sum{};
+          for (int64_t c = 0; c < kBc; c += L) {
+            const Vec<C> p = exp_vec(simd::load(sr + c) - simd::splat(shift));
+            simd::store(sr + c, p);
+            sum += p;
+          }
+          l[r] = l[r] * alpha + simd::hsum<C>(sum);
+          m[r] = mx;
+          if (alpha != C(1)) {
+            C* orow = o.data() + r * Evp;
+            for (int64_t e = 0; e < Evp; ++e) orow[e] *= alpha;
+          }
+        }
+        if (a.dropout_p > 0) apply_dropout<C>(a, seed, offset, bh, rows, i0, j0, s.data(), nullptr);
+        gemm_rows<C, Limit::K>(rows, Evp, kBc, s.data(), kBc, vp.data() + j0 * Evp, Evp, o.data(), Evp, true, seen);
+      }
+      T* out = static_cast<T*>(a.out) + (bh * a.L + i0) * Ev;
+      C* lse = static_cast<C*>(a.lse) + bh * a.L + i0;
+      for (int64_t r = 0; r < rows; ++r) {
+        const bool empty = l[r] == C(0);  // every key masked
+        const C inv = empty ? C(0) : C(1) / l[r];
+        for (int64_t e = 0; e < Ev; ++e) out[r * Ev + e] = static_cast<T>(o[r * Evp + e] * inv);
+        lse[r] = empty ? -std::numeric_limits<C>::infinity() : m[r] + std::log(l[r]);
+      }
+    }
+  });
+}
+
+template <typename T>
+void backward(const AttentionArgs& a) {
+  using C = compute_t<T>;
+  constexpr int L = kLanes<C>;
+  const int64_t E = a.E, Ev = a.Ev, Spad = round_up(a.S, kBc), Lpad = round_up(a.L, kBr);
+  const int64_t Ep = round_up(E, L), Evp = round_up(Ev, L);
+  uint64_t seed = 0, offset = 0;
+  if (a.dropout_p > 0) philox_unpack(a.philox, seed, offset);
+  const C scale = static_cast<C>(a.scale);
+  parallel_for(a.batch * a.heads, 1, [&](int64_t begin, int64_t end) {
+    // Per (b, h): q scaled ([Lpad, Ep], the A of q k^T and the B of dS^T q), keys transposed and
+    // scaled keys as rows, values transposed, dO as rows; dQ accumulates over all key tiles.
+    std::vector<C> qp(Lpad * Ep), kt(E * Spad), kp(Spad * Ep), vt(Ev * Spad), dop(Lpad * Evp), dq(Lpad * Ep);
+    std::vector<C> dk(kBc * Ep), dv(kBc * Evp), d(Lpad), lse(Lpad);
+    std::vector<C> p(kBr * kBc), dp(kBr * kBc), pt(kBc * kBr), dst(kBc * kBr);
+    for (int64_t bh = begin; bh < end; ++bh) {
+      const Head<T, C> hd(a, bh);
+      pack_rows(hd.q, a.qs.row, a.L, E, scale, qp.data(), Lpad, Ep);
+      pack_transposed(hd.k, a.ks.row, a.S, E, kt.data(), Spad);
+      pack_rows(hd.k, a.ks.row, a.S, E, scale, kp.data(), Spad, Ep);
+      pack_transposed(hd.v, a.vs.row, a.S, Ev, vt.data(), Spad);
+      const T* go = static_cast<const T*>(a.grad_out) + bh * a.L * Ev;
+      const T* out = static_cast<const T*>(a.out) + bh * a.L * Ev;
+      pack_rows(go, Ev, a.L, Ev, C(1), dop.data(), Lpad, Evp);
+      for (int64_t i = 0; i < a.L; ++i) {
+        C acc = 0;
+        for (int64_t e = 0; e < Ev; ++e) acc += dop[i * Evp + e] * static_cast<C>(out[i * Ev + e]);
+        d[i] = acc;
+        lse[i] = static_cast<const C*>(a.lse)[bh * a.L + i];
+      }
+      std::fill(dq.begin(), dq.end(), C(0));
+      for (int64_t j0 = 0; j0 < a.S; j0 += kBc) {
+        std::fill(dk.begin(), dk.end(), C(0));
+        std::fill(dv.begin(), dv.end(), C(0));
+        // Causal: query rows above the tile's first key see none of it.
+        for (int64_t i0 = a.causal ? j0 / kBr * kBr : 0; i0 < a.L; i0 += kBr) {
+          const int64_t rows = std::min(kBr, a.L - i0);
+          gemm_rows(rows, kBc, E, qp.data() + i0 * Ep, Ep, kt.data() + j0, Spad, p.data(), kBc, false);
+          mask_tile(a, hd.mask, rows, i0, j0, p.data(), kBc);
+          for (int64_t r = 0; r < rows; ++r) {
+            C* pr = p.data() + r * kBc;
+            const C li = lse[i0 + r];
+            if (li == -std::numeric_limits<C>::infinity()) {
+              std::fill(pr, pr + kBc, C(0));
+            } else {
+              for (int64_t c = 0; c < kBc; c += L) simd::store(pr + c, exp_vec(simd::load(pr + c) - simd::splat(li)));
+            }
+          }
+          gemm_rows(rows, kBc, Ev, dop.data() + i0 * Evp, Evp, vt.data() + j0, Spad, dp.data(), kBc, false);
+          // p becomes P~ (dropped and rescaled) for dV; dp becomes dP = dP~ * Z.
+          std::vector<C>& pd = p;
+          std::vector<C> p_plain;
+          if (a.dropout_p > 0) {
+            p_plain = p;
+            apply_dropout<C>(a, seed, offset, bh, rows, i0, j0, pd.data(), dp.data());
+          }
+          const C* pp = a.dropout_p > 0 ? p_plain.data() : p.data();
+          for (int64_t r = 0; r < rows; ++r) {
+            for (int64_t c = 0; c < kBc; ++c) {
+              pt[c * kBr + r] = pd[r * kBc + c];
+              dst[c * kBr + r] = pp[r * kBc + c] * (dp[r * kBc + c] - d[i0 + r]);
+            }
+          }
+          gemm_rows(kBc, Evp, rows, pt.data(), kBr, dop.data() + i0 * Evp, Evp, dv.data(), Evp, true);
+          gemm_rows(kBc, Ep, rows, dst.data(), kBr, qp.data() + i0 * Ep, Ep, dk.data(), Ep, true);
+          // dQ += dS K (scale is in kp); dS back to rows from its transpose.
+          for (int64_t r = 0; r < rows; ++r) {
+            for (int64_t c = 0; c < kBc; ++c) dp[r * kBc + c] = dst[c * kBr + r];
+          }
+          gemm_rows(rows, Ep, kBc, dp.data(), kBc, kp.data() + j0 * Ep, Ep, dq.data() + i0 * Ep, Ep, true);
+        }
+        const int64_t cols = std::min(kBc, a.S - j0);
+        T* dkp = static_cast<T*>(a.dk) + (bh * a.S + j0) * E;
+        T* dvp = static_cast<T*>(a.dv) + (bh * a.S + j0) * Ev;
+        for (int64_t c = 0; c < cols; ++c) {
+          for (int64_t e = 0; e < E; ++e) dkp[c * E + e] = static_cast<T>(dk[c * Ep + e]);
+          for (int64_t e = 0; e < Ev; ++e) dvp[c * Ev + e] = static_cast<T>(dv[c * Evp + e]);
+        }
+      }
+      T* dqp = static_cast<T*>(a.dq) + bh * a.L * E;
+      for (int64_t i = 0; i < a.L; ++i) {
+        for (int64_t e = 0; e < E; ++e) dqp[i * E + e] = static_cast<T>(dq[i * Ep + e]);
+      }
+    }
+  });
+}
+
+}  // namespace
+}  // namespace colony::kernels::cpu
+
+namespace colony::kernels {
+
+void AttentionForward::cpu(const AttentionArgs& args) {
+  COLONY_DISPATCH_FLOATING(args.dtype, "scaled_dot_product_attention", [&] { cpu::forward<scalar_t>(args); });
+}
+
+void AttentionBackward::cpu(const AttentionArgs& args) {
+  COLONY_DISPATCH_FLOATING(args.dtype, "scaled_dot_product_attention_backward", [&] { cpu::backward<scalar_t>(args); });
+}
+
+}  // namespace colony::kernels

@@ -1,0 +1,67 @@
+// Gradient checks of the fused scaled_dot_product_attention (autograd/attention.cc) in float64:
+// its backward kernel against finite differences of its forward kernel, over the mask kinds,
+// causal with L != S, broadcast and strided operands, a custom scale and dropout (whose mask both
+// directions regenerate from one Philox draw: the forward of each finite difference reuses it
+// through a generator reseeded to the same state).
+#include <limits>
+
+#include "tests/autograd/gradcheck.h"
+
+namespace colony {
+namespace {
+
+using testing::gradcheck;
+using testing::input;
+using testing::strided_input;
+using In = const std::vector<Tensor>&;
+
+TEST(Attention, PlainAndLNotS) {
+  EXPECT_TRUE(gradcheck([](In in) { return scaled_dot_product_attention(in[0], in[1], in[2]); },
+                        {input({2, 3, 4}, -1, 1, 1), input({2, 5, 4}, -1, 1, 2), input({2, 5, 3}, -1, 1, 3)}));
+}
+
+TEST(Attention, CausalBothWays) {
+  for (auto [L, S] : {std::pair<int64_t, int64_t>{6, 4}, {3, 7}, {35, 35}}) {
+    EXPECT_TRUE(gradcheck([](In in) { return scaled_dot_product_attention(in[0], in[1], in[2], Tensor(), 0.0, true); },
+                          {input({1, 2, L, 3}, -1, 1, 1), input({1, 2, S, 3}, -1, 1, 2), input({1, 2, S, 2}, -1, 1, 3)}))
+        << L << " x " << S;
+  }
+}
+
+TEST(Attention, BoolAndFloatMasksWithAFullyMaskedRow) {
+  Tensor keep = raw::full({4, 6}, 1.0, kBool);
+  Tensor row = raw::select(keep, 0, 1);
+  raw::fill_(row, 0.0);  // query 1 sees nothing: zero output, zero gradient
+  Tensor col = raw::select(keep, 1, 4);
+  raw::fill_(col, 0.0);
+  Tensor additive = raw::mul(raw::rand({2, 1, 4, 6}, kFloat64), 2.0);
+  for (const Tensor& mask : {keep, additive}) {
+    EXPECT_TRUE(gradcheck([&](In in) { return scaled_dot_product_attention(in[0], in[1], in[2], mask); },
+                          {input({2, 2, 4, 3}, -1, 1, 1), input({2, 2, 6, 3}, -1, 1, 2), input({2, 2, 6, 5}, -1, 1, 3)}));
+  }
+}
+
+TEST(Attention, BroadcastStridedAndScaled) {
+  EXPECT_TRUE(gradcheck(
+      [](In in) { return scaled_dot_product_attention(in[0], in[1], in[2], Tensor(), 0.0, false, 0.7); },
+      {strided_input({2, 3, 5, 4}, -1, 1, 1), input({3, 7, 4}, -1, 1, 2), strided_input({1, 1, 7, 3}, -1, 1, 3)}));
+}
+
+TEST(Attention, DropoutWithTheSameDraw) {
+  Generator gen(11);
+  const uint64_t offset = gen.offset();
+  EXPECT_TRUE(gradcheck(
+      [&](In in) {
+        gen.set_state(11, offset);  // every evaluation draws the same dropout mask
+        return scaled_dot_product_attention(in[0], in[1], in[2], Tensor(), 0.4, false, std::nullopt, &gen);
+      },
+      {input({2, 5, 4}, -1, 1, 1), input({2, 6, 4}, -1, 1, 2), input({2, 6, 3}, -1, 1, 3)}));
+}
+
+TEST(Attention, NoNodeWhenNothingRequiresGrad) {
+  Tensor q = raw::rand({1, 3, 2}, kFloat64);
+  EXPECT_FALSE(scaled_dot_product_attention(q, q, q).requires_grad());
+}
+
+}  // namespace
+}  // namespace colony
