@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""PyTorch reference for the character-level GPT benchmark (examples/char_gpt --benchmark).
+
+The same model as examples/char_gpt/gpt.h (nanoGPT's: token + position embeddings, pre-norm blocks
+of causal self-attention through F.scaled_dot_product_attention and a GELU MLP, final LayerNorm,
+head tied to the token embedding), the same AdamW (decay on 2-D weights only, betas 0.9/0.99),
+gradient clipping at 1.0 and random token batches already in memory, so both sides time the
+training step only (forward, backward, clip, step).
+
+  /tmp/torch2/bin/python benchmarks/gpt_pytorch.py [--config cpu|384] [--threads 2] [--steps 60]
+                                                   [--amp bf16] [--compile]
+
+Prints the configuration, then tokens_per_s=<number> as its last line (as char_gpt --benchmark).
+"""
+import argparse
+import math
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+# The two configurations of nanoGPT's shakespeare_char: its README's CPU run and the GPU config.
+CONFIGS = {
+    "cpu": dict(n_layer=4, n_head=4, n_embd=128, block_size=64, batch_size=12),
+    "384": dict(n_layer=6, n_head=6, n_embd=384, block_size=256, batch_size=64),
+}
+VOCAB = 65  # tiny Shakespeare's characters
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.n_head = n_head
+        self.c_attn = nn.Linear(n_embd, 3 * n_embd)
+        self.c_proj = nn.Linear(n_embd, n_embd)
+
+    def forward(self, x):
+        B, T, C = x.size()
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
+
+
+class MLP(nn.Module):
+    def __init__(self, n_embd):
+        super().__init__()
+        self.c_fc = nn.Linear(n_embd, 4 * n_embd)
+        self.c_proj = nn.Linear(4 * n_embd, n_embd)
+
+    def forward(self, x):
+        return self.c_proj(F.gelu(self.c_fc(x)))
+
+
+class Block(nn.Module):
+    def __init__(self, n_embd, n_head):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(n_embd)
+        self.attn = CausalSelfAttention(n_embd, n_head)
+        self.ln_2 = nn.LayerNorm(n_embd)
+        self.mlp = MLP(n_embd)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT(nn.Module):
+    def __init__(self, n_layer, n_head, n_embd, block_size, vocab=VOCAB):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, n_embd)
+        self.wpe = nn.Embedding(block_size, n_embd)
+        self.h = nn.ModuleList([Block(n_embd, n_head) for _ in range(n_layer)])
+        self.ln_f = nn.LayerNorm(n_embd)
+        self.lm_head = nn.Linear(n_embd, vocab, bias=False)
+        self.lm_head.weight = self.wte.weight
+        for name, p in self.named_parameters():
+            if name.endswith("c_proj.weight"):
+                nn.init.normal_(p, 0.0, 0.02 / math.sqrt(2 * n_layer))
+            elif p.dim() == 2:
+                nn.init.normal_(p, 0.0, 0.02)
+            else:
+                nn.init.zeros_(p) if name.endswith("bias") else nn.init.ones_(p)
+
+    def forward(self, idx, targets):
+        T = idx.size(1)
+        x = self.wte(idx) + self.wpe(torch.arange(T))
+        for block in self.h:
+            x = block(x)
+        logits = self.lm_head(self.ln_f(x))
+        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1))
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--config", choices=CONFIGS.keys(), default="cpu")
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--steps", type=int, default=60)
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--amp", choices=["off", "bf16"], default="off")
+    p.add_argument("--compile", action="store_true", help="torch.compile the model (inductor)")
+    a = p.parse_args()
+    c = CONFIGS[a.config]
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(0)
+    model = GPT(c["n_layer"], c["n_head"], c["n_embd"], c["block_size"])
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
+                            lr=1e-3, betas=(0.9, 0.99))
+    step_model = torch.compile(model) if a.compile else model
+    B, T = c["batch_size"], c["block_size"]
+    data = torch.randint(0, VOCAB, (8, B, T + 1))
+    for i in range(a.warmup + a.steps):
+        if i == a.warmup:
+            start = time.perf_counter()
+        batch = data[i % len(data)]
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.amp == "bf16"):
+            loss = step_model(batch[:, :-1], batch[:, 1:])
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+    seconds = time.perf_counter() - start
+    print(f"torch {torch.__version__}, config {a.config} {c}, threads {a.threads}, amp {a.amp}, "
+          f"compile {a.compile}, loss {loss.item():.4f}")
+    print(f"tokens_per_s={B * T * a.steps / seconds:.1f}")
+
+
+if __name__ == "__main__":
+    main()

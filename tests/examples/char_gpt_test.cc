@@ -1,0 +1,117 @@
+// char_gpt run as a program on a small text it is given: it learns (the loss falls), prints the
+// evaluations and a sample, resumes from its checkpoint, trains under colonyrun, and says what to do
+// when the text is missing.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <string>
+
+#include "tests/data/data_test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using colony::data::testing::scratch_dir;
+
+struct Outcome {
+  int exit_code = -1;
+  std::string output;
+};
+
+Outcome run_command(const std::string& cmd) {
+  Outcome r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
+  const int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+// A text with structure to learn: a few short lines repeated.
+fs::path write_text(const fs::path& dir) {
+  fs::path file = dir / "input.txt";
+  std::ofstream out(file);
+  for (int i = 0; i < 200; ++i) out << "to be, or not to be: that is the question.\nwhether 'tis nobler in the mind\n";
+  return file;
+}
+
+// A tiny model, one thread, under colonyrun when ranks > 1.
+Outcome run_gpt(const fs::path& dir, const std::string& args, int ranks = 1) {
+  const std::string program = fs::absolute("examples/char_gpt/char_gpt").string();
+  const std::string launcher =
+      ranks > 1 ? "'" + fs::absolute("distributed/colonyrun").string() + "' --master_port=0 --grace=2 --nproc_per_node=" +
+                      std::to_string(ranks) + " "
+                : "";
+  return run_command("cd '" + dir.string() + "' && " + launcher + "'" + program +
+                     "' --n_layer 1 --n_head 2 --n_embd 32 --block_size 16 --batch_size 8 --threads 1 "
+                     "--eval_iters 4 --warmup_iters 5 --lr 3e-3 " +
+                     args + " 2>&1");
+}
+
+bool has(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
+
+// The "val loss X" figures a run printed, in order.
+std::vector<double> val_losses(const std::string& output) {
+  std::vector<double> out;
+  std::regex re("val loss ([0-9.]+)");
+  for (auto it = std::sregex_iterator(output.begin(), output.end(), re); it != std::sregex_iterator(); ++it)
+    out.push_back(std::stod((*it)[1]));
+  return out;
+}
+
+TEST(CharGpt, LearnsTheTextAndSamplesFromIt) {
+  fs::path dir = scratch_dir("char_gpt_learns");
+  fs::path text = write_text(dir);
+  Outcome r = run_gpt(dir, "--data '" + text.string() + "' --max_iters 60 --eval_interval 30 --sample_tokens 40");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "vocabulary of 22")) << r.output;
+  std::vector<double> losses = val_losses(r.output);
+  ASSERT_EQ(losses.size(), 2u) << r.output;
+  EXPECT_LT(losses[1], 2.5) << r.output;  // a uniform guess over 22 characters scores ln 22 = 3.09
+  EXPECT_TRUE(has(r.output, "---- sample ----")) << r.output;
+}
+
+TEST(CharGpt, ResumesWhereTheCheckpointStopped) {
+  fs::path dir = scratch_dir("char_gpt_resume");
+  fs::path text = write_text(dir);
+  // One schedule for all three runs (by default it ends at --max_iters, which differs here).
+  const std::string common = "--data '" + text.string() + "' --eval_interval 10 --sample_tokens 0 --seed 3 --lr_decay_iters 20 ";
+  Outcome whole = run_gpt(dir, common + "--max_iters 20");
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  Outcome first = run_gpt(dir, common + "--max_iters 10 --checkpoint '" + (dir / "ckpt").string() + "'");
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  Outcome second = run_gpt(dir, common + "--max_iters 20 --resume '" + (dir / "ckpt").string() + "'");
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_TRUE(has(second.output, "resumed from")) << second.output;
+  // The same batches and state: the resumed run ends where the uninterrupted one did.
+  ASSERT_FALSE(val_losses(whole.output).empty());
+  ASSERT_FALSE(val_losses(second.output).empty());
+  EXPECT_NEAR(val_losses(whole.output).back(), val_losses(second.output).back(), 1e-4)
+      << whole.output << "\n---\n" << second.output;
+}
+
+TEST(CharGpt, TrainsDataParallelUnderColonyrun) {
+  fs::path dir = scratch_dir("char_gpt_ddp");
+  fs::path text = write_text(dir);
+  Outcome r = run_gpt(dir, "--data '" + text.string() + "' --max_iters 6 --eval_interval 3 --sample_tokens 0", 2);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(has(r.output, "2 rank(s)")) << r.output;
+  EXPECT_EQ(val_losses(r.output).size(), 2u) << r.output;  // printed by rank 0 only
+}
+
+// Without --data it reads data/shakespeare/input.txt, which a fresh clone does not have.
+TEST(CharGpt, MissingTextSaysHowToGetIt) {
+  fs::path dir = scratch_dir("char_gpt_missing");
+  Outcome r = run_gpt(dir, "--max_iters 1");
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_TRUE(has(r.output, "tools/fetch_text.py")) << r.output;
+}
+
+}  // namespace
