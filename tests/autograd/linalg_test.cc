@@ -21,6 +21,27 @@ TEST(Linalg, Mm) {
   EXPECT_TRUE(gradcheck([](In in) { return mm(in[0], in[1]); }, {at, input({3, 4})}));
 }
 
+// linear's fused form (one GEMM with the bias added in place, LinearBackward): 2-D and 3-D inputs,
+// each input alone requiring grad, a strided input; and the composed form it falls back to.
+TEST(Linalg, Linear) {
+  auto f = [](In in) { return linear(in[0], in[1], in[2]); };
+  EXPECT_TRUE(gradcheck(f, {input({5, 3}, -1, 1, 1), input({4, 3}, -1, 1, 2), input({4}, -1, 1, 3)}));
+  EXPECT_TRUE(gradcheck(f, {input({2, 5, 3}, -1, 1, 1), input({4, 3}, -1, 1, 2), input({4}, -1, 1, 3)}));
+  EXPECT_TRUE(gradcheck(f, {strided_input({5, 3}, -1, 1, 1), input({4, 3}, -1, 1, 2), input({4}, -1, 1, 3)}));
+  for (int only = 0; only < 3; ++only) {
+    std::vector<Tensor> in{input({2, 3, 3}, -1, 1, 4), input({4, 3}, -1, 1, 5), input({4}, -1, 1, 6)};
+    for (int i = 0; i < 3; ++i) in[i].requires_grad_(i == only);
+    EXPECT_TRUE(gradcheck(f, in)) << "only input " << only << " requires grad";
+  }
+  EXPECT_TRUE(gradcheck([](In in) { return linear(in[0], in[1]); }, {input({2, 5, 3}), input({4, 3}, -1, 1, 2)}));
+  // The value: x W^T + b, against the composed ops.
+  Tensor x = input({2, 5, 3}, -1, 1, 7), w = input({4, 3}, -1, 1, 8), b = input({4}, -1, 1, 9);
+  EXPECT_TRUE(all_close(linear(x, w, b), add(matmul(x, t(w)), b)));
+  // The weight's gradient reaches the leaf contiguous.
+  linear(x, w, b).sum().backward();
+  EXPECT_TRUE(w.grad().is_contiguous());
+}
+
 // A gradient comes in its input's layout, so what flows back through Linear's t(weight) reaches
 // the weight contiguous, and the leaf keeps it as it is rather than copying it.
 TEST(Linalg, MmGradientsFollowTheInputsLayout) {

@@ -104,6 +104,10 @@ const std::vector<GemmCase>& gemm_cases() {
       {3, 16, 10, 8, false, false, true, 10, 1.0, 0.0},     // a batch sharing one B
       {2, 12, 9, 7, false, true, false, 13, 0.5, 1.0},      // accumulate into a wider C
       {1, 70, 130, 50, false, false, false, 130, -2.0, 0.25},  // several row blocks, alpha and beta
+      // B transposed with 256 rows or more: B is copied row-major first (gemm.cc's kRepackRows),
+      // into C as it is and into a wider C with alpha and beta.
+      {1, 300, 37, 21, false, true, false, 37, 1.0, 0.0},
+      {1, 257, 19, 44, false, true, false, 23, 0.5, 1.0},
   };
   return cases;
 }
