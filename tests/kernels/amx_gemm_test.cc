@@ -186,10 +186,38 @@ TEST(AmxGemm, TransposedOperandsPaddingAndOutputsMatchTheReference) {
   }
 }
 
-// k = 1000: a panel holds 14 column tiles (amx_gemm_tiles.h's kPanelBytes), so n = 300 (19 tiles)
-// takes two panels, the second with an odd tile; m = 70 ends in a partial block of 6 rows.
+// k = 1000 (32 steps): two depth blocks of 16 steps (kAmxBlockSteps), the partial sums kept in
+// float32 between them; a panel holds 24 column tiles (amx_gemm_tiles.h's kPanelBytes), so n = 420
+// (27 tiles) takes two panels, the second with an odd tile, and the second panel reads the A
+// packed by the first; m = 70 ends in a partial block of 6 rows.
 TEST(AmxGemm, SeveralPanelsOfBMatchTheReference) {
-  for (const AmxGemmFns* fns : runnable_amx_copies()) check(*fns, Case{70, 300, 1000}, 900);
+  for (const AmxGemmFns* fns : runnable_amx_copies()) {
+    check(*fns, Case{70, 300, 1000}, 900);
+    check(*fns, Case{70, 420, 1000}, 901);
+  }
+}
+
+// Depth blocks with every operand form: k = 1057 is 34 steps, three blocks of 12, 12 and 10 (the
+// last partial step zero-padded); A^T and B^T, accumulation into C, bfloat16 output with alpha and
+// beta (rounded once, after the last block).
+TEST(AmxGemm, DepthBlocksMatchTheReference) {
+  for (const AmxGemmFns* fns : runnable_amx_copies()) {
+    uint32_t seed = 950;
+    for (bool a_t : {false, true}) {
+      for (bool b_t : {false, true}) {
+        Case t{37, 50, 1057, a_t, b_t, 3};
+        check(*fns, t, seed++);
+        t.accumulate = true;
+        check(*fns, t, seed++);
+        t.accumulate = false;
+        t.bf16_out = true;
+        check(*fns, t, seed++);
+        t.alpha = 0.5f;
+        t.beta = -1.5f;
+        check(*fns, t, seed++);
+      }
+    }
+  }
 }
 
 // Operands near 2^-63: products and sums fall in float32's denormal range, where tdpbf16ps reads
