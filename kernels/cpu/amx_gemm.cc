@@ -64,6 +64,12 @@ __attribute__((target("avx512f,avx512bw"))) void pack_b_pairs_avx512(int64_t k, 
   }
 }
 
+// GCC 12 warns of its own intrinsics' undefined vectors (_mm512_undefined_epi32 inside
+// _mm512_unpackhi_epi32 and the like) in the AVX-512 functions below: a false positive.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
 // One whole tile of a column-major B (a linear layer's W^T): source row j (column j of B, 32
 // depths = 16 pairs as 32-bit words) at src + j * src_stride becomes word j of each tile row, so
 // the tile is the 16 x 16 transpose of 32-bit words. The scalar copy moved 256 words one by one.
@@ -92,6 +98,8 @@ __attribute__((target("avx512f,avx512bw"))) void transpose_tile_words(const uint
     _mm512_storeu_si512(out + (12 + c) * 32, _mm512_shuffle_i32x4(u1, u3, 0xdd));
   }
 }
+
+#pragma GCC diagnostic pop
 
 }  // namespace
 
