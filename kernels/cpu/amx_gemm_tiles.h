@@ -25,7 +25,8 @@
 // panel is summed.
 //
 // Measured on the 2-core Xeon (Sapphire Rapids class), 1024^3, 1 thread, matmul_bench: 773-1,027
-// GFLOP/s before (A read in place, one depth block, C rounded per tile), about 1,100-1,190 after.
+// GFLOP/s before (A read in place, one depth block, C rounded per tile); 5 alternating rounds at
+// the end: medians 979 before, 1,205 after, torch 2.15 (oneDNN) 1,328 (docs/benchmarks.md).
 // What paid: 64-byte aligned scratch and packed B (tile rows straddling two cache lines halved the
 // speed of a packed A), the T1 hint on B (1,009 -> 1,134 with A in L1), rounding once per block
 // row with vcvtneps2bf16, packing A once for all panels, 768 KB panels. Tried and dropped:
@@ -327,17 +328,26 @@ void start_c(const AmxGemmArgs& g, int t, int64_t i, int64_t j) {
   load_c(t, buf, kRowBytes);
 }
 
+// A's two 16-row tiles of the block's first depth step (rows 0-15 at a0, 16-31 at a1), the
+// elements from one step to the next and the bytes from one row to the next: packed (512, 64) or
+// read in place (32, A's row stride).
+struct ATiles {
+  const uint16_t* a0;
+  const uint16_t* a1;
+  int64_t step, stride;
+};
+
 // The 16 * MR x 16 * NR block at rows i, column tile t, over depth steps [q0, q0 + nq): A's tiles
-// packed at a_pack (rows 16-31 kBlockSteps tiles on), C started from the output (first depth
-// block) or from the partial sums at part (16 x 16 float32 tiles: column tile u, row half h at
-// part + 512u + 256h), and written to the output (last depth block) or back to part.
+// at a, C started from the output (first depth block) or from the partial sums at part (16 x 16
+// float32 tiles: column tile u, row half h at part + 512u + 256h), and written back to part.
 template <int MR, int NR>
-void block(const AmxGemmArgs& g, const uint16_t* a_pack, int64_t i, int64_t t, int64_t steps, int64_t q0,
-           int64_t nq, bool first, float* part) {
+void block(const AmxGemmArgs& g, const ATiles& a, int64_t i, int64_t t, int64_t steps, int64_t q0, int64_t nq,
+           bool first, float* part) {
   const uint16_t* b0 = g.packed_b + (t * steps + q0) * kTileElems;
   const uint16_t* b1 = b0 + steps * kTileElems;
-  const uint16_t* a0 = a_pack;
-  const uint16_t* a1 = a_pack + kBlockSteps * kTileElems;
+  const uint16_t* a0 = a.a0;
+  const uint16_t* a1 = a.a1;
+  const int64_t a_step = a.step, a_stride = a.stride;
   const int64_t j = t * kTileCols;
   if (first) {
     start_c(g, 0, i, j);
@@ -354,10 +364,10 @@ void block(const AmxGemmArgs& g, const uint16_t* a_pack, int64_t i, int64_t t, i
     // Tile 6 (B's first column tile, from L2) is free again after the second product, so its
     // next load has two products' time; in the order 0, 1, 2, 3 it had one.
     COLONY_AMX_LOAD_B(6, b0 + q * kTileElems, kRowBytes);
-    COLONY_AMX_LOAD(4, a0 + q * kTileElems, kRowBytes);
+    COLONY_AMX_LOAD(4, a0 + q * a_step, a_stride);
     COLONY_AMX_DP(0, 4, 6);
     if constexpr (MR == 2) {
-      COLONY_AMX_LOAD(5, a1 + q * kTileElems, kRowBytes);
+      COLONY_AMX_LOAD(5, a1 + q * a_step, a_stride);
       COLONY_AMX_DP(2, 5, 6);
     }
     if constexpr (NR == 2) {
@@ -374,8 +384,8 @@ void block(const AmxGemmArgs& g, const uint16_t* a_pack, int64_t i, int64_t t, i
 
 // Rows [i, i + 32) of the panel's column tiles [t0, t_end), summed in part (block's layout), to the
 // output. Done once the whole panel row is summed, not per block: rounding straight after each
-// block's tilestored read the tiles back before the stores had drained, and the per-tile rounding took 24 %
-// of a 1024^3 product (perf, 1 thread).
+// block's tilestored (reading the tiles back, presumably before the stores had drained) took 24 %
+// of a 1024^3 product (perf, 1 thread); this, with vcvtneps2bf16, about 7 %.
 void write_out(const AmxGemmArgs& g, int64_t i, int64_t t0, int64_t t_end, const float* part) {
   [[maybe_unused]] const bool plain = g.alpha == 1.0f && g.beta == 0.0f;  // C = round(A B)
   for (int64_t t = t0; t < t_end; ++t) {
@@ -427,6 +437,27 @@ void gemm(const AmxGemmArgs& g, uint16_t* scratch) {
   // and rows straddling two lines ran the whole product at half speed (1024^3, 1 thread).
   uint16_t* a_packed = scratch + ((64 - reinterpret_cast<uintptr_t>(scratch) % 64) % 64) / 2;
   float* part = reinterpret_cast<float*>(a_packed + (g.m + 31) / 32 * blocks * kAPackElems);  // 64-byte aligned too
+  // A row-major A is read in place (whole 32-row blocks of whole steps) unless its rows would
+  // crowd L1's sets: the 32 rows of a depth block start on 64 / gcd(stride in lines, 64) distinct
+  // sets of 64 and take `lines` each, so a set holds about 32 * lines / covered of them; more than
+  // 8 of the 12 ways (1024 columns: 16) and the block no longer stays in L1 while B streams past.
+  // Rows must also start on cache lines (tile rows straddling two lines ran at half speed).
+  // Copying a block costs as much as 12 % of a 128^3 product (matmul_bench 128: A @ B 514-550
+  // GFLOP/s in place, 469-483 packed), so it is only done where it keeps A in L1.
+  bool in_place = false;
+  if (g.a_col_stride == 1 && (g.a_row_stride * 2) % 64 == 0 && reinterpret_cast<uintptr_t>(g.a) % 64 == 0) {
+    const int64_t stride_lines = (g.a_row_stride * 2 / 64) % 64;
+    int64_t gcd = 64;
+    for (int64_t x = stride_lines, y = 64; y != 0;) {
+      const int64_t r = x % y;
+      x = y;
+      y = r;
+      gcd = x;
+    }
+    const int64_t lines = block_steps;  // a step is one 64-byte line per row
+    const int64_t covered = min64(64, 64 / gcd * lines);
+    in_place = 32 * lines <= 8 * covered;
+  }
   configure_tiles();
   for (int64_t t0 = 0; t0 < col_tiles; t0 += panel) {
     const int64_t t_end = min64(t0 + panel, col_tiles);
@@ -438,7 +469,13 @@ void gemm(const AmxGemmArgs& g, uint16_t* scratch) {
         // A is packed in the first panel and read in tiles by the others: packing it per panel
         // took 16 % of a 1024^3 product (two panels; perf, 1 thread).
         uint16_t* a_pack = a_packed + (i / (2 * kTileRows) * blocks + kb) * kAPackElems;
-        if (t0 == 0) {
+        ATiles a{a_pack, a_pack + kBlockSteps * kTileElems, kTileElems, kRowBytes};
+        if (in_place && rows == 2 * kTileRows && (q0 + nq) * kTileDepth <= g.k) {
+          a.a0 = g.a + i * g.a_row_stride + q0 * kTileDepth;
+          a.a1 = a.a0 + kTileRows * g.a_row_stride;
+          a.step = kTileDepth;
+          a.stride = g.a_row_stride * 2;
+        } else if (t0 == 0) {
           pack_a(g, i, min64(rows, kTileRows), q0, nq, a_pack);
           if (two_rows) pack_a(g, i + kTileRows, rows - kTileRows, q0, nq, a_pack + kBlockSteps * kTileElems);
         }
@@ -447,13 +484,13 @@ void gemm(const AmxGemmArgs& g, uint16_t* scratch) {
           const bool two_cols = t + 1 < t_end;
           float* p = part + (t - t0) * kTileElems;
           if (two_rows && two_cols) {
-            block<2, 2>(g, a_pack, i, t, steps, q0, nq, first, p);
+            block<2, 2>(g, a, i, t, steps, q0, nq, first, p);
           } else if (two_rows) {
-            block<2, 1>(g, a_pack, i, t, steps, q0, nq, first, p);
+            block<2, 1>(g, a, i, t, steps, q0, nq, first, p);
           } else if (two_cols) {
-            block<1, 2>(g, a_pack, i, t, steps, q0, nq, first, p);
+            block<1, 2>(g, a, i, t, steps, q0, nq, first, p);
           } else {
-            block<1, 1>(g, a_pack, i, t, steps, q0, nq, first, p);
+            block<1, 1>(g, a, i, t, steps, q0, nq, first, p);
           }
         }
         if (last) write_out(g, i, t0, t_end, part);
