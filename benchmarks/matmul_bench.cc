@@ -7,8 +7,8 @@
 // (kernels/cpu/small_gemm_bf16.h), and on AMX tiles where it has those (kernels/cpu/amx_gemm.h).
 // Optional argument: the matrix size.
 //
-//   matmul_bench --dtype bf16|f32 --size N --threads T [--trials R]
-// times only A @ B of that type, size and thread count on the kernels the library picks (Auto),
+//   matmul_bench --dtype bf16|f32 --size N --threads T [--trials R] [--form ab|abt|atb]
+// times only A @ B (or A @ B^T, A^T @ B: a linear layer's forward and weight gradient) of that type, size and thread count on the kernels the library picks (Auto),
 // and prints gflops=X (the best trial) as its last line, as benchmarks/matmul_pytorch.py does for
 // torch.mm, so the two can be compared in alternating rounds. Without --dtype the tables above
 // are printed, then gflops= of float32 A @ B at the size, 1 thread.
@@ -56,6 +56,7 @@ struct Options {
   int64_t size = 512;
   int threads = 1;
   int trials = 0;  // 0: 100 for float32, 30 for bfloat16 (the tables' counts)
+  std::string form = "ab";  // ab: A @ B, abt: A @ B^T, atb: A^T @ B (transposed views, not copies)
 };
 
 Options parse(int argc, char** argv) {
@@ -71,16 +72,22 @@ Options parse(int argc, char** argv) {
       o.threads = std::atoi(argv[++i]);
     } else if (arg == "--trials" && has_value) {
       o.trials = std::atoi(argv[++i]);
+    } else if (arg == "--form" && has_value) {
+      o.form = argv[++i];
     } else if (i == 1 && arg[0] != '-') {
       o.size = std::atoll(argv[i]);
     } else {
       std::fprintf(stderr, "matmul_bench: unknown argument %s; usage: matmul_bench [--dtype bf16|f32] [--size N] "
-                   "[--threads T] [--trials R] (or matmul_bench N)\n", arg.c_str());
+                   "[--threads T] [--trials R] [--form ab|abt|atb] (or matmul_bench N)\n", arg.c_str());
       std::exit(2);
     }
   }
   if (!o.dtype.empty() && o.dtype != "bf16" && o.dtype != "f32") {
     std::fprintf(stderr, "matmul_bench: --dtype %s: expected bf16 or f32\n", o.dtype.c_str());
+    std::exit(2);
+  }
+  if (o.form != "ab" && o.form != "abt" && o.form != "atb") {
+    std::fprintf(stderr, "matmul_bench: --form %s: expected ab, abt or atb\n", o.form.c_str());
     std::exit(2);
   }
   if (o.size < 1 || o.threads < 1 || o.trials < 0) {
@@ -113,10 +120,12 @@ int run_one(const Options& o) {
   }
   colony::set_num_threads(o.threads);
   const int trials = o.trials > 0 ? o.trials : (dtype == colony::kFloat32 ? 100 : 30);
-  const Timing t = time_mm(a, b, trials);
+  const Timing t = time_mm(o.form == "atb" ? colony::raw::transpose(a, 0, 1) : a,
+                           o.form == "abt" ? colony::raw::transpose(b, 0, 1) : b, trials);
   const double flops = 2.0 * static_cast<double>(n) * n * n;
-  std::printf("colony mm %s %lld^3 threads=%d kernel=%s trials=%d best %.3f ms median %.3f ms\n", o.dtype.c_str(),
-              static_cast<long long>(n), o.threads, kernel_name(dtype, n), trials, t.best * 1e3, t.median * 1e3);
+  std::printf("colony mm %s %s %lld^3 threads=%d kernel=%s trials=%d best %.3f ms median %.3f ms\n", o.form.c_str(),
+              o.dtype.c_str(), static_cast<long long>(n), o.threads, kernel_name(dtype, n), trials, t.best * 1e3,
+              t.median * 1e3);
   std::printf("gflops=%.1f\n", flops / t.best * 1e-9);
   return 0;
 }

@@ -1,6 +1,6 @@
 """torch.mm throughput, to compare with benchmarks/matmul_bench in alternating rounds.
 
-    python benchmarks/matmul_pytorch.py --dtype bf16|f32 --size N --threads T [--trials R]
+    python benchmarks/matmul_pytorch.py --dtype bf16|f32 --size N --threads T [--trials R] [--form ab|abt|atb]
 
 Times A @ B for two N x N matrices (torch.randn, then cast), after 3 warm-up products, with
 torch.set_num_threads(T), and prints gflops=X (2 N^3 flops over the best trial) as its last line,
@@ -18,6 +18,8 @@ def main() -> int:
     parser.add_argument("--dtype", choices=["bf16", "f32"], default="f32")
     parser.add_argument("--size", type=int, default=512)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--form", choices=["ab", "abt", "atb"], default="ab",
+                        help="A @ B, A @ B^T or A^T @ B (transposed views), as matmul_bench --form")
     parser.add_argument("--trials", type=int, default=0, help="0: 100 for f32, 30 for bf16 (matmul_bench's)")
     args = parser.parse_args()
     if args.size < 1 or args.threads < 1 or args.trials < 0:
@@ -28,6 +30,10 @@ def main() -> int:
     a = torch.randn(args.size, args.size, generator=gen).to(dtype)
     b = torch.randn(args.size, args.size, generator=gen).to(dtype)
     trials = args.trials or (30 if dtype == torch.bfloat16 else 100)
+    if args.form == "abt":
+        b = b.t()
+    elif args.form == "atb":
+        a = a.t()
     with torch.no_grad():
         for _ in range(3):
             torch.mm(a, b)
@@ -38,7 +44,7 @@ def main() -> int:
             times.append(time.perf_counter() - start)
     times.sort()
     flops = 2.0 * args.size**3
-    print(f"torch {torch.__version__} mm {args.dtype} {args.size}^3 threads={args.threads} trials={trials} "
+    print(f"torch {torch.__version__} mm {args.form} {args.dtype} {args.size}^3 threads={args.threads} trials={trials} "
           f"best {times[0] * 1e3:.3f} ms median {times[len(times) // 2] * 1e3:.3f} ms")
     print(f"gflops={flops / times[0] * 1e-9:.1f}")
     return 0

@@ -7,8 +7,8 @@
 // AVX-512 float32 FMA. B must be in VNNI order, each tile row holding the pairs (B(2r, j),
 // B(2r + 1, j)) of 16 columns: amx_pack_b writes that once per product (the weights of a linear
 // layer, reused by every row block), zero-padded to whole tiles so that no tile ever reads past
-// the matrix. A is read in place where 16 whole rows of 32 are there (row-major); partial blocks
-// (rows past m, columns past k, a column-major A) are copied to zero-padded scratch first.
+// the matrix. A is copied into zero-padded tiles in scratch, 32 rows by a depth block at a time,
+// once per product (amx_gemm_tiles.h: the blocking and what it measured).
 //
 // What the hardware computes (measured on an Intel Xeon, Sapphire Rapids class, and matching
 // Intel's description of denormals as treated as zero and flushed, with round to nearest even):
@@ -65,12 +65,19 @@ void amx_gemm(const AmxGemmArgs& args);
 // One build of the tiles.
 struct AmxGemmFns {
   const char* isa;  // "amx", "amx_emulated"
-  // scratch: amx_scratch_size(k) elements of this thread's own.
+  // scratch: amx_scratch_size(m, k) elements of this thread's own.
   void (*gemm)(const AmxGemmArgs& args, uint16_t* scratch);
 };
 
-// Elements of the scratch a gemm call takes: two 16-row blocks of A, zero-padded.
-int64_t amx_scratch_size(int64_t k);
+// The tiles' blocking (amx_gemm_tiles.h): depth blocks of at most kAmxBlockSteps 32-deep steps
+// (32 rows of A packed per block: 32 KB, in L1), panels of at most kAmxMaxPanelTiles column tiles.
+constexpr int64_t kAmxBlockSteps = 16;
+constexpr int64_t kAmxMaxPanelTiles = 64;
+
+// Elements of the scratch a gemm call of m x k A takes: all of A in tiles (packed in the first
+// panel of columns, read by the rest), and the float32 partial sums of 32 rows of a panel between
+// depth blocks.
+int64_t amx_scratch_size(int64_t m, int64_t k);
 
 namespace amx_bf16 {  // built with -mamx-tile -mamx-bf16
 const AmxGemmFns& amx_gemm_fns();

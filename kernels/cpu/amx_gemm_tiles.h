@@ -14,15 +14,25 @@
 //
 // Blocking. The output is computed 32 x 32 at a time, four C tiles (0-3) fed by two A tiles (4, 5:
 // rows 0-15 and 16-31) and two B tiles (6, 7: columns 0-15 and 16-31), so each step loads four
-// tiles for four tdpbf16ps. A block's C tiles stay in registers over the whole depth and are
-// stored once. The column tiles are walked in panels whose packed B takes at most kPanelBytes, so a
-// panel stays in the core's L2 cache (2 MB on Sapphire Rapids) while every 32-row block of A
-// passes over it; the 32 rows of A (64 bytes per depth step and row) stay in L1/L2 across the
-// panel's columns. From L1, four loads and four tdpbf16ps run at 3.27 TFLOP/s on the 2-core Xeon
-// (a register-resident probe); from L2 the loads bound it. Tried and dropped (1024^3, alternating
-// runs on that busy VM): copying A's 32 rows to tiles first (no gain; interleaving the two
-// halves' tiles was slower), 256 KB to 2 MB panels (no difference), and depth blocks of 8 to 32
-// steps with C's partial sums in scratch (slower).
+// tiles for four tdpbf16ps, in the order that leaves the B tiles the most time to arrive. Loops,
+// outside in: panels of column tiles whose packed B takes at most kPanelBytes (kept in the core's
+// 2 MB L2 while every row block passes over it), 32-row blocks of A, depth blocks of at most
+// kBlockSteps steps, then the column pairs of the panel. A's 32 rows of one depth block are copied
+// into tiles (pack_a, 32 KB, in the first panel only; the later panels read those tiles) and stay
+// in L1 across the panel's columns; B streams from L2 with the T1 hint (tileloaddt1) so that it
+// does not evict them. C's sums stay in tile registers over a depth block and in float32 scratch
+// between blocks; the output is written (rounded to bfloat16 or copied) once a 32-row block of the
+// panel is summed.
+//
+// Measured on the 2-core Xeon (Sapphire Rapids class), 1024^3, 1 thread, matmul_bench: 773-1,027
+// GFLOP/s before (A read in place, one depth block, C rounded per tile); 5 alternating rounds at
+// the end: medians 979 before, 1,205 after, torch 2.15 (oneDNN) 1,328 (docs/benchmarks.md).
+// What paid: 64-byte aligned scratch and packed B (tile rows straddling two cache lines halved the
+// speed of a packed A), the T1 hint on B (1,009 -> 1,134 with A in L1), rounding once per block
+// row with vcvtneps2bf16, packing A once for all panels, 768 KB panels. Tried and dropped:
+// prefetching the next block's rows of A into L2 from the column loop (the prefetches stalled the
+// tile loop: no gain), prefetching B's next steps into L1 (900-960 against 1,040-1,075), depth
+// blocks of 8, 12 or 32 steps (32: A no longer fits L1).
 #if !defined(COLONY_AMX_ISA) || !defined(COLONY_AMX_NATIVE)
 #error "define COLONY_AMX_ISA and COLONY_AMX_NATIVE before including amx_gemm_tiles.h"
 #endif
@@ -38,6 +48,13 @@
 #include <cmath>
 #endif
 
+// GCC 12 warns of its own intrinsics' undefined vectors (_mm512_undefined_epi32 inside
+// _mm512_cvtepu16_epi32, _mm512_slli_epi32, _mm512_loadu_si512 ...) once they are inlined into
+// this file's functions: a false positive, silenced for this file only.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
 namespace colony::kernels::cpu::COLONY_AMX_ISA {
 namespace {
 
@@ -46,9 +63,15 @@ constexpr int64_t kTileDepth = 32;   // bfloat16 per row of an A tile (64 bytes)
 constexpr int64_t kTileCols = 16;    // float32 per row of a C tile
 constexpr int64_t kTileElems = 512;  // bfloat16 per packed B tile (16 rows of 32)
 constexpr int64_t kRowBytes = 64;
-// Packed B kept per panel (see above): 512 KB, a quarter of the L2, leaving room for A's rows and
-// C; 1024^3 ran at the same speed with 256 KB and 1 MB panels (benchmarks/matmul_bench).
-constexpr int64_t kPanelBytes = int64_t{512} << 10;
+// Packed B kept per panel (see above): 768 KB of the 2 MB L2, which also holds A's packed rows on
+// their way, the output and the partial sums. 1024^3, 1 thread, A packed once (matmul_bench,
+// 2026-12-05 midday, two rounds): 256 KB 951 GFLOP/s, 384 KB 1,062-1,066, 512 KB 1,084-1,125,
+// 768 KB 1,188-1,192, 1 MB 1,136-1,151. A register-resident probe (the loop of block<2, 2> over a
+// B of that size) ran at 3.2 TFLOP/s with 1 MB of B, 2.6 with 1.5 MB and 1.8 with 2 MB.
+constexpr int64_t kPanelBytes = int64_t{768} << 10;
+constexpr int64_t kBlockSteps = kAmxBlockSteps;
+constexpr int64_t kMaxPanelTiles = kAmxMaxPanelTiles;
+constexpr int64_t kAPackElems = 2 * kBlockSteps * kTileElems;  // two row halves of packed A
 
 inline int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
@@ -73,7 +96,8 @@ inline float bf16_to_float(uint16_t bits) {
 // out[c] = round_to_bf16(alpha * v[c] + beta * out[c]) for 16 columns (beta == 0: out not read),
 // in AVX-512: the scalar loop, which GCC does not vectorize, took 1.2 ms of a 1024^3 product's
 // 4.1 (Intel Xeon, Sapphire Rapids class).
-inline void round_row_to_bf16(const float* v, float alpha, float beta, uint16_t* out) {
+// Out of line: only products with alpha != 1 or beta != 0 take it (write_out).
+__attribute__((noinline)) void round_row_to_bf16(const float* v, float alpha, float beta, uint16_t* out) {
   __m512 x = _mm512_mul_ps(_mm512_loadu_ps(v), _mm512_set1_ps(alpha));
   if (beta != 0.0f) {
     const __m256i old = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out));
@@ -114,6 +138,9 @@ inline void configure_tiles() {
 inline void release_tiles() { _tile_release(); }
 
 #define COLONY_AMX_LOAD(t, p, stride_bytes) _tile_loadd(t, p, stride_bytes)
+// B with the T1 hint, so that B's stream (32 KB per column pair) does not evict the 32 KB of
+// packed A from L1: 1024^3, 1 thread, 1,009 -> 1,134 GFLOP/s at the same blocking.
+#define COLONY_AMX_LOAD_B(t, p, stride_bytes) _tile_stream_loadd(t, p, stride_bytes)
 #define COLONY_AMX_STORE(t, p, stride_bytes) _tile_stored(t, p, stride_bytes)
 #define COLONY_AMX_ZERO(t) _tile_zero(t)
 #define COLONY_AMX_DP(c, a, b) _tile_dpbf16ps(c, a, b)
@@ -165,6 +192,7 @@ inline void tile_dp(int c, int a, int b) {
 }
 
 #define COLONY_AMX_LOAD(t, p, stride_bytes) tile_load(t, p, stride_bytes)
+#define COLONY_AMX_LOAD_B(t, p, stride_bytes) tile_load(t, p, stride_bytes)
 #define COLONY_AMX_STORE(t, p, stride_bytes) tile_store(t, p, stride_bytes)
 #define COLONY_AMX_ZERO(t) tile_zero(t)
 #define COLONY_AMX_DP(c, a, b) tile_dp(c, a, b)
@@ -197,40 +225,90 @@ inline void zero_c(int t) {
   }
 }
 
-// 16 rows of A for the depth steps: step q < direct_steps reads base + 32q (row stride `stride`
-// bytes, A in place or a zero-padded copy); the step after them, if any, reads `tail` (a
-// zero-padded 16 x 32 copy of the last, partial step).
-struct ARows {
-  const uint16_t* base;
-  int64_t stride;
-  int64_t direct_steps;
-  const uint16_t* tail;
-  const uint16_t* step(int64_t q) const { return q < direct_steps ? base + q * kTileDepth : tail; }
-  int64_t step_stride(int64_t q) const { return q < direct_steps ? stride : kRowBytes; }
-};
+#if COLONY_AMX_NATIVE
+// One whole 16 x 32 tile of a column-major A (A^T @ B): column p (16 rows, contiguous) at
+// src + p * col_stride. Columns 2s and 2s + 1 interleaved give word s of every tile row (one 32-bit
+// word per row), so the tile is the 16 x 16 transpose of those words: 1024^3 A^T @ B, 1 thread
+// (matmul_bench --form atb), 859-887 GFLOP/s with the scalar copy below, 1,063-1,073 with this.
+void transpose_a_tile(const uint16_t* src, int64_t col_stride, uint16_t* out) {
+  __m512i r[16], t[16];
+  for (int s = 0; s < 16; ++s) {
+    const __m512i even = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * s * col_stride)));
+    const __m512i odd =
+        _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + (2 * s + 1) * col_stride)));
+    r[s] = _mm512_or_si512(even, _mm512_slli_epi32(odd, 16));  // word i: (A(i, 2s), A(i, 2s + 1))
+  }
+  for (int k = 0; k < 8; ++k) {
+    t[2 * k] = _mm512_unpacklo_epi32(r[2 * k], r[2 * k + 1]);
+    t[2 * k + 1] = _mm512_unpackhi_epi32(r[2 * k], r[2 * k + 1]);
+  }
+  // r[4k + c], 128-bit lane l: words s = 4k to 4k + 3 of row 4l + c.
+  for (int k = 0; k < 4; ++k) {
+    r[4 * k] = _mm512_unpacklo_epi64(t[4 * k], t[4 * k + 2]);
+    r[4 * k + 1] = _mm512_unpackhi_epi64(t[4 * k], t[4 * k + 2]);
+    r[4 * k + 2] = _mm512_unpacklo_epi64(t[4 * k + 1], t[4 * k + 3]);
+    r[4 * k + 3] = _mm512_unpackhi_epi64(t[4 * k + 1], t[4 * k + 3]);
+  }
+  for (int c = 0; c < 4; ++c) {
+    const __m512i u0 = _mm512_shuffle_i32x4(r[c], r[4 + c], 0x88), u1 = _mm512_shuffle_i32x4(r[c], r[4 + c], 0xdd);
+    const __m512i u2 = _mm512_shuffle_i32x4(r[8 + c], r[12 + c], 0x88);
+    const __m512i u3 = _mm512_shuffle_i32x4(r[8 + c], r[12 + c], 0xdd);
+    _mm512_storeu_si512(out + c * kTileDepth, _mm512_shuffle_i32x4(u0, u2, 0x88));
+    _mm512_storeu_si512(out + (8 + c) * kTileDepth, _mm512_shuffle_i32x4(u0, u2, 0xdd));
+    _mm512_storeu_si512(out + (4 + c) * kTileDepth, _mm512_shuffle_i32x4(u1, u3, 0x88));
+    _mm512_storeu_si512(out + (12 + c) * kTileDepth, _mm512_shuffle_i32x4(u1, u3, 0xdd));
+  }
+}
+#endif
 
-// Rows [i, i + rows) of A (rows <= 16) for `steps` depth steps: in place when all 16 rows are
-// there and A is row-major (only a partial last step copied, to scratch's first 512 elements),
-// else copied whole to scratch (16 x 32 * steps, zeros past m and k).
-ARows prepare_a(const AmxGemmArgs& g, int64_t i, int64_t rows, int64_t steps, uint16_t* scratch) {
-  const int64_t depth = steps * kTileDepth;
-  if (rows == kTileRows && g.a_col_stride == 1) {
-    const int64_t whole = g.k / kTileDepth;
-    const uint16_t* a = g.a + i * g.a_row_stride;
-    if (whole < steps) {
-      const int64_t p0 = whole * kTileDepth;
-      for (int64_t r = 0; r < kTileRows; ++r)
-        for (int64_t p = 0; p < kTileDepth; ++p)
-          scratch[r * kTileDepth + p] = p0 + p < g.k ? a[r * g.a_row_stride + p0 + p] : 0;
+// Rows [i, i + rows) of A (rows <= 16), depth steps [q0, q0 + nq), copied into nq consecutive
+// 16 x 32 tiles (step q at out + 512q, row stride 64 bytes), zeros past m and k. The tile loads
+// then read L1-resident, contiguous tiles: read in place, a row-major A whose row stride is a
+// multiple of 2 KB (1024 columns) puts the 32 rows of one step in two L1 sets, more lines than
+// the 12 ways hold, so every block reloaded them from L2.
+void pack_a(const AmxGemmArgs& g, int64_t i, int64_t rows, int64_t q0, int64_t nq, uint16_t* out) {
+  const int64_t p0 = q0 * kTileDepth;
+  const int64_t depth = min64(nq * kTileDepth, g.k - p0);  // real columns in the block
+  if (g.a_col_stride == 1) {
+    for (int64_t r = 0; r < kTileRows; ++r) {
+      const uint16_t* a = g.a + (i + r) * g.a_row_stride + p0;
+      for (int64_t q = 0; q < nq; ++q) {
+        uint16_t* o = out + q * kTileElems + r * kTileDepth;
+        const int64_t d = r < rows ? min64(kTileDepth, depth - q * kTileDepth) : 0;
+        if (d == kTileDepth) {
+#if COLONY_AMX_NATIVE
+          _mm512_storeu_si512(o, _mm512_loadu_si512(a + q * kTileDepth));  // one move, not memcpy's two
+#else
+          std::memcpy(o, a + q * kTileDepth, kRowBytes);
+#endif
+        } else {
+          if (d > 0) std::memcpy(o, a + q * kTileDepth, d * 2);
+          std::memset(o + (d > 0 ? d : 0), 0, (kTileDepth - (d > 0 ? d : 0)) * 2);
+        }
+      }
     }
-    return {a, g.a_row_stride * 2, whole, scratch};
+    return;
   }
-  for (int64_t r = 0; r < kTileRows; ++r) {
-    uint16_t* out = scratch + r * depth;
-    const uint16_t* a = g.a + (i + r) * g.a_row_stride;
-    for (int64_t p = 0; p < depth; ++p) out[p] = r < rows && p < g.k ? a[p * g.a_col_stride] : 0;
+  // A column-major (A^T @ B, a weight gradient): column p's rows are a_row_stride apart.
+  for (int64_t q = 0; q < nq; ++q) {
+    uint16_t* o = out + q * kTileElems;
+#if COLONY_AMX_NATIVE
+    if (rows == kTileRows && g.a_row_stride == 1 && (q + 1) * kTileDepth <= depth) {
+      transpose_a_tile(g.a + (p0 + q * kTileDepth) * g.a_col_stride + i, g.a_col_stride, o);
+      continue;
+    }
+#endif
+    for (int64_t p = 0; p < kTileDepth; ++p) {
+      const int64_t pp = q * kTileDepth + p;
+      const uint16_t* a = g.a + (p0 + pp) * g.a_col_stride + i * g.a_row_stride;
+      if (pp < depth) {
+        for (int64_t r = 0; r < rows; ++r) o[r * kTileDepth + p] = a[r * g.a_row_stride];
+        for (int64_t r = rows; r < kTileRows; ++r) o[r * kTileDepth + p] = 0;
+      } else {
+        for (int64_t r = 0; r < kTileRows; ++r) o[r * kTileDepth + p] = 0;
+      }
+    }
   }
-  return {scratch, depth * 2, steps, nullptr};
 }
 
 // C tile t covers rows [i, i + 16) and columns [j, j + 16), clipped to m x n.
@@ -250,63 +328,99 @@ void start_c(const AmxGemmArgs& g, int t, int64_t i, int64_t j) {
   load_c(t, buf, kRowBytes);
 }
 
-void finish_c(const AmxGemmArgs& g, int t, int64_t i, int64_t j) {
-  const int64_t rows = min64(kTileRows, g.m - i), cols = min64(kTileCols, g.n - j);
-  if (g.c_f32 != nullptr && rows == kTileRows && cols == kTileCols) {
-    store_c(t, g.c_f32 + i * g.ldc + j, g.ldc * 4);
-    return;
+// A's two 16-row tiles of the block's first depth step (rows 0-15 at a0, 16-31 at a1), the
+// elements from one step to the next and the bytes from one row to the next: packed (512, 64) or
+// read in place (32, A's row stride).
+struct ATiles {
+  const uint16_t* a0;
+  const uint16_t* a1;
+  int64_t step, stride;
+};
+
+// The 16 * MR x 16 * NR block at rows i, column tile t, over depth steps [q0, q0 + nq): A's tiles
+// at a, C started from the output (first depth block) or from the partial sums at part (16 x 16
+// float32 tiles: column tile u, row half h at part + 512u + 256h), and written back to part.
+template <int MR, int NR>
+void block(const AmxGemmArgs& g, const ATiles& a, int64_t i, int64_t t, int64_t steps, int64_t q0, int64_t nq,
+           bool first, float* part) {
+  const uint16_t* b0 = g.packed_b + (t * steps + q0) * kTileElems;
+  const uint16_t* b1 = b0 + steps * kTileElems;
+  const uint16_t* a0 = a.a0;
+  const uint16_t* a1 = a.a1;
+  const int64_t a_step = a.step, a_stride = a.stride;
+  const int64_t j = t * kTileCols;
+  if (first) {
+    start_c(g, 0, i, j);
+    if constexpr (NR == 2) start_c(g, 1, i, j + kTileCols);
+    if constexpr (MR == 2) start_c(g, 2, i + kTileRows, j);
+    if constexpr (MR == 2 && NR == 2) start_c(g, 3, i + kTileRows, j + kTileCols);
+  } else {
+    load_c(0, part, kRowBytes);
+    if constexpr (NR == 2) load_c(1, part + 512, kRowBytes);
+    if constexpr (MR == 2) load_c(2, part + 256, kRowBytes);
+    if constexpr (MR == 2 && NR == 2) load_c(3, part + 768, kRowBytes);
   }
-  alignas(64) float buf[kTileRows * kTileCols];
-  store_c(t, buf, kRowBytes);
-  if (g.c_f32 != nullptr) {
-    for (int64_t r = 0; r < rows; ++r) std::memcpy(g.c_f32 + (i + r) * g.ldc + j, buf + r * kTileCols, cols * 4);
-    return;
-  }
-  for (int64_t r = 0; r < rows; ++r) {
-    uint16_t* out = g.c_bf16 + (i + r) * g.ldc + j;
-    const float* v = buf + r * kTileCols;
-#if COLONY_AMX_NATIVE
-    if (cols == kTileCols) {
-      round_row_to_bf16(v, g.alpha, g.beta, out);
-      continue;
+  for (int64_t q = 0; q < nq; ++q) {
+    // Tile 6 (B's first column tile, from L2) is free again after the second product, so its
+    // next load has two products' time; in the order 0, 1, 2, 3 it had one.
+    COLONY_AMX_LOAD_B(6, b0 + q * kTileElems, kRowBytes);
+    COLONY_AMX_LOAD(4, a0 + q * a_step, a_stride);
+    COLONY_AMX_DP(0, 4, 6);
+    if constexpr (MR == 2) {
+      COLONY_AMX_LOAD(5, a1 + q * a_step, a_stride);
+      COLONY_AMX_DP(2, 5, 6);
     }
-#endif
-    if (g.beta == 0.0f) {
-      for (int64_t c = 0; c < cols; ++c) out[c] = round_to_bf16(g.alpha * v[c]);
-    } else {
-      for (int64_t c = 0; c < cols; ++c) out[c] = round_to_bf16(g.alpha * v[c] + g.beta * bf16_to_float(out[c]));
+    if constexpr (NR == 2) {
+      COLONY_AMX_LOAD_B(7, b1 + q * kTileElems, kRowBytes);
+      COLONY_AMX_DP(1, 4, 7);
+      if constexpr (MR == 2) COLONY_AMX_DP(3, 5, 7);
     }
   }
+  store_c(0, part, kRowBytes);
+  if constexpr (NR == 2) store_c(1, part + 512, kRowBytes);
+  if constexpr (MR == 2) store_c(2, part + 256, kRowBytes);
+  if constexpr (MR == 2 && NR == 2) store_c(3, part + 768, kRowBytes);
 }
 
-// The 16 * MR x 16 * NR block at rows i, column tile t, over `steps` depth steps.
-template <int MR, int NR>
-void block(const AmxGemmArgs& g, const ARows* a, int64_t i, int64_t t, int64_t steps) {
-  const uint16_t* b0 = g.packed_b + t * steps * kTileElems;
-  const uint16_t* b1 = b0 + steps * kTileElems;
-  const int64_t j = t * kTileCols;
-  start_c(g, 0, i, j);
-  if constexpr (NR == 2) start_c(g, 1, i, j + kTileCols);
-  if constexpr (MR == 2) start_c(g, 2, i + kTileRows, j);
-  if constexpr (MR == 2 && NR == 2) start_c(g, 3, i + kTileRows, j + kTileCols);
-  for (int64_t q = 0; q < steps; ++q) {
-    COLONY_AMX_LOAD(6, b0 + q * kTileElems, kRowBytes);
-    COLONY_AMX_LOAD(4, a[0].step(q), a[0].step_stride(q));
-    COLONY_AMX_DP(0, 4, 6);
-    if constexpr (NR == 2) {
-      COLONY_AMX_LOAD(7, b1 + q * kTileElems, kRowBytes);
-      COLONY_AMX_DP(1, 4, 7);
-    }
-    if constexpr (MR == 2) {
-      COLONY_AMX_LOAD(5, a[1].step(q), a[1].step_stride(q));
-      COLONY_AMX_DP(2, 5, 6);
-      if constexpr (NR == 2) COLONY_AMX_DP(3, 5, 7);
+// Rows [i, i + 32) of the panel's column tiles [t0, t_end), summed in part (block's layout), to the
+// output. Done once the whole panel row is summed, not per block: rounding straight after each
+// block's tilestored (reading the tiles back, presumably before the stores had drained) took 24 %
+// of a 1024^3 product (perf, 1 thread); this, with vcvtneps2bf16, about 7 %.
+void write_out(const AmxGemmArgs& g, int64_t i, int64_t t0, int64_t t_end, const float* part) {
+  [[maybe_unused]] const bool plain = g.alpha == 1.0f && g.beta == 0.0f;  // C = round(A B)
+  for (int64_t t = t0; t < t_end; ++t) {
+    const int64_t j = t * kTileCols, cols = min64(kTileCols, g.n - j);
+    for (int64_t h = 0; h < 2; ++h) {
+      const int64_t i0 = i + h * kTileRows;
+      const int64_t rows = min64(kTileRows, g.m - i0);
+      const float* tile = part + (t - t0) * kTileElems + h * kTileRows * kTileCols;
+      for (int64_t r = 0; r < rows; ++r) {
+        const float* v = tile + r * kTileCols;
+        if (g.c_f32 != nullptr) {
+          std::memcpy(g.c_f32 + (i0 + r) * g.ldc + j, v, cols * sizeof(float));
+          continue;
+        }
+        uint16_t* out = g.c_bf16 + (i0 + r) * g.ldc + j;
+#if COLONY_AMX_NATIVE
+        if (cols == kTileCols && plain) {
+          // vcvtneps2bf16 rounds to nearest even and quiets NaNs as round_to_bf16 does; it differs
+          // only on denormal inputs (read as zero), and tdpbf16ps never leaves one in C.
+          _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(_mm512_loadu_ps(v))));
+          continue;
+        }
+        if (cols == kTileCols) {
+          round_row_to_bf16(v, g.alpha, g.beta, out);
+          continue;
+        }
+#endif
+        if (g.beta == 0.0f) {
+          for (int64_t c = 0; c < cols; ++c) out[c] = round_to_bf16(g.alpha * v[c]);
+        } else {
+          for (int64_t c = 0; c < cols; ++c) out[c] = round_to_bf16(g.alpha * v[c] + g.beta * bf16_to_float(out[c]));
+        }
+      }
     }
   }
-  finish_c(g, 0, i, j);
-  if constexpr (NR == 2) finish_c(g, 1, i, j + kTileCols);
-  if constexpr (MR == 2) finish_c(g, 2, i + kTileRows, j);
-  if constexpr (MR == 2 && NR == 2) finish_c(g, 3, i + kTileRows, j + kTileCols);
 }
 
 void gemm(const AmxGemmArgs& g, uint16_t* scratch) {
@@ -315,28 +429,71 @@ void gemm(const AmxGemmArgs& g, uint16_t* scratch) {
   const int64_t col_tiles = (g.n + kTileCols - 1) / kTileCols;
   // Column tiles per panel, even so that the 32-wide blocks stay whole.
   int64_t panel = kPanelBytes / (steps * kTileElems * 2 + 1);
-  panel = panel < 2 ? 2 : panel & ~int64_t{1};
-  uint16_t* scratch_hi = scratch + kTileRows * steps * kTileDepth;
+  panel = panel < 2 ? 2 : panel > kMaxPanelTiles ? kMaxPanelTiles : panel & ~int64_t{1};
+  // Depth blocks of at most kBlockSteps steps, as even as they come (one block for k = 0).
+  const int64_t blocks = steps > kBlockSteps ? (steps + kBlockSteps - 1) / kBlockSteps : 1;
+  const int64_t block_steps = (steps + blocks - 1) / blocks;
+  // Every tile row on one cache line: thread_scratch's buffer is only malloc-aligned (16 bytes),
+  // and rows straddling two lines ran the whole product at half speed (1024^3, 1 thread).
+  uint16_t* a_packed = scratch + ((64 - reinterpret_cast<uintptr_t>(scratch) % 64) % 64) / 2;
+  float* part = reinterpret_cast<float*>(a_packed + (g.m + 31) / 32 * blocks * kAPackElems);  // 64-byte aligned too
+  // A row-major A is read in place (whole 32-row blocks of whole steps) unless its rows would
+  // crowd L1's sets: the 32 rows of a depth block start on 64 / gcd(stride in lines, 64) distinct
+  // sets of 64 and take `lines` each, so a set holds about 32 * lines / covered of them; more than
+  // 8 of the 12 ways (1024 columns: 16) and the block no longer stays in L1 while B streams past.
+  // Rows must also start on cache lines (tile rows straddling two lines ran at half speed).
+  // Copying a block costs as much as 12 % of a 128^3 product (matmul_bench 128: A @ B 514-550
+  // GFLOP/s in place, 469-483 packed), so it is only done where it keeps A in L1.
+  bool in_place = false;
+  if (g.a_col_stride == 1 && (g.a_row_stride * 2) % 64 == 0 && reinterpret_cast<uintptr_t>(g.a) % 64 == 0) {
+    const int64_t stride_lines = (g.a_row_stride * 2 / 64) % 64;
+    int64_t gcd = 64;
+    for (int64_t x = stride_lines, y = 64; y != 0;) {
+      const int64_t r = x % y;
+      x = y;
+      y = r;
+      gcd = x;
+    }
+    const int64_t lines = block_steps;  // a step is one 64-byte line per row
+    const int64_t covered = min64(64, 64 / gcd * lines);
+    in_place = 32 * lines <= 8 * covered;
+  }
   configure_tiles();
   for (int64_t t0 = 0; t0 < col_tiles; t0 += panel) {
     const int64_t t_end = min64(t0 + panel, col_tiles);
     for (int64_t i = 0; i < g.m; i += 2 * kTileRows) {
       const int64_t rows = min64(2 * kTileRows, g.m - i);
-      ARows a[2];
-      a[0] = prepare_a(g, i, min64(rows, kTileRows), steps, scratch);
       const bool two_rows = rows > kTileRows;
-      if (two_rows) a[1] = prepare_a(g, i + kTileRows, rows - kTileRows, steps, scratch_hi);
-      for (int64_t t = t0; t < t_end; t += 2) {
-        const bool two_cols = t + 1 < t_end;
-        if (two_rows && two_cols) {
-          block<2, 2>(g, a, i, t, steps);
-        } else if (two_rows) {
-          block<2, 1>(g, a, i, t, steps);
-        } else if (two_cols) {
-          block<1, 2>(g, a, i, t, steps);
-        } else {
-          block<1, 1>(g, a, i, t, steps);
+      for (int64_t kb = 0; kb < blocks; ++kb) {
+        const int64_t q0 = kb * block_steps, nq = min64(block_steps, steps - q0);
+        // A is packed in the first panel and read in tiles by the others: packing it per panel
+        // took 16 % of a 1024^3 product (two panels; perf, 1 thread).
+        uint16_t* a_pack = a_packed + (i / (2 * kTileRows) * blocks + kb) * kAPackElems;
+        ATiles a{a_pack, a_pack + kBlockSteps * kTileElems, kTileElems, kRowBytes};
+        if (in_place && rows == 2 * kTileRows && (q0 + nq) * kTileDepth <= g.k) {
+          a.a0 = g.a + i * g.a_row_stride + q0 * kTileDepth;
+          a.a1 = a.a0 + kTileRows * g.a_row_stride;
+          a.step = kTileDepth;
+          a.stride = g.a_row_stride * 2;
+        } else if (t0 == 0) {
+          pack_a(g, i, min64(rows, kTileRows), q0, nq, a_pack);
+          if (two_rows) pack_a(g, i + kTileRows, rows - kTileRows, q0, nq, a_pack + kBlockSteps * kTileElems);
         }
+        const bool first = kb == 0, last = kb == blocks - 1;
+        for (int64_t t = t0; t < t_end; t += 2) {
+          const bool two_cols = t + 1 < t_end;
+          float* p = part + (t - t0) * kTileElems;
+          if (two_rows && two_cols) {
+            block<2, 2>(g, a, i, t, steps, q0, nq, first, p);
+          } else if (two_rows) {
+            block<2, 1>(g, a, i, t, steps, q0, nq, first, p);
+          } else if (two_cols) {
+            block<1, 2>(g, a, i, t, steps, q0, nq, first, p);
+          } else {
+            block<1, 1>(g, a, i, t, steps, q0, nq, first, p);
+          }
+        }
+        if (last) write_out(g, i, t0, t_end, part);
       }
     }
   }
@@ -353,6 +510,9 @@ const AmxGemmFns& amx_gemm_fns() {
 }  // namespace colony::kernels::cpu::COLONY_AMX_ISA
 
 #undef COLONY_AMX_LOAD
+#undef COLONY_AMX_LOAD_B
 #undef COLONY_AMX_STORE
 #undef COLONY_AMX_ZERO
 #undef COLONY_AMX_DP
+
+#pragma GCC diagnostic pop

@@ -206,7 +206,10 @@ void gemm_bf16_amx(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixA
   const int64_t packed_size = amx_packed_b_size(k, n);
   const int64_t distinct_b = b.batch_stride == 0 ? 1 : batch;
   // Kept between calls on this (the calling) thread: a training step repeats its shapes.
-  uint16_t* packed = thread_scratch<GemmScratch, uint16_t, 8>(static_cast<size_t>(distinct_b * packed_size));
+  // Aligned to 64 bytes, so that no tile row straddles two cache lines (thread_scratch's buffer is
+  // only malloc-aligned, 16 bytes).
+  uint16_t* packed = thread_scratch<GemmScratch, uint16_t, 8>(static_cast<size_t>(distinct_b * packed_size + 32));
+  packed += ((64 - reinterpret_cast<uintptr_t>(packed) % 64) % 64) / 2;
   const int64_t col_tiles = (n + 15) / 16, steps = (k + 31) / 32;
   const int64_t b_rs = b.col_major ? 1 : b.ld, b_cs = b.col_major ? b.ld : 1;
   parallel_for(distinct_b * col_tiles, std::max<int64_t>(1, 2048 / std::max<int64_t>(1, steps)),

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -91,7 +92,12 @@ void check(const AmxGemmFns& fns, const Case& t, uint32_t seed) {
   args.m = t.m;
   args.n = t.n;
   args.k = t.k;
-  args.a = a.data();
+  // A on a 64-byte boundary, as tensors are, so that a row-major A whose rows start on cache lines
+  // can be read in place (amx_gemm_tiles.h): the reference reads `a`.
+  std::vector<uint16_t> a_store(a.size() + 32);
+  uint16_t* a_aligned = a_store.data() + ((64 - reinterpret_cast<uintptr_t>(a_store.data()) % 64) % 64) / 2;
+  std::copy(a.begin(), a.end(), a_aligned);
+  args.a = a_aligned;
   args.a_row_stride = ars;
   args.a_col_stride = acs;
   args.packed_b = packed.data();
@@ -186,10 +192,53 @@ TEST(AmxGemm, TransposedOperandsPaddingAndOutputsMatchTheReference) {
   }
 }
 
-// k = 1000: a panel holds 14 column tiles (amx_gemm_tiles.h's kPanelBytes), so n = 300 (19 tiles)
-// takes two panels, the second with an odd tile; m = 70 ends in a partial block of 6 rows.
+// k = 1000 (32 steps): two depth blocks of 16 steps (kAmxBlockSteps), the partial sums kept in
+// float32 between them; a panel holds 24 column tiles (amx_gemm_tiles.h's kPanelBytes), so n = 420
+// (27 tiles) takes two panels, the second with an odd tile, and the second panel reads the A
+// packed by the first; m = 70 ends in a partial block of 6 rows.
 TEST(AmxGemm, SeveralPanelsOfBMatchTheReference) {
-  for (const AmxGemmFns* fns : runnable_amx_copies()) check(*fns, Case{70, 300, 1000}, 900);
+  for (const AmxGemmFns* fns : runnable_amx_copies()) {
+    check(*fns, Case{70, 300, 1000}, 900);
+    check(*fns, Case{70, 420, 1000}, 901);
+  }
+}
+
+// Depth blocks with every operand form: k = 1057 is 34 steps, three blocks of 12, 12 and 10 (the
+// last partial step zero-padded); A^T and B^T, accumulation into C, bfloat16 output with alpha and
+// beta (rounded once, after the last block).
+TEST(AmxGemm, DepthBlocksMatchTheReference) {
+  for (const AmxGemmFns* fns : runnable_amx_copies()) {
+    uint32_t seed = 950;
+    for (bool a_t : {false, true}) {
+      for (bool b_t : {false, true}) {
+        Case t{37, 50, 1057, a_t, b_t, 3};
+        check(*fns, t, seed++);
+        t.accumulate = true;
+        check(*fns, t, seed++);
+        t.accumulate = false;
+        t.bf16_out = true;
+        check(*fns, t, seed++);
+        t.alpha = 0.5f;
+        t.beta = -1.5f;
+        check(*fns, t, seed++);
+      }
+    }
+  }
+}
+
+// A read in place (row-major, rows starting on cache lines, spread over L1's sets) in whole 32-row
+// blocks of whole steps, the rest packed: m = 70 ends in a packed block of 6 rows; k = 128 (rows
+// 256 bytes apart) and k = 640 with 32 columns of padding (two depth blocks of 10 steps, rows
+// 1,344 bytes apart) are read in place; k = 1024 (2 KB apart) is packed.
+TEST(AmxGemm, AReadInPlaceOrPackedMatchesTheReference) {
+  for (const AmxGemmFns* fns : runnable_amx_copies()) {
+    check(*fns, Case{70, 40, 128}, 1200);
+    Case t{70, 50, 640, false, false, 32};
+    check(*fns, t, 1201);
+    t.bf16_out = true;
+    check(*fns, t, 1202);
+    check(*fns, Case{64, 50, 1024}, 1203);
+  }
 }
 
 // Operands near 2^-63: products and sums fall in float32's denormal range, where tdpbf16ps reads
