@@ -79,7 +79,10 @@ void release_cached_memory_of(int index) {
 
 // A kernel's scratch for one call (kernels/cuda/workspaces.h, KernelScratch), on the device's
 // current stream like any tensor: the memory a temporary byte tensor would have had.
-void* kernel_scratch_alloc(int index, size_t bytes) { return cuda_caching_allocator(index)->allocate(bytes); }
+void* kernel_scratch_alloc(size_t bytes, int* device) {
+  *device = kernels::cuda::current_device();
+  return cuda_caching_allocator(*device)->allocate(bytes);
+}
 void kernel_scratch_free(int index, void* ptr, size_t bytes) { cuda_caching_allocator(index)->deallocate(ptr, bytes); }
 #endif
 

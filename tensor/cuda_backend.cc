@@ -22,13 +22,13 @@ namespace k = kernels::cuda;
 // cuDNN asks for scratch memory once it has chosen an algorithm; it comes from the caching
 // allocator of the device (on its current stream, as a tensor's would) and goes back to it
 // (stream-ordered) when the call returns.
+// (The device is current: the backend's DeviceGuard.)
 struct Workspaces {
-  int device;
   std::vector<std::unique_ptr<k::KernelScratch>> held;
   k::WorkspaceAllocator allocator() {
     return [this](size_t bytes) -> void* {
       if (bytes == 0) return nullptr;
-      held.push_back(std::make_unique<k::KernelScratch>(device, bytes));
+      held.push_back(std::make_unique<k::KernelScratch>(bytes));
       return held.back()->get();
     };
   }
@@ -57,13 +57,13 @@ class CudaBackend final : public Backend {
   void conv2d_forward(DType dtype, const kernels::Conv2dGeometry& g, const void* x, const void* w, const void* bias,
                       void* y) const override {
     cuda::DeviceGuard guard(device_.index);
-    Workspaces ws{device_.index, {}};
+    Workspaces ws;
     k::conv2d_forward(dtype, g, x, w, bias, y, current_stream(device_).handle(), ws.allocator());
   }
   void conv2d_backward(DType dtype, const kernels::Conv2dGeometry& g, const void* grad_y, const void* x,
                        const void* w, void* grad_x, void* grad_w, void* grad_b) const override {
     cuda::DeviceGuard guard(device_.index);
-    Workspaces ws{device_.index, {}};
+    Workspaces ws;
     k::conv2d_backward(dtype, g, grad_y, x, w, grad_x, grad_w, grad_b, current_stream(device_).handle(),
                        ws.allocator());
   }

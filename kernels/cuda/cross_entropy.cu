@@ -10,7 +10,6 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_errors.h"
 #include "kernels/cuda/row_reduce.cuh"
-#include "kernels/cuda/runtime.h"
 #include "kernels/cuda/workspaces.h"
 
 namespace colony::kernels::cuda {
@@ -155,7 +154,7 @@ using namespace cuda;  // NOLINT(build/namespaces): the helpers above
 
 void CrossEntropyForward::cuda(DType dtype, const void* x, const int64_t* target, const CrossEntropyParams& p,
                                void* loss, void* lse, void* counted, void* stream) {
-  KernelScratch scratch(current_device(), cross_entropy_scratch_bytes(p));  // for this call, from the caching allocator
+  KernelScratch scratch(cross_entropy_scratch_bytes(p));  // for this call, from the caching allocator
   const char* op = op_name(p);
   if (p.rows == 0) {
     throw std::invalid_argument(std::string(op) + ": the CUDA kernel needs at least one row (the caller handles empty inputs)");

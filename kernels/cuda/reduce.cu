@@ -12,7 +12,6 @@
 #include "kernels/common/dispatch.h"
 #include "kernels/common/sum_dtype.h"
 #include "kernels/cuda/row_reduce.cuh"
-#include "kernels/cuda/runtime.h"
 #include "kernels/cuda/workspaces.h"
 
 namespace colony::kernels::cuda {
@@ -388,18 +387,18 @@ using namespace cuda;  // NOLINT(build/namespaces): the helpers above
 // Each takes the workspace its shape needs (none for most) for the call, from the caching allocator.
 void Sum::cuda(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, int64_t len, int64_t inner,
                double scale, void* stream) {
-  KernelScratch workspace(current_device(), sum_workspace_bytes(x_dtype, outer, len, inner));
+  KernelScratch workspace(sum_workspace_bytes(x_dtype, outer, len, inner));
   kernels::cuda::sum(x_dtype, x, y_dtype, y, outer, len, inner, scale, workspace.get(), stream);
 }
 
 void Var::cuda(DType dtype, const void* x, void* y, int64_t rows, int64_t len, int64_t correction, void* stream) {
-  KernelScratch workspace(current_device(), var_workspace_bytes(dtype, rows, len));
+  KernelScratch workspace(var_workspace_bytes(dtype, rows, len));
   kernels::cuda::var(dtype, x, y, rows, len, correction, workspace.get(), stream);
 }
 
 void MaxMin::cuda(DType dtype, const void* x, void* values, int64_t* indices, int64_t rows, int64_t len, bool is_max,
                   void* stream) {
-  KernelScratch workspace(current_device(), max_min_workspace_bytes(dtype, rows, len));
+  KernelScratch workspace(max_min_workspace_bytes(dtype, rows, len));
   kernels::cuda::max_min(dtype, x, values, indices, rows, len, is_max, workspace.get(), stream);
 }
 

@@ -23,13 +23,13 @@ void set_kernel_scratch_allocator(ScratchAlloc alloc, ScratchFree free) {
   scratch_alloc.store(alloc);
 }
 
-KernelScratch::KernelScratch(int device, size_t bytes) : device_(device), bytes_(bytes) {
+KernelScratch::KernelScratch(size_t bytes) : bytes_(bytes) {
   if (bytes == 0) return;
   ScratchAlloc alloc = scratch_alloc.load();
   if (alloc == nullptr) {
     throw std::logic_error("kernel scratch: no device allocator registered (tensor/cuda_allocator.cc registers it)");
   }
-  ptr_ = alloc(device, bytes);
+  ptr_ = alloc(bytes, &device_);
 }
 
 KernelScratch::~KernelScratch() {

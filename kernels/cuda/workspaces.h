@@ -16,26 +16,26 @@ void set_release_cached_memory(void (*release)(int device));
 void release_cached_memory(int device);
 
 // Device memory for one kernel call (a two-pass reduction's partials, cross-entropy's block sums,
-// a cuDNN workspace) on `device`, from the caching allocator, which registers how to allocate and
-// free there (tensor/cuda_allocator.cc) as it registers release_cached_memory: kernels stay below
-// it. Freed when the object dies, right after the work is queued: the caching allocator hands a
+// a cuDNN workspace) on the current device, from the caching allocator, which registers how to
+// allocate and free (tensor/cuda_allocator.cc) as it registers release_cached_memory: kernels stay
+// below it. Freed when the object dies, right after the work is queued: the caching allocator hands a
 // freed block only to later work on the stream it was allocated on (the device's current one, the
 // kernel's), in stream order, as with a tensor freed after the op that used it. Allocation throws
 // std::runtime_error when out of memory, as a tensor's does.
-using ScratchAlloc = void* (*)(int device, size_t bytes);
+using ScratchAlloc = void* (*)(size_t bytes, int* device);  // on the current device, which it reports
 using ScratchFree = void (*)(int device, void* ptr, size_t bytes);
 void set_kernel_scratch_allocator(ScratchAlloc alloc, ScratchFree free);
 
 class KernelScratch {
  public:
-  KernelScratch(int device, size_t bytes);  // none (get() null) when bytes == 0
+  explicit KernelScratch(size_t bytes);  // none (get() null, no device query) when bytes == 0
   ~KernelScratch();
   KernelScratch(const KernelScratch&) = delete;
   KernelScratch& operator=(const KernelScratch&) = delete;
   void* get() const { return ptr_; }
 
  private:
-  int device_;
+  int device_ = -1;
   size_t bytes_;
   void* ptr_ = nullptr;
 };
