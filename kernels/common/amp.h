@@ -1,6 +1,9 @@
 // Mixed-precision support kernels (GradScaler): the entry points, declared once for both devices
 // (kernel.h), defined in kernels/cpu/amp.cc and kernels/cuda/amp.cu. scale, growth_tracker and
-// found_inf are float32 / int32 / float32 on the kernel's device.
+// found_inf are float32 / int32 / float32 on the kernel's device (the host arrays of
+// unscale_and_check describe buffers there). CUDA: unscale_and_check is multi-tensor
+// (kernels/cuda/multi_tensor.cuh), one launch per dtype for up to 24 tensors and 320 chunks of 64K
+// elements, nothing read back; update_scale is one thread.
 #pragma once
 
 #include <cstdint>

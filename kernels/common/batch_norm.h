@@ -2,6 +2,10 @@
 // PyTorch's formulas: the entry points, declared once for both devices (kernel.h), defined in
 // kernels/cpu/batch_norm.cc (float32 and float64, channels split over the thread pool, statistics
 // accumulated in double) and kernels/cuda/batch_norm.cu.
+//
+// CUDA: float32, float64, float16 and bfloat16; statistics accumulate in double for float64 and in
+// float otherwise, in a fixed-order tree (the results do not vary between runs); one thread block
+// per channel. save_mean and save_invstd are always in the compute dtype: float32 for 16-bit inputs.
 #pragma once
 
 #include <cstdint>

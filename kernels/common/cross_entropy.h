@@ -69,8 +69,15 @@ COLONY_INLINE C cross_entropy_row_grad(C grad_output, const C* counted, const Cr
 // x [rows, classes] contiguous of `dtype`; target [rows] int64. loss: `dtype`, [rows] for None,
 // one element otherwise. lse [rows, 2] (each row's max and log(sum(exp(x - max)))) and counted [1]
 // in compute_t<dtype> (float32 for 16-bit types): what the backward needs; lse is not written for
-// log_probs. The CUDA kernel takes the scratch of its block sums from the caching allocator for
-// the call (kernels/cuda/workspaces.h, KernelScratch).
+// log_probs.
+//
+// CUDA: the forward is one kernel (row losses, and for Mean/Sum the reduction too: each block sums
+// its rows, the last block to finish adds the block sums in block order, so the result is
+// deterministic; the block sums live in scratch taken from the caching allocator for the call,
+// kernels/cuda/workspaces.h's KernelScratch), the backward one kernel; `counted` is written for
+// Mean and Sum only (the backward reads it for Mean only). Targets are checked on the device: a
+// bad one is recorded for check_device_errors() (kernels/cuda/device_errors.h), its row then
+// counts as ignored.
 COLONY_KERNEL(CrossEntropyForward, DType dtype, const void* x, const int64_t* target, const CrossEntropyParams& p,
               void* loss, void* lse, void* counted);
 

@@ -2,6 +2,14 @@
 // batch * channels), with PyTorch's window rules: the entry points, declared once for both devices
 // (kernel.h), defined in kernels/cpu/pool.cc (float32 and float64, planes split over the thread
 // pool) and kernels/cuda/pool.cu.
+//
+// CUDA: float32, float64, float16 and bfloat16 (compared and summed in compute_t). Two differences
+// from the CPU, both for speed without a host round trip:
+//  - max_pool2d_backward adds with atomics (windows may overlap), so with overlapping windows the
+//    order of the additions, and the float rounding, can vary between runs; an index outside its
+//    plane is skipped rather than reported.
+//  - the average-pooling backward passes gather (each input sums the outputs whose windows hold
+//    it), so they are deterministic.
 #pragma once
 
 #include <cstdint>
