@@ -4,10 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "tensor/device_backend.h"
+#include "kernels/common/amp.h"
 #include "tensor/op_checks.h"
 #include "tensor/raw_ops.h"
 #include "tensor/raw_optim_ops.h"
+#include "tensor/run_kernel.h"
 
 namespace colony::raw {
 void amp_unscale_and_check_(const std::vector<Tensor>& grads, Tensor& found_inf, const Tensor& scale) {
@@ -34,9 +35,8 @@ void amp_unscale_and_check_(const std::vector<Tensor>& grads, Tensor& found_inf,
     numel.push_back(g.numel());
     dtypes.push_back(g.dtype());
   }
-  backend_for(found_inf.device())
-      .unscale_and_check(static_cast<int64_t>(ptrs.size()), ptrs.data(), numel.data(), dtypes.data(),
-                         scale.data_ptr<float>(), found_inf.data_ptr<float>());
+  run_kernel<kernels::UnscaleAndCheck>(found_inf.device(), static_cast<int64_t>(ptrs.size()), ptrs.data(), numel.data(),
+                                       dtypes.data(), scale.data_ptr<float>(), found_inf.data_ptr<float>());
   for (size_t i = 0; i < grads.size(); ++i) {
     Tensor g = grads[i];
     if (!work[i].is_same(g)) {
@@ -54,9 +54,8 @@ void amp_update_scale_(Tensor& scale, Tensor& growth_tracker, const Tensor& foun
   check_one_element(scale, kFloat32, op, "scale");
   check_one_element(growth_tracker, kInt32, op, "growth_tracker", &scale);
   check_one_element(found_inf, kFloat32, op, "found_inf", &scale);
-  backend_for(scale.device())
-      .update_scale(scale.data_ptr<float>(), growth_tracker.data_ptr<int32_t>(), found_inf.data_ptr<float>(),
-                    growth_factor, backoff_factor, growth_interval);
+  run_kernel<kernels::UpdateScale>(scale.device(), scale.data_ptr<float>(), growth_tracker.data_ptr<int32_t>(),
+                                   found_inf.data_ptr<float>(), growth_factor, backoff_factor, growth_interval);
   scale.storage()->bump_version();
   growth_tracker.storage()->bump_version();
 }

@@ -1,12 +1,13 @@
-// batch_norm and its backward: PyTorch's checks, then kernels/cpu/batch_norm.h or
-// kernels/cuda/batch_norm.h over the input read as [N, C, S].
+// batch_norm and its backward: PyTorch's checks, then the kernels of kernels/common/batch_norm.h
+// (run_kernel) over the input read as [N, C, S].
 #include <stdexcept>
 #include <string>
 
-#include "tensor/device_backend.h"
+#include "kernels/common/batch_norm.h"
 #include "tensor/op_checks.h"
 #include "tensor/raw_nn_ops.h"
 #include "tensor/raw_ops.h"
+#include "tensor/run_kernel.h"
 
 namespace colony::raw {
 namespace {
@@ -109,10 +110,9 @@ BatchNormResult batch_norm(const Tensor& input, const Tensor& weight, const Tens
   Tensor w = weight.defined() ? contiguous(weight) : Tensor();
   Tensor b = bias.defined() ? contiguous(bias) : Tensor();
   InPlace rm(running_mean), rv(running_var);
-  backend_for(x.device())
-      .batch_norm_forward(x.dtype(), pd, l.n, l.c, l.s, x.data_ptr_raw(), ptr(w), ptr(b), ptr(rm.work), ptr(rv.work),
-                          training, momentum, eps, r.output.data_ptr_raw(), r.save_mean.data_ptr_raw(),
-                          r.save_invstd.data_ptr_raw());
+  run_kernel<kernels::BatchNormForward>(x.device(), x.dtype(), pd, l.n, l.c, l.s, x.data_ptr_raw(), ptr(w), ptr(b),
+                                        ptr(rm.work), ptr(rv.work), training, momentum, eps, r.output.data_ptr_raw(),
+                                        r.save_mean.data_ptr_raw(), r.save_invstd.data_ptr_raw());
   if (training) {
     rm.finish();
     rv.finish();
@@ -152,10 +152,9 @@ BatchNormGrads batch_norm_backward(const Tensor& grad_output, const Tensor& inpu
   Tensor gy = contiguous(grad_output), x = contiguous(input);
   Tensor w = weight.defined() ? contiguous(weight) : Tensor();
   Tensor mean = contiguous(save_mean), invstd = contiguous(save_invstd);
-  backend_for(x.device())
-      .batch_norm_backward(x.dtype(), pd, l.n, l.c, l.s, gy.data_ptr_raw(), x.data_ptr_raw(), ptr(w), mean.data_ptr_raw(),
-                           invstd.data_ptr_raw(), training, ptr(grads.grad_input), ptr(grads.grad_weight),
-                           ptr(grads.grad_bias));
+  run_kernel<kernels::BatchNormBackward>(x.device(), x.dtype(), pd, l.n, l.c, l.s, gy.data_ptr_raw(), x.data_ptr_raw(),
+                                         ptr(w), mean.data_ptr_raw(), invstd.data_ptr_raw(), training,
+                                         ptr(grads.grad_input), ptr(grads.grad_weight), ptr(grads.grad_bias));
   return grads;
 }
 

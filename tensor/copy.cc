@@ -4,11 +4,13 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/common/copy.h"
 #include "tensor/device_backend.h"
 #include "tensor/cuda.h"
 #include "tensor/kernel_layout.h"
 #include "tensor/raw_ops.h"
 #include "tensor/stream.h"
+#include "tensor/run_kernel.h"
 
 namespace colony::raw {
 namespace {
@@ -21,7 +23,7 @@ void check_defined(const Tensor& t, const char* op) {
 void copy_same_device(const Tensor& dst, const Tensor& src) {
   auto ls = broadcast_layout(src, dst.sizes(), "copy_");
   auto ld = kernel_layout(dst, "copy_");
-  backend_for(dst.device()).copy(src.dtype(), src.data_ptr_raw(), ls, dst.dtype(), dst.data_ptr_raw(), ld);
+  run_kernel<kernels::Copy>(dst.device(), src.dtype(), src.data_ptr_raw(), ls, dst.dtype(), dst.data_ptr_raw(), ld);
 }
 
 // The stream non_blocking host-to-device copies run on, one per device, so that the next batch's
@@ -186,7 +188,7 @@ void fill_(Tensor& t, double value) {
     auto l = kernel_layout(t, "fill_");
     for (int d = 0; d < l.ndim; ++d)
       if (l.strides[d] == 0) l.sizes[d] = 1;
-    backend_for(t.device()).fill(t.dtype(), t.data_ptr_raw(), l, value);
+    run_kernel<kernels::Fill>(t.device(), t.dtype(), t.data_ptr_raw(), l, value);
   }
   t.storage()->bump_version();
 }

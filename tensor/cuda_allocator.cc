@@ -76,6 +76,14 @@ void release_cached_memory_of(int index) {
   if (index < 0 || static_cast<size_t>(index) >= p.allocators.size()) return;
   if (CachingAllocator* a = p.allocators[index].load(std::memory_order_acquire)) a->empty_cache();
 }
+
+// A kernel's scratch for one call (kernels/cuda/workspaces.h, KernelScratch), on the device's
+// current stream like any tensor: the memory a temporary byte tensor would have had.
+void* kernel_scratch_alloc(size_t bytes, int* device) {
+  *device = kernels::cuda::current_device();
+  return cuda_caching_allocator(*device)->allocate(bytes);
+}
+void kernel_scratch_free(int index, void* ptr, size_t bytes) { cuda_caching_allocator(index)->deallocate(ptr, bytes); }
 #endif
 
 }  // namespace
@@ -91,6 +99,7 @@ CachingAllocator* cuda_caching_allocator(int index) {
     a = new CachingAllocator(std::make_unique<CudaRawAllocator>(index));
     p.allocators[index].store(a, std::memory_order_release);
     kernels::cuda::set_release_cached_memory(&release_cached_memory_of);
+    kernels::cuda::set_kernel_scratch_allocator(&kernel_scratch_alloc, &kernel_scratch_free);
   }
 #endif
   return a;  // without CUDA, check_device above has thrown already

@@ -1,15 +1,17 @@
 // Elementwise front functions: device, shape and dtype checks, type promotion, output allocation,
-// and one call through the device seam (tensor/device_backend.h). The math is kernels/common/elementwise_functors.h.
+// and one call through the dispatch seam (run_kernel, tensor/run_kernel.h) to an entry of
+// kernels/common/elementwise.h. The math is kernels/common/elementwise_functors.h.
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
+#include "kernels/common/elementwise.h"
 #include "kernels/common/elementwise_functors.h"
-#include "tensor/device_backend.h"
 #include "tensor/elementwise_detail.h"
 #include "tensor/kernel_layout.h"
 #include "tensor/op_checks.h"
 #include "tensor/raw_ops.h"
+#include "tensor/run_kernel.h"
 
 namespace colony::raw {
 
@@ -107,7 +109,7 @@ void run_unary(UnaryOp op, DType dtype, const Tensor& in, const Tensor& out, con
   const char* name = op_name(op);
   auto lin = broadcast_layout(in, out.sizes(), name);
   auto lout = kernel_layout(out, name);
-  backend_for(out.device()).unary(op, dtype, in.data_ptr_raw(), lin, out.data_ptr_raw(), lout, attrs);
+  run_kernel<kernels::Unary>(out.device(), op, dtype, in.data_ptr_raw(), lin, out.data_ptr_raw(), lout, attrs);
 }
 
 void run_binary(BinaryOp op, DType dtype, const Tensor& a, const Tensor& b, const Tensor& out, double alpha,
@@ -115,16 +117,16 @@ void run_binary(BinaryOp op, DType dtype, const Tensor& a, const Tensor& b, cons
   auto la = broadcast_layout(a, out.sizes(), name);
   auto lb = broadcast_layout(b, out.sizes(), name);
   auto lout = kernel_layout(out, name);
-  backend_for(out.device())
-      .binary(op, dtype, a.data_ptr_raw(), la, b.data_ptr_raw(), lb, out.data_ptr_raw(), lout, alpha);
+  run_kernel<kernels::Binary>(out.device(), op, dtype, a.data_ptr_raw(), la, b.data_ptr_raw(), lb, out.data_ptr_raw(),
+                              lout, alpha);
 }
 
 void run_binary_scalar(BinaryOp op, DType dtype, const Tensor& a, double s, bool scalar_first, const Tensor& out,
                        const char* name) {
   auto la = broadcast_layout(a, out.sizes(), name);
   auto lout = kernel_layout(out, name);
-  backend_for(out.device())
-      .binary_scalar(op, dtype, a.data_ptr_raw(), la, s, scalar_first, out.data_ptr_raw(), lout);
+  run_kernel<kernels::BinaryScalar>(out.device(), op, dtype, a.data_ptr_raw(), la, s, scalar_first, out.data_ptr_raw(),
+                                    lout);
 }
 
 void run_clamp(const Tensor& in, const Tensor& out, std::optional<double> min, std::optional<double> max,
@@ -133,8 +135,8 @@ void run_clamp(const Tensor& in, const Tensor& out, std::optional<double> min, s
   auto lout = kernel_layout(out, name);
   bool has_min = min.has_value(), has_max = max.has_value();
   double lo = min.value_or(0.0), hi = max.value_or(0.0);
-  backend_for(out.device())
-      .clamp(out.dtype(), in.data_ptr_raw(), lin, out.data_ptr_raw(), lout, has_min, lo, has_max, hi);
+  run_kernel<kernels::Clamp>(out.device(), out.dtype(), in.data_ptr_raw(), lin, out.data_ptr_raw(), lout, has_min, lo,
+                             has_max, hi);
 }
 
 // --- out-of-place binary ---
@@ -358,8 +360,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   auto lc = broadcast_layout(cond, shape, name), la = broadcast_layout(aa, shape, name),
        lb = broadcast_layout(bb, shape, name), lout = kernel_layout(out, name);
   const bool* c = static_cast<const bool*>(cond.data_ptr_raw());
-  backend_for(out.device())
-      .where(common, c, lc, aa.data_ptr_raw(), la, bb.data_ptr_raw(), lb, out.data_ptr_raw(), lout);
+  run_kernel<kernels::Where>(out.device(), common, c, lc, aa.data_ptr_raw(), la, bb.data_ptr_raw(), lb,
+                             out.data_ptr_raw(), lout);
   return out;
 }
 
@@ -400,9 +402,8 @@ Tensor run_activation_backward(ActivationGrad op, const Tensor& grad, const Tens
   }
   Tensor out = in_place ? grad : new_output(grad.sizes(), grad.dtype(), grad.device());
   auto lg = kernel_layout(grad, name), ls = kernel_layout(saved, name), lout = kernel_layout(out, name);
-  backend_for(out.device())
-      .activation_backward(op, grad.dtype(), grad.data_ptr_raw(), lg, saved.data_ptr_raw(), ls, out.data_ptr_raw(), lout,
-                           attrs);
+  run_kernel<kernels::ActivationBackward>(out.device(), op, grad.dtype(), grad.data_ptr_raw(), lg, saved.data_ptr_raw(),
+                                          ls, out.data_ptr_raw(), lout, attrs);
   return out;
 }
 

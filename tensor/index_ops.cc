@@ -6,9 +6,10 @@
 #include <stdexcept>
 #include <string>
 
-#include "tensor/device_backend.h"
+#include "kernels/common/index.h"
 #include "tensor/kernel_layout.h"
 #include "tensor/raw_ops.h"
+#include "tensor/run_kernel.h"
 
 namespace colony::raw {
 namespace {
@@ -72,9 +73,8 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
   Tensor out = empty(out_shape, TensorOptions(t.dtype()).device(t.device()));
   int64_t outer = prod(x.sizes(), 0, d), inner = prod(x.sizes(), d + 1, x.dim());
   if (out.numel() > 0) {
-    backend_for(t.device())
-        .index_select(t.element_size(), x.data_ptr_raw(), out.data_ptr_raw(), outer, x.size(d), inner,
-                      idx.data_ptr<int64_t>(), idx.numel());
+    run_kernel<kernels::IndexSelect>(t.device(), t.element_size(), x.data_ptr_raw(), out.data_ptr_raw(), outer,
+                                     x.size(d), inner, idx.data_ptr<int64_t>(), idx.numel());
   }
   // A 0-d input gives the index's shape (each selected element is the scalar).
   if (t.dim() == 0) return reshape(out, index.sizes());
@@ -108,9 +108,8 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
   Tensor out = empty(idx.sizes(), TensorOptions(t.dtype()).device(t.device()));
   if (out.numel() > 0) {
     kernels::StridedLayout xl = kernel_layout(x, op), il = kernel_layout(idx, op);
-    backend_for(t.device())
-        .gather(t.element_size(), x.data_ptr_raw(), xl, static_cast<int>(d), idx.data_ptr<int64_t>(), il,
-                out.data_ptr_raw());
+    run_kernel<kernels::Gather>(t.device(), t.element_size(), x.data_ptr_raw(), xl, static_cast<int>(d),
+                                idx.data_ptr<int64_t>(), il, out.data_ptr_raw());
   }
   return reshape(out, index.sizes());
 }
@@ -142,9 +141,8 @@ Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const T
   Tensor out = zeros(out_shape, TensorOptions(src.dtype()).device(src.device()));
   if (idx.numel() > 0) {
     kernels::StridedLayout ol = contiguous_layout(out_shape), il = kernel_layout(idx, op), sl = kernel_layout(s, op);
-    backend_for(src.device())
-        .scatter_add(src.dtype(), out.data_ptr_raw(), ol, static_cast<int>(d), idx.data_ptr<int64_t>(), il,
-                     s.data_ptr_raw(), sl);
+    run_kernel<kernels::ScatterAdd>(src.device(), src.dtype(), out.data_ptr_raw(), ol, static_cast<int>(d),
+                                    idx.data_ptr<int64_t>(), il, s.data_ptr_raw(), sl);
   }
   return shape.empty() ? reshape(out, {}) : out;
 }
@@ -171,9 +169,8 @@ Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Ten
   Tensor out = zeros(out_shape, TensorOptions(src.dtype()).device(src.device()));
   int64_t outer = prod(out_shape, 0, d), inner = prod(out_shape, d + 1, static_cast<int64_t>(out_shape.size()));
   if (s.numel() > 0) {
-    backend_for(src.device())
-        .index_add(src.dtype(), out.data_ptr_raw(), s.data_ptr_raw(), outer, out_shape[d], inner,
-                   idx.data_ptr<int64_t>(), idx.numel());
+    run_kernel<kernels::IndexAdd>(src.device(), src.dtype(), out.data_ptr_raw(), s.data_ptr_raw(), outer, out_shape[d],
+                                  inner, idx.data_ptr<int64_t>(), idx.numel());
   }
   return shape.empty() ? reshape(out, {}) : out;
 }
@@ -204,7 +201,7 @@ Tensor one_hot(const Tensor& labels, int64_t num_classes) {
   Tensor out = zeros(out_shape, TensorOptions(kInt64).device(labels.device()));
   if (labels.numel() == 0 || num_classes == 0) return out;
   Tensor l = contiguous(labels);
-  backend_for(l.device()).one_hot(l.data_ptr<int64_t>(), l.numel(), num_classes, out.data_ptr<int64_t>());
+  run_kernel<kernels::OneHot>(l.device(), l.data_ptr<int64_t>(), l.numel(), num_classes, out.data_ptr<int64_t>());
   return out;
 }
 

@@ -3,9 +3,10 @@
 #include <stdexcept>
 #include <string>
 
+#include "kernels/common/gemm.h"
 #include "tensor/cpu_widen.h"
-#include "tensor/device_backend.h"
 #include "tensor/raw_ops.h"
+#include "tensor/run_kernel.h"
 
 namespace colony::raw {
 namespace {
@@ -85,7 +86,8 @@ void run_gemm(Tensor& out, const Tensor& a, const Tensor& b, double beta, double
   Tensor keep_a, keep_b;
   kernels::MatrixArg ma = matrix_arg(a, keep_a), mb = matrix_arg(b, keep_b);
   int64_t out_bs = nd == 3 ? m * n : 0;
-  backend_for(out.device()).gemm(out.dtype(), batch, m, n, k, ma, mb, out.data_ptr_raw(), n, out_bs, alpha, beta);
+  run_kernel<kernels::Gemm>(out.device(), out.dtype(), batch, m, n, k, ma, mb, out.data_ptr_raw(), n, out_bs, alpha,
+                            beta);
 }
 
 }  // namespace

@@ -1,14 +1,15 @@
-// Fused cross-entropy / nll_loss: PyTorch's checks, then the fused kernel of its device (kernels/cpu/cross_entropy.h,
-// kernels/cuda/cross_entropy.h) over [N, C] rows. Nothing here synchronizes with the device: CUDA
+// Fused cross-entropy / nll_loss: PyTorch's checks, then the fused kernel of its device
+// (kernels/common/cross_entropy.h, run_kernel) over [N, C] rows. Nothing here synchronizes with the device: CUDA
 // targets are validated by the kernel (kernels/cuda/device_errors.h).
 #include <cmath>
 #include <stdexcept>
 #include <string>
 
-#include "tensor/device_backend.h"
+#include "kernels/common/cross_entropy.h"
 #include "tensor/op_checks.h"
 #include "tensor/raw_nn_ops.h"
 #include "tensor/raw_ops.h"
+#include "tensor/run_kernel.h"
 
 namespace colony::raw {
 namespace {
@@ -80,9 +81,8 @@ CrossEntropyResult cross_entropy_loss(const Tensor& input, const Tensor& target,
     return r;
   }
   const kernels::CrossEntropyParams p = params(x, options);
-  backend_for(x.device())
-      .cross_entropy_forward(x.dtype(), x.data_ptr_raw(), t.data_ptr<int64_t>(), p, r.loss.data_ptr_raw(), ptr(r.lse),
-                             r.counted.data_ptr_raw());
+  run_kernel<kernels::CrossEntropyForward>(x.device(), x.dtype(), x.data_ptr_raw(), t.data_ptr<int64_t>(), p,
+                                           r.loss.data_ptr_raw(), ptr(r.lse), r.counted.data_ptr_raw());
   return r;
 }
 
@@ -110,9 +110,8 @@ Tensor cross_entropy_loss_backward(const Tensor& grad_output, const Tensor& inpu
   Tensor gx = empty(x.sizes(), TensorOptions(x.dtype()).device(x.device()));
   if (gx.numel() == 0) return gx;
   const kernels::CrossEntropyParams p = params(x, options);
-  backend_for(x.device())
-      .cross_entropy_backward(x.dtype(), g.data_ptr_raw(), x.data_ptr_raw(), t.data_ptr<int64_t>(), ptr(l),
-                              n.data_ptr_raw(), p, gx.data_ptr_raw());
+  run_kernel<kernels::CrossEntropyBackward>(x.device(), x.dtype(), g.data_ptr_raw(), x.data_ptr_raw(),
+                                            t.data_ptr<int64_t>(), ptr(l), n.data_ptr_raw(), p, gx.data_ptr_raw());
   return gx;
 }
 

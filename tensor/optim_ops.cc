@@ -5,8 +5,9 @@
 #include <utility>
 #include <vector>
 
-#include "tensor/device_backend.h"
+#include "kernels/common/optim.h"
 #include "tensor/op_checks.h"
+#include "tensor/run_kernel.h"
 
 namespace colony::raw {
 namespace {
@@ -88,7 +89,7 @@ void sgd_step_multi_(std::vector<Tensor>& params, const std::vector<Tensor>& gra
       if (momentum) b.push_back(bufs[i].data_ptr_raw());
       n.push_back(params[i].numel());
     }
-    backend_for(group.device).sgd_step_multi(group.dtype, p, g, b, n, s);
+    run_kernel<kernels::SgdStepMulti>(group.device, group.dtype, p, g, b, n, s);
     for (size_t i : idx) params[i].storage()->bump_version();
   }
 }
@@ -125,7 +126,7 @@ void adam_step_multi_(std::vector<Tensor>& params, const std::vector<Tensor>& gr
       if (!steps.empty()) sp.push_back(steps[i].data_ptr_raw());
       n.push_back(params[i].numel());
     }
-    backend_for(group.device).adam_step_multi(group.dtype, p, g, mp, vp, xp, sp, n, a);
+    run_kernel<kernels::AdamStepMulti>(group.device, group.dtype, p, g, mp, vp, xp, sp, n, a);
     for (size_t i : idx) {
       params[i].storage()->bump_version();
       if (!steps.empty()) steps[i].storage()->bump_version();
@@ -138,7 +139,8 @@ void sgd_step_(Tensor& param, const Tensor& grad, Tensor& buf, const kernels::Sg
   check_like("sgd_step", "gradient", param, grad);
   if (s.momentum != 0) check_like("sgd_step", "momentum buffer", param, buf);
   void* b = s.momentum != 0 ? buf.data_ptr_raw() : nullptr;
-  backend_for(param.device()).sgd_step(param.dtype(), param.numel(), param.data_ptr_raw(), grad.data_ptr_raw(), b, s);
+  run_kernel<kernels::SgdStep>(param.device(), param.dtype(), param.numel(), param.data_ptr_raw(), grad.data_ptr_raw(),
+                               b, s);
   param.storage()->bump_version();
 }
 
@@ -149,9 +151,8 @@ void adam_step_(Tensor& param, const Tensor& grad, Tensor& m, Tensor& v, Tensor&
   check_like("adam_step", "exp_avg_sq", param, v);
   if (a.amsgrad) check_like("adam_step", "max_exp_avg_sq", param, vmax);
   void* vx = a.amsgrad ? vmax.data_ptr_raw() : nullptr;
-  backend_for(param.device())
-      .adam_step(param.dtype(), param.numel(), param.data_ptr_raw(), grad.data_ptr_raw(), m.data_ptr_raw(),
-                 v.data_ptr_raw(), vx, a);
+  run_kernel<kernels::AdamStep>(param.device(), param.dtype(), param.numel(), param.data_ptr_raw(), grad.data_ptr_raw(),
+                                m.data_ptr_raw(), v.data_ptr_raw(), vx, a);
   param.storage()->bump_version();
 }
 

@@ -1,14 +1,15 @@
 // Max, average and adaptive average pooling and their backward passes: PyTorch's shape rules and
-// checks, then kernels/cpu/pool.h or kernels/cuda/pool.h.
+// checks, then the kernels of kernels/common/pool.h (run_kernel).
 #include <stdexcept>
 #include <string>
 
 #include "kernels/common/conv_geometry.h"
+#include "kernels/common/pool.h"
 #include "tensor/cpu_widen.h"
-#include "tensor/device_backend.h"
 #include "tensor/op_checks.h"
 #include "tensor/raw_nn_ops.h"
 #include "tensor/raw_ops.h"
+#include "tensor/run_kernel.h"
 
 namespace colony::raw {
 namespace {
@@ -124,8 +125,8 @@ MaxPool2dResult max_pool2d(const Tensor& input, Int2 kernel_size, std::optional<
   r.indices = empty(out_shape, TensorOptions(kInt64).device(input.device()));
   if (r.output.numel() == 0) return r;
   Tensor x = contiguous(input);
-  backend_for(x.device())
-      .max_pool2d_forward(x.dtype(), g, x.data_ptr_raw(), r.output.data_ptr_raw(), r.indices.data_ptr<int64_t>());
+  run_kernel<kernels::MaxPool2dForward>(x.device(), x.dtype(), g, x.data_ptr_raw(), r.output.data_ptr_raw(),
+                                        r.indices.data_ptr<int64_t>());
   return r;
 }
 
@@ -169,8 +170,8 @@ Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& indices, con
   check_input(gx, op);
   if (gx.numel() == 0) return gx;
   Tensor gy = contiguous(grad_output), idx = contiguous(indices);
-  backend_for(gy.device())
-      .max_pool2d_backward(gy.dtype(), g, gy.data_ptr_raw(), idx.data_ptr<int64_t>(), gx.data_ptr_raw());
+  run_kernel<kernels::MaxPool2dBackward>(gy.device(), gy.dtype(), g, gy.data_ptr_raw(), idx.data_ptr<int64_t>(),
+                                         gx.data_ptr_raw());
   return gx;
 }
 
@@ -191,8 +192,8 @@ Tensor avg_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> str
   if (y.numel() == 0) return y;
   Tensor x = contiguous(input);
   const int64_t divisor = divisor_override.value_or(0);
-  backend_for(x.device())
-      .avg_pool2d_forward(x.dtype(), g, count_include_pad, divisor, x.data_ptr_raw(), y.data_ptr_raw());
+  run_kernel<kernels::AvgPool2dForward>(x.device(), x.dtype(), g, count_include_pad, divisor, x.data_ptr_raw(),
+                                        y.data_ptr_raw());
   return y;
 }
 
@@ -216,8 +217,8 @@ Tensor avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape, 
   if (gx.numel() == 0) return gx;
   Tensor gy = contiguous(grad_output);
   const int64_t divisor = divisor_override.value_or(0);
-  backend_for(gy.device())
-      .avg_pool2d_backward(gy.dtype(), g, count_include_pad, divisor, gy.data_ptr_raw(), gx.data_ptr_raw());
+  run_kernel<kernels::AvgPool2dBackward>(gy.device(), gy.dtype(), g, count_include_pad, divisor, gy.data_ptr_raw(),
+                                         gx.data_ptr_raw());
   return gx;
 }
 
@@ -249,7 +250,7 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size) {
   Tensor y = empty(with_spatial(input.sizes(), g.out_h, g.out_w), TensorOptions(input.dtype()).device(input.device()));
   if (y.numel() == 0) return y;
   Tensor x = contiguous(input);
-  backend_for(x.device()).adaptive_avg_pool2d_forward(x.dtype(), g, x.data_ptr_raw(), y.data_ptr_raw());
+  run_kernel<kernels::AdaptiveAvgPool2dForward>(x.device(), x.dtype(), g, x.data_ptr_raw(), y.data_ptr_raw());
   return y;
 }
 
@@ -274,7 +275,7 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Shape& inpu
   if (gx.numel() == 0) return gx;
   if (grad_output.numel() == 0) return gx.zero_();
   Tensor gy = contiguous(grad_output);
-  backend_for(gy.device()).adaptive_avg_pool2d_backward(gy.dtype(), g, gy.data_ptr_raw(), gx.data_ptr_raw());
+  run_kernel<kernels::AdaptiveAvgPool2dBackward>(gy.device(), gy.dtype(), g, gy.data_ptr_raw(), gx.data_ptr_raw());
   return gx;
 }
 

@@ -8,7 +8,7 @@
 
 #include "kernels/common/multinomial.h"
 #include "kernels/common/philox.h"
-#include "tensor/device_backend.h"
+#include "kernels/common/random.h"
 #include "tensor/grad_mode.h"
 #include "tensor/inplace_check.h"
 #include "tensor/op_checks.h"
@@ -25,7 +25,7 @@ void fill_random_contiguous(Tensor& t, bool normal, double a, double b, Generato
   check_floating(t, op, "tensor");
   int64_t n = t.numel();
   kernels::PhiloxArgs philox = gen.philox_args(kernels::random_blocks_needed(n), t.device());
-  backend_for(t.device()).fill_random(t.dtype(), t.data_ptr_raw(), n, normal, a, b, philox);
+  run_kernel<kernels::FillRandom>(t.device(), t.dtype(), t.data_ptr_raw(), n, normal, a, b, philox);
 }
 
 void fill_random(Tensor& t, bool normal, double a, double b, Generator* gen, const char* op) {

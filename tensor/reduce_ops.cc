@@ -4,8 +4,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "tensor/device_backend.h"
+#include "kernels/common/reduce.h"
 #include "tensor/raw_ops.h"
+#include "tensor/run_kernel.h"
 
 namespace colony::raw {
 namespace {
@@ -77,8 +78,8 @@ TensorOptions options_on(DType dtype, const Tensor& like) { return TensorOptions
 void run_sum(const ReducePlan& p, Tensor& out, double scale) {
   if (out.numel() == 0) return;
   const Tensor& x = p.input;
-  backend_for(x.device())
-      .sum(x.dtype(), x.data_ptr_raw(), out.dtype(), out.data_ptr_raw(), p.outer, p.len, p.inner, scale);
+  run_kernel<kernels::Sum>(x.device(), x.dtype(), x.data_ptr_raw(), out.dtype(), out.data_ptr_raw(), p.outer, p.len,
+                           p.inner, scale);
 }
 
 void check_nonempty(const ReducePlan& p, const Tensor& t, const char* op) {
@@ -95,7 +96,7 @@ void run_max_min(const ReducePlan& p, Tensor* values, Tensor* indices, bool is_m
   if (rows == 0) return;
   void* vp = values ? values->data_ptr_raw() : nullptr;
   int64_t* ip = indices ? indices->data_ptr<int64_t>() : nullptr;
-  backend_for(x.device()).max_min(x.dtype(), x.data_ptr_raw(), vp, ip, rows, p.len, is_max);
+  run_kernel<kernels::MaxMin>(x.device(), x.dtype(), x.data_ptr_raw(), vp, ip, rows, p.len, is_max);
 }
 
 Tensor extreme_values(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim, bool is_max) {
@@ -150,7 +151,7 @@ Tensor var(const Tensor& t, const std::vector<int64_t>& dims, bool unbiased, boo
   if (out.numel() == 0) return out;
   const Tensor& x = p.input;
   int64_t correction = unbiased ? 1 : 0;
-  backend_for(x.device()).var(x.dtype(), x.data_ptr_raw(), out.data_ptr_raw(), p.outer, p.len, correction);
+  run_kernel<kernels::Var>(x.device(), x.dtype(), x.data_ptr_raw(), out.data_ptr_raw(), p.outer, p.len, correction);
   return out;
 }
 

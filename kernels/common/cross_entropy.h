@@ -11,6 +11,8 @@
 
 #include <cstdint>
 
+#include "kernels/common/dtype.h"
+#include "kernels/common/kernel.h"
 #include "kernels/common/log_softmax.h"
 #include "kernels/common/macros.h"
 
@@ -59,5 +61,28 @@ template <typename C>
 COLONY_INLINE C cross_entropy_row_grad(C grad_output, const C* counted, const CrossEntropyParams& p) {
   return p.reduction == LossReduction::Mean ? grad_output / counted[0] : grad_output;
 }
+
+// The entry points, declared once for both devices (kernel.h), defined in
+// kernels/cpu/cross_entropy.cc and kernels/cuda/cross_entropy.cu. The CPU checks the targets (CPU
+// checks are free): a bad one throws std::out_of_range naming the op.
+//
+// x [rows, classes] contiguous of `dtype`; target [rows] int64. loss: `dtype`, [rows] for None,
+// one element otherwise. lse [rows, 2] (each row's max and log(sum(exp(x - max)))) and counted [1]
+// in compute_t<dtype> (float32 for 16-bit types): what the backward needs; lse is not written for
+// log_probs.
+//
+// CUDA: the forward is one kernel (row losses, and for Mean/Sum the reduction too: each block sums
+// its rows, the last block to finish adds the block sums in block order, so the result is
+// deterministic; the block sums live in scratch taken from the caching allocator for the call,
+// kernels/cuda/workspaces.h's KernelScratch), the backward one kernel; `counted` is written for
+// Mean and Sum only (the backward reads it for Mean only). Targets are checked on the device: a
+// bad one is recorded for check_device_errors() (kernels/cuda/device_errors.h), its row then
+// counts as ignored.
+COLONY_KERNEL(CrossEntropyForward, DType dtype, const void* x, const int64_t* target, const CrossEntropyParams& p,
+              void* loss, void* lse, void* counted);
+
+// grad_x [rows, classes] of `dtype`; grad_output of `dtype` ([rows] for None, one element otherwise).
+COLONY_KERNEL(CrossEntropyBackward, DType dtype, const void* grad_output, const void* x, const int64_t* target,
+              const void* lse, const void* counted, const CrossEntropyParams& p, void* grad_x);
 
 }  // namespace colony::kernels

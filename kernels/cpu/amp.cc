@@ -1,4 +1,4 @@
-#include "kernels/cpu/amp.h"
+#include "kernels/common/amp.h"
 
 #include <atomic>
 
@@ -6,10 +6,12 @@
 #include "kernels/common/dispatch.h"
 #include "kernels/cpu/parallel.h"
 
-namespace colony::kernels::cpu {
+namespace colony::kernels {
 
-void unscale_and_check(int64_t count, void* const* grads, const int64_t* numel, const DType* dtypes,
-                       const float* scale, float* found_inf) {
+using namespace cpu;  // NOLINT(build/namespaces): the CPU helpers (parallel.h, strided_loop.h)
+
+void UnscaleAndCheck::cpu(int64_t count, void* const* grads, const int64_t* numel, const DType* dtypes,
+                          const float* scale, float* found_inf) {
   const float inv_scale = inverse_scale(scale);
   std::atomic<bool> found{false};
   for (int64_t t = 0; t < count; ++t) {
@@ -26,9 +28,9 @@ void unscale_and_check(int64_t count, void* const* grads, const int64_t* numel, 
   if (found.load()) *found_inf = 1.0f;
 }
 
-void update_scale(float* scale, int32_t* growth_tracker, const float* found_inf, double growth_factor,
-                  double backoff_factor, int64_t growth_interval) {
+void UpdateScale::cpu(float* scale, int32_t* growth_tracker, const float* found_inf, double growth_factor,
+                      double backoff_factor, int64_t growth_interval) {
   kernels::update_scale(scale, growth_tracker, found_inf, growth_factor, backoff_factor, growth_interval);
 }
 
-}  // namespace colony::kernels::cpu
+}  // namespace colony::kernels

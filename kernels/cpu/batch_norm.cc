@@ -1,4 +1,4 @@
-#include "kernels/cpu/batch_norm.h"
+#include "kernels/common/batch_norm.h"
 
 #include <algorithm>
 #include <cmath>
@@ -109,9 +109,17 @@ void backward(int64_t n, int64_t c, int64_t s, const T* gy, const T* x, const T*
 
 }  // namespace
 
-void batch_norm_forward(DType dtype, int64_t n, int64_t c, int64_t s, const void* x, const void* weight,
-                        const void* bias, void* running_mean, void* running_var, bool training, double momentum,
-                        double eps, void* y, void* save_mean, void* save_invstd) {
+}  // namespace colony::kernels::cpu
+
+namespace colony::kernels {
+
+using namespace cpu;  // NOLINT(build/namespaces): the helpers above
+
+// The CPU takes float32/float64 inputs only (tensor/batch_norm_ops.cc checks), whose parameters
+// share their dtype: param_dtype is dtype here.
+void BatchNormForward::cpu(DType dtype, DType /*param_dtype*/, int64_t n, int64_t c, int64_t s, const void* x,
+                           const void* weight, const void* bias, void* running_mean, void* running_var, bool training,
+                           double momentum, double eps, void* y, void* save_mean, void* save_invstd) {
   COLONY_DISPATCH_FLOAT32_64(dtype, "batch_norm", [&] {
     using T = scalar_t;
     forward<T>(n, c, s, static_cast<const T*>(x), static_cast<const T*>(weight), static_cast<const T*>(bias),
@@ -120,9 +128,9 @@ void batch_norm_forward(DType dtype, int64_t n, int64_t c, int64_t s, const void
   });
 }
 
-void batch_norm_backward(DType dtype, int64_t n, int64_t c, int64_t s, const void* grad_y, const void* x,
-                         const void* weight, const void* save_mean, const void* save_invstd, bool training,
-                         void* grad_x, void* grad_weight, void* grad_bias) {
+void BatchNormBackward::cpu(DType dtype, DType /*param_dtype*/, int64_t n, int64_t c, int64_t s, const void* grad_y,
+                            const void* x, const void* weight, const void* save_mean, const void* save_invstd,
+                            bool training, void* grad_x, void* grad_weight, void* grad_bias) {
   COLONY_DISPATCH_FLOAT32_64(dtype, "batch_norm_backward", [&] {
     using T = scalar_t;
     backward<T>(n, c, s, static_cast<const T*>(grad_y), static_cast<const T*>(x), static_cast<const T*>(weight),
@@ -131,4 +139,4 @@ void batch_norm_backward(DType dtype, int64_t n, int64_t c, int64_t s, const voi
   });
 }
 
-}  // namespace colony::kernels::cpu
+}  // namespace colony::kernels

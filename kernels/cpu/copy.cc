@@ -1,13 +1,15 @@
-#include "kernels/cpu/copy.h"
+#include "kernels/common/copy.h"
 
 #include "kernels/common/convert.h"
 #include "kernels/common/dispatch.h"
 #include "kernels/cpu/strided_loop.h"
 
-namespace colony::kernels::cpu {
+namespace colony::kernels {
 
-void copy(DType src_dtype, const void* src, const StridedLayout& src_layout, DType dst_dtype, void* dst,
-          const StridedLayout& dst_layout) {
+using namespace cpu;  // NOLINT(build/namespaces): the CPU helpers (parallel.h, strided_loop.h)
+
+void Copy::cpu(DType src_dtype, const void* src, const StridedLayout& src_layout, DType dst_dtype, void* dst,
+               const StridedLayout& dst_layout) {
   COLONY_DISPATCH_ALL(dst_dtype, "copy", [&] {
     using Dst = scalar_t;
     COLONY_DISPATCH_ALL(src_dtype, "copy", [&] {
@@ -17,11 +19,11 @@ void copy(DType src_dtype, const void* src, const StridedLayout& src_layout, DTy
   });
 }
 
-void fill(DType dtype, void* out, const StridedLayout& out_layout, double value) {
+void Fill::cpu(DType dtype, void* out, const StridedLayout& out_layout, double value) {
   COLONY_DISPATCH_ALL(dtype, "fill", [&] {
     const scalar_t v = convert<scalar_t>(value);
     map0<scalar_t>(out, out_layout, [v] { return v; });
   });
 }
 
-}  // namespace colony::kernels::cpu
+}  // namespace colony::kernels

@@ -1,17 +1,13 @@
-// CPU copy with dtype conversion between any two of the eight dtypes, and fill.
+// The CPU copy and fill by their names in kernels::cpu, for CPU code and tests that call them
+// directly; their contracts are the entry points of kernels/common/copy.h, which declares them
+// once for both devices.
 #pragma once
 
-#include "kernels/common/dtype.h"
-#include "kernels/common/layout.h"
+#include "kernels/common/copy.h"
 
 namespace colony::kernels::cpu {
 
-// dst[i] = convert(src[i]) (kernels/common/convert.h). src's layout has dst's sizes (broadcast dims
-// stride 0); dst must not overlap itself or src unless it is exactly src.
-void copy(DType src_dtype, const void* src, const StridedLayout& src_layout, DType dst_dtype, void* dst,
-          const StridedLayout& dst_layout);
-
-// Every element of out = value converted like a copy from float64.
-void fill(DType dtype, void* out, const StridedLayout& out_layout, double value);
+inline constexpr auto& copy = Copy::cpu;
+inline constexpr auto& fill = Fill::cpu;
 
 }  // namespace colony::kernels::cpu

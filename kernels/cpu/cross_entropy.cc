@@ -1,4 +1,4 @@
-#include "kernels/cpu/cross_entropy.h"
+#include "kernels/common/cross_entropy.h"
 
 #include <algorithm>
 #include <cmath>
@@ -100,8 +100,14 @@ void backward_typed(const T* grad_output, const T* x, const int64_t* target, con
 
 }  // namespace
 
-void cross_entropy_forward(DType dtype, const void* x, const int64_t* target, const CrossEntropyParams& p, void* loss,
-                           void* lse, void* counted) {
+}  // namespace colony::kernels::cpu
+
+namespace colony::kernels {
+
+using namespace cpu;  // NOLINT(build/namespaces): the helpers above
+
+void CrossEntropyForward::cpu(DType dtype, const void* x, const int64_t* target, const CrossEntropyParams& p,
+                              void* loss, void* lse, void* counted) {
   COLONY_DISPATCH_FLOATING(dtype, op_name(p), [&] {
     using C = compute_t<scalar_t>;
     forward_typed(static_cast<const scalar_t*>(x), target, p, static_cast<scalar_t*>(loss), static_cast<C*>(lse),
@@ -109,8 +115,8 @@ void cross_entropy_forward(DType dtype, const void* x, const int64_t* target, co
   });
 }
 
-void cross_entropy_backward(DType dtype, const void* grad_output, const void* x, const int64_t* target,
-                            const void* lse, const void* counted, const CrossEntropyParams& p, void* grad_x) {
+void CrossEntropyBackward::cpu(DType dtype, const void* grad_output, const void* x, const int64_t* target,
+                               const void* lse, const void* counted, const CrossEntropyParams& p, void* grad_x) {
   COLONY_DISPATCH_FLOATING(dtype, op_name(p), [&] {
     using C = compute_t<scalar_t>;
     backward_typed(static_cast<const scalar_t*>(grad_output), static_cast<const scalar_t*>(x), target,
@@ -118,4 +124,4 @@ void cross_entropy_backward(DType dtype, const void* grad_output, const void* x,
   });
 }
 
-}  // namespace colony::kernels::cpu
+}  // namespace colony::kernels

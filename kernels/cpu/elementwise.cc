@@ -1,4 +1,4 @@
-#include "kernels/cpu/elementwise.h"
+#include "kernels/common/elementwise.h"
 
 #include "kernels/common/convert.h"
 #include "kernels/common/dispatch.h"
@@ -35,8 +35,14 @@ void binary_scalar_typed(const void* a, const StridedLayout& la, double s, bool 
 
 }  // namespace
 
-void binary(BinaryOp op, DType dtype, const void* a, const StridedLayout& la, const void* b, const StridedLayout& lb,
-            void* out, const StridedLayout& lout, double alpha) {
+}  // namespace colony::kernels::cpu
+
+namespace colony::kernels {
+
+using namespace cpu;  // NOLINT(build/namespaces): the helpers above
+
+void Binary::cpu(BinaryOp op, DType dtype, const void* a, const StridedLayout& la, const void* b,
+                 const StridedLayout& lb, void* out, const StridedLayout& lout, double alpha) {
 #define COLONY_BINARY_CASE(OP, DISPATCH, NAME)                                                          \
   case BinaryOp::OP:                                                                                    \
     DISPATCH(dtype, NAME, [&] { binary_typed<BinaryOp::OP, scalar_t>(a, la, b, lb, out, lout, alpha); }); \
@@ -45,8 +51,8 @@ void binary(BinaryOp op, DType dtype, const void* a, const StridedLayout& la, co
 #undef COLONY_BINARY_CASE
 }
 
-void binary_scalar(BinaryOp op, DType dtype, const void* a, const StridedLayout& la, double s, bool scalar_first,
-                   void* out, const StridedLayout& lout) {
+void BinaryScalar::cpu(BinaryOp op, DType dtype, const void* a, const StridedLayout& la, double s, bool scalar_first,
+                       void* out, const StridedLayout& lout) {
 #define COLONY_BINARY_CASE(OP, DISPATCH, NAME)                                                                \
   case BinaryOp::OP:                                                                                          \
     DISPATCH(dtype, NAME, [&] { binary_scalar_typed<BinaryOp::OP, scalar_t>(a, la, s, scalar_first, out, lout); }); \
@@ -55,8 +61,8 @@ void binary_scalar(BinaryOp op, DType dtype, const void* a, const StridedLayout&
 #undef COLONY_BINARY_CASE
 }
 
-void clamp(DType dtype, const void* in, const StridedLayout& lin, void* out, const StridedLayout& lout, bool has_min,
-           double min, bool has_max, double max) {
+void Clamp::cpu(DType dtype, const void* in, const StridedLayout& lin, void* out, const StridedLayout& lout,
+                bool has_min, double min, bool has_max, double max) {
   COLONY_DISPATCH_NUMERIC(dtype, "clamp", [&] {
     using C = compute_t<scalar_t>;
     const C lo = has_min ? scalar_to<C>(min) : C(0), hi = has_max ? scalar_to<C>(max) : C(0);
@@ -66,8 +72,8 @@ void clamp(DType dtype, const void* in, const StridedLayout& lin, void* out, con
   });
 }
 
-void where(DType dtype, const bool* cond, const StridedLayout& lc, const void* a, const StridedLayout& la,
-           const void* b, const StridedLayout& lb, void* out, const StridedLayout& lout) {
+void Where::cpu(DType dtype, const bool* cond, const StridedLayout& lc, const void* a, const StridedLayout& la,
+                const void* b, const StridedLayout& lb, void* out, const StridedLayout& lout) {
   COLONY_DISPATCH_ALL(dtype, "where", [&] {
     map3<scalar_t, bool, scalar_t, scalar_t>(out, lout, cond, lc, a, la, b, lb,
                                             [](bool c, scalar_t x, scalar_t y) { return c ? x : y; });
@@ -80,8 +86,9 @@ void where(DType dtype, const bool* cond, const StridedLayout& lc, const void* a
   case ActivationGrad::Op:                      \
     return run([attrs](C g, C s) { return activation_grad_fn<ActivationGrad::Op>(g, s, attrs); });
 
-void activation_backward(ActivationGrad op, DType dtype, const void* grad, const StridedLayout& lg, const void* saved,
-                         const StridedLayout& ls, void* out, const StridedLayout& lout, const UnaryAttrs& attrs) {
+void ActivationBackward::cpu(ActivationGrad op, DType dtype, const void* grad, const StridedLayout& lg,
+                             const void* saved, const StridedLayout& ls, void* out, const StridedLayout& lout,
+                             const UnaryAttrs& attrs) {
   COLONY_DISPATCH_FLOATING(dtype, op_name(op), [&] {
     using T = scalar_t;
     using C = compute_t<T>;
@@ -94,4 +101,4 @@ void activation_backward(ActivationGrad op, DType dtype, const void* grad, const
 
 #undef COLONY_ACTIVATION_CASE
 
-}  // namespace colony::kernels::cpu
+}  // namespace colony::kernels

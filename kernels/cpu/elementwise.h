@@ -1,38 +1,17 @@
-// CPU elementwise kernels. Every layout has the output's sizes: inputs come broadcast to it (stride
-// 0 on broadcast dims), the output may be strided but must not overlap itself, and an input either
-// is exactly the output (in-place ops) or does not overlap it. Inputs share `dtype`; the output has `dtype` too, except for the
-// ops that output bool (logical_not, comparisons). Unsupported dtypes throw std::invalid_argument.
+// The CPU elementwise kernels by their names in kernels::cpu, for CPU code and tests that call them
+// directly; their contracts are the entry points of kernels/common/elementwise.h, which declares
+// them once for both devices.
 #pragma once
 
-#include "kernels/common/dtype.h"
-#include "kernels/common/elementwise_functors.h"
-#include "kernels/common/layout.h"
+#include "kernels/common/elementwise.h"
 
 namespace colony::kernels::cpu {
 
-// dtypes: as COLONY_FOR_EACH_UNARY_OP lists them. `attrs`: the op's attributes (GELU's approximation).
-void unary(UnaryOp op, DType dtype, const void* in, const StridedLayout& in_layout, void* out,
-           const StridedLayout& out_layout, const UnaryAttrs& attrs = {});
-
-// out = a op b; Add computes a + alpha * b. dtypes: sub: all but bool; div: floating; others: all.
-void binary(BinaryOp op, DType dtype, const void* a, const StridedLayout& a_layout, const void* b,
-            const StridedLayout& b_layout, void* out, const StridedLayout& out_layout, double alpha = 1.0);
-// out = a op s, or s op a when scalar_first; s is converted to the compute type of dtype.
-void binary_scalar(BinaryOp op, DType dtype, const void* a, const StridedLayout& a_layout, double s,
-                   bool scalar_first, void* out, const StridedLayout& out_layout);
-
-// Bounds are converted to the compute type of dtype (all but bool).
-void clamp(DType dtype, const void* in, const StridedLayout& in_layout, void* out, const StridedLayout& out_layout,
-           bool has_min, double min, bool has_max, double max);
-
-// out = cond ? a : b (any dtype).
-void where(DType dtype, const bool* cond, const StridedLayout& cond_layout, const void* a,
-           const StridedLayout& a_layout, const void* b, const StridedLayout& b_layout, void* out,
-           const StridedLayout& out_layout);
-
-// Floating dtypes; see activation_grad_fn (kernels/common/elementwise_functors.h).
-void activation_backward(ActivationGrad op, DType dtype, const void* grad, const StridedLayout& grad_layout,
-                         const void* saved, const StridedLayout& saved_layout, void* out,
-                         const StridedLayout& out_layout, const UnaryAttrs& attrs = {});
+// `attrs` may be left out: no attributes.
+inline void unary(UnaryOp op, DType dtype, const void* in, const StridedLayout& in_layout, void* out,
+                  const StridedLayout& out_layout, const UnaryAttrs& attrs = {}) {
+  Unary::cpu(op, dtype, in, in_layout, out, out_layout, attrs);
+}
+inline constexpr auto& binary = Binary::cpu;
 
 }  // namespace colony::kernels::cpu

@@ -1,5 +1,5 @@
 #include "kernels/common/dispatch.h"
-#include "kernels/cpu/elementwise.h"
+#include "kernels/common/elementwise.h"
 #include "kernels/cpu/strided_loop.h"
 
 namespace colony::kernels::cpu {
@@ -15,8 +15,14 @@ void unary_typed(const void* in, const StridedLayout& lin, void* out, const Stri
 
 }  // namespace
 
-void unary(UnaryOp op, DType dtype, const void* in, const StridedLayout& lin, void* out, const StridedLayout& lout,
-           const UnaryAttrs& attrs) {
+}  // namespace colony::kernels::cpu
+
+namespace colony::kernels {
+
+using namespace cpu;  // NOLINT(build/namespaces): the helpers above
+
+void Unary::cpu(UnaryOp op, DType dtype, const void* in, const StridedLayout& lin, void* out, const StridedLayout& lout,
+                const UnaryAttrs& attrs) {
 #define COLONY_UNARY_CASE(OP, DISPATCH, NAME)                                                    \
   case UnaryOp::OP:                                                                              \
     DISPATCH(dtype, NAME, [&] { unary_typed<UnaryOp::OP, scalar_t>(in, lin, out, lout, attrs); }); \
@@ -25,4 +31,4 @@ void unary(UnaryOp op, DType dtype, const void* in, const StridedLayout& lin, vo
 #undef COLONY_UNARY_CASE
 }
 
-}  // namespace colony::kernels::cpu
+}  // namespace colony::kernels

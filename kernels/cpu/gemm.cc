@@ -298,8 +298,14 @@ GemmKernel gemm_kernel(DType dtype, int64_t n, int64_t k) {
 ScopedGemmKernel::ScopedGemmKernel(GemmKernel kernel) : saved_(forced_kernel) { forced_kernel = kernel; }
 ScopedGemmKernel::~ScopedGemmKernel() { forced_kernel = saved_; }
 
-void gemm(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b,
-          void* c, int64_t ldc, int64_t c_batch_stride, double alpha, double beta) {
+}  // namespace colony::kernels::cpu
+
+namespace colony::kernels {
+
+using namespace cpu;  // NOLINT(build/namespaces): the helpers above
+
+void Gemm::cpu(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b,
+               void* c, int64_t ldc, int64_t c_batch_stride, double alpha, double beta) {
   if (batch <= 0 || m <= 0 || n <= 0) return;
   switch (dtype) {
     case DType::Float32:
@@ -324,4 +330,4 @@ void gemm(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, const Mat
   }
 }
 
-}  // namespace colony::kernels::cpu
+}  // namespace colony::kernels

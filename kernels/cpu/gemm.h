@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kernels/common/dtype.h"
+#include "kernels/common/gemm.h"
 #include "kernels/common/matrix.h"
 
 namespace colony::kernels::cpu {
@@ -21,12 +22,11 @@ bool gemm_native_16bit(DType dtype);
 // of the float32 additions.
 bool gemm_bf16_on_amx(int64_t m, int64_t n, int64_t k);
 
-// For each of `batch` products: C[m, n] = alpha * A[m, k] @ B[k, n] + beta * C, with C row-major
-// (leading dimension ldc, consecutive products c_batch_stride apart). beta == 0 overwrites C, NaNs
-// included. float32 and float64 (and bfloat16, see above); the rows of all products are split over
-// the thread pool and each chunk is one single-threaded product, on the kernel below.
-void gemm(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b,
-          void* c, int64_t ldc, int64_t c_batch_stride, double alpha, double beta);
+// Gemm::cpu (kernels/common/gemm.h, the entry point declared once for both devices) by its name
+// here, for CPU code (conv.cc) and tests that call it directly: float32 and float64 (and bfloat16,
+// see above); the rows of all products are split over the thread pool and each chunk is one
+// single-threaded product, on the kernel below.
+inline constexpr auto& gemm = Gemm::cpu;
 
 // What runs a float32 or float64 chunk. Auto: the register tiles where the CPU kernels run
 // AVX-512 and B is at most kTilesMaxWidth wide and deep (Eigen is built for the x86-64-v3

@@ -1,4 +1,4 @@
-#include "kernels/cpu/index.h"
+#include "kernels/common/index.h"
 
 #include <algorithm>
 #include <cstring>
@@ -58,8 +58,14 @@ void gather_words(const W* x, const StridedLayout& xl, int dim, const int64_t* i
 
 }  // namespace
 
-void index_select(int64_t elem_size, const void* x, void* y, int64_t outer, int64_t x_dim, int64_t inner,
-                  const int64_t* index, int64_t n) {
+}  // namespace colony::kernels::cpu
+
+namespace colony::kernels {
+
+using namespace cpu;  // NOLINT(build/namespaces): the helpers above
+
+void IndexSelect::cpu(int64_t elem_size, const void* x, void* y, int64_t outer, int64_t x_dim, int64_t inner,
+                      const int64_t* index, int64_t n) {
   int64_t block = inner * elem_size;
   const char* xp = static_cast<const char*>(x);
   char* yp = static_cast<char*>(y);
@@ -72,8 +78,8 @@ void index_select(int64_t elem_size, const void* x, void* y, int64_t outer, int6
                });
 }
 
-void index_add(DType dtype, void* out, const void* src, int64_t outer, int64_t out_dim, int64_t inner,
-               const int64_t* index, int64_t n) {
+void IndexAdd::cpu(DType dtype, void* out, const void* src, int64_t outer, int64_t out_dim, int64_t inner,
+                   const int64_t* index, int64_t n) {
   COLONY_DISPATCH_ALL(dtype, "index_add", [&] {
     using C = compute_t<scalar_t>;
     auto* op = static_cast<scalar_t*>(out);
@@ -96,8 +102,8 @@ void index_add(DType dtype, void* out, const void* src, int64_t outer, int64_t o
   });
 }
 
-void gather(int64_t elem_size, const void* x, const StridedLayout& x_layout, int dim, const int64_t* index,
-            const StridedLayout& index_layout, void* y) {
+void Gather::cpu(int64_t elem_size, const void* x, const StridedLayout& x_layout, int dim, const int64_t* index,
+                 const StridedLayout& index_layout, void* y) {
   switch (elem_size) {
     case 1: return gather_words(static_cast<const uint8_t*>(x), x_layout, dim, index, index_layout, static_cast<uint8_t*>(y));
     case 2: return gather_words(static_cast<const uint16_t*>(x), x_layout, dim, index, index_layout, static_cast<uint16_t*>(y));
@@ -107,8 +113,8 @@ void gather(int64_t elem_size, const void* x, const StridedLayout& x_layout, int
   }
 }
 
-void scatter_add(DType dtype, void* out, const StridedLayout& out_layout, int dim, const int64_t* index,
-                 const StridedLayout& index_layout, const void* src, const StridedLayout& src_layout) {
+void ScatterAdd::cpu(DType dtype, void* out, const StridedLayout& out_layout, int dim, const int64_t* index,
+                     const StridedLayout& index_layout, const void* src, const StridedLayout& src_layout) {
   COLONY_DISPATCH_ALL(dtype, "scatter_add", [&] {
     using C = compute_t<scalar_t>;
     auto* op = static_cast<scalar_t*>(out);
@@ -125,8 +131,8 @@ void scatter_add(DType dtype, void* out, const StridedLayout& out_layout, int di
   });
 }
 
-void one_hot(const int64_t* labels, int64_t n, int64_t num_classes, int64_t* y) {
+void OneHot::cpu(const int64_t* labels, int64_t n, int64_t num_classes, int64_t* y) {
   for (int64_t i = 0; i < n; ++i) y[i * num_classes + labels[i]] = 1;
 }
 
-}  // namespace colony::kernels::cpu
+}  // namespace colony::kernels

@@ -1,4 +1,4 @@
-#include "kernels/cpu/optim.h"
+#include "kernels/common/optim.h"
 
 #include <type_traits>
 
@@ -25,8 +25,6 @@ void sgd_range(T* __restrict__ p, const T* __restrict__ g, T* __restrict__ buf, 
   }
 }
 
-}  // namespace
-
 void sgd_step(DType dtype, int64_t n, void* param, const void* grad, void* buf, const SgdParams& options) {
   if (step_skipped(options.found_inf)) return;
   const SgdParams s = sgd_params_for(options);
@@ -52,6 +50,8 @@ void sgd_step(DType dtype, int64_t n, void* param, const void* grad, void* buf, 
   });
 }
 
+// `step`, when given, is the tensor's step count (float64): the bias corrections come from it
+// (adam_params_for) and it advances, unless a.found_inf skips.
 void adam_step(DType dtype, int64_t n, void* param, const void* grad, void* m, void* v, void* vmax, const AdamParams& a,
                double* step) {
   if (step_skipped(a.found_inf)) return;
@@ -70,4 +70,34 @@ void adam_step(DType dtype, int64_t n, void* param, const void* grad, void* m, v
   });
 }
 
+}  // namespace
 }  // namespace colony::kernels::cpu
+
+namespace colony::kernels {
+
+void SgdStep::cpu(DType dtype, int64_t n, void* param, const void* grad, void* buf, const SgdParams& s) {
+  cpu::sgd_step(dtype, n, param, grad, buf, s);
+}
+
+void AdamStep::cpu(DType dtype, int64_t n, void* param, const void* grad, void* m, void* v, void* vmax,
+                   const AdamParams& a) {
+  cpu::adam_step(dtype, n, param, grad, m, v, vmax, a, nullptr);
+}
+
+void SgdStepMulti::cpu(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
+                       const std::vector<void*>& bufs, const std::vector<int64_t>& sizes, const SgdParams& s) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    cpu::sgd_step(dtype, sizes[i], params[i], grads[i], bufs.empty() ? nullptr : bufs[i], s);
+  }
+}
+
+void AdamStepMulti::cpu(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
+                        const std::vector<void*>& m, const std::vector<void*>& v, const std::vector<void*>& vmax,
+                        const std::vector<void*>& steps, const std::vector<int64_t>& sizes, const AdamParams& a) {
+  for (size_t i = 0; i < params.size(); ++i) {
+    cpu::adam_step(dtype, sizes[i], params[i], grads[i], m[i], v[i], vmax.empty() ? nullptr : vmax[i], a,
+                   steps.empty() ? nullptr : static_cast<double*>(steps[i]));
+  }
+}
+
+}  // namespace colony::kernels

@@ -1,4 +1,4 @@
-#include "kernels/cpu/pool.h"
+#include "kernels/common/pool.h"
 
 #include <algorithm>
 #include <cstring>
@@ -265,31 +265,37 @@ void adaptive_backward(const Pool2dGeometry& g, const T* gy, T* gx) {
 
 }  // namespace
 
-void max_pool2d_forward(DType dtype, const Pool2dGeometry& g, const void* x, void* y, int64_t* indices) {
+}  // namespace colony::kernels::cpu
+
+namespace colony::kernels {
+
+using namespace cpu;  // NOLINT(build/namespaces): the helpers above
+
+void MaxPool2dForward::cpu(DType dtype, const Pool2dGeometry& g, const void* x, void* y, int64_t* indices) {
   COLONY_DISPATCH_FLOAT32_64(dtype, "max_pool2d", [&] {
     using T = scalar_t;
     max_pool_forward<T>(g, static_cast<const T*>(x), static_cast<T*>(y), indices);
   });
 }
 
-void max_pool2d_backward(DType dtype, const Pool2dGeometry& g, const void* grad_y, const int64_t* indices,
-                         void* grad_x) {
+void MaxPool2dBackward::cpu(DType dtype, const Pool2dGeometry& g, const void* grad_y, const int64_t* indices,
+                            void* grad_x) {
   COLONY_DISPATCH_FLOAT32_64(dtype, "max_pool2d_backward", [&] {
     using T = scalar_t;
     max_pool_backward<T>(g, static_cast<const T*>(grad_y), indices, static_cast<T*>(grad_x));
   });
 }
 
-void avg_pool2d_forward(DType dtype, const Pool2dGeometry& g, bool count_include_pad, int64_t divisor_override,
-                        const void* x, void* y) {
+void AvgPool2dForward::cpu(DType dtype, const Pool2dGeometry& g, bool count_include_pad, int64_t divisor_override,
+                           const void* x, void* y) {
   COLONY_DISPATCH_FLOAT32_64(dtype, "avg_pool2d", [&] {
     using T = scalar_t;
     avg_pool_forward<T>(g, count_include_pad, divisor_override, static_cast<const T*>(x), static_cast<T*>(y));
   });
 }
 
-void avg_pool2d_backward(DType dtype, const Pool2dGeometry& g, bool count_include_pad, int64_t divisor_override,
-                         const void* grad_y, void* grad_x) {
+void AvgPool2dBackward::cpu(DType dtype, const Pool2dGeometry& g, bool count_include_pad, int64_t divisor_override,
+                            const void* grad_y, void* grad_x) {
   COLONY_DISPATCH_FLOAT32_64(dtype, "avg_pool2d_backward", [&] {
     using T = scalar_t;
     avg_pool_backward<T>(g, count_include_pad, divisor_override, static_cast<const T*>(grad_y),
@@ -297,18 +303,18 @@ void avg_pool2d_backward(DType dtype, const Pool2dGeometry& g, bool count_includ
   });
 }
 
-void adaptive_avg_pool2d_forward(DType dtype, const Pool2dGeometry& g, const void* x, void* y) {
+void AdaptiveAvgPool2dForward::cpu(DType dtype, const Pool2dGeometry& g, const void* x, void* y) {
   COLONY_DISPATCH_FLOAT32_64(dtype, "adaptive_avg_pool2d", [&] {
     using T = scalar_t;
     adaptive_forward<T>(g, static_cast<const T*>(x), static_cast<T*>(y));
   });
 }
 
-void adaptive_avg_pool2d_backward(DType dtype, const Pool2dGeometry& g, const void* grad_y, void* grad_x) {
+void AdaptiveAvgPool2dBackward::cpu(DType dtype, const Pool2dGeometry& g, const void* grad_y, void* grad_x) {
   COLONY_DISPATCH_FLOAT32_64(dtype, "adaptive_avg_pool2d_backward", [&] {
     using T = scalar_t;
     adaptive_backward<T>(g, static_cast<const T*>(grad_y), static_cast<T*>(grad_x));
   });
 }
 
-}  // namespace colony::kernels::cpu
+}  // namespace colony::kernels

@@ -1,4 +1,4 @@
-#include "kernels/cpu/reduce.h"
+#include "kernels/common/reduce.h"
 
 #include <algorithm>
 #include <cmath>
@@ -267,8 +267,14 @@ void max_min_rows(const T* x, T* values, int64_t* indices, int64_t rows, int64_t
 
 }  // namespace
 
-void sum(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, int64_t len, int64_t inner,
-         double scale) {
+}  // namespace colony::kernels::cpu
+
+namespace colony::kernels {
+
+using namespace cpu;  // NOLINT(build/namespaces): the helpers above
+
+void Sum::cpu(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, int64_t len, int64_t inner,
+              double scale) {
   COLONY_DISPATCH_ALL(x_dtype, "sum", [&] {
     using Y = sum_out_t<scalar_t>;
     check_sum_out<scalar_t>(x_dtype, y_dtype);
@@ -282,17 +288,17 @@ void sum(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, in
   });
 }
 
-void var(DType dtype, const void* x, void* y, int64_t rows, int64_t len, int64_t correction) {
+void Var::cpu(DType dtype, const void* x, void* y, int64_t rows, int64_t len, int64_t correction) {
   COLONY_DISPATCH_FLOATING(dtype, "var", [&] {
     var_rows(static_cast<const scalar_t*>(x), static_cast<scalar_t*>(y), rows, len, correction);
   });
 }
 
-void max_min(DType dtype, const void* x, void* values, int64_t* indices, int64_t rows, int64_t len, bool is_max) {
+void MaxMin::cpu(DType dtype, const void* x, void* values, int64_t* indices, int64_t rows, int64_t len, bool is_max) {
   if (len < 1) throw std::invalid_argument("max_min: rows must not be empty");
   COLONY_DISPATCH_ALL(dtype, is_max ? "max" : "min", [&] {
     max_min_rows(static_cast<const scalar_t*>(x), static_cast<scalar_t*>(values), indices, rows, len, is_max);
   });
 }
 
-}  // namespace colony::kernels::cpu
+}  // namespace colony::kernels

@@ -1,4 +1,4 @@
-#include "kernels/cuda/amp.h"
+#include "kernels/common/amp.h"
 
 #include <cuda_runtime.h>
 
@@ -34,15 +34,21 @@ __global__ void update_scale_kernel(float* scale, int32_t* growth_tracker, const
 
 }  // namespace
 
-void update_scale(float* scale, int32_t* growth_tracker, const float* found_inf, double growth_factor,
-                  double backoff_factor, int64_t growth_interval, void* stream) {
+}  // namespace colony::kernels::cuda
+
+namespace colony::kernels {
+
+using namespace cuda;  // NOLINT(build/namespaces): the helpers above
+
+void UpdateScale::cuda(float* scale, int32_t* growth_tracker, const float* found_inf, double growth_factor,
+                       double backoff_factor, int64_t growth_interval, void* stream) {
   update_scale_kernel<<<1, 1, 0, as_stream(stream)>>>(scale, growth_tracker, found_inf, growth_factor,
                                                       backoff_factor, growth_interval);
   after_launch("amp_update_scale");
 }
 
-void unscale_and_check(int64_t count, void* const* grads, const int64_t* numel, const DType* dtypes,
-                       const float* scale, float* found_inf, void* stream) {
+void UnscaleAndCheck::cuda(int64_t count, void* const* grads, const int64_t* numel, const DType* dtypes,
+                           const float* scale, float* found_inf, void* stream) {
   // One pass per dtype present (gradients are float32 for float32 master weights: one pass).
   for (DType dt : {DType::Float32, DType::Float64, DType::Float16, DType::BFloat16}) {
     std::vector<const void*> list[1];
@@ -61,4 +67,4 @@ void unscale_and_check(int64_t count, void* const* grads, const int64_t* numel, 
   }
 }
 
-}  // namespace colony::kernels::cuda
+}  // namespace colony::kernels

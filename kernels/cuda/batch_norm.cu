@@ -1,4 +1,4 @@
-#include "kernels/cuda/batch_norm.h"
+#include "kernels/common/batch_norm.h"
 
 #include <cuda_runtime.h>
 
@@ -112,9 +112,15 @@ void with_param_type(DType param_dtype, const char* op, F&& f) {
 
 }  // namespace
 
-void batch_norm_forward(DType dtype, DType param_dtype, int64_t n, int64_t c, int64_t s, const void* x,
-                        const void* weight, const void* bias, void* running_mean, void* running_var, bool training,
-                        double momentum, double eps, void* y, void* save_mean, void* save_invstd, void* stream) {
+}  // namespace colony::kernels::cuda
+
+namespace colony::kernels {
+
+using namespace cuda;  // NOLINT(build/namespaces): the helpers above
+
+void BatchNormForward::cuda(DType dtype, DType param_dtype, int64_t n, int64_t c, int64_t s, const void* x,
+                            const void* weight, const void* bias, void* running_mean, void* running_var, bool training,
+                            double momentum, double eps, void* y, void* save_mean, void* save_invstd, void* stream) {
   if (c == 0) return;
   COLONY_DISPATCH_FLOATING(dtype, "batch_norm", [&] {
     using T = scalar_t;
@@ -130,9 +136,9 @@ void batch_norm_forward(DType dtype, DType param_dtype, int64_t n, int64_t c, in
   after_launch("batch_norm");
 }
 
-void batch_norm_backward(DType dtype, DType param_dtype, int64_t n, int64_t c, int64_t s, const void* grad_y,
-                         const void* x, const void* weight, const void* save_mean, const void* save_invstd,
-                         bool training, void* grad_x, void* grad_weight, void* grad_bias, void* stream) {
+void BatchNormBackward::cuda(DType dtype, DType param_dtype, int64_t n, int64_t c, int64_t s, const void* grad_y,
+                             const void* x, const void* weight, const void* save_mean, const void* save_invstd,
+                             bool training, void* grad_x, void* grad_weight, void* grad_bias, void* stream) {
   if (c == 0) return;
   COLONY_DISPATCH_FLOATING(dtype, "batch_norm_backward", [&] {
     using T = scalar_t;
@@ -148,4 +154,4 @@ void batch_norm_backward(DType dtype, DType param_dtype, int64_t n, int64_t c, i
   after_launch("batch_norm_backward");
 }
 
-}  // namespace colony::kernels::cuda
+}  // namespace colony::kernels

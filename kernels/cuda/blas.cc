@@ -1,4 +1,4 @@
-#include "kernels/cuda/blas.h"
+#include "kernels/common/gemm.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -82,8 +82,14 @@ int to_int(int64_t v, const char* what) {
 
 }  // namespace
 
-void gemm(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b,
-          void* c, int64_t ldc, int64_t c_batch_stride, double alpha, double beta, void* stream) {
+}  // namespace colony::kernels::cuda
+
+namespace colony::kernels {
+
+using namespace cuda;  // NOLINT(build/namespaces): the helpers above
+
+void Gemm::cuda(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b,
+                void* c, int64_t ldc, int64_t c_batch_stride, double alpha, double beta, void* stream) {
   if (batch <= 0 || m <= 0 || n <= 0) return;
   cudaDataType_t type;
   cublasComputeType_t compute;
@@ -125,4 +131,4 @@ void gemm(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, const Mat
   after_launch("matmul");
 }
 
-}  // namespace colony::kernels::cuda
+}  // namespace colony::kernels

@@ -1,6 +1,6 @@
 #include "kernels/common/convert.h"
 #include "kernels/common/dispatch.h"
-#include "kernels/cuda/copy.h"
+#include "kernels/common/copy.h"
 #include "kernels/cuda/elementwise_launch.cuh"
 
 namespace colony::kernels::cuda {
@@ -22,8 +22,14 @@ struct FillFn {
 
 }  // namespace
 
-void copy(DType src_dtype, const void* src, const StridedLayout& src_layout, DType dst_dtype, void* dst,
-          const StridedLayout& dst_layout, void* stream) {
+}  // namespace colony::kernels::cuda
+
+namespace colony::kernels {
+
+using namespace cuda;  // NOLINT(build/namespaces): the helpers above
+
+void Copy::cuda(DType src_dtype, const void* src, const StridedLayout& src_layout, DType dst_dtype, void* dst,
+                const StridedLayout& dst_layout, void* stream) {
   COLONY_DISPATCH_ALL(dst_dtype, "copy", [&] {
     using Dst = scalar_t;
     COLONY_DISPATCH_ALL(src_dtype, "copy", [&] {
@@ -34,11 +40,11 @@ void copy(DType src_dtype, const void* src, const StridedLayout& src_layout, DTy
   });
 }
 
-void fill(DType dtype, void* out, const StridedLayout& out_layout, double value, void* stream) {
+void Fill::cuda(DType dtype, void* out, const StridedLayout& out_layout, double value, void* stream) {
   COLONY_DISPATCH_ALL(dtype, "fill", [&] {
     FillFn<scalar_t> f{static_cast<scalar_t*>(out), convert<scalar_t>(value)};
     launch_elementwise<1>({&out_layout}, f, stream, "fill");
   });
 }
 
-}  // namespace colony::kernels::cuda
+}  // namespace colony::kernels

@@ -1,4 +1,4 @@
-#include "kernels/cuda/cross_entropy.h"
+#include "kernels/common/cross_entropy.h"
 
 #include <cuda_runtime.h>
 
@@ -10,6 +10,7 @@
 #include "kernels/cuda/cuda_check.h"
 #include "kernels/cuda/device_errors.h"
 #include "kernels/cuda/row_reduce.cuh"
+#include "kernels/cuda/workspaces.h"
 
 namespace colony::kernels::cuda {
 namespace {
@@ -139,20 +140,27 @@ __global__ void cross_entropy_backward_kernel(const T* grad_output, const T* x, 
   }
 }
 
-}  // namespace
-
+// The forward's scratch: the block sums and the count of finished blocks.
 size_t cross_entropy_scratch_bytes(const CrossEntropyParams& p) {
   return static_cast<size_t>(forward_blocks(p)) * sizeof(BlockSum) + sizeof(unsigned);
 }
 
-void cross_entropy_forward(DType dtype, const void* x, const int64_t* target, const CrossEntropyParams& p, void* loss,
-                           void* lse, void* counted, void* scratch, void* stream) {
+}  // namespace
+}  // namespace colony::kernels::cuda
+
+namespace colony::kernels {
+
+using namespace cuda;  // NOLINT(build/namespaces): the helpers above
+
+void CrossEntropyForward::cuda(DType dtype, const void* x, const int64_t* target, const CrossEntropyParams& p,
+                               void* loss, void* lse, void* counted, void* stream) {
+  KernelScratch scratch(cross_entropy_scratch_bytes(p));  // for this call, from the caching allocator
   const char* op = op_name(p);
   if (p.rows == 0) {
     throw std::invalid_argument(std::string(op) + ": the CUDA kernel needs at least one row (the caller handles empty inputs)");
   }
   const unsigned blocks = forward_blocks(p);
-  auto* block_sums = static_cast<BlockSum*>(scratch);
+  auto* block_sums = static_cast<BlockSum*>(scratch.get());
   auto* finished = reinterpret_cast<unsigned*>(block_sums + blocks);
   if (p.reduction != LossReduction::None) {
     check_cuda(cudaMemsetAsync(finished, 0, sizeof(unsigned), as_stream(stream)),
@@ -170,9 +178,9 @@ void cross_entropy_forward(DType dtype, const void* x, const int64_t* target, co
   after_launch(op);
 }
 
-void cross_entropy_backward(DType dtype, const void* grad_output, const void* x, const int64_t* target,
-                            const void* lse, const void* counted, const CrossEntropyParams& p, void* grad_x,
-                            void* stream) {
+void CrossEntropyBackward::cuda(DType dtype, const void* grad_output, const void* x, const int64_t* target,
+                                const void* lse, const void* counted, const CrossEntropyParams& p, void* grad_x,
+                                void* stream) {
   const int64_t n = p.rows * p.classes;
   if (n == 0) return;
   const char* op = p.log_probs ? "nll_loss_backward" : "cross_entropy_backward";
@@ -185,4 +193,4 @@ void cross_entropy_backward(DType dtype, const void* grad_output, const void* x,
   after_launch(op);
 }
 
-}  // namespace colony::kernels::cuda
+}  // namespace colony::kernels

@@ -1,6 +1,6 @@
 #include "kernels/common/convert.h"
 #include "kernels/common/dispatch.h"
-#include "kernels/cuda/elementwise.h"
+#include "kernels/common/elementwise.h"
 #include "kernels/cuda/elementwise_launch.cuh"
 
 namespace colony::kernels::cuda {
@@ -95,20 +95,26 @@ struct ActivationGradFn {
 
 }  // namespace
 
-void binary(BinaryOp op, DType dtype, const void* a, const StridedLayout& la, const void* b, const StridedLayout& lb,
-            void* out, const StridedLayout& lout, double alpha, void* stream) {
+}  // namespace colony::kernels::cuda
+
+namespace colony::kernels {
+
+using namespace cuda;  // NOLINT(build/namespaces): the helpers above
+
+void Binary::cuda(BinaryOp op, DType dtype, const void* a, const StridedLayout& la, const void* b,
+                  const StridedLayout& lb, void* out, const StridedLayout& lout, double alpha, void* stream) {
   binary_any(op, dtype, a, la, b, lb, 0.0, Operands::TensorTensor, out, lout, alpha, stream);
 }
 
-void binary_scalar(BinaryOp op, DType dtype, const void* a, const StridedLayout& la, double s, bool scalar_first,
-                   void* out, const StridedLayout& lout, void* stream) {
+void BinaryScalar::cuda(BinaryOp op, DType dtype, const void* a, const StridedLayout& la, double s, bool scalar_first,
+                        void* out, const StridedLayout& lout, void* stream) {
   // The unused third operand repeats a's layout so that it never stops dims from coalescing.
   binary_any(op, dtype, a, la, a, la, s, scalar_first ? Operands::ScalarTensor : Operands::TensorScalar, out, lout,
              1.0, stream);
 }
 
-void clamp(DType dtype, const void* in, const StridedLayout& lin, void* out, const StridedLayout& lout, bool has_min,
-           double min, bool has_max, double max, void* stream) {
+void Clamp::cuda(DType dtype, const void* in, const StridedLayout& lin, void* out, const StridedLayout& lout,
+                 bool has_min, double min, bool has_max, double max, void* stream) {
   COLONY_DISPATCH_NUMERIC(dtype, "clamp", [&] {
     using C = compute_t<scalar_t>;
     ClampFn<scalar_t> f{static_cast<scalar_t*>(out), static_cast<const scalar_t*>(in), has_min, has_max,
@@ -117,8 +123,8 @@ void clamp(DType dtype, const void* in, const StridedLayout& lin, void* out, con
   });
 }
 
-void where(DType dtype, const bool* cond, const StridedLayout& lc, const void* a, const StridedLayout& la,
-           const void* b, const StridedLayout& lb, void* out, const StridedLayout& lout, void* stream) {
+void Where::cuda(DType dtype, const bool* cond, const StridedLayout& lc, const void* a, const StridedLayout& la,
+                 const void* b, const StridedLayout& lb, void* out, const StridedLayout& lout, void* stream) {
   COLONY_DISPATCH_ALL(dtype, "where", [&] {
     WhereFn<scalar_t> f{static_cast<scalar_t*>(out), cond, static_cast<const scalar_t*>(a),
                         static_cast<const scalar_t*>(b)};
@@ -131,9 +137,9 @@ void where(DType dtype, const bool* cond, const StridedLayout& lc, const void* a
     return launch_elementwise<3>({&lout, &lg, &ls}, ActivationGradFn<ActivationGrad::Op, T>{o, g, s, attrs}, stream, \
                                  #name "_backward");
 
-void activation_backward(ActivationGrad op, DType dtype, const void* grad, const StridedLayout& lg, const void* saved,
-                         const StridedLayout& ls, void* out, const StridedLayout& lout, const UnaryAttrs& attrs,
-                         void* stream) {
+void ActivationBackward::cuda(ActivationGrad op, DType dtype, const void* grad, const StridedLayout& lg,
+                              const void* saved, const StridedLayout& ls, void* out, const StridedLayout& lout,
+                              const UnaryAttrs& attrs, void* stream) {
   COLONY_DISPATCH_FLOATING(dtype, op_name(op), [&] {
     using T = scalar_t;
     T* o = static_cast<T*>(out);
@@ -145,4 +151,4 @@ void activation_backward(ActivationGrad op, DType dtype, const void* grad, const
 
 #undef COLONY_ACTIVATION_CASE
 
-}  // namespace colony::kernels::cuda
+}  // namespace colony::kernels

@@ -1,5 +1,5 @@
 #include "kernels/common/dispatch.h"
-#include "kernels/cuda/elementwise.h"
+#include "kernels/common/elementwise.h"
 #include "kernels/cuda/elementwise_launch.cuh"
 
 namespace colony::kernels::cuda {
@@ -25,8 +25,14 @@ void unary_typed(const void* in, const StridedLayout& lin, void* out, const Stri
 
 }  // namespace
 
-void unary(UnaryOp op, DType dtype, const void* in, const StridedLayout& lin, void* out, const StridedLayout& lout,
-           const UnaryAttrs& attrs, void* stream) {
+}  // namespace colony::kernels::cuda
+
+namespace colony::kernels {
+
+using namespace cuda;  // NOLINT(build/namespaces): the helpers above
+
+void Unary::cuda(UnaryOp op, DType dtype, const void* in, const StridedLayout& lin, void* out,
+                 const StridedLayout& lout, const UnaryAttrs& attrs, void* stream) {
 #define COLONY_UNARY_CASE(OP, DISPATCH, NAME)                                                                 \
   case UnaryOp::OP:                                                                                           \
     DISPATCH(dtype, NAME, [&] { unary_typed<UnaryOp::OP, scalar_t>(in, lin, out, lout, attrs, stream, NAME); }); \
@@ -35,4 +41,4 @@ void unary(UnaryOp op, DType dtype, const void* in, const StridedLayout& lin, vo
 #undef COLONY_UNARY_CASE
 }
 
-}  // namespace colony::kernels::cuda
+}  // namespace colony::kernels

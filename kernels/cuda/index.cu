@@ -1,4 +1,4 @@
-#include "kernels/cuda/index.h"
+#include "kernels/common/index.h"
 
 #include <cuda_runtime.h>
 
@@ -128,8 +128,14 @@ void by_word_size(int64_t elem_size, const char* op, F&& f) {
 
 }  // namespace
 
-void index_select(int64_t elem_size, const void* x, void* y, int64_t outer, int64_t x_dim, int64_t inner,
-                  const int64_t* index, int64_t n, void* stream) {
+}  // namespace colony::kernels::cuda
+
+namespace colony::kernels {
+
+using namespace cuda;  // NOLINT(build/namespaces): the helpers above
+
+void IndexSelect::cuda(int64_t elem_size, const void* x, void* y, int64_t outer, int64_t x_dim, int64_t inner,
+                       const int64_t* index, int64_t n, void* stream) {
   int64_t total = outer * n * inner;
   if (total == 0) return;
   by_word_size(elem_size, "index_select", [&](auto word) {
@@ -140,8 +146,8 @@ void index_select(int64_t elem_size, const void* x, void* y, int64_t outer, int6
   after_launch("index_select");
 }
 
-void index_add(DType dtype, void* out, const void* src, int64_t outer, int64_t out_dim, int64_t inner,
-               const int64_t* index, int64_t n, void* stream) {
+void IndexAdd::cuda(DType dtype, void* out, const void* src, int64_t outer, int64_t out_dim, int64_t inner,
+                    const int64_t* index, int64_t n, void* stream) {
   int64_t total = outer * n * inner;
   if (total == 0) return;
   COLONY_DISPATCH_ALL(dtype, "index_add", [&] {
@@ -151,8 +157,8 @@ void index_add(DType dtype, void* out, const void* src, int64_t outer, int64_t o
   after_launch("index_add");
 }
 
-void gather(int64_t elem_size, const void* x, const StridedLayout& x_layout, int dim, const int64_t* index,
-            const StridedLayout& index_layout, void* y, void* stream) {
+void Gather::cuda(int64_t elem_size, const void* x, const StridedLayout& x_layout, int dim, const int64_t* index,
+                  const StridedLayout& index_layout, void* y, void* stream) {
   int64_t total = index_layout.numel();
   if (total == 0) return;
   by_word_size(elem_size, "gather", [&](auto word) {
@@ -163,8 +169,9 @@ void gather(int64_t elem_size, const void* x, const StridedLayout& x_layout, int
   after_launch("gather");
 }
 
-void scatter_add(DType dtype, void* out, const StridedLayout& out_layout, int dim, const int64_t* index,
-                 const StridedLayout& index_layout, const void* src, const StridedLayout& src_layout, void* stream) {
+void ScatterAdd::cuda(DType dtype, void* out, const StridedLayout& out_layout, int dim, const int64_t* index,
+                      const StridedLayout& index_layout, const void* src, const StridedLayout& src_layout,
+                      void* stream) {
   int64_t total = index_layout.numel();
   if (total == 0) return;
   COLONY_DISPATCH_ALL(dtype, "scatter_add", [&] {
@@ -175,10 +182,10 @@ void scatter_add(DType dtype, void* out, const StridedLayout& out_layout, int di
   after_launch("scatter_add");
 }
 
-void one_hot(const int64_t* labels, int64_t n, int64_t num_classes, int64_t* y, void* stream) {
+void OneHot::cuda(const int64_t* labels, int64_t n, int64_t num_classes, int64_t* y, void* stream) {
   if (n == 0) return;
   one_hot_kernel<<<grid_blocks(n), kBlockThreads, 0, as_stream(stream)>>>(labels, n, num_classes, y);
   after_launch("one_hot");
 }
 
-}  // namespace colony::kernels::cuda
+}  // namespace colony::kernels

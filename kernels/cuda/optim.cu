@@ -8,7 +8,7 @@
 #include "kernels/common/dispatch.h"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/multi_tensor.cuh"
-#include "kernels/cuda/optim.h"
+#include "kernels/common/optim.h"
 
 namespace colony::kernels::cuda {
 namespace {
@@ -97,9 +97,15 @@ std::vector<const void*> as_const(const std::vector<P>& v) {
 
 }  // namespace
 
-void sgd_step_multi(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
-                    const std::vector<void*>& bufs, const std::vector<int64_t>& numels, const SgdParams& s,
-                    void* stream) {
+}  // namespace colony::kernels::cuda
+
+namespace colony::kernels {
+
+using namespace cuda;  // NOLINT(build/namespaces): the helpers above
+
+void SgdStepMulti::cuda(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
+                        const std::vector<void*>& bufs, const std::vector<int64_t>& numels, const SgdParams& s,
+                        void* stream) {
   const std::vector<const void*> lists[3] = {as_const(params), grads, as_const(bufs)};
   COLONY_DISPATCH_FLOATING(dtype, "sgd_step", [&] {
     for_each_launch<3>(lists, numels, "sgd_step", [&](const TensorChunks<3>& c, unsigned blocks) {
@@ -108,10 +114,10 @@ void sgd_step_multi(DType dtype, const std::vector<void*>& params, const std::ve
   });
 }
 
-void adam_step_multi(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
-                     const std::vector<void*>& m, const std::vector<void*>& v, const std::vector<void*>& vmax,
-                     const std::vector<void*>& steps, const std::vector<int64_t>& numels, const AdamParams& a,
-                     void* stream) {
+void AdamStepMulti::cuda(DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
+                         const std::vector<void*>& m, const std::vector<void*>& v, const std::vector<void*>& vmax,
+                         const std::vector<void*>& steps, const std::vector<int64_t>& numels, const AdamParams& a,
+                         void* stream) {
   const std::vector<const void*> lists[6] = {as_const(params), grads,        as_const(m),
                                              as_const(v),      as_const(vmax), as_const(steps)};
   COLONY_DISPATCH_FLOATING(dtype, "adam_step", [&] {
@@ -123,7 +129,7 @@ void adam_step_multi(DType dtype, const std::vector<void*>& params, const std::v
   if (!steps.empty()) count_steps(steps, a.found_inf, as_stream(stream));
 }
 
-void sgd_step(DType dtype, int64_t n, void* param, const void* grad, void* buf, const SgdParams& s, void* stream) {
+void SgdStep::cuda(DType dtype, int64_t n, void* param, const void* grad, void* buf, const SgdParams& s, void* stream) {
   if (n == 0) return;
   COLONY_DISPATCH_FLOATING(dtype, "sgd_step", [&] {
     sgd_kernel<scalar_t><<<grid_blocks(n), kBlockThreads, 0, as_stream(stream)>>>(
@@ -132,8 +138,8 @@ void sgd_step(DType dtype, int64_t n, void* param, const void* grad, void* buf, 
   after_launch("sgd_step");
 }
 
-void adam_step(DType dtype, int64_t n, void* param, const void* grad, void* m, void* v, void* vmax, const AdamParams& a,
-               void* stream) {
+void AdamStep::cuda(DType dtype, int64_t n, void* param, const void* grad, void* m, void* v, void* vmax,
+                    const AdamParams& a, void* stream) {
   if (n == 0) return;
   COLONY_DISPATCH_FLOATING(dtype, "adam_step", [&] {
     adam_kernel<scalar_t><<<grid_blocks(n), kBlockThreads, 0, as_stream(stream)>>>(
@@ -143,4 +149,4 @@ void adam_step(DType dtype, int64_t n, void* param, const void* grad, void* m, v
   after_launch("adam_step");
 }
 
-}  // namespace colony::kernels::cuda
+}  // namespace colony::kernels

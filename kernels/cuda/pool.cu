@@ -1,4 +1,4 @@
-#include "kernels/cuda/pool.h"
+#include "kernels/common/pool.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -141,7 +141,14 @@ __global__ void adaptive_backward_kernel(Pool2dGeometry g, const T* gy, T* gx) {
 
 }  // namespace
 
-void max_pool2d_forward(DType dtype, const Pool2dGeometry& g, const void* x, void* y, int64_t* indices, void* stream) {
+}  // namespace colony::kernels::cuda
+
+namespace colony::kernels {
+
+using namespace cuda;  // NOLINT(build/namespaces): the helpers above
+
+void MaxPool2dForward::cuda(DType dtype, const Pool2dGeometry& g, const void* x, void* y, int64_t* indices,
+                            void* stream) {
   COLONY_DISPATCH_FLOATING(dtype, "max_pool2d", [&] {
     max_pool_forward_kernel<scalar_t><<<grid_blocks(g.planes * g.out_h * g.out_w), kBlockThreads, 0, as_stream(stream)>>>(
         g, static_cast<const scalar_t*>(x), static_cast<scalar_t*>(y), indices);
@@ -149,8 +156,8 @@ void max_pool2d_forward(DType dtype, const Pool2dGeometry& g, const void* x, voi
   after_launch("max_pool2d");
 }
 
-void max_pool2d_backward(DType dtype, const Pool2dGeometry& g, const void* grad_y, const int64_t* indices,
-                         void* grad_x, void* stream) {
+void MaxPool2dBackward::cuda(DType dtype, const Pool2dGeometry& g, const void* grad_y, const int64_t* indices,
+                             void* grad_x, void* stream) {
   check_cuda(cudaMemsetAsync(grad_x, 0, g.planes * g.in_h * g.in_w * element_size(dtype), as_stream(stream)),
              "max_pool2d_backward: cudaMemsetAsync");
   COLONY_DISPATCH_FLOATING(dtype, "max_pool2d_backward", [&] {
@@ -160,8 +167,8 @@ void max_pool2d_backward(DType dtype, const Pool2dGeometry& g, const void* grad_
   after_launch("max_pool2d_backward");
 }
 
-void avg_pool2d_forward(DType dtype, const Pool2dGeometry& g, bool count_include_pad, int64_t divisor_override,
-                        const void* x, void* y, void* stream) {
+void AvgPool2dForward::cuda(DType dtype, const Pool2dGeometry& g, bool count_include_pad, int64_t divisor_override,
+                            const void* x, void* y, void* stream) {
   COLONY_DISPATCH_FLOATING(dtype, "avg_pool2d", [&] {
     avg_pool_forward_kernel<scalar_t><<<grid_blocks(g.planes * g.out_h * g.out_w), kBlockThreads, 0, as_stream(stream)>>>(
         g, count_include_pad, divisor_override, static_cast<const scalar_t*>(x), static_cast<scalar_t*>(y));
@@ -169,8 +176,8 @@ void avg_pool2d_forward(DType dtype, const Pool2dGeometry& g, bool count_include
   after_launch("avg_pool2d");
 }
 
-void avg_pool2d_backward(DType dtype, const Pool2dGeometry& g, bool count_include_pad, int64_t divisor_override,
-                         const void* grad_y, void* grad_x, void* stream) {
+void AvgPool2dBackward::cuda(DType dtype, const Pool2dGeometry& g, bool count_include_pad, int64_t divisor_override,
+                             const void* grad_y, void* grad_x, void* stream) {
   COLONY_DISPATCH_FLOATING(dtype, "avg_pool2d_backward", [&] {
     avg_pool_backward_kernel<scalar_t><<<grid_blocks(g.planes * g.in_h * g.in_w), kBlockThreads, 0, as_stream(stream)>>>(
         g, count_include_pad, divisor_override, static_cast<const scalar_t*>(grad_y), static_cast<scalar_t*>(grad_x));
@@ -178,7 +185,7 @@ void avg_pool2d_backward(DType dtype, const Pool2dGeometry& g, bool count_includ
   after_launch("avg_pool2d_backward");
 }
 
-void adaptive_avg_pool2d_forward(DType dtype, const Pool2dGeometry& g, const void* x, void* y, void* stream) {
+void AdaptiveAvgPool2dForward::cuda(DType dtype, const Pool2dGeometry& g, const void* x, void* y, void* stream) {
   COLONY_DISPATCH_FLOATING(dtype, "adaptive_avg_pool2d", [&] {
     adaptive_forward_kernel<scalar_t><<<grid_blocks(g.planes * g.out_h * g.out_w), kBlockThreads, 0, as_stream(stream)>>>(
         g, static_cast<const scalar_t*>(x), static_cast<scalar_t*>(y));
@@ -186,8 +193,8 @@ void adaptive_avg_pool2d_forward(DType dtype, const Pool2dGeometry& g, const voi
   after_launch("adaptive_avg_pool2d");
 }
 
-void adaptive_avg_pool2d_backward(DType dtype, const Pool2dGeometry& g, const void* grad_y, void* grad_x,
-                                  void* stream) {
+void AdaptiveAvgPool2dBackward::cuda(DType dtype, const Pool2dGeometry& g, const void* grad_y, void* grad_x,
+                                     void* stream) {
   COLONY_DISPATCH_FLOATING(dtype, "adaptive_avg_pool2d_backward", [&] {
     adaptive_backward_kernel<scalar_t><<<grid_blocks(g.planes * g.in_h * g.in_w), kBlockThreads, 0, as_stream(stream)>>>(
         g, static_cast<const scalar_t*>(grad_y), static_cast<scalar_t*>(grad_x));
@@ -195,4 +202,4 @@ void adaptive_avg_pool2d_backward(DType dtype, const Pool2dGeometry& g, const vo
   after_launch("adaptive_avg_pool2d_backward");
 }
 
-}  // namespace colony::kernels::cuda
+}  // namespace colony::kernels

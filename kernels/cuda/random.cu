@@ -4,6 +4,7 @@
 #include <string>
 
 #include "kernels/common/dispatch.h"
+#include "kernels/common/random.h"
 #include "kernels/common/random_fill.h"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/random.h"
@@ -27,8 +28,19 @@ __global__ void set_philox_state_kernel(uint64_t* state, uint64_t seed, uint64_t
 
 }  // namespace
 
-void fill_random(DType dtype, void* out, int64_t n, bool normal, double a, double b, const PhiloxArgs& philox,
-                 void* stream) {
+void set_philox_state(uint64_t* state, uint64_t seed, uint64_t offset, void* stream) {
+  set_philox_state_kernel<<<1, 1, 0, as_stream(stream)>>>(state, seed, offset);
+  after_launch("set_philox_state");
+}
+
+}  // namespace colony::kernels::cuda
+
+namespace colony::kernels {
+
+using namespace cuda;  // NOLINT(build/namespaces): the helpers above
+
+void FillRandom::cuda(DType dtype, void* out, int64_t n, bool normal, double a, double b, const PhiloxArgs& philox,
+                      void* stream) {
   if (n == 0) return;
   COLONY_DISPATCH_FLOATING(dtype, "random", [&] {
     fill_random_kernel<scalar_t><<<grid_blocks(n), kBlockThreads, 0, as_stream(stream)>>>(
@@ -37,9 +49,4 @@ void fill_random(DType dtype, void* out, int64_t n, bool normal, double a, doubl
   after_launch("random");
 }
 
-void set_philox_state(uint64_t* state, uint64_t seed, uint64_t offset, void* stream) {
-  set_philox_state_kernel<<<1, 1, 0, as_stream(stream)>>>(state, seed, offset);
-  after_launch("set_philox_state");
-}
-
-}  // namespace colony::kernels::cuda
+}  // namespace colony::kernels

@@ -1,15 +1,10 @@
-// CUDA twin of kernels/cpu/random.h: the same values for the same (seed, offset).
+// The CUDA random fill's companion for CUDA graphs (tensor/cuda_graph.cc); the fill itself is
+// FillRandom (kernels/common/random.h), declared once for both devices.
 #pragma once
 
 #include <cstdint>
 
-#include "kernels/common/dtype.h"
-#include "kernels/common/random_fill.h"
-
 namespace colony::kernels::cuda {
-
-void fill_random(DType dtype, void* out, int64_t n, bool normal, double a, double b, const PhiloxArgs& philox,
-                 void* stream);
 
 // Writes state[0] = seed, state[1] = offset on `stream` (by kernel arguments, so no host memory has
 // to outlive the call): a CUDA graph's Philox state before each replay.

@@ -1,4 +1,4 @@
-#include "kernels/cuda/reduce.h"
+#include "kernels/common/reduce.h"
 
 #include <cuda_runtime.h>
 
@@ -12,6 +12,7 @@
 #include "kernels/common/dispatch.h"
 #include "kernels/common/sum_dtype.h"
 #include "kernels/cuda/row_reduce.cuh"
+#include "kernels/cuda/workspaces.h"
 
 namespace colony::kernels::cuda {
 namespace {
@@ -294,8 +295,6 @@ RowSplit sum_split(int64_t outer, int64_t len, int64_t inner) {
   return inner == 1 ? split_rows(outer, len) : split_columns(outer, len, inner);
 }
 
-}  // namespace
-
 size_t sum_workspace_bytes(DType x_dtype, int64_t outer, int64_t len, int64_t inner) {
   if (outer == 0 || inner == 0) return 0;
   const RowSplit split = sum_split(outer, len, inner);
@@ -378,4 +377,29 @@ void max_min(DType dtype, const void* x, void* values, int64_t* indices, int64_t
   });
 }
 
+}  // namespace
 }  // namespace colony::kernels::cuda
+
+namespace colony::kernels {
+
+using namespace cuda;  // NOLINT(build/namespaces): the helpers above
+
+// Each takes the workspace its shape needs (none for most) for the call, from the caching allocator.
+void Sum::cuda(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, int64_t len, int64_t inner,
+               double scale, void* stream) {
+  KernelScratch workspace(sum_workspace_bytes(x_dtype, outer, len, inner));
+  kernels::cuda::sum(x_dtype, x, y_dtype, y, outer, len, inner, scale, workspace.get(), stream);
+}
+
+void Var::cuda(DType dtype, const void* x, void* y, int64_t rows, int64_t len, int64_t correction, void* stream) {
+  KernelScratch workspace(var_workspace_bytes(dtype, rows, len));
+  kernels::cuda::var(dtype, x, y, rows, len, correction, workspace.get(), stream);
+}
+
+void MaxMin::cuda(DType dtype, const void* x, void* values, int64_t* indices, int64_t rows, int64_t len, bool is_max,
+                  void* stream) {
+  KernelScratch workspace(max_min_workspace_bytes(dtype, rows, len));
+  kernels::cuda::max_min(dtype, x, values, indices, rows, len, is_max, workspace.get(), stream);
+}
+
+}  // namespace colony::kernels

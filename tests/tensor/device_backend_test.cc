@@ -1,5 +1,7 @@
-// The device seam: backend_for() picks the backend of a device, the CPU backend runs the CPU
-// kernels, and a device this process cannot use is refused with check_device's message.
+// The device seams: run_kernel<Tag>(device, ...) runs the CPU kernels of the entries declared with
+// COLONY_KERNEL on the CPU; backend_for() picks the runtime backend of a device (memcpy, and the
+// convolutions still on it); a device this process cannot use is refused with check_device's
+// message.
 #include "tensor/device_backend.h"
 
 #include <gtest/gtest.h>
@@ -7,8 +9,12 @@
 #include <stdexcept>
 #include <vector>
 
+#include "kernels/common/copy.h"
+#include "kernels/common/elementwise.h"
+#include "kernels/common/layout.h"
 #include "tensor/cuda.h"
 #include "tensor/raw_ops.h"
+#include "tensor/run_kernel.h"
 #include "tests/test_util.h"
 
 namespace colony {
@@ -29,15 +35,15 @@ TEST(Backend, OneCpuBackendForTheCpu) {
   EXPECT_EQ(&backend_for(kCPU), &detail::cpu_backend());
 }
 
-TEST(Backend, CpuBackendRunsTheCpuKernels) {
+TEST(Backend, CpuKernelsRunThroughRunKernel) {
   std::vector<float> a = {1, -2, 3}, b = {10, 20, 30}, out(3);
-  const Backend& cpu = backend_for(kCPU);
-  cpu.binary(kernels::BinaryOp::Add, kFloat32, a.data(), dense_1d(3), b.data(), dense_1d(3), out.data(), dense_1d(3),
-             2.0);
+  run_kernel<kernels::Binary>(kCPU, kernels::BinaryOp::Add, kFloat32, a.data(), dense_1d(3), b.data(), dense_1d(3),
+                              out.data(), dense_1d(3), 2.0);
   EXPECT_EQ(out, (std::vector<float>{21, 38, 63}));
-  cpu.unary(kernels::UnaryOp::Abs, kFloat32, a.data(), dense_1d(3), out.data(), dense_1d(3), {});
+  run_kernel<kernels::Unary>(kCPU, kernels::UnaryOp::Abs, kFloat32, a.data(), dense_1d(3), out.data(), dense_1d(3),
+                             kernels::UnaryAttrs{});
   EXPECT_EQ(out, (std::vector<float>{1, 2, 3}));
-  cpu.fill(kFloat32, out.data(), dense_1d(3), 7.0);
+  run_kernel<kernels::Fill>(kCPU, kFloat32, out.data(), dense_1d(3), 7.0);
   EXPECT_EQ(out, (std::vector<float>{7, 7, 7}));
 }
 

@@ -1,0 +1,20 @@
+// Matrix products: the entry point, declared once for both devices (kernel.h), defined in
+// kernels/cpu/gemm.cc (Eigen or the register tiles of small_gemm.h; kernels/cpu/gemm.h says which)
+// and kernels/cuda/blas.cc (cuBLAS).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/common/dtype.h"
+#include "kernels/common/kernel.h"
+#include "kernels/common/matrix.h"
+
+namespace colony::kernels {
+
+// For each of `batch` products: C[m, n] = alpha * A[m, k] @ B[k, n] + beta * C, with C row-major
+// (leading dimension ldc, consecutive products c_batch_stride apart), without copying transposed
+// operands (see MatrixArg). beta == 0 overwrites C, NaNs included.
+COLONY_KERNEL(Gemm, DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b,
+              void* c, int64_t ldc, int64_t c_batch_stride, double alpha, double beta);
+
+}  // namespace colony::kernels

@@ -1,0 +1,43 @@
+// Indexed reads and writes: the entry points, declared once for both devices (kernel.h), defined
+// in kernels/cpu/index.cc and kernels/cuda/index.cu. Indices are int64 and already bounds-checked
+// by the front functions (tensor/index_ops.cc).
+//
+// CUDA: index_select, index_add, gather and scatter_add check every index on the device again: an
+// index outside the dimension is skipped (reads give 0) and recorded for check_device_errors()
+// (kernels/cuda/device_errors.h), which the runtime's synchronizations call. The accumulating ops
+// use atomics, so the order in which duplicates are added (and hence float rounding) may vary
+// between runs. one_hot expects labels its caller has checked.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/common/dtype.h"
+#include "kernels/common/kernel.h"
+#include "kernels/common/layout.h"
+
+namespace colony::kernels {
+
+// y[o, j, :] = x[o, index[j], :] for contiguous x [outer, x_dim, inner] and y [outer, n, inner].
+COLONY_KERNEL(IndexSelect, int64_t elem_size, const void* x, void* y, int64_t outer, int64_t x_dim, int64_t inner,
+              const int64_t* index, int64_t n);
+
+// out[o, index[j], :] += src[o, j, :] for contiguous out [outer, out_dim, inner], src [outer, n, inner].
+COLONY_KERNEL(IndexAdd, DType dtype, void* out, const void* src, int64_t outer, int64_t out_dim, int64_t inner,
+              const int64_t* index, int64_t n);
+
+// y[p] = x[p with coordinate `dim` replaced by index[p]] for every position p of index's shape
+// (index_layout.sizes); y is contiguous in that shape, x and index may have any strides.
+COLONY_KERNEL(Gather, int64_t elem_size, const void* x, const StridedLayout& x_layout, int dim, const int64_t* index,
+              const StridedLayout& index_layout, void* y);
+
+// out[p with coordinate `dim` replaced by index[p]] += src[p] for every position p of index's shape;
+// out is contiguous (out_layout gives its sizes and strides), src and index may have any strides.
+// On the CPU, positions that differ only along `dim` are handled by one thread, so no two threads
+// add into the same element.
+COLONY_KERNEL(ScatterAdd, DType dtype, void* out, const StridedLayout& out_layout, int dim, const int64_t* index,
+              const StridedLayout& index_layout, const void* src, const StridedLayout& src_layout);
+
+// y[i, labels[i]] = 1 over a zero-filled int64 [n, num_classes].
+COLONY_KERNEL(OneHot, const int64_t* labels, int64_t n, int64_t num_classes, int64_t* y);
+
+}  // namespace colony::kernels

@@ -1,0 +1,34 @@
+// Fused optimizer steps over contiguous float32/float64 buffers, one pass per parameter instead of
+// a chain of elementwise ops: the entry points, declared once for both devices (kernel.h), defined
+// in kernels/cpu/optim.cc and kernels/cuda/optim.cu.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "kernels/common/dtype.h"
+#include "kernels/common/kernel.h"
+#include "kernels/common/optim_functors.h"
+
+namespace colony::kernels {
+
+// n elements; buf may be nullptr when momentum == 0.
+COLONY_KERNEL(SgdStep, DType dtype, int64_t n, void* param, const void* grad, void* buf, const SgdParams& s);
+// n elements; vmax may be nullptr without amsgrad.
+COLONY_KERNEL(AdamStep, DType dtype, int64_t n, void* param, const void* grad, void* m, void* v, void* vmax,
+              const AdamParams& a);
+
+// The same steps over many tensors of one dtype (sizes[i] elements each; bufs / vmax empty when
+// unused; steps, when not empty, each tensor's float64 step count, read for the bias corrections
+// (adam_params_for) and advanced unless a.found_inf skips): CUDA updates up to 24 tensors per
+// launch (kernels/common/multi_tensor.h), so an optimizer step over a model's parameters costs a
+// launch or two instead of one per parameter; the CPU steps them one by one. Every tensor gets the
+// same SgdParams / AdamParams (group tensors by first_step / step count before calling), unless
+// `steps` lists each tensor's step count (on the tensors' device).
+COLONY_KERNEL(SgdStepMulti, DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
+              const std::vector<void*>& bufs, const std::vector<int64_t>& sizes, const SgdParams& s);
+COLONY_KERNEL(AdamStepMulti, DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,
+              const std::vector<void*>& m, const std::vector<void*>& v, const std::vector<void*>& vmax,
+              const std::vector<void*>& steps, const std::vector<int64_t>& sizes, const AdamParams& a);
+
+}  // namespace colony::kernels
