@@ -2,6 +2,7 @@
 
 #include "kernels/common/convert.h"
 #include "kernels/common/dispatch.h"
+#include "kernels/cpu/activation_simd.h"
 #include "kernels/cpu/strided_loop.h"
 
 namespace colony::kernels::cpu {
@@ -82,6 +83,16 @@ void where(DType dtype, const bool* cond, const StridedLayout& lc, const void* a
 
 void activation_backward(ActivationGrad op, DType dtype, const void* grad, const StridedLayout& lg, const void* saved,
                          const StridedLayout& ls, void* out, const StridedLayout& lout, const UnaryAttrs& attrs) {
+  if (dtype == DType::Float32 && (op == ActivationGrad::Gelu || op == ActivationGrad::Silu) && lg.is_contiguous() &&
+      ls.is_contiguous() && lout.is_contiguous()) {  // activation_simd.h's vector loops
+    auto g = static_cast<const float*>(grad), s = static_cast<const float*>(saved);
+    if (op == ActivationGrad::Gelu) {
+      gelu_backward_f32(g, s, static_cast<float*>(out), lout.numel(), attrs.gelu_approximate);
+    } else {
+      silu_backward_f32(g, s, static_cast<float*>(out), lout.numel());
+    }
+    return;
+  }
   COLONY_DISPATCH_FLOATING(dtype, op_name(op), [&] {
     using T = scalar_t;
     using C = compute_t<T>;
