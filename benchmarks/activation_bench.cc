@@ -62,8 +62,8 @@ void run(int64_t rows, int64_t cols, GeluApproximate a, int trials) {
       return activation_grad_fn<ActivationGrad::Gelu>(gv, s, attrs);
     });
   };
-  auto simd_fwd = [&] { gelu_forward_f32(x.data(), y.data(), n, a); };
-  auto simd_bwd = [&] { gelu_backward_f32(g.data(), x.data(), y.data(), n, a); };
+  auto simd_fwd = [&] { gelu_forward_simd(x.data(), y.data(), n, a); };
+  auto simd_bwd = [&] { gelu_backward_simd(g.data(), x.data(), y.data(), n, a); };
   const int inner = static_cast<int>(std::max<int64_t>(1, 4000000 / n));
   std::vector<double> t[4];
   for (int r = 0; r < trials + 2; ++r) {

@@ -1,5 +1,5 @@
 // GELU (both approximations) and SiLU, forward and backward, over contiguous float32 with AVX2+FMA
-// or AVX-512 (vec_math.h) instead of a libm call per element. The elementwise kernels
+// or AVX-512 (vec_math.h) instead of a libm call per element (float16 and bfloat16 through float32). The elementwise kernels
 // (elementwise_unary.cc, elementwise.cc) call these for contiguous float32 operands; what GELU and
 // SiLU are stays defined by kernels/common/elementwise_functors.h (gelu, gelu_derivative, silu's
 // unary_fn and activation_grad_fn), which these evaluate in a different order for accuracy:
@@ -15,15 +15,22 @@
 #include <cstdint>
 
 #include "kernels/common/elementwise_functors.h"
+#include "kernels/common/half.h"
 
 namespace colony::kernels::cpu {
 
 // y[i] = gelu(x[i]) or silu(x[i]), i < n; parallel over elements (parallel.h). x may be y.
-void gelu_forward_f32(const float* x, float* y, int64_t n, GeluApproximate approximate);
-void silu_forward_f32(const float* x, float* y, int64_t n);
+// T: float, or Half / BFloat16, which are widened to float32 in blocks on the stack and each
+// result rounded once, as the scalar loops compute 16-bit types in float.
+template <typename T>
+void gelu_forward_simd(const T* x, T* y, int64_t n, GeluApproximate approximate);
+template <typename T>
+void silu_forward_simd(const T* x, T* y, int64_t n);
 // out[i] = grad[i] * d/dx at x[i]; out may be grad or x.
-void gelu_backward_f32(const float* grad, const float* x, float* out, int64_t n, GeluApproximate approximate);
-void silu_backward_f32(const float* grad, const float* x, float* out, int64_t n);
+template <typename T>
+void gelu_backward_simd(const T* grad, const T* x, T* out, int64_t n, GeluApproximate approximate);
+template <typename T>
+void silu_backward_simd(const T* grad, const T* x, T* out, int64_t n);
 
 // One ISA's serial loops (tests call each copy directly; the functions above go through the
 // active one, cpu_isa.h).

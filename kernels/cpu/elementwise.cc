@@ -1,5 +1,7 @@
 #include "kernels/cpu/elementwise.h"
 
+#include <type_traits>
+
 #include "kernels/common/convert.h"
 #include "kernels/common/dispatch.h"
 #include "kernels/cpu/activation_simd.h"
@@ -83,19 +85,21 @@ void where(DType dtype, const bool* cond, const StridedLayout& lc, const void* a
 
 void activation_backward(ActivationGrad op, DType dtype, const void* grad, const StridedLayout& lg, const void* saved,
                          const StridedLayout& ls, void* out, const StridedLayout& lout, const UnaryAttrs& attrs) {
-  if (dtype == DType::Float32 && (op == ActivationGrad::Gelu || op == ActivationGrad::Silu) && lg.is_contiguous() &&
-      ls.is_contiguous() && lout.is_contiguous()) {  // activation_simd.h's vector loops
-    auto g = static_cast<const float*>(grad), s = static_cast<const float*>(saved);
-    if (op == ActivationGrad::Gelu) {
-      gelu_backward_f32(g, s, static_cast<float*>(out), lout.numel(), attrs.gelu_approximate);
-    } else {
-      silu_backward_f32(g, s, static_cast<float*>(out), lout.numel());
-    }
-    return;
-  }
   COLONY_DISPATCH_FLOATING(dtype, op_name(op), [&] {
     using T = scalar_t;
     using C = compute_t<T>;
+    if constexpr (std::is_same_v<C, float>) {
+      if ((op == ActivationGrad::Gelu || op == ActivationGrad::Silu) && lg.is_contiguous() && ls.is_contiguous() &&
+          lout.is_contiguous()) {  // activation_simd.h's vector loops
+        auto g = static_cast<const T*>(grad), s = static_cast<const T*>(saved);
+        if (op == ActivationGrad::Gelu) {
+          gelu_backward_simd(g, s, static_cast<T*>(out), lout.numel(), attrs.gelu_approximate);
+        } else {
+          silu_backward_simd(g, s, static_cast<T*>(out), lout.numel());
+        }
+        return;
+      }
+    }
     auto run = [&](auto fn) {
       map2<T, T, T>(out, lout, grad, lg, saved, ls, [fn](T g, T s) { return static_cast<T>(fn(static_cast<C>(g), static_cast<C>(s))); });
     };

@@ -13,12 +13,12 @@ void unary_typed(const void* in, const StridedLayout& lin, void* out, const Stri
                  const UnaryAttrs& attrs) {
   using C = compute_t<T>;
   using Out = unary_out_t<Op, T>;
-  if constexpr (std::is_same_v<T, float> && (Op == UnaryOp::Gelu || Op == UnaryOp::Silu)) {
+  if constexpr (std::is_same_v<C, float> && (Op == UnaryOp::Gelu || Op == UnaryOp::Silu)) {
     if (lin.is_contiguous() && lout.is_contiguous()) {  // activation_simd.h's vector loops
       if constexpr (Op == UnaryOp::Gelu) {
-        gelu_forward_f32(static_cast<const float*>(in), static_cast<float*>(out), lout.numel(), attrs.gelu_approximate);
+        gelu_forward_simd(static_cast<const T*>(in), static_cast<T*>(out), lout.numel(), attrs.gelu_approximate);
       } else {
-        silu_forward_f32(static_cast<const float*>(in), static_cast<float*>(out), lout.numel());
+        silu_forward_simd(static_cast<const T*>(in), static_cast<T*>(out), lout.numel());
       }
       return;
     }

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/half.h"
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/elementwise.h"
 
@@ -314,8 +315,9 @@ StridedLayout dense_1d(int64_t n, int64_t stride = 1) {
   return l;
 }
 
-// unary() and activation_backward() take the active copy for contiguous float32 (several threads'
-// chunks: 100003 elements) and keep the scalar functors for strided operands.
+// unary() and activation_backward() take the active copy for contiguous float32, float16 and
+// bfloat16 (several threads' chunks: 100003 elements) and keep the scalar functors for strided
+// operands.
 TEST(ActivationSimd, ElementwiseKernelsUseTheActiveCopy) {
   EXPECT_STREQ(active_activation_simd_fns().isa, active_cpu_isa() >= CpuIsa::Avx512 ? "avx512" : "avx2");
   const ActivationSimdFns& f = active_activation_simd_fns();
@@ -341,6 +343,43 @@ TEST(ActivationSimd, ElementwiseKernelsUseTheActiveCopy) {
   activation_backward(ActivationGrad::Silu, DType::Float32, g.data(), dense_1d(n), x.data(), dense_1d(n), got.data(),
                       dense_1d(n));
   EXPECT_EQ(got, want);
+  // float16 and bfloat16: the float32 results rounded once (the scalar loops compute them in float).
+  std::vector<Half> xh(n), gh(n), yh(n);
+  std::vector<BFloat16> xb(n), gb(n), yb(n);
+  for (int64_t i = 0; i < n; ++i) {
+    xh[i] = static_cast<Half>(x[i]);
+    gh[i] = static_cast<Half>(g[i]);
+    xb[i] = static_cast<BFloat16>(x[i]);
+    gb[i] = static_cast<BFloat16>(g[i]);
+  }
+  std::vector<float> xf(n), gf(n);
+  for (int k = 0; k < 2; ++k) {
+    for (int64_t i = 0; i < n; ++i) {
+      xf[i] = k == 0 ? static_cast<float>(xh[i]) : static_cast<float>(xb[i]);
+      gf[i] = k == 0 ? static_cast<float>(gh[i]) : static_cast<float>(gb[i]);
+    }
+    const DType dt = k == 0 ? DType::Float16 : DType::BFloat16;
+    void* y16 = k == 0 ? static_cast<void*>(yh.data()) : static_cast<void*>(yb.data());
+    const void* x16 = k == 0 ? static_cast<const void*>(xh.data()) : static_cast<const void*>(xb.data());
+    const void* g16 = k == 0 ? static_cast<const void*>(gh.data()) : static_cast<const void*>(gb.data());
+    auto expect_rounded = [&](const char* what) {
+      for (int64_t i = 0; i < n; ++i) {
+        float want16 = k == 0 ? static_cast<float>(static_cast<Half>(want[i]))
+                              : static_cast<float>(static_cast<BFloat16>(want[i]));
+        float got16 = k == 0 ? static_cast<float>(yh[i]) : static_cast<float>(yb[i]);
+        ASSERT_EQ(got16, want16) << what << (k == 0 ? " float16 " : " bfloat16 ") << i;
+      }
+    };
+    f.gelu_forward(xf.data(), want.data(), n, kTanh);
+    unary(UnaryOp::Gelu, dt, x16, dense_1d(n), y16, dense_1d(n), UnaryAttrs{kTanh});
+    expect_rounded("gelu");
+    f.silu_backward(gf.data(), xf.data(), want.data(), n);
+    activation_backward(ActivationGrad::Silu, dt, g16, dense_1d(n), x16, dense_1d(n), y16, dense_1d(n));
+    expect_rounded("silu'");
+    f.gelu_backward(gf.data(), xf.data(), want.data(), n, kNone);
+    activation_backward(ActivationGrad::Gelu, dt, g16, dense_1d(n), x16, dense_1d(n), y16, dense_1d(n));
+    expect_rounded("gelu'");
+  }
   // Every other element: the scalar functor's float32 values.
   const int64_t half = n / 2;
   std::vector<float> strided(half);
