@@ -1,7 +1,10 @@
 #include "kernels/common/elementwise.h"
 
+#include <type_traits>
+
 #include "kernels/common/convert.h"
 #include "kernels/common/dispatch.h"
+#include "kernels/cpu/activation_simd.h"
 #include "kernels/cpu/strided_loop.h"
 
 namespace colony::kernels::cpu {
@@ -92,6 +95,18 @@ void ActivationBackward::cpu(ActivationGrad op, DType dtype, const void* grad, c
   COLONY_DISPATCH_FLOATING(dtype, op_name(op), [&] {
     using T = scalar_t;
     using C = compute_t<T>;
+    if constexpr (std::is_same_v<C, float>) {
+      if ((op == ActivationGrad::Gelu || op == ActivationGrad::Silu) && lg.is_contiguous() && ls.is_contiguous() &&
+          lout.is_contiguous()) {  // activation_simd.h's vector loops
+        auto g = static_cast<const T*>(grad), s = static_cast<const T*>(saved);
+        if (op == ActivationGrad::Gelu) {
+          gelu_backward_simd(g, s, static_cast<T*>(out), lout.numel(), attrs.gelu_approximate);
+        } else {
+          silu_backward_simd(g, s, static_cast<T*>(out), lout.numel());
+        }
+        return;
+      }
+    }
     auto run = [&](auto fn) {
       map2<T, T, T>(out, lout, grad, lg, saved, ls, [fn](T g, T s) { return static_cast<T>(fn(static_cast<C>(g), static_cast<C>(s))); });
     };

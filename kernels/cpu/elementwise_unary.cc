@@ -1,5 +1,8 @@
+#include <type_traits>
+
 #include "kernels/common/dispatch.h"
 #include "kernels/common/elementwise.h"
+#include "kernels/cpu/activation_simd.h"
 #include "kernels/cpu/strided_loop.h"
 
 namespace colony::kernels::cpu {
@@ -10,6 +13,16 @@ void unary_typed(const void* in, const StridedLayout& lin, void* out, const Stri
                  const UnaryAttrs& attrs) {
   using C = compute_t<T>;
   using Out = unary_out_t<Op, T>;
+  if constexpr (std::is_same_v<C, float> && (Op == UnaryOp::Gelu || Op == UnaryOp::Silu)) {
+    if (lin.is_contiguous() && lout.is_contiguous()) {  // activation_simd.h's vector loops
+      if constexpr (Op == UnaryOp::Gelu) {
+        gelu_forward_simd(static_cast<const T*>(in), static_cast<T*>(out), lout.numel(), attrs.gelu_approximate);
+      } else {
+        silu_forward_simd(static_cast<const T*>(in), static_cast<T*>(out), lout.numel());
+      }
+      return;
+    }
+  }
   map1<Out, T>(out, lout, in, lin, [attrs](T x) { return static_cast<Out>(unary_fn<Op>(static_cast<C>(x), attrs)); });
 }
 

@@ -1,0 +1,55 @@
+// GELU (both approximations) and SiLU, forward and backward, over contiguous float32 with AVX2+FMA
+// or AVX-512 (vec_math.h) instead of a libm call per element (float16 and bfloat16 through float32). The elementwise kernels
+// (elementwise_unary.cc, elementwise.cc) call these for contiguous float32 operands; what GELU and
+// SiLU are stays defined by kernels/common/elementwise_functors.h (gelu, gelu_derivative, silu's
+// unary_fn and activation_grad_fn), which these evaluate in a different order for accuracy:
+//  - exact GELU x Phi(x) through erfc, so the lower tail keeps its relative accuracy where
+//    1 + erf(x / sqrt2) cancels (vec_math.h);
+//  - tanh GELU x (1 + tanh(u)) / 2 as x / (1 + e^(-2u)), the same function without the cancellation
+//    of 1 + tanh(u) for negative u; its derivative from sigma = 1 / (1 + e^(-2u)) and
+//    1 - sigma = e^(-2u) sigma, with 1 + tanh = 2 sigma and 1 - tanh^2 = 4 sigma (1 - sigma).
+// Infinities and NaNs come out as the scalar functors give them (and PyTorch's CPU kernels):
+// gelu(inf) = inf, gelu(-inf) = NaN, silu(-inf) = NaN, derivatives at +-inf NaN.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/common/elementwise_functors.h"
+#include "kernels/common/half.h"
+
+namespace colony::kernels::cpu {
+
+// y[i] = gelu(x[i]) or silu(x[i]), i < n; parallel over elements (parallel.h). x may be y.
+// T: float, or Half / BFloat16, which are widened to float32 in blocks on the stack and each
+// result rounded once, as the scalar loops compute 16-bit types in float.
+template <typename T>
+void gelu_forward_simd(const T* x, T* y, int64_t n, GeluApproximate approximate);
+template <typename T>
+void silu_forward_simd(const T* x, T* y, int64_t n);
+// out[i] = grad[i] * d/dx at x[i]; out may be grad or x.
+template <typename T>
+void gelu_backward_simd(const T* grad, const T* x, T* out, int64_t n, GeluApproximate approximate);
+template <typename T>
+void silu_backward_simd(const T* grad, const T* x, T* out, int64_t n);
+
+// One ISA's serial loops (tests call each copy directly; the functions above go through the
+// active one, cpu_isa.h).
+struct ActivationSimdFns {
+  const char* isa;  // "avx2", "avx512"
+  void (*gelu_forward)(const float* x, float* y, int64_t n, GeluApproximate approximate);
+  void (*silu_forward)(const float* x, float* y, int64_t n);
+  void (*gelu_backward)(const float* grad, const float* x, float* out, int64_t n, GeluApproximate approximate);
+  void (*silu_backward)(const float* grad, const float* x, float* out, int64_t n);
+};
+
+namespace avx2 {
+const ActivationSimdFns& activation_simd_fns();
+}
+namespace avx512 {  // built with -march=x86-64-v4 (activation_simd_avx512.cc); call only where the CPU has it
+const ActivationSimdFns& activation_simd_fns();
+}
+
+// avx512's where active_cpu_isa() allows it, else avx2's.
+const ActivationSimdFns& active_activation_simd_fns();
+
+}  // namespace colony::kernels::cpu

@@ -1,0 +1,220 @@
+// Branch-free float32 exp and the Gaussian functions GELU needs, over AVX2+FMA (__m256, the build's
+// x86-64-v3 baseline) and AVX-512 (__m512, only where the including file is built with
+// -march=x86-64-v4: activation_simd_avx512.cc). The math is written once over an ISA trait (Avx2,
+// Avx512: the handful of intrinsics it uses) so both widths run the same operations in the same
+// order and give the same results lane for lane.
+//
+// Everything here has internal linkage (an unnamed namespace): an inline function compiled with
+// -march=x86-64-v4 must never be the copy the linker keeps for the AVX2 code
+// (tests/kernels/small_gemm_isa_symbols_test.sh checks the AVX-512 objects).
+//
+// NaN propagates: every clamp is max(bound, x) / min(bound, x), and vmaxps / vminps return their
+// second operand when either is NaN.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+namespace colony::kernels::cpu::vec {
+namespace {
+
+#if defined(__AVX2__) && defined(__FMA__)
+struct Avx2 {
+  using V = __m256;
+  using M = __m256;  // all-ones lanes where a comparison holds
+  static constexpr int kLanes = 8;
+  static V set1(float x) { return _mm256_set1_ps(x); }
+  static V load(const float* p) { return _mm256_loadu_ps(p); }
+  static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+  // The first n (< kLanes) lanes; the others read as 0 and are not written.
+  static __m256i tail_mask(int64_t n) {
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  }
+  static V load_n(const float* p, int64_t n) { return _mm256_maskload_ps(p, tail_mask(n)); }
+  static void store_n(float* p, V v, int64_t n) { _mm256_maskstore_ps(p, tail_mask(n), v); }
+  static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+  static V div(V a, V b) { return _mm256_div_ps(a, b); }
+  static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }    // a * b + c, one rounding
+  static V fmsub(V a, V b, V c) { return _mm256_fmsub_ps(a, b, c); }    // a * b - c
+  static V fnmadd(V a, V b, V c) { return _mm256_fnmadd_ps(a, b, c); }  // c - a * b
+  static V min(V a, V b) { return _mm256_min_ps(a, b); }
+  static V max(V a, V b) { return _mm256_max_ps(a, b); }
+  static V abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+  static V round(V a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static M lt(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
+  static M eq(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
+  static V select(M m, V if_true, V if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
+  // p * 2^k for integer-valued k in [-150, 129], overflowing to inf and underflowing gradually:
+  // two factors 2^(k/2) and 2^(k - k/2), each a normal float, so neither step leaves the exponent
+  // range before the last rounding.
+  static V ldexp(V p, V k) {
+    __m256i ki = _mm256_cvtps_epi32(k);
+    __m256i k1 = _mm256_srai_epi32(ki, 1);
+    __m256i k2 = _mm256_sub_epi32(ki, k1);
+    const __m256i bias = _mm256_set1_epi32(127);
+    V s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k1, bias), 23));
+    V s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(k2, bias), 23));
+    return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+  }
+};
+#endif
+
+#if defined(__AVX512F__)
+struct Avx512 {
+  using V = __m512;
+  using M = __mmask16;
+  static constexpr int kLanes = 16;
+  static V set1(float x) { return _mm512_set1_ps(x); }
+  static V load(const float* p) { return _mm512_loadu_ps(p); }
+  static void store(float* p, V v) { _mm512_storeu_ps(p, v); }
+  static __mmask16 tail_mask(int64_t n) { return static_cast<__mmask16>((1u << n) - 1u); }
+  static V load_n(const float* p, int64_t n) { return _mm512_maskz_loadu_ps(tail_mask(n), p); }
+  static void store_n(float* p, V v, int64_t n) { _mm512_mask_storeu_ps(p, tail_mask(n), v); }
+  static V add(V a, V b) { return _mm512_add_ps(a, b); }
+  static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
+  static V mul(V a, V b) { return _mm512_mul_ps(a, b); }
+  static V div(V a, V b) { return _mm512_div_ps(a, b); }
+  static V fmadd(V a, V b, V c) { return _mm512_fmadd_ps(a, b, c); }
+  static V fmsub(V a, V b, V c) { return _mm512_fmsub_ps(a, b, c); }
+  static V fnmadd(V a, V b, V c) { return _mm512_fnmadd_ps(a, b, c); }
+  static V min(V a, V b) { return _mm512_min_ps(a, b); }
+  static V max(V a, V b) { return _mm512_max_ps(a, b); }
+  static V abs(V a) { return _mm512_abs_ps(a); }
+  static V round(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
+  static M lt(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
+  static M eq(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
+  static V select(M m, V if_true, V if_false) { return _mm512_mask_blend_ps(m, if_false, if_true); }
+  // vscalefps: p * 2^k with IEEE overflow and gradual underflow in one instruction.
+  static V ldexp(V p, V k) { return _mm512_scalef_ps(p, k); }
+};
+#endif
+
+// e^x 2^bias to about 1 ulp (Cephes expf's reduction and polynomial, S. L. Moshier: relative
+// error 1.7e-7 peak over the whole range in its tests), exp(+inf) = inf, exp(-inf) = 0, denormal
+// results where they are due. x = k ln2 + r, |r| <= ln2 / 2, with ln2 split in two (FMA keeps
+// k * ln2_hi exact enough that r carries ~30 good bits); e^r = 1 + r + r^2 P(r), P of degree 5.
+// bias (an integer in [0, 32]) scales the result by 2^bias exactly, for callers that would
+// otherwise take e^x below FLT_MIN and lose its precision before multiplying it back up.
+template <class I>
+inline typename I::V exp(typename I::V x, typename I::V bias) {
+  using V = typename I::V;
+  // Beyond 88.8 the result overflows and below -130 it is under half the smallest denormal even
+  // times 2^32; the clamps keep k + bias within [-188, 160], what ldexp takes.
+  x = I::max(I::set1(-130.0f), I::min(I::set1(88.8f), x));
+  V k = I::round(I::mul(x, I::set1(1.44269504088896341f)));
+  V r = I::fnmadd(k, I::set1(0.693145751953125f), x);  // ln2_hi: ln2 to 16 bits
+  r = I::fnmadd(k, I::set1(1.428606765330187e-6f), r);  // ln2_lo = ln2 - ln2_hi
+  V p = I::set1(1.9875691500e-4f);
+  p = I::fmadd(p, r, I::set1(1.3981999507e-3f));
+  p = I::fmadd(p, r, I::set1(8.3334519073e-3f));
+  p = I::fmadd(p, r, I::set1(4.1665795894e-2f));
+  p = I::fmadd(p, r, I::set1(1.6666665459e-1f));
+  p = I::fmadd(p, r, I::set1(5.0000001201e-1f));
+  p = I::fmadd(p, I::mul(r, r), I::add(r, I::set1(1.0f)));
+  return I::ldexp(p, I::add(k, bias));
+}
+template <class I>
+inline typename I::V exp(typename I::V x) {
+  return exp<I>(x, I::set1(0.0f));
+}
+
+// Where a result would be tiny, the functions below compute it times 2^32 and the caller
+// multiplies by 2^-32 last, so values near FLT_MIN keep their precision.
+constexpr float kTinyBias = 32.0f;
+constexpr float kTinyScale = 4294967296.0f;          // 2^32
+constexpr float kTinyUnscale = 2.3283064365386963e-10f;  // 2^-32
+
+// sigmoid(a) and 1 - sigmoid(a) without cancellation or overflow: with e = e^(-|a|) <= 1, they
+// are 1 / (1 + e) and e / (1 + e), in one order or the other. Where a < -16 the first is returned
+// times 2^32 (*sigma_scaled), and *unscale is 2^-32 there, 1 elsewhere.
+template <class I>
+inline void sigmoid_pair(typename I::V a, typename I::V* sigma_scaled, typename I::V* one_minus,
+                         typename I::V* unscale) {
+  using V = typename I::V;
+  const V one = I::set1(1.0f);
+  auto tiny = I::lt(a, I::set1(-16.0f));
+  auto neg = I::lt(a, I::set1(0.0f));
+  *unscale = I::select(tiny, I::set1(kTinyUnscale), one);
+  V es = exp<I>(I::sub(I::set1(0.0f), I::abs(a)), I::select(tiny, I::set1(kTinyBias), I::set1(0.0f)));
+  V e = I::mul(es, *unscale);
+  V r = I::div(one, I::add(one, e));
+  *sigma_scaled = I::mul(I::select(neg, es, one), r);
+  *one_minus = I::mul(I::select(neg, one, e), r);
+}
+
+// Constants of the Gaussian functions below.
+constexpr float kRsqrt2 = 0.70710678118654752440f;
+constexpr float kInvSqrt2Pi = 0.39894228040143267794f;
+
+// c(t) = log(erfc(z) e^(z^2) / t), t = 1 / (1 + z / 2): Numerical Recipes' erfcc (Press et al.,
+// 2nd ed., sec. 6.2), a Chebyshev fit with fractional error under 1.2e-7 for every z >= 0 (1.05e-7
+// measured in float64 over [0, 15]). Its coefficients, a polynomial in t over (0, 1], sum to 6.8 in
+// magnitude against values near 1, so evaluated in float32 they lose ~7 ulp to cancellation;
+// re-expanded exactly around t = 1/2 (in w = t - 1/2, rational arithmetic, then rounded once to
+// float) the terms sum to at most 1.46.
+template <class I>
+inline typename I::V erfcc_exponent(typename I::V t) {
+  using V = typename I::V;
+  V w = I::sub(t, I::set1(0.5f));
+  V c = I::set1(0.17087277f);
+  c = I::fmadd(c, w, I::set1(-0.053224765f));
+  c = I::fmadd(c, w, I::set1(-0.26223812f));
+  c = I::fmadd(c, w, I::set1(0.11370004f));
+  c = I::fmadd(c, w, I::set1(0.2785219f));
+  c = I::fmadd(c, w, I::set1(-0.15798035f));
+  c = I::fmadd(c, w, I::set1(-0.37499914f));
+  c = I::fmadd(c, w, I::set1(0.1893724f));
+  c = I::fmadd(c, w, I::set1(1.3452844f));
+  return I::fmadd(c, w, I::set1(-0.67179408f));
+}
+
+// The normal distribution's cdf Phi(x) = erfc(-x / sqrt2) / 2 and, with want_pdf, its density
+// phi(x) = e^(-x^2/2) / sqrt(2 pi), to a few ulp relative everywhere (also in the lower tail, where
+// 1 + erf(x / sqrt2) would cancel: that is why this goes through erfc rather than erf).
+//
+// erfc(z) = t e^(-z^2 + c(t)) with z = |x| / sqrt2. The exponent -z^2 = -x^2 / 2 reaches -100 and
+// its rounding error would be multiplied by it, so x^2 is carried as p + pe (pe = fma(x, x, -p),
+// exact) and the small part enters as the factor (1 - pe/2). The cdf alone (want_pdf false) uses one
+// exp: -p/2 + c is summed exactly as s + se (Knuth's two-sum); with the density, e^(-x^2/2) is
+// computed on its own and erfc = t phi sqrt(2 pi) e^c, two exps.
+//
+// Where x < -8, *cdf and *pdf come times 2^32 and *unscale is 2^-32 (1 elsewhere).
+//
+// |x| is clamped to 20 (Phi(-20) and phi(20) are far below the smallest float), so infinities
+// give Phi(-inf) = 0, Phi(inf) = 1, phi(+-inf) = 0, and the callers' x * ... makes the NaNs and
+// infinities PyTorch's formulas make. A NaN x gives a number here; the callers multiply by x.
+template <class I, bool want_pdf>
+inline void normal_cdf_pdf(typename I::V x, typename I::V* cdf, typename I::V* pdf, typename I::V* unscale) {
+  using V = typename I::V;
+  const V half = I::set1(0.5f), one = I::set1(1.0f);
+  auto tiny = I::lt(x, I::set1(-8.0f));
+  V bias = I::select(tiny, I::set1(kTinyBias), I::set1(0.0f));
+  *unscale = I::select(tiny, I::set1(kTinyUnscale), one);
+  V a = I::min(I::abs(x), I::set1(20.0f));
+  V t = I::div(one, I::fmadd(I::mul(a, I::set1(kRsqrt2)), half, one));
+  V c = erfcc_exponent<I>(t);
+  V p = I::mul(a, a);
+  V pe = I::fmsub(a, a, p);  // a * a - p exactly
+  V erfc;
+  if constexpr (want_pdf) {
+    V g = exp<I>(I::mul(p, I::set1(-0.5f)), bias);
+    g = I::fnmadd(I::mul(g, pe), half, g);  // g (1 - pe/2)
+    *pdf = I::mul(g, I::set1(kInvSqrt2Pi));
+    erfc = I::mul(I::mul(t, g), exp<I>(c));
+  } else {
+    V hp = I::mul(p, I::set1(-0.5f));
+    V s = I::add(hp, c);
+    V bb = I::sub(s, hp);
+    V se = I::add(I::sub(hp, I::sub(s, bb)), I::sub(c, bb));  // hp + c - s exactly
+    V e = I::mul(t, exp<I>(s, bias));
+    erfc = I::fmadd(e, I::fnmadd(pe, half, se), e);  // e (1 + se - pe/2)
+  }
+  V half_erfc = I::mul(erfc, half);
+  *cdf = I::select(I::lt(x, I::set1(0.0f)), half_erfc, I::sub(one, half_erfc));
+}
+
+}  // namespace
+}  // namespace colony::kernels::cpu::vec

@@ -1,0 +1,391 @@
+// The vector GELU and SiLU loops (kernels/cpu/activation_simd.h), each ISA's copy (AVX2 always,
+// AVX-512 where the CPU has it), against float64 evaluations of the functions of
+// kernels/common/elementwise_functors.h over a sweep of ~9M floats in [-120, 120] and the special
+// values, with lengths that leave every tail size of both vector widths; and the elementwise
+// kernels' contiguous float32 path through the active copy.
+//
+// The float64 references: the functors' formulas cancel in the lower tail even in float64
+// (1 + erf(x / sqrt2) for x < -8 keeps no correct digit), so the references are the same functions
+// written without the cancellation (erfc, 1 / (1 + e^(-2u))), checked against the functors
+// themselves where those are accurate. Errors are counted in ulps of the float32 result, and for
+// the derivatives, which are sums of two terms of either sign (zero near x = -0.75 for GELU), in
+// ulps of the larger term. Values under FLT_MIN count in ulps of FLT_MIN (denormal spacing).
+#include "kernels/cpu/activation_simd.h"
+
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cstdio>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/common/half.h"
+#include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/elementwise.h"
+
+namespace colony::kernels::cpu {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+const GeluApproximate kNone = GeluApproximate::None, kTanh = GeluApproximate::Tanh;
+
+std::vector<const ActivationSimdFns*> every_copy() {
+  std::vector<const ActivationSimdFns*> copies = {&avx2::activation_simd_fns()};
+  if (detected_cpu_isa() >= CpuIsa::Avx512) {
+    copies.push_back(&avx512::activation_simd_fns());
+  } else {
+    std::printf("this CPU has no AVX-512: testing the avx2 copy only\n");
+  }
+  return copies;
+}
+
+// The float32 spacing at |v| (FLT_MIN's below it).
+double ulp(double v) {
+  v = std::fabs(v);
+  if (v < FLT_MIN) v = FLT_MIN;
+  int e;
+  std::frexp(v, &e);  // v = m 2^e, m in [0.5, 1)
+  return std::ldexp(1.0, e - 24);
+}
+
+// Reference values (float64) and the magnitude their error is counted against.
+struct Ref {
+  double value, scale;
+};
+
+double normal_cdf(double x) { return 0.5 * std::erfc(-x * kSqrtHalf); }
+double normal_pdf(double x) { return kInvSqrtTwoPi * std::exp(-0.5 * x * x); }
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+double two_u(double x) { return 2 * kSqrtTwoOverPi * (x + kGeluCubic * x * x * x); }
+
+Ref gelu_ref(double x, GeluApproximate a) {
+  double v = a == kTanh ? x * sigmoid(two_u(x)) : x * normal_cdf(x);
+  return {v, v};
+}
+Ref gelu_grad_ref(double x, GeluApproximate a) {
+  if (a == kTanh) {
+    double s = sigmoid(two_u(x)), du = kSqrtTwoOverPi * (1 + 3 * kGeluCubic * x * x);
+    double second = 2 * x * s * sigmoid(-two_u(x)) * du;
+    return {s + second, std::fmax(s, std::fabs(second))};
+  }
+  double cdf = normal_cdf(x), second = x * normal_pdf(x);
+  return {cdf + second, std::fmax(cdf, std::fabs(second))};
+}
+Ref silu_ref(double x) {
+  double v = x * sigmoid(x);
+  return {v, v};
+}
+Ref silu_grad_ref(double x) {
+  double s = sigmoid(x), second = x * s * sigmoid(-x);
+  return {s + second, std::fmax(s, std::fabs(second))};
+}
+
+// The references are the functors' functions: where the functors' float64 formulas do not cancel.
+TEST(ActivationSimd, ReferencesAreTheFunctors) {
+  const UnaryAttrs exact{kNone}, tanh_form{kTanh};
+  for (double x = -4; x <= 4; x += 1.0 / 64) {
+    EXPECT_NEAR(gelu_ref(x, kNone).value, (unary_fn<UnaryOp::Gelu>(x, exact)), 1e-12) << x;
+    EXPECT_NEAR(gelu_ref(x, kTanh).value, (unary_fn<UnaryOp::Gelu>(x, tanh_form)), 1e-12) << x;
+    EXPECT_NEAR(silu_ref(x).value, (unary_fn<UnaryOp::Silu>(x)), 1e-12) << x;
+    EXPECT_NEAR(gelu_grad_ref(x, kNone).value, (activation_grad_fn<ActivationGrad::Gelu>(1.0, x, exact)), 1e-12) << x;
+    EXPECT_NEAR(gelu_grad_ref(x, kTanh).value, (activation_grad_fn<ActivationGrad::Gelu>(1.0, x, tanh_form)), 1e-12)
+        << x;
+    EXPECT_NEAR(silu_grad_ref(x).value, (activation_grad_fn<ActivationGrad::Silu>(1.0, x)), 1e-12) << x;
+  }
+}
+
+// Every 251st float in [-120, 120] (9M values, every binade's whole range of mantissas, past the
+// ends of exp's range) and the values around 0; the length is odd, so both widths end in a tail.
+std::vector<float> sweep() {
+  std::vector<float> xs;
+  uint32_t top;
+  float end = 120.0f;
+  std::memcpy(&top, &end, 4);
+  for (uint32_t b = 0; b <= top; b += 251) {
+    float v;
+    std::memcpy(&v, &b, 4);
+    xs.push_back(v);
+    xs.push_back(-v);
+  }
+  for (float v : {0.0f, -0.0f, FLT_MIN, -FLT_MIN, 1e-30f, -1e-30f, 0.75f, -0.75f, -0.7517916f, -1.2784645f})
+    xs.push_back(v);
+  if (xs.size() % 2 == 0) xs.push_back(1.0f);
+  return xs;
+}
+
+// Largest error over xs, in ulps (see the file comment), and where it is.
+struct Worst {
+  double ulps = 0;
+  float x = 0;
+  void add(float x_, float got, Ref r, double allowance = 0) {
+    double e = std::fabs(static_cast<double>(got) - r.value) / ulp(r.scale) - allowance;
+    if (!(e <= ulps)) {  // NaN counts as the worst
+      ulps = std::isnan(e) ? kInf : e;
+      x = x_;
+    }
+  }
+};
+
+// The bounds: the measured maxima (printed) rounded up, with some margin.
+//  - exact GELU, forward and backward: 8 ulps (erfc's fit is good to ~2 ulp, the rest is the
+//    rounding of t = 1 / (1 + z/2), which erfc's tail amplifies, and of exp).
+//  - SiLU, forward and backward: 5 ulps.
+//  - tanh GELU: 5 ulps, plus what rounding the argument -2u in float32 costs, which the function
+//    multiplies by |2u| sigmoid(-2u) (its relative condition in u); -2u takes 4 roundings, so that
+//    part is 4 |2u| sigmoid(-2u) ulps (60 at x = -9, 0 for x > 2).
+constexpr double kUlps = 5;
+constexpr double kGeluExactUlps = 8;
+double tanh_allowance(float x) { return 4 * std::fabs(two_u(x)) * sigmoid(-two_u(x)); }
+
+TEST(ActivationSimd, ForwardWithinBoundsOfFloat64) {
+  const std::vector<float> xs = sweep();
+  const int64_t n = static_cast<int64_t>(xs.size());
+  std::vector<float> y(n);
+  for (const ActivationSimdFns* f : every_copy()) {
+    SCOPED_TRACE(f->isa);
+    for (GeluApproximate a : {kNone, kTanh}) {
+      f->gelu_forward(xs.data(), y.data(), n, a);
+      Worst w;
+      int64_t bad = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        Ref r = gelu_ref(xs[i], a);
+        double bound = a == kTanh ? kUlps + tanh_allowance(xs[i]) : kGeluExactUlps;
+        double e = std::fabs(static_cast<double>(y[i]) - r.value) / ulp(r.scale);
+        if (!(e <= bound) && bad++ < 5) ADD_FAILURE() << "gelu x=" << xs[i] << " got " << y[i] << " want " << r.value;
+        w.add(xs[i], y[i], r, a == kTanh ? bound - kUlps : 0);
+      }
+      EXPECT_EQ(bad, 0) << (a == kTanh ? "tanh" : "none");
+      std::printf("%s gelu(%s): max %.2f ulp (beyond the allowance) at x=%g\n", f->isa, a == kTanh ? "tanh" : "none",
+                  w.ulps, w.x);
+    }
+    f->silu_forward(xs.data(), y.data(), n);
+    Worst w;
+    for (int64_t i = 0; i < n; ++i) w.add(xs[i], y[i], silu_ref(xs[i]));
+    std::printf("%s silu: max %.2f ulp at x=%g\n", f->isa, w.ulps, w.x);
+    EXPECT_LE(w.ulps, kUlps) << "silu at x=" << w.x;
+  }
+}
+
+TEST(ActivationSimd, BackwardWithinBoundsOfFloat64) {
+  const std::vector<float> xs = sweep();
+  const int64_t n = static_cast<int64_t>(xs.size());
+  // Incoming gradients of several magnitudes and signs: the product is a float32 multiply.
+  std::vector<float> g(n), out(n);
+  for (int64_t i = 0; i < n; ++i) g[i] = (i % 3 == 0 ? -1.0f : 1.0f) * std::ldexp(1.0f, static_cast<int>(i % 7) - 3);
+  for (const ActivationSimdFns* f : every_copy()) {
+    SCOPED_TRACE(f->isa);
+    for (GeluApproximate a : {kNone, kTanh}) {
+      f->gelu_backward(g.data(), xs.data(), out.data(), n, a);
+      Worst w;
+      int64_t bad = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        Ref d = gelu_grad_ref(xs[i], a);
+        Ref r = {g[i] * d.value, std::fabs(g[i]) * d.scale};
+        double bound = a == kTanh ? kUlps + tanh_allowance(xs[i]) : kGeluExactUlps;
+        double e = std::fabs(static_cast<double>(out[i]) - r.value) / ulp(r.scale);
+        if (!(e <= bound) && bad++ < 5)
+          ADD_FAILURE() << "gelu' x=" << xs[i] << " got " << out[i] << " want " << r.value;
+        w.add(xs[i], out[i], r, a == kTanh ? bound - kUlps : 0);
+      }
+      EXPECT_EQ(bad, 0) << (a == kTanh ? "tanh" : "none");
+      std::printf("%s gelu'(%s): max %.2f ulp (beyond the allowance) at x=%g\n", f->isa, a == kTanh ? "tanh" : "none",
+                  w.ulps, w.x);
+    }
+    f->silu_backward(g.data(), xs.data(), out.data(), n);
+    Worst w;
+    for (int64_t i = 0; i < n; ++i) {
+      Ref d = silu_grad_ref(xs[i]);
+      w.add(xs[i], out[i], {g[i] * d.value, std::fabs(g[i]) * d.scale});
+    }
+    std::printf("%s silu': max %.2f ulp at x=%g\n", f->isa, w.ulps, w.x);
+    EXPECT_LE(w.ulps, kUlps) << "silu' at x=" << w.x;
+  }
+}
+
+// Zeros keep their sign, saturation is exact, NaN propagates, and the infinities give what the
+// scalar functors (and PyTorch 2.15's CPU kernels) give.
+TEST(ActivationSimd, SpecialValues) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> xs = {0.0f, -0.0f, 10.0f, 30.0f, 1e30f, FLT_MAX, -30.0f, -1e30f, -FLT_MAX, inf, -inf, nan};
+  const int64_t n = static_cast<int64_t>(xs.size());
+  std::vector<float> y(n), ones(n, 1.0f);
+  for (const ActivationSimdFns* f : every_copy()) {
+    SCOPED_TRACE(f->isa);
+    for (GeluApproximate a : {kNone, kTanh}) {
+      SCOPED_TRACE(a == kTanh ? "tanh" : "none");
+      f->gelu_forward(xs.data(), y.data(), n, a);
+      EXPECT_EQ(y[0], 0.0f);
+      EXPECT_FALSE(std::signbit(y[0]));
+      EXPECT_TRUE(std::signbit(y[1]) && y[1] == 0.0f);
+      EXPECT_EQ(y[2], 10.0f);
+      EXPECT_EQ(y[3], 30.0f);
+      EXPECT_EQ(y[4], 1e30f);
+      EXPECT_EQ(y[5], FLT_MAX);
+      for (int i = 6; i <= 8; ++i) EXPECT_TRUE(y[i] == 0.0f && std::signbit(y[i])) << xs[i] << " -> " << y[i];
+      EXPECT_EQ(y[9], inf);
+      EXPECT_TRUE(std::isnan(y[10]));  // -inf * 0, as PyTorch
+      EXPECT_TRUE(std::isnan(y[11]));
+      f->gelu_backward(ones.data(), xs.data(), y.data(), n, a);
+      EXPECT_EQ(y[0], 0.5f);
+      EXPECT_EQ(y[1], 0.5f);
+      EXPECT_EQ(y[2], 1.0f);
+      EXPECT_EQ(y[3], 1.0f);
+      EXPECT_EQ(y[6], 0.0f);
+      EXPECT_TRUE(std::isnan(y[9]) && std::isnan(y[10]) && std::isnan(y[11]));
+    }
+    f->silu_forward(xs.data(), y.data(), n);
+    EXPECT_TRUE(y[0] == 0.0f && !std::signbit(y[0]));
+    EXPECT_TRUE(y[1] == 0.0f && std::signbit(y[1]));
+    EXPECT_EQ(y[3], 30.0f);
+    EXPECT_EQ(y[4], 1e30f);
+    EXPECT_TRUE(y[7] == 0.0f && std::signbit(y[7]));
+    EXPECT_EQ(y[9], inf);
+    EXPECT_TRUE(std::isnan(y[10]) && std::isnan(y[11]));
+    f->silu_backward(ones.data(), xs.data(), y.data(), n);
+    EXPECT_EQ(y[0], 0.5f);
+    EXPECT_EQ(y[4], 1.0f);
+    EXPECT_EQ(y[7], 0.0f);
+    EXPECT_TRUE(std::isnan(y[9]) && std::isnan(y[10]) && std::isnan(y[11]));
+  }
+}
+
+// Every length from 0 to 70 at every offset within a vector: the same values as one long call
+// (a lane's result does not depend on its position), nothing written past the end, and in place.
+TEST(ActivationSimd, TailsAndOffsets) {
+  std::vector<float> x(200), g(200);
+  for (int i = 0; i < 200; ++i) {
+    x[i] = -9.0f + 0.0917f * static_cast<float>(i);
+    g[i] = 1.0f + 0.01f * static_cast<float>(i);
+  }
+  const float sentinel = 12345.0f;
+  for (const ActivationSimdFns* f : every_copy()) {
+    SCOPED_TRACE(f->isa);
+    std::vector<float> want_fwd[3], want_bwd[3];
+    for (int k = 0; k < 3; ++k) {
+      want_fwd[k].resize(200);
+      want_bwd[k].resize(200);
+    }
+    f->gelu_forward(x.data(), want_fwd[0].data(), 200, kNone);
+    f->gelu_forward(x.data(), want_fwd[1].data(), 200, kTanh);
+    f->silu_forward(x.data(), want_fwd[2].data(), 200);
+    f->gelu_backward(g.data(), x.data(), want_bwd[0].data(), 200, kNone);
+    f->gelu_backward(g.data(), x.data(), want_bwd[1].data(), 200, kTanh);
+    f->silu_backward(g.data(), x.data(), want_bwd[2].data(), 200);
+    for (int off = 0; off < 16; ++off) {
+      for (int len = 0; len <= 70; ++len) {
+        for (int k = 0; k < 6; ++k) {
+          std::vector<float> y(200, sentinel);
+          const float* in = x.data() + off;
+          float* o = y.data() + off;
+          switch (k) {
+            case 0: f->gelu_forward(in, o, len, kNone); break;
+            case 1: f->gelu_forward(in, o, len, kTanh); break;
+            case 2: f->silu_forward(in, o, len); break;
+            case 3: f->gelu_backward(g.data() + off, in, o, len, kNone); break;
+            case 4: f->gelu_backward(g.data() + off, in, o, len, kTanh); break;
+            default: f->silu_backward(g.data() + off, in, o, len); break;
+          }
+          const std::vector<float>& want = k < 3 ? want_fwd[k] : want_bwd[k - 3];
+          for (int i = 0; i < 200; ++i) {
+            float expect = (i >= off && i < off + len) ? want[i] : sentinel;
+            ASSERT_EQ(y[i], expect) << "kernel " << k << " off " << off << " len " << len << " i " << i;
+          }
+        }
+      }
+    }
+    // In place: out aliasing the input (forward) and the gradient (backward).
+    std::vector<float> y(x);
+    f->gelu_forward(y.data(), y.data(), 200, kNone);
+    EXPECT_EQ(y, want_fwd[0]);
+    y = g;
+    f->gelu_backward(y.data(), x.data(), y.data(), 200, kTanh);
+    EXPECT_EQ(y, want_bwd[1]);
+  }
+}
+
+StridedLayout dense_1d(int64_t n, int64_t stride = 1) {
+  StridedLayout l;
+  l.ndim = 1;
+  l.sizes[0] = n;
+  l.strides[0] = stride;
+  return l;
+}
+
+// unary() and activation_backward() take the active copy for contiguous float32, float16 and
+// bfloat16 (several threads' chunks: 100003 elements) and keep the scalar functors for strided
+// operands.
+TEST(ActivationSimd, ElementwiseKernelsUseTheActiveCopy) {
+  EXPECT_STREQ(active_activation_simd_fns().isa, active_cpu_isa() >= CpuIsa::Avx512 ? "avx512" : "avx2");
+  const ActivationSimdFns& f = active_activation_simd_fns();
+  const int64_t n = 100003;
+  std::vector<float> x(n), g(n), want(n), got(n);
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = -12.0f + 24.0f * static_cast<float>(i) / static_cast<float>(n);
+    g[i] = 0.5f + static_cast<float>(i % 5);
+  }
+  for (GeluApproximate a : {kNone, kTanh}) {
+    f.gelu_forward(x.data(), want.data(), n, a);
+    unary(UnaryOp::Gelu, DType::Float32, x.data(), dense_1d(n), got.data(), dense_1d(n), UnaryAttrs{a});
+    EXPECT_EQ(got, want);
+    f.gelu_backward(g.data(), x.data(), want.data(), n, a);
+    activation_backward(ActivationGrad::Gelu, DType::Float32, g.data(), dense_1d(n), x.data(), dense_1d(n),
+                        got.data(), dense_1d(n), UnaryAttrs{a});
+    EXPECT_EQ(got, want);
+  }
+  f.silu_forward(x.data(), want.data(), n);
+  unary(UnaryOp::Silu, DType::Float32, x.data(), dense_1d(n), got.data(), dense_1d(n));
+  EXPECT_EQ(got, want);
+  f.silu_backward(g.data(), x.data(), want.data(), n);
+  activation_backward(ActivationGrad::Silu, DType::Float32, g.data(), dense_1d(n), x.data(), dense_1d(n), got.data(),
+                      dense_1d(n));
+  EXPECT_EQ(got, want);
+  // float16 and bfloat16: the float32 results rounded once (the scalar loops compute them in float).
+  std::vector<Half> xh(n), gh(n), yh(n);
+  std::vector<BFloat16> xb(n), gb(n), yb(n);
+  for (int64_t i = 0; i < n; ++i) {
+    xh[i] = static_cast<Half>(x[i]);
+    gh[i] = static_cast<Half>(g[i]);
+    xb[i] = static_cast<BFloat16>(x[i]);
+    gb[i] = static_cast<BFloat16>(g[i]);
+  }
+  std::vector<float> xf(n), gf(n);
+  for (int k = 0; k < 2; ++k) {
+    for (int64_t i = 0; i < n; ++i) {
+      xf[i] = k == 0 ? static_cast<float>(xh[i]) : static_cast<float>(xb[i]);
+      gf[i] = k == 0 ? static_cast<float>(gh[i]) : static_cast<float>(gb[i]);
+    }
+    const DType dt = k == 0 ? DType::Float16 : DType::BFloat16;
+    void* y16 = k == 0 ? static_cast<void*>(yh.data()) : static_cast<void*>(yb.data());
+    const void* x16 = k == 0 ? static_cast<const void*>(xh.data()) : static_cast<const void*>(xb.data());
+    const void* g16 = k == 0 ? static_cast<const void*>(gh.data()) : static_cast<const void*>(gb.data());
+    auto expect_rounded = [&](const char* what) {
+      for (int64_t i = 0; i < n; ++i) {
+        float want16 = k == 0 ? static_cast<float>(static_cast<Half>(want[i]))
+                              : static_cast<float>(static_cast<BFloat16>(want[i]));
+        float got16 = k == 0 ? static_cast<float>(yh[i]) : static_cast<float>(yb[i]);
+        ASSERT_EQ(got16, want16) << what << (k == 0 ? " float16 " : " bfloat16 ") << i;
+      }
+    };
+    f.gelu_forward(xf.data(), want.data(), n, kTanh);
+    unary(UnaryOp::Gelu, dt, x16, dense_1d(n), y16, dense_1d(n), UnaryAttrs{kTanh});
+    expect_rounded("gelu");
+    f.silu_backward(gf.data(), xf.data(), want.data(), n);
+    activation_backward(ActivationGrad::Silu, dt, g16, dense_1d(n), x16, dense_1d(n), y16, dense_1d(n));
+    expect_rounded("silu'");
+    f.gelu_backward(gf.data(), xf.data(), want.data(), n, kNone);
+    activation_backward(ActivationGrad::Gelu, dt, g16, dense_1d(n), x16, dense_1d(n), y16, dense_1d(n));
+    expect_rounded("gelu'");
+  }
+  // Every other element: the scalar functor's float32 values.
+  const int64_t half = n / 2;
+  std::vector<float> strided(half);
+  unary(UnaryOp::Gelu, DType::Float32, x.data(), dense_1d(half, 2), strided.data(), dense_1d(half));
+  for (int64_t i = 0; i < half; ++i) ASSERT_EQ(strided[i], (unary_fn<UnaryOp::Gelu>(x[2 * i]))) << i;
+}
+
+}  // namespace
+}  // namespace colony::kernels::cpu
