@@ -315,7 +315,7 @@ StridedLayout dense_1d(int64_t n, int64_t stride = 1) {
   return l;
 }
 
-// unary() and activation_backward() take the active copy for contiguous float32, float16 and
+// unary() and ActivationBackward::cpu take the active copy for contiguous float32, float16 and
 // bfloat16 (several threads' chunks: 100003 elements) and keep the scalar functors for strided
 // operands.
 TEST(ActivationSimd, ElementwiseKernelsUseTheActiveCopy) {
@@ -332,16 +332,16 @@ TEST(ActivationSimd, ElementwiseKernelsUseTheActiveCopy) {
     unary(UnaryOp::Gelu, DType::Float32, x.data(), dense_1d(n), got.data(), dense_1d(n), UnaryAttrs{a});
     EXPECT_EQ(got, want);
     f.gelu_backward(g.data(), x.data(), want.data(), n, a);
-    activation_backward(ActivationGrad::Gelu, DType::Float32, g.data(), dense_1d(n), x.data(), dense_1d(n),
-                        got.data(), dense_1d(n), UnaryAttrs{a});
+    ActivationBackward::cpu(ActivationGrad::Gelu, DType::Float32, g.data(), dense_1d(n), x.data(), dense_1d(n),
+                            got.data(), dense_1d(n), UnaryAttrs{a});
     EXPECT_EQ(got, want);
   }
   f.silu_forward(x.data(), want.data(), n);
   unary(UnaryOp::Silu, DType::Float32, x.data(), dense_1d(n), got.data(), dense_1d(n));
   EXPECT_EQ(got, want);
   f.silu_backward(g.data(), x.data(), want.data(), n);
-  activation_backward(ActivationGrad::Silu, DType::Float32, g.data(), dense_1d(n), x.data(), dense_1d(n), got.data(),
-                      dense_1d(n));
+  ActivationBackward::cpu(ActivationGrad::Silu, DType::Float32, g.data(), dense_1d(n), x.data(), dense_1d(n),
+                          got.data(), dense_1d(n), UnaryAttrs{});
   EXPECT_EQ(got, want);
   // float16 and bfloat16: the float32 results rounded once (the scalar loops compute them in float).
   std::vector<Half> xh(n), gh(n), yh(n);
@@ -374,10 +374,10 @@ TEST(ActivationSimd, ElementwiseKernelsUseTheActiveCopy) {
     unary(UnaryOp::Gelu, dt, x16, dense_1d(n), y16, dense_1d(n), UnaryAttrs{kTanh});
     expect_rounded("gelu");
     f.silu_backward(gf.data(), xf.data(), want.data(), n);
-    activation_backward(ActivationGrad::Silu, dt, g16, dense_1d(n), x16, dense_1d(n), y16, dense_1d(n));
+    ActivationBackward::cpu(ActivationGrad::Silu, dt, g16, dense_1d(n), x16, dense_1d(n), y16, dense_1d(n), UnaryAttrs{});
     expect_rounded("silu'");
     f.gelu_backward(gf.data(), xf.data(), want.data(), n, kNone);
-    activation_backward(ActivationGrad::Gelu, dt, g16, dense_1d(n), x16, dense_1d(n), y16, dense_1d(n));
+    ActivationBackward::cpu(ActivationGrad::Gelu, dt, g16, dense_1d(n), x16, dense_1d(n), y16, dense_1d(n), UnaryAttrs{});
     expect_rounded("gelu'");
   }
   // Every other element: the scalar functor's float32 values.
