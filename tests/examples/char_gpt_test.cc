@@ -2,7 +2,6 @@
 // evaluations and a sample, resumes from its checkpoint, trains under colonyrun, and says what to do
 // when the text is missing.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -11,28 +10,15 @@
 #include <string>
 
 #include "tests/data/data_test_util.h"
+#include "tests/examples/run_program.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using colony::data::testing::scratch_dir;
-
-struct Outcome {
-  int exit_code = -1;
-  std::string output;
-};
-
-Outcome run_command(const std::string& cmd) {
-  Outcome r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using colony::testing::has;
+using colony::testing::Outcome;
+using colony::testing::run_command;
 
 // A text with structure to learn: a few short lines repeated.
 fs::path write_text(const fs::path& dir) {
@@ -54,8 +40,6 @@ Outcome run_gpt(const fs::path& dir, const std::string& args, int ranks = 1) {
                      "--eval_iters 4 --warmup_iters 5 --lr 3e-3 " +
                      args + " 2>&1");
 }
-
-bool has(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
 
 // The "val loss X" figures a run printed, in order.
 std::vector<double> val_losses(const std::string& output) {

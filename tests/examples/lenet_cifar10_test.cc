@@ -2,7 +2,6 @@
 // resuming from its checkpoints (after a whole epoch, mid-epoch with another batch size or world
 // size, and what it refuses).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -11,30 +10,16 @@
 #include <vector>
 
 #include "tests/data/data_test_util.h"
+#include "tests/examples/run_program.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using colony::data::testing::scratch_dir;
+using colony::testing::has;
+using colony::testing::Outcome;
+using colony::testing::run_command;
 using colony::data::testing::write_bytes;
-
-struct Outcome {
-  int exit_code = -1;
-  std::string output;
-};
-
-// Runs a shell command line; its output (stdout and stderr) and exit code.
-Outcome run_command(const std::string& cmd) {
-  Outcome r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
 
 // Runs the example in `dir` (it writes lenet.safetensors there) for one optimizer step.
 Outcome run_lenet(const fs::path& dir, const std::string& data_dir, const std::string& extra = "") {
@@ -55,8 +40,6 @@ Outcome run_args(const fs::path& dir, const std::string& args, int ranks = 1, in
                      (dir / "no-such-folder").string() + "' --workers 0 --threads 1 --train_images " +
                      std::to_string(images) + " " + args + " 2>&1");
 }
-
-bool has(const std::string& s, const std::string& needle) { return s.find(needle) != std::string::npos; }
 
 std::vector<std::string> lines_of(const fs::path& file) {
   std::ifstream in(file);
