@@ -149,8 +149,9 @@ int main(int argc, char** argv) {
     std::unique_ptr<optim::Optimizer> optimizer;
     dist::ZeroRedundancyOptimizer* zero = nullptr;
     if (f.zero > 0) {
-      auto zo = dist::ZeroRedundancyOptimizerOptions();
-      if (f.zero == 2) zo.ddp(ddp);
+      // DDP's zero_stage(1|2) reduce-scatters each bucket, so each rank holds the averaged
+      // gradient of its shard only: the optimizer steps those shards (ddp(ddp)).
+      auto zo = dist::ZeroRedundancyOptimizerOptions().ddp(ddp);
       auto z = std::make_unique<dist::ZeroRedundancyOptimizer>(
           groups, defaults, dist::optimizer_factory<optim::AdamW, optim::AdamWOptions>(), zo);
       zero = z.get();

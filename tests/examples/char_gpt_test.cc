@@ -90,6 +90,25 @@ TEST(CharGpt, TrainsDataParallelUnderColonyrun) {
   EXPECT_EQ(val_losses(r.output).size(), 2u) << r.output;  // printed by rank 0 only
 }
 
+// ZeRO stages 1 and 2 shard the optimizer state (and the gradients) and train the same model:
+// the losses equal plain DDP's.
+TEST(CharGpt, ZeroStagesTrainAsPlainDdpDoes) {
+  fs::path dir = scratch_dir("char_gpt_zero");
+  fs::path text = write_text(dir);
+  std::vector<double> ddp;
+  for (int stage = 0; stage <= 2; ++stage) {
+    Outcome r = run_gpt(dir, "--data '" + text.string() + "' --max_iters 6 --eval_interval 3 --sample_tokens 0 --zero " +
+                                 std::to_string(stage),
+                        2);
+    ASSERT_EQ(r.exit_code, 0) << "--zero " << stage << "\n" << r.output;
+    std::vector<double> losses = val_losses(r.output);
+    ASSERT_EQ(losses.size(), 2u) << r.output;
+    if (stage == 0) ddp = losses;
+    else
+      for (size_t i = 0; i < losses.size(); ++i) EXPECT_NEAR(losses[i], ddp[i], 2e-4) << "--zero " << stage;
+  }
+}
+
 // Without --data it reads data/shakespeare/input.txt, which a fresh clone does not have.
 TEST(CharGpt, MissingTextSaysHowToGetIt) {
   fs::path dir = scratch_dir("char_gpt_missing");
