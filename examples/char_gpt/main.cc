@@ -168,7 +168,8 @@ int main(int argc, char** argv) {
          std::make_shared<optim::CosineAnnealingLR>(opt, std::max<int64_t>(f.lr_decay_iters - warmup, 1), f.min_lr)},
         {warmup});
     optim::GradScaler scaler(optim::GradScalerOptions().enabled(amp.uses_scaler()));
-    if (f.zero == 2) scaler.set_found_inf_reducer(zero->found_inf_reducer());
+    // Each rank unscales what it holds; an overflow on any rank skips the step on every rank.
+    if (zero) scaler.set_found_inf_reducer(zero->found_inf_reducer());
 
     int64_t step = 0;
     if (!f.resume.empty()) {
