@@ -8,12 +8,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "benchmarks/bench_args.h"
 #include "kernels/cpu/activation_simd.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/strided_loop.h"
@@ -85,17 +85,7 @@ void run(int64_t rows, int64_t cols, GeluApproximate a, int trials) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 1, trials = 15;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--threads")) {
-      threads = std::atoi(argv[i + 1]);
-    } else if (!std::strcmp(argv[i], "--trials")) {
-      trials = std::atoi(argv[i + 1]);
-    } else {
-      std::fprintf(stderr, "usage: %s [--threads N] [--trials N]\n", argv[0]);
-      return 2;
-    }
-  }
+  const auto [threads, trials] = colony::bench::parse_threads_trials(argc, argv, {1, 15});
   set_num_threads(threads);
   std::printf("threads %d\n", threads);
   for (GeluApproximate a : {GeluApproximate::None, GeluApproximate::Tanh}) {

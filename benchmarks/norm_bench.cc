@@ -8,10 +8,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
+#include "benchmarks/bench_args.h"
 #include "autograd/autograd.h"
 #include "autograd/nn_ops.h"
 #include "tensor/random.h"
@@ -68,17 +68,7 @@ void run(bool rms, int64_t rows, int64_t cols, int trials) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 2, trials = 30;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--threads")) {
-      threads = std::atoi(argv[i + 1]);
-    } else if (!std::strcmp(argv[i], "--trials")) {
-      trials = std::atoi(argv[i + 1]);
-    } else {
-      std::fprintf(stderr, "norm_bench: unknown argument %s (--threads N, --trials N)\n", argv[i]);
-      return 2;
-    }
-  }
+  const auto [threads, trials] = colony::bench::parse_threads_trials(argc, argv, {2, 30});
   if (threads < 1 || trials < 1) {
     std::fprintf(stderr, "norm_bench: --threads and --trials must be at least 1\n");
     return 2;

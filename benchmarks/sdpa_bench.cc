@@ -10,10 +10,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <functional>
 #include <vector>
 
+#include "benchmarks/bench_args.h"
 #include "autograd/autograd.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
@@ -46,17 +46,7 @@ struct Shape {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int threads = 2, trials = 20;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (!std::strcmp(argv[i], "--threads")) {
-      threads = std::atoi(argv[i + 1]);
-    } else if (!std::strcmp(argv[i], "--trials")) {
-      trials = std::atoi(argv[i + 1]);
-    } else {
-      std::fprintf(stderr, "usage: sdpa_bench [--threads T] [--trials R]\n");
-      return 2;
-    }
-  }
+  const auto [threads, trials] = colony::bench::parse_threads_trials(argc, argv, {2, 20});
   if (threads < 1 || trials < 1) {
     std::fprintf(stderr, "sdpa_bench: --threads and --trials must be at least 1\n");
     return 2;
