@@ -124,8 +124,23 @@ void DistributedDataParallel::register_comm_hook(CommHook hook) {
   if (reducer_) reducer_->set_comm_hook(std::move(hook));
 }
 
+int DistributedDataParallel::register_forward_pre_hook(std::function<void()> hook) {
+  if (!hook) throw std::invalid_argument("register_forward_pre_hook: the hook is empty");
+  forward_pre_hooks_.emplace_back(next_hook_id_, std::move(hook));
+  return next_hook_id_++;
+}
+
+void DistributedDataParallel::remove_forward_pre_hook(int id) {
+  for (auto it = forward_pre_hooks_.begin(); it != forward_pre_hooks_.end(); ++it)
+    if (it->first == id) {
+      forward_pre_hooks_.erase(it);
+      return;
+    }
+}
+
 Tensor DistributedDataParallel::forward(const Tensor& input) {
   trace::Scope span("forward", "compute");
+  for (const auto& [id, hook] : forward_pre_hooks_) hook();
   if (!group_) return module_->forward(input);
   if (options_.broadcast_buffers()) {
     std::vector<Tensor> buffers = module_->buffers();

@@ -12,7 +12,10 @@
 // runs the module.
 #pragma once
 
+#include <functional>
 #include <memory>
+#include <utility>
+#include <vector>
 
 #include "base/arg.h"
 #include "distributed/comm/process_group.h"
@@ -72,6 +75,13 @@ class DistributedDataParallel : public nn::Module {
   // Replaces how a bucket is averaged (comm_hooks.h: fp16_compress, bf16_compress).
   void register_comm_hook(CommHook hook);
 
+  // Runs `hook` at the start of every forward() (no_sync, no_grad and one process included),
+  // before the module reads a parameter: how a ZeroRedundancyOptimizer with overlap_all_gather
+  // waits for the all-gathers its step() left in flight. Hooks run in registration order; the id
+  // removes it again.
+  int register_forward_pre_hook(std::function<void()> hook);
+  void remove_forward_pre_hook(int id);
+
   // Null without a process group.
   const Reducer* reducer() const { return reducer_.get(); }
   const std::shared_ptr<ProcessGroup>& process_group() const { return group_; }
@@ -85,6 +95,8 @@ class DistributedDataParallel : public nn::Module {
   std::shared_ptr<ProcessGroup> group_;
   std::unique_ptr<Reducer> reducer_;
   bool sync_ = true;
+  std::vector<std::pair<int, std::function<void()>>> forward_pre_hooks_;
+  int next_hook_id_ = 0;
 };
 
 }  // namespace colony::dist

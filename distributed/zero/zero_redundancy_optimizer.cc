@@ -51,9 +51,20 @@ ZeroRedundancyOptimizer::ZeroRedundancyOptimizer(std::vector<optim::ParamGroup> 
                                                  const ZeroRedundancyOptimizerOptions& options)
     : Optimizer(std::move(groups), defaults), options_(options) {
   init(std::move(factory));
+  // Last: a constructor that threw leaves no hook pointing at it.
+  if (options_.overlap_all_gather())
+    forward_hook_ = options_.ddp()->register_forward_pre_hook([this] { finish_gathers(); });
 }
 
-ZeroRedundancyOptimizer::~ZeroRedundancyOptimizer() = default;
+ZeroRedundancyOptimizer::~ZeroRedundancyOptimizer() {
+  if (forward_hook_ >= 0) options_.ddp()->remove_forward_pre_hook(forward_hook_);
+  // The all-gathers' tensors must outlive them. A failure was the job's (the watchdog reports
+  // it); a destructor cannot throw it.
+  try {
+    finish_gathers();
+  } catch (const std::exception&) {
+  }
+}
 
 void ZeroRedundancyOptimizer::init(OptimizerFactory factory) {
   if (!factory) throw std::invalid_argument(kWho + ": the optimizer factory is empty");
@@ -67,6 +78,9 @@ void ZeroRedundancyOptimizer::init(OptimizerFactory factory) {
     throw std::invalid_argument(kWho + ": the DDP given with .ddp() was not built with zero_stage(1) or "
                                        "zero_stage(2) (it all-reduces whole gradients); build it with "
                                        "DistributedDataParallelOptions().zero_stage(1) (or 2), or leave .ddp() out");
+  if (options_.overlap_all_gather() && !options_.ddp())
+    throw std::invalid_argument(kWho + ": overlap_all_gather needs .ddp(ddp) (a DDP built with zero_stage(1) or "
+                                       "zero_stage(2)): its forward() is where the all-gathers are waited for");
   reducer_ = ddp_partition_ ? reducer : nullptr;
   group_ = options_.process_group() ? options_.process_group()
            : options_.ddp() && options_.ddp()->process_group() ? options_.ddp()->process_group()
@@ -145,6 +159,44 @@ void ZeroRedundancyOptimizer::init(OptimizerFactory factory) {
   local_ = factory(std::move(shard), defaults());
 }
 
+std::vector<ZeroRedundancyOptimizer::GatherRange> ZeroRedundancyOptimizer::gather_ranges() const {
+  const auto element = static_cast<double>(params_.front().element_size());
+  const int64_t cap = std::clamp<int64_t>(
+      static_cast<int64_t>(options_.bucket_cap_mb() * 1024 * 1024 / element / world_), 1, shard_numel_);
+  std::vector<GatherRange> ranges;
+  auto add_cut = [&](int64_t start, int64_t length) {
+    length = std::min(length, shard_numel_ - start);
+    for (int64_t at = start; at < start + length; at += cap) ranges.push_back({at, std::min(cap, start + length - at)});
+  };
+  if (!ddp_partition_) {
+    add_cut(0, shard_numel_);
+    return ranges;
+  }
+  // DDP's bucket b is block b of every rank's shard (partition.h's pieces_by_bucket), its blocks
+  // at the same offset everywhere. The buckets hold the last layers first (backward's order):
+  // gathered by their first parameter in registration order, so the forward's first layers'
+  // all-gather completes first.
+  const std::vector<std::vector<size_t>> layout = reducer_->bucket_layout();
+  const std::vector<Tensor>& theirs = reducer_->params();
+  std::vector<std::pair<size_t, GatherRange>> buckets;
+  int64_t before = 0;
+  for (const auto& bucket : layout) {
+    int64_t numel = 0;
+    size_t first = SIZE_MAX;
+    for (size_t i : bucket) {
+      numel += theirs[i].numel();
+      first = std::min(first, i);
+    }
+    const int64_t block = zero_detail::bucket_block(numel, world_);
+    if (before < shard_numel_) buckets.push_back({first, {before, block}});
+    before += block;
+  }
+  std::stable_sort(buckets.begin(), buckets.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [first, range] : buckets) add_cut(range.start, range.length);
+  return ranges;
+}
+
 int ZeroRedundancyOptimizer::owner(size_t index, int64_t element) const {
   for (const auto& piece : pieces_)
     if (piece.param == index && element >= piece.start && element < piece.start + piece.length) return piece.owner;
@@ -165,6 +217,8 @@ void ZeroRedundancyOptimizer::prepare_local_step() {
   }
 }
 
+void ZeroRedundancyOptimizer::wait_for_parameters() { finish_gathers(); }
+
 void ZeroRedundancyOptimizer::zero_grad(bool set_to_none) {
   Optimizer::zero_grad(set_to_none);
   if (local_) local_->zero_grad(set_to_none);
@@ -175,6 +229,7 @@ std::vector<Tensor> ZeroRedundancyOptimizer::stepped_tensors() const {
 }
 
 void ZeroRedundancyOptimizer::step() {
+  finish_gathers();  // a step without a forward since the last one
   if (local_) {
     prepare_local_step();
     local_->step();
@@ -187,45 +242,59 @@ void ZeroRedundancyOptimizer::step() {
   gather_parameters();
 }
 
-// Bucket k carries elements [k B, k B + L) of every rank's flat shard: this rank copies its
-// pieces in, one all_gather_into_tensor fills world x L elements, and the other ranks' pieces are
-// copied out into their parameters.
+// Every rank copies its pieces into its flat shard, and one all_gather_into_tensor per range
+// fills world x length elements (rank q's elements of the range in block q); finish_gathers()
+// copies the other ranks' pieces out into the parameters.
 void ZeroRedundancyOptimizer::gather_parameters() {
   if (world_ == 1 || shard_numel_ == 0) return;
   NoGradGuard no_grad;
   const Tensor& first = params_.front();
   const TensorOptions opts = TensorOptions(first.dtype()).device(first.device());
-  const auto element = static_cast<double>(first.element_size());
-  const int64_t bucket = std::clamp<int64_t>(
-      static_cast<int64_t>(options_.bucket_cap_mb() * 1024 * 1024 / element / world_), 1, shard_numel_);
-  // Allocated per step and freed after it: between steps ZeRO holds no buffer of its own.
-  Tensor shard = raw::zeros({shard_numel_}, opts);
-  Tensor gathered = raw::empty({world_ * bucket}, opts);
-  auto flat = [this](const zero_detail::Piece& piece) {
-    const Tensor& p = params_[piece.param];
-    return raw::view(p, {p.numel()});
-  };
+  if (ranges_.empty()) ranges_ = gather_ranges();
+  // Allocated per step and freed once gathered: between steps ZeRO holds no buffer of its own.
+  // (All ranges are in flight together: world x shard elements, the parameters' size, for that
+  // time.)
+  in_flight_shard_ = raw::zeros({shard_numel_}, opts);
   for (const auto& piece : pieces_) {
     if (piece.owner != rank_) continue;
-    Tensor dst = shard.narrow(0, piece.offset, piece.length);
-    raw::copy_(dst, flat(piece).narrow(0, piece.start, piece.length));
+    const Tensor& p = params_[piece.param];
+    Tensor dst = in_flight_shard_.narrow(0, piece.offset, piece.length);
+    raw::copy_(dst, raw::view(p, {p.numel()}).narrow(0, piece.start, piece.length));
   }
-  for (int64_t start = 0; start < shard_numel_; start += bucket) {
-    const int64_t length = std::min(bucket, shard_numel_ - start);
-    Tensor out = gathered.narrow(0, 0, world_ * length);
-    group_->wait_and_explain(group_->allgather_into_tensor(out, shard.narrow(0, start, length)));
+  for (const GatherRange& range : ranges_) {
+    InFlightGather g{range, raw::empty({world_ * range.length}, opts), nullptr};
+    g.work = group_->allgather_into_tensor(g.gathered, in_flight_shard_.narrow(0, range.start, range.length));
+    in_flight_.push_back(std::move(g));
+  }
+  if (!options_.overlap_all_gather()) finish_gathers();
+}
+
+void ZeroRedundancyOptimizer::finish_gathers() const {
+  if (in_flight_.empty()) return;
+  NoGradGuard no_grad;
+  // Whatever happens, nothing is waited for twice: a failed all-gather leaves the parameters
+  // partly updated, and the job is going down (every rank's next collective fails too).
+  std::vector<InFlightGather> gathers = std::move(in_flight_);
+  in_flight_.clear();
+  const Tensor shard = std::move(in_flight_shard_);  // read by the all-gathers: alive until they end
+  in_flight_shard_ = Tensor();
+  for (InFlightGather& g : gathers) {
+    group_->wait_and_explain(g.work);
+    const int64_t start = g.range.start, length = g.range.length;
     for (const auto& piece : pieces_) {
       if (piece.owner == rank_) continue;
       const int64_t lo = std::max(piece.offset, start);
       const int64_t hi = std::min(piece.offset + piece.length, start + length);
       if (lo >= hi) continue;
-      Tensor dst = flat(piece).narrow(0, piece.start + (lo - piece.offset), hi - lo);
-      raw::copy_(dst, out.narrow(0, piece.owner * length + (lo - start), hi - lo));
+      const Tensor& p = params_[piece.param];
+      Tensor dst = raw::view(p, {p.numel()}).narrow(0, piece.start + (lo - piece.offset), hi - lo);
+      raw::copy_(dst, g.gathered.narrow(0, piece.owner * length + (lo - start), hi - lo));
     }
   }
 }
 
 double ZeroRedundancyOptimizer::clip_grad_norm_(double max_norm, double norm_type) {
+  finish_gathers();
   NoGradGuard no_grad;
   const bool inf_norm = std::isinf(norm_type);
   if (!inf_norm && !(norm_type > 0))
@@ -277,6 +346,7 @@ std::function<void(Tensor&)> ZeroRedundancyOptimizer::found_inf_reducer() const 
 // back together (state the size of a piece is that piece's run of the parameter's state; a
 // scalar such as Adam's step count is the same in every piece).
 void ZeroRedundancyOptimizer::consolidate_state_dict(int to_rank) {
+  finish_gathers();
   if (to_rank < 0 || to_rank >= world_)
     throw std::invalid_argument(kWho + "::consolidate_state_dict: to_rank " + std::to_string(to_rank) +
                                 " is not a rank of the group (0 <= to_rank < " + std::to_string(world_) + ")");
@@ -343,6 +413,7 @@ void ZeroRedundancyOptimizer::consolidate_state_dict(int to_rank) {
 }
 
 optim::NamedTensors ZeroRedundancyOptimizer::state_dict() const {
+  finish_gathers();
   if (!consolidated_)
     throw std::runtime_error(kWho + "::state_dict: rank " + std::to_string(rank_) +
                              " holds no consolidated state; call consolidate_state_dict(to_rank) on every rank first, "
@@ -351,6 +422,7 @@ optim::NamedTensors ZeroRedundancyOptimizer::state_dict() const {
 }
 
 void ZeroRedundancyOptimizer::load_state_dict(const optim::NamedTensors& state) {
+  finish_gathers();
   // The groups' options (and the group checks) through the base class, without any state: it
   // keeps none of its own.
   optim::NamedTensors options_only;

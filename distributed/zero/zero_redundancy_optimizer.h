@@ -37,6 +37,17 @@
 //   laid out flat in parameter order, padded to the largest shard, and bucket k carries elements
 //   [k B, (k + 1) B) of every rank's shard (B from bucket_cap_mb), so one collective moves
 //   world x B elements. Collective: every rank must call it.
+// - overlap_all_gather (with .ddp()): step() launches the all-gathers and returns; each rank's
+//   shard is updated at once, the other ranks' parameters when the all-gathers are waited for,
+//   which DDP's next forward() does at its start (a forward pre-hook), so the exchange runs on the
+//   communication thread (or stream) while the host goes on to zero_grad, the next batch and
+//   anything else before it. One all-gather per DDP bucket, the bucket of the first layers'
+//   parameters first, so each completes in the order the forward reads them. Everything the
+//   optimizer does waits first (step, consolidate_state_dict, state_dict, load_state_dict,
+//   clip_grad_norm_, destruction); whatever reads the parameters outside DDP's forward (the
+//   wrapped model's own forward, nn::save, model->state_dict(), generation) must call
+//   wait_for_parameters() first, as FSDP's summon_full_params. A failed all-gather (a rank died)
+//   is thrown there, named as DDP names its own failures.
 // - GradScaler: scaler.step(opt) unscales stepped_tensors()' gradients and skips the step on
 //   overflow. Over a plain DDP they are its averaged ones, the same everywhere, so every rank
 //   decides alike. With .ddp() (stage 1 or 2) they are this rank's shards only: give the scaler
@@ -82,6 +93,9 @@ struct ZeroRedundancyOptimizerOptions {
   // not used), and the process group DDP's. Without it (stage 1 over a plain DDP's all-reduced
   // gradients) the all-gather comes on top of DDP's all-reduce: 1.5x its bytes.
   COLONY_ARG(std::shared_ptr<DistributedDataParallel>, ddp) = nullptr;
+  // With .ddp(): step() leaves the all-gathers in flight and DDP's next forward() waits for them
+  // (see above). Off, step() returns with every parameter updated, as PyTorch's optimizer does.
+  COLONY_ARG(bool, overlap_all_gather) = false;
 };
 
 // Builds the wrapped optimizer over a rank's shard (groups mirroring the full ones) from the
@@ -105,7 +119,15 @@ class ZeroRedundancyOptimizer : public optim::Optimizer {
                           OptimizerFactory factory, const ZeroRedundancyOptimizerOptions& options = {});
   ~ZeroRedundancyOptimizer() override;
 
+  // Steps this rank's shard, then all-gathers the updated parameters (overlap_all_gather: starts
+  // the all-gathers and returns). Waits first for the previous step's all-gathers, if in flight.
   void step() override;
+  // Blocks until the all-gathers a step() with overlap_all_gather left in flight have written
+  // every rank's updated parameters into this rank's; returns at once when none are. Rethrows
+  // a failed all-gather's error. Not collective (each rank waits for its own).
+  void wait_for_parameters();
+  // Whether step() left all-gathers that nobody has waited for yet.
+  bool parameters_pending() const { return !in_flight_.empty(); }
   // Also drops (or zeroes) the gradient shards under stage 2.
   void zero_grad(bool set_to_none = true) override;
   // With .ddp() (stage 1 or 2): this rank's shard views, the only averaged gradients it holds;
@@ -147,6 +169,21 @@ class ZeroRedundancyOptimizer : public optim::Optimizer {
   // Before the wrapped optimizer steps: the full groups' options, and each view's gradient.
   void prepare_local_step();
   void gather_parameters();
+  // The all-gathers in flight, waited for in launch order: each rank's piece of them copied into
+  // the parameters. Const for the const readers (state_dict) that must see the parameters.
+  void finish_gathers() const;
+  // Elements [start, start + length) of every rank's flat shard: what one all-gather moves, in
+  // launch order. With .ddp(): DDP's buckets (the first layers' first), cut to bucket_cap_mb.
+  struct GatherRange {
+    int64_t start = 0;
+    int64_t length = 0;
+  };
+  std::vector<GatherRange> gather_ranges() const;
+  struct InFlightGather {
+    GatherRange range;
+    Tensor gathered;  // world x range.length elements
+    std::shared_ptr<Work> work;
+  };
 
   std::shared_ptr<ProcessGroup> group_;
   ZeroRedundancyOptimizerOptions options_;
@@ -165,6 +202,12 @@ class ZeroRedundancyOptimizer : public optim::Optimizer {
   std::unique_ptr<optim::Optimizer> local_;
   bool consolidated_ = false;
   optim::NamedTensors consolidated_state_;
+  std::vector<GatherRange> ranges_;
+  // overlap_all_gather: the last step()'s all-gathers until waited for, and the flat shard they
+  // read (alive until they finish, as every collective's tensors must be).
+  mutable std::vector<InFlightGather> in_flight_;
+  mutable Tensor in_flight_shard_;
+  int forward_hook_ = -1;  // the DDP forward pre-hook that waits for them
 };
 
 // Bytes of optimizer state an optimizer holds (the tensors under "state." in its state dict):

@@ -438,6 +438,31 @@ TEST(DistributedDataParallel, OneProcessWithoutAGroupJustRunsTheModule) {
   EXPECT_EQ(ddp.named_parameters().front().first, "module.fc1.weight");
 }
 
+// Forward pre-hooks (what ZeRO's overlap_all_gather waits through) run at the start of every
+// forward, before the module, in registration order, until removed; an empty one is refused.
+TEST(DistributedDataParallel, ForwardPreHooksRunBeforeTheModuleUntilRemoved) {
+  auto model = std::make_shared<Mlp>();
+  dist::DistributedDataParallel ddp(model);
+  std::string calls;
+  const int a = ddp.register_forward_pre_hook([&] { calls += "a"; });
+  ddp.register_forward_pre_hook([&] {
+    calls += "b";
+    // Before the module: what it reads next is what the hook left.
+    NoGradGuard no_grad;
+    Tensor w = model->parameters().front();
+    raw::fill_(w, 0.0);
+  });
+  Tensor x = raw::randn({2, 8});
+  Tensor out = ddp.forward(x);
+  EXPECT_EQ(calls, "ab");
+  EXPECT_TRUE(testing::all_close(out, model->forward(x), 0, 0));
+  ddp.remove_forward_pre_hook(a);
+  ddp.forward(x);
+  EXPECT_EQ(calls, "abb");
+  EXPECT_TRUE(testing::throws_with<std::invalid_argument>([&] { ddp.register_forward_pre_hook(nullptr); },
+                                                          "the hook is empty"));
+}
+
 // Only rank 1's gradients overflow (an inf in its input); the all-reduce hands every rank the
 // inf/NaN average, so both skip the step, back off together and keep identical weights.
 TEST(DistributedDataParallel, GradScalerSkipsOnEveryRankWhenOneRankOverflows) {

@@ -1,8 +1,12 @@
 // ZeroRedundancyOptimizer on real processes with the Gloo group: training equal to DDP with the
 // plain optimizer (AdamW, LeNet, 50 steps, 2 and 3 ranks; bfloat16 autocast; gradient
 // accumulation; parameter groups, an LR scheduler and gradient clipping), GradScaler skipping on
-// every rank, checkpoints in the non-sharded format both ways, and the state each rank keeps.
+// every rank, checkpoints in the non-sharded format both ways, and the state each rank keeps; with
+// overlap_all_gather, the same training, every reader of the parameters waiting for the
+// all-gathers in flight, and a rank dying while they are in flight stopping the job, named.
 #include "distributed/zero/zero_redundancy_optimizer.h"
+
+#include <signal.h>
 
 #include <cmath>
 #include <limits>
@@ -64,8 +68,11 @@ std::shared_ptr<dist::DistributedDataParallel> ddp_for(std::shared_ptr<nn::Modul
 }
 
 std::unique_ptr<ZeroRedundancyOptimizer> zero_adamw(std::vector<optim::ParamGroup> groups, Mode mode,
-                                                    std::shared_ptr<dist::DistributedDataParallel> ddp = nullptr) {
-  auto o = ZeroRedundancyOptimizerOptions().shard_by(mode == Mode::kByParameter ? ShardBy::kParameter : ShardBy::kElement);
+                                                    std::shared_ptr<dist::DistributedDataParallel> ddp = nullptr,
+                                                    bool overlap = false) {
+  auto o = ZeroRedundancyOptimizerOptions()
+               .shard_by(mode == Mode::kByParameter ? ShardBy::kParameter : ShardBy::kElement)
+               .overlap_all_gather(overlap);
   if (with_ddp(mode)) o.ddp(std::move(ddp));
   return std::make_unique<ZeroRedundancyOptimizer>(std::move(groups), optim::AdamWOptions(1e-3).weight_decay(0.01),
                                                    dist::optimizer_factory<optim::AdamW, optim::AdamWOptions>(), o);
@@ -100,6 +107,9 @@ struct Variant {
   // Parameter groups, a StepLR on each optimizer and clip_grad_norm_ (ZeRO's global one against
   // nn::utils' over the full gradients).
   bool groups_schedule_clip = false;
+  // overlap_all_gather, for the modes with .ddp() (stage 1 reduce-scattered and stage 2): each
+  // step's all-gathers are waited for by the next forward.
+  bool overlap = false;
 };
 
 // What ZeRO steps (stepped_tensors(): with .ddp(), this rank's runs of the parameters, as views)
@@ -125,7 +135,10 @@ void expect_shards_equal_to_ddp_gradients(ZeroRedundancyOptimizer& zero, nn::Mod
 void expect_equal_to_ddp(int world, Variant v) {
   auto results = run_ranks(world, [world, v](int rank) {
     dist::init_process_group();
-    for (Mode by : {Mode::kByParameter, Mode::kByElement, Mode::kStage1, Mode::kStage2}) {
+    const std::vector<Mode> modes = v.overlap ? std::vector<Mode>{Mode::kStage1, Mode::kStage2}
+                                              : std::vector<Mode>{Mode::kByParameter, Mode::kByElement,
+                                                                  Mode::kStage1, Mode::kStage2};
+    for (Mode by : modes) {
       Twins twins(11, by);
       auto &plain_model = twins.plain_model, &zero_model = twins.zero_model;
       auto &plain_ddp = twins.plain_ddp, &zero_ddp = twins.zero_ddp;
@@ -133,10 +146,10 @@ void expect_equal_to_ddp(int world, Variant v) {
       std::unique_ptr<ZeroRedundancyOptimizer> zero;
       if (v.groups_schedule_clip) {
         plain = std::make_unique<optim::AdamW>(groups_of(*plain_model), optim::AdamWOptions(1e-3).weight_decay(0.01));
-        zero = zero_adamw(groups_of(*zero_model), by, zero_ddp);
+        zero = zero_adamw(groups_of(*zero_model), by, zero_ddp, v.overlap);
       } else {
         plain = std::make_unique<optim::AdamW>(plain_ddp->parameters(), optim::AdamWOptions(1e-3).weight_decay(0.01));
-        zero = zero_adamw({optim::ParamGroup(zero_ddp->parameters())}, by, zero_ddp);
+        zero = zero_adamw({optim::ParamGroup(zero_ddp->parameters())}, by, zero_ddp, v.overlap);
       }
       optim::StepLR plain_lr(*plain, 10, 0.5), zero_lr(*zero, 10, 0.5);
       for (int step = 0; step < 50; ++step) {
@@ -168,6 +181,10 @@ void expect_equal_to_ddp(int world, Variant v) {
           zero_lr.step();
         }
       }
+      // The last step's all-gathers are still in flight under overlap_all_gather (the forwards
+      // waited for the others').
+      EXPECT_EQ(zero->parameters_pending(), v.overlap);
+      zero->wait_for_parameters();
       EXPECT_TRUE(same_parameters(*plain_model, *zero_model, 1e-6)) << mode_name(by);
       // The parameters moved (the test can fail): not the initial weights any more.
       manual_seed(11);
@@ -233,6 +250,128 @@ TEST(ZeroRedundancyOptimizer, TwoRanksTrainAsDdpUnderBFloat16Autocast) { expect_
 TEST(ZeroRedundancyOptimizer, ThreeRanksTrainAsDdpUnderBFloat16Autocast) { expect_equal_to_ddp(3, {true}); }
 TEST(ZeroRedundancyOptimizer, TwoRanksTrainAsDdpWithGradientAccumulation) { expect_equal_to_ddp(2, {false, 2}); }
 TEST(ZeroRedundancyOptimizer, ThreeRanksTrainAsDdpWithGradientAccumulation) { expect_equal_to_ddp(3, {false, 2}); }
+TEST(ZeroRedundancyOptimizer, TwoRanksTrainAsDdpWithOverlappedAllGather) {
+  expect_equal_to_ddp(2, {false, 1, false, true});
+}
+TEST(ZeroRedundancyOptimizer, ThreeRanksTrainAsDdpWithOverlappedAllGatherAccumulationAndBFloat16) {
+  expect_equal_to_ddp(3, {true, 2, false, true});
+}
+
+// With overlap_all_gather, step() leaves the other ranks' parameters stale (the all-gathers in
+// flight), and every reader waits for them: DDP's forward under no_grad (evaluation),
+// consolidate_state_dict and state_dict (checkpoints; state_dict also where it throws), a step
+// after zero_grad without a forward, load_state_dict, clip_grad_norm_, an explicit
+// wait_for_parameters(), and the optimizer's destruction. Each time the parameters equal plain
+// DDP's within 1e-6.
+void expect_every_reader_waits(Mode mode) {
+  auto results = run_ranks(2, [mode](int rank) {
+    dist::init_process_group();
+    Twins twins(11, mode);
+    const auto adamw = optim::AdamWOptions(1e-3).weight_decay(0.01);
+    optim::AdamW plain(twins.plain_ddp->parameters(), adamw);
+    auto zero = zero_adamw({optim::ParamGroup(twins.zero_ddp->parameters())}, mode, twins.zero_ddp, true);
+    int step = 0;
+    auto same = [&] { return same_parameters(*twins.plain_model, *twins.zero_model, 1e-6); };
+    // One training step of both; afterwards ZeRO's parameters owned by the other rank are stale.
+    auto train = [&] {
+      plain.zero_grad();
+      zero->zero_grad();
+      auto [x, y] = batch(step++, rank);
+      F::cross_entropy(twins.plain_ddp->forward(x), y).backward();
+      F::cross_entropy(twins.zero_ddp->forward(x), y).backward();
+      plain.step();
+      zero->step();
+      EXPECT_TRUE(zero->parameters_pending());
+      EXPECT_FALSE(same()) << "step " << step << ": the other rank's parameters were already gathered";
+    };
+    train();
+    {
+      NoGradGuard no_grad;
+      (void)twins.zero_ddp->forward(batch(100, rank).first);
+    }
+    EXPECT_FALSE(zero->parameters_pending());
+    EXPECT_TRUE(same()) << "after DDP's forward under no_grad";
+
+    train();
+    zero->consolidate_state_dict(0);
+    EXPECT_TRUE(same()) << "after consolidate_state_dict";
+    train();
+    if (rank == 0) {
+      EXPECT_EQ(zero->state_dict().size(), plain.state_dict().size());
+    } else {
+      EXPECT_THROW(zero->state_dict(), std::runtime_error);  // consolidated on rank 0 only
+    }
+    EXPECT_TRUE(same()) << "after state_dict";
+
+    train();
+    plain.zero_grad(false);
+    zero->zero_grad(false);
+    plain.step();  // zero gradients: AdamW still moves (the moments decay, the weights decay)
+    zero->step();
+    zero->wait_for_parameters();
+    EXPECT_TRUE(same()) << "after step, zero_grad, step without a forward";
+
+    train();
+    zero->load_state_dict(plain.state_dict());
+    EXPECT_TRUE(same()) << "after load_state_dict";
+    train();
+    (void)twins.zero_ddp->forward(batch(101, rank).first);
+    EXPECT_TRUE(same()) << "after a step from the loaded state";
+
+    train();
+    zero->clip_grad_norm_(1.0);
+    EXPECT_TRUE(same()) << "after clip_grad_norm_";
+
+    train();
+    zero.reset();
+    EXPECT_TRUE(same()) << "after the optimizer's destruction";
+    // Its forward pre-hook went with it.
+    (void)twins.zero_ddp->forward(batch(102, rank).first);
+    dist::destroy_process_group();
+  });
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
+TEST(ZeroRedundancyOptimizer, EveryReaderWaitsForTheOverlappedAllGatherStage1) {
+  expect_every_reader_waits(Mode::kStage1);
+}
+TEST(ZeroRedundancyOptimizer, EveryReaderWaitsForTheOverlappedAllGatherStage2) {
+  expect_every_reader_waits(Mode::kStage2);
+}
+
+// A rank that dies while the others' all-gathers are in flight (after its backward, before its
+// step: they wait for its shard in their next forward) stops every rank within seconds, each
+// naming it, as a death during an all-reduce does (tests/distributed/fail_fast_test.cc).
+TEST(ZeroRedundancyOptimizer, RankDyingDuringAnOverlappedAllGatherStopsEveryRankNamed) {
+  testing::RunRanksOptions quick;
+  quick.timeout = std::chrono::seconds(30);
+  auto results = run_ranks(3, [](int rank) {
+    dist::init_process_group();
+    manual_seed(11);
+    auto ddp = ddp_for(std::make_shared<lenet::LeNet>(), Mode::kStage2);
+    auto zero = zero_adamw({optim::ParamGroup(ddp->parameters())}, Mode::kStage2, ddp, true);
+    for (int step = 0; step < 1000000; ++step) {
+      zero->zero_grad();
+      auto [x, y] = batch(step, rank);
+      F::cross_entropy(ddp->forward(x), y).backward();
+      if (rank == 2 && step == 5) raise(SIGKILL);
+      zero->step();
+    }
+  }, quick);
+  if (in_rank_child()) return;
+  EXPECT_EQ(results[2].signal, SIGKILL);
+  for (int r = 0; r < 2; ++r) {
+    const testing::RankResult& res = results[r];
+    EXPECT_FALSE(res.timed_out) << "rank " << r << " hung:\n" << res.output;
+    EXPECT_LT(res.seconds - results[2].seconds, 5.0) << "rank " << r << " outlived rank 2";
+    EXPECT_NE(res.exit_code, 0) << "rank " << r << ":\n" << res.output;
+    EXPECT_NE(res.output.find("rank 2"), std::string::npos) << "rank " << r << " did not name rank 2:\n" << res.output;
+    // Thrown by the wait in DDP's forward, naming the all-gather ("rank 0 threw: allgather #81
+    // failed: rank 2 is unreachable ..."), not by a later collective.
+    EXPECT_NE(res.output.find("threw: allgather"), std::string::npos) << "rank " << r << ":\n" << res.output;
+  }
+}
 // Three synchronized backwards between zero_grad() calls (no no_sync): what ZeRO steps is the plain
 // DDP's accumulated average. The sums are taken in other orders (DDP averages avg1 + local2, stage
 // 1 reduce-scatters local1 + local2, stage 2 adds avg1 and the average of local2), so they agree
@@ -433,6 +572,10 @@ TEST(ZeroRedundancyOptimizer, BadArgumentsAreRefusedWithTheReason) {
     EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
         [&] { stage1->register_comm_hook(dist::comm_hooks::fp16_compress()); },
         "comm hooks cannot be combined with zero_stage(1)"));
+    // overlap_all_gather is waited for by DDP's forward: it needs .ddp().
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+        [&] { zero_adamw({optim::ParamGroup(plain_ddp->parameters())}, Mode::kByElement, nullptr, true); },
+        "overlap_all_gather needs .ddp(ddp)"));
     dist::destroy_process_group();
   });
   if (in_rank_child()) return;
