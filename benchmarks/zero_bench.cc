@@ -1,13 +1,18 @@
-// ZeRO stages 1 and 2 against plain DDP on LeNet with AdamW: the optimizer-state and gradient bytes
-// each rank holds after backward (the counters of distributed/zero/zero_redundancy_optimizer.h),
-// the bytes each rank sends per step, and the step time in alternating rounds (DDP, ZeRO-1,
-// ZeRO-2, DDP, ...: on a shared machine all see the same load; the ratios are the figures to read).
+// ZeRO stages 1 and 2 against plain DDP with AdamW, on LeNet or on the character-level GPT
+// (examples/char_gpt/gpt.h, its default size: 4 layers of width 128, context 64, 65 tokens): the
+// optimizer-state and gradient bytes each rank holds after backward (the counters of
+// distributed/zero/zero_redundancy_optimizer.h), the bytes each rank sends per step, and the step
+// time in alternating rounds (DDP, ZeRO-1, ZeRO-2, ZeRO-1 and ZeRO-2 with overlap_all_gather, DDP,
+// ...: on a shared machine all see the same load; the ratios are the figures to read).
 //
-//   colonyrun --nproc_per_node=N --master_port=0 .bazel/bin/benchmarks/zero_bench [--steps 20] [--rounds 5] [--batch 32]
+//   colonyrun --nproc_per_node=N --master_port=0 .bazel/bin/benchmarks/zero_bench [--model lenet|gpt]
+//       [--steps 20] [--rounds 5] [--batch 32 for LeNet, 12 for the GPT]
 //
 // Prints, on rank 0, one table row per optimizer: the largest rank's state and gradient bytes,
 // that as a fraction of DDP's, the goal 1/N + 5 %, and the bytes sent per step; then the median
-// step times, their ratios, and the median of the per-round ratios.
+// step times, their ratios, and the median of the per-round ratios. A step is timed from
+// zero_grad to the end of opt.step(); with overlap_all_gather the all-gathers step() starts are
+// waited for by the next forward, so their wait is in the next step's time.
 //
 // Bytes sent are counted by a process group wrapped around the default one (CountingGroup), from
 // the collectives each setup calls, at what a bandwidth-optimal ring sends per rank: an all-reduce
@@ -25,6 +30,7 @@
 #include <vector>
 
 #include "colony.h"
+#include "examples/char_gpt/gpt.h"
 #include "examples/lenet_cifar10/lenet.h"
 
 namespace {
@@ -83,16 +89,41 @@ class CountingGroup : public dist::ProcessGroup {
   std::shared_ptr<dist::ProcessGroup> inner_;
 };
 
-int int_arg(int argc, char** argv, const char* name, int fallback) {
+const char* string_arg(int argc, char** argv, const char* name, const char* fallback) {
   for (int i = 1; i + 1 < argc; ++i)
-    if (std::strcmp(argv[i], name) == 0) return std::atoi(argv[i + 1]);
+    if (std::strcmp(argv[i], name) == 0) return argv[i + 1];
   return fallback;
 }
+
+int int_arg(int argc, char** argv, const char* name, int fallback) {
+  const char* v = string_arg(argc, argv, name, nullptr);
+  return v ? std::atoi(v) : fallback;
+}
+
+// The model under test: LeNet on CIFAR-shaped images, or the character-level GPT on token blocks.
+struct Model {
+  bool gpt = false;
+  std::shared_ptr<nn::Module> make() const {
+    if (gpt) return std::make_shared<char_gpt::GPT>(char_gpt::GPTConfig{});
+    return std::make_shared<lenet::LeNet>();
+  }
+  Tensor loss(const Tensor& out, const Tensor& y) const {
+    return gpt ? char_gpt::lm_loss(out, y) : F::cross_entropy(out, y);
+  }
+  std::pair<Tensor, Tensor> batch(int64_t n, Generator& g) const {
+    if (!gpt) return {raw::randn({n, 3, 32, 32}, {}, &g), raw::randint(0, 10, {n}, TensorOptions(kInt64), &g)};
+    const char_gpt::GPTConfig c;
+    const std::vector<int64_t> shape{n, c.block_size};
+    return {raw::randint(0, c.vocab_size, shape, TensorOptions(kInt64), &g),
+            raw::randint(0, c.vocab_size, shape, TensorOptions(kInt64), &g)};
+  }
+};
 
 // One model, its DDP and its optimizer.
 struct Setup {
   std::string name;
-  std::shared_ptr<lenet::LeNet> model;
+  Model kind;
+  std::shared_ptr<nn::Module> model;
   std::shared_ptr<dist::DistributedDataParallel> ddp;
   std::unique_ptr<optim::Optimizer> opt;
   std::shared_ptr<CountingGroup> group;  // null without a process group
@@ -112,11 +143,12 @@ struct Setup {
 
 enum Kind { kDdp, kStage1OverDdpByParameter, kStage1OverDdpByElement, kStage1, kStage2 };
 
-Setup make(const std::string& name, Kind kind) {
+Setup make(const Model& model, const std::string& name, Kind kind, bool overlap = false) {
   Setup s;
   s.name = name;
+  s.kind = model;
   manual_seed(1);
-  s.model = std::make_shared<lenet::LeNet>();
+  s.model = model.make();
   if (auto g = dist::default_process_group()) s.group = std::make_shared<CountingGroup>(g);
   // Stage 1 over a plain DDP (all-reduce, then ZeRO's all-gather), or with DDP's reduce-scatter.
   const int stage = kind == kStage1 ? 1 : kind == kStage2 ? 2 : 0;
@@ -128,7 +160,8 @@ Setup make(const std::string& name, Kind kind) {
   } else {
     auto o = dist::ZeroRedundancyOptimizerOptions()
                  .shard_by(kind == kStage1OverDdpByParameter ? dist::ShardBy::kParameter : dist::ShardBy::kElement)
-                 .process_group(s.group);
+                 .process_group(s.group)
+                 .overlap_all_gather(overlap);
     if (stage > 0) o.ddp(s.ddp);
     s.opt = std::make_unique<dist::ZeroRedundancyOptimizer>(
         s.ddp->parameters(), adamw, dist::optimizer_factory<optim::AdamW, optim::AdamWOptions>(), o);
@@ -142,7 +175,7 @@ void run_steps(Setup& s, const std::vector<std::pair<Tensor, Tensor>>& batches, 
     const auto& [x, y] = batches[static_cast<size_t>(i) % batches.size()];
     const auto t0 = std::chrono::steady_clock::now();
     s.opt->zero_grad();
-    F::cross_entropy(s.ddp->forward(x), y).backward();
+    s.kind.loss(s.ddp->forward(x), y).backward();
     const auto t1 = std::chrono::steady_clock::now();
     s.opt->step();
     if (timed) {
@@ -171,12 +204,26 @@ double median(std::vector<double> v) {
 
 }  // namespace
 
+// The 1-minute load average (/proc/loadavg), printed beside the times: on a shared machine it
+// says how much the ranks were fought over.
+double load_average() {
+  double v = -1;
+  if (FILE* f = std::fopen("/proc/loadavg", "r")) {
+    if (std::fscanf(f, "%lf", &v) != 1) v = -1;
+    std::fclose(f);
+  }
+  return v;
+}
+
 int main(int argc, char** argv) {
+  const std::string model_name = string_arg(argc, argv, "--model", "lenet");
+  Model model;
+  model.gpt = model_name == "gpt";
   const int steps = int_arg(argc, argv, "--steps", 20);
   const int rounds = int_arg(argc, argv, "--rounds", 5);
-  const int batch = int_arg(argc, argv, "--batch", 32);
-  if (steps <= 0 || rounds <= 0 || batch <= 0) {
-    std::fprintf(stderr, "usage: zero_bench [--steps N] [--rounds N] [--batch N] (positive)\n");
+  const int batch = int_arg(argc, argv, "--batch", model.gpt ? 12 : 32);
+  if (steps <= 0 || rounds <= 0 || batch <= 0 || (model_name != "lenet" && model_name != "gpt")) {
+    std::fprintf(stderr, "usage: zero_bench [--model lenet|gpt] [--steps N] [--rounds N] [--batch N] (positive)\n");
     return 2;
   }
   dist::init_process_group();
@@ -184,14 +231,15 @@ int main(int argc, char** argv) {
   const int rank = dist::get_rank();
   std::vector<std::pair<Tensor, Tensor>> batches;
   Generator g(static_cast<uint64_t>(100 + rank));
-  for (int i = 0; i < 4; ++i)
-    batches.emplace_back(raw::randn({batch, 3, 32, 32}, {}, &g), raw::randint(0, 10, {batch}, TensorOptions(kInt64), &g));
+  for (int i = 0; i < 4; ++i) batches.push_back(model.batch(batch, g));
   std::vector<Setup> setups;
-  setups.push_back(make("DDP + AdamW", kDdp));
-  setups.push_back(make("ZeRO-1 over plain DDP, by parameter", kStage1OverDdpByParameter));
-  setups.push_back(make("ZeRO-1 over plain DDP, by element", kStage1OverDdpByElement));
-  setups.push_back(make("ZeRO-1 (DDP zero_stage(1))", kStage1));
-  setups.push_back(make("ZeRO-2 (DDP zero_stage(2))", kStage2));
+  setups.push_back(make(model, "DDP + AdamW", kDdp));
+  setups.push_back(make(model, "ZeRO-1 over plain DDP, by parameter", kStage1OverDdpByParameter));
+  setups.push_back(make(model, "ZeRO-1 over plain DDP, by element", kStage1OverDdpByElement));
+  setups.push_back(make(model, "ZeRO-1 (DDP zero_stage(1))", kStage1));
+  setups.push_back(make(model, "ZeRO-2 (DDP zero_stage(2))", kStage2));
+  setups.push_back(make(model, "ZeRO-1, overlap_all_gather", kStage1, true));
+  setups.push_back(make(model, "ZeRO-2, overlap_all_gather", kStage2, true));
   for (auto& s : setups) run_steps(s, batches, 3, false);  // state allocated, buckets rebuilt
   // Bytes sent in one step, after those (DDP's rebuild broadcast is behind).
   std::vector<double> step_bytes(setups.size(), 0);
@@ -208,8 +256,11 @@ int main(int argc, char** argv) {
   const double ddp_state = static_cast<double>(max_over_ranks(static_cast<int64_t>(setups[0].state_bytes())));
   const double ddp_grads = static_cast<double>(max_over_ranks(static_cast<int64_t>(setups[0].gradient_bytes())));
   if (rank == 0) {
-    std::printf("zero_bench: %d rank(s), LeNet (62,006 parameters), AdamW, batch %d per rank, backend %s\n", world,
-                batch, world > 1 ? dist::default_process_group()->backend_name().c_str() : "none");
+    int64_t n = 0;
+    for (const Tensor& p : setups[0].model->parameters()) n += p.numel();
+    std::printf("zero_bench: %d rank(s), %s (%lld parameters), AdamW, batch %d per rank, backend %s\n", world,
+                model.gpt ? "char GPT" : "LeNet", static_cast<long long>(n), batch,
+                world > 1 ? dist::default_process_group()->backend_name().c_str() : "none");
     std::printf("| N | optimizer | state bytes, largest rank | of DDP's | goal 1/N + 5 %% | gradient bytes, largest rank "
                 "| of DDP's | bytes sent per step per rank | of DDP's | collectives per step |\n");
     std::printf("|---|---|---|---|---|---|---|---|---|---|\n");
@@ -223,23 +274,33 @@ int main(int argc, char** argv) {
                   state / ddp_state, 1.0 / world + 0.05, grads, grads / ddp_grads, step_bytes[k],
                   step_bytes[0] > 0 ? step_bytes[k] / step_bytes[0] : 0.0, static_cast<long long>(step_collectives[k]));
   }
-  // Alternating rounds: DDP, ZeRO-1 (zero_stage(1)), ZeRO-2, `rounds` times.
-  const size_t timed[] = {0, 3, 4};
+  // Alternating rounds: DDP, ZeRO-1 (zero_stage(1)), ZeRO-2, both with overlap_all_gather,
+  // `rounds` times.
+  const size_t timed[] = {0, 3, 4, 5, 6};
+  const double load_before = load_average();
   for (int r = 0; r < rounds; ++r)
     for (size_t k : timed) run_steps(setups[k], batches, steps, true);
+  const double load_after = load_average();
   auto round_ratio = [&](size_t k) {
     std::vector<double> ratios;
     for (int r = 0; r < rounds; ++r) ratios.push_back(setups[k].round_ms[r] / setups[0].round_ms[r]);
     return median(ratios);
   };
-  const double ddp_ms = median(setups[0].step_ms), one_ms = median(setups[3].step_ms), two_ms = median(setups[4].step_ms);
-  if (rank == 0)
-    std::printf("step time, median of %d x %d steps in alternating rounds: DDP %.3f ms, ZeRO-1 %.3f ms "
-                "(%.3f x DDP; median of the rounds' ratios %.3f), ZeRO-2 %.3f ms (%.3f x DDP; %.3f)\n",
-                rounds, steps, ddp_ms, one_ms, one_ms / ddp_ms, round_ratio(3), two_ms, two_ms / ddp_ms,
-                round_ratio(4));
+  const double ddp_ms = median(setups[0].step_ms);
+  if (rank == 0) {
+    std::printf("step time, median of %d x %d steps in alternating rounds (load average %.2f before, %.2f after): "
+                "DDP %.3f ms\n",
+                rounds, steps, load_before, load_after, ddp_ms);
+    for (size_t k : timed) {
+      if (k == 0) continue;
+      const double ms = median(setups[k].step_ms);
+      std::printf("  %s: %.3f ms, %.3f x DDP; median of the rounds' ratios %.3f\n", setups[k].name.c_str(), ms,
+                  ms / ddp_ms, round_ratio(k));
+    }
+  }
   // Where the time goes: the medians of forward + backward (DDP's all-reduce or reduce-scatter
-  // included) and of the optimizer's step (ZeRO's all-gather included).
+  // included; with overlap_all_gather the wait for the last step's all-gathers too) and of the
+  // optimizer's step (ZeRO's all-gather included, or only started with overlap_all_gather).
   if (rank == 0)
     for (size_t k : timed)
       std::printf("  %s: zero_grad + forward + backward %.3f ms, step %.3f ms\n", setups[k].name.c_str(),
