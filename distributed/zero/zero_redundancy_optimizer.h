@@ -39,9 +39,10 @@
 //   world x B elements. Collective: every rank must call it.
 // - overlap_all_gather (with .ddp()): step() launches the all-gathers and returns; each rank's
 //   shard is updated at once, the other ranks' parameters when the all-gathers are waited for,
-//   which DDP's next forward() does at its start (a forward pre-hook), so the exchange runs on the
-//   communication thread (or stream) while the host goes on to zero_grad, the next batch and
-//   anything else before it. One all-gather per DDP bucket, the bucket of the first layers'
+//   which DDP's next forward() does at its start (a forward pre-hook), so the exchange runs on
+//   NCCL's stream, or Gloo's communication thread (which takes a collective nobody waited for
+//   within 0.5 ms; sooner, the waiter runs it), while the host goes on to zero_grad, the next
+//   batch and anything else before it. One all-gather per DDP bucket, the bucket of the first layers'
 //   parameters first, so each completes in the order the forward reads them. Everything the
 //   optimizer does waits first (step, consolidate_state_dict, state_dict, load_state_dict,
 //   clip_grad_norm_, destruction); whatever reads the parameters outside DDP's forward (the
