@@ -285,8 +285,21 @@ void ZeroRedundancyOptimizer::finish_gathers() const {
   in_flight_.clear();
   const Tensor shard = std::move(in_flight_shard_);  // read by the all-gathers: alive until they end
   in_flight_shard_ = Tensor();
-  for (InFlightGather& g : gathers) {
-    group_->wait_and_explain(g.work);
+  for (size_t k = 0; k < gathers.size(); ++k) {
+    InFlightGather& g = gathers[k];
+    try {
+      group_->wait_and_explain(g.work);
+    } catch (...) {
+      // The later all-gathers' buffers die with `gathers`: let them end first (they fail fast,
+      // the group being broken or aborted), then report the first failure.
+      for (size_t later = k + 1; later < gathers.size(); ++later) {
+        try {
+          gathers[later].work->wait();
+        } catch (const std::exception&) {
+        }
+      }
+      throw;
+    }
     const int64_t start = g.range.start, length = g.range.length;
     for (const auto& piece : pieces_) {
       if (piece.owner == rank_) continue;
