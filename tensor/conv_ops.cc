@@ -1,11 +1,12 @@
-// conv2d and its backward: argument checks in PyTorch's terms, then the CPU kernels
-// (kernels/cpu/conv.h) or cuDNN (kernels/cuda/cudnn_conv.h).
+// conv2d and its backward: argument checks in PyTorch's terms, then the kernels of
+// kernels/common/conv.h (the CPU's direct/im2col kernels, or cuDNN) through run_kernel.
 #include <stdexcept>
 #include <string>
 
+#include "kernels/common/conv.h"
 #include "kernels/common/conv_geometry.h"
 #include "tensor/cpu_widen.h"
-#include "tensor/device_backend.h"
+#include "tensor/run_kernel.h"
 #include "tensor/op_checks.h"
 #include "tensor/raw_nn_ops.h"
 #include "tensor/raw_ops.h"
@@ -124,7 +125,8 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int
   Tensor y = empty(output_shape(g), TensorOptions(input.dtype()).device(input.device()));
   if (y.numel() == 0) return y;
   const void* bp = b.defined() ? b.data_ptr_raw() : nullptr;
-  backend_for(x.device()).conv2d_forward(x.dtype(), g, x.data_ptr_raw(), w.data_ptr_raw(), bp, y.data_ptr_raw());
+  run_kernel<kernels::Conv2dForward>(x.device(), x.dtype(), g, x.data_ptr_raw(), w.data_ptr_raw(), bp,
+                                     y.data_ptr_raw());
   return y;
 }
 
@@ -166,9 +168,8 @@ Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, cons
   Tensor x = output_mask[1] ? contiguous(input) : Tensor();
   Tensor w = output_mask[0] ? contiguous(weight) : Tensor();
   auto ptr = [](const Tensor& t) -> void* { return t.defined() ? t.data_ptr_raw() : nullptr; };
-  backend_for(input.device())
-      .conv2d_backward(input.dtype(), g, gy.data_ptr_raw(), ptr(x), ptr(w), ptr(grads.grad_input),
-                       ptr(grads.grad_weight), ptr(grads.grad_bias));
+  run_kernel<kernels::Conv2dBackward>(input.device(), input.dtype(), g, gy.data_ptr_raw(), ptr(x), ptr(w),
+                                      ptr(grads.grad_input), ptr(grads.grad_weight), ptr(grads.grad_bias));
   return grads;
 }
 

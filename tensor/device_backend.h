@@ -1,4 +1,4 @@
-// The device runtime seam, and the last kernel entries still behind it.
+// The device runtime seam.
 //
 // Kernels are reached through run_kernel<Tag>(device, ...) (tensor/run_kernel.h): each entry point
 // is declared once with COLONY_KERNEL in a kernels/common header and defined once per device
@@ -11,11 +11,6 @@
 // selection (cuda.h) and CUDA graphs (cuda_graph.h) are the rest of the runtime, each behind its
 // own header rather than this class.
 //
-// The convolution entries (conv2d_forward / conv2d_backward, kernels/cpu/conv.h and
-// kernels/cuda/cudnn_conv.h) are the last kernels still on this seam, until they move to
-// COLONY_KERNEL too; the CUDA one takes its cuDNN workspaces from the caching allocator directly
-// (cuda_backend.cc), not through the ops above.
-//
 // backend_for(device) gives the backend of a device: the CPU backend (cpu_backend.cc), or the CUDA
 // backend of that device (cuda_backend.cc, built only with CUDA), which makes its device current
 // around each call.
@@ -23,8 +18,6 @@
 
 #include <cstddef>
 
-#include "kernels/common/conv_geometry.h"
-#include "kernels/common/dtype.h"
 #include "tensor/device.h"
 #include "tensor/stream.h"
 
@@ -43,12 +36,6 @@ class Backend {
   // on one device, and copy.cc asks the backend of the CUDA side of a transfer.
   virtual void memcpy(void* dst, const void* src, size_t nbytes, MemcpyKind kind, const Stream& stream,
                       bool async) const = 0;
-
-  // --- convolution (kernels/cpu/conv.h); grad_x, grad_w, grad_b may each be null ---
-  virtual void conv2d_forward(DType dtype, const kernels::Conv2dGeometry& g, const void* x, const void* w,
-                              const void* bias, void* y) const = 0;
-  virtual void conv2d_backward(DType dtype, const kernels::Conv2dGeometry& g, const void* grad_y, const void* x,
-                               const void* w, void* grad_x, void* grad_w, void* grad_b) const = 0;
 };
 
 // The backend of `device`. Throws std::runtime_error, as cuda::check_device does, when `device` is

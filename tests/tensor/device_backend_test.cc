@@ -1,7 +1,6 @@
 // The device seams: run_kernel<Tag>(device, ...) runs the CPU kernels of the entries declared with
-// COLONY_KERNEL on the CPU; backend_for() picks the runtime backend of a device (memcpy, and the
-// convolutions still on it); a device this process cannot use is refused with check_device's
-// message.
+// COLONY_KERNEL on the CPU; backend_for() picks the runtime backend of a device (memcpy); a device
+// this process cannot use is refused with check_device's message.
 #include "tensor/device_backend.h"
 
 #include <gtest/gtest.h>
