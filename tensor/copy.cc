@@ -1,10 +1,12 @@
-// Copies, conversions and fill: the one place data moves between dtypes and devices.
+// Copies, conversions and fill: the one place data moves between dtypes and devices; and
+// Tensor::item, a one-element copy to the host.
 #include <map>
 #include <mutex>
 #include <stdexcept>
 #include <string>
 
 #include "kernels/common/copy.h"
+#include "kernels/common/dispatch.h"
 #include "tensor/device_backend.h"
 #include "tensor/cuda.h"
 #include "tensor/kernel_layout.h"
@@ -194,3 +196,28 @@ void fill_(Tensor& t, double value) {
 }
 
 }  // namespace colony::raw
+
+namespace colony {
+
+// Here rather than in tensor.cc: it reads a CUDA tensor through raw::to, an op.
+template <typename T>
+T Tensor::item() const {
+  if (numel() != 1) {
+    throw std::invalid_argument("item: a Tensor with " + std::to_string(numel()) +
+                                " elements cannot be converted to a scalar (shape " + shape_str(sizes()) + ")");
+  }
+  Tensor host = is_cpu() ? *this : raw::to(*this, kCPU, dtype());
+  return COLONY_DISPATCH_ALL(host.dtype(), "item", [&]() -> T {
+    scalar_t v = *static_cast<const scalar_t*>(host.data_ptr_raw());
+    return static_cast<T>(static_cast<compute_t<scalar_t>>(v));
+  });
+}
+
+template float Tensor::item<float>() const;
+template double Tensor::item<double>() const;
+template int64_t Tensor::item<int64_t>() const;
+template int32_t Tensor::item<int32_t>() const;
+template uint8_t Tensor::item<uint8_t>() const;
+template bool Tensor::item<bool>() const;
+
+}  // namespace colony
