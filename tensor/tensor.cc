@@ -5,13 +5,13 @@
 
 #include <stdexcept>
 
-#include "tensor/caching_allocator.h"
-#include "tensor/caching_host_allocator.h"
+#include "runtime/caching_allocator.h"
+#include "runtime/caching_host_allocator.h"
 #include "tensor/grad_mode.h"
-#include "tensor/stream.h"
+#include "runtime/stream.h"
 #ifdef COLONY_WITH_CUDA
-#include "kernels/cuda/runtime.h"
-#include "tensor/cuda.h"
+#include "runtime/cuda/runtime.h"
+#include "runtime/cuda.h"
 #endif
 
 namespace colony {

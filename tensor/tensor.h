@@ -3,7 +3,7 @@
 // Layering: this header belongs to tensor/ and knows nothing of autograd's graph types. The member
 // sections titled "defined in autograd/..." are the user-facing op API: they are declared here, so
 // that t.relu() reads as in PyTorch, and *defined* in autograd/tensor_methods.cc and
-// autograd/tensor_hooks.cc, which call the raw front functions of tensor/raw_ops.h and record a
+// autograd/tensor_hooks.cc, which call the raw front functions of ops/raw_ops.h and record a
 // graph node. The //tensor target does not provide them: a program calling them links //autograd
 // (tensor/BUILD, autograd/BUILD). Code in tensor/ and below calls colony::raw:: directly and never
 // these members.
@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "tensor/device.h"
+#include "runtime/device.h"
 #include "tensor/dtype.h"
 #include "tensor/shape.h"
 #include "tensor/storage.h"
@@ -126,7 +126,7 @@ class Tensor {
   void record_stream(const Stream& stream) const;
 
   // ---- raw in-place writes (tensor/): bump the version; not recorded by autograd, so refused
-  // while grad mode is on on any tensor that requires grad (tensor/inplace_check.h) ----
+  // while grad mode is on on any tensor that requires grad (ops/inplace_check.h) ----
   Tensor& copy_(const Tensor& src);  // broadcasts src, converts dtype, crosses devices
   Tensor& fill_(double value);
   Tensor& zero_();

@@ -3,14 +3,14 @@
 //
 //  - CPU (kernels/cpu/conv_entry.cc): kernels/cpu/conv.h's direct and im2col kernels with the
 //    algorithm chosen for the shape (ConvAlgorithm::Auto); float32 and float64, and bfloat16 where
-//    kernels::cpu::conv2d_native_16bit says so (callers widen other 16-bit operands, tensor/cpu_widen.h).
+//    kernels::cpu::conv2d_native_16bit says so (callers widen other 16-bit operands, ops/cpu_widen.h).
 //  - CUDA (kernels/cuda/cudnn_conv.cc): cuDNN's convolution API. float32 (TF32 tensor cores when
 //    cudnn_allow_tf32(), on by default as in PyTorch; never a float16 down-conversion), float64,
 //    float16 and bfloat16 (both accumulating in float32). The algorithm for each (operation, shape,
 //    dtype, device, switches of backend_flags.h) is chosen once and cached: by cuDNN's heuristics
 //    (cudnnGet*Algorithm_v7), or with cudnn_benchmark() by timing them all (cudnnFind*AlgorithmEx);
 //    with cudnn_deterministic() only deterministic ones. The first candidate that runs within the
-//    workspace it asks for is kept; the workspaces are KernelScratch (kernels/cuda/workspaces.h), from
+//    workspace it asks for is kept; the workspaces are KernelScratch (runtime/cuda/workspaces.h), from
 //    the caching allocator, not tensors of the op layer. One cuDNN handle per thread and device. An
 //    input, output or weight of more than 2^31 - 1 elements (the limit of cuDNN's 4-d descriptors)
 //    is std::invalid_argument saying so (check_cudnn_element_limit, cudnn_policy.h).

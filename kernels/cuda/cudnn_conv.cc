@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "kernels/common/conv.h"
-#include "kernels/cuda/backend_flags.h"
-#include "kernels/cuda/cuda_check.h"
-#include "kernels/cuda/cudnn_policy.h"
-#include "kernels/cuda/handle_pool.h"
-#include "kernels/cuda/runtime.h"
-#include "kernels/cuda/workspaces.h"
+#include "runtime/cuda/backend_flags.h"
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/cudnn_policy.h"
+#include "runtime/cuda/handle_pool.h"
+#include "runtime/cuda/runtime.h"
+#include "runtime/cuda/workspaces.h"
 
 namespace colony::kernels::cuda {
 namespace {
