@@ -1,5 +1,5 @@
 // The CUDA backend, one instance per device: the runtime's byte transfers (memcpy), queued on the
-// stream the caller gives with the device made current. Compiled only when CUDA is (tensor/BUILD,
+// stream the caller gives with the device made current. Compiled only when CUDA is (runtime/BUILD,
 // if_cuda).
 #include <vector>
 

@@ -3,13 +3,13 @@
 // Kernels are reached through run_kernel<Tag>(device, ...) (runtime/run_kernel.h): each entry point
 // is declared once with COLONY_KERNEL in a kernels/common header and defined once per device
 // folder (docs/ARCHITECTURE.md, "Adding an op"). What remains here is what is not a kernel of an
-// op but the device runtime itself, which copy.cc and the tensor machinery drive:
+// op but the device runtime itself, which the copies of ops/copy.cc drive:
 //  - memcpy: dense bytes across a device boundary (host <-> device, device -> another device),
 //    queued on a stream the caller chooses (the current one, or copy.cc's upload stream), with a
 //    MemcpyKind and an async flag that no kernel has; the CPU has no device memory to move to.
 // Allocation (runtime/allocator.h, caching_allocator.h), streams and events (stream.h), device
-// selection (cuda.h) and CUDA graphs (cuda_graph.h) are the rest of the runtime, each behind its
-// own header rather than this class.
+// selection (cuda.h) are the rest of the runtime, each behind its own header rather than this
+// class; CUDA graphs (ops/cuda_graph.h) are built on them.
 //
 // backend_for(device) gives the backend of a device: the CPU backend (cpu_backend.cc), or the CUDA
 // backend of that device (cuda_backend.cc, built only with CUDA), which makes its device current
