@@ -12,8 +12,8 @@
 #include "nn/safetensors.h"  // io::save_safetensors / load_safetensors (nn.h leaves it out)
 #include "optim/optim.h"
 #include "tensor/backends.h"
-#include "tensor/cuda.h"
-#include "tensor/cuda_graph.h"
+#include "runtime/cuda.h"
+#include "ops/cuda_graph.h"
 #include "tensor/random.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 #include "tensor/threads.h"

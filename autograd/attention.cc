@@ -4,7 +4,7 @@
 #include "autograd/autocast.h"
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
-#include "tensor/raw_nn_ops.h"
+#include "ops/raw_nn_ops.h"
 
 namespace colony {
 

@@ -18,7 +18,7 @@
 // The state is per thread, like grad mode.
 #pragma once
 
-#include "tensor/device.h"
+#include "runtime/device.h"
 #include "tensor/dtype.h"
 #include "tensor/tensor.h"
 

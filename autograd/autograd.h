@@ -3,9 +3,9 @@
 #pragma once
 
 #include "autograd/autocast.h"
-#include "autograd/engine.h"
-#include "autograd/function_node.h"
-#include "autograd/node.h"
+#include "autograd/engine/engine.h"
+#include "autograd/engine/function_node.h"
+#include "autograd/engine/node.h"
 #include "autograd/nn_ops.h"
 #include "autograd/ops.h"
 #include "tensor/grad_mode.h"

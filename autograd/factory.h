@@ -1,4 +1,4 @@
-// Factory functions in namespace colony: the tensor/raw_ops.h factories plus TensorOptions::requires_grad,
+// Factory functions in namespace colony: the ops/raw_ops.h factories plus TensorOptions::requires_grad,
 // so a user writes colony::randn({3, 4}, TensorOptions().requires_grad(true)).
 #pragma once
 
@@ -6,7 +6,7 @@
 #include <optional>
 #include <vector>
 
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony {
 

@@ -15,12 +15,12 @@
 #include <string>
 #include <vector>
 
-#include "autograd/function_node.h"
+#include "autograd/engine/function_node.h"
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
-#include "autograd/view_tracking.h"
-#include "tensor/elementwise_detail.h"
-#include "tensor/raw_ops.h"
+#include "autograd/engine/view_tracking.h"
+#include "ops/elementwise_detail.h"
+#include "ops/raw_ops.h"
 
 namespace colony {
 namespace {

@@ -2,7 +2,7 @@
 // gradient; the gradient of a split is the join of its outputs' gradients.
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
-#include "autograd/view_tracking.h"
+#include "autograd/engine/view_tracking.h"
 
 namespace colony {
 namespace {

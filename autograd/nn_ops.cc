@@ -1,7 +1,7 @@
 #include "autograd/nn_ops.h"
 
 #include "autograd/autocast.h"
-#include "autograd/function_node.h"
+#include "autograd/engine/function_node.h"
 #include "autograd/ops.h"
 #include "autograd/op_util.h"
 

@@ -1,11 +1,11 @@
-// Differentiable convolution, pooling and batch normalization: the raw ops of tensor/raw_nn_ops.h
+// Differentiable convolution, pooling and batch normalization: the raw ops of ops/raw_nn_ops.h
 // with fused backward nodes (the backward kernels compute all input gradients in one pass).
 // nn::functional (F::) is the user-facing API over these.
 #pragma once
 
 #include <optional>
 
-#include "tensor/raw_nn_ops.h"
+#include "ops/raw_nn_ops.h"
 
 namespace colony {
 

@@ -1,4 +1,4 @@
-// layer_norm, rms_norm and embedding: the raw ops of tensor/raw_nn_ops.h and tensor/raw_ops.h with
+// layer_norm, rms_norm and embedding: the raw ops of ops/raw_nn_ops.h and ops/raw_ops.h with
 // their backward nodes.
 #include <limits>
 #include <stdexcept>
@@ -8,7 +8,7 @@
 #include "autograd/nn_ops.h"
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
-#include "tensor/raw_nn_ops.h"
+#include "ops/raw_nn_ops.h"
 
 namespace colony {
 

@@ -4,8 +4,8 @@
 #include <functional>
 #include <vector>
 
-#include "autograd/function_node.h"
-#include "tensor/raw_ops.h"
+#include "autograd/engine/function_node.h"
+#include "ops/raw_ops.h"
 
 namespace colony::autograd::detail {
 

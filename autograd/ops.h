@@ -1,5 +1,5 @@
 // The differentiable op API: free functions in namespace colony (and the arithmetic operators).
-// Each runs the raw op of tensor/raw_ops.h and, when grad mode is on and an input requires grad,
+// Each runs the raw op of ops/raw_ops.h and, when grad mode is on and an input requires grad,
 // records a node whose backward is the op's derivative. The Tensor members marked
 // "differentiable" in tensor/tensor.h forward here.
 #pragma once
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "autograd/factory.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 #include "tensor/tensor.h"
 
 namespace colony {

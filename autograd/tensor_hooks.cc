@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "autograd/engine.h"
-#include "autograd/node.h"
+#include "autograd/engine/engine.h"
+#include "autograd/engine/node.h"
 #include "autograd/ops.h"
 
 namespace colony {

@@ -1,11 +1,11 @@
 // Views: the output shares the input's storage; the gradient is the output gradient laid back
 // into the input's shape (reshaped, transposed back, or written into a zero tensor at the slice).
-// Every view is tracked (autograd/view_tracking.h) so in-place writes through it reach its base.
+// Every view is tracked (autograd/engine/view_tracking.h) so in-place writes through it reach its base.
 #include <stdexcept>
 
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
-#include "autograd/view_tracking.h"
+#include "autograd/engine/view_tracking.h"
 
 namespace colony {
 namespace {

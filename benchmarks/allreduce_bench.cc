@@ -26,9 +26,9 @@
 #include "distributed/init.h"
 #include "distributed/nccl/process_group_nccl.h"
 #include "distributed/store/tcp_store.h"
-#include "tensor/cuda.h"
-#include "tensor/raw_ops.h"
-#include "tensor/stream.h"
+#include "runtime/cuda.h"
+#include "ops/raw_ops.h"
+#include "runtime/stream.h"
 
 using namespace colony;
 

@@ -23,8 +23,8 @@
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/small_gemm_bf16.h"
 #include "kernels/cpu/small_gemm_isa.h"
-#include "tensor/raw_nn_ops.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_nn_ops.h"
+#include "ops/raw_ops.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
 

@@ -1,6 +1,6 @@
 // LeNet training on one GPU: images/s at batch 32, 128 and 1024, and the kernel launches and host
 // synchronizations of one training step (forward, cross-entropy, backward, SGD with momentum), as
-// counted by the CUDA runtime layer (tensor/cuda.h). Batches live in device memory, so the step is
+// counted by the CUDA runtime layer (runtime/cuda.h). Batches live in device memory, so the step is
 // all that is timed; benchmarks/lenet_gpu_pytorch.py is the PyTorch reference on the same GPU.
 //
 //   bazel run -c opt //benchmarks:lenet_gpu -- [--steps N] [--warmup N] [--batch_sizes 32 128 1024] [--cuda_graph]

@@ -24,7 +24,7 @@
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/small_gemm_bf16.h"
 #include "kernels/cpu/small_gemm_isa.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
 

@@ -14,7 +14,7 @@
 #include <string>
 
 #include "nn/safetensors.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace {
 

@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "tensor/allocator.h"
-#include "tensor/raw_ops.h"
+#include "runtime/allocator.h"
+#include "ops/raw_ops.h"
 
 namespace colony::data {
 namespace detail {
@@ -154,7 +154,7 @@ class Pass {
     Slot& slot = slot_of(batch);
     // A page-locked buffer may still be read by a non_blocking copy the loop queued: it goes back to
     // the pinned caching allocator, which hands it out again only after that copy has finished
-    // (tensor/caching_host_allocator.h), and the slot takes a fresh block, from that cache too.
+    // (runtime/caching_host_allocator.h), and the slot takes a fresh block, from that cache too.
     if (async_copies_possible() || referenced_elsewhere(slot.buffer.data) || referenced_elsewhere(slot.buffer.target))
       slot.buffer = allocate();
     const int64_t next = batch + static_cast<int64_t>(slots_.size());

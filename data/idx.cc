@@ -12,7 +12,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony::data {
 namespace fs = std::filesystem;

@@ -3,7 +3,7 @@
 #include <cstring>
 #include <stdexcept>
 
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony::data {
 

@@ -6,7 +6,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 #include "tensor/random.h"
 
 namespace colony::data {

@@ -7,7 +7,7 @@
 #include <numeric>
 
 #include "data/example_rng.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony::data {
 namespace {

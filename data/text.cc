@@ -9,7 +9,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony::data {
 namespace {

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "tensor/random.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony::data {
 namespace {

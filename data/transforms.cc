@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony::data {
 namespace {

@@ -16,8 +16,8 @@
 #include "distributed/store/tcp_store.h"
 #include "distributed/store/torch_tcp_store.h"
 #include "log/trace.h"
-#include "tensor/cuda.h"
-#include "tensor/raw_ops.h"
+#include "runtime/cuda.h"
+#include "ops/raw_ops.h"
 
 namespace colony::dist {
 namespace {

@@ -23,7 +23,7 @@
 
 #include "distributed/comm/process_group.h"
 #include "distributed/store/store.h"
-#include "tensor/device.h"
+#include "runtime/device.h"
 #include "tensor/tensor.h"
 
 namespace colony::dist {

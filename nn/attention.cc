@@ -8,7 +8,7 @@
 #include "autograd/ops.h"
 #include "nn/functional.h"
 #include "nn/init.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony::nn {
 namespace {

@@ -5,7 +5,7 @@
 #include "autograd/nn_ops.h"
 #include "nn/init.h"
 #include "tensor/grad_mode.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony::nn {
 namespace functional {

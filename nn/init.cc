@@ -4,7 +4,7 @@
 #include <stdexcept>
 
 #include "tensor/grad_mode.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony::nn::init {
 

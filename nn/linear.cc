@@ -5,7 +5,7 @@
 
 #include "nn/functional.h"
 #include "nn/init.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony::nn {
 

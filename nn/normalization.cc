@@ -5,7 +5,7 @@
 #include "autograd/nn_ops.h"
 #include "nn/init.h"
 #include "nn/repr.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony::nn {
 namespace functional {

@@ -9,7 +9,7 @@
 #include <stdexcept>
 
 #include "nn/atomic_file.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony::io {
 namespace {

@@ -5,9 +5,9 @@
 #include <string>
 
 #include "autograd/ops.h"
-#include "tensor/cuda_graph.h"
-#include "tensor/raw_optim_ops.h"
-#include "tensor/raw_ops.h"
+#include "ops/cuda_graph.h"
+#include "ops/raw_optim_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony::optim {
 

@@ -5,9 +5,9 @@
 #include <stdexcept>
 #include <typeinfo>
 
-#include "tensor/cuda_graph.h"
+#include "ops/cuda_graph.h"
 #include "tensor/grad_mode.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony::optim {
 namespace {

@@ -1,5 +1,5 @@
 // Optimizer: parameter groups, per-parameter state, zero_grad and state_dict. Concrete optimizers
-// (sgd.h, adam.h) implement step() with the fused update ops of tensor/raw_optim_ops.h.
+// (sgd.h, adam.h) implement step() with the fused update ops of ops/raw_optim_ops.h.
 #pragma once
 
 #include <map>

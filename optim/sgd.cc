@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "log/trace.h"
-#include "tensor/cuda_graph.h"
+#include "ops/cuda_graph.h"
 #include "tensor/grad_mode.h"
-#include "tensor/raw_ops.h"
-#include "tensor/raw_optim_ops.h"
+#include "ops/raw_ops.h"
+#include "ops/raw_optim_ops.h"
 
 namespace colony::optim {
 

@@ -4,7 +4,7 @@
 //   d = nesterov ? d + momentum * buf : buf
 //   p -= lr * d
 //
-// Inside a CUDA graph capture (tensor/cuda_graph.h) the learning rate is read from a float64
+// Inside a CUDA graph capture (ops/cuda_graph.h) the learning rate is read from a float64
 // tensor on the device, which the graph refreshes from lr() before each replay: a scheduler's
 // change between replays takes effect without recapturing. The other options are fixed at capture.
 #pragma once

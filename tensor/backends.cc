@@ -1,7 +1,7 @@
-// The user-facing names of the switches kept (and read) in kernels/cuda/backend_flags.h.
+// The user-facing names of the switches kept (and read) in runtime/cuda/backend_flags.h.
 #include "tensor/backends.h"
 
-#include "kernels/cuda/backend_flags.h"
+#include "runtime/cuda/backend_flags.h"
 
 namespace colony::backends {
 namespace flags = kernels::cuda;

@@ -10,7 +10,7 @@
 #include <utility>
 
 #include "kernels/common/random_fill.h"
-#include "tensor/device.h"
+#include "runtime/device.h"
 
 namespace colony {
 
@@ -33,7 +33,7 @@ class Generator {
   // throws: it would happen once, at capture, and never again at replay.
   kernels::PhiloxArgs philox_args(uint64_t n, Device device);
 
-  // CUDA graphs (tensor/cuda_graph.cc), as PyTorch's graph-safe CUDA generator. Between begin and
+  // CUDA graphs (ops/cuda_graph.cc), as PyTorch's graph-safe CUDA generator. Between begin and
   // end, the calling thread's draws on `device` read (seed, base offset) from `state`, two uint64
   // in that device's memory; one capture at a time per generator.
   void graph_capture_begin(Device device, const uint64_t* state);

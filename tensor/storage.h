@@ -7,8 +7,8 @@
 #include <functional>
 #include <memory>
 
-#include "tensor/allocator.h"
-#include "tensor/device.h"
+#include "runtime/allocator.h"
+#include "runtime/device.h"
 
 namespace colony {
 

@@ -1,18 +1,17 @@
-// Tensor metadata and autograd bookkeeping. The ops live in raw_ops.h; the differentiable members in
-// autograd/tensor_methods.cc.
+// Tensor metadata and autograd bookkeeping. The ops live in raw_ops.h, and so do the members that run
+// kernels (item in copy.cc, the raw in-place writes in tensor_inplace.cc); the differentiable
+// members are in autograd/tensor_methods.cc.
 #include "tensor/tensor.h"
 
 #include <stdexcept>
 
-#include "kernels/common/dispatch.h"
-#include "tensor/caching_allocator.h"
-#include "tensor/caching_host_allocator.h"
+#include "runtime/caching_allocator.h"
+#include "runtime/caching_host_allocator.h"
 #include "tensor/grad_mode.h"
-#include "tensor/raw_ops.h"
-#include "tensor/stream.h"
+#include "runtime/stream.h"
 #ifdef COLONY_WITH_CUDA
-#include "kernels/cuda/runtime.h"
-#include "tensor/cuda.h"
+#include "runtime/cuda/runtime.h"
+#include "runtime/cuda.h"
 #endif
 
 namespace colony {
@@ -66,29 +65,12 @@ T* Tensor::data_ptr() const {
   return static_cast<T*>(data_ptr_raw());
 }
 
-template <typename T>
-T Tensor::item() const {
-  if (numel() != 1) {
-    throw std::invalid_argument("item: a Tensor with " + std::to_string(numel()) +
-                                " elements cannot be converted to a scalar (shape " + shape_str(sizes()) + ")");
-  }
-  Tensor host = is_cpu() ? *this : raw::to(*this, kCPU, dtype());
-  return COLONY_DISPATCH_ALL(host.dtype(), "item", [&]() -> T {
-    scalar_t v = *static_cast<const scalar_t*>(host.data_ptr_raw());
-    return static_cast<T>(static_cast<compute_t<scalar_t>>(v));
-  });
-}
-
-#define COLONY_INSTANTIATE(T)            \
-  template T* Tensor::data_ptr<T>() const; \
-  template T Tensor::item<T>() const;
-COLONY_INSTANTIATE(float)
-COLONY_INSTANTIATE(double)
-COLONY_INSTANTIATE(int64_t)
-COLONY_INSTANTIATE(int32_t)
-COLONY_INSTANTIATE(uint8_t)
-COLONY_INSTANTIATE(bool)
-#undef COLONY_INSTANTIATE
+template float* Tensor::data_ptr<float>() const;
+template double* Tensor::data_ptr<double>() const;
+template int64_t* Tensor::data_ptr<int64_t>() const;
+template int32_t* Tensor::data_ptr<int32_t>() const;
+template uint8_t* Tensor::data_ptr<uint8_t>() const;
+template bool* Tensor::data_ptr<bool>() const;
 template Half* Tensor::data_ptr<Half>() const;
 template BFloat16* Tensor::data_ptr<BFloat16>() const;
 

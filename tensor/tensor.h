@@ -1,12 +1,14 @@
 // Tensor: a cheap, shared handle to a strided view of a Storage, plus its autograd metadata.
 //
-// Layering: this header belongs to tensor/ and knows nothing of autograd's graph types. The member
-// sections titled "defined in autograd/..." are the user-facing op API: they are declared here, so
-// that t.relu() reads as in PyTorch, and *defined* in autograd/tensor_methods.cc and
-// autograd/tensor_hooks.cc, which call the raw front functions of tensor/raw_ops.h and record a
-// graph node. The //tensor target does not provide them: a program calling them links //autograd
-// (tensor/BUILD, autograd/BUILD). Code in tensor/ and below calls colony::raw:: directly and never
-// these members.
+// Layering: this header belongs to tensor/ and knows nothing of the ops or of autograd's graph
+// types. Members that compute are declared here, so that code reads as in PyTorch, and defined in
+// the layer that computes them; their sections say where:
+//  - "defined in ops/...": item() (ops/copy.cc), str() and operator<< (ops/print.cc), and the raw
+//    in-place writes (ops/tensor_inplace.cc), on the raw front functions of ops/raw_ops.h;
+//  - "defined in autograd/...": the user-facing op API (autograd/tensor_methods.cc,
+//    autograd/tensor_hooks.cc, ...), which calls those raw functions and records a graph node.
+// The //tensor target provides neither: a program calling them links //ops or //autograd
+// (tensor/BUILD). Code in tensor/ calls none of them.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "tensor/device.h"
+#include "runtime/device.h"
 #include "tensor/dtype.h"
 #include "tensor/shape.h"
 #include "tensor/storage.h"
@@ -112,10 +114,11 @@ class Tensor {
   void* data_ptr_raw() const;
   // Typed pointer; throws when T does not match dtype().
   template <typename T> T* data_ptr() const;
-  // The single element of a one-element tensor, converted to T (copies from the GPU).
+  // The single element of a one-element tensor, converted to T (copies from the GPU). Defined in
+  // ops/copy.cc.
   template <typename T> T item() const;
   double item() const { return item<double>(); }
-  std::string str() const;  // the operator<< text
+  std::string str() const;  // the operator<< text (defined in ops/print.cc)
   bool is_pinned() const;   // host memory the GPU can read asynchronously (pin_memory())
   // Tells the caching allocator that work queued on `stream` (not the stream the memory was
   // allocated on) uses this tensor's memory: when the tensor dies, the memory is reused only after
@@ -125,8 +128,8 @@ class Tensor {
   // caching allocator owns (from_blob): its owner decides when it is freed.
   void record_stream(const Stream& stream) const;
 
-  // ---- raw in-place writes (tensor/): bump the version; not recorded by autograd, so refused
-  // while grad mode is on on any tensor that requires grad (tensor/inplace_check.h) ----
+  // ---- raw in-place writes (defined in ops/tensor_inplace.cc): bump the version; not recorded by autograd, so refused
+  // while grad mode is on on any tensor that requires grad (ops/inplace_check.h) ----
   Tensor& copy_(const Tensor& src);  // broadcasts src, converts dtype, crosses devices
   Tensor& fill_(double value);
   Tensor& zero_();
@@ -273,7 +276,7 @@ class Tensor {
   friend struct AutogradMetaAccess;
 };
 
-std::ostream& operator<<(std::ostream& os, const Tensor& t);
+std::ostream& operator<<(std::ostream& os, const Tensor& t);  // defined in ops/print.cc
 
 // The index types of Tensor::index, named as libtorch's torch::indexing names them.
 namespace indexing {

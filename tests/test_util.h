@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "tensor/cuda.h"
-#include "tensor/raw_ops.h"
+#include "runtime/cuda.h"
+#include "ops/raw_ops.h"
 
 // GPU tests are named *_CUDA (*_MultiCUDA for several devices) and start with this line, so the
 // suite passes on machines without a GPU.

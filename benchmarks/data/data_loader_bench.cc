@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "data/data.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace {
 

@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "distributed/store/store.h"
-#include "tensor/stream.h"
+#include "runtime/stream.h"
 #include "tensor/tensor.h"
 
 namespace colony::dist {

@@ -1,7 +1,7 @@
 #include "distributed/ddp/comm_hooks.h"
 
 #include "tensor/grad_mode.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony::dist::comm_hooks {
 namespace {

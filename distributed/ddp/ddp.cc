@@ -7,7 +7,7 @@
 #include "distributed/init.h"
 #include "log/trace.h"
 #include "tensor/grad_mode.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony::dist {
 namespace {

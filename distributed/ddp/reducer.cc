@@ -8,12 +8,12 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "autograd/accumulate_grad.h"
-#include "autograd/engine.h"
-#include "tensor/cuda_graph.h"
+#include "autograd/engine/accumulate_grad.h"
+#include "autograd/engine/engine.h"
+#include "ops/cuda_graph.h"
 #include "tensor/grad_mode.h"
-#include "tensor/raw_ops.h"
-#include "tensor/stream.h"
+#include "ops/raw_ops.h"
+#include "runtime/stream.h"
 
 namespace colony::dist {
 namespace {

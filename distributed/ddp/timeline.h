@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "log/trace.h"
-#include "tensor/stream.h"
+#include "runtime/stream.h"
 
 namespace colony::dist {
 

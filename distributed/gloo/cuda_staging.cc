@@ -3,8 +3,8 @@
 #include <mutex>
 #include <utility>
 
-#include "tensor/raw_ops.h"
-#include "tensor/stream.h"
+#include "ops/raw_ops.h"
+#include "runtime/stream.h"
 
 namespace colony::dist::gloo_detail {
 namespace {

@@ -24,8 +24,8 @@
 #include "distributed/gloo/cuda_staging.h"
 #include "distributed/gloo/reduce.h"
 #include "distributed/gloo/transport.h"
-#include "tensor/cuda_graph.h"
-#include "tensor/raw_ops.h"
+#include "ops/cuda_graph.h"
+#include "ops/raw_ops.h"
 
 namespace colony::dist {
 namespace {

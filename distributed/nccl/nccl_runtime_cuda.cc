@@ -9,8 +9,8 @@
 #include <thread>
 
 #include "distributed/nccl/nccl_runtime.h"
-#include "tensor/cuda.h"
-#include "tensor/stream.h"
+#include "runtime/cuda.h"
+#include "runtime/stream.h"
 
 namespace colony::dist::nccl_detail {
 namespace {

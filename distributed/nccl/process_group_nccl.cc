@@ -17,7 +17,7 @@
 #include "distributed/comm/fingerprint.h"
 #include "distributed/comm/peer_channel.h"
 #include "distributed/gloo/transport.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony::dist {
 namespace {

@@ -11,7 +11,7 @@
 #include "distributed/zero/partition.h"
 #include "nn/safetensors.h"
 #include "tensor/grad_mode.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony::dist {
 namespace {

@@ -1,6 +1,6 @@
 // --cuda_graph: the training step (zero_grad, forward through DDP, GradScaler's scaled backward with
 // DDP's bucket all-reduces, the SGD step and the scale's update) captured once as a CUDA graph and
-// replayed for every later full batch (tensor/cuda_graph.h).
+// replayed for every later full batch (ops/cuda_graph.h).
 #pragma once
 
 #include <memory>

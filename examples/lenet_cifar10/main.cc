@@ -128,7 +128,7 @@ int main(int argc, char** argv) {
       log::info("trains on {} (process group: {}, world size {})", dev.str(), group->backend_name(),
                 dist::get_world_size());
     if (f.cuda_graph) {
-      // What the captured step cannot do yet, refused before any work (tensor/cuda_graph.h).
+      // What the captured step cannot do yet, refused before any work (ops/cuda_graph.h).
       std::string why;
       if (!dev.is_cuda()) why = "it needs a CUDA device, the run is on " + dev.str();
       else if (dist::get_world_size() > 1 &&

@@ -3,7 +3,7 @@
 // kernels/cuda/attention.cu, and the per-element rules both devices share (causal mask, dropout).
 //
 // Layout. The leading (batch) dims of q, k, v, the mask and the output are flattened to two,
-// [batch, heads] (the front, tensor/attention_ops.cc, broadcasts them and finds strides for that
+// [batch, heads] (the front, ops/attention_ops.cc, broadcasts them and finds strides for that
 // view, copying only when no such strides exist). Within one (b, h), q is [L, E], k [S, E], v
 // [S, Ev] with unit column stride and the row strides given; a stride of 0 broadcasts.
 //

@@ -1,5 +1,5 @@
 // The shapes of a 2-D convolution and a 2-D pooling window as the CPU and CUDA kernels see them,
-// computed and checked once by the front functions (tensor/conv_ops.cc, tensor/pool_ops.cc).
+// computed and checked once by the front functions (ops/conv_ops.cc, ops/pool_ops.cc).
 #pragma once
 
 #include <cstdint>

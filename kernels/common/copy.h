@@ -1,7 +1,7 @@
 // Copy with dtype conversion between any two of the eight dtypes, and fill, on one device: the
 // entry points, declared once for both devices (kernel.h), defined in kernels/cpu/copy.cc and
 // kernels/cuda/copy.cu. (Byte transfers between the host and a device are the runtime's:
-// Backend::memcpy, tensor/device_backend.h.)
+// Backend::memcpy, runtime/device_backend.h.)
 #pragma once
 
 #include "kernels/common/dtype.h"

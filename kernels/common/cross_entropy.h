@@ -74,9 +74,9 @@ COLONY_INLINE C cross_entropy_row_grad(C grad_output, const C* counted, const Cr
 // CUDA: the forward is one kernel (row losses, and for Mean/Sum the reduction too: each block sums
 // its rows, the last block to finish adds the block sums in block order, so the result is
 // deterministic; the block sums live in scratch taken from the caching allocator for the call,
-// kernels/cuda/workspaces.h's KernelScratch), the backward one kernel; `counted` is written for
+// runtime/cuda/workspaces.h's KernelScratch), the backward one kernel; `counted` is written for
 // Mean and Sum only (the backward reads it for Mean only). Targets are checked on the device: a
-// bad one is recorded for check_device_errors() (kernels/cuda/device_errors.h), its row then
+// bad one is recorded for check_device_errors() (runtime/cuda/device_errors.h), its row then
 // counts as ignored.
 COLONY_KERNEL(CrossEntropyForward, DType dtype, const void* x, const int64_t* target, const CrossEntropyParams& p,
               void* loss, void* lse, void* counted);

@@ -1,10 +1,10 @@
 // Indexed reads and writes: the entry points, declared once for both devices (kernel.h), defined
 // in kernels/cpu/index.cc and kernels/cuda/index.cu. Indices are int64 and already bounds-checked
-// by the front functions (tensor/index_ops.cc).
+// by the front functions (ops/index_ops.cc).
 //
 // CUDA: index_select, index_add, gather and scatter_add check every index on the device again: an
 // index outside the dimension is skipped (reads give 0) and recorded for check_device_errors()
-// (kernels/cuda/device_errors.h), which the runtime's synchronizations call. The accumulating ops
+// (runtime/cuda/device_errors.h), which the runtime's synchronizations call. The accumulating ops
 // use atomics, so the order in which duplicates are added (and hence float rounding) may vary
 // between runs. one_hot expects labels its caller has checked.
 #pragma once

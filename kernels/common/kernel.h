@@ -11,8 +11,8 @@
 //   kernels/cuda/softmax.cu: void SoftmaxForward::cuda(DType dtype, ..., bool log, void* stream) {...}
 //
 // The CUDA one takes the cudaStream_t to queue its work on last, and is defined only in CUDA
-// builds. The op's front function (tensor/) calls run_kernel<SoftmaxForward>(device, args...)
-// (tensor/run_kernel.h), the one dispatch seam: there is no per-op entry to add to a backend class,
+// builds. The op's front function (ops/) calls run_kernel<SoftmaxForward>(device, args...)
+// (runtime/run_kernel.h), the one dispatch seam: there is no per-op entry to add to a backend class,
 // a header per device, or a dispatch switch.
 #pragma once
 

@@ -1,6 +1,6 @@
 // Reductions over contiguous memory: the entry points, declared once for both devices (kernel.h),
 // defined in kernels/cpu/reduce.cc and kernels/cuda/reduce.cu. The front functions
-// (tensor/reduce_ops.cc) arrange the input so that the reduced elements of one output are `len`
+// (ops/reduce_ops.cc) arrange the input so that the reduced elements of one output are `len`
 // consecutive elements (a row), or, for sums, a column of a contiguous [outer, len, inner] block,
 // which needs no permuting copy.
 //
@@ -8,7 +8,7 @@
 // thread, then in a fixed-order tree across threads, so results are deterministic run to run. A
 // few long rows (a full reduction is one) go through two passes over the whole device
 // (kernels::split_rows), the block partials in scratch the kernel takes from the caching allocator
-// for the call (kernels/cuda/workspaces.h, KernelScratch).
+// for the call (runtime/cuda/workspaces.h, KernelScratch).
 #pragma once
 
 #include <cstdint>

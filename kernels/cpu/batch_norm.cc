@@ -115,7 +115,7 @@ namespace colony::kernels {
 
 using namespace cpu;  // NOLINT(build/namespaces): the helpers above
 
-// The CPU takes float32/float64 inputs only (tensor/batch_norm_ops.cc checks), whose parameters
+// The CPU takes float32/float64 inputs only (ops/batch_norm_ops.cc checks), whose parameters
 // share their dtype: param_dtype is dtype here.
 void BatchNormForward::cpu(DType dtype, DType /*param_dtype*/, int64_t n, int64_t c, int64_t s, const void* x,
                            const void* weight, const void* bias, void* running_mean, void* running_var, bool training,

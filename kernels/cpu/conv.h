@@ -26,7 +26,7 @@ enum class ConvPass { Forward, BackwardInput, BackwardWeight };
 // Whether the kernels below take `dtype` (a 16-bit type) for this shape. True for bfloat16 with
 // stride 1 where AVX512_BF16 is active (small_gemm_bf16.h): the direct algorithm then multiplies
 // bfloat16 operands with float32 accumulation, and each output (y, or a gradient) is rounded once.
-// Elsewhere callers widen 16-bit operands to float32 and round the result (tensor/cpu_widen.h),
+// Elsewhere callers widen 16-bit operands to float32 and round the result (ops/cpu_widen.h),
 // which gives the same values up to the order of the float32 additions.
 bool conv2d_native_16bit(DType dtype, const Conv2dGeometry& g);
 

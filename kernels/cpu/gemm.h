@@ -12,7 +12,7 @@ namespace colony::kernels::cpu {
 
 // Whether gemm takes `dtype` (a 16-bit type): bfloat16 where AVX512_BF16 is active, on
 // small_gemm_bf16.h's tiles with float32 accumulation and C rounded once. Elsewhere callers widen
-// 16-bit operands to float32 (tensor/cpu_widen.h), which gives the same values up to the order of
+// 16-bit operands to float32 (ops/cpu_widen.h), which gives the same values up to the order of
 // the float32 additions.
 bool gemm_native_16bit(DType dtype);
 

@@ -3,7 +3,7 @@
 // autocast. They exist only where the CPU has AVX512_BF16, whose vdpbf16ps multiplies 32 pairs of
 // bfloat16 and adds each pair's two products into one of 16 float32 lanes: twice the
 // multiply-adds of a float32 FMA per instruction, from operands half the size. Elsewhere
-// has_bf16_small_gemm() is false and 16-bit convolutions widen to float32 (tensor/cpu_widen.h).
+// has_bf16_small_gemm() is false and 16-bit convolutions widen to float32 (ops/cpu_widen.h).
 //
 // vdpbf16ps pairs elements along the reduction, so the broadcast operand of gemm_rows comes packed
 // in pairs (pack_bf16_pairs, once per weight matrix), and each pair of B rows is interleaved in

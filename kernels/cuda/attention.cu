@@ -15,7 +15,7 @@
 #include <string>
 
 #include "kernels/common/dispatch.h"
-#include "kernels/cuda/cuda_check.h"
+#include "runtime/cuda/cuda_check.h"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/cuda/row_reduce.cuh"
 

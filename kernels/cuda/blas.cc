@@ -10,11 +10,11 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cuda/backend_flags.h"
-#include "kernels/cuda/cuda_check.h"
-#include "kernels/cuda/handle_pool.h"
-#include "kernels/cuda/runtime.h"
-#include "kernels/cuda/workspaces.h"
+#include "runtime/cuda/backend_flags.h"
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/handle_pool.h"
+#include "runtime/cuda/runtime.h"
+#include "runtime/cuda/workspaces.h"
 
 namespace colony::kernels::cuda {
 namespace {
@@ -35,7 +35,7 @@ struct Handle {
   // One workspace per stream the handle has run on: cuBLAS's own default workspace belongs to the
   // handle, so two streams using it would overlap in time on the same scratch memory, and it is
   // allocated inside the first call, which a CUDA graph capture forbids. Streams live as long as
-  // the process (tensor/stream.h), so these are never freed either; they travel with the handle.
+  // the process (runtime/stream.h), so these are never freed either; they travel with the handle.
   StreamWorkspaces workspaces;
 };
 

@@ -7,10 +7,10 @@
 
 #include "kernels/common/device_error.h"
 #include "kernels/common/dispatch.h"
-#include "kernels/cuda/cuda_check.h"
-#include "kernels/cuda/device_errors.h"
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/device_errors.h"
 #include "kernels/cuda/row_reduce.cuh"
-#include "kernels/cuda/workspaces.h"
+#include "runtime/cuda/workspaces.h"
 
 namespace colony::kernels::cuda {
 namespace {

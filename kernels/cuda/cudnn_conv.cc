@@ -1,10 +1,11 @@
-#include "kernels/cuda/cudnn_conv.h"
-
+// The convolution's CUDA entry points (kernels/common/conv.h, which says what they do) on cuDNN.
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
 #include <algorithm>
 #include <climits>
+#include <cstddef>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -12,14 +13,34 @@
 #include <string>
 #include <vector>
 
-#include "kernels/cuda/backend_flags.h"
-#include "kernels/cuda/cuda_check.h"
-#include "kernels/cuda/cudnn_policy.h"
-#include "kernels/cuda/handle_pool.h"
-#include "kernels/cuda/runtime.h"
+#include "kernels/common/conv.h"
+#include "runtime/cuda/backend_flags.h"
+#include "runtime/cuda/cuda_check.h"
+#include "runtime/cuda/cudnn_policy.h"
+#include "runtime/cuda/handle_pool.h"
+#include "runtime/cuda/runtime.h"
+#include "runtime/cuda/workspaces.h"
 
 namespace colony::kernels::cuda {
 namespace {
+
+// Returns `bytes` of device memory valid until the convolution call that asked for it returns
+// (work queued on the same stream may still use it; stream-ordered reuse makes that safe).
+using WorkspaceAllocator = std::function<void*(size_t bytes)>;
+
+// cuDNN asks for scratch memory once it has chosen an algorithm; it comes from the caching
+// allocator of the current device (run_kernel made it current) through KernelScratch, on the
+// stream the call queues on, and goes back to it (stream-ordered) when the entry point returns.
+struct Workspaces {
+  std::vector<std::unique_ptr<KernelScratch>> held;
+  WorkspaceAllocator allocator() {
+    return [this](size_t bytes) -> void* {
+      if (bytes == 0) return nullptr;
+      held.push_back(std::make_unique<KernelScratch>(bytes));
+      return held.back()->get();
+    };
+  }
+};
 
 static_assert(CUDNN_STATUS_BAD_PARAM == kCudnnStatusBadParam &&
                   CUDNN_STATUS_CATEGORY(CUDNN_STATUS_BAD_PARAM_MISALIGNED_POINTER) == kCudnnStatusBadParam,
@@ -334,8 +355,6 @@ struct Scale {
 };
 const Scale kOne{1.0f, 1.0}, kZero{0.0f, 0.0};
 
-}  // namespace
-
 void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const void* w, const void* bias, void* y,
                     void* stream, const WorkspaceAllocator& workspace) {
   int device = 0;
@@ -391,4 +410,21 @@ void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, c
   }
 }
 
+}  // namespace
 }  // namespace colony::kernels::cuda
+
+namespace colony::kernels {
+
+void Conv2dForward::cuda(DType dtype, const Conv2dGeometry& g, const void* x, const void* w, const void* bias, void* y,
+                         void* stream) {
+  cuda::Workspaces ws;
+  cuda::conv2d_forward(dtype, g, x, w, bias, y, stream, ws.allocator());
+}
+
+void Conv2dBackward::cuda(DType dtype, const Conv2dGeometry& g, const void* grad_y, const void* x, const void* w,
+                          void* grad_x, void* grad_w, void* grad_b, void* stream) {
+  cuda::Workspaces ws;
+  cuda::conv2d_backward(dtype, g, grad_y, x, w, grad_x, grad_w, grad_b, stream, ws.allocator());
+}
+
+}  // namespace colony::kernels

@@ -10,7 +10,7 @@
 
 #include "kernels/common/device_error.h"
 #include "kernels/common/dispatch.h"
-#include "kernels/cuda/device_errors.h"
+#include "runtime/cuda/device_errors.h"
 #include "kernels/cuda/launch.cuh"
 
 namespace colony::kernels::cuda {

@@ -1,5 +1,5 @@
 // What every CUDA kernel file shares, defined once: the launch check (after_launch of
-// kernels/cuda/runtime.h: counts the launch, names the op on failure, honours COLONY_CUDA_SYNC),
+// runtime/cuda/runtime.h: counts the launch, names the op on failure, honours COLONY_CUDA_SYNC),
 // the 1-D grid sizing and grid-stride loop (kernels/common/launch_geometry.h, host-tested), warp
 // and block reductions, and atomic adds for every dtype (the 16-bit floats use the native
 // sm_70/sm_80 instructions; 8-bit types and bool compare-and-swap the 32-bit word that holds them).
@@ -15,7 +15,7 @@
 
 #include "kernels/common/dtype.h"
 #include "kernels/common/launch_geometry.h"
-#include "kernels/cuda/runtime.h"
+#include "runtime/cuda/runtime.h"
 
 namespace colony::kernels::cuda {
 

@@ -12,7 +12,7 @@
 
 #include "kernels/common/dispatch.h"
 #include "kernels/common/pool_window.h"
-#include "kernels/cuda/cuda_check.h"
+#include "runtime/cuda/cuda_check.h"
 #include "kernels/cuda/launch.cuh"
 
 namespace colony::kernels::cuda {

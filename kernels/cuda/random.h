@@ -1,4 +1,4 @@
-// The CUDA random fill's companion for CUDA graphs (tensor/cuda_graph.cc); the fill itself is
+// The CUDA random fill's companion for CUDA graphs (ops/cuda_graph.cc); the fill itself is
 // FillRandom (kernels/common/random.h), declared once for both devices.
 #pragma once
 

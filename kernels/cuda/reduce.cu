@@ -12,7 +12,7 @@
 #include "kernels/common/dispatch.h"
 #include "kernels/common/sum_dtype.h"
 #include "kernels/cuda/row_reduce.cuh"
-#include "kernels/cuda/workspaces.h"
+#include "runtime/cuda/workspaces.h"
 
 namespace colony::kernels::cuda {
 namespace {

@@ -16,7 +16,7 @@
 #include "autograd/autocast.h"
 #include "autograd/autograd.h"
 #include "autograd/nn_ops.h"
-#include "tensor/cuda.h"
+#include "runtime/cuda.h"
 #include "tensor/random.h"
 #include "tests/test_util.h"
 #include "tests/tf32_guard.h"

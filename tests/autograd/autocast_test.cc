@@ -8,7 +8,7 @@
 #include "autograd/autograd.h"
 #include "autograd/nn_ops.h"
 #include "kernels/cpu/small_gemm_isa.h"
-#include "tensor/cuda.h"
+#include "runtime/cuda.h"
 #include "tensor/random.h"
 #include "tests/test_util.h"
 

@@ -1,5 +1,5 @@
 // contiguous, clone, dtype casts, device moves, detach, pin_memory (autograd/convert.cc).
-#include "tensor/cuda.h"
+#include "runtime/cuda.h"
 #include "tests/autograd/gradcheck.h"
 
 namespace colony {

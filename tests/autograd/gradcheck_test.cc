@@ -1,7 +1,7 @@
 // The checker itself: it must pass a correct gradient and catch a wrong one.
 #include "tests/autograd/gradcheck.h"
 
-#include "autograd/function_node.h"
+#include "autograd/engine/function_node.h"
 
 namespace colony {
 namespace {

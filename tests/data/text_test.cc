@@ -10,7 +10,7 @@
 #include <set>
 
 #include "data/token_blocks.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 #include "tests/data/data_test_util.h"
 #include "tests/test_util.h"
 

@@ -7,7 +7,7 @@
 #include "nn/linear.h"
 #include "optim/checkpoint.h"
 #include "optim/sgd.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 #include "tests/fuzz/fuzz_util.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -1,5 +1,5 @@
 // The convolution written out from its definition, for the tests of the CPU kernels
-// (tests/kernels/conv_test.cc) and of the front functions (tests/tensor/conv_ops_test.cc): the
+// (tests/kernels/conv_test.cc) and of the front functions (tests/ops/conv_ops_test.cc): the
 // cases both run, naive forward and backward loops in double, and a tolerance comparison.
 #pragma once
 

@@ -1,6 +1,6 @@
 // The CPU convolution kernels (kernels/cpu/conv.cc) called on raw buffers: both algorithms against
 // the naive loops of conv_reference.h with every ISA's register tiles, the bfloat16 refusals, and
-// one and two threads. The front function (raw::conv2d): tests/tensor/conv_ops_test.cc.
+// one and two threads. The front function (raw::conv2d): tests/ops/conv_ops_test.cc.
 #include "kernels/cpu/conv.h"
 
 #include <gtest/gtest.h>

@@ -7,7 +7,7 @@
 // and that gemm's packing of each distinct B, its split of rows over the pool and its batch
 // strides give, bit for bit, what one amx_gemm call per product gives (whose arithmetic
 // amx_gemm_test checks), for every AMX copy this CPU runs (the emulated one anywhere). The
-// float32 and float64 paths are tested through raw::mm in tests/tensor/linalg_ops_test.cc.
+// float32 and float64 paths are tested through raw::mm in tests/ops/linalg_ops_test.cc.
 #include "kernels/cpu/gemm.h"
 
 #include <gtest/gtest.h>

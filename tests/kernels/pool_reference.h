@@ -1,5 +1,5 @@
 // Pooling written out from its definitions, for the tests of the CPU kernels
-// (tests/kernels/pool_test.cc) and of the front functions (tests/tensor/pool_ops_test.cc): the
+// (tests/kernels/pool_test.cc) and of the front functions (tests/ops/pool_ops_test.cc): the
 // cases both run and naive max, average and adaptive average pooling in double.
 #pragma once
 

@@ -2,7 +2,7 @@
 // pool_reference.h: max pooling's values and indices and its scatter backward, average pooling
 // under every counting rule, adaptive average pooling, the backward passes as the adjoints of the
 // forward ones, edge shapes, and one and two threads (planes are split over the pool, so the
-// results are the same bit for bit). The front functions: tests/tensor/pool_ops_test.cc.
+// results are the same bit for bit). The front functions: tests/ops/pool_ops_test.cc.
 #include "kernels/cpu/pool.h"
 
 #include <gtest/gtest.h>

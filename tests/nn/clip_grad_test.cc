@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 #include "tests/test_util.h"
 
 namespace colony::nn {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "kernels/cpu/cpu_isa.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 #include "tests/multiprocess.h"
 
 namespace colony::testing {

@@ -8,7 +8,7 @@
 #include <fstream>
 
 #include "nn/atomic_file.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 #include "tests/test_util.h"
 
 namespace colony::io {

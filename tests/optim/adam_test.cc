@@ -13,7 +13,7 @@
 #include "optim/adam.h"
 #include "optim/sgd.h"
 #include "tensor/random.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 #include "tests/test_util.h"
 
 namespace colony::optim {

@@ -8,7 +8,7 @@
 #include "nn/linear.h"
 #include "nn/safetensors.h"
 #include "optim/sgd.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 #include "tests/test_util.h"
 
 namespace colony::optim {

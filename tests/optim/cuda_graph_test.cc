@@ -1,4 +1,4 @@
-// Whole training steps captured as CUDA graphs (tensor/cuda_graph.h) against the same steps run
+// Whole training steps captured as CUDA graphs (ops/cuda_graph.h) against the same steps run
 // eagerly: with deterministic algorithms, N replays give the losses and weights of N eager steps
 // bit for bit, dropout included, with SGD and with capturable Adam; a learning rate changed
 // between replays takes effect; under GradScaler a replay whose gradients overflow is skipped on
@@ -17,9 +17,9 @@
 #include "nn/nn.h"
 #include "optim/optim.h"
 #include "tensor/backends.h"
-#include "tensor/caching_allocator.h"
-#include "tensor/cuda.h"
-#include "tensor/cuda_graph.h"
+#include "runtime/caching_allocator.h"
+#include "runtime/cuda.h"
+#include "ops/cuda_graph.h"
 #include "tests/test_util.h"
 
 namespace colony {

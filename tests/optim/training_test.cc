@@ -6,7 +6,7 @@
 #include "data/data.h"
 #include "nn/nn.h"
 #include "optim/optim.h"
-#include "tensor/cuda.h"
+#include "runtime/cuda.h"
 #include "tests/test_util.h"
 #include "tests/tf32_guard.h"
 

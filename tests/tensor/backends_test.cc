@@ -3,8 +3,8 @@
 
 #include <gtest/gtest.h>
 
-#include "tensor/raw_nn_ops.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_nn_ops.h"
+#include "ops/raw_ops.h"
 #include "tests/test_util.h"
 
 namespace colony {

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony::dist {
 namespace {

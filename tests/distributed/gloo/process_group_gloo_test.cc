@@ -17,8 +17,8 @@
 #include "distributed/gloo/transport.h"
 #include "distributed/store/tcp_store.h"
 #include "kernels/common/half.h"
-#include "tensor/cuda.h"
-#include "tensor/cuda_graph.h"
+#include "runtime/cuda.h"
+#include "ops/cuda_graph.h"
 #include "tests/multiprocess.h"
 #include "tests/test_util.h"
 

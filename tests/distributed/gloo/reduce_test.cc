@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace colony::dist::gloo_detail {
 namespace {

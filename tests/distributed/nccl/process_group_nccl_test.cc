@@ -15,8 +15,8 @@
 #include "distributed/store/tcp_store.h"
 #include "tests/distributed/nccl/fake_nccl_runtime.h"
 #include "kernels/common/dtype.h"
-#include "tensor/cuda.h"
-#include "tensor/raw_ops.h"
+#include "runtime/cuda.h"
+#include "ops/raw_ops.h"
 #include "tests/test_util.h"
 
 namespace colony::dist {

@@ -38,7 +38,7 @@
 #include "optim/sgd.h"
 #include "tensor/random.h"
 #include "tests/descriptors.h"
-#include "tensor/raw_ops.h"
+#include "ops/raw_ops.h"
 
 namespace {
 std::string env(const char* k) {

@@ -1,0 +1,33 @@
+// View tracking for in-place writes (PyTorch's CopySlices idea). A differentiable view made with
+// grad mode on remembers its base (the root tensor whose storage it shares); an in-place op on the
+// view then rebases the *base's* history onto a CopySlices node, and every view of that base
+// derives its grad_fn again from the base's new history (AsStridedBackward) the next time autograd
+// looks at it. Internal to autograd/.
+#pragma once
+
+#include "autograd/engine/node.h"
+
+namespace colony::autograd {
+
+// Makes `view` (which shares `base`'s storage) a tracked view of base's root. `multi_output`:
+// one of several views returned together (split, chunk), which refuse in-place writes.
+void mark_view(const Tensor& base, const Tensor& view, bool multi_output = false);
+
+// The root `t` views, or an undefined tensor when `t` is no tracked view.
+const Tensor& view_base_of(const Tensor& t);
+
+// When `t` is a tracked view whose base was written in place since t's grad_fn was derived, derives
+// it again from the base's current history. Cheap when there is nothing to do.
+void refresh_view(const Tensor& t);
+// Derives the grad_fn of tracked view `t` from its base's current history, stale or not.
+void derive_view_history(const Tensor& t);
+
+// Geometry of a strided tensor inside its storage, in elements.
+struct Geometry {
+  Shape sizes;
+  Shape strides;
+  int64_t offset = 0;
+  static Geometry of(const Tensor& t) { return {t.sizes(), t.strides(), t.storage_offset()}; }
+};
+
+}  // namespace colony::autograd

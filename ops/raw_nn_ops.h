@@ -1,0 +1,189 @@
+// The raw neural-network ops: 2-D convolution, pooling and batch normalization, each with its
+// backward kernel. Like ops/raw_ops.h, these check devices, dtypes and shapes (and say what is wrong
+// in words), allocate results and dispatch to kernels::cpu or kernels::cuda; nothing here records
+// autograd history (autograd/ builds the differentiable ops on them). PyTorch is the reference for
+// every default, formula and error condition; deliberate differences are noted where they occur.
+//
+// Inputs may be non-contiguous (they are made contiguous first); results are contiguous NCHW.
+// CPU: float32 and float64. CUDA: float32, float64, float16 and bfloat16 (convolution through
+// cuDNN, pooling and batch norm through Colony's kernels).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+#include "base/int2.h"
+#include "kernels/common/cross_entropy.h"
+#include "kernels/common/philox.h"
+#include "tensor/random.h"
+#include "tensor/tensor.h"
+
+namespace colony::raw {
+
+using colony::Int2;  // the (height, width) pair of base/int2.h: stride 2, padding {1, 2}
+
+// ---------- convolution (ops/conv_ops.cc) ----------
+
+// input [N, C, H, W], weight [O, C / groups, kH, kW], bias [O] or undefined -> [N, O, Ho, Wo] with
+// Ho = (H + 2 * padding.h - dilation.h * (kH - 1) - 1) / stride.h + 1 (likewise Wo). Only 4-D
+// (batched) input; PyTorch also takes 3-D.
+Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), Int2 stride = 1,
+              Int2 padding = 0, Int2 dilation = 1, int64_t groups = 1);
+
+// conv2d's arguments after weight and bias, as its backward (and autograd's saved state) takes them.
+struct Conv2dParams {
+  Int2 stride = 1, padding = 0, dilation = 1;
+  int64_t groups = 1;
+};
+
+struct Conv2dGrads {
+  Tensor grad_input, grad_weight, grad_bias;  // undefined where output_mask is false
+};
+// Gradients of sum(grad_output * conv2d(input, weight, bias)). output_mask = {input, weight, bias}
+// says which to compute: a network's first layer needs no grad_input, and skipping it saves a
+// third of the layer's backward time.
+Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+                            const Conv2dParams& params, std::array<bool, 3> output_mask = {true, true, true});
+
+// ---------- pooling (ops/pool_ops.cc); input [N, C, H, W] or [C, H, W] ----------
+// stride defaults to kernel_size. Output size (H + 2 * padding - dilation * (k - 1) - 1) / stride + 1,
+// rounded up with ceil_mode (but a window must start inside the input or its left padding).
+// padding is at most half the kernel size.
+
+struct MaxPool2dResult {
+  Tensor output;
+  Tensor indices;  // int64, the flat index ih * W + iw of each maximum within its input plane
+};
+MaxPool2dResult max_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride = std::nullopt,
+                           Int2 padding = 0, Int2 dilation = 1, bool ceil_mode = false);
+// grad_input [input_shape] = zeros with grad_output added at each window's index.
+Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& indices, const Shape& input_shape);
+
+// Each output is its window's sum divided by divisor_override when given, else by the window's
+// size counted within the padded input (count_include_pad) or within the input alone.
+Tensor avg_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride = std::nullopt, Int2 padding = 0,
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
+Tensor avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape, Int2 kernel_size,
+                           std::optional<Int2> stride = std::nullopt, Int2 padding = 0, bool ceil_mode = false,
+                           bool count_include_pad = true, std::optional<int64_t> divisor_override = std::nullopt);
+
+// Output (i, j) averages input rows [floor(i * H / Ho), ceil((i + 1) * H / Ho)) and the matching
+// columns.
+Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size);
+Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape);
+
+// ---------- batch normalization (ops/batch_norm_ops.cc); input [N, C, ...] ----------
+
+struct BatchNormResult {
+  Tensor output;
+  // [C], float32 for float16/bfloat16 inputs (as PyTorch), else the input's dtype.
+  // Training: the batch mean and 1 / sqrt(biased var + eps). Evaluation: the same two
+  // computed from the running statistics (PyTorch returns empty tensors there); either way they
+  // are what batch_norm_backward needs.
+  Tensor save_mean, save_invstd;
+};
+// weight, bias [C] or undefined (1 and 0), in the input's dtype or, beside a float16/bfloat16
+// input on CUDA, all in float32 (mixed precision, as PyTorch; their gradients then are float32
+// too). running_mean / running_var [C] (same dtype as weight) or undefined: in
+// training they are updated in place, running = (1 - momentum) * running + momentum * batch stat,
+// with the unbiased batch variance; in evaluation they are required and used.
+BatchNormResult batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
+                           const Tensor& running_var, bool training, double momentum = 0.1, double eps = 1e-5);
+
+struct BatchNormGrads {
+  Tensor grad_input, grad_weight, grad_bias;  // undefined where output_mask is false
+};
+// training must match the forward call: with it the gradient flows through the batch statistics.
+BatchNormGrads batch_norm_backward(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+                                   const Tensor& save_mean, const Tensor& save_invstd, bool training,
+                                   std::array<bool, 3> output_mask = {true, true, true});
+
+// ---------- layer and RMS normalization (ops/norm_ops.cc) ----------
+// Over the trailing dims of input that match normalized_shape (PyTorch's layer_norm / rms_norm),
+// one fused kernel each way (kernels/common/norm.h). float32, float64, float16 and bfloat16 on both
+// devices, the 16-bit ones accumulating in float32.
+
+struct NormResult {
+  Tensor output;  // input's shape and dtype
+  // Per row ([rows], rows = numel / prod(normalized_shape)), in the compute dtype (float32 for the
+  // 16-bit inputs): the mean (undefined for rms_norm) and 1 / sqrt(var + eps) (or of mean(x^2) + eps).
+  Tensor mean, rstd;
+};
+// weight and bias of shape normalized_shape, or undefined (1 and 0); in the input's dtype or, beside
+// a float16/bfloat16 input, float32 (mixed precision: their gradients are float32 too).
+NormResult layer_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
+                      double eps = 1e-5);
+NormResult rms_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight, double eps);
+
+struct NormGrads {
+  Tensor grad_input;
+  // Of shape normalized_shape, in the compute dtype (float32 for 16-bit inputs): the caller casts
+  // them to its parameters' dtype. grad_bias = sum of grad_output over rows, grad_weight = sum of
+  // grad_output * normalized input.
+  Tensor grad_weight, grad_bias;  // each undefined where output_mask is false
+};
+// From the forward's mean and rstd; weight as in the forward (undefined: 1). output_mask = {input,
+// weight, bias}.
+NormGrads layer_norm_backward(const Tensor& grad_output, const Tensor& input, const Shape& normalized_shape,
+                              const Tensor& mean, const Tensor& rstd, const Tensor& weight,
+                              std::array<bool, 3> output_mask = {true, true, true});
+// output_mask = {input, weight}.
+NormGrads rms_norm_backward(const Tensor& grad_output, const Tensor& input, const Shape& normalized_shape,
+                            const Tensor& rstd, const Tensor& weight, std::array<bool, 2> output_mask = {true, true});
+
+// ---------- fused cross-entropy and nll_loss (ops/loss_ops.cc); input [N, C] ----------
+
+using kernels::LossReduction;
+
+struct CrossEntropyOptions {
+  int64_t ignore_index = -100;
+  double label_smoothing = 0.0;  // in [0, 1]; 0 for log_probs
+  LossReduction reduction = LossReduction::Mean;
+  bool log_probs = false;        // input holds log-probabilities: nll_loss
+};
+
+struct CrossEntropyResult {
+  Tensor loss;  // input's dtype: [N] for None, 0-d for Mean and Sum
+  // What cross_entropy_loss_backward needs, in the compute dtype (float32 for 16-bit inputs): each
+  // row's log-sum-exp as its two terms [N, 2], the max and log(sum(exp(x - max))) (undefined for
+  // log_probs; kernels/common/cross_entropy.h says why they are kept apart), and the number of
+  // counted targets [1].
+  Tensor lse, counted;
+};
+// One kernel per direction: log-softmax, the target's negative log-likelihood, label smoothing,
+// ignore_index and the reduction fused (PyTorch's definitions). input [N, C] floating point, target
+// [N] int64 on the same device. A target outside [0, C) (other than ignore_index) is an error
+// naming the op: thrown here on the CPU, reported at the next synchronization on CUDA.
+CrossEntropyResult cross_entropy_loss(const Tensor& input, const Tensor& target, const CrossEntropyOptions& options);
+// The gradient with respect to input, from the forward's lse and counted.
+Tensor cross_entropy_loss_backward(const Tensor& grad_output, const Tensor& input, const Tensor& target,
+                                   const Tensor& lse, const Tensor& counted, const CrossEntropyOptions& options);
+
+
+// ---------- fused scaled-dot-product attention (ops/attention_ops.cc) ----------
+// torch.nn.functional.scaled_dot_product_attention: q [..., L, E], k [..., S, E], v [..., S, Ev],
+// leading dims broadcast together; attn_mask bool (true takes part) or floating (added to the
+// scores), broadcastable to [..., L, S]; is_causal masks key j for query i when j > i (not with a
+// mask); scale defaults to 1 / sqrt(E). One kernel each way (kernels/common/attention.h).
+struct AttentionResult {
+  Tensor output;  // [..., L, Ev], q's dtype
+  Tensor lse;     // [batch * heads, L], float32 (float64 for float64): log-sum-exp of each row's scores
+  kernels::PhiloxArgs philox;  // the dropout's draw, for backward
+  double scale = 1.0;          // the scale used
+};
+AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                             const Tensor& attn_mask = Tensor(), double dropout_p = 0.0,
+                                             bool is_causal = false, std::optional<double> scale = std::nullopt,
+                                             Generator* gen = nullptr);
+struct AttentionGrads {
+  Tensor grad_q, grad_k, grad_v;  // shaped as q, k, v
+};
+// From the forward's inputs and result (output, lse, philox, scale), with the same mask and flags.
+AttentionGrads scaled_dot_product_attention_backward(const Tensor& grad_output, const Tensor& q, const Tensor& k,
+                                                     const Tensor& v, const Tensor& attn_mask,
+                                                     const AttentionResult& forward, double dropout_p,
+                                                     bool is_causal);
+
+}  // namespace colony::raw

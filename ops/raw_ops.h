@@ -1,0 +1,209 @@
+// The raw ops (namespace colony::raw): one front function per op that checks devices, dtypes and
+// shapes (and says what is wrong in words), allocates the result, and dispatches to kernels::cpu or
+// kernels::cuda. Nothing here records autograd history, which is what the name says: a call to
+// raw::relu(x) is never differentiable. Users call the differentiable API of autograd/ops.h
+// (colony::relu), which wraps these.
+#pragma once
+
+#include <optional>
+#include <utility>
+#include <vector>
+
+#include "kernels/common/elementwise_functors.h"
+#include "tensor/random.h"
+#include "tensor/tensor.h"
+
+namespace colony::raw {
+
+// ---------- creation (ops/factory.cc) ----------
+Tensor empty(const Shape& shape, const TensorOptions& opts = {});
+Tensor empty_strided(const Shape& shape, const Shape& strides, const TensorOptions& opts = {});
+Tensor zeros(const Shape& shape, const TensorOptions& opts = {});
+Tensor ones(const Shape& shape, const TensorOptions& opts = {});
+Tensor full(const Shape& shape, double value, const TensorOptions& opts = {});
+Tensor empty_like(const Tensor& t);
+Tensor zeros_like(const Tensor& t);
+Tensor ones_like(const Tensor& t);
+Tensor full_like(const Tensor& t, double value);
+Tensor scalar_tensor(double value, const TensorOptions& opts = {});
+// [start, end) with step; int64 when all arguments are whole numbers and opts has no float dtype
+// request, like torch.arange (pass a dtype in opts to choose).
+Tensor arange(double start, double end, double step = 1.0, std::optional<TensorOptions> opts = {});
+Tensor arange(double end, std::optional<TensorOptions> opts = {});
+Tensor linspace(double start, double end, int64_t steps, const TensorOptions& opts = {});
+Tensor eye(int64_t n, int64_t m = -1, const TensorOptions& opts = {});
+// Copies the values; shape defaults to 1-D; dtype defaults to T's (int is int32).
+template <typename T>
+Tensor from_vector(const std::vector<T>& values, const Shape& shape = {}, std::optional<TensorOptions> opts = {});
+Tensor tensor(std::initializer_list<double> values, const TensorOptions& opts = {});
+Tensor tensor(std::initializer_list<std::initializer_list<double>> rows, const TensorOptions& opts = {});
+// Wraps existing memory without copying; `deleter` runs when the last view dies.
+Tensor from_blob(void* data, const Shape& shape, DType dtype, Device device = kCPU,
+                 std::function<void(void*)> deleter = {});
+Tensor from_blob(void* data, const Shape& shape, const Shape& strides, DType dtype, Device device = kCPU,
+                 std::function<void(void*)> deleter = {});
+
+// ---------- random (ops/random_ops.cc); gen = nullptr uses the default generator ----------
+Tensor rand(const Shape& shape, const TensorOptions& opts = {}, Generator* gen = nullptr);
+Tensor randn(const Shape& shape, const TensorOptions& opts = {}, Generator* gen = nullptr);
+// Integers uniformly in [low, high); int64 by default.
+Tensor randint(int64_t low, int64_t high, const Shape& shape, const TensorOptions& opts = TensorOptions(kInt64),
+               Generator* gen = nullptr);
+Tensor randperm(int64_t n, const TensorOptions& opts = TensorOptions(kInt64), Generator* gen = nullptr);
+// Each element 1 with probability p (the input's values, a tensor of probabilities).
+Tensor bernoulli(const Tensor& p, Generator* gen = nullptr);
+void uniform_(Tensor& t, double from, double to, Generator* gen = nullptr);
+void normal_(Tensor& t, double mean, double std, Generator* gen = nullptr);
+void bernoulli_(Tensor& t, double p, Generator* gen = nullptr);
+// num_samples category indices (int64) per row of 1-D or 2-D non-negative weights, which need not
+// sum to 1; without replacement, zero-weight categories come only after all others. Reads three
+// numbers of the weights on the host to check them (a synchronization on CUDA).
+Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false, Generator* gen = nullptr);
+
+// ---------- views (ops/view_ops.cc): share storage, no kernels ----------
+Tensor as_strided(const Tensor& t, const Shape& sizes, const Shape& strides, int64_t offset);
+Tensor view(const Tensor& t, const Shape& shape);
+Tensor reshape(const Tensor& t, const Shape& shape);
+Tensor transpose(const Tensor& t, int64_t dim0, int64_t dim1);
+Tensor permute(const Tensor& t, const std::vector<int64_t>& dims);
+Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length);
+Tensor slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
+Tensor select(const Tensor& t, int64_t dim, int64_t index);
+Tensor flatten(const Tensor& t, int64_t start_dim = 0, int64_t end_dim = -1);
+Tensor squeeze(const Tensor& t);
+Tensor squeeze(const Tensor& t, int64_t dim);
+Tensor unsqueeze(const Tensor& t, int64_t dim);
+Tensor expand(const Tensor& t, const Shape& shape);
+Tensor alias(const Tensor& t);  // a new handle to the same view (detach uses it)
+// Shape with one -1 inferred; throws "view: shape [..] is invalid for input of size N".
+Shape infer_size(const Shape& shape, int64_t numel, const char* op);
+
+// ---------- copies and conversion (ops/copy.cc) ----------
+// dst[...] = src broadcast to dst's shape, converting dtype; any devices.
+void copy_(Tensor& dst, const Tensor& src);
+Tensor contiguous(const Tensor& t);  // t itself when already contiguous
+Tensor clone(const Tensor& t);       // always a new contiguous tensor
+Tensor to(const Tensor& t, Device device, DType dtype, bool non_blocking = false);  // t itself if same
+Tensor pin_memory(const Tensor& t);
+void fill_(Tensor& t, double value);
+
+// ---------- elementwise (ops/elementwise_ops.cc) ----------
+// Binary ops broadcast and promote dtypes (promote_types); scalar operands keep the tensor's
+// dtype, except an integral tensor with a non-integral scalar, which gives float32.
+// The ops and their attributes are the lists of kernels/common/elementwise_functors.h.
+using kernels::ActivationGrad;
+using kernels::BinaryOp;
+using kernels::GeluApproximate;
+using kernels::UnaryAttrs;
+using kernels::UnaryOp;
+
+Tensor unary(UnaryOp op, const Tensor& t, const UnaryAttrs& attrs = {});
+Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
+Tensor binary(BinaryOp op, const Tensor& a, double b);
+Tensor binary(BinaryOp op, double a, const Tensor& b);
+// In place: a op= b, b broadcast to a's shape, result cast to a's dtype.
+void binary_(BinaryOp op, Tensor& a, const Tensor& b);
+void binary_(BinaryOp op, Tensor& a, double b);
+
+inline Tensor neg(const Tensor& t) { return unary(UnaryOp::Neg, t); }
+inline Tensor abs(const Tensor& t) { return unary(UnaryOp::Abs, t); }
+inline Tensor exp(const Tensor& t) { return unary(UnaryOp::Exp, t); }
+inline Tensor log(const Tensor& t) { return unary(UnaryOp::Log, t); }
+inline Tensor sqrt(const Tensor& t) { return unary(UnaryOp::Sqrt, t); }
+inline Tensor rsqrt(const Tensor& t) { return unary(UnaryOp::Rsqrt, t); }
+inline Tensor relu(const Tensor& t) { return unary(UnaryOp::Relu, t); }
+inline Tensor sigmoid(const Tensor& t) { return unary(UnaryOp::Sigmoid, t); }
+inline Tensor tanh(const Tensor& t) { return unary(UnaryOp::Tanh, t); }
+inline Tensor erf(const Tensor& t) { return unary(UnaryOp::Erf, t); }
+inline Tensor add(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Add, a, b); }
+inline Tensor sub(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Sub, a, b); }
+inline Tensor mul(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Mul, a, b); }
+inline Tensor div(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Div, a, b); }
+inline Tensor add(const Tensor& a, double b) { return binary(BinaryOp::Add, a, b); }
+inline Tensor mul(const Tensor& a, double b) { return binary(BinaryOp::Mul, a, b); }
+inline Tensor pow(const Tensor& a, double b) { return binary(BinaryOp::Pow, a, b); }
+inline Tensor pow(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Pow, a, b); }
+inline Tensor maximum(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Maximum, a, b); }
+inline Tensor minimum(const Tensor& a, const Tensor& b) { return binary(BinaryOp::Minimum, a, b); }
+// a + alpha * b
+Tensor add(const Tensor& a, const Tensor& b, double alpha);
+Tensor clamp(const Tensor& t, std::optional<double> min, std::optional<double> max);
+void clamp_(Tensor& t, std::optional<double> min, std::optional<double> max);
+// cond ? a : b, all three broadcast; cond must be bool.
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+// t with value where mask (bool, broadcast with t) is true; value cast to t's dtype.
+Tensor masked_fill(const Tensor& t, const Tensor& mask, double value);
+// Gradients of the activations (COLONY_FOR_EACH_ACTIVATION), computed from the saved forward value
+// the list names, by activation_grad_fn (one place for the math, shared with the CUDA kernels).
+Tensor activation_backward(ActivationGrad op, const Tensor& grad, const Tensor& saved, const UnaryAttrs& attrs = {});
+// The same written over grad (contiguous), for a caller that owns grad and is done with it.
+void activation_backward_(ActivationGrad op, const Tensor& grad, const Tensor& saved, const UnaryAttrs& attrs = {});
+
+// ---------- reductions (ops/reduce_ops.cc) ----------
+// dims empty = all dims. Integral/bool inputs sum to int64, like PyTorch.
+Tensor sum(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+// Variance with Bessel's correction when unbiased.
+Tensor var(const Tensor& t, const std::vector<int64_t>& dims = {}, bool unbiased = true, bool keepdim = false);
+Tensor amax(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+// values and int64 indices (first occurrence of the extreme value)
+std::pair<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim = false);
+std::pair<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim = false);
+Tensor argmax(const Tensor& t, int64_t dim, bool keepdim = false);
+Tensor argmin(const Tensor& t, int64_t dim, bool keepdim = false);
+// Sums `t` down to `shape` (the reverse of broadcasting); used by broadcasting ops' backward.
+Tensor sum_to(const Tensor& t, const Shape& shape);
+
+// ---------- linear algebra (ops/linalg_ops.cc) ----------
+Tensor mm(const Tensor& a, const Tensor& b);    // [n,k] x [k,m]
+Tensor bmm(const Tensor& a, const Tensor& b);   // [B,n,k] x [B,k,m]
+Tensor matmul(const Tensor& a, const Tensor& b);  // torch.matmul rules (1-D, 2-D, batched, broadcast)
+// out = beta * out + alpha * op(a) @ op(b) into an existing contiguous [n,m] tensor.
+void addmm_(Tensor& out, const Tensor& a, const Tensor& b, double beta, double alpha);
+
+// ---------- softmax family (ops/softmax_ops.cc) ----------
+Tensor softmax(const Tensor& t, int64_t dim);
+Tensor log_softmax(const Tensor& t, int64_t dim);
+// grad_in = y * (g - sum(g * y, dim))
+Tensor softmax_backward(const Tensor& grad, const Tensor& output, int64_t dim);
+// grad_in = g - exp(y) * sum(g, dim)
+Tensor log_softmax_backward(const Tensor& grad, const Tensor& output, int64_t dim);
+
+// ---------- indexing and joining (ops/index_ops.cc) ----------
+// index: int64/int32 of any shape; the result has t.shape[:dim] + index.shape + t.shape[dim+1:].
+Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
+// out[i][j] = t[index[i][j]][j] for dim 0, etc.; index has t's rank.
+Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
+// out = zeros(shape) with out[index] += src along dim (gather's adjoint).
+Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src);
+// The adjoint of index_select: zeros(shape) with rows of src added at index.
+Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src);
+// int64 [..., num_classes]; num_classes = -1 uses max + 1.
+Tensor one_hot(const Tensor& labels, int64_t num_classes = -1);
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim = 0);
+std::vector<Tensor> split_with_sizes(const Tensor& t, const std::vector<int64_t>& sizes, int64_t dim = 0);
+std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim = 0);
+
+// ---------- triangles, scans, sorting ----------
+// The lower (tril) or upper (triu) triangle of the last two dims, the rest zero; diagonal 0 is the
+// main diagonal, positive above it, negative below (ops/triangle_ops.cc).
+Tensor tril(const Tensor& t, int64_t diagonal = 0);
+Tensor triu(const Tensor& t, int64_t diagonal = 0);
+// Inclusive prefix sums along dim; integral and bool inputs sum to int64 (ops/cumsum_ops.cc).
+Tensor cumsum(const Tensor& t, int64_t dim);
+// Stable sort along dim: values and int64 positions; NaN sorts as the largest value, -0 equal to
+// +0 (ops/sort_ops.cc).
+std::pair<Tensor, Tensor> sort(const Tensor& t, int64_t dim = -1, bool descending = false);
+// The k largest (or smallest) along dim, in sorted order whatever `sorted` says (which PyTorch
+// allows); 0 <= k <= size.
+std::pair<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true);
+
+// ---------- comparison helpers ----------
+// True when shapes match and every element is within atol + rtol * |b| (NaNs equal when equal_nan).
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+bool equal(const Tensor& a, const Tensor& b);  // same shape and exactly the same values
+
+}  // namespace colony::raw

@@ -1,0 +1,83 @@
+// cumsum (ops/cumsum_ops.cc): every dim position against a running sum in double, PyTorch's
+// result dtypes (integral and bool inputs give int64), 0-d and empty inputs, a strided input,
+// errors, and CUDA against the CPU (both the row and the column kernel).
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "ops/raw_ops.h"
+#include "tensor/random.h"
+#include "tests/test_util.h"
+
+namespace colony {
+namespace {
+
+using testing::all_close;
+using testing::throws_with;
+using testing::values;
+
+// Running sums along `dim` of a 3-D tensor, in double.
+std::vector<double> naive_cumsum3(const Tensor& t, int64_t dim) {
+  std::vector<double> v = values(t), out(v.size());
+  Shape s = t.sizes();
+  Shape strides = contiguous_strides(s);
+  for (int64_t i = 0; i < static_cast<int64_t>(v.size()); ++i) {
+    int64_t pos = (i / strides[dim]) % s[dim];
+    out[i] = v[i] + (pos > 0 ? out[i - strides[dim]] : 0.0);
+  }
+  return out;
+}
+
+TEST(Cumsum, EveryDimAgainstDouble) {
+  Generator gen(1);
+  Tensor x = raw::randn({4, 70, 300}, kFloat64, &gen);
+  for (int64_t dim : {0, 1, 2}) {
+    Tensor want = raw::reshape(raw::from_vector(naive_cumsum3(x, dim)), x.sizes());
+    EXPECT_TRUE(all_close(raw::cumsum(x, dim), want, 1e-12, 1e-12)) << "dim " << dim;
+    EXPECT_TRUE(all_close(raw::cumsum(raw::to(x, kCPU, kFloat32), dim - 3), want, 1e-4, 1e-4)) << "dim " << dim;
+  }
+  Tensor strided = raw::transpose(x, 0, 2);
+  EXPECT_TRUE(all_close(raw::cumsum(strided, 2), raw::transpose(raw::cumsum(x, 0), 0, 2), 1e-12, 1e-12));
+}
+
+TEST(Cumsum, DtypesAsPyTorch) {
+  Tensor b = raw::cumsum(raw::tensor({1, 1, 0, 1}, kBool), 0);
+  EXPECT_EQ(b.dtype(), kInt64);
+  EXPECT_EQ(values(b), (std::vector<double>{1, 2, 2, 3}));
+  Tensor i = raw::cumsum(raw::tensor({2000000000, 2000000000}, kInt32), 0);
+  EXPECT_EQ(i.dtype(), kInt64);  // no int32 overflow
+  EXPECT_EQ(values(i), (std::vector<double>{2e9, 4e9}));
+  Tensor u = raw::cumsum(raw::tensor({200, 200}, kUInt8), 0);
+  EXPECT_EQ(values(u), (std::vector<double>{200, 400}));
+  Tensor h = raw::cumsum(raw::tensor({0.5, 0.25, 1}, kFloat16), 0);
+  EXPECT_EQ(h.dtype(), kFloat16);
+  EXPECT_EQ(values(h), (std::vector<double>{0.5, 0.75, 1.75}));
+}
+
+TEST(Cumsum, EdgeShapesAndErrors) {
+  Tensor s = raw::cumsum(raw::scalar_tensor(3.0), 0);
+  EXPECT_EQ(s.dim(), 0);
+  EXPECT_EQ(s.item(), 3.0);
+  EXPECT_EQ(raw::cumsum(raw::zeros({2, 0}), 1).sizes(), (Shape{2, 0}));
+  EXPECT_TRUE(throws_with([] { raw::cumsum(raw::zeros({2, 3}), 2); }, "cumsum: dim 2 out of range"));
+}
+
+TEST(Cumsum, AgainstCpu_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  Device dev = Device::cuda(0);
+  Generator gen(2);
+  for (const Shape& shape : {Shape{3, 5000}, Shape{7, 33, 40}, Shape{1, 1}}) {
+    Tensor x = raw::randn(shape, kFloat64, &gen);
+    for (int64_t dim : {0, -1}) {
+      EXPECT_TRUE(all_close(raw::cumsum(raw::to(x, dev, kFloat64), dim), raw::cumsum(x, dim), 1e-12, 1e-10));
+      EXPECT_TRUE(all_close(raw::cumsum(raw::to(x, dev, kFloat32), dim), raw::cumsum(x, dim), 1e-4, 1e-3));
+      Tensor xi = raw::to(raw::mul(x, 100.0), kCPU, kInt32);
+      Tensor gi = raw::cumsum(raw::to(xi, dev, kInt32), dim);
+      EXPECT_EQ(gi.dtype(), kInt64);
+      EXPECT_TRUE(raw::equal(raw::to(gi, kCPU, kInt64), raw::cumsum(xi, dim)));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace colony
