@@ -3,7 +3,8 @@
 # implies, small_gemm_bench times the tiles' five LeNet passes, lenet_cpu trains a few steps
 # (float32 and bfloat16 autocast) and prints its kernels' ISA and images/s, matmul_bench --dtype
 # ends with the gflops= line scripts compare with matmul_pytorch.py's, lenet_rounds.sh alternates
-# rounds and prints medians, and all refuse bad arguments.
+# rounds and prints medians, gpt_cpu trains a tiny GPT a few steps (float32 and bfloat16 autocast)
+# and ends with tokens_per_s=, and all refuse bad arguments.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -65,4 +66,25 @@ out="$(LENET_CPU=benchmarks/lenet_cpu benchmarks/lenet_rounds.sh --rounds 1 --ba
 out="$(LENET_CPU=benchmarks/lenet_cpu benchmarks/lenet_rounds.sh --rounds 0 2>&1)"; rc=$?
 [ "$rc" -eq 2 ] && echo "$out" | grep -q "'0' is not a positive integer" ||
   fail "lenet_rounds.sh --rounds 0: exit $rc, expected 2 with the reason: $out"
+gpt=(--layers 1 --heads 2 --embd 32 --block 16 --batch 2 --vocab 20 --threads 1 --steps 2 --warmup 1)
+for amp in off bf16; do
+  out="$(benchmarks/gpt_cpu "${gpt[@]}" --amp "$amp" 2>&1)"; rc=$?
+  [ "$rc" -eq 0 ] || fail "gpt_cpu --amp $amp exited $rc: $out"
+  echo "$out" | grep -q "^amp=$amp$" || fail "gpt_cpu --amp $amp: no amp line: $out"
+  echo "$out" | grep -Eq '^loss=[0-9]+\.[0-9]{4}$' || fail "gpt_cpu --amp $amp: no loss line: $out"
+  echo "$out" | tail -1 | grep -Eq '^tokens_per_s=[0-9]+\.[0-9]$' || fail "gpt_cpu --amp $amp: last line not tokens_per_s=: $out"
+done
+out="$(benchmarks/gpt_cpu --layers 0 2>&1)"; rc=$?
+[ "$rc" -eq 2 ] || fail "gpt_cpu --layers 0 exited $rc, expected 2: $out"
+out="$(benchmarks/gpt_cpu --amp fp8 2>&1)"; rc=$?
+[ "$rc" -eq 2 ] || fail "gpt_cpu --amp fp8 exited $rc, expected 2: $out"
+out="$(benchmarks/gpt_cpu --layers 1 --heads 3 --embd 32 --block 16 --batch 2 --threads 1 --steps 1 2>&1)"; rc=$?
+[ "$rc" -eq 1 ] && echo "$out" | grep -q 'must be a multiple of n_head 3' ||
+  fail "gpt_cpu --embd 32 --heads 3 was not refused with its reason (exit $rc): $out"
+out="$(GPT_CPU=benchmarks/gpt_cpu benchmarks/gpt_rounds.sh --rounds 0 2>&1)"; rc=$?
+[ "$rc" -eq 2 ] && echo "$out" | grep -q "'0' is not a positive integer" ||
+  fail "gpt_rounds.sh --rounds 0: exit $rc, expected 2 with the reason: $out"
+out="$(GPT_CPU=benchmarks/gpt_cpu benchmarks/gpt_rounds.sh --config 768 2>&1)"; rc=$?
+[ "$rc" -eq 2 ] && echo "$out" | grep -q 'expected cpu or 384' ||
+  fail "gpt_rounds.sh --config 768: exit $rc, expected 2 with the reason: $out"
 echo PASS

@@ -7,10 +7,12 @@ head tied to the token embedding), the same AdamW (decay on 2-D weights only, be
 gradient clipping at 1.0 and random token batches already in memory, so both sides time the
 training step only (forward, backward, clip, step).
 
-  /tmp/torch2/bin/python benchmarks/gpt_pytorch.py [--config cpu|384] [--threads 2] [--steps 60]
-                                                   [--amp bf16] [--compile]
+  /tmp/torch2/bin/python benchmarks/gpt_pytorch.py [--layers 4 --heads 4 --embd 128 --block 64 --batch 12]
+      [--config cpu|384] [--vocab 65] [--threads 2] [--steps 60] [--warmup 10] [--amp bf16] [--compile]
 
-Prints the configuration, then tokens_per_s=<number> as its last line (as char_gpt --benchmark).
+The flags are benchmarks/gpt_cpu's; --config sets the model and batch flags to one of nanoGPT's two
+shakespeare_char configurations (flags given as well override it). Prints the configuration, then
+tokens_per_s=<number> as its last line (as gpt_cpu and char_gpt --benchmark).
 """
 import argparse
 import math
@@ -26,6 +28,8 @@ CONFIGS = {
     "384": dict(n_layer=6, n_head=6, n_embd=384, block_size=256, batch_size=64),
 }
 VOCAB = 65  # tiny Shakespeare's characters
+# gpt_cpu's flags and the configuration keys they set.
+FLAGS = {"--layers": "n_layer", "--heads": "n_head", "--embd": "n_embd", "--block": "block_size", "--batch": "batch_size"}
 
 
 class CausalSelfAttention(nn.Module):
@@ -96,24 +100,32 @@ class GPT(nn.Module):
 
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("--config", choices=CONFIGS.keys(), default="cpu")
+    p.add_argument("--config", choices=CONFIGS.keys(), help="one of nanoGPT's configurations (default cpu)")
+    for flag, key in FLAGS.items():
+        p.add_argument(flag, type=int, help=f"{key} (default: --config's)")
+    p.add_argument("--vocab", type=int, default=VOCAB)
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--steps", type=int, default=60)
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--amp", choices=["off", "bf16"], default="off")
     p.add_argument("--compile", action="store_true", help="torch.compile the model (inductor)")
     a = p.parse_args()
-    c = CONFIGS[a.config]
+    c = dict(CONFIGS[a.config or "cpu"])
+    for flag, key in FLAGS.items():
+        if getattr(a, flag[2:]) is not None:
+            c[key] = getattr(a, flag[2:])
+    if min(c.values()) <= 0 or a.vocab <= 0 or a.threads <= 0 or a.steps <= 0 or a.warmup < 0:
+        p.error("sizes, --threads and --steps must be positive, --warmup non-negative")
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
-    model = GPT(c["n_layer"], c["n_head"], c["n_embd"], c["block_size"])
+    model = GPT(c["n_layer"], c["n_head"], c["n_embd"], c["block_size"], vocab=a.vocab)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=1e-3, betas=(0.9, 0.99))
     step_model = torch.compile(model) if a.compile else model
     B, T = c["batch_size"], c["block_size"]
-    data = torch.randint(0, VOCAB, (8, B, T + 1))
+    data = torch.randint(0, a.vocab, (8, B, T + 1))
     for i in range(a.warmup + a.steps):
         if i == a.warmup:
             start = time.perf_counter()
@@ -125,7 +137,7 @@ def main():
         opt.step()
         opt.zero_grad(set_to_none=True)
     seconds = time.perf_counter() - start
-    print(f"torch {torch.__version__}, config {a.config} {c}, threads {a.threads}, amp {a.amp}, "
+    print(f"torch {torch.__version__}, {c}, vocab {a.vocab}, threads {a.threads}, amp {a.amp}, "
           f"compile {a.compile}, loss {loss.item():.4f}")
     print(f"tokens_per_s={B * T * a.steps / seconds:.1f}")
 
