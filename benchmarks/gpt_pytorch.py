@@ -33,11 +33,13 @@ FLAGS = {"--layers": "n_layer", "--heads": "n_head", "--embd": "n_embd", "--bloc
 
 
 class CausalSelfAttention(nn.Module):
-    def __init__(self, n_embd, n_head):
+    def __init__(self, n_embd, n_head, dropout=0.0):
         super().__init__()
         self.n_head = n_head
+        self.dropout = dropout
         self.c_attn = nn.Linear(n_embd, 3 * n_embd)
         self.c_proj = nn.Linear(n_embd, n_embd)
+        self.resid_dropout = nn.Dropout(dropout)
 
     def forward(self, x):
         B, T, C = x.size()
@@ -45,27 +47,29 @@ class CausalSelfAttention(nn.Module):
         q = q.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
         k = k.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
         v = v.view(B, T, self.n_head, C // self.n_head).transpose(1, 2)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
-        return self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C))
+        y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0, is_causal=True)
+        return self.resid_dropout(self.c_proj(y.transpose(1, 2).contiguous().view(B, T, C)))
 
 
 class MLP(nn.Module):
-    def __init__(self, n_embd):
+    def __init__(self, n_embd, dropout=0.0):
         super().__init__()
         self.c_fc = nn.Linear(n_embd, 4 * n_embd)
+        self.gelu = nn.GELU()
         self.c_proj = nn.Linear(4 * n_embd, n_embd)
+        self.dropout = nn.Dropout(dropout)
 
     def forward(self, x):
-        return self.c_proj(F.gelu(self.c_fc(x)))
+        return self.dropout(self.c_proj(self.gelu(self.c_fc(x))))
 
 
 class Block(nn.Module):
-    def __init__(self, n_embd, n_head):
+    def __init__(self, n_embd, n_head, dropout=0.0):
         super().__init__()
         self.ln_1 = nn.LayerNorm(n_embd)
-        self.attn = CausalSelfAttention(n_embd, n_head)
+        self.attn = CausalSelfAttention(n_embd, n_head, dropout)
         self.ln_2 = nn.LayerNorm(n_embd)
-        self.mlp = MLP(n_embd)
+        self.mlp = MLP(n_embd, dropout)
 
     def forward(self, x):
         x = x + self.attn(self.ln_1(x))
@@ -73,14 +77,22 @@ class Block(nn.Module):
 
 
 class GPT(nn.Module):
-    def __init__(self, n_layer, n_head, n_embd, block_size, vocab=VOCAB):
+    """nanoGPT's model.py GPT with bias=True, module for module: the same state_dict names
+    (transformer.wte.weight, transformer.h.0.ln_1.weight, ..., lm_head.weight), which are
+    examples/char_gpt/gpt.h's too, so either side loads the other's weights."""
+
+    def __init__(self, n_layer, n_head, n_embd, block_size, vocab=VOCAB, dropout=0.0):
         super().__init__()
-        self.wte = nn.Embedding(vocab, n_embd)
-        self.wpe = nn.Embedding(block_size, n_embd)
-        self.h = nn.ModuleList([Block(n_embd, n_head) for _ in range(n_layer)])
-        self.ln_f = nn.LayerNorm(n_embd)
+        self.block_size = block_size
+        self.transformer = nn.ModuleDict(dict(
+            wte=nn.Embedding(vocab, n_embd),
+            wpe=nn.Embedding(block_size, n_embd),
+            drop=nn.Dropout(dropout),
+            h=nn.ModuleList([Block(n_embd, n_head, dropout) for _ in range(n_layer)]),
+            ln_f=nn.LayerNorm(n_embd),
+        ))
         self.lm_head = nn.Linear(n_embd, vocab, bias=False)
-        self.lm_head.weight = self.wte.weight
+        self.transformer.wte.weight = self.lm_head.weight  # tied, as nanoGPT ties them
         for name, p in self.named_parameters():
             if name.endswith("c_proj.weight"):
                 nn.init.normal_(p, 0.0, 0.02 / math.sqrt(2 * n_layer))
@@ -89,13 +101,17 @@ class GPT(nn.Module):
             else:
                 nn.init.zeros_(p) if name.endswith("bias") else nn.init.ones_(p)
 
-    def forward(self, idx, targets):
+    def forward(self, idx, targets=None):
+        """(logits [B, T, vocab], the mean cross-entropy against targets or None), as nanoGPT's."""
         T = idx.size(1)
-        x = self.wte(idx) + self.wpe(torch.arange(T))
-        for block in self.h:
+        t = self.transformer
+        x = t.drop(t.wte(idx) + t.wpe(torch.arange(T, device=idx.device)))
+        for block in t.h:
             x = block(x)
-        logits = self.lm_head(self.ln_f(x))
-        return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1))
+        logits = self.lm_head(t.ln_f(x))
+        if targets is None:
+            return logits, None
+        return logits, F.cross_entropy(logits.view(-1, logits.size(-1)), targets.reshape(-1))
 
 
 def main():
@@ -131,7 +147,7 @@ def main():
             start = time.perf_counter()
         batch = data[i % len(data)]
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.amp == "bf16"):
-            loss = step_model(batch[:, :-1], batch[:, 1:])
+            _, loss = step_model(batch[:, :-1], batch[:, 1:])
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
