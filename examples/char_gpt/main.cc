@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "colony.h"
+#include "examples/char_gpt/checkpoint.h"
 #include "examples/char_gpt/gpt.h"
 #include "examples/char_gpt/train_step.h"
 #include "examples/lenet_cifar10/amp_mode.h"
@@ -85,8 +86,10 @@ int main(int argc, char** argv) {
   app.add_option("--threads", f.threads, "CPU threads for compute (0: COLONY_NUM_THREADS or all cores)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--seed", f.seed, "seed for the weights, the batches and the sampling");
-  app.add_option("--checkpoint", f.checkpoint, "write a training checkpoint here at each evaluation and at the end");
-  app.add_option("--resume", f.resume, "continue from this training checkpoint");
+  app.add_option("--checkpoint", f.checkpoint,
+                 "at each evaluation and at the end, write the weights here (safetensors, PyTorch's names) and the "
+                 "training state beside them (<path>.train)");
+  app.add_option("--resume", f.resume, "continue from this checkpoint (the --checkpoint path of a run)");
   app.add_option("--metrics", f.metrics, "append one JSON line per evaluation to this file");
   app.add_flag("--benchmark", f.benchmark, "time training steps only; last line: tokens_per_s=<number>");
   app.add_option("--warmup_steps", f.warmup_steps, "benchmark: steps excluded from the timing");
@@ -171,7 +174,7 @@ int main(int argc, char** argv) {
 
     int64_t step = 0;
     if (!f.resume.empty()) {
-      optim::TrainingState s = optim::load_checkpoint(f.resume, *model, opt, &scaler);
+      optim::TrainingState s = char_gpt::load_checkpoint(f.resume, *model, opt, &scaler);
       if (s.extra["vocabulary"] != tokenizer.vocabulary())
         throw std::invalid_argument(f.resume + " was trained on a text with another vocabulary than " + f.data +
                                     "'s: resume with the same --data");
@@ -186,7 +189,14 @@ int main(int argc, char** argv) {
         optim::TrainingState s;
         s.step = step;
         s.extra["vocabulary"] = tokenizer.vocabulary();
-        optim::save_checkpoint(f.checkpoint, *model, opt, s, &scaler);
+        // The configuration, as nanoGPT's checkpoints keep model_args (load_in_pytorch.py reads it).
+        s.extra["n_layer"] = std::to_string(f.model.n_layer);
+        s.extra["n_head"] = std::to_string(f.model.n_head);
+        s.extra["n_embd"] = std::to_string(f.model.n_embd);
+        s.extra["block_size"] = std::to_string(f.model.block_size);
+        s.extra["vocab_size"] = std::to_string(f.model.vocab_size);
+        s.extra["bias"] = f.model.bias ? "true" : "false";
+        char_gpt::save_checkpoint(f.checkpoint, *model, opt, s, &scaler);
       }
     };
     // Batch k of a stream depends on (seed, rank, world size, k) only: training step s takes
