@@ -66,25 +66,26 @@ out="$(LENET_CPU=benchmarks/lenet_cpu benchmarks/lenet_rounds.sh --rounds 1 --ba
 out="$(LENET_CPU=benchmarks/lenet_cpu benchmarks/lenet_rounds.sh --rounds 0 2>&1)"; rc=$?
 [ "$rc" -eq 2 ] && echo "$out" | grep -q "'0' is not a positive integer" ||
   fail "lenet_rounds.sh --rounds 0: exit $rc, expected 2 with the reason: $out"
+# Runs the command with stderr joined to stdout into $out; fails unless it exits with the first argument.
+expect_exit() {
+  local want="$1"; shift
+  out="$("$@" 2>&1)"; local rc=$?
+  [ "$rc" -eq "$want" ] || fail "$* exited $rc, expected $want: $out"
+}
 gpt=(--layers 1 --heads 2 --embd 32 --block 16 --batch 2 --vocab 20 --threads 1 --steps 2 --warmup 1)
 for amp in off bf16; do
-  out="$(benchmarks/gpt_cpu "${gpt[@]}" --amp "$amp" 2>&1)"; rc=$?
-  [ "$rc" -eq 0 ] || fail "gpt_cpu --amp $amp exited $rc: $out"
-  echo "$out" | grep -q "^amp=$amp$" || fail "gpt_cpu --amp $amp: no amp line: $out"
-  echo "$out" | grep -Eq '^loss=[0-9]+\.[0-9]{4}$' || fail "gpt_cpu --amp $amp: no loss line: $out"
+  expect_exit 0 benchmarks/gpt_cpu "${gpt[@]}" --amp "$amp"
+  for line in "amp=$amp" 'loss=[0-9]+\.[0-9]{4}'; do
+    echo "$out" | grep -Eq "^$line$" || fail "gpt_cpu --amp $amp: no line $line: $out"
+  done
   echo "$out" | tail -1 | grep -Eq '^tokens_per_s=[0-9]+\.[0-9]$' || fail "gpt_cpu --amp $amp: last line not tokens_per_s=: $out"
 done
-out="$(benchmarks/gpt_cpu --layers 0 2>&1)"; rc=$?
-[ "$rc" -eq 2 ] || fail "gpt_cpu --layers 0 exited $rc, expected 2: $out"
-out="$(benchmarks/gpt_cpu --amp fp8 2>&1)"; rc=$?
-[ "$rc" -eq 2 ] || fail "gpt_cpu --amp fp8 exited $rc, expected 2: $out"
-out="$(benchmarks/gpt_cpu --layers 1 --heads 3 --embd 32 --block 16 --batch 2 --threads 1 --steps 1 2>&1)"; rc=$?
-[ "$rc" -eq 1 ] && echo "$out" | grep -q 'must be a multiple of n_head 3' ||
-  fail "gpt_cpu --embd 32 --heads 3 was not refused with its reason (exit $rc): $out"
-out="$(GPT_CPU=benchmarks/gpt_cpu benchmarks/gpt_rounds.sh --rounds 0 2>&1)"; rc=$?
-[ "$rc" -eq 2 ] && echo "$out" | grep -q "'0' is not a positive integer" ||
-  fail "gpt_rounds.sh --rounds 0: exit $rc, expected 2 with the reason: $out"
-out="$(GPT_CPU=benchmarks/gpt_cpu benchmarks/gpt_rounds.sh --config 768 2>&1)"; rc=$?
-[ "$rc" -eq 2 ] && echo "$out" | grep -q 'expected cpu or 384' ||
-  fail "gpt_rounds.sh --config 768: exit $rc, expected 2 with the reason: $out"
+expect_exit 2 benchmarks/gpt_cpu --layers 0
+expect_exit 2 benchmarks/gpt_cpu --amp fp8
+expect_exit 1 benchmarks/gpt_cpu --layers 1 --heads 3 --embd 32 --block 16 --batch 2 --threads 1 --steps 1
+echo "$out" | grep -q 'must be a multiple of n_head 3' || fail "gpt_cpu --heads 3 --embd 32: no reason given: $out"
+expect_exit 2 env GPT_CPU=benchmarks/gpt_cpu benchmarks/gpt_rounds.sh --rounds 0
+echo "$out" | grep -q "'0' is not a positive integer" || fail "gpt_rounds.sh --rounds 0: no reason given: $out"
+expect_exit 2 env GPT_CPU=benchmarks/gpt_cpu benchmarks/gpt_rounds.sh --config 768
+echo "$out" | grep -q 'expected cpu or 384' || fail "gpt_rounds.sh --config 768: no reason given: $out"
 echo PASS
