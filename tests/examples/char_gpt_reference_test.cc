@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <string>
@@ -74,12 +75,20 @@ TEST_F(CharGptReference, LogitsLossAndEveryGradientMatchPyTorch) {
   // Every parameter once (the tied head is the token embedding, which PyTorch lists alone), and
   // every gradient the file holds checked.
   std::set<std::string> checked;
+  std::string worst;
+  double worst_error = 0;
   for (auto& [name, p] : model_->named_parameters()) {
     if (p.is_same(model_->wte->weight) && name != "transformer.wte.weight") continue;
     ASSERT_TRUE(p.grad().defined()) << name << " has no gradient";
-    EXPECT_LE(relative_error(p.grad(), ref("grad." + name)), kTolerance) << name;
+    const double error = relative_error(p.grad(), ref("grad." + name));
+    EXPECT_LE(error, kTolerance) << name;
+    if (error >= worst_error) worst_error = error, worst = name;
     checked.insert(name);
   }
+  // The margin, for whoever changes a kernel: on 2026-12-05 (AMX CPU, -c opt) the logits were off by
+  // 3.6e-7 and the worst gradient (transformer.h.0.ln_2.weight) by 5.2e-7, 20 times inside 1e-5.
+  std::printf("logits error %.2e; worst gradient %s, error %.2e\n", relative_error(logits, ref("logits")),
+              worst.c_str(), worst_error);
   for (auto& [name, t] : ref_) {
     if (name.rfind("grad.", 0) == 0) {
       EXPECT_EQ(checked.count(name.substr(5)), 1u) << name << " was not checked";
