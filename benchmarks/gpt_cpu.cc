@@ -4,8 +4,8 @@
 // at lr 1e-3 and betas 0.9/0.99), on 8 random token batches cycled, so that the two figures
 // compare the frameworks and nothing else. benchmarks/gpt_rounds.sh alternates them.
 //
-//   bazel run -c opt --config=cpu //benchmarks:gpt_cpu -- --layers 4 --heads 4 --embd 128 --block 64 \
-//       --batch 12 --threads 2 --steps 60 [--warmup 10] [--amp bf16] [--vocab 65]
+//   bazel run -c opt --config=cpu //benchmarks:gpt_cpu -- --layers 4 --heads 4 --embd 128
+//       --block 64 --batch 12 --threads 2 --steps 60 [--warmup 10] [--amp bf16] [--vocab 65]
 //
 // Prints the configuration and the CPU kernels' instruction set (cpu_isa=...), then
 // tokens_per_s=<number> (batch x block x steps over the timed steps' seconds) as its last line.
