@@ -3,7 +3,8 @@
 # implies, small_gemm_bench times the tiles' five LeNet passes, lenet_cpu trains a few steps
 # (float32 and bfloat16 autocast) and prints its kernels' ISA and images/s, matmul_bench --dtype
 # ends with the gflops= line scripts compare with matmul_pytorch.py's, lenet_rounds.sh alternates
-# rounds and prints medians, and all refuse bad arguments.
+# rounds and prints medians, gpt_cpu trains a tiny GPT a few steps (float32 and bfloat16 autocast)
+# and ends with tokens_per_s=, and all refuse bad arguments.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -65,4 +66,26 @@ out="$(LENET_CPU=benchmarks/lenet_cpu benchmarks/lenet_rounds.sh --rounds 1 --ba
 out="$(LENET_CPU=benchmarks/lenet_cpu benchmarks/lenet_rounds.sh --rounds 0 2>&1)"; rc=$?
 [ "$rc" -eq 2 ] && echo "$out" | grep -q "'0' is not a positive integer" ||
   fail "lenet_rounds.sh --rounds 0: exit $rc, expected 2 with the reason: $out"
+# Runs the command with stderr joined to stdout into $out; fails unless it exits with the first argument.
+expect_exit() {
+  local want="$1"; shift
+  out="$("$@" 2>&1)"; local rc=$?
+  [ "$rc" -eq "$want" ] || fail "$* exited $rc, expected $want: $out"
+}
+gpt=(--layers 1 --heads 2 --embd 32 --block 16 --batch 2 --vocab 20 --threads 1 --steps 2 --warmup 1)
+for amp in off bf16; do
+  expect_exit 0 benchmarks/gpt_cpu "${gpt[@]}" --amp "$amp"
+  for line in "amp=$amp" 'loss=[0-9]+\.[0-9]{4}'; do
+    echo "$out" | grep -Eq "^$line$" || fail "gpt_cpu --amp $amp: no line $line: $out"
+  done
+  echo "$out" | tail -1 | grep -Eq '^tokens_per_s=[0-9]+\.[0-9]$' || fail "gpt_cpu --amp $amp: last line not tokens_per_s=: $out"
+done
+expect_exit 2 benchmarks/gpt_cpu --layers 0
+expect_exit 2 benchmarks/gpt_cpu --amp fp8
+expect_exit 1 benchmarks/gpt_cpu --layers 1 --heads 3 --embd 32 --block 16 --batch 2 --threads 1 --steps 1
+echo "$out" | grep -q 'must be a multiple of n_head 3' || fail "gpt_cpu --heads 3 --embd 32: no reason given: $out"
+expect_exit 2 env GPT_CPU=benchmarks/gpt_cpu benchmarks/gpt_rounds.sh --rounds 0
+echo "$out" | grep -q "'0' is not a positive integer" || fail "gpt_rounds.sh --rounds 0: no reason given: $out"
+expect_exit 2 env GPT_CPU=benchmarks/gpt_cpu benchmarks/gpt_rounds.sh --config 768
+echo "$out" | grep -q 'expected cpu or 384' || fail "gpt_rounds.sh --config 768: no reason given: $out"
 echo PASS

@@ -1,8 +1,10 @@
 // A GPT for characters: nanoGPT's model written against Colony's nn. Token and position
 // embeddings, n_layer pre-norm blocks (causal self-attention through the fused
 // F::scaled_dot_product_attention, then a GELU MLP), a final LayerNorm and a head tied to the token
-// embedding. Parameter names follow nanoGPT's ("h.0.attn.c_attn.weight", ...), so the state dict
-// reads the same as its checkpoints do; benchmarks/gpt_pytorch.py is the same model in PyTorch.
+// embedding. Modules are named as nanoGPT names them (its embeddings, blocks and final norm in a
+// `transformer` dict), so the state dict is the one its model.py loads ("transformer.wte.weight",
+// "transformer.h.0.attn.c_attn.weight", ..., "lm_head.weight"); benchmarks/gpt_pytorch.py is the
+// same model in PyTorch.
 #pragma once
 
 #include <cmath>
@@ -35,7 +37,7 @@ class CausalSelfAttention : public nn::Module {
                                   " must be a multiple of n_head " + std::to_string(c.n_head));
     c_attn = register_module("c_attn", std::make_shared<nn::Linear>(nn::LinearOptions(c.n_embd, 3 * c.n_embd).bias(c.bias)));
     c_proj = register_module("c_proj", std::make_shared<nn::Linear>(nn::LinearOptions(c.n_embd, c.n_embd).bias(c.bias)));
-    resid_drop = register_module("resid_drop", std::make_shared<nn::Dropout>(c.dropout));
+    resid_dropout = register_module("resid_dropout", std::make_shared<nn::Dropout>(c.dropout));
   }
 
   Tensor forward(const Tensor& x) override {
@@ -46,11 +48,11 @@ class CausalSelfAttention : public nn::Module {
     Tensor y = F::scaled_dot_product_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), Tensor(),
                                                is_training() ? dropout_ : 0.0, /*is_causal=*/true);
     y = y.transpose(1, 2).contiguous().view({B, T, C});
-    return resid_drop->forward(c_proj->forward(y));
+    return resid_dropout->forward(c_proj->forward(y));
   }
 
   std::shared_ptr<nn::Linear> c_attn, c_proj;
-  std::shared_ptr<nn::Dropout> resid_drop;
+  std::shared_ptr<nn::Dropout> resid_dropout;
 
  private:
   int64_t n_head_;
@@ -62,12 +64,12 @@ class MLP : public nn::Module {
   explicit MLP(const GPTConfig& c) {
     c_fc = register_module("c_fc", std::make_shared<nn::Linear>(nn::LinearOptions(c.n_embd, 4 * c.n_embd).bias(c.bias)));
     c_proj = register_module("c_proj", std::make_shared<nn::Linear>(nn::LinearOptions(4 * c.n_embd, c.n_embd).bias(c.bias)));
-    drop = register_module("drop", std::make_shared<nn::Dropout>(c.dropout));
+    dropout = register_module("dropout", std::make_shared<nn::Dropout>(c.dropout));
   }
-  Tensor forward(const Tensor& x) override { return drop->forward(c_proj->forward(F::gelu(c_fc->forward(x)))); }
+  Tensor forward(const Tensor& x) override { return dropout->forward(c_proj->forward(F::gelu(c_fc->forward(x)))); }
 
   std::shared_ptr<nn::Linear> c_fc, c_proj;
-  std::shared_ptr<nn::Dropout> drop;
+  std::shared_ptr<nn::Dropout> dropout;
 };
 
 // Pre-norm: each sub-layer reads a normalised copy and adds its result to the residual stream.
@@ -92,15 +94,22 @@ class Block : public nn::Module {
 class GPT : public nn::Module {
  public:
   explicit GPT(const GPTConfig& c) : config(c) {
-    wte = register_module("wte", std::make_shared<nn::Embedding>(nn::EmbeddingOptions(c.vocab_size, c.n_embd)));
-    wpe = register_module("wpe", std::make_shared<nn::Embedding>(nn::EmbeddingOptions(c.block_size, c.n_embd)));
-    drop = register_module("drop", std::make_shared<nn::Dropout>(c.dropout));
-    h = register_module("h", std::make_shared<nn::ModuleList>());
+    // nanoGPT's nn.ModuleDict(wte, wpe, drop, h, ln_f); the members are shortcuts into it.
+    transformer = register_module("transformer", std::make_shared<nn::ModuleDict>());
+    wte = std::make_shared<nn::Embedding>(nn::EmbeddingOptions(c.vocab_size, c.n_embd));
+    wpe = std::make_shared<nn::Embedding>(nn::EmbeddingOptions(c.block_size, c.n_embd));
+    drop = std::make_shared<nn::Dropout>(c.dropout);
+    h = std::make_shared<nn::ModuleList>();
     for (int64_t i = 0; i < c.n_layer; ++i) h->push_back(std::make_shared<Block>(c));
-    ln_f = register_module("ln_f", std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({c.n_embd}).bias(c.bias)));
+    ln_f = std::make_shared<nn::LayerNorm>(nn::LayerNormOptions({c.n_embd}).bias(c.bias));
+    transformer->insert("wte", wte);
+    transformer->insert("wpe", wpe);
+    transformer->insert("drop", drop);
+    transformer->insert("h", h);
+    transformer->insert("ln_f", ln_f);
     lm_head = register_module("lm_head", std::make_shared<nn::Linear>(nn::LinearOptions(c.n_embd, c.vocab_size).bias(false)));
     // The head scores a token with the same vector that embeds it (weight tying, as GPT-2): one
-    // parameter, updated by both uses and saved once.
+    // parameter, updated by both uses; state_dict() lists it under both names, as PyTorch's does.
     lm_head->weight = lm_head->replace_parameter("weight", wte->weight);
     init_weights();
   }
@@ -148,6 +157,7 @@ class GPT : public nn::Module {
   }
 
   GPTConfig config;
+  std::shared_ptr<nn::ModuleDict> transformer;
   std::shared_ptr<nn::Embedding> wte, wpe;
   std::shared_ptr<nn::Dropout> drop;
   std::shared_ptr<nn::ModuleList> h;

@@ -11,10 +11,11 @@
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <optional>
 
 #include "colony.h"
+#include "examples/char_gpt/checkpoint.h"
 #include "examples/char_gpt/gpt.h"
+#include "examples/char_gpt/train_step.h"
 #include "examples/lenet_cifar10/amp_mode.h"
 
 using namespace colony;
@@ -85,8 +86,10 @@ int main(int argc, char** argv) {
   app.add_option("--threads", f.threads, "CPU threads for compute (0: COLONY_NUM_THREADS or all cores)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--seed", f.seed, "seed for the weights, the batches and the sampling");
-  app.add_option("--checkpoint", f.checkpoint, "write a training checkpoint here at each evaluation and at the end");
-  app.add_option("--resume", f.resume, "continue from this training checkpoint");
+  app.add_option("--checkpoint", f.checkpoint,
+                 "at each evaluation and at the end, write the weights here (safetensors, PyTorch's names) and the "
+                 "training state beside them (<path>.train)");
+  app.add_option("--resume", f.resume, "continue from this checkpoint (the --checkpoint path of a run)");
   app.add_option("--metrics", f.metrics, "append one JSON line per evaluation to this file");
   app.add_flag("--benchmark", f.benchmark, "time training steps only; last line: tokens_per_s=<number>");
   app.add_option("--warmup_steps", f.warmup_steps, "benchmark: steps excluded from the timing");
@@ -139,13 +142,9 @@ int main(int argc, char** argv) {
                 f.model.n_embd, f.model.block_size, n);
     }
 
-    // nanoGPT's AdamW: weight decay on the 2-D weights (matrices and embeddings) only. The groups
-    // set only their weight decay and inherit the betas and the rate from the defaults.
-    std::vector<Tensor> decay, no_decay;
-    for (const Tensor& p : ddp->parameters()) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+    // nanoGPT's AdamW: weight decay on the 2-D weights only (train_step.h).
     const auto defaults = optim::AdamWOptions(f.lr).betas({f.beta1, f.beta2});
-    std::vector<optim::ParamGroup> groups{{decay, optim::AdamWOptions().weight_decay(f.weight_decay)},
-                                          {no_decay, optim::AdamWOptions().weight_decay(0.0)}};
+    std::vector<optim::ParamGroup> groups = char_gpt::adamw_groups(ddp->parameters(), f.weight_decay);
     std::unique_ptr<optim::Optimizer> optimizer;
     dist::ZeroRedundancyOptimizer* zero = nullptr;
     if (f.zero > 0) {
@@ -170,10 +169,12 @@ int main(int argc, char** argv) {
     optim::GradScaler scaler(optim::GradScalerOptions().enabled(amp.uses_scaler()));
     // Each rank unscales what it holds; an overflow on any rank skips the step on every rank.
     if (zero) scaler.set_found_inf_reducer(zero->found_inf_reducer());
+    char_gpt::TrainStep train_step(*model, *ddp, opt, scaler, zero,
+                                   {f.accum_steps, f.grad_clip, amp, dev});
 
     int64_t step = 0;
     if (!f.resume.empty()) {
-      optim::TrainingState s = optim::load_checkpoint(f.resume, *model, opt, &scaler);
+      optim::TrainingState s = char_gpt::load_checkpoint(f.resume, *model, opt, &scaler);
       if (s.extra["vocabulary"] != tokenizer.vocabulary())
         throw std::invalid_argument(f.resume + " was trained on a text with another vocabulary than " + f.data +
                                     "'s: resume with the same --data");
@@ -188,7 +189,14 @@ int main(int argc, char** argv) {
         optim::TrainingState s;
         s.step = step;
         s.extra["vocabulary"] = tokenizer.vocabulary();
-        optim::save_checkpoint(f.checkpoint, *model, opt, s, &scaler);
+        // The configuration, as nanoGPT's checkpoints keep model_args (load_in_pytorch.py reads it).
+        s.extra["n_layer"] = std::to_string(f.model.n_layer);
+        s.extra["n_head"] = std::to_string(f.model.n_head);
+        s.extra["n_embd"] = std::to_string(f.model.n_embd);
+        s.extra["block_size"] = std::to_string(f.model.block_size);
+        s.extra["vocab_size"] = std::to_string(f.model.vocab_size);
+        s.extra["bias"] = f.model.bias ? "true" : "false";
+        char_gpt::save_checkpoint(f.checkpoint, *model, opt, s, &scaler);
       }
     };
     // Batch k of a stream depends on (seed, rank, world size, k) only: training step s takes
@@ -234,28 +242,8 @@ int main(int argc, char** argv) {
         save();
       }
       if (f.benchmark && step - start_step == f.warmup_steps) timed_start = Clock::now();
-      opt.zero_grad();
-      double step_loss = 0;
-      for (int micro = 0; micro < f.accum_steps; ++micro) {
-        std::optional<dist::DistributedDataParallel::NoSyncGuard> local;
-        if (micro + 1 < f.accum_steps) local.emplace(ddp->no_sync());
-        data::TokenBatch b = batch_at(train_blocks, step * f.accum_steps + micro);
-        Tensor loss;
-        {
-          AutocastGuard autocast(dev.type, amp.dtype, amp.enabled);
-          loss = char_gpt::lm_loss(ddp->forward(b.x.to(dev)), b.y.to(dev));
-          if (f.accum_steps > 1) loss = loss / static_cast<double>(f.accum_steps);
-        }
-        scaler.scale(loss).backward();
-        step_loss += loss.item<double>();
-      }
-      if (f.grad_clip > 0) {
-        scaler.unscale_(opt);
-        if (zero) zero->clip_grad_norm_(f.grad_clip);
-        else nn::utils::clip_grad_norm_(model->parameters(), f.grad_clip);
-      }
-      scaler.step(opt);
-      scaler.update();
+      const double step_loss =
+          train_step([&](int micro) { return batch_at(train_blocks, step * f.accum_steps + micro); });
       schedule.step();
       ++step;
       if (f.benchmark && step - start_step > f.warmup_steps)

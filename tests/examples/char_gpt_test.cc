@@ -1,14 +1,17 @@
 // char_gpt run as a program on a small text it is given: it learns (the loss falls), prints the
-// evaluations and a sample, resumes from its checkpoint, trains under colonyrun, and says what to do
-// when the text is missing.
+// evaluations and a sample, writes its weights under PyTorch's names and resumes from its
+// checkpoint, trains under colonyrun, and says what to do when the text is missing.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <regex>
+#include <set>
 #include <string>
 
+#include "colony.h"
 #include "tests/data/data_test_util.h"
 #include "tests/examples/run_program.h"
 
@@ -79,6 +82,35 @@ TEST(CharGpt, ResumesWhereTheCheckpointStopped) {
   ASSERT_FALSE(val_losses(second.output).empty());
   EXPECT_NEAR(val_losses(whole.output).back(), val_losses(second.output).back(), 1e-4)
       << whole.output << "\n---\n" << second.output;
+}
+
+// --checkpoint writes the state_dict nanoGPT's model loads: its names (the tied head under both of
+// them, as PyTorch's state_dict lists it), the configuration and vocabulary in the metadata, and
+// the training state beside it.
+TEST(CharGpt, CheckpointHoldsPyTorchsStateDict) {
+  fs::path dir = scratch_dir("char_gpt_names");
+  fs::path text = write_text(dir);
+  const fs::path ckpt = dir / "ckpt.safetensors";
+  Outcome r = run_gpt(dir, "--data '" + text.string() + "' --max_iters 2 --sample_tokens 0 --checkpoint '" +
+                               ckpt.string() + "'");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(dir / "ckpt.safetensors.train"));
+  colony::io::SafetensorsContents c = colony::io::load_safetensors(ckpt.string());
+  const std::map<std::string, colony::Tensor> tensors(c.tensors.begin(), c.tensors.end());
+  std::set<std::string> names;
+  for (auto& [name, t] : tensors) names.insert(name);
+  // nanoGPT's model.py with n_layer 1, bias=True (run_gpt's model).
+  std::set<std::string> expected{"transformer.wte.weight", "transformer.wpe.weight", "transformer.ln_f.weight",
+                                 "transformer.ln_f.bias", "lm_head.weight"};
+  for (const char* m : {"ln_1", "attn.c_attn", "attn.c_proj", "ln_2", "mlp.c_fc", "mlp.c_proj"})
+    for (const char* p : {"weight", "bias"}) expected.insert(std::string("transformer.h.0.") + m + "." + p);
+  ASSERT_EQ(names, expected);
+  EXPECT_TRUE(colony::equal(tensors.at("transformer.wte.weight"), tensors.at("lm_head.weight")))
+      << "the tied head's two names hold different values";
+  EXPECT_EQ(c.metadata["n_layer"], "1");
+  EXPECT_EQ(c.metadata["n_head"], "2");
+  EXPECT_EQ(c.metadata["step"], "2");
+  EXPECT_EQ(c.metadata["vocabulary"].size(), 22u);
 }
 
 TEST(CharGpt, TrainsDataParallelUnderColonyrun) {
