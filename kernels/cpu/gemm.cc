@@ -9,6 +9,7 @@
 
 #include "kernels/common/half.h"
 #include "kernels/cpu/amx_gemm.h"
+#include "kernels/cpu/packed_gemm.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/scratch.h"
 #include "kernels/cpu/small_gemm.h"
@@ -114,7 +115,17 @@ std::vector<int64_t> b_line_offsets(const MatrixArg& b, int64_t n, int64_t k) {
 template <typename T>
 void gemm_typed(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b, T* c,
                 int64_t ldc, int64_t c_bs, T alpha, T beta) {
-  const bool tiles = gemm_kernel(dtype_of<T>::value, n, k) == GemmKernel::Tiles;
+  const GemmKernel kernel = gemm_kernel(dtype_of<T>::value, m, n, k);
+  if (kernel == GemmKernel::Packed) {
+    // One product after another, each split over the pool by rows (packed_gemm.h).
+    for (int64_t p = 0; p < batch; ++p) {
+      packed_gemm<T>(m, n, k, static_cast<const T*>(a.data) + p * a.batch_stride, a.col_major ? 1 : a.ld,
+                     a.col_major ? a.ld : 1, static_cast<const T*>(b.data) + p * b.batch_stride, b.col_major ? 1 : b.ld,
+                     b.col_major ? b.ld : 1, c + p * c_bs, ldc, alpha, beta);
+    }
+    return;
+  }
+  const bool tiles = kernel == GemmKernel::Tiles;
   // A column-major B shared by many rows (a linear layer's forward over a [B·T, in] input, B = Wᵀ)
   // is copied row-major once, so the product runs on gemm_rows' tiles instead of the dot
   // products: those keep `lanes` partial sums per output, zeroed and reduced around every block.
@@ -288,10 +299,11 @@ bool gemm_bf16_on_amx(int64_t m, int64_t n, int64_t k) {
 // linear layers (at most 400 wide) took a third less time and LeNet trained about 4 % faster on
 // 1 thread (3 alternating runs). Under AVX2 the two ran LeNet alike, so AVX2 keeps Eigen; past
 // kTilesMaxWidth nothing was measured.
-GemmKernel gemm_kernel(DType dtype, int64_t n, int64_t k) {
+GemmKernel gemm_kernel(DType dtype, int64_t m, int64_t n, int64_t k) {
   if (dtype != DType::Float32 && dtype != DType::Float64) return GemmKernel::Eigen;
   if (forced_kernel != GemmKernel::Auto) return forced_kernel;
   const bool avx512 = std::strcmp(active_small_gemm_fns<float>().isa, "avx2") != 0;
+  (void)m;
   return avx512 && n <= kTilesMaxWidth && k <= kTilesMaxWidth ? GemmKernel::Tiles : GemmKernel::Eigen;
 }
 

@@ -31,10 +31,10 @@ inline constexpr auto& gemm = Gemm::cpu;
 // What runs a float32 or float64 chunk. Auto: the register tiles where the CPU kernels run
 // AVX-512 and B is at most kTilesMaxWidth wide and deep (Eigen is built for the x86-64-v3
 // baseline, so its kernels stop at AVX2), Eigen otherwise.
-enum class GemmKernel { Auto, Eigen, Tiles };
+enum class GemmKernel { Auto, Eigen, Tiles, Packed };
 constexpr int64_t kTilesMaxWidth = 1024;
-// Which kernel gemm would run for these sizes now.
-GemmKernel gemm_kernel(DType dtype, int64_t n, int64_t k);
+// Which kernel gemm would run for an [m, k] x [k, n] product now.
+GemmKernel gemm_kernel(DType dtype, int64_t m, int64_t n, int64_t k);
 
 // Tests and benchmarks: make Auto mean `kernel` while alive (Tiles runs the active tiles,
 // small_gemm_isa.h, whatever the ISA). Not thread-safe against running products.

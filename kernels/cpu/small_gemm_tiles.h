@@ -444,6 +444,14 @@ void gemm_dot_finish_impl(int64_t m, int64_t n, const T* acc, T* c, int64_t ldc)
   }
 }
 
+}  // namespace
+}  // namespace colony::kernels::cpu::COLONY_SMALL_GEMM_ISA
+
+#include "kernels/cpu/packed_gemm_tiles.h"
+
+namespace colony::kernels::cpu::COLONY_SMALL_GEMM_ISA {
+namespace {
+
 #define COLONY_TILE_STR2(x) #x
 #define COLONY_TILE_STR(x) COLONY_TILE_STR2(x)
 
@@ -451,7 +459,8 @@ void gemm_dot_finish_impl(int64_t m, int64_t n, const T* acc, T* c, int64_t ldc)
 template <typename T, int... R, int... D>
 constexpr SmallGemmFns<T> make_fns(std::integer_sequence<int, R...>, std::integer_sequence<int, D...>) {
   return SmallGemmFns<T>{COLONY_TILE_STR(COLONY_SMALL_GEMM_ISA), kDotLanes<T>, &gemm_rows_impl<T, R...>,
-                         &gemm_dot_impl<T, D...>, &gemm_dot_finish_impl<T>};
+                         &gemm_dot_impl<T, D...>, &gemm_dot_finish_impl<T>,
+                         kPackedMr, kPackedNv * kLanes<T>, packed_kc<T>(), &packed_rows_impl<T>};
 }
 
 }  // namespace

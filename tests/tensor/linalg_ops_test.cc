@@ -126,7 +126,7 @@ TEST(Mm, EigenAndTileKernelsMatchNaive) {
     if (kernel.emulated_avx512) {
       emulated.emplace(avx512_emulated::small_gemm_fns<float>(), avx512_emulated::small_gemm_fns<double>());
     }
-    EXPECT_EQ(gemm_kernel(DType::Float32, 8, 8), kernel.kernel);
+    EXPECT_EQ(gemm_kernel(DType::Float32, 8, 8, 8), kernel.kernel);
     uint64_t seed = 200;
     for (int threads : {1, 2}) {
       colony::set_num_threads(threads);
@@ -167,12 +167,12 @@ TEST(Mm, EigenAndTileKernelsMatchNaive) {
 TEST(Mm, AutoPicksTheTilesUnderAvx512) {
   using namespace kernels::cpu;
   const bool avx512 = active_cpu_isa() >= CpuIsa::Avx512;
-  EXPECT_EQ(gemm_kernel(DType::Float32, 120, 400), avx512 ? GemmKernel::Tiles : GemmKernel::Eigen);
-  EXPECT_EQ(gemm_kernel(DType::Float64, kTilesMaxWidth, kTilesMaxWidth), avx512 ? GemmKernel::Tiles : GemmKernel::Eigen);
-  EXPECT_EQ(gemm_kernel(DType::Float32, kTilesMaxWidth + 1, 8), GemmKernel::Eigen);
-  EXPECT_EQ(gemm_kernel(DType::Float32, 8, kTilesMaxWidth + 1), GemmKernel::Eigen);
+  EXPECT_EQ(gemm_kernel(DType::Float32, 32, 120, 400), avx512 ? GemmKernel::Tiles : GemmKernel::Eigen);
+  EXPECT_EQ(gemm_kernel(DType::Float64, 32, kTilesMaxWidth, kTilesMaxWidth), avx512 ? GemmKernel::Tiles : GemmKernel::Eigen);
+  EXPECT_EQ(gemm_kernel(DType::Float32, 32, kTilesMaxWidth + 1, 8), GemmKernel::Eigen);
+  EXPECT_EQ(gemm_kernel(DType::Float32, 32, 8, kTilesMaxWidth + 1), GemmKernel::Eigen);
   ScopedSmallGemmFns emulated(avx512_emulated::small_gemm_fns<float>(), avx512_emulated::small_gemm_fns<double>());
-  EXPECT_EQ(gemm_kernel(DType::Float32, 120, 400), GemmKernel::Tiles);
+  EXPECT_EQ(gemm_kernel(DType::Float32, 32, 120, 400), GemmKernel::Tiles);
 }
 
 // float16/bfloat16 on the CPU without bfloat16 tiles: the float32 product of the rounded
