@@ -115,7 +115,7 @@ std::vector<int64_t> b_line_offsets(const MatrixArg& b, int64_t n, int64_t k) {
 template <typename T>
 void gemm_typed(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b, T* c,
                 int64_t ldc, int64_t c_bs, T alpha, T beta) {
-  const GemmKernel kernel = gemm_kernel(dtype_of<T>::value, m, n, k);
+  const GemmKernel kernel = gemm_kernel(dtype_of<T>::value, m, n, k, b.col_major, batch);
   if (kernel == GemmKernel::Packed) {
     // One product after another, each split over the pool by rows (packed_gemm.h).
     for (int64_t p = 0; p < batch; ++p) {
@@ -294,16 +294,37 @@ bool gemm_bf16_on_amx(int64_t m, int64_t n, int64_t k) {
   return has_bf16_small_gemm() && has_amx_gemm() && m >= 16 && n >= 16 && k >= 16;
 }
 
-// On an Intel Xeon with AVX-512, 1 thread (matmul_bench, best GFLOP/s, tiles against Eigen):
+// Tiles against Eigen, on an Intel Xeon with AVX-512, 1 thread (matmul_bench, best GFLOP/s):
 // 512^3 A @ B 156 against 98, A @ B^T 113 against 102; 1024^3 A @ B 124 against 115. LeNet's
 // linear layers (at most 400 wide) took a third less time and LeNet trained about 4 % faster on
-// 1 thread (3 alternating runs). Under AVX2 the two ran LeNet alike, so AVX2 keeps Eigen; past
-// kTilesMaxWidth nothing was measured.
-GemmKernel gemm_kernel(DType dtype, int64_t m, int64_t n, int64_t k) {
+// 1 thread (3 alternating runs). Under AVX2 the two ran LeNet alike, so AVX2 keeps Eigen below
+// the packed product's thresholds.
+//
+// The packed product against the tiles (AVX-512) and Eigen (AVX2), matmul_bench --kernel, best
+// GFLOP/s of 50, 1 thread, 2 alternating rounds, Intel Xeon (Sapphire Rapids class) with other
+// builds running (load 9-10), 2026-12-05:
+// Sizes as (m, n, k).
+// - m: packing B costs k * n moves against m * n * k multiply-adds, so few rows do not repay it.
+//   A @ B, tiles / packed: (32, 384, 128) 177 / 130, (64, 384, 128) 183 / 164, (128, 384, 128)
+//   181 / 172, (256, 384, 128) 185 / 193; (128, 512, 512) 172 / 163, (256, 512, 512) 170 / 172.
+//   A @ B^T (the tiles' dot products; B copied row-major only from 256 rows): (64, 384, 128) 66 /
+//   101, (128, 384, 128) 68 / 134, (256, 384, 128) 108 / 165; (64, 512, 512) 126 / 107, (128,
+//   512, 512) 124 / 135, (256, 512, 512) 82 / 153. So kPackedMinRows rows, kPackedMinRowsBt with
+//   B transposed.
+// - n: a panel is 64 columns under AVX-512, so a narrower B computes zeros: (1024, 32, 256) tiles
+//   191 / packed 100, (1024, 64, 256) 187 / 204; (1024, 256, 32) 178 / 178.
+// - AVX2 (COLONY_CPU_ISA=avx2), Eigen / packed: A @ B^T (768, 384, 128) 95 / 120, A @ B (768,
+//   128, 384) 115 / 123, A^T @ B (384, 128, 768) 103 / 100, 256^3 98 / 119, 128^3 104 / 110.
+// Batches of products stay on the tiles or Eigen (attention's many small ones; unmeasured).
+constexpr int64_t kPackedMinRows = 256, kPackedMinRowsBt = 128, kPackedMinWidth = 64;
+
+GemmKernel gemm_kernel(DType dtype, int64_t m, int64_t n, int64_t k, bool b_col_major, int64_t batch) {
   if (dtype != DType::Float32 && dtype != DType::Float64) return GemmKernel::Eigen;
   if (forced_kernel != GemmKernel::Auto) return forced_kernel;
+  if (batch == 1 && n >= kPackedMinWidth && m >= (b_col_major ? kPackedMinRowsBt : kPackedMinRows)) {
+    return GemmKernel::Packed;
+  }
   const bool avx512 = std::strcmp(active_small_gemm_fns<float>().isa, "avx2") != 0;
-  (void)m;
   return avx512 && n <= kTilesMaxWidth && k <= kTilesMaxWidth ? GemmKernel::Tiles : GemmKernel::Eigen;
 }
 

@@ -109,7 +109,15 @@ void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64
   const int64_t mr = fns.packed_mr, nr = fns.packed_nr, kc_max = fns.packed_kc;
   const int64_t nc_max = std::max(nr, kPackedBBytes / (kc_max * static_cast<int64_t>(sizeof(T))) / nr * nr);
   const int64_t mc = std::max(mr, kARowsBytes / (kc_max * static_cast<int64_t>(sizeof(T))) / mr * mr);
-  const bool pack_a = acs != 1;
+  // Column-major A is read in place below kPackARowsMinWidth columns of C: a packed element then
+  // serves too few multiply-adds to repay its copy. Best GFLOP/s of 40, 1 thread, matmul_bench
+  // --form atb --kernel packed, Intel Xeon (Sapphire Rapids class) under other builds (load 10),
+  // 3 alternating rounds, packed / in place, as (m, n, k): (1024, 1024, 1024) 140 / 90 (A's
+  // columns 4 KiB apart, so every step of k lands in the same L1 set), (1024, 256, 1024) 140 /
+  // 105-130, (1024, 128, 1024) 137 / 140, (384, 128, 768) (the char-level GPT's weight gradient)
+  // 131 / 157.
+  constexpr int64_t kPackARowsMinWidth = 256;
+  const bool pack_a = acs != 1 && n >= kPackARowsMinWidth;
   const int64_t nc_alloc = std::min(nc_max, round_up(n, nr));
   // Every depth of a block of columns packed at once (pack_b_panel): k x nc_alloc elements on the
   // calling thread, kept between calls (a training step repeats its shapes); the workers read it

@@ -42,7 +42,10 @@ inline void packed_tile(int64_t kc, const T* a, int64_t ars, int64_t acs, const 
   COLONY_TILE_UNROLL
   for (int i = 0; i < MR; ++i)
     COLONY_TILE_UNROLL
-    for (int v = 0; v < NV; ++v) acc[i][v] = Vec<T>{};
+    for (int v = 0; v < NV; ++v) {
+      acc[i][v] = Vec<T>{};
+      __builtin_prefetch(c + i * ldc + v * L, 1, 3);
+    }
   for (int64_t p = 0; p < kc; ++p) {
     const T* bp = b + p * NR;
     Vec<T> bv[NV];

@@ -213,6 +213,23 @@ TEST(GemmKernel, OneAndTwoThreadsAgree) {
   }
 }
 
+// Auto takes the packed product for one product of at least kPackedMinRows rows (kPackedMinRowsBt
+// with B transposed) and one panel of columns (gemm.cc), whatever the ISA; the rest as before.
+TEST(GemmKernel, AutoPicksThePackedProductForLargeSingleProducts) {
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    EXPECT_EQ(gemm_kernel(dt, 256, 64, 1), GemmKernel::Packed);
+    EXPECT_EQ(gemm_kernel(dt, 4096, 2048, 4096), GemmKernel::Packed);
+    EXPECT_NE(gemm_kernel(dt, 255, 64, 512), GemmKernel::Packed);
+    EXPECT_EQ(gemm_kernel(dt, 128, 64, 512, true), GemmKernel::Packed);
+    EXPECT_NE(gemm_kernel(dt, 127, 64, 512, true), GemmKernel::Packed);
+    EXPECT_NE(gemm_kernel(dt, 1024, 63, 512), GemmKernel::Packed);
+    EXPECT_NE(gemm_kernel(dt, 1024, 512, 512, false, 2), GemmKernel::Packed);  // batches: not measured
+  }
+  EXPECT_EQ(gemm_kernel(DType::BFloat16, 1024, 1024, 1024), GemmKernel::Eigen);  // never float kernels
+  ScopedGemmKernel tiles(GemmKernel::Tiles);
+  EXPECT_EQ(gemm_kernel(DType::Float32, 1024, 1024, 1024), GemmKernel::Tiles);
+}
+
 TEST(GemmKernel, EmptyProductsAndUnsupportedTypes) {
   std::vector<double> y = {5.0};
   gemm(DType::Float64, 1, 0, 1, 4, {}, {}, y.data(), 1, 0, 1.0, 0.0);  // m == 0: nothing to write

@@ -108,6 +108,7 @@ TEST(PackedGemm, EveryCopyLayoutAndBlockEdgeMatchesNaive) {
       {37, 129, 300},  // k past kc (twice for AVX-512)
       {600, 20, 140},  // m past mc: several blocks of rows per chunk
       {7, 2100, 150},  // n past nc: several packed blocks of B
+      {37, 260, 129},  // wide enough that a column-major A is packed into row tiles (kPackARowsMinWidth)
   };
   uint32_t seed = 1;
   for (const Copy& copy : every_copy()) {

@@ -107,10 +107,11 @@ TEST(Mm, Errors) {
                           "mm: expected floating point tensors, got int64"));
 }
 
-// gemm's two float kernels (kernels/cpu/gemm.h), forced in turn: Eigen, the register tiles this
-// CPU runs, and the AVX-512 tiling emulated on any CPU. Row- and column-major operands (A^T, B^T:
-// gemm_rows or the dot products, A copied to rows), rows split over threads, dot products in
-// several row blocks (300 x 200), a depth past the Auto limit, alpha and beta, batches.
+// gemm's float kernels (kernels/cpu/gemm.h), forced in turn: Eigen, the register tiles and the
+// packed product this CPU runs, and their AVX-512 copies emulated on any CPU. Row- and
+// column-major operands (A^T, B^T: gemm_rows or the dot products, A copied to rows), rows split
+// over threads, dot products in several row blocks (300 x 200), a depth past the Auto limit,
+// alpha and beta, batches.
 TEST(Mm, EigenAndTileKernelsMatchNaive) {
   using namespace kernels::cpu;
   struct Kernel {
@@ -119,7 +120,9 @@ TEST(Mm, EigenAndTileKernelsMatchNaive) {
     bool emulated_avx512;
   };
   for (const Kernel& kernel : {Kernel{"eigen", GemmKernel::Eigen, false}, Kernel{"tiles", GemmKernel::Tiles, false},
-                               Kernel{"avx512 tiles (emulated)", GemmKernel::Tiles, true}}) {
+                               Kernel{"avx512 tiles (emulated)", GemmKernel::Tiles, true},
+                               Kernel{"packed", GemmKernel::Packed, false},
+                               Kernel{"avx512 packed (emulated)", GemmKernel::Packed, true}}) {
     SCOPED_TRACE(kernel.name);
     ScopedGemmKernel use(kernel.kernel);
     std::optional<ScopedSmallGemmFns> emulated;
