@@ -8,15 +8,16 @@
 // Optional argument: the matrix size.
 //
 //   matmul_bench --dtype bf16|f32 --size N --threads T [--trials R] [--form ab|abt|atb]
-//                [--m M --n N --k K] [--kernel auto|eigen|tiles|packed]
+//                [--m M --n N --k K] [--kernel auto|eigen|tiles|packed] [--cpu-time]
 // times only A @ B (or A @ B^T, A^T @ B: a linear layer's forward and weight gradient) of that
 // type, size (or [M, K] x [K, N], each size not given being N) and thread count on the kernel the
-// library picks (Auto) or the float kernel named,
+// library picks (Auto) or the float kernel named (--cpu-time: in the thread's CPU time, 1 thread),
 // and prints gflops=X (the best trial) as its last line, as benchmarks/matmul_pytorch.py does for
 // torch.mm, so the two can be compared in alternating rounds. Without --dtype the tables above
 // are printed, then gflops= of float32 A @ B at the size, 1 thread.
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -39,11 +40,25 @@ struct Timing {
 
 // Many short trials: the best is the one least disturbed by other processes
 // on the machine (the figure to compare), the median what a busy machine gives.
-Timing time_mm(const colony::Tensor& a, const colony::Tensor& b, int trials) {
+// This thread's CPU time, in seconds: what a 1-thread product costs with the time other processes
+// held the core taken out (a 15 ms product on a shared 2-core machine is often preempted).
+double thread_cpu_seconds() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+Timing time_mm(const colony::Tensor& a, const colony::Tensor& b, int trials, bool cpu_time = false) {
   using clock = std::chrono::steady_clock;
   for (int i = 0; i < 3; ++i) colony::raw::mm(a, b);  // warm-up: page in memory, start the pool
   std::vector<double> t;
   for (int i = 0; i < trials; ++i) {
+    if (cpu_time) {
+      const double start = thread_cpu_seconds();
+      colony::raw::mm(a, b);
+      t.push_back(thread_cpu_seconds() - start);
+      continue;
+    }
     auto start = clock::now();
     colony::raw::mm(a, b);
     t.push_back(std::chrono::duration<double>(clock::now() - start).count());
@@ -61,6 +76,7 @@ struct Options {
   int trials = 0;  // 0: 100 for float32, 30 for bfloat16 (the tables' counts)
   std::string form = "ab";  // ab: A @ B, abt: A @ B^T, atb: A^T @ B (transposed views, not copies)
   int64_t m = 0, n = 0, k = 0;  // 0: --size
+  bool cpu_time = false;        // --cpu-time: the thread's CPU time per product (1 thread only)
   colony::kernels::cpu::GemmKernel kernel = colony::kernels::cpu::GemmKernel::Auto;
 };
 
@@ -81,6 +97,8 @@ Options parse(int argc, char** argv) {
       o.form = argv[++i];
     } else if ((arg == "--m" || arg == "--n" || arg == "--k") && has_value) {
       (arg == "--m" ? o.m : arg == "--n" ? o.n : o.k) = std::atoll(argv[++i]);
+    } else if (arg == "--cpu-time") {
+      o.cpu_time = true;
     } else if (arg == "--kernel" && has_value) {
       const std::string name = argv[++i];
       using colony::kernels::cpu::GemmKernel;
@@ -95,7 +113,7 @@ Options parse(int argc, char** argv) {
       o.size = std::atoll(argv[i]);
     } else {
       std::fprintf(stderr, "matmul_bench: unknown argument %s; usage: matmul_bench [--dtype bf16|f32] [--size N] "
-                   "[--threads T] [--trials R] [--form ab|abt|atb] [--m M --n N --k K] [--kernel auto|eigen|tiles|packed] (or matmul_bench N)\n", arg.c_str());
+                   "[--threads T] [--trials R] [--form ab|abt|atb] [--m M --n N --k K] [--kernel auto|eigen|tiles|packed] [--cpu-time] (or matmul_bench N)\n", arg.c_str());
       std::exit(2);
     }
   }
@@ -105,6 +123,10 @@ Options parse(int argc, char** argv) {
   }
   if (o.form != "ab" && o.form != "abt" && o.form != "atb") {
     std::fprintf(stderr, "matmul_bench: --form %s: expected ab, abt or atb\n", o.form.c_str());
+    std::exit(2);
+  }
+  if (o.cpu_time && o.threads != 1) {
+    std::fprintf(stderr, "matmul_bench: --cpu-time times the calling thread, so it needs --threads 1\n");
     std::exit(2);
   }
   if (o.size < 1 || o.threads < 1 || o.trials < 0 || o.m < 0 || o.n < 0 || o.k < 0) {
@@ -156,12 +178,12 @@ int run_one(const Options& o) {
   cpu::ScopedGemmKernel use(o.kernel);
   const int trials = o.trials > 0 ? o.trials : (dtype == colony::kFloat32 ? 100 : 30);
   const Timing t = time_mm(o.form == "atb" ? colony::raw::transpose(a, 0, 1) : a,
-                           o.form == "abt" ? colony::raw::transpose(b, 0, 1) : b, trials);
+                           o.form == "abt" ? colony::raw::transpose(b, 0, 1) : b, trials, o.cpu_time);
   const double flops = 2.0 * static_cast<double>(m) * n * k;
-  std::printf("colony mm %s %s [%lld,%lld]x[%lld,%lld] threads=%d kernel=%s trials=%d best %.3f ms median %.3f ms\n",
+  std::printf("colony mm %s %s [%lld,%lld]x[%lld,%lld] threads=%d kernel=%s trials=%d%s best %.3f ms median %.3f ms\n",
               o.form.c_str(), o.dtype.c_str(), static_cast<long long>(m), static_cast<long long>(k),
               static_cast<long long>(k), static_cast<long long>(n), o.threads, kernel_name(dtype, m, n, k, o.form == "abt").c_str(),
-              trials, t.best * 1e3, t.median * 1e3);
+              trials, o.cpu_time ? " (thread CPU time)" : "", t.best * 1e3, t.median * 1e3);
   std::printf("gflops=%.1f\n", flops / t.best * 1e-9);
   return 0;
 }
