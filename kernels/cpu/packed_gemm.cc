@@ -138,7 +138,7 @@ void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64
     return;
   }
   const SmallGemmFns<T>& fns = active_small_gemm_fns<T>();
-  const int64_t mr = fns.packed_mr, nr = fns.packed_nr, kc_max = fns.packed_kc;
+  const int64_t mr = fns.packed_mr, nr = fns.packed_nr, kc_max = acs == 1 ? fns.packed_kc_rows : fns.packed_kc;
   const int64_t nc_max = std::max(nr, kPackedBBytes / (kc_max * static_cast<int64_t>(sizeof(T))) / nr * nr);
   const int64_t mc = std::max(mr, kARowsBytes / (kc_max * static_cast<int64_t>(sizeof(T))) / mr * mr);
   // Column-major A is read in place below kPackARowsMinWidth columns of C: a packed element then

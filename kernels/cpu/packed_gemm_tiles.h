@@ -31,6 +31,18 @@ constexpr int64_t packed_kc() {
   return fit < 256 ? fit : 256;
 }
 
+// The depth where A is row-major and read in place: under AVX-512 384, the panel (96 KiB)
+// streamed from L2, C read and written a third as often as at 128. Thread CPU time, 1 thread,
+// best of 12, 2 alternating rounds, GFLOP/s at kc 128 / 384 (as (m, n, k)): A @ B 1024^3 136-138 /
+// 147-157, 2048^3 111-121 / 136-148, (4096, 384, 1536) 112-131 / 146-148, A @ B^T (4096, 1152,
+// 384) 123 / 145-154; but A^T @ B (A packed) 1024^3 138 / 114-118, (1152, 384, 4096) 124 / 102-106,
+// so packed_kc stays for a column-major A. Under AVX2 (6 x 16) 256 and 384 ran alike (1024^3 87 /
+// 84, (4096, 384, 1536) 88 / 89). Intel Xeon (Sapphire Rapids class), other builds running.
+template <typename T>
+constexpr int64_t packed_kc_rows() {
+  return COLONY_SMALL_GEMM_VEC_BYTES == 64 ? 384 : packed_kc<T>();
+}
+
 // C(i, j) for i < MR, j < cols (<= NR): first block of k: alpha * S + beta * C (beta == 0: alpha *
 // S, C not read, so NaNs there are overwritten); later blocks: C + alpha * S.
 template <typename T, int MR, int NV>

@@ -460,7 +460,8 @@ template <typename T, int... R, int... D>
 constexpr SmallGemmFns<T> make_fns(std::integer_sequence<int, R...>, std::integer_sequence<int, D...>) {
   return SmallGemmFns<T>{COLONY_TILE_STR(COLONY_SMALL_GEMM_ISA), kDotLanes<T>, &gemm_rows_impl<T, R...>,
                          &gemm_dot_impl<T, D...>, &gemm_dot_finish_impl<T>,
-                         kPackedMr, kPackedNv * kLanes<T>, packed_kc<T>(), &packed_rows_impl<T>};
+                         kPackedMr, kPackedNv * kLanes<T>, packed_kc<T>(), packed_kc_rows<T>(),
+                         &packed_rows_impl<T>};
 }
 
 }  // namespace

@@ -99,13 +99,13 @@ void expect_close(const std::vector<double>& got, const std::vector<double>& wan
 }
 
 TEST(PackedGemm, EveryCopyLayoutAndBlockEdgeMatchesNaive) {
-  // kc is 128 (AVX-512, float and double) or 256 (AVX2); mc 512, 256 or 128 rows; nc 2048 (AVX-512
-  // float), 1024 (AVX-512 double, AVX2 float) or 512 columns.
+  // kc is 384 (AVX-512, A row-major), 128 (AVX-512, A column-major) or 256 (AVX2); mc and nc
+  // follow (256 KiB of A's rows, 1 MiB of B): mc 84 to 512 rows, nc 320 to 2048 columns.
   const std::vector<Shape> shapes = {
       {1, 1, 1},      // one element: a tile of one row, a panel of one column
       {5, 3, 7},      // everything partial
       {13, 70, 9},    // a whole and a partial panel, a partial row tile
-      {37, 129, 300},  // k past kc (twice for AVX-512)
+      {37, 129, 400},  // k past kc (384 for AVX-512 with a row-major A, else 128 or 256)
       {600, 20, 140},  // m past mc: several blocks of rows per chunk
       {7, 2100, 150},  // n past nc: several packed blocks of B
       {37, 260, 129},  // wide enough that a column-major A is packed into row tiles (kPackARowsMinWidth)
