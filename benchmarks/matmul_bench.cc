@@ -148,13 +148,13 @@ const char* gemm_kernel_label(colony::kernels::cpu::GemmKernel kernel) {
 }
 
 // Which kernel the library runs for an [m, k] x [k, n] product of `dtype` now.
-std::string kernel_name(colony::DType dtype, int64_t m, int64_t n, int64_t k, bool b_col_major) {
+std::string kernel_name(colony::DType dtype, int64_t m, int64_t n, int64_t k, bool a_col_major, bool b_col_major) {
   namespace cpu = colony::kernels::cpu;
   if (dtype == colony::DType::BFloat16) {
     if (!cpu::gemm_native_16bit(dtype)) return "widened to float32";
     return cpu::gemm_bf16_on_amx(m, n, k) ? "amx tiles" : cpu::active_small_gemm_bf16_fns()->isa;
   }
-  const cpu::GemmKernel kernel = cpu::gemm_kernel(dtype, m, n, k, b_col_major);
+  const cpu::GemmKernel kernel = cpu::gemm_kernel(dtype, m, n, k, a_col_major, b_col_major);
   if (kernel == cpu::GemmKernel::Eigen) return "eigen";
   return std::string(gemm_kernel_label(kernel)) + "/" + cpu::active_small_gemm_fns<float>().isa;
 }
@@ -182,7 +182,7 @@ int run_one(const Options& o) {
   const double flops = 2.0 * static_cast<double>(m) * n * k;
   std::printf("colony mm %s %s [%lld,%lld]x[%lld,%lld] threads=%d kernel=%s trials=%d%s best %.3f ms median %.3f ms\n",
               o.form.c_str(), o.dtype.c_str(), static_cast<long long>(m), static_cast<long long>(k),
-              static_cast<long long>(k), static_cast<long long>(n), o.threads, kernel_name(dtype, m, n, k, o.form == "abt").c_str(),
+              static_cast<long long>(k), static_cast<long long>(n), o.threads, kernel_name(dtype, m, n, k, o.form == "atb", o.form == "abt").c_str(),
               trials, o.cpu_time ? " (thread CPU time)" : "", t.best * 1e3, t.median * 1e3);
   std::printf("gflops=%.1f\n", flops / t.best * 1e-9);
   return 0;
@@ -199,7 +199,7 @@ int main(int argc, char** argv) {
   namespace cpu = colony::kernels::cpu;
   std::printf("mm float32 %lld x %lld x %lld, GFLOP/s best (median); the CPU kernels run %s, Auto picks %s\n",
               static_cast<long long>(n), static_cast<long long>(n), static_cast<long long>(n),
-              cpu::active_small_gemm_fns<float>().isa, kernel_name(colony::kFloat32, n, n, n, false).c_str());
+              cpu::active_small_gemm_fns<float>().isa, kernel_name(colony::kFloat32, n, n, n, false, false).c_str());
   for (int threads : {1, 2}) {
     colony::set_num_threads(threads);
     for (bool transposed : {false, true}) {

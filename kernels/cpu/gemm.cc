@@ -115,7 +115,7 @@ std::vector<int64_t> b_line_offsets(const MatrixArg& b, int64_t n, int64_t k) {
 template <typename T>
 void gemm_typed(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b, T* c,
                 int64_t ldc, int64_t c_bs, T alpha, T beta) {
-  const GemmKernel kernel = gemm_kernel(dtype_of<T>::value, m, n, k, b.col_major, batch);
+  const GemmKernel kernel = gemm_kernel(dtype_of<T>::value, m, n, k, a.col_major, b.col_major, batch);
   if (kernel == GemmKernel::Packed) {
     // One product after another, each split over the pool by rows (packed_gemm.h).
     for (int64_t p = 0; p < batch; ++p) {
@@ -309,23 +309,32 @@ bool gemm_bf16_on_amx(int64_t m, int64_t n, int64_t k) {
 //   181 / 172, (256, 384, 128) 185 / 193; (128, 512, 512) 172 / 163, (256, 512, 512) 170 / 172.
 //   A @ B^T (the tiles' dot products; B copied row-major only from 256 rows): (64, 384, 128) 66 /
 //   101, (128, 384, 128) 68 / 134, (256, 384, 128) 108 / 165; (64, 512, 512) 126 / 107, (128,
-//   512, 512) 124 / 135, (256, 512, 512) 82 / 153. So kPackedMinRows rows, kPackedMinRowsBt with
-//   B transposed.
+//   512, 512) 124 / 135, (256, 512, 512) 82 / 153. A^T @ B (thread CPU time, best of 12-60, 2
+//   rounds): 256^3 tiles 172-176 / packed 150-163, (384, 128, 768) 166 / 162-163, 512^3 155-160 /
+//   170-177. So kPackedMinRows rows, kPackedMinRowsBt with B transposed, kPackedMinRowsAt with A
+//   transposed.
 // - n: a panel is 64 columns under AVX-512, so a narrower B computes zeros: (1024, 32, 256) tiles
 //   191 / packed 100, (1024, 64, 256) 187 / 204; (1024, 256, 32) 178 / 178.
 // - AVX2 (COLONY_CPU_ISA=avx2), Eigen / packed: A @ B^T (768, 384, 128) 95 / 120, A @ B (768,
 //   128, 384) 115 / 123, A^T @ B (384, 128, 768) 103 / 100, 256^3 98 / 119, 128^3 104 / 110.
 // Batches of products stay on the tiles or Eigen (attention's many small ones; unmeasured).
-constexpr int64_t kPackedMinRows = 256, kPackedMinRowsBt = 128, kPackedMinWidth = 64;
+// - Against Eigen (AVX2, or past kTilesMaxWidth under AVX-512) from kPackedMinRowsBt rows
+//   whatever the layout: AVX-512, Eigen / packed, (4096, 1152, 384) A @ B^T 96 / 175, (1152, 384,
+//   4096) A^T @ B 90 / 134, (384, 384, 4096) A^T @ B 90 / 132-149, 2048^3 A @ B 92 / 168.
+constexpr int64_t kPackedMinRows = 256, kPackedMinRowsBt = 128, kPackedMinRowsAt = 512, kPackedMinWidth = 64;
 
-GemmKernel gemm_kernel(DType dtype, int64_t m, int64_t n, int64_t k, bool b_col_major, int64_t batch) {
+GemmKernel gemm_kernel(DType dtype, int64_t m, int64_t n, int64_t k, bool a_col_major, bool b_col_major,
+                       int64_t batch) {
   if (dtype != DType::Float32 && dtype != DType::Float64) return GemmKernel::Eigen;
   if (forced_kernel != GemmKernel::Auto) return forced_kernel;
-  if (batch == 1 && n >= kPackedMinWidth && m >= (b_col_major ? kPackedMinRowsBt : kPackedMinRows)) {
-    return GemmKernel::Packed;
-  }
   const bool avx512 = std::strcmp(active_small_gemm_fns<float>().isa, "avx2") != 0;
-  return avx512 && n <= kTilesMaxWidth && k <= kTilesMaxWidth ? GemmKernel::Tiles : GemmKernel::Eigen;
+  const bool tiles = avx512 && n <= kTilesMaxWidth && k <= kTilesMaxWidth;
+  const int64_t min_rows = !tiles        ? kPackedMinRowsBt
+                           : a_col_major ? kPackedMinRowsAt
+                           : b_col_major ? kPackedMinRowsBt
+                                         : kPackedMinRows;
+  if (batch == 1 && n >= kPackedMinWidth && m >= min_rows) return GemmKernel::Packed;
+  return tiles ? GemmKernel::Tiles : GemmKernel::Eigen;
 }
 
 ScopedGemmKernel::ScopedGemmKernel(GemmKernel kernel) : saved_(forced_kernel) { forced_kernel = kernel; }

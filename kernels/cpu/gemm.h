@@ -30,15 +30,17 @@ inline constexpr auto& gemm = Gemm::cpu;
 
 // What runs a float32 or float64 product. Auto: packed_gemm.h's blocked product (B packed into
 // panels, a 6 x 64 AVX-512 or 6 x 16 AVX2 micro-kernel) for a single product of at least 256 rows
-// (128 with B transposed, a linear layer's forward) and 64 columns; below that the register tiles
+// (128 with B transposed, a linear layer's forward; 512 with A transposed, its weight gradient;
+// 128 where the alternative is Eigen) and 64 columns; below that the register tiles
 // of small_gemm.h where the CPU kernels run AVX-512 and B is at most kTilesMaxWidth wide and deep
 // (Eigen is built for the x86-64-v3 baseline, so its kernels stop at AVX2), Eigen otherwise. The
 // thresholds and the figures behind them are in gemm.cc.
 enum class GemmKernel { Auto, Eigen, Tiles, Packed };
 constexpr int64_t kTilesMaxWidth = 1024;
-// Which kernel gemm would run for `batch` [m, k] x [k, n] products now (b_col_major: B is a
-// transposed view).
-GemmKernel gemm_kernel(DType dtype, int64_t m, int64_t n, int64_t k, bool b_col_major = false, int64_t batch = 1);
+// Which kernel gemm would run for `batch` [m, k] x [k, n] products now (a_col_major, b_col_major:
+// that operand is a transposed view).
+GemmKernel gemm_kernel(DType dtype, int64_t m, int64_t n, int64_t k, bool a_col_major = false,
+                       bool b_col_major = false, int64_t batch = 1);
 
 // Tests and benchmarks: make Auto mean `kernel` while alive (Tiles runs the active tiles,
 // small_gemm_isa.h, whatever the ISA). Not thread-safe against running products.

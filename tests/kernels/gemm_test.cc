@@ -214,16 +214,34 @@ TEST(GemmKernel, OneAndTwoThreadsAgree) {
 }
 
 // Auto takes the packed product for one product of at least kPackedMinRows rows (kPackedMinRowsBt
-// with B transposed) and one panel of columns (gemm.cc), whatever the ISA; the rest as before.
+// with B transposed, kPackedMinRowsAt with A transposed, kPackedMinRowsBt where the alternative
+// is Eigen) and one panel of columns (gemm.cc); the rest as before.
 TEST(GemmKernel, AutoPicksThePackedProductForLargeSingleProducts) {
   for (DType dt : {DType::Float32, DType::Float64}) {
-    EXPECT_EQ(gemm_kernel(dt, 256, 64, 1), GemmKernel::Packed);
-    EXPECT_EQ(gemm_kernel(dt, 4096, 2048, 4096), GemmKernel::Packed);
-    EXPECT_NE(gemm_kernel(dt, 255, 64, 512), GemmKernel::Packed);
-    EXPECT_EQ(gemm_kernel(dt, 128, 64, 512, true), GemmKernel::Packed);
-    EXPECT_NE(gemm_kernel(dt, 127, 64, 512, true), GemmKernel::Packed);
-    EXPECT_NE(gemm_kernel(dt, 1024, 63, 512), GemmKernel::Packed);
-    EXPECT_NE(gemm_kernel(dt, 1024, 512, 512, false, 2), GemmKernel::Packed);  // batches: not measured
+    {
+      // Under AVX-512 (the emulated copy: the same choice on any CPU), against the tiles.
+      ScopedSmallGemmFns avx512(avx512_emulated::small_gemm_fns<float>(), avx512_emulated::small_gemm_fns<double>());
+      EXPECT_EQ(gemm_kernel(dt, 256, 64, 1), GemmKernel::Packed);
+      EXPECT_EQ(gemm_kernel(dt, 255, 64, 512), GemmKernel::Tiles);
+      EXPECT_EQ(gemm_kernel(dt, 128, 64, 512, false, true), GemmKernel::Packed);
+      EXPECT_EQ(gemm_kernel(dt, 127, 64, 512, false, true), GemmKernel::Tiles);
+      EXPECT_EQ(gemm_kernel(dt, 512, 64, 512, true, true), GemmKernel::Packed);
+      EXPECT_EQ(gemm_kernel(dt, 511, 64, 512, true, true), GemmKernel::Tiles);
+      EXPECT_EQ(gemm_kernel(dt, 1024, 63, 512), GemmKernel::Tiles);
+      EXPECT_EQ(gemm_kernel(dt, 1024, 512, 512, false, false, 2), GemmKernel::Tiles);  // batches: not measured
+      // Where the tiles stop (past kTilesMaxWidth) the alternative is Eigen: from 128 rows.
+      EXPECT_EQ(gemm_kernel(dt, 128, 64, kTilesMaxWidth + 1, true), GemmKernel::Packed);
+      EXPECT_EQ(gemm_kernel(dt, 127, kTilesMaxWidth + 1, 64), GemmKernel::Eigen);
+      EXPECT_EQ(gemm_kernel(dt, 4096, 2048, 4096), GemmKernel::Packed);
+    }
+    {
+      // Under AVX2, against Eigen.
+      ScopedSmallGemmFns avx2(avx2::small_gemm_fns<float>(), avx2::small_gemm_fns<double>());
+      EXPECT_EQ(gemm_kernel(dt, 128, 64, 64), GemmKernel::Packed);
+      EXPECT_EQ(gemm_kernel(dt, 128, 64, 64, true, false), GemmKernel::Packed);
+      EXPECT_EQ(gemm_kernel(dt, 127, 64, 64), GemmKernel::Eigen);
+      EXPECT_EQ(gemm_kernel(dt, 1024, 63, 64), GemmKernel::Eigen);
+    }
   }
   EXPECT_EQ(gemm_kernel(DType::BFloat16, 1024, 1024, 1024), GemmKernel::Eigen);  // never float kernels
   ScopedGemmKernel tiles(GemmKernel::Tiles);
