@@ -58,19 +58,7 @@ inline void packed_tile(int64_t kc, const T* a, int64_t ars, int64_t acs, const 
       acc[i][v] = Vec<T>{};
       __builtin_prefetch(c + i * ldc + v * L, 1, 3);
     }
-  for (int64_t p = 0; p < kc; ++p) {
-    const T* bp = b + p * NR;
-    Vec<T> bv[NV];
-    COLONY_TILE_UNROLL
-    for (int v = 0; v < NV; ++v) bv[v] = load(bp + v * L);
-    const T* ap = a + p * acs;
-    COLONY_TILE_UNROLL
-    for (int i = 0; i < MR; ++i) {
-      const Vec<T> av = splat(ap[i * ars]);
-      COLONY_TILE_UNROLL
-      for (int v = 0; v < NV; ++v) acc[i][v] += av * bv[v];
-    }
-  }
+  for (int64_t p = 0; p < kc; ++p) rank1_step<T, MR, NV>(acc, a + p * acs, ars, b + p * NR);
   const Vec<T> va = splat(alpha), vb = splat(beta);
   COLONY_TILE_UNROLL
   for (int i = 0; i < MR; ++i) {

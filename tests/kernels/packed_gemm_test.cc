@@ -10,13 +10,13 @@
 
 #include <cmath>
 #include <limits>
-#include <random>
 #include <string>
 #include <vector>
 
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/small_gemm_isa.h"
 #include "tests/kernels/kernel_testing.h"
+#include "tests/test_util.h"
 
 namespace colony::kernels::cpu {
 namespace {
@@ -39,13 +39,10 @@ std::vector<Copy> every_copy() {
   return copies;
 }
 
-std::vector<double> random_values(size_t n, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<double> u(-1.0, 1.0);
-  std::vector<double> v(n);
-  // Float32 values, so that one reference serves both types.
-  for (double& x : v) x = static_cast<float>(u(gen));
-  return v;
+// Float32 values in [-1, 1), so that one reference serves both types.
+std::vector<double> float_values(int64_t n, uint32_t seed) {
+  using colony::testing::cast;
+  return cast<double>(cast<float>(colony::testing::random_values(n, seed)));
 }
 
 struct Shape {
@@ -65,8 +62,8 @@ struct Problem {
 };
 
 Problem make_problem(Shape s, bool a_t, bool b_t, int64_t ldc, uint32_t seed) {
-  return Problem{s, a_t, b_t, ldc, random_values(s.m * s.k, seed), random_values(s.k * s.n, seed + 1),
-                 random_values(s.m * ldc, seed + 2)};
+  return Problem{s, a_t, b_t, ldc, float_values(s.m * s.k, seed), float_values(s.k * s.n, seed + 1),
+                 float_values(s.m * ldc, seed + 2)};
 }
 
 std::vector<double> naive(const Problem& p, double alpha, double beta) {
