@@ -35,6 +35,15 @@ for dtype in bf16 f32; do
 done
 out="$(benchmarks/matmul_bench --dtype f16 2>&1)"; rc=$?
 [ "$rc" -eq 2 ] || fail "matmul_bench --dtype f16 exited $rc, expected 2: $out"
+# A rectangular product on a named kernel, in CPU time; --cpu-time needs 1 thread, --kernel a known name.
+out="$(benchmarks/matmul_bench --dtype f32 --m 300 --n 70 --k 20 --form abt --kernel packed --threads 1 --trials 2 --cpu-time 2>&1)"; rc=$?
+[ "$rc" -eq 0 ] || fail "matmul_bench --m 300 --n 70 --k 20 --kernel packed exited $rc: $out"
+echo "$out" | grep -q 'abt f32 \[300,20\]x\[20,70\] threads=1 kernel=packed/' || fail "matmul_bench: shape or kernel not printed: $out"
+echo "$out" | tail -1 | grep -Eq '^gflops=[0-9]+\.[0-9]$' || fail "matmul_bench --kernel packed: last line not gflops=: $out"
+out="$(benchmarks/matmul_bench --dtype f32 --threads 2 --cpu-time 2>&1)"; rc=$?
+[ "$rc" -eq 2 ] || fail "matmul_bench --threads 2 --cpu-time exited $rc, expected 2: $out"
+out="$(benchmarks/matmul_bench --dtype f32 --kernel blas 2>&1)"; rc=$?
+[ "$rc" -eq 2 ] || fail "matmul_bench --kernel blas exited $rc, expected 2: $out"
 
 out="$(benchmarks/lenet_cpu --batch 4 --threads 1 --steps 3 --warmup 1 2>&1)"; rc=$?
 [ "$rc" -eq 0 ] || fail "lenet_cpu exited $rc: $out"

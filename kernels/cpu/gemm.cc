@@ -9,6 +9,7 @@
 
 #include "kernels/common/half.h"
 #include "kernels/cpu/amx_gemm.h"
+#include "kernels/cpu/packed_gemm.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/scratch.h"
 #include "kernels/cpu/small_gemm.h"
@@ -114,7 +115,17 @@ std::vector<int64_t> b_line_offsets(const MatrixArg& b, int64_t n, int64_t k) {
 template <typename T>
 void gemm_typed(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b, T* c,
                 int64_t ldc, int64_t c_bs, T alpha, T beta) {
-  const bool tiles = gemm_kernel(dtype_of<T>::value, n, k) == GemmKernel::Tiles;
+  const GemmKernel kernel = gemm_kernel(dtype_of<T>::value, m, n, k, a.col_major, b.col_major, batch);
+  if (kernel == GemmKernel::Packed) {
+    // One product after another, each split over the pool by rows (packed_gemm.h).
+    for (int64_t p = 0; p < batch; ++p) {
+      packed_gemm<T>(m, n, k, static_cast<const T*>(a.data) + p * a.batch_stride, a.col_major ? 1 : a.ld,
+                     a.col_major ? a.ld : 1, static_cast<const T*>(b.data) + p * b.batch_stride, b.col_major ? 1 : b.ld,
+                     b.col_major ? b.ld : 1, c + p * c_bs, ldc, alpha, beta);
+    }
+    return;
+  }
+  const bool tiles = kernel == GemmKernel::Tiles;
   // A column-major B shared by many rows (a linear layer's forward over a [B·T, in] input, B = Wᵀ)
   // is copied row-major once, so the product runs on gemm_rows' tiles instead of the dot
   // products: those keep `lanes` partial sums per output, zeroed and reduced around every block.
@@ -283,16 +294,47 @@ bool gemm_bf16_on_amx(int64_t m, int64_t n, int64_t k) {
   return has_bf16_small_gemm() && has_amx_gemm() && m >= 16 && n >= 16 && k >= 16;
 }
 
-// On an Intel Xeon with AVX-512, 1 thread (matmul_bench, best GFLOP/s, tiles against Eigen):
+// Tiles against Eigen, on an Intel Xeon with AVX-512, 1 thread (matmul_bench, best GFLOP/s):
 // 512^3 A @ B 156 against 98, A @ B^T 113 against 102; 1024^3 A @ B 124 against 115. LeNet's
 // linear layers (at most 400 wide) took a third less time and LeNet trained about 4 % faster on
-// 1 thread (3 alternating runs). Under AVX2 the two ran LeNet alike, so AVX2 keeps Eigen; past
-// kTilesMaxWidth nothing was measured.
-GemmKernel gemm_kernel(DType dtype, int64_t n, int64_t k) {
+// 1 thread (3 alternating runs). Under AVX2 the two ran LeNet alike, so AVX2 keeps Eigen below
+// the packed product's thresholds.
+//
+// The packed product against the tiles (AVX-512) and Eigen (AVX2), matmul_bench --kernel, best
+// GFLOP/s of 50, 1 thread, 2 alternating rounds, Intel Xeon (Sapphire Rapids class) with other
+// builds running (load 9-10), 2026-12-05:
+// Sizes as (m, n, k).
+// - m: packing B costs k * n moves against m * n * k multiply-adds, so few rows do not repay it.
+//   A @ B, tiles / packed: (32, 384, 128) 177 / 130, (64, 384, 128) 183 / 164, (128, 384, 128)
+//   181 / 172, (256, 384, 128) 185 / 193; (128, 512, 512) 172 / 163, (256, 512, 512) 170 / 172.
+//   A @ B^T (the tiles' dot products; B copied row-major only from 256 rows): (64, 384, 128) 66 /
+//   101, (128, 384, 128) 68 / 134, (256, 384, 128) 108 / 165; (64, 512, 512) 126 / 107, (128,
+//   512, 512) 124 / 135, (256, 512, 512) 82 / 153. A^T @ B (thread CPU time, best of 12-60, 2
+//   rounds): 256^3 tiles 172-176 / packed 150-163, (384, 128, 768) 166 / 162-163, 512^3 155-160 /
+//   170-177. So kPackedMinRows rows, kPackedMinRowsBt with B transposed, kPackedMinRowsAt with A
+//   transposed.
+// - n: a panel is 64 columns under AVX-512, so a narrower B computes zeros: (1024, 32, 256) tiles
+//   191 / packed 100, (1024, 64, 256) 187 / 204; (1024, 256, 32) 178 / 178.
+// - AVX2 (COLONY_CPU_ISA=avx2), Eigen / packed: A @ B^T (768, 384, 128) 95 / 120, A @ B (768,
+//   128, 384) 115 / 123, A^T @ B (384, 128, 768) 103 / 100, 256^3 98 / 119, 128^3 104 / 110.
+// Batches of products stay on the tiles or Eigen (attention's many small ones; unmeasured).
+// - Against Eigen (AVX2, or past kTilesMaxWidth under AVX-512) from kPackedMinRowsBt rows
+//   whatever the layout: AVX-512, Eigen / packed, (4096, 1152, 384) A @ B^T 96 / 175, (1152, 384,
+//   4096) A^T @ B 90 / 134, (384, 384, 4096) A^T @ B 90 / 132-149, 2048^3 A @ B 92 / 168.
+constexpr int64_t kPackedMinRows = 256, kPackedMinRowsBt = 128, kPackedMinRowsAt = 512, kPackedMinWidth = 64;
+
+GemmKernel gemm_kernel(DType dtype, int64_t m, int64_t n, int64_t k, bool a_col_major, bool b_col_major,
+                       int64_t batch) {
   if (dtype != DType::Float32 && dtype != DType::Float64) return GemmKernel::Eigen;
   if (forced_kernel != GemmKernel::Auto) return forced_kernel;
   const bool avx512 = std::strcmp(active_small_gemm_fns<float>().isa, "avx2") != 0;
-  return avx512 && n <= kTilesMaxWidth && k <= kTilesMaxWidth ? GemmKernel::Tiles : GemmKernel::Eigen;
+  const bool tiles = avx512 && n <= kTilesMaxWidth && k <= kTilesMaxWidth;
+  const int64_t min_rows = !tiles        ? kPackedMinRowsBt
+                           : a_col_major ? kPackedMinRowsAt
+                           : b_col_major ? kPackedMinRowsBt
+                                         : kPackedMinRows;
+  if (batch == 1 && n >= kPackedMinWidth && m >= min_rows) return GemmKernel::Packed;
+  return tiles ? GemmKernel::Tiles : GemmKernel::Eigen;
 }
 
 ScopedGemmKernel::ScopedGemmKernel(GemmKernel kernel) : saved_(forced_kernel) { forced_kernel = kernel; }

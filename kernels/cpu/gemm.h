@@ -1,5 +1,5 @@
-// Matrix products on the CPU through Eigen or small_gemm.h's register tiles, without copying
-// transposed operands (see MatrixArg).
+// Matrix products on the CPU through packed_gemm.h's blocked product, small_gemm.h's register
+// tiles or Eigen, without copying transposed operands (see MatrixArg).
 #pragma once
 
 #include <cstdint>
@@ -28,13 +28,19 @@ bool gemm_bf16_on_amx(int64_t m, int64_t n, int64_t k);
 // single-threaded product, on the kernel below.
 inline constexpr auto& gemm = Gemm::cpu;
 
-// What runs a float32 or float64 chunk. Auto: the register tiles where the CPU kernels run
-// AVX-512 and B is at most kTilesMaxWidth wide and deep (Eigen is built for the x86-64-v3
-// baseline, so its kernels stop at AVX2), Eigen otherwise.
-enum class GemmKernel { Auto, Eigen, Tiles };
+// What runs a float32 or float64 product. Auto: packed_gemm.h's blocked product (B packed into
+// panels, a 6 x 64 AVX-512 or 6 x 16 AVX2 micro-kernel) for a single product of at least 256 rows
+// (128 with B transposed, a linear layer's forward; 512 with A transposed, its weight gradient;
+// 128 where the alternative is Eigen) and 64 columns; below that the register tiles
+// of small_gemm.h where the CPU kernels run AVX-512 and B is at most kTilesMaxWidth wide and deep
+// (Eigen is built for the x86-64-v3 baseline, so its kernels stop at AVX2), Eigen otherwise. The
+// thresholds and the figures behind them are in gemm.cc.
+enum class GemmKernel { Auto, Eigen, Tiles, Packed };
 constexpr int64_t kTilesMaxWidth = 1024;
-// Which kernel gemm would run for these sizes now.
-GemmKernel gemm_kernel(DType dtype, int64_t n, int64_t k);
+// Which kernel gemm would run for `batch` [m, k] x [k, n] products now (a_col_major, b_col_major:
+// that operand is a transposed view).
+GemmKernel gemm_kernel(DType dtype, int64_t m, int64_t n, int64_t k, bool a_col_major = false,
+                       bool b_col_major = false, int64_t batch = 1);
 
 // Tests and benchmarks: make Auto mean `kernel` while alive (Tiles runs the active tiles,
 // small_gemm_isa.h, whatever the ISA). Not thread-safe against running products.

@@ -123,6 +123,21 @@ constexpr Tile kRowsTiles[] = {{6, 2}, {4, 3}};
 constexpr Tile kRowsTiles[] = {{6, 4}, {8, 3}, {12, 2}};
 #endif
 
+// One step of k of an MR x NV tile (here and in packed_gemm_tiles.h): acc[i][v] += A(i, p) times
+// vector v of B's row p, A's column p at ap (rows ars apart), B's row at bp.
+template <typename T, int MR, int NV>
+inline void rank1_step(Vec<T> (&acc)[MR][NV], const T* ap, int64_t ars, const T* bp) {
+  Vec<T> bv[NV];
+  COLONY_TILE_UNROLL
+  for (int v = 0; v < NV; ++v) bv[v] = load(bp + v * kLanes<T>);
+  COLONY_TILE_UNROLL
+  for (int i = 0; i < MR; ++i) {
+    const Vec<T> av = splat(ap[i * ars]);
+    COLONY_TILE_UNROLL
+    for (int v = 0; v < NV; ++v) acc[i][v] += av * bv[v];
+  }
+}
+
 // A panel of B rows as wide as a tile stays in L1 across the row tiles (kPanelBytes: 256 rows of
 // 24 floats for AVX2's 4 x 3 tile). The tile computes NV * L columns and stores those in
 // [lo, hi): all of them but at the edges of C (see gemm_rows_tiled).
@@ -137,19 +152,7 @@ inline void rows_tile(int64_t kc, const T* a, int64_t ars, int64_t acs, const T*
     COLONY_TILE_UNROLL
     for (int v = 0; v < NV; ++v) acc[i][v] = init;
   }
-  for (int64_t p = 0; p < kc; ++p) {
-    const T* bp = b + b_rows[p];
-    Vec<T> bv[NV];
-    COLONY_TILE_UNROLL
-    for (int v = 0; v < NV; ++v) bv[v] = load(bp + v * L);
-    const T* ap = a + p * acs;
-    COLONY_TILE_UNROLL
-    for (int i = 0; i < MR; ++i) {
-      Vec<T> av = splat(ap[i * ars]);
-      COLONY_TILE_UNROLL
-      for (int v = 0; v < NV; ++v) acc[i][v] += av * bv[v];
-    }
-  }
+  for (int64_t p = 0; p < kc; ++p) rank1_step<T, MR, NV>(acc, a + p * acs, ars, b + b_rows[p]);
   COLONY_TILE_UNROLL
   for (int i = 0; i < MR; ++i) {
     T* ci = c + c_rows[i];
@@ -444,6 +447,14 @@ void gemm_dot_finish_impl(int64_t m, int64_t n, const T* acc, T* c, int64_t ldc)
   }
 }
 
+}  // namespace
+}  // namespace colony::kernels::cpu::COLONY_SMALL_GEMM_ISA
+
+#include "kernels/cpu/packed_gemm_tiles.h"
+
+namespace colony::kernels::cpu::COLONY_SMALL_GEMM_ISA {
+namespace {
+
 #define COLONY_TILE_STR2(x) #x
 #define COLONY_TILE_STR(x) COLONY_TILE_STR2(x)
 
@@ -451,7 +462,9 @@ void gemm_dot_finish_impl(int64_t m, int64_t n, const T* acc, T* c, int64_t ldc)
 template <typename T, int... R, int... D>
 constexpr SmallGemmFns<T> make_fns(std::integer_sequence<int, R...>, std::integer_sequence<int, D...>) {
   return SmallGemmFns<T>{COLONY_TILE_STR(COLONY_SMALL_GEMM_ISA), kDotLanes<T>, &gemm_rows_impl<T, R...>,
-                         &gemm_dot_impl<T, D...>, &gemm_dot_finish_impl<T>};
+                         &gemm_dot_impl<T, D...>, &gemm_dot_finish_impl<T>,
+                         kPackedMr, kPackedNv * kLanes<T>, packed_kc<T>(), packed_kc_rows<T>(),
+                         &packed_rows_impl<T>};
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // The CPU matrix product (kernels/cpu/gemm.cc) on raw buffers against a naive triple loop in
-// double, on both of its kernels (Eigen and the register tiles): every layout of A and B (a
+// double, on each of its kernels (Eigen, the register tiles and the packed product): every layout of A and B (a
 // transposed operand is a column-major one, never copied), batches with a shared operand, alpha and
 // beta, a C wider than the product, edge sizes, and one and two threads.
 //
@@ -12,14 +12,17 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/common/half.h"
 #include "kernels/cpu/amx_gemm.h"
+#include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/small_gemm_isa.h"
 #include "tests/kernels/kernel_testing.h"
@@ -112,12 +115,18 @@ const std::vector<GemmCase>& gemm_cases() {
   return cases;
 }
 
-TEST(GemmKernel, EveryLayoutMatchesNaiveOnBothKernels) {
-  for (GemmKernel kernel : {GemmKernel::Eigen, GemmKernel::Tiles}) {
+constexpr GemmKernel kFloatKernels[] = {GemmKernel::Eigen, GemmKernel::Tiles, GemmKernel::Packed};
+
+const char* kernel_name(GemmKernel kernel) {
+  return kernel == GemmKernel::Eigen ? "eigen" : kernel == GemmKernel::Tiles ? "tiles" : "packed";
+}
+
+TEST(GemmKernel, EveryLayoutMatchesNaiveOnEachKernel) {
+  for (GemmKernel kernel : kFloatKernels) {
     ScopedGemmKernel use(kernel);
     uint32_t seed = 1;
     for (const GemmCase& c : gemm_cases()) {
-      SCOPED_TRACE(describe(c) + (kernel == GemmKernel::Eigen ? " eigen" : " tiles"));
+      SCOPED_TRACE(describe(c) + " " + kernel_name(kernel));
       Operands o = make_operands(c, seed += 3);
       std::vector<double> ref = naive_gemm(c, o);
       expect_close(run_gemm<double>(c, o), ref, 1e-12);
@@ -131,11 +140,44 @@ TEST(GemmKernel, EveryLayoutMatchesNaiveOnBothKernels) {
   }
 }
 
+// The packed product on every copy of its micro-kernel the tests can force (small_gemm_isa.h: AVX2's
+// 6 x 16, the AVX-512 copy's 6 x 64 emulated on any CPU, the real AVX-512 one where the CPU has
+// it), through gemm's batches and layouts, with depths past one packed block (kc: 128 or 256) and
+// more rows than one block of them (mc), where C is accumulated block after block.
+TEST(GemmKernel, PackedKernelOnEveryIsaCopy) {
+  std::vector<GemmCase> cases = gemm_cases();
+  cases.push_back({1, 600, 70, 300, false, false, false, 70, 1.0, 0.0});
+  cases.push_back({1, 301, 45, 290, true, true, false, 50, -1.0, 0.5});
+  cases.push_back({2, 97, 130, 260, true, false, true, 131, 2.0, 0.0});
+  std::vector<std::pair<const SmallGemmFns<float>*, const SmallGemmFns<double>*>> copies = {
+      {&avx2::small_gemm_fns<float>(), &avx2::small_gemm_fns<double>()},
+      {&avx512_emulated::small_gemm_fns<float>(), &avx512_emulated::small_gemm_fns<double>()}};
+  if (detected_cpu_isa() >= CpuIsa::Avx512) {
+    copies.push_back({&avx512::small_gemm_fns<float>(), &avx512::small_gemm_fns<double>()});
+  }
+  ScopedGemmKernel packed(GemmKernel::Packed);
+  for (const auto& [f32, f64] : copies) {
+    ScopedSmallGemmFns use(*f32, *f64);
+    uint32_t seed = 500;
+    for (const GemmCase& c : cases) {
+      SCOPED_TRACE(describe(c) + " packed on " + f32->isa);
+      Operands o = make_operands(c, seed += 3);
+      expect_close(run_gemm<double>(c, o), naive_gemm(c, o), 1e-12);
+      Operands o32 = o;
+      o32.a = cast<double>(cast<float>(o.a));
+      o32.b = cast<double>(cast<float>(o.b));
+      o32.c = cast<double>(cast<float>(o.c));
+      // Float32 rounding grows with the depth: these sums run up to 300 terms.
+      expect_close(run_gemm<float>(c, o32), naive_gemm(c, o32), std::max(1e-5, 1e-7 * c.k * std::abs(c.alpha)));
+    }
+  }
+}
+
 // beta == 0 overwrites C, NaNs included (C is often fresh, uninitialized memory); k == 0 is an
 // empty sum, so C becomes beta * C.
 TEST(GemmKernel, BetaZeroOverwritesNaNsAndAnEmptySumScalesC) {
-  for (GemmKernel kernel : {GemmKernel::Eigen, GemmKernel::Tiles}) {
-    SCOPED_TRACE(kernel == GemmKernel::Eigen ? "eigen" : "tiles");
+  for (GemmKernel kernel : kFloatKernels) {
+    SCOPED_TRACE(kernel_name(kernel));
     ScopedGemmKernel use(kernel);
     std::vector<float> a(4 * 3, 1.0f), b(3 * 5, 2.0f);
     std::vector<float> y(4 * 5, std::numeric_limits<float>::quiet_NaN());
@@ -154,8 +196,8 @@ TEST(GemmKernel, OneAndTwoThreadsAgree) {
   o.a = cast<double>(cast<float>(o.a));
   o.b = cast<double>(cast<float>(o.b));
   const std::vector<double> ref = naive_gemm(c, o);
-  for (GemmKernel kernel : {GemmKernel::Eigen, GemmKernel::Tiles}) {
-    SCOPED_TRACE(kernel == GemmKernel::Eigen ? "eigen" : "tiles");
+  for (GemmKernel kernel : kFloatKernels) {
+    SCOPED_TRACE(kernel_name(kernel));
     ScopedGemmKernel use(kernel);
     std::vector<double> one, two;
     {
@@ -171,6 +213,41 @@ TEST(GemmKernel, OneAndTwoThreadsAgree) {
   }
 }
 
+// Auto takes the packed product for one product of at least kPackedMinRows rows (kPackedMinRowsBt
+// with B transposed, kPackedMinRowsAt with A transposed, kPackedMinRowsBt where the alternative
+// is Eigen) and one panel of columns (gemm.cc); the rest as before.
+TEST(GemmKernel, AutoPicksThePackedProductForLargeSingleProducts) {
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    {
+      // Under AVX-512 (the emulated copy: the same choice on any CPU), against the tiles.
+      ScopedSmallGemmFns avx512(avx512_emulated::small_gemm_fns<float>(), avx512_emulated::small_gemm_fns<double>());
+      EXPECT_EQ(gemm_kernel(dt, 256, 64, 1), GemmKernel::Packed);
+      EXPECT_EQ(gemm_kernel(dt, 255, 64, 512), GemmKernel::Tiles);
+      EXPECT_EQ(gemm_kernel(dt, 128, 64, 512, false, true), GemmKernel::Packed);
+      EXPECT_EQ(gemm_kernel(dt, 127, 64, 512, false, true), GemmKernel::Tiles);
+      EXPECT_EQ(gemm_kernel(dt, 512, 64, 512, true, true), GemmKernel::Packed);
+      EXPECT_EQ(gemm_kernel(dt, 511, 64, 512, true, true), GemmKernel::Tiles);
+      EXPECT_EQ(gemm_kernel(dt, 1024, 63, 512), GemmKernel::Tiles);
+      EXPECT_EQ(gemm_kernel(dt, 1024, 512, 512, false, false, 2), GemmKernel::Tiles);  // batches: not measured
+      // Where the tiles stop (past kTilesMaxWidth) the alternative is Eigen: from 128 rows.
+      EXPECT_EQ(gemm_kernel(dt, 128, 64, kTilesMaxWidth + 1, true), GemmKernel::Packed);
+      EXPECT_EQ(gemm_kernel(dt, 127, kTilesMaxWidth + 1, 64), GemmKernel::Eigen);
+      EXPECT_EQ(gemm_kernel(dt, 4096, 2048, 4096), GemmKernel::Packed);
+    }
+    {
+      // Under AVX2, against Eigen.
+      ScopedSmallGemmFns avx2(avx2::small_gemm_fns<float>(), avx2::small_gemm_fns<double>());
+      EXPECT_EQ(gemm_kernel(dt, 128, 64, 64), GemmKernel::Packed);
+      EXPECT_EQ(gemm_kernel(dt, 128, 64, 64, true, false), GemmKernel::Packed);
+      EXPECT_EQ(gemm_kernel(dt, 127, 64, 64), GemmKernel::Eigen);
+      EXPECT_EQ(gemm_kernel(dt, 1024, 63, 64), GemmKernel::Eigen);
+    }
+  }
+  EXPECT_EQ(gemm_kernel(DType::BFloat16, 1024, 1024, 1024), GemmKernel::Eigen);  // never float kernels
+  ScopedGemmKernel tiles(GemmKernel::Tiles);
+  EXPECT_EQ(gemm_kernel(DType::Float32, 1024, 1024, 1024), GemmKernel::Tiles);
+}
+
 TEST(GemmKernel, EmptyProductsAndUnsupportedTypes) {
   std::vector<double> y = {5.0};
   gemm(DType::Float64, 1, 0, 1, 4, {}, {}, y.data(), 1, 0, 1.0, 0.0);  // m == 0: nothing to write
@@ -181,7 +258,7 @@ TEST(GemmKernel, EmptyProductsAndUnsupportedTypes) {
       [&] { gemm(DType::Int64, 1, 2, 2, 1, {ints.data(), 1}, {ints.data(), 2}, ints.data(), 2, 0, 1.0, 0.0); },
       "gemm: CPU matrix products support float32 and float64"));
   EXPECT_FALSE(gemm_native_16bit(DType::Float16));
-  EXPECT_EQ(gemm_kernel(DType::Float64, kTilesMaxWidth + 1, 8), GemmKernel::Eigen);
+  EXPECT_EQ(gemm_kernel(DType::Float64, 8, kTilesMaxWidth + 1, 8), GemmKernel::Eigen);
 }
 
 }  // namespace

@@ -107,10 +107,11 @@ TEST(Mm, Errors) {
                           "mm: expected floating point tensors, got int64"));
 }
 
-// gemm's two float kernels (kernels/cpu/gemm.h), forced in turn: Eigen, the register tiles this
-// CPU runs, and the AVX-512 tiling emulated on any CPU. Row- and column-major operands (A^T, B^T:
-// gemm_rows or the dot products, A copied to rows), rows split over threads, dot products in
-// several row blocks (300 x 200), a depth past the Auto limit, alpha and beta, batches.
+// gemm's float kernels (kernels/cpu/gemm.h), forced in turn: Eigen, the register tiles and the
+// packed product this CPU runs, and their AVX-512 copies emulated on any CPU. Row- and
+// column-major operands (A^T, B^T: gemm_rows or the dot products, A copied to rows), rows split
+// over threads, dot products in several row blocks (300 x 200), a depth past the Auto limit,
+// alpha and beta, batches.
 TEST(Mm, EigenAndTileKernelsMatchNaive) {
   using namespace kernels::cpu;
   struct Kernel {
@@ -119,14 +120,16 @@ TEST(Mm, EigenAndTileKernelsMatchNaive) {
     bool emulated_avx512;
   };
   for (const Kernel& kernel : {Kernel{"eigen", GemmKernel::Eigen, false}, Kernel{"tiles", GemmKernel::Tiles, false},
-                               Kernel{"avx512 tiles (emulated)", GemmKernel::Tiles, true}}) {
+                               Kernel{"avx512 tiles (emulated)", GemmKernel::Tiles, true},
+                               Kernel{"packed", GemmKernel::Packed, false},
+                               Kernel{"avx512 packed (emulated)", GemmKernel::Packed, true}}) {
     SCOPED_TRACE(kernel.name);
     ScopedGemmKernel use(kernel.kernel);
     std::optional<ScopedSmallGemmFns> emulated;
     if (kernel.emulated_avx512) {
       emulated.emplace(avx512_emulated::small_gemm_fns<float>(), avx512_emulated::small_gemm_fns<double>());
     }
-    EXPECT_EQ(gemm_kernel(DType::Float32, 8, 8), kernel.kernel);
+    EXPECT_EQ(gemm_kernel(DType::Float32, 8, 8, 8), kernel.kernel);
     uint64_t seed = 200;
     for (int threads : {1, 2}) {
       colony::set_num_threads(threads);
@@ -167,12 +170,12 @@ TEST(Mm, EigenAndTileKernelsMatchNaive) {
 TEST(Mm, AutoPicksTheTilesUnderAvx512) {
   using namespace kernels::cpu;
   const bool avx512 = active_cpu_isa() >= CpuIsa::Avx512;
-  EXPECT_EQ(gemm_kernel(DType::Float32, 120, 400), avx512 ? GemmKernel::Tiles : GemmKernel::Eigen);
-  EXPECT_EQ(gemm_kernel(DType::Float64, kTilesMaxWidth, kTilesMaxWidth), avx512 ? GemmKernel::Tiles : GemmKernel::Eigen);
-  EXPECT_EQ(gemm_kernel(DType::Float32, kTilesMaxWidth + 1, 8), GemmKernel::Eigen);
-  EXPECT_EQ(gemm_kernel(DType::Float32, 8, kTilesMaxWidth + 1), GemmKernel::Eigen);
+  EXPECT_EQ(gemm_kernel(DType::Float32, 32, 120, 400), avx512 ? GemmKernel::Tiles : GemmKernel::Eigen);
+  EXPECT_EQ(gemm_kernel(DType::Float64, 32, kTilesMaxWidth, kTilesMaxWidth), avx512 ? GemmKernel::Tiles : GemmKernel::Eigen);
+  EXPECT_EQ(gemm_kernel(DType::Float32, 32, kTilesMaxWidth + 1, 8), GemmKernel::Eigen);
+  EXPECT_EQ(gemm_kernel(DType::Float32, 32, 8, kTilesMaxWidth + 1), GemmKernel::Eigen);
   ScopedSmallGemmFns emulated(avx512_emulated::small_gemm_fns<float>(), avx512_emulated::small_gemm_fns<double>());
-  EXPECT_EQ(gemm_kernel(DType::Float32, 120, 400), GemmKernel::Tiles);
+  EXPECT_EQ(gemm_kernel(DType::Float32, 32, 120, 400), GemmKernel::Tiles);
 }
 
 // float16/bfloat16 on the CPU without bfloat16 tiles: the float32 product of the rounded

@@ -1,0 +1,202 @@
+#include "kernels/cpu/packed_gemm.h"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "kernels/cpu/parallel.h"
+#include "kernels/cpu/scratch.h"
+#include "kernels/cpu/small_gemm_isa.h"
+
+namespace colony::kernels::cpu {
+namespace {
+
+struct PackedGemmScratch;
+
+// A block of packed B (kc x nc) fills at most 1 MiB of the 2 MiB L2 of a Sapphire Rapids core;
+// the rows of A one call of the micro-kernel sweeps (mc x kc) at most 256 KiB beside it.
+constexpr int64_t kPackedBBytes = int64_t{1} << 20;
+constexpr int64_t kARowsBytes = int64_t{256} << 10;
+
+int64_t round_up(int64_t x, int64_t m) { return (x + m - 1) / m * m; }
+
+// p's buffer rounded up to a 64-byte boundary (thread_scratch is only malloc-aligned): the
+// micro-kernel's loads of a panel row then never straddle two cache lines.
+template <typename T>
+T* align64(T* p) {
+  return p + ((64 - reinterpret_cast<uintptr_t>(p) % 64) % 64) / sizeof(T);
+}
+
+// The packed B of one block of nc columns, every depth at once: block pc (rows [pc, pc + kc) of
+// B, kc = min(kc_max, k - pc)) starts at pc * panels * nr, its panel q at q * kc * nr past that:
+// kc rows of nr elements, B(p, j) of the panel's columns and zeros past column nc.
+struct PackedB {
+  int64_t k, kc_max, nc, nr, panels;
+  template <typename T>
+  T* row(T* dst, int64_t q, int64_t p) const {
+    const int64_t pc = p / kc_max * kc_max;
+    return dst + pc * panels * nr + q * std::min(kc_max, k - pc) * nr + (p - pc) * nr;
+  }
+};
+
+// Row-major B (a product's usual right operand): rows [p0, p1) of B, each read whole, front to
+// back, and cut into the panels. (Panel after panel instead, each row was read in 256-byte pieces
+// nc elements apart, far from the prefetcher's reach.)
+template <typename T>
+void pack_b_rows(const PackedB& pb, int64_t p0, int64_t p1, const T* b, int64_t brs, T* dst) {
+  for (int64_t p = p0; p < p1; ++p) {
+    const T* src = b + p * brs;
+    for (int64_t q = 0; q < pb.panels; ++q) {
+      const int64_t cols = std::min(pb.nr, pb.nc - q * pb.nr);
+      T* out = pb.row(dst, q, p);
+      std::memcpy(out, src + q * pb.nr, sizeof(T) * cols);
+      std::fill(out + cols, out + pb.nr, T(0));
+    }
+  }
+}
+
+// out[q * ldo + j] = in[j * ldi + q] for q, j < 8: eight 8-float rows transposed in registers
+// (unpack, shuffle, then swap 128-bit halves: 24 shuffles for 64 elements).
+inline void transpose8x8(const float* in, int64_t ldi, float* out, int64_t ldo) {
+  typedef float V8 __attribute__((vector_size(32)));
+  V8 r[8], t[8], u[8];
+  for (int j = 0; j < 8; ++j) std::memcpy(&r[j], in + j * ldi, sizeof(V8));
+  for (int j = 0; j < 8; j += 2) {
+    t[j] = __builtin_shufflevector(r[j], r[j + 1], 0, 8, 1, 9, 4, 12, 5, 13);
+    t[j + 1] = __builtin_shufflevector(r[j], r[j + 1], 2, 10, 3, 11, 6, 14, 7, 15);
+  }
+  for (int h = 0; h < 8; h += 4) {
+    u[h] = __builtin_shufflevector(t[h], t[h + 2], 0, 1, 8, 9, 4, 5, 12, 13);
+    u[h + 1] = __builtin_shufflevector(t[h], t[h + 2], 2, 3, 10, 11, 6, 7, 14, 15);
+    u[h + 2] = __builtin_shufflevector(t[h + 1], t[h + 3], 0, 1, 8, 9, 4, 5, 12, 13);
+    u[h + 3] = __builtin_shufflevector(t[h + 1], t[h + 3], 2, 3, 10, 11, 6, 7, 14, 15);
+  }
+  for (int q = 0; q < 4; ++q) {
+    const V8 lo = __builtin_shufflevector(u[q], u[q + 4], 0, 1, 2, 3, 8, 9, 10, 11);
+    const V8 hi = __builtin_shufflevector(u[q], u[q + 4], 4, 5, 6, 7, 12, 13, 14, 15);
+    std::memcpy(out + q * ldo, &lo, sizeof(V8));
+    std::memcpy(out + (q + 4) * ldo, &hi, sizeof(V8));
+  }
+}
+
+// Column-major B (a linear layer's forward, B = W^T, each column of B a row of W, so brs == 1):
+// panels [q0, q1), 8 columns at a time, each read front to back (8 streams the prefetcher
+// follows), float32 in 8 x 8 blocks transposed in registers. Element by element, one column at a
+// time, the packing took 16 % of a 1024^3 product (perf, AVX-512 Xeon).
+template <typename T>
+void pack_b_columns(const PackedB& pb, int64_t q0, int64_t q1, const T* b, int64_t bcs, T* dst) {
+  constexpr int64_t kGroup = 8;
+  for (int64_t q = q0; q < q1; ++q) {
+    const int64_t cols = std::min(pb.nr, pb.nc - q * pb.nr);
+    for (int64_t j0 = 0; j0 < pb.nr; j0 += kGroup) {
+      const int64_t g = std::max<int64_t>(0, std::min(kGroup, cols - j0));  // columns of B in this group
+      const T* src = b + (q * pb.nr + j0) * bcs;
+      int64_t p = 0;
+      if constexpr (std::is_same_v<T, float>) {
+        // A block of k never splits a group of 8 steps where kc_max is a multiple of 8 (it is).
+        if (g == kGroup && pb.kc_max % 8 == 0) {
+          for (; p + 8 <= pb.k; p += 8) transpose8x8(src + p, bcs, pb.row(dst, q, p) + j0, pb.nr);
+        }
+      }
+      for (; p < pb.k; ++p) {
+        T* out = pb.row(dst, q, p) + j0;
+        for (int64_t j = 0; j < g; ++j) out[j] = src[j * bcs + p];
+        for (int64_t j = g; j < std::min(kGroup, pb.nr - j0); ++j) out[j] = T(0);
+      }
+    }
+  }
+}
+
+// Column-major A (A^T views: a weight gradient's dY^T): `rows` rows copied into tiles of mr rows,
+// each kc steps of mr contiguous elements (zeros past the last row), read by the micro-kernel with
+// row stride 1, column stride mr and tile stride mr * kc. Step p of every tile is read at once:
+// A's column p is contiguous (a tile's own mr elements of it are 4 KiB from the next step's in a
+// 1024-row A, too far apart for the prefetcher).
+template <typename T>
+void pack_a_tiles(int64_t rows, int64_t kc, int64_t mr, const T* a, int64_t ars, int64_t acs, T* dst) {
+  const int64_t tiles = (rows + mr - 1) / mr;
+  for (int64_t p = 0; p < kc; ++p) {
+    const T* src = a + p * acs;
+    for (int64_t t = 0; t < tiles; ++t) {
+      T* out = dst + t * mr * kc + p * mr;
+      const int64_t h = std::min(mr, rows - t * mr);
+      for (int64_t i = 0; i < h; ++i) out[i] = src[(t * mr + i) * ars];
+      for (int64_t i = h; i < mr; ++i) out[i] = T(0);
+    }
+  }
+}
+
+}  // namespace
+
+template <typename T>
+void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs,
+                 int64_t bcs, T* c, int64_t ldc, T alpha, T beta) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+    return;
+  }
+  const SmallGemmFns<T>& fns = active_small_gemm_fns<T>();
+  const int64_t mr = fns.packed_mr, nr = fns.packed_nr, kc_max = acs == 1 ? fns.packed_kc_rows : fns.packed_kc;
+  const int64_t nc_max = std::max(nr, kPackedBBytes / (kc_max * static_cast<int64_t>(sizeof(T))) / nr * nr);
+  const int64_t mc = std::max(mr, kARowsBytes / (kc_max * static_cast<int64_t>(sizeof(T))) / mr * mr);
+  // Column-major A is read in place below kPackARowsMinWidth columns of C: a packed element then
+  // serves too few multiply-adds to repay its copy. Best GFLOP/s of 40, 1 thread, matmul_bench
+  // --form atb --kernel packed, Intel Xeon (Sapphire Rapids class) under other builds (load 10),
+  // 3 alternating rounds, packed / in place, as (m, n, k): (1024, 1024, 1024) 140 / 90 (A's
+  // columns 4 KiB apart, so every step of k lands in the same L1 set), (1024, 256, 1024) 140 /
+  // 105-130, (1024, 128, 1024) 137 / 140, (384, 128, 768) (the char-level GPT's weight gradient)
+  // 131 / 157.
+  constexpr int64_t kPackARowsMinWidth = 256;
+  const bool pack_a = acs != 1 && n >= kPackARowsMinWidth;
+  const int64_t nc_alloc = std::min(nc_max, round_up(n, nr));
+  // Every depth of a block of columns packed at once (pack_b_panel): k x nc_alloc elements on the
+  // calling thread, kept between calls (a training step repeats its shapes); the workers read it
+  // while the caller waits in parallel_for.
+  T* packed = align64(thread_scratch<PackedGemmScratch, T, 0>(static_cast<size_t>(k * nc_alloc + 64)));
+  const int64_t row_tiles = (m + mr - 1) / mr;
+  for (int64_t jc = 0; jc < n; jc += nc_max) {
+    const int64_t nc = std::min(nc_max, n - jc);
+    const int64_t panels = (nc + nr - 1) / nr;
+    // Split over the pool by rows of B (row-major) or panels (column-major), in pieces of at least
+    // 64K elements.
+    const PackedB pb{k, kc_max, nc, nr, panels};
+    if (bcs == 1) {
+      parallel_for(k, std::max<int64_t>(1, (int64_t{1} << 16) / nc), [&](int64_t p0, int64_t p1) {
+        pack_b_rows(pb, p0, p1, b + jc, brs, packed);
+      });
+    } else {
+      parallel_for(panels, std::max<int64_t>(1, (int64_t{1} << 16) / (k * nr)), [&](int64_t q0, int64_t q1) {
+        pack_b_columns(pb, q0, q1, b + jc * bcs, bcs, packed);
+      });
+    }
+    for (int64_t pc = 0; pc < k; pc += kc_max) {
+      const int64_t kc = std::min(kc_max, k - pc);
+      const T* b_block = packed + pc * panels * nr;
+      // Chunks of at least ~256K multiply-adds, so each amortises the pool's wake-up.
+      const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 18) / (mr * nc * kc));
+      parallel_for(row_tiles, grain, [&](int64_t t0, int64_t t1) {
+        for (int64_t r0 = t0 * mr; r0 < std::min(m, t1 * mr); r0 += mc) {
+          const int64_t rows = std::min({mc, m - r0, t1 * mr - r0});
+          const T* a_block = a + r0 * ars + pc * acs;
+          T* c_block = c + r0 * ldc + jc;
+          if (pack_a) {
+            T* tiles = align64(thread_scratch<PackedGemmScratch, T, 1>(static_cast<size_t>(round_up(mc, mr) * kc_max + 64)));
+            pack_a_tiles(rows, kc, mr, a_block, ars, acs, tiles);
+            fns.packed_rows(rows, nc, kc, tiles, 1, mr, mr * kc, b_block, c_block, ldc, alpha, beta, pc == 0);
+          } else {
+            fns.packed_rows(rows, nc, kc, a_block, ars, acs, mr * ars, b_block, c_block, ldc, alpha, beta, pc == 0);
+          }
+        }
+      });
+    }
+  }
+}
+
+template void packed_gemm<float>(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const float*, int64_t,
+                                 int64_t, float*, int64_t, float, float);
+template void packed_gemm<double>(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, const double*, int64_t,
+                                  int64_t, double*, int64_t, double, double);
+
+}  // namespace colony::kernels::cpu

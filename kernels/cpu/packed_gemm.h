@@ -1,0 +1,24 @@
+// A general float32 / float64 matrix product in the GotoBLAS / BLIS structure, for the large
+// products (gemm.h says which): B packed, every depth at once, into contiguous panels as wide as
+// the micro-kernel's register block; a block of kc rows by nc columns (1 MiB) stays in L2, each
+// panel's kc x NR piece in L1 (or, at the deeper kc of a row-major A, streamed from L2) while the
+// row tiles of A run over it; A read in place (the rows of a row-major A are streams the
+// broadcasts walk along) or, when column-major and C wide, copied into row tiles first. So the
+// transposed views of either operand cost only their packing. The micro-kernel is small_gemm.h's
+// ISA table's (packed_gemm_tiles.h): 6 x 64 floats under AVX-512, 6 x 16 under AVX2.
+#pragma once
+
+#include <cstdint>
+
+namespace colony::kernels::cpu {
+
+// C(i, j) = alpha * sum_p A(i, p) B(p, j) + beta * C(i, j) (beta == 0: C is only written, NaNs there
+// included), for i < m, j < n, with A(i, p) = a[i * a_row_stride + p * a_col_stride], B(p, j) =
+// b[p * b_row_stride + j * b_col_stride] and C(i, j) = c[i * ldc + j]. The rows are split over the
+// thread pool; every element's sum runs in the same order (p ascending within each block of k, the
+// blocks one after another) whatever the thread count, so results do not depend on it.
+template <typename T>
+void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row_stride, int64_t a_col_stride, const T* b,
+                 int64_t b_row_stride, int64_t b_col_stride, T* c, int64_t ldc, T alpha, T beta);
+
+}  // namespace colony::kernels::cpu

@@ -1,0 +1,173 @@
+// packed_gemm.h's blocked product against a naive double loop, on every copy of its micro-kernel
+// (small_gemm_isa.h): AVX2 (6 x 16 floats), the AVX-512 copy built for the baseline ISA (6 x 64,
+// its blocking, on any machine) and the real AVX-512 build where the CPU has it. The shapes cross
+// every block edge: partial row tiles and panels, k past one packed block (kc), m past one block of
+// rows (mc) and n past one packed block of B (nc), in every layout of A and B, with alpha and beta,
+// a C wider than the product, and the thread count changing no bit of the result.
+#include "kernels/cpu/packed_gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/small_gemm_isa.h"
+#include "tests/kernels/kernel_testing.h"
+#include "tests/test_util.h"
+
+namespace colony::kernels::cpu {
+namespace {
+
+using colony::testing::ScopedThreads;
+
+struct Copy {
+  const char* name;
+  const SmallGemmFns<float>* f32;
+  const SmallGemmFns<double>* f64;
+};
+
+std::vector<Copy> every_copy() {
+  std::vector<Copy> copies = {{"avx2", &avx2::small_gemm_fns<float>(), &avx2::small_gemm_fns<double>()},
+                              {"avx512_emulated", &avx512_emulated::small_gemm_fns<float>(),
+                               &avx512_emulated::small_gemm_fns<double>()}};
+  if (detected_cpu_isa() >= CpuIsa::Avx512) {
+    copies.push_back({"avx512", &avx512::small_gemm_fns<float>(), &avx512::small_gemm_fns<double>()});
+  }
+  return copies;
+}
+
+// Float32 values in [-1, 1), so that one reference serves both types.
+std::vector<double> float_values(int64_t n, uint32_t seed) {
+  using colony::testing::cast;
+  return cast<double>(cast<float>(colony::testing::random_values(n, seed)));
+}
+
+struct Shape {
+  int64_t m, n, k;
+};
+
+// A [m, k] (row-major, or column-major when a_t), B [k, n] likewise, C [m, ldc].
+struct Problem {
+  Shape s;
+  bool a_t, b_t;
+  int64_t ldc;
+  std::vector<double> a, b, c;
+  int64_t ars() const { return a_t ? 1 : s.k; }
+  int64_t acs() const { return a_t ? s.m : 1; }
+  int64_t brs() const { return b_t ? 1 : s.n; }
+  int64_t bcs() const { return b_t ? s.k : 1; }
+};
+
+Problem make_problem(Shape s, bool a_t, bool b_t, int64_t ldc, uint32_t seed) {
+  return Problem{s, a_t, b_t, ldc, float_values(s.m * s.k, seed), float_values(s.k * s.n, seed + 1),
+                 float_values(s.m * ldc, seed + 2)};
+}
+
+std::vector<double> naive(const Problem& p, double alpha, double beta) {
+  std::vector<double> out = p.c;
+  for (int64_t i = 0; i < p.s.m; ++i)
+    for (int64_t j = 0; j < p.s.n; ++j) {
+      double sum = 0;
+      for (int64_t q = 0; q < p.s.k; ++q) sum += p.a[i * p.ars() + q * p.acs()] * p.b[q * p.brs() + j * p.bcs()];
+      double& y = out[i * p.ldc + j];
+      y = alpha * sum + (beta == 0 ? 0.0 : beta * y);
+    }
+  return out;
+}
+
+template <typename T>
+std::vector<double> run(const Problem& p, double alpha, double beta) {
+  using colony::testing::cast;
+  const std::vector<T> a = cast<T>(p.a), b = cast<T>(p.b);
+  std::vector<T> c = cast<T>(p.c);
+  packed_gemm<T>(p.s.m, p.s.n, p.s.k, a.data(), p.ars(), p.acs(), b.data(), p.brs(), p.bcs(), c.data(), p.ldc,
+                 static_cast<T>(alpha), static_cast<T>(beta));
+  return cast<double>(c);
+}
+
+void expect_close(const std::vector<double>& got, const std::vector<double>& want, double tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], tol * (1.0 + std::abs(want[i]))) << "element " << i;
+  }
+}
+
+TEST(PackedGemm, EveryCopyLayoutAndBlockEdgeMatchesNaive) {
+  // kc is 384 (AVX-512, A row-major), 128 (AVX-512, A column-major) or 256 (AVX2); mc and nc
+  // follow (256 KiB of A's rows, 1 MiB of B): mc 84 to 512 rows, nc 320 to 2048 columns.
+  const std::vector<Shape> shapes = {
+      {1, 1, 1},      // one element: a tile of one row, a panel of one column
+      {5, 3, 7},      // everything partial
+      {13, 70, 9},    // a whole and a partial panel, a partial row tile
+      {37, 129, 400},  // k past kc (384 for AVX-512 with a row-major A, else 128 or 256)
+      {600, 20, 140},  // m past mc: several blocks of rows per chunk
+      {7, 2100, 150},  // n past nc: several packed blocks of B
+      {37, 260, 129},  // wide enough that a column-major A is packed into row tiles (kPackARowsMinWidth)
+  };
+  uint32_t seed = 1;
+  for (const Copy& copy : every_copy()) {
+    ScopedSmallGemmFns use(*copy.f32, *copy.f64);
+    for (const Shape& s : shapes) {
+      for (bool a_t : {false, true}) {
+        for (bool b_t : {false, true}) {
+          // C as wide as the product, and wider (columns past n must stay as they were).
+          for (int64_t extra : {0, 3}) {
+            const Problem p = make_problem(s, a_t, b_t, s.n + extra, seed += 3);
+            for (auto [alpha, beta] : {std::pair{1.0, 0.0}, std::pair{-1.5, 0.5}}) {
+              SCOPED_TRACE(std::string(copy.name) + " m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) +
+                           " k=" + std::to_string(s.k) + (a_t ? " A^T" : "") + (b_t ? " B^T" : "") +
+                           " ldc=" + std::to_string(p.ldc) + " alpha=" + std::to_string(alpha) +
+                           " beta=" + std::to_string(beta));
+              const std::vector<double> want = naive(p, alpha, beta);
+              expect_close(run<float>(p, alpha, beta), want, 2e-6 * static_cast<double>(s.k));
+              expect_close(run<double>(p, alpha, beta), want, 1e-14 * static_cast<double>(s.k));
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// Rows are split over the pool; each element's sum runs in the same order whatever the split.
+TEST(PackedGemm, ThreadCountChangesNoBit) {
+  for (const Copy& copy : every_copy()) {
+    SCOPED_TRACE(copy.name);
+    ScopedSmallGemmFns use(*copy.f32, *copy.f64);
+    for (bool a_t : {false, true}) {
+      const Problem p = make_problem({301, 200, 300}, a_t, true, 200, 40);
+      std::vector<double> one, two;
+      {
+        ScopedThreads threads(1);
+        one = run<float>(p, 1.0, 0.0);
+      }
+      {
+        ScopedThreads threads(2);
+        two = run<float>(p, 1.0, 0.0);
+      }
+      EXPECT_EQ(one, two);
+    }
+  }
+}
+
+// beta == 0 overwrites C, NaNs included; k == 0 is an empty sum, so C becomes beta * C.
+TEST(PackedGemm, BetaZeroOverwritesNaNsAndAnEmptySumScalesC) {
+  for (const Copy& copy : every_copy()) {
+    SCOPED_TRACE(copy.name);
+    ScopedSmallGemmFns use(*copy.f32, *copy.f64);
+    std::vector<float> a(7 * 3, 1.0f), b(3 * 70, 2.0f);
+    std::vector<float> y(7 * 70, std::numeric_limits<float>::quiet_NaN());
+    packed_gemm<float>(7, 70, 3, a.data(), 3, 1, b.data(), 70, 1, y.data(), 70, 1.0f, 0.0f);
+    EXPECT_EQ(y, std::vector<float>(7 * 70, 6.0f));
+    packed_gemm<float>(7, 70, 0, a.data(), 1, 1, b.data(), 70, 1, y.data(), 70, 1.0f, 0.5f);
+    EXPECT_EQ(y, std::vector<float>(7 * 70, 3.0f));
+    packed_gemm<float>(7, 70, 0, a.data(), 1, 1, b.data(), 70, 1, y.data(), 70, 1.0f, 0.0f);
+    EXPECT_EQ(y, std::vector<float>(7 * 70, 0.0f));
+  }
+}
+
+}  // namespace
+}  // namespace colony::kernels::cpu
