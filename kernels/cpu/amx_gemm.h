@@ -39,6 +39,15 @@ int64_t amx_packed_b_size(int64_t k, int64_t n);
 void amx_pack_b(int64_t k, int64_t n, const uint16_t* b, int64_t b_row_stride, int64_t b_col_stride,
                 uint16_t* packed);
 
+// amx_pack_b for a B whose rows start anywhere: B(p, j) = b[b_rows[p] + j], each row read up to
+// B(p, n - 1) and no further. The direct convolution's implicit im2col (conv.cc): row (c, i, j) of
+// it is the padded image read from that window's offset on.
+void amx_pack_b_rows(int64_t k, int64_t n, const uint16_t* b, const int64_t* b_rows, uint16_t* packed);
+
+// amx_pack_b for a B whose columns start anywhere: B(p, j) = b[b_cols[j] + p], each column read up
+// to B(k - 1, j) and no further. The implicit im2col transposed (a convolution's weight gradient).
+void amx_pack_b_cols(int64_t k, int64_t n, const uint16_t* b, const int64_t* b_cols, uint16_t* packed);
+
 // One product: C = A B for A (m x k, A(i, p) = a[i * a_row_stride + p * a_col_stride]) and B packed
 // by amx_pack_b. The output is either float32 (c_f32, C(i, j) at c_f32[i * ldc + j]; accumulate
 // adds the product to C, as one more tile step would) or bfloat16 (c_bf16: C = round(alpha * A B +

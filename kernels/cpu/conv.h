@@ -20,15 +20,23 @@
 
 namespace colony::kernels::cpu {
 
-enum class ConvAlgorithm { Auto, Direct, Im2col };
+// Amx: bfloat16 only, the direct algorithm's implicit im2col on AMX tiles (amx_gemm.h); Direct
+// then means the AVX512_BF16 tiles (small_gemm_bf16.h).
+enum class ConvAlgorithm { Auto, Direct, Im2col, Amx };
 enum class ConvPass { Forward, BackwardInput, BackwardWeight };
 
 // Whether the kernels below take `dtype` (a 16-bit type) for this shape. True for bfloat16 with
-// stride 1 where AVX512_BF16 is active (small_gemm_bf16.h): the direct algorithm then multiplies
-// bfloat16 operands with float32 accumulation, and each output (y, or a gradient) is rounded once.
+// stride 1 where AVX512_BF16 (small_gemm_bf16.h) or AMX-BF16 (amx_gemm.h) is active: the direct
+// algorithm's products then multiply bfloat16 operands with float32 accumulation, and each output
+// (y, or a gradient) is rounded once.
 // Elsewhere callers widen 16-bit operands to float32 and round the result (tensor/cpu_widen.h),
 // which gives the same values up to the order of the float32 additions.
 bool conv2d_native_16bit(DType dtype, const Conv2dGeometry& g);
+
+// Whether Auto runs this bfloat16 pass on AMX tiles rather than the AVX512_BF16 ones: false
+// where AMX is not active (has_amx_gemm()), true where it is and AVX512_BF16 is not (only a test's
+// emulated AMX copy), else by the thresholds measured in conv.cc.
+bool conv2d_bf16_on_amx(const Conv2dGeometry& g, ConvPass pass);
 
 // What Auto runs for this shape and pass (a backward call may use one algorithm for grad_x and
 // the other for grad_w and grad_b).
