@@ -770,8 +770,17 @@ bool conv2d_native_16bit(DType dtype, const Conv2dGeometry& g) {
 bool conv2d_bf16_on_amx(const Conv2dGeometry& g, ConvPass pass) {
   if (!has_amx_gemm() || g.stride_h != 1 || g.stride_w != 1) return false;
   if (!has_bf16_small_gemm()) return true;  // the only tiles here (a test's emulated AMX copy)
-  (void)pass;
-  return true;
+  // The tiles' 16 rows are output channels (forward, weight gradient) and their 32-deep steps the
+  // output channels again (input gradient), so the AMX products pay where those fill them; below,
+  // the per-image packing and float32 round trip cost more than the AVX512_BF16 tiles' products.
+  // Measured with `conv_bench --bf16` (batch 32 and 128, 2 threads, CPU time of both; Intel Xeon,
+  // Sapphire Rapids class, 2026-12-05, load average 9): forward and weight gradient with 6 output
+  // channels (LeNet's conv1) 1.1x and 1.5x slower on AMX, with 16 (conv2, 16 -> 16 3 x 3) 1.8-2.1x
+  // faster, with 32 and 64 3-6x faster; input gradient slower on AMX with 6 and 16 output
+  // channels (3.1x, 1.4x, 1.5x: a half-empty step, then D's rows added into the image), faster
+  // with 32 (1.5x) and 64 (2.5x). Between 6 and 16 nothing was measured.
+  const int64_t og = g.group_out_channels();
+  return pass == ConvPass::BackwardInput ? og >= 32 : og >= 16;
 }
 
 ConvAlgorithm choose_conv_algorithm(const Conv2dGeometry& g, ConvPass pass) {

@@ -12,7 +12,10 @@
 //    kernels/cpu/small_gemm.h has the register-tiled products.
 //  - Im2col: an explicit im2col matrix (a block of output rows at a time) and Eigen's GEMM; any
 //    stride, and the better choice once the matrices are large enough for GEMM packing to pay.
-// benchmarks/conv_bench.cc times both on the LeNet shapes and two wider layers.
+// bfloat16 takes the direct algorithm's implicit im2col either to the AVX512_BF16 register tiles or,
+// where conv2d_bf16_on_amx says, to AMX tiles (amx_gemm.h; conv.cc's "bfloat16 on AMX tiles").
+// benchmarks/conv_bench.cc times both on the LeNet shapes and two wider layers (--bf16: the
+// bfloat16 tiles per pass).
 #pragma once
 
 #include "kernels/common/conv_geometry.h"
@@ -35,7 +38,8 @@ bool conv2d_native_16bit(DType dtype, const Conv2dGeometry& g);
 
 // Whether Auto runs this bfloat16 pass on AMX tiles rather than the AVX512_BF16 ones: false
 // where AMX is not active (has_amx_gemm()), true where it is and AVX512_BF16 is not (only a test's
-// emulated AMX copy), else by the thresholds measured in conv.cc.
+// emulated AMX copy), else by the output channels per group, as measured in conv.cc: at least 16
+// for the forward and the weight gradient, 32 for the input gradient.
 bool conv2d_bf16_on_amx(const Conv2dGeometry& g, ConvPass pass);
 
 // What Auto runs for this shape and pass (a backward call may use one algorithm for grad_x and
