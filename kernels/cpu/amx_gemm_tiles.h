@@ -478,7 +478,7 @@ void gemm(const AmxGemmArgs& g, uint16_t* scratch) {
         // took 16 % of a 1024^3 product (two panels; perf, 1 thread).
         uint16_t* a_pack = a_packed + (i / (2 * kTileRows) * blocks + kb) * kAPackElems;
         ATiles a{a_pack, a_pack + kBlockSteps * kTileElems, kTileElems, kRowBytes};
-        if (in_place && rows == 2 * kTileRows && (q0 + nq) * kTileDepth <= g.k) {
+        if (in_place && (rows == 2 * kTileRows || g.a_rows_padded) && (q0 + nq) * kTileDepth <= g.k) {
           a.a0 = g.a + i * g.a_row_stride + q0 * kTileDepth;
           a.a1 = a.a0 + kTileRows * g.a_row_stride;
           a.step = kTileDepth;
