@@ -806,13 +806,18 @@ bool conv2d_bf16_on_amx(const Conv2dGeometry& g, ConvPass pass) {
   // output channels again (input gradient), so the AMX products pay where those fill them; below,
   // the per-image packing and float32 round trip cost more than the AVX512_BF16 tiles' products.
   // Measured with `conv_bench --bf16` (batch 32 and 128, 2 threads, CPU time of both; Intel Xeon,
-  // Sapphire Rapids class, 2026-12-05, load average 9): forward and weight gradient with 6 output
-  // channels (LeNet's conv1) 1.1x and 1.5x slower on AMX, with 16 (conv2, 16 -> 16 3 x 3) 1.8-2.1x
-  // faster, with 32 and 64 3-6x faster; input gradient slower on AMX with 6 and 16 output
-  // channels (3.1x, 1.4x, 1.5x: a half-empty step, then D's rows added into the image), faster
-  // with 32 (1.5x) and 64 (2.5x). Between 6 and 16 nothing was measured.
+  // Sapphire Rapids class, 2026-12-05, load average 8-9): the forward with 6 output channels
+  // (LeNet's conv1) 1.1-1.2x faster on AMX (once B was packed 24 KB at a time; 1.1x slower
+  // before), with 16 (conv2, 16 -> 16 3 x 3) 1.6-2.0x, with 32 and 64 2.7-5x; the weight gradient
+  // 1.4x slower with 6, 1.8x faster with 16, 3-5x with 32 and 64; the input gradient slower with 6
+  // and 16 (3.2x, 1.4x, 1.5x: a half-empty step, then D's rows added into the image), faster with
+  // 32 (1.4x) and 64 (2.4x). Fewer than 6 output channels, and 7 to 15, were not measured.
   const int64_t og = g.group_out_channels();
-  return pass == ConvPass::BackwardInput ? og >= 32 : og >= 16;
+  switch (pass) {
+    case ConvPass::Forward: return og >= 6;
+    case ConvPass::BackwardWeight: return og >= 16;
+    default: return og >= 32;
+  }
 }
 
 ConvAlgorithm choose_conv_algorithm(const Conv2dGeometry& g, ConvPass pass) {

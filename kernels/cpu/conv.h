@@ -38,8 +38,8 @@ bool conv2d_native_16bit(DType dtype, const Conv2dGeometry& g);
 
 // Whether Auto runs this bfloat16 pass on AMX tiles rather than the AVX512_BF16 ones: false
 // where AMX is not active (has_amx_gemm()), true where it is and AVX512_BF16 is not (only a test's
-// emulated AMX copy), else by the output channels per group, as measured in conv.cc: at least 16
-// for the forward and the weight gradient, 32 for the input gradient.
+// emulated AMX copy), else by the output channels per group, as measured in conv.cc: at least 6
+// for the forward, 16 for the weight gradient, 32 for the input gradient.
 bool conv2d_bf16_on_amx(const Conv2dGeometry& g, ConvPass pass);
 
 // What Auto runs for this shape and pass (a backward call may use one algorithm for grad_x and
