@@ -146,7 +146,8 @@ void amx_pack_b(int64_t k, int64_t n, const uint16_t* b, int64_t b_row_stride, i
     // Column-major B: the whole tiles by transposes, tile by tile; the rest below.
     for (int64_t t = 0; t < n / kCols; ++t)
       for (int64_t q = 0; q < k / kDepth; ++q)
-        transpose_strided_tile(b + t * kCols * b_col_stride + q * kDepth, b_col_stride, packed + (t * steps + q) * kTile);
+        transpose_strided_tile(b + t * kCols * b_col_stride + q * kDepth, b_col_stride,
+                               packed + (t * steps + q) * kTile);
   }
   const bool pairs_done = avx512 && b_col_stride == 1;
   if (pairs_done) pack_b_pairs_avx512(k, n, b, b_row_stride, packed);

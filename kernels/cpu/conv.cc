@@ -112,7 +112,8 @@ void round_row_to_bf16(const float* src, int64_t n, float add, BFloat16* dst) {
     if constexpr (Add) v = _mm256_add_ps(v, addend);
     const __m256i x = _mm256_castps_si256(v);
     const __m256i high = _mm256_srli_epi32(x, 16);
-    const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(x, bias), _mm256_and_si256(high, one)), 16);
+    const __m256i lsb = _mm256_and_si256(high, one);
+    const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(x, bias), lsb), 16);
     const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, abs_mask), inf);
     const __m256i out = _mm256_blendv_epi8(rounded, _mm256_or_si256(high, quiet), nan);
     // 32-bit lanes to 16 bits (all at most 0xffff), lane halves back in order.
@@ -142,6 +143,15 @@ void pad_planes(const T* src, int64_t planes, int64_t h, int64_t w, int64_t pad_
   for (int64_t c = 0; c < planes; ++c)
     for (int64_t y = 0; y < h; ++y)
       std::memcpy(dst + (c * hp + y + pad_h) * wp + pad_w, src + (c * h + y) * w, sizeof(T) * w);
+}
+
+// Image n of x, or its zero-padded copy in `padded` where the plan pads.
+template <typename T>
+const T* padded_image(const Conv2dGeometry& g, const DirectPlan& p, const T* x, int64_t n, T* padded) {
+  const T* image = x + n * g.in_channels * g.in_h * g.in_w;
+  if (!p.padded) return image;
+  pad_planes(image, g.in_channels, g.in_h, g.in_w, g.pad_h, g.pad_w, padded);
+  return padded;
 }
 
 // The interior of padded planes (pad_planes' inverse), in dst's type.
@@ -230,7 +240,7 @@ void forward_direct(const Conv2dGeometry& g, const S* x, const S* w, const S* bi
   using A = compute_t<S>;
   constexpr bool kNarrow = !std::is_same_v<S, A>;  // products land in a float32 grid, rounded once
   const DirectPlan p = plan_direct(g);
-  const int64_t C = g.in_channels, H = g.in_h, W = g.in_w, O = g.out_channels;
+  const int64_t C = g.in_channels, O = g.out_channels;
   const int64_t Cg = g.group_in_channels(), Og = g.group_out_channels(), K = g.patch_size();
   const int64_t plane_out = g.out_h * g.out_w, plane_pad = p.hp * p.wp;
   const DirectProducts<S> products(w, g.groups, Og, K);
@@ -247,11 +257,7 @@ void forward_direct(const Conv2dGeometry& g, const S* x, const S* w, const S* bi
     S* padded = p.padded ? scratch<S, 0>(C * plane_pad) : nullptr;
     A* grid = in_place ? nullptr : scratch<A, 1>(Og * g.out_h * p.wp);
     for (int64_t n = n0; n < n1; ++n) {
-      const S* image = x + n * C * H * W;
-      if (p.padded) {
-        pad_planes(image, C, H, W, g.pad_h, g.pad_w, padded);
-        image = padded;
-      }
+      const S* image = padded_image(g, p, x, n, padded);
       for (int64_t grp = 0; grp < g.groups; ++grp) {
         S* out = y + (n * O + grp * Og) * plane_out;
         products.rows(grp, p.nq, image + grp * Cg * plane_pad, p.window.data(),
@@ -423,7 +429,7 @@ struct PaddedWeights {
 
 void forward_amx(const Conv2dGeometry& g, const BFloat16* x, const BFloat16* w, const BFloat16* bias, BFloat16* y) {
   const DirectPlan p = plan_direct(g);
-  const int64_t C = g.in_channels, H = g.in_h, W = g.in_w, O = g.out_channels;
+  const int64_t C = g.in_channels, O = g.out_channels;
   const int64_t Cg = g.group_in_channels(), Og = g.group_out_channels(), K = g.patch_size();
   const int64_t plane_out = g.out_h * g.out_w, plane_pad = p.hp * p.wp, pitch = g.out_h * p.wp;
   const PaddedWeights weights(w, g.groups, Og, K);
@@ -435,11 +441,7 @@ void forward_amx(const Conv2dGeometry& g, const BFloat16* x, const BFloat16* w, 
     uint16_t* packed = aligned_packed_b(amx_packed_b_size(K, chunk));
     bool zeros_kept = false;  // the packed rows past K, written by the first call
     for (int64_t n = n0; n < n1; ++n) {
-      const BFloat16* image = x + n * C * H * W;
-      if (p.padded) {
-        pad_planes(image, C, H, W, g.pad_h, g.pad_w, padded);
-        image = padded;
-      }
+      const BFloat16* image = padded_image(g, p, x, n, padded);
       for (int64_t grp = 0; grp < g.groups; ++grp) {
         for (int64_t j0 = 0; j0 < p.nq; j0 += chunk) {
           const int64_t cols = std::min(chunk, p.nq - j0);
@@ -481,7 +483,7 @@ const BFloat16* grad_grid(const Conv2dGeometry& g, const DirectPlan& p, const BF
 void backward_weight_amx(const Conv2dGeometry& g, const BFloat16* gy, const BFloat16* x, BFloat16* gw,
                          BFloat16* gb) {
   const DirectPlan p = plan_direct(g);
-  const int64_t C = g.in_channels, H = g.in_h, W = g.in_w, O = g.out_channels, G = g.groups;
+  const int64_t C = g.in_channels, O = g.out_channels, G = g.groups;
   const int64_t Cg = g.group_in_channels(), Og = g.group_out_channels(), K = g.patch_size();
   const int64_t plane_out = g.out_h * g.out_w, plane_pad = p.hp * p.wp, pitch = g.out_h * p.wp;
   const int64_t parts = choose_parts(g);
@@ -493,11 +495,7 @@ void backward_weight_amx(const Conv2dGeometry& g, const BFloat16* gy, const BFlo
     BFloat16* grid = p.dense ? nullptr : amx_scratch<BFloat16, 2>(Og * pitch);
     uint16_t* packed = aligned_packed_b(amx_packed_b_size(p.nq, K));
     for (int64_t n = n0; n < n1; ++n) {
-      const BFloat16* image = x + n * C * H * W;
-      if (p.padded) {
-        pad_planes(image, C, H, W, g.pad_h, g.pad_w, padded);
-        image = padded;
-      }
+      const BFloat16* image = padded_image(g, p, x, n, padded);
       for (int64_t grp = 0; grp < G; ++grp) {
         amx_pack_b_cols(p.nq, K, bf16_bits(image + grp * Cg * plane_pad), p.window.data(), packed);
         AmxGemmArgs args;
@@ -751,7 +749,8 @@ ConvAlgorithm resolve(ConvAlgorithm algo, const Conv2dGeometry& g, ConvPass pass
 void check_bf16(const char* op, const Conv2dGeometry& g, ConvAlgorithm algo) {
   if (!conv2d_native_16bit(DType::BFloat16, g) || algo == ConvAlgorithm::Im2col) {
     throw std::invalid_argument(std::string(op) + ": bfloat16 convolution runs natively only with stride 1 on a CPU " +
-                                "with AVX512_BF16 or AMX (conv2d_native_16bit); widen the operands to float32 otherwise");
+                                "with AVX512_BF16 or AMX (conv2d_native_16bit); widen the operands to float32 " +
+                                "otherwise");
   }
   if (algo == ConvAlgorithm::Amx && !has_amx_gemm()) {
     throw std::invalid_argument(std::string(op) + ": ConvAlgorithm::Amx needs AMX-BF16 (has_amx_gemm()), which is " +

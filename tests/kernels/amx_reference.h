@@ -18,7 +18,9 @@ inline float amx_flush(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? st
 // products to whole 32-deep steps.
 template <typename A, typename B>
 float amx_dot(int64_t k, const A& a, const B& b, float c) {
-  auto operand = [](uint16_t bits) { return static_cast<double>(amx_flush(static_cast<float>(BFloat16::from_bits(bits)))); };
+  auto operand = [](uint16_t bits) {
+    return static_cast<double>(amx_flush(static_cast<float>(BFloat16::from_bits(bits))));
+  };
   for (int64_t p0 = 0; p0 < k; p0 += 32) {
     float even = 0.0f, odd = 0.0f;
     // A step past k still adds its zero products: +0 turns a flushed -0 sum into +0.

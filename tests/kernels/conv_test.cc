@@ -1,6 +1,7 @@
 // The CPU convolution kernels (kernels/cpu/conv.cc) called on raw buffers: both algorithms against
 // the naive loops of conv_reference.h with every ISA's register tiles, the bfloat16 refusals,
-// bfloat16 on AMX tiles against a reference in the tiles' rounding order, and one and two threads. The front function (raw::conv2d): tests/tensor/conv_ops_test.cc.
+// bfloat16 on AMX tiles against a reference in the tiles' rounding order, and one and two threads.
+// The front function (raw::conv2d): tests/tensor/conv_ops_test.cc.
 #include "kernels/cpu/conv.h"
 
 #include <gtest/gtest.h>
@@ -206,7 +207,8 @@ Bf16Outputs amx_reference(const ConvCase& k, const std::vector<BFloat16>& x, con
     for (int64_t c = 0; c < k.c; ++c)
       for (int64_t y = 0; y < k.h; ++y)
         for (int64_t xx = 0; xx < k.w; ++xx)
-          r.gx[((n * k.c + c) * k.h + y) * k.w + xx] = BFloat16(gx[c * plane + (y + k.padding.h) * wp + xx + k.padding.w]);
+          r.gx[((n * k.c + c) * k.h + y) * k.w + xx] =
+              BFloat16(gx[c * plane + (y + k.padding.h) * wp + xx + k.padding.w]);
   }
   return r;
 }
