@@ -762,6 +762,14 @@ void check_bf16(const char* op, const Conv2dGeometry& g, ConvAlgorithm algo) {
   }
 }
 
+// The AMX tiles multiply bfloat16 only.
+void check_amx_dtype(const char* op, DType dtype, ConvAlgorithm algo) {
+  if (algo == ConvAlgorithm::Amx && dtype != DType::BFloat16) {
+    throw std::invalid_argument(std::string(op) + ": ConvAlgorithm::Amx takes bfloat16 operands, got " +
+                                dtype_name(dtype));
+  }
+}
+
 // Whether this bfloat16 pass runs on AMX tiles; check_bf16 passed.
 bool bf16_pass_on_amx(const Conv2dGeometry& g, ConvPass pass, ConvAlgorithm algo) {
   return algo == ConvAlgorithm::Amx || (algo == ConvAlgorithm::Auto && conv2d_bf16_on_amx(g, pass));
@@ -833,6 +841,7 @@ ConvAlgorithm choose_conv_algorithm(const Conv2dGeometry& g, ConvPass pass) {
 
 void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const void* w, const void* bias, void* y,
                     ConvAlgorithm algo) {
+  check_amx_dtype("conv2d", dtype, algo);
   if (g.batch == 0) return;
   const bool direct = resolve(algo, g, ConvPass::Forward) == ConvAlgorithm::Direct;
   auto run = [&](auto tag) {
@@ -859,6 +868,7 @@ void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const v
 
 void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, const void* x, const void* w,
                      void* grad_x, void* grad_w, void* grad_b, ConvAlgorithm algo) {
+  check_amx_dtype("conv2d_backward", dtype, algo);
   const bool direct_x = resolve(algo, g, ConvPass::BackwardInput) == ConvAlgorithm::Direct;
   const bool direct_w = resolve(algo, g, ConvPass::BackwardWeight) == ConvAlgorithm::Direct;
   auto run = [&](auto tag) {

@@ -46,7 +46,8 @@ bool conv2d_bf16_on_amx(const Conv2dGeometry& g, ConvPass pass);
 // the other for grad_w and grad_b).
 ConvAlgorithm choose_conv_algorithm(const Conv2dGeometry& g, ConvPass pass);
 
-// y = conv(x, w) + bias (bias may be null). Direct requires stride 1 (throws otherwise).
+// y = conv(x, w) + bias (bias may be null). Direct requires stride 1, Amx bfloat16 (and AMX-BF16
+// active); both throw otherwise.
 void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const void* w, const void* bias, void* y,
                     ConvAlgorithm algo = ConvAlgorithm::Auto);
 

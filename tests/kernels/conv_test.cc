@@ -108,6 +108,9 @@ TEST(Conv2dKernels, Bfloat16IsRefusedWhereItDoesNotRunNatively) {
     ScopedAmxGemmFns no_amx(nullptr);
     EXPECT_TRUE(throws_with<std::invalid_argument>(
         [&] { conv2d_forward(DType::BFloat16, geometry(lenet), p, p, p, p, ConvAlgorithm::Amx); }, "AMX-BF16"));
+    EXPECT_TRUE(throws_with<std::invalid_argument>(
+        [&] { conv2d_backward(DType::Float32, geometry(lenet), p, p, p, p, p, p, ConvAlgorithm::Amx); },
+        "takes bfloat16"));
   }
   ScopedSmallGemmBf16Fns use(&bf16_emulated::small_gemm_bf16_fns());
   EXPECT_TRUE(throws_with<std::invalid_argument>(
