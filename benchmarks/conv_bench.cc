@@ -10,6 +10,8 @@
 // float32 kernels, and on the AVX512_BF16 tiles where the CPU has them (small_gemm_bf16.h).
 //
 //   bazel run -c opt //benchmarks:conv_bench            (add --quick for fewer repetitions)
+//   bazel run -c opt //benchmarks:conv_bench -- --bf16 [--one-thread]
+//                         (only the bfloat16 table per pass, AVX512_BF16 against AMX; 2 threads or 1)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "kernels/common/conv_geometry.h"
+#include "kernels/cpu/amx_gemm.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/small_gemm_bf16.h"
 #include "kernels/cpu/small_gemm_isa.h"
@@ -94,17 +97,16 @@ struct Times {
   Timing fwd, bwd_input, bwd_weight;
 };
 
-Times time_layer(const Layer& l, int64_t batch, ConvAlgorithm algo) {
+Times time_layer(const Layer& l, int64_t batch, ConvAlgorithm algo, colony::DType dt = colony::kFloat32) {
   const Conv2dGeometry g = geometry(l, batch);
   colony::Generator gen(7);
-  const auto f32 = colony::TensorOptions(colony::kFloat32);
+  const auto f32 = colony::TensorOptions(dt);
   Tensor x = raw::randn({batch, l.c, l.h, l.w}, f32, &gen);
   Tensor w = raw::randn({l.o, l.c, l.k, l.k}, f32, &gen);
   Tensor b = raw::randn({l.o}, f32, &gen);
   Tensor y = raw::empty({batch, l.o, g.out_h, g.out_w}, f32);
   Tensor gy = raw::randn(y.sizes(), f32, &gen);
   Tensor gx = raw::empty(x.sizes(), f32), gw = raw::empty(w.sizes(), f32), gb = raw::empty(b.sizes(), f32);
-  const auto dt = colony::kFloat32;
   Times t;
   t.fwd = best_us([&] {
     cpu::conv2d_forward(dt, g, x.data_ptr_raw(), w.data_ptr_raw(), b.data_ptr_raw(), y.data_ptr_raw(), algo);
@@ -151,7 +153,9 @@ Timing time_front(const Layer& l, int64_t batch, colony::DType dtype) {
   });
 }
 
-const char* algo_name(ConvAlgorithm a) { return a == ConvAlgorithm::Direct ? "direct" : "im2col"; }
+const char* algo_name(ConvAlgorithm a) {
+  return a == ConvAlgorithm::Direct ? "direct" : a == ConvAlgorithm::Amx ? "amx" : "im2col";
+}
 
 std::string cell(const Timing& t) {
   char buf[64];
@@ -159,17 +163,51 @@ std::string cell(const Timing& t) {
   return buf;
 }
 
+const Layer conv1{"conv1 3->6 k5 32x32", 3, 32, 32, 6, 5, 0};
+const Layer conv2{"conv2 6->16 k5 14x14", 6, 14, 14, 16, 5, 0};
+const Layer wide32{"conv 32->32 k3 16x16", 32, 16, 16, 32, 3, 1};
+const Layer wide64{"conv 64->64 k3 16x16", 64, 16, 16, 64, 3, 1};
+
+void bf16_passes() {
+  // bfloat16's two kinds of tiles per pass: what set conv2d_bf16_on_amx's thresholds (conv.cc).
+  const Layer wide16{"conv 16->16 k3 16x16", 16, 16, 16, 16, 3, 1};
+  std::printf("\nbfloat16 kernels per pass, AVX512_BF16 direct tiles against AMX tiles, %d thread(s); Auto picks\n",
+              colony::get_num_threads());
+  std::printf("%-22s %-7s %5s %18s %18s %18s\n", "layer", "algo", "batch", "forward", "backward_input",
+              "backward_weight");
+  for (int64_t batch : {32, 128}) {
+    for (const Layer& l : {conv1, conv2, wide16, wide32, wide64}) {
+      for (ConvAlgorithm algo : {ConvAlgorithm::Direct, ConvAlgorithm::Amx}) {
+        Times t = time_layer(l, batch, algo, colony::kBFloat16);
+        std::printf("%-22s %-7s %5lld %18s %18s %18s\n", l.name, algo_name(algo), static_cast<long long>(batch),
+                    cell(t.fwd).c_str(), cell(t.bwd_input).c_str(), cell(t.bwd_weight).c_str());
+      }
+      const Conv2dGeometry g = geometry(l, batch);
+      auto pick = [&](cpu::ConvPass pass) { return cpu::conv2d_bf16_on_amx(g, pass) ? "amx" : "direct"; };
+      std::printf("%-22s %-7s %5s %18s %18s %18s\n", "", "Auto", "", pick(cpu::ConvPass::Forward),
+                  pick(cpu::ConvPass::BackwardInput), pick(cpu::ConvPass::BackwardWeight));
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--bf16") == 0) {
+      if (!cpu::has_bf16_small_gemm() || !cpu::has_amx_gemm()) {
+        std::printf("--bf16: needs AVX512_BF16 and AMX-BF16 active\n");
+        return 1;
+      }
+      colony::set_num_threads(i + 1 < argc && std::strcmp(argv[i + 1], "--one-thread") == 0 ? 1 : 2);
+      bf16_passes();
+      return 0;
+    }
     if (std::strcmp(argv[i], "--quick") == 0) {
       g_min_seconds = 0.03;
       g_batches = 3;
     }
   }
-  const Layer conv1{"conv1 3->6 k5 32x32", 3, 32, 32, 6, 5, 0};
-  const Layer conv2{"conv2 6->16 k5 14x14", 6, 14, 14, 16, 5, 0};
   std::printf("microseconds per call: best wall time (CPU time of all threads in parentheses)\n\n");
   std::printf("%-22s %-7s %5s %7s %18s %18s %18s\n", "layer", "algo", "batch", "threads", "forward", "backward_input",
               "backward_weight");
@@ -220,8 +258,6 @@ int main(int argc, char** argv) {
       }
     }
   }
-  const Layer wide32{"conv 32->32 k3 16x16", 32, 16, 16, 32, 3, 1};
-  const Layer wide64{"conv 64->64 k3 16x16", 64, 16, 16, 64, 3, 1};
   std::printf("\nWider layers, batch 32, 2 threads; Auto picks (forward / backward_input / backward_weight):\n");
   for (const Layer& l : {wide32, wide64}) {
     const Conv2dGeometry g = geometry(l, 32);
@@ -255,5 +291,6 @@ int main(int argc, char** argv) {
                   cell(widened).c_str(), bf16.c_str());
     }
   }
+  if (native && cpu::has_amx_gemm()) bf16_passes();
   return 0;
 }

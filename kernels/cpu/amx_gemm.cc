@@ -40,27 +40,40 @@ void interleave_rows(const uint16_t* r0, const uint16_t* r1, uint16_t* out) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + 16), _mm256_permute2x128_si256(lo, hi, 0x31));
 }
 
-// A row-major B's whole row pairs (p0 + 1 < k) and whole pairs of column tiles, 32 columns of two
-// rows per two permutes: half the instructions of interleave_rows, and a call per row pair rather
-// than per tile (a call per 32 columns from the loop below took 10 % of a 1024^3 product). Rows in
-// the same order as amx_pack_b, front to back. AVX-512 is there wherever AMX is; callers check.
-__attribute__((target("avx512f,avx512bw"))) void pack_b_pairs_avx512(int64_t k, int64_t n, const uint16_t* b,
-                                                                      int64_t ld, uint16_t* packed) {
-  const int64_t steps = steps_of(k), wide = n / (2 * kCols);
+// Rows row0 and row1 of B (p0 and p0 + 1; row1 null past k: zeros), interleaved for all n
+// columns: 32 columns of two rows per two permutes, half the instructions of interleave_rows, the
+// last 1 to 31 by masked loads (zeros past n; the scalar copy of a last partial tile took 40 % of
+// a LeNet conv1 image's packing). `out` is the pair's tile row in the first column tile; column
+// tile t's is steps * kTile * t further on. AVX-512 is there wherever AMX is; callers check.
+__attribute__((target("avx512f,avx512bw"))) void pack_row_pair_avx512(const uint16_t* row0, const uint16_t* row1,
+                                                                       int64_t n, int64_t steps, uint16_t* out) {
   // Element 2j of a tile row is row0[j] and 2j + 1 is row1[j] (index 32 + j); the next tile 16 on.
   const __m512i lo = _mm512_set_epi16(47, 15, 46, 14, 45, 13, 44, 12, 43, 11, 42, 10, 41, 9, 40, 8, 39, 7, 38, 6, 37,
                                       5, 36, 4, 35, 3, 34, 2, 33, 1, 32, 0);
   const __m512i hi = _mm512_add_epi16(lo, _mm512_set1_epi16(16));
+  const int64_t wide = n / (2 * kCols), rest = n % (2 * kCols);
+  for (int64_t w = 0; w <= wide; ++w) {
+    if (w == wide && rest == 0) break;
+    const __mmask32 mask = w < wide ? ~__mmask32{0} : static_cast<__mmask32>((uint64_t{1} << rest) - 1);
+    const __m512i r0 = _mm512_maskz_loadu_epi16(mask, row0 + w * 2 * kCols);
+    const __m512i r1 = row1 != nullptr ? _mm512_maskz_loadu_epi16(mask, row1 + w * 2 * kCols) : _mm512_setzero_si512();
+    uint16_t* o = out + 2 * w * steps * kTile;
+    _mm512_storeu_si512(o, _mm512_permutex2var_epi16(r0, lo, r1));
+    if (w < wide || rest > kCols) _mm512_storeu_si512(o + steps * kTile, _mm512_permutex2var_epi16(r0, hi, r1));
+  }
+}
+
+// The tile row of row pair p0 (even) in the first column tile.
+uint16_t* pair_row(uint16_t* packed, int64_t p0) { return packed + (p0 / kDepth) * kTile + (p0 % kDepth) / 2 * kDepth; }
+
+// A row-major B's whole row pairs (p0 + 1 < k) and whole pairs of column tiles, a call per row
+// pair rather than per tile (a call per 32 columns from the loop below took 10 % of a 1024^3
+// product). Rows in the same order as amx_pack_b, front to back.
+void pack_b_pairs_avx512(int64_t k, int64_t n, const uint16_t* b, int64_t ld, uint16_t* packed) {
+  const int64_t steps = steps_of(k), wide = n / (2 * kCols);
   for (int64_t p0 = 0; p0 + 1 < k; p0 += 2) {
     const uint16_t* row0 = b + p0 * ld;
-    const uint16_t* row1 = row0 + ld;
-    uint16_t* out = packed + (p0 / kDepth) * kTile + (p0 % kDepth) / 2 * kDepth;
-    for (int64_t w = 0; w < wide; ++w) {
-      const __m512i r0 = _mm512_loadu_si512(row0 + w * 2 * kCols), r1 = _mm512_loadu_si512(row1 + w * 2 * kCols);
-      uint16_t* o = out + 2 * w * steps * kTile;
-      _mm512_storeu_si512(o, _mm512_permutex2var_epi16(r0, lo, r1));
-      _mm512_storeu_si512(o + steps * kTile, _mm512_permutex2var_epi16(r0, hi, r1));
-    }
+    pack_row_pair_avx512(row0, row0 + ld, wide * 2 * kCols, steps, pair_row(packed, p0));
   }
 }
 
@@ -71,12 +84,13 @@ __attribute__((target("avx512f,avx512bw"))) void pack_b_pairs_avx512(int64_t k, 
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
 // One whole tile of a column-major B (a linear layer's W^T): source row j (column j of B, 32
-// depths = 16 pairs as 32-bit words) at src + j * src_stride becomes word j of each tile row, so
-// the tile is the 16 x 16 transpose of 32-bit words. The scalar copy moved 256 words one by one.
-__attribute__((target("avx512f,avx512bw"))) void transpose_tile_words(const uint16_t* src, int64_t src_stride,
-                                                                       uint16_t* out) {
+// depths = 16 pairs as 32-bit words) at row(j) becomes word j of each tile row, so the tile is the
+// 16 x 16 transpose of 32-bit words. The scalar copy moved 256 words one by one.
+template <typename RowAt>
+__attribute__((target("avx512f,avx512bw"), always_inline)) inline void transpose_tile_words(const RowAt& row,
+                                                                                            uint16_t* out) {
   __m512i r[16], t[16];
-  for (int j = 0; j < 16; ++j) r[j] = _mm512_loadu_si512(src + j * src_stride);
+  for (int j = 0; j < 16; ++j) r[j] = _mm512_loadu_si512(row(j));
   for (int i = 0; i < 8; ++i) {
     t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
     t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
@@ -97,6 +111,17 @@ __attribute__((target("avx512f,avx512bw"))) void transpose_tile_words(const uint
     _mm512_storeu_si512(out + (4 + c) * 32, _mm512_shuffle_i32x4(u1, u3, 0x88));
     _mm512_storeu_si512(out + (12 + c) * 32, _mm512_shuffle_i32x4(u1, u3, 0xdd));
   }
+}
+
+// Column-major B, columns src + j * src_stride.
+__attribute__((target("avx512f,avx512bw"))) void transpose_strided_tile(const uint16_t* src, int64_t src_stride,
+                                                                         uint16_t* out) {
+  transpose_tile_words([&](int j) { return src + j * src_stride; }, out);
+}
+
+// Columns at rows[j], 32 elements each.
+__attribute__((target("avx512f,avx512bw"))) void transpose_listed_tile(const uint16_t* const* rows, uint16_t* out) {
+  transpose_tile_words([&](int j) { return rows[j]; }, out);
 }
 
 #pragma GCC diagnostic pop
@@ -121,7 +146,8 @@ void amx_pack_b(int64_t k, int64_t n, const uint16_t* b, int64_t b_row_stride, i
     // Column-major B: the whole tiles by transposes, tile by tile; the rest below.
     for (int64_t t = 0; t < n / kCols; ++t)
       for (int64_t q = 0; q < k / kDepth; ++q)
-        transpose_tile_words(b + t * kCols * b_col_stride + q * kDepth, b_col_stride, packed + (t * steps + q) * kTile);
+        transpose_strided_tile(b + t * kCols * b_col_stride + q * kDepth, b_col_stride,
+                               packed + (t * steps + q) * kTile);
   }
   const bool pairs_done = avx512 && b_col_stride == 1;
   if (pairs_done) pack_b_pairs_avx512(k, n, b, b_row_stride, packed);
@@ -153,6 +179,79 @@ void amx_pack_b(int64_t k, int64_t n, const uint16_t* b, int64_t b_row_stride, i
           out[2 * j + 1] = has1 ? row1[j * b_col_stride] : 0;
         }
         for (int64_t j = cols; j < kCols; ++j) out[2 * j] = out[2 * j + 1] = 0;
+      }
+    }
+  }
+}
+
+void amx_pack_b_rows(int64_t k, int64_t n, const uint16_t* b, const int64_t* b_rows, uint16_t* packed,
+                     bool zeros_kept) {
+  const int64_t steps = steps_of(k), col_tiles = (n + kCols - 1) / kCols;
+  const bool avx512 = active_cpu_isa() >= CpuIsa::Avx512;
+  for (int64_t p0 = 0; p0 < steps * kDepth; p0 += 2) {
+    uint16_t* out = pair_row(packed, p0);
+    if (p0 >= k) {  // the last step's rows past k
+      if (zeros_kept) break;
+      for (int64_t t = 0; t < col_tiles; ++t) std::memset(out + t * steps * kTile, 0, kDepth * sizeof(uint16_t));
+      continue;
+    }
+    const uint16_t* row0 = b + b_rows[p0];
+    const uint16_t* row1 = p0 + 1 < k ? b + b_rows[p0 + 1] : nullptr;
+    int64_t t = 0;
+    if (avx512) {
+      pack_row_pair_avx512(row0, row1, n, steps, out);
+      t = col_tiles;
+    }
+    for (; t < col_tiles; ++t) {
+      uint16_t* o = out + t * steps * kTile;
+      const int64_t j0 = t * kCols, cols = std::min(kCols, n - j0);
+      if (row1 != nullptr && cols == kCols) {
+        interleave_rows(row0 + j0, row1 + j0, o);
+        continue;
+      }
+      for (int64_t j = 0; j < cols; ++j) {
+        o[2 * j] = row0[j0 + j];
+        o[2 * j + 1] = row1 != nullptr ? row1[j0 + j] : 0;
+      }
+      for (int64_t j = cols; j < kCols; ++j) o[2 * j] = o[2 * j + 1] = 0;
+    }
+  }
+}
+
+void amx_pack_b_cols(int64_t k, int64_t n, const uint16_t* b, const int64_t* b_cols, uint16_t* packed) {
+  const int64_t steps = steps_of(k), col_tiles = (n + kCols - 1) / kCols;
+  const bool avx512 = active_cpu_isa() >= CpuIsa::Avx512;
+  static const uint16_t kZeros[kDepth] = {};
+  uint16_t staged[kCols][kDepth];  // a last, partial step's columns, zero-padded
+  for (int64_t t = 0; t < col_tiles; ++t) {
+    const int64_t j0 = t * kCols, cols = std::min(kCols, n - j0);
+    for (int64_t q = 0; q < steps; ++q) {
+      uint16_t* o = packed + (t * steps + q) * kTile;
+      const int64_t p0 = q * kDepth, depth = std::min(kDepth, k - p0);
+      if (avx512) {
+        const uint16_t* rows[kCols];
+        for (int64_t j = 0; j < kCols; ++j) {
+          if (j >= cols) {
+            rows[j] = kZeros;
+          } else if (depth == kDepth) {
+            rows[j] = b + b_cols[j0 + j] + p0;
+          } else {
+            std::memcpy(staged[j], b + b_cols[j0 + j] + p0, depth * sizeof(uint16_t));
+            std::memset(staged[j] + depth, 0, (kDepth - depth) * sizeof(uint16_t));
+            rows[j] = staged[j];
+          }
+        }
+        transpose_listed_tile(rows, o);
+        continue;
+      }
+      // Tile row r: the pairs (B(p0 + 2r, j), B(p0 + 2r + 1, j)) of the tile's columns.
+      for (int64_t r = 0; r < kDepth / 2; ++r) {
+        const int64_t p = p0 + 2 * r;
+        for (int64_t j = 0; j < kCols; ++j) {
+          const uint16_t* col = j < cols ? b + b_cols[j0 + j] : nullptr;
+          o[r * kDepth + 2 * j] = col != nullptr && p < k ? col[p] : 0;
+          o[r * kDepth + 2 * j + 1] = col != nullptr && p + 1 < k ? col[p + 1] : 0;
+        }
       }
     }
   }

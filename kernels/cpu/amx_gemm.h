@@ -39,6 +39,18 @@ int64_t amx_packed_b_size(int64_t k, int64_t n);
 void amx_pack_b(int64_t k, int64_t n, const uint16_t* b, int64_t b_row_stride, int64_t b_col_stride,
                 uint16_t* packed);
 
+// amx_pack_b for a B whose rows start anywhere: B(p, j) = b[b_rows[p] + j], each row read up to
+// B(p, n - 1) and no further. The direct convolution's implicit im2col (conv.cc): row (c, i, j) of
+// it is the padded image read from that window's offset on. zeros_kept: `packed` already holds
+// this k and n's zeros past k (an earlier call wrote them), so only the rows of B are written: the
+// zero rows were 30 % of packing a LeNet conv1 image (75 rows padded to 96).
+void amx_pack_b_rows(int64_t k, int64_t n, const uint16_t* b, const int64_t* b_rows, uint16_t* packed,
+                     bool zeros_kept = false);
+
+// amx_pack_b for a B whose columns start anywhere: B(p, j) = b[b_cols[j] + p], each column read up
+// to B(k - 1, j) and no further. The implicit im2col transposed (a convolution's weight gradient).
+void amx_pack_b_cols(int64_t k, int64_t n, const uint16_t* b, const int64_t* b_cols, uint16_t* packed);
+
 // One product: C = A B for A (m x k, A(i, p) = a[i * a_row_stride + p * a_col_stride]) and B packed
 // by amx_pack_b. The output is either float32 (c_f32, C(i, j) at c_f32[i * ldc + j]; accumulate
 // adds the product to C, as one more tile step would) or bfloat16 (c_bf16: C = round(alpha * A B +
@@ -47,6 +59,10 @@ struct AmxGemmArgs {
   int64_t m = 0, n = 0, k = 0;
   const uint16_t* a = nullptr;
   int64_t a_row_stride = 0, a_col_stride = 1;
+  // A's storage goes on past row m to a whole 16 rows (readable; their outputs are dropped), so a
+  // row-major A whose rows start on cache lines is read in place even in a last, partial row
+  // block (a convolution's weights, 6 or 16 rows: packing them per image took 4-10 %).
+  bool a_rows_padded = false;
   const uint16_t* packed_b = nullptr;
   float* c_f32 = nullptr;
   bool accumulate = false;

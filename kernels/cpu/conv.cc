@@ -1,5 +1,7 @@
 #include "kernels/cpu/conv.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -9,6 +11,7 @@
 
 #include "kernels/common/half.h"
 #include "kernels/common/matrix.h"
+#include "kernels/cpu/amx_gemm.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/scratch.h"
@@ -95,11 +98,38 @@ DirectPlan plan_direct(const Conv2dGeometry& g) {
   return p;
 }
 
+// dst[i] = round(src[i] + add) (Add: else round(src[i])), BFloat16::from_float's rounding (to
+// nearest even, NaN kept quiet) eight at a time in AVX2: the scalar loop, which GCC left scalar,
+// took 3.3 % of a LeNet --amp bf16 step (perf, Intel Xeon) in crop_planes and grid_to_planes.
+template <bool Add>
+void round_row_to_bf16(const float* src, int64_t n, float add, BFloat16* dst) {
+  int64_t i = 0;
+  const __m256 addend = _mm256_set1_ps(add);
+  const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+  const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff), quiet = _mm256_set1_epi32(0x40);
+  for (; i + 8 <= n; i += 8) {
+    __m256 v = _mm256_loadu_ps(src + i);
+    if constexpr (Add) v = _mm256_add_ps(v, addend);
+    const __m256i x = _mm256_castps_si256(v);
+    const __m256i high = _mm256_srli_epi32(x, 16);
+    const __m256i lsb = _mm256_and_si256(high, one);
+    const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(x, bias), lsb), 16);
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, abs_mask), inf);
+    const __m256i out = _mm256_blendv_epi8(rounded, _mm256_or_si256(high, quiet), nan);
+    // 32-bit lanes to 16 bits (all at most 0xffff), lane halves back in order.
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(out, out), 0x08);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i), _mm256_castsi256_si128(packed));
+  }
+  for (; i < n; ++i) dst[i] = BFloat16(Add ? src[i] + add : src[i]);
+}
+
 // dst[i] = src[i] in dst's type (bfloat16 <- float32 rounds to nearest even).
 template <typename Src, typename Dst>
 void convert_row(const Src* src, int64_t n, Dst* dst) {
   if constexpr (std::is_same_v<Src, Dst>) {
     std::memcpy(dst, src, sizeof(Src) * n);
+  } else if constexpr (std::is_same_v<Src, float> && std::is_same_v<Dst, BFloat16>) {
+    round_row_to_bf16<false>(src, n, 0.0f, dst);
   } else {
     for (int64_t i = 0; i < n; ++i) dst[i] = Dst(static_cast<float>(src[i]));
   }
@@ -113,6 +143,15 @@ void pad_planes(const T* src, int64_t planes, int64_t h, int64_t w, int64_t pad_
   for (int64_t c = 0; c < planes; ++c)
     for (int64_t y = 0; y < h; ++y)
       std::memcpy(dst + (c * hp + y + pad_h) * wp + pad_w, src + (c * h + y) * w, sizeof(T) * w);
+}
+
+// Image n of x, or its zero-padded copy in `padded` where the plan pads.
+template <typename T>
+const T* padded_image(const Conv2dGeometry& g, const DirectPlan& p, const T* x, int64_t n, T* padded) {
+  const T* image = x + n * g.in_channels * g.in_h * g.in_w;
+  if (!p.padded) return image;
+  pad_planes(image, g.in_channels, g.in_h, g.in_w, g.pad_h, g.pad_w, padded);
+  return padded;
 }
 
 // The interior of padded planes (pad_planes' inverse), in dst's type.
@@ -201,7 +240,7 @@ void forward_direct(const Conv2dGeometry& g, const S* x, const S* w, const S* bi
   using A = compute_t<S>;
   constexpr bool kNarrow = !std::is_same_v<S, A>;  // products land in a float32 grid, rounded once
   const DirectPlan p = plan_direct(g);
-  const int64_t C = g.in_channels, H = g.in_h, W = g.in_w, O = g.out_channels;
+  const int64_t C = g.in_channels, O = g.out_channels;
   const int64_t Cg = g.group_in_channels(), Og = g.group_out_channels(), K = g.patch_size();
   const int64_t plane_out = g.out_h * g.out_w, plane_pad = p.hp * p.wp;
   const DirectProducts<S> products(w, g.groups, Og, K);
@@ -218,11 +257,7 @@ void forward_direct(const Conv2dGeometry& g, const S* x, const S* w, const S* bi
     S* padded = p.padded ? scratch<S, 0>(C * plane_pad) : nullptr;
     A* grid = in_place ? nullptr : scratch<A, 1>(Og * g.out_h * p.wp);
     for (int64_t n = n0; n < n1; ++n) {
-      const S* image = x + n * C * H * W;
-      if (p.padded) {
-        pad_planes(image, C, H, W, g.pad_h, g.pad_w, padded);
-        image = padded;
-      }
+      const S* image = padded_image(g, p, x, n, padded);
       for (int64_t grp = 0; grp < g.groups; ++grp) {
         S* out = y + (n * O + grp * Og) * plane_out;
         products.rows(grp, p.nq, image + grp * Cg * plane_pad, p.window.data(),
@@ -340,6 +375,196 @@ void backward_direct(const Conv2dGeometry& g, const S* gy, const S* x, const S* 
   });
   if (gw != nullptr) partial.reduce_into(gw, 0, G * Og * K, parts);
   if (gb != nullptr) partial.reduce_into(gb, gb_offset, O, parts);
+}
+
+// ---------- bfloat16 on AMX tiles (amx_gemm.h) ----------
+//
+// The direct algorithm's implicit im2col (the same padded images, grids and windows) fed to the
+// AMX products, whose operand B must be packed in VNNI tiles first:
+//  - forward: Y_grid[Og, nq] = W[Og, K] X[K, nq], row r of X the padded image from window r on
+//    (amx_pack_b_rows, per image); y = round(Y_grid + bias), the output rounded once.
+//  - weight gradient: dW[Og, K] += dY_grid[Og, nq] X^T, column r of X^T the same window
+//    (amx_pack_b_cols), summed over a part's images in float32 (the tiles continue from the sums,
+//    accumulate) and rounded once after the parts are added.
+//  - input gradient: D[K, nq] = W^T dY_grid into float32 scratch, then row r of D added to the
+//    padded float32 gradient from window r on (the windows overlap, so the tiles cannot store
+//    there), rows kernel position-major as backward_direct scatters them; cropped and rounded once.
+struct ConvAmxScratch;
+template <typename T, int Slot>
+T* amx_scratch(size_t n) {
+  return thread_scratch<ConvAmxScratch, T, Slot>(n);
+}
+
+// Packed B on a 64-byte boundary (amx_gemm_tiles.h: tile rows straddling two cache lines run at
+// half speed): scratch for `elements` plus the alignment.
+uint16_t* aligned_packed_b(int64_t elements) {
+  uint16_t* p = amx_scratch<uint16_t, 0>(elements + 32);
+  return p + ((64 - reinterpret_cast<uintptr_t>(p) % 64) % 64) / 2;
+}
+
+const uint16_t* bf16_bits(const BFloat16* p) { return reinterpret_cast<const uint16_t*>(p); }
+
+// Columns of the implicit im2col packed and multiplied at a time: packed B of at most 24 KB, half
+// of L1, written and read there. Packed whole per image (171 KB for LeNet's conv1), B's stores went
+// to L2 and the packing ran at a seventh of its instruction rate: 39 % of the forward's time
+// (perf, 1 thread, Intel Xeon).
+constexpr int64_t kAmxChunkBytes = 24 << 10;
+
+// The weights as A of the forward's product read in place (AmxGemmArgs::a_rows_padded): each
+// group's rows padded to a whole 16 with zeros, a stride of whole 32-deep steps (zeros past K),
+// on a 64-byte boundary.
+struct PaddedWeights {
+  int64_t rows, stride;
+  std::vector<uint16_t> storage;
+  uint16_t* data;
+  PaddedWeights(const BFloat16* w, int64_t groups, int64_t og, int64_t k)
+      : rows((og + 15) / 16 * 16), stride((k + 31) / 32 * 32), storage(groups * rows * stride + 32, 0) {
+    data = storage.data() + ((64 - reinterpret_cast<uintptr_t>(storage.data()) % 64) % 64) / 2;
+    for (int64_t grp = 0; grp < groups; ++grp)
+      for (int64_t o = 0; o < og; ++o)
+        std::memcpy(data + (grp * rows + o) * stride, w + (grp * og + o) * k, k * sizeof(uint16_t));
+  }
+  const uint16_t* group(int64_t grp) const { return data + grp * rows * stride; }
+};
+
+void forward_amx(const Conv2dGeometry& g, const BFloat16* x, const BFloat16* w, const BFloat16* bias, BFloat16* y) {
+  const DirectPlan p = plan_direct(g);
+  const int64_t C = g.in_channels, O = g.out_channels;
+  const int64_t Cg = g.group_in_channels(), Og = g.group_out_channels(), K = g.patch_size();
+  const int64_t plane_out = g.out_h * g.out_w, plane_pad = p.hp * p.wp, pitch = g.out_h * p.wp;
+  const PaddedWeights weights(w, g.groups, Og, K);
+  const int64_t steps = weights.stride / 32;
+  const int64_t chunk = std::max<int64_t>(2, kAmxChunkBytes / (steps * 1024) / 2 * 2) * 16;  // whole tile pairs
+  for_each_part(g.batch, choose_parts(g), [&](int64_t, int64_t n0, int64_t n1) {
+    BFloat16* padded = p.padded ? amx_scratch<BFloat16, 1>(C * plane_pad) : nullptr;
+    float* grid = amx_scratch<float, 2>(Og * pitch);
+    uint16_t* packed = aligned_packed_b(amx_packed_b_size(K, chunk));
+    bool zeros_kept = false;  // the packed rows past K, written by the first call
+    for (int64_t n = n0; n < n1; ++n) {
+      const BFloat16* image = padded_image(g, p, x, n, padded);
+      for (int64_t grp = 0; grp < g.groups; ++grp) {
+        for (int64_t j0 = 0; j0 < p.nq; j0 += chunk) {
+          const int64_t cols = std::min(chunk, p.nq - j0);
+          amx_pack_b_rows(K, cols, bf16_bits(image + grp * Cg * plane_pad) + j0, p.window.data(), packed, zeros_kept);
+          zeros_kept = true;
+          AmxGemmArgs args;
+          args.m = Og;
+          args.n = cols;
+          args.k = weights.stride;  // zeros past K on both sides
+          args.a = weights.group(grp);
+          args.a_row_stride = weights.stride;
+          args.a_rows_padded = true;
+          args.packed_b = packed;
+          args.c_f32 = grid + j0;
+          args.ldc = pitch;
+          amx_gemm(args);
+        }
+        BFloat16* out = y + (n * O + grp * Og) * plane_out;
+        for (int64_t o = 0; o < Og; ++o) {
+          const float b = bias != nullptr ? static_cast<float>(bias[grp * Og + o]) : 0.0f;
+          for (int64_t r = 0; r < g.out_h; ++r)
+            round_row_to_bf16<true>(grid + o * pitch + r * p.wp, g.out_w, b, out + o * plane_out + r * g.out_w);
+        }
+      }
+    }
+  });
+}
+
+// grad_y's planes of image n, group grp, as the pitched grid the products read (zeros in the
+// extra columns), in `grid` unless they are that already (dense).
+const BFloat16* grad_grid(const Conv2dGeometry& g, const DirectPlan& p, const BFloat16* gy, int64_t n, int64_t grp,
+                          BFloat16* grid) {
+  const BFloat16* planes = gy + (n * g.out_channels + grp * g.group_out_channels()) * g.out_h * g.out_w;
+  if (p.dense) return planes;
+  planes_to_grid(planes, g.group_out_channels(), g.out_h, g.out_w, p.wp, grid);
+  return grid;
+}
+
+void backward_weight_amx(const Conv2dGeometry& g, const BFloat16* gy, const BFloat16* x, BFloat16* gw,
+                         BFloat16* gb) {
+  const DirectPlan p = plan_direct(g);
+  const int64_t C = g.in_channels, O = g.out_channels, G = g.groups;
+  const int64_t Cg = g.group_in_channels(), Og = g.group_out_channels(), K = g.patch_size();
+  const int64_t plane_out = g.out_h * g.out_w, plane_pad = p.hp * p.wp, pitch = g.out_h * p.wp;
+  const int64_t parts = choose_parts(g);
+  PartialGrads<float> partial(parts, G * Og * K + (gb != nullptr ? O : 0));
+  for_each_part(g.batch, parts, [&](int64_t part, int64_t n0, int64_t n1) {
+    float* gw_part = partial.part(part);
+    float* gb_part = gw_part + G * Og * K;
+    BFloat16* padded = p.padded ? amx_scratch<BFloat16, 1>(C * plane_pad) : nullptr;
+    BFloat16* grid = p.dense ? nullptr : amx_scratch<BFloat16, 2>(Og * pitch);
+    uint16_t* packed = aligned_packed_b(amx_packed_b_size(p.nq, K));
+    for (int64_t n = n0; n < n1; ++n) {
+      const BFloat16* image = padded_image(g, p, x, n, padded);
+      for (int64_t grp = 0; grp < G; ++grp) {
+        amx_pack_b_cols(p.nq, K, bf16_bits(image + grp * Cg * plane_pad), p.window.data(), packed);
+        AmxGemmArgs args;
+        args.m = Og;
+        args.n = K;
+        args.k = p.nq;
+        args.a = bf16_bits(grad_grid(g, p, gy, n, grp, grid));
+        args.a_row_stride = pitch;
+        args.packed_b = packed;
+        args.c_f32 = gw_part + grp * Og * K;
+        args.accumulate = true;  // PartialGrads starts at zero
+        args.ldc = K;
+        amx_gemm(args);
+        if (gb != nullptr) {
+          const BFloat16* planes = gy + (n * O + grp * Og) * plane_out;
+          for (int64_t o = 0; o < Og; ++o) gb_part[grp * Og + o] += sum_row(planes + o * plane_out, plane_out);
+        }
+      }
+    }
+  });
+  partial.reduce_into(gw, 0, G * Og * K, parts);
+  if (gb != nullptr) partial.reduce_into(gb, G * Og * K, O, parts);
+}
+
+void backward_input_amx(const Conv2dGeometry& g, const BFloat16* gy, const BFloat16* w, BFloat16* gx) {
+  const DirectPlan p = plan_direct(g);
+  const int64_t C = g.in_channels, H = g.in_h, W = g.in_w, G = g.groups;
+  const int64_t Cg = g.group_in_channels(), Og = g.group_out_channels(), K = g.patch_size();
+  const int64_t KK = g.kernel_h * g.kernel_w, plane_pad = p.hp * p.wp, pitch = g.out_h * p.wp;
+  // W^T row-major per group (A of the product, packed by the tiles per call).
+  std::vector<BFloat16> wt(G * K * Og);
+  for (int64_t grp = 0; grp < G; ++grp)
+    for (int64_t o = 0; o < Og; ++o)
+      for (int64_t r = 0; r < K; ++r) wt[(grp * K + r) * Og + o] = w[(grp * Og + o) * K + r];
+  // D's rows kernel position-major: the rows added one after another lie in different planes, so
+  // a row's loads never partially overlap the previous row's stores still in flight.
+  std::vector<int64_t> order;
+  for (int64_t ij = 0; ij < KK; ++ij)
+    for (int64_t c = 0; c < Cg; ++c) order.push_back(c * KK + ij);
+  const int64_t ldd = (p.nq + 15) / 16 * 16;  // D's rows on 64-byte boundaries
+  for_each_part(g.batch, choose_parts(g), [&](int64_t, int64_t n0, int64_t n1) {
+    float* gx_pad = amx_scratch<float, 1>(C * plane_pad);
+    BFloat16* grid = p.dense ? nullptr : amx_scratch<BFloat16, 2>(Og * pitch);
+    uint16_t* packed = aligned_packed_b(amx_packed_b_size(Og, p.nq));
+    float* d = amx_scratch<float, 3>(K * ldd);
+    for (int64_t n = n0; n < n1; ++n) {
+      std::fill(gx_pad, gx_pad + C * plane_pad, 0.0f);
+      for (int64_t grp = 0; grp < G; ++grp) {
+        amx_pack_b(Og, p.nq, bf16_bits(grad_grid(g, p, gy, n, grp, grid)), pitch, 1, packed);
+        AmxGemmArgs args;
+        args.m = K;
+        args.n = p.nq;
+        args.k = Og;
+        args.a = bf16_bits(wt.data() + grp * K * Og);
+        args.a_row_stride = Og;
+        args.packed_b = packed;
+        args.c_f32 = d;
+        args.ldc = ldd;
+        amx_gemm(args);
+        float* target = gx_pad + grp * Cg * plane_pad;
+        for (int64_t r : order) {
+          const float* row = d + r * ldd;
+          float* dst = target + p.window[r];
+          for (int64_t q = 0; q < p.nq; ++q) dst[q] += row[q];
+        }
+      }
+      crop_planes(gx_pad, C, H, W, g.pad_h, g.pad_w, gx + n * C * H * W);
+    }
+  });
 }
 
 // ---------- Im2col + Eigen ----------
@@ -520,18 +745,86 @@ ConvAlgorithm resolve(ConvAlgorithm algo, const Conv2dGeometry& g, ConvPass pass
                               "conv2d_native_16bit allows it), got " + dtype_name(dtype));
 }
 
-// bfloat16 runs the direct algorithm on small_gemm_bf16.h's tiles, or not at all.
+// bfloat16 runs the direct algorithm's products, on AMX tiles or small_gemm_bf16.h's, or not at all.
 void check_bf16(const char* op, const Conv2dGeometry& g, ConvAlgorithm algo) {
   if (!conv2d_native_16bit(DType::BFloat16, g) || algo == ConvAlgorithm::Im2col) {
     throw std::invalid_argument(std::string(op) + ": bfloat16 convolution runs natively only with stride 1 on a CPU " +
-                                "with AVX512_BF16 (conv2d_native_16bit); widen the operands to float32 otherwise");
+                                "with AVX512_BF16 or AMX (conv2d_native_16bit); widen the operands to float32 " +
+                                "otherwise");
+  }
+  if (algo == ConvAlgorithm::Amx && !has_amx_gemm()) {
+    throw std::invalid_argument(std::string(op) + ": ConvAlgorithm::Amx needs AMX-BF16 (has_amx_gemm()), which is " +
+                                "absent or capped by COLONY_CPU_ISA here");
+  }
+  if (algo == ConvAlgorithm::Direct && !has_bf16_small_gemm()) {
+    throw std::invalid_argument(std::string(op) + ": bfloat16 with ConvAlgorithm::Direct needs AVX512_BF16 " +
+                                "(has_bf16_small_gemm()), which is absent or capped by COLONY_CPU_ISA here");
+  }
+}
+
+// The AMX tiles multiply bfloat16 only.
+void check_amx_dtype(const char* op, DType dtype, ConvAlgorithm algo) {
+  if (algo == ConvAlgorithm::Amx && dtype != DType::BFloat16) {
+    throw std::invalid_argument(std::string(op) + ": ConvAlgorithm::Amx takes bfloat16 operands, got " +
+                                dtype_name(dtype));
+  }
+}
+
+// Whether this bfloat16 pass runs on AMX tiles; check_bf16 passed.
+bool bf16_pass_on_amx(const Conv2dGeometry& g, ConvPass pass, ConvAlgorithm algo) {
+  return algo == ConvAlgorithm::Amx || (algo == ConvAlgorithm::Auto && conv2d_bf16_on_amx(g, pass));
+}
+
+void forward_bf16(const Conv2dGeometry& g, const BFloat16* x, const BFloat16* w, const BFloat16* bias, BFloat16* y,
+                  ConvAlgorithm algo) {
+  if (bf16_pass_on_amx(g, ConvPass::Forward, algo)) {
+    forward_amx(g, x, w, bias, y);
+  } else {
+    forward_direct<BFloat16>(g, x, w, bias, y);
+  }
+}
+
+// The input gradient and the weight (and bias) gradient each on the tiles chosen for its pass: one
+// pass over grad_y when both take the AVX512_BF16 tiles, else one per gradient.
+void backward_bf16(const Conv2dGeometry& g, const BFloat16* gy, const BFloat16* x, const BFloat16* w, BFloat16* gx,
+                   BFloat16* gw, BFloat16* gb, ConvAlgorithm algo) {
+  const bool amx_x = gx != nullptr && bf16_pass_on_amx(g, ConvPass::BackwardInput, algo);
+  const bool amx_w = gw != nullptr && bf16_pass_on_amx(g, ConvPass::BackwardWeight, algo);
+  if (amx_x) backward_input_amx(g, gy, w, gx);
+  if (amx_w) backward_weight_amx(g, gy, x, gw, gb);
+  BFloat16* direct_gx = amx_x ? nullptr : gx;
+  BFloat16* direct_gw = amx_w ? nullptr : gw;
+  BFloat16* direct_gb = amx_w ? nullptr : gb;
+  if (direct_gx != nullptr || direct_gw != nullptr || direct_gb != nullptr) {
+    backward_direct<BFloat16>(g, gy, x, w, direct_gx, direct_gw, direct_gb);
   }
 }
 
 }  // namespace
 
 bool conv2d_native_16bit(DType dtype, const Conv2dGeometry& g) {
-  return dtype == DType::BFloat16 && g.stride_h == 1 && g.stride_w == 1 && has_bf16_small_gemm();
+  return dtype == DType::BFloat16 && g.stride_h == 1 && g.stride_w == 1 && (has_bf16_small_gemm() || has_amx_gemm());
+}
+
+bool conv2d_bf16_on_amx(const Conv2dGeometry& g, ConvPass pass) {
+  if (!has_amx_gemm() || g.stride_h != 1 || g.stride_w != 1) return false;
+  if (!has_bf16_small_gemm()) return true;  // the only tiles here (a test's emulated AMX copy)
+  // The tiles' 16 rows are output channels (forward, weight gradient) and their 32-deep steps the
+  // output channels again (input gradient), so the AMX products pay where those fill them; below,
+  // the per-image packing and float32 round trip cost more than the AVX512_BF16 tiles' products.
+  // Measured with `conv_bench --bf16` (batch 32 and 128, 2 threads, CPU time of both; Intel Xeon,
+  // Sapphire Rapids class, 2026-12-05, load average 8-9): the forward with 6 output channels
+  // (LeNet's conv1) 1.1-1.2x faster on AMX (once B was packed 24 KB at a time; 1.1x slower
+  // before), with 16 (conv2, 16 -> 16 3 x 3) 1.6-2.0x, with 32 and 64 2.7-5x; the weight gradient
+  // 1.4x slower with 6, 1.8x faster with 16, 3-5x with 32 and 64; the input gradient slower with 6
+  // and 16 (3.2x, 1.4x, 1.5x: a half-empty step, then D's rows added into the image), faster with
+  // 32 (1.4x) and 64 (2.4x). Fewer than 6 output channels, and 7 to 15, were not measured.
+  const int64_t og = g.group_out_channels();
+  switch (pass) {
+    case ConvPass::Forward: return og >= 6;
+    case ConvPass::BackwardWeight: return og >= 16;
+    default: return og >= 32;
+  }
 }
 
 ConvAlgorithm choose_conv_algorithm(const Conv2dGeometry& g, ConvPass pass) {
@@ -548,6 +841,7 @@ ConvAlgorithm choose_conv_algorithm(const Conv2dGeometry& g, ConvPass pass) {
 
 void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const void* w, const void* bias, void* y,
                     ConvAlgorithm algo) {
+  check_amx_dtype("conv2d", dtype, algo);
   if (g.batch == 0) return;
   const bool direct = resolve(algo, g, ConvPass::Forward) == ConvAlgorithm::Direct;
   auto run = [&](auto tag) {
@@ -557,7 +851,7 @@ void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const v
     const T* bp = static_cast<const T*>(bias);
     T* yp = static_cast<T*>(y);
     if constexpr (std::is_same_v<T, BFloat16>) {
-      forward_direct<T>(g, xp, wp, bp, yp);  // check_bf16 passed: direct is the only way
+      forward_bf16(g, xp, wp, bp, yp, algo);  // check_bf16 passed
     } else if (direct) {
       forward_direct<T>(g, xp, wp, bp, yp);
     } else {
@@ -574,6 +868,7 @@ void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const v
 
 void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, const void* x, const void* w,
                      void* grad_x, void* grad_w, void* grad_b, ConvAlgorithm algo) {
+  check_amx_dtype("conv2d_backward", dtype, algo);
   const bool direct_x = resolve(algo, g, ConvPass::BackwardInput) == ConvAlgorithm::Direct;
   const bool direct_w = resolve(algo, g, ConvPass::BackwardWeight) == ConvAlgorithm::Direct;
   auto run = [&](auto tag) {
@@ -590,7 +885,7 @@ void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, c
       return;
     }
     if constexpr (std::is_same_v<T, BFloat16>) {
-      backward_direct<T>(g, gy, xp, wp, gx, gw, gb);  // check_bf16 passed: direct is the only way
+      backward_bf16(g, gy, xp, wp, gx, gw, gb, algo);  // check_bf16 passed
       return;
     } else {
       backward_both_ways<T>(g, gy, xp, wp, gx, gw, gb, direct_x, direct_w);

@@ -12,7 +12,10 @@
 //    kernels/cpu/small_gemm.h has the register-tiled products.
 //  - Im2col: an explicit im2col matrix (a block of output rows at a time) and Eigen's GEMM; any
 //    stride, and the better choice once the matrices are large enough for GEMM packing to pay.
-// benchmarks/conv_bench.cc times both on the LeNet shapes and two wider layers.
+// bfloat16 takes the direct algorithm's implicit im2col either to the AVX512_BF16 register tiles or,
+// where conv2d_bf16_on_amx says, to AMX tiles (amx_gemm.h; conv.cc's "bfloat16 on AMX tiles").
+// benchmarks/conv_bench.cc times both on the LeNet shapes and two wider layers (--bf16: the
+// bfloat16 tiles per pass).
 #pragma once
 
 #include "kernels/common/conv_geometry.h"
@@ -20,21 +23,31 @@
 
 namespace colony::kernels::cpu {
 
-enum class ConvAlgorithm { Auto, Direct, Im2col };
+// Amx: bfloat16 only, the direct algorithm's implicit im2col on AMX tiles (amx_gemm.h); Direct
+// then means the AVX512_BF16 tiles (small_gemm_bf16.h).
+enum class ConvAlgorithm { Auto, Direct, Im2col, Amx };
 enum class ConvPass { Forward, BackwardInput, BackwardWeight };
 
 // Whether the kernels below take `dtype` (a 16-bit type) for this shape. True for bfloat16 with
-// stride 1 where AVX512_BF16 is active (small_gemm_bf16.h): the direct algorithm then multiplies
-// bfloat16 operands with float32 accumulation, and each output (y, or a gradient) is rounded once.
+// stride 1 where AVX512_BF16 (small_gemm_bf16.h) or AMX-BF16 (amx_gemm.h) is active: the direct
+// algorithm's products then multiply bfloat16 operands with float32 accumulation, and each output
+// (y, or a gradient) is rounded once.
 // Elsewhere callers widen 16-bit operands to float32 and round the result (ops/cpu_widen.h),
 // which gives the same values up to the order of the float32 additions.
 bool conv2d_native_16bit(DType dtype, const Conv2dGeometry& g);
+
+// Whether Auto runs this bfloat16 pass on AMX tiles rather than the AVX512_BF16 ones: false
+// where AMX is not active (has_amx_gemm()), true where it is and AVX512_BF16 is not (only a test's
+// emulated AMX copy), else by the output channels per group, as measured in conv.cc: at least 6
+// for the forward, 16 for the weight gradient, 32 for the input gradient.
+bool conv2d_bf16_on_amx(const Conv2dGeometry& g, ConvPass pass);
 
 // What Auto runs for this shape and pass (a backward call may use one algorithm for grad_x and
 // the other for grad_w and grad_b).
 ConvAlgorithm choose_conv_algorithm(const Conv2dGeometry& g, ConvPass pass);
 
-// y = conv(x, w) + bias (bias may be null). Direct requires stride 1 (throws otherwise).
+// y = conv(x, w) + bias (bias may be null). Direct requires stride 1, Amx bfloat16 (and AMX-BF16
+// active); both throw otherwise.
 void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const void* w, const void* bias, void* y,
                     ConvAlgorithm algo = ConvAlgorithm::Auto);
 

@@ -17,15 +17,16 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/common/half.h"
 #include "kernels/cpu/cpu_isa.h"
+#include "tests/kernels/amx_reference.h"
 
 namespace colony::kernels::cpu {
 namespace {
 
-float flush(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
 float value(uint16_t bits) { return static_cast<float>(BFloat16::from_bits(bits)); }
 uint32_t float_bits(float f) {
   uint32_t u;
@@ -60,19 +61,8 @@ struct Case {
 // C(i, j) as the hardware computes it, one output at a time.
 float reference_sum(const Case& t, const std::vector<uint16_t>& a, int64_t ars, int64_t acs,
                     const std::vector<uint16_t>& b, int64_t brs, int64_t bcs, int64_t i, int64_t j, float c0) {
-  auto operand = [](uint16_t bits) { return static_cast<double>(flush(value(bits))); };
-  float c = c0;
-  for (int64_t p0 = 0; p0 < t.k; p0 += 32) {
-    float even = 0.0f, odd = 0.0f;
-    // A step past k still adds its zero products: +0 turns a flushed -0 sum into +0.
-    for (int64_t p = p0; p < p0 + 32; ++p) {
-      float& sum = (p - p0) % 2 == 0 ? even : odd;
-      const double product = p < t.k ? operand(a[i * ars + p * acs]) * operand(b[p * brs + j * bcs]) : 0.0;
-      sum = flush(static_cast<float>(sum + product));
-    }
-    c = flush(flush(c) + flush(even + odd));
-  }
-  return c;
+  return testing::amx_dot(
+      t.k, [&](int64_t p) { return a[i * ars + p * acs]; }, [&](int64_t p) { return b[p * brs + j * bcs]; }, c0);
 }
 
 void check(const AmxGemmFns& fns, const Case& t, uint32_t seed) {
@@ -238,6 +228,37 @@ TEST(AmxGemm, AReadInPlaceOrPackedMatchesTheReference) {
     t.bf16_out = true;
     check(*fns, t, 1202);
     check(*fns, Case{64, 50, 1024}, 1203);
+  }
+}
+
+// The convolutions' packings (conv.cc) give amx_pack_b's tiles of the explicit matrix: rows or
+// columns starting anywhere in one buffer, overlapping as a convolution's windows do, for partial
+// column tiles, partial and odd last steps and whole ones. The buffer ends where the last row
+// (column) does, so a read past it is a heap overflow under ASan.
+TEST(AmxGemm, PackingFromRowOrColumnOffsetsEqualsPackingTheMatrix) {
+  for (const auto& [k, n] : {std::pair<int64_t, int64_t>{75, 892}, {150, 136}, {7, 33}, {64, 48}, {33, 15}}) {
+    SCOPED_TRACE("k=" + std::to_string(k) + " n=" + std::to_string(n));
+    // Rows: B(p, j) = buf[rows[p] + j], rows 3 apart (overlapping), the last ending the buffer.
+    std::vector<int64_t> rows(k);
+    for (int64_t p = 0; p < k; ++p) rows[p] = 3 * ((p * 7) % k);
+    std::vector<uint16_t> buf = random_bf16(3 * (k - 1) + n, 50 + static_cast<uint32_t>(k));
+    std::vector<uint16_t> b(k * n);
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j) b[p * n + j] = buf[rows[p] + j];
+    std::vector<uint16_t> want(amx_packed_b_size(k, n), 1), got(amx_packed_b_size(k, n), 2);
+    amx_pack_b(k, n, b.data(), n, 1, want.data());
+    amx_pack_b_rows(k, n, buf.data(), rows.data(), got.data());
+    EXPECT_EQ(got, want) << "rows";
+    // Columns: B(p, j) = buf[cols[j] + p].
+    std::vector<int64_t> cols(n);
+    for (int64_t j = 0; j < n; ++j) cols[j] = 5 * ((j * 11) % n);
+    buf = random_bf16(5 * (n - 1) + k, 60 + static_cast<uint32_t>(n));
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j) b[p * n + j] = buf[cols[j] + p];
+    std::fill(got.begin(), got.end(), uint16_t{2});
+    amx_pack_b(k, n, b.data(), n, 1, want.data());
+    amx_pack_b_cols(k, n, buf.data(), cols.data(), got.data());
+    EXPECT_EQ(got, want) << "columns";
   }
 }
 

@@ -1,6 +1,7 @@
 // The CPU convolution kernels (kernels/cpu/conv.cc) called on raw buffers: both algorithms against
-// the naive loops of conv_reference.h with every ISA's register tiles, the bfloat16 refusals, and
-// one and two threads. The front function (raw::conv2d): tests/ops/conv_ops_test.cc.
+// the naive loops of conv_reference.h with every ISA's register tiles, the bfloat16 refusals,
+// bfloat16 on AMX tiles against a reference in the tiles' rounding order, and one and two threads.
+// The front function (raw::conv2d): tests/ops/conv_ops_test.cc.
 #include "kernels/cpu/conv.h"
 
 #include <gtest/gtest.h>
@@ -8,10 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/amx_gemm.h"
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/small_gemm.h"
 #include "kernels/cpu/small_gemm_bf16.h"
 #include "kernels/cpu/small_gemm_isa.h"
+#include "tests/kernels/amx_reference.h"
 #include "tests/kernels/conv_reference.h"
 #include "tests/kernels/kernel_testing.h"
 #include "tests/test_util.h"
@@ -92,14 +95,224 @@ TEST(Conv2dKernels, Bfloat16IsRefusedWhereItDoesNotRunNatively) {
   void* p = buf.data();
   {
     ScopedSmallGemmBf16Fns none(nullptr);
+    ScopedAmxGemmFns no_amx(nullptr);
     EXPECT_TRUE(throws_with<std::invalid_argument>(
-        [&] { conv2d_forward(DType::BFloat16, geometry(lenet), p, p, p, p); }, "AVX512_BF16"));
+        [&] { conv2d_forward(DType::BFloat16, geometry(lenet), p, p, p, p); }, "AVX512_BF16 or AMX"));
+    // Each kind of tiles asked for by name where only the other is there.
+    ScopedAmxGemmFns amx(&amx_emulated::amx_gemm_fns());
+    EXPECT_TRUE(throws_with<std::invalid_argument>(
+        [&] { conv2d_forward(DType::BFloat16, geometry(lenet), p, p, p, p, ConvAlgorithm::Direct); }, "AVX512_BF16"));
+  }
+  {
+    ScopedSmallGemmBf16Fns use(&bf16_emulated::small_gemm_bf16_fns());
+    ScopedAmxGemmFns no_amx(nullptr);
+    EXPECT_TRUE(throws_with<std::invalid_argument>(
+        [&] { conv2d_forward(DType::BFloat16, geometry(lenet), p, p, p, p, ConvAlgorithm::Amx); }, "AMX-BF16"));
+    EXPECT_TRUE(throws_with<std::invalid_argument>(
+        [&] { conv2d_backward(DType::Float32, geometry(lenet), p, p, p, p, p, p, ConvAlgorithm::Amx); },
+        "takes bfloat16"));
   }
   ScopedSmallGemmBf16Fns use(&bf16_emulated::small_gemm_bf16_fns());
   EXPECT_TRUE(throws_with<std::invalid_argument>(
       [&] { conv2d_backward(DType::BFloat16, geometry(strided), p, p, p, p, p, p); }, "stride 1"));
   EXPECT_TRUE(throws_with<std::invalid_argument>(
       [&] { conv2d_forward(DType::BFloat16, geometry(lenet), p, p, p, p, ConvAlgorithm::Im2col); }, "stride 1"));
+}
+
+// ---------- bfloat16 on AMX tiles ----------
+
+uint16_t bits_of(BFloat16 v) { return v.bits; }
+
+struct Bf16Outputs {
+  std::vector<BFloat16> y, gx, gw, gb;
+};
+
+// What conv.cc's AMX products compute, from their definition there, one output at a time: the
+// implicit im2col over the padded image's pitched grid (output (y, x) at grid position y * Wp + x,
+// row r = (c, i, j) of the patch at window r = c * Hp * Wp + i * dh * Wp + j * dw), each product
+// summed in the tiles' order (amx_reference.h); the forward's bias added to the float32 sum; the
+// weight gradient continued from one image's sum to the next; the input gradient's rows added to
+// a float32 padded image kernel position-major (all channels of (i, j), then the next (i, j)); each
+// output rounded once.
+Bf16Outputs amx_reference(const ConvCase& k, const std::vector<BFloat16>& x, const std::vector<BFloat16>& w,
+                          const std::vector<BFloat16>& b, const std::vector<BFloat16>& gy) {
+  const ConvDims d = dims(k);
+  const int64_t hp = k.h + 2 * k.padding.h, wp = k.w + 2 * k.padding.w, plane = hp * wp;
+  const int64_t K = d.cg * k.kh * k.kw, nq = (d.ho - 1) * wp + d.wo, pitch = d.ho * wp;
+  std::vector<int64_t> window;
+  for (int64_t c = 0; c < d.cg; ++c)
+    for (int64_t i = 0; i < k.kh; ++i)
+      for (int64_t j = 0; j < k.kw; ++j) window.push_back(c * plane + i * k.dilation.h * wp + j * k.dilation.w);
+  // Padded images and grad_y grids (zeros in the padding and the grid's extra columns).
+  std::vector<uint16_t> xp(k.n * k.c * plane, 0), gyg(k.n * k.o * pitch, 0);
+  for (int64_t n = 0; n < k.n; ++n)
+    for (int64_t c = 0; c < k.c; ++c)
+      for (int64_t y = 0; y < k.h; ++y)
+        for (int64_t xx = 0; xx < k.w; ++xx)
+          xp[(n * k.c + c) * plane + (y + k.padding.h) * wp + xx + k.padding.w] =
+              bits_of(x[((n * k.c + c) * k.h + y) * k.w + xx]);
+  for (int64_t n = 0; n < k.n; ++n)
+    for (int64_t o = 0; o < k.o; ++o)
+      for (int64_t y = 0; y < d.ho; ++y)
+        for (int64_t xx = 0; xx < d.wo; ++xx)
+          gyg[(n * k.o + o) * pitch + y * wp + xx] = bits_of(gy[((n * k.o + o) * d.ho + y) * d.wo + xx]);
+  Bf16Outputs r{std::vector<BFloat16>(gy.size()), std::vector<BFloat16>(x.size()), std::vector<BFloat16>(w.size()),
+                std::vector<BFloat16>(k.o)};
+  for (int64_t n = 0; n < k.n; ++n) {
+    for (int64_t o = 0; o < k.o; ++o) {
+      const int64_t grp = o / d.og;
+      const uint16_t* image = xp.data() + (n * k.c + grp * d.cg) * plane;
+      for (int64_t y = 0; y < d.ho; ++y) {
+        for (int64_t xx = 0; xx < d.wo; ++xx) {
+          const float sum = testing::amx_dot(
+              K, [&](int64_t p) { return bits_of(w[o * K + p]); },
+              [&](int64_t p) { return image[window[p] + y * wp + xx]; }, 0.0f);
+          r.y[((n * k.o + o) * d.ho + y) * d.wo + xx] = BFloat16(sum + (k.bias ? static_cast<float>(b[o]) : 0.0f));
+        }
+      }
+    }
+  }
+  for (int64_t o = 0; o < k.o; ++o) {
+    const int64_t grp = o / d.og;
+    for (int64_t p = 0; p < K; ++p) {
+      float sum = 0.0f;
+      for (int64_t n = 0; n < k.n; ++n) {
+        const uint16_t* image = xp.data() + (n * k.c + grp * d.cg) * plane;
+        const uint16_t* grid = gyg.data() + (n * k.o + o) * pitch;
+        sum = testing::amx_dot(
+            nq, [&](int64_t q) { return grid[q]; }, [&](int64_t q) { return image[window[p] + q]; }, sum);
+      }
+      r.gw[o * K + p] = BFloat16(sum);
+    }
+    float gb = 0.0f;
+    for (int64_t n = 0; n < k.n; ++n) {
+      float s = 0.0f;
+      for (int64_t e = 0; e < d.ho * d.wo; ++e) s += static_cast<float>(gy[(n * k.o + o) * d.ho * d.wo + e]);
+      gb += s;
+    }
+    r.gb[o] = BFloat16(gb);
+  }
+  for (int64_t n = 0; n < k.n; ++n) {
+    std::vector<float> gx(k.c * plane, 0.0f);
+    for (int64_t grp = 0; grp < k.groups; ++grp) {
+      for (int64_t ij = 0; ij < k.kh * k.kw; ++ij) {
+        for (int64_t c = 0; c < d.cg; ++c) {
+          const int64_t p = c * k.kh * k.kw + ij;
+          for (int64_t q = 0; q < nq; ++q) {
+            const float v = testing::amx_dot(
+                d.og, [&](int64_t o) { return bits_of(w[(grp * d.og + o) * K + p]); },
+                [&](int64_t o) { return gyg[(n * k.o + grp * d.og + o) * pitch + q]; }, 0.0f);
+            gx[grp * d.cg * plane + window[p] + q] += v;
+          }
+        }
+      }
+    }
+    for (int64_t c = 0; c < k.c; ++c)
+      for (int64_t y = 0; y < k.h; ++y)
+        for (int64_t xx = 0; xx < k.w; ++xx)
+          r.gx[((n * k.c + c) * k.h + y) * k.w + xx] =
+              BFloat16(gx[c * plane + (y + k.padding.h) * wp + xx + k.padding.w]);
+  }
+  return r;
+}
+
+Bf16Outputs run_bf16(const ConvCase& k, const std::vector<BFloat16>& x, const std::vector<BFloat16>& w,
+                     const std::vector<BFloat16>& b, const std::vector<BFloat16>& gy, ConvAlgorithm algo) {
+  const Conv2dGeometry g = geometry(k);
+  // Stale values in the outputs must be overwritten.
+  Bf16Outputs r{std::vector<BFloat16>(gy.size(), BFloat16(7.0f)), std::vector<BFloat16>(x.size(), BFloat16(7.0f)),
+                std::vector<BFloat16>(w.size(), BFloat16(7.0f)), std::vector<BFloat16>(k.o, BFloat16(7.0f))};
+  conv2d_forward(DType::BFloat16, g, x.data(), w.data(), k.bias ? b.data() : nullptr, r.y.data(), algo);
+  conv2d_backward(DType::BFloat16, g, gy.data(), x.data(), w.data(), r.gx.data(), r.gw.data(), r.gb.data(), algo);
+  return r;
+}
+
+std::vector<BFloat16> random_bf16(int64_t n, uint32_t seed) {
+  std::vector<BFloat16> v;
+  for (double e : random_values(n, seed)) v.push_back(BFloat16(static_cast<float>(e)));
+  return v;
+}
+
+int64_t mismatches(const std::vector<BFloat16>& got, const std::vector<BFloat16>& want, const char* what) {
+  int64_t bad = 0;
+  for (size_t e = 0; e < want.size(); ++e) {
+    if (got[e].bits != want[e].bits && bad++ < 3) {
+      ADD_FAILURE() << what << "[" << e << "] = " << static_cast<float>(got[e]) << ", want "
+                    << static_cast<float>(want[e]);
+    }
+  }
+  return bad;
+}
+
+// Forward, input, weight and bias gradients on the AMX tiles equal the reference bit for bit, for
+// every stride-1 case of conv_cases() (padding, dilation, groups, depthwise, 1x1, 288 patch rows:
+// nine depth steps, 1520 grid positions: three depth blocks of the weight gradient), on every AMX
+// copy this CPU runs: the emulated one anywhere (the packing, blocking and edge tiles), the
+// hardware where AMX is usable. One thread, so that the weight gradient has one part.
+TEST(Conv2dKernels, Bfloat16OnAmxTilesEqualsTheTilesOrderReference) {
+  ScopedThreads one(1);
+  uint32_t seed = 300;
+  for (const ConvCase& k : conv_cases()) {
+    if (k.stride.h != 1 || k.stride.w != 1) continue;
+    const ConvDims d = dims(k);
+    const std::vector<BFloat16> x = random_bf16(numel(x_shape(k)), seed++), w = random_bf16(numel(w_shape(k)), seed++);
+    const std::vector<BFloat16> b = random_bf16(k.o, seed++), gy = random_bf16(k.n * k.o * d.ho * d.wo, seed++);
+    const Bf16Outputs want = amx_reference(k, x, w, b, gy);
+    // The reference is the convolution, up to bfloat16 rounding.
+    std::string where;
+    EXPECT_TRUE(close(cast<double>(want.y), naive_conv(k, cast<double>(x), cast<double>(w), cast<double>(b)), 3e-2,
+                      &where))
+        << name(k) << " " << where;
+    for (const AmxGemmFns* fns : runnable_amx_copies()) {
+      SCOPED_TRACE(name(k) + " " + fns->isa);
+      ScopedAmxGemmFns use(fns);
+      const Bf16Outputs got = run_bf16(k, x, w, b, gy, ConvAlgorithm::Amx);
+      EXPECT_EQ(mismatches(got.y, want.y, "y"), 0);
+      EXPECT_EQ(mismatches(got.gx, want.gx, "grad_x"), 0);
+      EXPECT_EQ(mismatches(got.gw, want.gw, "grad_w"), 0);
+      EXPECT_EQ(mismatches(got.gb, want.gb, "grad_b"), 0);
+    }
+  }
+}
+
+// Two threads split the images: the forward and the input gradient are the same bit for bit, the
+// weight gradient sums two parts (equal up to that float32 addition). Auto picks the AMX tiles for
+// every pass where they are the only bfloat16 tiles (no AVX512_BF16), and never where AMX is off.
+TEST(Conv2dKernels, Bfloat16OnAmxTilesWithTwoThreadsAndAutosChoice) {
+  const ConvCase k{3, 6, 14, 14, 16, 5, 5, 1, 0, 1, 1, true};  // LeNet conv2
+  const ConvDims d = dims(k);
+  const Conv2dGeometry g = geometry(k);
+  const std::vector<BFloat16> x = random_bf16(numel(x_shape(k)), 71), w = random_bf16(numel(w_shape(k)), 72);
+  const std::vector<BFloat16> b = random_bf16(k.o, 73), gy = random_bf16(k.n * k.o * d.ho * d.wo, 74);
+  ScopedAmxGemmFns use(&amx_emulated::amx_gemm_fns());
+  Bf16Outputs one, two;
+  {
+    ScopedThreads t(1);
+    one = run_bf16(k, x, w, b, gy, ConvAlgorithm::Amx);
+  }
+  {
+    ScopedThreads t(2);
+    two = run_bf16(k, x, w, b, gy, ConvAlgorithm::Amx);
+  }
+  EXPECT_EQ(mismatches(two.y, one.y, "y"), 0);
+  EXPECT_EQ(mismatches(two.gx, one.gx, "grad_x"), 0);
+  std::string where;
+  EXPECT_TRUE(close(cast<double>(two.gw), cast<double>(one.gw), 2e-2, &where)) << where;
+  EXPECT_TRUE(close(cast<double>(two.gb), cast<double>(one.gb), 2e-2, &where)) << where;
+  {
+    ScopedSmallGemmBf16Fns none(nullptr);
+    for (ConvPass pass : {ConvPass::Forward, ConvPass::BackwardInput, ConvPass::BackwardWeight}) {
+      EXPECT_TRUE(conv2d_bf16_on_amx(g, pass));
+    }
+    ScopedThreads t(1);
+    const Bf16Outputs automatic = run_bf16(k, x, w, b, gy, ConvAlgorithm::Auto);
+    EXPECT_EQ(mismatches(automatic.y, one.y, "y"), 0);
+    EXPECT_EQ(mismatches(automatic.gw, one.gw, "grad_w"), 0);
+  }
+  ScopedAmxGemmFns no_amx(nullptr);
+  for (ConvPass pass : {ConvPass::Forward, ConvPass::BackwardInput, ConvPass::BackwardWeight}) {
+    EXPECT_FALSE(conv2d_bf16_on_amx(g, pass));
+  }
 }
 
 // The images of a batch are split over the threads; the weight gradient sums over them. One and

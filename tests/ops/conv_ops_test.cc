@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "kernels/cpu/amx_gemm.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/small_gemm_bf16.h"
 #include "kernels/cpu/small_gemm_isa.h"
@@ -25,9 +26,9 @@ namespace {
 using raw::Int2;
 using namespace colony::testing;  // NOLINT(build/namespaces): the shared helpers of these tests
 
-// bfloat16 convolutions through the front functions: with bfloat16 tiles (the emulated copy here,
-// the AVX512_BF16 one where the CPU has it) every stride-1 case runs natively; without, or with
-// another stride, the operands are widened to float32. Either way each output is the float64
+// bfloat16 convolutions through the front functions: with bfloat16 tiles (the emulated copies here,
+// the AVX512_BF16 or AMX ones where the CPU has them) every stride-1 case runs natively; without,
+// or with another stride, the operands are widened to float32. Either way each output is the float64
 // reference on the bfloat16 inputs, up to float32 accumulation and one bfloat16 rounding (2^-9
 // relative; 1e-2 allows for the float32 sums of the weight gradients).
 void expect_bf16_convolutions_match_naive(bool native_expected) {
@@ -59,14 +60,25 @@ void expect_bf16_convolutions_match_naive(bool native_expected) {
 
 TEST(Conv2d, Bfloat16MatchesNaiveNativelyWithBf16TilesAndWidenedWithout) {
   using namespace kernels::cpu;
-  for (const SmallGemmBf16Fns* t : runnable_bf16_copies()) {
+  {
+    ScopedAmxGemmFns no_amx(nullptr);
+    for (const SmallGemmBf16Fns* t : runnable_bf16_copies()) {
+      SCOPED_TRACE(t->isa);
+      ScopedSmallGemmBf16Fns use(t);
+      expect_bf16_convolutions_match_naive(true);
+    }
+  }
+  // AMX tiles alone (the emulated copy anywhere, the hardware where usable): every pass on them.
+  for (const AmxGemmFns* t : runnable_amx_copies()) {
     SCOPED_TRACE(t->isa);
-    ScopedSmallGemmBf16Fns use(t);
+    ScopedSmallGemmBf16Fns no_bf16_tiles(nullptr);
+    ScopedAmxGemmFns use(t);
     expect_bf16_convolutions_match_naive(true);
   }
   {
     SCOPED_TRACE("no bfloat16 tiles: widened");
     ScopedSmallGemmBf16Fns none(nullptr);
+    ScopedAmxGemmFns no_amx(nullptr);
     expect_bf16_convolutions_match_naive(false);
   }
 }
