@@ -4,7 +4,8 @@
 # (float32 and bfloat16 autocast) and prints its kernels' ISA and images/s, matmul_bench --dtype
 # ends with the gflops= line scripts compare with matmul_pytorch.py's, lenet_rounds.sh alternates
 # rounds and prints medians, gpt_cpu trains a tiny GPT a few steps (float32 and bfloat16 autocast)
-# and ends with tokens_per_s=, and all refuse bad arguments.
+# and ends with tokens_per_s= (as gpt_gpu, whose step runs on the CPU here), and all refuse bad
+# arguments.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 
@@ -97,4 +98,13 @@ expect_exit 2 env GPT_CPU=benchmarks/gpt_cpu benchmarks/gpt_rounds.sh --rounds 0
 echo "$out" | grep -q "'0' is not a positive integer" || fail "gpt_rounds.sh --rounds 0: no reason given: $out"
 expect_exit 2 env GPT_CPU=benchmarks/gpt_cpu benchmarks/gpt_rounds.sh --config 768
 echo "$out" | grep -q 'expected cpu or 384' || fail "gpt_rounds.sh --config 768: no reason given: $out"
+# gpt_gpu is gpt_cpu's body with the GPT-2-small defaults on cuda: here, the same step on the CPU,
+# and without a GPU a refusal that says so.
+expect_exit 0 benchmarks/gpt_gpu "${gpt[@]}" --device cpu
+echo "$out" | grep -q '^colony gpt_gpu, 1 layers' && echo "$out" | grep -q '^amp=bf16$' &&
+  echo "$out" | tail -1 | grep -Eq '^tokens_per_s=[0-9]+\.[0-9]$' || fail "gpt_gpu --device cpu: $out"
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+  expect_exit 1 benchmarks/gpt_gpu "${gpt[@]}"
+  echo "$out" | grep -q 'gpt_gpu: --device cuda: no CUDA device' || fail "gpt_gpu without a GPU: no reason given: $out"
+fi
 echo PASS

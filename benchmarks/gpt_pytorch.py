@@ -8,10 +8,12 @@ gradient clipping at 1.0 and random token batches already in memory, so both sid
 training step only (forward, backward, clip, step).
 
   /tmp/torch2/bin/python benchmarks/gpt_pytorch.py [--layers 4 --heads 4 --embd 128 --block 64 --batch 12]
-      [--config cpu|384] [--vocab 65] [--threads 2] [--steps 60] [--warmup 10] [--amp bf16] [--compile]
+      [--config cpu|384|gpt2] [--vocab 65] [--threads 2] [--steps 60] [--warmup 10] [--amp bf16]
+      [--compile] [--device cpu|cuda]
 
-The flags are benchmarks/gpt_cpu's; --config sets the model and batch flags to one of nanoGPT's two
-shakespeare_char configurations (flags given as well override it). Prints the configuration, then
+The flags are benchmarks/gpt_cpu's (and gpt_gpu's); --config sets the model and batch flags to one
+of nanoGPT's two shakespeare_char configurations or to the GPT-2-small shape benchmarks/gpt_gpu
+times (vocabulary 50,304 unless --vocab is given); flags given as well override it. Prints the configuration, then
 tokens_per_s=<number> as its last line (as gpt_cpu and char_gpt --benchmark).
 """
 import argparse
@@ -26,7 +28,10 @@ import torch.nn.functional as F
 CONFIGS = {
     "cpu": dict(n_layer=4, n_head=4, n_embd=128, block_size=64, batch_size=12),
     "384": dict(n_layer=6, n_head=6, n_embd=384, block_size=256, batch_size=64),
+    # GPT-2 small at batch 8, benchmarks/gpt_gpu's default (its vocabulary: GPT2_VOCAB).
+    "gpt2": dict(n_layer=12, n_head=12, n_embd=768, block_size=1024, batch_size=8),
 }
+GPT2_VOCAB = 50304  # GPT-2's 50,257 tokens padded to a multiple of 64, as nanoGPT and llm.c pad them
 VOCAB = 65  # tiny Shakespeare's characters
 # gpt_cpu's flags and the configuration keys they set.
 FLAGS = {"--layers": "n_layer", "--heads": "n_head", "--embd": "n_embd", "--block": "block_size", "--batch": "batch_size"}
@@ -119,14 +124,17 @@ def main():
     p.add_argument("--config", choices=CONFIGS.keys(), help="one of nanoGPT's configurations (default cpu)")
     for flag, key in FLAGS.items():
         p.add_argument(flag, type=int, help=f"{key} (default: --config's)")
-    p.add_argument("--vocab", type=int, default=VOCAB)
+    p.add_argument("--vocab", type=int, help=f"vocabulary size (default {VOCAB}, {GPT2_VOCAB} with --config gpt2)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--steps", type=int, default=60)
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--amp", choices=["off", "bf16"], default="off")
     p.add_argument("--compile", action="store_true", help="torch.compile the model (inductor)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda")
     a = p.parse_args()
     c = dict(CONFIGS[a.config or "cpu"])
+    if a.vocab is None:
+        a.vocab = GPT2_VOCAB if a.config == "gpt2" else VOCAB
     for flag, key in FLAGS.items():
         if getattr(a, flag[2:]) is not None:
             c[key] = getattr(a, flag[2:])
@@ -134,27 +142,31 @@ def main():
         p.error("sizes, --threads and --steps must be positive, --warmup non-negative")
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
-    model = GPT(c["n_layer"], c["n_head"], c["n_embd"], c["block_size"], vocab=a.vocab)
+    dev = torch.device(a.device)
+    model = GPT(c["n_layer"], c["n_head"], c["n_embd"], c["block_size"], vocab=a.vocab).to(dev)
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
-                            lr=1e-3, betas=(0.9, 0.99))
+                            lr=1e-3, betas=(0.9, 0.99), fused=dev.type == "cuda")  # nanoGPT's choice on GPUs
     step_model = torch.compile(model) if a.compile else model
     B, T = c["batch_size"], c["block_size"]
-    data = torch.randint(0, a.vocab, (8, B, T + 1))
+    data = torch.randint(0, a.vocab, (8, B, T + 1)).to(dev)
+    sync = torch.cuda.synchronize if dev.type == "cuda" else (lambda: None)
     for i in range(a.warmup + a.steps):
         if i == a.warmup:
+            sync()
             start = time.perf_counter()
         batch = data[i % len(data)]
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.amp == "bf16"):
+        with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=a.amp == "bf16"):
             _, loss = step_model(batch[:, :-1], batch[:, 1:])
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         opt.step()
         opt.zero_grad(set_to_none=True)
+    sync()
     seconds = time.perf_counter() - start
     print(f"torch {torch.__version__}, {c}, vocab {a.vocab}, threads {a.threads}, amp {a.amp}, "
-          f"compile {a.compile}, loss {loss.item():.4f}")
+          f"compile {a.compile}, device {dev}, loss {loss.item():.4f}")
     print(f"tokens_per_s={B * T * a.steps / seconds:.1f}")
 
 

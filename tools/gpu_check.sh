@@ -14,7 +14,7 @@
 # The device call (docs/gpu_check.md): one call, its 420 s budget inside the call's 480 s, which
 # leaves a short rerun room in the session's ~15 minutes (the machine's start counts too):
 #   run(command="tools/gpu_check.sh run", carry=["out/gpu_check"], timeout_s=480)
-# The working tree brings this script, tools/gpu_check_run.py and benchmarks/lenet_gpu_pytorch.py;
+# The working tree brings this script, tools/gpu_check_run.py, benchmarks/lenet_gpu_pytorch.py, gpt_pytorch.py;
 # the bundle is git-ignored, so carry names it. Back in $OUT: summary.txt, gpu_check.log, tests.tsv
 # and logs/ (tools/gpu_check_run.py says what each holds).
 #
@@ -35,7 +35,7 @@ MAX_BUNDLE_MIB=48
 # named libdistributed_Snccl_Slibprocess_group_nccl.so and the like, and must travel.
 SYSTEM_SONAMES='^(libc|libm|libdl|librt|libpthread|libresolv|libutil|libstdc\+\+|libgcc_s|libcuda|libcudart|libcublas|libcublasLt|libcudnn(_[a-z_]+)?|libnccl|libnvrtc(-builtins)?|libnvJitLink)\.so(\.[0-9]+)*$'
 CUDA_SONAMES='^(libcudart|libcublas|libcublasLt|libcudnn(_[a-z_]+)?|libnccl|libnvrtc(-builtins)?|libnvJitLink)\.so(\.[0-9]+)*$'
-PROGRAMS=(benchmarks/lenet_gpu benchmarks/allreduce_bench distributed/colonyrun examples/lenet_cifar10/lenet_cifar10)
+PROGRAMS=(benchmarks/lenet_gpu benchmarks/gpt_gpu benchmarks/allreduce_bench distributed/colonyrun examples/lenet_cifar10/lenet_cifar10)
 
 build() {
   set -e
@@ -44,7 +44,7 @@ build() {
   local flags=(${BAZEL_FLAGS:---jobs=2})
   local targets=("$@")
   [ ${#targets[@]} -eq 0 ] && targets=("//tests/...")
-  "$bazel" build "${flags[@]}" "${targets[@]}" //benchmarks:lenet_gpu //benchmarks:allreduce_bench \
+  "$bazel" build "${flags[@]}" "${targets[@]}" //benchmarks:lenet_gpu //benchmarks:gpt_gpu //benchmarks:allreduce_bench \
     //distributed:colonyrun //examples/lenet_cifar10
   local bin
   bin="$("$bazel" info "${flags[@]}" bazel-bin 2>/dev/null)"
@@ -119,7 +119,7 @@ libs() {
   dir="$(mktemp -d)"
   python3 tools/gpu_check_run.py --unpack-only --bundle "$BUNDLE" --work "$dir/b" || exit 1
   echo "gpu_check: CUDA libraries from $dirs"
-  for f in "$dir"/b/bin/* "$dir"/b/lenet_gpu "$dir"/b/allreduce_bench "$dir"/b/colonyrun "$dir"/b/lenet_cifar10; do
+  for f in "$dir"/b/bin/* "$dir"/b/lenet_gpu "$dir"/b/gpt_gpu "$dir"/b/allreduce_bench "$dir"/b/colonyrun "$dir"/b/lenet_cifar10; do
     # Only the bundle and the wheels on the path; the toolkit's folders are not searched.
     out="$(env -i PATH=/usr/bin:/bin LD_LIBRARY_PATH="$dir/b/lib:$dirs" ldd "$f" 2>&1)"
     local problems

@@ -40,7 +40,7 @@ SUMMARY_RESERVE_S = 10
 RERUN_FLOOR_S = 20
 # Lines of a benchmark's output that go into summary.txt.
 BENCH_SUMMARY = re.compile(r"^(colony batch|colony-graph batch|pytorch-|allreduce_bench:| +[0-9]+ B )|trains on|"
-                           r"images_per_s|NOT RUN|exit ")
+                           r"images_per_s|tokens_per_s|^colony gpt_gpu|^torch .*device cuda|NOT RUN|exit ")
 
 RUN_LINE = re.compile(r"\[ RUN      \] (\S+)\s*$")
 # "[  FAILED  ] Suite.Name (3 ms)"; parameterized tests add ", where GetParam() = ..." after the name.
@@ -483,6 +483,14 @@ def benchmarks(run, work, env, py, gpus, repo):
         ("benchmarks/lenet_gpu --cuda_graph", [os.path.join(work, "lenet_gpu"), "--cuda_graph"], 60, env),
         ("benchmarks/lenet_gpu_pytorch.py", [py, "-u", os.path.join(repo, "benchmarks", "lenet_gpu_pytorch.py")], 150,
          None),
+        # The GPT-2-small shape under bfloat16 autocast (#32's GPU goal: >= 1.1x torch.compile's tokens/s).
+        ("benchmarks/gpt_gpu", [os.path.join(work, "gpt_gpu")], 90, env),
+        ("benchmarks/gpt_pytorch.py --device cuda --config gpt2 --amp bf16 --compile",
+         [py, "-u", os.path.join(repo, "benchmarks", "gpt_pytorch.py"), "--device", "cuda", "--config", "gpt2",
+          "--amp", "bf16", "--steps", "20", "--warmup", "5", "--compile"], 240, None),
+        ("benchmarks/gpt_pytorch.py --device cuda --config gpt2 --amp bf16",
+         [py, "-u", os.path.join(repo, "benchmarks", "gpt_pytorch.py"), "--device", "cuda", "--config", "gpt2",
+          "--amp", "bf16", "--steps", "20", "--warmup", "5"], 90, None),
         ("benchmarks/allreduce_bench --device cuda", [os.path.join(work, "allreduce_bench"), "--device", "cuda"], 40, env),
         (f"lenet_cifar10 --device cuda under colonyrun ({ranks} ranks, {gpus} GPU(s))",
          [os.path.join(work, "colonyrun"), f"--nproc_per_node={ranks}", "--master_port=0", lenet, "--device", "cuda",

@@ -149,8 +149,10 @@ int main(int argc, char** argv) {
     dist::ZeroRedundancyOptimizer* zero = nullptr;
     if (f.zero > 0) {
       // DDP's zero_stage(1|2) reduce-scatters each bucket, so each rank holds the averaged
-      // gradient of its shard only: the optimizer steps those shards (ddp(ddp)).
-      auto zo = dist::ZeroRedundancyOptimizerOptions().ddp(ddp);
+      // gradient of its shard only: the optimizer steps those shards (ddp(ddp)). step() leaves the
+      // all-gathers of the updated shards in flight until DDP's next forward (overlap_all_gather);
+      // evaluation and sampling read the model directly, so they wait for them first.
+      auto zo = dist::ZeroRedundancyOptimizerOptions().ddp(ddp).overlap_all_gather(true);
       auto z = std::make_unique<dist::ZeroRedundancyOptimizer>(
           groups, defaults, dist::optimizer_factory<optim::AdamW, optim::AdamWOptions>(), zo);
       zero = z.get();
@@ -208,6 +210,7 @@ int main(int argc, char** argv) {
 
     // The mean loss over eval_iters batches of each split, averaged over the ranks.
     auto estimate_loss = [&]() {
+      if (zero) zero->wait_for_parameters();
       NoGradGuard no_grad;
       AutocastGuard autocast(dev.type, amp.dtype, amp.enabled);
       model->eval();
@@ -225,20 +228,25 @@ int main(int argc, char** argv) {
       return std::pair<double, double>(out[0], out[1]);
     };
 
+    // Prints "step N: train_loss=X val_loss=Y lr=Z" (key=value, so scripts read it as they read
+    // tokens_per_s=) and appends the figures to --metrics.
+    auto evaluate = [&]() {
+      auto [train_loss, val_loss] = estimate_loss();
+      if (!main_process) return;
+      log::info("step {}: train_loss={} val_loss={} lr={}", step, num(train_loss), num(val_loss),
+                num(schedule.get_last_lr()[0], 2, true));
+      if (!f.metrics.empty()) {
+        std::ofstream m(f.metrics, std::ios::app);
+        m << nlohmann::json{{"step", step}, {"train_loss", train_loss}, {"val_loss", val_loss}}.dump() << "\n";
+      }
+    };
+
     double bench_tokens = 0, bench_seconds = 0;
     Clock::time_point timed_start = Clock::now();
     const int64_t start_step = step;
     while (step < f.max_iters) {
       if (!f.benchmark && step % f.eval_interval == 0 && step > start_step) {
-        auto [train_loss, val_loss] = estimate_loss();
-        if (main_process) {
-          log::info("step {}: train loss {}, val loss {}, lr {}", step, num(train_loss), num(val_loss),
-                    num(schedule.get_last_lr()[0], 2, true));
-          if (!f.metrics.empty()) {
-            std::ofstream m(f.metrics, std::ios::app);
-            m << nlohmann::json{{"step", step}, {"train_loss", train_loss}, {"val_loss", val_loss}}.dump() << "\n";
-          }
-        }
+        evaluate();
         save();
       }
       if (f.benchmark && step - start_step == f.warmup_steps) timed_start = Clock::now();
@@ -252,14 +260,7 @@ int main(int argc, char** argv) {
     }
     if (f.benchmark) bench_seconds = seconds_since(timed_start);
     if (!f.benchmark && step > start_step) {
-      auto [train_loss, val_loss] = estimate_loss();
-      if (main_process) {
-        log::info("step {}: train loss {}, val loss {}", step, num(train_loss), num(val_loss));
-        if (!f.metrics.empty()) {
-          std::ofstream m(f.metrics, std::ios::app);
-          m << nlohmann::json{{"step", step}, {"train_loss", train_loss}, {"val_loss", val_loss}}.dump() << "\n";
-        }
-      }
+      evaluate();
       save();
     }
     if (f.benchmark) {
@@ -274,6 +275,7 @@ int main(int argc, char** argv) {
       }
     } else if (main_process && f.sample_tokens > 0) {
       Generator gen(f.seed);
+      if (zero) zero->wait_for_parameters();
       model->eval();
       AutocastGuard autocast(dev.type, amp.dtype, amp.enabled);
       Tensor start = tokenizer.encode_tensor(f.prompt).view({1, -1}).to(dev);

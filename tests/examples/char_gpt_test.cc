@@ -44,10 +44,10 @@ Outcome run_gpt(const fs::path& dir, const std::string& args, int ranks = 1) {
                      args + " 2>&1");
 }
 
-// The "val loss X" figures a run printed, in order.
+// The "val_loss=X" figures a run printed, in order.
 std::vector<double> val_losses(const std::string& output) {
   std::vector<double> out;
-  std::regex re("val loss ([0-9.]+)");
+  std::regex re("val_loss=([0-9.]+)");
   for (auto it = std::sregex_iterator(output.begin(), output.end(), re); it != std::sregex_iterator(); ++it)
     out.push_back(std::stod((*it)[1]));
   return out;
