@@ -11,6 +11,7 @@
 
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/scratch.h"
+#include "kernels/cpu/transpose_words.h"
 
 namespace colony::kernels::cpu {
 namespace {
@@ -89,28 +90,9 @@ void pack_b_pairs_avx512(int64_t k, int64_t n, const uint16_t* b, int64_t ld, ui
 template <typename RowAt>
 __attribute__((target("avx512f,avx512bw"), always_inline)) inline void transpose_tile_words(const RowAt& row,
                                                                                             uint16_t* out) {
-  __m512i r[16], t[16];
+  __m512i r[16];
   for (int j = 0; j < 16; ++j) r[j] = _mm512_loadu_si512(row(j));
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-  }
-  // r[4i + c], 128-bit lane l: rows 4i to 4i + 3 of column 4l + c.
-  for (int i = 0; i < 4; ++i) {
-    r[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
-    r[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
-    r[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
-    r[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
-  }
-  for (int c = 0; c < 4; ++c) {
-    const __m512i u0 = _mm512_shuffle_i32x4(r[c], r[4 + c], 0x88), u1 = _mm512_shuffle_i32x4(r[c], r[4 + c], 0xdd);
-    const __m512i u2 = _mm512_shuffle_i32x4(r[8 + c], r[12 + c], 0x88);
-    const __m512i u3 = _mm512_shuffle_i32x4(r[8 + c], r[12 + c], 0xdd);
-    _mm512_storeu_si512(out + c * 32, _mm512_shuffle_i32x4(u0, u2, 0x88));
-    _mm512_storeu_si512(out + (8 + c) * 32, _mm512_shuffle_i32x4(u0, u2, 0xdd));
-    _mm512_storeu_si512(out + (4 + c) * 32, _mm512_shuffle_i32x4(u1, u3, 0x88));
-    _mm512_storeu_si512(out + (12 + c) * 32, _mm512_shuffle_i32x4(u1, u3, 0xdd));
-  }
+  transpose_16x16_words(r, out);
 }
 
 // Column-major B, columns src + j * src_stride.

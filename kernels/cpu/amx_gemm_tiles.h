@@ -44,6 +44,8 @@
 
 #if COLONY_AMX_NATIVE
 #include <immintrin.h>
+
+#include "kernels/cpu/transpose_words.h"
 #else
 #include <cmath>
 #endif
@@ -231,33 +233,15 @@ inline void zero_c(int t) {
 // word per row), so the tile is the 16 x 16 transpose of those words: 1024^3 A^T @ B, 1 thread
 // (matmul_bench --form atb), 859-887 GFLOP/s with the scalar copy below, 1,063-1,073 with this.
 void transpose_a_tile(const uint16_t* src, int64_t col_stride, uint16_t* out) {
-  __m512i r[16], t[16];
+  __m512i r[16];
   for (int s = 0; s < 16; ++s) {
     const __m512i even = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + 2 * s * col_stride)));
     const __m512i odd =
         _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(src + (2 * s + 1) * col_stride)));
     r[s] = _mm512_or_si512(even, _mm512_slli_epi32(odd, 16));  // word i: (A(i, 2s), A(i, 2s + 1))
   }
-  for (int k = 0; k < 8; ++k) {
-    t[2 * k] = _mm512_unpacklo_epi32(r[2 * k], r[2 * k + 1]);
-    t[2 * k + 1] = _mm512_unpackhi_epi32(r[2 * k], r[2 * k + 1]);
-  }
-  // r[4k + c], 128-bit lane l: words s = 4k to 4k + 3 of row 4l + c.
-  for (int k = 0; k < 4; ++k) {
-    r[4 * k] = _mm512_unpacklo_epi64(t[4 * k], t[4 * k + 2]);
-    r[4 * k + 1] = _mm512_unpackhi_epi64(t[4 * k], t[4 * k + 2]);
-    r[4 * k + 2] = _mm512_unpacklo_epi64(t[4 * k + 1], t[4 * k + 3]);
-    r[4 * k + 3] = _mm512_unpackhi_epi64(t[4 * k + 1], t[4 * k + 3]);
-  }
-  for (int c = 0; c < 4; ++c) {
-    const __m512i u0 = _mm512_shuffle_i32x4(r[c], r[4 + c], 0x88), u1 = _mm512_shuffle_i32x4(r[c], r[4 + c], 0xdd);
-    const __m512i u2 = _mm512_shuffle_i32x4(r[8 + c], r[12 + c], 0x88);
-    const __m512i u3 = _mm512_shuffle_i32x4(r[8 + c], r[12 + c], 0xdd);
-    _mm512_storeu_si512(out + c * kTileDepth, _mm512_shuffle_i32x4(u0, u2, 0x88));
-    _mm512_storeu_si512(out + (8 + c) * kTileDepth, _mm512_shuffle_i32x4(u0, u2, 0xdd));
-    _mm512_storeu_si512(out + (4 + c) * kTileDepth, _mm512_shuffle_i32x4(u1, u3, 0x88));
-    _mm512_storeu_si512(out + (12 + c) * kTileDepth, _mm512_shuffle_i32x4(u1, u3, 0xdd));
-  }
+  static_assert(kTileDepth == 32, "transpose_16x16_words stores 32 bfloat16 per tile row");
+  transpose_16x16_words(r, out);
 }
 #endif
 
