@@ -266,17 +266,14 @@ Tensor unary(UnaryOp op, const Tensor& t, const UnaryAttrs& attrs) {
     case UnaryOp::Round:
       if (!is_floating(d)) return clone(t);  // integers are already whole
       break;
-    case UnaryOp::Gelu:
-    case UnaryOp::Silu:
-      // As torch.nn.functional.gelu / silu, which have no integral kernels.
-      if (!is_floating(d)) {
+    default:
+      if (is_floating(d)) break;
+      // gelu, silu: refused, as PyTorch refuses them (kernels::refuses_integral_input).
+      if (kernels::refuses_integral_input(op)) {
         throw std::invalid_argument(std::string(name) + ": expected a floating-point tensor, got " + dtype_name(d));
       }
-      break;
-    default:
       // exp, log, sqrt, ...: integral and bool inputs compute in float32, like torch.exp(int_tensor).
-      if (!is_floating(d)) return unary(op, as_dtype(t, default_float_dtype()));
-      break;
+      return unary(op, as_dtype(t, default_float_dtype()));
   }
   Tensor out = new_output(t.sizes(), kernels::outputs_bool(op) ? kBool : d, t.device());
   run_unary(op, d, t, out, attrs);

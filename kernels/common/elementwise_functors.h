@@ -110,6 +110,11 @@ struct UnaryAttrs {
 };
 
 constexpr bool outputs_bool(UnaryOp op) { return op == UnaryOp::LogicalNot; }
+
+// Floating-point unary ops compute integral and bool inputs in float32, as torch.exp(int_tensor)
+// does (colony::raw::unary), except these, which PyTorch refuses such inputs for (it has no
+// integral kernels for them): an op added to the unary list joins here when PyTorch refuses too.
+constexpr bool refuses_integral_input(UnaryOp op) { return op == UnaryOp::Gelu || op == UnaryOp::Silu; }
 constexpr bool outputs_bool(BinaryOp op) { return op >= BinaryOp::Eq; }
 
 // The stored type of an op's result for input type T.
