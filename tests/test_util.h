@@ -39,6 +39,20 @@ inline std::vector<double> values(const Tensor& t) {
   return std::vector<double>(p, p + c.numel());
 }
 
+// Asserts t's values (row-major) equal `expected` (golden values, e.g. PyTorch's) to
+// |t - e| <= tol + tol * |e|, printing the first mismatch.
+inline ::testing::AssertionResult matches_values(const Tensor& t, const std::vector<double>& expected,
+                                                 double tol = 1e-9) {
+  if (static_cast<size_t>(t.numel()) != expected.size())
+    return ::testing::AssertionFailure() << t.numel() << " elements, expected " << expected.size();
+  std::vector<double> got = values(t);
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (!(std::abs(got[i] - expected[i]) <= tol + tol * std::abs(expected[i])))
+      return ::testing::AssertionFailure() << "element " << i << ": " << got[i] << " vs the expected " << expected[i];
+  }
+  return ::testing::AssertionSuccess();
+}
+
 // Asserts equal shapes and |a - b| <= atol + rtol * |b| elementwise, printing the first mismatch.
 inline ::testing::AssertionResult all_close(const Tensor& a, const Tensor& b, double rtol = 1e-5,
                                             double atol = 1e-6) {

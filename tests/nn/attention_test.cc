@@ -17,6 +17,7 @@ namespace colony::nn {
 namespace {
 
 using colony::testing::all_close;
+using colony::testing::matches_values;
 using colony::testing::throws_with;
 using colony::testing::values;
 
@@ -60,19 +61,6 @@ Tensor bools(const std::vector<int>& v, const Shape& shape) {
   return raw::to(raw::from_vector(d, shape), kCPU, kBool);
 }
 
-::testing::AssertionResult matches(const Tensor& t, const std::vector<double>& expected) {
-  if (static_cast<size_t>(t.numel()) != expected.size()) {
-    return ::testing::AssertionFailure() << t.numel() << " elements, expected " << expected.size();
-  }
-  std::vector<double> got = values(t);
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (!(std::abs(got[i] - expected[i]) <= 1e-9 + 1e-9 * std::abs(expected[i]))) {
-      return ::testing::AssertionFailure() << "element " << i << ": " << got[i] << " vs PyTorch's " << expected[i];
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
-
 TEST(MultiheadAttention, ParametersAndInitAsPyTorch) {
   MultiheadAttention m(MultiheadAttentionOptions(16, 4));
   std::vector<std::string> names;
@@ -95,9 +83,9 @@ TEST(MultiheadAttention, SelfAttentionMatchesPyTorch) {
   auto m = golden_module();
   Tensor q = q_in();
   auto [out, w] = m->forward(q, q, q);
-  EXPECT_TRUE(matches(out, kSelfOut));
+  EXPECT_TRUE(matches_values(out, kSelfOut));
   EXPECT_EQ(w.sizes(), (Shape{N, L, L}));
-  EXPECT_TRUE(matches(w, kSelfWeights));
+  EXPECT_TRUE(matches_values(w, kSelfWeights));
 }
 
 TEST(MultiheadAttention, MasksAndPerHeadWeightsMatchPyTorch) {
@@ -105,9 +93,9 @@ TEST(MultiheadAttention, MasksAndPerHeadWeightsMatchPyTorch) {
   Tensor kpm = bools({0, 0, 0, 1, 0, 1, 0, 0}, {N, S});
   Tensor am = bools({0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0}, {L, S});
   auto [out, w] = m->forward(q_in(), k_in(), v_in(), kpm, true, am, false);
-  EXPECT_TRUE(matches(out, kCrossOut));
+  EXPECT_TRUE(matches_values(out, kCrossOut));
   EXPECT_EQ(w.sizes(), (Shape{N, H, L, S}));
-  EXPECT_TRUE(matches(w, kCrossWeights));
+  EXPECT_TRUE(matches_values(w, kCrossWeights));
   // The fused path (need_weights false) gives the same output.
   auto [fused, none] = m->forward(q_in(), k_in(), v_in(), kpm, false, am);
   EXPECT_FALSE(none.defined());
@@ -119,7 +107,7 @@ TEST(MultiheadAttention, FusedPathWithFloatMaskMatchesPyTorch) {
   Tensor fm = filled({L, S}, [](double i) { return -0.5 * (static_cast<int>(i) % 3); });
   auto [out, w] = m->forward(q_in(), k_in(), v_in(), std::nullopt, false, fm);
   EXPECT_FALSE(w.defined());
-  EXPECT_TRUE(matches(out, kFusedOut));
+  EXPECT_TRUE(matches_values(out, kFusedOut));
 }
 
 TEST(MultiheadAttention, BatchFirstAndUnbatchedLayouts) {
@@ -171,12 +159,12 @@ TEST(MultiheadAttention, WorksThroughAnyModule) {
   AnyModule any(m);
   Tensor q = q_in();
   auto [out, w] = any.forward<std::tuple<Tensor, Tensor>>(q, q, q);
-  EXPECT_TRUE(matches(out, kSelfOut));
+  EXPECT_TRUE(matches_values(out, kSelfOut));
   auto [fused, none] = any.forward<std::tuple<Tensor, Tensor>>(q, q, q, std::nullopt, false);
   EXPECT_TRUE(all_close(fused, out, 1e-12, 1e-12));
   ModuleList list;
   list.push_back(golden_module());
-  EXPECT_TRUE(matches(std::get<0>(list.any(0).forward<std::tuple<Tensor, Tensor>>(q, q, q)), kSelfOut));
+  EXPECT_TRUE(matches_values(std::get<0>(list.any(0).forward<std::tuple<Tensor, Tensor>>(q, q, q)), kSelfOut));
 }
 
 TEST(MultiheadAttention, BadArgumentsSayWhatWasExpected) {

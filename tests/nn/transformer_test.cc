@@ -16,6 +16,7 @@ namespace colony::nn {
 namespace {
 
 using colony::testing::all_close;
+using colony::testing::matches_values;
 using colony::testing::throws_with;
 using colony::testing::values;
 
@@ -48,19 +49,6 @@ Tensor src() {
   return raw::from_vector(v, {S, N, D});
 }
 
-::testing::AssertionResult matches(const Tensor& t, const std::vector<double>& expected) {
-  if (static_cast<size_t>(t.numel()) != expected.size()) {
-    return ::testing::AssertionFailure() << t.numel() << " elements, expected " << expected.size();
-  }
-  std::vector<double> got = values(t);
-  for (size_t i = 0; i < got.size(); ++i) {
-    if (!(std::abs(got[i] - expected[i]) <= 1e-9 + 1e-9 * std::abs(expected[i]))) {
-      return ::testing::AssertionFailure() << "element " << i << ": " << got[i] << " vs PyTorch's " << expected[i];
-    }
-  }
-  return ::testing::AssertionSuccess();
-}
-
 TEST(TransformerEncoderLayer, StateDictKeysAsPyTorch) {
   TransformerEncoderLayer layer(TransformerEncoderLayerOptions(16, 4));
   std::vector<std::string> keys;
@@ -76,7 +64,7 @@ TEST(TransformerEncoderLayer, PostNormReluWithPaddingMatchesPyTorch) {
   auto layer = golden_layer(TransformerEncoderLayerOptions(D, H));
   std::vector<double> pad = {0, 0, 0, 0, 1, 0, 1, 0, 0, 0};
   Tensor kpm = raw::to(raw::from_vector(pad, {N, S}), kCPU, kBool);
-  EXPECT_TRUE(matches(layer->forward(src(), std::nullopt, kpm), kPostReluOut));
+  EXPECT_TRUE(matches_values(layer->forward(src(), std::nullopt, kpm), kPostReluOut));
 }
 
 TEST(TransformerEncoderLayer, PreNormGeluCausalMatchesPyTorch) {
@@ -86,9 +74,9 @@ TEST(TransformerEncoderLayer, PreNormGeluCausalMatchesPyTorch) {
     for (int64_t j = 0; j < S; ++j) m[i * S + j] = j > i ? -std::numeric_limits<double>::infinity() : 0.0;
   }
   Tensor causal = raw::from_vector(m, {S, S});
-  EXPECT_TRUE(matches(layer->forward(src(), causal, std::nullopt, true), kPreGeluCausalOut));
+  EXPECT_TRUE(matches_values(layer->forward(src(), causal, std::nullopt, true), kPreGeluCausalOut));
   // Without the hint the mask itself is applied: the same values.
-  EXPECT_TRUE(matches(layer->forward(src(), causal), kPreGeluCausalOut));
+  EXPECT_TRUE(matches_values(layer->forward(src(), causal), kPreGeluCausalOut));
 }
 
 TEST(TransformerEncoderLayer, BatchFirstAnyModuleAndTraining) {
