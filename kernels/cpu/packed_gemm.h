@@ -1,6 +1,6 @@
 // A general float32 / float64 matrix product in the GotoBLAS / BLIS structure, for the large
-// products (gemm.h says which): B packed, every depth at once, into contiguous panels as wide as
-// the micro-kernel's register block; a block of kc rows by nc columns (1 MiB) stays in L2, each
+// products (gemm.h says which): B packed a block at a time into contiguous panels as wide as the
+// micro-kernel's register block; the block of kc rows by nc columns (1 MiB) stays in L2, each
 // panel's kc x NR piece in L1 (or, at the deeper kc of a row-major A, streamed from L2) while the
 // row tiles of A run over it; A read in place (the rows of a row-major A are streams the
 // broadcasts walk along) or, when column-major and C wide, copied into row tiles first. So the

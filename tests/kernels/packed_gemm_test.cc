@@ -105,6 +105,7 @@ TEST(PackedGemm, EveryCopyLayoutAndBlockEdgeMatchesNaive) {
       {37, 129, 400},  // k past kc (384 for AVX-512 with a row-major A, else 128 or 256)
       {600, 20, 140},  // m past mc: several blocks of rows per chunk
       {7, 2100, 150},  // n past nc: several packed blocks of B
+      {9, 2100, 397},  // both, k's last block short and not a multiple of 8: each block packed on its own
       {37, 260, 129},  // wide enough that a column-major A is packed into row tiles (kPackARowsMinWidth)
   };
   uint32_t seed = 1;
