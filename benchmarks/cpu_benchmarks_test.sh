@@ -46,6 +46,12 @@ out="$(benchmarks/matmul_bench --dtype f32 --threads 2 --cpu-time 2>&1)"; rc=$?
 out="$(benchmarks/matmul_bench --dtype f32 --kernel blas 2>&1)"; rc=$?
 [ "$rc" -eq 2 ] || fail "matmul_bench --kernel blas exited $rc, expected 2: $out"
 
+# matmul_rounds.sh (its rounds need torch and take minutes) refuses bad arguments before building anything.
+for bad in "--dtype f16" "--rounds 0" "--grid tiny" "--threads two" "--kernel blas"; do
+  out="$(MATMUL_BENCH=benchmarks/matmul_bench benchmarks/matmul_rounds.sh $bad 2>&1)"; rc=$?
+  [ "$rc" -eq 2 ] || fail "matmul_rounds.sh $bad exited $rc, expected 2: $out"
+done
+
 out="$(benchmarks/lenet_cpu --batch 4 --threads 1 --steps 3 --warmup 1 2>&1)"; rc=$?
 [ "$rc" -eq 0 ] || fail "lenet_cpu exited $rc: $out"
 echo "$out" | grep -Eq '^images_per_s=[0-9]+\.[0-9]$' || fail "lenet_cpu: no images_per_s line: $out"
