@@ -27,9 +27,10 @@ T* align64(T* p) {
   return p + ((64 - reinterpret_cast<uintptr_t>(p) % 64) % 64) / sizeof(T);
 }
 
-// The packed B of one block of nc columns, every depth at once: block pc (rows [pc, pc + kc) of
-// B, kc = min(kc_max, k - pc)) starts at pc * panels * nr, its panel q at q * kc * nr past that:
-// kc rows of nr elements, B(p, j) of the panel's columns and zeros past column nc.
+// The packed B of nc columns by k rows: block pc (rows [pc, pc + kc) of B, kc = min(kc_max, k -
+// pc)) starts at pc * panels * nr, its panel q at q * kc * nr past that: kc rows of nr elements,
+// B(p, j) of the panel's columns and zeros past column nc. packed_gemm packs one block at a time
+// (k is then that block's depth, at most kc_max).
 struct PackedB {
   int64_t k, kc_max, nc, nr, panels;
   template <typename T>
@@ -107,16 +108,16 @@ void pack_b_columns(const PackedB& pb, int64_t q0, int64_t q1, const T* b, int64
   }
 }
 
-// Column-major A (A^T views: a weight gradient's dY^T): `rows` rows copied into tiles of mr rows,
-// each kc steps of mr contiguous elements (zeros past the last row), read by the micro-kernel with
-// row stride 1, column stride mr and tile stride mr * kc. Step p of every tile is read at once:
-// A's column p is contiguous (a tile's own mr elements of it are 4 KiB from the next step's in a
-// 1024-row A, too far apart for the prefetcher).
 // The whole tiles of a column-major A (ars == 1) under the 6-row micro-kernels copy 6 contiguous
 // elements per step as one fixed-size block (two vector moves for float32): the element loop with
 // run-time strides took 16 % of a (384, 384, 4096) A^T @ B (perf, 1 thread).
 constexpr int64_t kPackAFastMr = 6;
 
+// Column-major A (A^T views: a weight gradient's dY^T): `rows` rows copied into tiles of mr rows,
+// each kc steps of mr contiguous elements (zeros past the last row), read by the micro-kernel with
+// row stride 1, column stride mr and tile stride mr * kc. Step p of every tile is read at once:
+// A's column p is contiguous (a tile's own mr elements of it are 4 KiB from the next step's in a
+// 1024-row A, too far apart for the prefetcher).
 template <typename T>
 void pack_a_tiles(int64_t rows, int64_t kc, int64_t mr, const T* a, int64_t ars, int64_t acs, T* dst) {
   const int64_t tiles = (rows + mr - 1) / mr;
