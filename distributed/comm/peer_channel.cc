@@ -109,12 +109,6 @@ void tune(int fd, size_t capacity) {
   ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
 }  // namespace
 
 PeerChannel::PeerChannel(Store& store, int rank, int size, const sockaddr_storage& address, socklen_t address_len,
@@ -137,9 +131,6 @@ PeerChannel::PeerChannel(Store& store, int rank, int size, const sockaddr_storag
     if (outbox_ && shared_memory_peers() == 0) outbox_.reset();
     if (outbox_) outbox_->unlink();
     if (!outbox_) outgoing_.resize(capacity_);
-    cpu_set_t cpus;
-    const int usable = ::sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
-    oversubscribed_ = 1 + shared_memory_peers() > usable;
     for (int r = 0; r < size_; ++r) {
       if (r == rank_) continue;
       tune(peers_[r].fd, capacity_);
@@ -369,11 +360,15 @@ std::vector<const uint8_t*> PeerChannel::exchange(size_t bytes, Clock::time_poin
       throw std::runtime_error("timed out waiting for the message of rank(s) " + (who.empty() ? "?" : who));
     }
     if (now < poll_until) {
-      if (oversubscribed_) {
-        ::sched_yield();  // a peer that has yet to send may be waiting for this core
-      } else {
-        cpu_relax();
-      }
+      // Yield the core between polls rather than spin on it: the peer that has yet to send may be
+      // waiting for this core, because more ranks than cores share the machine or because other
+      // processes keep the cores busy. Spinning kept its slice on the core and the descheduled
+      // peer off it: 3 ranks on 2 cores, a 242 KiB allreduce 1.2 ms spinning, 0.1 yielding; 2
+      // ranks on the 2-core VM at load average 8.7, LeNet's DDP step 6.7-7.3 ms spinning, 4.0
+      // yielding, and ZeRO's all-gather after backward waited 3.4-4.2 ms a step spinning, 0.9-1.3
+      // yielding (benchmarks/zero_bench, 2026-12-05). With the core to itself, sched_yield returns
+      // at once: a system call per poll instead of a pause instruction.
+      ::sched_yield();
       continue;
     }
     // Sleep. Shared-memory peers that publish from now on ring the doorbell; one that published

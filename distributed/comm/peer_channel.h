@@ -113,9 +113,6 @@ class PeerChannel {
   std::unique_ptr<SharedOutbox> outbox_;  // this rank's, when some peer uses it
   std::vector<uint8_t> outgoing_;          // else the one outgoing message
   uint64_t exchanges_ = 0;                 // begun so far: the next one sends message exchanges_ + 1
-  // More ranks share this machine than this process may use cores: polling yields the core
-  // rather than spin on it (3 ranks on 2 cores: a 242 KiB allreduce 1.2 ms spinning, 0.1 yielding).
-  bool oversubscribed_ = false;
   std::vector<Peer> peers_;  // rank-indexed; this rank's entry is unused
   int wake_fd_ = -1;         // an eventfd: interrupt() makes it readable
   std::atomic<bool> interrupted_{false};

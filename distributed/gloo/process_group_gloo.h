@@ -24,14 +24,15 @@
 //   Expiry gives TimeoutError "allreduce #12 timed out after 500 ms ...". After a timeout or a
 //   lost peer the group is unusable (gloo closes its connections) and later calls fail at once.
 // - Waiting: a wait() that runs the collective itself polls the peer channel's sockets for up to
-//   2 ms before it sleeps (the other rank is usually that close), so the message is taken in as
-//   it arrives rather than after a scheduler wake-up; the communication thread never polls, as
-//   it would take the core from the computation it overlaps.
+//   2 ms before it sleeps (the other rank is usually that close), yielding the core between polls,
+//   so the message is taken in as it arrives rather than after a scheduler wake-up; the
+//   communication thread never polls, as it would take the core from the computation it overlaps.
 // - Algorithms: in a group of two, an allreduce of up to 2 MiB travels with the fingerprint (one
 //   message each way, reduced in rank order so both ranks get bit-identical results); when every
 //   rank shares memory with every other, allreduce, reduce-scatter and allgather all go through
 //   the shared-memory outboxes in 256 KiB chunks (each rank reads its part of every rank's chunk;
-//   sums in rank order); otherwise gloo's ring allreduce (in place, no copies; segments of at most
+//   sums in rank order; an allgather, which sums nothing, in the channel's whole message, 2 MiB in
+//   a group of two); otherwise gloo's ring allreduce (in place, no copies; segments of at most
 //   1 MiB pipeline the transfer), gloo's binomial-tree broadcast and ring allgather, and a ring
 //   reduce-scatter of our own (gloo 2022 has none with timeouts) that moves each chunk once, in
 //   256 KiB segments each forwarded as soon as it is reduced.

@@ -310,8 +310,9 @@ TEST_P(GlooCollectives, ReduceScatterEveryDtypeAndOp) {
 }
 
 // The flat forms ZeRO uses, every dtype and op, at a size that spans several shared-memory chunks
-// (256 KiB an exchange, world x piece for a reduce-scatter) and several ring segments, the last
-// one short, and the edge sizes of one and zero elements per rank.
+// (256 KiB an exchange, world x piece for a reduce-scatter; an all-gather in a group of two sends
+// up to 2 MiB an exchange, hence its larger size below) and several ring segments, the last one
+// short, and the edge sizes of one and zero elements per rank.
 TEST_P(GlooCollectives, FlatReduceScatterAndAllgatherEveryDtype) {
   const int world = this->world();
   const Layout layout = GetParam();
@@ -340,6 +341,17 @@ TEST_P(GlooCollectives, FlatReduceScatterAndAllgatherEveryDtype) {
           EXPECT_TRUE(equals(raw::view(out, {world * n}).narrow(0, r * n, n), [&](int64_t i) { return contribution(dt, r, i); },
                              std::string("allgather_into_tensor ") + dtype_name(dt) + " block " + std::to_string(r)));
       }
+    }
+    // 2.4 and 4.8 MB a rank: an all-gather of two ranks sharing memory in 2 and 3 exchanges of
+    // up to 2 MiB, the last one short.
+    for (DType dt : {kFloat32, kFloat64}) {
+      const int64_t n = 600001;
+      Tensor in = make(dt, n, [&](int64_t i) { return contribution(dt, rank, i); });
+      Tensor out = raw::zeros({world * n}, TensorOptions(dt));
+      j.pg->allgather_into_tensor(out, in)->wait();
+      for (int r = 0; r < world; ++r)
+        EXPECT_TRUE(equals(out.narrow(0, r * n, n), [&](int64_t i) { return contribution(dt, r, i); },
+                           std::string("large allgather_into_tensor ") + dtype_name(dt) + " block " + std::to_string(r)));
     }
     // The output may be this rank's own block of the input (in place, as ZeRO's stage 2 does).
     Tensor flat = make(kFloat32, world * 1000, [&](int64_t i) { return (rank + 1) * static_cast<double>(i % 13); });
