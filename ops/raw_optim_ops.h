@@ -18,7 +18,7 @@ void adam_step_(Tensor& param, const Tensor& grad, Tensor& exp_avg, Tensor& exp_
 // The same updates over lists of parameters (parallel lists; momentum_buffers / max_exp_avg_sqs
 // may be empty when momentum is 0 / amsgrad is off), all with the same hyper-parameters. CUDA
 // parameters are updated by multi-tensor kernels, one launch per (device, dtype) and up to 24
-// tensors; CPU ones by the per-tensor loop above.
+// tensors; CPU ones by the per-tensor loop above (SGD) or one pass over all of them (Adam).
 //
 // For a step that must not depend on the host (captured in a CUDA graph, or whose skip GradScaler
 // decides on the device): found_inf, when defined (a 1-element float32 tensor on the parameters'

@@ -22,7 +22,8 @@ COLONY_KERNEL(AdamStep, DType dtype, int64_t n, void* param, const void* grad, v
 // unused; steps, when not empty, each tensor's float64 step count, read for the bias corrections
 // (adam_params_for) and advanced unless a.found_inf skips): CUDA updates up to 24 tensors per
 // launch (kernels/common/multi_tensor.h), so an optimizer step over a model's parameters costs a
-// launch or two instead of one per parameter; the CPU steps them one by one. Every tensor gets the
+// launch or two instead of one per parameter; the CPU steps SGD's one by one and Adam's in one
+// pass over all their elements split across the threads (kernels/cpu/optim.cc). Every tensor gets the
 // same SgdParams / AdamParams (group tensors by first_step / step count before calling), unless
 // `steps` lists each tensor's step count (on the tensors' device).
 COLONY_KERNEL(SgdStepMulti, DType dtype, const std::vector<void*>& params, const std::vector<const void*>& grads,

@@ -11,6 +11,7 @@
 
 #include "kernels/common/dtype.h"
 #include "kernels/common/macros.h"
+#include "kernels/common/scalar_math.h"
 
 namespace colony::kernels {
 
@@ -107,14 +108,32 @@ COLONY_INLINE void count_step(double* step, const float* found_inf) {
   if (!step_skipped(found_inf)) *step += 1;
 }
 
-template <typename T>
-COLONY_INLINE void adam_update(T& p, T g, T& m, T& v, T& vmax, const AdamParams& a) {
+// Which terms of the Adam update apply, asked of the options at run time (as RuntimeSgdFlags)...
+struct RuntimeAdamFlags {
+  COLONY_INLINE static bool maximize(const AdamParams& a) { return a.maximize; }
+  COLONY_INLINE static bool amsgrad(const AdamParams& a) { return a.amsgrad; }
+  COLONY_INLINE static bool weight_decay(const AdamParams& a) { return a.weight_decay != 0; }
+  COLONY_INLINE static bool decoupled(const AdamParams& a) { return a.decoupled_weight_decay; }
+};
+// ...or fixed at compile time, so that a CPU loop has no branches and vectorizes (with the flags
+// read per element GCC kept AdamW's loop scalar: 4.6 % of the character-level GPT's float32 step).
+// amsgrad and maximize: off.
+template <bool kWeightDecay, bool kDecoupled>
+struct FixedAdamFlags {
+  COLONY_INLINE static bool maximize(const AdamParams&) { return false; }
+  COLONY_INLINE static bool amsgrad(const AdamParams&) { return false; }
+  COLONY_INLINE static bool weight_decay(const AdamParams&) { return kWeightDecay; }
+  COLONY_INLINE static bool decoupled(const AdamParams&) { return kDecoupled; }
+};
+
+template <typename T, typename Flags = RuntimeAdamFlags>
+COLONY_INLINE void adam_update(T& p, T g, T& m, T& v, T& vmax, const AdamParams& a, Flags = {}) {
   using C = compute_t<T>;
   C grad = static_cast<C>(g);
-  if (a.maximize) grad = -grad;
+  if (Flags::maximize(a)) grad = -grad;
   C pv = static_cast<C>(p);
-  if (a.weight_decay != 0) {
-    if (a.decoupled_weight_decay) {
+  if (Flags::weight_decay(a)) {
+    if (Flags::decoupled(a)) {
       pv *= static_cast<C>(1 - a.lr * a.weight_decay);
     } else {
       grad += static_cast<C>(a.weight_decay) * pv;
@@ -125,12 +144,14 @@ COLONY_INLINE void adam_update(T& p, T g, T& m, T& v, T& vmax, const AdamParams&
   m = static_cast<T>(mv);
   v = static_cast<T>(vv);
   C second = vv;
-  if (a.amsgrad) {
+  if (Flags::amsgrad(a)) {
     C mx = static_cast<C>(vmax) > vv ? static_cast<C>(vmax) : vv;
     vmax = static_cast<T>(mx);
     second = mx;
   }
-  C denom = sqrt(second) / static_cast<C>(a.bias_correction2_sqrt) + static_cast<C>(a.eps);
+  // In C, as PyTorch's float32 update (and the CUDA kernels) compute it: the bare libm sqrt took
+  // the CPU's float32 update through double, and kept its loop from vectorizing in float lanes.
+  C denom = math::sqrt(second) / static_cast<C>(a.bias_correction2_sqrt) + static_cast<C>(a.eps);
   C step_size = static_cast<C>(a.lr / a.bias_correction1);
   p = static_cast<T>(pv - step_size * mv / denom);
 }

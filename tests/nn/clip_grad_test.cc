@@ -2,6 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <vector>
+
+#include "tensor/random.h"
+
 #include "ops/raw_ops.h"
 #include "tests/test_util.h"
 
@@ -15,6 +20,31 @@ TEST(ClipGrad, LivesInNnUtilsAsInPyTorch) {
   EXPECT_NEAR(testing::values(w.grad())[1], 4 / (5 + 1e-6), 1e-9);
   utils::clip_grad_value_({w}, 0.1);
   EXPECT_EQ(testing::values(w.grad()), (std::vector<double>{0.1, 0.1}));
+}
+
+// The Euclidean norm of float32 gradients is taken in float32 (as PyTorch's foreach norm): it agrees
+// with the float64 norm of the same values to float32's rounding, over several tensors, and the
+// gradients are scaled by max_norm / (norm + 1e-6).
+TEST(ClipGrad, Float32NormMatchesTheFloat64Norm) {
+  Generator gen(7);
+  std::vector<Tensor> params;
+  double want = 0;
+  for (int64_t n : {1, 1000, 70000}) {
+    Tensor p = raw::zeros({n}, TensorOptions(kFloat32).requires_grad(true));
+    p.mutable_grad() = raw::randn({n}, TensorOptions(kFloat32), &gen);
+    for (double v : testing::values(p.grad())) want += v * v;
+    params.push_back(p);
+  }
+  want = std::sqrt(want);
+  const std::vector<double> before = testing::values(params[2].grad());
+  const double total = utils::clip_grad_norm_(params, 1.0);
+  EXPECT_NEAR(total, want, 1e-6 * want);
+  const std::vector<double> after = testing::values(params[2].grad());
+  const double coef = 1.0 / (total + 1e-6);
+  for (size_t i = 0; i < after.size(); i += 997) EXPECT_NEAR(after[i], before[i] * coef, 1e-6 * std::abs(before[i]) + 1e-12);
+  // Under max_norm nothing changes.
+  EXPECT_NEAR(utils::clip_grad_norm_(params, 1e9), 1.0, 1e-5);
+  EXPECT_EQ(testing::values(params[2].grad()), after);
 }
 
 }  // namespace
