@@ -52,9 +52,9 @@ void amx_pack_b_rows(int64_t k, int64_t n, const uint16_t* b, const int64_t* b_r
 void amx_pack_b_cols(int64_t k, int64_t n, const uint16_t* b, const int64_t* b_cols, uint16_t* packed);
 
 // One product: C = A B for A (m x k, A(i, p) = a[i * a_row_stride + p * a_col_stride]) and B packed
-// by amx_pack_b. The output is either float32 (c_f32, C(i, j) at c_f32[i * ldc + j]; accumulate
-// adds the product to C, as one more tile step would) or bfloat16 (c_bf16: C = round(alpha * A B +
-// beta * C), C read only when beta != 0).
+// by amx_pack_b, or B as it is (b: packed here a panel at a time, see below). The output is either
+// float32 (c_f32, C(i, j) at c_f32[i * ldc + j]; accumulate adds the product to C, as one more tile
+// step would) or bfloat16 (c_bf16: C = round(alpha * A B + beta * C), C read only when beta != 0).
 struct AmxGemmArgs {
   int64_t m = 0, n = 0, k = 0;
   const uint16_t* a = nullptr;
@@ -64,6 +64,13 @@ struct AmxGemmArgs {
   // block (a convolution's weights, 6 or 16 rows: packing them per image took 4-10 %).
   bool a_rows_padded = false;
   const uint16_t* packed_b = nullptr;
+  // Or (packed_b null) B as it is, B(p, j) = b[p * b_row_stride + j * b_col_stride]: each panel of
+  // it (amx_gemm_tiles.h, at most kAmxPanelBytes) is packed by amx_pack_b into this thread's
+  // scratch just before the row blocks pass over it, so the tiles read it from L2 where it was
+  // written, rather than from a whole packed copy gone out to L3. For a product whose B one call
+  // uses alone (one thread); the same results bit for bit as packing B first.
+  const uint16_t* b = nullptr;
+  int64_t b_row_stride = 0, b_col_stride = 1;
   float* c_f32 = nullptr;
   bool accumulate = false;
   uint16_t* c_bf16 = nullptr;
@@ -81,7 +88,7 @@ void amx_gemm(const AmxGemmArgs& args);
 // One build of the tiles.
 struct AmxGemmFns {
   const char* isa;  // "amx", "amx_emulated"
-  // scratch: amx_scratch_size(m, k) elements of this thread's own.
+  // scratch: amx_scratch_size(m, n, k, packed_b == nullptr) elements of this thread's own.
   void (*gemm)(const AmxGemmArgs& args, uint16_t* scratch);
 };
 
@@ -89,11 +96,21 @@ struct AmxGemmFns {
 // (32 rows of A packed per block: 32 KB, in L1), panels of at most kAmxMaxPanelTiles column tiles.
 constexpr int64_t kAmxBlockSteps = 16;
 constexpr int64_t kAmxMaxPanelTiles = 64;
+// Bytes of packed B per panel (amx_gemm_tiles.h: what chose them).
+constexpr int64_t kAmxPanelBytes = int64_t{768} << 10;
+
+// Column tiles per panel for depth k: as many as kAmxPanelBytes hold, even (32-wide blocks stay
+// whole), 2 to kAmxMaxPanelTiles.
+int64_t amx_panel_tiles(int64_t k);
 
 // Elements of the scratch a gemm call of m x k A takes: all of A in tiles (packed in the first
 // panel of columns, read by the rest), and the float32 partial sums of 32 rows of a panel between
 // depth blocks.
 int64_t amx_scratch_size(int64_t m, int64_t k);
+
+// Elements a gemm call of m x k A and k x n B takes, with B unpacked (AmxGemmArgs::b) or packed:
+// amx_scratch_size plus, for an unpacked B, one packed panel of it.
+int64_t amx_scratch_size(int64_t m, int64_t n, int64_t k, bool b_unpacked);
 
 namespace amx_bf16 {  // built with -mamx-tile -mamx-bf16
 const AmxGemmFns& amx_gemm_fns();

@@ -15,14 +15,16 @@
 // Blocking. The output is computed 32 x 32 at a time, four C tiles (0-3) fed by two A tiles (4, 5:
 // rows 0-15 and 16-31) and two B tiles (6, 7: columns 0-15 and 16-31), so each step loads four
 // tiles for four tdpbf16ps, in the order that leaves the B tiles the most time to arrive. Loops,
-// outside in: panels of column tiles whose packed B takes at most kPanelBytes (kept in the core's
-// 2 MB L2 while every row block passes over it), 32-row blocks of A, depth blocks of at most
-// kBlockSteps steps, then the column pairs of the panel. A's 32 rows of one depth block are copied
-// into tiles (pack_a, 32 KB, in the first panel only; the later panels read those tiles) and stay
-// in L1 across the panel's columns; B streams from L2 with the T1 hint (tileloaddt1) so that it
-// does not evict them. C's sums stay in tile registers over a depth block and in float32 scratch
-// between blocks; the output is written (rounded to bfloat16 or copied) once a 32-row block of the
-// panel is summed.
+// outside in: panels of column tiles whose packed B takes at most kAmxPanelBytes (kept in the
+// core's 2 MB L2 while every row block passes over it; an unpacked B, AmxGemmArgs::b, is packed
+// into scratch panel by panel just before, so the panel is in L2 when the tiles read it: 1024^3, 1
+// thread, A @ B^T +9 %, A @ B +4 % with amx_pack_b's loop fix, docs/benchmarks.md), 32-row blocks
+// of A, depth blocks of at most kBlockSteps steps, then the column pairs of the panel. A's 32 rows
+// of one depth block are copied into tiles (pack_a, 32 KB, in the first panel only; the later
+// panels read those tiles) and stay in L1 across the panel's columns; B streams from L2 with the T1
+// hint (tileloaddt1) so that it does not evict them. C's sums stay in tile registers over a depth
+// block and in float32 scratch between blocks; the output is written (rounded to bfloat16 or
+// copied) once a 32-row block of the panel is summed.
 //
 // Measured on the 2-core Xeon (Sapphire Rapids class), 1024^3, 1 thread, matmul_bench: 773-1,027
 // GFLOP/s before (A read in place, one depth block, C rounded per tile); 5 alternating rounds at
@@ -65,12 +67,12 @@ constexpr int64_t kTileDepth = 32;   // bfloat16 per row of an A tile (64 bytes)
 constexpr int64_t kTileCols = 16;    // float32 per row of a C tile
 constexpr int64_t kTileElems = 512;  // bfloat16 per packed B tile (16 rows of 32)
 constexpr int64_t kRowBytes = 64;
-// Packed B kept per panel (see above): 768 KB of the 2 MB L2, which also holds A's packed rows on
-// their way, the output and the partial sums. 1024^3, 1 thread, A packed once (matmul_bench,
-// 2026-12-05 midday, two rounds): 256 KB 951 GFLOP/s, 384 KB 1,062-1,066, 512 KB 1,084-1,125,
-// 768 KB 1,188-1,192, 1 MB 1,136-1,151. A register-resident probe (the loop of block<2, 2> over a
-// B of that size) ran at 3.2 TFLOP/s with 1 MB of B, 2.6 with 1.5 MB and 1.8 with 2 MB.
-constexpr int64_t kPanelBytes = int64_t{768} << 10;
+// Packed B kept per panel (see above, kAmxPanelBytes): 768 KB of the 2 MB L2, which also holds A's
+// packed rows on their way, the output and the partial sums. 1024^3, 1 thread, A packed once
+// (matmul_bench, 2026-12-05 midday, two rounds): 256 KB 951 GFLOP/s, 384 KB 1,062-1,066, 512 KB
+// 1,084-1,125, 768 KB 1,188-1,192, 1 MB 1,136-1,151. A register-resident probe (the loop of
+// block<2, 2> over a B of that size) ran at 3.2 TFLOP/s with 1 MB of B, 2.6 with 1.5 MB and 1.8
+// with 2 MB. (kAmxPanelBytes, amx_panel_tiles: amx_gemm.h.)
 constexpr int64_t kBlockSteps = kAmxBlockSteps;
 constexpr int64_t kMaxPanelTiles = kAmxMaxPanelTiles;
 constexpr int64_t kAPackElems = 2 * kBlockSteps * kTileElems;  // two row halves of packed A
@@ -321,13 +323,14 @@ struct ATiles {
   int64_t step, stride;
 };
 
-// The 16 * MR x 16 * NR block at rows i, column tile t, over depth steps [q0, q0 + nq): A's tiles
-// at a, C started from the output (first depth block) or from the partial sums at part (16 x 16
-// float32 tiles: column tile u, row half h at part + 512u + 256h), and written back to part.
+// The 16 * MR x 16 * NR block at rows i, column tile t (its packed B, step 0, at b_tiles), over
+// depth steps [q0, q0 + nq): A's tiles at a, C started from the output (first depth block) or from
+// the partial sums at part (16 x 16 float32 tiles: column tile u, row half h at part + 512u +
+// 256h), and written back to part.
 template <int MR, int NR>
-void block(const AmxGemmArgs& g, const ATiles& a, int64_t i, int64_t t, int64_t steps, int64_t q0, int64_t nq,
-           bool first, float* part) {
-  const uint16_t* b0 = g.packed_b + (t * steps + q0) * kTileElems;
+void block(const AmxGemmArgs& g, const ATiles& a, int64_t i, int64_t t, const uint16_t* b_tiles, int64_t steps,
+           int64_t q0, int64_t nq, bool first, float* part) {
+  const uint16_t* b0 = b_tiles + q0 * kTileElems;
   const uint16_t* b1 = b0 + steps * kTileElems;
   const uint16_t* a0 = a.a0;
   const uint16_t* a1 = a.a1;
@@ -420,8 +423,7 @@ void gemm(const AmxGemmArgs& g, uint16_t* scratch) {
   const int64_t steps = (g.k + kTileDepth - 1) / kTileDepth;
   const int64_t col_tiles = (g.n + kTileCols - 1) / kTileCols;
   // Column tiles per panel, even so that the 32-wide blocks stay whole.
-  int64_t panel = kPanelBytes / (steps * kTileElems * 2 + 1);
-  panel = panel < 2 ? 2 : panel > kMaxPanelTiles ? kMaxPanelTiles : panel & ~int64_t{1};
+  const int64_t panel = amx_panel_tiles(g.k);
   // Depth blocks of at most kBlockSteps steps, as even as they come (one block for k = 0).
   const int64_t blocks = steps > kBlockSteps ? (steps + kBlockSteps - 1) / kBlockSteps : 1;
   const int64_t block_steps = (steps + blocks - 1) / blocks;
@@ -429,6 +431,8 @@ void gemm(const AmxGemmArgs& g, uint16_t* scratch) {
   // and rows straddling two lines ran the whole product at half speed (1024^3, 1 thread).
   uint16_t* a_packed = scratch + ((64 - reinterpret_cast<uintptr_t>(scratch) % 64) % 64) / 2;
   float* part = reinterpret_cast<float*>(a_packed + (g.m + 31) / 32 * blocks * kAPackElems);  // 64-byte aligned too
+  // An unpacked B's panel, packed here (after the partial sums: aligned too).
+  uint16_t* b_pack = reinterpret_cast<uint16_t*>(part + kMaxPanelTiles * kTileElems);
   // A row-major A is read in place (whole 32-row blocks of whole steps) unless its rows would
   // crowd L1's sets: the 32 rows of a depth block start on 64 / gcd(stride in lines, 64) distinct
   // sets of 64 and take `lines` each, so a set holds about 32 * lines / covered of them; more than
@@ -453,6 +457,12 @@ void gemm(const AmxGemmArgs& g, uint16_t* scratch) {
   configure_tiles();
   for (int64_t t0 = 0; t0 < col_tiles; t0 += panel) {
     const int64_t t_end = min64(t0 + panel, col_tiles);
+    const uint16_t* b_panel = g.packed_b != nullptr ? g.packed_b + t0 * steps * kTileElems : b_pack;
+    if (g.packed_b == nullptr) {
+      const int64_t j0 = t0 * kTileCols;
+      amx_pack_b(g.k, min64(g.n - j0, (t_end - t0) * kTileCols), g.b + j0 * g.b_col_stride, g.b_row_stride,
+                 g.b_col_stride, b_pack);
+    }
     for (int64_t i = 0; i < g.m; i += 2 * kTileRows) {
       const int64_t rows = min64(2 * kTileRows, g.m - i);
       const bool two_rows = rows > kTileRows;
@@ -475,14 +485,15 @@ void gemm(const AmxGemmArgs& g, uint16_t* scratch) {
         for (int64_t t = t0; t < t_end; t += 2) {
           const bool two_cols = t + 1 < t_end;
           float* p = part + (t - t0) * kTileElems;
+          const uint16_t* bt = b_panel + (t - t0) * steps * kTileElems;
           if (two_rows && two_cols) {
-            block<2, 2>(g, a, i, t, steps, q0, nq, first, p);
+            block<2, 2>(g, a, i, t, bt, steps, q0, nq, first, p);
           } else if (two_rows) {
-            block<2, 1>(g, a, i, t, steps, q0, nq, first, p);
+            block<2, 1>(g, a, i, t, bt, steps, q0, nq, first, p);
           } else if (two_cols) {
-            block<1, 2>(g, a, i, t, steps, q0, nq, first, p);
+            block<1, 2>(g, a, i, t, bt, steps, q0, nq, first, p);
           } else {
-            block<1, 1>(g, a, i, t, steps, q0, nq, first, p);
+            block<1, 1>(g, a, i, t, bt, steps, q0, nq, first, p);
           }
         }
         if (last) write_out(g, i, t0, t_end, part);

@@ -214,6 +214,35 @@ void gemm_bf16_amx(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixA
                    BFloat16* c, int64_t ldc, int64_t c_bs, float alpha, float beta) {
   const auto* ap = static_cast<const uint16_t*>(a.data);
   const auto* bp = static_cast<const uint16_t*>(b.data);
+  const int64_t b_rs = b.col_major ? 1 : b.ld, b_cs = b.col_major ? b.ld : 1;
+  // One thread, and each B used by one product: amx_gemm packs B a panel at a time just before
+  // its rows pass over it (AmxGemmArgs::b), so the packed panel is read from L2 where it was
+  // written (1024^3 A @ B^T +9 %, docs/benchmarks.md). With more threads each would pack every
+  // panel of the B it shares. A row-major B is read a panel's width of each row per panel: at
+  // 8 tiles or fewer (k > 2,432) those 256-byte pieces of rows ran (384, 1536, 4096)
+  // A^T @ B 5-10 % slower than packing whole rows first, so those keep packing B first.
+  const int64_t panel_tiles = amx_panel_tiles(k);
+  if (num_threads() == 1 && (batch == 1 || b.batch_stride != 0) &&
+      (b.col_major || panel_tiles > 8 || panel_tiles * 16 >= n)) {
+    for (int64_t p = 0; p < batch; ++p) {
+      AmxGemmArgs args;
+      args.m = m;
+      args.n = n;
+      args.k = k;
+      args.a = ap + p * a.batch_stride;
+      args.a_row_stride = a.col_major ? 1 : a.ld;
+      args.a_col_stride = a.col_major ? a.ld : 1;
+      args.b = bp + p * b.batch_stride;
+      args.b_row_stride = b_rs;
+      args.b_col_stride = b_cs;
+      args.c_bf16 = reinterpret_cast<uint16_t*>(c + p * c_bs);
+      args.alpha = alpha;
+      args.beta = beta;
+      args.ldc = ldc;
+      amx_gemm(args);
+    }
+    return;
+  }
   const int64_t packed_size = amx_packed_b_size(k, n);
   const int64_t distinct_b = b.batch_stride == 0 ? 1 : batch;
   // Kept between calls on this (the calling) thread: a training step repeats its shapes.
@@ -222,7 +251,6 @@ void gemm_bf16_amx(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixA
   uint16_t* packed = thread_scratch<GemmScratch, uint16_t, 8>(static_cast<size_t>(distinct_b * packed_size + 32));
   packed += ((64 - reinterpret_cast<uintptr_t>(packed) % 64) % 64) / 2;
   const int64_t col_tiles = (n + 15) / 16, steps = (k + 31) / 32;
-  const int64_t b_rs = b.col_major ? 1 : b.ld, b_cs = b.col_major ? b.ld : 1;
   parallel_for(distinct_b * col_tiles, std::max<int64_t>(1, 2048 / std::max<int64_t>(1, steps)),
                [&](int64_t begin, int64_t end) {
                  for (int64_t flat = begin; flat < end;) {

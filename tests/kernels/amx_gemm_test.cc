@@ -6,7 +6,8 @@
 // the code under test. Shapes: m, n, k of 1, 15, 16, 17, 31, 33 and 64 + odd (partial tiles in
 // every dimension, odd k's half pair), row- and column-major operands, leading dimensions wider
 // than the matrix, float32 accumulation and bfloat16 output with alpha and beta, several panels of
-// B, and denormal-range operands.
+// B, B packed first or panel by panel inside amx_gemm (AmxGemmArgs::b), and denormal-range
+// operands.
 #include "kernels/cpu/amx_gemm.h"
 
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -50,11 +52,12 @@ struct Case {
   bool bf16_out = false, accumulate = false;
   float alpha = 1.0f, beta = 0.0f;
   int scale = 0;
+  bool b_unpacked = false;  // B given as it is (AmxGemmArgs::b), packed a panel at a time inside
   std::string name() const {
     return "m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
            (a_col_major ? " A^T" : "") + (b_col_major ? " B^T" : "") + (pad ? " padded" : "") +
            (bf16_out ? " bf16 alpha=" + std::to_string(alpha) + " beta=" + std::to_string(beta) : " f32") +
-           (accumulate ? " +=" : "") + (scale ? " 2^" + std::to_string(scale) : "");
+           (accumulate ? " +=" : "") + (scale ? " 2^" + std::to_string(scale) : "") + (b_unpacked ? " B unpacked" : "");
   }
 };
 
@@ -90,7 +93,13 @@ void check(const AmxGemmFns& fns, const Case& t, uint32_t seed) {
   args.a = a_aligned;
   args.a_row_stride = ars;
   args.a_col_stride = acs;
-  args.packed_b = packed.data();
+  if (t.b_unpacked) {
+    args.b = b.data();
+    args.b_row_stride = brs;
+    args.b_col_stride = bcs;
+  } else {
+    args.packed_b = packed.data();
+  }
   args.ldc = ldc;
   const std::vector<uint16_t> c_init = random_bf16(t.m * ldc, seed + 2);
   std::vector<float> c_f32(t.m * ldc);
@@ -190,6 +199,35 @@ TEST(AmxGemm, SeveralPanelsOfBMatchTheReference) {
   for (const AmxGemmFns* fns : runnable_amx_copies()) {
     check(*fns, Case{70, 300, 1000}, 900);
     check(*fns, Case{70, 420, 1000}, 901);
+  }
+}
+
+// B unpacked (AmxGemmArgs::b): each panel packed into scratch just before use gives the same bits.
+// n = 420 at k = 1000 is two panels of 24 and 3 tiles (the last odd, its last tile partial), in
+// both B layouts; then k = 1057 (three depth blocks, a partial last step) and one partial tile,
+// with every operand layout, padding, accumulation and bfloat16 output with alpha and beta.
+TEST(AmxGemm, BPackedPanelByPanelMatchesTheReference) {
+  for (const AmxGemmFns* fns : runnable_amx_copies()) {
+    uint32_t seed = 1300;
+    for (bool b_t : {false, true}) {
+      Case panels{70, 420, 1000, false, b_t, 3};
+      panels.b_unpacked = true;
+      check(*fns, panels, seed++);
+      for (const auto& [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{37, 50, 1057}, {17, 15, 33}}) {
+        for (bool a_t : {false, true}) {
+          Case t{m, n, k, a_t, b_t, 3};
+          t.b_unpacked = true;
+          check(*fns, t, seed++);
+          t.accumulate = true;
+          check(*fns, t, seed++);
+          t.accumulate = false;
+          t.bf16_out = true;
+          t.alpha = 0.5f;
+          t.beta = -1.5f;
+          check(*fns, t, seed++);
+        }
+      }
+    }
   }
 }
 
@@ -306,6 +344,15 @@ TEST(AmxGemm, CopiesDescribeThemselvesAndDispatchFollowsTheCpu) {
   both.c_f32 = &f;
   both.c_bf16 = &h;
   EXPECT_THROW(amx_gemm(both), std::invalid_argument);
+  // B given both packed and unpacked, or not at all.
+  AmxGemmArgs b_twice;
+  b_twice.c_f32 = &f;
+  b_twice.packed_b = &h;
+  b_twice.b = &h;
+  EXPECT_THROW(amx_gemm(b_twice), std::invalid_argument);
+  AmxGemmArgs no_b;
+  no_b.c_f32 = &f;
+  EXPECT_THROW(amx_gemm(no_b), std::invalid_argument);
 }
 
 }  // namespace

@@ -5,7 +5,8 @@
 //
 // Also gemm.h's bfloat16 routing to AMX tiles: which products go there (gemm_bf16_on_amx),
 // and that gemm's packing of each distinct B, its split of rows over the pool and its batch
-// strides give, bit for bit, what one amx_gemm call per product gives (whose arithmetic
+// strides (on one thread: each B handed to amx_gemm unpacked, packed there a panel at a time, unless
+// the batch shares it) give, bit for bit, what one amx_gemm call per product gives (whose arithmetic
 // amx_gemm_test checks), for every AMX copy this CPU runs (the emulated one anywhere). The
 // float32 and float64 paths are tested through raw::mm in tests/ops/linalg_ops_test.cc.
 #include "kernels/cpu/gemm.h"
