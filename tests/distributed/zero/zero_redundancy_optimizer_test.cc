@@ -172,7 +172,9 @@ void expect_equal_to_ddp(int world, Variant v) {
         if (v.groups_schedule_clip) {
           const double a = nn::utils::clip_grad_norm_(plain_model->parameters(), 0.5);
           const double b = zero->clip_grad_norm_(0.5);
-          EXPECT_NEAR(a, b, 1e-9 * a) << "step " << step;
+          // nn::utils::clip_grad_norm_ sums float32 gradients' squares in float32 (as PyTorch's
+          // foreach norm); ZeRO sums its shards' in float64: they agree to float32 rounding.
+          EXPECT_NEAR(a, b, 1e-6 * a) << "step " << step;
         }
         plain->step();
         zero->step();
