@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -439,6 +440,36 @@ void scale_rows(float* s, int64_t rows, int64_t width, int64_t ld, float scale) 
   }
 }
 
+// dst[c] = round(factor * v[c]) for c < n, v scaled in place on the way: the outputs and gradients
+// written back, as vectors (the scalar conversions took a fifth of the backward's own time).
+void scale_round_row(float* v, int64_t n, float factor, BFloat16* dst) {
+  constexpr int L = kLanes<float>;
+  int64_t c = 0;
+  for (; c + L <= n; c += L) simd::store(v + c, simd::load(v + c) * simd::splat(factor));
+  for (; c < n; ++c) v[c] *= factor;
+  round_row_to_bf16<false>(v, n, 0.0f, dst);
+}
+
+// sum_c a[c] b[c] over bfloat16 rows, in float32 vectors (D = rowsum(dO * O)).
+float dot_bf16(const BFloat16* a, const BFloat16* b, int64_t n) {
+  constexpr int L = kLanes<float>;
+  typedef uint16_t Bits8 __attribute__((vector_size(2 * L)));
+  auto widen = [](const BFloat16* p) {
+    Bits8 bits;
+    std::memcpy(&bits, p, sizeof(bits));
+    const simd::Int32x8 x = __builtin_convertvector(bits, simd::Int32x8) << 16;
+    simd::Float8 f;
+    std::memcpy(&f, &x, sizeof(f));
+    return f;
+  };
+  simd::Float8 acc{};
+  int64_t c = 0;
+  for (; c + L <= n; c += L) acc += widen(a + c) * widen(b + c);
+  float sum = simd::hsum<float>(acc);
+  for (; c < n; ++c) sum += static_cast<float>(a[c]) * static_cast<float>(b[c]);
+  return sum;
+}
+
 void amx_product(int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t a_row_stride, int64_t a_col_stride,
                  const uint16_t* packed_b, float* c, int64_t ldc, bool accumulate) {
   AmxGemmArgs g;
@@ -518,8 +549,7 @@ void forward_amx(const AttentionArgs& a) {
       float* lse = static_cast<float*>(a.lse) + bh * a.L + i0;
       for (int64_t r = 0; r < rows; ++r) {
         const bool empty = l[r] == 0.0f;  // every key masked
-        const float inv = empty ? 0.0f : 1.0f / l[r];
-        for (int64_t e = 0; e < Ev; ++e) out[r * Ev + e] = static_cast<T>(o[r * Ev + e] * inv);
+        scale_round_row(o.data() + r * Ev, Ev, empty ? 0.0f : 1.0f / l[r], out + r * Ev);
         lse[r] = empty ? -std::numeric_limits<float>::infinity() : m[r] + std::log(l[r]);
       }
     }
@@ -557,11 +587,7 @@ void backward_amx(const AttentionArgs& a) {
       }
       amx_pack_b(Lq, Ev, bits_of(go), Ev, 1, dop.data());
       amx_pack_b(Lq, E, bits_of(hd.q), a.qs.row, 1, qp.data());
-      for (int64_t i = 0; i < Lq; ++i) {
-        float acc = 0;
-        for (int64_t e = 0; e < Ev; ++e) acc += static_cast<float>(go[i * Ev + e]) * static_cast<float>(out[i * Ev + e]);
-        d[i] = acc;
-      }
+      for (int64_t i = 0; i < Lq; ++i) d[i] = dot_bf16(go + i * Ev, out + i * Ev, Ev);
       std::fill(dq.begin(), dq.end(), 0.0f);
       std::fill(pb.begin(), pb.end(), uint16_t{0});
       std::fill(dsb.begin(), dsb.end(), uint16_t{0});
@@ -619,13 +645,10 @@ void backward_amx(const AttentionArgs& a) {
         }
         T* dkp = static_cast<T*>(a.dk) + (bh * S + j0) * E;
         T* dvp = static_cast<T*>(a.dv) + (bh * S + j0) * Ev;
-        for (int64_t c = 0; c < cols; ++c) {
-          for (int64_t e = 0; e < E; ++e) dkp[c * E + e] = static_cast<T>(scale * dk[c * E + e]);
-          for (int64_t e = 0; e < Ev; ++e) dvp[c * Ev + e] = static_cast<T>(dv[c * Ev + e]);
-        }
+        scale_round_row(dk.data(), cols * E, scale, dkp);
+        round_row_to_bf16<false>(dv.data(), cols * Ev, 0.0f, dvp);
       }
-      T* dqp = static_cast<T*>(a.dq) + bh * Lq * E;
-      for (int64_t i = 0; i < Lq * E; ++i) dqp[i] = static_cast<T>(scale * dq[i]);
+      scale_round_row(dq.data(), Lq * E, scale, static_cast<T*>(a.dq) + bh * Lq * E);
     }
   });
 }
