@@ -72,15 +72,14 @@ int main(int argc, char** argv) {
   colony::set_num_threads(threads);
   for (Shape s : {Shape{12, 4, 64, 32}, Shape{64, 6, 256, 64}}) {
     colony::Generator gen(1);
+    const colony::TensorOptions f32(colony::kFloat32);
     auto make = [&] {
-      Tensor t = colony::raw::to(colony::raw::randn({s.B, s.H, s.T, s.D}, colony::TensorOptions(colony::kFloat32), &gen),
-                                 colony::kCPU, dtype);
+      Tensor t = colony::raw::to(colony::raw::randn({s.B, s.H, s.T, s.D}, f32, &gen), colony::kCPU, dtype);
       t.requires_grad_(true);
       return t;
     };
     Tensor q = make(), k = make(), v = make();
-    Tensor g = colony::raw::to(colony::raw::randn({s.B, s.H, s.T, s.D}, colony::TensorOptions(colony::kFloat32), &gen),
-                               colony::kCPU, dtype);
+    Tensor g = colony::raw::to(colony::raw::randn({s.B, s.H, s.T, s.D}, f32, &gen), colony::kCPU, dtype);
     Timing fwd = time_calls(
         [&] {
           colony::NoGradGuard no_grad;

@@ -127,7 +127,9 @@ Outputs reference(const Problem& p, const Inputs& in) {
       double mx = -std::numeric_limits<double>::infinity();
       for (int64_t j = 0; j < S; ++j) {
         double acc = 0;
-        for (int64_t e = 0; e < E; ++e) acc += static_cast<double>(Q[i * in.q_row + e]) * static_cast<double>(K[j * E + e]);
+        for (int64_t e = 0; e < E; ++e) {
+          acc += static_cast<double>(Q[i * in.q_row + e]) * static_cast<double>(K[j * E + e]);
+        }
         w[j] = acc * scale + (p.mask ? in.mask[i * S + j] : 0.0);
         if (p.causal && j > i) w[j] = -std::numeric_limits<double>::infinity();
         mx = std::max(mx, w[j]);
