@@ -1,15 +1,18 @@
 // The fused CPU attention (colony::scaled_dot_product_attention) on a char-level GPT's shapes, causal
-// float32: forward alone and forward + backward (one backward of sum(out * g)), ms per call, best
-// and median of the trials. benchmarks/sdpa_pytorch.py times torch's on the same shapes and
-// threads; run the two in alternating rounds on a shared machine.
+// float32 (or bfloat16: --dtype bf16, the operands autocast hands it): forward alone and forward +
+// backward (one backward of sum(out * g)), ms per call, best and median of the trials.
+// benchmarks/sdpa_pytorch.py times torch's on the same shapes and threads; run the two in
+// alternating rounds on a shared machine. bfloat16 runs on AMX tiles where AMX is active;
+// COLONY_CPU_ISA=avx512_bf16 times the widened path it replaced.
 //
-//   sdpa_bench [--threads T] [--trials R]
+//   sdpa_bench [--threads T] [--trials R] [--dtype f32|bf16]
 //
 // Prints one line per shape and pass: "shape=B12_H4_T64_D32 pass=fwd best_ms=.. median_ms=..".
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <vector>
 
@@ -46,7 +49,22 @@ struct Shape {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const auto [threads, trials] = colony::bench::parse_threads_trials(argc, argv, {2, 20});
+  colony::DType dtype = colony::kFloat32;
+  std::vector<char*> rest{argv[0]};  // the arguments but --dtype, for parse_threads_trials
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--dtype") != 0) {
+      rest.push_back(argv[i]);
+      continue;
+    }
+    const char* d = i + 1 < argc ? argv[++i] : "";
+    if (std::strcmp(d, "f32") != 0 && std::strcmp(d, "bf16") != 0) {
+      std::fprintf(stderr, "sdpa_bench: --dtype '%s': expected f32 or bf16\n", d);
+      return 2;
+    }
+    dtype = std::strcmp(d, "bf16") == 0 ? colony::kBFloat16 : colony::kFloat32;
+  }
+  const auto [threads, trials] =
+      colony::bench::parse_threads_trials(static_cast<int>(rest.size()), rest.data(), {2, 20});
   if (threads < 1 || trials < 1) {
     std::fprintf(stderr, "sdpa_bench: --threads and --trials must be at least 1\n");
     return 2;
@@ -54,13 +72,14 @@ int main(int argc, char** argv) {
   colony::set_num_threads(threads);
   for (Shape s : {Shape{12, 4, 64, 32}, Shape{64, 6, 256, 64}}) {
     colony::Generator gen(1);
+    const colony::TensorOptions f32(colony::kFloat32);
     auto make = [&] {
-      Tensor t = colony::raw::randn({s.B, s.H, s.T, s.D}, colony::TensorOptions(colony::kFloat32), &gen);
+      Tensor t = colony::raw::to(colony::raw::randn({s.B, s.H, s.T, s.D}, f32, &gen), colony::kCPU, dtype);
       t.requires_grad_(true);
       return t;
     };
     Tensor q = make(), k = make(), v = make();
-    Tensor g = colony::raw::randn({s.B, s.H, s.T, s.D}, colony::TensorOptions(colony::kFloat32), &gen);
+    Tensor g = colony::raw::to(colony::raw::randn({s.B, s.H, s.T, s.D}, f32, &gen), colony::kCPU, dtype);
     Timing fwd = time_calls(
         [&] {
           colony::NoGradGuard no_grad;

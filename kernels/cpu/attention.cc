@@ -6,12 +6,16 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 #include <vector>
 
 #include "kernels/common/dispatch.h"
+#include "kernels/common/half.h"
+#include "kernels/cpu/amx_gemm.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/cpu/round_bf16.h"
 #include "kernels/cpu/simd.h"
 
 namespace colony::kernels::cpu {
@@ -164,11 +168,13 @@ void pack_transposed(const T* src, int64_t row_stride, int64_t rows, int64_t col
   }
 }
 
-// Adds the mask and the causal and padding -inf to one tile of scores: rows i0.., columns j0..
+// Adds the mask and the causal and padding -inf to one tile of scores: rows i0.., columns j0 to
+// j0 + width (kBc here, a key block on the AMX path), the columns past S included.
 template <typename C>
-void mask_tile(const AttentionArgs& a, const C* mask, int64_t rows, int64_t i0, int64_t j0, C* s, int64_t lds) {
+void mask_tile(const AttentionArgs& a, const C* mask, int64_t rows, int64_t i0, int64_t j0, C* s, int64_t lds,
+               int64_t width = kBc) {
   const C ninf = -std::numeric_limits<C>::infinity();
-  const int64_t cols = std::min(kBc, a.S - j0);
+  const int64_t cols = std::min(width, a.S - j0);
   for (int64_t r = 0; r < rows; ++r) {
     C* row = s + r * lds;
     if (mask != nullptr) {
@@ -177,23 +183,51 @@ void mask_tile(const AttentionArgs& a, const C* mask, int64_t rows, int64_t i0, 
     }
     // Causal: columns after the diagonal; beyond S: the tile's padding.
     const int64_t valid = a.causal ? std::min(cols, std::max<int64_t>(0, i0 + r - j0 + 1)) : cols;
-    for (int64_t c = valid; c < kBc; ++c) row[c] = ninf;
+    for (int64_t c = valid; c < width; ++c) row[c] = ninf;
   }
 }
 
-// Multiplies P (rows x kBc) by the dropout factors of its weights; `dp` too when given.
+// Multiplies P (rows x width, rows ld apart) by the dropout factors of its weights; `dp` too when
+// given.
 template <typename C>
 void apply_dropout(const AttentionArgs& a, uint64_t seed, uint64_t offset, int64_t bh, int64_t rows, int64_t i0,
-                   int64_t j0, C* p, C* dp) {
+                   int64_t j0, C* p, C* dp, int64_t width = kBc, int64_t ld = kBc) {
   const float keep = static_cast<float>(1.0 - a.dropout_p), inv_keep = 1.0f / keep;
-  const int64_t cols = std::min(kBc, a.S - j0);
+  const int64_t cols = std::min(width, a.S - j0);
   for (int64_t r = 0; r < rows; ++r) {
     for (int64_t c = 0; c < cols; ++c) {
       const C z = attention_dropout_factor(seed, offset, bh, i0 + r, j0 + c, a.L, a.S, keep, inv_keep);
-      p[r * kBc + c] *= z;
-      if (dp != nullptr) dp[r * kBc + c] *= z;
+      p[r * ld + c] *= z;
+      if (dp != nullptr) dp[r * ld + c] *= z;
     }
   }
+}
+
+// One row of a tile of scores sr[0, width) (width a multiple of the lane count) becomes its weights
+// exp(s - m) under the row's new running max m, with the running sum l updated; returns the factor
+// alpha = exp(m_old - m) by which the row's output accumulator must be rescaled.
+template <typename C>
+inline C online_softmax_row(C* sr, int64_t width, C& m, C& l) {
+  constexpr int L = kLanes<C>;
+  Vec<C> vmx = simd::load(sr);
+  for (int64_t c = L; c < width; c += L) {
+    const Vec<C> x = simd::load(sr + c);
+    vmx = x > vmx ? x : vmx;
+  }
+  C mx = m;
+  for (int i = 0; i < L; ++i) mx = std::max(mx, vmx[i]);
+  // While every score so far is -inf the row has nothing to weigh: p = 0 (not exp(nan)).
+  const C shift = mx == -std::numeric_limits<C>::infinity() ? C(0) : mx;
+  const C alpha = m == -std::numeric_limits<C>::infinity() ? C(0) : std::exp(m - mx);
+  Vec<C> sum{};
+  for (int64_t c = 0; c < width; c += L) {
+    const Vec<C> p = exp_vec(simd::load(sr + c) - simd::splat(shift));
+    simd::store(sr + c, p);
+    sum += p;
+  }
+  l = l * alpha + simd::hsum<C>(sum);
+  m = mx;
+  return alpha;
 }
 
 // The rows of one (b, h): base pointers of its operands.
@@ -210,8 +244,14 @@ struct Head {
   }
 };
 
+void forward_amx(const AttentionArgs& a);
+void backward_amx(const AttentionArgs& a);
+
 template <typename T>
 void forward(const AttentionArgs& a) {
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    if (has_amx_gemm()) return forward_amx(a);
+  }
   using C = compute_t<T>;
   constexpr int L = kLanes<C>;
   const int64_t E = a.E, Ev = a.Ev, Spad = round_up(a.S, kBc), Evp = round_up(Ev, L);
@@ -245,25 +285,7 @@ void forward(const AttentionArgs& a) {
         gemm_rows<C, Limit::N>(rows, kBc, E, qp.data(), E, kt.data() + j0, Spad, s.data(), kBc, false, seen);
         mask_tile(a, hd.mask, rows, i0, j0, s.data(), kBc);
         for (int64_t r = 0; r < rows; ++r) {
-          C* sr = s.data() + r * kBc;
-          Vec<C> vmx = simd::load(sr);
-          for (int64_t c = L; c < kBc; c += L) {
-            const Vec<C> x = simd::load(sr + c);
-            vmx = x > vmx ? x : vmx;
-          }
-          C mx = m[r];
-          for (int i = 0; i < L; ++i) mx = std::max(mx, vmx[i]);
-          // While every score so far is -inf the row has nothing to weigh: p = 0 (not exp(nan)).
-          const C shift = mx == -std::numeric_limits<C>::infinity() ? C(0) : mx;
-          const C alpha = m[r] == -std::numeric_limits<C>::infinity() ? C(0) : std::exp(m[r] - mx);
-          Vec<C> sum{};
-          for (int64_t c = 0; c < kBc; c += L) {
-            const Vec<C> p = exp_vec(simd::load(sr + c) - simd::splat(shift));
-            simd::store(sr + c, p);
-            sum += p;
-          }
-          l[r] = l[r] * alpha + simd::hsum<C>(sum);
-          m[r] = mx;
+          const C alpha = online_softmax_row(s.data() + r * kBc, kBc, m[r], l[r]);
           if (alpha != C(1)) {
             C* orow = o.data() + r * Evp;
             for (int64_t e = 0; e < Evp; ++e) orow[e] *= alpha;
@@ -286,6 +308,9 @@ void forward(const AttentionArgs& a) {
 
 template <typename T>
 void backward(const AttentionArgs& a) {
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    if (has_amx_gemm()) return backward_amx(a);
+  }
   using C = compute_t<T>;
   constexpr int L = kLanes<C>;
   const int64_t E = a.E, Ev = a.Ev, Spad = round_up(a.S, kBc), Lpad = round_up(a.L, kBr);
@@ -367,6 +392,263 @@ void backward(const AttentionArgs& a) {
       for (int64_t i = 0; i < a.L; ++i) {
         for (int64_t e = 0; e < E; ++e) dqp[i * E + e] = static_cast<T>(dq[i * Ep + e]);
       }
+    }
+  });
+}
+
+// ---------- bfloat16 inputs on AMX tiles ----------
+//
+// Where the inputs are bfloat16 and AMX is active (has_amx_gemm(): not under COLONY_CPU_ISA below
+// amx, nor on CPUs without it), the five products run on amx_gemm.h's tiles with float32
+// accumulation, and everything between them stays in float32 as above: the scores, the online
+// softmax's max and sum, the output accumulator, D and the gradients' sums. The weights P and the
+// score gradients dS are rounded to bfloat16 before the products that take them (O += P V,
+// dV += P^T dO, dK += dS^T Q, dQ += dS K), as PyTorch's CPU flash attention (its qk_reduced and
+// grad_qk_reduced buffers) and FlashAttention-2 on GPUs do under bfloat16; the sums l and D use the
+// unrounded float32 values. tests/kernels/attention_test.cc bounds the error against float64 and
+// the widened path's.
+//
+// Blocking. amx_gemm costs a tile configuration and an A copy per call, so the products are made
+// as large as the algorithm allows rather than 32 x 32: the forward takes a tile of 32 query rows
+// against a block of up to kAmxKeyBlock keys (all of them at the GPT's context of 64 and 256, so
+// its softmax is not even online), the backward a tile of 32 keys against every query row that
+// sees it. The scale multiplies the float32 scores (it is not folded into a rounded q) and the
+// float32 sums of dQ and dK.
+constexpr int64_t kAmxKeyBlock = 256;
+constexpr int64_t kAmxCols = 16;   // columns of a C tile: packed B's column tiles
+constexpr int64_t kAmxDepth = 32;  // depth of one tile step
+
+const uint16_t* bits_of(const void* p) { return static_cast<const uint16_t*>(p); }
+
+// The packed B of amx_pack_b(k, n, ...) from column j0 (a multiple of kAmxCols) on: column tiles
+// are stored one after the other, each ceil(k / 32) steps deep.
+const uint16_t* packed_columns_from(const uint16_t* packed, int64_t k, int64_t j0) {
+  return packed + (j0 / kAmxCols) * amx_packed_b_size(k, kAmxCols);
+}
+
+// dst[c] = round(src[c]) to bfloat16 bits for c < n.
+void round_to_bf16(const float* src, int64_t n, uint16_t* dst) {
+  round_row_to_bf16<false>(src, n, 0.0f, reinterpret_cast<BFloat16*>(dst));
+}
+
+// s[r * ld + c] *= scale for r < rows, c < width (a multiple of the lane count). The columns past
+// the product's are scaled too: mask_tile overwrites them with -inf next.
+void scale_rows(float* s, int64_t rows, int64_t width, int64_t ld, float scale) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* sr = s + r * ld;
+    for (int64_t c = 0; c < width; c += kLanes<float>) simd::store(sr + c, simd::load(sr + c) * simd::splat(scale));
+  }
+}
+
+// dst[c] = round(factor * v[c]) for c < n, v scaled in place on the way: the outputs and gradients
+// written back, as vectors (the scalar conversions took a fifth of the backward's own time).
+void scale_round_row(float* v, int64_t n, float factor, BFloat16* dst) {
+  constexpr int L = kLanes<float>;
+  int64_t c = 0;
+  for (; c + L <= n; c += L) simd::store(v + c, simd::load(v + c) * simd::splat(factor));
+  for (; c < n; ++c) v[c] *= factor;
+  round_row_to_bf16<false>(v, n, 0.0f, dst);
+}
+
+// sum_c a[c] b[c] over bfloat16 rows, in float32 vectors (D = rowsum(dO * O)).
+float dot_bf16(const BFloat16* a, const BFloat16* b, int64_t n) {
+  constexpr int L = kLanes<float>;
+  typedef uint16_t Bits8 __attribute__((vector_size(2 * L)));
+  auto widen = [](const BFloat16* p) {
+    Bits8 bits;
+    std::memcpy(&bits, p, sizeof(bits));
+    const simd::Int32x8 x = __builtin_convertvector(bits, simd::Int32x8) << 16;
+    simd::Float8 f;
+    std::memcpy(&f, &x, sizeof(f));
+    return f;
+  };
+  simd::Float8 acc{};
+  int64_t c = 0;
+  for (; c + L <= n; c += L) acc += widen(a + c) * widen(b + c);
+  float sum = simd::hsum<float>(acc);
+  for (; c < n; ++c) sum += static_cast<float>(a[c]) * static_cast<float>(b[c]);
+  return sum;
+}
+
+void amx_product(int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t a_row_stride, int64_t a_col_stride,
+                 const uint16_t* packed_b, float* c, int64_t ldc, bool accumulate) {
+  AmxGemmArgs g;
+  g.m = m;
+  g.n = n;
+  g.k = k;
+  g.a = a;
+  g.a_row_stride = a_row_stride;
+  g.a_col_stride = a_col_stride;
+  g.packed_b = packed_b;
+  g.c_f32 = c;
+  g.ldc = ldc;
+  g.accumulate = accumulate;
+  amx_gemm(g);
+}
+
+void forward_amx(const AttentionArgs& a) {
+  using T = BFloat16;
+  constexpr int L = kLanes<float>;
+  const int64_t E = a.E, Ev = a.Ev, S = a.S;
+  const int64_t q_tiles = (a.L + kBr - 1) / kBr;
+  const int64_t key_blocks = (S + kAmxKeyBlock - 1) / kAmxKeyBlock;
+  const int64_t ld = round_up(std::min(S, kAmxKeyBlock), kAmxCols);  // of the scores and weights
+  const int64_t v_block = amx_packed_b_size(std::min(S, kAmxKeyBlock), Ev);
+  uint64_t seed = 0, offset = 0;
+  if (a.dropout_p > 0) philox_unpack(a.philox, seed, offset);
+  const float scale = static_cast<float>(a.scale);
+  parallel_for(a.batch * a.heads * q_tiles, 1, [&](int64_t begin, int64_t end) {
+    // K^T packed whole (the B of q k^T, [E, S]); V packed per key block (the B of P V).
+    std::vector<uint16_t> kt(amx_packed_b_size(E, S)), vp(key_blocks * v_block), p(kBr * ld);
+    std::vector<float> s(kBr * ld), o(kBr * Ev);
+    float m[kBr], l[kBr];
+    int64_t packed_bh = -1;
+    for (int64_t task = begin; task < end; ++task) {
+      const int64_t bh = task / q_tiles, i0 = (task % q_tiles) * kBr, rows = std::min(kBr, a.L - i0);
+      const Head<T, float> hd(a, bh);
+      if (bh != packed_bh) {
+        amx_pack_b(E, S, bits_of(hd.k), 1, a.ks.row, kt.data());
+        for (int64_t b = 0; b < key_blocks; ++b) {
+          const int64_t j0 = b * kAmxKeyBlock;
+          amx_pack_b(std::min(kAmxKeyBlock, S - j0), Ev, bits_of(hd.v + j0 * a.vs.row), a.vs.row, 1,
+                     vp.data() + b * v_block);
+        }
+        packed_bh = bh;
+      }
+      std::fill(o.begin(), o.end(), 0.0f);
+      std::fill(m, m + kBr, -std::numeric_limits<float>::infinity());
+      std::fill(l, l + kBr, 0.0f);
+      const int64_t s_end = a.causal ? std::min(S, i0 + rows) : S;
+      for (int64_t j0 = 0; j0 < s_end; j0 += kAmxKeyBlock) {
+        const int64_t width = std::min(kAmxKeyBlock, S - j0);  // the block's keys
+        // Causal: the keys any row of the tile sees, and the whole tiles of columns holding them;
+        // the weights past them are zeros (the product below still sums over the block's width,
+        // the depth V was packed with).
+        const int64_t seen = std::min(width, s_end - j0), span = round_up(seen, kAmxCols);
+        amx_product(rows, seen, E, bits_of(hd.q + i0 * a.qs.row), a.qs.row, 1, packed_columns_from(kt.data(), E, j0),
+                    s.data(), ld, false);
+        scale_rows(s.data(), rows, span, ld, scale);
+        mask_tile(a, hd.mask, rows, i0, j0, s.data(), ld, span);  // -inf from `seen` or before on
+        for (int64_t r = 0; r < rows; ++r) {
+          const float alpha = online_softmax_row(s.data() + r * ld, span, m[r], l[r]);
+          if (alpha != 1.0f) {
+            float* orow = o.data() + r * Ev;
+            for (int64_t e = 0; e < Ev; ++e) orow[e] *= alpha;
+          }
+        }
+        if (a.dropout_p > 0) apply_dropout<float>(a, seed, offset, bh, rows, i0, j0, s.data(), nullptr, span, ld);
+        const int64_t rounded = std::min(span, width);
+        for (int64_t r = 0; r < rows; ++r) {
+          uint16_t* pr = p.data() + r * ld;
+          round_to_bf16(s.data() + r * ld, rounded, pr);
+          std::fill(pr + rounded, pr + width, uint16_t{0});
+        }
+        amx_product(rows, Ev, width, p.data(), ld, 1, vp.data() + (j0 / kAmxKeyBlock) * v_block, o.data(), Ev, true);
+      }
+      T* out = static_cast<T*>(a.out) + (bh * a.L + i0) * Ev;
+      float* lse = static_cast<float*>(a.lse) + bh * a.L + i0;
+      for (int64_t r = 0; r < rows; ++r) {
+        const bool empty = l[r] == 0.0f;  // every key masked
+        scale_round_row(o.data() + r * Ev, Ev, empty ? 0.0f : 1.0f / l[r], out + r * Ev);
+        lse[r] = empty ? -std::numeric_limits<float>::infinity() : m[r] + std::log(l[r]);
+      }
+    }
+  });
+  static_assert(kAmxKeyBlock % kAmxCols == 0 && kAmxCols % L == 0, "key blocks of whole tiles and vectors");
+}
+
+void backward_amx(const AttentionArgs& a) {
+  using T = BFloat16;
+  constexpr int L = kLanes<float>;
+  const int64_t E = a.E, Ev = a.Ev, S = a.S, Lq = a.L, Lpad = round_up(a.L, kBr);
+  const int64_t key_tiles = (S + kBc - 1) / kBc, k_tile = amx_packed_b_size(std::min(S, kBc), E);
+  uint64_t seed = 0, offset = 0;
+  if (a.dropout_p > 0) philox_unpack(a.philox, seed, offset);
+  const float scale = static_cast<float>(a.scale);
+  parallel_for(a.batch * a.heads, 1, [&](int64_t begin, int64_t end) {
+    // Per (b, h), packed once: K^T and V^T (the B of the scores and of dP, [E, S] and [Ev, S]), K
+    // per tile of kBc keys (the B of dS K), dO and Q whole (the B of P^T dO and dS^T Q).
+    std::vector<uint16_t> kt(amx_packed_b_size(E, S)), vt(amx_packed_b_size(Ev, S)), kp(key_tiles * k_tile);
+    std::vector<uint16_t> dop(amx_packed_b_size(Lq, Ev)), qp(amx_packed_b_size(Lq, E));
+    // Scores then weights, dP, in float32 for the query rows that see one key tile; P~ and dS
+    // rounded, rows [Lpad, kBc] (read transposed as the A of P^T dO and dS^T Q).
+    std::vector<float> p(Lpad * kBc), dp(Lpad * kBc), p_plain, dq(Lpad * E), dk(kBc * E), dv(kBc * Ev), d(Lpad);
+    std::vector<uint16_t> pb(Lpad * kBc), dsb(Lpad * kBc);
+    for (int64_t bh = begin; bh < end; ++bh) {
+      const Head<T, float> hd(a, bh);
+      const T* go = static_cast<const T*>(a.grad_out) + bh * Lq * Ev;
+      const T* out = static_cast<const T*>(a.out) + bh * Lq * Ev;
+      const float* lse = static_cast<const float*>(a.lse) + bh * Lq;
+      amx_pack_b(E, S, bits_of(hd.k), 1, a.ks.row, kt.data());
+      amx_pack_b(Ev, S, bits_of(hd.v), 1, a.vs.row, vt.data());
+      for (int64_t t = 0; t < key_tiles; ++t) {
+        amx_pack_b(std::min(kBc, S - t * kBc), E, bits_of(hd.k + t * kBc * a.ks.row), a.ks.row, 1,
+                   kp.data() + t * k_tile);
+      }
+      amx_pack_b(Lq, Ev, bits_of(go), Ev, 1, dop.data());
+      amx_pack_b(Lq, E, bits_of(hd.q), a.qs.row, 1, qp.data());
+      for (int64_t i = 0; i < Lq; ++i) d[i] = dot_bf16(go + i * Ev, out + i * Ev, Ev);
+      std::fill(dq.begin(), dq.end(), 0.0f);
+      std::fill(pb.begin(), pb.end(), uint16_t{0});
+      std::fill(dsb.begin(), dsb.end(), uint16_t{0});
+      for (int64_t j0 = 0; j0 < S; j0 += kBc) {
+        const int64_t cols = std::min(kBc, S - j0);
+        // Causal: query rows before j0 see none of the tile's keys. Their rows of pb and dsb stay
+        // zero (the products below sum over all Lq rows), so the rows an earlier tile wrote are
+        // cleared: i_start only grows.
+        const int64_t i_start = a.causal ? std::min(j0, Lq) : 0, rows = Lq - i_start;
+        if (a.causal && j0 > 0) {
+          const int64_t prev = std::min(j0 - kBc, Lq);
+          std::fill(pb.begin() + prev * kBc, pb.begin() + i_start * kBc, uint16_t{0});
+          std::fill(dsb.begin() + prev * kBc, dsb.begin() + i_start * kBc, uint16_t{0});
+        }
+        if (rows == 0) {
+          std::fill(dk.begin(), dk.end(), 0.0f);
+          std::fill(dv.begin(), dv.end(), 0.0f);
+        } else {
+          float* pr0 = p.data() + i_start * kBc;
+          float* dpr0 = dp.data() + i_start * kBc;
+          amx_product(rows, cols, E, bits_of(hd.q + i_start * a.qs.row), a.qs.row, 1,
+                      packed_columns_from(kt.data(), E, j0), pr0, kBc, false);
+          amx_product(rows, cols, Ev, bits_of(go + i_start * Ev), Ev, 1, packed_columns_from(vt.data(), Ev, j0), dpr0,
+                      kBc, false);
+          scale_rows(pr0, rows, kBc, kBc, scale);
+          mask_tile(a, hd.mask, rows, i_start, j0, pr0, kBc);
+          for (int64_t r = 0; r < rows; ++r) {
+            float* pr = pr0 + r * kBc;
+            const float li = lse[i_start + r];
+            if (li == -std::numeric_limits<float>::infinity()) {
+              std::fill(pr, pr + kBc, 0.0f);
+            } else {
+              for (int64_t c = 0; c < kBc; c += L) simd::store(pr + c, exp_vec(simd::load(pr + c) - simd::splat(li)));
+            }
+          }
+          // p becomes P~ (dropped and rescaled) for dV; dp becomes dP = dP~ * Z.
+          if (a.dropout_p > 0) {
+            p_plain.assign(pr0, pr0 + rows * kBc);
+            apply_dropout<float>(a, seed, offset, bh, rows, i_start, j0, pr0, dpr0);
+          }
+          const float* pp = a.dropout_p > 0 ? p_plain.data() : pr0;
+          for (int64_t r = 0; r < rows; ++r) {
+            const int64_t i = i_start + r;
+            float* dsr = dpr0 + r * kBc;  // dS in place of dP
+            for (int64_t c = 0; c < kBc; ++c) dsr[c] = pp[r * kBc + c] * (dsr[c] - d[i]);
+            round_to_bf16(pr0 + r * kBc, cols, pb.data() + i * kBc);
+            round_to_bf16(dsr, cols, dsb.data() + i * kBc);
+          }
+          // dV = P~^T dO and dK = dS^T Q over every query row (A = pb, dsb read transposed), dQ += dS K
+          // over the rows that see the tile.
+          amx_product(cols, Ev, Lq, pb.data(), 1, kBc, dop.data(), dv.data(), Ev, false);
+          amx_product(cols, E, Lq, dsb.data(), 1, kBc, qp.data(), dk.data(), E, false);
+          amx_product(rows, E, cols, dsb.data() + i_start * kBc, kBc, 1, kp.data() + (j0 / kBc) * k_tile,
+                      dq.data() + i_start * E, E, true);
+        }
+        T* dkp = static_cast<T*>(a.dk) + (bh * S + j0) * E;
+        T* dvp = static_cast<T*>(a.dv) + (bh * S + j0) * Ev;
+        scale_round_row(dk.data(), cols * E, scale, dkp);
+        round_row_to_bf16<false>(dv.data(), cols * Ev, 0.0f, dvp);
+      }
+      scale_round_row(dq.data(), Lq * E, scale, static_cast<T*>(a.dq) + bh * Lq * E);
     }
   });
 }
