@@ -29,7 +29,8 @@ enum class ConvAlgorithm { Auto, Direct, Im2col, Amx };
 enum class ConvPass { Forward, BackwardInput, BackwardWeight };
 
 // Whether the kernels below take `dtype` (a 16-bit type) for this shape. True for bfloat16 with
-// stride 1 where AVX512_BF16 (small_gemm_bf16.h) or AMX-BF16 (amx_gemm.h) is active: the direct
+// stride 1 where AVX512_BF16 (small_gemm_bf16.h) or AMX-BF16 (amx_gemm.h) is active, except with
+// both active and fewer than 16 output channels per group (measured faster widened: conv.cc): the direct
 // algorithm's products then multiply bfloat16 operands with float32 accumulation, and each output
 // (y, or a gradient) is rounded once.
 // Elsewhere callers widen 16-bit operands to float32 and round the result (ops/cpu_widen.h),

@@ -315,6 +315,38 @@ TEST(Conv2dKernels, Bfloat16OnAmxTilesWithTwoThreadsAndAutosChoice) {
   }
 }
 
+// With both tile sets (an AMX CPU), Auto computes an input gradient that conv2d_bf16_on_amx leaves
+// off AMX (LeNet conv2: 16 output channels) from grad_y and w widened to float32, on the float32
+// direct tiles, rounded once (conv.cc, backward_input_widened): bit for bit the float32 kernel's
+// input gradient rounded. Forcing Direct keeps the AVX512_BF16 tiles, whose sums run in another
+// order; the forward and the weight gradient stay on AMX either way.
+TEST(Conv2dKernels, Bfloat16InputGradientOffAmxIsTheFloat32OneRoundedWithBothTileSets) {
+  const ConvCase k{3, 6, 14, 14, 16, 5, 5, 1, 0, 1, 1, true};  // LeNet conv2
+  const ConvDims d = dims(k);
+  const Conv2dGeometry g = geometry(k);
+  const std::vector<BFloat16> x = random_bf16(numel(x_shape(k)), 81), w = random_bf16(numel(w_shape(k)), 82);
+  const std::vector<BFloat16> b = random_bf16(k.o, 83), gy = random_bf16(k.n * k.o * d.ho * d.wo, 84);
+  std::vector<float> gy32, w32, gx32(x.size());
+  for (BFloat16 v : gy) gy32.push_back(static_cast<float>(v));
+  for (BFloat16 v : w) w32.push_back(static_cast<float>(v));
+  conv2d_backward(DType::Float32, g, gy32.data(), nullptr, w32.data(), gx32.data(), nullptr, nullptr,
+                  ConvAlgorithm::Direct);
+  std::vector<BFloat16> want;
+  for (float v : gx32) want.push_back(BFloat16(v));
+  ScopedAmxGemmFns amx(&amx_emulated::amx_gemm_fns());
+  ScopedSmallGemmBf16Fns tiles(&bf16_emulated::small_gemm_bf16_fns());
+  EXPECT_FALSE(conv2d_bf16_on_amx(g, ConvPass::BackwardInput));
+  EXPECT_TRUE(conv2d_bf16_on_amx(g, ConvPass::BackwardWeight));
+  const Bf16Outputs automatic = run_bf16(k, x, w, b, gy, ConvAlgorithm::Auto);
+  EXPECT_EQ(mismatches(automatic.gx, want, "grad_x"), 0);
+  const Bf16Outputs amx_only = run_bf16(k, x, w, b, gy, ConvAlgorithm::Amx);
+  EXPECT_EQ(mismatches(automatic.y, amx_only.y, "y"), 0);
+  EXPECT_EQ(mismatches(automatic.gw, amx_only.gw, "grad_w"), 0);
+  const Bf16Outputs direct = run_bf16(k, x, w, b, gy, ConvAlgorithm::Direct);
+  std::string where;
+  EXPECT_TRUE(close(cast<double>(direct.gx), cast<double>(want), 2e-2, &where)) << where;
+}
+
 // The images of a batch are split over the threads; the weight gradient sums over them. One and
 // two threads (and an uneven split: 3 images) give the same forward and input gradient bit for bit,
 // and weight and bias gradients equal up to the order of the float32 additions.
