@@ -13,7 +13,8 @@
 //  - Im2col: an explicit im2col matrix (a block of output rows at a time) and Eigen's GEMM; any
 //    stride, and the better choice once the matrices are large enough for GEMM packing to pay.
 // bfloat16 takes the direct algorithm's implicit im2col either to the AVX512_BF16 register tiles or,
-// where conv2d_bf16_on_amx says, to AMX tiles (amx_gemm.h; conv.cc's "bfloat16 on AMX tiles").
+// where conv2d_bf16_on_amx says, to AMX tiles (amx_gemm.h; conv.cc's "bfloat16 on AMX tiles"); with
+// both, an input gradient left off AMX is computed in float32 from widened operands (faster there).
 // benchmarks/conv_bench.cc times both on the LeNet shapes and two wider layers (--bf16: the
 // bfloat16 tiles per pass).
 #pragma once

@@ -318,8 +318,10 @@ TEST(Conv2dKernels, Bfloat16OnAmxTilesWithTwoThreadsAndAutosChoice) {
 // With both tile sets (an AMX CPU), Auto computes an input gradient that conv2d_bf16_on_amx leaves
 // off AMX (LeNet conv2: 16 output channels) from grad_y and w widened to float32, on the float32
 // direct tiles, rounded once (conv.cc, backward_input_widened): bit for bit the float32 kernel's
-// input gradient rounded. Forcing Direct keeps the AVX512_BF16 tiles, whose sums run in another
-// order; the forward and the weight gradient stay on AMX either way.
+// input gradient rounded (widening, the weights' layout, the rounding). The emulated AVX512_BF16
+// tiles sum in the float32 tiles' order, so forcing Direct gives these values too; the hardware's
+// pairwise vdpbf16ps may round differently, hence only close. The forward and the weight gradient
+// stay on AMX either way.
 TEST(Conv2dKernels, Bfloat16InputGradientOffAmxIsTheFloat32OneRoundedWithBothTileSets) {
   const ConvCase k{3, 6, 14, 14, 16, 5, 5, 1, 0, 1, 1, true};  // LeNet conv2
   const ConvDims d = dims(k);
