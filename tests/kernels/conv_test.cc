@@ -233,6 +233,16 @@ std::vector<BFloat16> random_bf16(int64_t n, uint32_t seed) {
   return v;
 }
 
+// A case's bfloat16 input, weights, bias and output gradient, from seeds seed to seed + 3.
+struct Bf16Operands {
+  std::vector<BFloat16> x, w, b, gy;
+};
+Bf16Operands random_bf16_operands(const ConvCase& k, uint32_t seed) {
+  const ConvDims d = dims(k);
+  return {random_bf16(numel(x_shape(k)), seed), random_bf16(numel(w_shape(k)), seed + 1), random_bf16(k.o, seed + 2),
+          random_bf16(k.n * k.o * d.ho * d.wo, seed + 3)};
+}
+
 int64_t mismatches(const std::vector<BFloat16>& got, const std::vector<BFloat16>& want, const char* what) {
   int64_t bad = 0;
   for (size_t e = 0; e < want.size(); ++e) {
@@ -280,10 +290,8 @@ TEST(Conv2dKernels, Bfloat16OnAmxTilesEqualsTheTilesOrderReference) {
 // every pass where they are the only bfloat16 tiles (no AVX512_BF16), and never where AMX is off.
 TEST(Conv2dKernels, Bfloat16OnAmxTilesWithTwoThreadsAndAutosChoice) {
   const ConvCase k{3, 6, 14, 14, 16, 5, 5, 1, 0, 1, 1, true};  // LeNet conv2
-  const ConvDims d = dims(k);
   const Conv2dGeometry g = geometry(k);
-  const std::vector<BFloat16> x = random_bf16(numel(x_shape(k)), 71), w = random_bf16(numel(w_shape(k)), 72);
-  const std::vector<BFloat16> b = random_bf16(k.o, 73), gy = random_bf16(k.n * k.o * d.ho * d.wo, 74);
+  const auto [x, w, b, gy] = random_bf16_operands(k, 71);
   ScopedAmxGemmFns use(&amx_emulated::amx_gemm_fns());
   Bf16Outputs one, two;
   {
@@ -324,10 +332,8 @@ TEST(Conv2dKernels, Bfloat16OnAmxTilesWithTwoThreadsAndAutosChoice) {
 // stay on AMX either way.
 TEST(Conv2dKernels, Bfloat16InputGradientOffAmxIsTheFloat32OneRoundedWithBothTileSets) {
   const ConvCase k{3, 6, 14, 14, 16, 5, 5, 1, 0, 1, 1, true};  // LeNet conv2
-  const ConvDims d = dims(k);
   const Conv2dGeometry g = geometry(k);
-  const std::vector<BFloat16> x = random_bf16(numel(x_shape(k)), 81), w = random_bf16(numel(w_shape(k)), 82);
-  const std::vector<BFloat16> b = random_bf16(k.o, 83), gy = random_bf16(k.n * k.o * d.ho * d.wo, 84);
+  const auto [x, w, b, gy] = random_bf16_operands(k, 81);
   std::vector<float> gy32, w32, gx32(x.size());
   for (BFloat16 v : gy) gy32.push_back(static_cast<float>(v));
   for (BFloat16 v : w) w32.push_back(static_cast<float>(v));
