@@ -4,7 +4,7 @@
 // do) and a 16-bit result differs from the float32 one by its final rounding only. It costs two
 // extra passes over the operands. The exceptions are bfloat16 matrix products and convolutions on
 // a CPU with AVX512_BF16, which multiply the 16-bit operands natively (kernels/cpu/gemm.h,
-// conv.h), accumulating in float32 all the same.
+// conv.h), accumulating in float32 all the same, and bfloat16 max pooling (kernels/common/pool.h).
 #pragma once
 
 #include "kernels/cpu/conv.h"

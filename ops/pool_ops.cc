@@ -115,7 +115,7 @@ MaxPool2dResult max_pool2d(const Tensor& input, Int2 kernel_size, std::optional<
   check_input(input, op);
   const kernels::Pool2dGeometry g = pool_geometry(input.sizes(), kernel_size, stride, padding, dilation, ceil_mode, op);
   const Shape out_shape = with_spatial(input.sizes(), g.out_h, g.out_w);
-  if (detail::widened_on_cpu(input)) {
+  if (detail::widened_on_cpu(input) && input.dtype() != kBFloat16) {  // bfloat16: kernels/common/pool.h
     MaxPool2dResult r = max_pool2d(detail::widen(input), kernel_size, stride, padding, dilation, ceil_mode);
     r.output = detail::narrow_to(r.output, input.dtype());
     return r;
@@ -156,7 +156,7 @@ Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& indices, con
     }
   }
   check_grad(grad_output, out_shape, op);
-  if (detail::widened_on_cpu(grad_output)) {
+  if (detail::widened_on_cpu(grad_output) && grad_output.dtype() != kBFloat16) {
     return detail::narrow_to(max_pool2d_backward(detail::widen(grad_output), indices, input_shape), grad_output.dtype());
   }
   kernels::Pool2dGeometry g;

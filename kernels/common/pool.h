@@ -1,7 +1,8 @@
 // 2-D max, average and adaptive average pooling over contiguous planes (Pool2dGeometry::planes =
 // batch * channels), with PyTorch's window rules: the entry points, declared once for both devices
 // (kernel.h), defined in kernels/cpu/pool.cc (float32 and float64, planes split over the thread
-// pool) and kernels/cuda/pool.cu.
+// pool; max pooling also bfloat16, compared as float32 and its gradient summed in float32, the
+// same values as widening it) and kernels/cuda/pool.cu.
 //
 // CUDA: float32, float64, float16 and bfloat16 (compared and summed in compute_t). Two differences
 // from the CPU, both for speed without a host round trip:

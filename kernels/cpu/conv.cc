@@ -1,7 +1,5 @@
 #include "kernels/cpu/conv.h"
 
-#include <immintrin.h>
-
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
@@ -12,6 +10,7 @@
 #include "kernels/common/half.h"
 #include "kernels/common/matrix.h"
 #include "kernels/cpu/amx_gemm.h"
+#include "kernels/cpu/bf16_rows.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/round_bf16.h"
@@ -721,9 +720,16 @@ ConvAlgorithm resolve(ConvAlgorithm algo, const Conv2dGeometry& g, ConvPass pass
                               "conv2d_native_16bit allows it), got " + dtype_name(dtype));
 }
 
+// Whether bfloat16 tiles can run this shape: stride 1 and AMX or AVX512_BF16 active. Where
+// conv2d_native_16bit still prefers widening (both active, few output channels) the kernels run
+// it all the same when called (tests force an algorithm).
+bool bf16_tiles_run(const Conv2dGeometry& g) {
+  return g.stride_h == 1 && g.stride_w == 1 && (has_bf16_small_gemm() || has_amx_gemm());
+}
+
 // bfloat16 runs the direct algorithm's products, on AMX tiles or small_gemm_bf16.h's, or not at all.
 void check_bf16(const char* op, const Conv2dGeometry& g, ConvAlgorithm algo) {
-  if (!conv2d_native_16bit(DType::BFloat16, g) || algo == ConvAlgorithm::Im2col) {
+  if (!bf16_tiles_run(g) || algo == ConvAlgorithm::Im2col) {
     throw std::invalid_argument(std::string(op) + ": bfloat16 convolution runs natively only with stride 1 on a CPU " +
                                 "with AVX512_BF16 or AMX (conv2d_native_16bit); widen the operands to float32 " +
                                 "otherwise");
@@ -760,15 +766,44 @@ void forward_bf16(const Conv2dGeometry& g, const BFloat16* x, const BFloat16* w,
   }
 }
 
+// in[0, n) widened to float32 into out, split over the pool.
+void widen_bf16(const BFloat16* in, int64_t n, float* out) {
+  parallel_for(n, 32768, [&](int64_t b, int64_t e) { widen_row_from_bf16(in + b, e - b, out + b); });
+}
+
+// The input gradient from grad_y and w widened to float32, on the float32 direct tiles, rounded
+// once: where AMX is active but conv2d_bf16_on_amx leaves this pass off it (fewer than 32 output
+// channels), the AVX-512 float32 tiles beat the AVX512_BF16 ones, widening included. LeNet's conv2
+// (6 -> 16, 5 x 5, 14 x 14, batch 32; conv_bench, 1 thread, CPU us; Intel Xeon, Sapphire Rapids
+// class, 2026-12-05, load ~8): 214 in float32 against 326 on the AVX512_BF16 tiles; the whole
+// `--amp bf16` step: docs/benchmarks.md, "LeNet under bfloat16 autocast on AMX".
+void backward_input_widened(const Conv2dGeometry& g, const BFloat16* gy, const BFloat16* w, BFloat16* gx) {
+  const int64_t ny = g.batch * g.out_channels * g.out_h * g.out_w;
+  const int64_t nw = g.out_channels * g.patch_size(), nx = g.batch * g.in_channels * g.in_h * g.in_w;
+  // The calling thread's scratch (its own tag: backward_direct's parts take ConvScratch's slots).
+  struct WidenedScratch;
+  float* gy32 = thread_scratch<WidenedScratch, float, 0>(ny);
+  float* w32 = thread_scratch<WidenedScratch, float, 1>(nw);
+  float* gx32 = thread_scratch<WidenedScratch, float, 2>(nx);
+  widen_bf16(gy, ny, gy32);
+  widen_bf16(w, nw, w32);
+  backward_direct<float>(g, gy32, nullptr, w32, gx32, nullptr, nullptr);
+  parallel_for(nx, 32768, [&](int64_t b, int64_t e) { round_row_to_bf16<false>(gx32 + b, e - b, 0.0f, gx + b); });
+}
+
 // The input gradient and the weight (and bias) gradient each on the tiles chosen for its pass: one
-// pass over grad_y when both take the AVX512_BF16 tiles, else one per gradient.
+// pass over grad_y when both take the AVX512_BF16 tiles, else one per gradient. With both tile sets
+// (Auto), an input gradient off AMX is computed widened (backward_input_widened).
 void backward_bf16(const Conv2dGeometry& g, const BFloat16* gy, const BFloat16* x, const BFloat16* w, BFloat16* gx,
                    BFloat16* gw, BFloat16* gb, ConvAlgorithm algo) {
   const bool amx_x = gx != nullptr && bf16_pass_on_amx(g, ConvPass::BackwardInput, algo);
   const bool amx_w = gw != nullptr && bf16_pass_on_amx(g, ConvPass::BackwardWeight, algo);
+  const bool widened_x = gx != nullptr && !amx_x && algo == ConvAlgorithm::Auto && has_amx_gemm() &&
+                         has_bf16_small_gemm();
   if (amx_x) backward_input_amx(g, gy, w, gx);
+  if (widened_x) backward_input_widened(g, gy, w, gx);
   if (amx_w) backward_weight_amx(g, gy, x, gw, gb);
-  BFloat16* direct_gx = amx_x ? nullptr : gx;
+  BFloat16* direct_gx = amx_x || widened_x ? nullptr : gx;
   BFloat16* direct_gw = amx_w ? nullptr : gw;
   BFloat16* direct_gb = amx_w ? nullptr : gb;
   if (direct_gx != nullptr || direct_gw != nullptr || direct_gb != nullptr) {
@@ -779,7 +814,16 @@ void backward_bf16(const Conv2dGeometry& g, const BFloat16* gy, const BFloat16* 
 }  // namespace
 
 bool conv2d_native_16bit(DType dtype, const Conv2dGeometry& g) {
-  return dtype == DType::BFloat16 && g.stride_h == 1 && g.stride_w == 1 && (has_bf16_small_gemm() || has_amx_gemm());
+  if (dtype != DType::BFloat16 || !bf16_tiles_run(g)) return false;
+  // With both tile sets, fewer than 16 output channels per group are widened to float32: there
+  // the AMX forward and the AVX512_BF16 weight gradient lose to the AVX-512 float32 direct tiles,
+  // widening included. LeNet's conv1 (3 -> 6, 5 x 5, 32 x 32, batch 32; conv_bench, 1 thread, CPU
+  // us; Intel Xeon, Sapphire Rapids class, 2026-12-05, load ~8): forward 317 on AMX against 185 in
+  // float32, weight gradient 376 on the AVX512_BF16 tiles against 222; LeNet `--amp bf16` whole
+  // step with every convolution widened (COLONY_CPU_ISA=avx512) took 0.93x the CPU time of the
+  // native one (docs/benchmarks.md, "LeNet under bfloat16 autocast on AMX"). Without AMX the
+  // AVX512_BF16 tiles keep every shape, as measured before (nothing changes there).
+  return !(has_amx_gemm() && has_bf16_small_gemm() && g.group_out_channels() < 16);
 }
 
 bool conv2d_bf16_on_amx(const Conv2dGeometry& g, ConvPass pass) {

@@ -13,7 +13,8 @@
 //  - Im2col: an explicit im2col matrix (a block of output rows at a time) and Eigen's GEMM; any
 //    stride, and the better choice once the matrices are large enough for GEMM packing to pay.
 // bfloat16 takes the direct algorithm's implicit im2col either to the AVX512_BF16 register tiles or,
-// where conv2d_bf16_on_amx says, to AMX tiles (amx_gemm.h; conv.cc's "bfloat16 on AMX tiles").
+// where conv2d_bf16_on_amx says, to AMX tiles (amx_gemm.h; conv.cc's "bfloat16 on AMX tiles"); with
+// both, an input gradient left off AMX is computed in float32 from widened operands (faster there).
 // benchmarks/conv_bench.cc times both on the LeNet shapes and two wider layers (--bf16: the
 // bfloat16 tiles per pass).
 #pragma once
@@ -29,7 +30,8 @@ enum class ConvAlgorithm { Auto, Direct, Im2col, Amx };
 enum class ConvPass { Forward, BackwardInput, BackwardWeight };
 
 // Whether the kernels below take `dtype` (a 16-bit type) for this shape. True for bfloat16 with
-// stride 1 where AVX512_BF16 (small_gemm_bf16.h) or AMX-BF16 (amx_gemm.h) is active: the direct
+// stride 1 where AVX512_BF16 (small_gemm_bf16.h) or AMX-BF16 (amx_gemm.h) is active, except with
+// both active and fewer than 16 output channels per group (measured faster widened: conv.cc): the direct
 // algorithm's products then multiply bfloat16 operands with float32 accumulation, and each output
 // (y, or a gradient) is rounded once.
 // Elsewhere callers widen 16-bit operands to float32 and round the result (ops/cpu_widen.h),

@@ -5,6 +5,8 @@
 #include "kernels/common/convert.h"
 #include "kernels/common/dispatch.h"
 #include "kernels/cpu/activation_simd.h"
+#include "kernels/cpu/bf16_rows.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/strided_loop.h"
 
 namespace colony::kernels::cpu {
@@ -104,6 +106,16 @@ void ActivationBackward::cpu(ActivationGrad op, DType dtype, const void* grad, c
         } else {
           silu_backward_simd(g, s, static_cast<T*>(out), lout.numel());
         }
+        return;
+      }
+    }
+    if constexpr (std::is_same_v<T, BFloat16>) {
+      if (op == ActivationGrad::Relu && lg.is_contiguous() && ls.is_contiguous() && lout.is_contiguous()) {
+        // On the bits, no float32 round trip (bf16_rows.h).
+        auto g = static_cast<const BFloat16*>(grad), s = static_cast<const BFloat16*>(saved);
+        auto o = static_cast<BFloat16*>(out);
+        parallel_for(lout.numel(), kElementwiseGrain,
+                     [&](int64_t b, int64_t e) { relu_grad_row_bf16(g + b, s + b, e - b, o + b); });
         return;
       }
     }

@@ -3,6 +3,8 @@
 #include "kernels/common/dispatch.h"
 #include "kernels/common/elementwise.h"
 #include "kernels/cpu/activation_simd.h"
+#include "kernels/cpu/bf16_rows.h"
+#include "kernels/cpu/parallel.h"
 #include "kernels/cpu/strided_loop.h"
 
 namespace colony::kernels::cpu {
@@ -20,6 +22,14 @@ void unary_typed(const void* in, const StridedLayout& lin, void* out, const Stri
       } else {
         silu_forward_simd(static_cast<const T*>(in), static_cast<T*>(out), lout.numel());
       }
+      return;
+    }
+  }
+  if constexpr (std::is_same_v<T, BFloat16> && Op == UnaryOp::Relu) {
+    if (lin.is_contiguous() && lout.is_contiguous()) {  // on the bits, no float32 round trip (bf16_rows.h)
+      auto x = static_cast<const T*>(in);
+      auto y = static_cast<T*>(out);
+      parallel_for(lout.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) { relu_row_bf16(x + b, e - b, y + b); });
       return;
     }
   }

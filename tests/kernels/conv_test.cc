@@ -233,6 +233,16 @@ std::vector<BFloat16> random_bf16(int64_t n, uint32_t seed) {
   return v;
 }
 
+// A case's bfloat16 input, weights, bias and output gradient, from seeds seed to seed + 3.
+struct Bf16Operands {
+  std::vector<BFloat16> x, w, b, gy;
+};
+Bf16Operands random_bf16_operands(const ConvCase& k, uint32_t seed) {
+  const ConvDims d = dims(k);
+  return {random_bf16(numel(x_shape(k)), seed), random_bf16(numel(w_shape(k)), seed + 1), random_bf16(k.o, seed + 2),
+          random_bf16(k.n * k.o * d.ho * d.wo, seed + 3)};
+}
+
 int64_t mismatches(const std::vector<BFloat16>& got, const std::vector<BFloat16>& want, const char* what) {
   int64_t bad = 0;
   for (size_t e = 0; e < want.size(); ++e) {
@@ -280,10 +290,8 @@ TEST(Conv2dKernels, Bfloat16OnAmxTilesEqualsTheTilesOrderReference) {
 // every pass where they are the only bfloat16 tiles (no AVX512_BF16), and never where AMX is off.
 TEST(Conv2dKernels, Bfloat16OnAmxTilesWithTwoThreadsAndAutosChoice) {
   const ConvCase k{3, 6, 14, 14, 16, 5, 5, 1, 0, 1, 1, true};  // LeNet conv2
-  const ConvDims d = dims(k);
   const Conv2dGeometry g = geometry(k);
-  const std::vector<BFloat16> x = random_bf16(numel(x_shape(k)), 71), w = random_bf16(numel(w_shape(k)), 72);
-  const std::vector<BFloat16> b = random_bf16(k.o, 73), gy = random_bf16(k.n * k.o * d.ho * d.wo, 74);
+  const auto [x, w, b, gy] = random_bf16_operands(k, 71);
   ScopedAmxGemmFns use(&amx_emulated::amx_gemm_fns());
   Bf16Outputs one, two;
   {
@@ -313,6 +321,38 @@ TEST(Conv2dKernels, Bfloat16OnAmxTilesWithTwoThreadsAndAutosChoice) {
   for (ConvPass pass : {ConvPass::Forward, ConvPass::BackwardInput, ConvPass::BackwardWeight}) {
     EXPECT_FALSE(conv2d_bf16_on_amx(g, pass));
   }
+}
+
+// With both tile sets (an AMX CPU), Auto computes an input gradient that conv2d_bf16_on_amx leaves
+// off AMX (LeNet conv2: 16 output channels) from grad_y and w widened to float32, on the float32
+// direct tiles, rounded once (conv.cc, backward_input_widened): bit for bit the float32 kernel's
+// input gradient rounded (widening, the weights' layout, the rounding). The emulated AVX512_BF16
+// tiles sum in the float32 tiles' order, so forcing Direct gives these values too; the hardware's
+// pairwise vdpbf16ps may round differently, hence only close. The forward and the weight gradient
+// stay on AMX either way.
+TEST(Conv2dKernels, Bfloat16InputGradientOffAmxIsTheFloat32OneRoundedWithBothTileSets) {
+  const ConvCase k{3, 6, 14, 14, 16, 5, 5, 1, 0, 1, 1, true};  // LeNet conv2
+  const Conv2dGeometry g = geometry(k);
+  const auto [x, w, b, gy] = random_bf16_operands(k, 81);
+  std::vector<float> gy32, w32, gx32(x.size());
+  for (BFloat16 v : gy) gy32.push_back(static_cast<float>(v));
+  for (BFloat16 v : w) w32.push_back(static_cast<float>(v));
+  conv2d_backward(DType::Float32, g, gy32.data(), nullptr, w32.data(), gx32.data(), nullptr, nullptr,
+                  ConvAlgorithm::Direct);
+  std::vector<BFloat16> want;
+  for (float v : gx32) want.push_back(BFloat16(v));
+  ScopedAmxGemmFns amx(&amx_emulated::amx_gemm_fns());
+  ScopedSmallGemmBf16Fns tiles(&bf16_emulated::small_gemm_bf16_fns());
+  EXPECT_FALSE(conv2d_bf16_on_amx(g, ConvPass::BackwardInput));
+  EXPECT_TRUE(conv2d_bf16_on_amx(g, ConvPass::BackwardWeight));
+  const Bf16Outputs automatic = run_bf16(k, x, w, b, gy, ConvAlgorithm::Auto);
+  EXPECT_EQ(mismatches(automatic.gx, want, "grad_x"), 0);
+  const Bf16Outputs amx_only = run_bf16(k, x, w, b, gy, ConvAlgorithm::Amx);
+  EXPECT_EQ(mismatches(automatic.y, amx_only.y, "y"), 0);
+  EXPECT_EQ(mismatches(automatic.gw, amx_only.gw, "grad_w"), 0);
+  const Bf16Outputs direct = run_bf16(k, x, w, b, gy, ConvAlgorithm::Direct);
+  std::string where;
+  EXPECT_TRUE(close(cast<double>(direct.gx), cast<double>(want), 2e-2, &where)) << where;
 }
 
 // The images of a batch are split over the threads; the weight gradient sums over them. One and

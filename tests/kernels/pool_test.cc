@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/half.h"
 #include "tests/kernels/kernel_testing.h"
 #include "tests/kernels/pool_reference.h"
 #include "tests/test_util.h"
@@ -112,6 +113,49 @@ TEST(MaxPool2dKernel, BackwardScattersToTheIndicesAndRefusesOnesOutsideThePlane)
   EXPECT_TRUE(throws_with<std::out_of_range>(
       [&] { max_pool2d_backward(DType::Float64, geometry(c, 2, 2), gy.data(), bad.data(), gx.data()); },
       "index 16 at output element 0 is outside its input plane of 4 x 4"));
+}
+
+// bfloat16 max pooling runs without widening (kernels/common/pool.h): the forward must give the
+// naive maxima bit for bit (a maximum is one of the inputs; a NaN included) and the float32
+// kernel's indices on the widened input; the backward sums in float32 in output order and rounds
+// once (or, where windows cannot overlap, stores the gradient's bits as that sum would round), so
+// it must equal that sum rounded. The code is portable vector code, the same on every CPU.
+TEST(MaxPool2dKernel, Bfloat16IsExactAndItsBackwardSumsInFloat32) {
+  uint32_t seed = 250;
+  for (const PoolCase& c : cases()) {
+    SCOPED_TRACE(describe(c));
+    std::vector<BFloat16> x;
+    for (double v : random_values(numel(c.in), seed++)) x.push_back(BFloat16(static_cast<float>(v)));
+    if (x.size() > 3) x[3] = BFloat16(std::nanf(""));
+    std::vector<double> xd;
+    for (BFloat16 v : x) xd.push_back(static_cast<float>(v));
+    const NaiveMax ref = naive_max_pool(c, xd);
+    const Pool2dGeometry g = geometry(c, ref.ho, ref.wo);
+    std::vector<float> x32 = cast<float>(xd), y32(ref.y.size());
+    std::vector<int64_t> idx32(ref.y.size());
+    max_pool2d_forward(DType::Float32, g, x32.data(), y32.data(), idx32.data());
+    std::vector<BFloat16> gy;
+    for (double v : random_values(ref.y.size(), seed++)) gy.push_back(BFloat16(static_cast<float>(v)));
+    gy[0] = BFloat16(-0.0f);  // the sum 0 + -0 is +0
+    if (gy.size() > 1) gy[1] = BFloat16::from_bits(0x7f81);  // a signalling NaN comes out quiet
+    const int64_t plane_out = ref.ho * ref.wo, plane_in = g.in_h * g.in_w;
+    std::vector<float> sums(x.size(), 0.0f);
+    for (size_t o = 0; o < gy.size(); ++o) sums[(o / plane_out) * plane_in + ref.idx[o]] += static_cast<float>(gy[o]);
+    for (int threads : {1, 2}) {
+      ScopedThreads use(threads);
+      std::vector<BFloat16> y(ref.y.size());
+      std::vector<int64_t> idx(ref.y.size(), -1);
+      max_pool2d_forward(DType::BFloat16, g, x.data(), y.data(), idx.data());
+      for (size_t o = 0; o < y.size(); ++o) {
+        ASSERT_EQ(y[o].bits, BFloat16(static_cast<float>(ref.y[o])).bits) << "output " << o;
+      }
+      EXPECT_EQ(idx, ref.idx);
+      EXPECT_EQ(idx, idx32);
+      std::vector<BFloat16> gx(x.size(), BFloat16(7.0f));  // stale values must be overwritten
+      max_pool2d_backward(DType::BFloat16, g, gy.data(), idx.data(), gx.data());
+      for (size_t i = 0; i < gx.size(); ++i) ASSERT_EQ(gx[i].bits, BFloat16(sums[i]).bits) << "input " << i;
+    }
+  }
 }
 
 // Average pooling's backward is the adjoint of its forward: <avg(x), gy> = <x, avg_backward(gy)>.
