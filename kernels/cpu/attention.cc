@@ -15,7 +15,7 @@
 #include "kernels/common/half.h"
 #include "kernels/cpu/amx_gemm.h"
 #include "kernels/cpu/parallel.h"
-#include "kernels/cpu/round_bf16.h"
+#include "kernels/cpu/bf16_rows.h"
 #include "kernels/cpu/simd.h"
 
 namespace colony::kernels::cpu {

@@ -1,5 +1,7 @@
 // Contiguous rows of bfloat16 in AVX2 (the baseline ISA, so every CPU runs the same code): float32
-// rounded to bfloat16 and bfloat16 widened to float32, and ReLU and its gradient on bfloat16 bits.
+// rounded to bfloat16 (the direct convolution's output planes, attention's weights and score
+// gradients on its AMX path) and bfloat16 widened to float32, and ReLU and its gradient on
+// bfloat16 bits.
 // Each gives bit for bit what the scalar loops over BFloat16 (half.h) give: rounding to nearest
 // even with a NaN kept quiet (its 0x40 bit set); widening is exact; ReLU selects an element or 0,
 // so only a NaN's quiet bit can change. GCC left those scalar loops scalar (BFloat16::from_float's

@@ -13,7 +13,6 @@
 #include "kernels/cpu/bf16_rows.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/parallel.h"
-#include "kernels/cpu/round_bf16.h"
 #include "kernels/cpu/scratch.h"
 #include "kernels/cpu/simd.h"
 #include "kernels/cpu/small_gemm.h"
