@@ -3,7 +3,6 @@
 // Under colonyrun or torchrun it trains data-parallel (each rank draws its own blocks).
 //
 //   python3 tools/fetch_text.py && ./bazelw run -c opt //examples/char_gpt
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -16,6 +15,7 @@
 #include "examples/char_gpt/checkpoint.h"
 #include "examples/char_gpt/gpt.h"
 #include "examples/char_gpt/train_step.h"
+#include "examples/common/callers_folder.h"
 #include "examples/lenet_cifar10/amp_mode.h"
 
 using namespace colony;
@@ -101,9 +101,7 @@ int main(int argc, char** argv) {
   app.add_option("--top_k", f.top_k, "sample among the k likeliest characters (0: all)")->check(CLI::NonNegativeNumber);
   app.add_option("--prompt", f.prompt, "text the sample starts from");
   CLI11_PARSE(app, argc, argv);
-  if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {
-    if (chdir(wd) != 0) std::perror("chdir to BUILD_WORKING_DIRECTORY");
-  }
+  examples::run_in_callers_folder();
 
   try {
     if (f.threads > 0) set_num_threads(f.threads);

@@ -2,7 +2,6 @@
 // 400 -> 120 -> 84 -> 10; SGD lr 0.01 momentum 0.9, batch 64. Reads Debian's dataset-fashion-mnist
 // package by default. Prints test_accuracy=<number> after each epoch. --amp bf16|fp16 trains with
 // mixed precision (autocast; fp16 with a GradScaler).
-#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <chrono>
@@ -11,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "colony.h"
+#include "examples/common/callers_folder.h"
 #include "examples/lenet_cifar10/amp_mode.h"
 #include "examples/lenet_cifar10/lenet.h"
 
@@ -35,9 +35,7 @@ int main(int argc, char** argv) {
   app.add_option("--metrics", metrics, "append one JSON line per epoch");
   app.add_option("--amp", amp_flag, "mixed precision: off, bf16 (bfloat16 autocast) or fp16 (float16 autocast + GradScaler)");
   CLI11_PARSE(app, argc, argv);
-  if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {
-    if (chdir(wd) != 0) std::perror("chdir to BUILD_WORKING_DIRECTORY");
-  }
+  examples::run_in_callers_folder();
   try {
     if (threads > 0) set_num_threads(threads);
     manual_seed(seed);

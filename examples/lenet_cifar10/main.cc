@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "colony.h"
+#include "examples/common/callers_folder.h"
 #include "examples/lenet_cifar10/amp_mode.h"
 #include "examples/lenet_cifar10/graphed_training.h"
 #include "examples/lenet_cifar10/lenet.h"
@@ -111,10 +112,7 @@ int main(int argc, char** argv) {
                  "an all-reduce's bytes; checkpoints keep the non-sharded format); 2 also the gradients")
       ->check(CLI::Range(0, 2));
   CLI11_PARSE(app, argc, argv);
-  // `bazel run` starts programs in their runfiles tree; relative paths mean the caller's folder.
-  if (const char* wd = std::getenv("BUILD_WORKING_DIRECTORY")) {
-    if (chdir(wd) != 0) std::perror("chdir to BUILD_WORKING_DIRECTORY");
-  }
+  examples::run_in_callers_folder();
 
   try {
     if (f.threads > 0) set_num_threads(f.threads);
