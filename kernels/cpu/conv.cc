@@ -821,7 +821,12 @@ bool conv2d_native_16bit(DType dtype, const Conv2dGeometry& g) {
   // float32, weight gradient 376 on the AVX512_BF16 tiles against 222; LeNet `--amp bf16` whole
   // step with every convolution widened (COLONY_CPU_ISA=avx512) took 0.93x the CPU time of the
   // native one (docs/benchmarks.md, "LeNet under bfloat16 autocast on AMX"). Without AMX the
-  // AVX512_BF16 tiles keep every shape, as measured before (nothing changes there).
+  // AVX512_BF16 tiles keep every shape, as measured before (nothing changes there). 16 output
+  // channels (LeNet's conv2) stay native: 1 thread, batch 32, CPU us, load ~8, its forward on AMX
+  // 144-163 against 141-151 in float32 and its weight gradient 193 against 218-226, before the
+  // casts; with the threshold at 32 (conv2 widened whole) the `--amp bf16` step was even (CPU ms,
+  // medians of 3 alternating rounds: 1,885 against 1,889; docs/benchmarks.md, "LeNet bf16: conv2
+  // widened whole does not pay").
   return !(has_amx_gemm() && has_bf16_small_gemm() && g.group_out_channels() < 16);
 }
 
