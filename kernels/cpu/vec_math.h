@@ -47,6 +47,7 @@ struct Avx2 {
   static M lt(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
   static M eq(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
   static V select(M m, V if_true, V if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
+  static bool all(M m) { return _mm256_movemask_ps(m) == 0xFF; }  // the comparison held in every lane
   // p * 2^k for integer-valued k in [-150, 129], overflowing to inf and underflowing gradually:
   // two factors 2^(k/2) and 2^(k - k/2), each a normal float, so neither step leaves the exponent
   // range before the last rounding.
@@ -87,6 +88,7 @@ struct Avx512 {
   static M lt(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
   static M eq(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
   static V select(M m, V if_true, V if_false) { return _mm512_mask_blend_ps(m, if_false, if_true); }
+  static bool all(M m) { return m == 0xFFFF; }
   // vscalefps: p * 2^k with IEEE overflow and gradual underflow in one instruction.
   static V ldexp(V p, V k) { return _mm512_scalef_ps(p, k); }
 };
@@ -171,8 +173,37 @@ inline typename I::V erfcc_exponent(typename I::V t) {
   return I::fmadd(c, w, I::set1(-0.67179408f));
 }
 
+// Below kCentralLimit (|x| < 3, 99.73 % of a standard normal) normal_cdf_pdf needs neither erfc's
+// fit nor its division: 1 - Phi(a) = e^(-a^2/2) M(a) for a = |x| >= 0, where M(a) = (1 - Phi(a))
+// e^(a^2/2) (Mills' ratio over sqrt(2 pi)) is smooth and falls only from 0.5 to 0.166 on [0, 3].
+// central_mills is M to 3.4e-8 relative in float64 (1.5e-7 with float32 Horner, measured at
+// 200,001 points): a degree-11 least-squares fit in w = a - 3/2 on Chebyshev nodes, reweighted
+// toward equal ripple. The lower tail keeps its relative accuracy (no 1 + erf cancels), and the cdf
+// and the density share one exp, with no division: the cdf in about 40 vector operations where
+// erfc's form takes about 50 and a division; with the density, one exp where erfc's form takes two.
+constexpr float kCentralLimit = 3.0f;
+
+template <class I>
+inline typename I::V central_mills(typename I::V a) {
+  using V = typename I::V;
+  V w = I::sub(a, I::set1(1.5f));
+  V m = I::set1(-5.23143967e-07f);
+  m = I::fmadd(m, w, I::set1(2.40490772e-06f));
+  m = I::fmadd(m, w, I::set1(-6.60448359e-06f));
+  m = I::fmadd(m, w, I::set1(2.50015128e-05f));
+  m = I::fmadd(m, w, I::set1(-0.000102004968f));
+  m = I::fmadd(m, w, I::set1(0.000370767259f));
+  m = I::fmadd(m, w, I::set1(-0.00126645272f));
+  m = I::fmadd(m, w, I::set1(0.00410916097f));
+  m = I::fmadd(m, w, I::set1(-0.0124968737f));
+  m = I::fmadd(m, w, I::set1(0.0351870954f));
+  m = I::fmadd(m, w, I::set1(-0.0902712941f));
+  return I::fmadd(m, w, I::set1(0.205780655f));
+}
+
 // The normal distribution's cdf Phi(x) = erfc(-x / sqrt2) / 2 and, with want_pdf, its density
-// phi(x) = e^(-x^2/2) / sqrt(2 pi), to a few ulp relative everywhere (also in the lower tail, where
+// phi(x) = e^(-x^2/2) / sqrt(2 pi), for every x (normal_cdf_pdf below uses it where |x| >= 3), to
+// a few ulp relative everywhere (also in the lower tail, where
 // 1 + erf(x / sqrt2) would cancel: that is why this goes through erfc rather than erf).
 //
 // erfc(z) = t e^(-z^2 + c(t)) with z = |x| / sqrt2. The exponent -z^2 = -x^2 / 2 reaches -100 and
@@ -187,7 +218,7 @@ inline typename I::V erfcc_exponent(typename I::V t) {
 // give Phi(-inf) = 0, Phi(inf) = 1, phi(+-inf) = 0, and the callers' x * ... makes the NaNs and
 // infinities PyTorch's formulas make. A NaN x gives a number here; the callers multiply by x.
 template <class I, bool want_pdf>
-inline void normal_cdf_pdf(typename I::V x, typename I::V* cdf, typename I::V* pdf, typename I::V* unscale) {
+inline void normal_cdf_pdf_erfc(typename I::V x, typename I::V* cdf, typename I::V* pdf, typename I::V* unscale) {
   using V = typename I::V;
   const V half = I::set1(0.5f), one = I::set1(1.0f);
   auto tiny = I::lt(x, I::set1(-8.0f));
@@ -214,6 +245,32 @@ inline void normal_cdf_pdf(typename I::V x, typename I::V* cdf, typename I::V* p
   }
   V half_erfc = I::mul(erfc, half);
   *cdf = I::select(I::lt(x, I::set1(0.0f)), half_erfc, I::sub(one, half_erfc));
+}
+
+// normal_cdf_pdf_erfc's results, through the central form where |x| < kCentralLimit: lane by
+// lane, so a value's result never depends on its neighbours in the vector (the loops' tails and
+// the threads' chunks align vectors differently). Only a vector with a lane at or beyond the limit
+// (or NaN) also runs normal_cdf_pdf_erfc, 4 % of 16-float vectors of standard normal data.
+template <class I, bool want_pdf>
+inline void normal_cdf_pdf(typename I::V x, typename I::V* cdf, typename I::V* pdf, typename I::V* unscale) {
+  using V = typename I::V;
+  const V half = I::set1(0.5f), one = I::set1(1.0f);
+  V a = I::abs(x);
+  V p = I::mul(a, a);
+  V pe = I::fmsub(a, a, p);  // a * a - p exactly
+  V g = exp<I>(I::mul(p, I::set1(-0.5f)));
+  g = I::fnmadd(I::mul(g, pe), half, g);  // e^(-a^2/2) = e^(-p/2) (1 - pe/2)
+  V upper = I::mul(g, central_mills<I>(a));  // 1 - Phi(a) = Phi(-a)
+  *cdf = I::select(I::lt(x, I::set1(0.0f)), upper, I::sub(one, upper));
+  if constexpr (want_pdf) *pdf = I::mul(g, I::set1(kInvSqrt2Pi));
+  *unscale = one;
+  auto central = I::lt(a, I::set1(kCentralLimit));
+  if (I::all(central)) return;
+  V cdf_tail, pdf_tail, unscale_tail;
+  normal_cdf_pdf_erfc<I, want_pdf>(x, &cdf_tail, &pdf_tail, &unscale_tail);
+  *cdf = I::select(central, *cdf, cdf_tail);
+  if constexpr (want_pdf) *pdf = I::select(central, *pdf, pdf_tail);
+  *unscale = I::select(central, one, unscale_tail);
 }
 
 }  // namespace
