@@ -142,8 +142,20 @@ Tensor linear(const Tensor& input_arg, const Tensor& weight_arg, const Tensor& b
   Shape out_shape(x.sizes().begin(), x.sizes().end() - 1);
   out_shape.push_back(out_features);
   const Tensor rows = x.dim() == 2 ? x : raw::reshape(x, {-1, in_features});
-  Tensor out = raw::mm(rows, raw::transpose(w, 0, 1));
-  raw::binary_(raw::BinaryOp::Add, out, b);
+  Tensor out;
+  if ((w.dtype() == kBFloat16 || w.dtype() == kFloat16) && w.device().is_cpu()) {
+    // 16-bit: the bias goes into the product's float32 sums, out = round(x Wᵀ + b), rounded once
+    // as PyTorch's CPU linear (oneDNN's bias) gives it; adding it to the rounded product rounded
+    // twice (x = w = 1 + 2⁻⁷, b = 2⁻⁸: 1.015625 against PyTorch's 1.0234375). And the bias add
+    // over bfloat16 ran element by element: 6.1 % of the char GPT's bf16 step (1 thread,
+    // docs/benchmarks.md, "Linear's bias inside the bfloat16 product").
+    out = raw::empty({rows.size(0), out_features}, TensorOptions(w.dtype()).device(w.device()));
+    raw::copy_(out, raw::expand(b, out.sizes()));
+    raw::addmm_(out, rows, raw::transpose(w, 0, 1), /*beta=*/1.0, /*alpha=*/1.0);
+  } else {
+    out = raw::mm(rows, raw::transpose(w, 0, 1));
+    raw::binary_(raw::BinaryOp::Add, out, b);
+  }
   if (x.dim() != 2) out = raw::reshape(out, out_shape);
   if (autograd::needs_grad(x, w, b)) {
     SavedTensor sx = save_if(requires_grad_safe(w), x), sw = save_if(requires_grad_safe(x), w);

@@ -42,6 +42,41 @@ TEST(Linalg, Linear) {
   EXPECT_TRUE(w.grad().is_contiguous());
 }
 
+// In bfloat16 and float16 the bias is added inside the product's float32 sums and the output
+// rounded once, as PyTorch's CPU linear gives it. With eps the 16-bit spacing at 1, x = w = 1 + eps
+// and b = eps / 2: x w + b = 1 + 2.5 eps + eps^2 rounds to 1 + 3 eps, while the product rounded
+// first (1 + 2 eps) plus b is a tie that rounds to even, 1 + 2 eps. Small rows (the vector path)
+// and 64 x 128 by 96 (AMX's, where the CPU has it); 2-D and 3-D inputs; the gradients as before.
+TEST(Linalg, LinearIn16BitRoundsOnce) {
+  for (DType dt : {kBFloat16, kFloat16}) {
+    const double eps = dt == kBFloat16 ? 1.0 / 128 : 1.0 / 1024;
+    for (int64_t rows : {3, 64}) {
+      const int64_t in = rows == 3 ? 32 : 128, out = rows == 3 ? 5 : 96;
+      Tensor x = zeros({rows, in}, TensorOptions(dt)), w = zeros({out, in}, TensorOptions(dt));
+      x.narrow(1, 0, 1).fill_(1.0 + eps);
+      w.narrow(1, 0, 1).fill_(1.0 + eps);
+      Tensor b = full({out}, eps / 2, TensorOptions(dt));
+      for (const Tensor& input : {x, x.view({1, rows, in})}) {
+        Tensor y = linear(input, w, b);
+        ASSERT_EQ(y.dtype(), dt);
+        EXPECT_TRUE(equal(y.to(kFloat32), full(y.sizes(), 1.0 + 3 * eps, TensorOptions(kFloat32))))
+            << dtype_name(dt) << " rows " << rows << ": got " << y.to(kFloat32).flatten().narrow(0, 0, 1).item();
+      }
+    }
+    // Gradients: the fused node's, against float32's on values exact in 16 bits.
+    Tensor x = input({4, 6}, -1, 1, 11), w = input({3, 6}, -1, 1, 12), b = input({3}, -1, 1, 13);
+    Tensor x16 = x.detach().to(dt).requires_grad_(), w16 = w.detach().to(dt).requires_grad_(),
+           b16 = b.detach().to(dt).requires_grad_();
+    Tensor x32 = x16.detach().to(kFloat32).requires_grad_(), w32 = w16.detach().to(kFloat32).requires_grad_(),
+           b32 = b16.detach().to(kFloat32).requires_grad_();
+    linear(x16, w16, b16).sum().backward();
+    linear(x32, w32, b32).sum().backward();
+    EXPECT_TRUE(all_close(x16.grad().to(kFloat32), x32.grad(), 0.02, 0.02)) << dtype_name(dt);
+    EXPECT_TRUE(all_close(w16.grad().to(kFloat32), w32.grad(), 0.02, 0.02)) << dtype_name(dt);
+    EXPECT_TRUE(all_close(b16.grad().to(kFloat32), b32.grad(), 0.0, 0.0)) << dtype_name(dt);
+  }
+}
+
 // A gradient comes in its input's layout, so what flows back through Linear's t(weight) reaches
 // the weight contiguous, and the leaf keeps it as it is rather than copying it.
 TEST(Linalg, MmGradientsFollowTheInputsLayout) {
