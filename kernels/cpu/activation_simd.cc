@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "kernels/cpu/bf16_rows.h"
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/strided_loop.h"
@@ -30,27 +29,6 @@ namespace {
 // Elements widened at a time for the 16-bit types: 2 x 4 KiB of float32 on the stack.
 constexpr int64_t kBlock = 1024;
 
-// m elements of a 16-bit row to float32 and back. bfloat16 takes bf16_rows.h's vector rows (the
-// same bits as the scalar casts, which GCC leaves scalar): under the char GPT's `--amp bf16`
-// (width 128, 1 thread, perf) GELU's scalar widening and rounding were 2.8 % of the step beside
-// 7.4 % of GELU's own arithmetic.
-template <typename T>
-void widen_block(const T* src, int64_t m, float* dst) {
-  if constexpr (std::is_same_v<T, BFloat16>) {
-    widen_row_from_bf16(src, m, dst);
-  } else {
-    for (int64_t j = 0; j < m; ++j) dst[j] = static_cast<float>(src[j]);
-  }
-}
-template <typename T>
-void round_block(const float* src, int64_t m, T* dst) {
-  if constexpr (std::is_same_v<T, BFloat16>) {
-    round_row_to_bf16<false>(src, m, 0.0f, dst);
-  } else {
-    for (int64_t j = 0; j < m; ++j) dst[j] = static_cast<T>(src[j]);
-  }
-}
-
 // f(x, y, m) over [0, n) in chunks of kElementwiseGrain elements at least, as the strided
 // elementwise loop splits; 16-bit inputs pass through float buffers.
 template <typename T, typename F>
@@ -62,9 +40,9 @@ void forward(const T* x, T* y, int64_t n, const F& f) {
       float buf[kBlock];
       for (int64_t i = b; i < e; i += kBlock) {
         const int64_t m = std::min(kBlock, e - i);
-        widen_block(x + i, m, buf);
+        for (int64_t j = 0; j < m; ++j) buf[j] = static_cast<float>(x[i + j]);
         f(buf, buf, m);
-        round_block(buf, m, y + i);
+        for (int64_t j = 0; j < m; ++j) y[i + j] = static_cast<T>(buf[j]);
       }
     }
   });
@@ -79,10 +57,12 @@ void backward(const T* g, const T* x, T* out, int64_t n, const F& f) {
       float gb[kBlock], xb[kBlock];
       for (int64_t i = b; i < e; i += kBlock) {
         const int64_t m = std::min(kBlock, e - i);
-        widen_block(g + i, m, gb);
-        widen_block(x + i, m, xb);
+        for (int64_t j = 0; j < m; ++j) {
+          gb[j] = static_cast<float>(g[i + j]);
+          xb[j] = static_cast<float>(x[i + j]);
+        }
         f(gb, xb, gb, m);
-        round_block(gb, m, out + i);
+        for (int64_t j = 0; j < m; ++j) out[i + j] = static_cast<T>(gb[j]);
       }
     }
   });
