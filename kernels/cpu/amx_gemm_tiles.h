@@ -37,6 +37,18 @@
 // prefetching the next block's rows of A into L2 from the column loop (the prefetches stalled the
 // tile loop: no gain), prefetching B's next steps into L1 (900-960 against 1,040-1,075), depth
 // blocks of 8, 12 or 32 steps (32: A no longer fits L1).
+// 2026-12-05 evening (docs/benchmarks.md): writing each column pair's output while the next
+// pair's block runs, 64 bytes per row, and every other panel's row blocks in reverse took 1024^3
+// from 1,211 to 1,318 GFLOP/s (torch 1,329; 5 alternating rounds under load). Where the time
+// went (1 thread, each part left out in turn, results wrong, before that change): without
+// writing the output 1.26x as fast, without packing B per panel 1.12x, without packing A 1.06x
+// (1.10x after it), with one block of A for all rows (A never from L3) 1.36x. Tried and dropped
+// then: packing the next block of A a slice per column pair (no gain after the block, 0.92x
+// before it), prefetching the next block's packed A or raw rows, the next pair's partial sums or
+// B tiles (B into L2: 0.85-0.90x), B's rows inside amx_pack_b, packing B per column pair as the
+// first row block reaches it (0.97x), A packed again per panel (0.95x), odd depth blocks taking
+// the pairs back to front (0.93x: B then streams backwards), non-temporal output stores (1.05x
+// against 1.14x), panels of 512 KB, 640 KB, 1 MB or two of 32 tiles (768 KB stays best).
 #if !defined(COLONY_AMX_ISA) || !defined(COLONY_AMX_NATIVE)
 #error "define COLONY_AMX_ISA and COLONY_AMX_NATIVE before including amx_gemm_tiles.h"
 #endif
