@@ -20,8 +20,9 @@
 // into scratch panel by panel just before, so the panel is in L2 when the tiles read it: 1024^3, 1
 // thread, A @ B^T +9 %, A @ B +4 % with amx_pack_b's loop fix, docs/benchmarks.md), 32-row blocks
 // of A, depth blocks of at most kBlockSteps steps, then the column pairs of the panel. A's 32 rows
-// of one depth block are copied into tiles (pack_a, 32 KB, in the first panel only; the later
-// panels read those tiles) and stay in L1 across the panel's columns; B streams from L2 with the T1
+// of one depth block are copied into tiles (32 KB, in the first panel only; the later panels read
+// those tiles: for a row-major A's whole blocks by tilestored from the tiles the first column pair
+// loads in place, ATiles::copy, else by pack_a) and stay in L1 across the panel's columns; B streams from L2 with the T1
 // hint (tileloaddt1) so that it does not evict them. C's sums stay in tile registers over a depth
 // block and in float32 scratch between blocks; a column pair's output is written (rounded to
 // bfloat16 or copied) from that scratch once its last depth block is summed, while the tile unit
@@ -38,17 +39,19 @@
 // tile loop: no gain), prefetching B's next steps into L1 (900-960 against 1,040-1,075), depth
 // blocks of 8, 12 or 32 steps (32: A no longer fits L1).
 // 2026-12-05 evening (docs/benchmarks.md): writing each column pair's output while the next
-// pair's block runs, 64 bytes per row, and every other panel's row blocks in reverse took 1024^3
-// from 1,211 to 1,318 GFLOP/s (torch 1,329; 5 alternating rounds under load). Where the time
-// went (1 thread, each part left out in turn, results wrong, before that change): without
-// writing the output 1.26x as fast, without packing B per panel 1.12x, without packing A 1.06x
-// (1.10x after it), with one block of A for all rows (A never from L3) 1.36x. Tried and dropped
-// then: packing the next block of A a slice per column pair (no gain after the block, 0.92x
-// before it), prefetching the next block's packed A or raw rows, the next pair's partial sums or
-// B tiles (B into L2: 0.85-0.90x), B's rows inside amx_pack_b, packing B per column pair as the
-// first row block reaches it (0.97x), A packed again per panel (0.95x), odd depth blocks taking
-// the pairs back to front (0.93x: B then streams backwards), non-temporal output stores (1.05x
-// against 1.14x), panels of 512 KB, 640 KB, 1 MB or two of 32 tiles (768 KB stays best).
+// pair's block runs, 64 bytes per row, A's first-panel blocks packed by tilestored from the tiles
+// the first column pair loads in place, and every other panel's row blocks in reverse took 1024^3
+// A @ B from 1,179 to 1,408 GFLOP/s (torch 1,321: 1.07x; A @ B^T 1.06x; 6 alternating rounds
+// under load). Where the time went (1 thread, each part left out in turn, results wrong, before
+// those changes): without writing the output 1.26x as fast, without packing B per panel 1.12x,
+// without packing A 1.06x, with one block of A for all rows (A never from L3) 1.36x. Tried and
+// dropped then: packing the next block of A a slice per column pair (no gain after the block,
+// 0.93x before it, 0.95x after the output), prefetching the next block's packed A or raw rows,
+// the next pair's partial sums or B tiles (B into L2: 0.85-0.90x), B's rows inside amx_pack_b,
+// packing B per column pair as the first row block reaches it (0.97x), A packed again per panel
+// (0.95x), odd depth blocks taking the pairs back to front (0.93x: B then streams backwards),
+// non-temporal output stores (1.05x against 1.14x), panels of 512 KB, 640 KB, 1 MB or two of 32
+// tiles (768 KB stays best).
 #if !defined(COLONY_AMX_ISA) || !defined(COLONY_AMX_NATIVE)
 #error "define COLONY_AMX_ISA and COLONY_AMX_NATIVE before including amx_gemm_tiles.h"
 #endif
@@ -402,8 +405,8 @@ void write_out(const AmxGemmArgs& g, int64_t i, int64_t t0, int64_t t_end, const
   if (g.c_bf16 != nullptr && plain) {
     // Two whole column tiles at once: 32 outputs rounded by one vcvtne2ps2bf16 (nearest even, as
     // vcvtneps2bf16 below) into one 64-byte store, half the stores of 32-byte rows. With the
-    // interleaving above: 1024^3, 1 thread, 1.10-1.14x the product's speed, against 1.04x for the
-    // interleaving alone (alternating, 5 rounds each).
+    // interleaving above: 1024^3, 1 thread, 1.10-1.14x the product's speed, against 1.06x for the
+    // interleaving alone and 1.04x for these rows alone (alternating, 5 rounds each).
     for (; t_first + 1 < t_end && (t_first + 2) * kTileCols <= g.n; t_first += 2) {
       const int64_t j = t_first * kTileCols;
       for (int64_t h = 0; h < 2; ++h) {
@@ -523,8 +526,8 @@ void gemm(const AmxGemmArgs& g, uint16_t* scratch) {
         ATiles a{a_pack, a_pack + kBlockSteps * kTileElems, kTileElems, kRowBytes, nullptr};
         // The first panel's first column pair reads a row-major A's whole block in place and
         // stores its tiles to a_pack as it goes (ATiles::copy), for the other pairs and panels:
-        // 1024^3, 1 thread, 1.14-1.19x the base's speed against 1.08-1.15x with pack_a (6
-        // alternating rounds, A @ B and A @ B^T). pack_a stays for edge blocks and column-major A.
+        // 1024^3, 1 thread, 1.13-1.19x the speed before this day's changes against 1.08-1.15x
+        // with pack_a (9 runs of 3 alternating rounds, A @ B and A @ B^T). pack_a stays for edge blocks and column-major A.
         const bool copy_a = t0 == 0 && !in_place && g.a_col_stride == 1 && rows == 2 * kTileRows &&
                             (q0 + nq) * kTileDepth <= g.k;
         ATiles raw = a;
