@@ -20,11 +20,14 @@
 // into scratch panel by panel just before, so the panel is in L2 when the tiles read it: 1024^3, 1
 // thread, A @ B^T +9 %, A @ B +4 % with amx_pack_b's loop fix, docs/benchmarks.md), 32-row blocks
 // of A, depth blocks of at most kBlockSteps steps, then the column pairs of the panel. A's 32 rows
-// of one depth block are copied into tiles (pack_a, 32 KB, in the first panel only; the later
-// panels read those tiles) and stay in L1 across the panel's columns; B streams from L2 with the T1
+// of one depth block are copied into tiles (32 KB, in the first panel only; the later panels read
+// those tiles: for a row-major A's whole blocks by tilestored from the tiles the first column pair
+// loads in place, ATiles::copy, else by pack_a) and stay in L1 across the panel's columns; B streams from L2 with the T1
 // hint (tileloaddt1) so that it does not evict them. C's sums stay in tile registers over a depth
-// block and in float32 scratch between blocks; the output is written (rounded to bfloat16 or
-// copied) once a 32-row block of the panel is summed.
+// block and in float32 scratch between blocks; a column pair's output is written (rounded to
+// bfloat16 or copied) from that scratch once its last depth block is summed, while the tile unit
+// works through the next pair's block (write_out), and every other panel takes the row blocks in
+// reverse order (starting on the rows of A the last panel left in L2).
 //
 // Measured on the 2-core Xeon (Sapphire Rapids class), 1024^3, 1 thread, matmul_bench: 773-1,027
 // GFLOP/s before (A read in place, one depth block, C rounded per tile); 5 alternating rounds at
@@ -35,6 +38,20 @@
 // prefetching the next block's rows of A into L2 from the column loop (the prefetches stalled the
 // tile loop: no gain), prefetching B's next steps into L1 (900-960 against 1,040-1,075), depth
 // blocks of 8, 12 or 32 steps (32: A no longer fits L1).
+// 2026-12-05 evening (docs/benchmarks.md): writing each column pair's output while the next
+// pair's block runs, 64 bytes per row, A's first-panel blocks packed by tilestored from the tiles
+// the first column pair loads in place, and every other panel's row blocks in reverse took 1024^3
+// A @ B from 1,179 to 1,408 GFLOP/s (torch 1,321: 1.07x; A @ B^T 1.06x; 6 alternating rounds
+// under load). Where the time went (1 thread, each part left out in turn, results wrong, before
+// those changes): without writing the output 1.26x as fast, without packing B per panel 1.12x,
+// without packing A 1.06x, with one block of A for all rows (A never from L3) 1.36x. Tried and
+// dropped then: packing the next block of A a slice per column pair (no gain after the block,
+// 0.93x before it, 0.95x after the output), prefetching the next block's packed A or raw rows,
+// the next pair's partial sums or B tiles (B into L2: 0.85-0.90x), B's rows inside amx_pack_b,
+// packing B per column pair as the first row block reaches it (0.97x), A packed again per panel
+// (0.95x), odd depth blocks taking the pairs back to front (0.93x: B then streams backwards),
+// non-temporal output stores (1.05x against 1.14x), panels of 512 KB, 640 KB, 1 MB or two of 32
+// tiles (768 KB stays best).
 #if !defined(COLONY_AMX_ISA) || !defined(COLONY_AMX_NATIVE)
 #error "define COLONY_AMX_ISA and COLONY_AMX_NATIVE before including amx_gemm_tiles.h"
 #endif
@@ -321,13 +338,16 @@ struct ATiles {
   const uint16_t* a0;
   const uint16_t* a1;
   int64_t step, stride;
+  // Read in place and also stored here, in pack_a's layout (rows 16-31 kBlockSteps tiles on), by
+  // block<..., true>: a tile load and a tile store pack 1 KB, against 16 loads and 16 stores.
+  uint16_t* copy;
 };
 
 // The 16 * MR x 16 * NR block at rows i, column tile t (its packed B, step 0, at b_tiles), over
 // depth steps [q0, q0 + nq): A's tiles at a, C started from the output (first depth block) or from
 // the partial sums at part (16 x 16 float32 tiles: column tile u, row half h at part + 512u +
 // 256h), and written back to part.
-template <int MR, int NR>
+template <int MR, int NR, bool kCopyA = false>
 void block(const AmxGemmArgs& g, const ATiles& a, int64_t i, int64_t t, const uint16_t* b_tiles, int64_t steps,
            int64_t q0, int64_t nq, bool first, float* part) {
   const uint16_t* b0 = b_tiles + q0 * kTileElems;
@@ -352,9 +372,11 @@ void block(const AmxGemmArgs& g, const ATiles& a, int64_t i, int64_t t, const ui
     // next load has two products' time; in the order 0, 1, 2, 3 it had one.
     COLONY_AMX_LOAD_B(6, b0 + q * kTileElems, kRowBytes);
     COLONY_AMX_LOAD(4, a0 + q * a_step, a_stride);
+    if constexpr (kCopyA) COLONY_AMX_STORE(4, a.copy + q * kTileElems, kRowBytes);
     COLONY_AMX_DP(0, 4, 6);
     if constexpr (MR == 2) {
       COLONY_AMX_LOAD(5, a1 + q * a_step, a_stride);
+      if constexpr (kCopyA) COLONY_AMX_STORE(5, a.copy + (kBlockSteps + q) * kTileElems, kRowBytes);
       COLONY_AMX_DP(2, 5, 6);
     }
     if constexpr (NR == 2) {
@@ -369,13 +391,38 @@ void block(const AmxGemmArgs& g, const ATiles& a, int64_t i, int64_t t, const ui
   if constexpr (MR == 2 && NR == 2) store_c(3, part + 768, kRowBytes);
 }
 
-// Rows [i, i + 32) of the panel's column tiles [t0, t_end), summed in part (block's layout), to the
-// output. Done once the whole panel row is summed, not per block: rounding straight after each
-// block's tilestored (reading the tiles back, presumably before the stores had drained) took 24 %
-// of a 1024^3 product (perf, 1 thread); this, with vcvtneps2bf16, about 7 %.
+// Rows [i, i + 32) of column tiles [t0, t_end), summed in part (block's layout, column tile t0
+// at part), to the output. gemm calls it for one column pair at a time, once its last depth block
+// is summed, right after the next pair's block was issued, so that these loads, conversions and
+// stores run while the tile unit works through that block; rounding straight after a block's own
+// tilestored (reading the tiles back, presumably before the stores had drained) took 24 % of a
+// 1024^3 product (perf, 1 thread), and a whole panel row at the end of the column loop about 20 %
+// (the product without it ran 1.26x as fast: 1 thread, 2026-12-05 evening).
 void write_out(const AmxGemmArgs& g, int64_t i, int64_t t0, int64_t t_end, const float* part) {
   [[maybe_unused]] const bool plain = g.alpha == 1.0f && g.beta == 0.0f;  // C = round(A B)
-  for (int64_t t = t0; t < t_end; ++t) {
+  int64_t t_first = t0;
+#if COLONY_AMX_NATIVE
+  if (g.c_bf16 != nullptr && plain) {
+    // Two whole column tiles at once: 32 outputs rounded by one vcvtne2ps2bf16 (nearest even, as
+    // vcvtneps2bf16 below) into one 64-byte store, half the stores of 32-byte rows. With the
+    // interleaving above: 1024^3, 1 thread, 1.10-1.14x the product's speed, against 1.06x for the
+    // interleaving alone and 1.04x for these rows alone (alternating, 5 rounds each).
+    for (; t_first + 1 < t_end && (t_first + 2) * kTileCols <= g.n; t_first += 2) {
+      const int64_t j = t_first * kTileCols;
+      for (int64_t h = 0; h < 2; ++h) {
+        const int64_t i0 = i + h * kTileRows;
+        const int64_t rows = min64(kTileRows, g.m - i0);
+        const float* tile = part + (t_first - t0) * kTileElems + h * kTileRows * kTileCols;
+        for (int64_t r = 0; r < rows; ++r) {
+          const __m512bh both =
+              _mm512_cvtne2ps_pbh(_mm512_load_ps(tile + kTileElems + r * kTileCols), _mm512_load_ps(tile + r * kTileCols));
+          _mm512_storeu_si512(g.c_bf16 + (i0 + r) * g.ldc + j, reinterpret_cast<__m512i>(both));
+        }
+      }
+    }
+  }
+#endif
+  for (int64_t t = t_first; t < t_end; ++t) {
     const int64_t j = t * kTileCols, cols = min64(kTileCols, g.n - j);
     for (int64_t h = 0; h < 2; ++h) {
       const int64_t i0 = i + h * kTileRows;
@@ -463,7 +510,12 @@ void gemm(const AmxGemmArgs& g, uint16_t* scratch) {
       amx_pack_b(g.k, min64(g.n - j0, (t_end - t0) * kTileCols), g.b + j0 * g.b_col_stride, g.b_row_stride,
                  g.b_col_stride, b_pack);
     }
-    for (int64_t i = 0; i < g.m; i += 2 * kTileRows) {
+    // Every other panel runs its row blocks back to front, so it starts on the rows of A the last
+    // panel ended on, still in L2 (1024^3, 1 thread: +1-3 %, 3 alternating rounds).
+    const int64_t row_blocks = (g.m + 2 * kTileRows - 1) / (2 * kTileRows);
+    const bool reverse = (t0 / panel) % 2 == 1;
+    for (int64_t ib = 0; ib < row_blocks; ++ib) {
+      const int64_t i = (reverse ? row_blocks - 1 - ib : ib) * 2 * kTileRows;
       const int64_t rows = min64(2 * kTileRows, g.m - i);
       const bool two_rows = rows > kTileRows;
       for (int64_t kb = 0; kb < blocks; ++kb) {
@@ -471,13 +523,27 @@ void gemm(const AmxGemmArgs& g, uint16_t* scratch) {
         // A is packed in the first panel and read in tiles by the others: packing it per panel
         // took 16 % of a 1024^3 product (two panels; perf, 1 thread).
         uint16_t* a_pack = a_packed + (i / (2 * kTileRows) * blocks + kb) * kAPackElems;
-        ATiles a{a_pack, a_pack + kBlockSteps * kTileElems, kTileElems, kRowBytes};
+        ATiles a{a_pack, a_pack + kBlockSteps * kTileElems, kTileElems, kRowBytes, nullptr};
+        // The first panel's first column pair reads a row-major A's whole block in place and
+        // stores its tiles to a_pack as it goes (ATiles::copy), for the other pairs and panels:
+        // 1024^3, 1 thread, 1.13-1.19x the speed before this day's changes against 1.08-1.15x
+        // with pack_a (9 runs of 3 alternating rounds, A @ B and A @ B^T). pack_a stays for edge blocks and column-major A.
+        const bool copy_a = t0 == 0 && !in_place && g.a_col_stride == 1 && rows == 2 * kTileRows &&
+                            (q0 + nq) * kTileDepth <= g.k;
+        ATiles raw = a;
+        if (copy_a) {
+          raw.a0 = g.a + i * g.a_row_stride + q0 * kTileDepth;
+          raw.a1 = raw.a0 + kTileRows * g.a_row_stride;
+          raw.step = kTileDepth;
+          raw.stride = g.a_row_stride * 2;
+          raw.copy = a_pack;
+        }
         if (in_place && (rows == 2 * kTileRows || g.a_rows_padded) && (q0 + nq) * kTileDepth <= g.k) {
           a.a0 = g.a + i * g.a_row_stride + q0 * kTileDepth;
           a.a1 = a.a0 + kTileRows * g.a_row_stride;
           a.step = kTileDepth;
           a.stride = g.a_row_stride * 2;
-        } else if (t0 == 0) {
+        } else if (t0 == 0 && !copy_a) {
           pack_a(g, i, min64(rows, kTileRows), q0, nq, a_pack);
           if (two_rows) pack_a(g, i + kTileRows, rows - kTileRows, q0, nq, a_pack + kBlockSteps * kTileElems);
         }
@@ -486,7 +552,13 @@ void gemm(const AmxGemmArgs& g, uint16_t* scratch) {
           const bool two_cols = t + 1 < t_end;
           float* p = part + (t - t0) * kTileElems;
           const uint16_t* bt = b_panel + (t - t0) * steps * kTileElems;
-          if (two_rows && two_cols) {
+          if (copy_a && t == t0) {
+            if (two_cols) {
+              block<2, 2, true>(g, raw, i, t, bt, steps, q0, nq, first, p);
+            } else {
+              block<2, 1, true>(g, raw, i, t, bt, steps, q0, nq, first, p);
+            }
+          } else if (two_rows && two_cols) {
             block<2, 2>(g, a, i, t, bt, steps, q0, nq, first, p);
           } else if (two_rows) {
             block<2, 1>(g, a, i, t, bt, steps, q0, nq, first, p);
@@ -495,8 +567,13 @@ void gemm(const AmxGemmArgs& g, uint16_t* scratch) {
           } else {
             block<1, 1>(g, a, i, t, bt, steps, q0, nq, first, p);
           }
+          // The previous pair's output, while the tile unit works through this pair's block.
+          if (last && t > t0) write_out(g, i, t - 2, t, part + (t - 2 - t0) * kTileElems);
         }
-        if (last) write_out(g, i, t0, t_end, part);
+        if (last) {  // the last pair (or single tile)
+          const int64_t t_last = t0 + (t_end - t0 - 1) / 2 * 2;
+          write_out(g, i, t_last, t_end, part + (t_last - t0) * kTileElems);
+        }
       }
     }
   }
