@@ -10,6 +10,7 @@
 
 #include "autograd/engine/accumulate_grad.h"
 #include "autograd/engine/engine.h"
+#include "nn/module.h"
 #include "ops/cuda_graph.h"
 #include "tensor/grad_mode.h"
 #include "ops/raw_ops.h"
@@ -127,6 +128,19 @@ void Reducer::build_buckets(const std::vector<size_t>& order) {
         slot_of_[bucket.params[s]] = s;
         bucket.bytes += static_cast<size_t>(params_[bucket.params[s]].nbytes());
       }
+      // The parameters move into one flat tensor laid out as the gradients are (FSDP's
+      // FlatParameter): rank r's block of it is what rank r steps, so the optimizer's all-gather
+      // writes every rank's updated block straight into the parameters, with no gather buffer
+      // and no copies in or out (LeNet on 2 ranks: see distributed/README.md, "Step time").
+      bucket.params_flat = raw::zeros({bucket.block * group_->size()}, opts);
+      int64_t at = 0;
+      for (size_t idx : bucket.params) {
+        Tensor& p = params_[idx];
+        Tensor view = raw::view(raw::narrow(bucket.params_flat, 0, at, p.numel()), p.sizes());
+        raw::copy_(view, p);
+        nn::set_data(p, view);
+        at += p.numel();
+      }
       if (!options_.shard_gradients) {
         // Stage 1: the flat tensor lives on, and gradients accumulated so far (no_sync) move in.
         allocate_flat(bucket);
@@ -186,6 +200,14 @@ void Reducer::allocate_flat(Bucket& b) {
     b.views.push_back(raw::view(raw::narrow(b.flat, 0, offset, p.numel()), p.sizes()));
     offset += p.numel();
   }
+}
+
+std::vector<Tensor> Reducer::parameter_buckets() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Tensor> out;
+  for (const auto& b : buckets_)
+    if (b.params_flat.defined()) out.push_back(b.params_flat);
+  return out;
 }
 
 std::vector<std::vector<size_t>> Reducer::bucket_layout() const {

@@ -47,6 +47,14 @@
 // hold, for the elements this rank owns; a second synchronized backward without zero_grad adds to
 // the local gradients and averages the sum, as DDP would. The shards cost 1/world of the gradient
 // memory on top of DDP's buckets.
+//
+// Under both (reduce_scatter or shard_gradients) the parameters themselves move, at construction,
+// into one flat tensor per bucket laid out as its gradients (parameter_buckets(); FSDP's
+// FlatParameter): each parameter becomes a view into it (nn::set_data: every handle to it sees
+// the move), so block r of it is exactly what rank r's optimizer steps, and ZeRO's all-gather of
+// the updated parameters writes every rank's block in place. It costs the padding (fewer than
+// world elements a bucket); whatever replaces a parameter's data later (Module::to) cuts it off
+// from the bucket, which ZeroRedundancyOptimizer::step() refuses with the reason.
 #pragma once
 
 #include <cstddef>
@@ -99,6 +107,11 @@ class Reducer {
   bool shards_gradients() const { return options_.shard_gradients; }
   bool reduce_scatters() const { return scatter_; }
   const std::vector<Tensor>& params() const { return params_; }
+  // With reduce_scatter or shard_gradients: each bucket's parameters as one flat tensor, in
+  // bucket order, laid out as the bucket's gradients (world blocks of the padded bucket, rank r's
+  // run of each parameter in block r); every parameter is a view into its bucket's (see above).
+  // Empty otherwise.
+  std::vector<Tensor> parameter_buckets() const;
 
   // Parameter indices (registration order) of each bucket, in launch order.
   std::vector<std::vector<size_t>> bucket_layout() const;
@@ -125,6 +138,7 @@ class Reducer {
     int64_t numel = 0;
     int64_t block = 0;
     Tensor shard;
+    Tensor params_flat;  // the parameters themselves, laid out as `flat` (parameter_buckets())
     std::shared_ptr<Work> flags_work;
   };
 

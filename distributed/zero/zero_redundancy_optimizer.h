@@ -178,13 +178,22 @@ class ZeroRedundancyOptimizer : public optim::Optimizer {
   struct GatherRange {
     int64_t start = 0;
     int64_t length = 0;
+    // With .ddp(): the DDP bucket the range lies in (Reducer::parameter_buckets()' index) and
+    // where it starts inside each rank's block of it.
+    int bucket = -1;
+    int64_t within = 0;
   };
   std::vector<GatherRange> gather_ranges() const;
   struct InFlightGather {
     GatherRange range;
-    Tensor gathered;  // world x range.length elements
+    // world x range.length elements; with .ddp() the DDP bucket's parameters themselves, which
+    // the all-gather writes in place (nothing to copy out).
+    Tensor gathered;
+    bool in_place = false;
     std::shared_ptr<Work> work;
   };
+  // With .ddp(): one all-gather per range straight into DDP's flat parameter buckets.
+  void gather_in_place();
 
   std::shared_ptr<ProcessGroup> group_;
   ZeroRedundancyOptimizerOptions options_;
@@ -204,6 +213,10 @@ class ZeroRedundancyOptimizer : public optim::Optimizer {
   bool consolidated_ = false;
   optim::NamedTensors consolidated_state_;
   std::vector<GatherRange> ranges_;
+  // With .ddp(): DDP's flat parameter buckets, and the storage each parameter must still view
+  // (a parameter whose data was replaced since would not receive the all-gather: refused).
+  std::vector<Tensor> param_buckets_;
+  std::vector<const void*> bucket_storage_of_;
   // overlap_all_gather: the last step()'s all-gathers until waited for, and the flat shard they
   // read (alive until they finish, as every collective's tensors must be).
   mutable std::vector<InFlightGather> in_flight_;
