@@ -31,9 +31,12 @@
 // reduce-scattered instead (zero/partition.h's pieces_by_bucket: the bucket's gradients padded to
 // world equal blocks, rank r keeping block r, averaged), and its "had a gradient" flags are
 // all-reduced beside it. The bucket's flat tensor exists only from its first gradient to the end
-// of backward: there this rank's block is added into its gradient shard (shard_params()' .grad(),
-// 1/world of the bucket), the flat tensor is freed and every parameter's own .grad() is left
-// undefined, so the full gradient does not outlive backward. The buckets are not rebuilt (the
+// of backward. This rank's averaged block goes into its gradient shard (shard_params()' .grad(),
+// 1/world of the bucket): written there by the reduce-scatter itself when zero_grad() dropped
+// the shard's gradients (the usual step), else reduce-scattered in place in the flat tensor and
+// added to them at the end of backward (synchronized backwards accumulating). Then the flat
+// tensor is freed and every parameter's own .grad() is left undefined, so the full gradient
+// does not outlive backward. The buckets are not rebuilt (the
 // shards, and the optimizer state that follows them, keep their layout) and comm hooks are refused.
 //
 // With reduce_scatter alone (ZeRO stage 1, zero_stage(1)) the buckets are laid out and
@@ -139,6 +142,9 @@ class Reducer {
     int64_t block = 0;
     Tensor shard;
     Tensor params_flat;  // the parameters themselves, laid out as `flat` (parameter_buckets())
+    // shard_gradients: this backward reduce-scatters straight into `shard` (none of the shard's
+    // gradients was kept to accumulate onto: zero_grad() dropped them), not into `flat`.
+    bool into_shard = false;
     std::shared_ptr<Work> flags_work;
   };
 
@@ -151,6 +157,8 @@ class Reducer {
   void read_flags(const std::vector<size_t>& buckets);
   // shard_gradients: the bucket's flat tensor and its views, made at its first gradient.
   void allocate_flat(Bucket& b);
+  // shard_gradients: whether no gradient of shard_params_ in bucket `bi` is kept in its shard.
+  bool shard_is_free(size_t bi) const;
   // shard_gradients, at the end of backward: this rank's block into its shard views' .grad().
   void keep_shards();
   // reduce_scatter alone, at the end of backward: the shard views' .grad() are the bucket's
@@ -159,6 +167,7 @@ class Reducer {
   std::vector<zero_detail::Piece> shard_layout_;
   std::vector<Tensor> shard_params_;
   std::vector<size_t> shard_piece_of_;  // shard_params_[j]'s index in shard_layout_
+  std::vector<size_t> shard_bucket_of_;  // shard_params_[j]'s bucket
   std::vector<char> no_grad_anywhere_;  // per parameter, this iteration
   std::string bucket_name(size_t index) const;
 

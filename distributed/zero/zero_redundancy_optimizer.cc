@@ -264,7 +264,8 @@ void ZeroRedundancyOptimizer::gather_parameters() {
   const Tensor& first = params_.front();
   const TensorOptions opts = TensorOptions(first.dtype()).device(first.device());
   if (ranges_.empty()) ranges_ = gather_ranges();
-  // Allocated per step and freed once gathered: between steps ZeRO holds no buffer of its own.
+  // Without .ddp() (stage 1 over a plain DDP, whose parameters are separate tensors). Allocated
+  // per step and freed once gathered: between steps ZeRO holds no buffer of its own.
   // (With overlap_all_gather all ranges are in flight together: world x shard elements, the
   // parameters' size, until the forward waits.)
   in_flight_shard_ = raw::zeros({shard_numel_}, opts);

@@ -36,7 +36,10 @@
 //   parameters reach every rank through all_gather_into_tensor of flat buckets: rank r's shard is
 //   laid out flat in parameter order, padded to the largest shard, and bucket k carries elements
 //   [k B, (k + 1) B) of every rank's shard (B from bucket_cap_mb), so one collective moves
-//   world x B elements. Collective: every rank must call it.
+//   world x B elements. With .ddp() the parameters are views into DDP's flat buckets, laid out
+//   as the gradients (reducer.h), so each all-gather writes into them in place: one per DDP
+//   bucket (in parts where a bucket's block exceeds B), no buffer and no copies. Collective:
+//   every rank must call it.
 // - overlap_all_gather (with .ddp()): step() launches the all-gathers and returns; each rank's
 //   shard is updated at once, the other ranks' parameters when the all-gathers are waited for,
 //   which DDP's next forward() does at its start (a forward pre-hook), so the exchange runs on
