@@ -601,8 +601,9 @@ TEST(ZeroRedundancyOptimizer, UnusedParametersStepAsWithDdpStages1And2) {
           for (const Tensor& v : zero.stepped_tensors()) {
             const auto* base = static_cast<const char*>(zero_model->never->weight.data_ptr_raw());
             const auto* at = static_cast<const char*>(v.data_ptr_raw());
-            if (at >= base && at < base + zero_model->never->weight.nbytes())
+            if (at >= base && at < base + zero_model->never->weight.nbytes()) {
               EXPECT_FALSE(v.grad().defined()) << "step " << step;
+            }
           }
           plain.step();
           zero.step();
