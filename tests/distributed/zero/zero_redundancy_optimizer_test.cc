@@ -18,12 +18,12 @@
 #include "examples/lenet_cifar10/lenet.h"
 #include "nn/clip_grad.h"
 #include "nn/functional.h"
-#include "nn/linear.h"
 #include "nn/module.h"
 #include "optim/adam.h"
 #include "optim/grad_scaler.h"
 #include "optim/lr_scheduler.h"
 #include "tensor/random.h"
+#include "tests/distributed/branchy_model.h"
 #include "tests/multiprocess.h"
 #include "tests/test_util.h"
 
@@ -543,21 +543,77 @@ TEST(ZeroRedundancyOptimizer, CheckpointsInThePlainFormatThreeRanksByElement) {
   expect_checkpoints_in_the_plain_format(3, Mode::kByElement);
 }
 
-// A head used only by rank 1 on odd steps, one no rank ever uses (as ddp_test's Branchy).
-struct Branchy : nn::Module {
-  Branchy() {
-    trunk = register_module("trunk", std::make_shared<nn::Linear>(8, 16));
-    head_a = register_module("head_a", std::make_shared<nn::Linear>(16, 4));
-    head_b = register_module("head_b", std::make_shared<nn::Linear>(16, 4));
-    never = register_module("never", std::make_shared<nn::Linear>(16, 4));
+TEST(ZeroRedundancyOptimizer, BadArgumentsAreRefusedWithTheReason) {
+  auto results = run_ranks(2, [](int) {
+    dist::init_process_group();
+    Tensor a = raw::zeros({3}).requires_grad_(true);
+    Tensor b = raw::zeros({3}, TensorOptions(kFloat64)).requires_grad_(true);
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+        [&] { zero_adamw({optim::ParamGroup({a, b})}, Mode::kByParameter); },
+        "parameter 1 is float64 on cpu but parameter 0 is float32 on cpu; one dtype and device per optimizer"));
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+        [&] {
+          ZeroRedundancyOptimizer z({a}, optim::AdamWOptions(), dist::OptimizerFactory());
+        },
+        "the optimizer factory is empty"));
+    ZeroRedundancyOptimizer z({a}, optim::AdamWOptions(), dist::optimizer_factory<optim::AdamW, optim::AdamWOptions>());
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>([&] { z.consolidate_state_dict(2); },
+                                                            "to_rank 2 is not a rank of the group"));
+    // Stages 1 and 2 with .ddp() need a DDP built for them, with the same parameters, and no comm hook.
+    auto model = std::make_shared<lenet::LeNet>();
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+        [&] { dist::DistributedDataParallel(model, dist::DistributedDataParallelOptions().zero_stage(3)); },
+        "zero_stage must be 0, 1 or 2, got 3"));
+    auto plain_ddp = ddp_for(model, Mode::kByElement);
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+        [&] { zero_adamw({optim::ParamGroup(plain_ddp->parameters())}, Mode::kStage2, plain_ddp); },
+        "was not built with zero_stage(1) or zero_stage(2)"));
+    auto sharded = ddp_for(model, Mode::kStage2);
+    auto params = sharded->parameters();
+    params.pop_back();
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+        [&] { zero_adamw({optim::ParamGroup(params)}, Mode::kStage2, sharded); }, "the parameters differ from the DDP's"));
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+        [&] { sharded->register_comm_hook(dist::comm_hooks::bf16_compress()); },
+        "comm hooks cannot be combined with zero_stage(2)"));
+    auto stage1 = ddp_for(model, Mode::kStage1);
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+        [&] { stage1->register_comm_hook(dist::comm_hooks::fp16_compress()); },
+        "comm hooks cannot be combined with zero_stage(1)"));
+    // overlap_all_gather is waited for by DDP's forward: it needs .ddp().
+    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+        [&] { zero_adamw({optim::ParamGroup(plain_ddp->parameters())}, Mode::kByElement, nullptr, true); },
+        "overlap_all_gather needs .ddp(ddp)"));
+    dist::destroy_process_group();
+  });
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
+// Without a process group (one process) it is the wrapped optimizer: the same steps, and the
+// same state dict once "consolidated".
+TEST(ZeroRedundancyOptimizer, OneProcessWithoutAGroupIsThePlainOptimizer) {
+  manual_seed(9);
+  lenet::LeNet a;
+  manual_seed(9);
+  lenet::LeNet b;
+  optim::AdamW plain(a.parameters(), optim::AdamWOptions(1e-3));
+  auto zero = zero_adamw({optim::ParamGroup(b.parameters())}, Mode::kByElement);
+  EXPECT_EQ(zero->world_size(), 1);
+  for (int step = 0; step < 3; ++step) {
+    auto [x, y] = batch(step, 0);
+    plain.zero_grad();
+    zero->zero_grad();
+    F::cross_entropy(a.forward(x), y).backward();
+    F::cross_entropy(b.forward(x), y).backward();
+    plain.step();
+    zero->step();
   }
-  Tensor forward(const Tensor& x) override {
-    Tensor h = F::relu(trunk->forward(x));
-    return use_b ? head_b->forward(h) : head_a->forward(h);
-  }
-  bool use_b = false;
-  std::shared_ptr<nn::Linear> trunk, head_a, head_b, never;
-};
+  EXPECT_TRUE(same_parameters(a, b, 0));
+  zero->consolidate_state_dict();
+  EXPECT_EQ(zero->state_dict().size(), plain.state_dict().size());
+  EXPECT_EQ(zero->state_bytes(), dist::optimizer_state_bytes(plain));
+}
 
 // Parameters some ranks or no rank had a gradient for, under stages 1 and 2 with and without
 // overlap_all_gather: ZeRO's AdamW (weight decay on) steps what the plain one steps, so a
@@ -571,9 +627,9 @@ TEST(ZeroRedundancyOptimizer, UnusedParametersStepAsWithDdpStages1And2) {
     for (Mode mode : {Mode::kStage1, Mode::kStage2})
       for (bool overlap : {false, true}) {
         manual_seed(5);
-        auto plain_model = std::make_shared<Branchy>();
+        auto plain_model = std::make_shared<testing::Branchy>();
         manual_seed(5);
-        auto zero_model = std::make_shared<Branchy>();
+        auto zero_model = std::make_shared<testing::Branchy>();
         const Tensor never_initial = raw::clone(zero_model->never->weight);
         const Tensor head_b_initial = raw::clone(zero_model->head_b->weight);
         auto plain_ddp = std::make_shared<dist::DistributedDataParallel>(plain_model);
@@ -656,78 +712,6 @@ TEST(ZeroRedundancyOptimizer, ParametersLiveInDdpsFlatBucketsAndAReplacedOneIsRe
   });
   if (in_rank_child()) return;
   EXPECT_TRUE(all_succeeded(results));
-}
-
-TEST(ZeroRedundancyOptimizer, BadArgumentsAreRefusedWithTheReason) {
-  auto results = run_ranks(2, [](int) {
-    dist::init_process_group();
-    Tensor a = raw::zeros({3}).requires_grad_(true);
-    Tensor b = raw::zeros({3}, TensorOptions(kFloat64)).requires_grad_(true);
-    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
-        [&] { zero_adamw({optim::ParamGroup({a, b})}, Mode::kByParameter); },
-        "parameter 1 is float64 on cpu but parameter 0 is float32 on cpu; one dtype and device per optimizer"));
-    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
-        [&] {
-          ZeroRedundancyOptimizer z({a}, optim::AdamWOptions(), dist::OptimizerFactory());
-        },
-        "the optimizer factory is empty"));
-    ZeroRedundancyOptimizer z({a}, optim::AdamWOptions(), dist::optimizer_factory<optim::AdamW, optim::AdamWOptions>());
-    EXPECT_TRUE(testing::throws_with<std::invalid_argument>([&] { z.consolidate_state_dict(2); },
-                                                            "to_rank 2 is not a rank of the group"));
-    // Stages 1 and 2 with .ddp() need a DDP built for them, with the same parameters, and no comm hook.
-    auto model = std::make_shared<lenet::LeNet>();
-    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
-        [&] { dist::DistributedDataParallel(model, dist::DistributedDataParallelOptions().zero_stage(3)); },
-        "zero_stage must be 0, 1 or 2, got 3"));
-    auto plain_ddp = ddp_for(model, Mode::kByElement);
-    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
-        [&] { zero_adamw({optim::ParamGroup(plain_ddp->parameters())}, Mode::kStage2, plain_ddp); },
-        "was not built with zero_stage(1) or zero_stage(2)"));
-    auto sharded = ddp_for(model, Mode::kStage2);
-    auto params = sharded->parameters();
-    params.pop_back();
-    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
-        [&] { zero_adamw({optim::ParamGroup(params)}, Mode::kStage2, sharded); }, "the parameters differ from the DDP's"));
-    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
-        [&] { sharded->register_comm_hook(dist::comm_hooks::bf16_compress()); },
-        "comm hooks cannot be combined with zero_stage(2)"));
-    auto stage1 = ddp_for(model, Mode::kStage1);
-    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
-        [&] { stage1->register_comm_hook(dist::comm_hooks::fp16_compress()); },
-        "comm hooks cannot be combined with zero_stage(1)"));
-    // overlap_all_gather is waited for by DDP's forward: it needs .ddp().
-    EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
-        [&] { zero_adamw({optim::ParamGroup(plain_ddp->parameters())}, Mode::kByElement, nullptr, true); },
-        "overlap_all_gather needs .ddp(ddp)"));
-    dist::destroy_process_group();
-  });
-  if (in_rank_child()) return;
-  EXPECT_TRUE(all_succeeded(results));
-}
-
-// Without a process group (one process) it is the wrapped optimizer: the same steps, and the
-// same state dict once "consolidated".
-TEST(ZeroRedundancyOptimizer, OneProcessWithoutAGroupIsThePlainOptimizer) {
-  manual_seed(9);
-  lenet::LeNet a;
-  manual_seed(9);
-  lenet::LeNet b;
-  optim::AdamW plain(a.parameters(), optim::AdamWOptions(1e-3));
-  auto zero = zero_adamw({optim::ParamGroup(b.parameters())}, Mode::kByElement);
-  EXPECT_EQ(zero->world_size(), 1);
-  for (int step = 0; step < 3; ++step) {
-    auto [x, y] = batch(step, 0);
-    plain.zero_grad();
-    zero->zero_grad();
-    F::cross_entropy(a.forward(x), y).backward();
-    F::cross_entropy(b.forward(x), y).backward();
-    plain.step();
-    zero->step();
-  }
-  EXPECT_TRUE(same_parameters(a, b, 0));
-  zero->consolidate_state_dict();
-  EXPECT_EQ(zero->state_dict().size(), plain.state_dict().size());
-  EXPECT_EQ(zero->state_bytes(), dist::optimizer_state_bytes(plain));
 }
 
 }  // namespace
