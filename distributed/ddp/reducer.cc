@@ -10,6 +10,7 @@
 
 #include "autograd/engine/accumulate_grad.h"
 #include "autograd/engine/engine.h"
+#include "nn/module.h"
 #include "ops/cuda_graph.h"
 #include "tensor/grad_mode.h"
 #include "ops/raw_ops.h"
@@ -103,6 +104,7 @@ void Reducer::build_buckets(const std::vector<size_t>& order) {
   shard_layout_.clear();
   shard_params_.clear();
   shard_piece_of_.clear();
+  shard_bucket_of_.clear();
   timed_device_ = kCPU;
   bucket_of_.assign(params_.size(), 0);
   slot_of_.assign(params_.size(), 0);
@@ -126,6 +128,19 @@ void Reducer::build_buckets(const std::vector<size_t>& order) {
         bucket_of_[bucket.params[s]] = b;
         slot_of_[bucket.params[s]] = s;
         bucket.bytes += static_cast<size_t>(params_[bucket.params[s]].nbytes());
+      }
+      // The parameters move into one flat tensor laid out as the gradients are (FSDP's
+      // FlatParameter): rank r's block of it is what rank r steps, so the optimizer's all-gather
+      // writes every rank's updated block straight into the parameters, with no gather buffer
+      // and no copies in or out (LeNet on 2 ranks: see distributed/README.md, "Step time").
+      bucket.params_flat = raw::zeros({bucket.block * group_->size()}, opts);
+      int64_t at = 0;
+      for (size_t idx : bucket.params) {
+        Tensor& p = params_[idx];
+        Tensor view = raw::view(raw::narrow(bucket.params_flat, 0, at, p.numel()), p.sizes());
+        raw::copy_(view, p);
+        nn::set_data(p, view);
+        at += p.numel();
       }
       if (!options_.shard_gradients) {
         // Stage 1: the flat tensor lives on, and gradients accumulated so far (no_sync) move in.
@@ -174,11 +189,40 @@ void Reducer::build_buckets(const std::vector<size_t>& order) {
     shard_params_.push_back(raw::narrow(raw::view(p, {p.numel()}), 0, piece.start, piece.length));
     shard_piece_of_.push_back(k);
   }
+  std::vector<int64_t> bucket_start(buckets_.size(), 0);  // each bucket's first element in a rank's shard
+  for (size_t bi = 1; bi < buckets_.size(); ++bi) bucket_start[bi] = bucket_start[bi - 1] + buckets_[bi - 1].block;
+  for (size_t j = 0; j < shard_params_.size(); ++j) {
+    const int64_t offset = shard_layout_[shard_piece_of_[j]].offset;
+    size_t bi = 0;
+    while (bi + 1 < buckets_.size() && offset >= bucket_start[bi + 1]) ++bi;
+    shard_bucket_of_.push_back(bi);
+  }
+}
+
+bool Reducer::shard_is_free(size_t bi) const {
+  for (size_t j = 0; j < shard_params_.size(); ++j) {
+    if (shard_bucket_of_[j] != bi) continue;
+    const Tensor& g = shard_params_[j].grad();
+    if (g.defined() && g.storage() == buckets_[bi].shard.storage()) return false;
+  }
+  return true;
 }
 
 void Reducer::allocate_flat(Bucket& b) {
   const Tensor& first = params_[b.params.front()];
-  b.flat = raw::zeros({b.block * group_->size()}, TensorOptions(first.dtype()).device(first.device()));
+  const TensorOptions opts = TensorOptions(first.dtype()).device(first.device());
+  if (options_.shard_gradients) {
+    // Made at every backward: mark_ready writes every parameter's slot (its gradient, or zeros)
+    // before the bucket launches, so only the padding needs zeroing.
+    b.flat = raw::empty({b.block * group_->size()}, opts);
+    const int64_t padding = b.block * group_->size() - b.numel;
+    if (padding > 0) {
+      Tensor tail = raw::narrow(b.flat, 0, b.numel, padding);
+      raw::fill_(tail, 0.0);
+    }
+  } else {
+    b.flat = raw::zeros({b.block * group_->size()}, opts);
+  }
   b.views.clear();
   int64_t offset = 0;
   for (size_t idx : b.params) {
@@ -186,6 +230,14 @@ void Reducer::allocate_flat(Bucket& b) {
     b.views.push_back(raw::view(raw::narrow(b.flat, 0, offset, p.numel()), p.sizes()));
     offset += p.numel();
   }
+}
+
+std::vector<Tensor> Reducer::parameter_buckets() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<Tensor> out;
+  for (const auto& b : buckets_)
+    if (b.params_flat.defined()) out.push_back(b.params_flat);
+  return out;
 }
 
 std::vector<std::vector<size_t>> Reducer::bucket_layout() const {
@@ -333,7 +385,12 @@ void Reducer::launch_ready_buckets() {
       // flat tensor, which lives on as the parameters' .grad(), keeps this rank's local gradient
       // everywhere, so that a later synchronized backward accumulating onto it (no zero_grad in
       // between) reduce-scatters the sum of both local gradients, as DDP would average it.
-      Tensor mine = options_.shard_gradients ? raw::narrow(b.flat, 0, b.block * group_->rank(), b.block) : b.shard;
+      // Stage 2 with no gradient kept in the shard (zero_grad() since the last backward: the
+      // usual step): straight into the shard too, which saves copying it there at the end.
+      b.into_shard = options_.shard_gradients && shard_is_free(next_to_launch_);
+      Tensor mine = options_.shard_gradients && !b.into_shard
+                        ? raw::narrow(b.flat, 0, b.block * group_->rank(), b.block)
+                        : b.shard;
       b.reduction = PendingReduction{group_->reduce_scatter_tensor(mine, b.flat, ReduceOp::kAvg), nullptr};
       b.flags_work = group_->allreduce(b.flags, ReduceOp::kMax);
     } else {
@@ -444,9 +501,13 @@ void Reducer::keep_shards() {
       view.mutable_grad() = Tensor();
       continue;
     }
-    Tensor averaged = raw::narrow(b.flat, 0, b.block * rank + at, piece.length);
     Tensor kept = raw::narrow(b.shard, 0, at, piece.length);
     Tensor& grad = view.mutable_grad();
+    if (b.into_shard) {
+      grad = kept;  // the reduce-scatter wrote it there
+      continue;
+    }
+    Tensor averaged = raw::narrow(b.flat, 0, b.block * rank + at, piece.length);
     if (grad.defined() && grad.data_ptr_raw() == kept.data_ptr_raw() && grad.numel() == kept.numel()) {
       raw::binary_(raw::BinaryOp::Add, kept, averaged);
     } else {

@@ -31,9 +31,12 @@
 // reduce-scattered instead (zero/partition.h's pieces_by_bucket: the bucket's gradients padded to
 // world equal blocks, rank r keeping block r, averaged), and its "had a gradient" flags are
 // all-reduced beside it. The bucket's flat tensor exists only from its first gradient to the end
-// of backward: there this rank's block is added into its gradient shard (shard_params()' .grad(),
-// 1/world of the bucket), the flat tensor is freed and every parameter's own .grad() is left
-// undefined, so the full gradient does not outlive backward. The buckets are not rebuilt (the
+// of backward. This rank's averaged block goes into its gradient shard (shard_params()' .grad(),
+// 1/world of the bucket): written there by the reduce-scatter itself when zero_grad() dropped
+// the shard's gradients (the usual step), else reduce-scattered in place in the flat tensor and
+// added to them at the end of backward (synchronized backwards accumulating). Then the flat
+// tensor is freed and every parameter's own .grad() is left undefined, so the full gradient
+// does not outlive backward. The buckets are not rebuilt (the
 // shards, and the optimizer state that follows them, keep their layout) and comm hooks are refused.
 //
 // With reduce_scatter alone (ZeRO stage 1, zero_stage(1)) the buckets are laid out and
@@ -47,6 +50,14 @@
 // hold, for the elements this rank owns; a second synchronized backward without zero_grad adds to
 // the local gradients and averages the sum, as DDP would. The shards cost 1/world of the gradient
 // memory on top of DDP's buckets.
+//
+// Under both (reduce_scatter or shard_gradients) the parameters themselves move, at construction,
+// into one flat tensor per bucket laid out as its gradients (parameter_buckets(); FSDP's
+// FlatParameter): each parameter becomes a view into it (nn::set_data: every handle to it sees
+// the move), so block r of it is exactly what rank r's optimizer steps, and ZeRO's all-gather of
+// the updated parameters writes every rank's block in place. It costs the padding (fewer than
+// world elements a bucket); whatever replaces a parameter's data later (Module::to) cuts it off
+// from the bucket, which ZeroRedundancyOptimizer::step() refuses with the reason.
 #pragma once
 
 #include <cstddef>
@@ -99,6 +110,11 @@ class Reducer {
   bool shards_gradients() const { return options_.shard_gradients; }
   bool reduce_scatters() const { return scatter_; }
   const std::vector<Tensor>& params() const { return params_; }
+  // With reduce_scatter or shard_gradients: each bucket's parameters as one flat tensor, in
+  // bucket order, laid out as the bucket's gradients (world blocks of the padded bucket, rank r's
+  // run of each parameter in block r); every parameter is a view into its bucket's (see above).
+  // Empty otherwise.
+  std::vector<Tensor> parameter_buckets() const;
 
   // Parameter indices (registration order) of each bucket, in launch order.
   std::vector<std::vector<size_t>> bucket_layout() const;
@@ -125,6 +141,10 @@ class Reducer {
     int64_t numel = 0;
     int64_t block = 0;
     Tensor shard;
+    Tensor params_flat;  // the parameters themselves, laid out as `flat` (parameter_buckets())
+    // shard_gradients: this backward reduce-scatters straight into `shard` (none of the shard's
+    // gradients was kept to accumulate onto: zero_grad() dropped them), not into `flat`.
+    bool into_shard = false;
     std::shared_ptr<Work> flags_work;
   };
 
@@ -137,6 +157,8 @@ class Reducer {
   void read_flags(const std::vector<size_t>& buckets);
   // shard_gradients: the bucket's flat tensor and its views, made at its first gradient.
   void allocate_flat(Bucket& b);
+  // shard_gradients: whether no gradient of shard_params_ in bucket `bi` is kept in its shard.
+  bool shard_is_free(size_t bi) const;
   // shard_gradients, at the end of backward: this rank's block into its shard views' .grad().
   void keep_shards();
   // reduce_scatter alone, at the end of backward: the shard views' .grad() are the bucket's
@@ -145,6 +167,7 @@ class Reducer {
   std::vector<zero_detail::Piece> shard_layout_;
   std::vector<Tensor> shard_params_;
   std::vector<size_t> shard_piece_of_;  // shard_params_[j]'s index in shard_layout_
+  std::vector<size_t> shard_bucket_of_;  // shard_params_[j]'s bucket
   std::vector<char> no_grad_anywhere_;  // per parameter, this iteration
   std::string bucket_name(size_t index) const;
 

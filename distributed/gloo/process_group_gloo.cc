@@ -620,8 +620,11 @@ std::shared_ptr<Work> ProcessGroupGloo::allgather(std::vector<Tensor>& outputs, 
     channel_data = ChannelData{
         nb, channel_payload_bytes(size_) / element * element,
         [in = input, data](uint8_t* dst, size_t offset, size_t length) { std::memcpy(dst, data + offset, length); },
-        [outs = outputs, to](const std::vector<const uint8_t*>& chunks, size_t offset, size_t length) {
-          for (size_t r = 0; r < to.size(); ++r) std::memcpy(to[r] + offset, chunks[r], length);
+        [outs = outputs, to, data](const std::vector<const uint8_t*>& chunks, size_t offset, size_t length) {
+          // In place (this rank's output is its input, as ZeRO's all-gather into DDP's flat
+          // parameters): its own block is there already.
+          for (size_t r = 0; r < to.size(); ++r)
+            if (to[r] != data) std::memcpy(to[r] + offset, chunks[r], length);
         }};
   }
   return state_->enqueue(fp, effective_timeout(opts, timeout_),

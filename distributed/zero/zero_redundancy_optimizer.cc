@@ -126,6 +126,9 @@ void ZeroRedundancyOptimizer::init(OptimizerFactory factory) {
     pieces_ = reducer_->shard_layout();
     for (auto& piece : pieces_) piece.param = ours[piece.param];
     reducer_views = reducer_->shard_params();
+    param_buckets_ = reducer_->parameter_buckets();
+    bucket_storage_of_.assign(params_.size(), nullptr);
+    for (size_t r = 0; r < theirs.size(); ++r) bucket_storage_of_[ours[r]] = theirs[r].storage().get();
   } else {
     pieces_ = options_.shard_by() == ShardBy::kElement ? zero_detail::pieces_by_element(numels, world_)
                                                         : zero_detail::pieces_by_parameter(numels, world_);
@@ -178,22 +181,28 @@ std::vector<ZeroRedundancyOptimizer::GatherRange> ZeroRedundancyOptimizer::gathe
   // all-gather completes first.
   const std::vector<std::vector<size_t>> layout = reducer_->bucket_layout();
   const std::vector<Tensor>& theirs = reducer_->params();
+  // Each bucket's whole block, padding included (fewer than world elements), so that a bucket
+  // under the cap is one all-gather into its flat parameters.
   std::vector<std::pair<size_t, GatherRange>> buckets;
   int64_t before = 0;
-  for (const auto& bucket : layout) {
+  for (size_t k = 0; k < layout.size(); ++k) {
     int64_t numel = 0;
     size_t first = SIZE_MAX;
-    for (size_t i : bucket) {
+    for (size_t i : layout[k]) {
       numel += theirs[i].numel();
       first = std::min(first, i);
     }
     const int64_t block = zero_detail::bucket_block(numel, world_);
-    if (before < shard_numel_) buckets.push_back({first, {before, block}});
+    buckets.push_back({first, {before, block, static_cast<int>(k), 0}});
     before += block;
   }
   std::stable_sort(buckets.begin(), buckets.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (const auto& [first, range] : buckets) add_cut(range.start, range.length);
+  const int64_t bucket_cap = std::max<int64_t>(
+      1, static_cast<int64_t>(options_.bucket_cap_mb() * 1024 * 1024 / element / world_));
+  for (const auto& [first, range] : buckets)
+    for (int64_t at = 0; at < range.length; at += bucket_cap)
+      ranges.push_back({range.start + at, std::min(bucket_cap, range.length - at), range.bucket, at});
   return ranges;
 }
 
@@ -247,11 +256,16 @@ void ZeroRedundancyOptimizer::step() {
 // copies the other ranks' pieces out into the parameters.
 void ZeroRedundancyOptimizer::gather_parameters() {
   if (world_ == 1 || shard_numel_ == 0) return;
+  if (ddp_partition_) {
+    gather_in_place();
+    return;
+  }
   NoGradGuard no_grad;
   const Tensor& first = params_.front();
   const TensorOptions opts = TensorOptions(first.dtype()).device(first.device());
   if (ranges_.empty()) ranges_ = gather_ranges();
-  // Allocated per step and freed once gathered: between steps ZeRO holds no buffer of its own.
+  // Without .ddp() (stage 1 over a plain DDP, whose parameters are separate tensors). Allocated
+  // per step and freed once gathered: between steps ZeRO holds no buffer of its own.
   // (With overlap_all_gather all ranges are in flight together: world x shard elements, the
   // parameters' size, until the forward waits.)
   in_flight_shard_ = raw::zeros({shard_numel_}, opts);
@@ -269,8 +283,40 @@ void ZeroRedundancyOptimizer::gather_parameters() {
   const Tensor shard = in_flight_shard_;
   for (const GatherRange& range : ranges_) {
     if (!overlap) in_flight_shard_ = shard;
-    InFlightGather g{range, raw::empty({world_ * range.length}, opts), nullptr};
+    InFlightGather g{range, raw::empty({world_ * range.length}, opts), false, nullptr};
     g.work = group_->allgather_into_tensor(g.gathered, shard.narrow(0, range.start, range.length));
+    in_flight_.push_back(std::move(g));
+    if (!overlap) finish_gathers();
+  }
+}
+
+// With .ddp() the parameters are views into DDP's flat buckets, laid out as the gradients
+// (reducer.h): rank q's block of bucket b is rank q's shard of it, so each all-gather's output is
+// the bucket itself and its input this rank's block of it. No gather buffer, no copy of the shard
+// in, none of the other ranks' pieces out: LeNet on 2 ranks, whose step() went 124 KiB through
+// each of those three copies, see distributed/README.md ("Step time").
+void ZeroRedundancyOptimizer::gather_in_place() {
+  NoGradGuard no_grad;
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].storage().get() != bucket_storage_of_[i])
+      throw std::runtime_error(kWho + "::step: parameter " + std::to_string(i) +
+                               " no longer lives in DDP's flat parameter bucket (its data was replaced after DDP was "
+                               "built, e.g. by Module::to), so the all-gather of the updated parameters would not reach "
+                               "it; move the model before wrapping it in DistributedDataParallel");
+  if (ranges_.empty()) ranges_ = gather_ranges();
+  const bool overlap = options_.overlap_all_gather();
+  for (const GatherRange& range : ranges_) {
+    Tensor flat = param_buckets_.at(static_cast<size_t>(range.bucket));
+    const int64_t block = flat.numel() / world_;
+    InFlightGather g{range, flat, true, nullptr};
+    if (range.within == 0 && range.length == block) {
+      g.work = group_->allgather_into_tensor(flat, flat.narrow(0, block * rank_, block));
+    } else {
+      // A bucket larger than bucket_cap_mb, in parts: rank q's part of each block.
+      std::vector<Tensor> outputs;
+      for (int q = 0; q < world_; ++q) outputs.push_back(flat.narrow(0, block * q + range.within, range.length));
+      g.work = group_->allgather(outputs, outputs[static_cast<size_t>(rank_)]);
+    }
     in_flight_.push_back(std::move(g));
     if (!overlap) finish_gathers();
   }
@@ -299,6 +345,12 @@ void ZeroRedundancyOptimizer::finish_gathers() const {
         }
       }
       throw;
+    }
+    if (g.in_place) {
+      // Written behind the tensor ops' back: what keys on the version (autocast's cast cache)
+      // sees new parameters.
+      g.gathered.storage()->bump_version();
+      continue;
     }
     const int64_t start = g.range.start, length = g.range.length;
     for (const auto& piece : pieces_) {

@@ -36,7 +36,10 @@
 //   parameters reach every rank through all_gather_into_tensor of flat buckets: rank r's shard is
 //   laid out flat in parameter order, padded to the largest shard, and bucket k carries elements
 //   [k B, (k + 1) B) of every rank's shard (B from bucket_cap_mb), so one collective moves
-//   world x B elements. Collective: every rank must call it.
+//   world x B elements. With .ddp() the parameters are views into DDP's flat buckets, laid out
+//   as the gradients (reducer.h), so each all-gather writes into them in place: one per DDP
+//   bucket (in parts where a bucket's block exceeds B), no buffer and no copies. Collective:
+//   every rank must call it.
 // - overlap_all_gather (with .ddp()): step() launches the all-gathers and returns; each rank's
 //   shard is updated at once, the other ranks' parameters when the all-gathers are waited for,
 //   which DDP's next forward() does at its start (a forward pre-hook), so the exchange runs on
@@ -178,13 +181,22 @@ class ZeroRedundancyOptimizer : public optim::Optimizer {
   struct GatherRange {
     int64_t start = 0;
     int64_t length = 0;
+    // With .ddp(): the DDP bucket the range lies in (Reducer::parameter_buckets()' index) and
+    // where it starts inside each rank's block of it.
+    int bucket = -1;
+    int64_t within = 0;
   };
   std::vector<GatherRange> gather_ranges() const;
   struct InFlightGather {
     GatherRange range;
-    Tensor gathered;  // world x range.length elements
+    // world x range.length elements; with .ddp() the DDP bucket's parameters themselves, which
+    // the all-gather writes in place (nothing to copy out).
+    Tensor gathered;
+    bool in_place = false;
     std::shared_ptr<Work> work;
   };
+  // With .ddp(): one all-gather per range straight into DDP's flat parameter buckets.
+  void gather_in_place();
 
   std::shared_ptr<ProcessGroup> group_;
   ZeroRedundancyOptimizerOptions options_;
@@ -204,6 +216,10 @@ class ZeroRedundancyOptimizer : public optim::Optimizer {
   bool consolidated_ = false;
   optim::NamedTensors consolidated_state_;
   std::vector<GatherRange> ranges_;
+  // With .ddp(): DDP's flat parameter buckets, and the storage each parameter must still view
+  // (a parameter whose data was replaced since would not receive the all-gather: refused).
+  std::vector<Tensor> param_buckets_;
+  std::vector<const void*> bucket_storage_of_;
   // overlap_all_gather: the last step()'s all-gathers until waited for, and the flat shard they
   // read (alive until they finish, as every collective's tensors must be).
   mutable std::vector<InFlightGather> in_flight_;

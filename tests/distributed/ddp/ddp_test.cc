@@ -19,6 +19,7 @@
 #include "optim/grad_scaler.h"
 #include "optim/sgd.h"
 #include "tensor/random.h"
+#include "tests/distributed/branchy_model.h"
 #include "tests/multiprocess.h"
 #include "tests/test_util.h"
 
@@ -142,21 +143,7 @@ TEST(DistributedDataParallel, NoSyncAccumulationOfFourMicroBatchesEqualsOneBigBa
   EXPECT_TRUE(all_succeeded(results));
 }
 
-// A head used only by some ranks on some steps, and one no rank ever uses.
-struct Branchy : nn::Module {
-  Branchy() {
-    trunk = register_module("trunk", std::make_shared<nn::Linear>(8, 8));
-    head_a = register_module("head_a", std::make_shared<nn::Linear>(8, 4));
-    head_b = register_module("head_b", std::make_shared<nn::Linear>(8, 4));
-    never = register_module("never", std::make_shared<nn::Linear>(8, 4));
-  }
-  Tensor forward(const Tensor& x) override {
-    Tensor h = F::relu(trunk->forward(x));
-    return use_b ? head_b->forward(h) : head_a->forward(h);
-  }
-  bool use_b = false;
-  std::shared_ptr<nn::Linear> trunk, head_a, head_b, never;
-};
+using testing::Branchy;  // a head used only by some ranks on some steps, and one no rank ever uses
 
 TEST(DistributedDataParallel, UnusedParametersNeedNoFlag) {
   auto results = run_ranks(2, [](int rank) {

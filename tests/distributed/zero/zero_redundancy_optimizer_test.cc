@@ -18,10 +18,12 @@
 #include "examples/lenet_cifar10/lenet.h"
 #include "nn/clip_grad.h"
 #include "nn/functional.h"
+#include "nn/module.h"
 #include "optim/adam.h"
 #include "optim/grad_scaler.h"
 #include "optim/lr_scheduler.h"
 #include "tensor/random.h"
+#include "tests/distributed/branchy_model.h"
 #include "tests/multiprocess.h"
 #include "tests/test_util.h"
 
@@ -611,6 +613,105 @@ TEST(ZeroRedundancyOptimizer, OneProcessWithoutAGroupIsThePlainOptimizer) {
   zero->consolidate_state_dict();
   EXPECT_EQ(zero->state_dict().size(), plain.state_dict().size());
   EXPECT_EQ(zero->state_bytes(), dist::optimizer_state_bytes(plain));
+}
+
+// Parameters some ranks or no rank had a gradient for, under stages 1 and 2 with and without
+// overlap_all_gather: ZeRO's AdamW (weight decay on) steps what the plain one steps, so a
+// parameter no rank used keeps its initial value and an undefined gradient in the shard, and one
+// only rank 1 used moves by the average. DDP's buckets hold one parameter or so each, and ZeRO's
+// all-gathers are cut smaller than a bucket, so some go in parts (the list-form all-gather into
+// the flat parameters).
+TEST(ZeroRedundancyOptimizer, UnusedParametersStepAsWithDdpStages1And2) {
+  auto results = run_ranks(2, [](int rank) {
+    dist::init_process_group();
+    for (Mode mode : {Mode::kStage1, Mode::kStage2})
+      for (bool overlap : {false, true}) {
+        manual_seed(5);
+        auto plain_model = std::make_shared<testing::Branchy>();
+        manual_seed(5);
+        auto zero_model = std::make_shared<testing::Branchy>();
+        const Tensor never_initial = raw::clone(zero_model->never->weight);
+        const Tensor head_b_initial = raw::clone(zero_model->head_b->weight);
+        auto plain_ddp = std::make_shared<dist::DistributedDataParallel>(plain_model);
+        auto zero_ddp = std::make_shared<dist::DistributedDataParallel>(
+            zero_model, dist::DistributedDataParallelOptions()
+                            .zero_stage(mode == Mode::kStage1 ? 1 : 2)
+                            .first_bucket_cap_mb(0.0001)
+                            .bucket_cap_mb(0.0001));
+        optim::AdamW plain(plain_ddp->parameters(), optim::AdamWOptions(1e-2).weight_decay(0.1));
+        ZeroRedundancyOptimizer zero(zero_ddp->parameters(), optim::AdamWOptions(1e-2).weight_decay(0.1),
+                                     dist::optimizer_factory<optim::AdamW, optim::AdamWOptions>(),
+                                     ZeroRedundancyOptimizerOptions()
+                                         .ddp(zero_ddp)
+                                         .overlap_all_gather(overlap)
+                                         .bucket_cap_mb(2 * 20 * 4 / (1024.0 * 1024)));  // 20 floats a rank
+        for (int step = 0; step < 6; ++step) {
+          plain_model->use_b = zero_model->use_b = step % 2 == 1 && rank == 1;
+          Generator g(static_cast<uint64_t>(100 * step + rank));
+          Tensor x = raw::randn({8, 8}, {}, &g), y = raw::randint(0, 4, {8}, TensorOptions(kInt64), &g);
+          plain.zero_grad();
+          zero.zero_grad();
+          F::cross_entropy(plain_ddp->forward(x), y).backward();
+          F::cross_entropy(zero_ddp->forward(x), y).backward();
+          // The shards of `never` (no rank used it) have no gradient: AdamW leaves them alone.
+          for (const Tensor& v : zero.stepped_tensors()) {
+            const auto* base = static_cast<const char*>(zero_model->never->weight.data_ptr_raw());
+            const auto* at = static_cast<const char*>(v.data_ptr_raw());
+            if (at >= base && at < base + zero_model->never->weight.nbytes()) {
+              EXPECT_FALSE(v.grad().defined()) << "step " << step;
+            }
+          }
+          plain.step();
+          zero.step();
+        }
+        zero.wait_for_parameters();
+        EXPECT_TRUE(same_parameters(*plain_model, *zero_model, 1e-6)) << mode_name(mode) << ", overlap " << overlap;
+        EXPECT_TRUE(testing::all_close(zero_model->never->weight, never_initial, 0, 0)) << mode_name(mode);
+        EXPECT_FALSE(testing::all_close(zero_model->head_b->weight, head_b_initial, 1e-3)) << "head_b moved";
+      }
+    dist::destroy_process_group();
+  });
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
+// Under zero_stage(1) and (2) the parameters live in DDP's flat buckets (reducer.h), values
+// unchanged, so the all-gather writes them in place; a parameter whose data is replaced
+// afterwards would not receive it, and step() says so instead of training it silently apart.
+TEST(ZeroRedundancyOptimizer, ParametersLiveInDdpsFlatBucketsAndAReplacedOneIsRefused) {
+  auto results = run_ranks(2, [](int) {
+    dist::init_process_group();
+    for (Mode mode : {Mode::kStage1, Mode::kStage2}) {
+      manual_seed(3);
+      auto model = std::make_shared<lenet::LeNet>();
+      manual_seed(3);
+      lenet::LeNet initial;
+      auto ddp = ddp_for(model, mode);
+      EXPECT_TRUE(same_parameters(initial, *model, 0)) << mode_name(mode);
+      const std::vector<Tensor> buckets = ddp->reducer()->parameter_buckets();
+      ASSERT_EQ(buckets.size(), ddp->reducer()->bucket_layout().size());
+      int64_t in_buckets = 0;
+      for (const Tensor& p : model->parameters()) {
+        bool found = false;
+        for (const Tensor& b : buckets) found = found || p.storage() == b.storage();
+        EXPECT_TRUE(found);
+        in_buckets += p.numel();
+      }
+      int64_t flat = 0;
+      for (const Tensor& b : buckets) flat += b.numel();
+      EXPECT_GE(flat, in_buckets);
+      EXPECT_LT(flat, in_buckets + 2 * static_cast<int64_t>(buckets.size()));  // padding: < world a bucket
+      auto zero = zero_adamw({optim::ParamGroup(ddp->parameters())}, mode, ddp);
+      Tensor w = model->fc2->weight;
+      nn::set_data(w, raw::clone(w));
+      EXPECT_TRUE(testing::throws_with<std::runtime_error>(
+          [&] { zero->step(); }, "parameter 6 no longer lives in DDP's flat parameter bucket"))
+          << mode_name(mode);
+    }
+    dist::destroy_process_group();
+  });
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
 }
 
 }  // namespace
