@@ -1,9 +1,12 @@
 // Fused scaled-dot-product attention: checks, the [batch, heads] view of the broadcast leading
 // dims, and the kernel calls (kernels/common/attention.h).
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "kernels/common/attention.h"
 #include "ops/op_checks.h"
@@ -170,6 +173,84 @@ Shape with_rows(const Shape& batch, int64_t rows, int64_t cols) {
   return s;
 }
 
+// Whether the kernel takes strided outputs and output gradients (AttentionArgs' os ... dvs): the
+// CPU's float32 / float64 kernel does; CUDA's and the CPU's bfloat16 AMX path take them contiguous.
+bool strided_outputs(const Tensor& q) { return q.is_cpu() && (q.dtype() == kFloat32 || q.dtype() == kFloat64); }
+
+// An output or gradient [batch_shape..., rows, cols] and its strides. 4-D [B, H, rows, cols] where
+// the kernel writes strided ones is stored [B, rows, H, cols], as PyTorch's CPU flash attention
+// stores its output: a multi-head caller's transpose(1, 2) back to [B, T, H, D] is then contiguous
+// (no copy before the output projection), the gradient arriving through that transpose is read in
+// place (no copy in the backward), and dq, dk, dv in the same layout reach the [B, T, C] views of
+// q, k, v that the heads were cut from without a copy in their views' backward.
+Tensor alloc_output(const Layout& lay, int64_t rows, int64_t cols, const TensorOptions& opts, bool heads_inner,
+                    bool zero, kernels::AttentionStrides& s) {
+  Tensor t;
+  if (heads_inner && lay.batch_shape.size() == 2) {
+    const Shape stored{lay.batch_shape[0], rows, lay.batch_shape[1], cols};
+    t = transpose(zero ? zeros(stored, opts) : empty(stored, opts), 1, 2);
+  } else {
+    const Shape shape = with_rows(lay.batch_shape, rows, cols);
+    t = zero ? zeros(shape, opts) : empty(shape, opts);
+  }
+  view_strides(t, lay.batch_shape.size(), s);
+  s.col = 1;
+  return t;
+}
+
+// dq, dk, dv as views of one new buffer laid out as q, k and v are in theirs, when the kernel takes
+// strided gradients and q, k, v are views of one tensor with the same sizes and strides that
+// together fill a dense span of it: a packed qkv projection cut into heads (the GPT's c_attn output
+// split in three). That buffer is then the projection's gradient, which split's backward
+// (autograd/join.cc) takes as it is instead of concatenating three copies. Empty otherwise.
+std::vector<Tensor> packed_gradients(const Tensor& q, const Tensor& k, const Tensor& v, const Layout& lay,
+                                     bool strided, bool zero, kernels::AttentionArgs& a) {
+  const Tensor* ts[3] = {&q, &k, &v};
+  if (!strided || lay.E != lay.Ev || q.sizes() != with_rows(lay.batch_shape, lay.L, lay.E) || q.numel() == 0) return {};
+  int64_t offsets[3];
+  for (int i = 0; i < 3; ++i) {
+    const Tensor& t = *ts[i];
+    if (t.storage().get() != q.storage().get() || t.sizes() != q.sizes() || t.strides() != q.strides()) return {};
+    offsets[i] = t.storage_offset();
+  }
+  std::sort(offsets, offsets + 3);
+  // The three as one [3, ...] tensor (offsets equally spaced) must be dense and free of overlaps:
+  // its dims sorted by stride, each stride the product of the sizes below it.
+  const int64_t step = offsets[1] - offsets[0];
+  if (step <= 0 || offsets[2] - offsets[1] != step) return {};
+  std::vector<std::pair<int64_t, int64_t>> dims{{step, 3}};  // (stride, size)
+  for (int64_t d = 0; d < q.dim(); ++d) {
+    if (q.size(d) != 1) dims.emplace_back(q.stride(d), q.size(d));
+  }
+  std::sort(dims.begin(), dims.end());
+  int64_t dense = 1;
+  for (const auto& [stride, size] : dims) {
+    if (stride != dense) return {};
+    dense *= size;
+  }
+  const int64_t lo = offsets[0];
+  const TensorOptions opts = TensorOptions(q.dtype()).device(q.device());
+  Tensor buffer = zero ? zeros({dense}, opts) : empty({dense}, opts);
+  std::vector<Tensor> grads;
+  kernels::AttentionStrides* strides[3] = {&a.dqs, &a.dks, &a.dvs};
+  for (int i = 0; i < 3; ++i) {
+    grads.push_back(as_strided(buffer, q.sizes(), q.strides(), ts[i]->storage_offset() - lo));
+    if (!view_strides(grads.back(), lay.batch_shape.size(), *strides[i]) || strides[i]->col != 1) return {};
+  }
+  return grads;
+}
+
+// A tensor the kernel reads ([batch_shape..., rows, cols]: the output, its gradient) as a view where
+// it takes strided ones, contiguous elsewhere.
+Tensor kernel_input(const Tensor& t, const Layout& lay, int64_t rows, int64_t cols, bool strided,
+                    kernels::AttentionStrides& s, const char* what) {
+  if (strided) return batch_view(t, lay, rows, cols, true, s, what);
+  Tensor c = contiguous(t);
+  view_strides(c, lay.batch_shape.size(), s);
+  s.col = 1;
+  return c;
+}
+
 }  // namespace
 
 AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
@@ -188,7 +269,7 @@ AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, c
     return r;
   }
   Prepared p = prepare(q, k, v, attn_mask, is_causal, r.scale, dropout_p);
-  r.output = empty(with_rows(p.lay.batch_shape, p.lay.L, p.lay.Ev), opts);
+  r.output = alloc_output(p.lay, p.lay.L, p.lay.Ev, opts, strided_outputs(q), false, p.args.os);
   r.lse = empty({p.lay.batch * p.lay.heads, p.lay.L}, TensorOptions(compute_dtype(q.dtype())).device(q.device()));
   if (r.output.numel() == 0) return r;
   if (p.lay.S == 0) {  // no keys: every row fully masked
@@ -222,13 +303,14 @@ AttentionGrads scaled_dot_product_attention_backward(const Tensor& grad_output, 
   AttentionGrads g;
   // The kernel writes every element; without a kernel call (no weights) the gradients are zero.
   const bool run = dropout_p < 1.0 && lay.L > 0 && lay.S > 0 && lay.batch * lay.heads > 0;
-  auto alloc = [&](int64_t rows, int64_t cols) {
-    return run ? empty(with_rows(lay.batch_shape, rows, cols), opts) : zeros(with_rows(lay.batch_shape, rows, cols), opts);
-  };
-  Tensor dq = alloc(lay.L, lay.E), dk = alloc(lay.S, lay.E), dv = alloc(lay.S, lay.Ev);
+  const bool strided = strided_outputs(q);
+  std::vector<Tensor> packed = packed_gradients(q, k, v, lay, strided, !run, p.args);
+  Tensor dq = packed.empty() ? alloc_output(lay, lay.L, lay.E, opts, strided, !run, p.args.dqs) : packed[0];
+  Tensor dk = packed.empty() ? alloc_output(lay, lay.S, lay.E, opts, strided, !run, p.args.dks) : packed[1];
+  Tensor dv = packed.empty() ? alloc_output(lay, lay.S, lay.Ev, opts, strided, !run, p.args.dvs) : packed[2];
   if (run) {
-    Tensor go = contiguous(to(grad_output, q.device(), q.dtype()));
-    Tensor out = contiguous(fwd.output);
+    Tensor go = kernel_input(to(grad_output, q.device(), q.dtype()), lay, lay.L, lay.Ev, strided, p.args.gs, "grad_output");
+    Tensor out = kernel_input(fwd.output, lay, lay.L, lay.Ev, strided, p.args.os, "output");
     p.args.philox = fwd.philox;
     p.args.out = out.data_ptr_raw();
     p.args.lse = fwd.lse.data_ptr_raw();  // written contiguous by the forward

@@ -171,7 +171,17 @@ class Execution {
     std::vector<Tensor>& buf = buffers_[e.fn.get()];
     if (buf.empty()) buf.resize(e.fn->num_outputs());
     Tensor& slot = buf.at(e.input_nr);
-    slot = slot.defined() ? raw::add(slot, grad) : std::move(grad);
+    if (!slot.defined()) {
+      slot = std::move(grad);
+    } else if (exclusively_owned(slot) && slot.sizes() == grad.sizes() && slot.dtype() == grad.dtype() &&
+               slot.device() == grad.device()) {
+      // Nothing else sees the first gradient (not another edge that was sent the same tensor, not a
+      // saved tensor): the sum goes where it already is, as PyTorch's InputBuffer accumulates, with
+      // no new tensor to allocate and first touch (a residual stream's sums in a transformer).
+      raw::binary_(raw::BinaryOp::Add, slot, grad);
+    } else {
+      slot = raw::add(slot, grad);
+    }
   }
 
   // Casts a gradient to the dtype of the tensor it belongs to; a wrong shape or device is a bug in

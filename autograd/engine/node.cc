@@ -49,14 +49,11 @@ Tensor Node::run_tensor_hooks(int output_nr, Tensor grad) {
   return grad;
 }
 
-namespace {
-// True when no other handle or view can observe `g`, so storing it as .grad() aliases nothing.
 bool exclusively_owned(const Tensor& g) {
   const Storage& s = g.storage();
   return g.impl_ptr().use_count() == 1 && s.use_count() == 1 && g.is_contiguous() &&
          g.storage_offset() == 0 && static_cast<size_t>(g.nbytes()) == s->nbytes() && !g.requires_grad();
 }
-}  // namespace
 
 void accumulate_into_grad(Tensor& t, Tensor grad, bool in_place) {
   Tensor current = t.grad();

@@ -88,4 +88,9 @@ struct Node : std::enable_shared_from_this<Node> {
 // whose .grad the user may have kept from an earlier backward, as PyTorch does).
 void accumulate_into_grad(Tensor& t, Tensor grad, bool in_place);
 
+// True when no other handle or view can observe `g` (one handle, its storage whole and its own, no
+// history), so storing it as .grad() aliases nothing and adding into it in place changes nothing
+// anyone else sees.
+bool exclusively_owned(const Tensor& g);
+
 }  // namespace colony::autograd

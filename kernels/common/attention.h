@@ -46,16 +46,20 @@ struct AttentionArgs {
   double scale = 1.0;
   double dropout_p = 0.0;
   PhiloxArgs philox;  // used when dropout_p > 0
-  // Forward outputs (backward inputs): out contiguous [batch, heads, L, Ev] in dtype, lse
-  // contiguous [batch * heads, L] in the compute dtype (float64 keeps gradients exact to 1e-10).
+  // Forward outputs (backward inputs): out [batch, heads, L, Ev] in dtype, lse contiguous
+  // [batch * heads, L] in the compute dtype (float64 keeps gradients exact to 1e-10).
   void* out = nullptr;
   void* lse = nullptr;
-  // Backward only: grad_out contiguous like out; dq [batch, heads, L, E], dk [batch, heads, S, E],
-  // dv [batch, heads, S, Ev], all contiguous in dtype (the front sums broadcast k and v back).
+  // Backward only: grad_out [batch, heads, L, Ev] like out; dq [batch, heads, L, E], dk [batch,
+  // heads, S, E], dv [batch, heads, S, Ev] in dtype (the front sums broadcast k and v back).
   const void* grad_out = nullptr;
   void* dq = nullptr;
   void* dk = nullptr;
   void* dv = nullptr;
+  // Strides of out, grad_out, dq, dk and dv (unit column stride). The CPU's float32 / float64
+  // kernel honours any; the CUDA kernels and the CPU's bfloat16 AMX path read and write these
+  // tensors contiguous only, so there the front passes contiguous ones. Set them always.
+  AttentionStrides os, gs, dqs, dks, dvs;
   // CUDA backward scratch, zeroed by the front: dQ accumulated across key tiles in the compute
   // dtype [batch * heads, L, E], and D = rowsum(dO * O) [batch * heads, L]. Unused on the CPU.
   void* dq_accum = nullptr;

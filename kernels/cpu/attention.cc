@@ -230,6 +230,12 @@ inline C online_softmax_row(C* sr, int64_t width, C& m, C& l) {
   return alpha;
 }
 
+// The first element of (b, h) = (bh / heads, bh % heads) in a tensor of strides s.
+template <typename P>
+P* head_base(P* base, const AttentionStrides& s, const AttentionArgs& a, int64_t bh) {
+  return base + (bh / a.heads) * s.b + (bh % a.heads) * s.h;
+}
+
 // The rows of one (b, h): base pointers of its operands.
 template <typename T, typename C>
 struct Head {
@@ -294,12 +300,12 @@ void forward(const AttentionArgs& a) {
         if (a.dropout_p > 0) apply_dropout<C>(a, seed, offset, bh, rows, i0, j0, s.data(), nullptr);
         gemm_rows<C, Limit::K>(rows, Evp, kBc, s.data(), kBc, vp.data() + j0 * Evp, Evp, o.data(), Evp, true, seen);
       }
-      T* out = static_cast<T*>(a.out) + (bh * a.L + i0) * Ev;
+      T* out = head_base(static_cast<T*>(a.out), a.os, a, bh) + i0 * a.os.row;
       C* lse = static_cast<C*>(a.lse) + bh * a.L + i0;
       for (int64_t r = 0; r < rows; ++r) {
         const bool empty = l[r] == C(0);  // every key masked
         const C inv = empty ? C(0) : C(1) / l[r];
-        for (int64_t e = 0; e < Ev; ++e) out[r * Ev + e] = static_cast<T>(o[r * Evp + e] * inv);
+        for (int64_t e = 0; e < Ev; ++e) out[r * a.os.row + e] = static_cast<T>(o[r * Evp + e] * inv);
         lse[r] = empty ? -std::numeric_limits<C>::infinity() : m[r] + std::log(l[r]);
       }
     }
@@ -330,12 +336,12 @@ void backward(const AttentionArgs& a) {
       pack_transposed(hd.k, a.ks.row, a.S, E, kt.data(), Spad);
       pack_rows(hd.k, a.ks.row, a.S, E, scale, kp.data(), Spad, Ep);
       pack_transposed(hd.v, a.vs.row, a.S, Ev, vt.data(), Spad);
-      const T* go = static_cast<const T*>(a.grad_out) + bh * a.L * Ev;
-      const T* out = static_cast<const T*>(a.out) + bh * a.L * Ev;
-      pack_rows(go, Ev, a.L, Ev, C(1), dop.data(), Lpad, Evp);
+      const T* go = head_base(static_cast<const T*>(a.grad_out), a.gs, a, bh);
+      const T* out = head_base(static_cast<const T*>(a.out), a.os, a, bh);
+      pack_rows(go, a.gs.row, a.L, Ev, C(1), dop.data(), Lpad, Evp);
       for (int64_t i = 0; i < a.L; ++i) {
         C acc = 0;
-        for (int64_t e = 0; e < Ev; ++e) acc += dop[i * Evp + e] * static_cast<C>(out[i * Ev + e]);
+        for (int64_t e = 0; e < Ev; ++e) acc += dop[i * Evp + e] * static_cast<C>(out[i * a.os.row + e]);
         d[i] = acc;
         lse[i] = static_cast<const C*>(a.lse)[bh * a.L + i];
       }
@@ -381,16 +387,16 @@ void backward(const AttentionArgs& a) {
           gemm_rows(rows, Ep, kBc, dp.data(), kBc, kp.data() + j0 * Ep, Ep, dq.data() + i0 * Ep, Ep, true);
         }
         const int64_t cols = std::min(kBc, a.S - j0);
-        T* dkp = static_cast<T*>(a.dk) + (bh * a.S + j0) * E;
-        T* dvp = static_cast<T*>(a.dv) + (bh * a.S + j0) * Ev;
+        T* dkp = head_base(static_cast<T*>(a.dk), a.dks, a, bh) + j0 * a.dks.row;
+        T* dvp = head_base(static_cast<T*>(a.dv), a.dvs, a, bh) + j0 * a.dvs.row;
         for (int64_t c = 0; c < cols; ++c) {
-          for (int64_t e = 0; e < E; ++e) dkp[c * E + e] = static_cast<T>(dk[c * Ep + e]);
-          for (int64_t e = 0; e < Ev; ++e) dvp[c * Ev + e] = static_cast<T>(dv[c * Evp + e]);
+          for (int64_t e = 0; e < E; ++e) dkp[c * a.dks.row + e] = static_cast<T>(dk[c * Ep + e]);
+          for (int64_t e = 0; e < Ev; ++e) dvp[c * a.dvs.row + e] = static_cast<T>(dv[c * Evp + e]);
         }
       }
-      T* dqp = static_cast<T*>(a.dq) + bh * a.L * E;
+      T* dqp = head_base(static_cast<T*>(a.dq), a.dqs, a, bh);
       for (int64_t i = 0; i < a.L; ++i) {
-        for (int64_t e = 0; e < E; ++e) dqp[i * E + e] = static_cast<T>(dq[i * Ep + e]);
+        for (int64_t e = 0; e < E; ++e) dqp[i * a.dqs.row + e] = static_cast<T>(dq[i * Ep + e]);
       }
     }
   });

@@ -47,6 +47,22 @@ TEST(Attention, BroadcastStridedAndScaled) {
       {strided_input({2, 3, 5, 4}, -1, 1, 1), input({3, 7, 4}, -1, 1, 2), strided_input({1, 1, 7, 3}, -1, 1, 3)}));
 }
 
+TEST(Attention, HeadsCutFromOnePackedProjection) {
+  // A GPT's attention: q, k, v split from one [B, T, 3C] projection and viewed as [B, H, T, D]
+  // heads, the output turned back to [B, T, C]. The fused op then writes dq, dk, dv into one buffer
+  // laid out as the projection, which split's backward takes whole (no cat), and stores its output
+  // so that the final transpose is contiguous: the gradient must not notice.
+  const int64_t B = 2, T = 5, H = 2, D = 3, C = H * D;
+  EXPECT_TRUE(gradcheck(
+      [&](In in) {
+        std::vector<Tensor> qkv = split(in[0], C, 2);
+        auto heads = [&](const Tensor& t) { return transpose(view(t, {B, T, H, D}), 1, 2); };
+        Tensor y = scaled_dot_product_attention(heads(qkv[0]), heads(qkv[1]), heads(qkv[2]), Tensor(), 0.0, true);
+        return view(contiguous(transpose(y, 1, 2)), {B, T, C});
+      },
+      {input({B, T, 3 * C}, -1, 1, 1)}));
+}
+
 TEST(Attention, DropoutWithTheSameDraw) {
   Generator gen(11);
   const uint64_t offset = gen.offset();

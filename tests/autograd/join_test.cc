@@ -49,5 +49,24 @@ TEST(Join, SplitWithSomePiecesUnused) {
   EXPECT_TRUE(all_close(x.grad(), raw::tensor({1.0, 1.0, 0.0, 0.0, 2.0})));
 }
 
+TEST(Join, SplitBackwardJoinsAdjacentGradientsInPlaceAndOthersByCopy) {
+  // Gradients that are adjacent views of one buffer (as attention hands back dq, dk, dv) are the
+  // input's gradient as they stand; views of a buffer in another order, or overlapping, are
+  // concatenated. Either way the values are the pieces' gradients side by side.
+  Tensor buffer = raw::reshape(raw::arange(0, 24, 1, TensorOptions(kFloat64)), {2, 3, 4});
+  auto run = [&](int64_t first, int64_t second) {
+    Tensor x = raw::zeros({2, 3, 4}, kFloat64);
+    x.requires_grad_(true);
+    std::vector<Tensor> parts = split(x, 2, 2);
+    autograd::backward(parts, {raw::narrow(buffer, 2, first, 2), raw::narrow(buffer, 2, second, 2)});
+    return x.grad();
+  };
+  EXPECT_TRUE(all_close(run(0, 2), buffer, 0.0, 0.0));
+  Tensor swapped = raw::cat({raw::narrow(buffer, 2, 2, 2), raw::narrow(buffer, 2, 0, 2)}, 2);
+  EXPECT_TRUE(all_close(run(2, 0), swapped, 0.0, 0.0));
+  Tensor twice = raw::cat({raw::narrow(buffer, 2, 1, 2), raw::narrow(buffer, 2, 1, 2)}, 2);
+  EXPECT_TRUE(all_close(run(1, 1), twice, 0.0, 0.0));
+}
+
 }  // namespace
 }  // namespace colony

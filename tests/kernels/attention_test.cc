@@ -97,6 +97,10 @@ Outputs run(const Problem& p, const Inputs& in) {
   a.scale = 1.0 / std::sqrt(static_cast<double>(p.E));
   a.out = out.data();
   a.lse = lse.data();
+  a.os = a.gs = {p.heads * p.L * p.Ev, p.L * p.Ev, p.Ev, 1};  // out, dO, dq, dk, dv contiguous
+  a.dqs = {p.heads * p.L * p.E, p.L * p.E, p.E, 1};
+  a.dks = {p.heads * p.S * p.E, p.S * p.E, p.E, 1};
+  a.dvs = {p.heads * p.S * p.Ev, p.S * p.Ev, p.Ev, 1};
   AttentionForward::cpu(a);
   a.grad_out = in.go.data();
   a.dq = dq.data();

@@ -304,6 +304,50 @@ TEST(AttentionOps, ResultsDoNotDependOnTheThreadCount) {
   EXPECT_EQ(runs[0], runs[2]);
 }
 
+TEST(AttentionOps, FourDimOutputsAreStoredSequenceMajorAndReadInPlace) {
+  // A GPT's heads: q, k, v views [B, H, T, D] of one packed [B, T, 3 * H * D] projection, and the
+  // output's gradient arriving as the transpose of a contiguous [B, T, H, D]. On the CPU in float32
+  // and float64 the output is stored [B, T, H, D] (as PyTorch's CPU flash attention stores it),
+  // the gradient is read in place, and dq, dk, dv are written into one buffer laid out as the
+  // projection (what split's backward then takes whole); from contiguous inputs they are stored
+  // [B, T, H, D] like the output. The values must equal those of the same call on contiguous
+  // copies of everything, which the tests above check against the formula.
+  const int64_t B = 2, H = 3, T = 37, D = 8;
+  for (DType dtype : {kFloat32, kFloat64}) {
+    SCOPED_TRACE(dtype_name(dtype));
+    Tensor packed = make({B, T, 3 * H * D}, 1, dtype, false);
+    auto heads = [&](int64_t i) {
+      return raw::transpose(raw::view(raw::narrow(packed, 2, i * H * D, H * D), {B, T, H, D}), 1, 2);
+    };
+    Tensor q = heads(0), k = heads(1), v = heads(2);
+    Tensor go = raw::transpose(make({B, T, H, D}, 2, dtype, false), 1, 2);
+    raw::AttentionResult r = raw::scaled_dot_product_attention(q, k, v, Tensor(), 0.0, true);
+    raw::AttentionGrads g = raw::scaled_dot_product_attention_backward(go, q, k, v, Tensor(), r, 0.0, true);
+    EXPECT_TRUE(raw::transpose(r.output, 1, 2).is_contiguous());
+    const Tensor* grads[3] = {&g.grad_q, &g.grad_k, &g.grad_v};
+    const Tensor* inputs[3] = {&q, &k, &v};
+    for (int i = 0; i < 3; ++i) {
+      EXPECT_EQ(grads[i]->strides(), q.strides());
+      EXPECT_EQ(grads[i]->storage().get(), g.grad_q.storage().get());
+      EXPECT_EQ(grads[i]->storage_offset() - g.grad_q.storage_offset(),
+                inputs[i]->storage_offset() - q.storage_offset());
+    }
+    Tensor qc = raw::contiguous(q), kc = raw::contiguous(k), vc = raw::contiguous(v);
+    raw::AttentionResult rc = raw::scaled_dot_product_attention(qc, kc, vc, Tensor(), 0.0, true);
+    raw::AttentionGrads gc =
+        raw::scaled_dot_product_attention_backward(raw::contiguous(go), qc, kc, vc, Tensor(), rc, 0.0, true);
+    for (const Tensor& t : {gc.grad_q, gc.grad_k, gc.grad_v}) EXPECT_TRUE(raw::transpose(t, 1, 2).is_contiguous());
+    EXPECT_NE(gc.grad_q.storage().get(), gc.grad_k.storage().get());
+    EXPECT_TRUE(all_close(r.output, rc.output, 0.0, 0.0));
+    EXPECT_TRUE(all_close(g.grad_q, gc.grad_q, 0.0, 0.0));
+    EXPECT_TRUE(all_close(g.grad_k, gc.grad_k, 0.0, 0.0));
+    EXPECT_TRUE(all_close(g.grad_v, gc.grad_v, 0.0, 0.0));
+  }
+  // bfloat16 (the AMX path reads and writes these contiguous): contiguous [B, H, T, D].
+  Tensor q16 = make({B, H, T, D}, 3, kBFloat16, false);
+  EXPECT_TRUE(raw::scaled_dot_product_attention(q16, q16, q16, Tensor(), 0.0, true).output.is_contiguous());
+}
+
 TEST(AttentionOps, CudaMatchesTheFormula_CUDA) {
   COLONY_REQUIRE_CUDA(1);
   int n = 0;

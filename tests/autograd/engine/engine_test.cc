@@ -28,6 +28,22 @@ TEST(Engine, DiamondGraphSumsBothPaths) {
   for (size_t i = 0; i < xs.size(); ++i) EXPECT_NEAR(g[i], 2 * (std::cos(2 * xs[i]) - std::sin(2 * xs[i])), 1e-5);
 }
 
+TEST(Engine, GradientSumsInPlaceNeverTouchATensorSentElsewhere) {
+  // s = y + w sends one gradient tensor to both y and w; y also gets 5 from t = 5 y. Summing y's
+  // two gradients into that shared tensor in place would hand w 6 instead of 1.
+  Tensor x = leaf({1.0, 2.0});
+  Tensor y = x * 2.0, w = x * 3.0;
+  Tensor s = y + w, t = y * 5.0;
+  (s.sum() + t.sum()).backward();
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({15.0, 15.0}), 0.0, 0.0));  // 2 (1 + 5) + 3
+  // A residual stream: h = x2 + f(x2) sums two gradients at x2, in place where it may.
+  Tensor x2 = leaf({0.5, -1.0});
+  Tensor a = x2 * 1.0;
+  Tensor h = a + a * a;
+  (h * 3.0).sum().backward();
+  EXPECT_TRUE(all_close(x2.grad(), raw::tensor({6.0, -3.0}), 0.0, 0.0));  // 3 (1 + 2 a)
+}
+
 TEST(Engine, SameTensorTwiceInOneOp) {
   Tensor x = leaf({1.0, -2.0, 3.0});
   (x * x).sum().backward();
