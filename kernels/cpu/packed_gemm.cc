@@ -151,8 +151,11 @@ void packed_product(const SmallGemmFns<T>& fns, int64_t m, int64_t n, int64_t k,
   // 3 alternating rounds, packed / in place, as (m, n, k): (1024, 1024, 1024) 140 / 90 (A's
   // columns 4 KiB apart, so every step of k lands in the same L1 set), (1024, 256, 1024) 140 /
   // 105-130, (1024, 128, 1024) 137 / 140, (384, 128, 768) (the char-level GPT's weight gradient)
-  // 131 / 157.
-  constexpr int64_t kPackARowsMinWidth = 256;
+  // 131 / 157. Each of packed_gemm's column groups decides for its own width: on 2 threads (384,
+  // 384, 4096) runs two groups of 192, where (same runs, 1 thread, CPU time, best of 12, 2 rounds,
+  // load 10, 2026-12-05 20:02 UTC) packing ran 133-137 against 115-120 in place, (1152, 192,
+  // 4096) 133 / 107-112, (1536, 192, 4096) 126-132 / 93-105; so 192.
+  constexpr int64_t kPackARowsMinWidth = 192;
   const bool pack_a = acs != 1 && n >= kPackARowsMinWidth;
   const int64_t nc_alloc = std::min(nc_max, round_up(n, nr));
   // One block of B (kc x nc_alloc elements, at most kPackedBBytes) packed at a time, just before
