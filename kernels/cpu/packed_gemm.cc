@@ -210,7 +210,9 @@ void packed_product(const SmallGemmFns<T>& fns, int64_t m, int64_t n, int64_t k,
 // 1 otherwise (the row split). Sharing one packed block of B between threads splitting the rows
 // instead, each block costs two pool wake-ups (packing it, then its rows), the waiting thread idles
 // while a block too small to split is packed, and the other core reads the whole block out of the
-// packer's L2: on 2 threads that ran 256^3 A @ B^T at 0.72x torch.mm (docs/benchmarks.md).
+// packer's L2: on 2 threads that ran 256^3 A @ B^T at 0.72x torch.mm. Split by columns, the same
+// product reached 305-347 GFLOP/s in 8 of 11 two-core runs, the row split at most 249 (best of
+// 60-2,000 trials, wall clock, load 4-8, docs/benchmarks.md, 2026-12-05 19:35-20:39 UTC).
 int64_t column_groups(int64_t panels, int64_t threads, int64_t m, int64_t n, int64_t k) {
   constexpr int64_t kMinGroupWork = int64_t{1} << 18;
   if (threads <= 1 || panels < threads) return 1;
