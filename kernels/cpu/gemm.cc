@@ -117,7 +117,7 @@ void gemm_typed(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg&
                 int64_t ldc, int64_t c_bs, T alpha, T beta) {
   const GemmKernel kernel = gemm_kernel(dtype_of<T>::value, m, n, k, a.col_major, b.col_major, batch);
   if (kernel == GemmKernel::Packed) {
-    // One product after another, each split over the pool by rows (packed_gemm.h).
+    // One product after another, each split over the pool by columns or rows (packed_gemm.h).
     for (int64_t p = 0; p < batch; ++p) {
       packed_gemm<T>(m, n, k, static_cast<const T*>(a.data) + p * a.batch_stride, a.col_major ? 1 : a.ld,
                      a.col_major ? a.ld : 1, static_cast<const T*>(b.data) + p * b.batch_stride, b.col_major ? 1 : b.ld,

@@ -25,7 +25,8 @@ bool gemm_bf16_on_amx(int64_t m, int64_t n, int64_t k);
 // Gemm::cpu (kernels/common/gemm.h, the entry point declared once for both devices) by its name
 // here, for CPU code (conv.cc) and tests that call it directly: float32 and float64 (and bfloat16,
 // see above); the rows of all products are split over the thread pool and each chunk is one
-// single-threaded product, on the kernel below.
+// single-threaded product, on the kernel below (packed_gemm.h splits its single product by groups
+// of columns instead where they share out evenly).
 inline constexpr auto& gemm = Gemm::cpu;
 
 // What runs a float32 or float64 product. Auto: packed_gemm.h's blocked product (B packed into

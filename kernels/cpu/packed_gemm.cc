@@ -136,18 +136,12 @@ void pack_a_tiles(int64_t rows, int64_t kc, int64_t mr, const T* a, int64_t ars,
   }
 }
 
-}  // namespace
-
+// The product of all m rows with columns [0, n) of B and C (callers offset b and c to a group of
+// columns): B packed a block at a time on the calling thread, each block's row tiles split over the
+// pool (inside packed_gemm's column groups the pool is busy, so this runs on the group's thread).
 template <typename T>
-void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs,
-                 int64_t bcs, T* c, int64_t ldc, T alpha, T beta) {
-  if (m <= 0 || n <= 0) return;
-  if (k <= 0) {
-    for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
-    return;
-  }
-  const SmallGemmFns<T>& fns = active_small_gemm_fns<T>();
+void packed_product(const SmallGemmFns<T>& fns, int64_t m, int64_t n, int64_t k, const T* a, int64_t ars,
+                    int64_t acs, const T* b, int64_t brs, int64_t bcs, T* c, int64_t ldc, T alpha, T beta) {
   const int64_t mr = fns.packed_mr, nr = fns.packed_nr, kc_max = acs == 1 ? fns.packed_kc_rows : fns.packed_kc;
   const int64_t nc_max = std::max(nr, kPackedBBytes / (kc_max * static_cast<int64_t>(sizeof(T))) / nr * nr);
   const int64_t mc = std::max(mr, kARowsBytes / (kc_max * static_cast<int64_t>(sizeof(T))) / mr * mr);
@@ -157,8 +151,11 @@ void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64
   // 3 alternating rounds, packed / in place, as (m, n, k): (1024, 1024, 1024) 140 / 90 (A's
   // columns 4 KiB apart, so every step of k lands in the same L1 set), (1024, 256, 1024) 140 /
   // 105-130, (1024, 128, 1024) 137 / 140, (384, 128, 768) (the char-level GPT's weight gradient)
-  // 131 / 157.
-  constexpr int64_t kPackARowsMinWidth = 256;
+  // 131 / 157. Each of packed_gemm's column groups decides for its own width: on 2 threads (384,
+  // 384, 4096) runs two groups of 192, where (same runs, 1 thread, CPU time, best of 12, 2 rounds,
+  // load 10, 2026-12-05 20:02 UTC) packing ran 133-137 against 115-120 in place, (1152, 192,
+  // 4096) 133 / 107-112, (1536, 192, 4096) 126-132 / 93-105; so 192.
+  constexpr int64_t kPackARowsMinWidth = 192;
   const bool pack_a = acs != 1 && n >= kPackARowsMinWidth;
   const int64_t nc_alloc = std::min(nc_max, round_up(n, nr));
   // One block of B (kc x nc_alloc elements, at most kPackedBBytes) packed at a time, just before
@@ -206,9 +203,63 @@ void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64
   }
 }
 
+// How many groups of whole panels packed_gemm splits n into, one per thread, each a product of
+// its own (B's columns packed by the thread that multiplies them, in its own L2): `threads` where
+// the panels share out evenly or at least 8 fall to each thread (then the last group is at most
+// 1/8 short), and where each group has at least kMinGroupWork multiply-adds (the row split's grain);
+// 1 otherwise (the row split). Sharing one packed block of B between threads splitting the rows
+// instead, each block costs two pool wake-ups (packing it, then its rows), the waiting thread idles
+// while a block too small to split is packed, and the other core reads the whole block out of the
+// packer's L2: on 2 threads that ran 256^3 A @ B^T at 0.72x torch.mm. Split by columns, the same
+// product reached 305-347 GFLOP/s in 8 of 11 two-core runs, the row split at most 249 (best of
+// 60-2,000 trials, wall clock, load 4-8, docs/benchmarks.md, 2026-12-05 19:35-20:39 UTC).
+int64_t column_groups(int64_t panels, int64_t threads, int64_t m, int64_t n, int64_t k) {
+  constexpr int64_t kMinGroupWork = int64_t{1} << 18;
+  if (threads <= 1 || panels < threads) return 1;
+  if (panels % threads != 0 && panels < 8 * threads) return 1;
+  if (m * n * k < threads * kMinGroupWork) return 1;
+  return threads;
+}
+
+}  // namespace
+
+template <typename T>
+int64_t packed_gemm_column_groups(int64_t m, int64_t n, int64_t k) {
+  const int64_t nr = active_small_gemm_fns<T>().packed_nr;
+  return column_groups((n + nr - 1) / nr, num_threads(), m, n, k);
+}
+
+template <typename T>
+void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs,
+                 int64_t bcs, T* c, int64_t ldc, T alpha, T beta) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+    return;
+  }
+  const SmallGemmFns<T>& fns = active_small_gemm_fns<T>();
+  const int64_t nr = fns.packed_nr, panels = (n + nr - 1) / nr;
+  const int64_t groups = column_groups(panels, num_threads(), m, n, k);  // packed_gemm_column_groups
+  if (groups == 1) {
+    packed_product(fns, m, n, k, a, ars, acs, b, brs, bcs, c, ldc, alpha, beta);
+    return;
+  }
+  // Group g: panels [g * panels / groups, (g + 1) * panels / groups). Each output's sum runs over
+  // the same blocks of k in the same order as in one group, so the split changes no bit.
+  parallel_for(groups, 1, [&](int64_t g0, int64_t g1) {
+    for (int64_t g = g0; g < g1; ++g) {
+      const int64_t j0 = g * panels / groups * nr, j1 = std::min(n, (g + 1) * panels / groups * nr);
+      packed_product(fns, m, j1 - j0, k, a, ars, acs, b + j0 * bcs, brs, bcs, c + j0, ldc, alpha, beta);
+    }
+  });
+}
+
 template void packed_gemm<float>(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const float*, int64_t,
                                  int64_t, float*, int64_t, float, float);
 template void packed_gemm<double>(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, const double*, int64_t,
                                   int64_t, double*, int64_t, double, double);
+template int64_t packed_gemm_column_groups<float>(int64_t, int64_t, int64_t);
+template int64_t packed_gemm_column_groups<double>(int64_t, int64_t, int64_t);
 
 }  // namespace colony::kernels::cpu

@@ -133,23 +133,56 @@ TEST(PackedGemm, EveryCopyLayoutAndBlockEdgeMatchesNaive) {
   }
 }
 
-// Rows are split over the pool; each element's sum runs in the same order whatever the split.
+// The pool splits a product by groups of whole panels of columns, or by rows under one packed B
+// where the panels do not share out evenly; each element's sum runs in the same order whatever the
+// split. Each shape's split on each copy is checked, so that both run: AVX-512 panels are 64
+// floats (32 doubles) wide, AVX2's 16 (8).
 TEST(PackedGemm, ThreadCountChangesNoBit) {
+  struct Case {
+    Shape s;
+    int threads;
+    int64_t groups_avx2, groups_avx512;  // packed_gemm_column_groups<float>
+  };
+  const std::vector<Case> cases = {
+      // 13 AVX2 panels (odd, under 8 per thread): rows; 4 AVX-512 panels, the last partial: columns.
+      {{301, 200, 300}, 2, 1, 2},
+      // 132 AVX2 panels (66 per group, 1,056 columns, past AVX2's nc of 1,024); 33 AVX-512 panels
+      // (odd, but 16 and 17 per group: 1,024 and 1,076 columns, past nc = 640 where A is row-major);
+      // k past every kc, its last block short.
+      {{20, 2100, 397}, 2, 2, 2},
+      // 5 AVX-512 panels: rows; 20 AVX2 panels: columns.
+      {{130, 320, 20}, 2, 2, 1},
+      // 3 threads: 44 AVX2 panels each, 11 AVX-512 panels each.
+      {{20, 2100, 397}, 3, 3, 3},
+      // Too little work to split (under 256K multiply-adds per thread): one group, one chunk of rows.
+      {{64, 128, 16}, 2, 1, 1},
+  };
   for (const Copy& copy : every_copy()) {
     SCOPED_TRACE(copy.name);
     ScopedSmallGemmFns use(*copy.f32, *copy.f64);
-    for (bool a_t : {false, true}) {
-      const Problem p = make_problem({301, 200, 300}, a_t, true, 200, 40);
-      std::vector<double> one, two;
-      {
-        ScopedThreads threads(1);
-        one = run<float>(p, 1.0, 0.0);
+    const bool avx2 = std::string(copy.name) == "avx2";
+    for (const Case& c : cases) {
+      SCOPED_TRACE("m=" + std::to_string(c.s.m) + " n=" + std::to_string(c.s.n) + " k=" + std::to_string(c.s.k) +
+                   " threads=" + std::to_string(c.threads));
+      for (bool a_t : {false, true}) {
+        for (bool b_t : {false, true}) {
+          const Problem p = make_problem(c.s, a_t, b_t, c.s.n + 1, 40);
+          std::vector<double> one, many;
+          {
+            ScopedThreads threads(1);
+            EXPECT_EQ(packed_gemm_column_groups<float>(c.s.m, c.s.n, c.s.k), 1);
+            one = run<float>(p, 1.0, 0.0);
+          }
+          {
+            ScopedThreads threads(c.threads);
+            EXPECT_EQ(packed_gemm_column_groups<float>(c.s.m, c.s.n, c.s.k), avx2 ? c.groups_avx2 : c.groups_avx512);
+            many = run<float>(p, 1.0, 0.0);
+            expect_close(run<double>(p, -1.5, 0.5), naive(p, -1.5, 0.5), 1e-14 * static_cast<double>(c.s.k));
+          }
+          EXPECT_EQ(one, many);
+          expect_close(many, naive(p, 1.0, 0.0), 2e-6 * static_cast<double>(c.s.k));
+        }
       }
-      {
-        ScopedThreads threads(2);
-        two = run<float>(p, 1.0, 0.0);
-      }
-      EXPECT_EQ(one, two);
     }
   }
 }
