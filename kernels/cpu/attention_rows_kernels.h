@@ -1,0 +1,139 @@
+// attention_rows.h's loops, written once over vec_math.h's ISA trait. Not a normal header: a file
+// defines COLONY_ATTENTION_ROWS_ISA (the namespace of its copy, avx2 or avx512) and
+// COLONY_ATTENTION_ROWS_TRAIT (vec::Avx2 or vec::Avx512), then includes this, which defines that
+// copy's attention_row_fns(). Everything else has internal linkage (see vec_math.h).
+#if !defined(COLONY_ATTENTION_ROWS_ISA) || !defined(COLONY_ATTENTION_ROWS_TRAIT)
+#error "define COLONY_ATTENTION_ROWS_ISA and COLONY_ATTENTION_ROWS_TRAIT before including attention_rows_kernels.h"
+#endif
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#include "kernels/cpu/attention_rows.h"
+#include "kernels/cpu/vec_math.h"
+
+namespace colony::kernels::cpu::COLONY_ATTENTION_ROWS_ISA {
+namespace {
+
+using I = vec::COLONY_ATTENTION_ROWS_TRAIT;
+using V = I::V;
+constexpr int64_t kLanes = I::kLanes;
+
+// The lanes of v summed in index order (the same order at either width's last step).
+inline float lane_sum(V v) {
+  alignas(64) float lanes[kLanes];
+  I::store(lanes, v);
+  float s = 0.0f;
+  for (int64_t i = 0; i < kLanes; ++i) s += lanes[i];
+  return s;
+}
+
+inline float lane_max(V v, float init) {
+  alignas(64) float lanes[kLanes];
+  I::store(lanes, v);
+  float m = init;
+  for (int64_t i = 0; i < kLanes; ++i) m = lanes[i] > m ? lanes[i] : m;
+  return m;
+}
+
+float row_max(const float* s, int64_t n, float init) {
+  V mx = I::set1(init);
+  int64_t c = 0;
+  for (; c + kLanes <= n; c += kLanes) mx = I::max(I::load(s + c), mx);
+  float m = lane_max(mx, init);
+  for (; c < n; ++c) m = s[c] > m ? s[c] : m;
+  return m;
+}
+
+float exp_row(float* s, int64_t n, float shift) {
+  const V sh = I::set1(shift);
+  V sum = I::set1(0.0f);
+  int64_t c = 0;
+  for (; c + kLanes <= n; c += kLanes) {
+    const V p = vec::exp<I>(I::sub(I::load(s + c), sh));
+    I::store(s + c, p);
+    sum = I::add(sum, p);
+  }
+  if (c < n) {  // masked lanes read as 0, their exp(-shift) is never stored nor summed
+    const int64_t t = n - c;
+    const V p = vec::exp<I>(I::sub(I::load_n(s + c, t), sh));
+    I::store_n(s + c, p, t);
+    sum = I::add(sum, I::load_n(s + c, t));
+  }
+  return lane_sum(sum);
+}
+
+void score_grad_row(const float* p, float* ds, int64_t n, float d) {
+  const V dv = I::set1(d);
+  int64_t c = 0;
+  for (; c + kLanes <= n; c += kLanes) I::store(ds + c, I::mul(I::load(p + c), I::sub(I::load(ds + c), dv)));
+  if (c < n) {
+    const int64_t t = n - c;
+    I::store_n(ds + c, I::mul(I::load_n(p + c, t), I::sub(I::load_n(ds + c, t), dv)), t);
+  }
+}
+
+// bfloat16 bits of one float, rounded to nearest even, NaN kept quiet (BFloat16(float)'s rounding,
+// which bf16_rows.h's AVX2 rows give too).
+inline uint16_t round_one(float x) {
+  uint32_t bits;
+  __builtin_memcpy(&bits, &x, sizeof(bits));
+  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);
+  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+
+#if defined(__AVX512F__) && defined(__AVX512BW__)
+// 16 at a time; the tail under a mask (AVX512BW's 16-bit masked store).
+void round_row(const float* src, int64_t n, uint16_t* dst) {
+  const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
+  const __m512i one = _mm512_set1_epi32(1), bias = _mm512_set1_epi32(0x7fff), quiet = _mm512_set1_epi32(0x40);
+  auto round16 = [&](__m512 v) {
+    const __m512i x = _mm512_castps_si512(v);
+    const __m512i high = _mm512_srli_epi32(x, 16);
+    const __m512i rounded =
+        _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(x, bias), _mm512_and_si512(high, one)), 16);
+    const __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_si512(x, abs_mask), inf);
+    return _mm512_cvtepi32_epi16(_mm512_mask_or_epi32(rounded, nan, high, quiet));
+  };
+  int64_t c = 0;
+  for (; c + 16 <= n; c += 16) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + c), round16(_mm512_loadu_ps(src + c)));
+  }
+  if (c < n) {
+    const __mmask16 m = static_cast<__mmask16>((1u << (n - c)) - 1u);
+    _mm256_mask_storeu_epi16(dst + c, m, round16(_mm512_maskz_loadu_ps(m, src + c)));
+  }
+}
+#else
+// 8 at a time (bf16_rows.h's steps), the tail one by one.
+void round_row(const float* src, int64_t n, uint16_t* dst) {
+  const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
+  const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff), quiet = _mm256_set1_epi32(0x40);
+  int64_t c = 0;
+  for (; c + 8 <= n; c += 8) {
+    const __m256i x = _mm256_castps_si256(_mm256_loadu_ps(src + c));
+    const __m256i high = _mm256_srli_epi32(x, 16);
+    const __m256i rounded =
+        _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(x, bias), _mm256_and_si256(high, one)), 16);
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, abs_mask), inf);
+    const __m256i out = _mm256_blendv_epi8(rounded, _mm256_or_si256(high, quiet), nan);
+    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(out, out), 0x08);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + c), _mm256_castsi256_si128(packed));
+  }
+  for (; c < n; ++c) dst[c] = round_one(src[c]);
+}
+#endif
+
+#define COLONY_ATTENTION_ROWS_STR2(s) #s
+#define COLONY_ATTENTION_ROWS_STR(s) COLONY_ATTENTION_ROWS_STR2(s)
+constexpr AttentionRowFns kFns = {COLONY_ATTENTION_ROWS_STR(COLONY_ATTENTION_ROWS_ISA), row_max, exp_row,
+                                  score_grad_row, round_row};
+#undef COLONY_ATTENTION_ROWS_STR
+#undef COLONY_ATTENTION_ROWS_STR2
+
+}  // namespace
+
+const AttentionRowFns& attention_row_fns() { return kFns; }
+
+}  // namespace colony::kernels::cpu::COLONY_ATTENTION_ROWS_ISA
