@@ -17,7 +17,8 @@ struct AttentionRowFns {
   const char* isa;  // "avx2", "avx512"
   // max(init, s[0], ..., s[n - 1]) (NaN-free scores: -inf where masked).
   float (*row_max)(const float* s, int64_t n, float init);
-  // s[c] = exp(s[c] - shift) in place; returns the sum of the results (-inf scores give 0).
+  // s[c] = exp(s[c] - shift) in place, exactly 0 where s[c] - shift < -87.33 (the result would be
+  // under FLT_MIN; -inf scores included); returns the sum of the results.
   float (*exp_row)(float* s, int64_t n, float shift);
   // ds[c] = p[c] * (ds[c] - d) in place: dP becomes dS.
   void (*score_grad_row)(const float* p, float* ds, int64_t n, float d);
