@@ -20,22 +20,31 @@ using I = vec::COLONY_ATTENTION_ROWS_TRAIT;
 using V = I::V;
 constexpr int64_t kLanes = I::kLanes;
 
-// The lanes of v summed in index order (the same order at either width's last step).
-inline float lane_sum(V v) {
-  alignas(64) float lanes[kLanes];
-  I::store(lanes, v);
-  float s = 0.0f;
-  for (int64_t i = 0; i < kLanes; ++i) s += lanes[i];
-  return s;
-}
-
+// The lanes of v summed, and their max with init, as trees (halves added to halves): a row of
+// attention is only 2 to 16 vectors long, and summing the 16 lanes one after the other made the
+// AVX-512 exp_row spend more time on its sum than on its exponentials (perf, 2026-12-05).
+#if defined(__AVX512F__)
+inline float lane_sum(V v) { return _mm512_reduce_add_ps(v); }
 inline float lane_max(V v, float init) {
-  alignas(64) float lanes[kLanes];
-  I::store(lanes, v);
-  float m = init;
-  for (int64_t i = 0; i < kLanes; ++i) m = lanes[i] > m ? lanes[i] : m;
-  return m;
+  const float m = _mm512_reduce_max_ps(v);
+  return m > init ? m : init;
 }
+#else
+inline __m128 halves(__m256 v) { return _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)); }
+inline float lane_sum(V v) {
+  __m128 x = halves(v);
+  x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+  x = _mm_add_ss(x, _mm_movehdup_ps(x));
+  return _mm_cvtss_f32(x);
+}
+inline float lane_max(V v, float init) {
+  __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  x = _mm_max_ps(x, _mm_movehl_ps(x, x));
+  x = _mm_max_ss(x, _mm_movehdup_ps(x));
+  const float m = _mm_cvtss_f32(x);
+  return m > init ? m : init;
+}
+#endif
 
 float row_max(const float* s, int64_t n, float init) {
   V mx = I::set1(init);
