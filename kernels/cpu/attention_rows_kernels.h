@@ -12,6 +12,9 @@
 
 #include "kernels/cpu/attention_rows.h"
 #include "kernels/cpu/vec_math.h"
+#if !defined(__AVX512F__)
+#include "kernels/cpu/bf16_rows.h"  // inline AVX2 code: never in the AVX-512 copy's object
+#endif
 
 namespace colony::kernels::cpu::COLONY_ATTENTION_ROWS_ISA {
 namespace {
@@ -95,17 +98,9 @@ void score_grad_row(const float* p, float* ds, int64_t n, float d) {
   }
 }
 
-// bfloat16 bits of one float, rounded to nearest even, NaN kept quiet (BFloat16(float)'s rounding,
-// which bf16_rows.h's AVX2 rows give too).
-inline uint16_t round_one(float x) {
-  uint32_t bits;
-  __builtin_memcpy(&bits, &x, sizeof(bits));
-  if ((bits & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((bits >> 16) | 0x40u);
-  return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
-}
-
 #if defined(__AVX512F__) && defined(__AVX512BW__)
-// 16 at a time; the tail under a mask (AVX512BW's 16-bit masked store).
+// 16 at a time; the tail under a mask (AVX512BW's 16-bit masked store). bf16_rows.h's steps at
+// twice the width: to nearest even, NaN kept quiet (BFloat16(float)'s rounding).
 void round_row(const float* src, int64_t n, uint16_t* dst) {
   const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
   const __m512i one = _mm512_set1_epi32(1), bias = _mm512_set1_epi32(0x7fff), quiet = _mm512_set1_epi32(0x40);
@@ -127,22 +122,9 @@ void round_row(const float* src, int64_t n, uint16_t* dst) {
   }
 }
 #else
-// 8 at a time (bf16_rows.h's steps), the tail one by one.
+// bf16_rows.h's AVX2 rows (the baseline ISA: this copy is attention_rows.cc's).
 void round_row(const float* src, int64_t n, uint16_t* dst) {
-  const __m256i abs_mask = _mm256_set1_epi32(0x7fffffff), inf = _mm256_set1_epi32(0x7f800000);
-  const __m256i one = _mm256_set1_epi32(1), bias = _mm256_set1_epi32(0x7fff), quiet = _mm256_set1_epi32(0x40);
-  int64_t c = 0;
-  for (; c + 8 <= n; c += 8) {
-    const __m256i x = _mm256_castps_si256(_mm256_loadu_ps(src + c));
-    const __m256i high = _mm256_srli_epi32(x, 16);
-    const __m256i rounded =
-        _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(x, bias), _mm256_and_si256(high, one)), 16);
-    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, abs_mask), inf);
-    const __m256i out = _mm256_blendv_epi8(rounded, _mm256_or_si256(high, quiet), nan);
-    const __m256i packed = _mm256_permute4x64_epi64(_mm256_packus_epi32(out, out), 0x08);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + c), _mm256_castsi256_si128(packed));
-  }
-  for (; c < n; ++c) dst[c] = round_one(src[c]);
+  round_row_to_bf16<false>(src, n, 0.0f, reinterpret_cast<BFloat16*>(dst));
 }
 #endif
 
