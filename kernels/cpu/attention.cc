@@ -14,6 +14,7 @@
 #include "kernels/common/dispatch.h"
 #include "kernels/common/half.h"
 #include "kernels/cpu/amx_gemm.h"
+#include "kernels/cpu/attention_rows.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/bf16_rows.h"
 #include "kernels/cpu/simd.h"
@@ -414,6 +415,10 @@ void backward(const AttentionArgs& a) {
 // unrounded float32 values. tests/kernels/attention_test.cc bounds the error against float64 and
 // the widened path's.
 //
+// The float32 row loops between the products (the softmax's max and exponentials, dS = P (dP - D),
+// the rounding of P and dS) are attention_rows.h's, 16 lanes wide where the CPU has AVX-512 (every
+// AMX CPU does): at a GPT's 64 x 32 heads they, not the tiles, were most of attention's own time.
+//
 // Blocking. amx_gemm costs a tile configuration and an A copy per call, so the products are made
 // as large as the algorithm allows rather than 32 x 32: the forward takes a tile of 32 query rows
 // against a block of up to kAmxKeyBlock keys (all of them at the GPT's context of 64 and 256, so
@@ -430,11 +435,6 @@ const uint16_t* bits_of(const void* p) { return static_cast<const uint16_t*>(p);
 // are stored one after the other, each ceil(k / 32) steps deep.
 const uint16_t* packed_columns_from(const uint16_t* packed, int64_t k, int64_t j0) {
   return packed + (j0 / kAmxCols) * amx_packed_b_size(k, kAmxCols);
-}
-
-// dst[c] = round(src[c]) to bfloat16 bits for c < n.
-void round_to_bf16(const float* src, int64_t n, uint16_t* dst) {
-  round_row_to_bf16<false>(src, n, 0.0f, reinterpret_cast<BFloat16*>(dst));
 }
 
 // s[r * ld + c] *= scale for r < rows, c < width (a multiple of the lane count). The columns past
@@ -476,6 +476,19 @@ float dot_bf16(const BFloat16* a, const BFloat16* b, int64_t n) {
   return sum;
 }
 
+// online_softmax_row over attention_rows.h's loops (16 lanes where the CPU has AVX-512, as every
+// AMX CPU does): the same steps, vec_math.h's exp.
+float online_softmax_row_amx(const AttentionRowFns& f, float* sr, int64_t width, float& m, float& l) {
+  constexpr float kNegInf = -std::numeric_limits<float>::infinity();
+  const float mx = f.row_max(sr, width, m);
+  // While every score so far is -inf the row has nothing to weigh: p = 0 (not exp(nan)).
+  const float shift = mx == kNegInf ? 0.0f : mx;
+  const float alpha = m == kNegInf ? 0.0f : std::exp(m - mx);
+  l = l * alpha + f.exp_row(sr, width, shift);
+  m = mx;
+  return alpha;
+}
+
 void amx_product(int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t a_row_stride, int64_t a_col_stride,
                  const uint16_t* packed_b, float* c, int64_t ldc, bool accumulate) {
   AmxGemmArgs g;
@@ -503,6 +516,7 @@ void forward_amx(const AttentionArgs& a) {
   uint64_t seed = 0, offset = 0;
   if (a.dropout_p > 0) philox_unpack(a.philox, seed, offset);
   const float scale = static_cast<float>(a.scale);
+  const AttentionRowFns& rows_fns = active_attention_row_fns();
   parallel_for(a.batch * a.heads * q_tiles, 1, [&](int64_t begin, int64_t end) {
     // K^T packed whole (the B of q k^T, [E, S]); V packed per key block (the B of P V).
     std::vector<uint16_t> kt(amx_packed_b_size(E, S)), vp(key_blocks * v_block), p(kBr * ld);
@@ -536,7 +550,7 @@ void forward_amx(const AttentionArgs& a) {
         scale_rows(s.data(), rows, span, ld, scale);
         mask_tile(a, hd.mask, rows, i0, j0, s.data(), ld, span);  // -inf from `seen` or before on
         for (int64_t r = 0; r < rows; ++r) {
-          const float alpha = online_softmax_row(s.data() + r * ld, span, m[r], l[r]);
+          const float alpha = online_softmax_row_amx(rows_fns, s.data() + r * ld, span, m[r], l[r]);
           if (alpha != 1.0f) {
             float* orow = o.data() + r * Ev;
             for (int64_t e = 0; e < Ev; ++e) orow[e] *= alpha;
@@ -546,7 +560,7 @@ void forward_amx(const AttentionArgs& a) {
         const int64_t rounded = std::min(span, width);
         for (int64_t r = 0; r < rows; ++r) {
           uint16_t* pr = p.data() + r * ld;
-          round_to_bf16(s.data() + r * ld, rounded, pr);
+          rows_fns.round_row(s.data() + r * ld, rounded, pr);
           std::fill(pr + rounded, pr + width, uint16_t{0});
         }
         amx_product(rows, Ev, width, p.data(), ld, 1, vp.data() + (j0 / kAmxKeyBlock) * v_block, o.data(), Ev, true);
@@ -565,12 +579,12 @@ void forward_amx(const AttentionArgs& a) {
 
 void backward_amx(const AttentionArgs& a) {
   using T = BFloat16;
-  constexpr int L = kLanes<float>;
   const int64_t E = a.E, Ev = a.Ev, S = a.S, Lq = a.L, Lpad = round_up(a.L, kBr);
   const int64_t key_tiles = (S + kBc - 1) / kBc, k_tile = amx_packed_b_size(std::min(S, kBc), E);
   uint64_t seed = 0, offset = 0;
   if (a.dropout_p > 0) philox_unpack(a.philox, seed, offset);
   const float scale = static_cast<float>(a.scale);
+  const AttentionRowFns& rows_fns = active_attention_row_fns();
   parallel_for(a.batch * a.heads, 1, [&](int64_t begin, int64_t end) {
     // Per (b, h), packed once: K^T and V^T (the B of the scores and of dP, [E, S] and [Ev, S]), K
     // per tile of kBc keys (the B of dS K), dO and Q whole (the B of P^T dO and dS^T Q).
@@ -626,7 +640,7 @@ void backward_amx(const AttentionArgs& a) {
             if (li == -std::numeric_limits<float>::infinity()) {
               std::fill(pr, pr + kBc, 0.0f);
             } else {
-              for (int64_t c = 0; c < kBc; c += L) simd::store(pr + c, exp_vec(simd::load(pr + c) - simd::splat(li)));
+              rows_fns.exp_row(pr, kBc, li);
             }
           }
           // p becomes P~ (dropped and rescaled) for dV; dp becomes dP = dP~ * Z.
@@ -638,9 +652,9 @@ void backward_amx(const AttentionArgs& a) {
           for (int64_t r = 0; r < rows; ++r) {
             const int64_t i = i_start + r;
             float* dsr = dpr0 + r * kBc;  // dS in place of dP
-            for (int64_t c = 0; c < kBc; ++c) dsr[c] = pp[r * kBc + c] * (dsr[c] - d[i]);
-            round_to_bf16(pr0 + r * kBc, cols, pb.data() + i * kBc);
-            round_to_bf16(dsr, cols, dsb.data() + i * kBc);
+            rows_fns.score_grad_row(pp + r * kBc, dsr, kBc, d[i]);
+            rows_fns.round_row(pr0 + r * kBc, cols, pb.data() + i * kBc);
+            rows_fns.round_row(dsr, cols, dsb.data() + i * kBc);
           }
           // dV = P~^T dO and dK = dS^T Q over every query row (A = pb, dsb read transposed), dQ += dS K
           // over the rows that see the tile.
