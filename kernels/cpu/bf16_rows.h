@@ -15,6 +15,8 @@
 #include <cstdint>
 
 #include "kernels/common/half.h"
+#include "kernels/cpu/parallel.h"
+#include "kernels/cpu/strided_loop.h"
 
 namespace colony::kernels::cpu {
 
@@ -49,6 +51,15 @@ inline void widen_row_from_bf16(const BFloat16* src, int64_t n, float* dst) {
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
   }
   for (; i < n; ++i) dst[i] = static_cast<float>(src[i]);
+}
+
+// The two above over n contiguous elements, split over the pool (autocast's casts, convolution's
+// widened passes).
+inline void round_to_bf16_parallel(const float* src, int64_t n, BFloat16* dst) {
+  parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) { round_row_to_bf16<false>(src + b, e - b, 0.0f, dst + b); });
+}
+inline void widen_from_bf16_parallel(const BFloat16* src, int64_t n, float* dst) {
+  parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) { widen_row_from_bf16(src + b, e - b, dst + b); });
 }
 
 namespace bf16_rows_detail {

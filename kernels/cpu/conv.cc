@@ -765,11 +765,6 @@ void forward_bf16(const Conv2dGeometry& g, const BFloat16* x, const BFloat16* w,
   }
 }
 
-// in[0, n) widened to float32 into out, split over the pool.
-void widen_bf16(const BFloat16* in, int64_t n, float* out) {
-  parallel_for(n, 32768, [&](int64_t b, int64_t e) { widen_row_from_bf16(in + b, e - b, out + b); });
-}
-
 // The input gradient from grad_y and w widened to float32, on the float32 direct tiles, rounded
 // once: where AMX is active but conv2d_bf16_on_amx leaves this pass off it (fewer than 32 output
 // channels), the AVX-512 float32 tiles beat the AVX512_BF16 ones, widening included. LeNet's conv2
@@ -784,10 +779,10 @@ void backward_input_widened(const Conv2dGeometry& g, const BFloat16* gy, const B
   float* gy32 = thread_scratch<WidenedScratch, float, 0>(ny);
   float* w32 = thread_scratch<WidenedScratch, float, 1>(nw);
   float* gx32 = thread_scratch<WidenedScratch, float, 2>(nx);
-  widen_bf16(gy, ny, gy32);
-  widen_bf16(w, nw, w32);
+  widen_from_bf16_parallel(gy, ny, gy32);
+  widen_from_bf16_parallel(w, nw, w32);
   backward_direct<float>(g, gy32, nullptr, w32, gx32, nullptr, nullptr);
-  parallel_for(nx, 32768, [&](int64_t b, int64_t e) { round_row_to_bf16<false>(gx32 + b, e - b, 0.0f, gx + b); });
+  round_to_bf16_parallel(gx32, nx, gx);
 }
 
 // The input gradient and the weight (and bias) gradient each on the tiles chosen for its pass: one

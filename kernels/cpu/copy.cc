@@ -15,16 +15,11 @@ void Copy::cpu(DType src_dtype, const void* src, const StridedLayout& src_layout
   // float32 <-> bfloat16 between contiguous tensors (autocast's casts) in vector rows: bf16_rows.h.
   if (src_layout.is_contiguous() && dst_layout.is_contiguous()) {
     if (src_dtype == DType::Float32 && dst_dtype == DType::BFloat16) {
-      auto s = static_cast<const float*>(src);
-      auto d = static_cast<BFloat16*>(dst);
-      parallel_for(dst_layout.numel(), kElementwiseGrain,
-                   [&](int64_t b, int64_t e) { round_row_to_bf16<false>(s + b, e - b, 0.0f, d + b); });
+      round_to_bf16_parallel(static_cast<const float*>(src), dst_layout.numel(), static_cast<BFloat16*>(dst));
       return;
     }
     if (src_dtype == DType::BFloat16 && dst_dtype == DType::Float32) {
-      auto s = static_cast<const BFloat16*>(src);
-      auto d = static_cast<float*>(dst);
-      parallel_for(dst_layout.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) { widen_row_from_bf16(s + b, e - b, d + b); });
+      widen_from_bf16_parallel(static_cast<const BFloat16*>(src), dst_layout.numel(), static_cast<float*>(dst));
       return;
     }
   }
