@@ -265,8 +265,8 @@ TEST(ZeroRedundancyOptimizer, ThreeRanksTrainAsDdpWithOverlappedAllGatherAccumul
   expect_equal_to_ddp(3, {true, 2, false, true});
 }
 
-// With overlap_all_gather, step() leaves the other ranks' parameters stale (the all-gathers in
-// flight), and every reader waits for them: DDP's forward under no_grad (evaluation),
+// With overlap_all_gather, step() leaves the all-gathers of the other ranks' parameters in
+// flight, and every reader waits for them: DDP's forward under no_grad (evaluation),
 // consolidate_state_dict and state_dict (checkpoints; state_dict also where it throws), a step
 // after zero_grad without a forward, load_state_dict, clip_grad_norm_, an explicit
 // wait_for_parameters(), and the optimizer's destruction. Each time the parameters equal plain
@@ -289,8 +289,10 @@ void expect_every_reader_waits(Mode mode) {
       F::cross_entropy(twins.zero_ddp->forward(x), y).backward();
       plain.step();
       zero->step();
+      // Pending, but not readable yet: with DDP's flat buckets the all-gather writes the other
+      // rank's parameters in place, from the communication thread, whenever its peer sends, so
+      // comparing them here would race with that write (it failed under ASan's slower timing).
       EXPECT_TRUE(zero->parameters_pending());
-      EXPECT_FALSE(same()) << "step " << step << ": the other rank's parameters were already gathered";
     };
     train();
     {
