@@ -11,6 +11,7 @@
 #include "kernels/common/matrix.h"
 #include "kernels/cpu/amx_gemm.h"
 #include "kernels/cpu/bf16_rows.h"
+#include "kernels/cpu/conv_pixels.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/scratch.h"
@@ -745,8 +746,9 @@ void check_bf16(const char* op, const Conv2dGeometry& g, ConvAlgorithm algo) {
 
 // The AMX tiles multiply bfloat16 only.
 void check_amx_dtype(const char* op, DType dtype, ConvAlgorithm algo) {
-  if (algo == ConvAlgorithm::Amx && dtype != DType::BFloat16) {
-    throw std::invalid_argument(std::string(op) + ": ConvAlgorithm::Amx takes bfloat16 operands, got " +
+  if ((algo == ConvAlgorithm::Amx || algo == ConvAlgorithm::AmxPixels) && dtype != DType::BFloat16) {
+    throw std::invalid_argument(std::string(op) + ": ConvAlgorithm::" +
+                                (algo == ConvAlgorithm::Amx ? "Amx" : "AmxPixels") + " takes bfloat16 operands, got " +
                                 dtype_name(dtype));
   }
 }
@@ -758,7 +760,9 @@ bool bf16_pass_on_amx(const Conv2dGeometry& g, ConvPass pass, ConvAlgorithm algo
 
 void forward_bf16(const Conv2dGeometry& g, const BFloat16* x, const BFloat16* w, const BFloat16* bias, BFloat16* y,
                   ConvAlgorithm algo) {
-  if (bf16_pass_on_amx(g, ConvPass::Forward, algo)) {
+  if (algo == ConvAlgorithm::AmxPixels || (algo == ConvAlgorithm::Auto && conv2d_bf16_pixels(g))) {
+    conv2d_forward_pixels(g, x, w, bias, y);
+  } else if (bf16_pass_on_amx(g, ConvPass::Forward, algo)) {
     forward_amx(g, x, w, bias, y);
   } else {
     forward_direct<BFloat16>(g, x, w, bias, y);
@@ -846,6 +850,16 @@ bool conv2d_bf16_on_amx(const Conv2dGeometry& g, ConvPass pass) {
   }
 }
 
+bool conv2d_bf16_pixels(const Conv2dGeometry& g) {
+  // LeNet's layers, the forward alone (`conv_bench --pixels`: 1 thread, batch 32, CPU us, 3
+  // alternating rounds; Intel Xeon, Sapphire Rapids class, 2026-12-05, load 7-9): conv2 (6 -> 16,
+  // 5 x 5, 14 x 14) 85 with the pixels on the rows against 155-175 on conv2d_bf16_on_amx's tiles
+  // and 146-153 in float32; conv1 (3 -> 6, 5 x 5, 32 x 32) 200 against 290-315 and 173-190 (its C
+  // tiles are 6/16 full, its steps 20/32 deep: the tiles alone took 120). Wider layers: see
+  // docs/benchmarks.md, "LeNet bf16: the pixels on the AMX tiles' rows".
+  return active_conv_pixels_fns() != nullptr && conv_pixels_fit(g) && g.group_out_channels() >= 16;
+}
+
 ConvAlgorithm choose_conv_algorithm(const Conv2dGeometry& g, ConvPass pass) {
   if (g.stride_h != 1 || g.stride_w != 1) return ConvAlgorithm::Im2col;
   // Direct reads its operands in place and never packs them. Measured with
@@ -888,6 +902,7 @@ void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const v
 void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, const void* x, const void* w,
                      void* grad_x, void* grad_w, void* grad_b, ConvAlgorithm algo) {
   check_amx_dtype("conv2d_backward", dtype, algo);
+  if (algo == ConvAlgorithm::AmxPixels) algo = ConvAlgorithm::Auto;  // a forward-only choice
   const bool direct_x = resolve(algo, g, ConvPass::BackwardInput) == ConvAlgorithm::Direct;
   const bool direct_w = resolve(algo, g, ConvPass::BackwardWeight) == ConvAlgorithm::Direct;
   auto run = [&](auto tag) {

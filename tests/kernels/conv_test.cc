@@ -227,12 +227,6 @@ Bf16Outputs run_bf16(const ConvCase& k, const std::vector<BFloat16>& x, const st
   return r;
 }
 
-std::vector<BFloat16> random_bf16(int64_t n, uint32_t seed) {
-  std::vector<BFloat16> v;
-  for (double e : random_values(n, seed)) v.push_back(BFloat16(static_cast<float>(e)));
-  return v;
-}
-
 // A case's bfloat16 input, weights, bias and output gradient, from seeds seed to seed + 3.
 struct Bf16Operands {
   std::vector<BFloat16> x, w, b, gy;
@@ -243,16 +237,6 @@ Bf16Operands random_bf16_operands(const ConvCase& k, uint32_t seed) {
           random_bf16(k.n * k.o * d.ho * d.wo, seed + 3)};
 }
 
-int64_t mismatches(const std::vector<BFloat16>& got, const std::vector<BFloat16>& want, const char* what) {
-  int64_t bad = 0;
-  for (size_t e = 0; e < want.size(); ++e) {
-    if (got[e].bits != want[e].bits && bad++ < 3) {
-      ADD_FAILURE() << what << "[" << e << "] = " << static_cast<float>(got[e]) << ", want "
-                    << static_cast<float>(want[e]);
-    }
-  }
-  return bad;
-}
 
 // Forward, input, weight and bias gradients on the AMX tiles equal the reference bit for bit, for
 // every stride-1 case of conv_cases() (padding, dilation, groups, depthwise, 1x1, 288 patch rows:
