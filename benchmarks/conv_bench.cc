@@ -12,8 +12,8 @@
 //   bazel run -c opt //benchmarks:conv_bench            (add --quick for fewer repetitions)
 //   bazel run -c opt //benchmarks:conv_bench -- --bf16 [--one-thread]
 //                         (only the bfloat16 table per pass, AVX512_BF16 against AMX, the latter
-//                         with output channels (amx) or pixels (amx_px, forward only: its backward
-//                         columns are Auto's) on the tiles' rows; 2 threads or 1)
+//                         with output channels (amx) or pixels (amx_px: forward and input gradient;
+//                         its weight gradient column is Auto's) on the tiles' rows; 2 threads or 1)
 //   bazel run -c opt //benchmarks:conv_bench -- --pixels
 //                         (LeNet's forwards alone, float32 and each bfloat16 path, 1 thread, 3
 //                         alternating rounds)
@@ -191,8 +191,9 @@ void bf16_passes() {
       const Conv2dGeometry g = geometry(l, batch);
       auto pick = [&](cpu::ConvPass pass) { return cpu::conv2d_bf16_on_amx(g, pass) ? "amx" : "direct"; };
       const char* forward = cpu::conv2d_bf16_pixels(g) ? "amx_px" : pick(cpu::ConvPass::Forward);
-      std::printf("%-22s %-7s %5s %18s %18s %18s\n", "", "Auto", "", forward,
-                  pick(cpu::ConvPass::BackwardInput), pick(cpu::ConvPass::BackwardWeight));
+      const char* input = cpu::conv2d_bf16_pixels_input(g) ? "amx_px" : pick(cpu::ConvPass::BackwardInput);
+      std::printf("%-22s %-7s %5s %18s %18s %18s\n", "", "Auto", "", forward, input,
+                  pick(cpu::ConvPass::BackwardWeight));
     }
   }
 }

@@ -27,8 +27,9 @@
 namespace colony::kernels::cpu {
 
 // Amx: bfloat16 only, the direct algorithm's implicit im2col on AMX tiles (amx_gemm.h); Direct
-// then means the AVX512_BF16 tiles (small_gemm_bf16.h). AmxPixels: bfloat16 forward only, the
-// output pixels on the AMX tiles' rows (conv_pixels.h); its backward runs as Auto's.
+// then means the AVX512_BF16 tiles (small_gemm_bf16.h). AmxPixels: bfloat16, the forward and the
+// input gradient with the pixels on the AMX tiles' rows (conv_pixels.h); its weight gradient runs
+// as Auto's.
 enum class ConvAlgorithm { Auto, Direct, Im2col, Amx, AmxPixels };
 enum class ConvPass { Forward, BackwardInput, BackwardWeight };
 
@@ -52,6 +53,8 @@ bool conv2d_bf16_on_amx(const Conv2dGeometry& g, ConvPass pass);
 // (active_conv_pixels_fns()) and takes the shape (conv_pixels_fit), with at least 16 output
 // channels per group, as measured in conv.cc.
 bool conv2d_bf16_pixels(const Conv2dGeometry& g);
+// The same for the input gradient (conv2d_backward_input_pixels: conv_pixels_input_fit).
+bool conv2d_bf16_pixels_input(const Conv2dGeometry& g);
 
 // What Auto runs for this shape and pass (a backward call may use one algorithm for grad_x and
 // the other for grad_w and grad_b).

@@ -268,4 +268,34 @@ void conv2d_forward_pixels(const Conv2dGeometry& g, const BFloat16* x, const BFl
   });
 }
 
+bool conv_pixels_input_fit(const Conv2dGeometry& g) {
+  return conv_pixels_fit(g) && g.pad_h <= g.kernel_h - 1 && g.pad_w <= g.kernel_w - 1;
+}
+
+void conv2d_backward_input_pixels(const Conv2dGeometry& g, const BFloat16* grad_y, const BFloat16* w,
+                                  BFloat16* grad_x) {
+  if (!conv_pixels_input_fit(g)) {
+    throw std::invalid_argument("conv2d_backward: the pixel-major AMX input gradient needs stride 1, dilation 1, one "
+                                "group, kernel width <= " + std::to_string(kMaxKernelW) +
+                                " and padding below the kernel's size");
+  }
+  Conv2dGeometry t = g;
+  t.in_channels = g.out_channels;
+  t.in_h = g.out_h;
+  t.in_w = g.out_w;
+  t.out_channels = g.in_channels;
+  t.pad_h = g.kernel_h - 1 - g.pad_h;
+  t.pad_w = g.kernel_w - 1 - g.pad_w;
+  t.out_h = g.in_h;
+  t.out_w = g.in_w;
+  const int64_t C = g.in_channels, O = g.out_channels, KH = g.kernel_h, KW = g.kernel_w;
+  std::vector<BFloat16> flipped(C * O * KH * KW);
+  for (int64_t o = 0; o < O; ++o)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0; i < KH; ++i)
+        for (int64_t j = 0; j < KW; ++j)
+          flipped[((c * O + o) * KH + i) * KW + j] = w[((o * C + c) * KH + (KH - 1 - i)) * KW + (KW - 1 - j)];
+  conv2d_forward_pixels(t, grad_y, flipped.data(), nullptr, grad_x);
+}
+
 }  // namespace colony::kernels::cpu

@@ -90,4 +90,15 @@ bool conv_pixels_fit(const Conv2dGeometry& g);
 void conv2d_forward_pixels(const Conv2dGeometry& g, const BFloat16* x, const BFloat16* w, const BFloat16* bias,
                            BFloat16* y);
 
+// Whether conv2d_backward_input_pixels takes this shape: conv_pixels_fit, and padding at most the
+// kernel's size less one (the transposed convolution's padding is kernel - 1 - padding).
+bool conv_pixels_input_fit(const Conv2dGeometry& g);
+
+// grad_x of conv2d_forward_pixels' convolution as the transposed convolution on the same product:
+// grad_y padded by kernel - 1 - padding, convolved with the weights flipped in both kernel axes
+// and their channel axes swapped (O input channels, C output channels), each output rounded once.
+// Requires conv_pixels_input_fit(g) and active_conv_pixels_fns().
+void conv2d_backward_input_pixels(const Conv2dGeometry& g, const BFloat16* grad_y, const BFloat16* w,
+                                  BFloat16* grad_x);
+
 }  // namespace colony::kernels::cpu

@@ -1,8 +1,8 @@
-// The bfloat16 forward with the output pixels on the AMX tiles' rows (kernels/cpu/conv_pixels.h):
-// bit for bit against a reference in the tiles' rounding order on every copy this CPU runs (the
-// emulated one anywhere: the steps' offsets, the weights' tiles, the channels-last image and the
-// edge rows; the hardware where AMX is usable), no step reading a neighbour pixel, Auto's choice
-// and the refusals.
+// The bfloat16 forward and input gradient with the output pixels on the AMX tiles' rows
+// (kernels/cpu/conv_pixels.h): bit for bit against a reference in the tiles' rounding order on every
+// copy this CPU runs (the emulated one anywhere: the steps' offsets, the weights' tiles, the
+// channels-last image and the edge rows; the hardware where AMX is usable), no step reading a
+// neighbour pixel, Auto's choice and the refusals.
 #include "kernels/cpu/conv_pixels.h"
 
 #include <gtest/gtest.h>
@@ -123,6 +123,40 @@ TEST(ConvPixels, EqualsTheTilesOrderReferenceOnEveryCopy) {
   }
 }
 
+// The input gradient as the transposed convolution on the same product: bit for bit the reference
+// above applied to grad_y padded by kernel - 1 - padding with the weights flipped and their channel
+// axes swapped (built here from the definition), and close to the naive backward.
+TEST(ConvPixels, InputGradientIsTheTransposedConvolution) {
+  uint32_t seed = 1200;
+  for (const ConvCase& k : pixel_cases()) {
+    if (!conv_pixels_input_fit(geometry(k))) {
+      EXPECT_TRUE(k.padding.h > k.kh - 1 || k.padding.w > k.kw - 1) << name(k);
+      continue;
+    }
+    const ConvDims d = dims(k);
+    const std::vector<BFloat16> w = random_bf16(numel(w_shape(k)), seed++);
+    const std::vector<BFloat16> gy = random_bf16(k.n * k.o * d.ho * d.wo, seed++);
+    ConvCase t{k.n, k.o, d.ho, d.wo, k.c, k.kh, k.kw, 1, {k.kh - 1 - k.padding.h, k.kw - 1 - k.padding.w}, 1, 1, false};
+    std::vector<BFloat16> flipped(w.size());
+    for (int64_t o = 0; o < k.o; ++o)
+      for (int64_t c = 0; c < k.c; ++c)
+        for (int64_t i = 0; i < k.kh; ++i)
+          for (int64_t j = 0; j < k.kw; ++j)
+            flipped[((c * k.o + o) * k.kh + i) * k.kw + j] = w[((o * k.c + c) * k.kh + k.kh - 1 - i) * k.kw + k.kw - 1 - j];
+    const std::vector<BFloat16> want = pixels_reference(t, gy, flipped, {});
+    const NaiveGrads naive = naive_conv_backward(k, cast<double>(gy), std::vector<double>(numel(x_shape(k))), cast<double>(w));
+    std::string where;
+    EXPECT_TRUE(close(cast<double>(want), naive.gx, 3e-2, &where)) << name(k) << " " << where;
+    for (const ConvPixelsFns* fns : runnable_conv_pixels_copies()) {
+      SCOPED_TRACE(name(k) + " " + fns->isa);
+      ScopedConvPixelsFns use(fns);
+      std::vector<BFloat16> gx(numel(x_shape(k)), BFloat16(7.0f));
+      conv2d_backward_input_pixels(geometry(k), gy.data(), w.data(), gx.data());
+      EXPECT_EQ(mismatches(gx, want, "grad_x"), 0);
+    }
+  }
+}
+
 // An infinite input reaches exactly the outputs whose windows hold it: a step's depth ends at its
 // run, so no tile multiplies a neighbour pixel's channels by zero weights (0 * inf = NaN). Six
 // channels (LeNet's conv2): the run is 30 deep, and a 32-deep step would read the next pixel's
@@ -153,25 +187,36 @@ TEST(ConvPixels, AnInfiniteInputReachesOnlyTheWindowsThatHoldIt) {
   }
 }
 
-// Auto takes the pixel-major product for a bfloat16 forward with 16 or more output channels where
-// it runs (here the emulated copies stand for AMX), and keeps the other tiles below 16 and where it
-// does not run; ConvAlgorithm::AmxPixels forces it.
+// Auto takes the pixel-major product for a bfloat16 forward with 6 or more output channels, and
+// for an input gradient with 16 or more, where it runs (here the emulated copies stand for AMX), and
+// keeps the other paths below and where it does not run; ConvAlgorithm::AmxPixels forces both.
 TEST(ConvPixels, AutosChoiceAndTheForcedAlgorithm) {
   ScopedAmxGemmFns amx(&amx_emulated::amx_gemm_fns());
   ScopedConvPixelsFns use(&conv_pixels_emulated::conv_pixels_fns());
   const ConvCase conv2{2, 6, 14, 14, 16, 5, 5, 1, 0, 1, 1, true}, conv1{1, 3, 12, 12, 6, 5, 5, 1, 0, 1, 1, true};
+  const ConvCase narrow{1, 3, 12, 12, 5, 5, 5, 1, 0, 1, 1, true};
   EXPECT_TRUE(conv2d_bf16_pixels(geometry(conv2)));
-  EXPECT_FALSE(conv2d_bf16_pixels(geometry(conv1)));
+  EXPECT_TRUE(conv2d_bf16_pixels(geometry(conv1)));
+  EXPECT_FALSE(conv2d_bf16_pixels(geometry(narrow)));
   ConvCase strided = conv2;
   strided.stride = {2, 2};
   EXPECT_FALSE(conv2d_bf16_pixels(geometry(strided)));
   const std::vector<BFloat16> x = random_bf16(numel(x_shape(conv2)), 51), w = random_bf16(numel(w_shape(conv2)), 52);
   const std::vector<BFloat16> b = random_bf16(conv2.o, 53);
   const std::vector<BFloat16> want = pixels_reference(conv2, x, w, b);
+  EXPECT_TRUE(conv2d_bf16_pixels_input(geometry(conv2)));
+  EXPECT_FALSE(conv2d_bf16_pixels_input(geometry(conv1)));
+  const ConvDims d = dims(conv2);
+  const std::vector<BFloat16> gy = random_bf16(conv2.n * conv2.o * d.ho * d.wo, 54);
+  std::vector<BFloat16> want_gx(x.size());
+  conv2d_backward_input_pixels(geometry(conv2), gy.data(), w.data(), want_gx.data());
   for (ConvAlgorithm algo : {ConvAlgorithm::Auto, ConvAlgorithm::AmxPixels}) {
-    std::vector<BFloat16> y(want.size());
+    const char* what = algo == ConvAlgorithm::Auto ? "Auto" : "AmxPixels";
+    std::vector<BFloat16> y(want.size()), gx(x.size());
     conv2d_forward(DType::BFloat16, geometry(conv2), x.data(), w.data(), b.data(), y.data(), algo);
-    EXPECT_EQ(mismatches(y, want, algo == ConvAlgorithm::Auto ? "Auto" : "AmxPixels"), 0);
+    EXPECT_EQ(mismatches(y, want, what), 0);
+    conv2d_backward(DType::BFloat16, geometry(conv2), gy.data(), x.data(), w.data(), gx.data(), nullptr, nullptr, algo);
+    EXPECT_EQ(mismatches(gx, want_gx, what), 0);
   }
   {
     ScopedConvPixelsFns none(nullptr);
@@ -194,6 +239,10 @@ TEST(ConvPixels, RefusesWhatItDoesNotRun) {
     change(bad);
     EXPECT_FALSE(conv_pixels_fit(geometry(bad))) << name(bad);
   }
+  ConvCase padded = k;
+  padded.padding = {5, 0};
+  EXPECT_TRUE(conv_pixels_fit(geometry(padded)));
+  EXPECT_FALSE(conv_pixels_input_fit(geometry(padded)));
   ScopedConvPixelsFns none(nullptr);
   try {
     conv2d_forward(DType::BFloat16, geometry(k), p, p, p, p, ConvAlgorithm::AmxPixels);
