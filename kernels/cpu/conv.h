@@ -15,8 +15,9 @@
 // bfloat16 takes the direct algorithm's implicit im2col either to the AVX512_BF16 register tiles or,
 // where conv2d_bf16_on_amx says, to AMX tiles (amx_gemm.h; conv.cc's "bfloat16 on AMX tiles"); with
 // both, an input gradient left off AMX is computed in float32 from widened operands (faster there).
-// A bfloat16 forward with 16 or more output channels runs with the pixels on the AMX tiles' rows
-// instead (conv_pixels.h: no im2col packing at all) where conv2d_bf16_pixels says.
+// A bfloat16 forward (from 6 output channels) and input gradient (from 16) run with the pixels on
+// the AMX tiles' rows instead (conv_pixels.h: no im2col packing at all) where conv2d_bf16_pixels
+// and conv2d_bf16_pixels_input say.
 // benchmarks/conv_bench.cc times both on the LeNet shapes and two wider layers (--bf16: the
 // bfloat16 tiles per pass).
 #pragma once
@@ -50,7 +51,7 @@ bool conv2d_bf16_on_amx(const Conv2dGeometry& g, ConvPass pass);
 
 // Whether Auto runs this bfloat16 forward with the output pixels on the AMX tiles' rows
 // (conv_pixels.h) rather than conv2d_bf16_on_amx's choice: where that product runs here
-// (active_conv_pixels_fns()) and takes the shape (conv_pixels_fit), with at least 16 output
+// (active_conv_pixels_fns()) and takes the shape (conv_pixels_fit), with at least 6 output
 // channels per group, as measured in conv.cc.
 bool conv2d_bf16_pixels(const Conv2dGeometry& g);
 // The same for the input gradient (conv2d_backward_input_pixels: conv_pixels_input_fit).
