@@ -11,7 +11,12 @@
 //
 //   bazel run -c opt //benchmarks:conv_bench            (add --quick for fewer repetitions)
 //   bazel run -c opt //benchmarks:conv_bench -- --bf16 [--one-thread]
-//                         (only the bfloat16 table per pass, AVX512_BF16 against AMX; 2 threads or 1)
+//                         (only the bfloat16 table per pass, AVX512_BF16 against AMX, the latter
+//                         with output channels (amx) or pixels (amx_px: forward and input gradient;
+//                         its weight gradient column is Auto's) on the tiles' rows; 2 threads or 1)
+//   bazel run -c opt //benchmarks:conv_bench -- --pixels
+//                         (LeNet's forwards alone, float32 and each bfloat16 path, 1 thread, 3
+//                         alternating rounds)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -154,6 +159,7 @@ Timing time_front(const Layer& l, int64_t batch, colony::DType dtype) {
 }
 
 const char* algo_name(ConvAlgorithm a) {
+  if (a == ConvAlgorithm::AmxPixels) return "amx_px";
   return a == ConvAlgorithm::Direct ? "direct" : a == ConvAlgorithm::Amx ? "amx" : "im2col";
 }
 
@@ -177,15 +183,52 @@ void bf16_passes() {
               "backward_weight");
   for (int64_t batch : {32, 128}) {
     for (const Layer& l : {conv1, conv2, wide16, wide32, wide64}) {
-      for (ConvAlgorithm algo : {ConvAlgorithm::Direct, ConvAlgorithm::Amx}) {
+      for (ConvAlgorithm algo : {ConvAlgorithm::Direct, ConvAlgorithm::Amx, ConvAlgorithm::AmxPixels}) {
         Times t = time_layer(l, batch, algo, colony::kBFloat16);
         std::printf("%-22s %-7s %5lld %18s %18s %18s\n", l.name, algo_name(algo), static_cast<long long>(batch),
                     cell(t.fwd).c_str(), cell(t.bwd_input).c_str(), cell(t.bwd_weight).c_str());
       }
       const Conv2dGeometry g = geometry(l, batch);
       auto pick = [&](cpu::ConvPass pass) { return cpu::conv2d_bf16_on_amx(g, pass) ? "amx" : "direct"; };
-      std::printf("%-22s %-7s %5s %18s %18s %18s\n", "", "Auto", "", pick(cpu::ConvPass::Forward),
-                  pick(cpu::ConvPass::BackwardInput), pick(cpu::ConvPass::BackwardWeight));
+      const char* forward = cpu::conv2d_bf16_pixels(g) ? "amx_px" : pick(cpu::ConvPass::Forward);
+      const char* input = cpu::conv2d_bf16_pixels_input(g) ? "amx_px" : pick(cpu::ConvPass::BackwardInput);
+      std::printf("%-22s %-7s %5s %18s %18s %18s\n", "", "Auto", "", forward, input,
+                  pick(cpu::ConvPass::BackwardWeight));
+    }
+  }
+}
+
+// The forward alone, float32 direct against bfloat16 on each kind of tile, LeNet's layers at batch
+// 32, in alternating rounds (`--pixels`): what set the pixel-major AMX forward's threshold
+// (conv2d_bf16_on_amx, kernels/cpu/conv.cc).
+void pixels_forward(int rounds) {
+  struct Entry {
+    const char* name;
+    colony::DType dtype;
+    ConvAlgorithm algo;
+  };
+  const Entry entries[] = {{"float32 direct", colony::kFloat32, ConvAlgorithm::Direct},
+                           {"bf16 avx512_bf16", colony::kBFloat16, ConvAlgorithm::Direct},
+                           {"bf16 amx", colony::kBFloat16, ConvAlgorithm::Amx},
+                           {"bf16 amx_pixels", colony::kBFloat16, ConvAlgorithm::AmxPixels}};
+  std::printf("forward, batch 32, %d thread(s), us per call: best wall (CPU of all threads)\n",
+              colony::get_num_threads());
+  for (int r = 0; r < rounds; ++r) {
+    for (const Layer& l : {conv1, conv2}) {
+      for (const Entry& e : entries) {
+        const Conv2dGeometry g = geometry(l, 32);
+        colony::Generator gen(7);
+        const auto opts = colony::TensorOptions(e.dtype);
+        Tensor x = raw::randn({32, l.c, l.h, l.w}, opts, &gen);
+        Tensor w = raw::randn({l.o, l.c, l.k, l.k}, opts, &gen);
+        Tensor b = raw::randn({l.o}, opts, &gen);
+        Tensor y = raw::empty({32, l.o, g.out_h, g.out_w}, opts);
+        const Timing t = best_us([&] {
+          cpu::conv2d_forward(e.dtype, g, x.data_ptr_raw(), w.data_ptr_raw(), b.data_ptr_raw(), y.data_ptr_raw(),
+                              e.algo);
+        });
+        std::printf("round %d  %-22s %-18s %s\n", r, l.name, e.name, cell(t).c_str());
+      }
     }
   }
 }
@@ -194,6 +237,15 @@ void bf16_passes() {
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--pixels") == 0) {
+      if (!cpu::has_bf16_small_gemm() || !cpu::has_amx_gemm()) {
+        std::printf("--pixels: needs AVX512_BF16 and AMX-BF16 active\n");
+        return 1;
+      }
+      colony::set_num_threads(1);
+      pixels_forward(3);
+      return 0;
+    }
     if (std::strcmp(argv[i], "--bf16") == 0) {
       if (!cpu::has_bf16_small_gemm() || !cpu::has_amx_gemm()) {
         std::printf("--bf16: needs AVX512_BF16 and AMX-BF16 active\n");

@@ -11,6 +11,7 @@
 #include "kernels/common/matrix.h"
 #include "kernels/cpu/amx_gemm.h"
 #include "kernels/cpu/bf16_rows.h"
+#include "kernels/cpu/conv_pixels.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/scratch.h"
@@ -745,8 +746,9 @@ void check_bf16(const char* op, const Conv2dGeometry& g, ConvAlgorithm algo) {
 
 // The AMX tiles multiply bfloat16 only.
 void check_amx_dtype(const char* op, DType dtype, ConvAlgorithm algo) {
-  if (algo == ConvAlgorithm::Amx && dtype != DType::BFloat16) {
-    throw std::invalid_argument(std::string(op) + ": ConvAlgorithm::Amx takes bfloat16 operands, got " +
+  if ((algo == ConvAlgorithm::Amx || algo == ConvAlgorithm::AmxPixels) && dtype != DType::BFloat16) {
+    throw std::invalid_argument(std::string(op) + ": ConvAlgorithm::" +
+                                (algo == ConvAlgorithm::Amx ? "Amx" : "AmxPixels") + " takes bfloat16 operands, got " +
                                 dtype_name(dtype));
   }
 }
@@ -758,48 +760,67 @@ bool bf16_pass_on_amx(const Conv2dGeometry& g, ConvPass pass, ConvAlgorithm algo
 
 void forward_bf16(const Conv2dGeometry& g, const BFloat16* x, const BFloat16* w, const BFloat16* bias, BFloat16* y,
                   ConvAlgorithm algo) {
-  if (bf16_pass_on_amx(g, ConvPass::Forward, algo)) {
+  if (algo == ConvAlgorithm::AmxPixels || (algo == ConvAlgorithm::Auto && conv2d_bf16_pixels(g))) {
+    conv2d_forward_pixels(g, x, w, bias, y);
+  } else if (bf16_pass_on_amx(g, ConvPass::Forward, algo)) {
     forward_amx(g, x, w, bias, y);
   } else {
     forward_direct<BFloat16>(g, x, w, bias, y);
   }
 }
 
-// The input gradient from grad_y and w widened to float32, on the float32 direct tiles, rounded
-// once: where AMX is active but conv2d_bf16_on_amx leaves this pass off it (fewer than 32 output
-// channels), the AVX-512 float32 tiles beat the AVX512_BF16 ones, widening included. LeNet's conv2
-// (6 -> 16, 5 x 5, 14 x 14, batch 32; conv_bench, 1 thread, CPU us; Intel Xeon, Sapphire Rapids
-// class, 2026-12-05, load ~8): 214 in float32 against 326 on the AVX512_BF16 tiles; the whole
-// `--amp bf16` step: docs/benchmarks.md, "LeNet under bfloat16 autocast on AMX".
-void backward_input_widened(const Conv2dGeometry& g, const BFloat16* gy, const BFloat16* w, BFloat16* gx) {
+// Gradients (any of grad_x, grad_w, grad_b; null: not wanted) from operands widened to float32, on
+// the float32 direct tiles, each rounded once: where AMX is active but no AMX path takes the pass,
+// the AVX-512 float32 tiles beat the AVX512_BF16 ones, widening included. LeNet's conv2 input
+// gradient (6 -> 16, 5 x 5, 14 x 14, batch 32; conv_bench, 1 thread, CPU us; Intel Xeon, Sapphire
+// Rapids class, 2026-12-05, load ~8): 214 in float32 against 326 on the AVX512_BF16 tiles; conv1's
+// weight gradient (3 -> 6, 32 x 32): 222 against 376 (and 564 on AMX); the whole `--amp bf16` step:
+// docs/benchmarks.md, "LeNet under bfloat16 autocast on AMX".
+void backward_widened(const Conv2dGeometry& g, const BFloat16* gy, const BFloat16* x, const BFloat16* w,
+                      BFloat16* gx, BFloat16* gw, BFloat16* gb) {
   const int64_t ny = g.batch * g.out_channels * g.out_h * g.out_w;
   const int64_t nw = g.out_channels * g.patch_size(), nx = g.batch * g.in_channels * g.in_h * g.in_w;
   // The calling thread's scratch (its own tag: backward_direct's parts take ConvScratch's slots).
   struct WidenedScratch;
-  float* gy32 = thread_scratch<WidenedScratch, float, 0>(ny);
-  float* w32 = thread_scratch<WidenedScratch, float, 1>(nw);
-  float* gx32 = thread_scratch<WidenedScratch, float, 2>(nx);
-  widen_from_bf16_parallel(gy, ny, gy32);
-  widen_from_bf16_parallel(w, nw, w32);
-  backward_direct<float>(g, gy32, nullptr, w32, gx32, nullptr, nullptr);
-  round_to_bf16_parallel(gx32, nx, gx);
+  auto widened = [](const BFloat16* src, int64_t n, float* dst) {
+    widen_from_bf16_parallel(src, n, dst);
+    return dst;
+  };
+  float* gy32 = widened(gy, ny, thread_scratch<WidenedScratch, float, 0>(ny));
+  float* w32 = gx != nullptr ? widened(w, nw, thread_scratch<WidenedScratch, float, 1>(nw)) : nullptr;
+  float* x32 = gw != nullptr ? widened(x, nx, thread_scratch<WidenedScratch, float, 2>(nx)) : nullptr;
+  float* gx32 = gx != nullptr ? thread_scratch<WidenedScratch, float, 3>(nx) : nullptr;
+  float* gw32 = gw != nullptr ? thread_scratch<WidenedScratch, float, 4>(nw) : nullptr;
+  float* gb32 = gb != nullptr ? thread_scratch<WidenedScratch, float, 5>(g.out_channels) : nullptr;
+  backward_direct<float>(g, gy32, x32, w32, gx32, gw32, gb32);
+  if (gx != nullptr) round_to_bf16_parallel(gx32, nx, gx);
+  if (gw != nullptr) round_to_bf16_parallel(gw32, nw, gw);
+  if (gb != nullptr) round_to_bf16_parallel(gb32, g.out_channels, gb);
 }
 
 // The input gradient and the weight (and bias) gradient each on the tiles chosen for its pass: one
 // pass over grad_y when both take the AVX512_BF16 tiles, else one per gradient. With both tile sets
-// (Auto), an input gradient off AMX is computed widened (backward_input_widened).
+// (Auto), a gradient off AMX is computed widened (backward_widened), both in one pass.
 void backward_bf16(const Conv2dGeometry& g, const BFloat16* gy, const BFloat16* x, const BFloat16* w, BFloat16* gx,
                    BFloat16* gw, BFloat16* gb, ConvAlgorithm algo) {
+  if (gx != nullptr && (algo == ConvAlgorithm::AmxPixels || (algo == ConvAlgorithm::Auto && conv2d_bf16_pixels_input(g)))) {
+    conv2d_backward_input_pixels(g, gy, w, gx);
+    gx = nullptr;
+  }
+  if (algo == ConvAlgorithm::AmxPixels) algo = ConvAlgorithm::Auto;  // the weight gradient as Auto's
   const bool amx_x = gx != nullptr && bf16_pass_on_amx(g, ConvPass::BackwardInput, algo);
   const bool amx_w = gw != nullptr && bf16_pass_on_amx(g, ConvPass::BackwardWeight, algo);
-  const bool widened_x = gx != nullptr && !amx_x && algo == ConvAlgorithm::Auto && has_amx_gemm() &&
-                         has_bf16_small_gemm();
+  const bool widen = algo == ConvAlgorithm::Auto && has_amx_gemm() && has_bf16_small_gemm();
+  const bool widened_x = gx != nullptr && !amx_x && widen;
+  const bool widened_w = (gw != nullptr || gb != nullptr) && !amx_w && widen;
   if (amx_x) backward_input_amx(g, gy, w, gx);
-  if (widened_x) backward_input_widened(g, gy, w, gx);
   if (amx_w) backward_weight_amx(g, gy, x, gw, gb);
+  if (widened_x || widened_w) {
+    backward_widened(g, gy, x, w, widened_x ? gx : nullptr, widened_w ? gw : nullptr, widened_w ? gb : nullptr);
+  }
   BFloat16* direct_gx = amx_x || widened_x ? nullptr : gx;
-  BFloat16* direct_gw = amx_w ? nullptr : gw;
-  BFloat16* direct_gb = amx_w ? nullptr : gb;
+  BFloat16* direct_gw = amx_w || widened_w ? nullptr : gw;
+  BFloat16* direct_gb = amx_w || widened_w ? nullptr : gb;
   if (direct_gx != nullptr || direct_gw != nullptr || direct_gb != nullptr) {
     backward_direct<BFloat16>(g, gy, x, w, direct_gx, direct_gw, direct_gb);
   }
@@ -821,7 +842,11 @@ bool conv2d_native_16bit(DType dtype, const Conv2dGeometry& g) {
   // 144-163 against 141-151 in float32 and its weight gradient 193 against 218-226, before the
   // casts; with the threshold at 32 (conv2 widened whole) the `--amp bf16` step was even (CPU ms,
   // medians of 3 alternating rounds: 1,885 against 1,889; docs/benchmarks.md, "LeNet bf16: conv2
-  // widened whole does not pay").
+  // widened whole does not pay"). conv1 native with its forward on the pixel-major product
+  // (conv2d_bf16_pixels: 193 against 283 on the other AMX path) and its weight gradient widened
+  // inside (backward_widened) did not pay either: CPU ms of the whole step, 5 alternating rounds,
+  // 1,841-1,927 against 1,799-1,889 (docs/benchmarks.md, "LeNet bf16: the pixels on the AMX
+  // tiles' rows").
   return !(has_amx_gemm() && has_bf16_small_gemm() && g.group_out_channels() < 16);
 }
 
@@ -844,6 +869,28 @@ bool conv2d_bf16_on_amx(const Conv2dGeometry& g, ConvPass pass) {
     case ConvPass::BackwardWeight: return og >= 16;
     default: return og >= 32;
   }
+}
+
+bool conv2d_bf16_pixels(const Conv2dGeometry& g) {
+  // LeNet's layers, the forward alone (`conv_bench --pixels`: 1 thread, batch 32, CPU us, 3
+  // alternating rounds; Intel Xeon, Sapphire Rapids class, 2026-12-05, load 7-9): conv2 (6 -> 16,
+  // 5 x 5, 14 x 14) 85 with the pixels on the rows against 155-175 on conv2d_bf16_on_amx's tiles
+  // and 146-153 in float32; conv1 (3 -> 6, 5 x 5, 32 x 32) 200 against 290-315 and 173-190 (its C
+  // tiles are 6/16 full, its steps 20/32 deep: the tiles alone took 120), yet faster than the
+  // other bfloat16 paths (conv2d_native_16bit widens it all the same). 3 x 3 layers with 16, 32
+  // and 64 channels: 1.4-1.8x faster than the other AMX path (`conv_bench --bf16 --one-thread`);
+  // fewer than 6 output channels not measured. docs/benchmarks.md, "LeNet bf16: the pixels on
+  // the AMX tiles' rows".
+  return active_conv_pixels_fns() != nullptr && conv_pixels_fit(g) && g.group_out_channels() >= 6;
+}
+
+bool conv2d_bf16_pixels_input(const Conv2dGeometry& g) {
+  // The transposed convolution's output channels are the layer's input channels, its depth the
+  // output channels: `conv_bench --bf16 --one-thread` (batch 32, CPU us; Intel Xeon, Sapphire
+  // Rapids class, 2026-12-05, load 8-9): LeNet's conv2 194 against 214 widened (before the casts)
+  // and 519 on conv2d_bf16_on_amx's tiles; 3 x 3 layers of 16, 32, 64 channels 180 / 448 / 1,493
+  // against 953 / 1,519 / 3,079 there. Fewer than 16 output channels not measured.
+  return active_conv_pixels_fns() != nullptr && conv_pixels_input_fit(g) && g.group_out_channels() >= 16;
 }
 
 ConvAlgorithm choose_conv_algorithm(const Conv2dGeometry& g, ConvPass pass) {

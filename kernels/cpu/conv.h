@@ -15,6 +15,9 @@
 // bfloat16 takes the direct algorithm's implicit im2col either to the AVX512_BF16 register tiles or,
 // where conv2d_bf16_on_amx says, to AMX tiles (amx_gemm.h; conv.cc's "bfloat16 on AMX tiles"); with
 // both, an input gradient left off AMX is computed in float32 from widened operands (faster there).
+// A bfloat16 forward (from 6 output channels) and input gradient (from 16) run with the pixels on
+// the AMX tiles' rows instead (conv_pixels.h: no im2col packing at all) where conv2d_bf16_pixels
+// and conv2d_bf16_pixels_input say.
 // benchmarks/conv_bench.cc times both on the LeNet shapes and two wider layers (--bf16: the
 // bfloat16 tiles per pass).
 #pragma once
@@ -25,8 +28,10 @@
 namespace colony::kernels::cpu {
 
 // Amx: bfloat16 only, the direct algorithm's implicit im2col on AMX tiles (amx_gemm.h); Direct
-// then means the AVX512_BF16 tiles (small_gemm_bf16.h).
-enum class ConvAlgorithm { Auto, Direct, Im2col, Amx };
+// then means the AVX512_BF16 tiles (small_gemm_bf16.h). AmxPixels: bfloat16, the forward and the
+// input gradient with the pixels on the AMX tiles' rows (conv_pixels.h); its weight gradient runs
+// as Auto's.
+enum class ConvAlgorithm { Auto, Direct, Im2col, Amx, AmxPixels };
 enum class ConvPass { Forward, BackwardInput, BackwardWeight };
 
 // Whether the kernels below take `dtype` (a 16-bit type) for this shape. True for bfloat16 with
@@ -43,6 +48,14 @@ bool conv2d_native_16bit(DType dtype, const Conv2dGeometry& g);
 // emulated AMX copy), else by the output channels per group, as measured in conv.cc: at least 6
 // for the forward, 16 for the weight gradient, 32 for the input gradient.
 bool conv2d_bf16_on_amx(const Conv2dGeometry& g, ConvPass pass);
+
+// Whether Auto runs this bfloat16 forward with the output pixels on the AMX tiles' rows
+// (conv_pixels.h) rather than conv2d_bf16_on_amx's choice: where that product runs here
+// (active_conv_pixels_fns()) and takes the shape (conv_pixels_fit), with at least 6 output
+// channels per group, as measured in conv.cc.
+bool conv2d_bf16_pixels(const Conv2dGeometry& g);
+// The same for the input gradient (conv2d_backward_input_pixels: conv_pixels_input_fit).
+bool conv2d_bf16_pixels_input(const Conv2dGeometry& g);
 
 // What Auto runs for this shape and pass (a backward call may use one algorithm for grad_x and
 // the other for grad_w and grad_b).

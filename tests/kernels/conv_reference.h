@@ -3,6 +3,8 @@
 // cases both run, naive forward and backward loops in double, and a tolerance comparison.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <cstdint>
 #include <string>
@@ -10,7 +12,9 @@
 
 #include "base/int2.h"
 #include "kernels/common/conv_geometry.h"
+#include "kernels/common/half.h"
 #include "kernels/cpu/conv.h"
+#include "tests/test_util.h"
 
 namespace colony::testing {
 
@@ -151,6 +155,28 @@ inline bool close(const std::vector<double>& a, const std::vector<double>& b, do
     }
   }
   return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// bfloat16 operands and bit-for-bit comparisons (conv_test.cc, conv_pixels_test.cc).
+
+// n values drawn from random_values(n, seed), rounded to bfloat16.
+inline std::vector<BFloat16> random_bf16(int64_t n, uint32_t seed) {
+  std::vector<BFloat16> v;
+  for (double e : random_values(n, seed)) v.push_back(BFloat16(static_cast<float>(e)));
+  return v;
+}
+
+// Elements whose bits differ, the first three reported as failures.
+inline int64_t mismatches(const std::vector<BFloat16>& got, const std::vector<BFloat16>& want, const char* what) {
+  int64_t bad = 0;
+  for (size_t e = 0; e < want.size(); ++e) {
+    if (got[e].bits != want[e].bits && bad++ < 3) {
+      ADD_FAILURE() << what << "[" << e << "] = " << static_cast<float>(got[e]) << ", want "
+                    << static_cast<float>(want[e]);
+    }
+  }
+  return bad;
 }
 
 }  // namespace colony::testing

@@ -227,12 +227,6 @@ Bf16Outputs run_bf16(const ConvCase& k, const std::vector<BFloat16>& x, const st
   return r;
 }
 
-std::vector<BFloat16> random_bf16(int64_t n, uint32_t seed) {
-  std::vector<BFloat16> v;
-  for (double e : random_values(n, seed)) v.push_back(BFloat16(static_cast<float>(e)));
-  return v;
-}
-
 // A case's bfloat16 input, weights, bias and output gradient, from seeds seed to seed + 3.
 struct Bf16Operands {
   std::vector<BFloat16> x, w, b, gy;
@@ -243,16 +237,6 @@ Bf16Operands random_bf16_operands(const ConvCase& k, uint32_t seed) {
           random_bf16(k.n * k.o * d.ho * d.wo, seed + 3)};
 }
 
-int64_t mismatches(const std::vector<BFloat16>& got, const std::vector<BFloat16>& want, const char* what) {
-  int64_t bad = 0;
-  for (size_t e = 0; e < want.size(); ++e) {
-    if (got[e].bits != want[e].bits && bad++ < 3) {
-      ADD_FAILURE() << what << "[" << e << "] = " << static_cast<float>(got[e]) << ", want "
-                    << static_cast<float>(want[e]);
-    }
-  }
-  return bad;
-}
 
 // Forward, input, weight and bias gradients on the AMX tiles equal the reference bit for bit, for
 // every stride-1 case of conv_cases() (padding, dilation, groups, depthwise, 1x1, 288 patch rows:
@@ -325,7 +309,7 @@ TEST(Conv2dKernels, Bfloat16OnAmxTilesWithTwoThreadsAndAutosChoice) {
 
 // With both tile sets (an AMX CPU), Auto computes an input gradient that conv2d_bf16_on_amx leaves
 // off AMX (LeNet conv2: 16 output channels) from grad_y and w widened to float32, on the float32
-// direct tiles, rounded once (conv.cc, backward_input_widened): bit for bit the float32 kernel's
+// direct tiles, rounded once (conv.cc, backward_widened): bit for bit the float32 kernel's
 // input gradient rounded (widening, the weights' layout, the rounding). The emulated AVX512_BF16
 // tiles sum in the float32 tiles' order, so forcing Direct gives these values too; the hardware's
 // pairwise vdpbf16ps may round differently, hence only close. The forward and the weight gradient
@@ -353,6 +337,31 @@ TEST(Conv2dKernels, Bfloat16InputGradientOffAmxIsTheFloat32OneRoundedWithBothTil
   const Bf16Outputs direct = run_bf16(k, x, w, b, gy, ConvAlgorithm::Direct);
   std::string where;
   EXPECT_TRUE(close(cast<double>(direct.gx), cast<double>(want), 2e-2, &where)) << where;
+}
+
+// Likewise a weight gradient that no AMX path takes (LeNet conv1: 6 output channels), with its bias
+// gradient: the float32 kernel's, from widened grad_y and x, rounded once (conv.cc,
+// backward_widened); one thread, so that the float32 sums have one order.
+TEST(Conv2dKernels, Bfloat16WeightGradientOffAmxIsTheFloat32OneRoundedWithBothTileSets) {
+  ScopedThreads one(1);
+  const ConvCase k{2, 3, 32, 32, 6, 5, 5, 1, 0, 1, 1, true};  // LeNet conv1
+  const Conv2dGeometry g = geometry(k);
+  const auto [x, w, b, gy] = random_bf16_operands(k, 91);
+  std::vector<float> gy32, x32, gw32(w.size()), gb32(k.o);
+  for (BFloat16 v : gy) gy32.push_back(static_cast<float>(v));
+  for (BFloat16 v : x) x32.push_back(static_cast<float>(v));
+  conv2d_backward(DType::Float32, g, gy32.data(), x32.data(), nullptr, nullptr, gw32.data(), gb32.data(),
+                  ConvAlgorithm::Direct);
+  std::vector<BFloat16> want_w, want_b;
+  for (float v : gw32) want_w.push_back(BFloat16(v));
+  for (float v : gb32) want_b.push_back(BFloat16(v));
+  ScopedAmxGemmFns amx(&amx_emulated::amx_gemm_fns());
+  ScopedSmallGemmBf16Fns tiles(&bf16_emulated::small_gemm_bf16_fns());
+  EXPECT_FALSE(conv2d_bf16_on_amx(g, ConvPass::BackwardWeight));
+  std::vector<BFloat16> gw(w.size()), gb(k.o);
+  conv2d_backward(DType::BFloat16, g, gy.data(), x.data(), w.data(), nullptr, gw.data(), gb.data());
+  EXPECT_EQ(mismatches(gw, want_w, "grad_w"), 0);
+  EXPECT_EQ(mismatches(gb, want_b, "grad_b"), 0);
 }
 
 // The images of a batch are split over the threads; the weight gradient sums over them. One and

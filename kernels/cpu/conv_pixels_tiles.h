@@ -1,0 +1,218 @@
+// The product of conv_pixels.h (pixels on the tiles' rows), written once over a few tile
+// primitives. Not a normal header: a .cc defines COLONY_CONV_PIXELS_ISA (the namespace of its copy)
+// and COLONY_CONV_PIXELS_NATIVE, then includes this file, which defines that copy's
+// conv_pixels_fns().
+//  - COLONY_CONV_PIXELS_NATIVE 1 (conv_pixels_amx.cc, built with -mamx-tile -mamx-bf16): the tile
+//    intrinsics.
+//  - COLONY_CONV_PIXELS_NATIVE 0 (conv_pixels_emulated.cc, test-only): the tile registers in memory,
+//    with the configured shapes, and scalar arithmetic in tdpbf16ps' order (amx_gemm.h), so the
+//    tests check the steps' offsets, the weights' tiles and the edge rows on any CPU.
+//
+// Tiles: 0-3 hold C (16 pixels x 16 output channels, float32), 4 and 5 A (16 pixels x `depth`
+// bfloat16: A's rows are read in place from the channels-last image, `pixel_stride` apart), 6 and
+// 7 B (depth / 2 rows of VNNI pairs, 16 output channels). A block is up to four C tiles of 64
+// consecutive pixels for one column tile of output channels; each step loads B once (alternating
+// between 6 and 7, so that a load never waits for the product still reading the other) and A once
+// per C tile.
+// As amx_gemm_tiles.h: internal linkage or the copy's namespace only, no shared inline function
+// instantiated here (small_gemm_isa_symbols_test checks the object).
+#if !defined(COLONY_CONV_PIXELS_ISA) || !defined(COLONY_CONV_PIXELS_NATIVE)
+#error "define COLONY_CONV_PIXELS_ISA and COLONY_CONV_PIXELS_NATIVE before including conv_pixels_tiles.h"
+#endif
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/cpu/conv_pixels.h"
+
+#if COLONY_CONV_PIXELS_NATIVE
+#include <immintrin.h>
+#else
+#include <cmath>
+#endif
+
+namespace colony::kernels::cpu::COLONY_CONV_PIXELS_ISA {
+namespace {
+
+constexpr int64_t kRows = 16;      // pixels per tile
+constexpr int64_t kRowBytes = 64;  // bytes per C and B tile row
+constexpr int64_t kWeightTile = kConvPixelsWeightTile;
+
+// ldtilecfg's operand (palette 1): the shapes above, A `depth` bfloat16 wide.
+struct alignas(64) TileShapes {
+  uint8_t palette_id;
+  uint8_t start_row;
+  uint8_t reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+};
+
+TileShapes shapes_for(int64_t depth) {
+  TileShapes s;
+  std::memset(&s, 0, sizeof(s));
+  s.palette_id = 1;
+  for (int t = 0; t < 8; ++t) {
+    const bool a = t == 4 || t == 5, b = t >= 6;
+    s.colsb[t] = static_cast<uint16_t>(a ? depth * 2 : kRowBytes);
+    s.rows[t] = static_cast<uint8_t>(b ? depth / 2 : kRows);
+  }
+  return s;
+}
+
+#if COLONY_CONV_PIXELS_NATIVE
+
+inline void configure(const TileShapes& s) { _tile_loadconfig(&s); }
+inline void release() { _tile_release(); }
+#define CONV_PIXELS_LOAD(t, p, stride) _tile_loadd(t, p, stride)
+#define CONV_PIXELS_STORE(t, p, stride) _tile_stored(t, p, stride)
+#define CONV_PIXELS_ZERO(t) _tile_zero(t)
+#define CONV_PIXELS_DP(c, a, b) _tile_dpbf16ps(c, a, b)
+
+#else  // emulated
+
+struct Registers {
+  unsigned char t[8][kRows * kRowBytes];
+  TileShapes shapes;
+};
+thread_local Registers regs;
+
+inline void configure(const TileShapes& s) { regs.shapes = s; }
+inline void release() {}
+inline void tile_load(int t, const void* p, int64_t stride) {
+  std::memset(regs.t[t], 0, sizeof(regs.t[t]));
+  for (int64_t r = 0; r < regs.shapes.rows[t]; ++r)
+    std::memcpy(regs.t[t] + r * kRowBytes, static_cast<const unsigned char*>(p) + r * stride, regs.shapes.colsb[t]);
+}
+inline void tile_store(int t, void* p, int64_t stride) {
+  for (int64_t r = 0; r < regs.shapes.rows[t]; ++r)
+    std::memcpy(static_cast<unsigned char*>(p) + r * stride, regs.t[t] + r * kRowBytes, regs.shapes.colsb[t]);
+}
+inline void tile_zero(int t) { std::memset(regs.t[t], 0, sizeof(regs.t[t])); }
+
+// tdpbf16ps' arithmetic (amx_gemm.h): denormals read as zero and every result flushed; per output
+// the even and the odd positions' exact products summed apart, then C + (E + O). Pairs past A's
+// configured depth add zero products, as tests/kernels/amx_reference.h's whole 32-deep steps do.
+inline float flush(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
+inline double operand(uint16_t bits) {
+  const uint32_t w = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &w, sizeof(f));
+  return static_cast<double>(flush(f));
+}
+inline void tile_dp(int c, int a, int b) {
+  float* cv = reinterpret_cast<float*>(regs.t[c]);
+  const uint16_t* av = reinterpret_cast<const uint16_t*>(regs.t[a]);
+  const uint16_t* bv = reinterpret_cast<const uint16_t*>(regs.t[b]);
+  const int64_t pairs = regs.shapes.colsb[a] / 4;
+  for (int64_t i = 0; i < kRows; ++i) {
+    for (int64_t j = 0; j < 16; ++j) {
+      float even = 0.0f, odd = 0.0f;
+      for (int64_t r = 0; r < 16; ++r) {
+        const bool in = r < pairs;
+        const uint16_t* ap = av + i * 32 + 2 * r;
+        const uint16_t* bp = bv + r * 32 + 2 * j;
+        even = flush(static_cast<float>(static_cast<double>(even) + (in ? operand(ap[0]) * operand(bp[0]) : 0.0)));
+        odd = flush(static_cast<float>(static_cast<double>(odd) + (in ? operand(ap[1]) * operand(bp[1]) : 0.0)));
+      }
+      float& out = cv[i * 16 + j];
+      out = flush(flush(out) + flush(even + odd));
+    }
+  }
+}
+#define CONV_PIXELS_LOAD(t, p, stride) tile_load(t, p, stride)
+#define CONV_PIXELS_STORE(t, p, stride) tile_store(t, p, stride)
+#define CONV_PIXELS_ZERO(t) tile_zero(t)
+#define CONV_PIXELS_DP(c, a, b) tile_dp(c, a, b)
+
+#endif
+
+// One step of a block: B's tile (6 or 7: the intrinsics take literal tile numbers) loaded once,
+// then C tile i += A rows q0 + 16 i (loaded into 4 or 5) times B.
+#define CONV_PIXELS_STEP(B)                                          \
+  do {                                                               \
+    CONV_PIXELS_LOAD(B, w, kRowBytes);                               \
+    CONV_PIXELS_LOAD(4, a, stride);                                  \
+    CONV_PIXELS_DP(0, 4, B);                                         \
+    if constexpr (Tiles > 1) {                                       \
+      CONV_PIXELS_LOAD(5, a + kRows * pixel, stride);                \
+      CONV_PIXELS_DP(1, 5, B);                                       \
+    }                                                                \
+    if constexpr (Tiles > 2) {                                       \
+      CONV_PIXELS_LOAD(4, a + 2 * kRows * pixel, stride);            \
+      CONV_PIXELS_DP(2, 4, B);                                       \
+    }                                                                \
+    if constexpr (Tiles > 3) {                                       \
+      CONV_PIXELS_LOAD(5, a + 3 * kRows * pixel, stride);            \
+      CONV_PIXELS_DP(3, 5, B);                                       \
+    }                                                                \
+  } while (0)
+
+template <int Tiles>
+inline void step_b6(const uint16_t* a, int64_t pixel, const uint16_t* w) {
+  const int64_t stride = pixel * 2;
+  CONV_PIXELS_STEP(6);
+}
+template <int Tiles>
+inline void step_b7(const uint16_t* a, int64_t pixel, const uint16_t* w) {
+  const int64_t stride = pixel * 2;
+  CONV_PIXELS_STEP(7);
+}
+
+// Pixels [q0, q0 + 16 Tiles) of output-channel tile t.
+template <int Tiles>
+void block(const ConvPixelsArgs& args, int64_t q0, int64_t t) {
+  CONV_PIXELS_ZERO(0);
+  if constexpr (Tiles > 1) CONV_PIXELS_ZERO(1);
+  if constexpr (Tiles > 2) CONV_PIXELS_ZERO(2);
+  if constexpr (Tiles > 3) CONV_PIXELS_ZERO(3);
+  const int64_t pixel = args.pixel_stride;
+  const uint16_t* a = args.image + q0 * pixel;
+  const uint16_t* w = args.packed_w + t * args.steps * kWeightTile;
+  int64_t s = 0;
+  for (; s + 2 <= args.steps; s += 2) {
+    step_b6<Tiles>(a + args.step_offsets[s], pixel, w + s * kWeightTile);
+    step_b7<Tiles>(a + args.step_offsets[s + 1], pixel, w + (s + 1) * kWeightTile);
+  }
+  if (s < args.steps) step_b6<Tiles>(a + args.step_offsets[s], pixel, w + s * kWeightTile);
+  float* out = args.out + q0 * args.ldo + t * 16;
+  const int64_t ld = args.ldo * 4;
+  CONV_PIXELS_STORE(0, out, ld);
+  if constexpr (Tiles > 1) CONV_PIXELS_STORE(1, out + kRows * args.ldo, ld);
+  if constexpr (Tiles > 2) CONV_PIXELS_STORE(2, out + 2 * kRows * args.ldo, ld);
+  if constexpr (Tiles > 3) CONV_PIXELS_STORE(3, out + 3 * kRows * args.ldo, ld);
+}
+
+void pixels(const ConvPixelsArgs& args) {
+  configure(shapes_for(args.depth));
+  const int64_t tiles = args.rows / kRows;
+  for (int64_t t = 0; t < args.n_tiles; ++t) {
+    int64_t i = 0;
+    for (; i + 4 <= tiles; i += 4) block<4>(args, i * kRows, t);
+    switch (tiles - i) {
+      case 3: block<3>(args, i * kRows, t); break;
+      case 2: block<2>(args, i * kRows, t); break;
+      case 1: block<1>(args, i * kRows, t); break;
+      default: break;
+    }
+  }
+  release();
+}
+
+#undef CONV_PIXELS_STEP
+#undef CONV_PIXELS_LOAD
+#undef CONV_PIXELS_STORE
+#undef CONV_PIXELS_ZERO
+#undef CONV_PIXELS_DP
+
+}  // namespace
+
+const ConvPixelsFns& conv_pixels_fns() {
+#if COLONY_CONV_PIXELS_NATIVE
+  static const ConvPixelsFns fns{"amx", &pixels};
+#else
+  static const ConvPixelsFns fns{"amx_emulated", &pixels};
+#endif
+  return fns;
+}
+
+}  // namespace colony::kernels::cpu::COLONY_CONV_PIXELS_ISA
