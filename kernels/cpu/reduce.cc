@@ -51,12 +51,16 @@ Acc pairwise_sum(const T* x, int64_t n) {
   return pairwise_sum<Acc>(x, left) + pairwise_sum<Acc>(x + left, n - left);
 }
 
-// How many pieces each of `rows` rows of `len` elements is cut into so that all threads get work
-// when there are few, long rows (a full reduction is one row).
+// How many pieces each of `rows` rows of `len` elements is cut into so that the threads get work
+// when there are few, long rows (a full reduction is one row): up to kFewRowsPieces pieces over
+// all rows, each at least kMinPiece long. The shape alone decides, not the thread count, since the
+// pieces' partial results (variance's moments) are merged in piece order: the same bits on any
+// number of threads. (It was one piece per thread.)
+constexpr int64_t kFewRowsPieces = 16;
+
 int64_t pieces_per_row(int64_t rows, int64_t len) {
-  int64_t threads = num_threads();
-  if (rows >= threads || len < 2 * kMinPiece) return 1;
-  return std::max<int64_t>(1, std::min((threads + rows - 1) / rows, len / kMinPiece));
+  if (rows >= kFewRowsPieces || len < 2 * kMinPiece) return 1;
+  return std::max<int64_t>(1, std::min((kFewRowsPieces + rows - 1) / rows, len / kMinPiece));
 }
 
 // Runs piece_fn(row, begin, count, task) for every (row, piece) task in parallel.

@@ -222,6 +222,25 @@ TEST(VarKernel, MatchesTwoPassDoubleWithEveryCorrection) {
   EXPECT_TRUE(std::isnan(empty_row_var));  // no mean: NaN, as PyTorch
 }
 
+// A long row's variance merges its pieces' moments in piece order; the pieces follow the shape,
+// so 1 to 7 threads give the same bits (they were one piece per thread).
+TEST(VarKernel, SameBitsOnAnyThreadCount) {
+  for (int64_t len : {int64_t{50001}, int64_t{1} << 20}) {
+    std::vector<double> x = random_values(len, 13, 3.0, 5.0);  // float64: the moments' last bits show
+    double want = 0;
+    {
+      ScopedThreads use(1);
+      var(DType::Float64, x.data(), &want, 1, len, 1);
+    }
+    for (int threads : {2, 3, 4, 7}) {
+      ScopedThreads use(threads);
+      double y = 0;
+      var(DType::Float64, x.data(), &y, 1, len, 1);
+      EXPECT_EQ(y, want) << len << " elements, " << threads << " threads";
+    }
+  }
+}
+
 TEST(MaxMinKernel, FirstOccurrenceWinsAndTheFirstNaNIsTheExtreme) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
   // Row 0: a tie for the max (index 1) and the min (index 0); row 1: NaNs at 2 and 4 (2 wins).
