@@ -264,6 +264,8 @@ void sum_columns(const T* x, Y* y, int64_t outer, int64_t len, int64_t inner, do
     }
   });
   const bool last_partial = blocks % group_blocks != 0;
+  // Adding up the groups: `groups` rows of at most 256 per column task, at least ~1,024 rows' worth
+  // per piece (these run only for many outer slices; the GPT's bias gradients have one task).
   parallel_for(outer * col_tasks, std::max<int64_t>(1, 1024 / groups), [&](int64_t b, int64_t e) {
     std::vector<Acc> acc(kWidth);
     for (int64_t oc = b; oc < e; ++oc) {
