@@ -55,8 +55,8 @@ void run_case(const char* name, int trials, double gap_us, double chunk_us) {
 
 int main(int argc, char** argv) {
   const auto args = colony::bench::parse_threads_trials(argc, argv, {2, 20000});
-  if (args.threads < 2 || args.trials < 10) {
-    std::fprintf(stderr, "%s: expected --threads >= 2 and --trials >= 10\n", argv[0]);
+  if (args.threads < 2 || args.trials < 20) {
+    std::fprintf(stderr, "%s: expected --threads >= 2 and --trials >= 20\n", argv[0]);
     return 2;
   }
   colony::kernels::cpu::set_num_threads(args.threads);
