@@ -109,6 +109,12 @@ echo "$out" | grep -q 'expected cpu or 384' || fail "gpt_rounds.sh --config 768:
 expect_exit 0 benchmarks/gpt_gpu "${gpt[@]}" --device cpu
 echo "$out" | grep -q '^colony gpt_gpu, 1 layers' && echo "$out" | grep -q '^amp=bf16$' &&
   echo "$out" | tail -1 | grep -Eq '^tokens_per_s=[0-9]+\.[0-9]$' || fail "gpt_gpu --device cpu: $out"
+# pool_bench: a line per case after the threads line, and no run on fewer than 2 threads.
+expect_exit 0 benchmarks/pool_bench --threads 2 --trials 40
+[ "$(echo "$out" | grep -Ec '^(empty|2 x 20 us).* median +[0-9]+ ns +p90 +[0-9]+ ns +worker took a chunk in +[0-9.]+ % of calls$')" -eq 7 ] ||
+  fail "pool_bench: expected 7 cases: $out"
+expect_exit 2 benchmarks/pool_bench --threads 1
+echo "$out" | grep -q 'expected --threads >= 2' || fail "pool_bench --threads 1: no reason given: $out"
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
   expect_exit 1 benchmarks/gpt_gpu "${gpt[@]}"
   echo "$out" | grep -q 'gpt_gpu: --device cuda: no CUDA device' || fail "gpt_gpu without a GPU: no reason given: $out"

@@ -104,9 +104,22 @@ NamedTensors Module::named_parameters(bool recurse) const {
   return unique;
 }
 
+void Module::collect_unnamed(bool recurse, bool params, std::vector<Tensor>& out) const {
+  for (const auto& [n, t] : params ? params_ : buffers_)
+    if (t.defined()) out.push_back(t);
+  if (!recurse) return;
+  for (const auto& [n, c] : children_) c->collect_unnamed(true, params, out);
+}
+
 std::vector<Tensor> Module::parameters(bool recurse) const {
+  std::vector<Tensor> all;
+  collect_unnamed(recurse, true, all);
+  // Shared parameters once, at their first place, as named_parameters lists them.
   std::vector<Tensor> out;
-  for (auto& [_, t] : named_parameters(recurse)) out.push_back(t);
+  out.reserve(all.size());
+  std::set<const TensorImpl*> seen;
+  for (Tensor& t : all)
+    if (seen.insert(t.impl()).second) out.push_back(std::move(t));
   return out;
 }
 
@@ -118,7 +131,7 @@ NamedTensors Module::named_buffers(bool recurse) const {
 
 std::vector<Tensor> Module::buffers(bool recurse) const {
   std::vector<Tensor> out;
-  for (auto& [_, t] : named_buffers(recurse)) out.push_back(t);
+  collect_unnamed(recurse, false, out);
   return out;
 }
 

@@ -101,6 +101,9 @@ class Module : public std::enable_shared_from_this<Module> {
 
  private:
   void collect(const std::string& prefix, bool recurse, bool params, NamedTensors& out) const;
+  // The same walk without the names, for parameters(): a training step calls it (clipping), and
+  // building every dotted name took 0.2-0.4 % of the char GPT's 2-thread step on the main thread.
+  void collect_unnamed(bool recurse, bool params, std::vector<Tensor>& out) const;
   NamedTensors params_;
   NamedTensors buffers_;
   std::set<std::string> non_persistent_;  // names in buffers_ left out of state_dict()

@@ -251,7 +251,10 @@ void gemm_bf16_amx(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixA
   uint16_t* packed = thread_scratch<GemmScratch, uint16_t, 8>(static_cast<size_t>(distinct_b * packed_size + 32));
   packed += ((64 - reinterpret_cast<uintptr_t>(packed) % 64) % 64) / 2;
   const int64_t col_tiles = (n + 15) / 16, steps = (k + 31) / 32;
-  parallel_for(distinct_b * col_tiles, std::max<int64_t>(1, 2048 / std::max<int64_t>(1, steps)),
+  // Pieces of at least 32 tiles' steps (16K elements). At 2048 the char GPT's packs (n 128-512,
+  // k 128-768: 32-192 tile steps in all) never split, and on 2 threads the worker waited through them:
+  // 5.7 % of the bf16 step's main-thread samples (perf, tools/pool_profile.py, docs/benchmarks.md).
+  parallel_for(distinct_b * col_tiles, std::max<int64_t>(1, 32 / std::max<int64_t>(1, steps)),
                [&](int64_t begin, int64_t end) {
                  for (int64_t flat = begin; flat < end;) {
                    const int64_t p = flat / col_tiles, t0 = flat % col_tiles;

@@ -51,12 +51,16 @@ Acc pairwise_sum(const T* x, int64_t n) {
   return pairwise_sum<Acc>(x, left) + pairwise_sum<Acc>(x + left, n - left);
 }
 
-// How many pieces each of `rows` rows of `len` elements is cut into so that all threads get work
-// when there are few, long rows (a full reduction is one row).
+// How many pieces each of `rows` rows of `len` elements is cut into so that the threads get work
+// when there are few, long rows (a full reduction is one row): up to kFewRowsPieces pieces over
+// all rows, each at least kMinPiece long. The shape alone decides, not the thread count, since the
+// pieces' partial results (variance's moments) are merged in piece order: the same bits on any
+// number of threads. (It was one piece per thread.)
+constexpr int64_t kFewRowsPieces = 16;
+
 int64_t pieces_per_row(int64_t rows, int64_t len) {
-  int64_t threads = num_threads();
-  if (rows >= threads || len < 2 * kMinPiece) return 1;
-  return std::max<int64_t>(1, std::min((threads + rows - 1) / rows, len / kMinPiece));
+  if (rows >= kFewRowsPieces || len < 2 * kMinPiece) return 1;
+  return std::max<int64_t>(1, std::min((kFewRowsPieces + rows - 1) / rows, len / kMinPiece));
 }
 
 // Runs piece_fn(row, begin, count, task) for every (row, piece) task in parallel.
@@ -74,57 +78,139 @@ void for_each_piece(int64_t rows, int64_t len, int64_t pieces, F&& piece_fn) {
   });
 }
 
+// The pieces sum_rows cuts a long row into: the nodes of pairwise_sum's own tree down to the depth
+// where a node would fall under 2 * kMinPiece elements (at most kMaxTreeDepth levels), as [begin,
+// count) in row order. The cut depends on len alone, and adding the pieces' pairwise sums back up
+// the same tree (tree_total) repeats pairwise_sum's additions, so a row's sum is the same bits on
+// any number of threads (it used to be cut into as many pieces as there were threads).
+constexpr int kMaxTreeDepth = 4;
+
+void tree_pieces(int64_t begin, int64_t n, int depth, std::vector<std::pair<int64_t, int64_t>>& out) {
+  if (depth == kMaxTreeDepth || n < 2 * kMinPiece) {
+    out.emplace_back(begin, n);
+    return;
+  }
+  const int64_t left = (n / 2 + 7) / 8 * 8;  // pairwise_sum's split
+  tree_pieces(begin, left, depth + 1, out);
+  tree_pieces(begin + left, n - left, depth + 1, out);
+}
+
+// The sum of the pieces' sums in pairwise_sum's order; `next` walks `sums` in row order.
+template <typename Acc>
+Acc tree_total(int64_t n, int depth, const Acc* sums, int64_t& next) {
+  if (depth == kMaxTreeDepth || n < 2 * kMinPiece) return sums[next++];
+  const int64_t left = (n / 2 + 7) / 8 * 8;
+  const Acc a = tree_total(left, depth + 1, sums, next);
+  return a + tree_total(n - left, depth + 1, sums, next);
+}
+
 template <typename T, typename Y>
 void sum_rows(const T* x, Y* y, int64_t rows, int64_t len, double scale) {
   using Acc = acc_t<T>;
-  int64_t pieces = pieces_per_row(rows, len);
-  std::vector<Acc> partial(rows * pieces);
-  for_each_piece(rows, len, pieces, [&](int64_t row, int64_t begin, int64_t count, int64_t task) {
-    partial[task] = pairwise_sum<Acc>(x + row * len + begin, count);
-  });
-  for (int64_t r = 0; r < rows; ++r) {
-    Acc acc = partial[r * pieces];
-    for (int64_t p = 1; p < pieces; ++p) acc += partial[r * pieces + p];
+  auto store = [&](int64_t r, Acc acc) {
     if constexpr (std::is_floating_point_v<Acc>) {
       y[r] = static_cast<Y>(static_cast<Acc>(static_cast<double>(acc) * scale));
     } else {
       y[r] = static_cast<Y>(acc);
     }
+  };
+  // Enough rows for every thread: whole rows per task.
+  if (rows >= num_threads() || len < 2 * kMinPiece) {
+    parallel_for(rows, std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, len)), [&](int64_t b, int64_t e) {
+      for (int64_t r = b; r < e; ++r) store(r, pairwise_sum<Acc>(x + r * len, len));
+    });
+    return;
+  }
+  std::vector<std::pair<int64_t, int64_t>> pieces;
+  tree_pieces(0, len, 0, pieces);
+  const int64_t per_row = static_cast<int64_t>(pieces.size());
+  std::vector<Acc> partial(static_cast<size_t>(rows * per_row));
+  parallel_for(rows * per_row, 1, [&](int64_t b, int64_t e) {
+    for (int64_t task = b; task < e; ++task) {
+      const auto& [begin, count] = pieces[static_cast<size_t>(task % per_row)];
+      partial[static_cast<size_t>(task)] = pairwise_sum<Acc>(x + task / per_row * len + begin, count);
+    }
+  });
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t next = 0;
+    store(r, tree_total<Acc>(len, 0, partial.data() + r * per_row, next));
   }
 }
 
-// Sums a [len, width] column block whose rows are `stride` apart. Blocks of 64 rows are summed
-// directly; their sums are combined like a binary counter (level l holds the sum of 2^l blocks),
+// Column sums of [len, width] blocks whose rows are `stride` apart: blocks of 64 rows are summed
+// directly, and their sums combined like a binary counter (level l holds the sum of 2^l blocks),
 // which is pairwise summation over the blocks without recursion or per-node allocation.
-template <typename Acc, typename T>
-void column_sum(const T* x, int64_t len, int64_t stride, int64_t width, Acc* out) {
-  constexpr int64_t kBlockRows = 64;
-  int64_t blocks = (len + kBlockRows - 1) / kBlockRows;
+constexpr int64_t kBlockRows = 64;
+
+template <typename Acc>
+class BlockCounter {
+ public:
+  // Sums enter at level `base` (a group of 2^base blocks); levels up to `levels` - 1.
+  BlockCounter(int levels, int base, int64_t width)
+      : width_(width), base_(base), level_(static_cast<size_t>(levels) * width), used_(levels, false) {}
+  // Adds the sum in `blk` (which it overwrites).
+  void push(Acc* blk) {
+    int l = base_;
+    while (used_[l]) {
+      for (int64_t j = 0; j < width_; ++j) blk[j] += level_[l * width_ + j];
+      used_[l] = false;
+      ++l;
+    }
+    std::copy(blk, blk + width_, level_.begin() + l * width_);
+    used_[l] = true;
+  }
+  // out = start (zeros when null) plus the levels, lowest first.
+  void finish(const Acc* start, Acc* out) const {
+    if (start) {
+      std::copy(start, start + width_, out);
+    } else {
+      std::fill(out, out + width_, Acc(0));
+    }
+    for (size_t l = 0; l < used_.size(); ++l) {
+      if (!used_[l]) continue;
+      for (int64_t j = 0; j < width_; ++j) out[j] += level_[l * width_ + j];
+    }
+  }
+
+ private:
+  int64_t width_;
+  int base_;
+  std::vector<Acc> level_;
+  std::vector<bool> used_;
+};
+
+int levels_for(int64_t blocks) {
   int levels = 1;
   while ((int64_t{1} << (levels - 1)) < blocks) ++levels;
-  std::vector<Acc> level(static_cast<size_t>(levels) * width), blk(width);
-  std::vector<bool> used(levels, false);
-  for (int64_t b = 0; b < blocks; ++b) {
+  return levels;
+}
+
+// Blocks [b0, b1) of a [len, width] column block through a counter of their own, finished into out.
+template <typename Acc, typename T>
+void column_sum(const T* x, int64_t len, int64_t stride, int64_t width, int64_t b0, int64_t b1, Acc* out) {
+  BlockCounter<Acc> counter(levels_for(b1 - b0), 0, width);
+  std::vector<Acc> blk(static_cast<size_t>(width));
+  for (int64_t b = b0; b < b1; ++b) {
     std::fill(blk.begin(), blk.end(), Acc(0));
-    int64_t r_end = std::min(len, (b + 1) * kBlockRows);
+    const int64_t r_end = std::min(len, (b + 1) * kBlockRows);
     for (int64_t r = b * kBlockRows; r < r_end; ++r) {
       const T* row = x + r * stride;
       for (int64_t j = 0; j < width; ++j) blk[j] += static_cast<Acc>(row[j]);
     }
-    int l = 0;
-    while (used[l]) {
-      for (int64_t j = 0; j < width; ++j) blk[j] += level[l * width + j];
-      used[l] = false;
-      ++l;
-    }
-    std::copy(blk.begin(), blk.end(), level.begin() + l * width);
-    used[l] = true;
+    counter.push(blk.data());
   }
-  std::fill(out, out + width, Acc(0));
-  for (int l = 0; l < levels; ++l) {
-    if (!used[l]) continue;
-    for (int64_t j = 0; j < width; ++j) out[j] += level[l * width + j];
-  }
+  counter.finish(nullptr, out);
+}
+
+// Rows per group of sum_columns' row split: 2^s blocks of 64, s the smallest with at least 16K
+// elements per group (so that a task amortises its share of the pool's wake-up) and at most 64
+// groups (which bounds the partial sums kept). A function of the shape alone: the groups, not the
+// thread count, decide the order of the additions.
+int group_log2(int64_t blocks, int64_t width) {
+  constexpr int64_t kMinGroupElements = 16384, kMaxGroups = 64;
+  int s = 0;
+  while ((kBlockRows << s) * width < kMinGroupElements || ((blocks + (int64_t{1} << s) - 1) >> s) > kMaxGroups) ++s;
+  return s;
 }
 
 template <typename T, typename Y>
@@ -133,22 +219,63 @@ void sum_columns(const T* x, Y* y, int64_t outer, int64_t len, int64_t inner, do
   // 256 columns per task: wide enough to stream whole cache lines, small enough that the level
   // buffers stay in L1/L2.
   constexpr int64_t kWidth = 256;
-  int64_t col_tasks = (inner + kWidth - 1) / kWidth;
-  int64_t grain = std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, len * std::min(inner, kWidth)));
-  parallel_for(outer * col_tasks, grain, [&](int64_t b, int64_t e) {
-    std::vector<Acc> acc(kWidth);
-    for (int64_t task = b; task < e; ++task) {
-      int64_t o = task / col_tasks, c0 = (task % col_tasks) * kWidth;
-      int64_t width = std::min(kWidth, inner - c0);
-      column_sum<Acc>(x + o * len * inner + c0, len, inner, width, acc.data());
-      Y* dst = y + o * inner + c0;
-      for (int64_t j = 0; j < width; ++j) {
-        if constexpr (std::is_floating_point_v<Acc>) {
-          dst[j] = static_cast<Y>(static_cast<Acc>(static_cast<double>(acc[j]) * scale));
-        } else {
-          dst[j] = static_cast<Y>(acc[j]);
-        }
+  const int64_t col_tasks = (inner + kWidth - 1) / kWidth;
+  const int64_t blocks = (len + kBlockRows - 1) / kBlockRows;
+  // The rows are split too, in groups of 2^s blocks: a linear layer's bias gradient sums 768 rows
+  // of 128 columns (the char GPT's), one column task, which ran on one thread while the others
+  // waited. Group g's blocks go through a counter of their own; a whole group ends as one sum at
+  // level s, and those sums go through a counter from level s in group order, finished from the
+  // last (partial) group's own finished sum: the same additions, in the same order, as one
+  // counter over all the blocks, so the result does not change by a bit.
+  const int s = group_log2(blocks, std::min(inner, kWidth));
+  const int64_t group_blocks = int64_t{1} << s;
+  const int64_t groups = std::max<int64_t>(1, (blocks + group_blocks - 1) / group_blocks);  // 1 when len is 0
+  auto store = [&](const Acc* acc, Y* dst, int64_t width) {
+    for (int64_t j = 0; j < width; ++j) {
+      if constexpr (std::is_floating_point_v<Acc>) {
+        dst[j] = static_cast<Y>(static_cast<Acc>(static_cast<double>(acc[j]) * scale));
+      } else {
+        dst[j] = static_cast<Y>(acc[j]);
       }
+    }
+  };
+  const int64_t tasks = outer * col_tasks * groups;
+  const int64_t grain = std::max<int64_t>(
+      1, kGrainElements / std::max<int64_t>(1, std::min(len, group_blocks * kBlockRows) * std::min(inner, kWidth)));
+  if (groups == 1) {
+    parallel_for(tasks, grain, [&](int64_t b, int64_t e) {
+      std::vector<Acc> acc(kWidth);
+      for (int64_t task = b; task < e; ++task) {
+        const int64_t o = task / col_tasks, c0 = (task % col_tasks) * kWidth, width = std::min(kWidth, inner - c0);
+        column_sum<Acc>(x + o * len * inner + c0, len, inner, width, 0, blocks, acc.data());
+        store(acc.data(), y + o * inner + c0, width);
+      }
+    });
+    return;
+  }
+  // Task (o, c, g) writes its group's sum at partial[task * kWidth].
+  std::vector<Acc> partial(static_cast<size_t>(tasks * kWidth));
+  parallel_for(tasks, grain, [&](int64_t b, int64_t e) {
+    for (int64_t task = b; task < e; ++task) {
+      const int64_t g = task % groups, oc = task / groups;
+      const int64_t o = oc / col_tasks, c0 = (oc % col_tasks) * kWidth, width = std::min(kWidth, inner - c0);
+      column_sum<Acc>(x + o * len * inner + c0, len, inner, width, g * group_blocks,
+                      std::min(blocks, (g + 1) * group_blocks), partial.data() + task * kWidth);
+    }
+  });
+  const bool last_partial = blocks % group_blocks != 0;
+  // Adding up the groups: `groups` rows of at most 256 per column task, at least ~1,024 rows' worth
+  // per piece (these run only for many outer slices; the GPT's bias gradients have one task).
+  parallel_for(outer * col_tasks, std::max<int64_t>(1, 1024 / groups), [&](int64_t b, int64_t e) {
+    std::vector<Acc> acc(kWidth);
+    for (int64_t oc = b; oc < e; ++oc) {
+      const int64_t o = oc / col_tasks, c0 = (oc % col_tasks) * kWidth, width = std::min(kWidth, inner - c0);
+      Acc* sums = partial.data() + oc * groups * kWidth;
+      const int64_t whole = last_partial ? groups - 1 : groups;
+      BlockCounter<Acc> counter(s + levels_for(whole), s, width);
+      for (int64_t g = 0; g < whole; ++g) counter.push(sums + g * kWidth);
+      counter.finish(last_partial ? sums + whole * kWidth : nullptr, acc.data());
+      store(acc.data(), y + o * inner + c0, width);
     }
   });
 }

@@ -365,6 +365,9 @@ TEST_P(GemmBf16OnAmx, BatchesTransposesAndBetaMatchOneAmxCallPerProduct) {
     // Rows split into chunks that end inside a product; k = 1000: several panels.
     check(Case{5, 130, 40, 31, false, true, false, 1.0f, 1.0f}, seed++);
     check(Case{1, 40, 300, 1000, false, false, false, 1.0f, 0.0f}, seed++);
+    // The packing of B split over the pool in pieces that end inside a product (48 column tiles
+    // of two Bs, k = 128: pieces of 8 tiles).
+    check(Case{2, 64, 384, 128, false, true, false, 1.0f, 0.0f}, seed++);
   }
   set_num_threads(threads);
 }

@@ -1,13 +1,16 @@
 // The CPU reductions (kernels/cpu/reduce.cc) on raw buffers against naive loops in double: sums
 // over rows ([outer, len]) and columns ([outer, len, inner]), their accuracy on long rows, integer
 // inputs summed exactly into int64, variance with corrections, max/min with NaNs and ties, and one
-// and two threads (a long row is cut into pieces only when threads would otherwise idle).
+// and two threads (a long row is cut into pieces only when threads would otherwise idle); sums the
+// same bits on any thread count, in the serial order of additions.
 #include "kernels/cpu/reduce.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -85,6 +88,93 @@ TEST(SumKernel, LongRowsKeepFloat32Accuracy) {
   }
 }
 
+uint32_t bits_of(float v) {
+  uint32_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+// The contract's order of additions, written out serially: float32 pairwise over a row, splitting
+// n at (n / 2 + 7) / 8 * 8 down to leaves of 128 summed by 8 interleaved accumulators.
+float pairwise_reference(const float* x, int64_t n) {
+  if (n <= 128) {
+    float a[8] = {};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8)
+      for (int k = 0; k < 8; ++k) a[k] += x[i + k];
+    float tail = 0;
+    for (; i < n; ++i) tail += x[i];
+    return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7])) + tail;
+  }
+  const int64_t left = (n / 2 + 7) / 8 * 8;
+  return pairwise_reference(x, left) + pairwise_reference(x + left, n - left);
+}
+
+// Columns: rows summed in blocks of 64, the blocks' sums combined by one binary counter over all
+// of them (level l holds 2^l blocks), the levels added to zero lowest first.
+std::vector<float> column_reference(const float* x, int64_t len, int64_t inner) {
+  std::vector<std::vector<float>> level;
+  std::vector<bool> used;
+  for (int64_t r0 = 0; r0 < len; r0 += 64) {
+    std::vector<float> blk(static_cast<size_t>(inner), 0.0f);
+    for (int64_t r = r0; r < std::min(len, r0 + 64); ++r)
+      for (int64_t j = 0; j < inner; ++j) blk[j] += x[r * inner + j];
+    size_t l = 0;
+    for (; l < used.size() && used[l]; ++l) {
+      for (int64_t j = 0; j < inner; ++j) blk[j] += level[l][j];
+      used[l] = false;
+    }
+    if (l == used.size()) {
+      used.push_back(false);
+      level.emplace_back();
+    }
+    level[l] = blk;
+    used[l] = true;
+  }
+  std::vector<float> out(static_cast<size_t>(inner), 0.0f);
+  for (size_t l = 0; l < used.size(); ++l)
+    if (used[l])
+      for (int64_t j = 0; j < inner; ++j) out[j] += level[l][j];
+  return out;
+}
+
+// Sums are the same bits on any number of threads, and equal the serial order of additions: a
+// long row cut into pieces along pairwise summation's own tree, columns split into groups of
+// rows (a linear layer's bias gradient: [768, 128]) that a counter over the groups adds up in
+// the one counter's order. Lengths off the powers of two, with a partial last group.
+TEST(SumKernel, SplitsKeepTheSerialOrderOfAdditionsOnAnyThreadCount) {
+  for (int64_t len : {int64_t{40000}, int64_t{100001}, int64_t{1} << 20, int64_t{3000007}}) {
+    std::vector<float> x = cast<float>(random_values(len, 11));
+    const float want = pairwise_reference(x.data(), len);
+    for (int threads : {1, 2, 3, 4, 7}) {
+      ScopedThreads use(threads);
+      float y = 0;
+      sum(DType::Float32, x.data(), DType::Float32, &y, 1, len, 1, 1.0);
+      EXPECT_EQ(bits_of(y), bits_of(want)) << "row of " << len << ", " << threads << " thread(s)";
+    }
+  }
+  struct Case {
+    int64_t outer, len, inner;
+  };
+  for (const Case& c : {Case{1, 768, 128}, Case{1, 768, 384}, Case{2, 1000, 65}, Case{1, 64 * 300 + 5, 130},
+                        Case{3, 200, 300}, Case{1, 64 * 4096 + 1, 3}}) {
+    SCOPED_TRACE(std::to_string(c.outer) + " x " + std::to_string(c.len) + " x " + std::to_string(c.inner));
+    std::vector<float> x = cast<float>(random_values(c.outer * c.len * c.inner, 12));
+    std::vector<float> want;
+    for (int64_t o = 0; o < c.outer; ++o) {
+      std::vector<float> part = column_reference(x.data() + o * c.len * c.inner, c.len, c.inner);
+      want.insert(want.end(), part.begin(), part.end());
+    }
+    for (int threads : {1, 2, 3}) {
+      ScopedThreads use(threads);
+      std::vector<float> y(static_cast<size_t>(c.outer * c.inner), 99.0f);
+      sum(DType::Float32, x.data(), DType::Float32, y.data(), c.outer, c.len, c.inner, 1.0);
+      for (size_t i = 0; i < y.size(); ++i)
+        ASSERT_EQ(bits_of(y[i]), bits_of(want[i])) << "column " << i << ", " << threads << " thread(s)";
+    }
+  }
+}
+
 TEST(SumKernel, IntegersSumExactlyIntoInt64) {
   std::vector<int32_t> x = {2000000000, 2000000000, -7, 1};
   int64_t y = 0;
@@ -130,6 +220,25 @@ TEST(VarKernel, MatchesTwoPassDoubleWithEveryCorrection) {
   double empty_row_var = 0;
   var(DType::Float64, nullptr, &empty_row_var, 1, 0, 0);
   EXPECT_TRUE(std::isnan(empty_row_var));  // no mean: NaN, as PyTorch
+}
+
+// A long row's variance merges its pieces' moments in piece order; the pieces follow the shape,
+// so 1 to 7 threads give the same bits (they were one piece per thread).
+TEST(VarKernel, SameBitsOnAnyThreadCount) {
+  for (int64_t len : {int64_t{50001}, int64_t{1} << 20}) {
+    std::vector<double> x = random_values(len, 13, 3.0, 5.0);  // float64: the moments' last bits show
+    double want = 0;
+    {
+      ScopedThreads use(1);
+      var(DType::Float64, x.data(), &want, 1, len, 1);
+    }
+    for (int threads : {2, 3, 4, 7}) {
+      ScopedThreads use(threads);
+      double y = 0;
+      var(DType::Float64, x.data(), &y, 1, len, 1);
+      EXPECT_EQ(y, want) << len << " elements, " << threads << " threads";
+    }
+  }
 }
 
 TEST(MaxMinKernel, FirstOccurrenceWinsAndTheFirstNaNIsTheExtreme) {

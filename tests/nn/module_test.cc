@@ -55,6 +55,29 @@ TEST(Module, NamedParametersInRegistrationOrder) {
   EXPECT_FALSE(net.buffers()[0].requires_grad());
 }
 
+// parameters() and buffers() walk the tree without building names: the same tensors, in the same
+// order, as the named lists, and a parameter two submodules share (a tied weight) once.
+TEST(Module, UnnamedListsMatchTheNamedOnes) {
+  Net net;
+  Module tied;
+  auto first = tied.register_module("first", std::make_shared<Block>());
+  auto second = tied.register_module("second", std::make_shared<Block>());
+  second->register_parameter("shared", first->scale);
+  for (const Module* m : {static_cast<const Module*>(&net), static_cast<const Module*>(&tied)}) {
+    for (bool recurse : {true, false}) {
+      const NamedTensors named = m->named_parameters(recurse);
+      const std::vector<Tensor> plain = m->parameters(recurse);
+      ASSERT_EQ(plain.size(), named.size());
+      for (size_t i = 0; i < plain.size(); ++i) EXPECT_EQ(plain[i].impl(), named[i].second.impl()) << i;
+      const NamedTensors named_buffers = m->named_buffers(recurse);
+      const std::vector<Tensor> buffers = m->buffers(recurse);
+      ASSERT_EQ(buffers.size(), named_buffers.size());
+      for (size_t i = 0; i < buffers.size(); ++i) EXPECT_EQ(buffers[i].impl(), named_buffers[i].second.impl()) << i;
+    }
+  }
+  EXPECT_EQ(tied.parameters().size(), 6u);  // first's 3, second's 3; "second.shared" is first.scale
+}
+
 TEST(Module, RegisterReturnsTheStoredHandle) {
   Net net;
   // The member and the registered parameter are one TensorImpl: updating one updates the other.
