@@ -8,6 +8,7 @@
 
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 
@@ -92,28 +93,24 @@ inline V silu_grad(V g, V x) {
 // Lanes at |x| >= 3 or NaN take normal_cdf_pdf's float32 results, lane by lane.
 constexpr float kCentralLimitBf16 = 3.0f;
 
+// Horner's rule over coefficients from the highest degree down.
+template <size_t N>
+inline V horner(V w, const float (&c)[N]) {
+  V p = I::set1(c[0]);
+  for (size_t d = 1; d < N; ++d) p = I::fmadd(p, w, I::set1(c[d]));
+  return p;
+}
+
+constexpr float kExpBf16[] = {0.04145856574177742f, 0.16790907084941864f, 0.5000435709953308f, 0.9999634027481079f,
+                              0.9999992847442627f};
+constexpr float kMillsBf16[] = {3.484239641693421e-05f,  -0.00014344746887218207f, 0.00036044203443452716f,
+                                -0.0011937989620491862f, 0.004108173307031393f,    -0.01254186499863863f,
+                                0.035190798342227936f,   -0.09026402235031128f,    0.2057802826166153f};
+
 inline V exp_central_bf16(V y) {
   V k = I::round(I::mul(y, I::set1(1.44269504088896341f)));
   V r = I::fnmadd(k, I::set1(0.693147180559945f), y);  // |k| <= 7: ln2's float error costs < 2e-7
-  V p = I::set1(0.04145856574177742f);
-  p = I::fmadd(p, r, I::set1(0.16790907084941864f));
-  p = I::fmadd(p, r, I::set1(0.5000435709953308f));
-  p = I::fmadd(p, r, I::set1(0.9999634027481079f));
-  p = I::fmadd(p, r, I::set1(0.9999992847442627f));
-  return I::ldexp(p, k);
-}
-
-inline V mills_bf16(V a) {
-  V w = I::sub(a, I::set1(1.5f));
-  V m = I::set1(3.484239641693421e-05f);
-  m = I::fmadd(m, w, I::set1(-0.00014344746887218207f));
-  m = I::fmadd(m, w, I::set1(0.00036044203443452716f));
-  m = I::fmadd(m, w, I::set1(-0.0011937989620491862f));
-  m = I::fmadd(m, w, I::set1(0.004108173307031393f));
-  m = I::fmadd(m, w, I::set1(-0.01254186499863863f));
-  m = I::fmadd(m, w, I::set1(0.035190798342227936f));
-  m = I::fmadd(m, w, I::set1(-0.09026402235031128f));
-  return I::fmadd(m, w, I::set1(0.2057802826166153f));
+  return I::ldexp(horner(r, kExpBf16), k);
 }
 
 // Phi(x) and (want_pdf) phi(x) as normal_cdf_pdf gives them (*unscale likewise), for x a bfloat16
@@ -123,7 +120,7 @@ inline void normal_cdf_pdf_bf16(V x, V* cdf, V* pdf, V* unscale) {
   const V one = I::set1(1.0f);
   V a = I::abs(x);
   V g = exp_central_bf16(I::mul(I::mul(a, a), I::set1(-0.5f)));
-  V upper = I::mul(g, mills_bf16(a));
+  V upper = I::mul(g, horner(I::sub(a, I::set1(1.5f)), kMillsBf16));  // M(a), in a - 3/2
   *cdf = I::select(I::lt(x, I::set1(0.0f)), upper, I::sub(one, upper));
   if constexpr (want_pdf) *pdf = I::mul(g, I::set1(static_cast<float>(vec::kInvSqrt2Pi)));
   *unscale = one;

@@ -120,14 +120,16 @@ inline __m512 widen_bf16_x16(__mmask16 mask, const uint16_t* p) {
   return vec::Avx512::widen_bf16(_mm256_maskz_loadu_epi16(mask, p));
 }
 
-// out[c] = round_to_bf16(alpha * v[c] + bias[c]) with a bias row (bias: the row's columns from j
+// The bits of round_to_bf16(alpha * v[c] + bias[c]) with a bias row (bias: the row's columns from j
 // on), else round_to_bf16(alpha * v[c] + beta * out[c]) (out read only where beta != 0), for the
 // columns in `mask`, inline in AVX-512. This path used to be an out-of-line function per 16
 // outputs, 4.4 % of the char GPT's bf16 step once linear's bias went in through beta = 1
 // (docs/benchmarks.md). alpha * v and beta * out are multiplied and then added, as the scalar
-// loop below does.
-inline void round_row_epilogue(const float* v, float alpha, const uint16_t* bias, float beta, __mmask16 mask,
-                               uint16_t* out) {
+// loop below does, and rounded by round_to_bf16's integer arithmetic (vec_math.h), so denormal
+// results (a bias nearly cancelling a sum) keep their value, where vcvtneps2bf16 would read them
+// as zero. The bits, not stored.
+inline __m256i epilogue_x16(const float* v, float alpha, const uint16_t* bias, float beta, __mmask16 mask,
+                            const uint16_t* out) {
   __m512 x = _mm512_load_ps(v);
   if (alpha != 1.0f) x = _mm512_mul_ps(x, _mm512_set1_ps(alpha));
   if (bias != nullptr) {
@@ -135,9 +137,7 @@ inline void round_row_epilogue(const float* v, float alpha, const uint16_t* bias
   } else if (beta != 0.0f) {
     x = _mm512_add_ps(x, _mm512_mul_ps(_mm512_set1_ps(beta), widen_bf16_x16(mask, out)));
   }
-  // round_to_bf16's integer arithmetic (vec_math.h), so denormal results (a bias nearly cancelling
-  // a sum) keep their value, where vcvtneps2bf16 would read them as zero.
-  _mm256_mask_storeu_epi16(out, mask, vec::Avx512::round_bf16(x));
+  return vec::Avx512::round_bf16(x);
 }
 
 // ldtilecfg's 64-byte operand, palette 1: eight tiles of 16 rows x 64 bytes.
@@ -406,7 +406,7 @@ void write_out(const AmxGemmArgs& g, int64_t i, int64_t t0, int64_t t_end, const
   [[maybe_unused]] const bool plain = g.alpha == 1.0f && g.beta == 0.0f && g.bias == nullptr;  // C = round(A B)
   int64_t t_first = t0;
 #if COLONY_AMX_NATIVE
-  if (g.c_bf16 != nullptr && plain) {
+  if (g.c_bf16 != nullptr) {
     // Two whole column tiles at once: 32 outputs rounded by one vcvtne2ps2bf16 (nearest even, as
     // vcvtneps2bf16 below) into one 64-byte store, half the stores of 32-byte rows. With the
     // interleaving above: 1024^3, 1 thread, 1.10-1.14x the product's speed, against 1.06x for the
@@ -418,9 +418,19 @@ void write_out(const AmxGemmArgs& g, int64_t i, int64_t t0, int64_t t_end, const
         const int64_t rows = min64(kTileRows, g.m - i0);
         const float* tile = part + (t_first - t0) * kTileElems + h * kTileRows * kTileCols;
         for (int64_t r = 0; r < rows; ++r) {
-          const __m512bh both =
-              _mm512_cvtne2ps_pbh(_mm512_load_ps(tile + kTileElems + r * kTileCols), _mm512_load_ps(tile + r * kTileCols));
-          _mm512_storeu_si512(g.c_bf16 + (i0 + r) * g.ldc + j, reinterpret_cast<__m512i>(both));
+          uint16_t* out = g.c_bf16 + (i0 + r) * g.ldc + j;
+          if (plain) {
+            const __m512bh both = _mm512_cvtne2ps_pbh(_mm512_load_ps(tile + kTileElems + r * kTileCols),
+                                                      _mm512_load_ps(tile + r * kTileCols));
+            _mm512_storeu_si512(out, reinterpret_cast<__m512i>(both));
+            continue;
+          }
+          // The epilogue (a bias row, alpha, beta) for both tiles, also in one 64-byte store.
+          const uint16_t* bias = g.bias != nullptr ? g.bias + j : nullptr;
+          const __m256i lo = epilogue_x16(tile + r * kTileCols, g.alpha, bias, g.beta, 0xffff, out);
+          const __m256i hi = epilogue_x16(tile + kTileElems + r * kTileCols, g.alpha,
+                                          bias != nullptr ? bias + kTileCols : nullptr, g.beta, 0xffff, out + kTileCols);
+          _mm512_storeu_si512(out, _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1));
         }
       }
     }
@@ -455,8 +465,9 @@ void write_out(const AmxGemmArgs& g, int64_t i, int64_t t0, int64_t t_end, const
           continue;
         }
         if (!plain) {
-          round_row_epilogue(v, g.alpha, g.bias != nullptr ? g.bias + j : nullptr, g.beta,
-                             static_cast<__mmask16>((1u << cols) - 1u), out);
+          const auto mask = static_cast<__mmask16>((1u << cols) - 1u);
+          _mm256_mask_storeu_epi16(out, mask,
+                                   epilogue_x16(v, g.alpha, g.bias != nullptr ? g.bias + j : nullptr, g.beta, mask, out));
           continue;
         }
 #endif

@@ -93,13 +93,10 @@ struct Avx512 {
   // Avx2's bfloat16 conversions (the same results), sixteen at a time.
   static V widen_bf16(__m256i bits) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16)); }
   static __m256i round_bf16(V v) {
-    const __m512i x = _mm512_castps_si512(v);
-    const __m512i high = _mm512_srli_epi32(x, 16);
-    const __m512i lsb = _mm512_and_si512(high, _mm512_set1_epi32(1));
-    const __m512i rounded = _mm512_srli_epi32(_mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)), lsb), 16);
-    const __mmask16 nan =
-        _mm512_cmpgt_epu32_mask(_mm512_and_si512(x, _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(0x7f800000));
-    return _mm512_cvtepi32_epi16(_mm512_mask_or_epi32(rounded, nan, high, _mm512_set1_epi32(0x40)));
+    const __m512i x = _mm512_castps_si512(v), high = _mm512_srli_epi32(x, 16), one = _mm512_set1_epi32(1);
+    const __m512i biased = _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)), _mm512_and_si512(high, one));
+    const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    return _mm512_cvtepi32_epi16(_mm512_mask_or_epi32(_mm512_srli_epi32(biased, 16), nan, high, _mm512_set1_epi32(0x40)));
   }
   static V load_bf16(const uint16_t* p) { return widen_bf16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
   static void store_bf16(uint16_t* p, V v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), round_bf16(v)); }

@@ -379,17 +379,17 @@ TEST(AmxGemm, CopiesDescribeThemselvesAndDispatchFollowsTheCpu) {
   no_b.c_f32 = &f;
   EXPECT_THROW(amx_gemm(no_b), std::invalid_argument);
   // A bias row with a float32 output, or with beta != 0 (C read and a bias both).
-  AmxGemmArgs bias_f32;
-  bias_f32.c_f32 = &f;
-  bias_f32.packed_b = &h;
-  bias_f32.bias = &h;
-  EXPECT_THROW(amx_gemm(bias_f32), std::invalid_argument);
-  AmxGemmArgs bias_beta;
-  bias_beta.c_bf16 = &h;
-  bias_beta.packed_b = &h;
-  bias_beta.bias = &h;
-  bias_beta.beta = 1.0f;
-  EXPECT_THROW(amx_gemm(bias_beta), std::invalid_argument);
+  for (const bool f32_out : {true, false}) {
+    AmxGemmArgs with_bias;
+    if (f32_out) {
+      with_bias.c_f32 = &f;
+    } else {
+      with_bias.c_bf16 = &h;
+      with_bias.beta = 1.0f;
+    }
+    with_bias.packed_b = with_bias.bias = &h;
+    EXPECT_THROW(amx_gemm(with_bias), std::invalid_argument) << (f32_out ? "float32 output" : "beta = 1");
+  }
 }
 
 }  // namespace
