@@ -147,12 +147,11 @@ Tensor linear(const Tensor& input_arg, const Tensor& weight_arg, const Tensor& b
     // 16-bit: the bias goes into the product's float32 sums, out = round(x Wᵀ + b), rounded once
     // as PyTorch's CPU linear gives it; adding it to the rounded product rounded twice (x = w =
     // 1 + 2⁻⁷, b = 2⁻⁸: 1.015625 against PyTorch's 1.0234375). The separate add was also an
-    // element-by-element pass, 6.1 % of the char GPT's bf16 step; the bias rows' copy and the
-    // GEMM's beta = 1 output cost about as much today (docs/benchmarks.md, "The bfloat16 GPT step:
-    // linear's bias inside the product").
-    out = raw::empty({rows.size(0), out_features}, TensorOptions(w.dtype()).device(w.device()));
-    raw::copy_(out, raw::expand(b, out.sizes()));
-    raw::addmm_(out, rows, raw::transpose(w, 0, 1), /*beta=*/1.0, /*alpha=*/1.0);
+    // element-by-element pass, 6.1 % of the char GPT's bf16 step, and so were the bias rows'
+    // copy into the output and the GEMM's beta = 1 read of them (3.3 % and 4.4 %); raw::addmm
+    // has the bfloat16 products' output pass add the bias row itself (docs/benchmarks.md, "The
+    // bfloat16 GPT step: linear's bias inside the product" and the bf16elem section).
+    out = raw::addmm(b, rows, raw::transpose(w, 0, 1));
   } else {
     out = raw::mm(rows, raw::transpose(w, 0, 1));
     raw::binary_(raw::BinaryOp::Add, out, b);

@@ -183,4 +183,31 @@ void addmm_(Tensor& out, const Tensor& a, const Tensor& b, double beta, double a
   out.storage()->bump_version();
 }
 
+Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b) {
+  if (a.dim() != 2 || b.dim() != 2 || bias.dim() != 1) {
+    throw std::invalid_argument("addmm: expected a 1-D bias and 2-D matrices, got " + shape_str(bias.sizes()) + ", " +
+                                shape_str(a.sizes()) + " and " + shape_str(b.sizes()));
+  }
+  check_pair(a, b, "addmm");
+  check_pair(bias, a, "addmm");
+  if (a.size(1) != b.size(0)) cannot_multiply(a, b, a.size(1), b.size(0), "addmm");
+  if (bias.size(0) != b.size(1)) {
+    throw std::invalid_argument("addmm: bias " + shape_str(bias.sizes()) + " does not match the product's " +
+                                std::to_string(b.size(1)) + " columns");
+  }
+  Tensor out = empty({a.size(0), b.size(1)}, TensorOptions(a.dtype()).device(a.device()));
+  if (out.numel() == 0) return out;
+  if (a.is_cpu() && a.dtype() == kBFloat16 && !detail::gemm_widened_on_cpu(out)) {
+    Tensor keep_a, keep_b;
+    const Tensor row = contiguous(bias);
+    kernels::MatrixArg ma = matrix_arg(a, keep_a), mb = matrix_arg(b, keep_b);
+    kernels::cpu::gemm_bf16_bias(a.size(0), b.size(1), a.size(1), ma, mb, row.data_ptr<BFloat16>(),
+                                 out.data_ptr<BFloat16>(), b.size(1));
+    return out;
+  }
+  copy_(out, expand(bias, out.sizes()));
+  run_gemm(out, a, b, 1.0, 1.0);
+  return out;
+}
+
 }  // namespace colony::raw

@@ -73,7 +73,13 @@ void backward(const T* g, const T* x, T* out, int64_t n, const F& f) {
 template <typename T>
 void gelu_forward_simd(const T* x, T* y, int64_t n, GeluApproximate approximate) {
   const ActivationSimdFns& fns = active_activation_simd_fns();
-  forward(x, y, n, [&](const float* a, float* o, int64_t m) { fns.gelu_forward(a, o, m, approximate); });
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
+      fns.gelu_forward_bf16(&x[b].bits, &y[b].bits, e - b, approximate);
+    });
+  } else {
+    forward(x, y, n, [&](const float* a, float* o, int64_t m) { fns.gelu_forward(a, o, m, approximate); });
+  }
 }
 
 template <typename T>
@@ -85,8 +91,14 @@ void silu_forward_simd(const T* x, T* y, int64_t n) {
 template <typename T>
 void gelu_backward_simd(const T* grad, const T* x, T* out, int64_t n, GeluApproximate approximate) {
   const ActivationSimdFns& fns = active_activation_simd_fns();
-  backward(grad, x, out, n,
-           [&](const float* g, const float* a, float* o, int64_t m) { fns.gelu_backward(g, a, o, m, approximate); });
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    parallel_for(n, kElementwiseGrain, [&](int64_t b, int64_t e) {
+      fns.gelu_backward_bf16(&grad[b].bits, &x[b].bits, &out[b].bits, e - b, approximate);
+    });
+  } else {
+    backward(grad, x, out, n,
+             [&](const float* g, const float* a, float* o, int64_t m) { fns.gelu_backward(g, a, o, m, approximate); });
+  }
 }
 
 template <typename T>

@@ -20,8 +20,9 @@
 namespace colony::kernels::cpu {
 
 // y[i] = gelu(x[i]) or silu(x[i]), i < n; parallel over elements (parallel.h). x may be y.
-// T: float, or Half / BFloat16, which are widened to float32 in blocks on the stack and each
-// result rounded once, as the scalar loops compute 16-bit types in float.
+// T: float, or Half / BFloat16, which are widened to float32 and each result rounded once, as the
+// scalar loops compute 16-bit types in float (Half in blocks on the stack; BFloat16 in registers,
+// GELU's through ActivationSimdFns::gelu_forward_bf16 / gelu_backward_bf16 below).
 template <typename T>
 void gelu_forward_simd(const T* x, T* y, int64_t n, GeluApproximate approximate);
 template <typename T>
@@ -40,6 +41,13 @@ struct ActivationSimdFns {
   void (*silu_forward)(const float* x, float* y, int64_t n);
   void (*gelu_backward)(const float* grad, const float* x, float* out, int64_t n, GeluApproximate approximate);
   void (*silu_backward)(const float* grad, const float* x, float* out, int64_t n);
+  // GELU over bfloat16 bits, widened and rounded in registers (one pass over each operand, no
+  // float32 copy between). The exact form runs shorter polynomials than the float32 loops, enough
+  // for a bfloat16 result: it equals the float32 loop's rounded, or is 1 ulp from it where that
+  // value lies within about 9e-6 (relative) of a halfway point (activation_simd_kernels.h).
+  void (*gelu_forward_bf16)(const uint16_t* x, uint16_t* y, int64_t n, GeluApproximate approximate);
+  void (*gelu_backward_bf16)(const uint16_t* grad, const uint16_t* x, uint16_t* out, int64_t n,
+                             GeluApproximate approximate);
 };
 
 namespace avx2 {

@@ -8,7 +8,9 @@
 
 #include <immintrin.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/cpu/activation_simd.h"
 #include "kernels/cpu/vec_math.h"
@@ -77,6 +79,72 @@ inline V silu_grad(V g, V x) {
   return I::mul(I::mul(g, I::mul(s, I::fmadd(x, one_minus, I::set1(1.0f)))), unscale);
 }
 
+// Exact GELU for bfloat16 inputs, whose results are rounded to bfloat16 (8 significant bits): the
+// float32 path's erf, to a few float32 ulp, is more than that rounding keeps. Below |x| = 3 the
+// same form as vec::normal_cdf_pdf's central one, 1 - Phi(a) = e^(-a^2/2) M(a), with shorter
+// polynomials: M of degree 8 (6.1e-6 relative on [0, 3], float32 Horner, 20,001 points; the float32
+// path's has degree 11, 1.5e-7) and e^y for y in [-4.5, 0] as 2^k e^r with a degree-4 e^r (2.7e-6
+// relative on |r| <= ln2 / 2, against degree 7 and the clamps of vec::exp). a^2 is exact (a
+// bfloat16 squared has 16 significant bits), so the float32 path's correction for its rounding
+// goes too. Both fits: least squares on Chebyshev nodes reweighted toward equal ripple (relative
+// error), as central_mills'. Together about 9e-6 relative: the result rounded to bfloat16 equals
+// the float32 path's rounded, or differs by 1 ulp where the float32 value lies within ~9e-6 of a
+// halfway point (tests/kernels/activation_simd_test.cc counts them over every bfloat16 below 3).
+// Lanes at |x| >= 3 or NaN take normal_cdf_pdf's float32 results, lane by lane.
+constexpr float kCentralLimitBf16 = 3.0f;
+
+// Horner's rule over coefficients from the highest degree down.
+template <size_t N>
+inline V horner(V w, const float (&c)[N]) {
+  V p = I::set1(c[0]);
+  for (size_t d = 1; d < N; ++d) p = I::fmadd(p, w, I::set1(c[d]));
+  return p;
+}
+
+constexpr float kExpBf16[] = {0.04145856574177742f, 0.16790907084941864f, 0.5000435709953308f, 0.9999634027481079f,
+                              0.9999992847442627f};
+constexpr float kMillsBf16[] = {3.484239641693421e-05f,  -0.00014344746887218207f, 0.00036044203443452716f,
+                                -0.0011937989620491862f, 0.004108173307031393f,    -0.01254186499863863f,
+                                0.035190798342227936f,   -0.09026402235031128f,    0.2057802826166153f};
+
+inline V exp_central_bf16(V y) {
+  V k = I::round(I::mul(y, I::set1(1.44269504088896341f)));
+  V r = I::fnmadd(k, I::set1(0.693147180559945f), y);  // |k| <= 7: ln2's float error costs < 2e-7
+  return I::ldexp(horner(r, kExpBf16), k);
+}
+
+// Phi(x) and (want_pdf) phi(x) as normal_cdf_pdf gives them (*unscale likewise), for x a bfloat16
+// value.
+template <bool want_pdf>
+inline void normal_cdf_pdf_bf16(V x, V* cdf, V* pdf, V* unscale) {
+  const V one = I::set1(1.0f);
+  V a = I::abs(x);
+  V g = exp_central_bf16(I::mul(I::mul(a, a), I::set1(-0.5f)));
+  V upper = I::mul(g, horner(I::sub(a, I::set1(1.5f)), kMillsBf16));  // M(a), in a - 3/2
+  *cdf = I::select(I::lt(x, I::set1(0.0f)), upper, I::sub(one, upper));
+  if constexpr (want_pdf) *pdf = I::mul(g, I::set1(static_cast<float>(vec::kInvSqrt2Pi)));
+  *unscale = one;
+  auto central = I::lt(a, I::set1(kCentralLimitBf16));
+  if (I::all(central)) return;
+  V cdf_full, pdf_full, unscale_full;
+  vec::normal_cdf_pdf<I, want_pdf>(x, &cdf_full, &pdf_full, &unscale_full);
+  *cdf = I::select(central, *cdf, cdf_full);
+  if constexpr (want_pdf) *pdf = I::select(central, *pdf, pdf_full);
+  *unscale = I::select(central, one, unscale_full);
+}
+
+inline V gelu_exact_bf16(V x) {
+  V cdf, unused, unscale;
+  normal_cdf_pdf_bf16<false>(x, &cdf, &unused, &unscale);
+  return I::mul(I::mul(x, cdf), unscale);
+}
+
+inline V gelu_exact_grad_bf16(V g, V x) {
+  V cdf, pdf, unscale;
+  normal_cdf_pdf_bf16<true>(x, &cdf, &pdf, &unscale);
+  return I::mul(I::mul(g, I::fmadd(x, pdf, cdf)), unscale);
+}
+
 // The last n % kLanes elements go through masked loads and stores (the other lanes compute on 0).
 template <typename F>
 inline void map1(const float* x, float* y, int64_t n, F f) {
@@ -106,6 +174,40 @@ inline void map_grad(const float* g, const float* x, float* out, int64_t n, F f)
   if (i < n) I::store_n(out + i, f(I::load_n(g + i, n - i), I::load_n(x + i, n - i)), n - i);
 }
 
+// map1 and map_grad over bfloat16 bits, widened and rounded in registers (vec_math.h), so each
+// operand is read or written once, with no float32 copy between; the last n % kLanes elements
+// through a zero-padded block on the stack.
+template <typename F>
+inline void map1_bf16(const uint16_t* x, uint16_t* y, int64_t n, F f) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) I::store_bf16(y + i, f(I::load_bf16(x + i)));
+  if (i < n) {
+    uint16_t in[kLanes] = {}, out[kLanes];
+    std::memcpy(in, x + i, (n - i) * sizeof(uint16_t));
+    I::store_bf16(out, f(I::load_bf16(in)));
+    std::memcpy(y + i, out, (n - i) * sizeof(uint16_t));
+  }
+}
+
+template <typename F>
+inline void map_grad_bf16(const uint16_t* g, const uint16_t* x, uint16_t* out, int64_t n, F f) {
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    if (i + kPrefetchAhead < n) {  // as map_grad: x comes from memory
+      _mm_prefetch(reinterpret_cast<const char*>(x + i + kPrefetchAhead), _MM_HINT_T0);
+      _mm_prefetch(reinterpret_cast<const char*>(g + i + kPrefetchAhead), _MM_HINT_T0);
+    }
+    I::store_bf16(out + i, f(I::load_bf16(g + i), I::load_bf16(x + i)));
+  }
+  if (i < n) {
+    uint16_t gb[kLanes] = {}, xb[kLanes] = {}, ob[kLanes];
+    std::memcpy(gb, g + i, (n - i) * sizeof(uint16_t));
+    std::memcpy(xb, x + i, (n - i) * sizeof(uint16_t));
+    I::store_bf16(ob, f(I::load_bf16(gb), I::load_bf16(xb)));
+    std::memcpy(out + i, ob, (n - i) * sizeof(uint16_t));
+  }
+}
+
 void gelu_forward(const float* x, float* y, int64_t n, GeluApproximate approximate) {
   if (approximate == GeluApproximate::Tanh) {
     map1(x, y, n, gelu_tanh);
@@ -128,10 +230,32 @@ void silu_backward(const float* grad, const float* x, float* out, int64_t n) {
   map_grad(grad, x, out, n, silu_grad);
 }
 
+void gelu_forward_bf16(const uint16_t* x, uint16_t* y, int64_t n, GeluApproximate approximate) {
+  if (approximate == GeluApproximate::Tanh) {
+    map1_bf16(x, y, n, gelu_tanh);
+  } else {
+    map1_bf16(x, y, n, gelu_exact_bf16);
+  }
+}
+
+void gelu_backward_bf16(const uint16_t* grad, const uint16_t* x, uint16_t* out, int64_t n,
+                        GeluApproximate approximate) {
+  if (approximate == GeluApproximate::Tanh) {
+    map_grad_bf16(grad, x, out, n, gelu_tanh_grad);
+  } else {
+    map_grad_bf16(grad, x, out, n, gelu_exact_grad_bf16);
+  }
+}
+
 #define COLONY_ACTIVATION_STR2(s) #s
 #define COLONY_ACTIVATION_STR(s) COLONY_ACTIVATION_STR2(s)
-constexpr ActivationSimdFns kFns = {COLONY_ACTIVATION_STR(COLONY_ACTIVATION_ISA), gelu_forward, silu_forward,
-                                    gelu_backward, silu_backward};
+constexpr ActivationSimdFns kFns = {COLONY_ACTIVATION_STR(COLONY_ACTIVATION_ISA),
+                                    gelu_forward,
+                                    silu_forward,
+                                    gelu_backward,
+                                    silu_backward,
+                                    gelu_forward_bf16,
+                                    gelu_backward_bf16};
 #undef COLONY_ACTIVATION_STR
 #undef COLONY_ACTIVATION_STR2
 

@@ -276,6 +276,9 @@ void amx_gemm(const AmxGemmArgs& args) {
   if ((args.c_f32 == nullptr) == (args.c_bf16 == nullptr)) {
     throw std::invalid_argument("amx_gemm: give exactly one of c_f32 and c_bf16");
   }
+  if (args.bias != nullptr && (args.c_bf16 == nullptr || args.beta != 0.0f)) {
+    throw std::invalid_argument("amx_gemm: a bias row takes a bfloat16 output with beta = 0 (C is not read)");
+  }
   if ((args.packed_b == nullptr) == (args.b == nullptr)) {
     throw std::invalid_argument("amx_gemm: give exactly one of packed_b and b (B unpacked)");
   }

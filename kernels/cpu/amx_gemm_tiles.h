@@ -65,6 +65,7 @@
 #include <immintrin.h>
 
 #include "kernels/cpu/transpose_words.h"
+#include "kernels/cpu/vec_math.h"
 #else
 #include <cmath>
 #endif
@@ -114,26 +115,29 @@ inline float bf16_to_float(uint16_t bits) {
 // ---------- The primitives: tile t is a literal 0-7 ----------
 #if COLONY_AMX_NATIVE
 
-// out[c] = round_to_bf16(alpha * v[c] + beta * out[c]) for 16 columns (beta == 0: out not read),
-// in AVX-512: the scalar loop, which GCC does not vectorize, took 1.2 ms of a 1024^3 product's
-// 4.1 (Intel Xeon, Sapphire Rapids class).
-// Out of line: only products with alpha != 1 or beta != 0 take it (write_out).
-__attribute__((noinline)) void round_row_to_bf16(const float* v, float alpha, float beta, uint16_t* out) {
-  __m512 x = _mm512_mul_ps(_mm512_loadu_ps(v), _mm512_set1_ps(alpha));
-  if (beta != 0.0f) {
-    const __m256i old = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(out));
-    const __m512 old_f = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(old), 16));
-    x = _mm512_add_ps(x, _mm512_mul_ps(_mm512_set1_ps(beta), old_f));  // as the scalar a * v + b * c
+// 16 bfloat16 as float32 (exact); the lanes outside `mask` are not read.
+inline __m512 widen_bf16_x16(__mmask16 mask, const uint16_t* p) {
+  return vec::Avx512::widen_bf16(_mm256_maskz_loadu_epi16(mask, p));
+}
+
+// The bits of round_to_bf16(alpha * v[c] + bias[c]) with a bias row (bias: the row's columns from j
+// on), else round_to_bf16(alpha * v[c] + beta * out[c]) (out read only where beta != 0), for the
+// columns in `mask`, inline in AVX-512. This path used to be an out-of-line function per 16
+// outputs, 4.4 % of the char GPT's bf16 step once linear's bias went in through beta = 1
+// (docs/benchmarks.md). alpha * v and beta * out are multiplied and then added, as the scalar
+// loop below does, and rounded by round_to_bf16's integer arithmetic (vec_math.h), so denormal
+// results (a bias nearly cancelling a sum) keep their value, where vcvtneps2bf16 would read them
+// as zero. The bits, not stored.
+inline __m256i epilogue_x16(const float* v, float alpha, const uint16_t* bias, float beta, __mmask16 mask,
+                            const uint16_t* out) {
+  __m512 x = _mm512_load_ps(v);
+  if (alpha != 1.0f) x = _mm512_mul_ps(x, _mm512_set1_ps(alpha));
+  if (bias != nullptr) {
+    x = _mm512_add_ps(x, widen_bf16_x16(mask, bias));
+  } else if (beta != 0.0f) {
+    x = _mm512_add_ps(x, _mm512_mul_ps(_mm512_set1_ps(beta), widen_bf16_x16(mask, out)));
   }
-  const __m512i bits = _mm512_castps_si512(x);
-  const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(1));
-  const __m512i biased = _mm512_add_epi32(_mm512_add_epi32(bits, _mm512_set1_epi32(0x7fff)), lsb);
-  const __m512i rounded = _mm512_srli_epi32(biased, 16);
-  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(bits, _mm512_set1_epi32(0x7fffffff)),
-                                                _mm512_set1_epi32(0x7f800000));
-  const __m512i quiet = _mm512_or_si512(_mm512_srli_epi32(bits, 16), _mm512_set1_epi32(0x40));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out),
-                      _mm512_cvtepi32_epi16(_mm512_mask_blend_epi32(nan, rounded, quiet)));
+  return vec::Avx512::round_bf16(x);
 }
 
 // ldtilecfg's 64-byte operand, palette 1: eight tiles of 16 rows x 64 bytes.
@@ -399,10 +403,10 @@ void block(const AmxGemmArgs& g, const ATiles& a, int64_t i, int64_t t, const ui
 // 1024^3 product (perf, 1 thread), and a whole panel row at the end of the column loop about 20 %
 // (the product without it ran 1.26x as fast: 1 thread, 2026-12-05 evening).
 void write_out(const AmxGemmArgs& g, int64_t i, int64_t t0, int64_t t_end, const float* part) {
-  [[maybe_unused]] const bool plain = g.alpha == 1.0f && g.beta == 0.0f;  // C = round(A B)
+  [[maybe_unused]] const bool plain = g.alpha == 1.0f && g.beta == 0.0f && g.bias == nullptr;  // C = round(A B)
   int64_t t_first = t0;
 #if COLONY_AMX_NATIVE
-  if (g.c_bf16 != nullptr && plain) {
+  if (g.c_bf16 != nullptr) {
     // Two whole column tiles at once: 32 outputs rounded by one vcvtne2ps2bf16 (nearest even, as
     // vcvtneps2bf16 below) into one 64-byte store, half the stores of 32-byte rows. With the
     // interleaving above: 1024^3, 1 thread, 1.10-1.14x the product's speed, against 1.06x for the
@@ -414,9 +418,19 @@ void write_out(const AmxGemmArgs& g, int64_t i, int64_t t0, int64_t t_end, const
         const int64_t rows = min64(kTileRows, g.m - i0);
         const float* tile = part + (t_first - t0) * kTileElems + h * kTileRows * kTileCols;
         for (int64_t r = 0; r < rows; ++r) {
-          const __m512bh both =
-              _mm512_cvtne2ps_pbh(_mm512_load_ps(tile + kTileElems + r * kTileCols), _mm512_load_ps(tile + r * kTileCols));
-          _mm512_storeu_si512(g.c_bf16 + (i0 + r) * g.ldc + j, reinterpret_cast<__m512i>(both));
+          uint16_t* out = g.c_bf16 + (i0 + r) * g.ldc + j;
+          if (plain) {
+            const __m512bh both = _mm512_cvtne2ps_pbh(_mm512_load_ps(tile + kTileElems + r * kTileCols),
+                                                      _mm512_load_ps(tile + r * kTileCols));
+            _mm512_storeu_si512(out, reinterpret_cast<__m512i>(both));
+            continue;
+          }
+          // The epilogue (a bias row, alpha, beta) for both tiles, also in one 64-byte store.
+          const uint16_t* bias = g.bias != nullptr ? g.bias + j : nullptr;
+          const __m256i lo = epilogue_x16(tile + r * kTileCols, g.alpha, bias, g.beta, 0xffff, out);
+          const __m256i hi = epilogue_x16(tile + kTileElems + r * kTileCols, g.alpha,
+                                          bias != nullptr ? bias + kTileCols : nullptr, g.beta, 0xffff, out + kTileCols);
+          _mm512_storeu_si512(out, _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1));
         }
       }
     }
@@ -450,12 +464,16 @@ void write_out(const AmxGemmArgs& g, int64_t i, int64_t t0, int64_t t_end, const
           _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), reinterpret_cast<__m256i>(_mm512_cvtneps_pbh(_mm512_loadu_ps(v))));
           continue;
         }
-        if (cols == kTileCols) {
-          round_row_to_bf16(v, g.alpha, g.beta, out);
+        if (!plain) {
+          const auto mask = static_cast<__mmask16>((1u << cols) - 1u);
+          _mm256_mask_storeu_epi16(out, mask,
+                                   epilogue_x16(v, g.alpha, g.bias != nullptr ? g.bias + j : nullptr, g.beta, mask, out));
           continue;
         }
 #endif
-        if (g.beta == 0.0f) {
+        if (g.bias != nullptr) {
+          for (int64_t c = 0; c < cols; ++c) out[c] = round_to_bf16(g.alpha * v[c] + bf16_to_float(g.bias[j + c]));
+        } else if (g.beta == 0.0f) {
           for (int64_t c = 0; c < cols; ++c) out[c] = round_to_bf16(g.alpha * v[c]);
         } else {
           for (int64_t c = 0; c < cols; ++c) out[c] = round_to_bf16(g.alpha * v[c] + g.beta * bf16_to_float(out[c]));

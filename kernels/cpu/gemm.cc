@@ -174,13 +174,14 @@ void gemm_typed(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg&
 }
 
 // The rows [r0, r0 + rows) of one bfloat16 product on small_gemm_bf16.h's tiles, into float32
-// scratch, then C = round(alpha * A B + beta * C). A row-major B (a linear layer's input gradient,
+// scratch, then C = round(alpha * A B + beta * C), or round(alpha * A B + bias) with a bias row
+// (gemm_bf16_bias). A row-major B (a linear layer's input gradient,
 // or its weight gradient) runs gemm_rows with A packed in pairs; a column-major B (the forward
 // pass's transposed weight) runs the dot products of A's rows with B's columns, which are
 // contiguous (dot_products_by_blocks).
 void gemm_bf16_block(const uint16_t* a_rows, const MatrixArg& a, const uint16_t* b_mat, const MatrixArg& b,
                      const std::vector<int64_t>& b_offsets, BFloat16* c, int64_t ldc, int64_t rows, int64_t n,
-                     int64_t k, float alpha, float beta) {
+                     int64_t k, float alpha, float beta, const BFloat16* bias) {
   float* product = thread_scratch<GemmScratch, float, 0>(rows * n);
   if (!b.col_major) {
     const int64_t stride = (k + 1) / 2;
@@ -202,7 +203,9 @@ void gemm_bf16_block(const uint16_t* a_rows, const MatrixArg& a, const uint16_t*
     const float* pi = product + i * n;
     for (int64_t j = 0; j < n; ++j) {
       const float scaled = alpha * pi[j];
-      ci[j] = BFloat16(beta == 0.0f ? scaled : scaled + beta * static_cast<float>(ci[j]));
+      ci[j] = BFloat16(bias != nullptr ? scaled + static_cast<float>(bias[j])
+                       : beta == 0.0f  ? scaled
+                                       : scaled + beta * static_cast<float>(ci[j]));
     }
   }
 }
@@ -211,9 +214,10 @@ void gemm_bf16_block(const uint16_t* a_rows, const MatrixArg& a, const uint16_t*
 // split over the pool, then blocks of 32 rows of all products split over the pool, each chunk
 // one amx_gemm call per product it touches (so a packed panel of B serves all its row blocks).
 void gemm_bf16_amx(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b,
-                   BFloat16* c, int64_t ldc, int64_t c_bs, float alpha, float beta) {
+                   BFloat16* c, int64_t ldc, int64_t c_bs, float alpha, float beta, const BFloat16* bias) {
   const auto* ap = static_cast<const uint16_t*>(a.data);
   const auto* bp = static_cast<const uint16_t*>(b.data);
+  const auto* bias_bits = reinterpret_cast<const uint16_t*>(bias);
   const int64_t b_rs = b.col_major ? 1 : b.ld, b_cs = b.col_major ? b.ld : 1;
   // One thread, and each B used by one product: amx_gemm packs B a panel at a time just before
   // its rows pass over it (AmxGemmArgs::b), so the packed panel is read from L2 where it was
@@ -238,6 +242,7 @@ void gemm_bf16_amx(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixA
       args.c_bf16 = reinterpret_cast<uint16_t*>(c + p * c_bs);
       args.alpha = alpha;
       args.beta = beta;
+      args.bias = bias_bits;
       args.ldc = ldc;
       amx_gemm(args);
     }
@@ -283,6 +288,7 @@ void gemm_bf16_amx(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixA
       args.c_bf16 = reinterpret_cast<uint16_t*>(c + p * c_bs + r0 * ldc);
       args.alpha = alpha;
       args.beta = beta;
+      args.bias = bias_bits;
       args.ldc = ldc;
       amx_gemm(args);
       flat += blocks;
@@ -291,9 +297,9 @@ void gemm_bf16_amx(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixA
 }
 
 void gemm_bf16(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b, BFloat16* c,
-               int64_t ldc, int64_t c_bs, float alpha, float beta) {
+               int64_t ldc, int64_t c_bs, float alpha, float beta, const BFloat16* bias = nullptr) {
   if (gemm_bf16_on_amx(m, n, k)) {
-    gemm_bf16_amx(batch, m, n, k, a, b, c, ldc, c_bs, alpha, beta);
+    gemm_bf16_amx(batch, m, n, k, a, b, c, ldc, c_bs, alpha, beta, bias);
     return;
   }
   const auto* ap = static_cast<const uint16_t*>(a.data);
@@ -306,7 +312,7 @@ void gemm_bf16(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& 
       const int64_t p = flat / m, r0 = flat % m;
       const int64_t rows = std::min(m - r0, end - flat);
       gemm_bf16_block(ap + p * a.batch_stride + (a.col_major ? r0 : r0 * a.ld), a, bp + p * b.batch_stride, b,
-                      b_offsets, c + p * c_bs + r0 * ldc, ldc, rows, n, k, alpha, beta);
+                      b_offsets, c + p * c_bs + r0 * ldc, ldc, rows, n, k, alpha, beta, bias);
       flat += rows;
     }
   });
@@ -315,6 +321,21 @@ void gemm_bf16(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& 
 }  // namespace
 
 bool gemm_native_16bit(DType dtype) { return dtype == DType::BFloat16 && has_bf16_small_gemm(); }
+
+void gemm_bf16_bias(int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b, const BFloat16* bias,
+                    BFloat16* c, int64_t ldc) {
+  if (!gemm_native_16bit(DType::BFloat16)) {
+    throw std::invalid_argument("gemm_bf16_bias: bfloat16 products run natively only on a CPU with AVX512_BF16 "
+                                "(gemm_native_16bit); widen the operands to float32 otherwise");
+  }
+  if (bias == nullptr) throw std::invalid_argument("gemm_bf16_bias: no bias row given");
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {  // no products: C = round(bias), which a bfloat16 bias already is
+    for (int64_t i = 0; i < m; ++i) std::copy(bias, bias + n, c + i * ldc);
+    return;
+  }
+  gemm_bf16(1, m, n, k, a, b, c, ldc, 0, 1.0f, 0.0f, bias);
+}
 
 // AMX against the AVX512_BF16 tiles, 1 thread, best of 30 (matmul_bench N's bfloat16 table, Intel
 // Xeon, Sapphire Rapids class, 2 cores, 2026-12-05, other builds running): A @ B at 32^3 57.9

@@ -6,6 +6,7 @@
 
 #include "kernels/common/dtype.h"
 #include "kernels/common/gemm.h"
+#include "kernels/common/half.h"
 #include "kernels/common/matrix.h"
 
 namespace colony::kernels::cpu {
@@ -15,6 +16,13 @@ namespace colony::kernels::cpu {
 // 16-bit operands to float32 (ops/cpu_widen.h), which gives the same values up to the order of
 // the float32 additions.
 bool gemm_native_16bit(DType dtype);
+
+// C = round(A B + bias) for one bfloat16 product where gemm_native_16bit(BFloat16) holds: bias, a
+// row of n, is added to every row's float32 sums before the one rounding (a linear layer's
+// forward, PyTorch's addmm(bias, x, Wᵀ)); C (m x n, leading dimension ldc) is not read. On AMX the
+// tiles' output pass adds it (AmxGemmArgs::bias), so no copy of the bias rows is made or read.
+void gemm_bf16_bias(int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b, const BFloat16* bias,
+                    BFloat16* c, int64_t ldc);
 
 // Whether gemm's bfloat16 products of these sizes run on AMX tiles (amx_gemm.h) instead: where
 // gemm_native_16bit holds, AMX is active too (active_cpu_isa() reaches AmxBf16, or a test's

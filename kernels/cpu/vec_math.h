@@ -33,6 +33,22 @@ struct Avx2 {
   }
   static V load_n(const float* p, int64_t n) { return _mm256_maskload_ps(p, tail_mask(n)); }
   static void store_n(float* p, V v, int64_t n) { _mm256_maskstore_ps(p, tail_mask(n), v); }
+  // bfloat16 bits (the low 16 of each 32-bit lane of an __m128i's eight) as float32, exactly, and
+  // float32 rounded to bfloat16 bits as BFloat16::from_float does (kernels/common/half.h: nearest
+  // even, a NaN kept quiet by its 0x40 bit, denormals kept), eight at a time.
+  static V widen_bf16(__m128i bits) { return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(bits), 16)); }
+  static __m128i round_bf16(V v) {
+    const __m256i x = _mm256_castps_si256(v);
+    const __m256i high = _mm256_srli_epi32(x, 16);
+    const __m256i lsb = _mm256_and_si256(high, _mm256_set1_epi32(1));
+    const __m256i rounded = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(x, _mm256_set1_epi32(0x7fff)), lsb), 16);
+    const __m256i nan = _mm256_cmpgt_epi32(_mm256_and_si256(x, _mm256_set1_epi32(0x7fffffff)), _mm256_set1_epi32(0x7f800000));
+    const __m256i out = _mm256_blendv_epi8(rounded, _mm256_or_si256(high, _mm256_set1_epi32(0x40)), nan);
+    // 32-bit lanes to 16 bits (all at most 0xffff), the two 128-bit halves back in order.
+    return _mm256_castsi256_si128(_mm256_permute4x64_epi64(_mm256_packus_epi32(out, out), 0x08));
+  }
+  static V load_bf16(const uint16_t* p) { return widen_bf16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))); }
+  static void store_bf16(uint16_t* p, V v) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), round_bf16(v)); }
   static V add(V a, V b) { return _mm256_add_ps(a, b); }
   static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
@@ -74,6 +90,16 @@ struct Avx512 {
   static __mmask16 tail_mask(int64_t n) { return static_cast<__mmask16>((1u << n) - 1u); }
   static V load_n(const float* p, int64_t n) { return _mm512_maskz_loadu_ps(tail_mask(n), p); }
   static void store_n(float* p, V v, int64_t n) { _mm512_mask_storeu_ps(p, tail_mask(n), v); }
+  // Avx2's bfloat16 conversions (the same results), sixteen at a time.
+  static V widen_bf16(__m256i bits) { return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(bits), 16)); }
+  static __m256i round_bf16(V v) {
+    const __m512i x = _mm512_castps_si512(v), high = _mm512_srli_epi32(x, 16), one = _mm512_set1_epi32(1);
+    const __m512i biased = _mm512_add_epi32(_mm512_add_epi32(x, _mm512_set1_epi32(0x7fff)), _mm512_and_si512(high, one));
+    const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    return _mm512_cvtepi32_epi16(_mm512_mask_or_epi32(_mm512_srli_epi32(biased, 16), nan, high, _mm512_set1_epi32(0x40)));
+  }
+  static V load_bf16(const uint16_t* p) { return widen_bf16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))); }
+  static void store_bf16(uint16_t* p, V v) { _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), round_bf16(v)); }
   static V add(V a, V b) { return _mm512_add_ps(a, b); }
   static V sub(V a, V b) { return _mm512_sub_ps(a, b); }
   static V mul(V a, V b) { return _mm512_mul_ps(a, b); }

@@ -312,6 +312,84 @@ TEST(ActivationSimd, TailsAndOffsets) {
   }
 }
 
+// bfloat16 bits as integers in the order of their values (-0 and +0 next to each other), so that
+// neighbouring values differ by 1.
+int32_t bf16_order(uint16_t b) { return (b & 0x8000u) != 0 ? -static_cast<int32_t>(b & 0x7fffu) - 1 : b; }
+
+// The bfloat16 loops (ActivationSimdFns::gelu_forward_bf16, gelu_backward_bf16) against the float32
+// loops' results rounded once, over every bfloat16 value (and gradients of 1, -0.37 and 3e5 in the
+// backward): the tanh form equal bit for bit; the exact form's shorter polynomials equal, or 1 ulp
+// away where the float32 value lies near a halfway point (at most 1 % of values), and equal from
+// |x| = 3 on (the float32 arithmetic); NaN where the float32 loop gives NaN. Every tail length, and
+// in place.
+TEST(ActivationSimd, BFloat16LoopsMatchTheFloat32LoopsRounded) {
+  const int64_t n = 65536;
+  std::vector<BFloat16> x(n), y(n), g(n);
+  std::vector<float> xf(n), gf(n), yf(n);
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = BFloat16::from_bits(static_cast<uint16_t>(i));
+    xf[i] = static_cast<float>(x[i]);
+  }
+  for (const ActivationSimdFns* f : every_copy()) {
+    SCOPED_TRACE(f->isa);
+    for (GeluApproximate a : {kNone, kTanh}) {
+      SCOPED_TRACE(a == kTanh ? "tanh" : "none");
+      auto compare = [&](const char* what) {
+        int64_t off_by_one = 0, finite = 0;
+        for (int64_t i = 0; i < n; ++i) {
+          const BFloat16 want(yf[i]);
+          if (std::isnan(yf[i])) {
+            ASSERT_TRUE(std::isnan(static_cast<float>(y[i]))) << what << " x = " << xf[i];
+            continue;
+          }
+          ++finite;
+          const int32_t d = bf16_order(y[i].bits) - bf16_order(want.bits);
+          if (d == 0) continue;
+          ASSERT_TRUE(a == kNone && std::fabs(xf[i]) < 3.0f && (d == 1 || d == -1))
+              << what << " x = " << xf[i] << ": " << static_cast<float>(y[i]) << ", float32 loop rounded "
+              << static_cast<float>(want) << " (" << yf[i] << ")";
+          ++off_by_one;
+        }
+        EXPECT_LE(off_by_one, finite / 100) << what;
+        std::printf("%s %s %s: %lld of %lld 1 ulp away\n", f->isa, a == kTanh ? "tanh" : "none", what,
+                    static_cast<long long>(off_by_one), static_cast<long long>(finite));
+      };
+      f->gelu_forward(xf.data(), yf.data(), n, a);
+      f->gelu_forward_bf16(&x[0].bits, &y[0].bits, n, a);
+      compare("gelu");
+      for (float grad : {1.0f, -0.37f, 3e5f}) {
+        std::fill(g.begin(), g.end(), BFloat16(grad));
+        for (int64_t i = 0; i < n; ++i) gf[i] = static_cast<float>(g[i]);
+        f->gelu_backward(gf.data(), xf.data(), yf.data(), n, a);
+        f->gelu_backward_bf16(&g[0].bits, &x[0].bits, &y[0].bits, n, a);
+        compare("gelu'");
+      }
+    }
+    // Tails and in place: a call over [off, off + len) writes those values and nothing else.
+    const std::vector<BFloat16> xs(x.begin() + 16300, x.begin() + 16500);  // 1.34 to 3.8: both forms
+    std::vector<BFloat16> want_fwd(200), want_bwd(200), gs(200, BFloat16(0.75f));
+    f->gelu_forward_bf16(&xs[0].bits, &want_fwd[0].bits, 200, kNone);
+    f->gelu_backward_bf16(&gs[0].bits, &xs[0].bits, &want_bwd[0].bits, 200, kNone);
+    for (int off = 0; off < 16; ++off) {
+      for (int len = 0; len <= 40; ++len) {
+        std::vector<BFloat16> out(200, BFloat16(12345.0f));
+        f->gelu_forward_bf16(&xs[off].bits, &out[off].bits, len, kNone);
+        for (int i = 0; i < 200; ++i) {
+          ASSERT_EQ(out[i].bits, (i >= off && i < off + len ? want_fwd[i] : BFloat16(12345.0f)).bits) << off << " " << len;
+        }
+        out.assign(200, BFloat16(12345.0f));
+        f->gelu_backward_bf16(&gs[off].bits, &xs[off].bits, &out[off].bits, len, kNone);
+        for (int i = 0; i < 200; ++i) {
+          ASSERT_EQ(out[i].bits, (i >= off && i < off + len ? want_bwd[i] : BFloat16(12345.0f)).bits) << off << " " << len;
+        }
+      }
+    }
+    std::vector<BFloat16> in_place(xs);
+    f->gelu_forward_bf16(&in_place[0].bits, &in_place[0].bits, 200, kNone);
+    for (int i = 0; i < 200; ++i) EXPECT_EQ(in_place[i].bits, want_fwd[i].bits);
+  }
+}
+
 StridedLayout dense_1d(int64_t n, int64_t stride = 1) {
   StridedLayout l;
   l.ndim = 1;
@@ -381,9 +459,21 @@ TEST(ActivationSimd, ElementwiseKernelsUseTheActiveCopy) {
     f.silu_backward(gf.data(), xf.data(), want.data(), n);
     ActivationBackward::cpu(ActivationGrad::Silu, dt, g16, dense_1d(n), x16, dense_1d(n), y16, dense_1d(n), UnaryAttrs{});
     expect_rounded("silu'");
-    f.gelu_backward(gf.data(), xf.data(), want.data(), n, kNone);
+    if (k == 0) {
+      f.gelu_backward(gf.data(), xf.data(), want.data(), n, kNone);
+      ActivationBackward::cpu(ActivationGrad::Gelu, dt, g16, dense_1d(n), x16, dense_1d(n), y16, dense_1d(n),
+                              UnaryAttrs{});
+      expect_rounded("gelu'");
+      continue;
+    }
+    // bfloat16's exact GELU: the copy's own bfloat16 loops (their accuracy: the test below).
+    std::vector<BFloat16> want_b(n);
+    f.gelu_forward_bf16(&xb[0].bits, &want_b[0].bits, n, kNone);
+    unary(UnaryOp::Gelu, dt, x16, dense_1d(n), y16, dense_1d(n), UnaryAttrs{kNone});
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(yb[i].bits, want_b[i].bits) << "gelu bfloat16 " << i;
+    f.gelu_backward_bf16(&gb[0].bits, &xb[0].bits, &want_b[0].bits, n, kNone);
     ActivationBackward::cpu(ActivationGrad::Gelu, dt, g16, dense_1d(n), x16, dense_1d(n), y16, dense_1d(n), UnaryAttrs{});
-    expect_rounded("gelu'");
+    for (int64_t i = 0; i < n; ++i) ASSERT_EQ(yb[i].bits, want_b[i].bits) << "gelu' bfloat16 " << i;
   }
   // Every other element: the scalar functor's float32 values.
   const int64_t half = n / 2;

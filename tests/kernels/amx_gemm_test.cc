@@ -53,11 +53,12 @@ struct Case {
   float alpha = 1.0f, beta = 0.0f;
   int scale = 0;
   bool b_unpacked = false;  // B given as it is (AmxGemmArgs::b), packed a panel at a time inside
+  bool bias = false;        // with bf16_out and beta = 0: a bias row (AmxGemmArgs::bias)
   std::string name() const {
     return "m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
            (a_col_major ? " A^T" : "") + (b_col_major ? " B^T" : "") + (pad ? " padded" : "") +
            (bf16_out ? " bf16 alpha=" + std::to_string(alpha) + " beta=" + std::to_string(beta) : " f32") +
-           (accumulate ? " +=" : "") + (scale ? " 2^" + std::to_string(scale) : "") + (b_unpacked ? " B unpacked" : "");
+           (accumulate ? " +=" : "") + (scale ? " 2^" + std::to_string(scale) : "") + (b_unpacked ? " B unpacked" : "") + (bias ? " bias" : "");
   }
 };
 
@@ -105,10 +106,20 @@ void check(const AmxGemmFns& fns, const Case& t, uint32_t seed) {
   std::vector<float> c_f32(t.m * ldc);
   for (size_t e = 0; e < c_f32.size(); ++e) c_f32[e] = value(c_init[e]);
   std::vector<uint16_t> c_bf16 = c_init;
+  // The bias row: random values, then the ends of the range: the largest finite bfloat16, a
+  // signalling NaN (quieted on the way out) and a denormal (kept where the sum is 0: a rounding
+  // that reads denormals as zero, as vcvtneps2bf16 does, would give 0).
+  std::vector<uint16_t> bias = random_bf16(t.n, seed + 3);
+  if (t.n > 2) {
+    bias[0] = 0x7f7f;
+    bias[1] = 0x7fa0;  // a signalling NaN, quieted
+    bias[2] = 0x0003;  // a denormal
+  }
   if (t.bf16_out) {
     args.c_bf16 = c_bf16.data();
     args.alpha = t.alpha;
     args.beta = t.beta;
+    if (t.bias) args.bias = bias.data();
   } else {
     args.c_f32 = c_f32.data();
     args.accumulate = t.accumulate;
@@ -126,7 +137,9 @@ void check(const AmxGemmFns& fns, const Case& t, uint32_t seed) {
       const float start = t.accumulate ? value(c_init[e]) : 0.0f;
       const float sum = reference_sum(t, a, ars, acs, b, brs, bcs, i, j, start);
       if (t.bf16_out) {
-        const float want_f = t.beta == 0.0f ? t.alpha * sum : t.alpha * sum + t.beta * value(c_init[e]);
+        const float want_f = t.bias           ? t.alpha * sum + value(bias[j])
+                             : t.beta == 0.0f ? t.alpha * sum
+                                              : t.alpha * sum + t.beta * value(c_init[e]);
         const uint16_t want = BFloat16(want_f).bits;
         if (c_bf16[e] != want && mismatches++ < 5) {
           ADD_FAILURE() << "C(" << i << ", " << j << ") = " << value(c_bf16[e]) << ", want " << value(want);
@@ -184,6 +197,11 @@ TEST(AmxGemm, TransposedOperandsPaddingAndOutputsMatchTheReference) {
           check(*fns, t, seed++);
           t.alpha = 0.5f;
           t.beta = -1.5f;
+          check(*fns, t, seed++);
+          t.beta = 0.0f;
+          t.bias = true;
+          check(*fns, t, seed++);
+          t.alpha = 1.0f;
           check(*fns, t, seed++);
         }
       }
@@ -249,6 +267,10 @@ TEST(AmxGemm, DepthBlocksMatchTheReference) {
         t.alpha = 0.5f;
         t.beta = -1.5f;
         check(*fns, t, seed++);
+        t.alpha = 1.0f;
+        t.beta = 0.0f;
+        t.bias = true;
+        check(*fns, t, seed++);
       }
     }
   }
@@ -308,6 +330,9 @@ TEST(AmxGemm, DenormalAndLargeRangesFollowTheInstruction) {
     check(*fns, Case{17, 33, 70, false, false, 0, false, false, 1.0f, 0.0f, -62}, 1000);
     check(*fns, Case{17, 33, 70, false, false, 0, false, true, 1.0f, 0.0f, -64}, 1001);
     check(*fns, Case{17, 33, 70, false, false, 0, false, false, 1.0f, 0.0f, 40}, 1002);
+    Case bias{17, 33, 70, false, false, 0, true, false, 1.0f, 0.0f, -64};  // sums flushed to 0: C = bias
+    bias.bias = true;
+    check(*fns, bias, 1003);
   }
 }
 
@@ -353,6 +378,18 @@ TEST(AmxGemm, CopiesDescribeThemselvesAndDispatchFollowsTheCpu) {
   AmxGemmArgs no_b;
   no_b.c_f32 = &f;
   EXPECT_THROW(amx_gemm(no_b), std::invalid_argument);
+  // A bias row with a float32 output, or with beta != 0 (C read and a bias both).
+  for (const bool f32_out : {true, false}) {
+    AmxGemmArgs with_bias;
+    if (f32_out) {
+      with_bias.c_f32 = &f;
+    } else {
+      with_bias.c_bf16 = &h;
+      with_bias.beta = 1.0f;
+    }
+    with_bias.packed_b = with_bias.bias = &h;
+    EXPECT_THROW(amx_gemm(with_bias), std::invalid_argument) << (f32_out ? "float32 output" : "beta = 1");
+  }
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/amx_gemm.h"
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/small_gemm_isa.h"
@@ -328,6 +329,48 @@ TEST(Addmm, BetaAlphaAndOverwrite) {
   EXPECT_TRUE(all_close(sq, want, 1e-4, 1e-4));
   EXPECT_TRUE(throws_with([&] { Tensor o = raw::zeros({4, 4}); raw::addmm_(o, a, b, 1, 1); },
                           "addmm_: out has shape [4, 4], expected [4, 5]"));
+}
+
+// addmm(bias, a, b): the bias row added to every row. bfloat16 gives bit for bit what addmm_ with
+// beta = 1 over the bias rows gives (round(a b + bias), rounded once, the same float32 sums) on
+// every bfloat16 path: AMX (the hardware and the emulated copy), the AVX512_BF16 tiles (AMX off),
+// and, for sizes under a tile, the tiles again; float32 against the float64 product.
+TEST(Addmm, BiasRowAddedBeforeTheOneRounding) {
+  using namespace kernels::cpu;
+  Tensor a = randn({37, 40}, 80), bt = randn({50, 40}, 81), bias = randn({50}, 82);
+  Tensor b = raw::transpose(bt, 0, 1);  // a linear layer's Wᵀ: column-major
+  Tensor want32 = raw::add(naive_matmul(a, raw::contiguous(b)), raw::to(bias, kCPU, kFloat64));
+  EXPECT_TRUE(all_close(raw::addmm(bias, a, b), want32, 1e-4, 1e-4));
+  if (gemm_native_16bit(DType::BFloat16)) {
+    std::vector<const AmxGemmFns*> amx = runnable_amx_copies();
+    amx.push_back(nullptr);  // no AMX: the AVX512_BF16 tiles
+    for (const AmxGemmFns* fns : amx) {
+      SCOPED_TRACE(fns != nullptr ? fns->isa : "no amx");
+      ScopedAmxGemmFns use(fns);
+      for (auto [m, k, n] : {std::array<int64_t, 3>{37, 40, 50}, {5, 7, 9}, {64, 128, 96}}) {
+        SCOPED_TRACE("m=" + std::to_string(m) + " k=" + std::to_string(k) + " n=" + std::to_string(n));
+        Tensor a16 = raw::to(randn({m, k}, 83), kCPU, kBFloat16);
+        Tensor b16 = raw::transpose(raw::to(randn({n, k}, 84), kCPU, kBFloat16), 0, 1);
+        Tensor bias16 = raw::to(randn({n}, 85), kCPU, kBFloat16);
+        Tensor want = raw::contiguous(raw::expand(bias16, {m, n}));
+        raw::addmm_(want, a16, b16, 1.0, 1.0);
+        Tensor got = raw::addmm(bias16, a16, b16);
+        ASSERT_EQ(got.dtype(), kBFloat16);
+        EXPECT_TRUE(all_close(got, want, 0, 0));
+        // Row-major B, and a bias that is a strided view (read from a contiguous copy).
+        Tensor b_rows = raw::contiguous(b16);
+        Tensor wide = raw::to(randn({n, 2}, 86), kCPU, kBFloat16);
+        Tensor strided_bias = raw::select(wide, 1, 0);
+        want = raw::contiguous(raw::expand(strided_bias, {m, n}));
+        raw::addmm_(want, a16, b_rows, 1.0, 1.0);
+        EXPECT_TRUE(all_close(raw::addmm(strided_bias, a16, b_rows), want, 0, 0));
+      }
+    }
+  }
+  EXPECT_TRUE(throws_with([&] { raw::addmm(raw::zeros({4}), a, b); },
+                          "addmm: bias [4] does not match the product's 50 columns"));
+  EXPECT_TRUE(throws_with([&] { raw::addmm(raw::zeros({1, 50}), a, b); }, "expected a 1-D bias"));
+  EXPECT_TRUE(throws_with([&] { raw::addmm(raw::zeros({50}, TensorOptions(kFloat64)), a, b); }, "same dtype"));
 }
 
 // ---------- CUDA against CPU ----------
