@@ -17,7 +17,6 @@
 #include "kernels/cpu/attention_rows.h"
 #include "kernels/cpu/attention_short_amx.h"
 #include "kernels/cpu/parallel.h"
-#include "kernels/cpu/bf16_rows.h"
 #include "kernels/cpu/simd.h"
 
 namespace colony::kernels::cpu {
@@ -539,11 +538,11 @@ void forward_amx(const AttentionArgs& a) {
         }
         amx_product(rows, Ev, width, p.data(), ld, 1, vp.data() + (j0 / kAmxKeyBlock) * v_block, o.data(), Ev, true);
       }
-      T* out = static_cast<T*>(a.out) + (bh * a.L + i0) * Ev;
+      T* out = head_base(static_cast<T*>(a.out), a.os, a, bh) + i0 * a.os.row;
       float* lse = static_cast<float*>(a.lse) + bh * a.L + i0;
       for (int64_t r = 0; r < rows; ++r) {
         const bool empty = l[r] == 0.0f;  // every key masked
-        rows_fns.scale_round_row(o.data() + r * Ev, Ev, empty ? 0.0f : 1.0f / l[r], bits_of(out + r * Ev));
+        rows_fns.scale_round_row(o.data() + r * Ev, Ev, empty ? 0.0f : 1.0f / l[r], bits_of(out + r * a.os.row));
         lse[r] = empty ? -std::numeric_limits<float>::infinity() : m[r] + std::log(l[r]);
       }
     }
@@ -570,8 +569,8 @@ void backward_amx(const AttentionArgs& a) {
     std::vector<uint16_t> pb(Lpad * kBc), dsb(Lpad * kBc);
     for (int64_t bh = begin; bh < end; ++bh) {
       const Head<T, float> hd(a, bh);
-      const T* go = static_cast<const T*>(a.grad_out) + bh * Lq * Ev;
-      const T* out = static_cast<const T*>(a.out) + bh * Lq * Ev;
+      const T* go = head_base(static_cast<const T*>(a.grad_out), a.gs, a, bh);
+      const T* out = head_base(static_cast<const T*>(a.out), a.os, a, bh);
       const float* lse = static_cast<const float*>(a.lse) + bh * Lq;
       amx_pack_b(E, S, bits_of(hd.k), 1, a.ks.row, kt.data());
       amx_pack_b(Ev, S, bits_of(hd.v), 1, a.vs.row, vt.data());
@@ -579,9 +578,11 @@ void backward_amx(const AttentionArgs& a) {
         amx_pack_b(std::min(kBc, S - t * kBc), E, bits_of(hd.k + t * kBc * a.ks.row), a.ks.row, 1,
                    kp.data() + t * k_tile);
       }
-      amx_pack_b(Lq, Ev, bits_of(go), Ev, 1, dop.data());
+      amx_pack_b(Lq, Ev, bits_of(go), a.gs.row, 1, dop.data());
       amx_pack_b(Lq, E, bits_of(hd.q), a.qs.row, 1, qp.data());
-      for (int64_t i = 0; i < Lq; ++i) d[i] = rows_fns.dot_bf16_row(bits_of(go + i * Ev), bits_of(out + i * Ev), Ev);
+      for (int64_t i = 0; i < Lq; ++i) {
+        d[i] = rows_fns.dot_bf16_row(bits_of(go + i * a.gs.row), bits_of(out + i * a.os.row), Ev);
+      }
       std::fill(dq.begin(), dq.end(), 0.0f);
       std::fill(pb.begin(), pb.end(), uint16_t{0});
       std::fill(dsb.begin(), dsb.end(), uint16_t{0});
@@ -604,7 +605,7 @@ void backward_amx(const AttentionArgs& a) {
           float* dpr0 = dp.data() + i_start * kBc;
           amx_product(rows, cols, E, bits_of(hd.q + i_start * a.qs.row), a.qs.row, 1,
                       packed_columns_from(kt.data(), E, j0), pr0, kBc, false);
-          amx_product(rows, cols, Ev, bits_of(go + i_start * Ev), Ev, 1, packed_columns_from(vt.data(), Ev, j0), dpr0,
+          amx_product(rows, cols, Ev, bits_of(go + i_start * a.gs.row), a.gs.row, 1, packed_columns_from(vt.data(), Ev, j0), dpr0,
                       kBc, false);
           scale_rows(pr0, rows, kBc, kBc, scale);
           mask_tile(a, hd.mask, rows, i_start, j0, pr0, kBc);
@@ -637,12 +638,15 @@ void backward_amx(const AttentionArgs& a) {
           amx_product(rows, E, cols, dsb.data() + i_start * kBc, kBc, 1, kp.data() + (j0 / kBc) * k_tile,
                       dq.data() + i_start * E, E, true);
         }
-        T* dkp = static_cast<T*>(a.dk) + (bh * S + j0) * E;
-        T* dvp = static_cast<T*>(a.dv) + (bh * S + j0) * Ev;
-        rows_fns.scale_round_row(dk.data(), cols * E, scale, bits_of(dkp));
-        round_row_to_bf16<false>(dv.data(), cols * Ev, 0.0f, dvp);
+        T* dkp = head_base(static_cast<T*>(a.dk), a.dks, a, bh) + j0 * a.dks.row;
+        T* dvp = head_base(static_cast<T*>(a.dv), a.dvs, a, bh) + j0 * a.dvs.row;
+        for (int64_t c = 0; c < cols; ++c) {
+          rows_fns.scale_round_row(dk.data() + c * E, E, scale, bits_of(dkp + c * a.dks.row));
+          rows_fns.scale_round_row(dv.data() + c * Ev, Ev, 1.0f, bits_of(dvp + c * a.dvs.row));
+        }
       }
-      rows_fns.scale_round_row(dq.data(), Lq * E, scale, bits_of(static_cast<T*>(a.dq) + bh * Lq * E));
+      T* dqp = head_base(static_cast<T*>(a.dq), a.dqs, a, bh);
+      for (int64_t i = 0; i < Lq; ++i) rows_fns.scale_round_row(dq.data() + i * E, E, scale, bits_of(dqp + i * a.dqs.row));
     }
   });
 }

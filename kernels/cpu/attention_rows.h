@@ -27,11 +27,11 @@ struct AttentionRowFns {
   void (*round_row)(const float* src, int64_t n, uint16_t* dst);
 
   // The whole-head kernels' rows (attention_short_amx.h): every key of a row at once.
-  // Forward: x[c] = scale * s[c] (+ mask[c], mask may be null) for c < n, stored back to s;
-  // *row_max = max(x) (-inf for none); p[c] = round(exp(x[c] - max)) (0 for -inf scores, and for
-  // all of them when every one is -inf), p[c] = 0 for n <= c < width. Returns the sum of the
-  // unrounded weights (0 when every score is -inf).
-  float (*softmax_row)(float* s, int64_t n, int64_t width, float scale, const float* mask, uint16_t* p,
+  // Forward: x[c] = scale * s[c] (+ mask[c], mask may be null) for c < n; *row_max = max(x) (-inf
+  // for none); p[c] = round(exp(x[c] - max)) (0 for -inf scores, and for all of them when every
+  // one is -inf), p[c] = 0 for n <= c < width. Returns the sum of the unrounded weights (0 when
+  // every score is -inf).
+  float (*softmax_row)(const float* s, int64_t n, int64_t width, float scale, const float* mask, uint16_t* p,
                        float* row_max);
   // Backward, with the row's lse and D = rowsum(dO * O): w[c] = exp(scale * s[c] (+ mask[c]) - lse),
   // p[c] = round(w[c]), ds[c] = round(w[c] * (dp[c] - d)) for c < n (all 0 when lse is -inf: a
