@@ -89,19 +89,7 @@ struct HeadInputs {
 
 AttentionTileProduct product(int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t lda, bool a_transposed,
                              const uint16_t* packed_b, int64_t b_steps, float* c, int64_t ldc, bool accumulate) {
-  AttentionTileProduct p;
-  p.m = m;
-  p.n = n;
-  p.k = k;
-  p.a = a;
-  p.lda = lda;
-  p.a_transposed = a_transposed;
-  p.packed_b = packed_b;
-  p.b_steps = b_steps;
-  p.c = c;
-  p.ldc = ldc;
-  p.accumulate = accumulate;
-  return p;
+  return {m, n, k, a, lda, a_transposed, packed_b, b_steps, c, ldc, accumulate};
 }
 
 }  // namespace

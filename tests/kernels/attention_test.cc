@@ -73,11 +73,8 @@ struct Outputs {
   std::vector<double> out, dq, dk, dv;
 };
 
-// The kernels on the inputs, forward then backward, on whatever path is active.
-Outputs run(const Problem& p, const Inputs& in) {
-  const int64_t bh = p.batch * p.heads;
-  std::vector<BFloat16> out(bh * p.L * p.Ev), dq(bh * p.L * p.E), dk(bh * p.S * p.E), dv(bh * p.S * p.Ev);
-  std::vector<float> lse(bh * p.L);
+// The problem's dtype and sizes.
+AttentionArgs shape_of(const Problem& p) {
   AttentionArgs a;
   a.dtype = DType::BFloat16;
   a.batch = p.batch;
@@ -86,6 +83,15 @@ Outputs run(const Problem& p, const Inputs& in) {
   a.S = p.S;
   a.E = p.E;
   a.Ev = p.Ev;
+  return a;
+}
+
+// The kernels on the inputs, forward then backward, on whatever path is active.
+Outputs run(const Problem& p, const Inputs& in) {
+  const int64_t bh = p.batch * p.heads;
+  std::vector<BFloat16> out(bh * p.L * p.Ev), dq(bh * p.L * p.E), dk(bh * p.S * p.E), dv(bh * p.S * p.Ev);
+  std::vector<float> lse(bh * p.L);
+  AttentionArgs a = shape_of(p);
   a.q = in.q.data();
   a.k = in.k.data();
   a.v = in.v.data();
@@ -201,13 +207,7 @@ void check(const AmxGemmFns* fns, const Problem& p) {
     widened = run(p, in);
   }
   ScopedAmxGemmFns use(fns);
-  AttentionArgs shape;
-  shape.dtype = DType::BFloat16;
-  shape.L = p.L;
-  shape.S = p.S;
-  shape.E = p.E;
-  shape.Ev = p.Ev;
-  EXPECT_EQ(short_amx_attention_applies(shape), p.S <= kShortAttentionMaxKeys) << "the path this case is meant for";
+  EXPECT_EQ(short_amx_attention_applies(shape_of(p)), p.S <= kShortAttentionMaxKeys) << "the path this case is meant for";
   const Outputs amx = run(p, in);
   const char* names[] = {"out", "dq", "dk", "dv"};
   const std::vector<double>* got[] = {&amx.out, &amx.dq, &amx.dk, &amx.dv};
