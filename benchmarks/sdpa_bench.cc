@@ -1,6 +1,7 @@
 // The fused CPU attention (colony::scaled_dot_product_attention) on a char-level GPT's shapes, causal
 // float32 (or bfloat16: --dtype bf16, the operands autocast hands it): forward alone and forward +
-// backward (one backward of sum(out * g)), ms per call, best and median of the trials.
+// backward (one backward of sum(out * g), the inputs' .grad cleared first), ms per call, best and
+// median of the trials.
 // benchmarks/sdpa_pytorch.py times torch's on the same shapes and threads; run the two in
 // alternating rounds on a shared machine. bfloat16 runs on AMX tiles where AMX is active;
 // COLONY_CPU_ISA=avx512_bf16 times the widened path it replaced.
@@ -88,6 +89,8 @@ int main(int argc, char** argv) {
         trials);
     Timing both = time_calls(
         [&] {
+          // Gradients cleared first: no trial times their accumulation into .grad.
+          for (Tensor* t : {&q, &k, &v}) t->set_grad(Tensor());
           Tensor out = colony::scaled_dot_product_attention(q, k, v, Tensor(), 0.0, true);
           out.backward(g);
         },

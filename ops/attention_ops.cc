@@ -174,8 +174,10 @@ Shape with_rows(const Shape& batch, int64_t rows, int64_t cols) {
 }
 
 // Whether the kernel takes strided outputs and output gradients (AttentionArgs' os ... dvs): the
-// CPU's float32 / float64 kernel does; CUDA's and the CPU's bfloat16 AMX path take them contiguous.
-bool strided_outputs(const Tensor& q) { return q.is_cpu() && (q.dtype() == kFloat32 || q.dtype() == kFloat64); }
+// CPU's kernels do, in every dtype (under --amp bf16 the GPT's output then needs no copy back to
+// [B, T, H, D], its gradient none in, and dq, dk, dv land in one qkv gradient); CUDA's take them
+// contiguous.
+bool strided_outputs(const Tensor& q) { return q.is_cpu(); }
 
 // An output or gradient [batch_shape..., rows, cols] and its strides. 4-D [B, H, rows, cols] where
 // the kernel writes strided ones is stored [B, rows, H, cols], as PyTorch's CPU flash attention

@@ -56,9 +56,9 @@ struct AttentionArgs {
   void* dq = nullptr;
   void* dk = nullptr;
   void* dv = nullptr;
-  // Strides of out, grad_out, dq, dk and dv (unit column stride). The CPU's float32 / float64
-  // kernel honours any; the CUDA kernels and the CPU's bfloat16 AMX path read and write these
-  // tensors contiguous only, so there the front passes contiguous ones. Set them always.
+  // Strides of out, grad_out, dq, dk and dv (unit column stride). The CPU's kernels honour any
+  // (every dtype, the bfloat16 AMX paths included); the CUDA kernels read and write these tensors
+  // contiguous only, so there the front passes contiguous ones. Set them always.
   AttentionStrides os, gs, dqs, dks, dvs;
   // CUDA backward scratch, zeroed by the front: dQ accumulated across key tiles in the compute
   // dtype [batch * heads, L, E], and D = rowsum(dO * O) [batch * heads, L]. Unused on the CPU.

@@ -15,8 +15,8 @@
 #include "kernels/common/half.h"
 #include "kernels/cpu/amx_gemm.h"
 #include "kernels/cpu/attention_rows.h"
+#include "kernels/cpu/attention_short_amx.h"
 #include "kernels/cpu/parallel.h"
-#include "kernels/cpu/bf16_rows.h"
 #include "kernels/cpu/simd.h"
 
 namespace colony::kernels::cpu {
@@ -257,6 +257,7 @@ void backward_amx(const AttentionArgs& a);
 template <typename T>
 void forward(const AttentionArgs& a) {
   if constexpr (std::is_same_v<T, BFloat16>) {
+    if (short_amx_attention_applies(a)) return short_amx_attention_forward(a);
     if (has_amx_gemm()) return forward_amx(a);
   }
   using C = compute_t<T>;
@@ -316,6 +317,7 @@ void forward(const AttentionArgs& a) {
 template <typename T>
 void backward(const AttentionArgs& a) {
   if constexpr (std::is_same_v<T, BFloat16>) {
+    if (short_amx_attention_applies(a)) return short_amx_attention_backward(a);
     if (has_amx_gemm()) return backward_amx(a);
   }
   using C = compute_t<T>;
@@ -430,6 +432,7 @@ constexpr int64_t kAmxCols = 16;   // columns of a C tile: packed B's column til
 constexpr int64_t kAmxDepth = 32;  // depth of one tile step
 
 const uint16_t* bits_of(const void* p) { return static_cast<const uint16_t*>(p); }
+uint16_t* bits_of(void* p) { return static_cast<uint16_t*>(p); }
 
 // The packed B of amx_pack_b(k, n, ...) from column j0 (a multiple of kAmxCols) on: column tiles
 // are stored one after the other, each ceil(k / 32) steps deep.
@@ -444,36 +447,6 @@ void scale_rows(float* s, int64_t rows, int64_t width, int64_t ld, float scale) 
     float* sr = s + r * ld;
     for (int64_t c = 0; c < width; c += kLanes<float>) simd::store(sr + c, simd::load(sr + c) * simd::splat(scale));
   }
-}
-
-// dst[c] = round(factor * v[c]) for c < n, v scaled in place on the way: the outputs and gradients
-// written back, as vectors (the scalar conversions took a fifth of the backward's own time).
-void scale_round_row(float* v, int64_t n, float factor, BFloat16* dst) {
-  constexpr int L = kLanes<float>;
-  int64_t c = 0;
-  for (; c + L <= n; c += L) simd::store(v + c, simd::load(v + c) * simd::splat(factor));
-  for (; c < n; ++c) v[c] *= factor;
-  round_row_to_bf16<false>(v, n, 0.0f, dst);
-}
-
-// sum_c a[c] b[c] over bfloat16 rows, in float32 vectors (D = rowsum(dO * O)).
-float dot_bf16(const BFloat16* a, const BFloat16* b, int64_t n) {
-  constexpr int L = kLanes<float>;
-  typedef uint16_t Bits8 __attribute__((vector_size(2 * L)));
-  auto widen = [](const BFloat16* p) {
-    Bits8 bits;
-    std::memcpy(&bits, p, sizeof(bits));
-    const simd::Int32x8 x = __builtin_convertvector(bits, simd::Int32x8) << 16;
-    simd::Float8 f;
-    std::memcpy(&f, &x, sizeof(f));
-    return f;
-  };
-  simd::Float8 acc{};
-  int64_t c = 0;
-  for (; c + L <= n; c += L) acc += widen(a + c) * widen(b + c);
-  float sum = simd::hsum<float>(acc);
-  for (; c < n; ++c) sum += static_cast<float>(a[c]) * static_cast<float>(b[c]);
-  return sum;
 }
 
 // online_softmax_row over attention_rows.h's loops (16 lanes where the CPU has AVX-512, as every
@@ -565,11 +538,11 @@ void forward_amx(const AttentionArgs& a) {
         }
         amx_product(rows, Ev, width, p.data(), ld, 1, vp.data() + (j0 / kAmxKeyBlock) * v_block, o.data(), Ev, true);
       }
-      T* out = static_cast<T*>(a.out) + (bh * a.L + i0) * Ev;
+      T* out = head_base(static_cast<T*>(a.out), a.os, a, bh) + i0 * a.os.row;
       float* lse = static_cast<float*>(a.lse) + bh * a.L + i0;
       for (int64_t r = 0; r < rows; ++r) {
         const bool empty = l[r] == 0.0f;  // every key masked
-        scale_round_row(o.data() + r * Ev, Ev, empty ? 0.0f : 1.0f / l[r], out + r * Ev);
+        rows_fns.scale_round_row(o.data() + r * Ev, Ev, empty ? 0.0f : 1.0f / l[r], bits_of(out + r * a.os.row));
         lse[r] = empty ? -std::numeric_limits<float>::infinity() : m[r] + std::log(l[r]);
       }
     }
@@ -596,8 +569,8 @@ void backward_amx(const AttentionArgs& a) {
     std::vector<uint16_t> pb(Lpad * kBc), dsb(Lpad * kBc);
     for (int64_t bh = begin; bh < end; ++bh) {
       const Head<T, float> hd(a, bh);
-      const T* go = static_cast<const T*>(a.grad_out) + bh * Lq * Ev;
-      const T* out = static_cast<const T*>(a.out) + bh * Lq * Ev;
+      const T* go = head_base(static_cast<const T*>(a.grad_out), a.gs, a, bh);
+      const T* out = head_base(static_cast<const T*>(a.out), a.os, a, bh);
       const float* lse = static_cast<const float*>(a.lse) + bh * Lq;
       amx_pack_b(E, S, bits_of(hd.k), 1, a.ks.row, kt.data());
       amx_pack_b(Ev, S, bits_of(hd.v), 1, a.vs.row, vt.data());
@@ -605,9 +578,11 @@ void backward_amx(const AttentionArgs& a) {
         amx_pack_b(std::min(kBc, S - t * kBc), E, bits_of(hd.k + t * kBc * a.ks.row), a.ks.row, 1,
                    kp.data() + t * k_tile);
       }
-      amx_pack_b(Lq, Ev, bits_of(go), Ev, 1, dop.data());
+      amx_pack_b(Lq, Ev, bits_of(go), a.gs.row, 1, dop.data());
       amx_pack_b(Lq, E, bits_of(hd.q), a.qs.row, 1, qp.data());
-      for (int64_t i = 0; i < Lq; ++i) d[i] = dot_bf16(go + i * Ev, out + i * Ev, Ev);
+      for (int64_t i = 0; i < Lq; ++i) {
+        d[i] = rows_fns.dot_bf16_row(bits_of(go + i * a.gs.row), bits_of(out + i * a.os.row), Ev);
+      }
       std::fill(dq.begin(), dq.end(), 0.0f);
       std::fill(pb.begin(), pb.end(), uint16_t{0});
       std::fill(dsb.begin(), dsb.end(), uint16_t{0});
@@ -630,7 +605,7 @@ void backward_amx(const AttentionArgs& a) {
           float* dpr0 = dp.data() + i_start * kBc;
           amx_product(rows, cols, E, bits_of(hd.q + i_start * a.qs.row), a.qs.row, 1,
                       packed_columns_from(kt.data(), E, j0), pr0, kBc, false);
-          amx_product(rows, cols, Ev, bits_of(go + i_start * Ev), Ev, 1, packed_columns_from(vt.data(), Ev, j0), dpr0,
+          amx_product(rows, cols, Ev, bits_of(go + i_start * a.gs.row), a.gs.row, 1, packed_columns_from(vt.data(), Ev, j0), dpr0,
                       kBc, false);
           scale_rows(pr0, rows, kBc, kBc, scale);
           mask_tile(a, hd.mask, rows, i_start, j0, pr0, kBc);
@@ -663,12 +638,15 @@ void backward_amx(const AttentionArgs& a) {
           amx_product(rows, E, cols, dsb.data() + i_start * kBc, kBc, 1, kp.data() + (j0 / kBc) * k_tile,
                       dq.data() + i_start * E, E, true);
         }
-        T* dkp = static_cast<T*>(a.dk) + (bh * S + j0) * E;
-        T* dvp = static_cast<T*>(a.dv) + (bh * S + j0) * Ev;
-        scale_round_row(dk.data(), cols * E, scale, dkp);
-        round_row_to_bf16<false>(dv.data(), cols * Ev, 0.0f, dvp);
+        T* dkp = head_base(static_cast<T*>(a.dk), a.dks, a, bh) + j0 * a.dks.row;
+        T* dvp = head_base(static_cast<T*>(a.dv), a.dvs, a, bh) + j0 * a.dvs.row;
+        for (int64_t c = 0; c < cols; ++c) {
+          rows_fns.scale_round_row(dk.data() + c * E, E, scale, bits_of(dkp + c * a.dks.row));
+          rows_fns.scale_round_row(dv.data() + c * Ev, Ev, 1.0f, bits_of(dvp + c * a.dvs.row));
+        }
       }
-      scale_round_row(dq.data(), Lq * E, scale, static_cast<T*>(a.dq) + bh * Lq * E);
+      T* dqp = head_base(static_cast<T*>(a.dq), a.dqs, a, bh);
+      for (int64_t i = 0; i < Lq; ++i) rows_fns.scale_round_row(dq.data() + i * E, E, scale, bits_of(dqp + i * a.dqs.row));
     }
   });
 }

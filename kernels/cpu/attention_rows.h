@@ -25,6 +25,23 @@ struct AttentionRowFns {
   // dst[c] = src[c] rounded to bfloat16 bits (to nearest even, NaN quiet): P and dS before their
   // products. The AVX2 rows were half the backward's own time after the loops above went to 16 lanes.
   void (*round_row)(const float* src, int64_t n, uint16_t* dst);
+
+  // The whole-head kernels' rows (attention_short_amx.h): every key of a row at once.
+  // Forward: x[c] = scale * s[c] (+ mask[c], mask may be null) for c < n; *row_max = max(x) (-inf
+  // for none); p[c] = round(exp(x[c] - max)) (0 for -inf scores, and for all of them when every
+  // one is -inf), p[c] = 0 for n <= c < width. Returns the sum of the unrounded weights (0 when
+  // every score is -inf).
+  float (*softmax_row)(const float* s, int64_t n, int64_t width, float scale, const float* mask, uint16_t* p,
+                       float* row_max);
+  // Backward, with the row's lse and D = rowsum(dO * O): w[c] = exp(scale * s[c] (+ mask[c]) - lse),
+  // p[c] = round(w[c]), ds[c] = round(w[c] * (dp[c] - d)) for c < n (all 0 when lse is -inf: a
+  // fully masked row); both 0 for n <= c < width.
+  void (*softmax_grad_row)(const float* s, const float* dp, int64_t n, int64_t width, float scale, const float* mask,
+                           float lse, float d, uint16_t* p, uint16_t* ds);
+  // dst[c] = round(factor * v[c]) for c < n: outputs and gradients written back.
+  void (*scale_round_row)(const float* v, int64_t n, float factor, uint16_t* dst);
+  // sum_c a[c] b[c] over bfloat16 rows, in float32 (D = rowsum(dO * O)).
+  float (*dot_bf16_row)(const uint16_t* a, const uint16_t* b, int64_t n);
 };
 
 namespace avx2 {

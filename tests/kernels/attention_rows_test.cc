@@ -13,6 +13,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "kernels/common/half.h"
@@ -163,6 +164,132 @@ TEST(AttentionRows, CopiesAgreeLaneForLane) {
     copies[0]->exp_row(a.data(), n, -1.25f);
     copies[1]->exp_row(b.data(), n, -1.25f);
     for (int64_t c = 0; c < n; ++c) EXPECT_EQ(a[c], b[c]) << "n=" << n << " c=" << c;
+  }
+}
+
+// The whole-head forward's row: scale (a power of two, so that x is exact whether or not the
+// compiler fuses the mask's addition) and mask in one pass, then the weights as exp_row gives them
+// under the row's max, rounded as round_row rounds them, zeros to the width; the sum unrounded.
+TEST(AttentionRows, SoftmaxRowIsScaleMaskMaxExpAndRound) {
+  for (const AttentionRowFns* f : every_copy()) {
+    for (int64_t n : kLengths) {
+      for (bool masked : {false, true}) {
+        SCOPED_TRACE(std::string(f->isa) + " n=" + std::to_string(n) + (masked ? " masked" : ""));
+        const std::vector<float> s0 = scores(n, 21 + static_cast<uint32_t>(n));
+        std::vector<float> mask(n);
+        std::mt19937 gen(static_cast<uint32_t>(n));
+        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+        for (int64_t c = 0; c < n; ++c) mask[c] = c % 5 == 4 ? kNegInf : u(gen);
+        const float scale = 0.125f;
+        std::vector<float> x(n);
+        float want_max = kNegInf;
+        for (int64_t c = 0; c < n; ++c) {
+          x[c] = s0[c] * scale + (masked ? mask[c] : 0.0f);
+          want_max = std::max(want_max, x[c]);
+        }
+        std::vector<float> w(x);
+        const float want_sum = f->exp_row(w.data(), n, want_max == kNegInf ? 0.0f : want_max);
+        std::vector<uint16_t> want_p(n);
+        f->round_row(w.data(), n, want_p.data());
+
+        const int64_t width = (n + 31) / 32 * 32 + (n % 2 == 0 ? 32 : 0);
+        std::vector<float> s(s0);
+        std::vector<uint16_t> p(width + 1, 0xbeef);  // stale bits up to the width, a guard past it
+        float got_max = 1.0f;
+        const float sum = f->softmax_row(s.data(), n, width, scale, masked ? mask.data() : nullptr, p.data(), &got_max);
+        EXPECT_EQ(got_max, want_max);
+        EXPECT_EQ(sum, want_sum);  // the same lanes summed in the same order
+        for (int64_t c = 0; c < n; ++c) {
+          EXPECT_EQ(s[c], s0[c]) << "s changed at " << c;
+          EXPECT_EQ(p[c], want_p[c]) << "p at " << c;
+        }
+        for (int64_t c = n; c < width; ++c) EXPECT_EQ(p[c], 0) << "p past n at " << c;
+        EXPECT_EQ(p[width], 0xbeef);
+      }
+    }
+    // Every score -inf: no weights, sum 0, max -inf.
+    std::vector<float> all(37, kNegInf);
+    std::vector<uint16_t> p(64, 0xbeef);
+    float mx = 0.0f;
+    EXPECT_EQ(f->softmax_row(all.data(), 37, 64, 0.5f, nullptr, p.data(), &mx), 0.0f) << f->isa;
+    EXPECT_EQ(mx, kNegInf) << f->isa;
+    for (uint16_t b : p) EXPECT_EQ(b, 0) << f->isa;
+  }
+}
+
+// The whole-head backward's row: P = exp(scale s + mask - lse) and dS = P (dP - D), as exp_row and
+// score_grad_row give them, both rounded; a row with lse = -inf (every key masked) gives zeros.
+TEST(AttentionRows, SoftmaxGradRowIsExpThenScoreGradThenRound) {
+  for (const AttentionRowFns* f : every_copy()) {
+    for (int64_t n : kLengths) {
+      for (bool masked : {false, true}) {
+        SCOPED_TRACE(std::string(f->isa) + " n=" + std::to_string(n) + (masked ? " masked" : ""));
+        const std::vector<float> s = scores(n, 31 + static_cast<uint32_t>(n));
+        std::mt19937 gen(static_cast<uint32_t>(n) + 100);
+        std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+        std::vector<float> mask(n), dp(n);
+        for (int64_t c = 0; c < n; ++c) {
+          mask[c] = c % 7 == 6 ? kNegInf : u(gen);
+          dp[c] = u(gen);
+        }
+        const float scale = 0.25f, lse = 1.75f, d = -0.3125f;
+        std::vector<float> w(n), ds(dp);
+        for (int64_t c = 0; c < n; ++c) w[c] = s[c] * scale + (masked ? mask[c] : 0.0f);
+        f->exp_row(w.data(), n, lse);
+        f->score_grad_row(w.data(), ds.data(), n, d);
+        std::vector<uint16_t> want_p(n), want_ds(n);
+        f->round_row(w.data(), n, want_p.data());
+        f->round_row(ds.data(), n, want_ds.data());
+
+        const int64_t width = (n + 31) / 32 * 32;
+        std::vector<uint16_t> p(width + 1, 0xbeef), g(width + 1, 0xbeef);
+        f->softmax_grad_row(s.data(), dp.data(), n, width, scale, masked ? mask.data() : nullptr, lse, d, p.data(),
+                            g.data());
+        for (int64_t c = 0; c < n; ++c) {
+          EXPECT_EQ(p[c], want_p[c]) << "p at " << c;
+          EXPECT_EQ(g[c], want_ds[c]) << "ds at " << c;
+        }
+        for (int64_t c = n; c < width; ++c) {
+          EXPECT_EQ(p[c], 0) << "p past n at " << c;
+          EXPECT_EQ(g[c], 0) << "ds past n at " << c;
+        }
+        EXPECT_EQ(p[width], 0xbeef);
+        EXPECT_EQ(g[width], 0xbeef);
+        // Fully masked (lse = -inf): zeros over the whole width.
+        f->softmax_grad_row(s.data(), dp.data(), n, width, scale, nullptr, kNegInf, d, p.data(), g.data());
+        for (int64_t c = 0; c < width; ++c) {
+          EXPECT_EQ(p[c], 0) << "masked row, p at " << c;
+          EXPECT_EQ(g[c], 0) << "masked row, ds at " << c;
+        }
+      }
+    }
+  }
+}
+
+TEST(AttentionRows, ScaleRoundRowAndDotBf16Row) {
+  for (const AttentionRowFns* f : every_copy()) {
+    for (int64_t n : kLengths) {
+      SCOPED_TRACE(std::string(f->isa) + " n=" + std::to_string(n));
+      std::mt19937 gen(static_cast<uint32_t>(n) + 200);
+      std::uniform_real_distribution<float> u(-3.0f, 3.0f);
+      std::vector<float> v(n);
+      std::vector<uint16_t> a(n), b(n);
+      double want_dot = 0.0, mag = 0.0;
+      for (int64_t c = 0; c < n; ++c) {
+        v[c] = u(gen);
+        a[c] = BFloat16(u(gen)).bits;
+        b[c] = BFloat16(u(gen)).bits;
+        const double x = static_cast<float>(BFloat16::from_bits(a[c])), y = static_cast<float>(BFloat16::from_bits(b[c]));
+        want_dot += x * y;
+        mag += std::abs(x * y);
+      }
+      const float factor = 0.3f;
+      std::vector<uint16_t> dst(n + 1, 0xbeef);
+      f->scale_round_row(v.data(), n, factor, dst.data());
+      for (int64_t c = 0; c < n; ++c) EXPECT_EQ(dst[c], BFloat16(v[c] * factor).bits) << "at " << c;
+      EXPECT_EQ(dst[n], 0xbeef);
+      EXPECT_NEAR(f->dot_bf16_row(a.data(), b.data(), n), want_dot, 1e-5 * mag + 1e-30);
+    }
   }
 }
 

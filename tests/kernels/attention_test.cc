@@ -1,6 +1,7 @@
 // kernels/cpu/attention.cc's bfloat16 path on AMX tiles (the products on amx_gemm, P and dS
 // rounded to bfloat16 before theirs, everything else in float32) against attention written out in
-// float64 from the same bfloat16 inputs, for every AMX copy this CPU runs: the emulated tiles (any
+// float64 from the same bfloat16 inputs, for every AMX copy this CPU runs (attention_short_amx.h's
+// whole-head kernels where S <= 256, attention.cc's key blocks beyond): the emulated tiles (any
 // CPU) and, where AMX is usable, the hardware. Its error must stay in the range of the widened
 // path's (the products in float32, what runs without AMX), which each case also runs. Shapes: T
 // not a multiple of the 32-row tiles or of the 256-key blocks (so the forward's softmax goes
@@ -19,6 +20,7 @@
 #include "kernels/common/attention.h"
 #include "kernels/common/half.h"
 #include "kernels/cpu/amx_gemm.h"
+#include "kernels/cpu/attention_short_amx.h"
 
 namespace colony::kernels::cpu {
 namespace {
@@ -27,10 +29,11 @@ struct Problem {
   int64_t batch, heads, L, S, E, Ev;
   bool causal = false, mask = false;
   int64_t q_pad = 0;  // extra elements per row of q (a strided view)
+  bool mask_by_columns = false;  // the mask stored transposed (column stride L): gathered per row
   std::string name() const {
     return "L=" + std::to_string(L) + " S=" + std::to_string(S) + " E=" + std::to_string(E) +
            " Ev=" + std::to_string(Ev) + (causal ? " causal" : "") + (mask ? " masked" : "") +
-           (q_pad ? " strided q" : "");
+           (q_pad ? " strided q" : "") + (mask_by_columns ? " (by columns)" : "");
   }
 };
 
@@ -70,11 +73,8 @@ struct Outputs {
   std::vector<double> out, dq, dk, dv;
 };
 
-// The kernels on the inputs, forward then backward, on whatever path is active.
-Outputs run(const Problem& p, const Inputs& in) {
-  const int64_t bh = p.batch * p.heads;
-  std::vector<BFloat16> out(bh * p.L * p.Ev), dq(bh * p.L * p.E), dk(bh * p.S * p.E), dv(bh * p.S * p.Ev);
-  std::vector<float> lse(bh * p.L);
+// The problem's dtype and sizes.
+AttentionArgs shape_of(const Problem& p) {
   AttentionArgs a;
   a.dtype = DType::BFloat16;
   a.batch = p.batch;
@@ -83,13 +83,29 @@ Outputs run(const Problem& p, const Inputs& in) {
   a.S = p.S;
   a.E = p.E;
   a.Ev = p.Ev;
+  return a;
+}
+
+// The kernels on the inputs, forward then backward, on whatever path is active.
+Outputs run(const Problem& p, const Inputs& in) {
+  const int64_t bh = p.batch * p.heads;
+  std::vector<BFloat16> out(bh * p.L * p.Ev), dq(bh * p.L * p.E), dk(bh * p.S * p.E), dv(bh * p.S * p.Ev);
+  std::vector<float> lse(bh * p.L);
+  AttentionArgs a = shape_of(p);
   a.q = in.q.data();
   a.k = in.k.data();
   a.v = in.v.data();
   a.qs = {p.heads * p.L * in.q_row, p.L * in.q_row, in.q_row, 1};
   a.ks = {p.heads * p.S * p.E, p.S * p.E, p.E, 1};
   a.vs = {p.heads * p.S * p.Ev, p.S * p.Ev, p.Ev, 1};
-  if (p.mask) {
+  std::vector<float> mask_t;
+  if (p.mask && p.mask_by_columns) {
+    mask_t.resize(p.L * p.S);
+    for (int64_t i = 0; i < p.L; ++i)
+      for (int64_t j = 0; j < p.S; ++j) mask_t[j * p.L + i] = in.mask[i * p.S + j];
+    a.mask = mask_t.data();
+    a.ms = {0, 0, 1, p.L};
+  } else if (p.mask) {
     a.mask = in.mask.data();
     a.ms = {0, 0, p.S, 1};
   }
@@ -191,6 +207,7 @@ void check(const AmxGemmFns* fns, const Problem& p) {
     widened = run(p, in);
   }
   ScopedAmxGemmFns use(fns);
+  EXPECT_EQ(short_amx_attention_applies(shape_of(p)), p.S <= kShortAttentionMaxKeys) << "the path this case is meant for";
   const Outputs amx = run(p, in);
   const char* names[] = {"out", "dq", "dk", "dv"};
   const std::vector<double>* got[] = {&amx.out, &amx.dq, &amx.dk, &amx.dv};
@@ -223,6 +240,13 @@ std::vector<Problem> problems() {
   strided.q_pad = 24;
   ps.push_back(strided);
   ps.push_back({1, 1, 17, 9, 40, 24});  // head dim past one 32-deep step, not a multiple of it
+  // The whole-head kernels (S <= 256): query rows in two groups of P and dS (L > 256), causal with
+  // L != S, keys not a multiple of 32, and a mask read by columns.
+  ps.push_back({1, 2, 300, 64, 32, 32, true});
+  ps.push_back({1, 1, 260, 200, 64, 64});
+  Problem by_columns{2, 1, 50, 45, 32, 32, true, true};
+  by_columns.mask_by_columns = true;
+  ps.push_back(by_columns);
   return ps;
 }
 
