@@ -143,16 +143,13 @@ Tensor linear(const Tensor& input_arg, const Tensor& weight_arg, const Tensor& b
   out_shape.push_back(out_features);
   const Tensor rows = x.dim() == 2 ? x : raw::reshape(x, {-1, in_features});
   Tensor out;
-  if ((w.dtype() == kBFloat16 || w.dtype() == kFloat16) && w.device().is_cpu()) {
-    // 16-bit: the bias goes into the product's float32 sums, out = round(x Wᵀ + b), rounded once
-    // as PyTorch's CPU linear gives it; adding it to the rounded product rounded twice (x = w =
-    // 1 + 2⁻⁷, b = 2⁻⁸: 1.015625 against PyTorch's 1.0234375). The separate add was also an
-    // element-by-element pass, 6.1 % of the char GPT's bf16 step; the bias rows' copy and the
-    // GEMM's beta = 1 output cost about as much today (docs/benchmarks.md, "The bfloat16 GPT step:
-    // linear's bias inside the product").
-    out = raw::empty({rows.size(0), out_features}, TensorOptions(w.dtype()).device(w.device()));
-    raw::copy_(out, raw::expand(b, out.sizes()));
-    raw::addmm_(out, rows, raw::transpose(w, 0, 1), /*beta=*/1.0, /*alpha=*/1.0);
+  if (w.device().is_cpu()) {
+    // raw::addmm: 16-bit types get the bias in the product's float32 sums, rounded once as
+    // PyTorch's CPU linear gives it (a separate add was also an element-by-element pass, 6.1 % of
+    // the char GPT's bf16 step: docs/benchmarks.md, "The bfloat16 GPT step: linear's bias inside
+    // the product"); float32 and float64 get the same bits as mm followed by the add, the large
+    // products adding the bias as they store C, without the second pass over it.
+    out = raw::addmm(b, rows, raw::transpose(w, 0, 1));
   } else {
     out = raw::mm(rows, raw::transpose(w, 0, 1));
     raw::binary_(raw::BinaryOp::Add, out, b);

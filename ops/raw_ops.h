@@ -161,6 +161,11 @@ Tensor bmm(const Tensor& a, const Tensor& b);   // [B,n,k] x [B,k,m]
 Tensor matmul(const Tensor& a, const Tensor& b);  // torch.matmul rules (1-D, 2-D, batched, broadcast)
 // out = beta * out + alpha * op(a) @ op(b) into an existing contiguous [n,m] tensor.
 void addmm_(Tensor& out, const Tensor& a, const Tensor& b, double beta, double alpha);
+// bias + a @ b with a 1-D bias [m] added to every row of the [n,m] product (torch.addmm(bias, a, b)),
+// a linear layer's forward: float32 and float64 as mm followed by adding the bias, to the bit, the
+// CPU's large products adding it as they store (kernels/common/gemm.h, GemmBias); 16-bit types on
+// the CPU round a @ b + bias once.
+Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b);
 
 // ---------- softmax family (ops/softmax_ops.cc) ----------
 Tensor softmax(const Tensor& t, int64_t dim);

@@ -44,10 +44,12 @@ constexpr int64_t packed_kc_rows() {
 }
 
 // C(i, j) for i < MR, j < cols (<= NR): first block of k: alpha * S + beta * C (beta == 0: alpha *
-// S, C not read, so NaNs there are overwritten); later blocks: C + alpha * S.
+// S, C not read, so NaNs there are overwritten); later blocks: C + alpha * S. Where bias is not
+// null, bias[j] is then added to that value before the store: the sum is rounded as if the bias
+// were added to the finished product afterwards, without another pass over C.
 template <typename T, int MR, int NV>
 inline void packed_tile(int64_t kc, const T* a, int64_t ars, int64_t acs, const T* b, T* c, int64_t ldc, int64_t cols,
-                        T alpha, T beta, bool first) {
+                        T alpha, T beta, bool first, const T* bias) {
   constexpr int L = kLanes<T>;
   constexpr int NR = NV * L;
   Vec<T> acc[MR][NV];
@@ -60,6 +62,26 @@ inline void packed_tile(int64_t kc, const T* a, int64_t ars, int64_t acs, const 
     }
   for (int64_t p = 0; p < kc; ++p) rank1_step<T, MR, NV>(acc, a + p * acs, ars, b + p * NR);
   const Vec<T> va = splat(alpha), vb = splat(beta);
+  if (bias != nullptr) {
+    COLONY_TILE_UNROLL
+    for (int i = 0; i < MR; ++i) {
+      T* ci = c + i * ldc;
+      COLONY_TILE_UNROLL
+      for (int v = 0; v < NV; ++v) {
+        T* cv = ci + v * L;
+        const T* bv = bias + v * L;
+        const Vec<T> s = va * acc[i][v];
+        if ((v + 1) * L <= cols) {
+          store(cv, (!first ? load(cv) + s : beta == T(0) ? s : s + vb * load(cv)) + load(bv));
+        } else {
+          for (int64_t j = 0; j < cols - v * L; ++j) {
+            cv[j] = (!first ? cv[j] + s[j] : beta == T(0) ? s[j] : s[j] + beta * cv[j]) + bv[j];
+          }
+        }
+      }
+    }
+    return;
+  }
   COLONY_TILE_UNROLL
   for (int i = 0; i < MR; ++i) {
     T* ci = c + i * ldc;
@@ -81,28 +103,29 @@ inline void packed_tile(int64_t kc, const T* a, int64_t ars, int64_t acs, const 
 // The last tile of m has fewer rows: every height up to MR.
 template <typename T, int MR, int NV>
 inline void packed_tile_upto(int64_t mr, int64_t kc, const T* a, int64_t ars, int64_t acs, const T* b, T* c,
-                             int64_t ldc, int64_t cols, T alpha, T beta, bool first) {
+                             int64_t ldc, int64_t cols, T alpha, T beta, bool first, const T* bias) {
   if constexpr (MR > 1) {
     if (mr < MR) {
-      packed_tile_upto<T, MR - 1, NV>(mr, kc, a, ars, acs, b, c, ldc, cols, alpha, beta, first);
+      packed_tile_upto<T, MR - 1, NV>(mr, kc, a, ars, acs, b, c, ldc, cols, alpha, beta, first, bias);
       return;
     }
   }
-  packed_tile<T, MR, NV>(kc, a, ars, acs, b, c, ldc, cols, alpha, beta, first);
+  packed_tile<T, MR, NV>(kc, a, ars, acs, b, c, ldc, cols, alpha, beta, first, bias);
 }
 
 // SmallGemmFns::packed_rows: the panels one after another (each stays in L1), the row tiles of A
-// over each; tile t's rows start at a + t * a_tile_stride.
+// over each; tile t's rows start at a + t * a_tile_stride; bias (null: none) holds C's n columns'.
 template <typename T>
 void packed_rows_impl(int64_t m, int64_t n, int64_t kc, const T* a, int64_t ars, int64_t acs, int64_t a_tile_stride,
-                      const T* packed_b, T* c, int64_t ldc, T alpha, T beta, bool first) {
+                      const T* packed_b, T* c, int64_t ldc, T alpha, T beta, bool first, const T* bias) {
   constexpr int64_t NR = kPackedNv * kLanes<T>;
   for (int64_t j0 = 0; j0 < n; j0 += NR) {
     const T* panel = packed_b + (j0 / NR) * kc * NR;
     const int64_t cols = min64(NR, n - j0);
     for (int64_t i0 = 0, t = 0; i0 < m; i0 += kPackedMr, ++t) {
       packed_tile_upto<T, kPackedMr, kPackedNv>(min64(kPackedMr, m - i0), kc, a + t * a_tile_stride, ars, acs, panel,
-                                                c + i0 * ldc + j0, ldc, cols, alpha, beta, first);
+                                                c + i0 * ldc + j0, ldc, cols, alpha, beta, first,
+                                                bias == nullptr ? nullptr : bias + j0);
     }
   }
 }
