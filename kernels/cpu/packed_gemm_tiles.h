@@ -43,10 +43,39 @@ constexpr int64_t packed_kc_rows() {
   return COLONY_SMALL_GEMM_VEC_BYTES == 64 ? 384 : packed_kc<T>();
 }
 
-// C(i, j) for i < MR, j < cols (<= NR): first block of k: alpha * S + beta * C (beta == 0: alpha *
-// S, C not read, so NaNs there are overwritten); later blocks: C + alpha * S. Where bias is not
-// null, bias[j] is then added to that value before the store: the sum is rounded as if the bias
-// were added to the finished product afterwards, without another pass over C.
+// Stores the tile: C(i, j) for i < MR, j < cols (<= NR) becomes, on the first block of k, alpha * S +
+// beta * C (beta == 0: alpha * S, C not read, so NaNs there are overwritten), on later blocks C +
+// alpha * S; with kBias, bias[j] is then added to that value before the store: rounded as if the
+// bias were added to the finished product afterwards, without another pass over C.
+template <typename T, int MR, int NV, bool kBias>
+inline void packed_store(const Vec<T> (&acc)[MR][NV], T* c, int64_t ldc, int64_t cols, T alpha, T beta, bool first,
+                         const T* bias) {
+  constexpr int L = kLanes<T>;
+  const Vec<T> va = splat(alpha), vb = splat(beta);
+  COLONY_TILE_UNROLL
+  for (int i = 0; i < MR; ++i) {
+    T* ci = c + i * ldc;
+    COLONY_TILE_UNROLL
+    for (int v = 0; v < NV; ++v) {
+      T* cv = ci + v * L;
+      const Vec<T> s = va * acc[i][v];
+      if ((v + 1) * L <= cols) {
+        Vec<T> y = !first ? load(cv) + s : beta == T(0) ? s : s + vb * load(cv);
+        if constexpr (kBias) y = y + load(bias + v * L);
+        store(cv, y);
+      } else {
+        for (int64_t j = 0; j < cols - v * L; ++j) {
+          T y = !first ? cv[j] + s[j] : beta == T(0) ? s[j] : s[j] + beta * cv[j];
+          if constexpr (kBias) y += bias[v * L + j];
+          cv[j] = y;
+        }
+      }
+    }
+  }
+}
+
+// The MR x NV tile of C over one block of k (packed_store says how it is stored; bias: null or
+// the tile's first column's).
 template <typename T, int MR, int NV>
 inline void packed_tile(int64_t kc, const T* a, int64_t ars, int64_t acs, const T* b, T* c, int64_t ldc, int64_t cols,
                         T alpha, T beta, bool first, const T* bias) {
@@ -61,42 +90,10 @@ inline void packed_tile(int64_t kc, const T* a, int64_t ars, int64_t acs, const 
       __builtin_prefetch(c + i * ldc + v * L, 1, 3);
     }
   for (int64_t p = 0; p < kc; ++p) rank1_step<T, MR, NV>(acc, a + p * acs, ars, b + p * NR);
-  const Vec<T> va = splat(alpha), vb = splat(beta);
   if (bias != nullptr) {
-    COLONY_TILE_UNROLL
-    for (int i = 0; i < MR; ++i) {
-      T* ci = c + i * ldc;
-      COLONY_TILE_UNROLL
-      for (int v = 0; v < NV; ++v) {
-        T* cv = ci + v * L;
-        const T* bv = bias + v * L;
-        const Vec<T> s = va * acc[i][v];
-        if ((v + 1) * L <= cols) {
-          store(cv, (!first ? load(cv) + s : beta == T(0) ? s : s + vb * load(cv)) + load(bv));
-        } else {
-          for (int64_t j = 0; j < cols - v * L; ++j) {
-            cv[j] = (!first ? cv[j] + s[j] : beta == T(0) ? s[j] : s[j] + beta * cv[j]) + bv[j];
-          }
-        }
-      }
-    }
-    return;
-  }
-  COLONY_TILE_UNROLL
-  for (int i = 0; i < MR; ++i) {
-    T* ci = c + i * ldc;
-    COLONY_TILE_UNROLL
-    for (int v = 0; v < NV; ++v) {
-      T* cv = ci + v * L;
-      const Vec<T> s = va * acc[i][v];
-      if ((v + 1) * L <= cols) {
-        store(cv, !first ? load(cv) + s : beta == T(0) ? s : s + vb * load(cv));
-      } else {
-        for (int64_t j = 0; j < cols - v * L; ++j) {
-          cv[j] = !first ? cv[j] + s[j] : beta == T(0) ? s[j] : s[j] + beta * cv[j];
-        }
-      }
-    }
+    packed_store<T, MR, NV, true>(acc, c, ldc, cols, alpha, beta, first, bias);
+  } else {
+    packed_store<T, MR, NV, false>(acc, c, ldc, cols, alpha, beta, first, nullptr);
   }
 }
 
