@@ -143,14 +143,13 @@ Tensor linear(const Tensor& input_arg, const Tensor& weight_arg, const Tensor& b
   out_shape.push_back(out_features);
   const Tensor rows = x.dim() == 2 ? x : raw::reshape(x, {-1, in_features});
   Tensor out;
-  if ((w.dtype() == kBFloat16 || w.dtype() == kFloat16) && w.device().is_cpu()) {
-    // 16-bit: the bias goes into the product's float32 sums, out = round(x Wᵀ + b), rounded once
-    // as PyTorch's CPU linear gives it; adding it to the rounded product rounded twice (x = w =
-    // 1 + 2⁻⁷, b = 2⁻⁸: 1.015625 against PyTorch's 1.0234375). The separate add was also an
-    // element-by-element pass, 6.1 % of the char GPT's bf16 step, and so were the bias rows'
-    // copy into the output and the GEMM's beta = 1 read of them (3.3 % and 4.4 %); raw::addmm
-    // has the bfloat16 products' output pass add the bias row itself (docs/benchmarks.md, "The
-    // bfloat16 GPT step: linear's bias inside the product" and the bf16elem section).
+  if (w.device().is_cpu()) {
+    // raw::addmm: 16-bit types get the bias in the product's float32 sums, rounded once as
+    // PyTorch's CPU linear gives it (a separate add was also an element-by-element pass, 6.1 % of
+    // the char GPT's bf16 step, and so were the bias rows' copy into the output and the GEMM's
+    // beta = 1 read of them: docs/benchmarks.md, "The bfloat16 GPT step: linear's bias inside the
+    // product" and the bf16elem section); float32 and float64 get the same bits as mm followed by
+    // the add, the large products adding the bias as they store C, without the second pass over it.
     out = raw::addmm(b, rows, raw::transpose(w, 0, 1));
   } else {
     out = raw::mm(rows, raw::transpose(w, 0, 1));

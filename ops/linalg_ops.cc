@@ -184,29 +184,43 @@ void addmm_(Tensor& out, const Tensor& a, const Tensor& b, double beta, double a
 }
 
 Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b) {
-  if (a.dim() != 2 || b.dim() != 2 || bias.dim() != 1) {
-    throw std::invalid_argument("addmm: expected a 1-D bias and 2-D matrices, got " + shape_str(bias.sizes()) + ", " +
-                                shape_str(a.sizes()) + " and " + shape_str(b.sizes()));
+  if (a.dim() != 2 || b.dim() != 2) {
+    throw std::invalid_argument("addmm: expected 2-D matrices, got " + shape_str(a.sizes()) + " and " +
+                                shape_str(b.sizes()));
   }
   check_pair(a, b, "addmm");
-  check_pair(bias, a, "addmm");
   if (a.size(1) != b.size(0)) cannot_multiply(a, b, a.size(1), b.size(0), "addmm");
-  if (bias.size(0) != b.size(1)) {
-    throw std::invalid_argument("addmm: bias " + shape_str(bias.sizes()) + " does not match the product's " +
-                                std::to_string(b.size(1)) + " columns");
+  if (bias.dim() != 1 || bias.size(0) != b.size(1)) {
+    throw std::invalid_argument("addmm: expected a 1-D bias of the product's " + std::to_string(b.size(1)) +
+                                " columns, got " + shape_str(bias.sizes()));
+  }
+  if (bias.dtype() != a.dtype() || bias.device() != a.device()) {
+    throw std::invalid_argument(std::string("addmm: bias is ") + dtype_name(bias.dtype()) + " on " +
+                                bias.device().str() + ", expected " + dtype_name(a.dtype()) + " on " +
+                                a.device().str() + " as the matrices");
   }
   Tensor out = empty({a.size(0), b.size(1)}, TensorOptions(a.dtype()).device(a.device()));
   if (out.numel() == 0) return out;
-  if (a.is_cpu() && a.dtype() == kBFloat16 && !detail::gemm_widened_on_cpu(out)) {
-    Tensor keep_a, keep_b;
-    const Tensor row = contiguous(bias);
-    kernels::MatrixArg ma = matrix_arg(a, keep_a), mb = matrix_arg(b, keep_b);
-    kernels::cpu::gemm_bf16_bias(a.size(0), b.size(1), a.size(1), ma, mb, row.data_ptr<BFloat16>(),
-                                 out.data_ptr<BFloat16>(), b.size(1));
+  Tensor keep_a, keep_b;
+  const Tensor bias_c = contiguous(bias);
+  if (a.device().is_cpu() && a.dtype() != kFloat32 && a.dtype() != kFloat64) {
+    // 16-bit: the bias goes into the product's float32 sums, out = round(a b + bias), rounded once
+    // as PyTorch's CPU linear gives it; adding it to the rounded product rounded twice (a = b = 1 +
+    // 2⁻⁷, bias = 2⁻⁸: 1.015625 against PyTorch's 1.0234375). A native bfloat16 product adds the
+    // row in its output pass; the others read it from C's rows with beta = 1.
+    if (a.dtype() == kBFloat16 && !detail::gemm_widened_on_cpu(out)) {
+      kernels::MatrixArg ma = matrix_arg(a, keep_a), mb = matrix_arg(b, keep_b);
+      kernels::cpu::gemm_bf16_bias(a.size(0), b.size(1), a.size(1), ma, mb, bias_c.data_ptr<BFloat16>(),
+                                   out.data_ptr<BFloat16>(), b.size(1));
+      return out;
+    }
+    copy_(out, expand(bias, out.sizes()));
+    run_gemm(out, a, b, /*beta=*/1.0, /*alpha=*/1.0);
     return out;
   }
-  copy_(out, expand(bias, out.sizes()));
-  run_gemm(out, a, b, 1.0, 1.0);
+  kernels::MatrixArg ma = matrix_arg(a, keep_a), mb = matrix_arg(b, keep_b);
+  run_kernel<kernels::GemmBias>(out.device(), out.dtype(), a.size(0), b.size(1), a.size(1), ma, mb,
+                                bias_c.data_ptr_raw(), out.data_ptr_raw(), b.size(1));
   return out;
 }
 

@@ -161,11 +161,12 @@ Tensor bmm(const Tensor& a, const Tensor& b);   // [B,n,k] x [B,k,m]
 Tensor matmul(const Tensor& a, const Tensor& b);  // torch.matmul rules (1-D, 2-D, batched, broadcast)
 // out = beta * out + alpha * op(a) @ op(b) into an existing contiguous [n,m] tensor.
 void addmm_(Tensor& out, const Tensor& a, const Tensor& b, double beta, double alpha);
-// bias + a @ b for 2-D a [n,k], b [k,m] and a 1-D bias [m] added to every row (PyTorch's
-// addmm(bias, a, b): a linear layer's forward), all of one dtype and device. A 16-bit result is
-// rounded once, round(a @ b + bias), as PyTorch's CPU linear gives it; a native bfloat16 product on
-// the CPU adds the bias in its output pass (kernels/cpu/gemm.h: gemm_bf16_bias), elsewhere the
-// bias rows are copied into the output and the product added with beta = 1.
+// bias + a @ b with a 1-D bias [m] added to every row of the [n,m] product (torch.addmm(bias, a, b)),
+// a linear layer's forward, all of one dtype and device: float32 and float64 as mm followed by
+// adding the bias, to the bit, the CPU's large products adding it as they store (kernels/common/
+// gemm.h, GemmBias); 16-bit types on the CPU round a @ b + bias once, as PyTorch's CPU linear gives
+// it, a native bfloat16 product adding the bias in its output pass (kernels/cpu/gemm.h:
+// gemm_bf16_bias), otherwise the bias rows copied into the output and the product added with beta = 1.
 Tensor addmm(const Tensor& bias, const Tensor& a, const Tensor& b);
 
 // ---------- softmax family (ops/softmax_ops.cc) ----------

@@ -17,4 +17,13 @@ namespace colony::kernels {
 COLONY_KERNEL(Gemm, DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b,
               void* c, int64_t ldc, int64_t c_batch_stride, double alpha, double beta);
 
+// One product with a bias row, a linear layer's forward: C[m, n] = A[m, k] @ B[k, n] + bias[n]
+// (bias[j] added to every row's column j), C row-major with leading dimension ldc and only written
+// (NaNs there included). CPU, float32 and float64 only: bit for bit Gemm followed by adding the
+// bias; the packed product (kernels/cpu/packed_gemm.h) adds it while it stores C, so the second
+// pass over C goes. CUDA (all of Gemm's types): the bias copied into C's rows, then Gemm with
+// beta = 1.
+COLONY_KERNEL(GemmBias, DType dtype, int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b,
+              const void* bias, void* c, int64_t ldc);
+
 }  // namespace colony::kernels

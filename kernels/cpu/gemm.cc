@@ -318,6 +318,27 @@ void gemm_bf16(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& 
   });
 }
 
+// GemmBias::cpu for float32 and float64: the packed product where gemm would run it (the bias
+// added as C is stored), else gemm and a pass adding the bias over C's rows.
+template <typename T>
+void gemm_bias_typed(int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b, const T* bias, T* c,
+                     int64_t ldc) {
+  if (gemm_kernel(dtype_of<T>::value, m, n, k, a.col_major, b.col_major) == GemmKernel::Packed || k <= 0) {
+    // (k <= 0: packed_gemm writes the bias rows alone.)
+    packed_gemm<T>(m, n, k, static_cast<const T*>(a.data), a.col_major ? 1 : a.ld, a.col_major ? a.ld : 1,
+                   static_cast<const T*>(b.data), b.col_major ? 1 : b.ld, b.col_major ? b.ld : 1, c, ldc, T(1), T(0),
+                   bias);
+    return;
+  }
+  gemm_typed<T>(1, m, n, k, a, b, c, ldc, 0, T(1), T(0));
+  parallel_for(m, std::max<int64_t>(1, (int64_t{1} << 16) / n), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      T* ci = c + i * ldc;
+      for (int64_t j = 0; j < n; ++j) ci[j] += bias[j];
+    }
+  });
+}
+
 }  // namespace
 
 bool gemm_native_16bit(DType dtype) { return dtype == DType::BFloat16 && has_bf16_small_gemm(); }
@@ -421,6 +442,23 @@ void Gemm::cpu(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, cons
       throw std::invalid_argument(std::string("gemm: CPU matrix products support float32 and float64 (and bfloat16 "
                                               "where gemm_native_16bit allows it), got ") +
                                   dtype_name(dtype));
+  }
+}
+
+void GemmBias::cpu(DType dtype, int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b,
+                   const void* bias, void* c, int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  switch (dtype) {
+    case DType::Float32:
+      gemm_bias_typed<float>(m, n, k, a, b, static_cast<const float*>(bias), static_cast<float*>(c), ldc);
+      return;
+    case DType::Float64:
+      gemm_bias_typed<double>(m, n, k, a, b, static_cast<const double*>(bias), static_cast<double*>(c), ldc);
+      return;
+    default:
+      throw std::invalid_argument(std::string("gemm with bias: the CPU kernel takes float32 and float64, got ") +
+                                  dtype_name(dtype) + " (raw::addmm copies the bias into C and runs gemm for 16-bit "
+                                  "types)");
   }
 }
 

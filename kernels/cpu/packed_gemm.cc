@@ -141,7 +141,8 @@ void pack_a_tiles(int64_t rows, int64_t kc, int64_t mr, const T* a, int64_t ars,
 // pool (inside packed_gemm's column groups the pool is busy, so this runs on the group's thread).
 template <typename T>
 void packed_product(const SmallGemmFns<T>& fns, int64_t m, int64_t n, int64_t k, const T* a, int64_t ars,
-                    int64_t acs, const T* b, int64_t brs, int64_t bcs, T* c, int64_t ldc, T alpha, T beta) {
+                    int64_t acs, const T* b, int64_t brs, int64_t bcs, T* c, int64_t ldc, T alpha, T beta,
+                    const T* bias) {
   const int64_t mr = fns.packed_mr, nr = fns.packed_nr, kc_max = acs == 1 ? fns.packed_kc_rows : fns.packed_kc;
   const int64_t nc_max = std::max(nr, kPackedBBytes / (kc_max * static_cast<int64_t>(sizeof(T))) / nr * nr);
   const int64_t mc = std::max(mr, kARowsBytes / (kc_max * static_cast<int64_t>(sizeof(T))) / mr * mr);
@@ -174,6 +175,8 @@ void packed_product(const SmallGemmFns<T>& fns, int64_t m, int64_t n, int64_t k,
       // Rows [pc, pc + kc) of B's columns [jc, jc + nc), split over the pool by rows of B
       // (row-major) or panels (column-major), in pieces of at least 64K elements.
       const PackedB pb{kc, kc_max, nc, nr, panels};
+      // The bias goes in with the last block of k, when each element's sum is complete.
+      const T* block_bias = bias != nullptr && pc + kc >= k ? bias + jc : nullptr;
       if (bcs == 1) {
         parallel_for(kc, std::max<int64_t>(1, (int64_t{1} << 16) / nc), [&](int64_t p0, int64_t p1) {
           pack_b_rows(pb, p0, p1, b + pc * brs + jc, brs, packed);
@@ -193,9 +196,11 @@ void packed_product(const SmallGemmFns<T>& fns, int64_t m, int64_t n, int64_t k,
           if (pack_a) {
             T* tiles = align64(thread_scratch<PackedGemmScratch, T, 1>(static_cast<size_t>(round_up(mc, mr) * kc_max + 64)));
             pack_a_tiles(rows, kc, mr, a_block, ars, acs, tiles);
-            fns.packed_rows(rows, nc, kc, tiles, 1, mr, mr * kc, packed, c_block, ldc, alpha, beta, pc == 0);
+            fns.packed_rows(rows, nc, kc, tiles, 1, mr, mr * kc, packed, c_block, ldc, alpha, beta, pc == 0,
+                            block_bias);
           } else {
-            fns.packed_rows(rows, nc, kc, a_block, ars, acs, mr * ars, packed, c_block, ldc, alpha, beta, pc == 0);
+            fns.packed_rows(rows, nc, kc, a_block, ars, acs, mr * ars, packed, c_block, ldc, alpha, beta, pc == 0,
+                            block_bias);
           }
         }
       });
@@ -231,18 +236,22 @@ int64_t packed_gemm_column_groups(int64_t m, int64_t n, int64_t k) {
 
 template <typename T>
 void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64_t acs, const T* b, int64_t brs,
-                 int64_t bcs, T* c, int64_t ldc, T alpha, T beta) {
+                 int64_t bcs, T* c, int64_t ldc, T alpha, T beta, const T* bias) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {
     for (int64_t i = 0; i < m; ++i)
-      for (int64_t j = 0; j < n; ++j) c[i * ldc + j] = beta == T(0) ? T(0) : beta * c[i * ldc + j];
+      for (int64_t j = 0; j < n; ++j) {
+        T& y = c[i * ldc + j];
+        y = beta == T(0) ? T(0) : beta * y;
+        if (bias != nullptr) y += bias[j];
+      }
     return;
   }
   const SmallGemmFns<T>& fns = active_small_gemm_fns<T>();
   const int64_t nr = fns.packed_nr, panels = (n + nr - 1) / nr;
   const int64_t groups = column_groups(panels, num_threads(), m, n, k);  // packed_gemm_column_groups
   if (groups == 1) {
-    packed_product(fns, m, n, k, a, ars, acs, b, brs, bcs, c, ldc, alpha, beta);
+    packed_product(fns, m, n, k, a, ars, acs, b, brs, bcs, c, ldc, alpha, beta, bias);
     return;
   }
   // Group g: panels [g * panels / groups, (g + 1) * panels / groups). Each output's sum runs over
@@ -250,15 +259,16 @@ void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64
   parallel_for(groups, 1, [&](int64_t g0, int64_t g1) {
     for (int64_t g = g0; g < g1; ++g) {
       const int64_t j0 = g * panels / groups * nr, j1 = std::min(n, (g + 1) * panels / groups * nr);
-      packed_product(fns, m, j1 - j0, k, a, ars, acs, b + j0 * bcs, brs, bcs, c + j0, ldc, alpha, beta);
+      packed_product(fns, m, j1 - j0, k, a, ars, acs, b + j0 * bcs, brs, bcs, c + j0, ldc, alpha, beta,
+                     bias == nullptr ? nullptr : bias + j0);
     }
   });
 }
 
 template void packed_gemm<float>(int64_t, int64_t, int64_t, const float*, int64_t, int64_t, const float*, int64_t,
-                                 int64_t, float*, int64_t, float, float);
+                                 int64_t, float*, int64_t, float, float, const float*);
 template void packed_gemm<double>(int64_t, int64_t, int64_t, const double*, int64_t, int64_t, const double*, int64_t,
-                                  int64_t, double*, int64_t, double, double);
+                                  int64_t, double*, int64_t, double, double, const double*);
 template int64_t packed_gemm_column_groups<float>(int64_t, int64_t, int64_t);
 template int64_t packed_gemm_column_groups<double>(int64_t, int64_t, int64_t);
 

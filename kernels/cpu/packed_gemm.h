@@ -19,9 +19,14 @@ namespace colony::kernels::cpu {
 // the panels do not share out evenly, by rows under one packed B (packed_gemm_column_groups); every
 // element's sum runs in the same order (p ascending within each block of k, the blocks one after
 // another) whatever the thread count, so results do not depend on it.
+// bias (null: none; a linear layer's): bias[j] is added to every C(i, j) as the last block of k is
+// stored, after the rest of the sum, so with alpha = 1 C is bit for bit the product followed by a
+// separate pass adding the bias, without that pass or its reads of C (with another alpha the
+// compiler may fuse alpha * S + bias[j] into one rounding).
 template <typename T>
 void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row_stride, int64_t a_col_stride, const T* b,
-                 int64_t b_row_stride, int64_t b_col_stride, T* c, int64_t ldc, T alpha, T beta);
+                 int64_t b_row_stride, int64_t b_col_stride, T* c, int64_t ldc, T alpha, T beta,
+                 const T* bias = nullptr);
 
 // How many groups of columns packed_gemm<T> splits an [m, k] x [k, n] product into on the current
 // thread count and micro-kernel (1: the rows are split instead). For tests and benchmarks.

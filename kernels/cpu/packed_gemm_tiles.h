@@ -43,11 +43,42 @@ constexpr int64_t packed_kc_rows() {
   return COLONY_SMALL_GEMM_VEC_BYTES == 64 ? 384 : packed_kc<T>();
 }
 
-// C(i, j) for i < MR, j < cols (<= NR): first block of k: alpha * S + beta * C (beta == 0: alpha *
-// S, C not read, so NaNs there are overwritten); later blocks: C + alpha * S.
+// Stores the tile: C(i, j) for i < MR, j < cols (<= NR) becomes, on the first block of k, alpha * S +
+// beta * C (beta == 0: alpha * S, C not read, so NaNs there are overwritten), on later blocks C +
+// alpha * S; with kBias, bias[j] is then added to that value before the store: rounded as if the
+// bias were added to the finished product afterwards, without another pass over C.
+template <typename T, int MR, int NV, bool kBias>
+inline void packed_store(const Vec<T> (&acc)[MR][NV], T* c, int64_t ldc, int64_t cols, T alpha, T beta, bool first,
+                         const T* bias) {
+  constexpr int L = kLanes<T>;
+  const Vec<T> va = splat(alpha), vb = splat(beta);
+  COLONY_TILE_UNROLL
+  for (int i = 0; i < MR; ++i) {
+    T* ci = c + i * ldc;
+    COLONY_TILE_UNROLL
+    for (int v = 0; v < NV; ++v) {
+      T* cv = ci + v * L;
+      const Vec<T> s = va * acc[i][v];
+      if ((v + 1) * L <= cols) {
+        Vec<T> y = !first ? load(cv) + s : beta == T(0) ? s : s + vb * load(cv);
+        if constexpr (kBias) y = y + load(bias + v * L);
+        store(cv, y);
+      } else {
+        for (int64_t j = 0; j < cols - v * L; ++j) {
+          T y = !first ? cv[j] + s[j] : beta == T(0) ? s[j] : s[j] + beta * cv[j];
+          if constexpr (kBias) y += bias[v * L + j];
+          cv[j] = y;
+        }
+      }
+    }
+  }
+}
+
+// The MR x NV tile of C over one block of k (packed_store says how it is stored; bias: null or
+// the tile's first column's).
 template <typename T, int MR, int NV>
 inline void packed_tile(int64_t kc, const T* a, int64_t ars, int64_t acs, const T* b, T* c, int64_t ldc, int64_t cols,
-                        T alpha, T beta, bool first) {
+                        T alpha, T beta, bool first, const T* bias) {
   constexpr int L = kLanes<T>;
   constexpr int NR = NV * L;
   Vec<T> acc[MR][NV];
@@ -59,50 +90,39 @@ inline void packed_tile(int64_t kc, const T* a, int64_t ars, int64_t acs, const 
       __builtin_prefetch(c + i * ldc + v * L, 1, 3);
     }
   for (int64_t p = 0; p < kc; ++p) rank1_step<T, MR, NV>(acc, a + p * acs, ars, b + p * NR);
-  const Vec<T> va = splat(alpha), vb = splat(beta);
-  COLONY_TILE_UNROLL
-  for (int i = 0; i < MR; ++i) {
-    T* ci = c + i * ldc;
-    COLONY_TILE_UNROLL
-    for (int v = 0; v < NV; ++v) {
-      T* cv = ci + v * L;
-      const Vec<T> s = va * acc[i][v];
-      if ((v + 1) * L <= cols) {
-        store(cv, !first ? load(cv) + s : beta == T(0) ? s : s + vb * load(cv));
-      } else {
-        for (int64_t j = 0; j < cols - v * L; ++j) {
-          cv[j] = !first ? cv[j] + s[j] : beta == T(0) ? s[j] : s[j] + beta * cv[j];
-        }
-      }
-    }
+  if (bias != nullptr) {
+    packed_store<T, MR, NV, true>(acc, c, ldc, cols, alpha, beta, first, bias);
+  } else {
+    packed_store<T, MR, NV, false>(acc, c, ldc, cols, alpha, beta, first, nullptr);
   }
 }
 
 // The last tile of m has fewer rows: every height up to MR.
 template <typename T, int MR, int NV>
 inline void packed_tile_upto(int64_t mr, int64_t kc, const T* a, int64_t ars, int64_t acs, const T* b, T* c,
-                             int64_t ldc, int64_t cols, T alpha, T beta, bool first) {
+                             int64_t ldc, int64_t cols, T alpha, T beta, bool first, const T* bias) {
   if constexpr (MR > 1) {
     if (mr < MR) {
-      packed_tile_upto<T, MR - 1, NV>(mr, kc, a, ars, acs, b, c, ldc, cols, alpha, beta, first);
+      packed_tile_upto<T, MR - 1, NV>(mr, kc, a, ars, acs, b, c, ldc, cols, alpha, beta, first, bias);
       return;
     }
   }
-  packed_tile<T, MR, NV>(kc, a, ars, acs, b, c, ldc, cols, alpha, beta, first);
+  packed_tile<T, MR, NV>(kc, a, ars, acs, b, c, ldc, cols, alpha, beta, first, bias);
 }
 
 // SmallGemmFns::packed_rows: the panels one after another (each stays in L1), the row tiles of A
-// over each; tile t's rows start at a + t * a_tile_stride.
+// over each; tile t's rows start at a + t * a_tile_stride; bias (null: none) holds C's n columns'.
 template <typename T>
 void packed_rows_impl(int64_t m, int64_t n, int64_t kc, const T* a, int64_t ars, int64_t acs, int64_t a_tile_stride,
-                      const T* packed_b, T* c, int64_t ldc, T alpha, T beta, bool first) {
+                      const T* packed_b, T* c, int64_t ldc, T alpha, T beta, bool first, const T* bias) {
   constexpr int64_t NR = kPackedNv * kLanes<T>;
   for (int64_t j0 = 0; j0 < n; j0 += NR) {
     const T* panel = packed_b + (j0 / NR) * kc * NR;
     const int64_t cols = min64(NR, n - j0);
     for (int64_t i0 = 0, t = 0; i0 < m; i0 += kPackedMr, ++t) {
       packed_tile_upto<T, kPackedMr, kPackedNv>(min64(kPackedMr, m - i0), kc, a + t * a_tile_stride, ars, acs, panel,
-                                                c + i0 * ldc + j0, ldc, cols, alpha, beta, first);
+                                                c + i0 * ldc + j0, ldc, cols, alpha, beta, first,
+                                                bias == nullptr ? nullptr : bias + j0);
     }
   }
 }

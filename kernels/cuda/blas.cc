@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/common/copy.h"
 #include "runtime/cuda/backend_flags.h"
 #include "runtime/cuda/cuda_check.h"
 #include "runtime/cuda/handle_pool.h"
@@ -129,6 +130,23 @@ void Gemm::cuda(DType dtype, int64_t batch, int64_t m, int64_t n, int64_t k, con
           "cublasGemmStridedBatchedEx");
   }
   after_launch("matmul");
+}
+
+// The bias broadcast into C's rows (a copy from a stride-0 layout, on the same stream), then the
+// product added to it by cuBLAS (beta = 1).
+void GemmBias::cuda(DType dtype, int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b,
+                    const void* bias, void* c, int64_t ldc, void* stream) {
+  if (m <= 0 || n <= 0) return;
+  StridedLayout from, to;
+  from.ndim = to.ndim = 2;
+  from.sizes[0] = to.sizes[0] = m;
+  from.sizes[1] = to.sizes[1] = n;
+  from.strides[0] = 0;
+  from.strides[1] = 1;
+  to.strides[0] = ldc;
+  to.strides[1] = 1;
+  Copy::cuda(dtype, bias, from, dtype, c, to, stream);
+  if (k > 0) Gemm::cuda(dtype, 1, m, n, k, a, b, c, ldc, 0, 1.0, 1.0, stream);
 }
 
 }  // namespace colony::kernels

@@ -262,6 +262,64 @@ TEST(GemmKernel, EmptyProductsAndUnsupportedTypes) {
   EXPECT_EQ(gemm_kernel(DType::Float64, 8, kTilesMaxWidth + 1, 8), GemmKernel::Eigen);
 }
 
+// GemmBias (a linear layer's forward, C = A B + bias) on each kernel, forced and Auto: bit for bit
+// gemm followed by adding the bias (the packed product adds it as it stores C, the others in a pass
+// after), into a C wider than the product and full of NaNs (only written), every layout, k == 0
+// (C = the bias rows), and a clear error for the types it does not take.
+TEST(GemmKernel, GemmBiasIsGemmThenTheBiasBitForBit) {
+  std::vector<GemmCase> cases;
+  for (const GemmCase& c : gemm_cases()) {
+    if (c.batch == 1) cases.push_back({1, c.m, c.n, c.k, c.a_col_major, c.b_col_major, false, c.ldc, 1.0, 0.0});
+  }
+  cases.push_back({1, 600, 70, 300, false, false, false, 73, 1.0, 0.0});   // k past kc on the packed product
+  cases.push_back({1, 301, 130, 390, true, true, false, 130, 1.0, 0.0});   // both transposed, two panels
+  cases.push_back({1, 256, 2100, 40, false, true, false, 2100, 1.0, 0.0});  // past nc: several blocks of B
+  for (GemmKernel kernel : {GemmKernel::Auto, GemmKernel::Eigen, GemmKernel::Tiles, GemmKernel::Packed}) {
+    ScopedGemmKernel use(kernel);
+    uint32_t seed = 900;
+    for (const GemmCase& c : cases) {
+      SCOPED_TRACE(describe(c) + " " + (kernel == GemmKernel::Auto ? "auto" : kernel_name(kernel)));
+      Operands o = make_operands(c, seed += 3);
+      const std::vector<float> a = cast<float>(o.a), b = cast<float>(o.b), bias = cast<float>(random_values(c.n, seed));
+      MatrixArg ma = o.ma, mb = o.mb;
+      ma.data = a.data();
+      mb.data = b.data();
+      std::vector<float> want(c.m * c.ldc, 7.0f), got(c.m * c.ldc, std::numeric_limits<float>::quiet_NaN());
+      for (int64_t i = 0; i < c.m; ++i)
+        for (int64_t j = c.n; j < c.ldc; ++j) got[i * c.ldc + j] = 7.0f;  // past n: left as it is
+      gemm(DType::Float32, 1, c.m, c.n, c.k, ma, mb, want.data(), c.ldc, 0, 1.0, 0.0);
+      for (int64_t i = 0; i < c.m; ++i)
+        for (int64_t j = 0; j < c.n; ++j) want[i * c.ldc + j] += bias[j];
+      GemmBias::cpu(DType::Float32, c.m, c.n, c.k, ma, mb, bias.data(), got.data(), c.ldc);
+      ASSERT_EQ(got, want);
+      // Float64 against the naive sum, so that both cannot share a wrong product.
+      const std::vector<double> biasd = cast<double>(bias);
+      MatrixArg ma64 = o.ma, mb64 = o.mb;
+      ma64.data = o.a.data();
+      mb64.data = o.b.data();
+      GemmCase plain = c;
+      Operands zero = o;
+      std::fill(zero.c.begin(), zero.c.end(), 0.0);
+      std::vector<double> ref = naive_gemm(plain, zero), got64(c.m * c.ldc, 0.0);
+      for (int64_t i = 0; i < c.m; ++i)
+        for (int64_t j = 0; j < c.n; ++j) ref[i * c.ldc + j] += biasd[j];
+      GemmBias::cpu(DType::Float64, c.m, c.n, c.k, ma64, mb64, biasd.data(), got64.data(), c.ldc);
+      expect_close(got64, ref, 1e-12);
+    }
+  }
+  const std::vector<float> a(4 * 3, 1.0f), b(3 * 5, 2.0f), bias = {1, 2, 3, 4, 5};
+  std::vector<float> y(4 * 5, std::numeric_limits<float>::quiet_NaN());
+  GemmBias::cpu(DType::Float32, 4, 5, 0, {a.data(), 1, false, 0}, {b.data(), 5, false, 0}, bias.data(), y.data(), 5);
+  for (int64_t i = 0; i < 4; ++i) EXPECT_EQ(std::vector<float>(y.begin() + i * 5, y.begin() + i * 5 + 5), bias);
+  std::vector<uint16_t> halves(4);
+  EXPECT_TRUE(throws_with<std::invalid_argument>(
+      [&] {
+        GemmBias::cpu(DType::BFloat16, 2, 2, 1, {halves.data(), 1}, {halves.data(), 2}, halves.data(), halves.data(),
+                      2);
+      },
+      "gemm with bias: the CPU kernel takes float32 and float64, got bfloat16"));
+}
+
 }  // namespace
 }  // namespace colony::kernels::cpu
 

@@ -3,7 +3,8 @@
 // its blocking, on any machine) and the real AVX-512 build where the CPU has it. The shapes cross
 // every block edge: partial row tiles and panels, k past one packed block (kc), m past one block of
 // rows (mc) and n past one packed block of B (nc), in every layout of A and B, with alpha and beta,
-// a C wider than the product, and the thread count changing no bit of the result.
+// a C wider than the product, and the thread count changing no bit of the result; and the bias
+// epilogue.
 #include "kernels/cpu/packed_gemm.h"
 
 #include <gtest/gtest.h>
@@ -200,6 +201,57 @@ TEST(PackedGemm, BetaZeroOverwritesNaNsAndAnEmptySumScalesC) {
     EXPECT_EQ(y, std::vector<float>(7 * 70, 3.0f));
     packed_gemm<float>(7, 70, 0, a.data(), 1, 1, b.data(), 70, 1, y.data(), 70, 1.0f, 0.0f);
     EXPECT_EQ(y, std::vector<float>(7 * 70, 0.0f));
+  }
+}
+
+// The bias epilogue (a linear layer's forward): C = A B + bias, the bias added as the last block of
+// k is stored, is bit for bit the product followed by adding the bias, on every copy, layout and
+// block edge (k past kc, so earlier blocks must not add it; partial panels, whose columns past n
+// must not be written; column groups on 2 threads, each with its own columns of the bias), with
+// beta too; and with k == 0, C = beta C + bias.
+TEST(PackedGemm, BiasEpilogueIsTheProductThenTheBiasBitForBit) {
+  const std::vector<Shape> shapes = {{5, 3, 7}, {13, 70, 9}, {37, 129, 400}, {9, 2100, 397}, {301, 200, 300}};
+  for (const Copy& copy : every_copy()) {
+    ScopedSmallGemmFns use(*copy.f32, *copy.f64);
+    for (int threads : {1, 2}) {
+      ScopedThreads pool(threads);
+      for (const Shape& s : shapes) {
+        for (bool a_t : {false, true}) {
+          for (bool b_t : {false, true}) {
+            const Problem p = make_problem(s, a_t, b_t, s.n + 3, 90);
+            const std::vector<double> bias = float_values(s.n, 91);
+            for (double beta : {0.0, 0.5}) {
+              SCOPED_TRACE(std::string(copy.name) + " threads=" + std::to_string(threads) + " m=" +
+                           std::to_string(s.m) + " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
+                           (a_t ? " A^T" : "") + (b_t ? " B^T" : "") + " beta=" + std::to_string(beta));
+              using colony::testing::cast;
+              const std::vector<float> a = cast<float>(p.a), b = cast<float>(p.b), bf = cast<float>(bias);
+              std::vector<float> fused = cast<float>(p.c), want = fused;
+              packed_gemm<float>(s.m, s.n, s.k, a.data(), p.ars(), p.acs(), b.data(), p.brs(), p.bcs(), fused.data(),
+                                 p.ldc, 1.0f, static_cast<float>(beta), bf.data());
+              packed_gemm<float>(s.m, s.n, s.k, a.data(), p.ars(), p.acs(), b.data(), p.brs(), p.bcs(), want.data(),
+                                 p.ldc, 1.0f, static_cast<float>(beta));
+              for (int64_t i = 0; i < s.m; ++i)
+                for (int64_t j = 0; j < s.n; ++j) want[i * p.ldc + j] += bf[j];
+              ASSERT_EQ(fused, want);
+              // And against the naive sum in double (float64 operands), so the two cannot agree
+              // on a wrong product.
+              const std::vector<double> ad = p.a, bd = p.b;
+              std::vector<double> got = p.c, ref = naive(p, 1.0, beta);
+              for (int64_t i = 0; i < s.m; ++i)
+                for (int64_t j = 0; j < s.n; ++j) ref[i * p.ldc + j] += bias[j];
+              packed_gemm<double>(s.m, s.n, s.k, ad.data(), p.ars(), p.acs(), bd.data(), p.brs(), p.bcs(), got.data(),
+                                  p.ldc, 1.0, beta, bias.data());
+              expect_close(got, ref, 1e-14 * static_cast<double>(s.k));
+            }
+          }
+        }
+      }
+    }
+    std::vector<float> a(3), b(3 * 70), bias(70), y(7 * 70, 2.0f);
+    for (int64_t j = 0; j < 70; ++j) bias[j] = static_cast<float>(j);
+    packed_gemm<float>(7, 70, 0, a.data(), 1, 1, b.data(), 70, 1, y.data(), 70, 1.0f, 0.5f, bias.data());
+    for (int64_t j = 0; j < 70; ++j) EXPECT_EQ(y[6 * 70 + j], 1.0f + static_cast<float>(j));
   }
 }
 

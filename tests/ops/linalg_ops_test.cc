@@ -368,9 +368,43 @@ TEST(Addmm, BiasRowAddedBeforeTheOneRounding) {
     }
   }
   EXPECT_TRUE(throws_with([&] { raw::addmm(raw::zeros({4}), a, b); },
-                          "addmm: bias [4] does not match the product's 50 columns"));
+                          "addmm: expected a 1-D bias of the product's 50 columns, got [4]"));
   EXPECT_TRUE(throws_with([&] { raw::addmm(raw::zeros({1, 50}), a, b); }, "expected a 1-D bias"));
-  EXPECT_TRUE(throws_with([&] { raw::addmm(raw::zeros({50}, TensorOptions(kFloat64)), a, b); }, "same dtype"));
+  EXPECT_TRUE(throws_with([&] { raw::addmm(raw::zeros({50}, TensorOptions(kFloat64)), a, b); }, "addmm: bias is float64 on cpu, expected float32"));
+}
+
+// addmm(bias, a, b): the bias row added to every row of the product, bit for bit mm followed by
+// the add in float32 and float64 (on the packed product, which adds it as it stores, and below its
+// thresholds), 16-bit types rounded once, and the errors.
+TEST(Addmm, BiasRowIsMmThenAddBitForBit) {
+  for (DType dt : {kFloat32, kFloat64}) {
+    // [300, 130] x [130, 200]^T: the packed product (a linear layer's forward); [20, 30] x [30, 9]: the tiles.
+    for (auto [m, k, n] : {std::array<int64_t, 3>{300, 130, 200}, std::array<int64_t, 3>{20, 30, 9}}) {
+      SCOPED_TRACE(std::string(dtype_name(dt)) + " m=" + std::to_string(m));
+      Tensor x = randn({m, k}, 50, dt), w = randn({n, k}, 51, dt), bias = randn({n}, 52, dt);
+      Tensor got = raw::addmm(bias, x, raw::transpose(w, 0, 1));
+      Tensor want = raw::mm(x, raw::transpose(w, 0, 1));
+      raw::binary_(raw::BinaryOp::Add, want, bias);
+      EXPECT_EQ(values(got), values(want));
+      std::vector<double> ref = values(naive_matmul(x, raw::contiguous(raw::transpose(w, 0, 1))));
+      const std::vector<double> b = values(bias), g = values(got);
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) ASSERT_NEAR(g[i * n + j], ref[i * n + j] + b[j], 1e-4) << i << ", " << j;
+    }
+  }
+  // An empty inner dimension: the bias rows.
+  Tensor rows = raw::addmm(raw::from_vector(std::vector<float>{1.0f, 2.0f}, {2}), raw::zeros({3, 0}), raw::zeros({0, 2}));
+  EXPECT_EQ(values(rows), (std::vector<double>{1, 2, 1, 2, 1, 2}));
+  // bfloat16: round(a b + bias) once (a = b = 1 + 2^-7, bias = 2^-8 gives 1.0234375; the rounded
+  // product plus the bias would give 1.015625).
+  const double e = 1.0 + 1.0 / 128;
+  Tensor a16 = raw::to(raw::full({1, 1}, e), kCPU, kBFloat16), bias16 = raw::to(raw::full({1}, 1.0 / 256), kCPU, kBFloat16);
+  EXPECT_EQ(values(raw::addmm(bias16, a16, a16)), (std::vector<double>{1.0234375}));
+  EXPECT_TRUE(throws_with([] { raw::addmm(raw::zeros({4}), raw::zeros({2, 3}), raw::zeros({3, 5})); },
+                          "addmm: expected a 1-D bias of the product's 5 columns, got [4]"));
+  EXPECT_TRUE(throws_with([] { raw::addmm(raw::zeros({5}, TensorOptions(kFloat64)), raw::zeros({2, 3}),
+                                          raw::zeros({3, 5})); },
+                          "addmm: bias is float64 on cpu, expected float32 on cpu as the matrices"));
 }
 
 // ---------- CUDA against CPU ----------
@@ -406,6 +440,11 @@ TEST(Matmul, MmBmmMatmul_CUDA) {
   }
   Tensor d = randn({20, 30}, 39, kFloat64), e = randn({30, 10}, 40, kFloat64);
   EXPECT_TRUE(all_close(raw::mm(gpu(d), gpu(e)), raw::mm(d, e), 1e-12, 1e-12));
+  // addmm with a bias row (GemmBias::cuda: the bias copied into the rows, then beta = 1).
+  Tensor bias = randn({33}, 41);
+  EXPECT_TRUE(all_close(raw::addmm(gpu(bias), gpu(a), gbrt), raw::addmm(bias, a, brt), 1e-4, 1e-4));
+  Tensor bias64 = randn({10}, 42, kFloat64);
+  EXPECT_TRUE(all_close(raw::addmm(gpu(bias64), gpu(d), gpu(e)), raw::addmm(bias64, d, e), 1e-12, 1e-12));
 }
 
 }  // namespace
