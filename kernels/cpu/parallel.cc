@@ -55,7 +55,7 @@ void cpu_relax() {
 constexpr auto kSpin = std::chrono::microseconds(100);
 constexpr int kPausesPerYield = 64;
 
-// The CPU the calling thread runs on, -1 where the platform does not say.
+// The CPU the calling thread runs on, -1 where the platform does not say (then nobody yields).
 int current_cpu() {
 #if defined(__linux__)
   return sched_getcpu();
@@ -127,7 +127,10 @@ class ThreadPool {
     }
     take_chunks(gen, /*worker=*/false);
     auto done = [&] { return remaining_.load(std::memory_order_acquire) == 0; };
-    auto worker_here = [&] { return claim_cpu_.load(std::memory_order_relaxed) == current_cpu(); };
+    auto worker_here = [&] {
+      const int cpu = current_cpu();
+      return cpu >= 0 && claim_cpu_.load(std::memory_order_relaxed) == cpu;
+    };
     if (!spin_until(done, worker_here)) {
       std::unique_lock<std::mutex> lk(mu_);
       caller_waiting_ = true;
@@ -169,7 +172,10 @@ class ThreadPool {
     uint32_t seen = JobWord::gen(job_word_.load(std::memory_order_acquire));
     for (;;) {
       auto fresh = [&] { return JobWord::gen(job_word_.load(std::memory_order_acquire)) != seen; };
-      auto caller_here = [&] { return caller_cpu_.load(std::memory_order_relaxed) == current_cpu(); };
+      auto caller_here = [&] {
+        const int cpu = current_cpu();
+        return cpu >= 0 && caller_cpu_.load(std::memory_order_relaxed) == cpu;
+      };
       if (!spin_until(fresh, caller_here)) {
         std::unique_lock<std::mutex> lk(mu_);
         sleepers_.fetch_add(1, std::memory_order_seq_cst);
