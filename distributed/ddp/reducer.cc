@@ -1,6 +1,7 @@
 #include "distributed/ddp/reducer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -397,6 +398,7 @@ void Reducer::launch_ready_buckets() {
       b.reduction = hook_(*group_, b.flat);
     }
     b.launched = true;
+    b.launched_at = trace::Clock::now();
     // On a GPU the all-reduce is only queued: events time it without asking the host to wait.
     const Stream comm = b.reduction.work->stream();
     if (comm.device().is_cuda() && comm.device() == timed_device_)
@@ -451,6 +453,9 @@ void Reducer::finalize() {
   if (options_.shard_gradients) keep_shards();
   else if (scatter_) point_shards_at_buckets();
   account(host, false, stats_);
+  if (!buckets_.empty())
+    stats_.last_first_bucket_launch_minus_backward_end = std::chrono::duration<double>(
+        buckets_[0].launched_at - compute_end).count();
   trace::complete("backward", "compute", backward_start_, compute_end);
   timeline_.collect(false, sink);
   ++stats_.iterations;

@@ -132,6 +132,7 @@ class Reducer {
     Tensor flags;                // the last params.size() elements of `flat`
     size_t pending = 0;
     bool launched = false;
+    trace::Clock::time_point launched_at{};  // when the host handed its all-reduce to the group
     bool all_had_grad = true;    // every parameter had a gradient on this rank this iteration
     PendingReduction reduction;
     size_t bytes = 0;

@@ -38,8 +38,12 @@ struct ReducerStats {
   // computing (the overlap DDP exists for).
   double comm_seconds = 0;
   double hidden_seconds = 0;
-  // The first bucket of the last iteration: when its all-reduce started, relative to the end of
-  // backward's computation (negative: during backward).
+  // The first bucket of the last iteration, relative to the end of backward's computation
+  // (negative: during backward). Launch: when the reducer handed its all-reduce to the process
+  // group, which the reducer decides. Start: when the collective began running, which also
+  // depends on when the OS schedules Gloo's thread (or on the GPU's streams): on a loaded machine
+  // it can begin only after backward, however early it was launched.
+  double last_first_bucket_launch_minus_backward_end = 0;
   double last_first_bucket_start_minus_backward_end = 0;
 };
 

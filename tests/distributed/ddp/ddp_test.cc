@@ -213,6 +213,12 @@ TEST(DistributedDataParallel, FirstBucketAllReduceStartsBeforeBackwardEnds) {
       opt.zero_grad();
       ddp->forward(x).sum().backward();
       opt.step();
+      // What the reducer decides: the first bucket goes out as soon as its gradients are ready,
+      // with five layers' backward still to compute. When Gloo's thread then begins it depends on
+      // the OS: on a machine busy with other tests it can start only after backward, so that part
+      // is asserted over all iterations together (hidden_seconds) and not for each one.
+      EXPECT_LT(ddp->reducer()->stats().last_first_bucket_launch_minus_backward_end, 0)
+          << "step " << step << ": the first bucket's all-reduce should be launched while backward still computes";
     }
     // The gradients are views into their bucket: one bucket's lie back to back in its order.
     const std::vector<Tensor> params = model->parameters();
@@ -226,9 +232,7 @@ TEST(DistributedDataParallel, FirstBucketAllReduceStartsBeforeBackwardEnds) {
     }
     auto stats = ddp->reducer()->stats();
     EXPECT_EQ(stats.iterations, 4);
-    EXPECT_LT(stats.last_first_bucket_start_minus_backward_end, 0)
-        << "the first bucket's all-reduce should start while backward still computes";
-    EXPECT_GT(stats.hidden_seconds, 0);
+    EXPECT_GT(stats.hidden_seconds, 0) << "no all-reduce ran while backward computed, in four iterations";
     dist::destroy_process_group();
     std::ifstream f(::testing::TempDir() + "/ddp_overlap.rank" + std::to_string(rank) + ".json");
     std::stringstream ss;
