@@ -720,9 +720,7 @@ ConvAlgorithm resolve(ConvAlgorithm algo, const Conv2dGeometry& g, ConvPass pass
                               "conv2d_native_16bit allows it), got " + dtype_name(dtype));
 }
 
-// Whether bfloat16 tiles can run this shape: stride 1 and AMX or AVX512_BF16 active. Where
-// conv2d_native_16bit still prefers widening (both active, few output channels) the kernels run
-// it all the same when called (tests force an algorithm).
+// Whether bfloat16 tiles can run this shape: stride 1 and AMX or AVX512_BF16 active.
 bool bf16_tiles_run(const Conv2dGeometry& g) {
   return g.stride_h == 1 && g.stride_w == 1 && (has_bf16_small_gemm() || has_amx_gemm());
 }
@@ -758,9 +756,63 @@ bool bf16_pass_on_amx(const Conv2dGeometry& g, ConvPass pass, ConvAlgorithm algo
   return algo == ConvAlgorithm::Amx || (algo == ConvAlgorithm::Auto && conv2d_bf16_on_amx(g, pass));
 }
 
+// Whether Auto computes this bfloat16 convolution from operands widened to float32 inside the
+// kernels (forward_widened, backward_widened): with both tile sets, fewer than 16 output channels
+// per group (conv2d_native_16bit says why).
+bool bf16_widened_here(const Conv2dGeometry& g) {
+  return has_amx_gemm() && has_bf16_small_gemm() && g.group_out_channels() < 16;
+}
+
+// Grids [planes * ho rows, wp] (forward_direct's) into bfloat16 planes [planes * ho, wo], each output
+// rounded once. Rows are rounded in whole 8s (round_row_to_bf16's vector loop): the few past a
+// row's end land on the next rows, which are written after it; only where that would pass the
+// planes' end (or the grid's) does a row take round_row_to_bf16's scalar tail.
+void round_grid_to_planes(const float* grid, int64_t planes, int64_t ho, int64_t wo, int64_t wp, BFloat16* out) {
+  const int64_t rows = planes * ho, whole = (wo + 7) / 8 * 8;
+  for (int64_t r = 0; r < rows; ++r) {
+    const bool spill = r * wo + whole <= rows * wo && r * wp + whole <= rows * wp;
+    round_row_to_bf16<false>(grid + r * wp, spill ? whole : wo, 0.0f, out + r * wo);
+  }
+}
+
+// y = conv(x, w) + bias for bfloat16 operands on the float32 direct tiles: each image widened (and
+// padded) into the part's float32 scratch, where it stays in L1/L2, the products into a float32
+// grid with the bias, each output rounded once straight from the grid. The same values as widening
+// the tensors around the float32 kernel (ops/cpu_widen.h), without its two full passes over the
+// float32 output (stored, then read back and rounded) and the image's widened copy in memory.
+void forward_widened(const Conv2dGeometry& g, const BFloat16* x, const BFloat16* w, const BFloat16* bias,
+                     BFloat16* y) {
+  const DirectPlan p = plan_direct(g);
+  const int64_t C = g.in_channels, H = g.in_h, W = g.in_w, O = g.out_channels;
+  const int64_t Cg = g.group_in_channels(), Og = g.group_out_channels(), K = g.patch_size();
+  const int64_t plane_out = g.out_h * g.out_w, plane_pad = p.hp * p.wp;
+  std::vector<float> w32(O * K), bias32(bias != nullptr ? O : 0);
+  widen_row_from_bf16(w, O * K, w32.data());
+  if (bias != nullptr) widen_row_from_bf16(bias, O, bias32.data());
+  const DirectProducts<float> products(w32.data(), g.groups, Og, K);
+  for_each_part(g.batch, choose_parts(g), [&](int64_t, int64_t n0, int64_t n1) {
+    float* image = scratch<float, 0>(C * plane_pad);
+    float* grid = scratch<float, 1>(Og * g.out_h * p.wp);
+    if (p.padded) std::fill(image, image + C * plane_pad, 0.0f);  // the border, zero for every image
+    for (int64_t n = n0; n < n1; ++n) {
+      const BFloat16* src = x + n * C * H * W;
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t r = 0; r < H; ++r)
+          widen_row_from_bf16(src + (c * H + r) * W, W, image + (c * p.hp + r + g.pad_h) * p.wp + g.pad_w);
+      for (int64_t grp = 0; grp < g.groups; ++grp) {
+        products.rows(grp, p.nq, image + grp * Cg * plane_pad, p.window.data(), grid, p.planes.data(), false,
+                      bias != nullptr ? bias32.data() + grp * Og : nullptr);
+        round_grid_to_planes(grid, Og, g.out_h, g.out_w, p.wp, y + (n * O + grp * Og) * plane_out);
+      }
+    }
+  });
+}
+
 void forward_bf16(const Conv2dGeometry& g, const BFloat16* x, const BFloat16* w, const BFloat16* bias, BFloat16* y,
                   ConvAlgorithm algo) {
-  if (algo == ConvAlgorithm::AmxPixels || (algo == ConvAlgorithm::Auto && conv2d_bf16_pixels(g))) {
+  if (algo == ConvAlgorithm::Auto && bf16_widened_here(g)) {
+    forward_widened(g, x, w, bias, y);
+  } else if (algo == ConvAlgorithm::AmxPixels || (algo == ConvAlgorithm::Auto && conv2d_bf16_pixels(g))) {
     conv2d_forward_pixels(g, x, w, bias, y);
   } else if (bf16_pass_on_amx(g, ConvPass::Forward, algo)) {
     forward_amx(g, x, w, bias, y);
@@ -829,25 +881,27 @@ void backward_bf16(const Conv2dGeometry& g, const BFloat16* gy, const BFloat16* 
 }  // namespace
 
 bool conv2d_native_16bit(DType dtype, const Conv2dGeometry& g) {
-  if (dtype != DType::BFloat16 || !bf16_tiles_run(g)) return false;
-  // With both tile sets, fewer than 16 output channels per group are widened to float32: there
-  // the AMX forward and the AVX512_BF16 weight gradient lose to the AVX-512 float32 direct tiles,
-  // widening included. LeNet's conv1 (3 -> 6, 5 x 5, 32 x 32, batch 32; conv_bench, 1 thread, CPU
-  // us; Intel Xeon, Sapphire Rapids class, 2026-12-05, load ~8): forward 317 on AMX against 185 in
-  // float32, weight gradient 376 on the AVX512_BF16 tiles against 222; LeNet `--amp bf16` whole
-  // step with every convolution widened (COLONY_CPU_ISA=avx512) took 0.93x the CPU time of the
-  // native one (docs/benchmarks.md, "LeNet under bfloat16 autocast on AMX"). Without AMX the
-  // AVX512_BF16 tiles keep every shape, as measured before (nothing changes there). 16 output
-  // channels (LeNet's conv2) stay native: 1 thread, batch 32, CPU us, load ~8, its forward on AMX
-  // 144-163 against 141-151 in float32 and its weight gradient 193 against 218-226, before the
-  // casts; with the threshold at 32 (conv2 widened whole) the `--amp bf16` step was even (CPU ms,
-  // medians of 3 alternating rounds: 1,885 against 1,889; docs/benchmarks.md, "LeNet bf16: conv2
-  // widened whole does not pay"). conv1 native with its forward on the pixel-major product
-  // (conv2d_bf16_pixels: 193 against 283 on the other AMX path) and its weight gradient widened
-  // inside (backward_widened) did not pay either: CPU ms of the whole step, 5 alternating rounds,
-  // 1,841-1,927 against 1,799-1,889 (docs/benchmarks.md, "LeNet bf16: the pixels on the AMX
-  // tiles' rows").
-  return !(has_amx_gemm() && has_bf16_small_gemm() && g.group_out_channels() < 16);
+  // With both tile sets, fewer than 16 output channels per group are computed in float32 from
+  // operands widened inside the kernels (bf16_widened_here: forward_widened, backward_widened):
+  // there the AMX forward and the AVX512_BF16 weight gradient lose to the AVX-512 float32 direct
+  // tiles, widening included. LeNet's conv1 (3 -> 6, 5 x 5, 32 x 32, batch 32; conv_bench, 1
+  // thread, CPU us; Intel Xeon, Sapphire Rapids class, 2026-12-05, load ~8): forward 317 on AMX
+  // against 185 in float32, weight gradient 376 on the AVX512_BF16 tiles against 222; LeNet `--amp
+  // bf16` whole step with every convolution widened (COLONY_CPU_ISA=avx512) took 0.93x the CPU time
+  // of the native one (docs/benchmarks.md, "LeNet under bfloat16 autocast on AMX"). conv1 native
+  // with its forward on the pixel-major product (conv2d_bf16_pixels: 193 against 283 on the other
+  // AMX path) did not pay either: CPU ms of the whole step, 5 alternating rounds, 1,841-1,927
+  // against 1,799-1,889 widened (docs/benchmarks.md, "LeNet bf16: the pixels on the AMX tiles'
+  // rows"). Those shapes were widened by the callers (ops/cpu_widen.h) until the kernels did it
+  // themselves: forward_widened rounds each output straight from its float32 grid and widens an
+  // image at a time in scratch (docs/benchmarks.md, "LeNet bf16: conv1 widened inside the kernels").
+  // Without AMX the AVX512_BF16 tiles keep every shape, as measured before. 16 output channels
+  // (LeNet's conv2) stay on the bfloat16 tiles: 1 thread, batch 32, CPU us, load ~8, its forward
+  // on AMX 144-163 against 141-151 in float32 and its weight gradient 193 against 218-226, before
+  // the casts; with conv2 widened whole the `--amp bf16` step was even (CPU ms, medians of 3
+  // alternating rounds: 1,885 against 1,889; docs/benchmarks.md, "LeNet bf16: conv2 widened whole
+  // does not pay").
+  return dtype == DType::BFloat16 && bf16_tiles_run(g);
 }
 
 bool conv2d_bf16_on_amx(const Conv2dGeometry& g, ConvPass pass) {
