@@ -105,19 +105,20 @@ void convert_row(const Src* src, int64_t n, Dst* dst) {
     std::memcpy(dst, src, sizeof(Src) * n);
   } else if constexpr (std::is_same_v<Src, float> && std::is_same_v<Dst, BFloat16>) {
     round_row_to_bf16<false>(src, n, 0.0f, dst);
+  } else if constexpr (std::is_same_v<Src, BFloat16> && std::is_same_v<Dst, float>) {
+    widen_row_from_bf16(src, n, dst);
   } else {
     for (int64_t i = 0; i < n; ++i) dst[i] = Dst(static_cast<float>(src[i]));
   }
 }
 
-// dst[c] = src[c] surrounded by pad_h rows and pad_w columns of zeros.
-template <typename T>
-void pad_planes(const T* src, int64_t planes, int64_t h, int64_t w, int64_t pad_h, int64_t pad_w, T* dst) {
+// dst[c] = src[c] surrounded by pad_h rows and pad_w columns of zeros, in dst's type (convert_row).
+template <typename Src, typename T>
+void pad_planes(const Src* src, int64_t planes, int64_t h, int64_t w, int64_t pad_h, int64_t pad_w, T* dst) {
   int64_t hp = h + 2 * pad_h, wp = w + 2 * pad_w;
-  std::fill(dst, dst + planes * hp * wp, T(0.0f));
+  if (pad_h != 0 || pad_w != 0) std::fill(dst, dst + planes * hp * wp, T(0.0f));
   for (int64_t c = 0; c < planes; ++c)
-    for (int64_t y = 0; y < h; ++y)
-      std::memcpy(dst + (c * hp + y + pad_h) * wp + pad_w, src + (c * h + y) * w, sizeof(T) * w);
+    for (int64_t y = 0; y < h; ++y) convert_row(src + (c * h + y) * w, w, dst + (c * hp + y + pad_h) * wp + pad_w);
 }
 
 // Image n of x, or its zero-padded copy in `padded` where the plan pads.
@@ -252,10 +253,15 @@ void forward_direct(const Conv2dGeometry& g, const S* x, const S* w, const S* bi
 // another (small_gemm_tiles.h says why).
 constexpr int64_t kDotImages = 2;
 
-template <typename S>
-void backward_direct(const Conv2dGeometry& g, const S* gy, const S* x, const S* w, S* gx, S* gw, S* gb) {
+// In: the storage type of grad_y and x. In = BFloat16 with S = float (backward_widened) widens an
+// image block at a time into the part's scratch, the weight and bias gradients only: the same
+// values as on widened tensors, in the same order.
+template <typename S, typename In = S>
+void backward_direct(const Conv2dGeometry& g, const In* gy, const In* x, const S* w, S* gx, S* gw, S* gb) {
   using A = compute_t<S>;
   constexpr bool kNarrow = !std::is_same_v<S, A>;  // gradients accumulate in float32, rounded once
+  constexpr bool kWiden = !std::is_same_v<In, S>;
+  if (kWiden && gx != nullptr) throw std::logic_error("conv2d_backward: the input gradient is not computed widened per block");
   const DirectPlan p = plan_direct(g);
   const int64_t C = g.in_channels, H = g.in_h, W = g.in_w, O = g.out_channels, G = g.groups;
   const int64_t Cg = g.group_in_channels(), Og = g.group_out_channels(), K = g.patch_size();
@@ -290,7 +296,9 @@ void backward_direct(const Conv2dGeometry& g, const S* gy, const S* x, const S* 
   for_each_part(g.batch, parts, [&](int64_t part, int64_t n0, int64_t n1) {
     A* gw_part = partial.part(part);
     A* gb_part = partial.part(part) + gb_offset;
-    S* padded = p.padded && gw != nullptr ? scratch<S, 0>(kDotImages * image_pad) : nullptr;
+    S* padded = (p.padded || kWiden) && gw != nullptr ? scratch<S, 0>(kDotImages * image_pad) : nullptr;
+    // grad_y's planes of the block widened (kWiden), as the tensor's would be.
+    S* wide = kWiden ? scratch<S, 4>(kDotImages * O * plane_out) : nullptr;
     S* grid = p.dense ? nullptr : scratch<S, 1>(kDotImages * grid_size);
     A* gx_scratch = gx != nullptr && !gx_in_place ? scratch<A, 2>(kDotImages * image_pad) : nullptr;
     // The weight gradient's lane partial sums over all of this part's images (small_gemm.h).
@@ -301,7 +309,8 @@ void backward_direct(const Conv2dGeometry& g, const S* gy, const S* x, const S* 
     // or padded copies), its grad_y grids at gy_grids + t * grid_stride.
     for (int64_t n = n0; n < n1; n += kDotImages) {
       const int64_t count = std::min(kDotImages, n1 - n);
-      const S* images = x != nullptr ? x + n * image_size : nullptr;
+      const S* images = nullptr;
+      if constexpr (!kWiden) images = x != nullptr ? x + n * image_size : nullptr;
       int64_t image_stride = image_size;
       if (padded != nullptr) {
         for (int64_t t = 0; t < count; ++t)
@@ -315,8 +324,15 @@ void backward_direct(const Conv2dGeometry& g, const S* gy, const S* x, const S* 
       if (gx != nullptr) {
         for (int64_t t = 0; t < count; ++t) std::fill(gx_image(t), gx_image(t) + image_pad, A(0));
       }
+      const S* gy_block = nullptr;
+      if constexpr (kWiden) {
+        convert_row(gy + n * O * plane_out, count * O * plane_out, wide);
+        gy_block = wide;
+      } else {
+        gy_block = gy + n * O * plane_out;
+      }
       for (int64_t grp = 0; grp < G; ++grp) {
-        const S* gy_planes = gy + (n * O + grp * Og) * plane_out;
+        const S* gy_planes = gy_block + grp * Og * plane_out;
         const S* gy_grids = gy_planes;
         int64_t grid_stride = O * plane_out;
         if (!p.dense) {
@@ -838,14 +854,22 @@ void backward_widened(const Conv2dGeometry& g, const BFloat16* gy, const BFloat1
     widen_from_bf16_parallel(src, n, dst);
     return dst;
   };
-  float* gy32 = widened(gy, ny, thread_scratch<WidenedScratch, float, 0>(ny));
-  float* w32 = gx != nullptr ? widened(w, nw, thread_scratch<WidenedScratch, float, 1>(nw)) : nullptr;
-  float* x32 = gw != nullptr ? widened(x, nx, thread_scratch<WidenedScratch, float, 2>(nx)) : nullptr;
-  float* gx32 = gx != nullptr ? thread_scratch<WidenedScratch, float, 3>(nx) : nullptr;
   float* gw32 = gw != nullptr ? thread_scratch<WidenedScratch, float, 4>(nw) : nullptr;
   float* gb32 = gb != nullptr ? thread_scratch<WidenedScratch, float, 5>(g.out_channels) : nullptr;
-  backward_direct<float>(g, gy32, x32, w32, gx32, gw32, gb32);
-  if (gx != nullptr) round_to_bf16_parallel(gx32, nx, gx);
+  if (gx == nullptr) {
+    // The weight and bias gradients alone (a first layer: LeNet's conv1) widen grad_y and x an
+    // image block at a time inside backward_direct's parts, in cache, rather than into whole
+    // float32 copies (3 % of LeNet's `--amp bf16` step, nearly all stores; docs/benchmarks.md,
+    // "LeNet bf16: conv1 widened inside the kernels").
+    backward_direct<float, BFloat16>(g, gy, x, nullptr, nullptr, gw32, gb32);
+  } else {
+    float* gy32 = widened(gy, ny, thread_scratch<WidenedScratch, float, 0>(ny));
+    float* w32 = widened(w, nw, thread_scratch<WidenedScratch, float, 1>(nw));
+    float* x32 = gw != nullptr ? widened(x, nx, thread_scratch<WidenedScratch, float, 2>(nx)) : nullptr;
+    float* gx32 = thread_scratch<WidenedScratch, float, 3>(nx);
+    backward_direct<float>(g, gy32, x32, w32, gx32, gw32, gb32);
+    round_to_bf16_parallel(gx32, nx, gx);
+  }
   if (gw != nullptr) round_to_bf16_parallel(gw32, nw, gw);
   if (gb != nullptr) round_to_bf16_parallel(gb32, g.out_channels, gb);
 }
