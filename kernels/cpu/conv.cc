@@ -105,19 +105,20 @@ void convert_row(const Src* src, int64_t n, Dst* dst) {
     std::memcpy(dst, src, sizeof(Src) * n);
   } else if constexpr (std::is_same_v<Src, float> && std::is_same_v<Dst, BFloat16>) {
     round_row_to_bf16<false>(src, n, 0.0f, dst);
+  } else if constexpr (std::is_same_v<Src, BFloat16> && std::is_same_v<Dst, float>) {
+    widen_row_from_bf16(src, n, dst);
   } else {
     for (int64_t i = 0; i < n; ++i) dst[i] = Dst(static_cast<float>(src[i]));
   }
 }
 
-// dst[c] = src[c] surrounded by pad_h rows and pad_w columns of zeros.
-template <typename T>
-void pad_planes(const T* src, int64_t planes, int64_t h, int64_t w, int64_t pad_h, int64_t pad_w, T* dst) {
+// dst[c] = src[c] surrounded by pad_h rows and pad_w columns of zeros, in dst's type (convert_row).
+template <typename Src, typename T>
+void pad_planes(const Src* src, int64_t planes, int64_t h, int64_t w, int64_t pad_h, int64_t pad_w, T* dst) {
   int64_t hp = h + 2 * pad_h, wp = w + 2 * pad_w;
-  std::fill(dst, dst + planes * hp * wp, T(0.0f));
+  if (pad_h != 0 || pad_w != 0) std::fill(dst, dst + planes * hp * wp, T(0.0f));
   for (int64_t c = 0; c < planes; ++c)
-    for (int64_t y = 0; y < h; ++y)
-      std::memcpy(dst + (c * hp + y + pad_h) * wp + pad_w, src + (c * h + y) * w, sizeof(T) * w);
+    for (int64_t y = 0; y < h; ++y) convert_row(src + (c * h + y) * w, w, dst + (c * hp + y + pad_h) * wp + pad_w);
 }
 
 // Image n of x, or its zero-padded copy in `padded` where the plan pads.
@@ -252,10 +253,15 @@ void forward_direct(const Conv2dGeometry& g, const S* x, const S* w, const S* bi
 // another (small_gemm_tiles.h says why).
 constexpr int64_t kDotImages = 2;
 
-template <typename S>
-void backward_direct(const Conv2dGeometry& g, const S* gy, const S* x, const S* w, S* gx, S* gw, S* gb) {
+// In: the storage type of grad_y and x. In = BFloat16 with S = float (backward_widened) widens an
+// image block at a time into the part's scratch, the weight and bias gradients only: the same
+// values as on widened tensors, in the same order.
+template <typename S, typename In = S>
+void backward_direct(const Conv2dGeometry& g, const In* gy, const In* x, const S* w, S* gx, S* gw, S* gb) {
   using A = compute_t<S>;
   constexpr bool kNarrow = !std::is_same_v<S, A>;  // gradients accumulate in float32, rounded once
+  constexpr bool kWiden = !std::is_same_v<In, S>;
+  if (kWiden && gx != nullptr) throw std::logic_error("conv2d_backward: the input gradient is not computed widened per block");
   const DirectPlan p = plan_direct(g);
   const int64_t C = g.in_channels, H = g.in_h, W = g.in_w, O = g.out_channels, G = g.groups;
   const int64_t Cg = g.group_in_channels(), Og = g.group_out_channels(), K = g.patch_size();
@@ -290,7 +296,9 @@ void backward_direct(const Conv2dGeometry& g, const S* gy, const S* x, const S* 
   for_each_part(g.batch, parts, [&](int64_t part, int64_t n0, int64_t n1) {
     A* gw_part = partial.part(part);
     A* gb_part = partial.part(part) + gb_offset;
-    S* padded = p.padded && gw != nullptr ? scratch<S, 0>(kDotImages * image_pad) : nullptr;
+    S* padded = (p.padded || kWiden) && gw != nullptr ? scratch<S, 0>(kDotImages * image_pad) : nullptr;
+    // grad_y's planes of the block widened (kWiden), as the tensor's would be.
+    S* wide = kWiden ? scratch<S, 4>(kDotImages * O * plane_out) : nullptr;
     S* grid = p.dense ? nullptr : scratch<S, 1>(kDotImages * grid_size);
     A* gx_scratch = gx != nullptr && !gx_in_place ? scratch<A, 2>(kDotImages * image_pad) : nullptr;
     // The weight gradient's lane partial sums over all of this part's images (small_gemm.h).
@@ -301,7 +309,8 @@ void backward_direct(const Conv2dGeometry& g, const S* gy, const S* x, const S* 
     // or padded copies), its grad_y grids at gy_grids + t * grid_stride.
     for (int64_t n = n0; n < n1; n += kDotImages) {
       const int64_t count = std::min(kDotImages, n1 - n);
-      const S* images = x != nullptr ? x + n * image_size : nullptr;
+      const S* images = nullptr;
+      if constexpr (!kWiden) images = x != nullptr ? x + n * image_size : nullptr;
       int64_t image_stride = image_size;
       if (padded != nullptr) {
         for (int64_t t = 0; t < count; ++t)
@@ -315,8 +324,15 @@ void backward_direct(const Conv2dGeometry& g, const S* gy, const S* x, const S* 
       if (gx != nullptr) {
         for (int64_t t = 0; t < count; ++t) std::fill(gx_image(t), gx_image(t) + image_pad, A(0));
       }
+      const S* gy_block = nullptr;
+      if constexpr (kWiden) {
+        convert_row(gy + n * O * plane_out, count * O * plane_out, wide);
+        gy_block = wide;
+      } else {
+        gy_block = gy + n * O * plane_out;
+      }
       for (int64_t grp = 0; grp < G; ++grp) {
-        const S* gy_planes = gy + (n * O + grp * Og) * plane_out;
+        const S* gy_planes = gy_block + grp * Og * plane_out;
         const S* gy_grids = gy_planes;
         int64_t grid_stride = O * plane_out;
         if (!p.dense) {
@@ -720,9 +736,7 @@ ConvAlgorithm resolve(ConvAlgorithm algo, const Conv2dGeometry& g, ConvPass pass
                               "conv2d_native_16bit allows it), got " + dtype_name(dtype));
 }
 
-// Whether bfloat16 tiles can run this shape: stride 1 and AMX or AVX512_BF16 active. Where
-// conv2d_native_16bit still prefers widening (both active, few output channels) the kernels run
-// it all the same when called (tests force an algorithm).
+// Whether bfloat16 tiles can run this shape: stride 1 and AMX or AVX512_BF16 active.
 bool bf16_tiles_run(const Conv2dGeometry& g) {
   return g.stride_h == 1 && g.stride_w == 1 && (has_bf16_small_gemm() || has_amx_gemm());
 }
@@ -758,9 +772,63 @@ bool bf16_pass_on_amx(const Conv2dGeometry& g, ConvPass pass, ConvAlgorithm algo
   return algo == ConvAlgorithm::Amx || (algo == ConvAlgorithm::Auto && conv2d_bf16_on_amx(g, pass));
 }
 
+// Whether Auto computes this bfloat16 convolution from operands widened to float32 inside the
+// kernels (forward_widened, backward_widened): with both tile sets, fewer than 16 output channels
+// per group (conv2d_native_16bit says why).
+bool bf16_widened_here(const Conv2dGeometry& g) {
+  return has_amx_gemm() && has_bf16_small_gemm() && g.group_out_channels() < 16;
+}
+
+// Grids [planes * ho rows, wp] (forward_direct's) into bfloat16 planes [planes * ho, wo], each output
+// rounded once. Rows are rounded in whole 8s (round_row_to_bf16's vector loop): the few past a
+// row's end land on the next rows, which are written after it; only where that would pass the
+// planes' end (or the grid's) does a row take round_row_to_bf16's scalar tail.
+void round_grid_to_planes(const float* grid, int64_t planes, int64_t ho, int64_t wo, int64_t wp, BFloat16* out) {
+  const int64_t rows = planes * ho, whole = (wo + 7) / 8 * 8;
+  for (int64_t r = 0; r < rows; ++r) {
+    const bool spill = r * wo + whole <= rows * wo && r * wp + whole <= rows * wp;
+    round_row_to_bf16<false>(grid + r * wp, spill ? whole : wo, 0.0f, out + r * wo);
+  }
+}
+
+// y = conv(x, w) + bias for bfloat16 operands on the float32 direct tiles: each image widened (and
+// padded) into the part's float32 scratch, where it stays in L1/L2, the products into a float32
+// grid with the bias, each output rounded once straight from the grid. The same values as widening
+// the tensors around the float32 kernel (ops/cpu_widen.h), without its two full passes over the
+// float32 output (stored, then read back and rounded) and the image's widened copy in memory.
+void forward_widened(const Conv2dGeometry& g, const BFloat16* x, const BFloat16* w, const BFloat16* bias,
+                     BFloat16* y) {
+  const DirectPlan p = plan_direct(g);
+  const int64_t C = g.in_channels, H = g.in_h, W = g.in_w, O = g.out_channels;
+  const int64_t Cg = g.group_in_channels(), Og = g.group_out_channels(), K = g.patch_size();
+  const int64_t plane_out = g.out_h * g.out_w, plane_pad = p.hp * p.wp;
+  std::vector<float> w32(O * K), bias32(bias != nullptr ? O : 0);
+  widen_row_from_bf16(w, O * K, w32.data());
+  if (bias != nullptr) widen_row_from_bf16(bias, O, bias32.data());
+  const DirectProducts<float> products(w32.data(), g.groups, Og, K);
+  for_each_part(g.batch, choose_parts(g), [&](int64_t, int64_t n0, int64_t n1) {
+    float* image = scratch<float, 0>(C * plane_pad);
+    float* grid = scratch<float, 1>(Og * g.out_h * p.wp);
+    if (p.padded) std::fill(image, image + C * plane_pad, 0.0f);  // the border, zero for every image
+    for (int64_t n = n0; n < n1; ++n) {
+      const BFloat16* src = x + n * C * H * W;
+      for (int64_t c = 0; c < C; ++c)
+        for (int64_t r = 0; r < H; ++r)
+          widen_row_from_bf16(src + (c * H + r) * W, W, image + (c * p.hp + r + g.pad_h) * p.wp + g.pad_w);
+      for (int64_t grp = 0; grp < g.groups; ++grp) {
+        products.rows(grp, p.nq, image + grp * Cg * plane_pad, p.window.data(), grid, p.planes.data(), false,
+                      bias != nullptr ? bias32.data() + grp * Og : nullptr);
+        round_grid_to_planes(grid, Og, g.out_h, g.out_w, p.wp, y + (n * O + grp * Og) * plane_out);
+      }
+    }
+  });
+}
+
 void forward_bf16(const Conv2dGeometry& g, const BFloat16* x, const BFloat16* w, const BFloat16* bias, BFloat16* y,
                   ConvAlgorithm algo) {
-  if (algo == ConvAlgorithm::AmxPixels || (algo == ConvAlgorithm::Auto && conv2d_bf16_pixels(g))) {
+  if (algo == ConvAlgorithm::Auto && bf16_widened_here(g)) {
+    forward_widened(g, x, w, bias, y);
+  } else if (algo == ConvAlgorithm::AmxPixels || (algo == ConvAlgorithm::Auto && conv2d_bf16_pixels(g))) {
     conv2d_forward_pixels(g, x, w, bias, y);
   } else if (bf16_pass_on_amx(g, ConvPass::Forward, algo)) {
     forward_amx(g, x, w, bias, y);
@@ -786,14 +854,22 @@ void backward_widened(const Conv2dGeometry& g, const BFloat16* gy, const BFloat1
     widen_from_bf16_parallel(src, n, dst);
     return dst;
   };
-  float* gy32 = widened(gy, ny, thread_scratch<WidenedScratch, float, 0>(ny));
-  float* w32 = gx != nullptr ? widened(w, nw, thread_scratch<WidenedScratch, float, 1>(nw)) : nullptr;
-  float* x32 = gw != nullptr ? widened(x, nx, thread_scratch<WidenedScratch, float, 2>(nx)) : nullptr;
-  float* gx32 = gx != nullptr ? thread_scratch<WidenedScratch, float, 3>(nx) : nullptr;
   float* gw32 = gw != nullptr ? thread_scratch<WidenedScratch, float, 4>(nw) : nullptr;
   float* gb32 = gb != nullptr ? thread_scratch<WidenedScratch, float, 5>(g.out_channels) : nullptr;
-  backward_direct<float>(g, gy32, x32, w32, gx32, gw32, gb32);
-  if (gx != nullptr) round_to_bf16_parallel(gx32, nx, gx);
+  if (gx == nullptr) {
+    // The weight and bias gradients alone (a first layer: LeNet's conv1) widen grad_y and x an
+    // image block at a time inside backward_direct's parts, in cache, rather than into whole
+    // float32 copies (3 % of LeNet's `--amp bf16` step, nearly all stores; docs/benchmarks.md,
+    // "LeNet bf16: conv1 widened inside the kernels").
+    backward_direct<float, BFloat16>(g, gy, x, nullptr, nullptr, gw32, gb32);
+  } else {
+    float* gy32 = widened(gy, ny, thread_scratch<WidenedScratch, float, 0>(ny));
+    float* w32 = widened(w, nw, thread_scratch<WidenedScratch, float, 1>(nw));
+    float* x32 = gw != nullptr ? widened(x, nx, thread_scratch<WidenedScratch, float, 2>(nx)) : nullptr;
+    float* gx32 = thread_scratch<WidenedScratch, float, 3>(nx);
+    backward_direct<float>(g, gy32, x32, w32, gx32, gw32, gb32);
+    round_to_bf16_parallel(gx32, nx, gx);
+  }
   if (gw != nullptr) round_to_bf16_parallel(gw32, nw, gw);
   if (gb != nullptr) round_to_bf16_parallel(gb32, g.out_channels, gb);
 }
@@ -829,25 +905,27 @@ void backward_bf16(const Conv2dGeometry& g, const BFloat16* gy, const BFloat16* 
 }  // namespace
 
 bool conv2d_native_16bit(DType dtype, const Conv2dGeometry& g) {
-  if (dtype != DType::BFloat16 || !bf16_tiles_run(g)) return false;
-  // With both tile sets, fewer than 16 output channels per group are widened to float32: there
-  // the AMX forward and the AVX512_BF16 weight gradient lose to the AVX-512 float32 direct tiles,
-  // widening included. LeNet's conv1 (3 -> 6, 5 x 5, 32 x 32, batch 32; conv_bench, 1 thread, CPU
-  // us; Intel Xeon, Sapphire Rapids class, 2026-12-05, load ~8): forward 317 on AMX against 185 in
-  // float32, weight gradient 376 on the AVX512_BF16 tiles against 222; LeNet `--amp bf16` whole
-  // step with every convolution widened (COLONY_CPU_ISA=avx512) took 0.93x the CPU time of the
-  // native one (docs/benchmarks.md, "LeNet under bfloat16 autocast on AMX"). Without AMX the
-  // AVX512_BF16 tiles keep every shape, as measured before (nothing changes there). 16 output
-  // channels (LeNet's conv2) stay native: 1 thread, batch 32, CPU us, load ~8, its forward on AMX
-  // 144-163 against 141-151 in float32 and its weight gradient 193 against 218-226, before the
-  // casts; with the threshold at 32 (conv2 widened whole) the `--amp bf16` step was even (CPU ms,
-  // medians of 3 alternating rounds: 1,885 against 1,889; docs/benchmarks.md, "LeNet bf16: conv2
-  // widened whole does not pay"). conv1 native with its forward on the pixel-major product
-  // (conv2d_bf16_pixels: 193 against 283 on the other AMX path) and its weight gradient widened
-  // inside (backward_widened) did not pay either: CPU ms of the whole step, 5 alternating rounds,
-  // 1,841-1,927 against 1,799-1,889 (docs/benchmarks.md, "LeNet bf16: the pixels on the AMX
-  // tiles' rows").
-  return !(has_amx_gemm() && has_bf16_small_gemm() && g.group_out_channels() < 16);
+  // With both tile sets, fewer than 16 output channels per group are computed in float32 from
+  // operands widened inside the kernels (bf16_widened_here: forward_widened, backward_widened):
+  // there the AMX forward and the AVX512_BF16 weight gradient lose to the AVX-512 float32 direct
+  // tiles, widening included. LeNet's conv1 (3 -> 6, 5 x 5, 32 x 32, batch 32; conv_bench, 1
+  // thread, CPU us; Intel Xeon, Sapphire Rapids class, 2026-12-05, load ~8): forward 317 on AMX
+  // against 185 in float32, weight gradient 376 on the AVX512_BF16 tiles against 222; LeNet `--amp
+  // bf16` whole step with every convolution widened (COLONY_CPU_ISA=avx512) took 0.93x the CPU time
+  // of the native one (docs/benchmarks.md, "LeNet under bfloat16 autocast on AMX"). conv1 native
+  // with its forward on the pixel-major product (conv2d_bf16_pixels: 193 against 283 on the other
+  // AMX path) did not pay either: CPU ms of the whole step, 5 alternating rounds, 1,841-1,927
+  // against 1,799-1,889 widened (docs/benchmarks.md, "LeNet bf16: the pixels on the AMX tiles'
+  // rows"). Those shapes were widened by the callers (ops/cpu_widen.h) until the kernels did it
+  // themselves: forward_widened rounds each output straight from its float32 grid and widens an
+  // image at a time in scratch (docs/benchmarks.md, "LeNet bf16: conv1 widened inside the kernels").
+  // Without AMX the AVX512_BF16 tiles keep every shape, as measured before. 16 output channels
+  // (LeNet's conv2) stay on the bfloat16 tiles: 1 thread, batch 32, CPU us, load ~8, its forward
+  // on AMX 144-163 against 141-151 in float32 and its weight gradient 193 against 218-226, before
+  // the casts; with conv2 widened whole the `--amp bf16` step was even (CPU ms, medians of 3
+  // alternating rounds: 1,885 against 1,889; docs/benchmarks.md, "LeNet bf16: conv2 widened whole
+  // does not pay").
+  return dtype == DType::BFloat16 && bf16_tiles_run(g);
 }
 
 bool conv2d_bf16_on_amx(const Conv2dGeometry& g, ConvPass pass) {

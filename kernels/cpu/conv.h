@@ -14,7 +14,8 @@
 //    stride, and the better choice once the matrices are large enough for GEMM packing to pay.
 // bfloat16 takes the direct algorithm's implicit im2col either to the AVX512_BF16 register tiles or,
 // where conv2d_bf16_on_amx says, to AMX tiles (amx_gemm.h; conv.cc's "bfloat16 on AMX tiles"); with
-// both, an input gradient left off AMX is computed in float32 from widened operands (faster there).
+// both, an input gradient left off AMX, and every pass with fewer than 16 output channels per group,
+// is computed in float32 from operands widened inside the kernels (faster there).
 // A bfloat16 forward (from 6 output channels) and input gradient (from 16) run with the pixels on
 // the AMX tiles' rows instead (conv_pixels.h: no im2col packing at all) where conv2d_bf16_pixels
 // and conv2d_bf16_pixels_input say.
@@ -35,10 +36,12 @@ enum class ConvAlgorithm { Auto, Direct, Im2col, Amx, AmxPixels };
 enum class ConvPass { Forward, BackwardInput, BackwardWeight };
 
 // Whether the kernels below take `dtype` (a 16-bit type) for this shape. True for bfloat16 with
-// stride 1 where AVX512_BF16 (small_gemm_bf16.h) or AMX-BF16 (amx_gemm.h) is active, except with
-// both active and fewer than 16 output channels per group (measured faster widened: conv.cc): the direct
-// algorithm's products then multiply bfloat16 operands with float32 accumulation, and each output
-// (y, or a gradient) is rounded once.
+// stride 1 where AVX512_BF16 (small_gemm_bf16.h) or AMX-BF16 (amx_gemm.h) is active: the products
+// multiply bfloat16 operands with float32 accumulation, and each output (y, or a gradient) is
+// rounded once. With both active, fewer than 16 output channels per group (LeNet's conv1) are
+// computed on the float32 direct tiles from operands widened inside the kernels, an image at a
+// time (measured faster than the bfloat16 tiles there: conv.cc), each output rounded once: the
+// values widening the tensors would give.
 // Elsewhere callers widen 16-bit operands to float32 and round the result (ops/cpu_widen.h),
 // which gives the same values up to the order of the float32 additions.
 bool conv2d_native_16bit(DType dtype, const Conv2dGeometry& g);

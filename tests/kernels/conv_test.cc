@@ -364,6 +364,35 @@ TEST(Conv2dKernels, Bfloat16WeightGradientOffAmxIsTheFloat32OneRoundedWithBothTi
   EXPECT_EQ(mismatches(gb, want_b, "grad_b"), 0);
 }
 
+// And a forward with fewer than 16 output channels (LeNet conv1; conv.cc, forward_widened): the
+// float32 kernel's output on widened x, w and bias, rounded once, bit for bit. The shapes cover
+// padding, dilation, groups, no bias, and rows of 4 outputs (rounded 8 at a time, spilling into the
+// next rows) in planes of one row.
+TEST(Conv2dKernels, Bfloat16ForwardWithFewOutputChannelsIsTheFloat32OneRoundedWithBothTileSets) {
+  const ConvCase cases[] = {{2, 3, 32, 32, 6, 5, 5, 1, 0, 1, 1, true},  // LeNet conv1
+                            {3, 4, 7, 9, 6, 3, 3, 1, {1, 2}, {2, 1}, 2, true},
+                            {2, 2, 3, 6, 5, 3, 3, 1, 0, 1, 1, false}};
+  for (const ConvCase& k : cases) {
+    SCOPED_TRACE(name(k));
+    const Conv2dGeometry g = geometry(k);
+    const auto [x, w, b, gy] = random_bf16_operands(k, 101);
+    std::vector<float> x32, w32, b32, y32(g.batch * g.out_channels * g.out_h * g.out_w);
+    for (BFloat16 v : x) x32.push_back(static_cast<float>(v));
+    for (BFloat16 v : w) w32.push_back(static_cast<float>(v));
+    for (BFloat16 v : b) b32.push_back(static_cast<float>(v));
+    conv2d_forward(DType::Float32, g, x32.data(), w32.data(), k.bias ? b32.data() : nullptr, y32.data(),
+                   ConvAlgorithm::Direct);
+    std::vector<BFloat16> want;
+    for (float v : y32) want.push_back(BFloat16(v));
+    ScopedAmxGemmFns amx(&amx_emulated::amx_gemm_fns());
+    ScopedSmallGemmBf16Fns tiles(&bf16_emulated::small_gemm_bf16_fns());
+    ASSERT_TRUE(conv2d_native_16bit(DType::BFloat16, g));
+    std::vector<BFloat16> y(y32.size(), BFloat16(7.0f));
+    conv2d_forward(DType::BFloat16, g, x.data(), w.data(), k.bias ? b.data() : nullptr, y.data());
+    EXPECT_EQ(mismatches(y, want, "y"), 0);
+  }
+}
+
 // The images of a batch are split over the threads; the weight gradient sums over them. One and
 // two threads (and an uneven split: 3 images) give the same forward and input gradient bit for bit,
 // and weight and bias gradients equal up to the order of the float32 additions.

@@ -31,15 +31,12 @@ using namespace colony::testing;  // NOLINT(build/namespaces): the shared helper
 // or with another stride, the operands are widened to float32. Either way each output is the float64
 // reference on the bfloat16 inputs, up to float32 accumulation and one bfloat16 rounding (2^-9
 // relative; 1e-2 allows for the float32 sums of the weight gradients).
-// min_native_out_channels: below that many output channels per group the operands are widened.
-void expect_bf16_convolutions_match_naive(bool native_expected, int64_t min_native_out_channels = 0) {
+void expect_bf16_convolutions_match_naive(bool native_expected) {
   uint32_t seed = 500;
   for (const ConvCase& k : conv_cases()) {
     const kernels::Conv2dGeometry g = geometry(k);
     const bool stride1 = k.stride.h == 1 && k.stride.w == 1;
-    EXPECT_EQ(kernels::cpu::conv2d_native_16bit(kBFloat16, g),
-              native_expected && stride1 && g.group_out_channels() >= min_native_out_channels)
-        << name(k);
+    EXPECT_EQ(kernels::cpu::conv2d_native_16bit(kBFloat16, g), native_expected && stride1) << name(k);
     ConvDims d = dims(k);
     Tensor xt = random_tensor(x_shape(k), seed++, kBFloat16), wt = random_tensor(w_shape(k), seed++, kBFloat16);
     Tensor bt = random_tensor({k.o}, seed++, kBFloat16);
@@ -78,13 +75,14 @@ TEST(Conv2d, Bfloat16MatchesNaiveNativelyWithBf16TilesAndWidenedWithout) {
     ScopedAmxGemmFns use(t);
     expect_bf16_convolutions_match_naive(true);
   }
-  // Both (as on an AMX CPU): fewer than 16 output channels per group widened (conv2d_native_16bit).
+  // Both (as on an AMX CPU): every stride-1 case taken by the kernels, which widen fewer than 16
+  // output channels per group themselves (conv2d_native_16bit).
   for (const SmallGemmBf16Fns* t : runnable_bf16_copies()) {
     for (const AmxGemmFns* a : runnable_amx_copies()) {
       SCOPED_TRACE(std::string(t->isa) + " and " + a->isa);
       ScopedSmallGemmBf16Fns use_bf16(t);
       ScopedAmxGemmFns use_amx(a);
-      expect_bf16_convolutions_match_naive(true, 16);
+      expect_bf16_convolutions_match_naive(true);
     }
   }
   {
