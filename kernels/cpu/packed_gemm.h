@@ -1,9 +1,11 @@
 // A general float32 / float64 matrix product in the GotoBLAS / BLIS structure, for the large
 // products (gemm.h says which): B packed a block at a time into contiguous panels as wide as the
-// micro-kernel's register block; the block of kc rows by nc columns (1 MiB) stays in L2, each
-// panel's kc x NR piece in L1 (or, at the deeper kc of a row-major A, streamed from L2) while the
-// row tiles of A run over it; A read in place (the rows of a row-major A are streams the
-// broadcasts walk along) or, when column-major and C wide, copied into row tiles first. So the
+// micro-kernel's register block; the block of kc rows by nc columns (at most 1 MiB; k and n cut
+// into blocks of equal size under the limits) stays in L2, each panel's kc x NR piece in L1 (or,
+// at the deeper kc of a row-major A, streamed from L2) while the row tiles of A run over it; A
+// read in place (the rows of a row-major A are streams the broadcasts walk along; copied into
+// tiles, BLIS style, the copy cost what the tiles saved: docs/benchmarks.md, 2026-12-06) or,
+// when column-major and C wide, copied into row tiles first. So the
 // transposed views of either operand cost only their packing. The micro-kernel is small_gemm.h's
 // ISA table's (packed_gemm_tiles.h): 6 x 64 floats under AVX-512, 6 x 16 under AVX2.
 #pragma once

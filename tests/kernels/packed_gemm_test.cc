@@ -134,6 +134,51 @@ TEST(PackedGemm, EveryCopyLayoutAndBlockEdgeMatchesNaive) {
   }
 }
 
+// Views inside larger buffers (leading dimensions past the extents: a slice of a wider matrix, or
+// its transpose), so the packing reads rows and columns lda / ldb apart rather than k or n; with
+// k and n cut into blocks of equal size (under AVX-512 with a row-major A, 1,928 deep is five
+// blocks of 328 and one of 288, 1,990 wide three of 512 columns and one of 454), k not a multiple
+// of the 8-step groups B's columns are transposed in.
+TEST(PackedGemm, StridedViewsAndBalancedBlocksMatchNaive) {
+  const std::vector<Shape> shapes = {{7, 70, 1928}, {5, 1990, 13}, {40, 200, 1003}};
+  uint32_t seed = 500;
+  for (const Copy& copy : every_copy()) {
+    ScopedSmallGemmFns use(*copy.f32, *copy.f64);
+    for (const Shape& s : shapes) {
+      // The four layouts: bit 0, A column-major (a transposed view); bit 1, B.
+      for (int layout = 0; layout < 4; ++layout) {
+        const bool a_t = (layout & 1) != 0, b_t = (layout & 2) != 0;
+        SCOPED_TRACE(std::string(copy.name) + " m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) +
+                     " k=" + std::to_string(s.k) + (a_t ? " A^T" : "") + (b_t ? " B^T" : ""));
+        // A [m, k] stored in a buffer with leading dimension lda = its inner extent + 5, B
+        // likewise + 11; the padding holds NaNs, which must never be read.
+        const int64_t a_outer = a_t ? s.k : s.m, a_inner = a_t ? s.m : s.k;
+        const int64_t b_outer = b_t ? s.n : s.k, b_inner = b_t ? s.k : s.n;
+        const int64_t lda = a_inner + 5, ldb = b_inner + 11;
+        const std::vector<double> av = float_values(a_outer * a_inner, seed += 2);
+        const std::vector<double> bv = float_values(b_outer * b_inner, seed + 1);
+        std::vector<float> a(static_cast<size_t>(a_outer * lda), std::numeric_limits<float>::quiet_NaN());
+        std::vector<float> b(static_cast<size_t>(b_outer * ldb), std::numeric_limits<float>::quiet_NaN());
+        for (int64_t o = 0; o < a_outer; ++o)
+          for (int64_t i = 0; i < a_inner; ++i) a[o * lda + i] = static_cast<float>(av[o * a_inner + i]);
+        for (int64_t o = 0; o < b_outer; ++o)
+          for (int64_t i = 0; i < b_inner; ++i) b[o * ldb + i] = static_cast<float>(bv[o * b_inner + i]);
+        const int64_t ars = a_t ? 1 : lda, acs = a_t ? lda : 1, brs = b_t ? 1 : ldb, bcs = b_t ? ldb : 1;
+        std::vector<float> c(static_cast<size_t>(s.m * s.n), std::numeric_limits<float>::quiet_NaN());
+        packed_gemm<float>(s.m, s.n, s.k, a.data(), ars, acs, b.data(), brs, bcs, c.data(), s.n, 1.0f, 0.0f);
+        for (int64_t i = 0; i < s.m; ++i)
+          for (int64_t j = 0; j < s.n; ++j) {
+            double want = 0;
+            for (int64_t q = 0; q < s.k; ++q)
+              want += static_cast<double>(a[i * ars + q * acs]) * static_cast<double>(b[q * brs + j * bcs]);
+            ASSERT_NEAR(c[i * s.n + j], want, 2e-6 * static_cast<double>(s.k) * (1.0 + std::abs(want)))
+                << "C(" << i << ", " << j << ")";
+          }
+      }
+    }
+  }
+}
+
 // The pool splits a product by groups of whole panels of columns, or by rows under one packed B
 // where the panels do not share out evenly; each element's sum runs in the same order whatever the
 // split. Each shape's split on each copy is checked, so that both run: AVX-512 panels are 64
