@@ -11,6 +11,7 @@
 #include "kernels/common/matrix.h"
 #include "kernels/cpu/amx_gemm.h"
 #include "kernels/cpu/bf16_rows.h"
+#include "kernels/cpu/conv_channels.h"
 #include "kernels/cpu/conv_pixels.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/parallel.h"
@@ -760,9 +761,10 @@ void check_bf16(const char* op, const Conv2dGeometry& g, ConvAlgorithm algo) {
 
 // The AMX tiles multiply bfloat16 only.
 void check_amx_dtype(const char* op, DType dtype, ConvAlgorithm algo) {
-  if ((algo == ConvAlgorithm::Amx || algo == ConvAlgorithm::AmxPixels) && dtype != DType::BFloat16) {
-    throw std::invalid_argument(std::string(op) + ": ConvAlgorithm::" +
-                                (algo == ConvAlgorithm::Amx ? "Amx" : "AmxPixels") + " takes bfloat16 operands, got " +
+  if ((algo == ConvAlgorithm::Amx || algo == ConvAlgorithm::AmxPixels || algo == ConvAlgorithm::AmxChannels) &&
+      dtype != DType::BFloat16) {
+    const char* name = algo == ConvAlgorithm::Amx ? "Amx" : algo == ConvAlgorithm::AmxPixels ? "AmxPixels" : "AmxChannels";
+    throw std::invalid_argument(std::string(op) + ": ConvAlgorithm::" + name + " takes bfloat16 operands, got " +
                                 dtype_name(dtype));
   }
 }
@@ -826,7 +828,9 @@ void forward_widened(const Conv2dGeometry& g, const BFloat16* x, const BFloat16*
 
 void forward_bf16(const Conv2dGeometry& g, const BFloat16* x, const BFloat16* w, const BFloat16* bias, BFloat16* y,
                   ConvAlgorithm algo) {
-  if (algo == ConvAlgorithm::Auto && bf16_widened_here(g)) {
+  if (algo == ConvAlgorithm::AmxChannels || (algo == ConvAlgorithm::Auto && conv2d_bf16_channels(g))) {
+    conv2d_forward_channels(g, x, w, bias, y);
+  } else if (algo == ConvAlgorithm::Auto && bf16_widened_here(g)) {
     forward_widened(g, x, w, bias, y);
   } else if (algo == ConvAlgorithm::AmxPixels || (algo == ConvAlgorithm::Auto && conv2d_bf16_pixels(g))) {
     conv2d_forward_pixels(g, x, w, bias, y);
@@ -971,6 +975,11 @@ bool conv2d_bf16_pixels_input(const Conv2dGeometry& g) {
   return active_conv_pixels_fns() != nullptr && conv_pixels_input_fit(g) && g.group_out_channels() >= 16;
 }
 
+bool conv2d_bf16_channels(const Conv2dGeometry& g) {
+  // THRESHOLD_PLACEHOLDER
+  return active_conv_channels_fns() != nullptr && conv_channels_fit(g) && g.out_channels < 16;
+}
+
 ConvAlgorithm choose_conv_algorithm(const Conv2dGeometry& g, ConvPass pass) {
   if (g.stride_h != 1 || g.stride_w != 1) return ConvAlgorithm::Im2col;
   // Direct reads its operands in place and never packs them. Measured with
@@ -1013,6 +1022,7 @@ void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const v
 void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, const void* x, const void* w,
                      void* grad_x, void* grad_w, void* grad_b, ConvAlgorithm algo) {
   check_amx_dtype("conv2d_backward", dtype, algo);
+  if (algo == ConvAlgorithm::AmxChannels) algo = ConvAlgorithm::Auto;  // a forward-only product
   const bool direct_x = resolve(algo, g, ConvPass::BackwardInput) == ConvAlgorithm::Direct;
   const bool direct_w = resolve(algo, g, ConvPass::BackwardWeight) == ConvAlgorithm::Direct;
   auto run = [&](auto tag) {

@@ -1,0 +1,229 @@
+// The product of conv_channels.h (output channels on the tiles' rows, pixels on their columns),
+// written once over a few tile primitives. Not a normal header: a .cc defines
+// COLONY_CONV_CHANNELS_ISA (the namespace of its copy) and COLONY_CONV_CHANNELS_NATIVE, then
+// includes this file, which defines that copy's conv_channels_fns().
+//  - COLONY_CONV_CHANNELS_NATIVE 1 (conv_channels_amx.cc, built with -mamx-tile -mamx-bf16): the
+//    tile intrinsics.
+//  - COLONY_CONV_CHANNELS_NATIVE 0 (conv_channels_emulated.cc, test-only): the tile registers in
+//    memory, with the configured shapes, and scalar arithmetic in tdpbf16ps' order (amx_gemm.h), so
+//    the tests check the layouts' addresses, the weights' tiles, the groups at a row's end and the
+//    steps on any CPU.
+//
+// Tiles: 0-3 hold C (m output channels x 16 pixels, float32), 4 and 5 A (m x 2 vc bfloat16, the
+// packed weights of a step), 6 and 7 B (vc rows of 16 VNNI pairs, loaded in place from the pair
+// layout). A block is up to four C tiles of consecutive units (16 pixels of an output row) for one
+// tile of output channels; each step loads A once (alternating between 4 and 5 from step to step)
+// and B once per C tile (alternating between 6 and 7), so that a load never waits for the product
+// still reading the other register.
+// As amx_gemm_tiles.h: internal linkage or the copy's namespace only, no shared inline function
+// instantiated here (small_gemm_isa_symbols_test checks the object).
+#if !defined(COLONY_CONV_CHANNELS_ISA) || !defined(COLONY_CONV_CHANNELS_NATIVE)
+#error "define COLONY_CONV_CHANNELS_ISA and COLONY_CONV_CHANNELS_NATIVE before including conv_channels_tiles.h"
+#endif
+
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/cpu/conv_channels.h"
+
+#if COLONY_CONV_CHANNELS_NATIVE
+#include <immintrin.h>
+#else
+#include <cmath>
+#endif
+
+namespace colony::kernels::cpu::COLONY_CONV_CHANNELS_ISA {
+namespace {
+
+constexpr int64_t kPixels = 16;    // pixels per C tile (its columns)
+constexpr int64_t kRowBytes = 64;  // bytes per C, A (as packed) and B tile row
+constexpr int64_t kWeightTile = kConvChannelsWeightTile;
+
+// ldtilecfg's operand (palette 1): C m x 64 bytes, A m x 4 vc bytes, B vc x 64 bytes.
+struct alignas(64) TileShapes {
+  uint8_t palette_id;
+  uint8_t start_row;
+  uint8_t reserved[14];
+  uint16_t colsb[16];
+  uint8_t rows[16];
+};
+
+TileShapes shapes_for(int64_t m, int64_t vc) {
+  TileShapes s;
+  std::memset(&s, 0, sizeof(s));
+  s.palette_id = 1;
+  for (int t = 0; t < 8; ++t) {
+    const bool a = t == 4 || t == 5, b = t >= 6;
+    s.colsb[t] = static_cast<uint16_t>(a ? vc * 4 : kRowBytes);
+    s.rows[t] = static_cast<uint8_t>(b ? vc : m);
+  }
+  return s;
+}
+
+#if COLONY_CONV_CHANNELS_NATIVE
+
+inline void configure(const TileShapes& s) { _tile_loadconfig(&s); }
+inline void release() { _tile_release(); }
+#define CONV_CHANNELS_LOAD(t, p, stride) _tile_loadd(t, p, stride)
+#define CONV_CHANNELS_STORE(t, p, stride) _tile_stored(t, p, stride)
+#define CONV_CHANNELS_ZERO(t) _tile_zero(t)
+#define CONV_CHANNELS_DP(c, a, b) _tile_dpbf16ps(c, a, b)
+
+#else  // emulated
+
+struct Registers {
+  unsigned char t[8][16 * kRowBytes];
+  TileShapes shapes;
+};
+thread_local Registers regs;
+
+inline void configure(const TileShapes& s) { regs.shapes = s; }
+inline void release() {}
+inline void tile_load(int t, const void* p, int64_t stride) {
+  std::memset(regs.t[t], 0, sizeof(regs.t[t]));
+  for (int64_t r = 0; r < regs.shapes.rows[t]; ++r)
+    std::memcpy(regs.t[t] + r * kRowBytes, static_cast<const unsigned char*>(p) + r * stride, regs.shapes.colsb[t]);
+}
+inline void tile_store(int t, void* p, int64_t stride) {
+  for (int64_t r = 0; r < regs.shapes.rows[t]; ++r)
+    std::memcpy(static_cast<unsigned char*>(p) + r * stride, regs.t[t] + r * kRowBytes, regs.shapes.colsb[t]);
+}
+inline void tile_zero(int t) { std::memset(regs.t[t], 0, sizeof(regs.t[t])); }
+
+// tdpbf16ps' arithmetic (amx_gemm.h): denormals read as zero and every result flushed; per output
+// the even and the odd positions' exact products summed apart, then C + (E + O). Pairs past A's
+// configured depth add zero products, as tests/kernels/amx_reference.h's whole 32-deep steps do.
+inline float flush(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
+inline double operand(uint16_t bits) {
+  const uint32_t w = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &w, sizeof(f));
+  return static_cast<double>(flush(f));
+}
+inline void tile_dp(int c, int a, int b) {
+  float* cv = reinterpret_cast<float*>(regs.t[c]);
+  const uint16_t* av = reinterpret_cast<const uint16_t*>(regs.t[a]);
+  const uint16_t* bv = reinterpret_cast<const uint16_t*>(regs.t[b]);
+  const int64_t pairs = regs.shapes.colsb[a] / 4, rows = regs.shapes.rows[c], cols = regs.shapes.colsb[c] / 4;
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = 0; j < cols; ++j) {
+      float even = 0.0f, odd = 0.0f;
+      for (int64_t r = 0; r < 16; ++r) {
+        const bool in = r < pairs;
+        const uint16_t* ap = av + i * 32 + 2 * r;
+        const uint16_t* bp = bv + r * 32 + 2 * j;
+        even = flush(static_cast<float>(static_cast<double>(even) + (in ? operand(ap[0]) * operand(bp[0]) : 0.0)));
+        odd = flush(static_cast<float>(static_cast<double>(odd) + (in ? operand(ap[1]) * operand(bp[1]) : 0.0)));
+      }
+      float& out = cv[i * 16 + j];
+      out = flush(flush(out) + flush(even + odd));
+    }
+  }
+}
+#define CONV_CHANNELS_LOAD(t, p, stride) tile_load(t, p, stride)
+#define CONV_CHANNELS_STORE(t, p, stride) tile_store(t, p, stride)
+#define CONV_CHANNELS_ZERO(t) tile_zero(t)
+#define CONV_CHANNELS_DP(c, a, b) tile_dp(c, a, b)
+
+#endif
+
+// One step of a block: A's tile (4 or 5: the intrinsics take literal tile numbers) loaded once,
+// then C tile i += A times B of unit i (loaded into 6 or 7), b[i] its rows' start.
+#define CONV_CHANNELS_STEP(A)                             \
+  do {                                                    \
+    CONV_CHANNELS_LOAD(A, w, kRowBytes);                  \
+    CONV_CHANNELS_LOAD(6, b[0] + off, stride);            \
+    CONV_CHANNELS_DP(0, A, 6);                            \
+    if constexpr (Tiles > 1) {                            \
+      CONV_CHANNELS_LOAD(7, b[1] + off, stride);          \
+      CONV_CHANNELS_DP(1, A, 7);                          \
+    }                                                     \
+    if constexpr (Tiles > 2) {                            \
+      CONV_CHANNELS_LOAD(6, b[2] + off, stride);          \
+      CONV_CHANNELS_DP(2, A, 6);                          \
+    }                                                     \
+    if constexpr (Tiles > 3) {                            \
+      CONV_CHANNELS_LOAD(7, b[3] + off, stride);          \
+      CONV_CHANNELS_DP(3, A, 7);                          \
+    }                                                     \
+  } while (0)
+
+template <int Tiles>
+inline void step_a4(const uint32_t* const* b, int64_t off, int64_t stride, const uint16_t* w) {
+  CONV_CHANNELS_STEP(4);
+}
+template <int Tiles>
+inline void step_a5(const uint32_t* const* b, int64_t off, int64_t stride, const uint16_t* w) {
+  CONV_CHANNELS_STEP(5);
+}
+
+// Units [u0, u0 + Tiles) of output-channel tile t.
+template <int Tiles>
+void block(const ConvChannelsArgs& args, int64_t u0, int64_t t) {
+  CONV_CHANNELS_ZERO(0);
+  if constexpr (Tiles > 1) CONV_CHANNELS_ZERO(1);
+  if constexpr (Tiles > 2) CONV_CHANNELS_ZERO(2);
+  if constexpr (Tiles > 3) CONV_CHANNELS_ZERO(3);
+  int64_t unit_in[Tiles], unit_out[Tiles];
+  for (int i = 0; i < Tiles; ++i) {
+    const int64_t oh = (u0 + i) / args.groups, ow0 = (u0 + i) % args.groups * kPixels;
+    unit_in[i] = oh * args.cp * args.pitch + ow0;
+    unit_out[i] = oh * args.out_row + ow0;
+  }
+  const int64_t stride = args.pitch * 4, steps = args.kps * args.chunks;
+  const uint16_t* w = args.packed_w + t * steps * kWeightTile;
+  const uint32_t* b[Tiles];
+  int64_t s = 0;
+  for (int64_t kp = 0; kp < args.kps; ++kp) {
+    const uint32_t* layout = args.odd != nullptr && kp + 1 == args.kps ? args.odd : args.pairs;
+    for (int i = 0; i < Tiles; ++i) b[i] = layout + unit_in[i];
+    for (int64_t chunk = 0; chunk < args.chunks; ++chunk, ++s, w += kWeightTile) {
+      const int64_t off = chunk * args.vc * args.pitch + 2 * kp;
+      if (s % 2 == 0) {
+        step_a4<Tiles>(b, off, stride, w);
+      } else {
+        step_a5<Tiles>(b, off, stride, w);
+      }
+    }
+  }
+  float* out = args.out + t * args.m * args.out_channel;
+  const int64_t ld = args.out_channel * 4;
+  CONV_CHANNELS_STORE(0, out + unit_out[0], ld);
+  if constexpr (Tiles > 1) CONV_CHANNELS_STORE(1, out + unit_out[1], ld);
+  if constexpr (Tiles > 2) CONV_CHANNELS_STORE(2, out + unit_out[2], ld);
+  if constexpr (Tiles > 3) CONV_CHANNELS_STORE(3, out + unit_out[3], ld);
+}
+
+void channels(const ConvChannelsArgs& args) {
+  configure(shapes_for(args.m, args.vc));
+  for (int64_t t = 0; t < args.n_tiles; ++t) {
+    int64_t u = 0;
+    for (; u + 4 <= args.units; u += 4) block<4>(args, u, t);
+    switch (args.units - u) {
+      case 3: block<3>(args, u, t); break;
+      case 2: block<2>(args, u, t); break;
+      case 1: block<1>(args, u, t); break;
+      default: break;
+    }
+  }
+  release();
+}
+
+#undef CONV_CHANNELS_STEP
+#undef CONV_CHANNELS_LOAD
+#undef CONV_CHANNELS_STORE
+#undef CONV_CHANNELS_ZERO
+#undef CONV_CHANNELS_DP
+
+}  // namespace
+
+const ConvChannelsFns& conv_channels_fns() {
+#if COLONY_CONV_CHANNELS_NATIVE
+  static const ConvChannelsFns fns{"amx", &channels};
+#else
+  static const ConvChannelsFns fns{"amx_emulated", &channels};
+#endif
+  return fns;
+}
+
+}  // namespace colony::kernels::cpu::COLONY_CONV_CHANNELS_ISA
