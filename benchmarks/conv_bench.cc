@@ -17,10 +17,11 @@
 //   bazel run -c opt //benchmarks:conv_bench -- --pixels
 //                         (LeNet's forwards alone, float32 and each bfloat16 path, 1 thread, 3
 //                         alternating rounds)
-//   bazel run -c opt //benchmarks:conv_bench -- --channels [rounds]
+//   bazel run -c opt //benchmarks:conv_bench -- --channels [rounds [layer]]
 //                         (the forward with the output channels on the AMX tiles' rows against
 //                         Auto without it, the pixel path and float32; LeNet's layers and two
-//                         3x3 ones, 1 thread, alternating rounds: what set conv2d_bf16_channels)
+//                         3x3 ones (or those whose name starts with `layer`, e.g. conv1), 1
+//                         thread, alternating rounds: what set conv2d_bf16_channels)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -243,8 +244,9 @@ void pixels_forward(int rounds) {
 // Auto without that product (the base's choice: LeNet's conv1 widened to float32, conv2 on the
 // pixel path), the pixel path forced, and float32, batch 32, 1 thread, in alternating rounds
 // (`--channels`): what set conv2d_bf16_channels (kernels/cpu/conv.cc).
-void channels_forward(int rounds) {
+void channels_forward(int rounds, const char* only) {
   const Layer wide16{"conv 16->16 k3 16x16", 16, 16, 16, 16, 3, 1};
+  const Layer first3x3{"conv 3->8 k3 32x32", 3, 32, 32, 8, 3, 1};
   struct Entry {
     const char* name;
     colony::DType dtype;
@@ -259,7 +261,8 @@ void channels_forward(int rounds) {
   std::printf("forward, batch 32, %d thread(s), us per call: best wall (CPU of all threads)\n",
               colony::get_num_threads());
   for (int r = 0; r < rounds; ++r) {
-    for (const Layer& l : {conv1, conv2, wide16, wide32}) {
+    for (const Layer& l : {conv1, first3x3, conv2, wide16, wide32}) {
+      if (only != nullptr && std::strncmp(l.name, only, std::strlen(only)) != 0) continue;
       for (const Entry& e : entries) {
         const Conv2dGeometry g = geometry(l, 32);
         colony::Generator gen(7);
@@ -289,7 +292,7 @@ int main(int argc, char** argv) {
         return 1;
       }
       colony::set_num_threads(1);
-      channels_forward(i + 1 < argc ? std::atoi(argv[i + 1]) : 3);
+      channels_forward(i + 1 < argc ? std::atoi(argv[i + 1]) : 3, i + 2 < argc ? argv[i + 2] : nullptr);
       return 0;
     }
     if (std::strcmp(argv[i], "--pixels") == 0) {

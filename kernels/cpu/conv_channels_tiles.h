@@ -11,8 +11,9 @@
 //
 // Tiles: 0-3 hold C (m output channels x 16 pixels, float32), 4 and 5 A (m x 2 vc bfloat16, the
 // packed weights of a step), 6 and 7 B (vc rows of 16 VNNI pairs, loaded in place from the pair
-// layout). A block is up to four C tiles of consecutive units (16 pixels of an output row) for one
-// tile of output channels; each step loads A once (alternating between 4 and 5 from step to step)
+// layout). A block is two C tiles (set 0: tiles 0 and 1, set 1: 2 and 3, alternating from block to
+// block) of consecutive units (16 pixels of an output row) for one tile of output channels; each
+// step loads A once (alternating between 4 and 5 from step to step)
 // and B once per C tile (alternating between 6 and 7), so that a load never waits for the product
 // still reading the other register.
 // As amx_gemm_tiles.h: internal linkage or the copy's namespace only, no shared inline function
@@ -128,84 +129,104 @@ inline void tile_dp(int c, int a, int b) {
 #endif
 
 // One step of a block: A's tile (4 or 5: the intrinsics take literal tile numbers) loaded once,
-// then C tile i += A times B of unit i (loaded into 6 or 7), b[i] its rows' start.
-#define CONV_CHANNELS_STEP(A)                             \
+// then C tile C0 (and C1) += A times B of unit 0 (and 1), loaded into 6 (and 7), b[i] its rows' start.
+#define CONV_CHANNELS_STEP(A, C0, C1)                     \
   do {                                                    \
     CONV_CHANNELS_LOAD(A, w, kRowBytes);                  \
     CONV_CHANNELS_LOAD(6, b[0] + off, stride);            \
-    CONV_CHANNELS_DP(0, A, 6);                            \
+    CONV_CHANNELS_DP(C0, A, 6);                           \
     if constexpr (Tiles > 1) {                            \
       CONV_CHANNELS_LOAD(7, b[1] + off, stride);          \
-      CONV_CHANNELS_DP(1, A, 7);                          \
-    }                                                     \
-    if constexpr (Tiles > 2) {                            \
-      CONV_CHANNELS_LOAD(6, b[2] + off, stride);          \
-      CONV_CHANNELS_DP(2, A, 6);                          \
-    }                                                     \
-    if constexpr (Tiles > 3) {                            \
-      CONV_CHANNELS_LOAD(7, b[3] + off, stride);          \
-      CONV_CHANNELS_DP(3, A, 7);                          \
+      CONV_CHANNELS_DP(C1, A, 7);                         \
     }                                                     \
   } while (0)
 
-template <int Tiles>
-inline void step_a4(const uint32_t* const* b, int64_t off, int64_t stride, const uint16_t* w) {
-  CONV_CHANNELS_STEP(4);
-}
-template <int Tiles>
-inline void step_a5(const uint32_t* const* b, int64_t off, int64_t stride, const uint16_t* w) {
-  CONV_CHANNELS_STEP(5);
+// Set 0 accumulates in C tiles 0 and 1, set 1 in 2 and 3.
+template <int Tiles, int Set>
+inline void step(bool a4, const uint32_t* const* b, int64_t off, int64_t stride, const uint16_t* w) {
+  if (a4) {
+    if constexpr (Set == 0) {
+      CONV_CHANNELS_STEP(4, 0, 1);
+    } else {
+      CONV_CHANNELS_STEP(4, 2, 3);
+    }
+  } else {
+    if constexpr (Set == 0) {
+      CONV_CHANNELS_STEP(5, 0, 1);
+    } else {
+      CONV_CHANNELS_STEP(5, 2, 3);
+    }
+  }
 }
 
-// Units [u0, u0 + Tiles) of output-channel tile t.
-template <int Tiles>
-void block(const ConvChannelsArgs& args, int64_t u0, int64_t t) {
-  CONV_CHANNELS_ZERO(0);
-  if constexpr (Tiles > 1) CONV_CHANNELS_ZERO(1);
-  if constexpr (Tiles > 2) CONV_CHANNELS_ZERO(2);
-  if constexpr (Tiles > 3) CONV_CHANNELS_ZERO(3);
-  int64_t unit_in[Tiles], unit_out[Tiles];
+// A block's outputs: the C tiles of a set, where block() left them.
+struct Pending {
+  int set = -1;
+  int tiles = 0;
+  float* out[2] = {nullptr, nullptr};
+};
+
+void store(const Pending& p, int64_t ld) {
+  if (p.set == 0) {
+    CONV_CHANNELS_STORE(0, p.out[0], ld);
+    if (p.tiles > 1) CONV_CHANNELS_STORE(1, p.out[1], ld);
+  } else if (p.set == 1) {
+    CONV_CHANNELS_STORE(2, p.out[0], ld);
+    if (p.tiles > 1) CONV_CHANNELS_STORE(3, p.out[1], ld);
+  }
+}
+
+// Units [u0, u0 + Tiles) of output-channel tile t into C tile set Set; their stores are left to
+// the caller, which issues them after the next block's products (a store waits for the last
+// product into its tile: issued right after them, the pipeline drained at every block, a tenth of
+// the product's samples on the instruction after the stores).
+template <int Tiles, int Set>
+Pending block(const ConvChannelsArgs& args, int64_t u0, int64_t t) {
+  if constexpr (Set == 0) {
+    CONV_CHANNELS_ZERO(0);
+    if constexpr (Tiles > 1) CONV_CHANNELS_ZERO(1);
+  } else {
+    CONV_CHANNELS_ZERO(2);
+    if constexpr (Tiles > 1) CONV_CHANNELS_ZERO(3);
+  }
+  Pending done;
+  done.set = Set;
+  done.tiles = Tiles;
+  int64_t unit_in[Tiles];
+  float* out = args.out + t * args.m * args.out_channel;
   for (int i = 0; i < Tiles; ++i) {
     const int64_t oh = (u0 + i) / args.groups, ow0 = (u0 + i) % args.groups * kPixels;
     unit_in[i] = oh * args.cp * args.pitch + ow0;
-    unit_out[i] = oh * args.out_row + ow0;
+    done.out[i] = out + oh * args.out_row + ow0;
   }
-  const int64_t stride = args.pitch * 4, steps = args.kps * args.chunks;
-  const uint16_t* w = args.packed_w + t * steps * kWeightTile;
+  const int64_t stride = args.pitch * 4;
+  const uint16_t* w = args.packed_w + t * args.kps * args.chunks * kWeightTile;
   const uint32_t* b[Tiles];
   int64_t s = 0;
   for (int64_t kp = 0; kp < args.kps; ++kp) {
     const uint32_t* layout = args.odd != nullptr && kp + 1 == args.kps ? args.odd : args.pairs;
     for (int i = 0; i < Tiles; ++i) b[i] = layout + unit_in[i];
-    for (int64_t chunk = 0; chunk < args.chunks; ++chunk, ++s, w += kWeightTile) {
-      const int64_t off = chunk * args.vc * args.pitch + 2 * kp;
-      if (s % 2 == 0) {
-        step_a4<Tiles>(b, off, stride, w);
-      } else {
-        step_a5<Tiles>(b, off, stride, w);
-      }
-    }
+    for (int64_t chunk = 0; chunk < args.chunks; ++chunk, ++s, w += kWeightTile)
+      step<Tiles, Set>(s % 2 == 0, b, chunk * args.vc * args.pitch + 2 * kp, stride, w);
   }
-  float* out = args.out + t * args.m * args.out_channel;
-  const int64_t ld = args.out_channel * 4;
-  CONV_CHANNELS_STORE(0, out + unit_out[0], ld);
-  if constexpr (Tiles > 1) CONV_CHANNELS_STORE(1, out + unit_out[1], ld);
-  if constexpr (Tiles > 2) CONV_CHANNELS_STORE(2, out + unit_out[2], ld);
-  if constexpr (Tiles > 3) CONV_CHANNELS_STORE(3, out + unit_out[3], ld);
+  return done;
 }
 
 void channels(const ConvChannelsArgs& args) {
   configure(shapes_for(args.m, args.vc));
+  const int64_t ld = args.out_channel * 4;
+  Pending pending;
+  int set = 0;
   for (int64_t t = 0; t < args.n_tiles; ++t) {
-    int64_t u = 0;
-    for (; u + 4 <= args.units; u += 4) block<4>(args, u, t);
-    switch (args.units - u) {
-      case 3: block<3>(args, u, t); break;
-      case 2: block<2>(args, u, t); break;
-      case 1: block<1>(args, u, t); break;
-      default: break;
+    for (int64_t u = 0; u < args.units; u += 2, set ^= 1) {
+      const bool two = u + 2 <= args.units;
+      const Pending done = set == 0 ? (two ? block<2, 0>(args, u, t) : block<1, 0>(args, u, t))
+                                    : (two ? block<2, 1>(args, u, t) : block<1, 1>(args, u, t));
+      store(pending, ld);
+      pending = done;
     }
   }
+  store(pending, ld);
   release();
 }
 
