@@ -212,7 +212,84 @@ Pending block(const ConvChannelsArgs& args, int64_t u0, int64_t t) {
   return done;
 }
 
+// Up to three steps (LeNet's conv1: three kernel column pairs of one step each): A resident in
+// tiles 2 .. 1 + Steps, loaded once per output-channel tile; a block is one unit, in C tile 0 or 1
+// (alternating, its store issued after the next unit's products), its steps' B in tiles 5, 6, 7.
+TileShapes resident_shapes_for(int64_t m, int64_t vc) {
+  TileShapes s;
+  std::memset(&s, 0, sizeof(s));
+  s.palette_id = 1;
+  for (int t = 0; t < 8; ++t) {
+    const bool a = t >= 2 && t <= 4, b = t >= 5;
+    s.colsb[t] = static_cast<uint16_t>(a ? vc * 4 : kRowBytes);
+    s.rows[t] = static_cast<uint8_t>(b ? vc : m);
+  }
+  return s;
+}
+
+#define CONV_CHANNELS_UNIT(C)                                  \
+  do {                                                         \
+    CONV_CHANNELS_ZERO(C);                                     \
+    CONV_CHANNELS_LOAD(5, step_in[0] + in, stride);            \
+    CONV_CHANNELS_DP(C, 2, 5);                                 \
+    if constexpr (Steps > 1) {                                 \
+      CONV_CHANNELS_LOAD(6, step_in[1] + in, stride);          \
+      CONV_CHANNELS_DP(C, 3, 6);                               \
+    }                                                          \
+    if constexpr (Steps > 2) {                                 \
+      CONV_CHANNELS_LOAD(7, step_in[2] + in, stride);          \
+      CONV_CHANNELS_DP(C, 4, 7);                               \
+    }                                                          \
+  } while (0)
+
+template <int Steps>
+void channels_resident(const ConvChannelsArgs& args) {
+  configure(resident_shapes_for(args.m, args.vc));
+  const int64_t stride = args.pitch * 4, ld = args.out_channel * 4;
+  const uint32_t* step_in[3] = {nullptr, nullptr, nullptr};
+  for (int64_t kp = 0, s = 0; kp < args.kps; ++kp) {
+    const uint32_t* layout = args.odd != nullptr && kp + 1 == args.kps ? args.odd : args.pairs;
+    for (int64_t chunk = 0; chunk < args.chunks; ++chunk, ++s) step_in[s] = layout + chunk * args.vc * args.pitch + 2 * kp;
+  }
+  float* pending = nullptr;
+  int64_t u = 0;
+  for (int64_t t = 0; t < args.n_tiles; ++t) {
+    const uint16_t* w = args.packed_w + t * Steps * kWeightTile;
+    CONV_CHANNELS_LOAD(2, w, kRowBytes);
+    if constexpr (Steps > 1) CONV_CHANNELS_LOAD(3, w + kWeightTile, kRowBytes);
+    if constexpr (Steps > 2) CONV_CHANNELS_LOAD(4, w + 2 * kWeightTile, kRowBytes);
+    float* out = args.out + t * args.m * args.out_channel;
+    for (int64_t v = 0; v < args.units; ++v, ++u) {
+      const int64_t oh = v / args.groups, ow0 = v % args.groups * kPixels;
+      const int64_t in = oh * args.cp * args.pitch + ow0;
+      if (u % 2 == 0) {
+        CONV_CHANNELS_UNIT(0);
+        if (pending != nullptr) CONV_CHANNELS_STORE(1, pending, ld);
+      } else {
+        CONV_CHANNELS_UNIT(1);
+        CONV_CHANNELS_STORE(0, pending, ld);
+      }
+      pending = out + oh * args.out_row + ow0;
+    }
+  }
+  if (pending != nullptr) {
+    if (u % 2 == 1) {
+      CONV_CHANNELS_STORE(0, pending, ld);
+    } else {
+      CONV_CHANNELS_STORE(1, pending, ld);
+    }
+  }
+  release();
+}
+#undef CONV_CHANNELS_UNIT
+
 void channels(const ConvChannelsArgs& args) {
+  switch (args.kps * args.chunks) {
+    case 1: channels_resident<1>(args); return;
+    case 2: channels_resident<2>(args); return;
+    case 3: channels_resident<3>(args); return;
+    default: break;
+  }
   configure(shapes_for(args.m, args.vc));
   const int64_t ld = args.out_channel * 4;
   Pending pending;
