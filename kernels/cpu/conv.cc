@@ -977,12 +977,12 @@ bool conv2d_bf16_pixels_input(const Conv2dGeometry& g) {
 
 bool conv2d_bf16_channels(const Conv2dGeometry& g) {
   // Fewer than 16 output channels, where Auto otherwise widens the forward (forward_widened):
-  // `conv_bench --channels` (batch 32, 1 thread, best wall us, 2 alternating rounds; Intel Xeon,
-  // Sapphire Rapids class, 2026-12-06 03:14, load 1.6-2.6), channel-major against widened: LeNet's
-  // conv1 (3 -> 6, 5 x 5, 32 x 32) 174-193 against 249-285 (the pixel path 215-257), 3 -> 8 3 x 3
-  // 32 x 32 padding 1 199-203 against 213-215. From 16 output channels the pixel path's C tiles are
-  // full and it wins: LeNet's conv2 (6 -> 16) 120-125 against 90-93, 16 -> 16 3 x 3 208-212
-  // against 191-192, 32 -> 32 529-538 against 465-496. docs/benchmarks.md, "LeNet bf16: conv1's
+  // `conv_bench --channels 3` (batch 32, 1 thread, best wall us, 3 alternating rounds; Intel Xeon,
+  // Sapphire Rapids class, 2026-12-06 03:17, load 0.9-1.9), channel-major against widened: LeNet's
+  // conv1 (3 -> 6, 5 x 5, 32 x 32) 156-182 against 238-258 (the pixel path 223-237), 3 -> 8 3 x 3
+  // 32 x 32 padding 1 186-189 against 207-217. From 16 output channels the pixel path's C tiles are
+  // full and it wins: LeNet's conv2 (6 -> 16) 100-104 against 91-97, 16 -> 16 3 x 3 202-213
+  // against 195-197, 32 -> 32 527-529 against 492-498. docs/benchmarks.md, "LeNet bf16: conv1's
   // forward with the output channels on the AMX tiles' rows".
   return active_conv_channels_fns() != nullptr && conv_channels_fit(g) && g.group_out_channels() < 16;
 }
