@@ -34,6 +34,7 @@
 
 #include "kernels/common/conv_geometry.h"
 #include "kernels/cpu/amx_gemm.h"
+#include "kernels/cpu/bf16_rows.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/conv_channels.h"
 #include "kernels/cpu/small_gemm_bf16.h"
@@ -205,6 +206,20 @@ void bf16_passes() {
   }
 }
 
+// One layer's forward alone at batch 32 in `dtype` through `algo`.
+Timing time_forward(const Layer& l, colony::DType dtype, ConvAlgorithm algo) {
+  const Conv2dGeometry g = geometry(l, 32);
+  colony::Generator gen(7);
+  const auto opts = colony::TensorOptions(dtype);
+  Tensor x = raw::randn({32, l.c, l.h, l.w}, opts, &gen);
+  Tensor w = raw::randn({l.o, l.c, l.k, l.k}, opts, &gen);
+  Tensor b = raw::randn({l.o}, opts, &gen);
+  Tensor y = raw::empty({32, l.o, g.out_h, g.out_w}, opts);
+  return best_us([&] {
+    cpu::conv2d_forward(dtype, g, x.data_ptr_raw(), w.data_ptr_raw(), b.data_ptr_raw(), y.data_ptr_raw(), algo);
+  });
+}
+
 // The forward alone, float32 direct against bfloat16 on each kind of tile, LeNet's layers at batch
 // 32, in alternating rounds (`--pixels`): what set the pixel-major AMX forward's threshold
 // (conv2d_bf16_on_amx, kernels/cpu/conv.cc).
@@ -223,17 +238,7 @@ void pixels_forward(int rounds) {
   for (int r = 0; r < rounds; ++r) {
     for (const Layer& l : {conv1, conv2}) {
       for (const Entry& e : entries) {
-        const Conv2dGeometry g = geometry(l, 32);
-        colony::Generator gen(7);
-        const auto opts = colony::TensorOptions(e.dtype);
-        Tensor x = raw::randn({32, l.c, l.h, l.w}, opts, &gen);
-        Tensor w = raw::randn({l.o, l.c, l.k, l.k}, opts, &gen);
-        Tensor b = raw::randn({l.o}, opts, &gen);
-        Tensor y = raw::empty({32, l.o, g.out_h, g.out_w}, opts);
-        const Timing t = best_us([&] {
-          cpu::conv2d_forward(e.dtype, g, x.data_ptr_raw(), w.data_ptr_raw(), b.data_ptr_raw(), y.data_ptr_raw(),
-                              e.algo);
-        });
+        const Timing t = time_forward(l, e.dtype, e.algo);
         std::printf("round %d  %-22s %-18s %s\n", r, l.name, e.name, cell(t).c_str());
       }
     }
@@ -264,20 +269,31 @@ void channels_forward(int rounds, const char* only) {
     for (const Layer& l : {conv1, first3x3, conv2, wide16, wide32}) {
       if (only != nullptr && std::strncmp(l.name, only, std::strlen(only)) != 0) continue;
       for (const Entry& e : entries) {
-        const Conv2dGeometry g = geometry(l, 32);
-        colony::Generator gen(7);
-        const auto opts = colony::TensorOptions(e.dtype);
-        Tensor x = raw::randn({32, l.c, l.h, l.w}, opts, &gen);
-        Tensor w = raw::randn({l.o, l.c, l.k, l.k}, opts, &gen);
-        Tensor b = raw::randn({l.o}, opts, &gen);
-        Tensor y = raw::empty({32, l.o, g.out_h, g.out_w}, opts);
         cpu::ScopedConvChannelsFns use(e.channels ? cpu::active_conv_channels_fns() : nullptr);
-        const Timing t = best_us([&] {
-          cpu::conv2d_forward(e.dtype, g, x.data_ptr_raw(), w.data_ptr_raw(), b.data_ptr_raw(), y.data_ptr_raw(),
-                              e.algo);
-        });
+        const Timing t = time_forward(l, e.dtype, e.algo);
         std::printf("round %d  %-22s %-24s %s\n", r, l.name, e.name, cell(t).c_str());
       }
+      // A float32 x (autocast's input to a first layer): rounded to a bfloat16 copy first, as
+      // autocast does today, or rounded by the channel-major forward as it builds its layouts.
+      const Conv2dGeometry g = geometry(l, 32);
+      colony::Generator gen(7);
+      Tensor x32 = raw::randn({32, l.c, l.h, l.w}, colony::TensorOptions(colony::kFloat32), &gen);
+      Tensor x16 = raw::empty(x32.sizes(), colony::TensorOptions(colony::kBFloat16));
+      const auto opts = colony::TensorOptions(colony::kBFloat16);
+      Tensor w = raw::randn({l.o, l.c, l.k, l.k}, opts, &gen), b = raw::randn({l.o}, opts, &gen);
+      Tensor y = raw::empty({32, l.o, g.out_h, g.out_w}, opts);
+      const auto* xf = static_cast<const float*>(x32.data_ptr_raw());
+      auto* xb = static_cast<colony::BFloat16*>(x16.data_ptr_raw());
+      const auto* wb = static_cast<const colony::BFloat16*>(w.data_ptr_raw());
+      const auto* bb = static_cast<const colony::BFloat16*>(b.data_ptr_raw());
+      auto* yb = static_cast<colony::BFloat16*>(y.data_ptr_raw());
+      const Timing copy = best_us([&] {
+        cpu::round_to_bf16_parallel(xf, x32.numel(), xb);
+        cpu::conv2d_forward_channels(g, xb, wb, bb, yb);
+      });
+      std::printf("round %d  %-22s %-24s %s\n", r, l.name, "f32 x rounded, channels", cell(copy).c_str());
+      const Timing fused = best_us([&] { cpu::conv2d_forward_channels(g, xf, wb, bb, yb); });
+      std::printf("round %d  %-22s %-24s %s\n", r, l.name, "f32 x into channels", cell(fused).c_str());
     }
   }
 }

@@ -13,6 +13,7 @@
 #include "kernels/cpu/bf16_rows.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/scratch.h"
+#include "kernels/cpu/vec_math.h"
 
 namespace colony::kernels::cpu {
 namespace {
@@ -86,20 +87,32 @@ struct ChannelsWeights {
   }
 };
 
+// x's elements as bfloat16 bits: bfloat16 as they are, float32 rounded (to nearest even, a NaN
+// kept quiet: BFloat16's rounding, autocast's cast), eight at a time or one.
+inline __m128i load8_bits(const uint16_t* p) { return _mm_loadu_si128(reinterpret_cast<const __m128i*>(p)); }
+inline __m128i load8_bits(const float* p) { return vec::Avx2::round_bf16(_mm256_loadu_ps(p)); }
+inline uint32_t bits_of(uint16_t v) { return v; }
+inline uint32_t bits_of(float v) { return BFloat16(v).bits; }
+
 // One image row's entries in both layouts, read straight from x's row `src` (W elements; when
-// `vector`, readable to W + 8, else read element by element): pairs[pw + i] = (src[i], src[i + 1])
+// `vector`, readable to W rounded up to whole 8s, else read element by element): pairs[pw + i] =
+// (src[i], src[i + 1])
 // and odd[pw + i] = (src[i], 0) for i < W, with src[W] read as 0, and pairs[pw - 1] = (0, src[0]).
 // Eight at a time, the entries from pw + W to the next whole 8 take the next row's elements and are
 // zeroed again after (the line leaves room for them: ChannelsPlan::pitch). Through a copy of the
 // row in a buffer, the unaligned loads waited on the copy's stores (store forwarding fails): 14 %
-// of the layout and rounding work's samples on one load (perf, Intel Xeon).
-inline void pair_row(const uint16_t* src, int64_t w, int64_t pw, bool vector, uint32_t* pairs, uint32_t* odd) {
+// of the layout and rounding work's samples on one load (perf, Intel Xeon). Each 8 is loaded (and
+// for float32 rounded) once, the partners src[i + 1 ..] taken from it and the next 8 by a byte shift.
+template <typename T>
+inline void pair_row(const T* src, int64_t w, int64_t pw, bool vector, uint32_t* pairs, uint32_t* odd) {
   int64_t i = 0;
   if (vector) {
     const __m128i zero = _mm_setzero_si128();
+    __m128i next = load8_bits(src);
     for (; i < w; i += 8) {
-      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
-      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 1));
+      const __m128i a = next;
+      next = i + 8 < w ? load8_bits(src + i + 8) : zero;
+      const __m128i b = _mm_alignr_epi8(next, a, 2);
       _mm_storeu_si128(reinterpret_cast<__m128i*>(pairs + pw + i), _mm_unpacklo_epi16(a, b));
       _mm_storeu_si128(reinterpret_cast<__m128i*>(pairs + pw + i + 4), _mm_unpackhi_epi16(a, b));
       if (odd != nullptr) {
@@ -112,26 +125,26 @@ inline void pair_row(const uint16_t* src, int64_t w, int64_t pw, bool vector, ui
       if (odd != nullptr) odd[e] = 0;
     }
   } else {
-    for (; i + 1 < w; ++i) pairs[pw + i] = src[i] | static_cast<uint32_t>(src[i + 1]) << 16;
+    for (; i + 1 < w; ++i) pairs[pw + i] = bits_of(src[i]) | bits_of(src[i + 1]) << 16;
     if (odd != nullptr)
-      for (int64_t e = 0; e < w; ++e) odd[pw + e] = src[e];
+      for (int64_t e = 0; e < w; ++e) odd[pw + e] = bits_of(src[e]);
   }
-  pairs[pw + w - 1] = src[w - 1];
-  if (pw > 0) pairs[pw - 1] = static_cast<uint32_t>(src[0]) << 16;
+  pairs[pw + w - 1] = bits_of(src[w - 1]);
+  if (pw > 0) pairs[pw - 1] = bits_of(src[0]) << 16;
 }
 
-// Image `image`'s interior lines of both layouts; the padding rows, the zero channel lines and the
-// entries outside pair_row's are zeros the caller wrote once. `end`: the end of x.
-void to_pair_layouts(const Conv2dGeometry& g, const ChannelsPlan& p, const BFloat16* image, const BFloat16* end,
-                     uint32_t* pairs, uint32_t* odd) {
+// Image `image`'s interior lines of both layouts (T: uint16_t, bfloat16 bits, or float);
+// the padding rows, the zero channel lines and the entries outside pair_row's are zeros the
+// caller wrote once. `end`: the end of x.
+template <typename T>
+void to_pair_layouts(const Conv2dGeometry& g, const ChannelsPlan& p, const T* image, const T* end, uint32_t* pairs,
+                     uint32_t* odd) {
   const int64_t C = g.in_channels, H = g.in_h, W = g.in_w, cp = p.depth.cp;
-  const uint16_t* bits = reinterpret_cast<const uint16_t*>(image);
-  const uint16_t* last = reinterpret_cast<const uint16_t*>(end);
   for (int64_t c = 0; c < C; ++c) {
     for (int64_t y = 0; y < H; ++y) {
-      const uint16_t* src = bits + (c * H + y) * W;
+      const T* src = image + (c * H + y) * W;
       const int64_t at = ((y + g.pad_h) * cp + c) * p.pitch;
-      pair_row(src, W, g.pad_w, src + (W + 7) / 8 * 8 + 1 <= last, pairs + at, odd != nullptr ? odd + at : nullptr);
+      pair_row(src, W, g.pad_w, src + (W + 7) / 8 * 8 <= end, pairs + at, odd != nullptr ? odd + at : nullptr);
     }
   }
 }
@@ -183,8 +196,11 @@ bool conv_channels_fit(const Conv2dGeometry& g) {
   return g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 && g.dilation_w == 1 && g.groups == 1;
 }
 
-void conv2d_forward_channels(const Conv2dGeometry& g, const BFloat16* x, const BFloat16* w, const BFloat16* bias,
-                             BFloat16* y) {
+namespace {
+
+// conv2d_forward_channels for x of bfloat16 bits (uint16_t) or float32 (T).
+template <typename T>
+void forward_channels(const Conv2dGeometry& g, const T* x, const BFloat16* w, const BFloat16* bias, BFloat16* y) {
   const ConvChannelsFns* fns = active_conv_channels_fns();
   if (fns == nullptr || !conv_channels_fit(g)) {
     throw std::invalid_argument("conv2d: the channel-major AMX product needs AMX-BF16 active and stride 1, "
@@ -224,6 +240,18 @@ void conv2d_forward_channels(const Conv2dGeometry& g, const BFloat16* x, const B
       write_planes(g, p, grid, bias, y + n * image_out);
     }
   });
+}
+
+}  // namespace
+
+void conv2d_forward_channels(const Conv2dGeometry& g, const BFloat16* x, const BFloat16* w, const BFloat16* bias,
+                             BFloat16* y) {
+  forward_channels(g, reinterpret_cast<const uint16_t*>(x), w, bias, y);
+}
+
+void conv2d_forward_channels(const Conv2dGeometry& g, const float* x, const BFloat16* w, const BFloat16* bias,
+                             BFloat16* y) {
+  forward_channels(g, x, w, bias, y);
 }
 
 }  // namespace colony::kernels::cpu

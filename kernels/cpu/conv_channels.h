@@ -109,5 +109,11 @@ bool conv_channels_fit(const Conv2dGeometry& g);
 // the pool; x, w, bias (may be null), y bfloat16, contiguous NCHW. Requires conv_channels_fit(g).
 void conv2d_forward_channels(const Conv2dGeometry& g, const BFloat16* x, const BFloat16* w, const BFloat16* bias,
                              BFloat16* y);
+// The same with a float32 x, rounded to bfloat16 (to nearest even, BFloat16's rounding) as the pair
+// layouts are built: bit for bit the bfloat16 call on x rounded first (autocast's cast of a first
+// layer's input), without that pass over memory and its bfloat16 copy. A kernel entry point only:
+// no op or autograd node calls it yet.
+void conv2d_forward_channels(const Conv2dGeometry& g, const float* x, const BFloat16* w, const BFloat16* bias,
+                             BFloat16* y);
 
 }  // namespace colony::kernels::cpu

@@ -40,15 +40,12 @@ constexpr int64_t kPixels = 16;    // pixels per C tile (its columns)
 constexpr int64_t kRowBytes = 64;  // bytes per C, A (as packed) and B tile row
 constexpr int64_t kWeightTile = kConvChannelsWeightTile;
 
-// ldtilecfg's operand (palette 1): C m x 64 bytes, A m x 4 vc bytes, B vc x 64 bytes.
-struct alignas(64) TileShapes {
-  uint8_t palette_id;
-  uint8_t start_row;
-  uint8_t reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-};
+// The tile primitives (the intrinsics, or tile registers in memory for the emulated copy):
+// AMX_TILE_LOAD, AMX_TILE_STORE, AMX_TILE_ZERO, AMX_TILE_DP.
+#define COLONY_AMX_TILE_OPS_NATIVE COLONY_CONV_CHANNELS_NATIVE
+#include "kernels/cpu/amx_tile_ops.h"
 
+// ldtilecfg's operand: C m x 64 bytes, A m x 4 vc bytes, B vc x 64 bytes.
 TileShapes shapes_for(int64_t m, int64_t vc) {
   TileShapes s;
   std::memset(&s, 0, sizeof(s));
@@ -61,84 +58,17 @@ TileShapes shapes_for(int64_t m, int64_t vc) {
   return s;
 }
 
-#if COLONY_CONV_CHANNELS_NATIVE
-
-inline void configure(const TileShapes& s) { _tile_loadconfig(&s); }
-inline void release() { _tile_release(); }
-#define CONV_CHANNELS_LOAD(t, p, stride) _tile_loadd(t, p, stride)
-#define CONV_CHANNELS_STORE(t, p, stride) _tile_stored(t, p, stride)
-#define CONV_CHANNELS_ZERO(t) _tile_zero(t)
-#define CONV_CHANNELS_DP(c, a, b) _tile_dpbf16ps(c, a, b)
-
-#else  // emulated
-
-struct Registers {
-  unsigned char t[8][16 * kRowBytes];
-  TileShapes shapes;
-};
-thread_local Registers regs;
-
-inline void configure(const TileShapes& s) { regs.shapes = s; }
-inline void release() {}
-inline void tile_load(int t, const void* p, int64_t stride) {
-  std::memset(regs.t[t], 0, sizeof(regs.t[t]));
-  for (int64_t r = 0; r < regs.shapes.rows[t]; ++r)
-    std::memcpy(regs.t[t] + r * kRowBytes, static_cast<const unsigned char*>(p) + r * stride, regs.shapes.colsb[t]);
-}
-inline void tile_store(int t, void* p, int64_t stride) {
-  for (int64_t r = 0; r < regs.shapes.rows[t]; ++r)
-    std::memcpy(static_cast<unsigned char*>(p) + r * stride, regs.t[t] + r * kRowBytes, regs.shapes.colsb[t]);
-}
-inline void tile_zero(int t) { std::memset(regs.t[t], 0, sizeof(regs.t[t])); }
-
-// tdpbf16ps' arithmetic (amx_gemm.h): denormals read as zero and every result flushed; per output
-// the even and the odd positions' exact products summed apart, then C + (E + O). Pairs past A's
-// configured depth add zero products, as tests/kernels/amx_reference.h's whole 32-deep steps do.
-inline float flush(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
-inline double operand(uint16_t bits) {
-  const uint32_t w = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &w, sizeof(f));
-  return static_cast<double>(flush(f));
-}
-inline void tile_dp(int c, int a, int b) {
-  float* cv = reinterpret_cast<float*>(regs.t[c]);
-  const uint16_t* av = reinterpret_cast<const uint16_t*>(regs.t[a]);
-  const uint16_t* bv = reinterpret_cast<const uint16_t*>(regs.t[b]);
-  const int64_t pairs = regs.shapes.colsb[a] / 4, rows = regs.shapes.rows[c], cols = regs.shapes.colsb[c] / 4;
-  for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = 0; j < cols; ++j) {
-      float even = 0.0f, odd = 0.0f;
-      for (int64_t r = 0; r < 16; ++r) {
-        const bool in = r < pairs;
-        const uint16_t* ap = av + i * 32 + 2 * r;
-        const uint16_t* bp = bv + r * 32 + 2 * j;
-        even = flush(static_cast<float>(static_cast<double>(even) + (in ? operand(ap[0]) * operand(bp[0]) : 0.0)));
-        odd = flush(static_cast<float>(static_cast<double>(odd) + (in ? operand(ap[1]) * operand(bp[1]) : 0.0)));
-      }
-      float& out = cv[i * 16 + j];
-      out = flush(flush(out) + flush(even + odd));
-    }
-  }
-}
-#define CONV_CHANNELS_LOAD(t, p, stride) tile_load(t, p, stride)
-#define CONV_CHANNELS_STORE(t, p, stride) tile_store(t, p, stride)
-#define CONV_CHANNELS_ZERO(t) tile_zero(t)
-#define CONV_CHANNELS_DP(c, a, b) tile_dp(c, a, b)
-
-#endif
-
 // One step of a block: A's tile (4 or 5: the intrinsics take literal tile numbers) loaded once,
 // then C tile C0 (and C1) += A times B of unit 0 (and 1), loaded into 6 (and 7), b[i] its rows' start.
-#define CONV_CHANNELS_STEP(A, C0, C1)                     \
-  do {                                                    \
-    CONV_CHANNELS_LOAD(A, w, kRowBytes);                  \
-    CONV_CHANNELS_LOAD(6, b[0] + off, stride);            \
-    CONV_CHANNELS_DP(C0, A, 6);                           \
-    if constexpr (Tiles > 1) {                            \
-      CONV_CHANNELS_LOAD(7, b[1] + off, stride);          \
-      CONV_CHANNELS_DP(C1, A, 7);                         \
-    }                                                     \
+#define CONV_CHANNELS_STEP(A, C0, C1)                        \
+  do {                                                       \
+    AMX_TILE_LOAD(A, w, kRowBytes);                          \
+    AMX_TILE_LOAD(6, b[0] + off, stride);                    \
+    AMX_TILE_DP(C0, A, 6);                                   \
+    if constexpr (Tiles > 1) {                               \
+      AMX_TILE_LOAD(7, b[1] + off, stride);                  \
+      AMX_TILE_DP(C1, A, 7);                                 \
+    }                                                        \
   } while (0)
 
 // Set 0 accumulates in C tiles 0 and 1, set 1 in 2 and 3.
@@ -168,11 +98,11 @@ struct Pending {
 
 void store(const Pending& p, int64_t ld) {
   if (p.set == 0) {
-    CONV_CHANNELS_STORE(0, p.out[0], ld);
-    if (p.tiles > 1) CONV_CHANNELS_STORE(1, p.out[1], ld);
+    AMX_TILE_STORE(0, p.out[0], ld);
+    if (p.tiles > 1) AMX_TILE_STORE(1, p.out[1], ld);
   } else if (p.set == 1) {
-    CONV_CHANNELS_STORE(2, p.out[0], ld);
-    if (p.tiles > 1) CONV_CHANNELS_STORE(3, p.out[1], ld);
+    AMX_TILE_STORE(2, p.out[0], ld);
+    if (p.tiles > 1) AMX_TILE_STORE(3, p.out[1], ld);
   }
 }
 
@@ -183,11 +113,11 @@ void store(const Pending& p, int64_t ld) {
 template <int Tiles, int Set>
 Pending block(const ConvChannelsArgs& args, int64_t u0, int64_t t) {
   if constexpr (Set == 0) {
-    CONV_CHANNELS_ZERO(0);
-    if constexpr (Tiles > 1) CONV_CHANNELS_ZERO(1);
+    AMX_TILE_ZERO(0);
+    if constexpr (Tiles > 1) AMX_TILE_ZERO(1);
   } else {
-    CONV_CHANNELS_ZERO(2);
-    if constexpr (Tiles > 1) CONV_CHANNELS_ZERO(3);
+    AMX_TILE_ZERO(2);
+    if constexpr (Tiles > 1) AMX_TILE_ZERO(3);
   }
   Pending done;
   done.set = Set;
@@ -227,19 +157,19 @@ TileShapes resident_shapes_for(int64_t m, int64_t vc) {
   return s;
 }
 
-#define CONV_CHANNELS_UNIT(C)                                  \
-  do {                                                         \
-    CONV_CHANNELS_ZERO(C);                                     \
-    CONV_CHANNELS_LOAD(5, step_in[0] + in, stride);            \
-    CONV_CHANNELS_DP(C, 2, 5);                                 \
-    if constexpr (Steps > 1) {                                 \
-      CONV_CHANNELS_LOAD(6, step_in[1] + in, stride);          \
-      CONV_CHANNELS_DP(C, 3, 6);                               \
-    }                                                          \
-    if constexpr (Steps > 2) {                                 \
-      CONV_CHANNELS_LOAD(7, step_in[2] + in, stride);          \
-      CONV_CHANNELS_DP(C, 4, 7);                               \
-    }                                                          \
+#define CONV_CHANNELS_UNIT(C)                                \
+  do {                                                       \
+    AMX_TILE_ZERO(C);                                        \
+    AMX_TILE_LOAD(5, step_in[0] + in, stride);               \
+    AMX_TILE_DP(C, 2, 5);                                    \
+    if constexpr (Steps > 1) {                               \
+      AMX_TILE_LOAD(6, step_in[1] + in, stride);             \
+      AMX_TILE_DP(C, 3, 6);                                  \
+    }                                                        \
+    if constexpr (Steps > 2) {                               \
+      AMX_TILE_LOAD(7, step_in[2] + in, stride);             \
+      AMX_TILE_DP(C, 4, 7);                                  \
+    }                                                        \
   } while (0)
 
 template <int Steps>
@@ -255,28 +185,28 @@ void channels_resident(const ConvChannelsArgs& args) {
   int64_t u = 0;
   for (int64_t t = 0; t < args.n_tiles; ++t) {
     const uint16_t* w = args.packed_w + t * Steps * kWeightTile;
-    CONV_CHANNELS_LOAD(2, w, kRowBytes);
-    if constexpr (Steps > 1) CONV_CHANNELS_LOAD(3, w + kWeightTile, kRowBytes);
-    if constexpr (Steps > 2) CONV_CHANNELS_LOAD(4, w + 2 * kWeightTile, kRowBytes);
+    AMX_TILE_LOAD(2, w, kRowBytes);
+    if constexpr (Steps > 1) AMX_TILE_LOAD(3, w + kWeightTile, kRowBytes);
+    if constexpr (Steps > 2) AMX_TILE_LOAD(4, w + 2 * kWeightTile, kRowBytes);
     float* out = args.out + t * args.m * args.out_channel;
     for (int64_t v = 0; v < args.units; ++v, ++u) {
       const int64_t oh = v / args.groups, ow0 = v % args.groups * kPixels;
       const int64_t in = oh * args.cp * args.pitch + ow0;
       if (u % 2 == 0) {
         CONV_CHANNELS_UNIT(0);
-        if (pending != nullptr) CONV_CHANNELS_STORE(1, pending, ld);
+        if (pending != nullptr) AMX_TILE_STORE(1, pending, ld);
       } else {
         CONV_CHANNELS_UNIT(1);
-        CONV_CHANNELS_STORE(0, pending, ld);
+        AMX_TILE_STORE(0, pending, ld);
       }
       pending = out + oh * args.out_row + ow0;
     }
   }
   if (pending != nullptr) {
     if (u % 2 == 1) {
-      CONV_CHANNELS_STORE(0, pending, ld);
+      AMX_TILE_STORE(0, pending, ld);
     } else {
-      CONV_CHANNELS_STORE(1, pending, ld);
+      AMX_TILE_STORE(1, pending, ld);
     }
   }
   release();
@@ -308,19 +238,11 @@ void channels(const ConvChannelsArgs& args) {
 }
 
 #undef CONV_CHANNELS_STEP
-#undef CONV_CHANNELS_LOAD
-#undef CONV_CHANNELS_STORE
-#undef CONV_CHANNELS_ZERO
-#undef CONV_CHANNELS_DP
 
 }  // namespace
 
 const ConvChannelsFns& conv_channels_fns() {
-#if COLONY_CONV_CHANNELS_NATIVE
-  static const ConvChannelsFns fns{"amx", &channels};
-#else
-  static const ConvChannelsFns fns{"amx_emulated", &channels};
-#endif
+  static const ConvChannelsFns fns{COLONY_CONV_CHANNELS_NATIVE ? "amx" : "amx_emulated", &channels};
   return fns;
 }
 

@@ -3,13 +3,14 @@
 // reference in the tiles' rounding order on every copy this CPU runs (the emulated one anywhere:
 // the layouts' addresses, odd kernel widths, the groups at a row's end, more than 16 rows of depth,
 // more than 16 output channels; the hardware where AMX is usable), close to the float64
-// convolution of the rounded operands, no pad partner multiplying a neighbour pixel, and the
-// refusals.
+// convolution of the rounded operands, no pad partner multiplying a neighbour pixel, a float32 x
+// rounded as the layouts are built, and the refusals.
 #include "kernels/cpu/conv_channels.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <stdexcept>
 #include <string>
@@ -95,6 +96,17 @@ std::vector<BFloat16> run_channels(const ConvCase& k, const std::vector<BFloat16
   return y;
 }
 
+// Runs `body` once on each copy of the product this CPU runs (the emulated one, and the hardware's
+// where AMX is usable), that copy in use.
+template <typename Body>
+void on_every_copy(const std::string& what, const Body& body) {
+  for (const ConvChannelsFns* fns : runnable_conv_channels_copies()) {
+    SCOPED_TRACE(what + " on " + fns->isa);
+    ScopedConvChannelsFns use(fns);
+    body();
+  }
+}
+
 TEST(ConvChannels, DepthStepsAreTheFewestThenTheFewestZeroLines) {
   auto expect = [](int64_t c, int64_t kh, int64_t cp, int64_t chunks, int64_t vc) {
     const ConvChannelsDepth d = conv_channels_depth(c, kh);
@@ -118,32 +130,15 @@ TEST(ConvChannels, EqualsTheTilesOrderReferenceOnEveryCopy) {
     const std::vector<BFloat16> b = random_bf16(k.o, seed++);
     const std::vector<BFloat16> want = channels_reference(k, x, w, b);
     // The reference is the float64 convolution of the rounded operands, up to bfloat16 rounding.
+    const std::vector<double> exact = naive_conv(k, cast<double>(x), cast<double>(w), cast<double>(b));
     std::string where;
-    EXPECT_TRUE(close(cast<double>(want), naive_conv(k, cast<double>(x), cast<double>(w), cast<double>(b)), 3e-2,
-                      &where))
-        << name(k) << " " << where;
-    for (const ConvChannelsFns* fns : runnable_conv_channels_copies()) {
-      SCOPED_TRACE(name(k) + " " + fns->isa);
-      ScopedConvChannelsFns use(fns);
+    EXPECT_TRUE(close(cast<double>(want), exact, 3e-2, &where)) << name(k) << " " << where;
+    on_every_copy(name(k), [&] {
       for (int threads : {1, 2}) {
         ScopedThreads t(threads);
         EXPECT_EQ(mismatches(run_channels(k, x, w, b), want, "y"), 0) << threads << " thread(s)";
       }
-    }
-  }
-}
-
-// Without a bias a -0 sum stays -0 (rounded, not added to +0), as the other paths and PyTorch give.
-TEST(ConvChannels, NoBiasKeepsNegativeZero) {
-  const ConvCase k{1, 3, 8, 8, 6, 5, 5, 1, 0, 1, 1, false};
-  const std::vector<BFloat16> x(numel(x_shape(k)), BFloat16(0.0f));
-  const std::vector<BFloat16> w(numel(w_shape(k)), BFloat16(-1.0f));
-  for (const ConvChannelsFns* fns : runnable_conv_channels_copies()) {
-    SCOPED_TRACE(fns->isa);
-    ScopedConvChannelsFns use(fns);
-    const std::vector<BFloat16> y = run_channels(k, x, w, {});
-    const std::vector<BFloat16> want = channels_reference(k, x, w, {});
-    EXPECT_EQ(mismatches(y, want, "y"), 0);
+    });
   }
 }
 
@@ -161,26 +156,53 @@ TEST(ConvChannels, AnInfiniteInputReachesOnlyTheWindowsThatHoldIt) {
       const std::vector<BFloat16> b = random_bf16(k.o, 43);
       const int64_t iy = 6;
       for (int64_t c = 0; c < k.c; ++c) x[(c * k.h + iy) * k.w + ix] = BFloat16(std::numeric_limits<float>::infinity());
-      for (const ConvChannelsFns* fns : runnable_conv_channels_copies()) {
-        SCOPED_TRACE(name(k) + " " + fns->isa + " column " + std::to_string(ix));
-        ScopedConvChannelsFns use(fns);
+      on_every_copy(name(k) + ", column " + std::to_string(ix), [&] {
         const std::vector<BFloat16> y = run_channels(k, x, w, b);
         int64_t wrong = 0;
-        for (int64_t o = 0; o < k.o; ++o) {
-          for (int64_t oy = 0; oy < d.ho; ++oy) {
-            for (int64_t ox = 0; ox < d.wo; ++ox) {
-              const int64_t r = iy + k.padding.h - oy, j = ix + k.padding.w - ox;
-              const bool holds = r >= 0 && r < k.kh && j >= 0 && j < k.kw;
-              const float v = static_cast<float>(y[(o * d.ho + oy) * d.wo + ox]);
-              if (std::isfinite(v) == holds && wrong++ < 3) {
-                ADD_FAILURE() << "o " << o << " (" << oy << ", " << ox << ") = " << v << (holds ? ", want non-finite" : "");
-              }
-            }
+        for (int64_t e = 0; e < static_cast<int64_t>(y.size()); ++e) {
+          const int64_t ox = e % d.wo, oy = e / d.wo % d.ho;
+          const int64_t r = iy + k.padding.h - oy, j = ix + k.padding.w - ox;
+          const bool in_window = r >= 0 && r < k.kh && j >= 0 && j < k.kw;
+          if (std::isfinite(static_cast<float>(y[e])) == in_window && wrong++ < 3) {
+            ADD_FAILURE() << "y[" << e << "] = " << static_cast<float>(y[e]) << (in_window ? ", want non-finite" : "");
           }
         }
         EXPECT_EQ(wrong, 0);
-      }
+      });
     }
+  }
+}
+
+// A float32 x is rounded as the layouts are built: bit for bit the bfloat16 call on x rounded first
+// (BFloat16's rounding), on every case and copy, with values that round up, down and to even at a
+// tie, a NaN (kept quiet), infinities, -0 and a denormal among them; the infinities and the NaN
+// reach only the windows that hold them, as in the bfloat16 call.
+TEST(ConvChannels, FloatInputIsTheBfloat16CallOnTheRoundedInput) {
+  auto from_bits = [](uint32_t u) {
+    float f;
+    std::memcpy(&f, &u, sizeof(f));
+    return f;
+  };
+  const float specials[] = {from_bits(0x3f808000u),  // a tie: rounds to even (down)
+                            from_bits(0x3f818000u),  // a tie: rounds to even (up)
+                            from_bits(0x3f808001u),  // just above a tie: up
+                            from_bits(0x7fa00000u),  // a signalling NaN: quieted
+                            std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                            -0.0f, from_bits(0x00000123u)};  // a denormal
+  uint32_t seed = 2600;
+  for (const ConvCase& k : channel_cases()) {
+    std::vector<float> x = cast<float>(random_values(numel(x_shape(k)), seed++));
+    // A few specials, away from most windows so that most outputs stay finite and compared by value.
+    for (size_t i = 0; i < sizeof(specials) / sizeof(specials[0]); ++i) x[(i * 7919) % x.size()] = specials[i];
+    const std::vector<BFloat16> w = random_bf16(numel(w_shape(k)), seed++), b = random_bf16(k.o, seed++);
+    std::vector<BFloat16> rounded;
+    for (float v : x) rounded.push_back(BFloat16(v));
+    on_every_copy(name(k), [&] {
+      const std::vector<BFloat16> want = run_channels(k, rounded, w, b);
+      std::vector<BFloat16> y(want.size(), BFloat16(7.0f));
+      conv2d_forward_channels(geometry(k), x.data(), w.data(), k.bias ? b.data() : nullptr, y.data());
+      EXPECT_EQ(mismatches(y, want, "y"), 0);
+    });
   }
 }
 
