@@ -923,6 +923,8 @@ bool conv2d_native_16bit(DType dtype, const Conv2dGeometry& g) {
   // rows"). Those shapes were widened by the callers (ops/cpu_widen.h) until the kernels did it
   // themselves: forward_widened rounds each output straight from its float32 grid and widens an
   // image at a time in scratch (docs/benchmarks.md, "LeNet bf16: conv1 widened inside the kernels").
+  // Their forward now takes the channel-major AMX product first (conv2d_bf16_channels), which beat
+  // forward_widened there.
   // Without AMX the AVX512_BF16 tiles keep every shape, as measured before. 16 output channels
   // (LeNet's conv2) stay on the bfloat16 tiles: 1 thread, batch 32, CPU us, load ~8, its forward
   // on AMX 144-163 against 141-151 in float32 and its weight gradient 193 against 218-226, before

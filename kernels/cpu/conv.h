@@ -43,7 +43,8 @@ enum class ConvPass { Forward, BackwardInput, BackwardWeight };
 // rounded once. With both active, fewer than 16 output channels per group (LeNet's conv1) are
 // computed on the float32 direct tiles from operands widened inside the kernels, an image at a
 // time (measured faster than the bfloat16 tiles there: conv.cc), each output rounded once: the
-// values widening the tensors would give.
+// values widening the tensors would give; their forward runs on conv_channels.h's AMX product
+// instead where conv2d_bf16_channels says (faster still: conv.cc).
 // Elsewhere callers widen 16-bit operands to float32 and round the result (ops/cpu_widen.h),
 // which gives the same values up to the order of the float32 additions.
 bool conv2d_native_16bit(DType dtype, const Conv2dGeometry& g);
