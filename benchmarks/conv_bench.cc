@@ -17,9 +17,15 @@
 //   bazel run -c opt //benchmarks:conv_bench -- --pixels
 //                         (LeNet's forwards alone, float32 and each bfloat16 path, 1 thread, 3
 //                         alternating rounds)
+//   bazel run -c opt //benchmarks:conv_bench -- --channels [rounds [layer]]
+//                         (the forward with the output channels on the AMX tiles' rows against
+//                         Auto without it, the pixel path and float32; LeNet's layers and two
+//                         3x3 ones (or those whose name starts with `layer`, e.g. conv1), 1
+//                         thread, alternating rounds: what set conv2d_bf16_channels)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <ctime>
@@ -28,7 +34,9 @@
 
 #include "kernels/common/conv_geometry.h"
 #include "kernels/cpu/amx_gemm.h"
+#include "kernels/cpu/bf16_rows.h"
 #include "kernels/cpu/conv.h"
+#include "kernels/cpu/conv_channels.h"
 #include "kernels/cpu/small_gemm_bf16.h"
 #include "kernels/cpu/small_gemm_isa.h"
 #include "ops/raw_nn_ops.h"
@@ -198,6 +206,20 @@ void bf16_passes() {
   }
 }
 
+// One layer's forward alone at batch 32 in `dtype` through `algo`.
+Timing time_forward(const Layer& l, colony::DType dtype, ConvAlgorithm algo) {
+  const Conv2dGeometry g = geometry(l, 32);
+  colony::Generator gen(7);
+  const auto opts = colony::TensorOptions(dtype);
+  Tensor x = raw::randn({32, l.c, l.h, l.w}, opts, &gen);
+  Tensor w = raw::randn({l.o, l.c, l.k, l.k}, opts, &gen);
+  Tensor b = raw::randn({l.o}, opts, &gen);
+  Tensor y = raw::empty({32, l.o, g.out_h, g.out_w}, opts);
+  return best_us([&] {
+    cpu::conv2d_forward(dtype, g, x.data_ptr_raw(), w.data_ptr_raw(), b.data_ptr_raw(), y.data_ptr_raw(), algo);
+  });
+}
+
 // The forward alone, float32 direct against bfloat16 on each kind of tile, LeNet's layers at batch
 // 32, in alternating rounds (`--pixels`): what set the pixel-major AMX forward's threshold
 // (conv2d_bf16_on_amx, kernels/cpu/conv.cc).
@@ -216,19 +238,62 @@ void pixels_forward(int rounds) {
   for (int r = 0; r < rounds; ++r) {
     for (const Layer& l : {conv1, conv2}) {
       for (const Entry& e : entries) {
-        const Conv2dGeometry g = geometry(l, 32);
-        colony::Generator gen(7);
-        const auto opts = colony::TensorOptions(e.dtype);
-        Tensor x = raw::randn({32, l.c, l.h, l.w}, opts, &gen);
-        Tensor w = raw::randn({l.o, l.c, l.k, l.k}, opts, &gen);
-        Tensor b = raw::randn({l.o}, opts, &gen);
-        Tensor y = raw::empty({32, l.o, g.out_h, g.out_w}, opts);
-        const Timing t = best_us([&] {
-          cpu::conv2d_forward(e.dtype, g, x.data_ptr_raw(), w.data_ptr_raw(), b.data_ptr_raw(), y.data_ptr_raw(),
-                              e.algo);
-        });
+        const Timing t = time_forward(l, e.dtype, e.algo);
         std::printf("round %d  %-22s %-18s %s\n", r, l.name, e.name, cell(t).c_str());
       }
+    }
+  }
+}
+
+// The forward alone with the output channels on the AMX tiles' rows (conv_channels.h) against
+// Auto without that product (the base's choice: LeNet's conv1 widened to float32, conv2 on the
+// pixel path), the pixel path forced, and float32, batch 32, 1 thread, in alternating rounds
+// (`--channels`): what set conv2d_bf16_channels (kernels/cpu/conv.cc).
+void channels_forward(int rounds, const char* only) {
+  const Layer wide16{"conv 16->16 k3 16x16", 16, 16, 16, 16, 3, 1};
+  const Layer first3x3{"conv 3->8 k3 32x32", 3, 32, 32, 8, 3, 1};
+  struct Entry {
+    const char* name;
+    colony::DType dtype;
+    ConvAlgorithm algo;
+    bool channels;  // the channel-major product available to Auto
+  };
+  const Entry entries[] = {{"float32 auto", colony::kFloat32, ConvAlgorithm::Auto, false},
+                           {"bf16 auto w/o channels", colony::kBFloat16, ConvAlgorithm::Auto, false},
+                           {"bf16 amx_pixels", colony::kBFloat16, ConvAlgorithm::AmxPixels, false},
+                           {"bf16 amx_channels", colony::kBFloat16, ConvAlgorithm::AmxChannels, true},
+                           {"bf16 auto", colony::kBFloat16, ConvAlgorithm::Auto, true}};
+  std::printf("forward, batch 32, %d thread(s), us per call: best wall (CPU of all threads)\n",
+              colony::get_num_threads());
+  for (int r = 0; r < rounds; ++r) {
+    for (const Layer& l : {conv1, first3x3, conv2, wide16, wide32}) {
+      if (only != nullptr && std::strncmp(l.name, only, std::strlen(only)) != 0) continue;
+      for (const Entry& e : entries) {
+        cpu::ScopedConvChannelsFns use(e.channels ? cpu::active_conv_channels_fns() : nullptr);
+        const Timing t = time_forward(l, e.dtype, e.algo);
+        std::printf("round %d  %-22s %-24s %s\n", r, l.name, e.name, cell(t).c_str());
+      }
+      // A float32 x (autocast's input to a first layer): rounded to a bfloat16 copy first, as
+      // autocast does today, or rounded by the channel-major forward as it builds its layouts.
+      const Conv2dGeometry g = geometry(l, 32);
+      colony::Generator gen(7);
+      Tensor x32 = raw::randn({32, l.c, l.h, l.w}, colony::TensorOptions(colony::kFloat32), &gen);
+      Tensor x16 = raw::empty(x32.sizes(), colony::TensorOptions(colony::kBFloat16));
+      const auto opts = colony::TensorOptions(colony::kBFloat16);
+      Tensor w = raw::randn({l.o, l.c, l.k, l.k}, opts, &gen), b = raw::randn({l.o}, opts, &gen);
+      Tensor y = raw::empty({32, l.o, g.out_h, g.out_w}, opts);
+      const auto* xf = static_cast<const float*>(x32.data_ptr_raw());
+      auto* xb = static_cast<colony::BFloat16*>(x16.data_ptr_raw());
+      const auto* wb = static_cast<const colony::BFloat16*>(w.data_ptr_raw());
+      const auto* bb = static_cast<const colony::BFloat16*>(b.data_ptr_raw());
+      auto* yb = static_cast<colony::BFloat16*>(y.data_ptr_raw());
+      const Timing copy = best_us([&] {
+        cpu::round_to_bf16_parallel(xf, x32.numel(), xb);
+        cpu::conv2d_forward_channels(g, xb, wb, bb, yb);
+      });
+      std::printf("round %d  %-22s %-24s %s\n", r, l.name, "f32 x rounded, channels", cell(copy).c_str());
+      const Timing fused = best_us([&] { cpu::conv2d_forward_channels(g, xf, wb, bb, yb); });
+      std::printf("round %d  %-22s %-24s %s\n", r, l.name, "f32 x into channels", cell(fused).c_str());
     }
   }
 }
@@ -237,6 +302,15 @@ void pixels_forward(int rounds) {
 
 int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--channels") == 0) {
+      if (!cpu::has_bf16_small_gemm() || cpu::active_conv_channels_fns() == nullptr) {
+        std::printf("--channels: needs AVX512_BF16 and AMX-BF16 active\n");
+        return 1;
+      }
+      colony::set_num_threads(1);
+      channels_forward(i + 1 < argc ? std::atoi(argv[i + 1]) : 3, i + 2 < argc ? argv[i + 2] : nullptr);
+      return 0;
+    }
     if (std::strcmp(argv[i], "--pixels") == 0) {
       if (!cpu::has_bf16_small_gemm() || !cpu::has_amx_gemm()) {
         std::printf("--pixels: needs AVX512_BF16 and AMX-BF16 active\n");

@@ -11,6 +11,7 @@
 #include "kernels/common/matrix.h"
 #include "kernels/cpu/amx_gemm.h"
 #include "kernels/cpu/bf16_rows.h"
+#include "kernels/cpu/conv_channels.h"
 #include "kernels/cpu/conv_pixels.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/parallel.h"
@@ -760,9 +761,10 @@ void check_bf16(const char* op, const Conv2dGeometry& g, ConvAlgorithm algo) {
 
 // The AMX tiles multiply bfloat16 only.
 void check_amx_dtype(const char* op, DType dtype, ConvAlgorithm algo) {
-  if ((algo == ConvAlgorithm::Amx || algo == ConvAlgorithm::AmxPixels) && dtype != DType::BFloat16) {
-    throw std::invalid_argument(std::string(op) + ": ConvAlgorithm::" +
-                                (algo == ConvAlgorithm::Amx ? "Amx" : "AmxPixels") + " takes bfloat16 operands, got " +
+  if ((algo == ConvAlgorithm::Amx || algo == ConvAlgorithm::AmxPixels || algo == ConvAlgorithm::AmxChannels) &&
+      dtype != DType::BFloat16) {
+    const char* name = algo == ConvAlgorithm::Amx ? "Amx" : algo == ConvAlgorithm::AmxPixels ? "AmxPixels" : "AmxChannels";
+    throw std::invalid_argument(std::string(op) + ": ConvAlgorithm::" + name + " takes bfloat16 operands, got " +
                                 dtype_name(dtype));
   }
 }
@@ -826,7 +828,9 @@ void forward_widened(const Conv2dGeometry& g, const BFloat16* x, const BFloat16*
 
 void forward_bf16(const Conv2dGeometry& g, const BFloat16* x, const BFloat16* w, const BFloat16* bias, BFloat16* y,
                   ConvAlgorithm algo) {
-  if (algo == ConvAlgorithm::Auto && bf16_widened_here(g)) {
+  if (algo == ConvAlgorithm::AmxChannels || (algo == ConvAlgorithm::Auto && conv2d_bf16_channels(g))) {
+    conv2d_forward_channels(g, x, w, bias, y);
+  } else if (algo == ConvAlgorithm::Auto && bf16_widened_here(g)) {
     forward_widened(g, x, w, bias, y);
   } else if (algo == ConvAlgorithm::AmxPixels || (algo == ConvAlgorithm::Auto && conv2d_bf16_pixels(g))) {
     conv2d_forward_pixels(g, x, w, bias, y);
@@ -919,6 +923,8 @@ bool conv2d_native_16bit(DType dtype, const Conv2dGeometry& g) {
   // rows"). Those shapes were widened by the callers (ops/cpu_widen.h) until the kernels did it
   // themselves: forward_widened rounds each output straight from its float32 grid and widens an
   // image at a time in scratch (docs/benchmarks.md, "LeNet bf16: conv1 widened inside the kernels").
+  // Their forward now takes the channel-major AMX product first (conv2d_bf16_channels), which beat
+  // forward_widened there.
   // Without AMX the AVX512_BF16 tiles keep every shape, as measured before. 16 output channels
   // (LeNet's conv2) stay on the bfloat16 tiles: 1 thread, batch 32, CPU us, load ~8, its forward
   // on AMX 144-163 against 141-151 in float32 and its weight gradient 193 against 218-226, before
@@ -971,6 +977,18 @@ bool conv2d_bf16_pixels_input(const Conv2dGeometry& g) {
   return active_conv_pixels_fns() != nullptr && conv_pixels_input_fit(g) && g.group_out_channels() >= 16;
 }
 
+bool conv2d_bf16_channels(const Conv2dGeometry& g) {
+  // Fewer than 16 output channels, where Auto otherwise widens the forward (forward_widened):
+  // `conv_bench --channels 3` (batch 32, 1 thread, best wall us, 3 alternating rounds; Intel Xeon,
+  // Sapphire Rapids class, 2026-12-06 03:17, load 0.9-1.9), channel-major against widened: LeNet's
+  // conv1 (3 -> 6, 5 x 5, 32 x 32) 156-182 against 238-258 (the pixel path 223-237), 3 -> 8 3 x 3
+  // 32 x 32 padding 1 186-189 against 207-217. From 16 output channels the pixel path's C tiles are
+  // full and it wins: LeNet's conv2 (6 -> 16) 100-104 against 91-97, 16 -> 16 3 x 3 202-213
+  // against 195-197, 32 -> 32 527-529 against 492-498. docs/benchmarks.md, "LeNet bf16: conv1's
+  // forward with the output channels on the AMX tiles' rows".
+  return active_conv_channels_fns() != nullptr && conv_channels_fit(g) && g.group_out_channels() < 16;
+}
+
 ConvAlgorithm choose_conv_algorithm(const Conv2dGeometry& g, ConvPass pass) {
   if (g.stride_h != 1 || g.stride_w != 1) return ConvAlgorithm::Im2col;
   // Direct reads its operands in place and never packs them. Measured with
@@ -1013,6 +1031,7 @@ void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const v
 void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, const void* x, const void* w,
                      void* grad_x, void* grad_w, void* grad_b, ConvAlgorithm algo) {
   check_amx_dtype("conv2d_backward", dtype, algo);
+  if (algo == ConvAlgorithm::AmxChannels) algo = ConvAlgorithm::Auto;  // a forward-only product
   const bool direct_x = resolve(algo, g, ConvPass::BackwardInput) == ConvAlgorithm::Direct;
   const bool direct_w = resolve(algo, g, ConvPass::BackwardWeight) == ConvAlgorithm::Direct;
   auto run = [&](auto tag) {

@@ -18,7 +18,8 @@
 // is computed in float32 from operands widened inside the kernels (faster there).
 // A bfloat16 forward (from 6 output channels) and input gradient (from 16) run with the pixels on
 // the AMX tiles' rows instead (conv_pixels.h: no im2col packing at all) where conv2d_bf16_pixels
-// and conv2d_bf16_pixels_input say.
+// and conv2d_bf16_pixels_input say; a bfloat16 forward with the output channels on the rows and
+// the im2col read by strided tile loads (conv_channels.h) where conv2d_bf16_channels says.
 // benchmarks/conv_bench.cc times both on the LeNet shapes and two wider layers (--bf16: the
 // bfloat16 tiles per pass).
 #pragma once
@@ -31,8 +32,9 @@ namespace colony::kernels::cpu {
 // Amx: bfloat16 only, the direct algorithm's implicit im2col on AMX tiles (amx_gemm.h); Direct
 // then means the AVX512_BF16 tiles (small_gemm_bf16.h). AmxPixels: bfloat16, the forward and the
 // input gradient with the pixels on the AMX tiles' rows (conv_pixels.h); its weight gradient runs
-// as Auto's.
-enum class ConvAlgorithm { Auto, Direct, Im2col, Amx, AmxPixels };
+// as Auto's. AmxChannels: bfloat16, the forward with the output channels on the AMX tiles' rows and
+// the im2col read in place (conv_channels.h); its gradients run as Auto's.
+enum class ConvAlgorithm { Auto, Direct, Im2col, Amx, AmxPixels, AmxChannels };
 enum class ConvPass { Forward, BackwardInput, BackwardWeight };
 
 // Whether the kernels below take `dtype` (a 16-bit type) for this shape. True for bfloat16 with
@@ -41,7 +43,8 @@ enum class ConvPass { Forward, BackwardInput, BackwardWeight };
 // rounded once. With both active, fewer than 16 output channels per group (LeNet's conv1) are
 // computed on the float32 direct tiles from operands widened inside the kernels, an image at a
 // time (measured faster than the bfloat16 tiles there: conv.cc), each output rounded once: the
-// values widening the tensors would give.
+// values widening the tensors would give; their forward runs on conv_channels.h's AMX product
+// instead where conv2d_bf16_channels says (faster still: conv.cc).
 // Elsewhere callers widen 16-bit operands to float32 and round the result (ops/cpu_widen.h),
 // which gives the same values up to the order of the float32 additions.
 bool conv2d_native_16bit(DType dtype, const Conv2dGeometry& g);
@@ -59,6 +62,12 @@ bool conv2d_bf16_on_amx(const Conv2dGeometry& g, ConvPass pass);
 bool conv2d_bf16_pixels(const Conv2dGeometry& g);
 // The same for the input gradient (conv2d_backward_input_pixels: conv_pixels_input_fit).
 bool conv2d_bf16_pixels_input(const Conv2dGeometry& g);
+
+// Whether Auto runs this bfloat16 forward with the output channels on the AMX tiles' rows
+// (conv_channels.h) before any other choice: where that product runs here
+// (active_conv_channels_fns()) and takes the shape (conv_channels_fit), for the shapes measured
+// faster in conv.cc.
+bool conv2d_bf16_channels(const Conv2dGeometry& g);
 
 // What Auto runs for this shape and pass (a backward call may use one algorithm for grad_x and
 // the other for grad_w and grad_b).
