@@ -992,8 +992,16 @@ bool conv2d_bf16_pixels(const Conv2dGeometry& g) {
 }
 
 bool conv2d_bf16_weight_rows(const Conv2dGeometry& g) {
-  // TODO(measure)
-  return active_conv_weight_rows_fns() != nullptr && conv_weight_rows_fit(g) && g.group_out_channels() < 16;
+  // Faster than every other bfloat16 weight gradient on every shape measured (`conv_bench
+  // --weight-rows`: batch 32, 1 thread, no bias, us per call, 3 alternating rounds; Intel Xeon,
+  // Sapphire Rapids class, 2026-12-06 03:08, load 4.1-4.3): LeNet's conv1 (3 -> 6, 5 x 5, 32 x 32)
+  // 96-100 against 260-263 widened to float32 (backward_widened); conv2 (6 -> 16, 5 x 5, 14 x 14)
+  // 68-70 against 188-193 on the AMX tiles with the output channels on the rows
+  // (backward_weight_amx); 3 x 3, padding 1: 16 -> 16 on 16 x 16 127-134 against 297-302, on 28 x 28
+  // 370-385 against 776-788, 32 -> 32 on 16 x 16 387-434 against 665-723, 64 -> 64 1,360-1,372
+  // against 1,677-1,852 (2 rounds). docs/benchmarks.md, "LeNet bf16: the weight gradients on AMX
+  // with the image read by strided tile loads".
+  return active_conv_weight_rows_fns() != nullptr && conv_weight_rows_fit(g);
 }
 
 bool conv2d_bf16_pixels_input(const Conv2dGeometry& g) {

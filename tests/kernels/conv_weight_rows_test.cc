@@ -178,11 +178,10 @@ TEST(ConvWeightRows, AnInfiniteInputReachesOnlyTheWeightsThatSeeIt) {
   }
 }
 
-// Auto routes a bfloat16 weight gradient with fewer than 16 output channels here where the product
-// runs (the emulated copy stands for AMX): grad_w is the reference's sums rounded once (one thread:
-// one part), grad_b backward_widened's (the float32 kernel's on widened grad_y, rounded); two
-// threads sum two parts (equal up to that float32 addition). 16 output channels, and no copy, stay
-// off it.
+// Auto routes a bfloat16 weight gradient that conv_weight_rows_fit takes here where the product runs
+// (the emulated copy stands for AMX): grad_w is the reference's sums rounded once (one thread: one
+// part), grad_b backward_widened's (the float32 kernel's on widened grad_y, rounded); two threads
+// sum two parts (equal up to that float32 addition). Strides, and no copy, stay off it.
 TEST(ConvWeightRows, AutosRoutingThroughConv2dBackward) {
   const ConvCase k{3, 3, 12, 12, 6, 5, 5, 1, 0, 1, 1, true};
   const Conv2dGeometry g = geometry(k);
@@ -208,7 +207,7 @@ TEST(ConvWeightRows, AutosRoutingThroughConv2dBackward) {
   EXPECT_TRUE(conv2d_bf16_weight_rows(g));
   ConvCase wide = k;
   wide.o = 16;
-  EXPECT_FALSE(conv2d_bf16_weight_rows(geometry(wide)));
+  EXPECT_TRUE(conv2d_bf16_weight_rows(geometry(wide)));
   ConvCase strided = k;
   strided.stride = {2, 2};
   EXPECT_FALSE(conv2d_bf16_weight_rows(geometry(strided)));
