@@ -2,6 +2,8 @@
 // conv_weight_rows_tiles.h.
 #include "kernels/cpu/conv_weight_rows.h"
 
+#include <immintrin.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cstring>
@@ -84,34 +86,77 @@ void copy_image(const Conv2dGeometry& g, const RowsPlan& p, const uint16_t* x, u
   }
 }
 
+// 8 x 8 words of 32 bits transposed in AVX2 registers: v[i] holds row i on entry, column i on exit.
+inline void transpose_8x8_dwords(__m256i v[8]) {
+  __m256i t[8], u[8];
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_epi32(v[i], v[i + 1]);
+    t[i + 1] = _mm256_unpackhi_epi32(v[i], v[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    u[i] = _mm256_unpacklo_epi64(t[i], t[i + 2]);
+    u[i + 1] = _mm256_unpackhi_epi64(t[i], t[i + 2]);
+    u[i + 2] = _mm256_unpacklo_epi64(t[i + 1], t[i + 3]);
+    u[i + 3] = _mm256_unpackhi_epi64(t[i + 1], t[i + 3]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    v[i] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x20);
+    v[i + 4] = _mm256_permute2x128_si256(u[i], u[i + 4], 0x31);
+  }
+}
+
+// One B tile from whole pairs: row q, pair j = the 32-bit pair q of src + j * plane (j < `valid_cols`;
+// zeros past it up to cols), for q < pairs. Blocks of 8 pairs x 8 channels are transposed in
+// registers and stored a row of the tile at a time, in address order: with cols not a multiple of
+// 8, a row's last store runs into the next row's first pairs, which that row's store (after it)
+// rewrites; the caller leaves 8 pairs of room past the last tile. The last block of pairs is read
+// with a mask, never past its row.
+inline void pack_pairs(const uint32_t* src, int64_t plane, int64_t valid_cols, int64_t pairs, int64_t cols,
+                       uint32_t* dst) {
+  const int64_t col_blocks = (cols + 7) / 8;
+  for (int64_t q0 = 0; q0 < pairs; q0 += 8) {
+    const int64_t n = std::min<int64_t>(8, pairs - q0);
+    const __m256i mask = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)),
+                                            _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    __m256i v[2][8];
+    for (int64_t cb = 0; cb < col_blocks; ++cb) {
+      for (int64_t i = 0; i < 8; ++i) {
+        const int64_t j = cb * 8 + i;
+        v[cb][i] = j < valid_cols ? _mm256_maskload_epi32(reinterpret_cast<const int*>(src + j * plane + q0), mask)
+                                  : _mm256_setzero_si256();
+      }
+      transpose_8x8_dwords(v[cb]);
+    }
+    for (int64_t q = 0; q < n; ++q)
+      for (int64_t cb = 0; cb < col_blocks; ++cb)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (q0 + q) * cols + cb * 8), v[cb][q]);
+  }
+}
+
 // Image n's grad_y as the product's B tiles (conv_weight_rows.h): tile (h, k, t) row q holds the
 // pairs (dy[o][h][k * pixels + 2q], dy[o][h][k * pixels + 2q + 1]) of output channels o = t * cols
-// + j, zeros past Wo and past the output channels. Rows of an even Wo are copied a pair (32 bits)
-// at a time.
+// + j, zeros past Wo and past the output channels. With an even Wo and whole chunks the pairs are
+// moved 32 bits at a time (pack_pairs: element by element, this was 60 % of the call outside the
+// tiles in LeNet's step; perf, Intel Xeon).
 void pack_grad(const Conv2dGeometry& g, const RowsPlan& p, const uint16_t* gy, uint16_t* b) {
   const int64_t O = g.out_channels, Ho = g.out_h, Wo = g.out_w, pairs = p.pixels / 2;
   const int64_t tile = p.pixels * p.cols;
-  const bool whole_pairs = Wo % 2 == 0;
+  const bool whole_pairs = !p.per_column && Wo % 2 == 0;
   for (int64_t h = 0; h < Ho; ++h) {
     for (int64_t k = 0; k < p.chunks; ++k) {
       for (int64_t t = 0; t < p.col_tiles; ++t) {
         uint16_t* dst = b + ((h * p.chunks + k) * p.col_tiles + t) * tile;
         const int64_t first = k * p.pixels, valid = std::min(p.pixels, Wo - first);
+        const int64_t o0 = t * p.cols, valid_cols = std::min(p.cols, O - o0);
+        const uint16_t* src = gy + (o0 * Ho + h) * Wo + first;
+        if (whole_pairs) {
+          pack_pairs(reinterpret_cast<const uint32_t*>(src), Ho * Wo / 2, valid_cols, pairs, p.cols,
+                     reinterpret_cast<uint32_t*>(dst));
+          continue;
+        }
         for (int64_t j = 0; j < p.cols; ++j) {
-          const int64_t o = t * p.cols + j;
-          if (o >= O || valid <= 0) {
-            for (int64_t q = 0; q < pairs; ++q) dst[2 * (q * p.cols + j)] = dst[2 * (q * p.cols + j) + 1] = 0;
-            continue;
-          }
-          const uint16_t* src = gy + (o * Ho + h) * Wo + first;
-          if (whole_pairs && valid == p.pixels) {
-            for (int64_t q = 0; q < pairs; ++q) {
-              uint32_t pair;
-              std::memcpy(&pair, src + 2 * q, sizeof(pair));
-              std::memcpy(dst + 2 * (q * p.cols + j), &pair, sizeof(pair));
-            }
-          } else {
-            for (int64_t e = 0; e < p.pixels; ++e) dst[2 * ((e / 2) * p.cols + j) + e % 2] = e < valid ? src[e] : 0;
+          for (int64_t e = 0; e < p.pixels; ++e) {
+            dst[2 * ((e / 2) * p.cols + j) + e % 2] = j < valid_cols && e < valid ? src[j * Ho * Wo + e] : 0;
           }
         }
       }
@@ -155,7 +200,8 @@ void conv_weight_rows_accumulate(const Conv2dGeometry& g, const BFloat16* grad_y
   // Copies and tiles on 64-byte boundaries (tile rows across two cache lines load at half speed).
   uint16_t* z_raw = thread_scratch<RowsScratch, uint16_t, 0>(kImagesPerCall * p.image_elems + 32);
   uint16_t* z = z_raw + ((64 - reinterpret_cast<uintptr_t>(z_raw) % 64) % 64) / 2;
-  uint16_t* b_raw = thread_scratch<RowsScratch, uint16_t, 1>(kImagesPerCall * p.b_image + 32);
+  // pack_pairs' last stores run up to 8 pairs past the tiles.
+  uint16_t* b_raw = thread_scratch<RowsScratch, uint16_t, 1>(kImagesPerCall * p.b_image + 32 + 16);
   uint16_t* b = b_raw + ((64 - reinterpret_cast<uintptr_t>(b_raw) % 64) % 64) / 2;
   float* acc = thread_scratch<RowsScratch, float, 2>(KW * row_block * ldacc);
   std::fill(z, z + kImagesPerCall * p.image_elems, uint16_t{0});
