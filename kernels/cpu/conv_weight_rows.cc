@@ -26,9 +26,12 @@ std::atomic<const ConvWeightRowsFns*>& override_fns() {
 
 constexpr int64_t kTileRows = 16, kTileDepth = 32;
 
-// Images per call of the product: the C tiles are loaded and stored once per call. One image's copy
-// and grad_y tiles take 6 + 9 KB for LeNet's conv1, so two stay in L1 (48 KB).
-constexpr int64_t kImagesPerCall = 2;
+// Images per call of the product: the tiles are configured, C loaded and stored, and the tile state
+// released once per call. `conv_bench --weight-rows` (batch 32, 1 thread, us; Intel Xeon, load
+// 2.0-2.4, 2026-12-06 03:19-03:21, alternating): LeNet's conv1 95-100 with 2 images per call, 92-94
+// with 4, 82-89 with 8, 83-91 with 32; conv2 61-62, 57-61, 52-53, 48-52. Eight images' copies and
+// grad_y tiles take 123 KB for conv1 (in L2), against 31 KB for two.
+constexpr int64_t kImagesPerCall = 8;
 
 struct RowsPlan {
   int64_t hp = 0, wp = 0;
