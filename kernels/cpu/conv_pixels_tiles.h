@@ -14,8 +14,9 @@
 // consecutive pixels for one column tile of output channels; each step loads B once (alternating
 // between 6 and 7, so that a load never waits for the product still reading the other) and A once
 // per C tile.
-// As amx_gemm_tiles.h: internal linkage or the copy's namespace only, no shared inline function
-// instantiated here (small_gemm_isa_symbols_test checks the object).
+// The primitives (TileShapes, configure, the emulated registers and tdpbf16ps' arithmetic) are
+// amx_tile_primitives.h's. As amx_gemm_tiles.h: internal linkage or the copy's namespace only, no
+// shared inline function instantiated here (small_gemm_isa_symbols_test checks the object).
 #if !defined(COLONY_CONV_PIXELS_ISA) || !defined(COLONY_CONV_PIXELS_NATIVE)
 #error "define COLONY_CONV_PIXELS_ISA and COLONY_CONV_PIXELS_NATIVE before including conv_pixels_tiles.h"
 #endif
@@ -38,15 +39,11 @@ constexpr int64_t kRows = 16;      // pixels per tile
 constexpr int64_t kRowBytes = 64;  // bytes per C and B tile row
 constexpr int64_t kWeightTile = kConvPixelsWeightTile;
 
-// ldtilecfg's operand (palette 1): the shapes above, A `depth` bfloat16 wide.
-struct alignas(64) TileShapes {
-  uint8_t palette_id;
-  uint8_t start_row;
-  uint8_t reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-};
+#define COLONY_AMX_TILE_PRIMITIVES_NATIVE COLONY_CONV_PIXELS_NATIVE
+#include "kernels/cpu/amx_tile_primitives.h"
+#undef COLONY_AMX_TILE_PRIMITIVES_NATIVE
 
+// ldtilecfg's operand: the shapes above, A `depth` bfloat16 wide.
 TileShapes shapes_for(int64_t depth) {
   TileShapes s;
   std::memset(&s, 0, sizeof(s));
@@ -60,70 +57,15 @@ TileShapes shapes_for(int64_t depth) {
 }
 
 #if COLONY_CONV_PIXELS_NATIVE
-
-inline void configure(const TileShapes& s) { _tile_loadconfig(&s); }
-inline void release() { _tile_release(); }
 #define CONV_PIXELS_LOAD(t, p, stride) _tile_loadd(t, p, stride)
 #define CONV_PIXELS_STORE(t, p, stride) _tile_stored(t, p, stride)
 #define CONV_PIXELS_ZERO(t) _tile_zero(t)
 #define CONV_PIXELS_DP(c, a, b) _tile_dpbf16ps(c, a, b)
-
-#else  // emulated
-
-struct Registers {
-  unsigned char t[8][kRows * kRowBytes];
-  TileShapes shapes;
-};
-thread_local Registers regs;
-
-inline void configure(const TileShapes& s) { regs.shapes = s; }
-inline void release() {}
-inline void tile_load(int t, const void* p, int64_t stride) {
-  std::memset(regs.t[t], 0, sizeof(regs.t[t]));
-  for (int64_t r = 0; r < regs.shapes.rows[t]; ++r)
-    std::memcpy(regs.t[t] + r * kRowBytes, static_cast<const unsigned char*>(p) + r * stride, regs.shapes.colsb[t]);
-}
-inline void tile_store(int t, void* p, int64_t stride) {
-  for (int64_t r = 0; r < regs.shapes.rows[t]; ++r)
-    std::memcpy(static_cast<unsigned char*>(p) + r * stride, regs.t[t] + r * kRowBytes, regs.shapes.colsb[t]);
-}
-inline void tile_zero(int t) { std::memset(regs.t[t], 0, sizeof(regs.t[t])); }
-
-// tdpbf16ps' arithmetic (amx_gemm.h): denormals read as zero and every result flushed; per output
-// the even and the odd positions' exact products summed apart, then C + (E + O). Pairs past A's
-// configured depth add zero products, as tests/kernels/amx_reference.h's whole 32-deep steps do.
-inline float flush(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
-inline double operand(uint16_t bits) {
-  const uint32_t w = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &w, sizeof(f));
-  return static_cast<double>(flush(f));
-}
-inline void tile_dp(int c, int a, int b) {
-  float* cv = reinterpret_cast<float*>(regs.t[c]);
-  const uint16_t* av = reinterpret_cast<const uint16_t*>(regs.t[a]);
-  const uint16_t* bv = reinterpret_cast<const uint16_t*>(regs.t[b]);
-  const int64_t pairs = regs.shapes.colsb[a] / 4;
-  for (int64_t i = 0; i < kRows; ++i) {
-    for (int64_t j = 0; j < 16; ++j) {
-      float even = 0.0f, odd = 0.0f;
-      for (int64_t r = 0; r < 16; ++r) {
-        const bool in = r < pairs;
-        const uint16_t* ap = av + i * 32 + 2 * r;
-        const uint16_t* bp = bv + r * 32 + 2 * j;
-        even = flush(static_cast<float>(static_cast<double>(even) + (in ? operand(ap[0]) * operand(bp[0]) : 0.0)));
-        odd = flush(static_cast<float>(static_cast<double>(odd) + (in ? operand(ap[1]) * operand(bp[1]) : 0.0)));
-      }
-      float& out = cv[i * 16 + j];
-      out = flush(flush(out) + flush(even + odd));
-    }
-  }
-}
+#else
 #define CONV_PIXELS_LOAD(t, p, stride) tile_load(t, p, stride)
 #define CONV_PIXELS_STORE(t, p, stride) tile_store(t, p, stride)
 #define CONV_PIXELS_ZERO(t) tile_zero(t)
 #define CONV_PIXELS_DP(c, a, b) tile_dp(c, a, b)
-
 #endif
 
 // One step of a block: B's tile (6 or 7: the intrinsics take literal tile numbers) loaded once,

@@ -14,7 +14,8 @@
 // (pixels / 2 rows of VNNI pairs). A group's C tiles are loaded from acc once, continue over every
 // image, output row and chunk of the call, and are stored once: B is loaded once per (image, row,
 // chunk) and A once per product.
-// As amx_gemm_tiles.h: internal linkage or the copy's namespace only, no shared inline function
+// The primitives (TileShapes, configure, the emulated registers and tdpbf16ps' arithmetic) are
+// amx_tile_primitives.h's. As amx_gemm_tiles.h: internal linkage or the copy's namespace only, no shared inline function
 // instantiated here (small_gemm_isa_symbols_test checks the object).
 #if !defined(COLONY_CONV_WEIGHT_ROWS_ISA) || !defined(COLONY_CONV_WEIGHT_ROWS_NATIVE)
 #error "define COLONY_CONV_WEIGHT_ROWS_ISA and COLONY_CONV_WEIGHT_ROWS_NATIVE before including conv_weight_rows_tiles.h"
@@ -34,17 +35,11 @@
 namespace colony::kernels::cpu::COLONY_CONV_WEIGHT_ROWS_ISA {
 namespace {
 
-constexpr int64_t kRowBytes = 64;  // bytes per tile register row
-constexpr int kMaxGroup = 5;       // C tiles per group
+constexpr int kMaxGroup = 5;  // C tiles per group
 
-// ldtilecfg's operand (palette 1).
-struct alignas(64) TileShapes {
-  uint8_t palette_id;
-  uint8_t start_row;
-  uint8_t reserved[14];
-  uint16_t colsb[16];
-  uint8_t rows[16];
-};
+#define COLONY_AMX_TILE_PRIMITIVES_NATIVE COLONY_CONV_WEIGHT_ROWS_NATIVE
+#include "kernels/cpu/amx_tile_primitives.h"
+#undef COLONY_AMX_TILE_PRIMITIVES_NATIVE
 
 TileShapes shapes_for(const ConvWeightRowsArgs& args) {
   TileShapes s;
@@ -59,70 +54,13 @@ TileShapes shapes_for(const ConvWeightRowsArgs& args) {
 }
 
 #if COLONY_CONV_WEIGHT_ROWS_NATIVE
-
-inline void configure(const TileShapes& s) { _tile_loadconfig(&s); }
-inline void release() { _tile_release(); }
 #define WEIGHT_ROWS_LOAD(t, p, stride) _tile_loadd(t, p, stride)
 #define WEIGHT_ROWS_STORE(t, p, stride) _tile_stored(t, p, stride)
 #define WEIGHT_ROWS_DP(c, a, b) _tile_dpbf16ps(c, a, b)
-
-#else  // emulated
-
-struct Registers {
-  unsigned char t[8][16 * kRowBytes];
-  TileShapes shapes;
-};
-thread_local Registers regs;
-
-inline void configure(const TileShapes& s) {
-  regs.shapes = s;
-  std::memset(regs.t, 0, sizeof(regs.t));  // ldtilecfg zeroes the tiles
-}
-inline void release() {}
-inline void tile_load(int t, const void* p, int64_t stride) {
-  std::memset(regs.t[t], 0, sizeof(regs.t[t]));
-  for (int64_t r = 0; r < regs.shapes.rows[t]; ++r)
-    std::memcpy(regs.t[t] + r * kRowBytes, static_cast<const unsigned char*>(p) + r * stride, regs.shapes.colsb[t]);
-}
-inline void tile_store(int t, void* p, int64_t stride) {
-  for (int64_t r = 0; r < regs.shapes.rows[t]; ++r)
-    std::memcpy(static_cast<unsigned char*>(p) + r * stride, regs.t[t] + r * kRowBytes, regs.shapes.colsb[t]);
-}
-
-// tdpbf16ps' arithmetic (amx_gemm.h): denormals read as zero and every result flushed; per output
-// the even and the odd positions' exact products summed apart, then C + (E + O). Pairs past A's
-// configured depth add zero products, as tests/kernels/amx_reference.h's whole 32-deep steps do.
-inline float flush(float x) { return std::fpclassify(x) == FP_SUBNORMAL ? std::copysign(0.0f, x) : x; }
-inline double operand(uint16_t bits) {
-  const uint32_t w = static_cast<uint32_t>(bits) << 16;
-  float f;
-  std::memcpy(&f, &w, sizeof(f));
-  return static_cast<double>(flush(f));
-}
-inline void tile_dp(int c, int a, int b) {
-  float* cv = reinterpret_cast<float*>(regs.t[c]);
-  const uint16_t* av = reinterpret_cast<const uint16_t*>(regs.t[a]);
-  const uint16_t* bv = reinterpret_cast<const uint16_t*>(regs.t[b]);
-  const int64_t pairs = regs.shapes.colsb[a] / 4;
-  for (int64_t i = 0; i < regs.shapes.rows[c]; ++i) {
-    for (int64_t j = 0; j < regs.shapes.colsb[c] / 4; ++j) {
-      float even = 0.0f, odd = 0.0f;
-      for (int64_t r = 0; r < 16; ++r) {
-        const bool in = r < pairs;
-        const uint16_t* ap = av + i * 32 + 2 * r;
-        const uint16_t* bp = bv + r * 32 + 2 * j;
-        even = flush(static_cast<float>(static_cast<double>(even) + (in ? operand(ap[0]) * operand(bp[0]) : 0.0)));
-        odd = flush(static_cast<float>(static_cast<double>(odd) + (in ? operand(ap[1]) * operand(bp[1]) : 0.0)));
-      }
-      float& out = cv[i * 16 + j];
-      out = flush(flush(out) + flush(even + odd));
-    }
-  }
-}
+#else
 #define WEIGHT_ROWS_LOAD(t, p, stride) tile_load(t, p, stride)
 #define WEIGHT_ROWS_STORE(t, p, stride) tile_store(t, p, stride)
 #define WEIGHT_ROWS_DP(c, a, b) tile_dp(c, a, b)
-
 #endif
 
 // C tile I (a literal) of the group: kernel column kw0 + I, its A in tile 5 or 6 by I's parity.
