@@ -30,8 +30,11 @@ constexpr int64_t kTileRows = 16, kTileDepth = 32;
 // released once per call. `conv_bench --weight-rows` (batch 32, 1 thread, us; Intel Xeon, load
 // 2.0-2.4, 2026-12-06 03:19-03:21, alternating): LeNet's conv1 95-100 with 2 images per call, 92-94
 // with 4, 82-89 with 8, 83-91 with 32; conv2 61-62, 57-61, 52-53, 48-52. Eight images' copies and
-// grad_y tiles take 123 KB for conv1 (in L2), against 31 KB for two.
+// grad_y tiles take 124 KB for conv1 (in L2), against 31 KB for two. Larger images take fewer, so
+// that a call's copies and tiles stay within kCallBytes, half of L2 (2 MB here): every shape
+// conv_bench measures keeps 8 (64 -> 64 channels, 16 x 16: 590 KB).
 constexpr int64_t kImagesPerCall = 8;
+constexpr int64_t kCallBytes = 1 << 20;
 
 struct RowsPlan {
   int64_t hp = 0, wp = 0;
@@ -201,13 +204,14 @@ void conv_weight_rows_accumulate(const Conv2dGeometry& g, const BFloat16* grad_y
   const int64_t row_block = p.rows * p.row_tiles, ldacc = p.cols * p.col_tiles;
   const int64_t image_in = C * g.in_h * g.in_w, image_out = O * g.out_h * g.out_w;
   // Copies and tiles on 64-byte boundaries (tile rows across two cache lines load at half speed).
-  uint16_t* z_raw = thread_scratch<RowsScratch, uint16_t, 0>(kImagesPerCall * p.image_elems + 32);
+  const int64_t per_call = std::clamp<int64_t>(kCallBytes / (2 * (p.image_elems + p.b_image)), 1, kImagesPerCall);
+  uint16_t* z_raw = thread_scratch<RowsScratch, uint16_t, 0>(per_call * p.image_elems + 32);
   uint16_t* z = z_raw + ((64 - reinterpret_cast<uintptr_t>(z_raw) % 64) % 64) / 2;
   // pack_pairs' last stores run up to 8 pairs past the tiles.
-  uint16_t* b_raw = thread_scratch<RowsScratch, uint16_t, 1>(kImagesPerCall * p.b_image + 32 + 16);
+  uint16_t* b_raw = thread_scratch<RowsScratch, uint16_t, 1>(per_call * p.b_image + 32 + 16);
   uint16_t* b = b_raw + ((64 - reinterpret_cast<uintptr_t>(b_raw) % 64) % 64) / 2;
   float* acc = thread_scratch<RowsScratch, float, 2>(KW * row_block * ldacc);
-  std::fill(z, z + kImagesPerCall * p.image_elems, uint16_t{0});
+  std::fill(z, z + per_call * p.image_elems, uint16_t{0});
   std::fill(acc, acc + KW * row_block * ldacc, 0.0f);
   ConvWeightRowsArgs args;
   args.a = z;
@@ -229,8 +233,8 @@ void conv_weight_rows_accumulate(const Conv2dGeometry& g, const BFloat16* grad_y
   args.ldacc = ldacc;
   const uint16_t* xb = reinterpret_cast<const uint16_t*>(x);
   const uint16_t* gyb = reinterpret_cast<const uint16_t*>(grad_y);
-  for (int64_t n = n0; n < n1; n += kImagesPerCall) {
-    args.images = std::min(kImagesPerCall, n1 - n);
+  for (int64_t n = n0; n < n1; n += per_call) {
+    args.images = std::min(per_call, n1 - n);
     for (int64_t i = 0; i < args.images; ++i) {
       copy_image(g, p, xb + (n + i) * image_in, z + i * p.image_elems);
       pack_grad(g, p, gyb + (n + i) * image_out, b + i * p.b_image);

@@ -78,7 +78,8 @@ std::vector<float> rows_reference(const ConvCase& k, const std::vector<BFloat16>
 // padding (an even Wo read in place), odd output widths (a copy per kernel column), a row of 64
 // pixels (two chunks of 32 in place) and of 38 (two of 20, the last two pixels zero), 20 and 33
 // output channels (two and three column tiles), kernel widths 7 (groups of 5 and 2 kernel columns)
-// and 1, 17 rows of (r, c) (two row tiles of 9), 10 images (calls of 8 and 2).
+// and 1, 17 rows of (r, c) (two row tiles of 9), 10 images (calls of 8 and 2), images of 270 KB
+// of copies and tiles each (calls of 3 and 1).
 const std::vector<ConvCase>& rows_cases() {
   static const std::vector<ConvCase> cases = {
       {2, 3, 32, 32, 6, 5, 5, 1, 0, 1, 1, true},        // LeNet conv1
@@ -91,6 +92,7 @@ const std::vector<ConvCase>& rows_cases() {
       {2, 5, 8, 12, 33, 2, 7, 1, {0, 3}, 1, 1, false},  // 33 output channels, kernel width 7
       {2, 8, 5, 5, 4, 1, 1, 1, 0, 1, 1, true},          // 1x1
       {10, 1, 11, 6, 3, 17, 3, 1, {4, 1}, 1, 1, true},  // 17 rows of (r, c), 10 images
+      {4, 16, 64, 64, 16, 3, 3, 1, 1, 1, 1, false},     // 3 images per call
   };
   return cases;
 }
