@@ -14,9 +14,8 @@
 // consecutive pixels for one column tile of output channels; each step loads B once (alternating
 // between 6 and 7, so that a load never waits for the product still reading the other) and A once
 // per C tile.
-// The primitives (TileShapes, configure, the emulated registers and tdpbf16ps' arithmetic) are
-// amx_tile_primitives.h's. As amx_gemm_tiles.h: internal linkage or the copy's namespace only, no
-// shared inline function instantiated here (small_gemm_isa_symbols_test checks the object).
+// As amx_gemm_tiles.h: internal linkage or the copy's namespace only, no shared inline function
+// instantiated here (small_gemm_isa_symbols_test checks the object).
 #if !defined(COLONY_CONV_PIXELS_ISA) || !defined(COLONY_CONV_PIXELS_NATIVE)
 #error "define COLONY_CONV_PIXELS_ISA and COLONY_CONV_PIXELS_NATIVE before including conv_pixels_tiles.h"
 #endif
@@ -39,9 +38,13 @@ constexpr int64_t kRows = 16;      // pixels per tile
 constexpr int64_t kRowBytes = 64;  // bytes per C and B tile row
 constexpr int64_t kWeightTile = kConvPixelsWeightTile;
 
-#define COLONY_AMX_TILE_PRIMITIVES_NATIVE COLONY_CONV_PIXELS_NATIVE
-#include "kernels/cpu/amx_tile_primitives.h"
-#undef COLONY_AMX_TILE_PRIMITIVES_NATIVE
+// The tile primitives (the intrinsics, or tile registers in memory for the emulated copy).
+#define COLONY_AMX_TILE_OPS_NATIVE COLONY_CONV_PIXELS_NATIVE
+#include "kernels/cpu/amx_tile_ops.h"
+#define CONV_PIXELS_LOAD(t, p, stride) AMX_TILE_LOAD(t, p, stride)
+#define CONV_PIXELS_STORE(t, p, stride) AMX_TILE_STORE(t, p, stride)
+#define CONV_PIXELS_ZERO(t) AMX_TILE_ZERO(t)
+#define CONV_PIXELS_DP(c, a, b) AMX_TILE_DP(c, a, b)
 
 // ldtilecfg's operand: the shapes above, A `depth` bfloat16 wide.
 TileShapes shapes_for(int64_t depth) {
@@ -55,18 +58,6 @@ TileShapes shapes_for(int64_t depth) {
   }
   return s;
 }
-
-#if COLONY_CONV_PIXELS_NATIVE
-#define CONV_PIXELS_LOAD(t, p, stride) _tile_loadd(t, p, stride)
-#define CONV_PIXELS_STORE(t, p, stride) _tile_stored(t, p, stride)
-#define CONV_PIXELS_ZERO(t) _tile_zero(t)
-#define CONV_PIXELS_DP(c, a, b) _tile_dpbf16ps(c, a, b)
-#else
-#define CONV_PIXELS_LOAD(t, p, stride) tile_load(t, p, stride)
-#define CONV_PIXELS_STORE(t, p, stride) tile_store(t, p, stride)
-#define CONV_PIXELS_ZERO(t) tile_zero(t)
-#define CONV_PIXELS_DP(c, a, b) tile_dp(c, a, b)
-#endif
 
 // One step of a block: B's tile (6 or 7: the intrinsics take literal tile numbers) loaded once,
 // then C tile i += A rows q0 + 16 i (loaded into 4 or 5) times B.
@@ -145,6 +136,11 @@ void pixels(const ConvPixelsArgs& args) {
 #undef CONV_PIXELS_STORE
 #undef CONV_PIXELS_ZERO
 #undef CONV_PIXELS_DP
+#undef AMX_TILE_LOAD
+#undef AMX_TILE_STORE
+#undef AMX_TILE_ZERO
+#undef AMX_TILE_DP
+#undef COLONY_AMX_TILE_OPS_NATIVE
 
 }  // namespace
 

@@ -15,8 +15,8 @@
 // image, output row and chunk of the call, and are stored once: B is loaded once per (image, row,
 // chunk) and A once per product.
 // The primitives (TileShapes, configure, the emulated registers and tdpbf16ps' arithmetic) are
-// amx_tile_primitives.h's. As amx_gemm_tiles.h: internal linkage or the copy's namespace only, no shared inline function
-// instantiated here (small_gemm_isa_symbols_test checks the object).
+// amx_tile_ops.h's. As amx_gemm_tiles.h: internal linkage or the copy's namespace only, no shared
+// inline function instantiated here (small_gemm_isa_symbols_test checks the object).
 #if !defined(COLONY_CONV_WEIGHT_ROWS_ISA) || !defined(COLONY_CONV_WEIGHT_ROWS_NATIVE)
 #error "define COLONY_CONV_WEIGHT_ROWS_ISA and COLONY_CONV_WEIGHT_ROWS_NATIVE before including conv_weight_rows_tiles.h"
 #endif
@@ -37,9 +37,12 @@ namespace {
 
 constexpr int kMaxGroup = 5;  // C tiles per group
 
-#define COLONY_AMX_TILE_PRIMITIVES_NATIVE COLONY_CONV_WEIGHT_ROWS_NATIVE
-#include "kernels/cpu/amx_tile_primitives.h"
-#undef COLONY_AMX_TILE_PRIMITIVES_NATIVE
+// The tile primitives (the intrinsics, or tile registers in memory for the emulated copy).
+#define COLONY_AMX_TILE_OPS_NATIVE COLONY_CONV_WEIGHT_ROWS_NATIVE
+#include "kernels/cpu/amx_tile_ops.h"
+#define WEIGHT_ROWS_LOAD(t, p, stride) AMX_TILE_LOAD(t, p, stride)
+#define WEIGHT_ROWS_STORE(t, p, stride) AMX_TILE_STORE(t, p, stride)
+#define WEIGHT_ROWS_DP(c, a, b) AMX_TILE_DP(c, a, b)
 
 TileShapes shapes_for(const ConvWeightRowsArgs& args) {
   TileShapes s;
@@ -52,16 +55,6 @@ TileShapes shapes_for(const ConvWeightRowsArgs& args) {
   }
   return s;
 }
-
-#if COLONY_CONV_WEIGHT_ROWS_NATIVE
-#define WEIGHT_ROWS_LOAD(t, p, stride) _tile_loadd(t, p, stride)
-#define WEIGHT_ROWS_STORE(t, p, stride) _tile_stored(t, p, stride)
-#define WEIGHT_ROWS_DP(c, a, b) _tile_dpbf16ps(c, a, b)
-#else
-#define WEIGHT_ROWS_LOAD(t, p, stride) tile_load(t, p, stride)
-#define WEIGHT_ROWS_STORE(t, p, stride) tile_store(t, p, stride)
-#define WEIGHT_ROWS_DP(c, a, b) tile_dp(c, a, b)
-#endif
 
 // C tile I (a literal) of the group: kernel column kw0 + I, its A in tile 5 or 6 by I's parity.
 #define WEIGHT_ROWS_PRODUCT(I)                                                      \
@@ -137,6 +130,11 @@ void rows(const ConvWeightRowsArgs& args) {
 #undef WEIGHT_ROWS_LOAD
 #undef WEIGHT_ROWS_STORE
 #undef WEIGHT_ROWS_DP
+#undef AMX_TILE_LOAD
+#undef AMX_TILE_STORE
+#undef AMX_TILE_ZERO
+#undef AMX_TILE_DP
+#undef COLONY_AMX_TILE_OPS_NATIVE
 
 }  // namespace
 
