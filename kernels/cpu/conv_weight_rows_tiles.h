@@ -40,9 +40,7 @@ constexpr int kMaxGroup = 5;  // C tiles per group
 // The tile primitives (the intrinsics, or tile registers in memory for the emulated copy).
 #define COLONY_AMX_TILE_OPS_NATIVE COLONY_CONV_WEIGHT_ROWS_NATIVE
 #include "kernels/cpu/amx_tile_ops.h"
-#define WEIGHT_ROWS_LOAD(t, p, stride) AMX_TILE_LOAD(t, p, stride)
-#define WEIGHT_ROWS_STORE(t, p, stride) AMX_TILE_STORE(t, p, stride)
-#define WEIGHT_ROWS_DP(c, a, b) AMX_TILE_DP(c, a, b)
+#undef COLONY_AMX_TILE_OPS_NATIVE
 
 TileShapes shapes_for(const ConvWeightRowsArgs& args) {
   TileShapes s;
@@ -61,11 +59,11 @@ TileShapes shapes_for(const ConvWeightRowsArgs& args) {
   do {                                                                              \
     if constexpr (N > I) {                                                          \
       if constexpr (I % 2 == 0) {                                                   \
-        WEIGHT_ROWS_LOAD(5, a + I * kernel_col, a_stride);                          \
-        WEIGHT_ROWS_DP(I, 5, 7);                                                    \
+        AMX_TILE_LOAD(5, a + I * kernel_col, a_stride);                          \
+        AMX_TILE_DP(I, 5, 7);                                                    \
       } else {                                                                      \
-        WEIGHT_ROWS_LOAD(6, a + I * kernel_col, a_stride);                          \
-        WEIGHT_ROWS_DP(I, 6, 7);                                                    \
+        AMX_TILE_LOAD(6, a + I * kernel_col, a_stride);                          \
+        AMX_TILE_DP(I, 6, 7);                                                    \
       }                                                                             \
     }                                                                               \
   } while (0)
@@ -86,8 +84,8 @@ void group(const ConvWeightRowsArgs& args, int64_t kw0, int64_t rt, int64_t t) {
   const int64_t row_block = args.row_tiles * args.rows;
   float* acc = args.acc + (kw0 * row_block + rt * args.rows) * args.ldacc + t * args.cols;
   const int64_t c_stride = args.ldacc * 4, c_step = row_block * args.ldacc;
-#define WEIGHT_ROWS_LOAD_C(I) WEIGHT_ROWS_LOAD(I, acc + I * c_step, c_stride)
-#define WEIGHT_ROWS_STORE_C(I) WEIGHT_ROWS_STORE(I, acc + I * c_step, c_stride)
+#define WEIGHT_ROWS_LOAD_C(I) AMX_TILE_LOAD(I, acc + I * c_step, c_stride)
+#define WEIGHT_ROWS_STORE_C(I) AMX_TILE_STORE(I, acc + I * c_step, c_stride)
   WEIGHT_ROWS_EACH_C(WEIGHT_ROWS_LOAD_C);
   const int64_t a_stride = args.a_row * 2, b_stride = args.cols * 4, kernel_col = args.a_kernel_col;
   const int64_t b_tile = args.pixels * args.cols;
@@ -97,7 +95,7 @@ void group(const ConvWeightRowsArgs& args, int64_t kw0, int64_t rt, int64_t t) {
     for (int64_t h = 0; h < args.out_rows; ++h) {
       for (int64_t k = 0; k < args.chunks; ++k) {
         const uint16_t* a = a_image + h * args.a_out_row + k * args.pixels;
-        WEIGHT_ROWS_LOAD(7, b_image + (h * args.chunks + k) * args.col_tiles * b_tile, b_stride);
+        AMX_TILE_LOAD(7, b_image + (h * args.chunks + k) * args.col_tiles * b_tile, b_stride);
         WEIGHT_ROWS_EACH_C(WEIGHT_ROWS_PRODUCT);
       }
     }
@@ -127,23 +125,17 @@ void rows(const ConvWeightRowsArgs& args) {
 
 #undef WEIGHT_ROWS_EACH_C
 #undef WEIGHT_ROWS_PRODUCT
-#undef WEIGHT_ROWS_LOAD
-#undef WEIGHT_ROWS_STORE
-#undef WEIGHT_ROWS_DP
+
+}  // namespace
+
+// amx_tile_ops.h's macros end with this copy.
 #undef AMX_TILE_LOAD
 #undef AMX_TILE_STORE
 #undef AMX_TILE_ZERO
 #undef AMX_TILE_DP
-#undef COLONY_AMX_TILE_OPS_NATIVE
-
-}  // namespace
 
 const ConvWeightRowsFns& conv_weight_rows_fns() {
-#if COLONY_CONV_WEIGHT_ROWS_NATIVE
-  static const ConvWeightRowsFns fns{"amx", &rows};
-#else
-  static const ConvWeightRowsFns fns{"amx_emulated", &rows};
-#endif
+  static const ConvWeightRowsFns fns{COLONY_CONV_WEIGHT_ROWS_NATIVE ? "amx" : "amx_emulated", &rows};
   return fns;
 }
 
