@@ -22,6 +22,10 @@
 //                         Auto without it, the pixel path and float32; LeNet's layers and two
 //                         3x3 ones (or those whose name starts with `layer`, e.g. conv1), 1
 //                         thread, alternating rounds: what set conv2d_bf16_channels)
+
+//   bazel run -c opt //benchmarks:conv_bench -- --weight-rows [rounds]
+//                         (bfloat16 weight gradients alone, no bias, 1 thread, batch 32, alternating
+//                         rounds: Auto without conv_weight_rows.h's product against that product)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -37,6 +41,7 @@
 #include "kernels/cpu/bf16_rows.h"
 #include "kernels/cpu/conv.h"
 #include "kernels/cpu/conv_channels.h"
+#include "kernels/cpu/conv_weight_rows.h"
 #include "kernels/cpu/small_gemm_bf16.h"
 #include "kernels/cpu/small_gemm_isa.h"
 #include "ops/raw_nn_ops.h"
@@ -294,6 +299,44 @@ void channels_forward(int rounds, const char* only) {
       std::printf("round %d  %-22s %-24s %s\n", r, l.name, "f32 x rounded, channels", cell(copy).c_str());
       const Timing fused = best_us([&] { cpu::conv2d_forward_channels(g, xf, wb, bb, yb); });
       std::printf("round %d  %-22s %-24s %s\n", r, l.name, "f32 x into channels", cell(fused).c_str());
+
+// The bfloat16 weight gradient alone (no bias, no input gradient: a first layer's), batch 32, in
+// alternating rounds (`--weight-rows`): Auto's other paths (conv_weight_rows.h's product switched
+// off) against that product over the whole batch with its sums rounded once, as backward_bf16 runs
+// it on one thread. What set conv2d_bf16_weight_rows (kernels/cpu/conv.cc).
+void weight_rows(int rounds) {
+  const cpu::ConvWeightRowsFns* rows = cpu::active_conv_weight_rows_fns();
+  const Layer wide16{"conv 16->16 k3 16x16", 16, 16, 16, 16, 3, 1};
+  const Layer wide16_28{"conv 16->16 k3 28x28", 16, 28, 28, 16, 3, 1};
+  std::printf("bfloat16 weight gradient, batch 32, %d thread(s), us per call: best wall (CPU of all threads)\n",
+              colony::get_num_threads());
+  for (int r = 0; r < rounds; ++r) {
+    for (const Layer& l : {conv1, conv2, wide16, wide16_28, wide32, wide64}) {
+      const Conv2dGeometry g = geometry(l, 32);
+      colony::Generator gen(7);
+      const auto opts = colony::TensorOptions(colony::kBFloat16);
+      Tensor x = raw::randn({32, l.c, l.h, l.w}, opts, &gen);
+      Tensor gy = raw::randn({32, l.o, g.out_h, g.out_w}, opts, &gen);
+      Tensor gw = raw::empty({l.o, l.c, l.k, l.k}, opts);
+      std::vector<float> sums(gw.numel());
+      Timing other, tiles;
+      {
+        cpu::ScopedConvWeightRowsFns off(nullptr);
+        other = best_us([&] {
+          cpu::conv2d_backward(colony::kBFloat16, g, gy.data_ptr_raw(), x.data_ptr_raw(), nullptr, nullptr,
+                               gw.data_ptr_raw(), nullptr);
+        });
+      }
+      tiles = best_us([&] {
+        std::fill(sums.begin(), sums.end(), 0.0f);
+        cpu::conv_weight_rows_accumulate(g, static_cast<const colony::BFloat16*>(gy.data_ptr_raw()),
+                                         static_cast<const colony::BFloat16*>(x.data_ptr_raw()), 0, 32, sums.data());
+        auto* out = static_cast<colony::BFloat16*>(gw.data_ptr_raw());
+        for (size_t e = 0; e < sums.size(); ++e) out[e] = colony::BFloat16(sums[e]);
+      });
+      std::printf("round %d  %-22s auto %s  %-18s  rows(%s) %s\n", r, l.name,
+                  cpu::conv2d_bf16_weight_rows(g) ? "(rows)" : "(other)", cell(other).c_str(), rows->isa,
+                  cell(tiles).c_str());
     }
   }
 }
@@ -318,6 +361,15 @@ int main(int argc, char** argv) {
       }
       colony::set_num_threads(1);
       pixels_forward(3);
+      return 0;
+    }
+    if (std::strcmp(argv[i], "--weight-rows") == 0) {
+      if (cpu::active_conv_weight_rows_fns() == nullptr) {
+        std::printf("--weight-rows: needs AMX-BF16 active\n");
+        return 1;
+      }
+      colony::set_num_threads(1);
+      weight_rows(i + 1 < argc ? std::max(1, std::atoi(argv[i + 1])) : 3);
       return 0;
     }
     if (std::strcmp(argv[i], "--bf16") == 0) {

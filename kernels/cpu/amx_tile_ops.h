@@ -1,11 +1,11 @@
 // The AMX tile primitives with configurable shapes that the convolutions' tile products are
-// written over (conv_pixels_tiles.h, conv_channels_tiles.h): ldtilecfg's operand, and load, store,
-// zero and tdpbf16ps either as the intrinsics or, for the tests, over tile registers in memory with
-// scalar arithmetic in tdpbf16ps' order (amx_gemm.h), so that a CPU without AMX runs the same
-// product with the same configured shapes. Not a normal header: a tiles header defines
-// COLONY_AMX_TILE_OPS_NATIVE (1: the intrinsics, built with -mamx-tile -mamx-bf16; 0: emulated)
-// and includes it inside its copy's anonymous namespace, after <cstdint>, <cstring> and
-// <immintrin.h> (native) or <cmath> (emulated); it defines AMX_TILE_LOAD, AMX_TILE_STORE,
+// written over (conv_pixels_tiles.h, conv_channels_tiles.h, conv_weight_rows_tiles.h): ldtilecfg's
+// operand, and load, store, zero and tdpbf16ps either as the intrinsics or, for the tests, over
+// tile registers in memory with scalar arithmetic in tdpbf16ps' order (amx_gemm.h), so that a CPU
+// without AMX runs the same product with the same configured shapes. Not a normal header: a tiles
+// header defines COLONY_AMX_TILE_OPS_NATIVE (1: the intrinsics, built with -mamx-tile -mamx-bf16;
+// 0: emulated) and includes it inside its copy's anonymous namespace, after <cstdint>, <cstring>
+// and <immintrin.h> (native) or <cmath> (emulated); it defines AMX_TILE_LOAD, AMX_TILE_STORE,
 // AMX_TILE_ZERO and AMX_TILE_DP, which that header undefines at its end.
 #if !defined(COLONY_AMX_TILE_OPS_NATIVE)
 #error "define COLONY_AMX_TILE_OPS_NATIVE before including amx_tile_ops.h"

@@ -13,6 +13,7 @@
 #include "kernels/cpu/bf16_rows.h"
 #include "kernels/cpu/conv_channels.h"
 #include "kernels/cpu/conv_pixels.h"
+#include "kernels/cpu/conv_weight_rows.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/scratch.h"
@@ -512,6 +513,30 @@ void backward_weight_amx(const Conv2dGeometry& g, const BFloat16* gy, const BFlo
   if (gb != nullptr) partial.reduce_into(gb, G * Og * K, O, parts);
 }
 
+// The weight gradient on conv_weight_rows.h's product, a part's images at a time; the bias gradient
+// as backward_widened's (each plane widened, then summed by simd::sum: the values of before, and a
+// scalar float sum of bfloat16 would be a chain of 784 dependent additions per plane); the parts
+// summed in order and rounded once.
+void backward_weight_rows(const Conv2dGeometry& g, const BFloat16* gy, const BFloat16* x, BFloat16* gw,
+                          BFloat16* gb) {
+  const int64_t O = g.out_channels, nw = gw != nullptr ? O * g.patch_size() : 0, plane_out = g.out_h * g.out_w;
+  const int64_t parts = choose_parts(g);
+  PartialGrads<float> partial(parts, nw + (gb != nullptr ? O : 0));
+  for_each_part(g.batch, parts, [&](int64_t part, int64_t n0, int64_t n1) {
+    if (gw != nullptr) conv_weight_rows_accumulate(g, gy, x, n0, n1, partial.part(part));
+    float* gb_part = partial.part(part) + nw;
+    float* plane = gb != nullptr ? scratch<float, 0>(plane_out) : nullptr;
+    for (int64_t n = n0; gb != nullptr && n < n1; ++n) {
+      for (int64_t o = 0; o < O; ++o) {
+        convert_row(gy + (n * O + o) * plane_out, plane_out, plane);
+        gb_part[o] += sum_row(plane, plane_out);
+      }
+    }
+  });
+  if (gw != nullptr) partial.reduce_into(gw, 0, nw, parts);
+  if (gb != nullptr) partial.reduce_into(gb, nw, O, parts);
+}
+
 void backward_input_amx(const Conv2dGeometry& g, const BFloat16* gy, const BFloat16* w, BFloat16* gx) {
   const DirectPlan p = plan_direct(g);
   const int64_t C = g.in_channels, H = g.in_h, W = g.in_w, G = g.groups;
@@ -888,6 +913,10 @@ void backward_bf16(const Conv2dGeometry& g, const BFloat16* gy, const BFloat16* 
     gx = nullptr;
   }
   if (algo == ConvAlgorithm::AmxPixels) algo = ConvAlgorithm::Auto;  // the weight gradient as Auto's
+  if ((gw != nullptr || gb != nullptr) && algo == ConvAlgorithm::Auto && conv2d_bf16_weight_rows(g)) {
+    backward_weight_rows(g, gy, x, gw, gb);
+    gw = gb = nullptr;
+  }
   const bool amx_x = gx != nullptr && bf16_pass_on_amx(g, ConvPass::BackwardInput, algo);
   const bool amx_w = gw != nullptr && bf16_pass_on_amx(g, ConvPass::BackwardWeight, algo);
   const bool widen = algo == ConvAlgorithm::Auto && has_amx_gemm() && has_bf16_small_gemm();
@@ -966,6 +995,19 @@ bool conv2d_bf16_pixels(const Conv2dGeometry& g) {
   // fewer than 6 output channels not measured. docs/benchmarks.md, "LeNet bf16: the pixels on
   // the AMX tiles' rows".
   return active_conv_pixels_fns() != nullptr && conv_pixels_fit(g) && g.group_out_channels() >= 6;
+}
+
+bool conv2d_bf16_weight_rows(const Conv2dGeometry& g) {
+  // Faster than every other bfloat16 weight gradient on every shape measured (`conv_bench
+  // --weight-rows`: batch 32, 1 thread, no bias, us per call, 3 alternating rounds; Intel Xeon,
+  // Sapphire Rapids class, 2026-12-06 03:08, load 4.1-4.3): LeNet's conv1 (3 -> 6, 5 x 5, 32 x 32)
+  // 96-100 against 260-263 widened to float32 (backward_widened); conv2 (6 -> 16, 5 x 5, 14 x 14)
+  // 68-70 against 188-193 on the AMX tiles with the output channels on the rows
+  // (backward_weight_amx); 3 x 3, padding 1: 16 -> 16 on 16 x 16 127-134 against 297-302, on 28 x 28
+  // 370-385 against 776-788, 32 -> 32 on 16 x 16 387-434 against 665-723, 64 -> 64 1,360-1,372
+  // against 1,677-1,852 (2 rounds). docs/benchmarks.md, "LeNet bf16: the weight gradients on AMX
+  // with the image read by strided tile loads".
+  return active_conv_weight_rows_fns() != nullptr && conv_weight_rows_fit(g);
 }
 
 bool conv2d_bf16_pixels_input(const Conv2dGeometry& g) {

@@ -62,6 +62,11 @@ bool conv2d_bf16_on_amx(const Conv2dGeometry& g, ConvPass pass);
 bool conv2d_bf16_pixels(const Conv2dGeometry& g);
 // The same for the input gradient (conv2d_backward_input_pixels: conv_pixels_input_fit).
 bool conv2d_bf16_pixels_input(const Conv2dGeometry& g);
+// Whether Auto runs this bfloat16 weight (and bias) gradient on conv_weight_rows.h's product (the
+// image copy read by strided tile loads, the pixels on the products' depth): where that product runs
+// here (active_conv_weight_rows_fns()) and takes the shape (conv_weight_rows_fit: faster than the
+// other paths on every shape measured, conv.cc).
+bool conv2d_bf16_weight_rows(const Conv2dGeometry& g);
 
 // Whether Auto runs this bfloat16 forward with the output channels on the AMX tiles' rows
 // (conv_channels.h) before any other choice: where that product runs here
