@@ -19,9 +19,11 @@
 // A bfloat16 forward (from 6 output channels) and input gradient (from 16) run with the pixels on
 // the AMX tiles' rows instead (conv_pixels.h: no im2col packing at all) where conv2d_bf16_pixels
 // and conv2d_bf16_pixels_input say; a bfloat16 forward with the output channels on the rows and
-// the im2col read by strided tile loads (conv_channels.h) where conv2d_bf16_channels says.
-// benchmarks/conv_bench.cc times both on the LeNet shapes and two wider layers (--bf16: the
-// bfloat16 tiles per pass).
+// the im2col read by strided tile loads (conv_channels.h) where conv2d_bf16_channels says; every
+// stride-1, one-group bfloat16 weight gradient on AMX reads a copy of the image the same way
+// (conv_weight_rows.h, conv2d_bf16_weight_rows).
+// benchmarks/conv_bench.cc times them on the LeNet shapes and wider layers (--bf16: the bfloat16
+// tiles per pass; --pixels, --channels, --weight-rows: each AMX layout against the others).
 #pragma once
 
 #include "kernels/common/conv_geometry.h"
