@@ -299,6 +299,9 @@ void channels_forward(int rounds, const char* only) {
       std::printf("round %d  %-22s %-24s %s\n", r, l.name, "f32 x rounded, channels", cell(copy).c_str());
       const Timing fused = best_us([&] { cpu::conv2d_forward_channels(g, xf, wb, bb, yb); });
       std::printf("round %d  %-22s %-24s %s\n", r, l.name, "f32 x into channels", cell(fused).c_str());
+    }
+  }
+}
 
 // The bfloat16 weight gradient alone (no bias, no input gradient: a first layer's), batch 32, in
 // alternating rounds (`--weight-rows`): Auto's other paths (conv_weight_rows.h's product switched
