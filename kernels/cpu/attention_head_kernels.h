@@ -70,18 +70,15 @@ inline void tile(int64_t k0, int64_t k1, const float* a, int64_t ars, int64_t ac
   }
 }
 
-// R rows of C over n columns (a multiple of kLanes): tiles of kMaxVectors vectors, then the rest.
+// R rows of C over columns [j, j + nv vectors) (nv <= kMaxVectors).
 template <int R>
-void row_block(int64_t n, int64_t k0, int64_t k1, const float* a, int64_t ars, int64_t acs, const float* b,
-               int64_t ldb, float* c, int64_t ldc, bool accumulate) {
-  constexpr int64_t kStep = kMaxVectors * kLanes;
-  int64_t j = 0;
-  for (; j + kStep <= n; j += kStep) tile<R, kMaxVectors>(k0, k1, a, ars, acs, b + j, ldb, c + j, ldc, accumulate);
-  const int64_t rest = (n - j) / kLanes;
-  if (rest == 1) tile<R, 1>(k0, k1, a, ars, acs, b + j, ldb, c + j, ldc, accumulate);
+void row_tile(int64_t nv, int64_t k0, int64_t k1, const float* a, int64_t ars, int64_t acs, const float* b,
+              int64_t ldb, float* c, int64_t ldc, bool accumulate) {
+  if (nv == kMaxVectors) return tile<R, kMaxVectors>(k0, k1, a, ars, acs, b, ldb, c, ldc, accumulate);
+  if (nv == 1) return tile<R, 1>(k0, k1, a, ars, acs, b, ldb, c, ldc, accumulate);
   if constexpr (kMaxVectors > 2) {
-    if (rest == 2) tile<R, 2>(k0, k1, a, ars, acs, b + j, ldb, c + j, ldc, accumulate);
-    if (rest == 3) tile<R, 3>(k0, k1, a, ars, acs, b + j, ldb, c + j, ldc, accumulate);
+    if (nv == 2) return tile<R, 2>(k0, k1, a, ars, acs, b, ldb, c, ldc, accumulate);
+    if (nv == 3) return tile<R, 3>(k0, k1, a, ars, acs, b, ldb, c, ldc, accumulate);
   }
 }
 
@@ -92,51 +89,81 @@ struct Span {
 };
 
 // C (+)= A B over m rows in blocks of R, `span(i, rows)` giving each block's columns and depth
-// (causal blocks stop at their diagonal). R from the widest block's vectors (nv_max): as many rows
-// as keep 24 (AVX-512) or 12 (AVX2) sums in registers; the last rows in blocks of 8, 6, 4, 2, 1.
+// (causal blocks stop at their diagonal), for columns up to n_max. R from the widest tile's
+// vectors: as many rows as keep 24 (AVX-512) or 12 (AVX2) sums in registers; the last rows in
+// blocks of 6, 4, 2, 1. Columns are the outer loop: a chunk of B (depth x kMaxVectors vectors, 16 KB
+// at depth 64 on AVX-512) stays in L1 while every block of rows passes over it; rows outer
+// reloaded all of B (64 KB for K^T at 256 keys) from L2 for each block.
 template <class F>
-void product(int64_t m, int64_t nv_max, const float* a, int64_t ars, int64_t acs, const float* b, int64_t ldb,
+void product(int64_t m, int64_t n_max, const float* a, int64_t ars, int64_t acs, const float* b, int64_t ldb,
              float* c, int64_t ldc, bool accumulate, F span) {
-  int64_t i = 0;
-  auto run = [&](auto rows_tag) {
-    constexpr int R = decltype(rows_tag)::value;
-    const Span s = span(i, R);
-    // Nothing to add: a causal block of keys that no row of the panel sees.
-    if (s.n > 0 && !(accumulate && s.k0 >= s.k1)) {
-      row_block<R>(s.n, s.k0, s.k1, a + i * ars, ars, acs, b, ldb, c + i * ldc, ldc, accumulate);
+  const int64_t nv = min_of(n_max / kLanes, kMaxVectors);
+  const int64_t wide = 2 * nv <= kMaxVectors ? 12 : nv == 3 ? 8 : 6;  // rows of the main blocks
+  for (int64_t j = 0; j < n_max; j += kMaxVectors * kLanes) {
+    int64_t i = 0;
+    auto run = [&](auto rows_tag) {
+      constexpr int R = decltype(rows_tag)::value;
+      const Span s = span(i, R);
+      const int64_t vectors = min_of((s.n - j) / kLanes, kMaxVectors);
+      // Nothing to add: past the block's columns, or a causal block of keys no row sees.
+      if (vectors > 0 && !(accumulate && s.k0 >= s.k1)) {
+        row_tile<R>(vectors, s.k0, s.k1, a + i * ars, ars, acs, b + j, ldb, c + i * ldc + j, ldc, accumulate);
+      }
+      i += R;
+    };
+    if (wide == 12) {
+      while (i + 12 <= m) run(std::integral_constant<int, 12>{});
+    } else if (wide == 8) {
+      while (i + 8 <= m) run(std::integral_constant<int, 8>{});
     }
-    i += R;
-  };
-  const int64_t nv = min_of(nv_max, kMaxVectors);
-  if (2 * nv <= kMaxVectors) {  // half the widest tile's columns: twice its rows
-    while (i + 12 <= m) run(std::integral_constant<int, 12>{});
-  } else if (kMaxVectors == 4 && nv == 3) {
-    while (i + 8 <= m) run(std::integral_constant<int, 8>{});
+    while (i + 6 <= m) run(std::integral_constant<int, 6>{});
+    if (i + 4 <= m) run(std::integral_constant<int, 4>{});
+    if (i + 2 <= m) run(std::integral_constant<int, 2>{});
+    if (i < m) run(std::integral_constant<int, 1>{});
   }
-  while (i + 6 <= m) run(std::integral_constant<int, 6>{});
-  if (i + 4 <= m) run(std::integral_constant<int, 4>{});
-  if (i + 2 <= m) run(std::integral_constant<int, 2>{});
-  if (i < m) run(std::integral_constant<int, 1>{});
 }
 
 // ---------- packing ----------
 
-// dst[c * ld + r] = src[r * stride + c] for r < rows, c < cols, and 0 for rows <= r < ld: K^T and
-// V^T, the B of S = Q K^T and dP = dO V^T. Eight source rows at a time, so each destination row
-// gets eight adjacent elements while the eight source rows stay in L1.
-void pack_transposed(const float* src, int64_t stride, int64_t rows, int64_t cols, float* dst, int64_t ld) {
-  int64_t r0 = 0;
-  for (; r0 + 8 <= rows; r0 += 8) {
-    const float* s = src + r0 * stride;
-    for (int64_t c = 0; c < cols; ++c) {
-      float* d = dst + c * ld + r0;
+// dst[c * ds + r] = src[r * ss + c] for r, c < 8: an 8 x 8 block transposed in registers (24
+// shuffles; AVX2, so the AVX-512 copy runs the same).
+inline void transpose8x8(const float* src, int64_t ss, float* dst, int64_t ds) {
+  __m256 r[8], t[8], u[8];
 #pragma GCC unroll 8
-      for (int64_t r = 0; r < 8; ++r) d[r] = s[r * stride + c];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * ss);
+#pragma GCC unroll 4
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+#pragma GCC unroll 2
+  for (int h = 0; h < 8; h += 4) {
+    u[h] = _mm256_shuffle_ps(t[h], t[h + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    u[h + 1] = _mm256_shuffle_ps(t[h], t[h + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    u[h + 2] = _mm256_shuffle_ps(t[h + 1], t[h + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    u[h + 3] = _mm256_shuffle_ps(t[h + 1], t[h + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(dst + i * ds, _mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
+    _mm256_storeu_ps(dst + (i + 4) * ds, _mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
+  }
+}
+
+// dst[c * ld + r] = src[r * stride + c] for r < rows, c < cols, and 0 for rows <= r < ld: K^T and
+// V^T, the B of S = Q K^T and dP = dO V^T. 8 x 8 blocks in registers, the edges element by element:
+// element by element throughout, these transposes were 12 % of sdpa_bench's time (perf, 2026-12-06).
+void pack_transposed(const float* src, int64_t stride, int64_t rows, int64_t cols, float* dst, int64_t ld) {
+  const int64_t rows8 = rows / 8 * 8, cols8 = cols / 8 * 8;
+  for (int64_t r0 = 0; r0 < rows8; r0 += 8) {
+    for (int64_t c0 = 0; c0 < cols8; c0 += 8) transpose8x8(src + r0 * stride + c0, stride, dst + c0 * ld + r0, ld);
+    for (int64_t c = cols8; c < cols; ++c) {
+      for (int64_t r = r0; r < r0 + 8; ++r) dst[c * ld + r] = src[r * stride + c];
     }
   }
   for (int64_t c = 0; c < cols; ++c) {
     float* d = dst + c * ld;
-    for (int64_t r = r0; r < rows; ++r) d[r] = src[r * stride + c];
+    for (int64_t r = rows8; r < rows; ++r) d[r] = src[r * stride + c];
     fill_zero(d + rows, ld - rows);
   }
 }
@@ -269,8 +296,8 @@ int64_t valid_keys(const AttentionArgs& a, int64_t i) { return a.causal ? min_of
 // columns of the keys its last row sees.
 void scores(const AttentionArgs& a, const float* q, int64_t i0, int64_t rows, const float* kt, int64_t ldk,
             float* s) {
-  const int64_t nv_max = round_up(valid_keys(a, i0 + rows - 1), kLanes) / kLanes;
-  product(rows, nv_max, q + i0 * a.qs.row, a.qs.row, 1, kt, ldk, s, ldk, false, [&](int64_t i, int64_t r) {
+  const int64_t n_max = round_up(valid_keys(a, i0 + rows - 1), kLanes);
+  product(rows, n_max, q + i0 * a.qs.row, a.qs.row, 1, kt, ldk, s, ldk, false, [&](int64_t i, int64_t r) {
     return Span{round_up(valid_keys(a, i0 + i + r - 1), kLanes), 0, a.E};
   });
 }
@@ -304,7 +331,7 @@ void forward_panel(const AttentionArgs& a, int64_t bh, int64_t i0, HeadAttention
     l[r] = softmax_row(s + r * ldk, valid, width, scale, mask_row(a, mask, i0 + r, valid, sc.mask_row), &mx[r]);
   }
   float* o = sc.o.get(rows * evn);
-  product(rows, evn / kLanes, s, ldk, 1, vr, ldv, o, evn, false,
+  product(rows, evn, s, ldk, 1, vr, ldv, o, evn, false,
           [&](int64_t i, int64_t r) { return Span{evn, 0, valid_keys(a, i0 + i + r - 1)}; });
   float* out = head_base(static_cast<float*>(a.out), a.os, a, bh) + i0 * a.os.row;
   float* lse = static_cast<float*>(a.lse) + bh * a.L + i0;
@@ -348,7 +375,7 @@ void backward_head(const AttentionArgs& a, int64_t bh, HeadAttentionScratch& sc)
     float* dp = sc.dp.get(rows * ldk);
     scores(a, q, i0, rows, kt, ldk, s);
     // dP = dO V^T over the same columns as the scores.
-    product(rows, width / kLanes, go + i0 * a.gs.row, a.gs.row, 1, vt, ldk, dp, ldk, false,
+    product(rows, width, go + i0 * a.gs.row, a.gs.row, 1, vt, ldk, dp, ldk, false,
             [&](int64_t i, int64_t r) { return Span{round_up(valid_keys(a, i0 + i + r - 1), kLanes), 0, Ev}; });
     for (int64_t r = 0; r < rows; ++r) {
       const int64_t valid = valid_keys(a, i0 + r);
@@ -357,7 +384,7 @@ void backward_head(const AttentionArgs& a, int64_t bh, HeadAttentionScratch& sc)
     }
     // dQ = scale dS K for the panel's rows, whole: every key of a row is in the panel's dS.
     float* dq = sc.dq.get(rows * en);
-    product(rows, en / kLanes, dp, ldk, 1, kr, ldkr, dq, en, false,
+    product(rows, en, dp, ldk, 1, kr, ldkr, dq, en, false,
             [&](int64_t i, int64_t r) { return Span{en, 0, valid_keys(a, i0 + i + r - 1)}; });
     for (int64_t r = 0; r < rows; ++r) scale_row(dq + r * en, E, scale, dqp + (i0 + r) * a.dqs.row);
     // dV += P^T dO and dK += dS^T Q over the keys the panel sees; causal: a block of keys from j on
@@ -367,8 +394,8 @@ void backward_head(const AttentionArgs& a, int64_t bh, HeadAttentionScratch& sc)
         return Span{n, a.causal ? min_of(j - i0 > 0 ? j - i0 : 0, rows) : 0, rows};
       };
     };
-    product(keys, evn / kLanes, s, 1, ldk, gr + i0 * ldgo, ldgo, dv, evn, true, from_first_key(evn));
-    product(keys, en / kLanes, dp, 1, ldk, qr + i0 * ldq, ldq, dk, en, true, from_first_key(en));
+    product(keys, evn, s, 1, ldk, gr + i0 * ldgo, ldgo, dv, evn, true, from_first_key(evn));
+    product(keys, en, dp, 1, ldk, qr + i0 * ldq, ldq, dk, en, true, from_first_key(en));
   }
   float* dkp = head_base(static_cast<float*>(a.dk), a.dks, a, bh);
   float* dvp = head_base(static_cast<float*>(a.dv), a.dvs, a, bh);
