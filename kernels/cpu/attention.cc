@@ -1,7 +1,10 @@
 // Fused attention on the CPU (kernels/common/attention.h has the algorithm). Everything is computed
 // in the compute type C (float for float32/float16/bfloat16, double for float64): each (b, h)'s
 // operands are packed once into C buffers laid out for the one register-tiled product below
-// (gemm_rows), which also converts 16-bit inputs and absorbs arbitrary row strides.
+// (gemm_rows), which also converts 16-bit inputs and absorbs arbitrary row strides. float32 without
+// dropout and with at most 256 keys takes attention_head.h's whole-row kernels instead (16 lanes
+// where the CPU has AVX-512); these tiles keep float64, dropout, longer sequences and 16-bit inputs
+// where AMX is not active.
 #include "kernels/common/attention.h"
 
 #include <algorithm>
@@ -14,6 +17,7 @@
 #include "kernels/common/dispatch.h"
 #include "kernels/common/half.h"
 #include "kernels/cpu/amx_gemm.h"
+#include "kernels/cpu/attention_head.h"
 #include "kernels/cpu/attention_rows.h"
 #include "kernels/cpu/attention_short_amx.h"
 #include "kernels/cpu/parallel.h"
@@ -260,6 +264,9 @@ void forward(const AttentionArgs& a) {
     if (short_amx_attention_applies(a)) return short_amx_attention_forward(a);
     if (has_amx_gemm()) return forward_amx(a);
   }
+  if constexpr (std::is_same_v<T, float>) {
+    if (head_attention_applies(a)) return head_attention_forward(a);
+  }
   using C = compute_t<T>;
   constexpr int L = kLanes<C>;
   const int64_t E = a.E, Ev = a.Ev, Spad = round_up(a.S, kBc), Evp = round_up(Ev, L);
@@ -319,6 +326,9 @@ void backward(const AttentionArgs& a) {
   if constexpr (std::is_same_v<T, BFloat16>) {
     if (short_amx_attention_applies(a)) return short_amx_attention_backward(a);
     if (has_amx_gemm()) return backward_amx(a);
+  }
+  if constexpr (std::is_same_v<T, float>) {
+    if (head_attention_applies(a)) return head_attention_backward(a);
   }
   using C = compute_t<T>;
   constexpr int L = kLanes<C>;

@@ -23,31 +23,12 @@ using I = vec::COLONY_ATTENTION_ROWS_TRAIT;
 using V = I::V;
 constexpr int64_t kLanes = I::kLanes;
 
-// The lanes of v summed, and their max with init, as trees (halves added to halves): a row of
-// attention is only 2 to 16 vectors long, and summing the 16 lanes one after the other made the
-// AVX-512 exp_row spend more time on its sum than on its exponentials (perf, 2026-12-05).
-#if defined(__AVX512F__)
-inline float lane_sum(V v) { return _mm512_reduce_add_ps(v); }
+// The lanes of v summed, and their max with init (vec_math.h's trees).
+inline float lane_sum(V v) { return I::reduce_add(v); }
 inline float lane_max(V v, float init) {
-  const float m = _mm512_reduce_max_ps(v);
+  const float m = I::reduce_max(v);
   return m > init ? m : init;
 }
-#else
-inline __m128 halves(__m256 v) { return _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1)); }
-inline float lane_sum(V v) {
-  __m128 x = halves(v);
-  x = _mm_add_ps(x, _mm_movehl_ps(x, x));
-  x = _mm_add_ss(x, _mm_movehdup_ps(x));
-  return _mm_cvtss_f32(x);
-}
-inline float lane_max(V v, float init) {
-  __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  x = _mm_max_ps(x, _mm_movehl_ps(x, x));
-  x = _mm_max_ss(x, _mm_movehdup_ps(x));
-  const float m = _mm_cvtss_f32(x);
-  return m > init ? m : init;
-}
-#endif
 
 float row_max(const float* s, int64_t n, float init) {
   V mx = I::set1(init);
@@ -58,17 +39,8 @@ float row_max(const float* s, int64_t n, float init) {
   return m;
 }
 
-// e^x, and exactly 0 below kTinyScore, where it would be under FLT_MIN. Not for accuracy (such
-// weights are < 1e-38 of the row's largest) but for speed: a denormal or underflowing result
-// costs a microcode assist on Intel cores, and every masked score (-inf: the upper half of a
-// causal row) gave one. Through vec_math.h's exp they made exp_row 4x slower than the whole
-// AVX2 loop it replaced (perf, gpt_cpu --amp bf16, 2026-12-05).
-constexpr float kTinyScore = -87.33f;  // e^-87.33 = 1.2e-38, just above FLT_MIN
-
-inline V weight(V x) {
-  const V lo = I::set1(kTinyScore);
-  return I::select(I::lt(x, lo), I::set1(0.0f), vec::exp<I>(I::max(x, lo)));
-}
+// e^x, exactly 0 where it would be under FLT_MIN (vec_math.h's exp_or_zero: masked scores are -inf).
+inline V weight(V x) { return vec::exp_or_zero<I>(x); }
 
 float exp_row(float* s, int64_t n, float shift) {
   const V sh = I::set1(shift);
@@ -165,10 +137,7 @@ inline void zero_bf16(uint16_t* p, int64_t from, int64_t to) {
 }
 
 // Lanes [0, t) of a vector: the tail of a row under I::select (1 <= t <= kLanes).
-inline I::M first_lanes(int64_t t) {
-  alignas(64) static const float kIota[16] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15};
-  return I::lt(I::load(kIota), I::set1(static_cast<float>(t)));
-}
+inline I::M first_lanes(int64_t t) { return I::first(t); }
 
 // Two passes over the scores (the max, then the weights), x computed in each rather than stored
 // between them, and the tail's lanes selected in registers: a tail stored under a mask and read

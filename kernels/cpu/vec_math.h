@@ -64,6 +64,20 @@ struct Avx2 {
   static M eq(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
   static V select(M m, V if_true, V if_false) { return _mm256_blendv_ps(if_false, if_true, m); }
   static bool all(M m) { return _mm256_movemask_ps(m) == 0xFF; }  // the comparison held in every lane
+  static M first(int64_t n) { return _mm256_castsi256_ps(tail_mask(n)); }  // lanes [0, n), 0 <= n <= 8
+  // The lanes summed, and their max, as trees (halves with halves): a row of attention is 2 to 16
+  // vectors long, and a sum lane after lane cost attention_rows' AVX-512 exp_row more than its
+  // exponentials (perf, 2026-12-05).
+  static float reduce_add(V v) {
+    __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    x = _mm_add_ps(x, _mm_movehl_ps(x, x));
+    return _mm_cvtss_f32(_mm_add_ss(x, _mm_movehdup_ps(x)));
+  }
+  static float reduce_max(V v) {
+    __m128 x = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    x = _mm_max_ps(x, _mm_movehl_ps(x, x));
+    return _mm_cvtss_f32(_mm_max_ss(x, _mm_movehdup_ps(x)));
+  }
   // p * 2^k for integer-valued k in [-150, 129], overflowing to inf and underflowing gradually:
   // two factors 2^(k/2) and 2^(k - k/2), each a normal float, so neither step leaves the exponent
   // range before the last rounding.
@@ -115,6 +129,9 @@ struct Avx512 {
   static M eq(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
   static V select(M m, V if_true, V if_false) { return _mm512_mask_blend_ps(m, if_false, if_true); }
   static bool all(M m) { return m == 0xFFFF; }
+  static M first(int64_t n) { return tail_mask(n); }  // lanes [0, n), 0 <= n <= 16
+  static float reduce_add(V v) { return _mm512_reduce_add_ps(v); }
+  static float reduce_max(V v) { return _mm512_reduce_max_ps(v); }
   // vscalefps: p * 2^k with IEEE overflow and gradual underflow in one instruction.
   static V ldexp(V p, V k) { return _mm512_scalef_ps(p, k); }
 };
@@ -147,6 +164,18 @@ inline typename I::V exp(typename I::V x, typename I::V bias) {
 template <class I>
 inline typename I::V exp(typename I::V x) {
   return exp<I>(x, I::set1(0.0f));
+}
+
+// e^x, and exactly 0 below kTinyExpArg, where it would be under FLT_MIN: softmax weights, whose
+// masked scores are -inf. Not for accuracy (such weights are < 1e-38 of the row's largest) but for
+// speed: a denormal or underflowing result costs a microcode assist on Intel cores, and every
+// masked score gave one; through exp above they made attention's exp_row 4x slower than the AVX2
+// loop it replaced (perf, gpt_cpu --amp bf16, 2026-12-05).
+constexpr float kTinyExpArg = -87.33f;  // e^-87.33 = 1.2e-38, just above FLT_MIN
+template <class I>
+inline typename I::V exp_or_zero(typename I::V x) {
+  const typename I::V lo = I::set1(kTinyExpArg);
+  return I::select(I::lt(x, lo), I::set1(0.0f), exp<I>(I::max(x, lo)));
 }
 
 // Where a result would be tiny, the functions below compute it times 2^32 and the caller

@@ -21,102 +21,26 @@
 #include "kernels/common/half.h"
 #include "kernels/cpu/amx_gemm.h"
 #include "kernels/cpu/attention_short_amx.h"
+#include "tests/kernels/attention_reference.h"
 
 namespace colony::kernels::cpu {
 namespace {
 
-struct Problem {
-  int64_t batch, heads, L, S, E, Ev;
-  bool causal = false, mask = false;
-  int64_t q_pad = 0;  // extra elements per row of q (a strided view)
-  bool mask_by_columns = false;  // the mask stored transposed (column stride L): gathered per row
-  std::string name() const {
-    return "L=" + std::to_string(L) + " S=" + std::to_string(S) + " E=" + std::to_string(E) +
-           " Ev=" + std::to_string(Ev) + (causal ? " causal" : "") + (mask ? " masked" : "") +
-           (q_pad ? " strided q" : "") + (mask_by_columns ? " (by columns)" : "");
-  }
-};
+using testing::AttentionInputs;
+using testing::AttentionOutputs;
+using testing::relative_error;
+using Problem = testing::AttentionProblem;
 
-std::vector<BFloat16> random_bf16(size_t n, uint32_t seed, float range) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> u(-range, range);
-  std::vector<BFloat16> v(n);
-  for (BFloat16& x : v) x = BFloat16(u(gen));
-  return v;
-}
-
-struct Inputs {
-  std::vector<BFloat16> q, k, v, go;
-  std::vector<float> mask;  // [L, S], shared by every (b, h)
-  int64_t q_row;
-};
-
-Inputs make_inputs(const Problem& p) {
-  Inputs in;
-  const int64_t bh = p.batch * p.heads;
-  in.q_row = p.E + p.q_pad;
-  in.q = random_bf16(bh * p.L * in.q_row, 1, 2.0f);
-  in.k = random_bf16(bh * p.S * p.E, 2, 2.0f);
-  in.v = random_bf16(bh * p.S * p.Ev, 3, 2.0f);
-  in.go = random_bf16(bh * p.L * p.Ev, 4, 1.0f);
-  if (p.mask) {
-    std::mt19937 gen(5);
-    std::uniform_real_distribution<float> u(0.0f, 1.0f);
-    in.mask.resize(p.L * p.S);
-    for (float& m : in.mask) m = u(gen) < 0.25f ? -std::numeric_limits<float>::infinity() : 2.0f * u(gen) - 1.0f;
-    if (p.L > 1) std::fill(in.mask.begin() + p.S, in.mask.begin() + 2 * p.S, -std::numeric_limits<float>::infinity());
-  }
-  return in;
-}
-
-struct Outputs {
-  std::vector<double> out, dq, dk, dv;
-};
-
-// The problem's dtype and sizes.
-AttentionArgs shape_of(const Problem& p) {
-  AttentionArgs a;
-  a.dtype = DType::BFloat16;
-  a.batch = p.batch;
-  a.heads = p.heads;
-  a.L = p.L;
-  a.S = p.S;
-  a.E = p.E;
-  a.Ev = p.Ev;
-  return a;
-}
+AttentionArgs shape_of(const Problem& p) { return testing::attention_shape(p, DType::BFloat16); }
 
 // The kernels on the inputs, forward then backward, on whatever path is active.
-Outputs run(const Problem& p, const Inputs& in) {
+AttentionOutputs run(const Problem& p, const AttentionInputs<BFloat16>& in) {
   const int64_t bh = p.batch * p.heads;
   std::vector<BFloat16> out(bh * p.L * p.Ev), dq(bh * p.L * p.E), dk(bh * p.S * p.E), dv(bh * p.S * p.Ev);
-  std::vector<float> lse(bh * p.L);
-  AttentionArgs a = shape_of(p);
-  a.q = in.q.data();
-  a.k = in.k.data();
-  a.v = in.v.data();
-  a.qs = {p.heads * p.L * in.q_row, p.L * in.q_row, in.q_row, 1};
-  a.ks = {p.heads * p.S * p.E, p.S * p.E, p.E, 1};
-  a.vs = {p.heads * p.S * p.Ev, p.S * p.Ev, p.Ev, 1};
-  std::vector<float> mask_t;
-  if (p.mask && p.mask_by_columns) {
-    mask_t.resize(p.L * p.S);
-    for (int64_t i = 0; i < p.L; ++i)
-      for (int64_t j = 0; j < p.S; ++j) mask_t[j * p.L + i] = in.mask[i * p.S + j];
-    a.mask = mask_t.data();
-    a.ms = {0, 0, 1, p.L};
-  } else if (p.mask) {
-    a.mask = in.mask.data();
-    a.ms = {0, 0, p.S, 1};
-  }
-  a.causal = p.causal;
-  a.scale = 1.0 / std::sqrt(static_cast<double>(p.E));
+  std::vector<float> lse(bh * p.L), mask_t;
+  AttentionArgs a = testing::attention_args(p, in, DType::BFloat16, mask_t);
   a.out = out.data();
   a.lse = lse.data();
-  a.os = a.gs = {p.heads * p.L * p.Ev, p.L * p.Ev, p.Ev, 1};  // out, dO, dq, dk, dv contiguous
-  a.dqs = {p.heads * p.L * p.E, p.L * p.E, p.E, 1};
-  a.dks = {p.heads * p.S * p.E, p.S * p.E, p.E, 1};
-  a.dvs = {p.heads * p.S * p.Ev, p.S * p.Ev, p.Ev, 1};
   AttentionForward::cpu(a);
   a.grad_out = in.go.data();
   a.dq = dq.data();
@@ -128,67 +52,7 @@ Outputs run(const Problem& p, const Inputs& in) {
     for (size_t i = 0; i < x.size(); ++i) d[i] = static_cast<float>(x[i]);
     return d;
   };
-  return {widen(out), widen(dq), widen(dk), widen(dv)};
-}
-
-// Softmax attention and its gradients in float64 from the same bfloat16 inputs.
-Outputs reference(const Problem& p, const Inputs& in) {
-  const int64_t bh = p.batch * p.heads, L = p.L, S = p.S, E = p.E, Ev = p.Ev;
-  const double scale = 1.0 / std::sqrt(static_cast<double>(E));
-  Outputs r{std::vector<double>(bh * L * Ev), std::vector<double>(bh * L * E), std::vector<double>(bh * S * E),
-            std::vector<double>(bh * S * Ev)};
-  std::vector<double> w(S), dp(S);
-  for (int64_t b = 0; b < bh; ++b) {
-    const BFloat16* Q = in.q.data() + b * L * in.q_row;
-    const BFloat16* K = in.k.data() + b * S * E;
-    const BFloat16* V = in.v.data() + b * S * Ev;
-    const BFloat16* G = in.go.data() + b * L * Ev;
-    for (int64_t i = 0; i < L; ++i) {
-      double mx = -std::numeric_limits<double>::infinity();
-      for (int64_t j = 0; j < S; ++j) {
-        double acc = 0;
-        for (int64_t e = 0; e < E; ++e) {
-          acc += static_cast<double>(Q[i * in.q_row + e]) * static_cast<double>(K[j * E + e]);
-        }
-        w[j] = acc * scale + (p.mask ? in.mask[i * S + j] : 0.0);
-        if (p.causal && j > i) w[j] = -std::numeric_limits<double>::infinity();
-        mx = std::max(mx, w[j]);
-      }
-      double sum = 0;
-      for (int64_t j = 0; j < S; ++j) sum += w[j] = std::isinf(mx) ? 0.0 : std::exp(w[j] - mx);
-      for (int64_t j = 0; j < S; ++j) w[j] = sum > 0 ? w[j] / sum : 0.0;
-      double dsum = 0;
-      for (int64_t j = 0; j < S; ++j) {
-        double acc = 0;
-        for (int64_t e = 0; e < Ev; ++e) {
-          const double g = static_cast<float>(G[i * Ev + e]), v = static_cast<float>(V[j * Ev + e]);
-          r.out[(b * L + i) * Ev + e] += w[j] * v;
-          r.dv[(b * S + j) * Ev + e] += w[j] * g;
-          acc += g * v;
-        }
-        dp[j] = acc;
-        dsum += w[j] * acc;
-      }
-      for (int64_t j = 0; j < S; ++j) {
-        const double ds = w[j] * (dp[j] - dsum) * scale;
-        for (int64_t e = 0; e < E; ++e) {
-          r.dq[(b * L + i) * E + e] += ds * static_cast<float>(K[j * E + e]);
-          r.dk[(b * S + j) * E + e] += ds * static_cast<float>(Q[i * in.q_row + e]);
-        }
-      }
-    }
-  }
-  return r;
-}
-
-// The largest error relative to the largest reference magnitude.
-double relative_error(const std::vector<double>& x, const std::vector<double>& ref) {
-  double err = 0, mag = 0;
-  for (size_t i = 0; i < x.size(); ++i) {
-    err = std::max(err, std::abs(x[i] - ref[i]));
-    mag = std::max(mag, std::abs(ref[i]));
-  }
-  return err / std::max(mag, 1e-30);
+  return {widen(out), std::vector<double>(lse.begin(), lse.end()), widen(dq), widen(dk), widen(dv)};
 }
 
 // bfloat16 keeps 8 significant bits (relative spacing 2^-8 = 0.0039). Relative to each output's
@@ -199,16 +63,16 @@ constexpr double kBf16Tolerance = 0.01;
 
 void check(const AmxGemmFns* fns, const Problem& p) {
   SCOPED_TRACE(std::string(fns->isa) + " " + p.name());
-  const Inputs in = make_inputs(p);
-  const Outputs ref = reference(p, in);
-  Outputs widened;
+  const AttentionInputs<BFloat16> in = testing::make_attention_inputs<BFloat16>(p);
+  const AttentionOutputs ref = testing::attention_reference(p, in);
+  AttentionOutputs widened;
   {
     ScopedAmxGemmFns none(nullptr);
     widened = run(p, in);
   }
   ScopedAmxGemmFns use(fns);
   EXPECT_EQ(short_amx_attention_applies(shape_of(p)), p.S <= kShortAttentionMaxKeys) << "the path this case is meant for";
-  const Outputs amx = run(p, in);
+  const AttentionOutputs amx = run(p, in);
   const char* names[] = {"out", "dq", "dk", "dv"};
   const std::vector<double>* got[] = {&amx.out, &amx.dq, &amx.dk, &amx.dv};
   const std::vector<double>* base[] = {&widened.out, &widened.dq, &widened.dk, &widened.dv};

@@ -3,7 +3,8 @@
 # -march=x86-64-v4, and small_gemm_avx512_bf16.cc, with AVX512_BF16 on top) and the AMX tiles
 # (kernels/cpu/amx_bf16.cc, with AMX-TILE and AMX-BF16 on top), and GELU's and SiLU's loops
 # (kernels/cpu/activation_simd_avx512.cc, -march=x86-64-v4) and attention's row loops
-# (kernels/cpu/attention_rows_avx512.cc, -march=x86-64-v4) and attention's tile products
+# (kernels/cpu/attention_rows_avx512.cc, -march=x86-64-v4) and attention's whole-head float32
+# kernels (kernels/cpu/attention_head_avx512.cc, -march=x86-64-v4) and attention's tile products
 # (kernels/cpu/attention_tiles_amx.cc, AMX on x86-64-v4) must stay in their own
 # namespaces. Any inline function or template they emit as a weak (COMDAT) symbol outside it
 # could be the copy the linker keeps for every caller, and then AVX2-only CPUs would run AVX-512
@@ -25,7 +26,7 @@ for f in "$@"; do
   seen[$copy]="$f"
 done
 for want in small_gemm_avx512 small_gemm_avx512_bf16 amx_bf16 activation_simd_avx512 attention_rows_avx512 \
-    attention_tiles_amx; do
+    attention_head_avx512 attention_tiles_amx; do
   [ -n "${seen[$want]:-}" ] || fail "no object file of $want among: $*"
 done
 
@@ -49,4 +50,5 @@ check "${seen[small_gemm_avx512_bf16]}" avx512_bf16 'vdpbf16ps' 100
 check "${seen[amx_bf16]}" amx_bf16 'tdpbf16ps' 4
 check "${seen[activation_simd_avx512]}" avx512 'vscalefps' 4
 check "${seen[attention_rows_avx512]}" avx512 'vscalefps' 2
+check "${seen[attention_head_avx512]}" avx512 'vscalefps' 2
 check "${seen[attention_tiles_amx]}" amx_bf16 'tdpbf16ps' 4

@@ -1,0 +1,148 @@
+// kernels/cpu/attention_head.h's whole-row float32 kernels, each ISA copy this CPU runs (AVX2
+// always, AVX-512 where the CPU has it), against attention written out in float64 from the same
+// float32 inputs: outputs, lse and the three gradients. Shapes: T not a multiple of any tile or
+// of the 64-row panels, head dims 32, 64, 128 and odd ones (read in place where whole vectors,
+// packed otherwise), L != S both ways under causal (keys no query sees), an additive mask with a
+// fully masked row (-inf lse, zero output and dq), a mask read by columns, strided q and out. The
+// entry (AttentionForward::cpu) must take this path and give the active copy's bits.
+#include "kernels/cpu/attention_head.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/cpu_isa.h"
+#include "tests/kernels/attention_reference.h"
+
+namespace colony::kernels::cpu {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+using testing::AttentionInputs;
+using testing::AttentionOutputs;
+using testing::relative_error;
+using Case = testing::AttentionProblem;
+
+// The padding of out's rows: a strided output must not be written past its row.
+constexpr float kSentinel = 12345.0f;
+
+// Forward then backward on `fns` (or, fns null, through the kernel entry points).
+AttentionOutputs run(const AttentionHeadFns* fns, const Case& c, const AttentionInputs<float>& in) {
+  const int64_t bh = c.batch * c.heads;
+  std::vector<float> out(bh * c.L * in.o_row, kSentinel), lse(bh * c.L), dq(bh * c.L * c.E), dk(bh * c.S * c.E),
+      dv(bh * c.S * c.Ev), mask_t;
+  AttentionArgs a = testing::attention_args(c, in, DType::Float32, mask_t);
+  a.out = out.data();
+  a.lse = lse.data();
+  a.grad_out = in.go.data();
+  a.dq = dq.data();
+  a.dk = dk.data();
+  a.dv = dv.data();
+  if (fns != nullptr) {
+    head_attention_forward(a, *fns);
+    head_attention_backward(a, *fns);
+  } else {
+    AttentionForward::cpu(a);
+    AttentionBackward::cpu(a);
+  }
+  AttentionOutputs r;
+  for (int64_t i = 0; i < bh * c.L; ++i) {
+    for (int64_t e = 0; e < c.Ev; ++e) r.out.push_back(out[i * in.o_row + e]);
+    for (int64_t e = c.Ev; e < in.o_row; ++e) EXPECT_EQ(out[i * in.o_row + e], kSentinel) << "written past out's row";
+  }
+  r.lse.assign(lse.begin(), lse.end());
+  r.dq.assign(dq.begin(), dq.end());
+  r.dk.assign(dk.begin(), dk.end());
+  r.dv.assign(dv.begin(), dv.end());
+  return r;
+}
+
+// float32 keeps 24 significant bits (2^-24 = 6e-8). Relative to each output's largest entry the
+// copies' errors were at most 1.05e-6 on these cases (AVX2 and AVX-512, 2026-12-06: sums of up to
+// 256 products, exp within 1-2 ulp); 1e-5 is ~10x that. Starting a causal block of dK and dV one
+// query row late gave 0.04-0.49 (tried once).
+constexpr double kFloat32Tolerance = 1e-5;
+
+std::vector<Case> cases() {
+  std::vector<Case> cs;
+  cs.push_back({2, 2, 64, 64, 32, 32, true});     // the character GPT's CPU shape (context 64, head dim 32)
+  cs.push_back({1, 2, 256, 256, 64, 64, true});   // width 384: context 256, head dim 64, four panels
+  cs.push_back({1, 1, 70, 70, 128, 128, true});   // head dim 128, T past a panel
+  cs.push_back({2, 1, 45, 37, 40, 24});           // L != S, head dims not whole AVX-512 vectors
+  cs.push_back({1, 2, 33, 50, 7, 5, false, true});  // additive mask, a fully masked row, odd head dims
+  cs.push_back({1, 1, 130, 100, 32, 48, true});   // causal, L > S: the last rows see every key
+  cs.push_back({1, 1, 90, 200, 64, 32, true});    // causal, L < S: keys past L seen by no query
+  Case strided{1, 2, 41, 41, 64, 64, true, true};
+  strided.q_pad = 24;
+  strided.out_pad = 8;
+  cs.push_back(strided);
+  Case by_columns{2, 1, 50, 45, 32, 32, true, true};
+  by_columns.mask_by_columns = true;
+  cs.push_back(by_columns);
+  cs.push_back({1, 1, 1, 1, 1, 1});               // one query, one key
+  cs.push_back({1, 1, 17, 256, 17, 33});          // as many keys as the path takes, odd head dims
+  return cs;
+}
+
+std::vector<const AttentionHeadFns*> runnable_copies() {
+  std::vector<const AttentionHeadFns*> copies{&avx2::attention_head_fns()};
+  if (detected_cpu_isa() >= CpuIsa::Avx512) copies.push_back(&avx512::attention_head_fns());
+  return copies;
+}
+
+void check(const AttentionHeadFns* fns, const Case& c) {
+  SCOPED_TRACE(std::string(fns->isa) + " " + c.name());
+  const AttentionInputs<float> in = testing::make_attention_inputs<float>(c);
+  const AttentionOutputs ref = testing::attention_reference(c, in);
+  const AttentionOutputs got = run(fns, c, in);
+  const char* names[] = {"out", "lse", "dq", "dk", "dv"};
+  const std::vector<double>* g[] = {&got.out, &got.lse, &got.dq, &got.dk, &got.dv};
+  const std::vector<double>* want[] = {&ref.out, &ref.lse, &ref.dq, &ref.dk, &ref.dv};
+  for (int t = 0; t < 5; ++t) EXPECT_LT(relative_error(*g[t], *want[t]), kFloat32Tolerance) << names[t];
+  // A fully masked row: lse -inf, zero output and zero dq (not NaN), as attention.cc's tiles give.
+  if (c.mask) {
+    for (int64_t b = 0; b < c.batch * c.heads; ++b) {
+      EXPECT_EQ(got.lse[b * c.L + 1], -kInf);
+      for (int64_t e = 0; e < c.Ev; ++e) EXPECT_EQ(got.out[(b * c.L + 1) * c.Ev + e], 0.0);
+      for (int64_t e = 0; e < c.E; ++e) EXPECT_EQ(got.dq[(b * c.L + 1) * c.E + e], 0.0);
+    }
+  }
+}
+
+TEST(AttentionHead, MatchesFloat64OnEveryCopy) {
+  for (const AttentionHeadFns* fns : runnable_copies()) {
+    for (const Case& c : cases()) check(fns, c);
+  }
+}
+
+TEST(AttentionHead, TheEntryTakesThisPathForFloat32WithoutDropout) {
+  AttentionArgs a;
+  a.dtype = DType::Float32;
+  a.L = a.S = 256;
+  a.E = a.Ev = 64;
+  EXPECT_TRUE(head_attention_applies(a));
+  a.S = 257;  // longer: attention.cc's online softmax
+  EXPECT_FALSE(head_attention_applies(a));
+  a.S = 64;
+  a.dropout_p = 0.1;
+  EXPECT_FALSE(head_attention_applies(a));
+  a.dropout_p = 0.0;
+  a.dtype = DType::Float64;
+  EXPECT_FALSE(head_attention_applies(a));
+  // The entry's results are the active copy's, bit for bit.
+  for (const Case& c : {cases()[0], cases()[4]}) {
+    SCOPED_TRACE(c.name());
+    const AttentionInputs<float> in = testing::make_attention_inputs<float>(c);
+    const AttentionOutputs direct = run(&active_attention_head_fns(), c, in), entry = run(nullptr, c, in);
+    EXPECT_EQ(direct.out, entry.out);
+    EXPECT_EQ(direct.dq, entry.dq);
+    EXPECT_EQ(direct.dk, entry.dk);
+    EXPECT_EQ(direct.dv, entry.dv);
+  }
+}
+
+}  // namespace
+}  // namespace colony::kernels::cpu
