@@ -255,17 +255,21 @@ int64_t column_groups(int64_t panels, int64_t threads, int64_t m, int64_t n, int
 
 // How many groups of whole row tiles packed_gemm splits m into, one per thread, each a product of
 // its own with all of B packed privately by its thread: `threads` for a product taller than it is
-// wide (m > n: a thread's share of A, m / threads x k, is then at least as large as the copy of B,
-// k x n, that it packs; the column groups instead read all of A on every thread), with at least
-// kMinGroupTiles row tiles and kMinGroupWork multiply-adds per group; 1 otherwise (the column
-// groups, or the shared row split). Group g's rows follow thread g's rows in the elementwise
-// passes, LayerNorm and attention around it (equal shares of the [B * T, C] rows, each chunk on its
-// own thread: parallel.cc), so in a transformer's step a thread reads the half of A that it wrote
-// and that is in its own L2. Thread CPU time for the same work fell accordingly: the char-level
-// GPT's float32 step (nanoGPT's CPU configuration) ran 7-8 % faster on 2 threads, its products
-// (768, 128, k) and the weight gradient (512, 128, 768) 8-11 % faster alone (matmul_bench, hot),
-// (768, 384 | 512, 128) and 1024^3 even; 256^3 A @ B^T (m = n, so columns stay) ran 1-9 % slower
-// by rows (docs/benchmarks.md, branch gpt2t, 2026-12-06).
+// wide (m > n: a thread's share of A, m / threads x k, then outweighs the copy of B, k x n, that it
+// packs, where the column groups read all of A on every thread), with at least kMinGroupTiles row
+// tiles and kMinGroupWork multiply-adds per group; 1 otherwise (the column groups, or the shared
+// row split). Group g runs on thread g (parallel.cc), as do the rows g of the elementwise passes,
+// LayerNorm and attention around it (equal shares of the [B * T, C] rows), so in a transformer's
+// step each thread reads the rows of A that it wrote, from its own L2.
+// Measured on 2 threads (Intel Xeon, Sapphire Rapids class; matmul_bench, best of 40-200 wall
+// clock, SCHED_FIFO under other builds, docs/benchmarks.md, branch gpt2t, 2026-12-06), rows /
+// before: the char-level GPT's (768, 128, 512) A @ B and A @ B^T 365-371 / 335-340 GFLOP/s, its
+// weight gradient (512, 128, 768) A^T @ B 330-334 / 296-300; (768, 384 | 512, 128) and 1024^3
+// even (386-414 / 389-402, 356-363 / 352-358); (96, 64, 512) 284-286 / 139 (one panel: the shared
+// row split before), (192, 64, 512) 330 / 225, (300, 200, 300) 288-294 / 270-273; (192, 128, 256)
+// 344-346 / 362 (5 % slower); 256^3 A @ B^T 322-330 / 325-363 (m = n: columns stay). The whole
+// GPT step on 2 threads: 1.08x tokens/s, 7 % less CPU time. kMinGroupTiles: (96, 64, 512) has 8 a
+// group; thinner groups were not measured and keep the other splits.
 constexpr int64_t kMinGroupTiles = 8;
 
 int64_t row_groups(int64_t mr, int64_t threads, int64_t m, int64_t n, int64_t k) {

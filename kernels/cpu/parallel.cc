@@ -88,8 +88,10 @@ bool spin_until(Ready ready, ShouldYield should_yield) {
 // chunk is still done by whoever is free). Consecutive ops split the same rows the same way (an
 // elementwise pass, LayerNorm and the products' row splits cut [B*T, C] tensors into equal halves),
 // so with a fixed owner per chunk a thread reads the rows it wrote itself from its own L2. Claimed
-// in order from one counter, the caller and the worker raced for chunk 0 and half of the rows came
-// from the other core's cache (docs/benchmarks.md, branch gpt2t). Larger jobs count the next chunk.
+// in order from one counter, the caller and the worker raced for chunk 0, so about half the time
+// the rows sat in the other core's cache: the char-level GPT's float32 step on 2 threads ran 2-3 %
+// faster with the claims fixed (6 alternating rounds, per-round ratios 0.99-1.08, median 1.02;
+// docs/benchmarks.md, branch gpt2t, 2026-12-06). Larger jobs count the next chunk.
 struct JobWord {
   static uint64_t pack(uint32_t gen, uint32_t chunks, uint32_t claims) {
     return (uint64_t{gen} << 32) | (uint64_t{chunks} << 16) | claims;
