@@ -32,8 +32,9 @@ void expect_each_index_once(int64_t n, int64_t grain) {
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "index " << i << " of " << n;
 }
 
+// 20 threads: jobs of more than 16 chunks claim them in order from a counter instead of a bitmask.
 TEST_F(ParallelFor, CoversEveryIndexOnceForEachThreadCount) {
-  for (int threads : {1, 2, 3, 4, 7}) {
+  for (int threads : {1, 2, 3, 4, 7, 20}) {
     set_num_threads(threads);
     for (int64_t n : {1, 2, 3, 5, 64, 1000, 4097})
       for (int64_t grain : {1, 7, 100}) expect_each_index_once(n, grain);
