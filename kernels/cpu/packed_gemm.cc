@@ -244,18 +244,50 @@ void packed_product(const SmallGemmFns<T>& fns, int64_t m, int64_t n, int64_t k,
 // packer's L2: on 2 threads that ran 256^3 A @ B^T at 0.72x torch.mm. Split by columns, the same
 // product reached 305-347 GFLOP/s in 8 of 11 two-core runs, the row split at most 249 (best of
 // 60-2,000 trials, wall clock, load 4-8, docs/benchmarks.md, 2026-12-05 19:35-20:39 UTC).
+constexpr int64_t kMinGroupWork = int64_t{1} << 18;
+
 int64_t column_groups(int64_t panels, int64_t threads, int64_t m, int64_t n, int64_t k) {
-  constexpr int64_t kMinGroupWork = int64_t{1} << 18;
   if (threads <= 1 || panels < threads) return 1;
   if (panels % threads != 0 && panels < 8 * threads) return 1;
   if (m * n * k < threads * kMinGroupWork) return 1;
   return threads;
 }
 
+// How many groups of whole row tiles packed_gemm splits m into, one per thread, each a product of
+// its own with all of B packed privately by its thread: `threads` for a product taller than it is
+// wide (m > n: a thread's share of A, m / threads x k, then outweighs the copy of B, k x n, that it
+// packs, where the column groups read all of A on every thread), with at least kMinGroupTiles row
+// tiles and kMinGroupWork multiply-adds per group; 1 otherwise (the column groups, or the shared
+// row split). Group g runs on thread g (parallel.cc), as do the rows g of the elementwise passes,
+// LayerNorm and attention around it (equal shares of the [B * T, C] rows), so in a transformer's
+// step each thread reads the rows of A that it wrote, from its own L2.
+// Measured on 2 threads (Intel Xeon, Sapphire Rapids class; matmul_bench, best of 40-200 wall
+// clock, SCHED_FIFO under other builds, docs/benchmarks.md, branch gpt2t, 2026-12-06), rows /
+// before: the char-level GPT's (768, 128, 512) A @ B and A @ B^T 365-371 / 335-340 GFLOP/s, its
+// weight gradient (512, 128, 768) A^T @ B 330-334 / 296-300; (768, 384 | 512, 128) and 1024^3
+// even (386-414 / 389-402, 356-363 / 352-358); (96, 64, 512) 284-286 / 139 (one panel: the shared
+// row split before), (192, 64, 512) 330 / 225, (300, 200, 300) 288-294 / 270-273; (192, 128, 256)
+// 344-346 / 362 (5 % slower); 256^3 A @ B^T 322-330 / 325-363 (m = n: columns stay). The whole
+// GPT step on 2 threads: 1.08x tokens/s, 7 % less CPU time. kMinGroupTiles: (96, 64, 512) has 8 a
+// group; thinner groups were not measured and keep the other splits.
+constexpr int64_t kMinGroupTiles = 8;
+
+int64_t row_groups(int64_t mr, int64_t threads, int64_t m, int64_t n, int64_t k) {
+  if (threads <= 1 || m <= n) return 1;
+  if (m < threads * kMinGroupTiles * mr || m * n * k < threads * kMinGroupWork) return 1;
+  return threads;
+}
+
 }  // namespace
 
 template <typename T>
+int64_t packed_gemm_row_groups(int64_t m, int64_t n, int64_t k) {
+  return row_groups(active_small_gemm_fns<T>().packed_mr, num_threads(), m, n, k);
+}
+
+template <typename T>
 int64_t packed_gemm_column_groups(int64_t m, int64_t n, int64_t k) {
+  if (packed_gemm_row_groups<T>(m, n, k) > 1) return 1;
   const int64_t nr = active_small_gemm_fns<T>().packed_nr;
   return column_groups((n + nr - 1) / nr, num_threads(), m, n, k);
 }
@@ -274,6 +306,23 @@ void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64
     return;
   }
   const SmallGemmFns<T>& fns = active_small_gemm_fns<T>();
+  const int64_t mr = fns.packed_mr, row_tiles = (m + mr - 1) / mr;
+  const int64_t row_split = row_groups(mr, num_threads(), m, n, k);  // packed_gemm_row_groups
+  if (row_split > 1) {
+    // Group g: row tiles [g * row_tiles / row_split, (g + 1) * row_tiles / row_split), chunk g of
+    // one job, so on thread g (parallel.cc). Each element's sum runs over the same blocks of k in
+    // the same order as in one group, so the split changes no bit.
+    parallel_for(row_split, 1, [&](int64_t g0, int64_t g1) {
+      for (int64_t g = g0; g < g1; ++g) {
+        const int64_t r0 = std::min(m, g * row_tiles / row_split * mr);
+        const int64_t r1 = std::min(m, (g + 1) * row_tiles / row_split * mr);
+        if (r1 > r0)
+          packed_product(fns, r1 - r0, n, k, a + r0 * ars, ars, acs, b, brs, bcs, c + r0 * ldc, ldc, alpha, beta,
+                         bias);
+      }
+    });
+    return;
+  }
   const int64_t nr = fns.packed_nr, panels = (n + nr - 1) / nr;
   const int64_t groups = column_groups(panels, num_threads(), m, n, k);  // packed_gemm_column_groups
   if (groups == 1) {
@@ -297,5 +346,7 @@ template void packed_gemm<double>(int64_t, int64_t, int64_t, const double*, int6
                                   int64_t, double*, int64_t, double, double, const double*);
 template int64_t packed_gemm_column_groups<float>(int64_t, int64_t, int64_t);
 template int64_t packed_gemm_column_groups<double>(int64_t, int64_t, int64_t);
+template int64_t packed_gemm_row_groups<float>(int64_t, int64_t, int64_t);
+template int64_t packed_gemm_row_groups<double>(int64_t, int64_t, int64_t);
 
 }  // namespace colony::kernels::cpu

@@ -17,10 +17,12 @@ namespace colony::kernels::cpu {
 // C(i, j) = alpha * sum_p A(i, p) B(p, j) + beta * C(i, j) (beta == 0: C is only written, NaNs there
 // included), for i < m, j < n, with A(i, p) = a[i * a_row_stride + p * a_col_stride], B(p, j) =
 // b[p * b_row_stride + j * b_col_stride] and C(i, j) = c[i * ldc + j]. The work is split over the
-// thread pool by groups of columns (each thread packs and multiplies its own panels of B) or, where
-// the panels do not share out evenly, by rows under one packed B (packed_gemm_column_groups); every
-// element's sum runs in the same order (p ascending within each block of k, the blocks one after
-// another) whatever the thread count, so results do not depend on it.
+// thread pool by groups of rows when the product is taller than wide (each thread packs all of B and
+// multiplies its own rows of A: packed_gemm_row_groups), else by groups of columns (each thread
+// packs and multiplies its own panels of B) or, where the panels do not share out evenly, by rows
+// under one packed B (packed_gemm_column_groups); every element's sum runs in the same order (p
+// ascending within each block of k, the blocks one after another) whatever the thread count, so
+// results do not depend on it.
 // bias (null: none; a linear layer's): bias[j] is added to every C(i, j) as the last block of k is
 // stored, after the rest of the sum, so with alpha = 1 C is bit for bit the product followed by a
 // separate pass adding the bias, without that pass or its reads of C (with another alpha the
@@ -30,8 +32,11 @@ void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row_stri
                  int64_t b_row_stride, int64_t b_col_stride, T* c, int64_t ldc, T alpha, T beta,
                  const T* bias = nullptr);
 
-// How many groups of columns packed_gemm<T> splits an [m, k] x [k, n] product into on the current
-// thread count and micro-kernel (1: the rows are split instead). For tests and benchmarks.
+// How many groups of rows, or of columns, packed_gemm<T> splits an [m, k] x [k, n] product into on
+// the current thread count and micro-kernel (1 from both: the rows are split under one shared
+// packed B). For tests and benchmarks.
+template <typename T>
+int64_t packed_gemm_row_groups(int64_t m, int64_t n, int64_t k);
 template <typename T>
 int64_t packed_gemm_column_groups(int64_t m, int64_t n, int64_t k);
 

@@ -80,17 +80,44 @@ bool spin_until(Ready ready, ShouldYield should_yield) {
 }
 
 // The current job in one word, so that claiming a chunk and checking that it belongs to the job a
-// worker woke for is a single compare-and-swap: generation (32 bits), chunk count and next chunk
-// (16 bits each). A worker that wakes late for a finished job sees another generation and leaves.
+// worker woke for is a single compare-and-swap: generation (32 bits), chunk count (16 bits) and the
+// claims (16 bits). A worker that wakes late for a finished job sees another generation and leaves.
+//
+// The claims of a job of at most kMaskChunks chunks are a bitmask, so each thread can take its own
+// chunk first: the caller chunk 0, worker w chunk w + 1 (then any chunk left, so a late worker's
+// chunk is still done by whoever is free). Consecutive ops split the same rows the same way (an
+// elementwise pass, LayerNorm and the products' row splits cut [B*T, C] tensors into equal halves),
+// so with a fixed owner per chunk a thread reads the rows it wrote itself from its own L2. Claimed
+// in order from one counter, the caller and the worker raced for chunk 0, so about half the time
+// the rows sat in the other core's cache: the char-level GPT's float32 step on 2 threads ran 2-3 %
+// faster with the claims fixed (6 alternating rounds, per-round ratios 0.99-1.08, median 1.02;
+// docs/benchmarks.md, branch gpt2t, 2026-12-06). Larger jobs count the next chunk.
 struct JobWord {
-  static uint64_t pack(uint32_t gen, uint32_t chunks, uint32_t next) {
-    return (uint64_t{gen} << 32) | (uint64_t{chunks} << 16) | next;
+  static uint64_t pack(uint32_t gen, uint32_t chunks, uint32_t claims) {
+    return (uint64_t{gen} << 32) | (uint64_t{chunks} << 16) | claims;
   }
   static uint32_t gen(uint64_t w) { return static_cast<uint32_t>(w >> 32); }
   static uint32_t chunks(uint64_t w) { return static_cast<uint32_t>(w >> 16) & 0xffff; }
-  static uint32_t next(uint64_t w) { return static_cast<uint32_t>(w) & 0xffff; }
+  static uint32_t claims(uint64_t w) { return static_cast<uint32_t>(w) & 0xffff; }
 };
 constexpr int kMaxChunks = 0xffff;
+constexpr uint32_t kMaskChunks = 16;
+
+// The chunk a thread claims next from job word w, -1 when none is left: for a masked job its own
+// chunk `self` if free, else the lowest free one; otherwise the next in order.
+int next_chunk(uint64_t w, int self) {
+  const uint32_t chunks = JobWord::chunks(w), claims = JobWord::claims(w);
+  if (chunks > kMaskChunks) return claims < chunks ? static_cast<int>(claims) : -1;
+  const uint32_t free = ~claims & ((uint32_t{1} << chunks) - 1);
+  if (free == 0) return -1;
+  if (self >= 0 && static_cast<uint32_t>(self) < chunks && ((free >> self) & 1u)) return self;
+  return __builtin_ctz(free);
+}
+
+// w with chunk c claimed.
+uint64_t with_claim(uint64_t w, int c) {
+  return JobWord::chunks(w) > kMaskChunks ? w + 1 : w | (uint64_t{1} << c);
+}
 
 // A fixed set of workers that take chunks of the current job; the caller takes chunks too, so a
 // worker that is slow to wake costs at most doing its chunk on the caller. The pool is resized
@@ -103,7 +130,11 @@ class ThreadPool {
   }
 
   int threads() const { return threads_.load(); }
-  void set_threads(int n) { threads_.store(n); }
+  void set_threads(int n) {
+    threads_.store(n);
+    std::lock_guard<std::mutex> lk(mu_);
+    cv_work_.notify_all();  // workers set aside by a lower count (worker_loop)
+  }
 
   void run(int chunks, const std::function<void(int)>& chunk_fn) {
     // One parallel job at a time; another thread (a data-loader worker, say) that finds the pool
@@ -125,7 +156,7 @@ class ThreadPool {
       std::lock_guard<std::mutex> lk(mu_);
       cv_work_.notify_all();
     }
-    take_chunks(gen, /*worker=*/false);
+    take_chunks(gen, /*self=*/0);
     auto done = [&] { return remaining_.load(std::memory_order_acquire) == 0; };
     auto worker_here = [&] {
       const int cpu = current_cpu();
@@ -144,22 +175,29 @@ class ThreadPool {
 
   void ensure_workers(int n) {
     while (static_cast<int>(workers_.size()) < n) {
-      workers_.emplace_back([this] { worker_loop(); });
+      // The new worker counts the job about to be published (run() publishes it after this) as
+      // fresh, so it helps with the job that needed it.
+      const int self = static_cast<int>(workers_.size()) + 1;
+      const uint32_t seen = JobWord::gen(job_word_.load(std::memory_order_acquire));
+      workers_.emplace_back([this, self, seen] { worker_loop(self, seen); });
       workers_.back().detach();
     }
   }
 
-  // Runs chunks of job `gen` until none is left. A chunk is claimed before it runs and counted in
-  // remaining_ after, so the job (and job_) outlives every claimed chunk.
-  void take_chunks(uint32_t gen, bool worker) {
+  // Runs chunks of job `gen` until none is left, its own chunk `self` first (0: the caller; worker
+  // w: w + 1). A chunk is claimed before it runs and counted in remaining_ after, so the job (and
+  // job_) outlives every claimed chunk.
+  void take_chunks(uint32_t gen, int self) {
     uint64_t w = job_word_.load(std::memory_order_acquire);
     for (;;) {
-      if (JobWord::gen(w) != gen || JobWord::next(w) >= JobWord::chunks(w)) return;
-      if (!job_word_.compare_exchange_weak(w, w + 1, std::memory_order_acq_rel,
+      if (JobWord::gen(w) != gen) return;
+      const int c = next_chunk(w, self);
+      if (c < 0) return;
+      if (!job_word_.compare_exchange_weak(w, with_claim(w, c), std::memory_order_acq_rel,
                                            std::memory_order_acquire))
         continue;
-      if (worker) claim_cpu_.store(current_cpu(), std::memory_order_relaxed);
-      (*job_)(static_cast<int>(JobWord::next(w)));
+      if (self != 0) claim_cpu_.store(current_cpu(), std::memory_order_relaxed);
+      (*job_)(c);
       if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
         std::lock_guard<std::mutex> lk(mu_);
         if (caller_waiting_) cv_done_.notify_one();
@@ -168,9 +206,15 @@ class ThreadPool {
     }
   }
 
-  void worker_loop() {
-    uint32_t seen = JobWord::gen(job_word_.load(std::memory_order_acquire));
+  void worker_loop(int self, uint32_t seen) {
     for (;;) {
+      // A worker past the thread count (set_num_threads lowered it) parks until the count grows
+      // again, instead of spinning through every job and taking the chunks meant for the others.
+      if (self >= threads_.load(std::memory_order_relaxed)) {
+        std::unique_lock<std::mutex> lk(mu_);
+        cv_work_.wait(lk, [&] { return self < threads_.load(std::memory_order_relaxed); });
+        continue;  // `seen` kept: a job published while it woke is still fresh to it
+      }
       auto fresh = [&] { return JobWord::gen(job_word_.load(std::memory_order_acquire)) != seen; };
       auto caller_here = [&] {
         const int cpu = current_cpu();
@@ -185,7 +229,7 @@ class ThreadPool {
         sleepers_.fetch_sub(1, std::memory_order_relaxed);
       }
       seen = JobWord::gen(job_word_.load(std::memory_order_acquire));
-      take_chunks(seen, /*worker=*/true);
+      if (self < threads_.load(std::memory_order_relaxed)) take_chunks(seen, self);
     }
   }
 

@@ -179,29 +179,40 @@ TEST(PackedGemm, StridedViewsAndBalancedBlocksMatchNaive) {
   }
 }
 
-// The pool splits a product by groups of whole panels of columns, or by rows under one packed B
-// where the panels do not share out evenly; each element's sum runs in the same order whatever the
-// split. Each shape's split on each copy is checked, so that both run: AVX-512 panels are 64
-// floats (32 doubles) wide, AVX2's 16 (8).
+// The pool splits a product taller than wide by groups of rows (each thread packing all of B), else
+// by groups of whole panels of columns, or by rows under one packed B where the panels do not
+// share out evenly; each element's sum runs in the same order whatever the split. Each shape's
+// split on each copy is checked, so that all three run: AVX-512 panels are 64 floats (32 doubles)
+// wide, AVX2's 16 (8); both copies' row tiles are 6 rows.
 TEST(PackedGemm, ThreadCountChangesNoBit) {
   struct Case {
     Shape s;
     int threads;
+    int64_t row_groups;                   // packed_gemm_row_groups<float>
     int64_t groups_avx2, groups_avx512;  // packed_gemm_column_groups<float>
   };
   const std::vector<Case> cases = {
-      // 13 AVX2 panels (odd, under 8 per thread): rows; 4 AVX-512 panels, the last partial: columns.
-      {{301, 200, 300}, 2, 1, 2},
+      // Taller than wide: rows, 51 row tiles cut 25 / 26 (the second group's last tile partial).
+      {{301, 200, 300}, 2, 2, 1, 1},
+      // 3 threads, 117 row tiles of which the last is partial: 39 per group.
+      {{700, 64, 50}, 3, 3, 1, 1},
+      // Taller than wide but under 256K multiply-adds per thread: no split at all.
+      {{100, 20, 16}, 2, 1, 1, 1},
+      // Wider than tall: 16 AVX2 panels and 4 AVX-512 panels: columns.
+      {{200, 256, 300}, 2, 1, 2, 2},
+      // 19 AVX2 panels (odd, but 9 and 10 per group): columns; 5 AVX-512 panels (odd, under 8 per
+      // thread): rows under one packed B.
+      {{200, 301, 300}, 2, 1, 2, 1},
       // 132 AVX2 panels (66 per group, 1,056 columns, past AVX2's nc of 1,024); 33 AVX-512 panels
       // (odd, but 16 and 17 per group: 1,024 and 1,076 columns, past nc = 640 where A is row-major);
       // k past every kc, its last block short.
-      {{20, 2100, 397}, 2, 2, 2},
+      {{20, 2100, 397}, 2, 1, 2, 2},
       // 5 AVX-512 panels: rows; 20 AVX2 panels: columns.
-      {{130, 320, 20}, 2, 2, 1},
+      {{130, 320, 20}, 2, 1, 2, 1},
       // 3 threads: 44 AVX2 panels each, 11 AVX-512 panels each.
-      {{20, 2100, 397}, 3, 3, 3},
+      {{20, 2100, 397}, 3, 1, 3, 3},
       // Too little work to split (under 256K multiply-adds per thread): one group, one chunk of rows.
-      {{64, 128, 16}, 2, 1, 1},
+      {{64, 128, 16}, 2, 1, 1, 1},
   };
   for (const Copy& copy : every_copy()) {
     SCOPED_TRACE(copy.name);
@@ -216,11 +227,13 @@ TEST(PackedGemm, ThreadCountChangesNoBit) {
           std::vector<double> one, many;
           {
             ScopedThreads threads(1);
+            EXPECT_EQ(packed_gemm_row_groups<float>(c.s.m, c.s.n, c.s.k), 1);
             EXPECT_EQ(packed_gemm_column_groups<float>(c.s.m, c.s.n, c.s.k), 1);
             one = run<float>(p, 1.0, 0.0);
           }
           {
             ScopedThreads threads(c.threads);
+            EXPECT_EQ(packed_gemm_row_groups<float>(c.s.m, c.s.n, c.s.k), c.row_groups);
             EXPECT_EQ(packed_gemm_column_groups<float>(c.s.m, c.s.n, c.s.k), avx2 ? c.groups_avx2 : c.groups_avx512);
             many = run<float>(p, 1.0, 0.0);
             expect_close(run<double>(p, -1.5, 0.5), naive(p, -1.5, 0.5), 1e-14 * static_cast<double>(c.s.k));

@@ -32,8 +32,9 @@ void expect_each_index_once(int64_t n, int64_t grain) {
   for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[static_cast<size_t>(i)].load(), 1) << "index " << i << " of " << n;
 }
 
+// 20 threads: jobs of more than 16 chunks claim them in order from a counter instead of a bitmask.
 TEST_F(ParallelFor, CoversEveryIndexOnceForEachThreadCount) {
-  for (int threads : {1, 2, 3, 4, 7}) {
+  for (int threads : {1, 2, 3, 4, 7, 20}) {
     set_num_threads(threads);
     for (int64_t n : {1, 2, 3, 5, 64, 1000, 4097})
       for (int64_t grain : {1, 7, 100}) expect_each_index_once(n, grain);
@@ -109,6 +110,43 @@ TEST_F(ParallelFor, FirstExceptionReachesTheCallerAfterAllChunks) {
                std::runtime_error);
   EXPECT_EQ(ran.load(), 4);
   expect_each_index_once(100, 1);  // the pool still works
+}
+
+// Each thread takes its own chunk first: the caller chunk 0, worker w chunk w + 1, so consecutive
+// jobs split the same way run each piece on the same thread (and its cache). Every chunk here
+// waits until all have started, so no thread can take two and the claims alone decide who runs
+// what. Taken from one counter, the workers raced for chunks 1 and 2 (and a fast one for chunk 0).
+// Workers left over from a larger thread count (the tests above use up to 7) must stay out.
+TEST_F(ParallelFor, EachThreadTakesItsOwnChunkFirst) {
+  constexpr int kThreads = 3;
+  set_num_threads(7);
+  expect_each_index_once(7, 1);  // seven threads' workers exist
+  set_num_threads(kThreads);
+  std::vector<std::thread::id> owner(kThreads);
+  for (int job = 0; job < 200; ++job) {
+    std::atomic<int> started{0};
+    std::vector<std::thread::id> ran(kThreads);
+    std::atomic<bool> timed_out{false};
+    parallel_for(kThreads, 1, [&](int64_t b, int64_t) {
+      ran[static_cast<size_t>(b)] = std::this_thread::get_id();
+      started.fetch_add(1);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (started.load() < kThreads) {
+        if (std::chrono::steady_clock::now() > deadline) {
+          timed_out = true;
+          break;
+        }
+        std::this_thread::yield();
+      }
+    });
+    ASSERT_FALSE(timed_out.load()) << "job " << job << ": the chunks never all ran at once";
+    EXPECT_EQ(ran[0], std::this_thread::get_id()) << "job " << job << ": chunk 0 ran off the caller";
+    for (int c = 1; c < kThreads; ++c) {
+      if (job == 0) owner[static_cast<size_t>(c)] = ran[static_cast<size_t>(c)];
+      EXPECT_EQ(ran[static_cast<size_t>(c)], owner[static_cast<size_t>(c)]) << "job " << job << ", chunk " << c;
+    }
+  }
+  EXPECT_NE(owner[1], owner[2]);
 }
 
 TEST_F(ParallelFor, RejectsZeroThreads) {
