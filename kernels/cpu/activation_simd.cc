@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <type_traits>
 
-#include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/isa_dispatch_impl.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/strided_loop.h"
 
@@ -19,9 +19,8 @@
 namespace colony::kernels::cpu {
 
 const ActivationSimdFns& active_activation_simd_fns() {
-  static const ActivationSimdFns& fns =
-      active_cpu_isa() >= CpuIsa::Avx512 ? avx512::activation_simd_fns() : avx2::activation_simd_fns();
-  return fns;
+  return *active_copy<ActivationSimdFns>(
+      {{CpuIsa::Avx2, &avx2::activation_simd_fns}, {CpuIsa::Avx512, &avx512::activation_simd_fns}});
 }
 
 namespace {

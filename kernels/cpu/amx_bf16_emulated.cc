@@ -4,14 +4,13 @@
 #define COLONY_AMX_NATIVE 0
 #include "kernels/cpu/amx_gemm_tiles.h"
 
-#include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/isa_dispatch_impl.h"
 
 namespace colony::kernels::cpu {
 
 std::vector<const AmxGemmFns*> runnable_amx_copies() {
-  std::vector<const AmxGemmFns*> copies = {&amx_emulated::amx_gemm_fns()};
-  if (amx_usable()) copies.push_back(&amx_bf16::amx_gemm_fns());
-  return copies;
+  return runnable_copies<AmxGemmFns>({{CpuIsa::Avx2, &amx_emulated::amx_gemm_fns},
+                                      {CpuIsa::AmxBf16, &amx_bf16::amx_gemm_fns}});
 }
 
 }  // namespace colony::kernels::cpu

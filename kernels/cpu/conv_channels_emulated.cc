@@ -5,14 +5,13 @@
 #define COLONY_CONV_CHANNELS_NATIVE 0
 #include "kernels/cpu/conv_channels_tiles.h"
 
-#include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/isa_dispatch_impl.h"
 
 namespace colony::kernels::cpu {
 
 std::vector<const ConvChannelsFns*> runnable_conv_channels_copies() {
-  std::vector<const ConvChannelsFns*> copies = {&conv_channels_emulated::conv_channels_fns()};
-  if (amx_usable()) copies.push_back(&conv_channels_amx::conv_channels_fns());
-  return copies;
+  return runnable_copies<ConvChannelsFns>({{CpuIsa::Avx2, &conv_channels_emulated::conv_channels_fns},
+                                           {CpuIsa::AmxBf16, &conv_channels_amx::conv_channels_fns}});
 }
 
 }  // namespace colony::kernels::cpu

@@ -5,14 +5,13 @@
 #define COLONY_CONV_PIXELS_NATIVE 0
 #include "kernels/cpu/conv_pixels_tiles.h"
 
-#include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/isa_dispatch_impl.h"
 
 namespace colony::kernels::cpu {
 
 std::vector<const ConvPixelsFns*> runnable_conv_pixels_copies() {
-  std::vector<const ConvPixelsFns*> copies = {&conv_pixels_emulated::conv_pixels_fns()};
-  if (amx_usable()) copies.push_back(&conv_pixels_amx::conv_pixels_fns());
-  return copies;
+  return runnable_copies<ConvPixelsFns>({{CpuIsa::Avx2, &conv_pixels_emulated::conv_pixels_fns},
+                                         {CpuIsa::AmxBf16, &conv_pixels_amx::conv_pixels_fns}});
 }
 
 }  // namespace colony::kernels::cpu

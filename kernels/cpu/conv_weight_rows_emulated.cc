@@ -5,14 +5,13 @@
 #define COLONY_CONV_WEIGHT_ROWS_NATIVE 0
 #include "kernels/cpu/conv_weight_rows_tiles.h"
 
-#include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/isa_dispatch_impl.h"
 
 namespace colony::kernels::cpu {
 
 std::vector<const ConvWeightRowsFns*> runnable_conv_weight_rows_copies() {
-  std::vector<const ConvWeightRowsFns*> copies = {&conv_weight_rows_emulated::conv_weight_rows_fns()};
-  if (amx_usable()) copies.push_back(&conv_weight_rows_amx::conv_weight_rows_fns());
-  return copies;
+  return runnable_copies<ConvWeightRowsFns>({{CpuIsa::Avx2, &conv_weight_rows_emulated::conv_weight_rows_fns},
+                                             {CpuIsa::AmxBf16, &conv_weight_rows_amx::conv_weight_rows_fns}});
 }
 
 }  // namespace colony::kernels::cpu

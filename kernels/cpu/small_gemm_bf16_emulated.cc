@@ -4,14 +4,13 @@
 #define COLONY_BF16_NATIVE 0
 #include "kernels/cpu/small_gemm_bf16_tiles.h"
 
-#include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/isa_dispatch_impl.h"
 
 namespace colony::kernels::cpu {
 
 std::vector<const SmallGemmBf16Fns*> runnable_bf16_copies() {
-  std::vector<const SmallGemmBf16Fns*> copies = {&bf16_emulated::small_gemm_bf16_fns()};
-  if (detected_cpu_isa() >= CpuIsa::Avx512Bf16) copies.push_back(&avx512_bf16::small_gemm_bf16_fns());
-  return copies;
+  return runnable_copies<SmallGemmBf16Fns>({{CpuIsa::Avx2, &bf16_emulated::small_gemm_bf16_fns},
+                                            {CpuIsa::Avx512Bf16, &avx512_bf16::small_gemm_bf16_fns}});
 }
 
 }  // namespace colony::kernels::cpu
