@@ -35,9 +35,10 @@ inline const Fns none_fns{};
 }  // namespace isa_dispatch_detail
 
 template <typename Fns>
-ScopedFns<Fns>::ScopedFns(const Fns* fns)
-    : saved_(isa_dispatch_detail::override_slot<Fns>().exchange(fns != nullptr ? fns
-                                                                               : &isa_dispatch_detail::none_fns<Fns>)) {}
+ScopedFns<Fns>::ScopedFns(const Fns* fns) {
+  const Fns* slot_value = fns != nullptr ? fns : &isa_dispatch_detail::none_fns<Fns>;
+  saved_ = isa_dispatch_detail::override_slot<Fns>().exchange(slot_value);
+}
 
 template <typename Fns>
 ScopedFns<Fns>::~ScopedFns() {
