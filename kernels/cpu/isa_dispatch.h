@@ -7,7 +7,7 @@
 //    (runnable_copies);
 //  - ScopedXFns = ScopedFns<XFns>: the tests' and benchmarks' override.
 //
-// This header only declares. The per-ISA copies' translation units (-march=x86-64-v4, AMX) include
+// This header only declares (and names copies, below). The per-ISA copies' translation units (-march=x86-64-v4, AMX) include
 // it through their family's header, and a template defined here and used there could be emitted
 // in their object as a weak symbol that the linker keeps for the baseline callers too: AVX-512 or
 // AMX instructions on an AVX2 CPU, SIGILL. The definitions are in isa_dispatch_impl.h, which only
@@ -15,6 +15,11 @@
 // tests/kernels/small_gemm_isa_symbols_test checks that the copies' objects define no symbol
 // outside their own namespaces.
 #pragma once
+
+// A copy's name for its table's `isa` field, from the macro that names its namespace
+// (COLONY_ISA_COPY_NAME(COLONY_SMALL_GEMM_ISA) is "avx512" in small_gemm_avx512.cc).
+#define COLONY_ISA_COPY_NAME(ns) COLONY_ISA_COPY_NAME_STRING(ns)
+#define COLONY_ISA_COPY_NAME_STRING(ns) #ns
 
 namespace colony::kernels::cpu {
 
