@@ -179,7 +179,7 @@ const ConvChannelsFns* active_conv_channels_fns() {
 }
 
 bool conv_channels_fit(const Conv2dGeometry& g) {
-  return g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 && g.dilation_w == 1 && g.groups == 1;
+  return g.unit_stride_dilation_one_group();
 }
 
 namespace {

@@ -213,8 +213,7 @@ const ConvPixelsFns* active_conv_pixels_fns() {
 }
 
 bool conv_pixels_fit(const Conv2dGeometry& g) {
-  return g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 && g.dilation_w == 1 && g.groups == 1 &&
-         g.kernel_w <= kMaxKernelW;
+  return g.unit_stride_dilation_one_group() && g.kernel_w <= kMaxKernelW;
 }
 
 void conv2d_forward_pixels(const Conv2dGeometry& g, const BFloat16* x, const BFloat16* w, const BFloat16* bias,

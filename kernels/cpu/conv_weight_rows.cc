@@ -174,7 +174,7 @@ const ConvWeightRowsFns* active_conv_weight_rows_fns() {
 }
 
 bool conv_weight_rows_fit(const Conv2dGeometry& g) {
-  return g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 && g.dilation_w == 1 && g.groups == 1;
+  return g.unit_stride_dilation_one_group();
 }
 
 void conv_weight_rows_accumulate(const Conv2dGeometry& g, const BFloat16* grad_y, const BFloat16* x, int64_t n0,
