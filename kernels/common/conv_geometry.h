@@ -19,6 +19,11 @@ struct Conv2dGeometry {
   int64_t group_out_channels() const { return out_channels / groups; }
   // Rows of one group's im2col matrix: (in channel, kernel row, kernel column).
   int64_t patch_size() const { return group_in_channels() * kernel_h * kernel_w; }
+  // Stride 1, dilation 1, one group: the shapes the CPU's AMX convolutions take (kernels/cpu/
+  // conv_pixels.h, conv_channels.h, conv_weight_rows.h), whose kernel rows are runs of the image.
+  bool unit_stride_dilation_one_group() const {
+    return stride_h == 1 && stride_w == 1 && dilation_h == 1 && dilation_w == 1 && groups == 1;
+  }
 };
 
 // `planes` independent [in_h, in_w] planes (batch * channels) pooled to [out_h, out_w]. Window

@@ -22,13 +22,22 @@ namespace colony::detail {
     return __VA_ARGS__();                       \
   }
 
+// The cases of the floating types and of the integer ones, shared by the switches below.
+#define COLONY_FLOATING_CASES(...)                                  \
+  COLONY_DTYPE_CASE(Float32, float, __VA_ARGS__)                    \
+  COLONY_DTYPE_CASE(Float64, double, __VA_ARGS__)                   \
+  COLONY_DTYPE_CASE(Float16, ::colony::Half, __VA_ARGS__)           \
+  COLONY_DTYPE_CASE(BFloat16, ::colony::BFloat16, __VA_ARGS__)
+
+#define COLONY_INTEGER_CASES(...)                                   \
+  COLONY_DTYPE_CASE(Int64, int64_t, __VA_ARGS__)                    \
+  COLONY_DTYPE_CASE(Int32, int32_t, __VA_ARGS__)                    \
+  COLONY_DTYPE_CASE(UInt8, uint8_t, __VA_ARGS__)
+
 #define COLONY_DISPATCH_FLOATING(dtype, op, ...)                    \
   [&] {                                                             \
     switch (dtype) {                                                \
-      COLONY_DTYPE_CASE(Float32, float, __VA_ARGS__)                \
-      COLONY_DTYPE_CASE(Float64, double, __VA_ARGS__)               \
-      COLONY_DTYPE_CASE(Float16, ::colony::Half, __VA_ARGS__)       \
-      COLONY_DTYPE_CASE(BFloat16, ::colony::BFloat16, __VA_ARGS__)  \
+      COLONY_FLOATING_CASES(__VA_ARGS__)                            \
       default: ::colony::detail::unsupported_dtype(op, dtype);      \
     }                                                               \
   }()
@@ -46,13 +55,8 @@ namespace colony::detail {
 #define COLONY_DISPATCH_NUMERIC(dtype, op, ...)                     \
   [&] {                                                             \
     switch (dtype) {                                                \
-      COLONY_DTYPE_CASE(Float32, float, __VA_ARGS__)                \
-      COLONY_DTYPE_CASE(Float64, double, __VA_ARGS__)               \
-      COLONY_DTYPE_CASE(Float16, ::colony::Half, __VA_ARGS__)       \
-      COLONY_DTYPE_CASE(BFloat16, ::colony::BFloat16, __VA_ARGS__)  \
-      COLONY_DTYPE_CASE(Int64, int64_t, __VA_ARGS__)                \
-      COLONY_DTYPE_CASE(Int32, int32_t, __VA_ARGS__)                \
-      COLONY_DTYPE_CASE(UInt8, uint8_t, __VA_ARGS__)                \
+      COLONY_FLOATING_CASES(__VA_ARGS__)                            \
+      COLONY_INTEGER_CASES(__VA_ARGS__)                             \
       default: ::colony::detail::unsupported_dtype(op, dtype);      \
     }                                                               \
   }()
@@ -60,13 +64,8 @@ namespace colony::detail {
 #define COLONY_DISPATCH_ALL(dtype, op, ...)                         \
   [&] {                                                             \
     switch (dtype) {                                                \
-      COLONY_DTYPE_CASE(Float32, float, __VA_ARGS__)                \
-      COLONY_DTYPE_CASE(Float64, double, __VA_ARGS__)               \
-      COLONY_DTYPE_CASE(Float16, ::colony::Half, __VA_ARGS__)       \
-      COLONY_DTYPE_CASE(BFloat16, ::colony::BFloat16, __VA_ARGS__)  \
-      COLONY_DTYPE_CASE(Int64, int64_t, __VA_ARGS__)                \
-      COLONY_DTYPE_CASE(Int32, int32_t, __VA_ARGS__)                \
-      COLONY_DTYPE_CASE(UInt8, uint8_t, __VA_ARGS__)                \
+      COLONY_FLOATING_CASES(__VA_ARGS__)                            \
+      COLONY_INTEGER_CASES(__VA_ARGS__)                             \
       COLONY_DTYPE_CASE(Bool, bool, __VA_ARGS__)                    \
     }                                                               \
     ::colony::detail::unsupported_dtype(op, dtype);                 \

@@ -1,27 +1,20 @@
-// activation_simd.h: the AVX2 copy of the loops (the baseline ISA), the choice between it and the
-// AVX-512 one, and the split over threads (the per-ISA copies stay serial, so nothing from
+// activation_simd.h: the choice between the AVX2 copy of the loops (activation_simd_avx2.cc) and
+// the AVX-512 one, and the split over threads (the per-ISA copies stay serial, so nothing from
 // parallel.h is instantiated under -march=x86-64-v4).
 #include "kernels/cpu/activation_simd.h"
 
 #include <algorithm>
 #include <type_traits>
 
-#include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/isa_dispatch_impl.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/strided_loop.h"
-
-#define COLONY_ACTIVATION_ISA avx2
-#define COLONY_ACTIVATION_TRAIT Avx2
-#include "kernels/cpu/activation_simd_kernels.h"
-#undef COLONY_ACTIVATION_ISA
-#undef COLONY_ACTIVATION_TRAIT
 
 namespace colony::kernels::cpu {
 
 const ActivationSimdFns& active_activation_simd_fns() {
-  static const ActivationSimdFns& fns =
-      active_cpu_isa() >= CpuIsa::Avx512 ? avx512::activation_simd_fns() : avx2::activation_simd_fns();
-  return fns;
+  return *active_copy<ActivationSimdFns>(
+      {{CpuIsa::Avx2, &avx2::activation_simd_fns}, {CpuIsa::Avx512, &avx512::activation_simd_fns}});
 }
 
 namespace {

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "kernels/cpu/activation_simd.h"
+#include "kernels/cpu/isa_dispatch.h"
 #include "kernels/cpu/vec_math.h"
 
 namespace colony::kernels::cpu::COLONY_ACTIVATION_ISA {
@@ -247,17 +248,13 @@ void gelu_backward_bf16(const uint16_t* grad, const uint16_t* x, uint16_t* out, 
   }
 }
 
-#define COLONY_ACTIVATION_STR2(s) #s
-#define COLONY_ACTIVATION_STR(s) COLONY_ACTIVATION_STR2(s)
-constexpr ActivationSimdFns kFns = {COLONY_ACTIVATION_STR(COLONY_ACTIVATION_ISA),
+constexpr ActivationSimdFns kFns = {COLONY_ISA_COPY_NAME(COLONY_ACTIVATION_ISA),
                                     gelu_forward,
                                     silu_forward,
                                     gelu_backward,
                                     silu_backward,
                                     gelu_forward_bf16,
                                     gelu_backward_bf16};
-#undef COLONY_ACTIVATION_STR
-#undef COLONY_ACTIVATION_STR2
 
 }  // namespace
 

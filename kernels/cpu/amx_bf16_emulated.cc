@@ -1,17 +1,5 @@
 // amx_gemm.h's tiles over scalar arithmetic in tdpbf16ps' order, for the baseline ISA: tests run
-// the AMX blocking, packing and edge tiles on any machine. Also lists the copies a test can run here.
+// the AMX blocking, packing and edge tiles on any machine.
 #define COLONY_AMX_ISA amx_emulated
 #define COLONY_AMX_NATIVE 0
 #include "kernels/cpu/amx_gemm_tiles.h"
-
-#include "kernels/cpu/cpu_isa.h"
-
-namespace colony::kernels::cpu {
-
-std::vector<const AmxGemmFns*> runnable_amx_copies() {
-  std::vector<const AmxGemmFns*> copies = {&amx_emulated::amx_gemm_fns()};
-  if (amx_usable()) copies.push_back(&amx_bf16::amx_gemm_fns());
-  return copies;
-}
-
-}  // namespace colony::kernels::cpu

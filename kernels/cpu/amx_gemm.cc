@@ -4,12 +4,12 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/isa_dispatch_impl.h"
 #include "kernels/cpu/scratch.h"
 #include "kernels/cpu/transpose_words.h"
 
@@ -19,14 +19,6 @@ namespace {
 constexpr int64_t kDepth = 32, kCols = 16, kTile = 512;
 
 int64_t steps_of(int64_t k) { return (k + kDepth - 1) / kDepth; }
-
-// An override to "no copy" is stored as this sentinel; null means no override.
-const AmxGemmFns kNoCopy{};
-
-std::atomic<const AmxGemmFns*>& override_fns() {
-  static std::atomic<const AmxGemmFns*> fns{nullptr};
-  return fns;
-}
 
 struct AmxScratch;
 
@@ -252,17 +244,16 @@ void amx_pack_b_cols(int64_t k, int64_t n, const uint16_t* b, const int64_t* b_c
   }
 }
 
+template class ScopedFns<AmxGemmFns>;
+
 const AmxGemmFns* active_amx_gemm_fns() {
-  const AmxGemmFns* o = override_fns().load(std::memory_order_acquire);
-  if (o != nullptr) return o == &kNoCopy ? nullptr : o;
-  static const AmxGemmFns* best = active_cpu_isa() >= CpuIsa::AmxBf16 ? &amx_bf16::amx_gemm_fns() : nullptr;
-  return best;
+  return active_copy<AmxGemmFns>({{CpuIsa::AmxBf16, &amx_bf16::amx_gemm_fns}});
 }
 
-ScopedAmxGemmFns::ScopedAmxGemmFns(const AmxGemmFns* fns)
-    : saved_(override_fns().exchange(fns != nullptr ? fns : &kNoCopy)) {}
-
-ScopedAmxGemmFns::~ScopedAmxGemmFns() { override_fns().store(saved_); }
+bool amx_gemm_is_native() {
+  const AmxGemmFns* fns = active_amx_gemm_fns();
+  return fns != nullptr && fns == &amx_bf16::amx_gemm_fns();
+}
 
 bool has_amx_gemm() { return active_amx_gemm_fns() != nullptr; }
 

@@ -27,6 +27,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/cpu/isa_dispatch.h"
+
 namespace colony::kernels::cpu {
 
 // Elements of amx_pack_b's output for a k x n matrix: whole 32 x 16 tiles.
@@ -132,17 +134,13 @@ std::vector<const AmxGemmFns*> runnable_amx_copies();
 // The copy amx_gemm uses now: amx_bf16 where active_cpu_isa() reaches AmxBf16, else null.
 const AmxGemmFns* active_amx_gemm_fns();
 
-// Tests and benchmarks: route amx_gemm (and so gemm.cc's bfloat16 products) through `fns` (null:
-// none) while alive. Not thread-safe against running products.
-class ScopedAmxGemmFns {
- public:
-  explicit ScopedAmxGemmFns(const AmxGemmFns* fns);
-  ~ScopedAmxGemmFns();
-  ScopedAmxGemmFns(const ScopedAmxGemmFns&) = delete;
-  ScopedAmxGemmFns& operator=(const ScopedAmxGemmFns&) = delete;
+// Whether amx_gemm runs on the hardware: the active copy is amx_bf16's (not the emulated tiles a
+// test routed it through, nor none). The kernels that bypass amx_gemm with tiles of their own
+// (conv_pixels.h, conv_channels.h, conv_weight_rows.h, attention_tiles.h) follow it.
+bool amx_gemm_is_native();
 
- private:
-  const AmxGemmFns* saved_;
-};
+// Tests and benchmarks: route amx_gemm (and so gemm.cc's bfloat16 products) through `fns` (null:
+// none) while alive (isa_dispatch.h).
+using ScopedAmxGemmFns = ScopedFns<AmxGemmFns>;
 
 }  // namespace colony::kernels::cpu

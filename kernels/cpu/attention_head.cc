@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/isa_dispatch_impl.h"
 #include "kernels/cpu/parallel.h"
 
 #define COLONY_ATTENTION_HEAD_ISA avx2
@@ -31,9 +32,8 @@ float* AlignedFloats::get(int64_t n) {
 }
 
 const AttentionHeadFns& active_attention_head_fns() {
-  static const AttentionHeadFns& fns =
-      active_cpu_isa() >= CpuIsa::Avx512 ? avx512::attention_head_fns() : avx2::attention_head_fns();
-  return fns;
+  return *active_copy<AttentionHeadFns>(
+      {{CpuIsa::Avx2, &avx2::attention_head_fns}, {CpuIsa::Avx512, &avx512::attention_head_fns}});
 }
 
 void head_attention_forward(const AttentionArgs& a, const AttentionHeadFns& fns) {

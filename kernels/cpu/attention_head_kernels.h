@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "kernels/cpu/attention_head.h"
+#include "kernels/cpu/isa_dispatch.h"
 #include "kernels/cpu/vec_math.h"
 
 namespace colony::kernels::cpu::COLONY_ATTENTION_HEAD_ISA {
@@ -405,11 +406,7 @@ void backward_head(const AttentionArgs& a, int64_t bh, HeadAttentionScratch& sc)
   }
 }
 
-#define COLONY_ATTENTION_HEAD_STR2(s) #s
-#define COLONY_ATTENTION_HEAD_STR(s) COLONY_ATTENTION_HEAD_STR2(s)
-constexpr AttentionHeadFns kFns = {COLONY_ATTENTION_HEAD_STR(COLONY_ATTENTION_HEAD_ISA), forward_panel, backward_head};
-#undef COLONY_ATTENTION_HEAD_STR
-#undef COLONY_ATTENTION_HEAD_STR2
+constexpr AttentionHeadFns kFns = {COLONY_ISA_COPY_NAME(COLONY_ATTENTION_HEAD_ISA), forward_panel, backward_head};
 
 }  // namespace
 

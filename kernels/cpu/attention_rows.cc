@@ -2,7 +2,7 @@
 // AVX-512 one.
 #include "kernels/cpu/attention_rows.h"
 
-#include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/isa_dispatch_impl.h"
 
 #define COLONY_ATTENTION_ROWS_ISA avx2
 #define COLONY_ATTENTION_ROWS_TRAIT Avx2
@@ -13,9 +13,8 @@
 namespace colony::kernels::cpu {
 
 const AttentionRowFns& active_attention_row_fns() {
-  static const AttentionRowFns& fns =
-      active_cpu_isa() >= CpuIsa::Avx512 ? avx512::attention_row_fns() : avx2::attention_row_fns();
-  return fns;
+  return *active_copy<AttentionRowFns>(
+      {{CpuIsa::Avx2, &avx2::attention_row_fns}, {CpuIsa::Avx512, &avx512::attention_row_fns}});
 }
 
 }  // namespace colony::kernels::cpu

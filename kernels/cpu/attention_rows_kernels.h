@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/attention_rows.h"
+#include "kernels/cpu/isa_dispatch.h"
 #include "kernels/cpu/vec_math.h"
 #if !defined(__AVX512F__)
 #include "kernels/cpu/bf16_rows.h"  // inline AVX2 code: never in the AVX-512 copy's object
@@ -200,9 +201,7 @@ float dot_bf16_row(const uint16_t* a, const uint16_t* b, int64_t n) {
   return lane_sum(acc);
 }
 
-#define COLONY_ATTENTION_ROWS_STR2(s) #s
-#define COLONY_ATTENTION_ROWS_STR(s) COLONY_ATTENTION_ROWS_STR2(s)
-constexpr AttentionRowFns kFns = {COLONY_ATTENTION_ROWS_STR(COLONY_ATTENTION_ROWS_ISA),
+constexpr AttentionRowFns kFns = {COLONY_ISA_COPY_NAME(COLONY_ATTENTION_ROWS_ISA),
                                   row_max,
                                   exp_row,
                                   score_grad_row,
@@ -211,8 +210,6 @@ constexpr AttentionRowFns kFns = {COLONY_ATTENTION_ROWS_STR(COLONY_ATTENTION_ROW
                                   softmax_grad_row,
                                   scale_round_row,
                                   dot_bf16_row};
-#undef COLONY_ATTENTION_ROWS_STR
-#undef COLONY_ATTENTION_ROWS_STR2
 
 }  // namespace
 

@@ -45,9 +45,8 @@ const AttentionTileFns& attention_tile_fns_over_amx_gemm() {
 }
 
 const AttentionTileFns& active_attention_tile_fns() {
-  const AmxGemmFns* gemm = active_amx_gemm_fns();
-  if (gemm == nullptr) throw std::logic_error("attention tiles: AMX is not active; callers must check has_amx_gemm()");
-  return gemm == &amx_bf16::amx_gemm_fns() ? amx_bf16::attention_tile_fns() : attention_tile_fns_over_amx_gemm();
+  if (!has_amx_gemm()) throw std::logic_error("attention tiles: AMX is not active; callers must check has_amx_gemm()");
+  return amx_gemm_is_native() ? amx_bf16::attention_tile_fns() : attention_tile_fns_over_amx_gemm();
 }
 
 }  // namespace colony::kernels::cpu

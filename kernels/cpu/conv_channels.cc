@@ -5,26 +5,18 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <stdexcept>
 
 #include "kernels/cpu/amx_gemm.h"
 #include "kernels/cpu/bf16_rows.h"
+#include "kernels/cpu/isa_dispatch_impl.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/scratch.h"
 #include "kernels/cpu/vec_math.h"
 
 namespace colony::kernels::cpu {
 namespace {
-
-// An override to "no copy" is stored as this sentinel; null means no override.
-const ConvChannelsFns kNoCopy{};
-
-std::atomic<const ConvChannelsFns*>& override_fns() {
-  static std::atomic<const ConvChannelsFns*> fns{nullptr};
-  return fns;
-}
 
 constexpr int64_t kPixels = 16, kMaxRows = 16;
 
@@ -179,21 +171,15 @@ ConvChannelsDepth conv_channels_depth(int64_t in_channels, int64_t kernel_h) {
   }
 }
 
-const ConvChannelsFns* active_conv_channels_fns() {
-  const ConvChannelsFns* o = override_fns().load(std::memory_order_acquire);
-  if (o != nullptr) return o == &kNoCopy ? nullptr : o;
-  const AmxGemmFns* amx = active_amx_gemm_fns();
-  return amx == &amx_bf16::amx_gemm_fns() ? &conv_channels_amx::conv_channels_fns() : nullptr;
-}
+template class ScopedFns<ConvChannelsFns>;
 
-ScopedConvChannelsFns::ScopedConvChannelsFns(const ConvChannelsFns* fns)
-    : saved_(override_fns().load()), had_override_(saved_ != nullptr) {
-  override_fns().store(fns != nullptr ? fns : &kNoCopy);
+const ConvChannelsFns* active_conv_channels_fns() {
+  return overridden_or<ConvChannelsFns>(
+      [] { return amx_gemm_is_native() ? &conv_channels_amx::conv_channels_fns() : nullptr; });
 }
-ScopedConvChannelsFns::~ScopedConvChannelsFns() { override_fns().store(had_override_ ? saved_ : nullptr); }
 
 bool conv_channels_fit(const Conv2dGeometry& g) {
-  return g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 && g.dilation_w == 1 && g.groups == 1;
+  return g.unit_stride_dilation_one_group();
 }
 
 namespace {

@@ -29,6 +29,7 @@
 
 #include "kernels/common/conv_geometry.h"
 #include "kernels/common/half.h"
+#include "kernels/cpu/isa_dispatch.h"
 
 namespace colony::kernels::cpu {
 
@@ -81,18 +82,8 @@ const ConvChannelsFns* active_conv_channels_fns();
 std::vector<const ConvChannelsFns*> runnable_conv_channels_copies();
 
 // Tests and benchmarks: the convolution's channel-major products through `fns` (null: none) while
-// alive. Not thread-safe against running convolutions.
-class ScopedConvChannelsFns {
- public:
-  explicit ScopedConvChannelsFns(const ConvChannelsFns* fns);
-  ~ScopedConvChannelsFns();
-  ScopedConvChannelsFns(const ScopedConvChannelsFns&) = delete;
-  ScopedConvChannelsFns& operator=(const ScopedConvChannelsFns&) = delete;
-
- private:
-  const ConvChannelsFns* saved_;
-  bool had_override_;
-};
+// alive (isa_dispatch.h).
+using ScopedConvChannelsFns = ScopedFns<ConvChannelsFns>;
 
 // How conv2d_forward_channels cuts a shape's depth: each kernel column pair's KH x cp rows of v
 // (cp >= C channel lines, the extra ones zero) in `chunks` steps of vc <= 16 rows, the fewest steps,

@@ -1,18 +1,5 @@
 // conv_channels.h's product over scalar arithmetic in tdpbf16ps' order, for the baseline ISA: tests
-// run the layouts' addresses, the weights' tiles and the groups at a row's end on any machine. Also
-// lists the copies a test can run here.
+// run the layouts' addresses, the weights' tiles and the groups at a row's end on any machine.
 #define COLONY_CONV_CHANNELS_ISA conv_channels_emulated
 #define COLONY_CONV_CHANNELS_NATIVE 0
 #include "kernels/cpu/conv_channels_tiles.h"
-
-#include "kernels/cpu/cpu_isa.h"
-
-namespace colony::kernels::cpu {
-
-std::vector<const ConvChannelsFns*> runnable_conv_channels_copies() {
-  std::vector<const ConvChannelsFns*> copies = {&conv_channels_emulated::conv_channels_fns()};
-  if (amx_usable()) copies.push_back(&conv_channels_amx::conv_channels_fns());
-  return copies;
-}
-
-}  // namespace colony::kernels::cpu

@@ -5,26 +5,18 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include "kernels/cpu/amx_gemm.h"
 #include "kernels/cpu/bf16_rows.h"
+#include "kernels/cpu/isa_dispatch_impl.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/scratch.h"
 
 namespace colony::kernels::cpu {
 namespace {
-
-// An override to "no copy" is stored as this sentinel; null means no override.
-const ConvPixelsFns kNoCopy{};
-
-std::atomic<const ConvPixelsFns*>& override_fns() {
-  static std::atomic<const ConvPixelsFns*> fns{nullptr};
-  return fns;
-}
 
 constexpr int64_t kTileRows = 16, kTileDepth = 32;
 // The widest kernel row taken: chunks of a kw x C run stay at most 32 deep only while 2 kw <= 16
@@ -213,22 +205,15 @@ struct PixelsScratch;
 
 }  // namespace
 
-const ConvPixelsFns* active_conv_pixels_fns() {
-  const ConvPixelsFns* o = override_fns().load(std::memory_order_acquire);
-  if (o != nullptr) return o == &kNoCopy ? nullptr : o;
-  const AmxGemmFns* amx = active_amx_gemm_fns();
-  return amx == &amx_bf16::amx_gemm_fns() ? &conv_pixels_amx::conv_pixels_fns() : nullptr;
-}
+template class ScopedFns<ConvPixelsFns>;
 
-ScopedConvPixelsFns::ScopedConvPixelsFns(const ConvPixelsFns* fns)
-    : saved_(override_fns().load()), had_override_(saved_ != nullptr) {
-  override_fns().store(fns != nullptr ? fns : &kNoCopy);
+const ConvPixelsFns* active_conv_pixels_fns() {
+  return overridden_or<ConvPixelsFns>(
+      [] { return amx_gemm_is_native() ? &conv_pixels_amx::conv_pixels_fns() : nullptr; });
 }
-ScopedConvPixelsFns::~ScopedConvPixelsFns() { override_fns().store(had_override_ ? saved_ : nullptr); }
 
 bool conv_pixels_fit(const Conv2dGeometry& g) {
-  return g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 && g.dilation_w == 1 && g.groups == 1 &&
-         g.kernel_w <= kMaxKernelW;
+  return g.unit_stride_dilation_one_group() && g.kernel_w <= kMaxKernelW;
 }
 
 void conv2d_forward_pixels(const Conv2dGeometry& g, const BFloat16* x, const BFloat16* w, const BFloat16* bias,

@@ -23,6 +23,7 @@
 
 #include "kernels/common/conv_geometry.h"
 #include "kernels/common/half.h"
+#include "kernels/cpu/isa_dispatch.h"
 
 namespace colony::kernels::cpu {
 
@@ -69,18 +70,8 @@ const ConvPixelsFns* active_conv_pixels_fns();
 std::vector<const ConvPixelsFns*> runnable_conv_pixels_copies();
 
 // Tests and benchmarks: the convolution's pixel-major products through `fns` (null: none) while
-// alive. Not thread-safe against running convolutions.
-class ScopedConvPixelsFns {
- public:
-  explicit ScopedConvPixelsFns(const ConvPixelsFns* fns);
-  ~ScopedConvPixelsFns();
-  ScopedConvPixelsFns(const ScopedConvPixelsFns&) = delete;
-  ScopedConvPixelsFns& operator=(const ScopedConvPixelsFns&) = delete;
-
- private:
-  const ConvPixelsFns* saved_;
-  bool had_override_;
-};
+// alive (isa_dispatch.h).
+using ScopedConvPixelsFns = ScopedFns<ConvPixelsFns>;
 
 // Whether conv2d_forward_pixels takes this shape: stride 1, dilation 1, one group.
 bool conv_pixels_fit(const Conv2dGeometry& g);

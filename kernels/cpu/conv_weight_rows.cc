@@ -5,24 +5,16 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <stdexcept>
 #include <string>
 
 #include "kernels/cpu/amx_gemm.h"
+#include "kernels/cpu/isa_dispatch_impl.h"
 #include "kernels/cpu/scratch.h"
 
 namespace colony::kernels::cpu {
 namespace {
-
-// An override to "no copy" is stored as this sentinel; null means no override.
-const ConvWeightRowsFns kNoCopy{};
-
-std::atomic<const ConvWeightRowsFns*>& override_fns() {
-  static std::atomic<const ConvWeightRowsFns*> fns{nullptr};
-  return fns;
-}
 
 constexpr int64_t kTileRows = 16, kTileDepth = 32;
 
@@ -174,21 +166,15 @@ struct RowsScratch;
 
 }  // namespace
 
-const ConvWeightRowsFns* active_conv_weight_rows_fns() {
-  const ConvWeightRowsFns* o = override_fns().load(std::memory_order_acquire);
-  if (o != nullptr) return o == &kNoCopy ? nullptr : o;
-  const AmxGemmFns* amx = active_amx_gemm_fns();
-  return amx == &amx_bf16::amx_gemm_fns() ? &conv_weight_rows_amx::conv_weight_rows_fns() : nullptr;
-}
+template class ScopedFns<ConvWeightRowsFns>;
 
-ScopedConvWeightRowsFns::ScopedConvWeightRowsFns(const ConvWeightRowsFns* fns)
-    : saved_(override_fns().load()), had_override_(saved_ != nullptr) {
-  override_fns().store(fns != nullptr ? fns : &kNoCopy);
+const ConvWeightRowsFns* active_conv_weight_rows_fns() {
+  return overridden_or<ConvWeightRowsFns>(
+      [] { return amx_gemm_is_native() ? &conv_weight_rows_amx::conv_weight_rows_fns() : nullptr; });
 }
-ScopedConvWeightRowsFns::~ScopedConvWeightRowsFns() { override_fns().store(had_override_ ? saved_ : nullptr); }
 
 bool conv_weight_rows_fit(const Conv2dGeometry& g) {
-  return g.stride_h == 1 && g.stride_w == 1 && g.dilation_h == 1 && g.dilation_w == 1 && g.groups == 1;
+  return g.unit_stride_dilation_one_group();
 }
 
 void conv_weight_rows_accumulate(const Conv2dGeometry& g, const BFloat16* grad_y, const BFloat16* x, int64_t n0,

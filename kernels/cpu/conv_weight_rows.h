@@ -28,6 +28,7 @@
 
 #include "kernels/common/conv_geometry.h"
 #include "kernels/common/half.h"
+#include "kernels/cpu/isa_dispatch.h"
 
 namespace colony::kernels::cpu {
 
@@ -76,18 +77,8 @@ const ConvWeightRowsFns* active_conv_weight_rows_fns();
 std::vector<const ConvWeightRowsFns*> runnable_conv_weight_rows_copies();
 
 // Tests and benchmarks: the weight gradient's products through `fns` (null: none, so Auto keeps
-// its other paths) while alive. Not thread-safe against running convolutions.
-class ScopedConvWeightRowsFns {
- public:
-  explicit ScopedConvWeightRowsFns(const ConvWeightRowsFns* fns);
-  ~ScopedConvWeightRowsFns();
-  ScopedConvWeightRowsFns(const ScopedConvWeightRowsFns&) = delete;
-  ScopedConvWeightRowsFns& operator=(const ScopedConvWeightRowsFns&) = delete;
-
- private:
-  const ConvWeightRowsFns* saved_;
-  bool had_override_;
-};
+// its other paths) while alive (isa_dispatch.h).
+using ScopedConvWeightRowsFns = ScopedFns<ConvWeightRowsFns>;
 
 // Whether conv_weight_rows_accumulate takes this shape: stride 1, dilation 1, one group.
 bool conv_weight_rows_fit(const Conv2dGeometry& g);

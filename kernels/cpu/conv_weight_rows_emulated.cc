@@ -1,18 +1,5 @@
 // conv_weight_rows.h's product over scalar arithmetic in tdpbf16ps' order, for the baseline ISA:
-// tests run the strided A rows, grad_y's tiles and the edge rows on any machine. Also lists the
-// copies a test can run here.
+// tests run the strided A rows, grad_y's tiles and the edge rows on any machine.
 #define COLONY_CONV_WEIGHT_ROWS_ISA conv_weight_rows_emulated
 #define COLONY_CONV_WEIGHT_ROWS_NATIVE 0
 #include "kernels/cpu/conv_weight_rows_tiles.h"
-
-#include "kernels/cpu/cpu_isa.h"
-
-namespace colony::kernels::cpu {
-
-std::vector<const ConvWeightRowsFns*> runnable_conv_weight_rows_copies() {
-  std::vector<const ConvWeightRowsFns*> copies = {&conv_weight_rows_emulated::conv_weight_rows_fns()};
-  if (amx_usable()) copies.push_back(&conv_weight_rows_amx::conv_weight_rows_fns());
-  return copies;
-}
-
-}  // namespace colony::kernels::cpu

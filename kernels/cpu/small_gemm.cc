@@ -1,42 +1,22 @@
 // small_gemm.h's functions call through the active ISA's table (small_gemm_isa.h).
 #include "kernels/cpu/small_gemm.h"
 
-#include <atomic>
-
-#include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/isa_dispatch_impl.h"
 #include "kernels/cpu/small_gemm_isa.h"
 
 namespace colony::kernels::cpu {
-namespace {
 
-template <typename T>
-const SmallGemmFns<T>& best_fns() {
-  return active_cpu_isa() >= CpuIsa::Avx512 ? avx512::small_gemm_fns<T>() : avx2::small_gemm_fns<T>();
-}
-
-template <typename T>
-std::atomic<const SmallGemmFns<T>*>& override_fns() {
-  static std::atomic<const SmallGemmFns<T>*> fns{nullptr};
-  return fns;
-}
-
-}  // namespace
+template class ScopedFns<SmallGemmFns<float>>;
+template class ScopedFns<SmallGemmFns<double>>;
 
 template <typename T>
 const SmallGemmFns<T>& active_small_gemm_fns() {
-  const SmallGemmFns<T>* o = override_fns<T>().load(std::memory_order_acquire);
-  if (o != nullptr) return *o;
-  static const SmallGemmFns<T>& best = best_fns<T>();
-  return best;
+  return *active_copy<SmallGemmFns<T>>({{CpuIsa::Avx2, &avx2::small_gemm_fns<T>},
+                                        {CpuIsa::Avx512, &avx512::small_gemm_fns<T>}});
 }
 
-ScopedSmallGemmFns::ScopedSmallGemmFns(const SmallGemmFns<float>& f32, const SmallGemmFns<double>& f64)
-    : saved_f32_(override_fns<float>().exchange(&f32)), saved_f64_(override_fns<double>().exchange(&f64)) {}
-
-ScopedSmallGemmFns::~ScopedSmallGemmFns() {
-  override_fns<float>().store(saved_f32_);
-  override_fns<double>().store(saved_f64_);
-}
+ScopedSmallGemmFns::ScopedSmallGemmFns(const SmallGemmFns<float>& f32_fns, const SmallGemmFns<double>& f64_fns)
+    : f32(&f32_fns), f64(&f64_fns) {}
 
 template <typename T>
 void gemm_rows(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row_stride, int64_t a_col_stride, const T* b,

@@ -1,22 +1,13 @@
 // small_gemm_bf16.h's functions call through the active table (small_gemm_isa.h).
 #include "kernels/cpu/small_gemm_bf16.h"
 
-#include <atomic>
 #include <stdexcept>
 
-#include "kernels/cpu/cpu_isa.h"
+#include "kernels/cpu/isa_dispatch_impl.h"
 #include "kernels/cpu/small_gemm_isa.h"
 
 namespace colony::kernels::cpu {
 namespace {
-
-// An override to "no table" is stored as this sentinel; null means no override.
-const SmallGemmBf16Fns kNoTable{};
-
-std::atomic<const SmallGemmBf16Fns*>& override_fns() {
-  static std::atomic<const SmallGemmBf16Fns*> fns{nullptr};
-  return fns;
-}
 
 const SmallGemmBf16Fns& fns() {
   const SmallGemmBf16Fns* f = active_small_gemm_bf16_fns();
@@ -29,18 +20,11 @@ const SmallGemmBf16Fns& fns() {
 
 }  // namespace
 
+template class ScopedFns<SmallGemmBf16Fns>;
+
 const SmallGemmBf16Fns* active_small_gemm_bf16_fns() {
-  const SmallGemmBf16Fns* o = override_fns().load(std::memory_order_acquire);
-  if (o != nullptr) return o == &kNoTable ? nullptr : o;
-  static const SmallGemmBf16Fns* best =
-      active_cpu_isa() >= CpuIsa::Avx512Bf16 ? &avx512_bf16::small_gemm_bf16_fns() : nullptr;
-  return best;
+  return active_copy<SmallGemmBf16Fns>({{CpuIsa::Avx512Bf16, &avx512_bf16::small_gemm_bf16_fns}});
 }
-
-ScopedSmallGemmBf16Fns::ScopedSmallGemmBf16Fns(const SmallGemmBf16Fns* fns)
-    : saved_(override_fns().exchange(fns != nullptr ? fns : &kNoTable)) {}
-
-ScopedSmallGemmBf16Fns::~ScopedSmallGemmBf16Fns() { override_fns().store(saved_); }
 
 bool has_bf16_small_gemm() { return active_small_gemm_bf16_fns() != nullptr; }
 

@@ -357,13 +357,10 @@ void gemm_dot_finish_impl(int64_t m, int64_t n, const float* acc, float* c, int6
   }
 }
 
-#define COLONY_TILE_STR2(x) #x
-#define COLONY_TILE_STR(x) COLONY_TILE_STR2(x)
-
 template <int... R, int... D>
 constexpr SmallGemmBf16Fns make_fns(std::integer_sequence<int, R...>, std::integer_sequence<int, D...>) {
-  return SmallGemmBf16Fns{COLONY_TILE_STR(COLONY_SMALL_GEMM_ISA), kLanes, &gemm_rows_impl<R...>, &gemm_dot_impl<D...>,
-                          &gemm_dot_finish_impl};
+  return SmallGemmBf16Fns{COLONY_ISA_COPY_NAME(COLONY_SMALL_GEMM_ISA), kLanes, &gemm_rows_impl<R...>,
+                          &gemm_dot_impl<D...>, &gemm_dot_finish_impl};
 }
 
 }  // namespace
@@ -378,5 +375,3 @@ const SmallGemmBf16Fns& small_gemm_bf16_fns() {
 }  // namespace colony::kernels::cpu::COLONY_SMALL_GEMM_ISA
 
 #undef COLONY_TILE_UNROLL
-#undef COLONY_TILE_STR
-#undef COLONY_TILE_STR2

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "kernels/cpu/isa_dispatch.h"
 #include "kernels/cpu/small_gemm.h"
 
 namespace colony::kernels::cpu {
@@ -81,35 +82,19 @@ std::vector<const SmallGemmBf16Fns*> runnable_bf16_copies();
 const SmallGemmBf16Fns* active_small_gemm_bf16_fns();
 
 // Tests and benchmarks: route small_gemm_bf16.h (and so the bfloat16 convolutions and matrix
-// products) through `fns` (null: none, so they widen) while alive. Not thread-safe against
-// running kernels.
-class ScopedSmallGemmBf16Fns {
- public:
-  explicit ScopedSmallGemmBf16Fns(const SmallGemmBf16Fns* fns);
-  ~ScopedSmallGemmBf16Fns();
-  ScopedSmallGemmBf16Fns(const ScopedSmallGemmBf16Fns&) = delete;
-  ScopedSmallGemmBf16Fns& operator=(const ScopedSmallGemmBf16Fns&) = delete;
-
- private:
-  const SmallGemmBf16Fns* saved_;
-};
+// products) through `fns` (null: none, so they widen) while alive (isa_dispatch.h).
+using ScopedSmallGemmBf16Fns = ScopedFns<SmallGemmBf16Fns>;
 
 // The tables small_gemm.h's functions use now: the CPU's best unless overridden.
 template <typename T>
 const SmallGemmFns<T>& active_small_gemm_fns();
 
-// Tests: route small_gemm.h (and so the convolutions) through other tables while alive. Not
-// thread-safe against running kernels; set it between calls.
-class ScopedSmallGemmFns {
- public:
-  ScopedSmallGemmFns(const SmallGemmFns<float>& f32, const SmallGemmFns<double>& f64);
-  ~ScopedSmallGemmFns();
-  ScopedSmallGemmFns(const ScopedSmallGemmFns&) = delete;
-  ScopedSmallGemmFns& operator=(const ScopedSmallGemmFns&) = delete;
-
- private:
-  const SmallGemmFns<float>* saved_f32_;
-  const SmallGemmFns<double>* saved_f64_;
+// Tests: route small_gemm.h (and so the convolutions) through other tables while alive
+// (isa_dispatch.h's ScopedFns for both element types).
+struct ScopedSmallGemmFns {
+  ScopedSmallGemmFns(const SmallGemmFns<float>& f32_fns, const SmallGemmFns<double>& f64_fns);
+  ScopedFns<SmallGemmFns<float>> f32;
+  ScopedFns<SmallGemmFns<double>> f64;
 };
 
 }  // namespace colony::kernels::cpu

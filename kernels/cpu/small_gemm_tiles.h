@@ -455,13 +455,10 @@ void gemm_dot_finish_impl(int64_t m, int64_t n, const T* acc, T* c, int64_t ldc)
 namespace colony::kernels::cpu::COLONY_SMALL_GEMM_ISA {
 namespace {
 
-#define COLONY_TILE_STR2(x) #x
-#define COLONY_TILE_STR(x) COLONY_TILE_STR2(x)
-
 // Instantiates the drivers for every candidate tile: gemm_rows_impl<T, 0, 1, ...>.
 template <typename T, int... R, int... D>
 constexpr SmallGemmFns<T> make_fns(std::integer_sequence<int, R...>, std::integer_sequence<int, D...>) {
-  return SmallGemmFns<T>{COLONY_TILE_STR(COLONY_SMALL_GEMM_ISA), kDotLanes<T>, &gemm_rows_impl<T, R...>,
+  return SmallGemmFns<T>{COLONY_ISA_COPY_NAME(COLONY_SMALL_GEMM_ISA), kDotLanes<T>, &gemm_rows_impl<T, R...>,
                          &gemm_dot_impl<T, D...>, &gemm_dot_finish_impl<T>,
                          kPackedMr, kPackedNv * kLanes<T>, packed_kc<T>(), packed_kc_rows<T>(),
                          &packed_rows_impl<T>};
@@ -483,5 +480,3 @@ template const SmallGemmFns<double>& small_gemm_fns<double>();
 }  // namespace colony::kernels::cpu::COLONY_SMALL_GEMM_ISA
 
 #undef COLONY_TILE_UNROLL
-#undef COLONY_TILE_STR
-#undef COLONY_TILE_STR2

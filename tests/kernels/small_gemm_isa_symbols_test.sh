@@ -5,12 +5,14 @@
 # (kernels/cpu/activation_simd_avx512.cc, -march=x86-64-v4) and attention's row loops
 # (kernels/cpu/attention_rows_avx512.cc, -march=x86-64-v4) and attention's whole-head float32
 # kernels (kernels/cpu/attention_head_avx512.cc, -march=x86-64-v4) and attention's tile products
-# (kernels/cpu/attention_tiles_amx.cc, AMX on x86-64-v4) must stay in their own
-# namespaces. Any inline function or template they emit as a weak (COMDAT) symbol outside it
-# could be the copy the linker keeps for every caller, and then AVX2-only CPUs would run AVX-512
-# or AMX instructions (SIGILL). So: every global symbol each object defines (weak or not) is in
-# colony::kernels::cpu::avx512, ::avx512_bf16 or ::amx_bf16, and each does emit the instructions
-# it exists for.
+# (kernels/cpu/attention_tiles_amx.cc, AMX on x86-64-v4) and the convolution's AMX products
+# (kernels/cpu/conv_pixels_amx.cc, conv_channels_amx.cc, conv_weight_rows_amx.cc) must stay in
+# their own namespaces. Any inline function or template they emit as a weak (COMDAT) symbol outside
+# it could be the copy the linker keeps for every caller, and then AVX2-only CPUs would run AVX-512
+# or AMX instructions (SIGILL): the run-time choice's templates (kernels/cpu/isa_dispatch.h), which
+# they see through their families' headers, are one such risk. So: every global symbol each object
+# defines (weak or not) is in its copy's namespace (colony::kernels::cpu::avx512, ::avx512_bf16,
+# ::amx_bf16, ::conv_pixels_amx, ...), and each does emit the instructions it exists for.
 set -u
 fail() { echo "FAIL: $*"; exit 1; }
 [ "$#" -ge 1 ] || fail "usage: $0 OBJECT..."
@@ -26,7 +28,7 @@ for f in "$@"; do
   seen[$copy]="$f"
 done
 for want in small_gemm_avx512 small_gemm_avx512_bf16 amx_bf16 activation_simd_avx512 attention_rows_avx512 \
-    attention_head_avx512 attention_tiles_amx; do
+    attention_head_avx512 attention_tiles_amx conv_pixels_amx conv_channels_amx conv_weight_rows_amx; do
   [ -n "${seen[$want]:-}" ] || fail "no object file of $want among: $*"
 done
 
@@ -52,3 +54,6 @@ check "${seen[activation_simd_avx512]}" avx512 'vscalefps' 4
 check "${seen[attention_rows_avx512]}" avx512 'vscalefps' 2
 check "${seen[attention_head_avx512]}" avx512 'vscalefps' 2
 check "${seen[attention_tiles_amx]}" amx_bf16 'tdpbf16ps' 4
+check "${seen[conv_pixels_amx]}" conv_pixels_amx 'tdpbf16ps' 1
+check "${seen[conv_channels_amx]}" conv_channels_amx 'tdpbf16ps' 1
+check "${seen[conv_weight_rows_amx]}" conv_weight_rows_amx 'tdpbf16ps' 1
