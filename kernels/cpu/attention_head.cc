@@ -36,10 +36,23 @@ const AttentionHeadFns& active_attention_head_fns() {
       {{CpuIsa::Avx2, &avx2::attention_head_fns}, {CpuIsa::Avx512, &avx512::attention_head_fns}});
 }
 
+namespace {
+
+// This thread's buffers, kept between calls as scratch.h's thread_scratch keeps its own: a training
+// step repeats the same shapes, so after the first step no call allocates or zero-fills them (the
+// kernels write every element they read). packed_bh is reset: a new call brings new K and V.
+HeadAttentionScratch& thread_head_scratch() {
+  thread_local HeadAttentionScratch scratch;
+  scratch.packed_bh = -1;
+  return scratch;
+}
+
+}  // namespace
+
 void head_attention_forward(const AttentionArgs& a, const AttentionHeadFns& fns) {
   const int64_t panels = (a.L + kHeadPanelRows - 1) / kHeadPanelRows;
   parallel_for(a.batch * a.heads * panels, 1, [&](int64_t begin, int64_t end) {
-    HeadAttentionScratch scratch;
+    HeadAttentionScratch& scratch = thread_head_scratch();
     for (int64_t task = begin; task < end; ++task) {
       fns.forward_panel(a, task / panels, (task % panels) * kHeadPanelRows, scratch);
     }
@@ -48,7 +61,7 @@ void head_attention_forward(const AttentionArgs& a, const AttentionHeadFns& fns)
 
 void head_attention_backward(const AttentionArgs& a, const AttentionHeadFns& fns) {
   parallel_for(a.batch * a.heads, 1, [&](int64_t begin, int64_t end) {
-    HeadAttentionScratch scratch;
+    HeadAttentionScratch& scratch = thread_head_scratch();
     for (int64_t bh = begin; bh < end; ++bh) fns.backward_head(a, bh, scratch);
   });
 }
