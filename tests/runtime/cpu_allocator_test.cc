@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <thread>
@@ -61,22 +62,65 @@ TEST(CpuAllocator, SmallBlocksAndOtherSizesAreNotServedFromTheCache) {
   cpu_empty_cache();
 }
 
-TEST(CpuAllocator, TheCacheIsBoundedAndEmptyCacheReturnsEverything) {
+TEST(CpuAllocator, AStepOfMoreThan256MiBFindsItsBlocksAgain) {
   Allocator* a = cpu_allocator();
   cpu_empty_cache();
   const AllocatorStats before = a->stats();
-  // 40 live blocks of 8 MiB (320 MiB), all freed: at most 256 MiB stay cached.
-  std::vector<void*> blocks;
-  for (int i = 0; i < 40; ++i) blocks.push_back(a->allocate(8 * kMiB));
-  for (void* p : blocks) a->deallocate(p, 8 * kMiB);
-  const AllocatorStats freed = a->stats();
-  EXPECT_EQ(freed.bytes_in_use, before.bytes_in_use);
-  EXPECT_EQ(freed.bytes_reserved - freed.bytes_in_use, int64_t(256 * kMiB));
-  EXPECT_EQ(freed.num_raw_frees - before.num_raw_frees, 40 - 32);
+  // A step that holds 40 blocks of 8 MiB (320 MiB) at once, then frees them: the footprint stays
+  // within 1.25x that peak, so every block is kept and the next step allocates nothing new.
+  // (Untouched, the blocks cost address space only.)
+  for (int step = 0; step < 3; ++step) {
+    std::vector<void*> blocks;
+    for (int i = 0; i < 40; ++i) blocks.push_back(a->allocate(8 * kMiB));
+    for (void* p : blocks) a->deallocate(p, 8 * kMiB);
+    const AllocatorStats freed = a->stats();
+    EXPECT_EQ(freed.bytes_in_use, before.bytes_in_use) << "step " << step;
+    EXPECT_EQ(freed.bytes_reserved - freed.bytes_in_use, int64_t(320 * kMiB)) << "step " << step;
+    EXPECT_EQ(freed.num_raw_allocs - before.num_raw_allocs, 40) << "step " << step;
+    EXPECT_EQ(freed.num_raw_frees - before.num_raw_frees, 0) << "step " << step;
+  }
   cpu_empty_cache();
   const AllocatorStats emptied = a->stats();
   EXPECT_EQ(emptied.bytes_reserved, emptied.bytes_in_use);
   EXPECT_EQ(emptied.num_raw_frees - before.num_raw_frees, 40);
+}
+
+TEST(CpuAllocator, TheFootprintStaysWithinItsBoundAsSizesChange) {
+  Allocator* a = cpu_allocator();
+  cpu_empty_cache();
+  // The bound is at most 1.25x the process's peak in use plus each live block's rounding to
+  // 4 KiB (one block of this test is live at a time; earlier tests' peaks are at most a few
+  // hundred blocks), and at least 256 MiB.
+  const AllocatorStats before = a->stats();
+  const int64_t bound_at_most =
+      std::max<int64_t>(256 * kMiB, (before.peak_bytes_in_use + 1024 * 4 * kKiB) * 5 / 4) + 9 * kMiB;
+  // Blocks of ever new sizes, each freed before the next: every request misses the cache, so
+  // without a bound the freed blocks would pile up. Enough of them to pass the bound twice.
+  const int blocks = static_cast<int>(2 * bound_at_most / (8 * kMiB)) + 8;
+  int64_t most_reserved = 0;
+  for (int i = 0; i < blocks; ++i) {
+    const size_t n = 8 * kMiB + static_cast<size_t>(i) * 4 * kKiB;
+    void* p = a->allocate(n);
+    a->deallocate(p, n);
+    const AllocatorStats now = a->stats();
+    most_reserved = std::max(most_reserved, now.bytes_reserved - before.bytes_in_use);
+    ASSERT_LE(now.bytes_reserved - before.bytes_in_use, bound_at_most) << "block " << i;
+  }
+  // The oldest sizes went back to the system to make room for the newer ones.
+  const AllocatorStats after = a->stats();
+  EXPECT_GT(after.num_raw_frees - before.num_raw_frees, 0);
+  EXPECT_GE(most_reserved, int64_t(256 * kMiB));  // up to the bound, not fewer
+  EXPECT_EQ(after.num_raw_allocs - before.num_raw_allocs, blocks);
+  // The cache is full of sizes nobody asks for now; 16 live blocks of yet other sizes (128 MiB,
+  // below the peak) take their place instead of adding to them.
+  std::vector<void*> live;
+  for (int i = 0; i < 16; ++i) {
+    live.push_back(a->allocate(8 * kMiB + static_cast<size_t>(blocks + i) * 4 * kKiB));
+    ASSERT_LE(a->stats().bytes_reserved - before.bytes_in_use, bound_at_most) << "live block " << i;
+  }
+  for (int i = 0; i < 16; ++i) a->deallocate(live[i], 8 * kMiB + static_cast<size_t>(blocks + i) * 4 * kKiB);
+  cpu_empty_cache();
+  EXPECT_EQ(a->stats().bytes_reserved, a->stats().bytes_in_use);
 }
 
 TEST(CpuAllocator, ConcurrentThreadsNeverShareALiveBlock) {
