@@ -5,17 +5,20 @@
 # minute to minute, so only figures taken side by side count.
 #
 #   benchmarks/gpt_rounds.sh [--rounds 5] [--config cpu|384] [--threads 2] [--steps 60] [--torch VENV]
-#                            [--amp bf16]
+#                            [--amp bf16] [--isa avx2]
 #
 # --config cpu is nanoGPT's CPU run of shakespeare_char (4 layers, 4 heads, width 128, context 64,
 # batch 12); 384 its full one (6 layers, 6 heads, width 384, context 256, batch 64). --amp bf16 adds
-# Colony and PyTorch eager under bfloat16 autocast. --torch names the virtual environment with torch
+# Colony and PyTorch eager under bfloat16 autocast. --isa avx2 runs both sides as on a CPU with AVX2
+# and no AVX-512: Colony through COLONY_CPU_ISA=avx2; PyTorch's own kernels and inductor's
+# generated code through ATEN_CPU_CAPABILITY=avx2, MKL through MKL_ENABLE_INSTRUCTIONS=AVX2, oneDNN
+# through ONEDNN_MAX_CPU_ISA=AVX2. --torch names the virtual environment with torch
 # (default /tmp/torch2). Prints every round, then the medians and Colony's ratios to the faster of
 # eager and torch.compile. Run from the repository root; GPT_CPU names a built gpt_cpu (default:
 # built here with `./bazelw build -c opt --config=cpu`).
 set -euo pipefail
 
-rounds=5 config=cpu threads=2 steps=60 torch=/tmp/torch2 amp=off
+rounds=5 config=cpu threads=2 steps=60 torch=/tmp/torch2 amp=off isa=native
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --rounds) rounds="$2" ;;
@@ -24,6 +27,7 @@ while [ "$#" -gt 0 ]; do
     --steps) steps="$2" ;;
     --torch) torch="$2" ;;
     --amp) amp="$2" ;;
+    --isa) isa="$2" ;;
     *) echo "gpt_rounds.sh: unknown argument $1 (see the usage at the top of the script)" >&2; exit 2 ;;
   esac
   shift 2 || { echo "gpt_rounds.sh: $1 needs a value" >&2; exit 2; }
@@ -34,6 +38,14 @@ case "$config" in
   *) echo "gpt_rounds.sh: --config $config: expected cpu or 384" >&2; exit 2 ;;
 esac
 case "$amp" in off|bf16) ;; *) echo "gpt_rounds.sh: --amp $amp: expected off or bf16" >&2; exit 2 ;; esac
+colony_env=() torch_env=()
+case "$isa" in
+  native) ;;
+  avx2)
+    colony_env=(COLONY_CPU_ISA=avx2)
+    torch_env=(ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2) ;;
+  *) echo "gpt_rounds.sh: --isa $isa: expected avx2 (or leave it out)" >&2; exit 2 ;;
+esac
 for v in "$rounds" "$threads" "$steps"; do
   [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "gpt_rounds.sh: '$v' is not a positive integer" >&2; exit 2; }
 done
@@ -49,11 +61,11 @@ figure() { grep -E '^tokens_per_s=' | tail -1 | cut -d= -f2; }
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 # Both sides take the same flags: 10 warm-up steps (torch.compile compiles in them), then the timed ones.
 common=("${model[@]}" --threads "$threads" --steps "$steps" --warmup 10)
-colony_run() { "$GPT_CPU" "${common[@]}" "$@" | figure; }
-torch_run() { "$torch/bin/python" "$here/gpt_pytorch.py" "${common[@]}" "$@" | figure; }
+colony_run() { env "${colony_env[@]}" "$GPT_CPU" "${common[@]}" "$@" | figure; }
+torch_run() { env "${torch_env[@]}" "$torch/bin/python" "$here/gpt_pytorch.py" "${common[@]}" "$@" | figure; }
 
-echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); config $config, threads $threads," \
-  "steps $steps, rounds $rounds; torch $("$torch/bin/python" -c 'import torch; print(torch.__version__)')"
+echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'); isa $isa; config $config," \
+  "threads $threads, steps $steps, rounds $rounds; torch $("$torch/bin/python" -c 'import torch; print(torch.__version__)')"
 declare -A runs
 names=(colony torch torch_compile)
 [ "$amp" = bf16 ] && names+=(colony_bf16 torch_bf16)
