@@ -3,7 +3,7 @@
 # shared VM timings drift by 20 % from minute to minute, so only figures taken side by side count).
 #
 #   benchmarks/matmul_rounds.sh [--rounds 2] [--threads "1 2"] [--dtype f32|bf16] [--grid gpt|square|all]
-#                               [--torch PYTHON] [--kernel auto|eigen|tiles|packed]
+#                               [--torch PYTHON] [--kernel auto|eigen|tiles|packed] [--isa avx2]
 #
 # For each round, thread count and shape, in that order: benchmarks/matmul_bench, then
 # benchmarks/matmul_pytorch.py with the same arguments (1 thread: --cpu-time, the thread's CPU
@@ -15,11 +15,13 @@
 #   gpt: the char-level GPT's linear layers (width 128: [768, 128] x [128, 384|512|128] and back)
 #        and the width-384 GPT's ([4096, 384] x [384, 1152|1536|384], [4096, 1536] x [1536, 384]),
 #        forward (A @ B^T), input gradient (A @ B) and weight gradient (A^T @ B).
+# --isa avx2: both sides as on a CPU with AVX2 and no AVX-512 (Colony: COLONY_CPU_ISA=avx2; torch:
+# ATEN_CPU_CAPABILITY=avx2, MKL_ENABLE_INSTRUCTIONS=AVX2, ONEDNN_MAX_CPU_ISA=AVX2).
 # Run from the repository root; MATMUL_BENCH names a built matmul_bench (default: built here with
 # `./bazelw build -c opt --config=cpu`).
 set -euo pipefail
 
-rounds=2 threads="1 2" dtype=f32 grid=all torch=/tmp/torch2/bin/python kernel=auto
+rounds=2 threads="1 2" dtype=f32 grid=all torch=/tmp/torch2/bin/python kernel=auto isa=native
 while [ "$#" -gt 0 ]; do
   case "$1" in
     --rounds) rounds="$2" ;;
@@ -28,6 +30,7 @@ while [ "$#" -gt 0 ]; do
     --grid) grid="$2" ;;
     --torch) torch="$2" ;;
     --kernel) kernel="$2" ;;
+    --isa) isa="$2" ;;
     *) echo "matmul_rounds.sh: unknown argument $1 (see the usage at the top of the script)" >&2; exit 2 ;;
   esac
   shift 2 || { echo "matmul_rounds.sh: $1 needs a value" >&2; exit 2; }
@@ -39,6 +42,14 @@ done
 case "$dtype" in f32|bf16) ;; *) echo "matmul_rounds.sh: --dtype $dtype: expected f32 or bf16" >&2; exit 2 ;; esac
 case "$grid" in gpt|square|all) ;; *) echo "matmul_rounds.sh: --grid $grid: expected gpt, square or all" >&2; exit 2 ;; esac
 case "$kernel" in auto|eigen|tiles|packed) ;; *) echo "matmul_rounds.sh: --kernel $kernel: expected auto, eigen, tiles or packed" >&2; exit 2 ;; esac
+colony_env=() torch_env=()
+case "$isa" in
+  native) ;;
+  avx2)
+    colony_env=(COLONY_CPU_ISA=avx2)
+    torch_env=(ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2) ;;
+  *) echo "matmul_rounds.sh: --isa $isa: expected avx2 (or leave it out)" >&2; exit 2 ;;
+esac
 [ -x "$torch" ] || { echo "matmul_rounds.sh: --torch $torch is not an executable Python" >&2; exit 2; }
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -74,8 +85,8 @@ for ((r = 1; r <= rounds; ++r)); do
       trials=$((trials < 12 ? 12 : trials > 60 ? 60 : trials))
       args=(--dtype "$dtype" --m "$m" --n "$n" --k "$k" --form "$form" --threads "$t" --trials "$trials")
       [ "$t" -eq 1 ] && args+=(--cpu-time)
-      c="$(gflops "$MATMUL_BENCH" "${args[@]}" --kernel "$kernel")"
-      p="$(gflops "$torch" "$here/matmul_pytorch.py" "${args[@]}")"
+      c="$(gflops env "${colony_env[@]}" "$MATMUL_BENCH" "${args[@]}" --kernel "$kernel")"
+      p="$(gflops env "${torch_env[@]}" "$torch" "$here/matmul_pytorch.py" "${args[@]}")"
       [ -n "$c" ] && [ -n "$p" ] || { echo "matmul_rounds.sh: no gflops= from a run of $shape, $t threads" >&2; exit 1; }
       key="$t $shape"
       colony_runs[$key]="${colony_runs[$key]:-} $c"
