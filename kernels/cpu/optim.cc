@@ -136,12 +136,13 @@ void adam_step_multi(DType dtype, const std::vector<void*>& params, const std::v
 // Gradient clipping's passes (SumSquaresMulti, ScaleMulti) cut every tensor into pieces of
 // kClipPiece elements, all tensors' pieces in one list split over the threads: the shape alone
 // decides the pieces, and each tensor's sum adds its pieces' sums in order, so the result does not
-// depend on the thread count. One pass each replaced, for the char-level GPT's 50 gradients, a
+// depend on the thread count. One pass each replaced, for the char-level GPT's ~50 gradients, a
 // product, a sum and a read-back per tensor (1.1 % of its 1-thread step's samples) and a scaling
-// per tensor: the sums of squares took 89-113 us against 181-211 us, the scaling 90-109 against
-// 100-107 (best of 200, the GPT's gradient sizes, 1 and 2 threads, Intel Xeon VM under load 5,
-// docs/benchmarks.md, branch gptstep, 2026-12-06). 16K elements: enough to outweigh a piece's
-// bookkeeping, small enough that the 50 tensors' pieces share out evenly over the threads.
+// per tensor: the sums of squares took 89-113 us against 181-212 us, the scaling 96-109 against
+// 100-107 (best of 200, the GPT's gradient sizes, 1 and 2 threads, caches warm or flushed, Intel
+// Xeon VM under load 5, docs/benchmarks.md, branch gptstep, 2026-12-06). 16K elements: enough to
+// outweigh a piece's bookkeeping, few enough that the ~50 tensors' pieces share out evenly over
+// the threads.
 constexpr int64_t kClipPiece = 1 << 14;
 
 struct ClipPiece {
