@@ -29,7 +29,8 @@ struct SmallGemmFns {
   void (*gemm_dot_finish)(int64_t m, int64_t n, const T* acc, T* c, int64_t ldc);
   // packed_gemm.h's micro-kernel (packed_gemm_tiles.h): its register block (packed_mr rows by
   // packed_nr columns, the width of a panel of packed B), the depth of one packed block of k
-  // (packed_kc_rows where A is row-major, read in place; packed_kc otherwise), and the product of
+  // (packed_kc_rows where A is row-major, read in place, or copied into row tiles; packed_kc where
+  // a column-major A is read in place), and the product of
   // rows of A with one such block (see packed_rows_impl; bias, where not null, is added to C's
   // columns as they are stored: packed_gemm passes it with the last block of k).
   int64_t packed_mr, packed_nr, packed_kc, packed_kc_rows;
