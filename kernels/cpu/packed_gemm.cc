@@ -190,19 +190,19 @@ void packed_product(const SmallGemmFns<T>& fns, int64_t m, int64_t n, int64_t k,
   const bool pack_a = acs != 1 && (deep_a || n >= kPackARowsMinWidth);
   // The blocks' limits: kc_lim deep, nc_lim columns (kPackedBBytes of packed B), mc_lim rows
   // (kARowsBytes of A); each dimension is then cut into blocks of equal size under its limit
-  // (balanced_block), so that no block is a thin remainder. A row-major A read in place and A
-  // copied into row tiles run packed_kc_rows deep (384 under AVX-512: C passed over a third as
-  // often as at 128) where packed_gemm chose so (deep_a: kDeepPackedAMinWidth); otherwise a
-  // column-major A keeps packed_kc (128), packed or read in place. Packed A at 384 / 128,
-  // 1 thread, thread CPU time (matmul_bench --dtype f32 --form atb --cpu-time, trials as
-  // benchmarks/matmul_rounds.sh), the k loop unrolled by 4, 3 alternating rounds, 2026-12-06
-  // 08:37 UTC, load 2.8-3.4, GFLOP/s as (m, n, k): 1024^3 198.4-201.6 / 184.6-194.5, (384, 1536,
-  // 4096) 172.5-186.1 / 171.7-177.9, (1152, 384, 4096) 171.1-195.8 / 163.8-182.1, (1536, 384,
-  // 4096) 187.6-198.3 / 176.0-186.1, (384, 384, 4096) 186.7-187.7 / 179.7-180.7, 2048^3
-  // 169.9-180.9 / 179.8-185.6, 512^3 179.1-193.9 / 182.3-195.8; at 256 (the panel's 64 KiB
-  // streamed from L2 as at 384, C passed over more often) 168.5-200.5, below 384 in 5 of 7. The
-  // earlier measurement that kept 128 for packed A (1024^3 138 against 114-118 at 384, load 10,
-  // 2026-12-05) was taken with the k loop rolled.
+  // (balanced_block), so that no block is a thin remainder. A row-major A, and a column-major A
+  // where packed_gemm chose so (deep_a: kDeepPackedAMinWidth; then always copied into row tiles),
+  // run packed_kc_rows deep (384 under AVX-512: C passed over a third as often as at 128);
+  // otherwise a column-major A keeps packed_kc (128), packed or read in place. Packed A at 384 /
+  // 128, 1 thread, thread CPU time (matmul_bench --dtype f32 --form atb --cpu-time, trials as
+  // benchmarks/matmul_rounds.sh), the k loop unrolled by 4, 3 alternating rounds, 2026-12-06 08:37
+  // UTC, load 2.8-3.4, GFLOP/s as (m, n, k): 1024^3 198.4-201.6 / 184.6-194.5, (384, 1536, 4096)
+  // 172.5-186.1 / 171.7-177.9, (1152, 384, 4096) 171.1-195.8 / 163.8-182.1, (1536, 384, 4096)
+  // 187.6-198.3 / 176.0-186.1, (384, 384, 4096) 186.7-187.7 / 179.7-180.7, 2048^3 169.9-180.9 /
+  // 179.8-185.6, 512^3 179.1-193.9 / 182.3-195.8; at 256 (the panel's 64 KiB streamed from L2 as at
+  // 384, C passed over more often) 168.5-200.5, below 384 in 5 of 7. The earlier measurement that
+  // kept 128 for packed A (1024^3 138 against 114-118 at 384, load 10, 2026-12-05) was taken with
+  // the k loop rolled.
   const int64_t mr = fns.packed_mr, nr = fns.packed_nr;
   const int64_t kc_lim = acs == 1 || deep_a ? fns.packed_kc_rows : fns.packed_kc;
   const int64_t nc_lim = std::max(nr, kPackedBBytes / (kc_lim * static_cast<int64_t>(sizeof(T))) / nr * nr);

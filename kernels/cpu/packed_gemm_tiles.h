@@ -38,8 +38,9 @@ constexpr int64_t packed_kc() {
 // 384) 123 / 145-154; but A^T @ B (A packed) 1024^3 138 / 114-118, (1152, 384, 4096) 124 / 102-106,
 // so packed_kc stays for a column-major A. Under AVX2 (6 x 16) 256 and 384 ran alike (1024^3 87 /
 // 84, (4096, 384, 1536) 88 / 89). Intel Xeon (Sapphire Rapids class), other builds running.
-// Since the k loop is unrolled by 4 (packed_tile), a column-major A copied into row tiles runs
-// this deep too (packed_gemm.cc says what that measured); read in place it keeps packed_kc.
+// Since the k loop is unrolled by 4 (packed_tile), a column-major A runs this deep too, copied
+// into row tiles, where the product is at least 384 wide (packed_gemm.cc's kDeepPackedAMinWidth
+// says why and what that measured); a narrower one keeps packed_kc.
 template <typename T>
 constexpr int64_t packed_kc_rows() {
   return COLONY_SMALL_GEMM_VEC_BYTES == 64 ? 384 : packed_kc<T>();
