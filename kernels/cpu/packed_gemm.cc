@@ -154,35 +154,63 @@ void pack_a_tiles(int64_t rows, int64_t kc, int64_t mr, const T* a, int64_t ars,
   }
 }
 
+// Column-major A is read in place below kPackARowsMinWidth columns of C: a packed element then
+// serves too few multiply-adds to repay its copy. Best GFLOP/s of 40, 1 thread, matmul_bench
+// --form atb --kernel packed, Intel Xeon (Sapphire Rapids class) under other builds (load 10),
+// 3 alternating rounds, packed / in place, as (m, n, k): (1024, 1024, 1024) 140 / 90 (A's
+// columns 4 KiB apart, so every step of k lands in the same L1 set), (1024, 256, 1024) 140 /
+// 105-130, (1024, 128, 1024) 137 / 140, (384, 128, 768) (the char-level GPT's weight gradient)
+// 131 / 157. On 2 threads (384, 384, 4096) runs two column groups of 192, where (same runs, 1
+// thread, CPU time, best of 12, 2 rounds, load 10, 2026-12-05 20:02 UTC) packing ran 133-137
+// against 115-120 in place, (1152, 192, 4096) 133 / 107-112, (1536, 192, 4096) 126-132 /
+// 93-105; so 192. Each of packed_gemm's column groups decides for its own width, at the depth
+// packed_gemm chose for the whole product (kDeepPackedAMinWidth).
+constexpr int64_t kPackARowsMinWidth = 192;
+
+// A column-major A runs packed_kc_rows deep (packed into row tiles, whatever a column group's
+// width) where the whole product is at least kDeepPackedAMinWidth wide, else packed_kc deep
+// (packed or read in place by each group's width, kPackARowsMinWidth). The depth is decided once
+// for the whole product (packed_gemm) because the blocks of k set the order of each sum: a
+// group's own choice made it depend on the thread count (on 2 threads (200, 256, 300) A^T @ B in
+// groups of 128 ran 3 blocks of 100 against 1 thread's one of 300:
+// PackedGemm.ThreadCountChangesNoBit). Twice kPackARowsMinWidth, so that on 2 threads a product
+// run deep splits into groups wide enough to pack anyway; narrower ones (256^3 A^T @ B: groups
+// of 128) keep the depth and the in-place reads of before.
+constexpr int64_t kDeepPackedAMinWidth = 2 * kPackARowsMinWidth;
+
 // The product of all m rows with columns [0, n) of B and C (callers offset b and c to a group of
-// columns): B packed a block at a time on the calling thread, each block's row tiles split over the
-// pool (inside packed_gemm's column groups the pool is busy, so this runs on the group's thread).
+// columns; deep_a: a column-major A runs packed_kc_rows deep, packed into row tiles, as
+// packed_gemm decided for the whole product): B packed a block at a time on the calling thread,
+// each block's row tiles split over the pool (inside packed_gemm's column groups the pool is
+// busy, so this runs on the group's thread).
 template <typename T>
 void packed_product(const SmallGemmFns<T>& fns, int64_t m, int64_t n, int64_t k, const T* a, int64_t ars,
                     int64_t acs, const T* b, int64_t brs, int64_t bcs, T* c, int64_t ldc, T alpha, T beta,
-                    const T* bias) {
+                    const T* bias, bool deep_a) {
+  const bool pack_a = acs != 1 && (deep_a || n >= kPackARowsMinWidth);
   // The blocks' limits: kc_lim deep, nc_lim columns (kPackedBBytes of packed B), mc_lim rows
   // (kARowsBytes of A); each dimension is then cut into blocks of equal size under its limit
-  // (balanced_block), so that no block is a thin remainder.
-  const int64_t mr = fns.packed_mr, nr = fns.packed_nr, kc_lim = acs == 1 ? fns.packed_kc_rows : fns.packed_kc;
+  // (balanced_block), so that no block is a thin remainder. A row-major A, and a column-major A
+  // where packed_gemm chose so (deep_a: kDeepPackedAMinWidth; then always copied into row tiles),
+  // run packed_kc_rows deep (384 under AVX-512: C passed over a third as often as at 128);
+  // otherwise a column-major A keeps packed_kc (128), packed or read in place. Packed A at 384 /
+  // 128, 1 thread, thread CPU time (matmul_bench --dtype f32 --form atb --cpu-time, trials as
+  // benchmarks/matmul_rounds.sh), the k loop unrolled by 4, 3 alternating rounds, 2026-12-06 08:37
+  // UTC, load 2.8-3.4, GFLOP/s as (m, n, k): 1024^3 198.4-201.6 / 184.6-194.5, (384, 1536, 4096)
+  // 172.5-186.1 / 171.7-177.9, (1152, 384, 4096) 171.1-195.8 / 163.8-182.1, (1536, 384, 4096)
+  // 187.6-198.3 / 176.0-186.1, (384, 384, 4096) 186.7-187.7 / 179.7-180.7, 2048^3 169.9-180.9 /
+  // 179.8-185.6, 512^3 179.1-193.9 / 182.3-195.8; at 256 (the panel's 64 KiB streamed from L2 as at
+  // 384, C passed over more often) 168.5-200.5, below 384 in 5 of 7. The earlier measurement that
+  // kept 128 for packed A (1024^3 138 against 114-118 at 384, load 10, 2026-12-05) was taken with
+  // the k loop rolled.
+  const int64_t mr = fns.packed_mr, nr = fns.packed_nr;
+  const int64_t kc_lim = acs == 1 || deep_a ? fns.packed_kc_rows : fns.packed_kc;
   const int64_t nc_lim = std::max(nr, kPackedBBytes / (kc_lim * static_cast<int64_t>(sizeof(T))) / nr * nr);
   const int64_t mc_lim = std::max(mr, kARowsBytes / (kc_lim * static_cast<int64_t>(sizeof(T))) / mr * mr);
   // Multiples of 8 deep, so every block but the last is packed in whole 8-step transposes
   // (pack_b_columns; kc_lim is a multiple of 8).
   const int64_t kc_max = balanced_block(k, kc_lim, 8);
   const int64_t nc_max = balanced_block(n, nc_lim, nr);
-  // Column-major A is read in place below kPackARowsMinWidth columns of C: a packed element then
-  // serves too few multiply-adds to repay its copy. Best GFLOP/s of 40, 1 thread, matmul_bench
-  // --form atb --kernel packed, Intel Xeon (Sapphire Rapids class) under other builds (load 10),
-  // 3 alternating rounds, packed / in place, as (m, n, k): (1024, 1024, 1024) 140 / 90 (A's
-  // columns 4 KiB apart, so every step of k lands in the same L1 set), (1024, 256, 1024) 140 /
-  // 105-130, (1024, 128, 1024) 137 / 140, (384, 128, 768) (the char-level GPT's weight gradient)
-  // 131 / 157. Each of packed_gemm's column groups decides for its own width: on 2 threads (384,
-  // 384, 4096) runs two groups of 192, where (same runs, 1 thread, CPU time, best of 12, 2 rounds,
-  // load 10, 2026-12-05 20:02 UTC) packing ran 133-137 against 115-120 in place, (1152, 192,
-  // 4096) 133 / 107-112, (1536, 192, 4096) 126-132 / 93-105; so 192.
-  constexpr int64_t kPackARowsMinWidth = 192;
-  const bool pack_a = acs != 1 && n >= kPackARowsMinWidth;
   const int64_t nc_alloc = std::min(nc_max, round_up(n, nr));
   // One block of B (kc x nc_alloc elements, at most kPackedBBytes) packed at a time, just before
   // the rows of A pass over it, so it is written into L2 and read there. Every depth of a block of
@@ -306,6 +334,7 @@ void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64
     return;
   }
   const SmallGemmFns<T>& fns = active_small_gemm_fns<T>();
+  const bool deep_a = acs != 1 && n >= kDeepPackedAMinWidth;  // packed_product
   const int64_t mr = fns.packed_mr, row_tiles = (m + mr - 1) / mr;
   const int64_t row_split = row_groups(mr, num_threads(), m, n, k);  // packed_gemm_row_groups
   if (row_split > 1) {
@@ -318,7 +347,7 @@ void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64
         const int64_t r1 = std::min(m, (g + 1) * row_tiles / row_split * mr);
         if (r1 > r0)
           packed_product(fns, r1 - r0, n, k, a + r0 * ars, ars, acs, b, brs, bcs, c + r0 * ldc, ldc, alpha, beta,
-                         bias);
+                         bias, deep_a);
       }
     });
     return;
@@ -326,7 +355,7 @@ void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64
   const int64_t nr = fns.packed_nr, panels = (n + nr - 1) / nr;
   const int64_t groups = column_groups(panels, num_threads(), m, n, k);  // packed_gemm_column_groups
   if (groups == 1) {
-    packed_product(fns, m, n, k, a, ars, acs, b, brs, bcs, c, ldc, alpha, beta, bias);
+    packed_product(fns, m, n, k, a, ars, acs, b, brs, bcs, c, ldc, alpha, beta, bias, deep_a);
     return;
   }
   // Group g: panels [g * panels / groups, (g + 1) * panels / groups). Each output's sum runs over
@@ -335,7 +364,7 @@ void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64
     for (int64_t g = g0; g < g1; ++g) {
       const int64_t j0 = g * panels / groups * nr, j1 = std::min(n, (g + 1) * panels / groups * nr);
       packed_product(fns, m, j1 - j0, k, a, ars, acs, b + j0 * bcs, brs, bcs, c + j0, ldc, alpha, beta,
-                     bias == nullptr ? nullptr : bias + j0);
+                     bias == nullptr ? nullptr : bias + j0, deep_a);
     }
   });
 }

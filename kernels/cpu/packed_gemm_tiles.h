@@ -38,6 +38,9 @@ constexpr int64_t packed_kc() {
 // 384) 123 / 145-154; but A^T @ B (A packed) 1024^3 138 / 114-118, (1152, 384, 4096) 124 / 102-106,
 // so packed_kc stays for a column-major A. Under AVX2 (6 x 16) 256 and 384 ran alike (1024^3 87 /
 // 84, (4096, 384, 1536) 88 / 89). Intel Xeon (Sapphire Rapids class), other builds running.
+// Since the k loop is unrolled by 4 (packed_tile), a column-major A runs this deep too, copied
+// into row tiles, where the product is at least 384 wide (packed_gemm.cc's kDeepPackedAMinWidth
+// says why and what that measured); a narrower one keeps packed_kc.
 template <typename T>
 constexpr int64_t packed_kc_rows() {
   return COLONY_SMALL_GEMM_VEC_BYTES == 64 ? 384 : packed_kc<T>();
@@ -89,6 +92,17 @@ inline void packed_tile(int64_t kc, const T* a, int64_t ars, int64_t acs, const 
       acc[i][v] = Vec<T>{};
       __builtin_prefetch(c + i * ldc + v * L, 1, 3);
     }
+  // Unrolled by 4: the loop's pointer increments and branch then take a port from the FMAs once
+  // per 96 multiply-adds instead of 24. A stand-alone copy of the loop (g++ -O2
+  // -march=x86-64-v4, 8 row tiles over one panel, thread CPU time, 3 rounds, load 2.4-2.6,
+  // 2026-12-06 08:35 UTC; fma_peak's loop 235-240 GFLOP/s) ran kc 384 (the panel streamed from
+  // L2) 199-210 rolled, 217-221 unrolled, kc 128 (the panel in L1) 216-230 both ways; the
+  // broadcasts folded into the FMAs as {1to16} operands (24 loads a step instead of 6) 157-196.
+  // matmul_bench --dtype f32 --cpu-time, 1 thread, 3 alternating rounds against main (08:36,
+  // load 3.1), GFLOP/s main / unrolled: 2048^3 A @ B 188.2-197.2 / 204.8-208.4, (4096, 1536,
+  // 384) A @ B^T 189.4-210.0 / 212.4-219.8, 1024^3 A @ B 201.8-205.8 / 199.0-210.9, 1024^3 A^T
+  // @ B 191.2-191.8 / 185.3-191.7 (kc 128 then).
+#pragma GCC unroll 4
   for (int64_t p = 0; p < kc; ++p) rank1_step<T, MR, NV>(acc, a + p * acs, ars, b + p * NR);
   if (bias != nullptr) {
     packed_store<T, MR, NV, true>(acc, c, ldc, cols, alpha, beta, first, bias);

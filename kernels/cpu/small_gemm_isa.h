@@ -29,8 +29,9 @@ struct SmallGemmFns {
   void (*gemm_dot_finish)(int64_t m, int64_t n, const T* acc, T* c, int64_t ldc);
   // packed_gemm.h's micro-kernel (packed_gemm_tiles.h): its register block (packed_mr rows by
   // packed_nr columns, the width of a panel of packed B), the depth of one packed block of k
-  // (packed_kc_rows where A is row-major, read in place; packed_kc otherwise), and the product of
-  // rows of A with one such block (see packed_rows_impl; bias, where not null, is added to C's
+  // (packed_kc_rows where A is row-major, or column-major in a product at least 384 wide:
+  // packed_gemm.cc's kDeepPackedAMinWidth; packed_kc for a narrower column-major A), and the
+  // product of rows of A with one such block (see packed_rows_impl; bias, where not null, is added to C's
   // columns as they are stored: packed_gemm passes it with the last block of k).
   int64_t packed_mr, packed_nr, packed_kc, packed_kc_rows;
   void (*packed_rows)(int64_t m, int64_t n, int64_t kc, const T* a, int64_t a_row_stride, int64_t a_col_stride,

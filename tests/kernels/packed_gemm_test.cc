@@ -97,8 +97,9 @@ void expect_close(const std::vector<double>& got, const std::vector<double>& wan
 }
 
 TEST(PackedGemm, EveryCopyLayoutAndBlockEdgeMatchesNaive) {
-  // kc is 384 (AVX-512, A row-major), 128 (AVX-512, A column-major) or 256 (AVX2); mc and nc
-  // follow (256 KiB of A's rows, 1 MiB of B): mc 84 to 512 rows, nc 320 to 2048 columns.
+  // kc is 384 (AVX-512, A row-major, or column-major in a product at least 384 wide), 128
+  // (AVX-512, a narrower column-major A) or 256 (AVX2); mc and nc follow (256 KiB of A's rows,
+  // 1 MiB of B): mc 84 to 512 rows, nc 320 to 2048 columns.
   const std::vector<Shape> shapes = {
       {1, 1, 1},      // one element: a tile of one row, a panel of one column
       {5, 3, 7},      // everything partial
@@ -108,6 +109,7 @@ TEST(PackedGemm, EveryCopyLayoutAndBlockEdgeMatchesNaive) {
       {7, 2100, 150},  // n past nc: several packed blocks of B
       {9, 2100, 397},  // both, k's last block short and not a multiple of 8: each block packed on its own
       {37, 260, 129},  // wide enough that a column-major A is packed into row tiles (kPackARowsMinWidth)
+      {180, 400, 390},  // column-major A 384 deep, packed: past mc (168 rows) and one block of k
   };
   uint32_t seed = 1;
   for (const Copy& copy : every_copy()) {
