@@ -47,7 +47,7 @@ out="$(benchmarks/matmul_bench --dtype f32 --kernel blas 2>&1)"; rc=$?
 [ "$rc" -eq 2 ] || fail "matmul_bench --kernel blas exited $rc, expected 2: $out"
 
 # matmul_rounds.sh (its rounds need torch and take minutes) refuses bad arguments before building anything.
-for bad in "--dtype f16" "--rounds 0" "--grid tiny" "--threads two" "--kernel blas"; do
+for bad in "--dtype f16" "--rounds 0" "--grid tiny" "--threads two" "--kernel blas" "--isa sse2"; do
   out="$(MATMUL_BENCH=benchmarks/matmul_bench benchmarks/matmul_rounds.sh $bad 2>&1)"; rc=$?
   [ "$rc" -eq 2 ] || fail "matmul_rounds.sh $bad exited $rc, expected 2: $out"
 done
@@ -104,6 +104,8 @@ expect_exit 2 env GPT_CPU=benchmarks/gpt_cpu benchmarks/gpt_rounds.sh --rounds 0
 echo "$out" | grep -q "'0' is not a positive integer" || fail "gpt_rounds.sh --rounds 0: no reason given: $out"
 expect_exit 2 env GPT_CPU=benchmarks/gpt_cpu benchmarks/gpt_rounds.sh --config 768
 echo "$out" | grep -q 'expected cpu or 384' || fail "gpt_rounds.sh --config 768: no reason given: $out"
+expect_exit 2 env GPT_CPU=benchmarks/gpt_cpu benchmarks/gpt_rounds.sh --isa avx512
+echo "$out" | grep -q 'gpt_rounds.sh: --isa avx512: expected avx2' || fail "gpt_rounds.sh --isa avx512: no reason given: $out"
 # gpt_gpu is gpt_cpu's body with the GPT-2-small defaults on cuda: here, the same step on the CPU,
 # and without a GPU a refusal that says so.
 expect_exit 0 benchmarks/gpt_gpu "${gpt[@]}" --device cpu

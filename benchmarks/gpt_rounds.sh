@@ -10,9 +10,7 @@
 # --config cpu is nanoGPT's CPU run of shakespeare_char (4 layers, 4 heads, width 128, context 64,
 # batch 12); 384 its full one (6 layers, 6 heads, width 384, context 256, batch 64). --amp bf16 adds
 # Colony and PyTorch eager under bfloat16 autocast. --isa avx2 runs both sides as on a CPU with AVX2
-# and no AVX-512: Colony through COLONY_CPU_ISA=avx2; PyTorch's own kernels and inductor's
-# generated code through ATEN_CPU_CAPABILITY=avx2, MKL through MKL_ENABLE_INSTRUCTIONS=AVX2, oneDNN
-# through ONEDNN_MAX_CPU_ISA=AVX2. --torch names the virtual environment with torch
+# and no AVX-512 (isa_cap.sh says how). --torch names the virtual environment with torch
 # (default /tmp/torch2). Prints every round, then the medians and Colony's ratios to the faster of
 # eager and torch.compile. Run from the repository root; GPT_CPU names a built gpt_cpu (default:
 # built here with `./bazelw build -c opt --config=cpu`).
@@ -38,14 +36,8 @@ case "$config" in
   *) echo "gpt_rounds.sh: --config $config: expected cpu or 384" >&2; exit 2 ;;
 esac
 case "$amp" in off|bf16) ;; *) echo "gpt_rounds.sh: --amp $amp: expected off or bf16" >&2; exit 2 ;; esac
-colony_env=() torch_env=()
-case "$isa" in
-  native) ;;
-  avx2)
-    colony_env=(COLONY_CPU_ISA=avx2)
-    torch_env=(ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2) ;;
-  *) echo "gpt_rounds.sh: --isa $isa: expected avx2 (or leave it out)" >&2; exit 2 ;;
-esac
+source "$(dirname "$0")/isa_cap.sh"
+isa_cap gpt_rounds.sh "$isa"
 for v in "$rounds" "$threads" "$steps"; do
   [[ "$v" =~ ^[1-9][0-9]*$ ]] || { echo "gpt_rounds.sh: '$v' is not a positive integer" >&2; exit 2; }
 done

@@ -15,8 +15,7 @@
 #   gpt: the char-level GPT's linear layers (width 128: [768, 128] x [128, 384|512|128] and back)
 #        and the width-384 GPT's ([4096, 384] x [384, 1152|1536|384], [4096, 1536] x [1536, 384]),
 #        forward (A @ B^T), input gradient (A @ B) and weight gradient (A^T @ B).
-# --isa avx2: both sides as on a CPU with AVX2 and no AVX-512 (Colony: COLONY_CPU_ISA=avx2; torch:
-# ATEN_CPU_CAPABILITY=avx2, MKL_ENABLE_INSTRUCTIONS=AVX2, ONEDNN_MAX_CPU_ISA=AVX2).
+# --isa avx2: both sides as on a CPU with AVX2 and no AVX-512 (isa_cap.sh says how).
 # Run from the repository root; MATMUL_BENCH names a built matmul_bench (default: built here with
 # `./bazelw build -c opt --config=cpu`).
 set -euo pipefail
@@ -42,14 +41,8 @@ done
 case "$dtype" in f32|bf16) ;; *) echo "matmul_rounds.sh: --dtype $dtype: expected f32 or bf16" >&2; exit 2 ;; esac
 case "$grid" in gpt|square|all) ;; *) echo "matmul_rounds.sh: --grid $grid: expected gpt, square or all" >&2; exit 2 ;; esac
 case "$kernel" in auto|eigen|tiles|packed) ;; *) echo "matmul_rounds.sh: --kernel $kernel: expected auto, eigen, tiles or packed" >&2; exit 2 ;; esac
-colony_env=() torch_env=()
-case "$isa" in
-  native) ;;
-  avx2)
-    colony_env=(COLONY_CPU_ISA=avx2)
-    torch_env=(ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 ONEDNN_MAX_CPU_ISA=AVX2) ;;
-  *) echo "matmul_rounds.sh: --isa $isa: expected avx2 (or leave it out)" >&2; exit 2 ;;
-esac
+source "$(dirname "$0")/isa_cap.sh"
+isa_cap matmul_rounds.sh "$isa"
 [ -x "$torch" ] || { echo "matmul_rounds.sh: --torch $torch is not an executable Python" >&2; exit 2; }
 
 here="$(cd "$(dirname "$0")" && pwd)"
