@@ -5,7 +5,6 @@
 
 #include "tensor/grad_mode.h"
 #include "ops/raw_ops.h"
-#include "ops/raw_optim_ops.h"
 
 namespace colony::nn::utils {
 
@@ -14,13 +13,15 @@ double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
   double total = 0;
   bool inf_norm = std::isinf(norm_type);
   if (!inf_norm && norm_type <= 0) throw std::invalid_argument("clip_grad_norm_: norm_type must be positive");
-  std::vector<Tensor> grads, squared;  // squared: the float32 / float64 ones under the Euclidean norm
   for (const Tensor& p : parameters) {
     Tensor g = p.grad();
     if (!g.defined()) continue;
-    grads.push_back(g);
     if (!inf_norm && norm_type == 2 && (g.dtype() == kFloat32 || g.dtype() == kFloat64)) {
-      squared.push_back(g);
+      // The Euclidean norm, the usual case, in the gradient's dtype as PyTorch's foreach norm
+      // takes it: g * g and its sum, without the float64 copy, abs and pow of the general route
+      // below (four passes and three allocations of twice the gradient's size; docs/benchmarks.md
+      // has what it cost the character-level GPT's step).
+      total += raw::sum(raw::mul(g, g)).item<double>();
       continue;
     }
     Tensor a = raw::abs(raw::to(g, g.device(), kFloat64));
@@ -30,14 +31,14 @@ double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
       total += raw::sum(raw::pow(a, norm_type)).item<double>();
     }
   }
-  // The Euclidean norm, the usual case, from the squares in the gradient's dtype as PyTorch's
-  // foreach norm takes it, without the float64 copy, abs and pow of the general route above (four
-  // passes and three allocations of twice the gradient's size; docs/benchmarks.md has what it cost
-  // the character-level GPT's step); the CPU's float gradients all in one pass (sum_squares_multi).
-  for (double s : raw::sum_squares_multi(squared)) total += s;
   if (!inf_norm) total = std::pow(total, 1.0 / norm_type);
   double coef = max_norm / (total + 1e-6);
-  if (coef < 1) raw::mul_multi_(grads, coef);
+  if (coef < 1) {
+    for (const Tensor& p : parameters) {
+      Tensor g = p.grad();
+      if (g.defined()) raw::binary_(raw::BinaryOp::Mul, g, coef);
+    }
+  }
   return total;
 }
 

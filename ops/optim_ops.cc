@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "kernels/common/optim.h"
-#include "ops/raw_ops.h"
 #include "ops/op_checks.h"
 #include "runtime/run_kernel.h"
 
@@ -65,64 +64,7 @@ std::vector<Group> groups(const std::vector<Tensor>& params) {
   return out;
 }
 
-// The tensors the CPU multi-tensor passes take: contiguous float32 / float64 on the CPU, grouped by
-// dtype; the others are returned in `rest`.
-std::vector<Group> cpu_float_groups(const std::vector<Tensor>& tensors, std::vector<size_t>& rest) {
-  std::vector<Tensor> picked;
-  std::vector<size_t> where;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const Tensor& t = tensors[i];
-    if (t.device().is_cpu() && (t.dtype() == kFloat32 || t.dtype() == kFloat64) && t.is_contiguous()) {
-      picked.push_back(t);
-      where.push_back(i);
-    } else {
-      rest.push_back(i);
-    }
-  }
-  std::vector<Group> out = groups(picked);
-  for (Group& g : out)
-    for (size_t& i : g.idx) i = where[i];
-  return out;
-}
-
 }  // namespace
-
-std::vector<double> sum_squares_multi(const std::vector<Tensor>& tensors) {
-  std::vector<double> sums(tensors.size(), 0.0);
-  std::vector<size_t> rest;
-  for (const Group& group : cpu_float_groups(tensors, rest)) {
-    std::vector<const void*> ptrs;
-    std::vector<int64_t> sizes;
-    for (size_t i : group.idx) {
-      ptrs.push_back(tensors[i].data_ptr_raw());
-      sizes.push_back(tensors[i].numel());
-    }
-    std::vector<double> group_sums(group.idx.size());
-    // CPU only (the CUDA builds have no such kernel): called directly rather than by run_kernel.
-    kernels::SumSquaresMulti::cpu(group.dtype, ptrs, sizes, group_sums.data());
-    for (size_t k = 0; k < group.idx.size(); ++k) sums[group.idx[k]] = group_sums[k];
-  }
-  for (size_t i : rest) sums[i] = raw::sum(raw::mul(tensors[i], tensors[i])).item<double>();
-  return sums;
-}
-
-void mul_multi_(const std::vector<Tensor>& tensors, double factor) {
-  std::vector<size_t> rest;
-  for (const Group& group : cpu_float_groups(tensors, rest)) {
-    std::vector<void*> ptrs;
-    std::vector<int64_t> sizes;
-    for (size_t i : group.idx) {
-      ptrs.push_back(tensors[i].data_ptr_raw());
-      sizes.push_back(tensors[i].numel());
-    }
-    kernels::ScaleMulti::cpu(group.dtype, ptrs, sizes, factor);  // CPU only, as above
-    for (size_t i : group.idx) tensors[i].storage()->bump_version();
-  }
-  for (size_t i : rest) {
-    Tensor t = tensors[i];
-    raw::binary_(raw::BinaryOp::Mul, t, factor);
-  }
-}
 
 void sgd_step_multi_(std::vector<Tensor>& params, const std::vector<Tensor>& grads, std::vector<Tensor>& bufs,
                      const kernels::SgdParams& options, const Tensor& found_inf) {

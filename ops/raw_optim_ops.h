@@ -33,15 +33,6 @@ void adam_step_multi_(std::vector<Tensor>& params, const std::vector<Tensor>& gr
                       const kernels::AdamParams& a, const Tensor& found_inf = Tensor(),
                       const std::vector<Tensor>& steps = {});
 
-// Gradient clipping's passes (PyTorch's _foreach_norm and _foreach_mul_ in clip_grad_norm_).
-// sum_squares_multi: each tensor's sum of squares; for contiguous float32/float64 CPU tensors one
-// parallel pass over them all (blocks of 256 squares summed in the dtype, the blocks in float64:
-// kernels/common/optim.h), for the others raw::sum(raw::mul(t, t)). mul_multi_: every tensor
-// multiplied in place by factor, as raw::binary_(Mul, t, factor); the contiguous float32/float64
-// CPU ones in one pass.
-std::vector<double> sum_squares_multi(const std::vector<Tensor>& tensors);
-void mul_multi_(const std::vector<Tensor>& tensors, double factor);
-
 // Loss scaling (PyTorch's _amp_foreach_non_finite_check_and_unscale_): multiplies every gradient by
 // the reciprocal of `scale` (a 1-element float32 tensor) in place, in one pass, and sets found_inf
 // (a 1-element float32 tensor) to 1 when any element of any gradient is inf or NaN. Both live on

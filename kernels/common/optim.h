@@ -32,16 +32,4 @@ COLONY_KERNEL(AdamStepMulti, DType dtype, const std::vector<void*>& params, cons
               const std::vector<void*>& m, const std::vector<void*>& v, const std::vector<void*>& vmax,
               const std::vector<void*>& steps, const std::vector<int64_t>& sizes, const AdamParams& a);
 
-// Gradient clipping's two passes over a model's gradients (nn::utils::clip_grad_norm_, PyTorch's
-// _foreach_norm and _foreach_mul_), each one parallel pass over all the listed tensors instead of
-// a chain of ops per tensor: CPU only (ops/optim_ops.cc routes other devices through the
-// per-tensor ops). SumSquaresMulti: sums[i] = the sum of tensors[i]'s squares, in the dtype over
-// blocks of 256 elements and in float64 over the blocks, whose split depends on the sizes alone, so
-// the result is the same bits on any number of threads. ScaleMulti: every element multiplied in
-// place by factor in the dtype (as raw::binary_(Mul, g, factor) does).
-COLONY_KERNEL(SumSquaresMulti, DType dtype, const std::vector<const void*>& tensors, const std::vector<int64_t>& sizes,
-              double* sums);
-COLONY_KERNEL(ScaleMulti, DType dtype, const std::vector<void*>& tensors, const std::vector<int64_t>& sizes,
-              double factor);
-
 }  // namespace colony::kernels

@@ -6,7 +6,6 @@
 
 #include "kernels/common/dispatch.h"
 #include "kernels/cpu/parallel.h"
-#include "kernels/cpu/simd.h"
 
 namespace colony::kernels::cpu {
 
@@ -133,107 +132,6 @@ void adam_step_multi(DType dtype, const std::vector<void*>& params, const std::v
   for (void* step : steps) *static_cast<double*>(step) += 1;
 }
 
-// Gradient clipping's passes (SumSquaresMulti, ScaleMulti) cut every tensor into pieces of
-// kClipPiece elements, all tensors' pieces in one list split over the threads: the shape alone
-// decides the pieces, and each tensor's sum adds its pieces' sums in order, so the result does not
-// depend on the thread count. One pass each replaced, for the char-level GPT's ~50 gradients, a
-// product, a sum and a read-back per tensor (1.1 % of its 1-thread step's samples) and a scaling
-// per tensor: the sums of squares took 89-113 us against 181-212 us, the scaling 96-109 against
-// 100-107 (best of 200, the GPT's gradient sizes, 1 and 2 threads, caches warm or flushed, Intel
-// Xeon VM under load 5, docs/benchmarks.md, branch gptstep, 2026-12-06). 16K elements: enough to
-// outweigh a piece's bookkeeping, few enough that the ~50 tensors' pieces share out evenly over
-// the threads.
-constexpr int64_t kClipPiece = 1 << 14;
-
-struct ClipPiece {
-  size_t tensor;
-  int64_t begin, end;
-};
-
-std::vector<ClipPiece> clip_pieces(const std::vector<int64_t>& sizes) {
-  std::vector<ClipPiece> pieces;
-  for (size_t t = 0; t < sizes.size(); ++t)
-    for (int64_t b = 0; b < sizes[t]; b += kClipPiece) pieces.push_back({t, b, std::min(sizes[t], b + kClipPiece)});
-  return pieces;
-}
-
-// The sum of x[i]^2 over [begin, end): blocks of 256 elements summed in float32 by four 8-float
-// vector accumulators (8 terms a lane, so no more rounding than raw::sum's leaves), the blocks'
-// sums in float64.
-double sum_squares(const float* x, int64_t begin, int64_t end) {
-  constexpr int64_t kBlock = 256;
-  double total = 0;
-  int64_t i = begin;
-  for (; i + kBlock <= end; i += kBlock) {
-    simd::Float8 acc[4] = {};
-    for (int64_t j = i; j < i + kBlock; j += 32) {
-      COLONY_UNROLL
-      for (int k = 0; k < 4; ++k) {
-        const simd::Float8 v = simd::load(x + j + 8 * k);
-        acc[k] += v * v;
-      }
-    }
-    total += static_cast<double>(simd::hsum<float>((acc[0] + acc[1]) + (acc[2] + acc[3])));
-  }
-  for (; i < end; ++i) total += static_cast<double>(x[i] * x[i]);
-  return total;
-}
-
-double sum_squares(const double* x, int64_t begin, int64_t end) {
-  simd::Double4 acc[4] = {};
-  int64_t i = begin;
-  for (; i + 16 <= end; i += 16) {
-    COLONY_UNROLL
-    for (int k = 0; k < 4; ++k) {
-      const simd::Double4 v = simd::load(x + i + 4 * k);
-      acc[k] += v * v;
-    }
-  }
-  double total = simd::hsum<double>((acc[0] + acc[1]) + (acc[2] + acc[3]));
-  for (; i < end; ++i) total += x[i] * x[i];
-  return total;
-}
-
-// x[begin, end) *= f, in vectors as above.
-template <typename T>
-void scale(T* x, int64_t begin, int64_t end, T f) {
-  constexpr int L = simd::kLanes<T>;
-  const simd::Vec<T> fv = simd::splat(f);
-  int64_t i = begin;
-  for (; i + L <= end; i += L) simd::store(x + i, simd::load(x + i) * fv);
-  for (; i < end; ++i) x[i] = x[i] * f;
-}
-
-void sum_squares_multi(DType dtype, const std::vector<const void*>& tensors, const std::vector<int64_t>& sizes,
-                       double* sums) {
-  const std::vector<ClipPiece> pieces = clip_pieces(sizes);
-  std::vector<double> partial(pieces.size());
-  COLONY_DISPATCH_FLOAT32_64(dtype, "sum_squares_multi", [&] {
-    parallel_for(static_cast<int64_t>(pieces.size()), 2, [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) {
-        const ClipPiece& piece = pieces[static_cast<size_t>(p)];
-        partial[static_cast<size_t>(p)] =
-            sum_squares(static_cast<const scalar_t*>(tensors[piece.tensor]), piece.begin, piece.end);
-      }
-    });
-  });
-  for (size_t t = 0; t < sizes.size(); ++t) sums[t] = 0;
-  for (size_t p = 0; p < pieces.size(); ++p) sums[pieces[p].tensor] += partial[p];
-}
-
-void scale_multi(DType dtype, const std::vector<void*>& tensors, const std::vector<int64_t>& sizes, double factor) {
-  const std::vector<ClipPiece> pieces = clip_pieces(sizes);
-  COLONY_DISPATCH_FLOAT32_64(dtype, "scale_multi", [&] {
-    const scalar_t f = static_cast<scalar_t>(factor);
-    parallel_for(static_cast<int64_t>(pieces.size()), 2, [&](int64_t p0, int64_t p1) {
-      for (int64_t p = p0; p < p1; ++p) {
-        const ClipPiece& piece = pieces[static_cast<size_t>(p)];
-        scale(static_cast<scalar_t*>(tensors[piece.tensor]), piece.begin, piece.end, f);
-      }
-    });
-  });
-}
-
 }  // namespace
 }  // namespace colony::kernels::cpu
 
@@ -260,15 +158,6 @@ void AdamStepMulti::cpu(DType dtype, const std::vector<void*>& params, const std
                         const std::vector<void*>& m, const std::vector<void*>& v, const std::vector<void*>& vmax,
                         const std::vector<void*>& steps, const std::vector<int64_t>& sizes, const AdamParams& a) {
   cpu::adam_step_multi(dtype, params, grads, m, v, vmax, steps, sizes, a);
-}
-
-void SumSquaresMulti::cpu(DType dtype, const std::vector<const void*>& tensors, const std::vector<int64_t>& sizes,
-                          double* sums) {
-  cpu::sum_squares_multi(dtype, tensors, sizes, sums);
-}
-
-void ScaleMulti::cpu(DType dtype, const std::vector<void*>& tensors, const std::vector<int64_t>& sizes, double factor) {
-  cpu::scale_multi(dtype, tensors, sizes, factor);
 }
 
 }  // namespace colony::kernels

@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "kernels/common/multi_tensor.h"
-#include "kernels/cpu/parallel.h"
 #include "tensor/random.h"
 #include "ops/raw_ops.h"
 #include "ops/raw_optim_ops.h"
@@ -73,53 +72,6 @@ TEST(OptimOps, ListErrors) {
   EXPECT_TRUE(throws_with([&] { raw::sgd_step_multi_(p, g2, none, sgd(0, false)); }, "sgd_step: gradient is float32 [5]"));
   EXPECT_TRUE(throws_with([&] { raw::sgd_step_multi_(p, tensors({3, 4}, 2, kFloat32), none, sgd(0.9, false)); },
                           "0 momentum buffers"));
-}
-
-// Gradient clipping's list passes: each tensor's sum of squares agrees with the float64 sum of its
-// elements' squares to float32's rounding (float32 and float64 tensors of one and several 16K
-// pieces, with tails, an empty one; a transposed one gets the per-tensor ops' float32 sum), the
-// same bits on 1 and 2 threads; mul_multi_ gives the bits of raw::binary_(Mul) on every tensor and
-// bumps their versions.
-TEST(OptimOps, ClippingListPassesEqualThePerTensorMath) {
-  std::vector<Tensor> ts = tensors({1, 5, 16383, 16384, 16385, 70000}, 50, kFloat32);
-  for (const Tensor& t : tensors({0, 3, 40000}, 60, kFloat64)) ts.push_back(t);
-  ts.push_back(raw::transpose(raw::reshape(randn({12}, 70, kFloat32), {3, 4}), 0, 1));
-  std::vector<double> want;
-  for (const Tensor& t : ts) {
-    double s = 0;
-    for (double v : testing::values(t)) {
-      s += v * v;
-    }
-    want.push_back(s);
-  }
-  const int saved = kernels::cpu::num_threads();
-  std::vector<std::vector<double>> got;
-  for (int threads : {1, 2}) {
-    kernels::cpu::set_num_threads(threads);
-    got.push_back(raw::sum_squares_multi(ts));
-  }
-  kernels::cpu::set_num_threads(saved);
-  ASSERT_EQ(got[0].size(), ts.size());
-  EXPECT_EQ(got[0], got[1]);
-  for (size_t i = 0; i + 1 < ts.size(); ++i) {
-    const double tol = (ts[i].dtype() == kFloat32 ? 1e-6 : 1e-12) * want[i];
-    EXPECT_NEAR(got[0][i], want[i], tol) << "tensor " << i;
-  }
-  // The transposed one: the per-tensor ops, summed in float32.
-  EXPECT_EQ(got[0].back(), raw::sum(raw::mul(ts.back(), ts.back())).item<double>());
-  EXPECT_NEAR(got[0].back(), want.back(), 1e-6 * want.back());
-
-  std::vector<Tensor> scaled = copies(ts, kCPU), expected = copies(ts, kCPU);
-  scaled.back() = raw::transpose(raw::reshape(scaled.back(), {3, 4}), 0, 1);  // one transposed
-  expected.back() = raw::clone(scaled.back());
-  std::vector<uint32_t> versions;
-  for (const Tensor& t : scaled) versions.push_back(t.version());
-  raw::mul_multi_(scaled, 0.3);
-  for (size_t i = 0; i < ts.size(); ++i) {
-    raw::binary_(raw::BinaryOp::Mul, expected[i], 0.3);
-    EXPECT_TRUE(all_close(scaled[i], expected[i], 0, 0)) << "tensor " << i;
-    EXPECT_GT(scaled[i].version(), versions[i]) << "tensor " << i;
-  }
 }
 
 // ---------- CUDA against CPU ----------
