@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -76,7 +77,8 @@ int main(int argc, char** argv) {
   app.add_option("--lr", f.lr, "AdamW's peak learning rate")->check(CLI::NonNegativeNumber);
   app.add_option("--min_lr", f.min_lr, "the rate the cosine decay ends at")->check(CLI::NonNegativeNumber);
   app.add_option("--warmup_iters", f.warmup_iters, "steps of linear warm-up")->check(CLI::NonNegativeNumber);
-  app.add_option("--lr_decay_iters", f.lr_decay_iters, "step at which the cosine decay reaches --min_lr (-1: --max_iters)");
+  app.add_option("--lr_decay_iters", f.lr_decay_iters, "step at which the cosine decay reaches --min_lr (-1: --max_iters)")
+      ->check(CLI::Range(int64_t{-1}, std::numeric_limits<int64_t>::max()));
   app.add_option("--weight_decay", f.weight_decay, "AdamW weight decay, on 2-D weights only")->check(CLI::NonNegativeNumber);
   app.add_option("--beta2", f.beta2, "AdamW's second-moment decay")->check(CLI::Range(0.0, 1.0));
   app.add_option("--grad_clip", f.grad_clip, "clip the gradients' global norm to this (0: off)")->check(CLI::NonNegativeNumber);
@@ -92,7 +94,8 @@ int main(int argc, char** argv) {
   app.add_option("--resume", f.resume, "continue from this checkpoint (the --checkpoint path of a run)");
   app.add_option("--metrics", f.metrics, "append one JSON line per evaluation to this file");
   app.add_flag("--benchmark", f.benchmark, "time training steps only; last line: tokens_per_s=<number>");
-  app.add_option("--warmup_steps", f.warmup_steps, "benchmark: steps excluded from the timing");
+  app.add_option("--warmup_steps", f.warmup_steps, "benchmark: steps excluded from the timing")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--zero", f.zero, "ZeRO stage: 0 plain DDP, 1 optimizer state sharded, 2 gradients too")
       ->check(CLI::Range(0, 2));
   app.add_option("--sample_tokens", f.sample_tokens, "characters to sample at the end (0: none)")

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <optional>
 #include <nlohmann/json.hpp>
 
@@ -85,14 +86,16 @@ int main(int argc, char** argv) {
                  "cpu, cuda (this rank's GPU: cuda:LOCAL_RANK), cuda:N or auto (cuda when available)");
   app.add_option("--threads", f.threads, "CPU threads for compute (0: COLONY_NUM_THREADS or all cores)")->check(CLI::NonNegativeNumber);
   app.add_option("--seed", f.seed, "seed for weights, data order and the synthetic set");
-  app.add_option("--max_steps", f.max_steps, "stop after this many optimizer steps in total");
+  app.add_option("--max_steps", f.max_steps, "stop after this many optimizer steps in total (-1: no limit)")
+      ->check(CLI::Range(int64_t{-1}, std::numeric_limits<int64_t>::max()));
   app.add_option("--train_images", f.train_images, "train on the first N images of the training set (0: all)")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--checkpoint", f.checkpoint, "write a training checkpoint here after each epoch and at the end");
   app.add_option("--resume", f.resume, "continue from this training checkpoint (default after a colonyrun restart: --checkpoint)");
   app.add_option("--metrics", f.metrics, "append one JSON line per epoch to this file");
   app.add_flag("--benchmark", f.benchmark, "time training steps only; last line: images_per_s=<number>");
-  app.add_option("--warmup_steps", f.warmup_steps, "benchmark: steps excluded from the timing");
+  app.add_option("--warmup_steps", f.warmup_steps, "benchmark: steps excluded from the timing")
+      ->check(CLI::NonNegativeNumber);
   app.add_option("--accum_steps", f.accum_steps,
                  "micro-batches per optimizer step (gradient accumulation; only the last one communicates)")
       ->check(CLI::PositiveNumber);

@@ -1,6 +1,7 @@
 // char_gpt run as a program on a small text it is given: it learns (the loss falls), prints the
 // evaluations and a sample, writes its weights under PyTorch's names and resumes from its
-// checkpoint, trains under colonyrun, and says what to do when the text is missing.
+// checkpoint, trains under colonyrun, says what to do when the text is missing, and refuses flags
+// out of their range.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -147,6 +148,18 @@ TEST(CharGpt, MissingTextSaysHowToGetIt) {
   Outcome r = run_gpt(dir, "--max_iters 1");
   EXPECT_EQ(r.exit_code, 1) << r.output;
   EXPECT_TRUE(has(r.output, "tools/fetch_text.py")) << r.output;
+}
+
+// Flags out of their range are refused before anything trains, naming the flag.
+TEST(CharGpt, RefusesFlagsOutOfRange) {
+  fs::path dir = scratch_dir("char_gpt_flags");
+  fs::path text = write_text(dir);
+  for (const std::string flag : {"--lr_decay_iters -5", "--warmup_steps -1", "--amp fp8"}) {
+    Outcome r = run_gpt(dir, "--data '" + text.string() + "' --max_iters 1 " + flag);
+    EXPECT_NE(r.exit_code, 0) << flag << ": " << r.output;
+    EXPECT_TRUE(has(r.output, flag.substr(0, flag.find(' ')))) << flag << ": " << r.output;
+    EXPECT_FALSE(has(r.output, "val_loss=")) << flag << ": " << r.output;
+  }
 }
 
 }  // namespace

@@ -154,4 +154,17 @@ TEST(LeNetCifar10, CudaGraphOnTheCpuIsAClearError) {
   EXPECT_NE(r.output.find("--cuda_graph: it needs a CUDA device, the run is on cpu"), std::string::npos) << r.output;
 }
 
+// Step counts out of their range are refused before anything trains, naming the flag (-5 used to
+// mean "no limit", as -1 does, and a negative warm-up timed the first steps).
+TEST(LeNetCifar10, RefusesStepCountsOutOfRange) {
+  const fs::path dir = scratch_dir("lenet_flags");
+  for (const std::string flag : {"--max_steps -5", "--warmup_steps -2 --benchmark"}) {
+    Outcome r = run_args(dir, "--epochs 1 " + flag, 1, 64);
+    EXPECT_NE(r.exit_code, 0) << flag << ": " << r.output;
+    EXPECT_TRUE(has(r.output, flag.substr(0, flag.find(' ')))) << flag << ": " << r.output;
+    EXPECT_FALSE(has(r.output, "epoch 1 done")) << flag << ": " << r.output;
+    EXPECT_FALSE(has(r.output, "images_per_s=")) << flag << ": " << r.output;
+  }
+}
+
 }  // namespace
