@@ -45,7 +45,7 @@ struct AlignedFloats {
 // One thread's buffers, reused across its heads and calls; packed_bh says whose K^T and V^T it holds
 // (in this call).
 struct HeadAttentionScratch {
-  AlignedFloats kt, vt, k_rows, v_rows, q_rows, go_rows, s, dp, o, dq, dk, dv, d, mask_row;
+  AlignedFloats kt, vt, k_rows, v_rows, q_rows, go_rows, s, dp, dk, dv, d, mask_row;
   int64_t packed_bh = -1;
 };
 

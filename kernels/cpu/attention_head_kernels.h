@@ -41,11 +41,26 @@ void fill_zero(float* p, int64_t n) {
 
 // ---------- products ----------
 
+// Where a product's sums go when not back to C: row r (of the product's rows) to p + r * ld, its
+// first `cols` columns only (the tail under a mask), each times row_scale[r] (or `scale` where
+// row_scale is null). The attention's outputs, o / l, dQ and dK times the softmax scale, dV, are
+// rows of tensors [B, T, H, D]: stored from the registers of the product's last tile rather than
+// through a buffer and a second pass (scale_row), which was 1.8-2.0 % of the width-384 GPT's step
+// (perf, batch 16 and 64, 2026-12-06), most of it the backward's dQ, dK and dV.
+struct RowsOut {
+  float* p = nullptr;
+  int64_t ld = 0;
+  int64_t cols = 0;
+  float scale = 1.0f;
+  const float* row_scale = nullptr;
+};
+
 // C(i, 0:NV vectors) (+)= sum_{p in [k0, k1)} A(i, p) B(p, :) for i < R, with
-// A(i, p) = a[i * ars + p * acs] (broadcast) and B(p, :) at b + p * ldb: R x NV sums in registers.
+// A(i, p) = a[i * ars + p * acs] (broadcast) and B(p, :) at b + p * ldb: R x NV sums in registers,
+// stored to C, or to `out` where out.p is set (C is then read only to accumulate).
 template <int R, int NV>
 inline void tile(int64_t k0, int64_t k1, const float* a, int64_t ars, int64_t acs, const float* b, int64_t ldb,
-                 float* c, int64_t ldc, bool accumulate) {
+                 float* c, int64_t ldc, bool accumulate, const RowsOut& out) {
   V acc[R][NV];
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
@@ -64,22 +79,39 @@ inline void tile(int64_t k0, int64_t k1, const float* a, int64_t ars, int64_t ac
       for (int v = 0; v < NV; ++v) acc[r][v] = I::fmadd(x, bv[v], acc[r][v]);
     }
   }
+  if (out.p == nullptr) {
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r) {
+#pragma GCC unroll 4
+      for (int v = 0; v < NV; ++v) I::store(c + r * ldc + v * kLanes, acc[r][v]);
+    }
+    return;
+  }
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
+    const V f = I::set1(out.row_scale != nullptr ? out.row_scale[r] : out.scale);
+    float* row = out.p + r * out.ld;
 #pragma GCC unroll 4
-    for (int v = 0; v < NV; ++v) I::store(c + r * ldc + v * kLanes, acc[r][v]);
+    for (int v = 0; v < NV; ++v) {
+      const int64_t col = v * kLanes;
+      if (col + kLanes <= out.cols) {
+        I::store(row + col, I::mul(acc[r][v], f));
+      } else if (col < out.cols) {
+        I::store_n(row + col, I::mul(acc[r][v], f), out.cols - col);
+      }
+    }
   }
 }
 
 // R rows of C over columns [j, j + nv vectors) (nv <= kMaxVectors).
 template <int R>
 void row_tile(int64_t nv, int64_t k0, int64_t k1, const float* a, int64_t ars, int64_t acs, const float* b,
-              int64_t ldb, float* c, int64_t ldc, bool accumulate) {
-  if (nv == kMaxVectors) return tile<R, kMaxVectors>(k0, k1, a, ars, acs, b, ldb, c, ldc, accumulate);
-  if (nv == 1) return tile<R, 1>(k0, k1, a, ars, acs, b, ldb, c, ldc, accumulate);
+              int64_t ldb, float* c, int64_t ldc, bool accumulate, const RowsOut& out) {
+  if (nv == kMaxVectors) return tile<R, kMaxVectors>(k0, k1, a, ars, acs, b, ldb, c, ldc, accumulate, out);
+  if (nv == 1) return tile<R, 1>(k0, k1, a, ars, acs, b, ldb, c, ldc, accumulate, out);
   if constexpr (kMaxVectors > 2) {
-    if (nv == 2) return tile<R, 2>(k0, k1, a, ars, acs, b, ldb, c, ldc, accumulate);
-    if (nv == 3) return tile<R, 3>(k0, k1, a, ars, acs, b, ldb, c, ldc, accumulate);
+    if (nv == 2) return tile<R, 2>(k0, k1, a, ars, acs, b, ldb, c, ldc, accumulate, out);
+    if (nv == 3) return tile<R, 3>(k0, k1, a, ars, acs, b, ldb, c, ldc, accumulate, out);
   }
 }
 
@@ -90,14 +122,15 @@ struct Span {
 };
 
 // C (+)= A B over m rows in blocks of R, `span(i, rows)` giving each block's columns and depth
-// (causal blocks stop at their diagonal), for columns up to n_max. R from the widest tile's
-// vectors: as many rows as keep 24 (AVX-512) or 12 (AVX2) sums in registers; the last rows in
+// (causal blocks stop at their diagonal), for columns up to n_max; the sums go to `out` instead of
+// C where out.p is set (then every block stores, even one with nothing to add). R from the widest
+// tile's vectors: as many rows as keep 24 (AVX-512) or 12 (AVX2) sums in registers; the last rows in
 // blocks of 6, 4, 2, 1. Columns are the outer loop: a chunk of B (depth x kMaxVectors vectors, 16 KB
 // at depth 64 on AVX-512) stays in L1 while every block of rows passes over it; rows outer
 // reloaded all of B (64 KB for K^T at 256 keys) from L2 for each block.
 template <class F>
 void product(int64_t m, int64_t n_max, const float* a, int64_t ars, int64_t acs, const float* b, int64_t ldb,
-             float* c, int64_t ldc, bool accumulate, F span) {
+             float* c, int64_t ldc, bool accumulate, F span, const RowsOut& out = RowsOut{}) {
   const int64_t nv = min_of(n_max / kLanes, kMaxVectors);
   const int64_t wide = 2 * nv <= kMaxVectors ? 12 : nv == 3 ? 8 : 6;  // rows of the main blocks
   for (int64_t j = 0; j < n_max; j += kMaxVectors * kLanes) {
@@ -106,9 +139,17 @@ void product(int64_t m, int64_t n_max, const float* a, int64_t ars, int64_t acs,
       constexpr int R = decltype(rows_tag)::value;
       const Span s = span(i, R);
       const int64_t vectors = min_of((s.n - j) / kLanes, kMaxVectors);
-      // Nothing to add: past the block's columns, or a causal block of keys no row sees.
-      if (vectors > 0 && !(accumulate && s.k0 >= s.k1)) {
-        row_tile<R>(vectors, s.k0, s.k1, a + i * ars, ars, acs, b + j, ldb, c + i * ldc + j, ldc, accumulate);
+      // Nothing to add: past the block's columns, or a causal block of keys no row sees (whose
+      // sums, going to `out`, are still stored).
+      if (vectors > 0 && (out.p != nullptr || !(accumulate && s.k0 >= s.k1))) {
+        RowsOut o = out;
+        if (o.p != nullptr) {
+          o.p += i * o.ld + j;
+          o.cols -= j;
+          if (o.row_scale != nullptr) o.row_scale += i;
+        }
+        float* ci = c == nullptr ? nullptr : c + i * ldc + j;  // C is null where only `out` is written
+        row_tile<R>(vectors, s.k0, s.k1, a + i * ars, ars, acs, b + j, ldb, ci, ldc, accumulate, o);
       }
       i += R;
     };
@@ -331,16 +372,22 @@ void forward_panel(const AttentionArgs& a, int64_t bh, int64_t i0, HeadAttention
     const int64_t valid = valid_keys(a, i0 + r);
     l[r] = softmax_row(s + r * ldk, valid, width, scale, mask_row(a, mask, i0 + r, valid, sc.mask_row), &mx[r]);
   }
-  float* o = sc.o.get(rows * evn);
-  product(rows, evn, s, ldk, 1, vr, ldv, o, evn, false,
-          [&](int64_t i, int64_t r) { return Span{evn, 0, valid_keys(a, i0 + i + r - 1)}; });
   float* out = head_base(static_cast<float*>(a.out), a.os, a, bh) + i0 * a.os.row;
   float* lse = static_cast<float*>(a.lse) + bh * a.L + i0;
+  float inv_l[kHeadPanelRows];
   for (int64_t r = 0; r < rows; ++r) {
     const bool empty = l[r] == 0.0f;  // every key masked
-    scale_row(o + r * evn, Ev, empty ? 0.0f : 1.0f / l[r], out + r * a.os.row);
+    inv_l[r] = empty ? 0.0f : 1.0f / l[r];
     lse[r] = empty ? kNegInf : mx[r] + logf(l[r]);
   }
+  // out = (P V) / l, each row divided as its tile is stored.
+  RowsOut to_out;
+  to_out.p = out;
+  to_out.ld = a.os.row;
+  to_out.cols = Ev;
+  to_out.row_scale = inv_l;
+  product(rows, evn, s, ldk, 1, vr, ldv, nullptr, evn, false,
+          [&](int64_t i, int64_t r) { return Span{evn, 0, valid_keys(a, i0 + i + r - 1)}; }, to_out);
 }
 
 void backward_head(const AttentionArgs& a, int64_t bh, HeadAttentionScratch& sc) {
@@ -369,6 +416,9 @@ void backward_head(const AttentionArgs& a, int64_t bh, HeadAttentionScratch& sc)
   fill_zero(dv, S * evn);
   const float scale = static_cast<float>(a.scale);
   float* dqp = head_base(static_cast<float*>(a.dq), a.dqs, a, bh);
+  float* dkp = head_base(static_cast<float*>(a.dk), a.dks, a, bh);
+  float* dvp = head_base(static_cast<float*>(a.dv), a.dvs, a, bh);
+  int64_t keys_stored = 0;  // dk's and dv's rows [0, keys_stored) written by the last panel
   for (int64_t i0 = 0; i0 < L; i0 += kHeadPanelRows) {
     const int64_t rows = min_of(kHeadPanelRows, L - i0);
     const int64_t keys = valid_keys(a, i0 + rows - 1), width = round_up(keys, kLanes);
@@ -383,24 +433,40 @@ void backward_head(const AttentionArgs& a, int64_t bh, HeadAttentionScratch& sc)
       softmax_grad_row(s + r * ldk, dp + r * ldk, valid, width, scale, mask_row(a, mask, i0 + r, valid, sc.mask_row),
                        lse[i0 + r], d[i0 + r]);
     }
-    // dQ = scale dS K for the panel's rows, whole: every key of a row is in the panel's dS.
-    float* dq = sc.dq.get(rows * en);
-    product(rows, en, dp, ldk, 1, kr, ldkr, dq, en, false,
-            [&](int64_t i, int64_t r) { return Span{en, 0, valid_keys(a, i0 + i + r - 1)}; });
-    for (int64_t r = 0; r < rows; ++r) scale_row(dq + r * en, E, scale, dqp + (i0 + r) * a.dqs.row);
+    // dQ = scale dS K for the panel's rows, whole (every key of a row is in the panel's dS), into
+    // dq's rows.
+    RowsOut to_dq;
+    to_dq.p = dqp + i0 * a.dqs.row;
+    to_dq.ld = a.dqs.row;
+    to_dq.cols = E;
+    to_dq.scale = scale;
+    product(rows, en, dp, ldk, 1, kr, ldkr, nullptr, en, false,
+            [&](int64_t i, int64_t r) { return Span{en, 0, valid_keys(a, i0 + i + r - 1)}; }, to_dq);
     // dV += P^T dO and dK += dS^T Q over the keys the panel sees; causal: a block of keys from j on
-    // sums over the panel's rows from query j on (the weights of the rows before are 0).
+    // sums over the panel's rows from query j on (the weights of the rows before are 0). The last
+    // panel's sums are the gradients: they go to dv's and dk's rows (dK times the scale).
     auto from_first_key = [&](int64_t n) {
       return [&, n](int64_t j, int64_t) {
         return Span{n, a.causal ? min_of(j - i0 > 0 ? j - i0 : 0, rows) : 0, rows};
       };
     };
-    product(keys, evn, s, 1, ldk, gr + i0 * ldgo, ldgo, dv, evn, true, from_first_key(evn));
-    product(keys, en, dp, 1, ldk, qr + i0 * ldq, ldq, dk, en, true, from_first_key(en));
+    const bool last = i0 + rows == L;
+    RowsOut to_dv, to_dk;
+    if (last) {
+      to_dv.p = dvp;
+      to_dv.ld = a.dvs.row;
+      to_dv.cols = Ev;
+      to_dk.p = dkp;
+      to_dk.ld = a.dks.row;
+      to_dk.cols = E;
+      to_dk.scale = scale;
+      keys_stored = keys;
+    }
+    product(keys, evn, s, 1, ldk, gr + i0 * ldgo, ldgo, dv, evn, true, from_first_key(evn), to_dv);
+    product(keys, en, dp, 1, ldk, qr + i0 * ldq, ldq, dk, en, true, from_first_key(en), to_dk);
   }
-  float* dkp = head_base(static_cast<float*>(a.dk), a.dks, a, bh);
-  float* dvp = head_base(static_cast<float*>(a.dv), a.dvs, a, bh);
-  for (int64_t j = 0; j < S; ++j) {
+  // Keys no query row sees (causal, S > L): gradient 0, from the zeroed buffers.
+  for (int64_t j = keys_stored; j < S; ++j) {
     scale_row(dk + j * en, E, scale, dkp + j * a.dks.row);
     scale_row(dv + j * evn, Ev, 1.0f, dvp + j * a.dvs.row);
   }

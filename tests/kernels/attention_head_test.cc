@@ -26,14 +26,25 @@ using testing::AttentionOutputs;
 using testing::relative_error;
 using Case = testing::AttentionProblem;
 
-// The padding of out's rows: a strided output must not be written past its row.
+// The padding of out's and the gradients' rows: a strided output must not be written past its row.
 constexpr float kSentinel = 12345.0f;
+
+// Rows of `width` elements `row` apart (count of them) into `to`, checking that the padding after
+// each still holds kSentinel.
+void unpad(const std::vector<float>& from, int64_t count, int64_t width, int64_t row, const char* name,
+           std::vector<double>& to) {
+  for (int64_t i = 0; i < count; ++i) {
+    for (int64_t e = 0; e < width; ++e) to.push_back(from[i * row + e]);
+    for (int64_t e = width; e < row; ++e) EXPECT_EQ(from[i * row + e], kSentinel) << "written past " << name << "'s row";
+  }
+}
 
 // Forward then backward on `fns` (or, fns null, through the kernel entry points).
 AttentionOutputs run(const AttentionHeadFns* fns, const Case& c, const AttentionInputs<float>& in) {
   const int64_t bh = c.batch * c.heads;
-  std::vector<float> out(bh * c.L * in.o_row, kSentinel), lse(bh * c.L), dq(bh * c.L * c.E), dk(bh * c.S * c.E),
-      dv(bh * c.S * c.Ev), mask_t;
+  const int64_t dq_row = c.E + c.grad_pad, dv_row = c.Ev + c.grad_pad;
+  std::vector<float> out(bh * c.L * in.o_row, kSentinel), lse(bh * c.L), dq(bh * c.L * dq_row, kSentinel),
+      dk(bh * c.S * dq_row, kSentinel), dv(bh * c.S * dv_row, kSentinel), mask_t;
   AttentionArgs a = testing::attention_args(c, in, DType::Float32, mask_t);
   a.out = out.data();
   a.lse = lse.data();
@@ -49,14 +60,11 @@ AttentionOutputs run(const AttentionHeadFns* fns, const Case& c, const Attention
     AttentionBackward::cpu(a);
   }
   AttentionOutputs r;
-  for (int64_t i = 0; i < bh * c.L; ++i) {
-    for (int64_t e = 0; e < c.Ev; ++e) r.out.push_back(out[i * in.o_row + e]);
-    for (int64_t e = c.Ev; e < in.o_row; ++e) EXPECT_EQ(out[i * in.o_row + e], kSentinel) << "written past out's row";
-  }
+  unpad(out, bh * c.L, c.Ev, in.o_row, "out", r.out);
   r.lse.assign(lse.begin(), lse.end());
-  r.dq.assign(dq.begin(), dq.end());
-  r.dk.assign(dk.begin(), dk.end());
-  r.dv.assign(dv.begin(), dv.end());
+  unpad(dq, bh * c.L, c.E, dq_row, "dq", r.dq);
+  unpad(dk, bh * c.S, c.E, dq_row, "dk", r.dk);
+  unpad(dv, bh * c.S, c.Ev, dv_row, "dv", r.dv);
   return r;
 }
 
@@ -79,6 +87,14 @@ std::vector<Case> cases() {
   strided.q_pad = 24;
   strided.out_pad = 8;
   cs.push_back(strided);
+  // Gradients written into rows of a wider tensor (as dq, dk, dv into the [B, T, 3C] gradient of
+  // c_attn's output), head dims whole vectors and not.
+  Case strided_grads{1, 2, 130, 130, 64, 64, true};
+  strided_grads.grad_pad = 3;
+  cs.push_back(strided_grads);
+  Case strided_odd_grads{2, 1, 45, 37, 40, 24};
+  strided_odd_grads.grad_pad = 5;
+  cs.push_back(strided_odd_grads);
   Case by_columns{2, 1, 50, 45, 32, 32, true, true};
   by_columns.mask_by_columns = true;
   cs.push_back(by_columns);

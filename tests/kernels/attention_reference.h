@@ -22,10 +22,12 @@ struct AttentionProblem {
   int64_t q_pad = 0;             // extra elements per row of q (a strided view)
   bool mask_by_columns = false;  // the mask stored transposed (column stride L): gathered per row
   int64_t out_pad = 0;           // extra elements per row of out and dO
+  int64_t grad_pad = 0;          // extra elements per row of dq, dk and dv
   std::string name() const {
     return "L=" + std::to_string(L) + " S=" + std::to_string(S) + " E=" + std::to_string(E) +
            " Ev=" + std::to_string(Ev) + (causal ? " causal" : "") + (mask ? " masked" : "") +
-           (q_pad ? " strided q" : "") + (mask_by_columns ? " (by columns)" : "") + (out_pad ? " strided out" : "");
+           (q_pad ? " strided q" : "") + (mask_by_columns ? " (by columns)" : "") + (out_pad ? " strided out" : "") +
+           (grad_pad ? " strided gradients" : "");
   }
 };
 
@@ -98,9 +100,10 @@ AttentionArgs attention_args(const AttentionProblem& p, const AttentionInputs<T>
   a.causal = p.causal;
   a.scale = 1.0 / std::sqrt(static_cast<double>(p.E));
   a.os = a.gs = {p.heads * p.L * in.o_row, p.L * in.o_row, in.o_row, 1};
-  a.dqs = {p.heads * p.L * p.E, p.L * p.E, p.E, 1};
-  a.dks = {p.heads * p.S * p.E, p.S * p.E, p.E, 1};
-  a.dvs = {p.heads * p.S * p.Ev, p.S * p.Ev, p.Ev, 1};
+  const int64_t dq_row = p.E + p.grad_pad, dv_row = p.Ev + p.grad_pad;
+  a.dqs = {p.heads * p.L * dq_row, p.L * dq_row, dq_row, 1};
+  a.dks = {p.heads * p.S * dq_row, p.S * dq_row, dq_row, 1};
+  a.dvs = {p.heads * p.S * dv_row, p.S * dv_row, dv_row, 1};
   return a;
 }
 
