@@ -170,7 +170,6 @@ inline void map1(const float* x, float* y, int64_t n, F f) {
 // arithmetic, so fetching kPrefetchAhead floats (2 KiB, 32 such vectors, ~400 ns) ahead of both
 // streams covers a memory access, which the hardware prefetchers did not: gelu_backward's share
 // of that step fell from 7.9 to 4.0 % (docs/benchmarks.md). Hot in cache it costs nothing seen.
-
 template <typename F>
 inline void map_grad(const float* g, const float* x, float* out, int64_t n, F f) {
   int64_t i = 0;
