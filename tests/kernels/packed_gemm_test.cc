@@ -110,6 +110,7 @@ TEST(PackedGemm, EveryCopyLayoutAndBlockEdgeMatchesNaive) {
       {9, 2100, 397},  // both, k's last block short and not a multiple of 8: each block packed on its own
       {37, 260, 129},  // wide enough that a column-major A is packed into row tiles (kPackARowsMinWidth)
       {180, 400, 390},  // column-major A 384 deep, packed: past mc (168 rows) and one block of k
+      {180, 700, 390},  // and past nc (640 at kc 384): A packed once, its row tiles kept for the next block of columns
   };
   uint32_t seed = 1;
   for (const Copy& copy : every_copy()) {
@@ -211,6 +212,10 @@ TEST(PackedGemm, ThreadCountChangesNoBit) {
       {{20, 2100, 397}, 2, 1, 2, 2},
       // 5 AVX-512 panels: rows; 20 AVX2 panels: columns.
       {{130, 320, 20}, 2, 1, 2, 1},
+      // 11 AVX-512 panels (odd, under 8 per thread: rows under one packed B) past nc = 640, so a
+      // column-major A's row tiles are packed by the pool's threads and kept for the second block of
+      // columns; 44 AVX2 panels: columns.
+      {{200, 700, 390}, 2, 1, 2, 1},
       // 3 threads: 44 AVX2 panels each, 11 AVX-512 panels each.
       {{20, 2100, 397}, 3, 1, 3, 3},
       // Too little work to split (under 256K multiply-adds per thread): one group, one chunk of rows.
