@@ -110,7 +110,6 @@ TEST(PackedGemm, EveryCopyLayoutAndBlockEdgeMatchesNaive) {
       {9, 2100, 397},  // both, k's last block short and not a multiple of 8: each block packed on its own
       {37, 260, 129},  // wide enough that a column-major A is packed into row tiles (kPackARowsMinWidth)
       {180, 400, 390},  // column-major A 384 deep, packed: past mc (168 rows) and one block of k
-      {180, 700, 390},  // and past nc (640 at kc 384): A packed once, its row tiles kept for the next block of columns
   };
   uint32_t seed = 1;
   for (const Copy& copy : every_copy()) {
@@ -132,6 +131,29 @@ TEST(PackedGemm, EveryCopyLayoutAndBlockEdgeMatchesNaive) {
             }
           }
         }
+      }
+    }
+  }
+}
+
+// A column-major A packed into row tiles under several blocks of columns is packed once, during the
+// first, and its tiles kept for the others (packed_gemm.cc's kKeptABytes): at (180, 700, 390) under
+// AVX-512 past mc (168 rows), one block of k (384) and nc (320 columns beside a kept A), so the
+// later blocks of columns read tiles of every row block and depth; float64's narrower panels keep A
+// there too. Under AVX2 (nc 1,024) the product runs as one block of columns. Only A^T: a row-major
+// A is read in place.
+TEST(PackedGemm, KeptPackedATilesServeEveryBlockOfColumns) {
+  const Shape s{180, 700, 390};
+  uint32_t seed = 7;
+  for (const Copy& copy : every_copy()) {
+    ScopedSmallGemmFns use(*copy.f32, *copy.f64);
+    for (bool b_t : {false, true}) {
+      const Problem p = make_problem(s, true, b_t, s.n + 3, seed += 3);
+      for (auto [alpha, beta] : {std::pair{1.0, 0.0}, std::pair{-1.5, 0.5}}) {
+        SCOPED_TRACE(std::string(copy.name) + (b_t ? " B^T" : "") + " alpha=" + std::to_string(alpha));
+        const std::vector<double> want = naive(p, alpha, beta);
+        expect_close(run<float>(p, alpha, beta), want, 2e-6 * static_cast<double>(s.k));
+        expect_close(run<double>(p, alpha, beta), want, 1e-14 * static_cast<double>(s.k));
       }
     }
   }
