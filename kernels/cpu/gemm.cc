@@ -385,7 +385,17 @@ bool gemm_bf16_on_amx(int64_t m, int64_t n, int64_t k) {
 //   512, 512) 124 / 135, (256, 512, 512) 82 / 153. A^T @ B (thread CPU time, best of 12-60, 2
 //   rounds): 256^3 tiles 172-176 / packed 150-163, (384, 128, 768) 166 / 162-163, 512^3 155-160 /
 //   170-177. So kPackedMinRows rows, kPackedMinRowsBt with B transposed, kPackedMinRowsAt with A
-//   transposed.
+//   transposed. Since the packed micro-kernel's k loop is unrolled by 4 and a column-major A
+//   runs packed 384 deep (docs/benchmarks.md, gemmgrid), the packed product wins for A^T @ B from
+//   128 rows: thread CPU time, best of 12-60, 3 alternating rounds, 2026-12-06 11:20-11:25 UTC,
+//   load 1.9-2.0 (float32; float64 keeps the same rule, unmeasured), tiles / packed / torch.mm:
+//   256^3 171.4-176.9 / 185.9-187.9 / 187.7-198.5, (128, 512, 768) 170.4-175.7 / 173.4-183.9 /
+//   167.6-187.8, (384, 128, 768) 176.8-202.8 / 187.0-219.7 / 183.3-188.7, (128, 128, 768)
+//   174.5-206.4 / 190.4-210.3 / 187.6-193.4; below 128 the tiles stay ahead: (64, 128, 768)
+//   188.0-209.7 / 178.7-191.1, (64, 512, 768) 199.0-201.0 / 173.1-181.1, (96, 384, 256)
+//   210.9-211.4 / 194.8-202.6, (32, 128, 768) 197 / 151-159; (128, 128, 128) 181.2-203.0 /
+//   186.7-206.5. On 2 threads (wall clock, the other core mostly busy, so a time-sliced rate)
+//   packed ran at or above the tiles in all 12 pairs of the first four shapes.
 // - n: a panel is 64 columns under AVX-512, so a narrower B computes zeros: (1024, 32, 256) tiles
 //   191 / packed 100, (1024, 64, 256) 187 / 204; (1024, 256, 32) 178 / 178.
 // - AVX2 (COLONY_CPU_ISA=avx2), Eigen / packed: A @ B^T (768, 384, 128) 95 / 120, A @ B (768,
@@ -394,7 +404,7 @@ bool gemm_bf16_on_amx(int64_t m, int64_t n, int64_t k) {
 // - Against Eigen (AVX2, or past kTilesMaxWidth under AVX-512) from kPackedMinRowsBt rows
 //   whatever the layout: AVX-512, Eigen / packed, (4096, 1152, 384) A @ B^T 96 / 175, (1152, 384,
 //   4096) A^T @ B 90 / 134, (384, 384, 4096) A^T @ B 90 / 132-149, 2048^3 A @ B 92 / 168.
-constexpr int64_t kPackedMinRows = 256, kPackedMinRowsBt = 128, kPackedMinRowsAt = 512, kPackedMinWidth = 64;
+constexpr int64_t kPackedMinRows = 256, kPackedMinRowsBt = 128, kPackedMinRowsAt = 128, kPackedMinWidth = 64;
 
 GemmKernel gemm_kernel(DType dtype, int64_t m, int64_t n, int64_t k, bool a_col_major, bool b_col_major,
                        int64_t batch) {

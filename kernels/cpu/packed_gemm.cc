@@ -51,11 +51,24 @@ struct PackedB {
 
 // Row-major B (a product's usual right operand): rows [p0, p1) of B, each read whole, front to
 // back, and cut into the panels. (Panel after panel instead, each row was read in 256-byte pieces
-// nc elements apart, far from the prefetcher's reach.)
+// nc elements apart, far from the prefetcher's reach.) Each row's nc elements (2 KiB at 512
+// columns, a row of B 6 KiB long at n = 1536: a new 4 KiB page nearly every row, where the
+// hardware's streams start late) are prefetched while the row before is copied. matmul_bench
+// --form atb --cpu-time, 1 thread, 4 alternating rounds, 2026-12-06 11:33 UTC, load 2.5-2.6,
+// GFLOP/s without / the next row / 8 rows ahead, the first 4 lines of each: (384, 1536, 4096)
+// 170.6-173.4 / 174.5-176.6 / 167.9-178.0 (higher in 4 rounds of 4), (384, 384, 4096)
+// 180.2-193.4 / 187.1-197.7 / 186.7-189.9 (4 of 4), 2048^3 175.1-191.0 / 179.6-193.3 /
+// 181.9-196.3 (2 of 4). 2 and 4 rows ahead, every line, ran as the next row or below (and
+// gemmgrid's 4 or 8 ahead, docs/benchmarks.md, within the scatter).
 template <typename T>
 void pack_b_rows(const PackedB& pb, int64_t p0, int64_t p1, const T* b, int64_t brs, T* dst) {
+  const int64_t row_bytes = pb.nc * static_cast<int64_t>(sizeof(T));
   for (int64_t p = p0; p < p1; ++p) {
     const T* src = b + p * brs;
+    if (p + 1 < p1) {
+      const char* next = reinterpret_cast<const char*>(src + brs);
+      for (int64_t off = 0; off < row_bytes; off += 64) __builtin_prefetch(next + off, 0, 3);
+    }
     for (int64_t q = 0; q < pb.panels; ++q) {
       const int64_t cols = std::min(pb.nr, pb.nc - q * pb.nr);
       T* out = pb.row(dst, q, p);
@@ -178,6 +191,24 @@ constexpr int64_t kPackARowsMinWidth = 192;
 // of 128) keep the depth and the in-place reads of before.
 constexpr int64_t kDeepPackedAMinWidth = 2 * kPackARowsMinWidth;
 
+// The most a column-major A's row tiles, kept packed for the whole product (packed_product), may
+// take: 2048^3 A^T @ B's 16 MiB (four blocks of 512 columns, so A was packed four times, 9 % of
+// its samples in perf, 1 thread). matmul_bench --form atb --cpu-time, 1 thread, 3 alternating
+// rounds, 2026-12-06 11:30 UTC, load 2.7-2.9, GFLOP/s packed per block / kept: 2048^3
+// 182.0-186.8 / 193.3-198.2, (384, 1536, 4096) (3 blocks) 170.3-176.4 / 173.3-182.5, 1024^3 (2
+// blocks) 194.4-197.9 / 189.8-200.9. Larger products pack per block as before.
+constexpr int64_t kKeptABytes = int64_t{32} << 20;
+
+// The block of B beside a kept A (packed_product): half of kPackedBBytes, so that the block of C
+// it is multiplied into (m x nc, passed over once per block of k) stays in L2 beside it at (384,
+// 1536, 4096) A^T @ B (the width-384 GPT's second MLP weight gradient): nc 320 (five blocks), C's
+// block 480 KiB, B's 470 KiB, where nc 512 (1 MiB or 768 KiB) took 768 and 752 KiB. matmul_bench
+// --form atb --cpu-time, 1 thread, A kept, alternating rounds, 2026-12-06 11:36-11:38 UTC, load
+// 2.5-2.6, GFLOP/s 512 KiB / 1 MiB: (384, 1536, 4096) 171.2-180.2 / 156.6-176.2 (higher in 4
+// rounds of 4; before, 3 rounds, 170.9-175.3 / 164.3-167.8), 2048^3 172.3-184.1 / 168.2-187.7
+// (2 of 4), 1024^3 179.0-188.9 / 177.8-188.1 (4 of 4, by 0.2-1.9).
+constexpr int64_t kKeptAPackedBBytes = kPackedBBytes / 2;
+
 // The product of all m rows with columns [0, n) of B and C (callers offset b and c to a group of
 // columns; deep_a: a column-major A runs packed_kc_rows deep, packed into row tiles, as
 // packed_gemm decided for the whole product): B packed a block at a time on the calling thread,
@@ -188,29 +219,40 @@ void packed_product(const SmallGemmFns<T>& fns, int64_t m, int64_t n, int64_t k,
                     int64_t acs, const T* b, int64_t brs, int64_t bcs, T* c, int64_t ldc, T alpha, T beta,
                     const T* bias, bool deep_a) {
   const bool pack_a = acs != 1 && (deep_a || n >= kPackARowsMinWidth);
-  // The blocks' limits: kc_lim deep, nc_lim columns (kPackedBBytes of packed B), mc_lim rows
-  // (kARowsBytes of A); each dimension is then cut into blocks of equal size under its limit
-  // (balanced_block), so that no block is a thin remainder. A row-major A, and a column-major A
-  // where packed_gemm chose so (deep_a: kDeepPackedAMinWidth; then always copied into row tiles),
-  // run packed_kc_rows deep (384 under AVX-512: C passed over a third as often as at 128);
-  // otherwise a column-major A keeps packed_kc (128), packed or read in place. Packed A at 384 /
-  // 128, 1 thread, thread CPU time (matmul_bench --dtype f32 --form atb --cpu-time, trials as
-  // benchmarks/matmul_rounds.sh), the k loop unrolled by 4, 3 alternating rounds, 2026-12-06 08:37
-  // UTC, load 2.8-3.4, GFLOP/s as (m, n, k): 1024^3 198.4-201.6 / 184.6-194.5, (384, 1536, 4096)
-  // 172.5-186.1 / 171.7-177.9, (1152, 384, 4096) 171.1-195.8 / 163.8-182.1, (1536, 384, 4096)
-  // 187.6-198.3 / 176.0-186.1, (384, 384, 4096) 186.7-187.7 / 179.7-180.7, 2048^3 169.9-180.9 /
-  // 179.8-185.6, 512^3 179.1-193.9 / 182.3-195.8; at 256 (the panel's 64 KiB streamed from L2 as at
-  // 384, C passed over more often) 168.5-200.5, below 384 in 5 of 7. The earlier measurement that
-  // kept 128 for packed A (1024^3 138 against 114-118 at 384, load 10, 2026-12-05) was taken with
-  // the k loop rolled.
+  // The blocks' limits: kc_lim deep, nc_limit columns (kPackedBBytes of packed B, or
+  // kKeptAPackedBBytes), mc_lim rows (kARowsBytes of A); each dimension is then cut into blocks of
+  // equal size under its limit (balanced_block), so that no block is a thin remainder. A row-major
+  // A, and a column-major A where packed_gemm chose so (deep_a: kDeepPackedAMinWidth; then always
+  // copied into row tiles), run packed_kc_rows deep (384 under AVX-512: C passed over a third as
+  // often as at 128); otherwise a column-major A keeps packed_kc (128), packed or read in place.
+  // Packed A at 384 / 128, 1 thread, thread CPU time (matmul_bench --dtype f32 --form atb
+  // --cpu-time, trials as benchmarks/matmul_rounds.sh), the k loop unrolled by 4, 3 alternating
+  // rounds, 2026-12-06 08:37 UTC, load 2.8-3.4, GFLOP/s as (m, n, k): 1024^3 198.4-201.6 /
+  // 184.6-194.5, (384, 1536, 4096) 172.5-186.1 / 171.7-177.9, (1152, 384, 4096) 171.1-195.8 /
+  // 163.8-182.1, (1536, 384, 4096) 187.6-198.3 / 176.0-186.1, (384, 384, 4096) 186.7-187.7 /
+  // 179.7-180.7, 2048^3 169.9-180.9 / 179.8-185.6, 512^3 179.1-193.9 / 182.3-195.8; at 256 (the
+  // panel's 64 KiB streamed from L2 as at 384, C passed over more often) 168.5-200.5, below 384 in
+  // 5 of 7. The earlier measurement that kept 128 for packed A (1024^3 138 against 114-118 at 384,
+  // load 10, 2026-12-05) was taken with the k loop rolled.
   const int64_t mr = fns.packed_mr, nr = fns.packed_nr;
   const int64_t kc_lim = acs == 1 || deep_a ? fns.packed_kc_rows : fns.packed_kc;
-  const int64_t nc_lim = std::max(nr, kPackedBBytes / (kc_lim * static_cast<int64_t>(sizeof(T))) / nr * nr);
+  auto nc_limit = [&](int64_t bytes) {
+    return std::max(nr, bytes / (kc_lim * static_cast<int64_t>(sizeof(T))) / nr * nr);
+  };
   const int64_t mc_lim = std::max(mr, kARowsBytes / (kc_lim * static_cast<int64_t>(sizeof(T))) / mr * mr);
   // Multiples of 8 deep, so every block but the last is packed in whole 8-step transposes
   // (pack_b_columns; kc_lim is a multiple of 8).
   const int64_t kc_max = balanced_block(k, kc_lim, 8);
-  const int64_t nc_max = balanced_block(n, nc_lim, nr);
+  const int64_t row_tiles = (m + mr - 1) / mr;
+  // A column-major A packed under several blocks of columns is packed once, during the first,
+  // into row tiles kept for the whole product (block pc's at pc * m_pad, the tile of row r0 at r0
+  // * kc past that), instead of once per block of columns (kKeptABytes says what it measured).
+  // On the calling thread, like `packed`: the pool's threads write and read it between
+  // parallel_for's barriers. Its blocks of B are then at most kKeptAPackedBBytes.
+  const int64_t m_pad = row_tiles * mr;
+  const bool keep_a = pack_a && n > balanced_block(n, nc_limit(kPackedBBytes), nr) &&
+                      m_pad * k * static_cast<int64_t>(sizeof(T)) <= kKeptABytes;
+  const int64_t nc_max = balanced_block(n, nc_limit(keep_a ? kKeptAPackedBBytes : kPackedBBytes), nr);
   const int64_t nc_alloc = std::min(nc_max, round_up(n, nr));
   // One block of B (kc x nc_alloc elements, at most kPackedBBytes) packed at a time, just before
   // the rows of A pass over it, so it is written into L2 and read there. Every depth of a block of
@@ -219,7 +261,7 @@ void packed_product(const SmallGemmFns<T>& fns, int64_t m, int64_t n, int64_t k,
   // calling thread, kept between calls (a training step repeats its shapes); the workers read it
   // while the caller waits in parallel_for.
   T* packed = align64(thread_scratch<PackedGemmScratch, T, 0>(static_cast<size_t>(kc_max * nc_alloc + 64)));
-  const int64_t row_tiles = (m + mr - 1) / mr;
+  T* kept_a = keep_a ? align64(thread_scratch<PackedGemmScratch, T, 2>(static_cast<size_t>(m_pad * k + 64))) : nullptr;
   for (int64_t jc = 0; jc < n; jc += nc_max) {
     const int64_t nc = std::min(nc_max, n - jc);
     const int64_t panels = (nc + nr - 1) / nr;
@@ -248,8 +290,14 @@ void packed_product(const SmallGemmFns<T>& fns, int64_t m, int64_t n, int64_t k,
           const T* a_block = a + r0 * ars + pc * acs;
           T* c_block = c + r0 * ldc + jc;
           if (pack_a) {
-            T* tiles = align64(thread_scratch<PackedGemmScratch, T, 1>(static_cast<size_t>(round_up(mc_lim, mr) * kc_max + 64)));
-            pack_a_tiles(rows, kc, mr, a_block, ars, acs, tiles);
+            T* tiles;
+            if (keep_a) {
+              tiles = kept_a + pc * m_pad + r0 * kc;
+              if (jc == 0) pack_a_tiles(rows, kc, mr, a_block, ars, acs, tiles);
+            } else {
+              tiles = align64(thread_scratch<PackedGemmScratch, T, 1>(static_cast<size_t>(round_up(mc_lim, mr) * kc_max + 64)));
+              pack_a_tiles(rows, kc, mr, a_block, ars, acs, tiles);
+            }
             fns.packed_rows(rows, nc, kc, tiles, 1, mr, mr * kc, packed, c_block, ldc, alpha, beta, pc == 0,
                             block_bias);
           } else {

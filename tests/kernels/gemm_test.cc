@@ -226,8 +226,10 @@ TEST(GemmKernel, AutoPicksThePackedProductForLargeSingleProducts) {
       EXPECT_EQ(gemm_kernel(dt, 255, 64, 512), GemmKernel::Tiles);
       EXPECT_EQ(gemm_kernel(dt, 128, 64, 512, false, true), GemmKernel::Packed);
       EXPECT_EQ(gemm_kernel(dt, 127, 64, 512, false, true), GemmKernel::Tiles);
-      EXPECT_EQ(gemm_kernel(dt, 512, 64, 512, true, true), GemmKernel::Packed);
-      EXPECT_EQ(gemm_kernel(dt, 511, 64, 512, true, true), GemmKernel::Tiles);
+      EXPECT_EQ(gemm_kernel(dt, 128, 64, 512, true, true), GemmKernel::Packed);
+      EXPECT_EQ(gemm_kernel(dt, 127, 64, 512, true, true), GemmKernel::Tiles);
+      EXPECT_EQ(gemm_kernel(dt, 128, 64, 512, true, false), GemmKernel::Packed);
+      EXPECT_EQ(gemm_kernel(dt, 127, 64, 512, true, false), GemmKernel::Tiles);
       EXPECT_EQ(gemm_kernel(dt, 1024, 63, 512), GemmKernel::Tiles);
       EXPECT_EQ(gemm_kernel(dt, 1024, 512, 512, false, false, 2), GemmKernel::Tiles);  // batches: not measured
       // Where the tiles stop (past kTilesMaxWidth) the alternative is Eigen: from 128 rows.

@@ -136,6 +136,29 @@ TEST(PackedGemm, EveryCopyLayoutAndBlockEdgeMatchesNaive) {
   }
 }
 
+// A column-major A packed into row tiles under several blocks of columns is packed once, during the
+// first, and its tiles kept for the others (packed_gemm.cc's kKeptABytes): at (180, 700, 390) under
+// AVX-512 past mc (168 rows), one block of k (384) and nc (320 columns beside a kept A), so the
+// later blocks of columns read tiles of every row block and depth; float64's narrower panels keep A
+// there too. Under AVX2 (nc 1,024) the product runs as one block of columns. Only A^T: a row-major
+// A is read in place.
+TEST(PackedGemm, KeptPackedATilesServeEveryBlockOfColumns) {
+  const Shape s{180, 700, 390};
+  uint32_t seed = 7;
+  for (const Copy& copy : every_copy()) {
+    ScopedSmallGemmFns use(*copy.f32, *copy.f64);
+    for (bool b_t : {false, true}) {
+      const Problem p = make_problem(s, true, b_t, s.n + 3, seed += 3);
+      for (auto [alpha, beta] : {std::pair{1.0, 0.0}, std::pair{-1.5, 0.5}}) {
+        SCOPED_TRACE(std::string(copy.name) + (b_t ? " B^T" : "") + " alpha=" + std::to_string(alpha));
+        const std::vector<double> want = naive(p, alpha, beta);
+        expect_close(run<float>(p, alpha, beta), want, 2e-6 * static_cast<double>(s.k));
+        expect_close(run<double>(p, alpha, beta), want, 1e-14 * static_cast<double>(s.k));
+      }
+    }
+  }
+}
+
 // Views inside larger buffers (leading dimensions past the extents: a slice of a wider matrix, or
 // its transpose), so the packing reads rows and columns lda / ldb apart rather than k or n; with
 // k and n cut into blocks of equal size (under AVX-512 with a row-major A, 1,928 deep is five
@@ -211,6 +234,10 @@ TEST(PackedGemm, ThreadCountChangesNoBit) {
       {{20, 2100, 397}, 2, 1, 2, 2},
       // 5 AVX-512 panels: rows; 20 AVX2 panels: columns.
       {{130, 320, 20}, 2, 1, 2, 1},
+      // 11 AVX-512 panels (odd, under 8 per thread: rows under one packed B) past nc = 640, so a
+      // column-major A's row tiles are packed by the pool's threads and kept for the second block of
+      // columns; 44 AVX2 panels: columns.
+      {{200, 700, 390}, 2, 1, 2, 1},
       // 3 threads: 44 AVX2 panels each, 11 AVX-512 panels each.
       {{20, 2100, 397}, 3, 1, 3, 3},
       // Too little work to split (under 256K multiply-adds per thread): one group, one chunk of rows.
