@@ -184,6 +184,11 @@ int main(int argc, char** argv) {
       step = s.step;
       schedule.set_last_epoch(step);
       if (main_process) log::info("resumed from {} at step {}", f.resume, step);
+      // --max_iters counts from step 0, so a run resumed at or past it trains nothing (and only
+      // samples: a way to sample from a checkpoint); say so rather than exit without a word.
+      if (main_process && step >= f.max_iters)
+        log::info("step {} is already at --max_iters {}: nothing to train (raise --max_iters to go on)", step,
+                  f.max_iters);
     }
     auto save = [&]() {
       if (f.checkpoint.empty()) return;

@@ -83,6 +83,13 @@ TEST(CharGpt, ResumesWhereTheCheckpointStopped) {
   ASSERT_FALSE(val_losses(second.output).empty());
   EXPECT_NEAR(val_losses(whole.output).back(), val_losses(second.output).back(), 1e-4)
       << whole.output << "\n---\n" << second.output;
+  // Resumed at --max_iters already: nothing trains, the run says so and still samples.
+  Outcome done = run_gpt(dir, "--data '" + text.string() + "' --seed 3 --max_iters 10 --sample_tokens 20 --resume '" +
+                                  (dir / "ckpt").string() + "'");
+  ASSERT_EQ(done.exit_code, 0) << done.output;
+  EXPECT_TRUE(has(done.output, "nothing to train")) << done.output;
+  EXPECT_TRUE(val_losses(done.output).empty()) << done.output;
+  EXPECT_TRUE(has(done.output, "---- sample ----")) << done.output;
 }
 
 // --checkpoint writes the state_dict nanoGPT's model loads: its names (the tied head under both of
