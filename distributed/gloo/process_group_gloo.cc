@@ -410,6 +410,7 @@ ProcessGroupGloo::ProcessGroupGloo(std::shared_ptr<Store> store, int rank, int s
       const int64_t n = store->add("gloo/groups_of_rank_" + std::to_string(rank), 1);
       gloo_detail::GlooStoreAdapter rendezvous(std::make_shared<PrefixStore>("gloo/" + std::to_string(n), store));
       const std::vector<int> descriptors_before = gloo_detail::open_descriptors();
+      gloo_detail::ignore_sigpipe_if_default();
       auto device = gloo::transport::tcp::CreateDevice(transport.attr);
       auto context = std::make_shared<gloo::rendezvous::Context>(rank, size);
       // Connecting is part of the rendezvous: bounded by the store's timeout. Collectives set

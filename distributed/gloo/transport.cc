@@ -7,6 +7,7 @@
 #include <gloo/types.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -75,6 +76,12 @@ std::string local_address_towards(const std::string& host) {
 }
 
 }  // namespace
+
+void ignore_sigpipe_if_default() {
+  struct sigaction current {};
+  if (sigaction(SIGPIPE, nullptr, &current) == 0 && !(current.sa_flags & SA_SIGINFO) && current.sa_handler == SIG_DFL)
+    signal(SIGPIPE, SIG_IGN);
+}
 
 TransportChoice choose_transport() {
   TransportChoice c;

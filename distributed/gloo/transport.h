@@ -56,6 +56,15 @@ TransportChoice choose_transport();
 // acceptable because the group is unusable after such an error anyway.
 std::vector<int> broken_peers(::gloo::Context& context);
 
+// Gloo's TCP transport writes with writev(), which raises SIGPIPE when the peer's end is gone, and
+// SIGPIPE's default action ends the process: a rank whose peer died mid-collective died of the
+// signal (seen in CI: "rank 1 died of signal 13") instead of raising the CollectiveError that
+// names the lost rank. Python, where PyTorch runs Gloo, ignores SIGPIPE from startup; a C++
+// program does not. Sets SIGPIPE to ignored where its action is the default; a handler or mask
+// the program set stays. (An ignored SIGPIPE survives exec, as under Python: a program a rank
+// starts sees EPIPE rather than the signal.)
+void ignore_sigpipe_if_default();
+
 // Gloo's TCP transport (Debian's libgloo) creates its sockets and epoll descriptor without
 // close-on-exec, so every program a rank started (a data-loading helper, a shell command) would
 // hold the job's connections open. open_descriptors() lists this process's descriptors;

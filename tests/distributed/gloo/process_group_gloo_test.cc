@@ -3,9 +3,13 @@
 // timeouts; abort(); and a peer that dies. Rank 0 hosts the job's TCPStore on MASTER_PORT.
 #include "distributed/gloo/process_group_gloo.h"
 
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -531,6 +535,35 @@ TEST(ProcessGroupGloo, SeveralGroupsOnOneStoreMeetTheirCounterparts) {
     wb->wait();
     EXPECT_TRUE(equals(a, [](int64_t) { return 3.0; }, "first group"));
     EXPECT_TRUE(equals(b, [](int64_t) { return 30.0; }, "second group"));
+    leave(*store, rank, {0, 1});
+  }, quick());
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
+// A write to a connection whose peer is gone fails with EPIPE in a rank with a group, instead of
+// ending the process with SIGPIPE (gloo writes with writev; a dead peer killed the rank that wrote
+// to it, which then could not name the peer); a handler the program installed is left alone.
+TEST(ProcessGroupGloo, ALostPeerIsAnErrorNotSigpipe) {
+  auto results = run_ranks(2, [](int rank) {
+    signal(SIGPIPE, SIG_DFL);
+    auto store = job_store(rank);
+    ProcessGroupGloo pg(store, rank, 2);
+    int fds[2];
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+    close(fds[1]);
+    char byte = 1;
+    iovec iov{&byte, 1};
+    errno = 0;
+    EXPECT_EQ(writev(fds[0], &iov, 1), -1);
+    EXPECT_EQ(errno, EPIPE);
+    close(fds[0]);
+    static void (*const handler)(int) = [](int) {};
+    signal(SIGPIPE, handler);
+    ProcessGroupGloo second(store, rank, 2);
+    struct sigaction now {};
+    ASSERT_EQ(sigaction(SIGPIPE, nullptr, &now), 0);
+    EXPECT_EQ(now.sa_handler, handler) << "the program's own SIGPIPE handler was replaced";
     leave(*store, rank, {0, 1});
   }, quick());
   if (in_rank_child()) return;
