@@ -3,6 +3,8 @@
 // or before (norm_first) the block. Its children and parameters are PyTorch's, in PyTorch's
 // order (self_attn, linear1, dropout, linear2, norm1, norm2, dropout1, dropout2), so state dicts
 // match. The self-attention runs the fused kernel (need_weights false).
+// nn::TransformerEncoder (torch.nn.TransformerEncoder): num_layers copies of one layer in
+// `layers` (a ModuleList), then an optional final norm.
 #pragma once
 
 #include <memory>
@@ -11,6 +13,7 @@
 
 #include "base/arg.h"
 #include "nn/attention.h"
+#include "nn/containers.h"
 #include "nn/layers.h"
 #include "nn/linear.h"
 #include "nn/module.h"
@@ -54,6 +57,50 @@ class TransformerEncoderLayer : public Module {
   Tensor self_attention_block(const Tensor& x, const std::optional<Tensor>& mask, const std::optional<Tensor>& padding,
                               bool is_causal);
   Tensor feed_forward_block(const Tensor& x);
+};
+
+// PyTorch's nn.Transformer.generate_square_subsequent_mask: [sz, sz], -inf above the diagonal and 0
+// on and below it (the causal mask, additive). Floating dtypes only.
+Tensor generate_square_subsequent_mask(int64_t sz, const TensorOptions& options = {});
+// True when `mask` is the causal mask of a sequence of `len` (PyTorch's _detect_is_causal_mask,
+// which compares it with the mask above): generate_square_subsequent_mask(len) in the mask's
+// dtype, or a bool mask (true = not allowed) true exactly above the diagonal. Reads the mask's
+// values, so a CUDA mask costs a synchronization.
+bool is_causal_mask(const Tensor& mask, int64_t len);
+
+struct TransformerEncoderOptions {
+  TransformerEncoderOptions(TransformerEncoderLayerOptions encoder_layer, int64_t num_layers)
+      : encoder_layer_(std::move(encoder_layer)), num_layers_(num_layers) {}
+  COLONY_ARG(TransformerEncoderLayerOptions, encoder_layer);
+  COLONY_ARG(int64_t, num_layers);
+  // Applied to the last layer's output (PyTorch's norm=, usually a LayerNorm; any module whose
+  // forward takes and returns one Tensor). Null: none.
+  COLONY_ARG(std::shared_ptr<Module>, norm);
+};
+
+class TransformerEncoder : public Module {
+ public:
+  // PyTorch's form: num_layers deep copies of `encoder_layer`, so every layer starts with its
+  // parameters (copy.deepcopy in PyTorch: the layers begin equal), on its device, in its dtype and
+  // mode. `encoder_layer` itself is not registered; later changes to it do not reach the copies.
+  TransformerEncoder(const TransformerEncoderLayer& encoder_layer, int64_t num_layers,
+                     std::shared_ptr<Module> norm = nullptr);
+  // libtorch's form: one layer made from the options, then copied as above.
+  explicit TransformerEncoder(const TransformerEncoderOptions& options);
+
+  // src, mask and src_key_padding_mask as TransformerEncoderLayer::forward takes them, passed to
+  // every layer. When is_causal is not given and mask is exactly the causal mask
+  // (generate_square_subsequent_mask, or a bool mask true above the diagonal), the layers take the
+  // fused kernel's causal path, as PyTorch detects it; the values are the same either way.
+  Tensor forward(const Tensor& src, std::optional<Tensor> mask = std::nullopt,
+                 std::optional<Tensor> src_key_padding_mask = std::nullopt, std::optional<bool> is_causal = std::nullopt);
+  std::string extra_repr() const override { return ""; }
+
+  std::shared_ptr<ModuleList> layers;  // "layers.0.self_attn.in_proj_weight", ...
+  std::shared_ptr<Module> norm;        // "norm.weight", ...; null without a final norm
+
+ private:
+  void build(const TransformerEncoderLayer& encoder_layer, int64_t num_layers);
 };
 
 }  // namespace colony::nn

@@ -47,7 +47,8 @@ inline ::testing::AssertionResult matches_values(const Tensor& t, const std::vec
     return ::testing::AssertionFailure() << t.numel() << " elements, expected " << expected.size();
   std::vector<double> got = values(t);
   for (size_t i = 0; i < got.size(); ++i) {
-    if (!(std::abs(got[i] - expected[i]) <= tol + tol * std::abs(expected[i])))
+    // Equal values match outright: infinities of one sign (their difference is NaN).
+    if (got[i] != expected[i] && !(std::abs(got[i] - expected[i]) <= tol + tol * std::abs(expected[i])))
       return ::testing::AssertionFailure() << "element " << i << ": " << got[i] << " vs the expected " << expected[i];
   }
   return ::testing::AssertionSuccess();
@@ -63,7 +64,7 @@ inline ::testing::AssertionResult all_close(const Tensor& a, const Tensor& b, do
   for (size_t i = 0; i < va.size(); ++i) {
     double tol = atol + rtol * std::abs(vb[i]);
     bool both_nan = std::isnan(va[i]) && std::isnan(vb[i]);
-    if (!both_nan && !(std::abs(va[i] - vb[i]) <= tol))
+    if (!both_nan && va[i] != vb[i] && !(std::abs(va[i] - vb[i]) <= tol))  // equal infinities match
       return ::testing::AssertionFailure() << "element " << i << ": " << va[i] << " vs " << vb[i]
                                            << " (tolerance " << tol << ")";
   }

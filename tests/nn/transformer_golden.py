@@ -1,6 +1,7 @@
-"""Golden values of tests/nn/transformer_test.cc: torch.nn.TransformerEncoderLayer (eval, float64)
-with every parameter filled by the closed form the test uses (parameter p of the state dict,
-element i: 0.3 * cos(0.37 * i + p)), printed as C++ initializer lists.
+"""Golden values of tests/nn/transformer_test.cc: torch.nn.TransformerEncoderLayer and
+torch.nn.TransformerEncoder (eval, float64) with every parameter of the layer filled by the closed
+form the test uses (parameter p of the state dict, element i: 0.3 * cos(0.37 * i + p)), the final
+norm's weight 1 + 0.1 * sin(i) and bias 0.05 * cos(i), printed as C++ initializer lists.
 
     python tests/nn/transformer_golden.py
 """
@@ -38,6 +39,17 @@ def main():
                                                 dtype=torch.float64))
     causal = torch.nn.Transformer.generate_square_subsequent_mask(S, dtype=torch.float64)
     show("kPreGeluCausalOut", pre(src(), src_mask=causal, is_causal=True))
+
+    # TransformerEncoder deep-copies the filled layer, so both layers hold the closed form.
+    norm = torch.nn.LayerNorm(D, dtype=torch.float64)
+    with torch.no_grad():
+        norm.weight.copy_(torch.tensor([1 + 0.1 * math.sin(i) for i in range(D)], dtype=torch.float64))
+        norm.bias.copy_(torch.tensor([0.05 * math.cos(i) for i in range(D)], dtype=torch.float64))
+    post_stack = torch.nn.TransformerEncoder(post, num_layers=2, norm=norm, enable_nested_tensor=False).eval()
+    print("// " + ", ".join(post_stack.state_dict().keys()))
+    show("kEncoderPostReluPaddingOut", post_stack(src(), src_key_padding_mask=kpm))
+    pre_stack = torch.nn.TransformerEncoder(pre, num_layers=2, enable_nested_tensor=False).eval()
+    show("kEncoderPreGeluCausalOut", pre_stack(src(), mask=causal))
 
 
 if __name__ == "__main__":
