@@ -116,6 +116,14 @@ Tensor matmul(const Tensor& a_arg, const Tensor& b_arg) {
   return batched_matmul(a, b);
 }
 
+Tensor outer(const Tensor& a, const Tensor& b) {
+  if (a.dim() != 1 || b.dim() != 1) {
+    throw std::invalid_argument("outer: both operands must be 1-D, got " + shape_str(a.sizes()) + " and " +
+                                shape_str(b.sizes()));
+  }
+  return mul(unsqueeze(a, 1), unsqueeze(b, 0));  // a broadcast product; its gradient sums back
+}
+
 Tensor linear(const Tensor& input_arg, const Tensor& weight_arg, const Tensor& bias_arg) {
   if (weight_arg.dim() != 2) {
     throw std::invalid_argument("linear: weight must be 2-D [out, in], got " + shape_str(weight_arg.sizes()));

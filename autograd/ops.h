@@ -91,6 +91,10 @@ Tensor min(const Tensor& t);
 // values (differentiable: the gradient goes to the selected element) and int64 indices.
 std::pair<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim = false);
 std::pair<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim = false);
+// log(sum(exp(t))) over dims (all when empty), with the largest value taken out first so that
+// it neither overflows nor underflows; rows of -inf give -inf, as torch.logsumexp. Composed of the
+// ops above (its gradient is softmax(t) over dims).
+Tensor logsumexp(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim = false);
 Tensor argmax(const Tensor& t, int64_t dim, bool keepdim = false);  // not differentiable
 Tensor argmin(const Tensor& t, int64_t dim, bool keepdim = false);  // not differentiable
 // Sums down to `shape` (the reverse of broadcasting); its gradient broadcasts back.
@@ -100,6 +104,7 @@ Tensor sum_to(const Tensor& t, const Shape& shape);
 Tensor mm(const Tensor& a, const Tensor& b);
 Tensor bmm(const Tensor& a, const Tensor& b);
 Tensor matmul(const Tensor& a, const Tensor& b);  // torch.matmul rules
+Tensor outer(const Tensor& a, const Tensor& b);   // a [n] (x) b [m] -> [n, m], torch.outer
 // y = x W^T + b: x [..., in], weight [out, in], bias [out] (optional), F.linear; under autocast the
 // whole layer (bias included) runs in the lower precision, as PyTorch's fused linear.
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor());

@@ -1,5 +1,6 @@
 // Reductions: the gradient of a reduced element spreads back over the elements it came from.
 #include <algorithm>
+#include <limits>
 #include <numeric>
 
 #include "autograd/autocast.h"
@@ -141,6 +142,16 @@ std::pair<Tensor, Tensor> max(const Tensor& t, int64_t dim, bool keepdim) {
 }
 std::pair<Tensor, Tensor> min(const Tensor& t, int64_t dim, bool keepdim) {
   return select_extreme(false, "MinBackward", t, dim, keepdim);
+}
+
+Tensor logsumexp(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
+  // The shift is a constant to autograd: d/dt [log sum exp(t - m) + m] is softmax(t) whatever m is.
+  // Infinite maxima shift by 0 (torch.logsumexp's rule): a row of -inf stays -inf instead of
+  // becoming NaN from -inf - -inf, and a +inf stays +inf.
+  Tensor m = raw::amax(t, dims, /*keepdim=*/true);
+  m = raw::masked_fill(m, eq(raw::abs(m), std::numeric_limits<double>::infinity()), 0.0);
+  Tensor sums = sum(exp(sub(t, m)), dims, keepdim);
+  return add(log(sums), keepdim ? m : raw::reshape(m, sums.sizes()));
 }
 
 Tensor argmax(const Tensor& t, int64_t dim, bool keepdim) { return raw::argmax(t, dim, keepdim); }

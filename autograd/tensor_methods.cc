@@ -44,6 +44,16 @@ Tensor Tensor::relu() const { return colony::relu(*this); }
 Tensor Tensor::sigmoid() const { return colony::sigmoid(*this); }
 Tensor Tensor::tanh() const { return colony::tanh(*this); }
 Tensor Tensor::erf() const { return colony::erf(*this); }
+Tensor Tensor::sin() const { return colony::sin(*this); }
+Tensor Tensor::cos() const { return colony::cos(*this); }
+Tensor Tensor::log1p() const { return colony::log1p(*this); }
+Tensor Tensor::expm1() const { return colony::expm1(*this); }
+Tensor Tensor::square() const { return colony::square(*this); }
+Tensor Tensor::reciprocal() const { return colony::reciprocal(*this); }
+Tensor Tensor::sign() const { return colony::sign(*this); }
+Tensor Tensor::floor() const { return colony::floor(*this); }
+Tensor Tensor::ceil() const { return colony::ceil(*this); }
+Tensor Tensor::round() const { return colony::round(*this); }
 Tensor Tensor::tril(int64_t diagonal) const { return colony::tril(*this, diagonal); }
 Tensor Tensor::triu(int64_t diagonal) const { return colony::triu(*this, diagonal); }
 Tensor Tensor::masked_fill(const Tensor& mask, double value) const { return colony::masked_fill(*this, mask, value); }
@@ -65,10 +75,17 @@ Tensor Tensor::max() const { return colony::max(*this); }
 Tensor Tensor::min() const { return colony::min(*this); }
 std::pair<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const { return colony::max(*this, dim, keepdim); }
 std::pair<Tensor, Tensor> Tensor::min(int64_t dim, bool keepdim) const { return colony::min(*this, dim, keepdim); }
+Tensor Tensor::amax(const std::vector<int64_t>& dims, bool keepdim) const { return colony::amax(*this, dims, keepdim); }
+Tensor Tensor::amin(const std::vector<int64_t>& dims, bool keepdim) const { return colony::amin(*this, dims, keepdim); }
+Tensor Tensor::logsumexp(const std::vector<int64_t>& dims, bool keepdim) const {
+  return colony::logsumexp(*this, dims, keepdim);
+}
 Tensor Tensor::argmax(int64_t dim, bool keepdim) const { return colony::argmax(*this, dim, keepdim); }
+Tensor Tensor::argmin(int64_t dim, bool keepdim) const { return colony::argmin(*this, dim, keepdim); }
 Tensor Tensor::matmul(const Tensor& other) const { return colony::matmul(*this, other); }
 Tensor Tensor::mm(const Tensor& other) const { return colony::mm(*this, other); }
 Tensor Tensor::bmm(const Tensor& other) const { return colony::bmm(*this, other); }
+Tensor Tensor::outer(const Tensor& other) const { return colony::outer(*this, other); }
 Tensor Tensor::softmax(int64_t dim) const { return colony::softmax(*this, dim); }
 Tensor Tensor::log_softmax(int64_t dim) const { return colony::log_softmax(*this, dim); }
 Tensor Tensor::index_select(int64_t dim, const Tensor& index) const { return colony::index_select(*this, dim, index); }
@@ -76,5 +93,9 @@ Tensor Tensor::gather(int64_t dim, const Tensor& index) const { return colony::g
 std::vector<Tensor> Tensor::split(int64_t split_size, int64_t dim) const {
   return colony::split(*this, split_size, dim);
 }
+std::vector<Tensor> Tensor::split_with_sizes(const std::vector<int64_t>& sizes, int64_t dim) const {
+  return colony::split_with_sizes(*this, sizes, dim);
+}
+std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const { return colony::chunk(*this, chunks, dim); }
 
 }  // namespace colony

@@ -198,6 +198,16 @@ class Tensor {
   Tensor sigmoid() const;
   Tensor tanh() const;
   Tensor erf() const;
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor log1p() const;
+  Tensor expm1() const;
+  Tensor square() const;
+  Tensor reciprocal() const;
+  Tensor sign() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor round() const;
   Tensor tril(int64_t diagonal = 0) const;
   Tensor triu(int64_t diagonal = 0) const;
   Tensor masked_fill(const Tensor& mask, double value) const;
@@ -213,15 +223,22 @@ class Tensor {
   Tensor min() const;
   std::pair<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;  // values, indices
   std::pair<Tensor, Tensor> min(int64_t dim, bool keepdim = false) const;
+  Tensor amax(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  Tensor amin(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  Tensor logsumexp(const std::vector<int64_t>& dims, bool keepdim = false) const;
   Tensor argmax(int64_t dim, bool keepdim = false) const;                 // not differentiable
+  Tensor argmin(int64_t dim, bool keepdim = false) const;                 // not differentiable
   Tensor matmul(const Tensor& other) const;
   Tensor mm(const Tensor& other) const;
   Tensor bmm(const Tensor& other) const;
+  Tensor outer(const Tensor& other) const;
   Tensor softmax(int64_t dim) const;
   Tensor log_softmax(int64_t dim) const;
   Tensor index_select(int64_t dim, const Tensor& index) const;
   Tensor gather(int64_t dim, const Tensor& index) const;
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(const std::vector<int64_t>& sizes, int64_t dim = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
 
   // ---- indexing as libtorch writes it (defined in autograd/indexing.cc) ----
   // using namespace colony::indexing;  x.index({0, Slice(1, None), None, Ellipsis, idx})

@@ -21,6 +21,14 @@ TEST(Linalg, Mm) {
   EXPECT_TRUE(gradcheck([](In in) { return mm(in[0], in[1]); }, {at, input({3, 4})}));
 }
 
+TEST(Linalg, Outer) {
+  EXPECT_TRUE(gradcheck([](In in) { return outer(in[0], in[1]); }, {input({3}, -1, 1, 1), strided_input({4}, -1, 1, 2)}));
+  Tensor a = raw::tensor({1.0, 2.0}), b = raw::tensor({3.0, 4.0, 5.0});
+  EXPECT_TRUE(testing::matches_values(a.outer(b), {3, 4, 5, 6, 8, 10}));
+  EXPECT_EQ(a.outer(b).sizes(), (Shape{2, 3}));
+  EXPECT_TRUE(testing::throws_with([&] { outer(raw::zeros({2, 2}), b); }, "outer: both operands must be 1-D, got [2, 2]"));
+}
+
 // linear's fused form (one GEMM with the bias added in place, LinearBackward): 2-D and 3-D inputs,
 // each input alone requiring grad, a strided input; and the composed form it falls back to.
 TEST(Linalg, Linear) {

@@ -1,4 +1,7 @@
 // Gradient checks of the reductions (autograd/reduce.cc) over all dims, some dims, keepdim.
+#include <cmath>
+#include <limits>
+
 #include "tests/autograd/gradcheck.h"
 
 namespace colony {
@@ -89,6 +92,28 @@ TEST(Reduce, MeanAndVarByHand) {
   y.var({0}).backward();
   // mean 3; d var / dy = 2 (y - 3) / 3
   EXPECT_TRUE(all_close(y.grad(), raw::tensor({-4.0 / 3, -2.0 / 3, 0.0, 2.0})));
+}
+
+TEST(Reduce, Logsumexp) {
+  EXPECT_TRUE(check_reduction([](const Tensor& x, const Dims& d, bool k) { return logsumexp(x, d, k); }));
+}
+
+TEST(Reduce, LogsumexpAsTorchIncludingInfinitiesAndLargeValues) {
+  const double inf = std::numeric_limits<double>::infinity();
+  // Row 0: log(e^1 + e^2 + e^3); row 1: far beyond exp's range, shifted first; row 2: all -inf
+  // gives -inf (not NaN); row 3: +inf gives +inf.
+  Tensor x = raw::tensor({{1.0, 2.0, 3.0}, {1000.0, 1000.0, 999.0}, {-inf, -inf, -inf}, {0.0, inf, 1.0}}, kFloat64);
+  const double r0 = std::log(std::exp(1.0) + std::exp(2.0) + std::exp(3.0));
+  const double r1 = 1000.0 + std::log(2.0 + std::exp(-1.0));
+  EXPECT_TRUE(testing::matches_values(logsumexp(x, {1}), {r0, r1, -inf, inf}, 1e-12));
+  EXPECT_EQ(logsumexp(x, {1}, true).sizes(), (Shape{4, 1}));
+  EXPECT_EQ(x.logsumexp({0, 1}).sizes(), (Shape{}));
+  // float32 keeps its dtype; the gradient is the softmax over the reduced dims.
+  Tensor f = raw::tensor({{1.0, 2.0, 3.0}}, kFloat32);
+  EXPECT_EQ(logsumexp(f, {-1}).dtype(), kFloat32);
+  Tensor y = input({3, 5});
+  logsumexp(y, {1}).sum().backward();
+  EXPECT_TRUE(all_close(y.grad(), raw::softmax(y.detach(), 1), 1e-12, 1e-12));
 }
 
 TEST(Reduce, SumTo) {

@@ -64,6 +64,22 @@ TEST(TensorMethods, MembersMatchFreeFunctions) {
       {"index_select", [&](const Tensor& x) { return x.index_select(0, idx); }, [&](const Tensor& x) { return index_select(x, 0, idx); }},
       {"gather", [&](const Tensor& x) { return x.gather(1, gidx); }, [&](const Tensor& x) { return gather(x, 1, gidx); }},
       {"split", [](const Tensor& x) { return x.split(2, 1)[1]; }, [](const Tensor& x) { return split(x, 2, 1)[1]; }},
+      {"split_with_sizes", [](const Tensor& x) { return x.split_with_sizes({1, 2}, 1)[1]; }, [](const Tensor& x) { return split_with_sizes(x, {1, 2}, 1)[1]; }},
+      {"chunk", [](const Tensor& x) { return x.chunk(2, -1)[0]; }, [](const Tensor& x) { return chunk(x, 2, -1)[0]; }},
+      {"sin", [](const Tensor& x) { return x.sin(); }, [](const Tensor& x) { return sin(x); }},
+      {"cos", [](const Tensor& x) { return x.cos(); }, [](const Tensor& x) { return cos(x); }},
+      {"log1p", [](const Tensor& x) { return x.abs().log1p(); }, [](const Tensor& x) { return log1p(abs(x)); }},
+      {"expm1", [](const Tensor& x) { return x.expm1(); }, [](const Tensor& x) { return expm1(x); }},
+      {"square", [](const Tensor& x) { return x.square(); }, [](const Tensor& x) { return square(x); }},
+      {"reciprocal", [](const Tensor& x) { return (x.abs() + 1).reciprocal(); }, [](const Tensor& x) { return reciprocal(abs(x) + 1); }},
+      {"sign", [](const Tensor& x) { return x.sign(); }, [](const Tensor& x) { return sign(x); }},
+      {"floor", [](const Tensor& x) { return (x * 3).floor(); }, [](const Tensor& x) { return floor(x * 3); }},
+      {"ceil", [](const Tensor& x) { return (x * 3).ceil(); }, [](const Tensor& x) { return ceil(x * 3); }},
+      {"round", [](const Tensor& x) { return (x * 3).round(); }, [](const Tensor& x) { return round(x * 3); }},
+      {"amax", [](const Tensor& x) { return x.amax({1}, true); }, [](const Tensor& x) { return amax(x, {1}, true); }},
+      {"amin", [](const Tensor& x) { return x.amin(); }, [](const Tensor& x) { return amin(x); }},
+      {"logsumexp", [](const Tensor& x) { return x.logsumexp({0}); }, [](const Tensor& x) { return logsumexp(x, {0}); }},
+      {"outer", [](const Tensor& x) { return x.select(0, 0).outer(x.select(0, 1)); }, [](const Tensor& x) { return outer(select(x, 0, 0), select(x, 0, 1)); }},
   };
   for (const Case& c : cases) {
     Tensor x = testing::input({2, 3});
@@ -79,6 +95,8 @@ TEST(TensorMethods, MembersMatchFreeFunctions) {
 TEST(TensorMethods, ArgmaxIsNotRecorded) {
   Tensor x = testing::input({2, 3});
   EXPECT_FALSE(x.argmax(1).requires_grad());
+  EXPECT_FALSE(x.argmin(0).requires_grad());
+  EXPECT_TRUE(all_close(x.argmin(1, true), argmin(x, 1, true), 0, 0));
 }
 
 TEST(TensorMethods, BackwardMember) {
