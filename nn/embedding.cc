@@ -43,6 +43,25 @@ void Embedding::reset_parameters() {
   }
 }
 
+std::shared_ptr<Embedding> Embedding::from_pretrained(const Tensor& embeddings, bool freeze,
+                                                      std::optional<int64_t> padding_idx) {
+  if (!embeddings.defined() || embeddings.dim() != 2) {
+    throw std::invalid_argument("Embedding::from_pretrained: embeddings must be a 2-D tensor [num_embeddings, "
+                                "embedding_dim], got " +
+                                (embeddings.defined() ? shape_str(embeddings.sizes()) : std::string("an undefined tensor")));
+  }
+  if (!embeddings.is_floating_point()) {
+    throw std::invalid_argument(std::string("Embedding::from_pretrained: embeddings must be floating, got ") +
+                                dtype_name(embeddings.dtype()));
+  }
+  auto e = std::make_shared<Embedding>(
+      EmbeddingOptions(embeddings.size(0), embeddings.size(1)).padding_idx(padding_idx));  // checks padding_idx
+  // A new handle on the same storage (PyTorch's Parameter(embeddings)): the caller's tensor keeps
+  // its own requires_grad and history.
+  e->weight = e->replace_parameter("weight", embeddings.detach(), /*requires_grad=*/!freeze);
+  return e;
+}
+
 Tensor Embedding::forward(const Tensor& input) { return colony::embedding(input, weight, options.padding_idx()); }
 
 std::string Embedding::extra_repr() const {

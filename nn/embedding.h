@@ -3,6 +3,7 @@
 // (GPT's wte / lm_head): Module::replace_parameter, nn/module.h.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -35,6 +36,12 @@ class Embedding : public Module {
  public:
   explicit Embedding(const EmbeddingOptions& options);
   Embedding(int64_t num_embeddings, int64_t embedding_dim) : Embedding(EmbeddingOptions(num_embeddings, embedding_dim)) {}
+  // torch.nn.Embedding.from_pretrained: the table is `embeddings` [num_embeddings, embedding_dim]
+  // itself (its storage, device and dtype, not a copy: writes to either show in both), trained
+  // only without freeze. padding_idx's row gets no gradient and, unlike the constructor's, is
+  // left as given (PyTorch does not zero it here either).
+  static std::shared_ptr<Embedding> from_pretrained(const Tensor& embeddings, bool freeze = true,
+                                                    std::optional<int64_t> padding_idx = std::nullopt);
   Tensor forward(const Tensor& input) override;
   void reset_parameters();
   std::string extra_repr() const override;

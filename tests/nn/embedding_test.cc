@@ -1,7 +1,7 @@
 // nn/embedding.h: F::embedding and nn::Embedding (lookup for any index shape, PyTorch's init, the
 // padding row, backward sums that do not depend on the thread count, index errors, autocast), and
 // weight tying of an Embedding with a Linear head (Module::replace_parameter): one parameter, one
-// gradient, one tensor on disk, the tie kept through save and load.
+// gradient, one tensor on disk, the tie kept through save and load. Embedding::from_pretrained.
 #include "nn/embedding.h"
 
 #include <gtest/gtest.h>
@@ -110,6 +110,37 @@ TEST(Embedding, BadIndicesAndOptionsSayWhatWasExpected) {
   EXPECT_TRUE(throws_with<std::invalid_argument>([] { nn::Embedding(nn::EmbeddingOptions(10, 4).padding_idx(10)); },
                                                  "padding_idx 10 must be within [-10, 10)"));
   EXPECT_TRUE(throws_with<std::invalid_argument>([] { nn::Embedding(0, 4); }, "must be positive"));
+}
+
+TEST(Embedding, FromPretrainedUsesTheTableItselfFrozenOrNot) {
+  Tensor table = raw::reshape(raw::arange(0, 12, 1, kFloat64), {4, 3});
+  auto frozen = nn::Embedding::from_pretrained(table);
+  EXPECT_EQ(frozen->options.num_embeddings(), 4);
+  EXPECT_EQ(frozen->options.embedding_dim(), 3);
+  EXPECT_EQ(frozen->weight.dtype(), kFloat64);
+  EXPECT_FALSE(frozen->weight.requires_grad());
+  EXPECT_TRUE(testing::matches_values(frozen->forward(indices({2}, {1})), {6, 7, 8}));
+  // The same storage, as PyTorch's Parameter(embeddings): a write to the table shows in the module.
+  Tensor row = raw::select(table, 0, 2);
+  raw::fill_(row, -1.0);
+  EXPECT_TRUE(testing::matches_values(frozen->forward(indices({2}, {1})), {-1, -1, -1}));
+  EXPECT_FALSE(table.requires_grad());  // the caller's handle is not made a parameter
+
+  // Trainable with a padding row that keeps its values (not zeroed) and gets no gradient.
+  auto trained = nn::Embedding::from_pretrained(table, /*freeze=*/false, /*padding_idx=*/-1);
+  EXPECT_TRUE(trained->weight.requires_grad());
+  EXPECT_EQ(*trained->options.padding_idx(), 3);
+  EXPECT_TRUE(testing::matches_values(trained->forward(indices({3}, {1})), {9, 10, 11}));
+  trained->forward(indices({0, 3, 0}, {3})).sum().backward();
+  EXPECT_TRUE(testing::matches_values(trained->weight.grad(), {2, 2, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(trained->parameters().size(), 1u);
+
+  EXPECT_TRUE(throws_with<std::invalid_argument>([] { nn::Embedding::from_pretrained(raw::zeros({4})); },
+                                                 "embeddings must be a 2-D tensor [num_embeddings, embedding_dim], got [4]"));
+  EXPECT_TRUE(throws_with<std::invalid_argument>([] { nn::Embedding::from_pretrained(raw::zeros({4, 2}, kInt64)); },
+                                                 "embeddings must be floating, got int64"));
+  EXPECT_TRUE(throws_with<std::invalid_argument>([&] { nn::Embedding::from_pretrained(table, true, 4); },
+                                                 "padding_idx 4 must be within [-4, 4)"));
 }
 
 TEST(Embedding, AutocastLeavesItsOutputInTheWeightsDtype) {
