@@ -1,5 +1,10 @@
 // Joining and splitting along a dim: the gradient of a join is the matching slices of the output
 // gradient; the gradient of a split is the join of its outputs' gradients.
+// repeat and repeat_interleave (tiling copies) are here too.
+#include <algorithm>
+#include <optional>
+#include <stdexcept>
+
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
 #include "autograd/engine/view_tracking.h"
@@ -103,6 +108,42 @@ std::vector<Tensor> split_with_sizes(const Tensor& t, const std::vector<int64_t>
 
 std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim) {
   return record_split("ChunkBackward", t, raw::chunk(t, chunks, dim), dim);
+}
+
+// repeat and repeat_interleave: a broadcast view (expand) read into a new tensor (reshape), so
+// the gradient is expand's: the copies' gradients summed back onto the element they came from.
+Tensor repeat(const Tensor& t, const Shape& repeats) {
+  if (repeats.size() < static_cast<size_t>(t.dim())) {
+    throw std::invalid_argument("repeat: " + std::to_string(repeats.size()) + " repeats for a tensor of " +
+                                std::to_string(t.dim()) + " dims " + shape_str(t.sizes()) +
+                                ": expected at least one per dim");
+  }
+  for (int64_t r : repeats) {
+    if (r < 0) throw std::invalid_argument("repeat: repeats must be >= 0, got " + shape_str(repeats));
+  }
+  // Leading repeats beyond t's dims add new dims of size 1 first, as torch.repeat.
+  Shape padded(repeats.size() - t.dim(), 1);
+  padded.insert(padded.end(), t.sizes().begin(), t.sizes().end());
+  // [s0, s1, ...] -> [1, s0, 1, s1, ...] -> expanded [r0, s0, r1, s1, ...] -> [r0 s0, r1 s1, ...].
+  Shape interleaved, expanded, out;
+  for (size_t i = 0; i < padded.size(); ++i) {
+    interleaved.insert(interleaved.end(), {1, padded[i]});
+    expanded.insert(expanded.end(), {repeats[i], padded[i]});
+    out.push_back(repeats[i] * padded[i]);
+  }
+  return reshape(expand(reshape(t, interleaved), expanded), out);
+}
+
+Tensor repeat_interleave(const Tensor& t, int64_t repeats, std::optional<int64_t> dim) {
+  if (repeats < 0) throw std::invalid_argument("repeat_interleave: repeats must be >= 0, got " + std::to_string(repeats));
+  if (!dim) return repeat_interleave(reshape(t, {-1}), repeats, 0);  // torch flattens first
+  const int64_t d = wrap_dim(*dim, std::max<int64_t>(t.dim(), 1), "repeat_interleave");
+  Tensor x = t.dim() == 0 ? reshape(t, {1}) : t;
+  // [.., s_d, ..] -> [.., s_d, 1, ..] -> expanded [.., s_d, r, ..] -> [.., s_d r, ..].
+  Shape expanded = x.sizes(), out = x.sizes();
+  expanded.insert(expanded.begin() + d + 1, repeats);
+  out[d] *= repeats;
+  return reshape(expand(unsqueeze(x, d + 1), expanded), out);
 }
 
 }  // namespace colony

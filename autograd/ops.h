@@ -148,6 +148,11 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
 std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim = 0);
 std::vector<Tensor> split_with_sizes(const Tensor& t, const std::vector<int64_t>& sizes, int64_t dim = 0);
 std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim = 0);
+// torch.repeat: t tiled repeats[i] times along dim i (more repeats than dims add leading dims).
+Tensor repeat(const Tensor& t, const Shape& repeats);
+// torch.repeat_interleave with an integer count: each element (each slice along dim) `repeats`
+// times in a row; without dim, of the flattened tensor. (Per-element counts are not supported.)
+Tensor repeat_interleave(const Tensor& t, int64_t repeats, std::optional<int64_t> dim = std::nullopt);
 
 // ---------- views (autograd/views.cc): share storage with the input ----------
 Tensor view(const Tensor& t, const Shape& shape);

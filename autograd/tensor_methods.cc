@@ -97,5 +97,9 @@ std::vector<Tensor> Tensor::split_with_sizes(const std::vector<int64_t>& sizes, 
   return colony::split_with_sizes(*this, sizes, dim);
 }
 std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const { return colony::chunk(*this, chunks, dim); }
+Tensor Tensor::repeat(const Shape& repeats) const { return colony::repeat(*this, repeats); }
+Tensor Tensor::repeat_interleave(int64_t repeats, std::optional<int64_t> dim) const {
+  return colony::repeat_interleave(*this, repeats, dim);
+}
 
 }  // namespace colony

@@ -239,6 +239,8 @@ class Tensor {
   std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
   std::vector<Tensor> split_with_sizes(const std::vector<int64_t>& sizes, int64_t dim = 0) const;
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  Tensor repeat(const Shape& repeats) const;
+  Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;
 
   // ---- indexing as libtorch writes it (defined in autograd/indexing.cc) ----
   // using namespace colony::indexing;  x.index({0, Slice(1, None), None, Ellipsis, idx})

@@ -1,4 +1,5 @@
-// Gradient checks of cat, stack, split, split_with_sizes and chunk (autograd/join.cc).
+// Gradient checks of cat, stack, split, split_with_sizes and chunk (autograd/join.cc); repeat and
+// repeat_interleave against torch's documented examples.
 #include "tests/autograd/gradcheck.h"
 
 namespace colony {
@@ -66,6 +67,45 @@ TEST(Join, SplitBackwardJoinsAdjacentGradientsInPlaceAndOthersByCopy) {
   EXPECT_TRUE(all_close(run(2, 0), swapped, 0.0, 0.0));
   Tensor twice = raw::cat({raw::narrow(buffer, 2, 1, 2), raw::narrow(buffer, 2, 1, 2)}, 2);
   EXPECT_TRUE(all_close(run(1, 1), twice, 0.0, 0.0));
+}
+
+TEST(Join, RepeatAsTorch) {
+  Tensor x = raw::tensor({1.0, 2.0, 3.0}, kFloat64);
+  // torch: x.repeat(4, 2) is [4, 6] with every row 1 2 3 1 2 3; x.repeat(4, 2, 1) is [4, 2, 3].
+  Tensor r = x.repeat({4, 2});
+  EXPECT_EQ(r.sizes(), (Shape{4, 6}));
+  std::vector<double> rows;
+  for (int i = 0; i < 4; ++i) rows.insert(rows.end(), {1, 2, 3, 1, 2, 3});
+  EXPECT_TRUE(testing::matches_values(r, rows));
+  EXPECT_EQ(x.repeat({4, 2, 1}).sizes(), (Shape{4, 2, 3}));
+  Tensor m = raw::tensor({{1.0, 2.0}, {3.0, 4.0}}, kFloat64);
+  EXPECT_TRUE(testing::matches_values(m.repeat({2, 1}), {1, 2, 3, 4, 1, 2, 3, 4}));
+  EXPECT_TRUE(testing::matches_values(m.repeat({1, 2}), {1, 2, 1, 2, 3, 4, 3, 4}));
+  EXPECT_EQ(m.repeat({0, 3}).sizes(), (Shape{0, 6}));
+  EXPECT_TRUE(gradcheck([](In in) { return in[0].repeat({2, 1, 3}); }, {strided_input({2, 3})}));
+  EXPECT_TRUE(testing::throws_with([&] { m.repeat({2}); }, "repeat: 1 repeats for a tensor of 2 dims [2, 2]"));
+  EXPECT_TRUE(testing::throws_with([&] { m.repeat({2, -1}); }, "repeats must be >= 0"));
+}
+
+TEST(Join, RepeatInterleaveAsTorch) {
+  // torch: repeat_interleave(tensor([1, 2, 3]), 2) = [1, 1, 2, 2, 3, 3]; of [[1, 2], [3, 4]] without
+  // dim, the flattened tensor's; with dim=1 and 3: [[1, 1, 1, 2, 2, 2], [3, 3, 3, 4, 4, 4]].
+  Tensor x = raw::tensor({1.0, 2.0, 3.0}, kFloat64);
+  EXPECT_TRUE(testing::matches_values(x.repeat_interleave(2), {1, 1, 2, 2, 3, 3}));
+  Tensor y = raw::tensor({{1.0, 2.0}, {3.0, 4.0}}, kFloat64);
+  EXPECT_TRUE(testing::matches_values(y.repeat_interleave(2), {1, 1, 2, 2, 3, 3, 4, 4}));
+  Tensor by_col = repeat_interleave(y, 3, 1);
+  EXPECT_EQ(by_col.sizes(), (Shape{2, 6}));
+  EXPECT_TRUE(testing::matches_values(by_col, {1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4}));
+  EXPECT_TRUE(testing::matches_values(repeat_interleave(y, 2, -2), {1, 2, 1, 2, 3, 4, 3, 4}));
+  // Grouped-query attention's use: each of 2 key heads serves 3 query heads, in order.
+  Tensor kv = input({1, 2, 4, 5});
+  Tensor heads = kv.repeat_interleave(3, 1);
+  EXPECT_EQ(heads.sizes(), (Shape{1, 6, 4, 5}));
+  EXPECT_TRUE(all_close(heads.select(1, 4), kv.select(1, 1), 0, 0));
+  EXPECT_TRUE(gradcheck([](In in) { return in[0].repeat_interleave(3, 1); }, {strided_input({2, 3})}));
+  EXPECT_TRUE(gradcheck([](In in) { return in[0].repeat_interleave(2); }, {input({2, 3})}));
+  EXPECT_TRUE(testing::throws_with([&] { y.repeat_interleave(-1, 0); }, "repeats must be >= 0, got -1"));
 }
 
 }  // namespace
