@@ -275,28 +275,29 @@ TEST(PackedGemm, ThreadCountChangesNoBit) {
   }
 }
 
-// A weight gradient's product (A column-major) whose k falls in two blocks at packed_kc_rows deep
-// runs in k halves on 2 threads at alpha 1, the second half's partial product added to C
-// afterwards: bit for bit the 1-thread product, with beta and a bias, on every copy (k = 500: blocks of 256 and
-// 244 at AVX2's 256 and AVX-512's 384 deep); partial row tiles and panels, a C wider than the
-// product, B in both layouts, a product wide enough to pack A (n >= 192) and one that packs it
-// whatever its groups' width (n >= 384). A row-major A, a k of one block or of three, and a C
-// over the 1 MiB limit keep the row or column groups, as does another alpha (its result checked
-// against the naive sum).
+// A weight gradient's product (A column-major) whose k falls in two blocks 384 deep (both ISAs'
+// depth for the halves) runs in k halves on 2 threads at alpha 1, the second half's partial
+// product added to C afterwards: bit for bit the 1-thread product, with beta and a bias, on every
+// copy (k = 500: blocks of 256 and 244; k = 768, the GPT's: two of 384); partial row tiles and
+// panels, a C wider than the product, B in both layouts, a product wide enough to pack A (n >=
+// 192) and one that packs it whatever its groups' width (n >= 384). A row-major A, a k of one
+// block or of three, and a C over the 1 MiB limit keep the row or column groups, as does another
+// alpha (its result checked against the naive sum).
 TEST(PackedGemm, KHalvesOnTwoThreadsChangeNoBit) {
-  const std::vector<Shape> halves = {{130, 70, 500}, {512, 128, 500}, {200, 250, 500}, {37, 400, 500}, {7, 3, 500}};
+  const std::vector<Shape> halves = {{130, 70, 500}, {512, 128, 500}, {200, 250, 500},
+                                     {37, 400, 500},  {7, 3, 500},     {96, 128, 768}};
   for (const Copy& copy : every_copy()) {
     SCOPED_TRACE(copy.name);
     ScopedSmallGemmFns use(*copy.f32, *copy.f64);
-    const int64_t kc_rows = copy.f32->packed_kc_rows;
     {
       ScopedThreads threads(2);
-      EXPECT_FALSE(packed_gemm_k_halves<float>(512, 128, 500, 1, 1.0f));                 // A row-major
-      EXPECT_FALSE(packed_gemm_k_halves<float>(512, 128, kc_rows, 512, 1.0f));          // one block
-      EXPECT_FALSE(packed_gemm_k_halves<float>(512, 128, 2 * kc_rows + 8, 512, 1.0f));  // three blocks
-      EXPECT_FALSE(packed_gemm_k_halves<float>(600, 600, 500, 600, 1.0f));              // C of 1.4 MB
-      EXPECT_FALSE(packed_gemm_k_halves<float>(512, 128, 500, 512, -1.25f));            // alpha
-      EXPECT_TRUE(packed_gemm_k_halves<double>(256, 512, 500, 256, 1.0));               // 1 MiB of C
+      EXPECT_FALSE(packed_gemm_k_halves<float>(512, 128, 500, 1, 1.0f));     // A row-major
+      EXPECT_FALSE(packed_gemm_k_halves<float>(512, 128, 384, 512, 1.0f));   // one block
+      EXPECT_TRUE(packed_gemm_k_halves<float>(512, 128, 385, 512, 1.0f));    // two
+      EXPECT_FALSE(packed_gemm_k_halves<float>(512, 128, 776, 512, 1.0f));   // three blocks
+      EXPECT_FALSE(packed_gemm_k_halves<float>(600, 600, 500, 600, 1.0f));   // C of 1.4 MB
+      EXPECT_FALSE(packed_gemm_k_halves<float>(512, 128, 500, 512, -1.25f)); // alpha
+      EXPECT_TRUE(packed_gemm_k_halves<double>(256, 512, 500, 256, 1.0));    // 1 MiB of C
     }
     {
       ScopedThreads threads(1);
