@@ -373,7 +373,7 @@ int64_t row_groups(int64_t mr, int64_t threads, int64_t m, int64_t n, int64_t k)
 // the row-group products all split [B * T, C] rows in halves, thread g the rows g), so half its
 // operands came from the other core's L2: traced in the char-level GPT's 2-thread step (an
 // uncommitted per-call trace of parallel_for, SCHED_FIFO, 2026-12-06 14:20 UTC), its four weight
-// gradients' chunks took 1,370 us a step more CPU time than the same products on 1 thread ((512,
+// gradients' chunks took 1,369 us a step more CPU time than the same products on 1 thread ((512,
 // 128, 768) 2,116 -> 2,558 us, (128, 128, 768) 596 -> 941, (384, 128, 768) 1,638 -> 1,971, (128,
 // 512, 768) 2,427 -> 2,676), about 4 % of the step's wall time; in k halves each thread reads the
 // rows its own share wrote. docs/benchmarks.md (2026-12-06, branch pool) has the step's figures.
