@@ -210,21 +210,24 @@ constexpr int64_t kKeptABytes = int64_t{32} << 20;
 constexpr int64_t kKeptAPackedBBytes = kPackedBBytes / 2;
 
 // The product of all m rows with columns [0, n) of B and C (callers offset b and c to a group of
-// columns; deep_a: a column-major A runs packed_kc_rows deep, packed into row tiles, as
-// packed_gemm decided for the whole product): B packed a block at a time on the calling thread,
-// each block's row tiles split over the pool (inside packed_gemm's column groups the pool is
-// busy, so this runs on the group's thread).
+// columns; a_kc: the depth limit of a column-major A, as packed_gemm decided for the whole product;
+// such an A is packed into row tiles where pack_deep_a says so or this product is at least
+// kPackARowsMinWidth wide): B packed a block at a time on the calling thread, each block's row
+// tiles split over the pool (inside packed_gemm's column groups the pool is busy, so this runs on
+// the group's thread).
 template <typename T>
 void packed_product(const SmallGemmFns<T>& fns, int64_t m, int64_t n, int64_t k, const T* a, int64_t ars,
                     int64_t acs, const T* b, int64_t brs, int64_t bcs, T* c, int64_t ldc, T alpha, T beta,
-                    const T* bias, bool deep_a) {
-  const bool pack_a = acs != 1 && (deep_a || n >= kPackARowsMinWidth);
+                    const T* bias, int64_t a_kc, bool pack_deep_a) {
+  const bool pack_a = acs != 1 && (pack_deep_a || n >= kPackARowsMinWidth);
   // The blocks' limits: kc_lim deep, nc_limit columns (kPackedBBytes of packed B, or
   // kKeptAPackedBBytes), mc_lim rows (kARowsBytes of A); each dimension is then cut into blocks of
   // equal size under its limit (balanced_block), so that no block is a thin remainder. A row-major
-  // A, and a column-major A where packed_gemm chose so (deep_a: kDeepPackedAMinWidth; then always
-  // copied into row tiles), run packed_kc_rows deep (384 under AVX-512: C passed over a third as
-  // often as at 128); otherwise a column-major A keeps packed_kc (128), packed or read in place.
+  // A, and a column-major A where packed_gemm chose so (a_kc; pack_deep_a: kDeepPackedAMinWidth,
+  // then always copied into row tiles), run packed_kc_rows deep (384 under AVX-512: C passed over
+  // a third as often as at 128); a product of k halves' shape runs k_halves_depth deep (384 under
+  // both ISAs), its A packed by width; otherwise a column-major A keeps packed_kc (128 under
+  // AVX-512), packed or read in place.
   // Packed A at 384 / 128, 1 thread, thread CPU time (matmul_bench --dtype f32 --form atb
   // --cpu-time, trials as benchmarks/matmul_rounds.sh), the k loop unrolled by 4, 3 alternating
   // rounds, 2026-12-06 08:37 UTC, load 2.8-3.4, GFLOP/s as (m, n, k): 1024^3 198.4-201.6 /
@@ -235,7 +238,7 @@ void packed_product(const SmallGemmFns<T>& fns, int64_t m, int64_t n, int64_t k,
   // 5 of 7. The earlier measurement that kept 128 for packed A (1024^3 138 against 114-118 at 384,
   // load 10, 2026-12-05) was taken with the k loop rolled.
   const int64_t mr = fns.packed_mr, nr = fns.packed_nr;
-  const int64_t kc_lim = acs == 1 || deep_a ? fns.packed_kc_rows : fns.packed_kc;
+  const int64_t kc_lim = acs == 1 ? fns.packed_kc_rows : a_kc;
   auto nc_limit = [&](int64_t bytes) {
     return std::max(nr, bytes / (kc_lim * static_cast<int64_t>(sizeof(T))) / nr * nr);
   };
@@ -354,7 +357,74 @@ int64_t row_groups(int64_t mr, int64_t threads, int64_t m, int64_t n, int64_t k)
   return threads;
 }
 
+// A product whose A is column-major (a weight gradient dY^T @ X, k running over the batch's rows)
+// and whose k is cut into exactly two blocks at k_halves_depth deep, with C (m x n) at most
+// kHalvesMaxBytes, runs in k halves on 2 threads: thread 0 multiplies the first block of k into C
+// (with beta), thread 1 the second into a partial product (beta 0), then a pass adds the partial
+// to C (add_partial). With alpha = 1 that pass rounds C + S exactly as packed_store does for a
+// second block of k, so the result is the 1-thread product's bit for bit, provided the 1-thread
+// product also runs these shapes at k_halves_depth deep: packed_gemm then sets that depth for them
+// on any thread count. (With another alpha the compiler may fuse packed_store's C + alpha * S into one
+// rounding, which a stored partial cannot repeat: PackedGemm.KHalvesOnTwoThreadsChangeNoBit failed
+// on the AVX2 copy at alpha -1.25; so other alphas keep the row or column groups. A 6-block
+// product at packed_kc 128 has no such split: its blocks are summed one after another into C.)
+// Split by rows or columns instead, each thread read every row of dY and X, half of them written
+// by the other thread's share of the op before (the elementwise passes, LayerNorm, attention and
+// the row-group products all split [B * T, C] rows in halves, thread g the rows g), so half its
+// operands came from the other core's L2: traced in the char-level GPT's 2-thread step (an
+// uncommitted per-call trace of parallel_for, SCHED_FIFO, 2026-12-06 14:20 UTC), its four weight
+// gradients' chunks took 1,369 us a step more CPU time than the same products on 1 thread ((512,
+// 128, 768) 2,116 -> 2,558 us, (128, 128, 768) 596 -> 941, (384, 128, 768) 1,638 -> 1,971, (128,
+// 512, 768) 2,427 -> 2,676), about 4 % of the step's wall time; in k halves each thread reads the
+// rows its own share wrote. docs/benchmarks.md (2026-12-06, branch pool) has the step's figures.
+// The limit keeps the partial and the pass over it (3 x m x n elements moved) in L2 and small
+// beside the product (2 m n k flops): the GPT's weight gradients have 64-256 KiB of C.
+constexpr int64_t kHalvesMaxBytes = int64_t{1} << 20;
+
+// The depth of a k half: packed_kc_rows (384 under AVX-512), at least kHalvesMinDepth. AVX2's
+// packed_kc_rows of 256 cut the GPT's k = 768 into three blocks, which have no split that keeps
+// 1 thread's bits; at 384 its panel (384 x 16 floats, 24 KiB) still fits L1. matmul_bench --dtype
+// f32 --form atb --threads 1 --cpu-time --trials 200, COLONY_CPU_ISA=avx2, 3 alternating rounds
+// against main (2026-12-06 14:44 UTC, load 4.5-4.6), GFLOP/s main / 384 deep: (512, 128, 768)
+// 106.2-107.1 / 103.3-103.8, (384, 128, 768) 113.7-114.3 / 110.4-111.0, (128, 128, 768)
+// 109.8-113.6 / 111.2-115.1, (128, 512, 768) 104.3-107.1 / 103.6-106.7: 1 thread loses up to 3.5 %
+// on two of the GPT's four weight gradients, about 0.5 % of its step, where 2 threads gain 1.5-3.4 %
+// (docs/benchmarks.md, 2026-12-06, branch pool).
+constexpr int64_t kHalvesMinDepth = 384;
+
+template <typename T>
+int64_t k_halves_depth(const SmallGemmFns<T>& fns) {
+  return std::max(fns.packed_kc_rows, kHalvesMinDepth);
+}
+
+// The shapes that run k_halves_depth deep for the k halves, on any thread count and alpha.
+bool k_halves_shape(int64_t depth, int64_t m, int64_t n, int64_t k, int64_t acs, int64_t elem_bytes) {
+  return acs != 1 && k > depth && k <= 2 * depth && m * n * elem_bytes <= kHalvesMaxBytes;
+}
+
+// C(i, j) = C(i, j) + part(i, j) (+ bias[j]) for rows [i0, i1): packed_store's sum for a later block
+// of k at alpha = 1 (part holds S), so the k halves round as the blocks in one product do.
+template <typename T>
+void add_partial(int64_t i0, int64_t i1, int64_t n, const T* part, const T* bias, T* c, int64_t ldc) {
+  for (int64_t i = i0; i < i1; ++i) {
+    T* ci = c + i * ldc;
+    const T* pi = part + i * n;
+    if (bias != nullptr) {
+      for (int64_t j = 0; j < n; ++j) ci[j] = (ci[j] + pi[j]) + bias[j];
+    } else {
+      for (int64_t j = 0; j < n; ++j) ci[j] = ci[j] + pi[j];
+    }
+  }
+}
+
 }  // namespace
+
+template <typename T>
+bool packed_gemm_k_halves(int64_t m, int64_t n, int64_t k, int64_t a_col_stride, T alpha) {
+  return num_threads() == 2 && alpha == T(1) &&
+         k_halves_shape(k_halves_depth(active_small_gemm_fns<T>()), m, n, k, a_col_stride,
+                        static_cast<int64_t>(sizeof(T)));
+}
 
 template <typename T>
 int64_t packed_gemm_row_groups(int64_t m, int64_t n, int64_t k) {
@@ -382,7 +452,33 @@ void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64
     return;
   }
   const SmallGemmFns<T>& fns = active_small_gemm_fns<T>();
-  const bool deep_a = acs != 1 && n >= kDeepPackedAMinWidth;  // packed_product
+  const int64_t halves_kc = k_halves_depth(fns);
+  const bool halves = k_halves_shape(halves_kc, m, n, k, acs, static_cast<int64_t>(sizeof(T)));
+  // packed_product; both depend on the shape alone, never on the thread count (k_halves_shape says
+  // why).
+  const bool pack_deep_a = acs != 1 && n >= kDeepPackedAMinWidth;
+  const int64_t a_kc = halves ? halves_kc : pack_deep_a ? fns.packed_kc_rows : fns.packed_kc;
+  if (halves && alpha == T(1) && num_threads() == 2) {  // packed_gemm_k_halves
+    const int64_t k0 = balanced_block(k, halves_kc, 8);  // packed_product's first block
+    // On the calling thread, like packed_product's packed B: thread 1 writes it, then both read it
+    // after parallel_for's barrier.
+    T* part = align64(thread_scratch<PackedGemmScratch, T, 3>(static_cast<size_t>(m * n + 64)));
+    parallel_for(2, 1, [&](int64_t h0, int64_t h1) {
+      for (int64_t h = h0; h < h1; ++h) {
+        if (h == 0) {
+          packed_product(fns, m, n, k0, a, ars, acs, b, brs, bcs, c, ldc, alpha, beta, static_cast<const T*>(nullptr),
+                         a_kc, pack_deep_a);
+        } else {
+          packed_product(fns, m, n, k - k0, a + k0 * acs, ars, acs, b + k0 * brs, brs, bcs, part, n, T(1), T(0),
+                         static_cast<const T*>(nullptr), a_kc, pack_deep_a);
+        }
+      }
+    });
+    // Rows of at least 8K elements a chunk.
+    parallel_for(m, std::max<int64_t>(1, 8192 / n),
+                 [&](int64_t i0, int64_t i1) { add_partial(i0, i1, n, part, bias, c, ldc); });
+    return;
+  }
   const int64_t mr = fns.packed_mr, row_tiles = (m + mr - 1) / mr;
   const int64_t row_split = row_groups(mr, num_threads(), m, n, k);  // packed_gemm_row_groups
   if (row_split > 1) {
@@ -395,7 +491,7 @@ void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64
         const int64_t r1 = std::min(m, (g + 1) * row_tiles / row_split * mr);
         if (r1 > r0)
           packed_product(fns, r1 - r0, n, k, a + r0 * ars, ars, acs, b, brs, bcs, c + r0 * ldc, ldc, alpha, beta,
-                         bias, deep_a);
+                         bias, a_kc, pack_deep_a);
       }
     });
     return;
@@ -403,7 +499,7 @@ void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64
   const int64_t nr = fns.packed_nr, panels = (n + nr - 1) / nr;
   const int64_t groups = column_groups(panels, num_threads(), m, n, k);  // packed_gemm_column_groups
   if (groups == 1) {
-    packed_product(fns, m, n, k, a, ars, acs, b, brs, bcs, c, ldc, alpha, beta, bias, deep_a);
+    packed_product(fns, m, n, k, a, ars, acs, b, brs, bcs, c, ldc, alpha, beta, bias, a_kc, pack_deep_a);
     return;
   }
   // Group g: panels [g * panels / groups, (g + 1) * panels / groups). Each output's sum runs over
@@ -412,7 +508,7 @@ void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t ars, int64
     for (int64_t g = g0; g < g1; ++g) {
       const int64_t j0 = g * panels / groups * nr, j1 = std::min(n, (g + 1) * panels / groups * nr);
       packed_product(fns, m, j1 - j0, k, a, ars, acs, b + j0 * bcs, brs, bcs, c + j0, ldc, alpha, beta,
-                     bias == nullptr ? nullptr : bias + j0, deep_a);
+                     bias == nullptr ? nullptr : bias + j0, a_kc, pack_deep_a);
     }
   });
 }
@@ -425,5 +521,7 @@ template int64_t packed_gemm_column_groups<float>(int64_t, int64_t, int64_t);
 template int64_t packed_gemm_column_groups<double>(int64_t, int64_t, int64_t);
 template int64_t packed_gemm_row_groups<float>(int64_t, int64_t, int64_t);
 template int64_t packed_gemm_row_groups<double>(int64_t, int64_t, int64_t);
+template bool packed_gemm_k_halves<float>(int64_t, int64_t, int64_t, int64_t, float);
+template bool packed_gemm_k_halves<double>(int64_t, int64_t, int64_t, int64_t, double);
 
 }  // namespace colony::kernels::cpu

@@ -20,9 +20,10 @@ namespace colony::kernels::cpu {
 // thread pool by groups of rows when the product is taller than wide (each thread packs all of B and
 // multiplies its own rows of A: packed_gemm_row_groups), else by groups of columns (each thread
 // packs and multiplies its own panels of B) or, where the panels do not share out evenly, by rows
-// under one packed B (packed_gemm_column_groups); every element's sum runs in the same order (p
-// ascending within each block of k, the blocks one after another) whatever the thread count, so
-// results do not depend on it.
+// under one packed B (packed_gemm_column_groups); a weight gradient's product with k in two blocks
+// runs in k halves on 2 threads (packed_gemm_k_halves); every element's sum runs in the same order
+// (p ascending within each block of k, the blocks one after another) whatever the thread count,
+// so results do not depend on it.
 // bias (null: none; a linear layer's): bias[j] is added to every C(i, j) as the last block of k is
 // stored, after the rest of the sum, so with alpha = 1 C is bit for bit the product followed by a
 // separate pass adding the bias, without that pass or its reads of C (with another alpha the
@@ -34,10 +35,16 @@ void packed_gemm(int64_t m, int64_t n, int64_t k, const T* a, int64_t a_row_stri
 
 // How many groups of rows, or of columns, packed_gemm<T> splits an [m, k] x [k, n] product into on
 // the current thread count and micro-kernel (1 from both: the rows are split under one shared
-// packed B). For tests and benchmarks.
+// packed B; packed_gemm_k_halves, where it holds, comes first). For tests and benchmarks.
 template <typename T>
 int64_t packed_gemm_row_groups(int64_t m, int64_t n, int64_t k);
 template <typename T>
 int64_t packed_gemm_column_groups(int64_t m, int64_t n, int64_t k);
+// Whether packed_gemm<T> runs an [m, k] x [k, n] product with A's column stride a_col_stride and
+// this alpha in k halves on the current thread count (2 threads, alpha 1: each thread one of the
+// two blocks of k of a column-major A's product, the second summed into C afterwards, rounding as
+// one thread's second block does; packed_gemm.cc's k_halves_shape). For tests and benchmarks.
+template <typename T>
+bool packed_gemm_k_halves(int64_t m, int64_t n, int64_t k, int64_t a_col_stride, T alpha);
 
 }  // namespace colony::kernels::cpu

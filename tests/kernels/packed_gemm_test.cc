@@ -275,6 +275,71 @@ TEST(PackedGemm, ThreadCountChangesNoBit) {
   }
 }
 
+// A weight gradient's product (A column-major) whose k falls in two blocks 384 deep (both ISAs'
+// depth for the halves) runs in k halves on 2 threads at alpha 1, the second half's partial
+// product added to C afterwards: bit for bit the 1-thread product, with beta and a bias, on every
+// copy (k = 500: blocks of 256 and 244; k = 768, the GPT's: two of 384); partial row tiles and
+// panels, a C wider than the product, B in both layouts, a product wide enough to pack A (n >=
+// 192) and one that packs it whatever its groups' width (n >= 384). A row-major A, a k of one
+// block or of three, and a C over the 1 MiB limit keep the row or column groups, as does another
+// alpha (its result checked against the naive sum).
+TEST(PackedGemm, KHalvesOnTwoThreadsChangeNoBit) {
+  const std::vector<Shape> halves = {{130, 70, 500}, {512, 128, 500}, {200, 250, 500},
+                                     {37, 400, 500},  {7, 3, 500},     {96, 128, 768}};
+  for (const Copy& copy : every_copy()) {
+    SCOPED_TRACE(copy.name);
+    ScopedSmallGemmFns use(*copy.f32, *copy.f64);
+    {
+      ScopedThreads threads(2);
+      EXPECT_FALSE(packed_gemm_k_halves<float>(512, 128, 500, 1, 1.0f));     // A row-major
+      EXPECT_FALSE(packed_gemm_k_halves<float>(512, 128, 384, 512, 1.0f));   // one block
+      EXPECT_TRUE(packed_gemm_k_halves<float>(512, 128, 385, 512, 1.0f));    // two
+      EXPECT_FALSE(packed_gemm_k_halves<float>(512, 128, 776, 512, 1.0f));   // three blocks
+      EXPECT_FALSE(packed_gemm_k_halves<float>(600, 600, 500, 600, 1.0f));   // C of 1.4 MB
+      EXPECT_FALSE(packed_gemm_k_halves<float>(512, 128, 500, 512, -1.25f)); // alpha
+      EXPECT_TRUE(packed_gemm_k_halves<double>(256, 512, 500, 256, 1.0));    // 1 MiB of C
+    }
+    {
+      ScopedThreads threads(1);
+      EXPECT_FALSE(packed_gemm_k_halves<float>(512, 128, 500, 512, 1.0f));
+    }
+    for (const Shape& s : halves) {
+      for (bool b_t : {false, true}) {
+        SCOPED_TRACE("m=" + std::to_string(s.m) + " n=" + std::to_string(s.n) + " k=" + std::to_string(s.k) +
+                     (b_t ? " B^T" : ""));
+        const Problem p = make_problem(s, /*a_t=*/true, b_t, s.n + 5, 70);
+        using colony::testing::cast;
+        const std::vector<float> a = cast<float>(p.a), b = cast<float>(p.b), bias = cast<float>(float_values(s.n, 71));
+        for (double beta : {0.0, 0.75}) {
+          for (const float* bias_or_null : {static_cast<const float*>(nullptr), bias.data()}) {
+            std::vector<float> one = cast<float>(p.c), two = one;
+            {
+              ScopedThreads threads(1);
+              packed_gemm<float>(s.m, s.n, s.k, a.data(), p.ars(), p.acs(), b.data(), p.brs(), p.bcs(), one.data(),
+                                 p.ldc, 1.0f, static_cast<float>(beta), bias_or_null);
+            }
+            {
+              ScopedThreads threads(2);
+              ASSERT_TRUE(packed_gemm_k_halves<float>(s.m, s.n, s.k, p.acs(), 1.0f));
+              packed_gemm<float>(s.m, s.n, s.k, a.data(), p.ars(), p.acs(), b.data(), p.brs(), p.bcs(), two.data(),
+                                 p.ldc, 1.0f, static_cast<float>(beta), bias_or_null);
+            }
+            ASSERT_EQ(one, two) << "beta=" << beta << (bias_or_null ? " bias" : "");
+            std::vector<double> want = naive(p, 1.0, beta);
+            if (bias_or_null != nullptr)
+              for (int64_t i = 0; i < s.m; ++i)
+                for (int64_t j = 0; j < s.n; ++j) want[i * p.ldc + j] += bias[j];
+            expect_close(cast<double>(two), want, 2e-6 * static_cast<double>(s.k));
+          }
+        }
+        ScopedThreads threads(2);
+        expect_close(run<double>(p, 1.0, 0.25), naive(p, 1.0, 0.25), 1e-14 * static_cast<double>(s.k));
+        expect_close(run<float>(p, -1.25, 0.5), naive(p, -1.25, 0.5), 2e-6 * static_cast<double>(s.k));
+      }
+    }
+  }
+}
+
 // beta == 0 overwrites C, NaNs included; k == 0 is an empty sum, so C becomes beta * C.
 TEST(PackedGemm, BetaZeroOverwritesNaNsAndAnEmptySumScalesC) {
   for (const Copy& copy : every_copy()) {
