@@ -226,10 +226,11 @@ void sum_columns(const T* x, Y* y, int64_t outer, int64_t len, int64_t inner, do
   // 256 columns a row of a bias gradient [B * T, 1536] was read in 1 KiB pieces 6 KiB apart, a new
   // page every piece, and ran at 4-7 GB/s. Which columns share a task changes no column's order of
   // additions, so no bit. benchmarks/column_sum_bench --threads 2 (rows from memory), Intel Xeon
-  // (Sapphire Rapids class), 3 alternating rounds, 2026-12-06 14:36-14:40 UTC, load 5.9-6.3, us,
-  // 256 / 2,048 columns: 4096x384 842-461 / 327-627, 4096x1152 2,165-5,585 / 988-1,888,
-  // 4096x1536 3,527-7,136 / 1,360-2,551, 16384x384 4,051-4,163 / 2,246-2,502, 16384x1152
-  // 15,111-20,950 / 7,529-16,480, 16384x1536 19,513-38,127 / 13,549-17,578.
+  // (Sapphire Rapids class), 3 alternating rounds, 2026-12-06 ~14:35-14:40 UTC, load 5.9-6.3,
+  // median us, 256 / 2,048 columns: 4096x384 461-842 / 328-627, 4096x1152 2,165-5,585 /
+  // 988-1,888, 4096x1536 3,527-7,136 / 1,360-2,551, 16384x384 4,051-4,163 / 2,246-2,502,
+  // 16384x1152 15,111-20,950 / 7,529-16,480, 16384x1536 19,513-38,127 / 13,549-17,578; 45 of 48
+  // cells faster over 8 rounds in all (AVX2 included: docs/benchmarks.md, branch w384).
   constexpr int64_t kWidth = 2048;
   const int64_t col_tasks = (inner + kWidth - 1) / kWidth;
   const int64_t task_width = std::min(inner, kWidth);  // the widest task's columns
