@@ -206,6 +206,11 @@ void column_sum(const T* x, int64_t len, int64_t stride, int64_t width, int64_t 
 // elements per group (so that a task amortises its share of the pool's wake-up) and at most 64
 // groups (which bounds the partial sums kept). A function of the shape alone: the groups, not the
 // thread count, decide the order of the additions.
+// The width group_log2 is given for a sum_columns task: the tasks' width when groups were
+// introduced (sum_columns' tasks are wider now; the groups stay, as they set the order of the
+// additions, which tests/kernels/reduce_test.cc checks against a serial reference).
+constexpr int64_t kGroupWidth = 256;
+
 int group_log2(int64_t blocks, int64_t width) {
   constexpr int64_t kMinGroupElements = 16384, kMaxGroups = 64;
   int s = 0;
@@ -216,10 +221,19 @@ int group_log2(int64_t blocks, int64_t width) {
 template <typename T, typename Y>
 void sum_columns(const T* x, Y* y, int64_t outer, int64_t len, int64_t inner, double scale) {
   using Acc = acc_t<T>;
-  // 256 columns per task: wide enough to stream whole cache lines, small enough that the level
-  // buffers stay in L1/L2.
-  constexpr int64_t kWidth = 256;
+  // Up to 2,048 columns per task (the block and level buffers, a few of at most 8 KiB, stay in L2):
+  // each task reads its rows nearly whole, one stream the hardware prefetcher follows. In tasks of
+  // 256 columns a row of a bias gradient [B * T, 1536] was read in 1 KiB pieces 6 KiB apart, a new
+  // page every piece, and ran at 4-7 GB/s. Which columns share a task changes no column's order of
+  // additions, so no bit. benchmarks/column_sum_bench --threads 2 (rows from memory), Intel Xeon
+  // (Sapphire Rapids class), 3 alternating rounds, 2026-12-06 ~14:35-14:40 UTC, load 5.9-6.3,
+  // median us, 256 / 2,048 columns: 4096x384 461-842 / 328-627, 4096x1152 2,165-5,585 /
+  // 988-1,888, 4096x1536 3,527-7,136 / 1,360-2,551, 16384x384 4,051-4,163 / 2,246-2,502,
+  // 16384x1152 15,111-20,950 / 7,529-16,480, 16384x1536 19,513-38,127 / 13,549-17,578; 45 of 48
+  // cells faster over 8 rounds in all (AVX2 included: docs/benchmarks.md, branch w384).
+  constexpr int64_t kWidth = 2048;
   const int64_t col_tasks = (inner + kWidth - 1) / kWidth;
+  const int64_t task_width = std::min(inner, kWidth);  // the widest task's columns
   const int64_t blocks = (len + kBlockRows - 1) / kBlockRows;
   // The rows are split too, in groups of 2^s blocks: a linear layer's bias gradient sums 768 rows
   // of 128 columns (the char GPT's), one column task, which ran on one thread while the others
@@ -227,7 +241,7 @@ void sum_columns(const T* x, Y* y, int64_t outer, int64_t len, int64_t inner, do
   // level s, and those sums go through a counter from level s in group order, finished from the
   // last (partial) group's own finished sum: the same additions, in the same order, as one
   // counter over all the blocks, so the result does not change by a bit.
-  const int s = group_log2(blocks, std::min(inner, kWidth));
+  const int s = group_log2(blocks, std::min<int64_t>(inner, kGroupWidth));
   const int64_t group_blocks = int64_t{1} << s;
   const int64_t groups = std::max<int64_t>(1, (blocks + group_blocks - 1) / group_blocks);  // 1 when len is 0
   auto store = [&](const Acc* acc, Y* dst, int64_t width) {
@@ -241,10 +255,10 @@ void sum_columns(const T* x, Y* y, int64_t outer, int64_t len, int64_t inner, do
   };
   const int64_t tasks = outer * col_tasks * groups;
   const int64_t grain = std::max<int64_t>(
-      1, kGrainElements / std::max<int64_t>(1, std::min(len, group_blocks * kBlockRows) * std::min(inner, kWidth)));
+      1, kGrainElements / std::max<int64_t>(1, std::min(len, group_blocks * kBlockRows) * task_width));
   if (groups == 1) {
     parallel_for(tasks, grain, [&](int64_t b, int64_t e) {
-      std::vector<Acc> acc(kWidth);
+      std::vector<Acc> acc(static_cast<size_t>(task_width));
       for (int64_t task = b; task < e; ++task) {
         const int64_t o = task / col_tasks, c0 = (task % col_tasks) * kWidth, width = std::min(kWidth, inner - c0);
         column_sum<Acc>(x + o * len * inner + c0, len, inner, width, 0, blocks, acc.data());
@@ -253,28 +267,28 @@ void sum_columns(const T* x, Y* y, int64_t outer, int64_t len, int64_t inner, do
     });
     return;
   }
-  // Task (o, c, g) writes its group's sum at partial[task * kWidth].
-  std::vector<Acc> partial(static_cast<size_t>(tasks * kWidth));
+  // Task (o, c, g) writes its group's sum at partial[task * task_width].
+  std::vector<Acc> partial(static_cast<size_t>(tasks * task_width));
   parallel_for(tasks, grain, [&](int64_t b, int64_t e) {
     for (int64_t task = b; task < e; ++task) {
       const int64_t g = task % groups, oc = task / groups;
       const int64_t o = oc / col_tasks, c0 = (oc % col_tasks) * kWidth, width = std::min(kWidth, inner - c0);
       column_sum<Acc>(x + o * len * inner + c0, len, inner, width, g * group_blocks,
-                      std::min(blocks, (g + 1) * group_blocks), partial.data() + task * kWidth);
+                      std::min(blocks, (g + 1) * group_blocks), partial.data() + task * task_width);
     }
   });
   const bool last_partial = blocks % group_blocks != 0;
-  // Adding up the groups: `groups` rows of at most 256 per column task, at least ~1,024 rows' worth
+  // Adding up the groups: `groups` rows of at most kWidth per column task, at least ~1,024 rows' worth
   // per piece (these run only for many outer slices; the GPT's bias gradients have one task).
   parallel_for(outer * col_tasks, std::max<int64_t>(1, 1024 / groups), [&](int64_t b, int64_t e) {
-    std::vector<Acc> acc(kWidth);
+    std::vector<Acc> acc(static_cast<size_t>(task_width));
     for (int64_t oc = b; oc < e; ++oc) {
       const int64_t o = oc / col_tasks, c0 = (oc % col_tasks) * kWidth, width = std::min(kWidth, inner - c0);
-      Acc* sums = partial.data() + oc * groups * kWidth;
+      Acc* sums = partial.data() + oc * groups * task_width;
       const int64_t whole = last_partial ? groups - 1 : groups;
       BlockCounter<Acc> counter(s + levels_for(whole), s, width);
-      for (int64_t g = 0; g < whole; ++g) counter.push(sums + g * kWidth);
-      counter.finish(last_partial ? sums + whole * kWidth : nullptr, acc.data());
+      for (int64_t g = 0; g < whole; ++g) counter.push(sums + g * task_width);
+      counter.finish(last_partial ? sums + whole * task_width : nullptr, acc.data());
       store(acc.data(), y + o * inner + c0, width);
     }
   });

@@ -141,7 +141,9 @@ std::vector<float> column_reference(const float* x, int64_t len, int64_t inner) 
 // Sums are the same bits on any number of threads, and equal the serial order of additions: a
 // long row cut into pieces along pairwise summation's own tree, columns split into groups of
 // rows (a linear layer's bias gradient: [768, 128]) that a counter over the groups adds up in
-// the one counter's order. Lengths off the powers of two, with a partial last group.
+// the one counter's order, and columns split into tasks of up to 2,048 (the width-384 GPT's
+// [B * T, 1536]; wider than one task, with a partial last one). Lengths off the powers of two,
+// with a partial last group.
 TEST(SumKernel, SplitsKeepTheSerialOrderOfAdditionsOnAnyThreadCount) {
   for (int64_t len : {int64_t{40000}, int64_t{100001}, int64_t{1} << 20, int64_t{3000007}}) {
     std::vector<float> x = cast<float>(random_values(len, 11));
@@ -157,7 +159,8 @@ TEST(SumKernel, SplitsKeepTheSerialOrderOfAdditionsOnAnyThreadCount) {
     int64_t outer, len, inner;
   };
   for (const Case& c : {Case{1, 768, 128}, Case{1, 768, 384}, Case{2, 1000, 65}, Case{1, 64 * 300 + 5, 130},
-                        Case{3, 200, 300}, Case{1, 64 * 4096 + 1, 3}}) {
+                        Case{3, 200, 300}, Case{1, 64 * 4096 + 1, 3}, Case{1, 64 * 70 + 3, 1536},
+                        Case{1, 64 * 9 + 7, 2048 + 300}, Case{2, 50, 2500}}) {
     SCOPED_TRACE(std::to_string(c.outer) + " x " + std::to_string(c.len) + " x " + std::to_string(c.inner));
     std::vector<float> x = cast<float>(random_values(c.outer * c.len * c.inner, 12));
     std::vector<float> want;
