@@ -21,6 +21,11 @@ elif echo "$out" | grep -q '^bf16_dot'; then
 fi
 out="$(benchmarks/fma_peak --threads 0 2>&1)"; rc=$?
 [ "$rc" -eq 2 ] || fail "fma_peak --threads 0 exited $rc, expected 2: $out"
+out="$(benchmarks/fma_peak --threads 1 --seconds 0.05 --isa avx2 2>&1)"; rc=$?
+[ "$rc" -eq 0 ] && echo "$out" | grep -q '^isa=avx2+fma threads=1$' || fail "fma_peak --isa avx2 (exit $rc): $out"
+echo "$out" | grep -q '^bf16_dot' && fail "fma_peak --isa avx2 compares a bfloat16 dot with 256-bit FMAs: $out"
+out="$(benchmarks/fma_peak --isa sse 2>&1)"; rc=$?
+[ "$rc" -eq 2 ] && echo "$out" | grep -q 'expected avx2' || fail "fma_peak --isa sse exited $rc, expected 2: $out"
 
 out="$(COLONY_CPU_ISA=avx2 benchmarks/small_gemm_bench --quick 2>&1)"; rc=$?
 [ "$rc" -eq 0 ] && echo "$out" | grep -q '^isa=avx2$' || fail "small_gemm_bench (exit $rc): $out"

@@ -4,7 +4,10 @@
 // the machine's peak. The widest instructions the CPU reports are used (AVX-512 when present,
 // else AVX2+FMA), chosen at run time as Colony's kernels are; the build targets x86-64-v3.
 //
-//   bazel run -c opt //benchmarks:fma_peak -- [--threads 2] [--seconds 1]
+//   bazel run -c opt //benchmarks:fma_peak -- [--threads 2] [--seconds 1] [--isa avx2]
+//
+// --isa avx2 runs the 256-bit loop on a CPU with AVX-512 too: the peak of an AVX2 build of the same
+// work (a CPU may clock 256-bit code higher than 512-bit code, so it is not simply half).
 //
 // Prints: isa=..., gflops_per_thread=..., gflops=..., lenet_mflop_per_image=...,
 // lenet_peak_images_per_s=... (the peak divided by LeNet's training FLOPs per image); where the
@@ -93,9 +96,9 @@ struct Isa {
   int64_t flops_per_iter;  // chains x lanes x 2
 };
 
-Isa widest() {
+Isa widest(bool cap_to_avx2) {
   __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f")) return {"avx512f", fma_avx512, 24 * 16 * 2};
+  if (!cap_to_avx2 && __builtin_cpu_supports("avx512f")) return {"avx512f", fma_avx512, 24 * 16 * 2};
   if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return {"avx2+fma", fma_avx2, 12 * 8 * 2};
   return {nullptr, nullptr, 0};
 }
@@ -115,13 +118,21 @@ double lenet_mflop_per_image() {
 int main(int argc, char** argv) {
   int threads = 2;
   double seconds = 1.0;
+  bool cap_to_avx2 = false;
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "--threads") == 0 && i + 1 < argc) {
       threads = std::atoi(argv[++i]);
     } else if (std::strcmp(argv[i], "--seconds") == 0 && i + 1 < argc) {
       seconds = std::atof(argv[++i]);
+    } else if (std::strcmp(argv[i], "--isa") == 0 && i + 1 < argc) {
+      const std::string isa = argv[++i];
+      if (isa != "avx2") {
+        std::fprintf(stderr, "fma_peak: --isa %s: expected avx2 (the default is the widest the CPU has)\n", isa.c_str());
+        return 2;
+      }
+      cap_to_avx2 = true;
     } else {
-      std::fprintf(stderr, "usage: fma_peak [--threads N] [--seconds S]\n");
+      std::fprintf(stderr, "usage: fma_peak [--threads N] [--seconds S] [--isa avx2]\n");
       return 2;
     }
   }
@@ -129,7 +140,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "fma_peak: --threads and --seconds must be positive\n");
     return 2;
   }
-  const Isa isa = widest();
+  const Isa isa = widest(cap_to_avx2);
   if (isa.run == nullptr) {
     std::fprintf(stderr, "fma_peak: this CPU has neither AVX-512 nor AVX2+FMA\n");
     return 1;
@@ -176,7 +187,7 @@ int main(int argc, char** argv) {
   std::printf("gflops=%.1f\n", gflops);
   std::printf("lenet_mflop_per_image=%.2f\n", lenet_mflop_per_image());
   std::printf("lenet_peak_images_per_s=%.0f\n", gflops * 1e3 / lenet_mflop_per_image());
-  if (__builtin_cpu_supports("avx512bf16")) {  // one thread, about as long as one FMA thread ran
+  if (!cap_to_avx2 && __builtin_cpu_supports("avx512bf16")) {  // one thread, about as long as one FMA thread ran
     const int64_t dot_iters = std::max<int64_t>(1, iters / 4);
     const auto t0 = std::chrono::steady_clock::now();
     volatile float sink = dot_bf16(dot_iters, 1.0f);
