@@ -112,6 +112,17 @@ std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim) {
 
 // repeat and repeat_interleave: a broadcast view (expand) read into a new tensor (reshape), so
 // the gradient is expand's: the copies' gradients summed back onto the element they came from.
+// Where the expand repeats nothing (every count 1) the reshape of a contiguous tensor is a view;
+// torch returns a new tensor whatever the counts, so the result is cloned then.
+namespace {
+
+Tensor expanded_copy(const Tensor& x, const Shape& expanded, const Shape& out) {
+  Tensor result = reshape(expand(x, expanded), out);
+  return expanded == x.sizes() ? clone(result) : result;
+}
+
+}  // namespace
+
 Tensor repeat(const Tensor& t, const Shape& repeats) {
   if (repeats.size() < static_cast<size_t>(t.dim())) {
     throw std::invalid_argument("repeat: " + std::to_string(repeats.size()) + " repeats for a tensor of " +
@@ -131,7 +142,7 @@ Tensor repeat(const Tensor& t, const Shape& repeats) {
     expanded.insert(expanded.end(), {repeats[i], padded[i]});
     out.push_back(repeats[i] * padded[i]);
   }
-  return reshape(expand(reshape(t, interleaved), expanded), out);
+  return expanded_copy(reshape(t, interleaved), expanded, out);
 }
 
 Tensor repeat_interleave(const Tensor& t, int64_t repeats, std::optional<int64_t> dim) {
@@ -143,7 +154,7 @@ Tensor repeat_interleave(const Tensor& t, int64_t repeats, std::optional<int64_t
   Shape expanded = x.sizes(), out = x.sizes();
   expanded.insert(expanded.begin() + d + 1, repeats);
   out[d] *= repeats;
-  return reshape(expand(unsqueeze(x, d + 1), expanded), out);
+  return expanded_copy(unsqueeze(x, d + 1), expanded, out);
 }
 
 }  // namespace colony

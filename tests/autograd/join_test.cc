@@ -82,6 +82,10 @@ TEST(Join, RepeatAsTorch) {
   EXPECT_TRUE(testing::matches_values(m.repeat({2, 1}), {1, 2, 3, 4, 1, 2, 3, 4}));
   EXPECT_TRUE(testing::matches_values(m.repeat({1, 2}), {1, 2, 1, 2, 3, 4, 3, 4}));
   EXPECT_EQ(m.repeat({0, 3}).sizes(), (Shape{0, 6}));
+  // Counts of 1 still give a new tensor, as torch's: writing into it leaves m alone.
+  Tensor same = m.repeat({1, 1});
+  raw::fill_(same, 9.0);
+  EXPECT_TRUE(testing::matches_values(m, {1, 2, 3, 4}));
   EXPECT_TRUE(gradcheck([](In in) { return in[0].repeat({2, 1, 3}); }, {strided_input({2, 3})}));
   EXPECT_TRUE(testing::throws_with([&] { m.repeat({2}); }, "repeat: 1 repeats for a tensor of 2 dims [2, 2]"));
   EXPECT_TRUE(testing::throws_with([&] { m.repeat({2, -1}); }, "repeats must be >= 0"));
@@ -98,6 +102,9 @@ TEST(Join, RepeatInterleaveAsTorch) {
   EXPECT_EQ(by_col.sizes(), (Shape{2, 6}));
   EXPECT_TRUE(testing::matches_values(by_col, {1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4}));
   EXPECT_TRUE(testing::matches_values(repeat_interleave(y, 2, -2), {1, 2, 1, 2, 3, 4, 3, 4}));
+  Tensor once = y.repeat_interleave(1, 0);
+  raw::fill_(once, 9.0);
+  EXPECT_TRUE(testing::matches_values(y, {1, 2, 3, 4}));
   // Grouped-query attention's use: each of 2 key heads serves 3 query heads, in order.
   Tensor kv = input({1, 2, 4, 5});
   Tensor heads = kv.repeat_interleave(3, 1);
