@@ -17,6 +17,18 @@ Tensor embedding(const Tensor& input, const Tensor& weight, const EmbeddingFuncO
 }  // namespace functional
 
 Embedding::Embedding(const EmbeddingOptions& o) : options(o) {
+  check_options();
+  weight = register_parameter("weight", raw::empty({o.num_embeddings(), o.embedding_dim()}));
+  reset_parameters();
+}
+
+Embedding::Embedding(const EmbeddingOptions& o, const Tensor& table, bool requires_grad) : options(o) {
+  check_options();
+  weight = register_parameter("weight", table, requires_grad);
+}
+
+void Embedding::check_options() {
+  const EmbeddingOptions& o = options;
   if (o.num_embeddings() <= 0 || o.embedding_dim() <= 0) {
     throw std::invalid_argument("Embedding: num_embeddings and embedding_dim must be positive, got " +
                                 std::to_string(o.num_embeddings()) + " and " + std::to_string(o.embedding_dim()));
@@ -30,8 +42,6 @@ Embedding::Embedding(const EmbeddingOptions& o) : options(o) {
     }
     if (p < 0) options.padding_idx(p + n);
   }
-  weight = register_parameter("weight", raw::empty({o.num_embeddings(), o.embedding_dim()}));
-  reset_parameters();
 }
 
 void Embedding::reset_parameters() {
@@ -54,12 +64,11 @@ std::shared_ptr<Embedding> Embedding::from_pretrained(const Tensor& embeddings, 
     throw std::invalid_argument(std::string("Embedding::from_pretrained: embeddings must be floating, got ") +
                                 dtype_name(embeddings.dtype()));
   }
-  auto e = std::make_shared<Embedding>(
-      EmbeddingOptions(embeddings.size(0), embeddings.size(1)).padding_idx(padding_idx));  // checks padding_idx
   // A new handle on the same storage (PyTorch's Parameter(embeddings)): the caller's tensor keeps
-  // its own requires_grad and history.
-  e->weight = e->replace_parameter("weight", embeddings.detach(), /*requires_grad=*/!freeze);
-  return e;
+  // its own requires_grad and history. (The constructor is private, so no make_shared.)
+  return std::shared_ptr<Embedding>(
+      new Embedding(EmbeddingOptions(embeddings.size(0), embeddings.size(1)).padding_idx(padding_idx),
+                    embeddings.detach(), /*requires_grad=*/!freeze));
 }
 
 Tensor Embedding::forward(const Tensor& input) { return colony::embedding(input, weight, options.padding_idx()); }

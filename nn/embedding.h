@@ -48,6 +48,12 @@ class Embedding : public Module {
 
   EmbeddingOptions options;  // padding_idx stored non-negative
   Tensor weight;
+
+ private:
+  // from_pretrained's: `table` registered as the weight as it is, no initialization drawn (so the
+  // global generator's stream is the same as without the call, as torch's).
+  Embedding(const EmbeddingOptions& options, const Tensor& table, bool requires_grad);
+  void check_options();
 };
 
 }  // namespace colony::nn

@@ -114,7 +114,12 @@ TEST(Embedding, BadIndicesAndOptionsSayWhatWasExpected) {
 
 TEST(Embedding, FromPretrainedUsesTheTableItselfFrozenOrNot) {
   Tensor table = raw::reshape(raw::arange(0, 12, 1, kFloat64), {4, 3});
+  // No initialization is drawn: the global generator's stream is as without the call.
+  manual_seed(3);
+  const std::vector<double> undisturbed = testing::values(randn({4}));
+  manual_seed(3);
   auto frozen = nn::Embedding::from_pretrained(table);
+  EXPECT_EQ(testing::values(randn({4})), undisturbed);
   EXPECT_EQ(frozen->options.num_embeddings(), 4);
   EXPECT_EQ(frozen->options.embedding_dim(), 3);
   EXPECT_EQ(frozen->weight.dtype(), kFloat64);
