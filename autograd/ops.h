@@ -117,10 +117,19 @@ Tensor log_softmax(const Tensor& t, int64_t dim);
 // torch.nn.functional.scaled_dot_product_attention: softmax(q k^T * scale + mask) v with dropout
 // on the weights, as one kernel each way (raw::scaled_dot_product_attention has the shapes and
 // rules); differentiable in q, k and v (the mask is a constant). Under autocast it runs in the
-// lower precision with float32 accumulation.
+// lower precision with float32 accumulation. enable_gqa (grouped-query attention, PyTorch's flag):
+// q [..., Hq, L, E] with k [..., Hk, S, E] and v [..., Hv, S, Ev] where Hk and Hv divide Hq; query
+// head h then reads key head h / (Hq / Hk), as PyTorch repeats k and v with repeat_interleave
+// along dim -3 (which this does too: the gradients of a key head sum over its group).
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const Tensor& attn_mask = Tensor(), double dropout_p = 0.0, bool is_causal = false,
-                                    std::optional<double> scale = std::nullopt, Generator* gen = nullptr);
+                                    std::optional<double> scale = std::nullopt, bool enable_gqa = false,
+                                    Generator* gen = nullptr);
+// enable_gqa took the place where a Generator* used to be the eighth argument: without this, such a
+// call would turn the pointer into enable_gqa = true and draw from the default generator.
+Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask,
+                                    double dropout_p, bool is_causal, std::optional<double> scale,
+                                    Generator* gen) = delete;
 
 // ---------- indexing (autograd/index.cc); index tensors get no gradient ----------
 // index of any shape: the result is t.shape[:dim] + index.shape + t.shape[dim+1:].

@@ -96,8 +96,9 @@ Tensor flatten(const Tensor& input, int64_t start_dim, int64_t end_dim) { return
 
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask, double dropout_p, bool is_causal,
-                                    std::optional<double> scale, Generator* gen) {
-  return colony::scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, gen);
+                                    std::optional<double> scale, bool enable_gqa, Generator* gen) {
+  return colony::scaled_dot_product_attention(query, key, value, attn_mask, dropout_p, is_causal, scale, enable_gqa,
+                                              gen);
 }
 
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options) {

@@ -41,10 +41,17 @@ Tensor flatten(const Tensor& input, int64_t start_dim = 1, int64_t end_dim = -1)
 // F.scaled_dot_product_attention: softmax(q k^T * scale + mask) v, one fused kernel each way
 // (colony::scaled_dot_product_attention has the shapes and rules). attn_mask bool (true takes
 // part) or floating (added); is_causal masks key j for query i when j > i; scale defaults to
-// 1 / sqrt(E); dropout_p applies whenever it is > 0 (pass 0 in eval, as in PyTorch).
+// 1 / sqrt(E); dropout_p applies whenever it is > 0 (pass 0 in eval, as in PyTorch); enable_gqa:
+// key and value heads (dim -3) that divide the query's serve groups of query heads.
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask = Tensor(), double dropout_p = 0.0, bool is_causal = false,
-                                    std::optional<double> scale = std::nullopt, Generator* gen = nullptr);
+                                    std::optional<double> scale = std::nullopt, bool enable_gqa = false,
+                                    Generator* gen = nullptr);
+// enable_gqa took the place of a Generator* as the eighth argument: such a call is refused rather
+// than read as enable_gqa = true.
+Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
+                                    const Tensor& attn_mask, double dropout_p, bool is_causal,
+                                    std::optional<double> scale, Generator* gen) = delete;
 
 struct Conv2dFuncOptions {
   COLONY_ARG(Int2, stride) = 1;
