@@ -18,5 +18,8 @@ Tensor le(const Tensor& a, double b) { return raw::binary(BinaryOp::Le, a, b); }
 Tensor gt(const Tensor& a, double b) { return raw::binary(BinaryOp::Gt, a, b); }
 Tensor ge(const Tensor& a, double b) { return raw::binary(BinaryOp::Ge, a, b); }
 Tensor logical_not(const Tensor& t) { return raw::unary(raw::UnaryOp::LogicalNot, t); }
+Tensor isnan(const Tensor& t) { return raw::unary(raw::UnaryOp::IsNan, t); }
+Tensor isinf(const Tensor& t) { return raw::unary(raw::UnaryOp::IsInf, t); }
+Tensor isfinite(const Tensor& t) { return raw::unary(raw::UnaryOp::IsFinite, t); }
 
 }  // namespace colony

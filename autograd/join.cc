@@ -145,6 +145,20 @@ Tensor repeat(const Tensor& t, const Shape& repeats) {
   return expanded_copy(reshape(t, interleaved), expanded, out);
 }
 
+// Each flipped dim is an index_select by the reversed positions (its gradient index_add's them back).
+Tensor flip(const Tensor& t, const std::vector<int64_t>& dims) {
+  const std::vector<int64_t> d = wrap_dims(dims, std::max<int64_t>(t.dim(), 1), "flip");  // refuses repeats
+  Tensor out = t;
+  bool copied = false;
+  for (int64_t dim : d) {
+    if (t.dim() == 0 || t.size(dim) <= 1) continue;
+    const int64_t n = t.size(dim);
+    out = index_select(out, dim, raw::arange(n - 1, -1, -1, TensorOptions(kInt64).device(t.device())));
+    copied = true;
+  }
+  return copied ? out : clone(t);  // torch.flip returns a new tensor whatever it flips
+}
+
 Tensor repeat_interleave(const Tensor& t, int64_t repeats, std::optional<int64_t> dim) {
   if (repeats < 0) throw std::invalid_argument("repeat_interleave: repeats must be >= 0, got " + std::to_string(repeats));
   if (!dim) return repeat_interleave(reshape(t, {-1}), repeats, 0);  // torch flattens first

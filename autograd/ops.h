@@ -78,11 +78,24 @@ Tensor le(const Tensor& a, double b);
 Tensor gt(const Tensor& a, double b);
 Tensor ge(const Tensor& a, double b);
 Tensor logical_not(const Tensor& t);
+// Elementwise tests, any dtype (integers and bool are numbers, finite): torch.isnan, isinf, isfinite.
+Tensor isnan(const Tensor& t);
+Tensor isinf(const Tensor& t);
+Tensor isfinite(const Tensor& t);
 
 // ---------- reductions (autograd/reduce.cc); dims empty = all dims ----------
 Tensor sum(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Tensor mean(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Tensor var(const Tensor& t, const std::vector<int64_t>& dims = {}, bool unbiased = true, bool keepdim = false);
+// sqrt(var): torch.std (its gradient is NaN where every element is equal, as in PyTorch).
+Tensor std(const Tensor& t, const std::vector<int64_t>& dims = {}, bool unbiased = true, bool keepdim = false);
+// torch.linalg.vector_norm (Tensor.norm): (sum |t|^p)^(1/p) over dims (all when empty), floating
+// inputs; p = 2, 1, any p > 0, inf (max |t|), -inf (min |t|), 0 (the count of nonzeros, no
+// gradient). Where the norm is 0 the gradient is 0, as PyTorch's (not the NaN of the plain chain rule).
+Tensor norm(const Tensor& t, double p = 2.0, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+// Whether any / every element is nonzero (NaN counts as nonzero), as bool: torch.any, torch.all.
+Tensor any(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor all(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 // Ties share the gradient evenly, as PyTorch's amax/amin and full max()/min().
 Tensor amax(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Tensor amin(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
@@ -148,6 +161,8 @@ Tensor cumsum(const Tensor& t, int64_t dim);
 // Stable; NaN sorts as the largest value. Values are differentiable, indices (int64) are not.
 std::pair<Tensor, Tensor> sort(const Tensor& t, int64_t dim = -1, bool descending = false);
 std::pair<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true);
+// sort's indices (int64): torch.argsort; always stable (equal values keep their order).
+Tensor argsort(const Tensor& t, int64_t dim = -1, bool descending = false);
 // Category indices drawn from 1-D or 2-D non-negative weights; not differentiable.
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = false, Generator* gen = nullptr);
 
@@ -162,6 +177,8 @@ Tensor repeat(const Tensor& t, const Shape& repeats);
 // torch.repeat_interleave with an integer count: each element (each slice along dim) `repeats`
 // times in a row; without dim, of the flattened tensor. (Per-element counts are not supported.)
 Tensor repeat_interleave(const Tensor& t, int64_t repeats, std::optional<int64_t> dim = std::nullopt);
+// torch.flip: a copy with the order of elements reversed along each of dims.
+Tensor flip(const Tensor& t, const std::vector<int64_t>& dims);
 
 // ---------- views (autograd/views.cc): share storage with the input ----------
 Tensor view(const Tensor& t, const Shape& shape);

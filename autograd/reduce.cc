@@ -1,7 +1,10 @@
 // Reductions: the gradient of a reduced element spreads back over the elements it came from.
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
+#include <stdexcept>
+#include <string>
 
 #include "autograd/autocast.h"
 #include "autograd/op_util.h"
@@ -152,6 +155,51 @@ Tensor logsumexp(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim
   m = raw::masked_fill(m, eq(raw::abs(m), std::numeric_limits<double>::infinity()), 0.0);
   Tensor sums = sum(exp(sub(t, m)), dims, keepdim);
   return add(log(sums), keepdim ? m : raw::reshape(m, sums.sizes()));
+}
+
+Tensor std(const Tensor& t, const std::vector<int64_t>& dims, bool unbiased, bool keepdim) {
+  return sqrt(var(t, dims, unbiased, keepdim));
+}
+
+namespace {
+
+// f(x) where x != 0 and `at_zero` where x == 0, with no gradient through f at the zeros: f's
+// derivative there is infinite (x^p for p < 1, s^(1/p)), and infinity times the zero that reaches
+// it would be NaN. Where the norm is 0, PyTorch's norm_backward masks its gradient to 0 likewise.
+template <class F>
+Tensor away_from_zero(const Tensor& x, double at_zero, F f) {
+  Tensor zero = eq(x, 0.0);
+  return where(zero, at_zero, f(where(zero, 1.0, x)));
+}
+
+}  // namespace
+
+Tensor norm(const Tensor& t, double p, const std::vector<int64_t>& dims, bool keepdim) {
+  if (!is_floating(t.dtype())) {
+    throw std::invalid_argument(std::string("norm: expected a floating point tensor, got ") + dtype_name(t.dtype()) +
+                                " (convert it first, e.g. t.to(kFloat32))");
+  }
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (std::isnan(p) || (p < 0 && p != -kInf)) {
+    throw std::invalid_argument("norm: p must be 0, positive, inf or -inf, got " + std::to_string(p));
+  }
+  Tensor a = abs(t);
+  if (p == kInf) return amax(a, dims, keepdim);
+  if (p == -kInf) return amin(a, dims, keepdim);
+  if (p == 0) return raw::to(raw::sum(ne(t, 0.0), dims, keepdim), t.device(), t.dtype());
+  if (p == 1) return sum(a, dims, keepdim);
+  if (p == 2) return away_from_zero(sum(square(t), dims, keepdim), 0.0, [](const Tensor& s) { return sqrt(s); });
+  Tensor powers = p < 1 ? away_from_zero(a, 0.0, [p](const Tensor& x) { return pow(x, p); }) : pow(a, p);
+  return away_from_zero(sum(powers, dims, keepdim), 0.0, [p](const Tensor& s) { return pow(s, 1.0 / p); });
+}
+
+// Counts of nonzeros (bool results, never in the graph). NaN != 0, so NaN counts as nonzero (torch's rule).
+Tensor any(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
+  return ne(raw::sum(ne(t, 0.0), dims, keepdim), 0.0);
+}
+
+Tensor all(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
+  return eq(raw::sum(eq(t, 0.0), dims, keepdim), 0.0);
 }
 
 Tensor argmax(const Tensor& t, int64_t dim, bool keepdim) { return raw::argmax(t, dim, keepdim); }

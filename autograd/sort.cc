@@ -31,6 +31,8 @@ std::pair<Tensor, Tensor> sort(const Tensor& t, int64_t dim, bool descending) {
   return record_selection("SortBackward", t, dim, raw::sort(t, dim, descending));
 }
 
+Tensor argsort(const Tensor& t, int64_t dim, bool descending) { return raw::sort(t, dim, descending).second; }
+
 std::pair<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim, bool largest, bool sorted) {
   return record_selection("TopkBackward", t, dim, raw::topk(t, k, dim, largest, sorted));
 }

@@ -71,6 +71,12 @@ Tensor Tensor::mean(const std::vector<int64_t>& dims, bool keepdim) const {
 Tensor Tensor::var(const std::vector<int64_t>& dims, bool unbiased, bool keepdim) const {
   return colony::var(*this, dims, unbiased, keepdim);
 }
+Tensor Tensor::std(const std::vector<int64_t>& dims, bool unbiased, bool keepdim) const {
+  return colony::std(*this, dims, unbiased, keepdim);
+}
+Tensor Tensor::norm(double p, const std::vector<int64_t>& dims, bool keepdim) const {
+  return colony::norm(*this, p, dims, keepdim);
+}
 Tensor Tensor::max() const { return colony::max(*this); }
 Tensor Tensor::min() const { return colony::min(*this); }
 std::pair<Tensor, Tensor> Tensor::max(int64_t dim, bool keepdim) const { return colony::max(*this, dim, keepdim); }
@@ -82,6 +88,12 @@ Tensor Tensor::logsumexp(const std::vector<int64_t>& dims, bool keepdim) const {
 }
 Tensor Tensor::argmax(int64_t dim, bool keepdim) const { return colony::argmax(*this, dim, keepdim); }
 Tensor Tensor::argmin(int64_t dim, bool keepdim) const { return colony::argmin(*this, dim, keepdim); }
+Tensor Tensor::argsort(int64_t dim, bool descending) const { return colony::argsort(*this, dim, descending); }
+Tensor Tensor::any(const std::vector<int64_t>& dims, bool keepdim) const { return colony::any(*this, dims, keepdim); }
+Tensor Tensor::all(const std::vector<int64_t>& dims, bool keepdim) const { return colony::all(*this, dims, keepdim); }
+Tensor Tensor::isnan() const { return colony::isnan(*this); }
+Tensor Tensor::isinf() const { return colony::isinf(*this); }
+Tensor Tensor::isfinite() const { return colony::isfinite(*this); }
 Tensor Tensor::matmul(const Tensor& other) const { return colony::matmul(*this, other); }
 Tensor Tensor::mm(const Tensor& other) const { return colony::mm(*this, other); }
 Tensor Tensor::bmm(const Tensor& other) const { return colony::bmm(*this, other); }
@@ -98,6 +110,7 @@ std::vector<Tensor> Tensor::split_with_sizes(const std::vector<int64_t>& sizes, 
 }
 std::vector<Tensor> Tensor::chunk(int64_t chunks, int64_t dim) const { return colony::chunk(*this, chunks, dim); }
 Tensor Tensor::repeat(const Shape& repeats) const { return colony::repeat(*this, repeats); }
+Tensor Tensor::flip(const std::vector<int64_t>& dims) const { return colony::flip(*this, dims); }
 Tensor Tensor::repeat_interleave(int64_t repeats, std::optional<int64_t> dim) const {
   return colony::repeat_interleave(*this, repeats, dim);
 }

@@ -2,7 +2,10 @@
 // differentiable; the layers in this folder are thin modules over these functions.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "base/arg.h"
@@ -52,6 +55,31 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask, double dropout_p, bool is_causal,
                                     std::optional<double> scale, Generator* gen) = delete;
+
+// F::pad (torch.nn.functional.pad): `pad` holds (before, after) pairs for the last dims, the last
+// dim first: {1, 2} pads the last dim by 1 before and 2 after, {1, 2, 3, 4} also dim -2 by 3 and 4.
+// "constant" fills with value (a negative pad removes elements), any number of dims; "reflect"
+// (mirrored without repeating the edge; each pad < the dim's size), "replicate" (the edge repeated)
+// and "circular" (wrapped; each pad <= the dim's size) pad 1 to 3 last dims of an input with one or
+// two more dims than that (PyTorch's rule: [C, W] or [N, C, W] for 1-D padding), pads >= 0.
+// Differentiable: the padding gets no gradient, a repeated element gets the sum of its copies'.
+struct PadFuncOptions {
+  PadFuncOptions(std::vector<int64_t> pad) : pad_(std::move(pad)) {}                   // NOLINT
+  PadFuncOptions(std::initializer_list<int64_t> pad) : pad_(pad) {}  // NOLINT: F::pad(x, {1, 1})
+  COLONY_ARG(std::vector<int64_t>, pad);
+  COLONY_ARG(std::string, mode) = "constant";  // "constant", "reflect", "replicate" or "circular"
+  COLONY_ARG(double, value) = 0.0;             // what "constant" fills with
+};
+Tensor pad(const Tensor& input, const PadFuncOptions& options);
+
+// F::normalize: input / max(||input||_p over dim, eps), the norm kept as a dim of size 1 and
+// broadcast back (Tensor::norm's p: 2, 1, any p > 0, inf).
+struct NormalizeFuncOptions {
+  COLONY_ARG(double, p) = 2.0;
+  COLONY_ARG(int64_t, dim) = 1;
+  COLONY_ARG(double, eps) = 1e-12;
+};
+Tensor normalize(const Tensor& input, const NormalizeFuncOptions& options = {});
 
 struct Conv2dFuncOptions {
   COLONY_ARG(Int2, stride) = 1;

@@ -260,6 +260,9 @@ Tensor unary(UnaryOp op, const Tensor& t, const UnaryAttrs& attrs) {
       break;
     case UnaryOp::Sign:
     case UnaryOp::LogicalNot:
+    case UnaryOp::IsNan:  // integers and bool: every element a number, finite
+    case UnaryOp::IsInf:
+    case UnaryOp::IsFinite:
       break;
     case UnaryOp::Floor:
     case UnaryOp::Ceil:

@@ -219,6 +219,8 @@ class Tensor {
   Tensor mean() const;
   Tensor mean(const std::vector<int64_t>& dims, bool keepdim = false) const;
   Tensor var(const std::vector<int64_t>& dims, bool unbiased = true, bool keepdim = false) const;
+  Tensor std(const std::vector<int64_t>& dims, bool unbiased = true, bool keepdim = false) const;
+  Tensor norm(double p = 2.0, const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
   Tensor max() const;
   Tensor min() const;
   std::pair<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;  // values, indices
@@ -228,6 +230,13 @@ class Tensor {
   Tensor logsumexp(const std::vector<int64_t>& dims, bool keepdim = false) const;
   Tensor argmax(int64_t dim, bool keepdim = false) const;                 // not differentiable
   Tensor argmin(int64_t dim, bool keepdim = false) const;                 // not differentiable
+  Tensor argsort(int64_t dim = -1, bool descending = false) const;       // not differentiable
+  // bool results, not differentiable
+  Tensor any(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  Tensor all(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  Tensor isnan() const;
+  Tensor isinf() const;
+  Tensor isfinite() const;
   Tensor matmul(const Tensor& other) const;
   Tensor mm(const Tensor& other) const;
   Tensor bmm(const Tensor& other) const;
@@ -241,6 +250,7 @@ class Tensor {
   std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
   Tensor repeat(const Shape& repeats) const;
   Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;
+  Tensor flip(const std::vector<int64_t>& dims) const;
 
   // ---- indexing as libtorch writes it (defined in autograd/indexing.cc) ----
   // using namespace colony::indexing;  x.index({0, Slice(1, None), None, Ellipsis, idx})

@@ -42,7 +42,10 @@ namespace colony::kernels {
   X(Round, COLONY_DISPATCH_FLOATING, "round")           \
   X(Gelu, COLONY_DISPATCH_FLOATING, "gelu")             \
   X(Silu, COLONY_DISPATCH_FLOATING, "silu")             \
-  X(Erf, COLONY_DISPATCH_FLOATING, "erf")
+  X(Erf, COLONY_DISPATCH_FLOATING, "erf")               \
+  X(IsNan, COLONY_DISPATCH_ALL, "isnan")                \
+  X(IsInf, COLONY_DISPATCH_ALL, "isinf")                \
+  X(IsFinite, COLONY_DISPATCH_ALL, "isfinite")
 
 #define COLONY_FOR_EACH_BINARY_OP(X)         \
   X(Add, COLONY_DISPATCH_ALL, "add")         \
@@ -109,7 +112,9 @@ struct UnaryAttrs {
   GeluApproximate gelu_approximate = GeluApproximate::None;  // Gelu
 };
 
-constexpr bool outputs_bool(UnaryOp op) { return op == UnaryOp::LogicalNot; }
+constexpr bool outputs_bool(UnaryOp op) {
+  return op == UnaryOp::LogicalNot || op == UnaryOp::IsNan || op == UnaryOp::IsInf || op == UnaryOp::IsFinite;
+}
 
 // Floating-point unary ops compute integral and bool inputs in float32, as torch.exp(int_tensor)
 // does (colony::raw::unary), except these, which PyTorch refuses such inputs for (it has no
@@ -130,6 +135,21 @@ COLONY_INLINE bool is_nan(C x) {
   } else {
     return false;
   }
+}
+
+// x - x is 0 for every finite x and NaN for +-inf and NaN (integers are always finite).
+template <typename C>
+COLONY_INLINE bool is_finite(C x) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return x - x == C(0);
+  } else {
+    return true;
+  }
+}
+
+template <typename C>
+COLONY_INLINE bool is_inf(C x) {
+  return !is_nan(x) && !is_finite(x);
 }
 
 // Never evaluates exp of a positive number, so neither branch overflows for large |x|.
@@ -242,6 +262,12 @@ COLONY_INLINE auto unary_fn(C x, const UnaryAttrs& attrs = {}) {
     return C(1) / x;
   } else if constexpr (Op == UnaryOp::LogicalNot) {
     return x == C(0);
+  } else if constexpr (Op == UnaryOp::IsNan) {
+    return is_nan(x);
+  } else if constexpr (Op == UnaryOp::IsInf) {
+    return is_inf(x);
+  } else if constexpr (Op == UnaryOp::IsFinite) {
+    return is_finite(x);
   } else if constexpr (Op == UnaryOp::Sin) {
     return math::sin(x);
   } else if constexpr (Op == UnaryOp::Cos) {

@@ -115,5 +115,20 @@ TEST(Join, RepeatInterleaveAsTorch) {
   EXPECT_TRUE(testing::throws_with([&] { y.repeat_interleave(-1, 0); }, "repeats must be >= 0, got -1"));
 }
 
+TEST(Join, FlipAsTorch) {
+  // torch.flip(arange(6.).reshape(2, 3), [0, 1]) = [[5, 4, 3], [2, 1, 0]]; [1]: [[2, 1, 0], [5, 4, 3]].
+  Tensor a = raw::reshape(raw::arange(6.0, TensorOptions(kFloat64)), {2, 3});
+  EXPECT_TRUE(testing::matches_values(flip(a, {0, 1}), {5, 4, 3, 2, 1, 0}));
+  EXPECT_TRUE(testing::matches_values(a.flip({-1}), {2, 1, 0, 5, 4, 3}));
+  // A new tensor even when nothing moves (no dims, or a dim of size 1): writes do not reach a.
+  for (Tensor same : {a.flip({}), raw::narrow(a, 0, 0, 1).flip({0})}) {
+    raw::fill_(same, 9.0);
+  }
+  EXPECT_TRUE(testing::matches_values(a, {0, 1, 2, 3, 4, 5}));
+  EXPECT_TRUE(gradcheck([](In in) { return flip(in[0], {0, 2}); }, {strided_input({2, 3, 4})}));
+  EXPECT_TRUE(testing::throws_with([&] { a.flip({1, -1}); }, "appears more than once"));
+  EXPECT_THROW(a.flip({2}), std::exception);
+}
+
 }  // namespace
 }  // namespace colony

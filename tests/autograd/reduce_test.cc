@@ -116,6 +116,64 @@ TEST(Reduce, LogsumexpAsTorchIncludingInfinitiesAndLargeValues) {
   EXPECT_TRUE(all_close(y.grad(), raw::softmax(y.detach(), 1), 1e-12, 1e-12));
 }
 
+TEST(Reduce, NormAsTorchWithZeroGradientWhereTheNormIsZero) {
+  // torch.linalg.vector_norm(x, p, dim=1) and the gradient of its sum, x = [[3, -4, 0], [0, 0, 0]]:
+  // the zero row's gradient is 0 for every p (PyTorch masks it), not NaN.
+  const double inf = std::numeric_limits<double>::infinity();
+  struct Want {
+    double p;
+    std::vector<double> norm, grad;
+  };
+  const std::vector<Want> wants = {
+      {2, {5, 0}, {0.6, -0.8, 0, 0, 0, 0}},
+      {1, {7, 0}, {1, -1, 0, 0, 0, 0}},
+      {3, {4.497941445275415, 0}, {0.4448513517305356, -0.7908468475209521, 0, 0, 0, 0}},
+      {0.5, {13.928203230275509, 0}, {2.154700538379252, -1.8660254037844386, 0, 0, 0, 0}},
+      {inf, {4, 0}, {0, -1, 0, 0, 0, 0}},
+      {-inf, {0, 0}, {0, 0, 0, 0, 0, 0}},
+  };
+  for (const Want& w : wants) {
+    Tensor x = raw::tensor({{3.0, -4.0, 0.0}, {0.0, 0.0, 0.0}}, kFloat64);
+    x.requires_grad_();
+    Tensor n = norm(x, w.p, {1});
+    EXPECT_TRUE(testing::matches_values(n, w.norm, 1e-12)) << "p " << w.p;
+    n.sum().backward();
+    EXPECT_TRUE(testing::matches_values(x.grad(), w.grad, 1e-12)) << "p " << w.p;
+  }
+  // p = 0 counts the nonzeros, with no gradient.
+  Tensor x = raw::tensor({{3.0, -4.0, 0.0}, {0.0, 0.0, 0.0}}, kFloat64);
+  EXPECT_TRUE(testing::matches_values(x.norm(0.0, {1}), {2, 0}));
+  // All dims by default; gradchecks away from zero.
+  EXPECT_NEAR(x.norm().item<double>(), 5.0, 1e-15);
+  for (double p : {2.0, 1.0, 3.0, 0.5, inf}) {
+    EXPECT_TRUE(check_reduction([p](const Tensor& t, const Dims& d, bool k) { return norm(t, p, d, k); })) << p;
+  }
+  EXPECT_TRUE(testing::throws_with([] { norm(raw::tensor({1.0, 2.0}, kInt64)); }, "expected a floating point tensor"));
+  EXPECT_TRUE(testing::throws_with([&] { norm(x, -1.0); }, "p must be 0, positive, inf or -inf"));
+}
+
+TEST(Reduce, StdAnyAllAsTorch) {
+  Tensor x = raw::tensor({{1.0, 2.0, 3.0}, {4.0, 5.0, 7.0}}, kFloat64);
+  // torch: x.std() = 2.1602468994692865, x.std(1, unbiased=False) = [0.816496580927726, 1.247219128924647].
+  EXPECT_NEAR(std(x).item<double>(), 2.1602468994692865, 1e-14);
+  EXPECT_TRUE(testing::matches_values(x.std({1}, false), {0.816496580927726, 1.247219128924647}, 1e-14));
+  EXPECT_TRUE(check_reduction([](const Tensor& t, const Dims& d, bool k) { return std(t, d, true, k); }));
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // torch: [[0, 1], [0, 0]].any(1) = [True, False]; [[0, 1], [2, 3]].all(1) = [False, True]; NaN is nonzero.
+  Tensor a = raw::tensor({{0.0, 1.0}, {0.0, 0.0}}, kInt64);
+  Tensor b = raw::tensor({{0.0, 1.0}, {2.0, 3.0}}, kInt64);
+  EXPECT_TRUE(testing::matches_values(any(a, {1}), {1, 0}));
+  EXPECT_TRUE(testing::matches_values(all(b, {1}), {0, 1}));
+  EXPECT_EQ(any(a, {1}).dtype(), kBool);
+  EXPECT_EQ(all(b, {1}, true).sizes(), (Shape{2, 1}));
+  EXPECT_TRUE(all(raw::tensor({nan}, kFloat64)).item<bool>());
+  EXPECT_TRUE(any(raw::tensor({0.0, nan}, kFloat64)).item<bool>());
+  // Empty: any is false, all is true.
+  Tensor empty = raw::zeros({0}, kFloat32);
+  EXPECT_FALSE(any(empty).item<bool>());
+  EXPECT_TRUE(all(empty).item<bool>());
+}
+
 TEST(Reduce, SumTo) {
   EXPECT_TRUE(gradcheck([](In in) { return sum_to(in[0], {3, 1}); }, {input({2, 3, 4})}));
   EXPECT_TRUE(gradcheck([](In in) { return sum_to(in[0], {4}); }, {strided_input({3, 4})}));

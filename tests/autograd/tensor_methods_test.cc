@@ -1,6 +1,7 @@
 // The differentiable Tensor members forward to the free functions (autograd/tensor_methods.cc):
 // same values, and a recorded node of the same kind.
 #include <functional>
+#include <limits>
 #include <string>
 
 #include "tests/autograd/gradcheck.h"
@@ -80,6 +81,9 @@ TEST(TensorMethods, MembersMatchFreeFunctions) {
       {"amin", [](const Tensor& x) { return x.amin(); }, [](const Tensor& x) { return amin(x); }},
       {"logsumexp", [](const Tensor& x) { return x.logsumexp({0}); }, [](const Tensor& x) { return logsumexp(x, {0}); }},
       {"outer", [](const Tensor& x) { return x.select(0, 0).outer(x.select(0, 1)); }, [](const Tensor& x) { return outer(select(x, 0, 0), select(x, 0, 1)); }},
+      {"std", [](const Tensor& x) { return x.std({1}, false, true); }, [](const Tensor& x) { return std(x, {1}, false, true); }},
+      {"norm", [](const Tensor& x) { return x.norm(3.0, {0}); }, [](const Tensor& x) { return norm(x, 3.0, {0}); }},
+      {"flip", [](const Tensor& x) { return x.flip({0, -1}); }, [](const Tensor& x) { return flip(x, {0, -1}); }},
   };
   for (const Case& c : cases) {
     Tensor x = testing::input({2, 3});
@@ -89,6 +93,21 @@ TEST(TensorMethods, MembersMatchFreeFunctions) {
     EXPECT_EQ(a.grad_fn()->name(), b.grad_fn()->name()) << c.name;
     EXPECT_TRUE(testing::gradcheck([&](const std::vector<Tensor>& in) { return c.member(in[0]).to(kFloat64); },
                                    {x}, testing::GradcheckOptions{c.name.rfind("to", 0) == 0 ? 1e-3 : 1e-6})) << c.name;
+  }
+}
+
+TEST(TensorMethods, BoolAndIndexMembersMatchFreeFunctions) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  Tensor x = raw::tensor({{1.0, nan, 0.0}, {inf, -2.0, 0.0}}, kFloat64);
+  for (auto [a, b] : std::vector<std::pair<Tensor, Tensor>>{{x.isnan(), isnan(x)},
+                                                            {x.isinf(), isinf(x)},
+                                                            {x.isfinite(), isfinite(x)},
+                                                            {x.any({1}), any(x, {1})},
+                                                            {x.all({0}, true), all(x, {0}, true)},
+                                                            {x.argsort(1, true), argsort(x, 1, true)}}) {
+    EXPECT_EQ(a.dtype(), b.dtype());
+    EXPECT_TRUE(raw::equal(a, b));
+    EXPECT_FALSE(a.requires_grad());
   }
 }
 

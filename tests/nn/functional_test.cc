@@ -87,6 +87,62 @@ TEST(Functional, DropoutScalesAndIsIdentityInEval) {
   EXPECT_TRUE(throws_with([&] { F::dropout(x, 1.5); }, "probability has to be between 0 and 1"));
 }
 
+TEST(Functional, PadAsTorchInEveryMode) {
+  // Values from torch.nn.functional.pad on arange(6.).reshape(2, 3) (and its [1, 2, 3] / [1, 1, 2, 3] views).
+  Tensor a = raw::reshape(raw::arange(6.0, TensorOptions(kFloat64)), {2, 3});
+  using colony::testing::matches_values;
+  EXPECT_TRUE(matches_values(F::pad(a, F::PadFuncOptions({1, 2}).value(9)),
+                             {9, 0, 1, 2, 9, 9, 9, 3, 4, 5, 9, 9}));
+  Tensor cropped = F::pad(a, {1, -1, -1, 1});  // negative amounts remove elements
+  EXPECT_EQ(cropped.sizes(), (Shape{2, 3}));
+  EXPECT_TRUE(matches_values(cropped, {0, 3, 4, 0, 0, 0}));
+  Tensor a3 = a.reshape({1, 2, 3});
+  EXPECT_TRUE(matches_values(F::pad(a3, F::PadFuncOptions({2, 1}).mode("reflect")),
+                             {2, 1, 0, 1, 2, 1, 5, 4, 3, 4, 5, 4}));
+  EXPECT_TRUE(matches_values(F::pad(a3, F::PadFuncOptions({2, 1}).mode("replicate")),
+                             {0, 0, 0, 1, 2, 2, 3, 3, 3, 4, 5, 5}));
+  EXPECT_TRUE(matches_values(F::pad(a3, F::PadFuncOptions({2, 3}).mode("circular")),
+                             {1, 2, 0, 1, 2, 0, 1, 2, 4, 5, 3, 4, 5, 3, 4, 5}));
+  Tensor two_dims = F::pad(a.reshape({1, 1, 2, 3}), F::PadFuncOptions({1, 1, 1, 0}).mode("reflect"));
+  EXPECT_EQ(two_dims.sizes(), (Shape{1, 1, 3, 5}));
+  EXPECT_TRUE(matches_values(two_dims, {4, 3, 4, 5, 4, 1, 0, 1, 2, 1, 4, 3, 4, 5, 4}));
+  // Gradients: the padding gets none, a reflected element the sum of its copies' (torch: [1, 3, 2]).
+  Tensor y = raw::tensor({{1.0, 2.0, 3.0}}, kFloat64);
+  y.requires_grad_();
+  F::pad(y, F::PadFuncOptions({2, 1}).mode("reflect")).sum().backward();
+  EXPECT_TRUE(matches_values(y.grad(), {1, 3, 2}));
+  Tensor z = raw::tensor({{1.0, 2.0, 3.0}}, kFloat64);
+  z.requires_grad_();
+  (F::pad(z, {1, -1}) * 2.0).sum().backward();
+  EXPECT_TRUE(matches_values(z.grad(), {2, 2, 0}));
+  // A new tensor even with no padding.
+  Tensor same = F::pad(a, {0, 0});
+  raw::fill_(same, 7.0);
+  EXPECT_TRUE(matches_values(a, {0, 1, 2, 3, 4, 5}));
+  // PyTorch's refusals, said plainly.
+  EXPECT_TRUE(throws_with([&] { F::pad(a, {1}); }, "even length"));
+  EXPECT_TRUE(throws_with([&] { F::pad(a, {1, 1, 1, 1, 1, 1}); }, "pads 3 dims of an input with only 2"));
+  EXPECT_TRUE(throws_with([&] { F::pad(a, F::PadFuncOptions({1, 1, 1, 1}).mode("reflect")); },
+                          "pads the last 1 to 3 dims of an input with 1 or 2 more dims"));
+  EXPECT_TRUE(throws_with([&] { F::pad(a3, F::PadFuncOptions({3, 0}).mode("reflect")); }, "each padding < the dim's size"));
+  EXPECT_TRUE(throws_with([&] { F::pad(a3, F::PadFuncOptions({4, 0}).mode("circular")); }, "<= the dim's size"));
+  EXPECT_TRUE(throws_with([&] { F::pad(a3, F::PadFuncOptions({1, 0}).mode("wrap")); }, "mode must be"));
+  EXPECT_TRUE(throws_with([&] { F::pad(a, {-2, -2}); }, "leaves a negative size -1"));
+}
+
+TEST(Functional, NormalizeAsTorch) {
+  // torch: F.normalize([[3, 4], [0, 0]], dim=1) = [[0.6, 0.8], [0, 0]] (eps keeps the zero row finite).
+  Tensor x = raw::tensor({{3.0, 4.0}, {0.0, 0.0}}, kFloat64);
+  x.requires_grad_();
+  Tensor n = F::normalize(x);
+  EXPECT_TRUE(colony::testing::matches_values(n, {0.6, 0.8, 0, 0}, 1e-15));
+  n.select(1, 0).sum().backward();
+  // d(x0 / |x|)/dx = (|x|^2 e0 - x0 x) / |x|^3 = [16, -12] / 125; the zero row: 1 / eps along x0.
+  EXPECT_TRUE(colony::testing::matches_values(x.grad().select(0, 0), {0.128, -0.096}, 1e-15));
+  EXPECT_TRUE(colony::testing::matches_values(F::normalize(x.detach(), F::NormalizeFuncOptions().p(1).dim(0)),
+                                              {1, 1, 0, 0}));
+}
+
 TEST(Init, KaimingUniformDefaultBoundIsOneOverSqrtFanIn) {
   Linear fc(400, 120);
   std::vector<double> w = values(fc.weight);

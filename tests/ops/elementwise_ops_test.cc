@@ -85,6 +85,27 @@ TEST(Unary, RoundHalfToEvenAndLogicalNot) {
   EXPECT_EQ(values(n), V({1, 0, 0}));
 }
 
+TEST(Unary, IsNanIsInfIsFiniteInEveryDtype) {
+  // torch: [1, nan, inf, -inf, 0] -> isnan [F, T, F, F, F], isinf [F, F, T, T, F], isfinite [T, F, F, F, T].
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (DType dt : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
+    Tensor x = raw::to(raw::tensor({1.0, nan, inf, -inf, 0.0}, kFloat64), kCPU, dt);
+    EXPECT_EQ(values(raw::unary(UnaryOp::IsNan, x)), V({0, 1, 0, 0, 0})) << dtype_name(dt);
+    EXPECT_EQ(values(raw::unary(UnaryOp::IsInf, x)), V({0, 0, 1, 1, 0})) << dtype_name(dt);
+    EXPECT_EQ(values(raw::unary(UnaryOp::IsFinite, x)), V({1, 0, 0, 0, 1})) << dtype_name(dt);
+    EXPECT_EQ(raw::unary(UnaryOp::IsFinite, x).dtype(), kBool);
+  }
+  // The largest finite float is finite (x - x is 0 there, not an overflow).
+  EXPECT_EQ(values(raw::unary(UnaryOp::IsFinite, f32({3.4028234663852886e38, -3.4028234663852886e38}))), V({1, 1}));
+  // Integers and bool: numbers, finite.
+  for (DType dt : {kInt32, kInt64, kUInt8, kBool}) {
+    Tensor i = raw::to(raw::tensor({0, 1, 1}, kInt64), kCPU, dt);
+    EXPECT_EQ(values(raw::unary(UnaryOp::IsNan, i)), V({0, 0, 0})) << dtype_name(dt);
+    EXPECT_EQ(values(raw::unary(UnaryOp::IsInf, i)), V({0, 0, 0})) << dtype_name(dt);
+    EXPECT_EQ(values(raw::unary(UnaryOp::IsFinite, i)), V({1, 1, 1})) << dtype_name(dt);
+  }
+}
+
 TEST(Unary, SigmoidIsStableForLargeInputs) {
   Tensor y = raw::sigmoid(f32({-200, -90, 90, 200}));
   std::vector<double> v = values(y);
@@ -553,8 +574,17 @@ TEST(ElementwiseOps, UnaryMatchesCpu_CUDA) {
     }
   }
   Tensor i = raw::tensor({-3, 0, 7}, kInt32);
-  for (UnaryOp op : {UnaryOp::Neg, UnaryOp::Abs, UnaryOp::Relu, UnaryOp::Sign, UnaryOp::Square, UnaryOp::LogicalNot})
+  for (UnaryOp op : {UnaryOp::Neg, UnaryOp::Abs, UnaryOp::Relu, UnaryOp::Sign, UnaryOp::Square, UnaryOp::LogicalNot,
+                     UnaryOp::IsNan, UnaryOp::IsInf, UnaryOp::IsFinite})
     EXPECT_TRUE(raw::equal(raw::to(raw::unary(op, on_cuda(i)), kCPU, raw::unary(op, i).dtype()), raw::unary(op, i)));
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (DType dt : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
+    Tensor special = raw::to(raw::tensor({1.0, nan, inf, -inf, 0.0}, kFloat64), kCPU, dt);
+    for (UnaryOp op : {UnaryOp::IsNan, UnaryOp::IsInf, UnaryOp::IsFinite}) {
+      EXPECT_TRUE(raw::equal(raw::to(raw::unary(op, on_cuda(special)), kCPU, kBool), raw::unary(op, special)))
+          << op_name(op) << " " << dtype_name(dt);
+    }
+  }
 }
 
 TEST(ElementwiseOps, BinaryMatchesCpu_CUDA) {
