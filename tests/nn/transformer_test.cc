@@ -194,6 +194,10 @@ TEST(TransformerEncoder, BadArgumentsSayWhatWasExpected) {
   EXPECT_TRUE(throws_with([&] { TransformerEncoder(layer, 0); }, "num_layers must be positive, got 0"));
   TransformerEncoder enc(layer, 1);
   EXPECT_TRUE(throws_with([&] { enc.forward(raw::zeros({4, 2, 8}), raw::zeros({3, 3})); }, "attn_mask must be [L, S]"));
+  EXPECT_TRUE(throws_with([&] { enc.forward(raw::zeros({4, 2, 7})); },
+                          "TransformerEncoderLayer: src must be [L, N, E] (batched) or [L, E] (unbatched) with E = "
+                          "d_model = 8, got [4, 2, 7]"));
+  EXPECT_TRUE(throws_with([&] { enc.forward(raw::zeros({8})); }, "src must be [L, N, E]"));
 }
 
 TEST(TransformerEncoder, CudaMatchesCpu_CUDA) {
