@@ -92,8 +92,17 @@ def main():
     model = fill(torch.nn.Transformer(D, H, num_encoder_layers=2, num_decoder_layers=2, dim_feedforward=FF,
                                       dropout=0.1, dtype=torch.float64))
     show_keys("kTransformerKeys", model)
-    show("kTransformerOut", model(src(), tgt(), tgt_mask=causal_t, src_key_padding_mask=kpm,
-                                  memory_key_padding_mask=kpm))
+    x, y = src().requires_grad_(), tgt().requires_grad_()
+    out = model(x, y, tgt_mask=causal_t, src_key_padding_mask=kpm, memory_key_padding_mask=kpm)
+    show("kTransformerOut", out)
+    # The gradients of sum(out * w), w_i = cos(0.29 i) (a sum of squares would give gradients near
+    # zero through the final LayerNorm): the source's (back through the memory and the whole
+    # encoder), the target's, and the first encoder layer's packed projection's.
+    w = torch.tensor([math.cos(0.29 * i) for i in range(out.numel())], dtype=torch.float64).reshape(out.shape)
+    (out * w).sum().backward()
+    show("kTransformerSrcGrad", x.grad)
+    show("kTransformerTgtGrad", y.grad)
+    show("kTransformerEncoderInProjGrad", model.encoder.layers[0].self_attn.in_proj_weight.grad)
     model_pre = fill(torch.nn.Transformer(D, H, num_encoder_layers=2, num_decoder_layers=2, dim_feedforward=FF,
                                           dropout=0.1, activation="gelu", norm_first=True, batch_first=True,
                                           layer_norm_eps=1e-3, dtype=torch.float64))
