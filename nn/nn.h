@@ -19,3 +19,5 @@
 #include "nn/options.h"  // the deprecated nn::Size2 spelling
 #include "nn/serialize.h"
 #include "nn/transformer.h"
+#include "nn/transformer_decoder.h"
+#include "nn/transformer_model.h"

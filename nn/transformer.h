@@ -5,6 +5,8 @@
 // match. The self-attention runs the fused kernel (need_weights false).
 // nn::TransformerEncoder (torch.nn.TransformerEncoder): num_layers copies of one layer in
 // `layers` (a ModuleList), then an optional final norm.
+// The decoder side is nn/transformer_decoder.h, the encoder-decoder model nn/transformer_model.h;
+// the pieces the layers share are nn/transformer_blocks.h.
 #pragma once
 
 #include <memory>
@@ -21,8 +23,10 @@
 
 namespace colony::nn {
 
-struct TransformerEncoderLayerOptions {
-  TransformerEncoderLayerOptions(int64_t d_model, int64_t nhead) : d_model_(d_model), nhead_(nhead) {}
+// The options of both layers, which PyTorch's TransformerEncoderLayer and TransformerDecoderLayer
+// take alike (libtorch's TransformerEncoderLayerOptions and TransformerDecoderLayerOptions, below).
+struct TransformerLayerOptions {
+  TransformerLayerOptions(int64_t d_model, int64_t nhead) : d_model_(d_model), nhead_(nhead) {}
   COLONY_ARG(int64_t, d_model);
   COLONY_ARG(int64_t, nhead);
   COLONY_ARG(int64_t, dim_feedforward) = 2048;
@@ -33,14 +37,18 @@ struct TransformerEncoderLayerOptions {
   COLONY_ARG(bool, norm_first) = false;
   COLONY_ARG(bool, bias) = true;
 };
+using TransformerEncoderLayerOptions = TransformerLayerOptions;
+using TransformerDecoderLayerOptions = TransformerLayerOptions;
 
 class TransformerEncoderLayer : public Module {
  public:
+  // Throws std::invalid_argument for an unknown activation, nhead not dividing d_model, or a
+  // size that is not positive.
   explicit TransformerEncoderLayer(const TransformerEncoderLayerOptions& options);
   TransformerEncoderLayer(int64_t d_model, int64_t nhead)
       : TransformerEncoderLayer(TransformerEncoderLayerOptions(d_model, nhead)) {}
 
-  // src [S, N, E] (batch_first: [N, S, E]; unbatched [S, E]); src_mask [S, S] or
+  // src [S, N, E] (batch_first: [N, S, E]; unbatched [S, E]), E = d_model; src_mask [S, S] or
   // [N * nhead, S, S], bool (true = not allowed) or additive; src_key_padding_mask [N, S] (true =
   // ignored); is_causal: the hint that src_mask is the causal mask (MultiheadAttention's rule).
   Tensor forward(const Tensor& src, std::optional<Tensor> src_mask = std::nullopt,
@@ -52,11 +60,6 @@ class TransformerEncoderLayer : public Module {
   std::shared_ptr<Linear> linear1, linear2;
   std::shared_ptr<Dropout> dropout, dropout1, dropout2;
   std::shared_ptr<LayerNorm> norm1, norm2;
-
- private:
-  Tensor self_attention_block(const Tensor& x, const std::optional<Tensor>& mask, const std::optional<Tensor>& padding,
-                              bool is_causal);
-  Tensor feed_forward_block(const Tensor& x);
 };
 
 // PyTorch's nn.Transformer.generate_square_subsequent_mask: [sz, sz], -inf above the diagonal and 0
@@ -98,9 +101,6 @@ class TransformerEncoder : public Module {
 
   std::shared_ptr<ModuleList> layers;  // "layers.0.self_attn.in_proj_weight", ...
   std::shared_ptr<Module> norm;        // "norm.weight", ...; null without a final norm
-
- private:
-  void build(const TransformerEncoderLayer& encoder_layer, int64_t num_layers);
 };
 
 }  // namespace colony::nn

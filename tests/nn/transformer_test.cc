@@ -11,6 +11,7 @@
 
 #include "autograd/autograd.h"
 #include "nn/nn.h"
+#include "tests/nn/transformer_golden.h"
 #include "tests/test_util.h"
 
 namespace colony::nn {
@@ -21,7 +22,12 @@ using colony::testing::matches_values;
 using colony::testing::throws_with;
 using colony::testing::values;
 
-constexpr int64_t D = 8, H = 2, FF = 16, S = 5, N = 2;
+using golden::D;
+using golden::H;
+using golden::FF;
+using golden::N;
+using golden::S;
+using golden::src;
 
 // tests/nn/transformer_golden.py's output.
 // self_attn.in_proj_weight, self_attn.in_proj_bias, self_attn.out_proj.weight, self_attn.out_proj.bias, linear1.weight, linear1.bias, linear2.weight, linear2.bias, norm1.weight, norm1.bias, norm2.weight, norm2.bias
@@ -31,26 +37,9 @@ const std::vector<double> kPreGeluCausalOut = {0.529878455065, 0.345801148751, 0
 const std::vector<double> kEncoderPostReluPaddingOut = {-1.18337179168, -1.70474785771, 0.66260958591, 0.841397225841, -0.627968338222, 0.781436404064, -0.0934500616974, 1.38760460233, -1.17564410055, -1.74129459384, 0.699977794236, 0.881956199026, -0.582454722446, 0.784543679005, -0.127690963411, 1.31756955897, -1.19547882235, -1.83319860637, 1.05150134012, 1.48239477436, 0.242616404912, -0.12280770895, -0.00212934722543, 0.43526739683, -1.14032019744, -1.5638204994, 1.02758177606, 1.66863844633, 0.538875149056, -0.356142650699, -0.222241925172, 0.114121838142, -1.18416730357, -1.70144445308, 1.03215397445, 1.55503596143, 0.379420000412, -0.369020700983, -0.0261726368933, 0.395113836642, -1.24834858543, -1.84499705577, 0.976171013427, 1.34872646894, -0.0211175205573, -0.141612434577, 0.201968870041, 0.81974378861, -1.23490400428, -1.85111871318, 0.827470938936, 1.0714458925, -0.398703491183, 0.276992160444, 0.160086581951, 1.23591442405, -1.18886989214, -1.77236394615, 0.728552472972, 0.918217939636, -0.541450115393, 0.606357670602, -0.0541715348558, 1.37833983398, -1.18422122637, -1.70352862661, 0.662181049335, 0.84139747164, -0.629946290113, 0.791550322381, -0.094369201587, 1.37909631951, -1.18460670825, -1.7840102866, 0.740519434725, 0.931601223046, -0.535223773022, 0.71286401524, -0.0968252339201, 1.27353216373};
 const std::vector<double> kEncoderPreGeluCausalOut = {0.754188468345, 0.319755041686, 1.03523394434, 0.0306420851677, 1.18487799421, -0.206598825203, 1.28595686768, -0.268467481732, 1.333930277, 0.872189058994, 1.55772441787, 0.475504111458, 1.61514504151, 0.0949046781194, 1.58086593485, -0.143750841325, 1.38707211101, 0.878578000573, 1.5020634313, 0.365829043669, 1.43086737746, -0.15641825311, 1.24257684122, -0.559211778644, 0.868073255651, 0.321795644392, 0.9070866181, -0.278120549869, 0.771447668592, -0.875671797534, 0.528663722117, -1.33770524457, 0.0990228346526, -0.454187729389, 0.127186608282, -1.04150428272, 0.0157122179549, -1.58945210248, -0.16280939523, -1.96349451991, -0.459758901983, -0.979351673617, -0.36162695781, -1.47921583688, -0.365006503362, -1.89577143282, -0.388898594535, -2.09456087947, -0.465069748808, -0.935741350109, -0.254586483491, -1.30681974549, -0.131953471792, -1.5780372139, -0.0124589984472, -1.61944743563, 0.0792363998762, -0.344043085575, 0.377037337733, -0.634890111344, 0.569964378207, -0.843852873491, 0.740605193039, -0.845189337244, 0.852919107579, 0.425777562247, 1.14271625457, 0.116272394636, 1.29496004195, -0.146175562198, 1.38929866687, -0.23717807785, 1.37719871791, 0.913151097849, 1.58738249499, 0.498123710203, 1.6271588265, 0.0940649794581, 1.56992649875, -0.172753691297};
 
-// Every parameter p (state dict order), element i: 0.3 * cos(0.37 * i + p), as the script fills them.
+// The layer with tests/nn/transformer_golden.py's parameters (transformer_golden.h), dropout 0.1.
 std::shared_ptr<TransformerEncoderLayer> golden_layer(TransformerEncoderLayerOptions o) {
-  auto layer = std::make_shared<TransformerEncoderLayer>(o.dim_feedforward(FF).dropout(0.1));
-  layer->to(kFloat64);
-  NoGradGuard no_grad;
-  int p = 0;
-  for (auto& [name, t] : layer->state_dict()) {
-    std::vector<double> v(t.numel());
-    for (size_t i = 0; i < v.size(); ++i) v[i] = 0.3 * std::cos(0.37 * static_cast<double>(i) + p);
-    t.copy_(raw::from_vector(v, t.sizes()));
-    ++p;
-  }
-  layer->eval();
-  return layer;
-}
-
-Tensor src() {
-  std::vector<double> v(S * N * D);
-  for (size_t i = 0; i < v.size(); ++i) v[i] = std::sin(0.1 * static_cast<double>(i) + 0.3);
-  return raw::from_vector(v, {S, N, D});
+  return golden::fill_closed_form(std::make_shared<TransformerEncoderLayer>(o.dim_feedforward(FF).dropout(0.1)));
 }
 
 TEST(TransformerEncoderLayer, StateDictKeysAsPyTorch) {
@@ -66,9 +55,7 @@ TEST(TransformerEncoderLayer, StateDictKeysAsPyTorch) {
 
 TEST(TransformerEncoderLayer, PostNormReluWithPaddingMatchesPyTorch) {
   auto layer = golden_layer(TransformerEncoderLayerOptions(D, H));
-  std::vector<double> pad = {0, 0, 0, 0, 1, 0, 1, 0, 0, 0};
-  Tensor kpm = raw::to(raw::from_vector(pad, {N, S}), kCPU, kBool);
-  EXPECT_TRUE(matches_values(layer->forward(src(), std::nullopt, kpm), kPostReluOut));
+  EXPECT_TRUE(matches_values(layer->forward(src(), std::nullopt, golden::src_padding()), kPostReluOut));
 }
 
 TEST(TransformerEncoderLayer, PreNormGeluCausalMatchesPyTorch) {
@@ -99,21 +86,6 @@ TEST(TransformerEncoderLayer, BatchFirstAnyModuleAndTraining) {
 }
 
 Tensor causal_mask() { return generate_square_subsequent_mask(S, kFloat64); }
-
-// The golden final norm: weight 1 + 0.1 sin(i), bias 0.05 cos(i).
-std::shared_ptr<LayerNorm> golden_norm() {
-  auto norm = std::make_shared<LayerNorm>(LayerNormOptions({D}));
-  norm->to(kFloat64);
-  std::vector<double> w(D), b(D);
-  for (int64_t i = 0; i < D; ++i) {
-    w[i] = 1 + 0.1 * std::sin(static_cast<double>(i));
-    b[i] = 0.05 * std::cos(static_cast<double>(i));
-  }
-  NoGradGuard no_grad;
-  norm->weight.copy_(raw::from_vector(w, {D}));
-  norm->bias.copy_(raw::from_vector(b, {D}));
-  return norm;
-}
 
 TEST(TransformerEncoderLayer, SquareSubsequentMaskAndItsDetection) {
   // PyTorch: [[0, -inf, -inf], [0, 0, -inf], [0, 0, 0]].
@@ -180,10 +152,8 @@ TEST(TransformerEncoder, CopiesTheLayerNotShareIt) {
 
 TEST(TransformerEncoder, PostNormReluWithPaddingAndFinalNormMatchesPyTorch) {
   auto layer = golden_layer(TransformerEncoderLayerOptions(D, H));
-  TransformerEncoder enc(*layer, 2, golden_norm());
-  std::vector<double> pad = {0, 0, 0, 0, 1, 0, 1, 0, 0, 0};
-  Tensor kpm = raw::to(raw::from_vector(pad, {N, S}), kCPU, kBool);
-  EXPECT_TRUE(matches_values(enc.forward(src(), std::nullopt, kpm), kEncoderPostReluPaddingOut));
+  TransformerEncoder enc(*layer, 2, golden::final_norm());
+  EXPECT_TRUE(matches_values(enc.forward(src(), std::nullopt, golden::src_padding()), kEncoderPostReluPaddingOut));
 }
 
 TEST(TransformerEncoder, PreNormGeluCausalMatchesPyTorchWithOrWithoutTheHint) {
@@ -209,7 +179,7 @@ TEST(TransformerEncoder, PreNormGeluCausalMatchesPyTorchWithOrWithoutTheHint) {
 
 TEST(TransformerEncoder, GradientsReachEveryLayerSeparately) {
   auto layer = golden_layer(TransformerEncoderLayerOptions(D, H).norm_first(true));
-  TransformerEncoder enc(*layer, 2, golden_norm());
+  TransformerEncoder enc(*layer, 2, golden::final_norm());
   Tensor out = enc.forward(src(), causal_mask());
   sum(mul(out, out)).backward();
   for (const auto& [name, p] : enc.named_parameters()) EXPECT_TRUE(p.grad().defined()) << name;
@@ -224,6 +194,10 @@ TEST(TransformerEncoder, BadArgumentsSayWhatWasExpected) {
   EXPECT_TRUE(throws_with([&] { TransformerEncoder(layer, 0); }, "num_layers must be positive, got 0"));
   TransformerEncoder enc(layer, 1);
   EXPECT_TRUE(throws_with([&] { enc.forward(raw::zeros({4, 2, 8}), raw::zeros({3, 3})); }, "attn_mask must be [L, S]"));
+  EXPECT_TRUE(throws_with([&] { enc.forward(raw::zeros({4, 2, 7})); },
+                          "TransformerEncoderLayer: src must be [L, N, E] (batched) or [L, E] (unbatched) with E = "
+                          "d_model = 8, got [4, 2, 7]"));
+  EXPECT_TRUE(throws_with([&] { enc.forward(raw::zeros({8})); }, "src must be [L, N, E]"));
 }
 
 TEST(TransformerEncoder, CudaMatchesCpu_CUDA) {
@@ -231,11 +205,11 @@ TEST(TransformerEncoder, CudaMatchesCpu_CUDA) {
   const Device dev(DeviceType::CUDA, 0);
   auto layer = golden_layer(TransformerEncoderLayerOptions(D, H).activation("gelu").norm_first(true));
   layer->to(kFloat32);
-  auto norm = golden_norm();
+  auto norm = golden::final_norm();
   norm->to(kFloat32);
   TransformerEncoder cpu(*layer, 2, norm);
   layer->to(dev);
-  auto gpu_norm = golden_norm();
+  auto gpu_norm = golden::final_norm();
   gpu_norm->to(dev, kFloat32);
   TransformerEncoder gpu(*layer, 2, gpu_norm);
   EXPECT_EQ(gpu.layers->at<TransformerEncoderLayer>(1).linear1->weight.device(), dev);
@@ -249,7 +223,7 @@ TEST(TransformerEncoder, CudaMatchesCpu_CUDA) {
 TEST(TransformerEncoderLayer, BadOptionsSayWhatWasExpected) {
   EXPECT_TRUE(throws_with([] { TransformerEncoderLayer(TransformerEncoderLayerOptions(8, 2).activation("tanh")); },
                           "\"relu\" or \"gelu\""));
-  EXPECT_TRUE(throws_with([] { TransformerEncoderLayer(8, 3); }, "divisible by num_heads"));
+  EXPECT_TRUE(throws_with([] { TransformerEncoderLayer(8, 3); }, "d_model must be divisible by nhead"));
 }
 
 }  // namespace
