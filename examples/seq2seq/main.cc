@@ -7,11 +7,10 @@
 //
 // Prints the loss every 100 steps and, at the end, exact_match=X: the fraction of 256 new
 // sequences the model reverses without a mistake.
-#include <algorithm>
-#include <cstdlib>
+#include <CLI/CLI.hpp>
+
 #include <iostream>
 #include <random>
-#include <string>
 #include <vector>
 
 #include "colony.h"
@@ -120,30 +119,18 @@ double exact_match(const Tensor& predicted, const Tensor& want) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  int64_t steps = 400, threads = 2;
-  if (argc % 2 == 0) {
-    std::cerr << "usage: seq2seq [--steps N>0] [--threads N>0], got " << argv[argc - 1] << " without a value\n";
-    return 2;
-  }
-  for (int i = 1; i + 1 < argc; i += 2) {
-    const std::string flag = argv[i];
-    const int64_t value = std::atoll(argv[i + 1]);
-    if (flag == "--steps" && value > 0) {
-      steps = value;
-    } else if (flag == "--threads" && value > 0) {
-      threads = value;
-    } else {
-      std::cerr << "usage: seq2seq [--steps N>0] [--threads N>0], got " << flag << " " << argv[i + 1] << "\n";
-      return 2;
-    }
-  }
-  set_num_threads(static_cast<int>(threads));
+  int steps = 400, threads = 2;
+  CLI::App app{"Train an nn::Transformer to reverse digit sequences, then decode new ones greedily"};
+  app.add_option("--steps", steps, "training steps (batches of 64)")->check(CLI::PositiveNumber);
+  app.add_option("--threads", threads, "CPU threads")->check(CLI::PositiveNumber);
+  CLI11_PARSE(app, argc, argv);
+  set_num_threads(threads);
   manual_seed(0);
   std::mt19937 rng(0);
   Seq2Seq model(/*d_model=*/64);
   optim::AdamW optimizer(model.parameters(), optim::AdamWOptions(1e-3).weight_decay(0.0));
   const auto ignore_pad = F::CrossEntropyFuncOptions().ignore_index(kPad);
-  for (int64_t step = 1; step <= steps; ++step) {
+  for (int step = 1; step <= steps; ++step) {
     Batch b = make_batch(64, rng);
     optimizer.zero_grad();
     Tensor logits = model.forward(b.src, b.tgt_in);
