@@ -34,21 +34,48 @@ MultiheadAttention::MultiheadAttention(const MultiheadAttentionOptions& o) : opt
     fail("embed_dim and num_heads must be positive, got " + std::to_string(E) + " and " + std::to_string(H));
   }
   if (E % H != 0) fail("embed_dim must be divisible by num_heads, got " + std::to_string(E) + " and " + std::to_string(H));
+  if (o.kdim() <= 0 || o.vdim() <= 0) {
+    fail("kdim and vdim must be positive, got " + std::to_string(o.kdim()) + " and " + std::to_string(o.vdim()));
+  }
   if (!(o.dropout() >= 0.0 && o.dropout() <= 1.0)) fail("dropout must be in [0, 1], got " + std::to_string(o.dropout()));
   head_dim = E / H;
-  in_proj_weight = register_parameter("in_proj_weight", raw::empty({3 * E, E}));
+  qkv_same_embed_dim = o.kdim() == E && o.vdim() == E;
+  // PyTorch's registration order, which is its state dict's: the projections, in_proj_bias,
+  // bias_k and bias_v, then out_proj's.
+  if (qkv_same_embed_dim) {
+    in_proj_weight = register_parameter("in_proj_weight", raw::empty({3 * E, E}));
+  } else {
+    q_proj_weight = register_parameter("q_proj_weight", raw::empty({E, E}));
+    k_proj_weight = register_parameter("k_proj_weight", raw::empty({E, o.kdim()}));
+    v_proj_weight = register_parameter("v_proj_weight", raw::empty({E, o.vdim()}));
+  }
   if (o.bias()) in_proj_bias = register_parameter("in_proj_bias", raw::empty({3 * E}));
+  if (o.add_bias_kv()) {
+    bias_k = register_parameter("bias_k", raw::empty({1, 1, E}));
+    bias_v = register_parameter("bias_v", raw::empty({1, 1, E}));
+  }
   out_proj = register_module("out_proj", std::make_shared<Linear>(LinearOptions(E, E).bias(o.bias())));
   reset_parameters();
 }
 
 void MultiheadAttention::reset_parameters() {
-  // PyTorch's MultiheadAttention._reset_parameters: xavier_uniform_ on the packed projection,
-  // zero biases; out_proj keeps Linear's weight init.
-  init::xavier_uniform_(in_proj_weight);
+  // PyTorch's MultiheadAttention._reset_parameters, in its order (the draws follow it): the
+  // projections xavier_uniform_, zero biases (out_proj keeps Linear's weight init), bias_k and
+  // bias_v xavier_normal_.
+  if (qkv_same_embed_dim) {
+    init::xavier_uniform_(in_proj_weight);
+  } else {
+    init::xavier_uniform_(q_proj_weight);
+    init::xavier_uniform_(k_proj_weight);
+    init::xavier_uniform_(v_proj_weight);
+  }
   if (in_proj_bias.defined()) {
     init::zeros_(in_proj_bias);
     init::zeros_(out_proj->bias);
+  }
+  if (bias_k.defined()) {
+    init::xavier_normal_(bias_k);
+    init::xavier_normal_(bias_v);
   }
 }
 
@@ -79,8 +106,9 @@ std::tuple<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query_in, c
     value = value.transpose(0, 1);
   }
   const int64_t L = query.size(0), N = query.size(1), S = key.size(0);
-  if (query.size(2) != E || key.size(2) != E || value.size(2) != E) {
-    fail("query, key and value must have embed_dim = " + std::to_string(E) + " features, got " +
+  if (query.size(2) != E || key.size(2) != options.kdim() || value.size(2) != options.vdim()) {
+    fail("query, key and value must have embed_dim = " + std::to_string(E) + ", kdim = " +
+         std::to_string(options.kdim()) + " and vdim = " + std::to_string(options.vdim()) + " features, got " +
          shape_str(query_in.sizes()) + ", " + shape_str(key_in.sizes()) + " and " + shape_str(value_in.sizes()));
   }
   if (key.size(1) != N || value.size(1) != N || value.size(0) != S) {
@@ -88,24 +116,47 @@ std::tuple<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query_in, c
          " must have the query's batch size and one sequence length");
   }
 
-  // The packed projection: one product when query, key and value are one tensor (self-attention).
+  // The input projections, as PyTorch's _in_projection_packed and _in_projection: one product
+  // when query, key and value are one tensor (self-attention), one for key and value when those
+  // two are (attention over an encoder's memory), else one each. The results are views of the
+  // products, which the fused kernel reads through their strides.
   Tensor q, k, v;
-  auto rows = [&](int64_t i) { return in_proj_weight.narrow(0, i * E, E); };
-  auto bias = [&](int64_t i) { return in_proj_bias.defined() ? in_proj_bias.narrow(0, i * E, E) : Tensor(); };
-  if (query_in.is_same(key_in) && key_in.is_same(value_in)) {
+  auto bias = [&](int64_t i, int64_t n) { return in_proj_bias.defined() ? in_proj_bias.narrow(0, i * E, n * E) : Tensor(); };
+  if (!qkv_same_embed_dim) {
+    q = functional::linear(query, q_proj_weight, bias(0, 1));
+    k = functional::linear(key, k_proj_weight, bias(1, 1));
+    v = functional::linear(value, v_proj_weight, bias(2, 1));
+  } else if (query_in.is_same(key_in) && key_in.is_same(value_in)) {
     Tensor qkv = functional::linear(query, in_proj_weight, in_proj_bias);  // [L, N, 3E]
     q = qkv.narrow(2, 0, E);
     k = qkv.narrow(2, E, E);
     v = qkv.narrow(2, 2 * E, E);
+  } else if (key_in.is_same(value_in)) {
+    q = functional::linear(query, in_proj_weight.narrow(0, 0, E), bias(0, 1));
+    Tensor kv = functional::linear(key, in_proj_weight.narrow(0, E, 2 * E), bias(1, 2));  // [S, N, 2E]
+    k = kv.narrow(2, 0, E);
+    v = kv.narrow(2, E, E);
   } else {
-    q = functional::linear(query, rows(0), bias(0));
-    k = functional::linear(key, rows(1), bias(1));
-    v = functional::linear(value, rows(2), bias(2));
+    q = functional::linear(query, in_proj_weight.narrow(0, 0, E), bias(0, 1));
+    k = functional::linear(key, in_proj_weight.narrow(0, E, E), bias(1, 1));
+    v = functional::linear(value, in_proj_weight.narrow(0, 2 * E, E), bias(2, 1));
   }
+  // add_bias_kv: one more key and value, the same for every sequence of the batch.
+  if (bias_k.defined()) {
+    k = cat({k, bias_k.expand({1, N, E})}, 0);
+    v = cat({v, bias_v.expand({1, N, E})}, 0);
+  }
+  const int64_t keys = k.size(0);
   // [L, N, E] -> [N, H, L, D]: views, which the fused kernel reads through their strides.
   q = q.reshape({L, N, H, D}).permute({1, 2, 0, 3});
-  k = k.reshape({S, N, H, D}).permute({1, 2, 0, 3});
-  v = v.reshape({S, N, H, D}).permute({1, 2, 0, 3});
+  k = k.reshape({keys, N, H, D}).permute({1, 2, 0, 3});
+  v = v.reshape({keys, N, H, D}).permute({1, 2, 0, 3});
+  // add_zero_attn: one more key and value of zeros for every head.
+  if (options.add_zero_attn()) {
+    Tensor zero = zeros({N, H, 1, D}, TensorOptions(q.dtype()).device(q.device()));
+    k = cat({k, zero}, 2);
+    v = cat({v, zero}, 2);
+  }
 
   // Masks, merged into one additive mask broadcastable to [N, H, L, S] (PyTorch's merge).
   Tensor mask;
@@ -133,6 +184,8 @@ std::tuple<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query_in, c
     Tensor pad = additive_mask(m, q, "key_padding_mask").reshape({N, 1, 1, S});
     mask = mask.defined() ? add(mask, pad) : pad;
   }
+  // The appended keys are allowed for every query (PyTorch pads its masks with zero columns).
+  if (mask.defined() && k.size(2) > S) mask = functional::pad(mask, {0, k.size(2) - S});
   const double p = is_training() ? options.dropout() : 0.0;
 
   Tensor attn, weights;  // attn [N, H, L, D]

@@ -21,7 +21,7 @@ using colony::testing::matches_values;
 using colony::testing::throws_with;
 using colony::testing::values;
 
-constexpr int64_t E = 8, H = 2, L = 3, S = 4, N = 2;
+constexpr int64_t E = 8, H = 2, L = 3, S = 4, N = 2, KDIM = 5, VDIM = 6;
 
 // tests/nn/attention_golden.py's output.
 const std::vector<double> kSelfOut = {-0.0766022865495, -0.0926113331598, -0.0829933528121, -0.0582015454102, -0.0340444742438, -0.0261066824402, -0.0442483738071, -0.0891254091222, -0.121277676641, -0.150727402486, -0.134038949593, -0.0841609298457, -0.0257556902613, 0.0135048741393, 0.0127056800579, -0.0349298946867, -0.0738100255949, -0.0891644752114, -0.0801084121208, -0.056896716377, -0.0347802757346, -0.0286234249023, -0.0476578126081, -0.0922242365103, -0.0108254037885, -0.00605485933472, -0.00620603274799, -0.0182842549028, -0.0450853925815, -0.0842090913068, -0.128905942668, -0.170459581766, 0.0589424280371, 0.0843613243185, 0.0729475340852, 0.021670689768, -0.0584305388057, -0.146144369152, -0.217572270831, -0.254563575548, 0.0799793522027, 0.103860606853, 0.0840272101849, 0.0204203621747, -0.0715695866511, -0.166534917153, -0.238017796069, -0.267848151752};
@@ -29,6 +29,18 @@ const std::vector<double> kSelfWeights = {0.511848328583, 0.368953215792, 0.1191
 const std::vector<double> kCrossOut = {-0.107266130558, -0.137946140052, -0.126998916176, -0.085346794412, -0.0347489205813, -0.00012170286832, -0.000744957798336, -0.0434574025063, -0.105111582154, -0.120432063837, -0.100306629636, -0.0588969198794, -0.0178765248862, 0.0012183675416, -0.0154101694288, -0.0689520405986, -0.0853455161261, -0.103109792607, -0.0915417761387, -0.0617829011768, -0.0313947793118, -0.0181611049232, -0.0338111802068, -0.0798802426128, -0.0063373229971, 0.0072067835335, 0.0111486841175, -0.00296153815187, -0.0372025876051, -0.0865483100268, -0.140641594662, -0.18744975341, 0.109979929148, 0.143521191789, 0.119350224014, 0.038939103236, -0.0763910164843, -0.192994870122, -0.276777648318, -0.305228223605, 0.133677876466, 0.172868743748, 0.143989624151, 0.0501742631591, -0.0825253696017, -0.214333712917, -0.305789772152, -0.331674256093};
 const std::vector<double> kCrossWeights = {0.609820335574, 0, 0.390179664426, 0, 0.838243152945, 0.0162732417686, 0.145483605287, 0, 0, 0.692503102928, 0.307496897072, 0, 0.4880576965, 0, 0.5119423035, 0, 0.488609908098, 0.0310700454825, 0.48032004642, 0, 0, 0.877126078352, 0.122873921648, 0, 0.0994427707993, 0, 0.791638427937, 0.108918801263, 0.208920483467, 0, 0.572242414223, 0.21883710231, 0, 0, 0.112416458557, 0.887583541443, 0.0343187929485, 0, 0.92843566891, 0.0372455381418, 0.265133841298, 0, 0.465547846827, 0.269318311875, 0, 0, 0.0371174235562, 0.962882576444};
 const std::vector<double> kFusedOut = {-0.0384975791923, -0.0372387206357, -0.0298957270106, -0.0261188774711, -0.034299836756, -0.0586099492252, -0.0975280285343, -0.144377236408, -0.08700557617, -0.0994284290736, -0.0838182683342, -0.0527431395934, -0.0242292054922, -0.0153986953434, -0.0364268838409, -0.0869508880407, -0.0472989055948, -0.0454733835441, -0.0346574317851, -0.0257270553724, -0.0288927752257, -0.0500959855099, -0.0889120320967, -0.138700087554, -0.00874550833726, 0.00461633699365, 0.00929023370424, -0.00343208162178, -0.0361191532215, -0.0842932788994, -0.138010844527, -0.185371766114, 0.10612805449, 0.142438428922, 0.121418717046, 0.0434288101159, -0.0710646671217, -0.188711729435, -0.275049383384, -0.306664798326, 0.034792717326, 0.0268022997592, 0.00229374727547, -0.0371417175017, -0.0846446532412, -0.130508331737, -0.165604574823, -0.184605401153};
+
+// kdim 5, vdim 6, add_bias_kv and add_zero_attn (the script's make_extended()).
+const std::vector<double> kExtendedOut = {0.0718714704593, 0.110242740962, 0.102646886383, 0.0447060588674, -0.0501891237953, -0.155605585918, -0.241396931859, -0.284343141787, 0.0717434779949, 0.133267143948, 0.140697584247, 0.0843536568084, -0.0229376213193, -0.1503681677, -0.26002206221, -0.320257374154, 0.0335004642658, 0.0555165252453, 0.0508802174549, 0.0141691675917, -0.0487187223683, -0.122646846824, -0.188582123211, -0.230312418861, 0.0619575251198, 0.11986864279, 0.128415324864, 0.0775224692975, -0.0219067768662, -0.141839111605, -0.247004990553, -0.307346457456, -0.0395412239055, -0.0558235805376, -0.05946256837, -0.0562325490849, -0.0543321922913, -0.0614908841542, -0.0822407622268, -0.116317168848, 0.0534597003878, 0.105345883333, 0.112993210008, 0.0666439916991, -0.0244022297924, -0.135070809033, -0.233361698326, -0.291643360787};
+const std::vector<double> kExtendedWeights = {0.246357883288, 0, 0.250295908758, 0, 0.252363630652, 0.250982577301, 0.214863757004, 0.201768547335, 0.183890324649, 0, 0.197625752757, 0.201851618256, 0, 0.246571423842, 0.258542992612, 0, 0.248960768342, 0.245924815204, 0.292835900108, 0, 0.217261878613, 0, 0.236709934643, 0.253192286636, 0.239197599312, 0.202133966648, 0.170699419509, 0, 0.185890700492, 0.202078314039, 0, 0.239547367457, 0.289431680809, 0, 0.238592891262, 0.232428060473, 0.211478910315, 0, 0.186587751312, 0.195025174764, 0.201954652104, 0.204953511506, 0.205855247158, 0, 0.193119272391, 0.201712687289, 0.198670816392, 0.20064197677, 0, 0, 0.270924653523, 0.248878841586, 0.243920046994, 0.236276457897, 0.237191965635, 0, 0.162279275197, 0.207743275764, 0.186728226934, 0.206057256469, 0.20108216223, 0, 0.204183010905, 0.203641960854, 0.192476176117, 0.198616689894, 0, 0, 0.303392953762, 0.230461105991, 0.239401901512, 0.226744038735};
+const std::vector<double> kExtendedFusedOut = {0.0764681099012, 0.134710216514, 0.138349787727, 0.0790436090252, -0.0293358225943, -0.155596378051, -0.262235067097, -0.318674128341, 0.0538091090562, 0.0961537650873, 0.0975037782763, 0.0503239975698, -0.0357929013084, -0.137511999742, -0.225991828397, -0.277063509791, 0.0471567967476, 0.0808642563054, 0.0789732644513, 0.0350925318404, -0.0423496128936, -0.133079869047, -0.212135106179, -0.258672708018, 0.0377589718147, 0.0760660895937, 0.0804681933667, 0.0423529447561, -0.0318861644196, -0.123106294433, -0.206171421577, -0.258823702024, -0.00254012956376, 0.0118033669702, 0.0149223657951, -0.00134261977453, -0.0383098042835, -0.0899908870646, -0.145204528688, -0.191522628692, -0.0148700157252, -0.00952155701143, -0.00787129979402, -0.0175603615297, -0.0422278255593, -0.0802263839311, -0.125203728809, -0.168344499523};
+const std::vector<double> kExtendedCausalOut = {0.159632928679, 0.292140034968, 0.314482229765, 0.211715501988, 0.0130510652525, -0.218454280111, -0.408153052071, -0.496152740539, 0.080666903354, 0.159083698934, 0.174295722192, 0.113875443843, -0.00791143518333, -0.155140838311, -0.282909150609, -0.35318124279, 0.0667583364071, 0.114738846952, 0.115165402585, 0.0608287720604, -0.0361524714214, -0.148609009847, -0.243909763473, -0.295478516724, -0.0489933444626, -0.0723006755836, -0.0771493065984, -0.0688866746706, -0.0574876308159, -0.0540339732648, -0.0668033012317, -0.0983475665822, -0.0533074586531, -0.0632465675586, -0.0579224812514, -0.0462729373304, -0.039468144081, -0.0469684313073, -0.0731853758565, -0.11592480502, -0.0274784446477, -0.0358879499188, -0.0386900533815, -0.0419544818814, -0.0515877919205, -0.0712487435233, -0.101056998484, -0.137550887621};
+const std::vector<double> kExtendedGradQuery = {-0.0224840005688, -0.00523506698, 0.0127224083658, 0.0289579654228, 0.0412741977077, 0.048004160959, 0.0482369862221, 0.04194116169, 0.0026932497654, 0.000909763454488, -0.000996855072096, -0.00276855394113, -0.00416554202211, -0.00499874353183, -0.00515538855469, -0.00461427592169, 0.0136867205061, 0.00714165034179, -0.000370008693259, -0.00783158878747, -0.0142332000789, -0.0187084145107, -0.0206515328035, -0.0197995630122, -0.00597405680584, -0.00256495099998, 0.001191308891, 0.00478633071227, 0.00773354512532, 0.00963406048536, 0.0102306509541, 0.00944257081041, 0.0104471272182, 0.00468748835489, -0.0017065800672, -0.00786967088313, -0.0129676386633, -0.0163104973844, -0.0174458068005, -0.0162199081081, -0.000958185564906, 5.77012343732e-05, 0.00106577844227, 0.0019296075378, 0.00253227330528, 0.00279220776033, 0.00267422999385, 0.00219430774309};
+const std::vector<double> kExtendedGradKey = {0.015800075732, 0.0154557776137, 0.0138207327473, 0.0110314874066, 0.00732097774313, -0.0030413115513, -0.00418713767612, -0.00498328651683, -0.00536326989324, -0.00529535453901, -0.00340416162258, -0.000893357895388, 0.00169205215879, 0.0041361551318, 0.00623483848765, 0, 0, 0, 0, 0, -0.0209571717953, -0.0241175416086, -0.0252638012823, -0.0243002240933, -0.0213072805397, 0.00211557841865, 0.00301681545714, 0.00366611145206, 0.00400924223463, 0.0040175521815, 0, 0, 0, 0, 0, -0.00591607499176, -0.010012999754, -0.0132737163878, -0.0154259151138, -0.0162898609761};
+const std::vector<double> kExtendedGradValue = {0.0388924281659, 0.0499995525222, 0.0584733399465, 0.0638674996971, 0.0658979364296, 0.0644577127063, -0.0152173257475, -0.0109451232463, -0.0060964716408, -0.000926735883186, 0.0042918084678, 0.00928431524097, -0.00633886641334, -0.0244089397906, -0.0411934624103, -0.055808440295, -0.0674841433356, -0.0756056448281, 0, 0, 0, 0, 0, 0, -0.0242806303881, -0.0270881105802, -0.0284689355642, -0.0283503811406, -0.0267386912402, -0.0237187490735, 0.0310553377649, 0.0448982230365, 0.0563764441673, 0.0648854752747, 0.0699771694306, 0.0713833613096, 0, 0, 0, 0, 0, 0, 0.000766230910503, 0.01604559603, 0.0304798843739, 0.0433088822471, 0.0538569221246, 0.0615684681751};
+const std::vector<double> kExtendedGradKProj = {0.0675459929229, 0.0752909177987, 0.0817652171412, 0.0868596292984, 0.0904881798877, -0.0432858172068, -0.0536060199656, -0.0630215561363, -0.0713735271292, -0.0785209833063, 0.0157762134577, 0.0282068014684, 0.0401613655016, 0.0514381577934, 0.0618468688001, 0.00860028147368, -0.00578292506232, -0.0200685377257, -0.0340154694804, -0.0473883489415, 0.195376047248, 0.182703473678, 0.16694755745, 0.148374198753, 0.127296845539, -0.235396063897, -0.222617248455, -0.206081497007, -0.186067870408, -0.162914122875, 0.304445315227, 0.292501242834, 0.275620857289, 0.254089035568, 0.228269153272, -0.319358381807, -0.308016939193, -0.291477337238, -0.270018701781, -0.244003173314};
+const std::vector<double> kExtendedGradBiasK = {-0.00221304111696, 0.0192530625364, -0.0307050979063, 0.0510570684272, 0.100051185343, -0.136434852541, 0.135655905341, -0.169626946874};
+const std::vector<double> kExtendedGradBiasV = {-0.12522547204, -0.0684492718193, 0.021406835666, 0.100917527929, 0.129829161517, 0.0975318049734, 0.0180996436599, -0.0700796455321};
 
 template <typename F>
 Tensor filled(const Shape& shape, F f) {
@@ -52,6 +64,24 @@ std::shared_ptr<MultiheadAttention> golden_module() {
   return m;
 }
 
+// The script's make_extended(), in float64.
+std::shared_ptr<MultiheadAttention> extended_module() {
+  auto m = std::make_shared<MultiheadAttention>(
+      MultiheadAttentionOptions(E, H).kdim(KDIM).vdim(VDIM).add_bias_kv(true).add_zero_attn(true));
+  m->to(kFloat64);
+  NoGradGuard no_grad;
+  m->q_proj_weight.copy_(filled({E, E}, [](double i) { return 0.3 * std::cos(0.37 * i); }));
+  m->k_proj_weight.copy_(filled({E, KDIM}, [](double i) { return 0.25 * std::sin(0.29 * i + 0.5); }));
+  m->v_proj_weight.copy_(filled({E, VDIM}, [](double i) { return 0.35 * std::cos(0.23 * i + 0.1); }));
+  m->in_proj_bias.copy_(filled({3 * E}, [](double i) { return 0.01 * i; }));
+  m->bias_k.copy_(filled({1, 1, E}, [](double i) { return 0.4 * std::sin(0.9 * i); }));
+  m->bias_v.copy_(filled({1, 1, E}, [](double i) { return -0.3 * std::cos(0.8 * i); }));
+  m->out_proj->weight.copy_(filled({E, E}, [](double i) { return 0.2 * std::sin(0.71 * i); }));
+  m->out_proj->bias.copy_(filled({E}, [](double i) { return -0.02 * i; }));
+  m->eval();
+  return m;
+}
+
 Tensor q_in() { return filled({L, N, E}, [](double i) { return std::sin(0.1 * i + 0.3); }); }
 Tensor k_in() { return filled({S, N, E}, [](double i) { return std::cos(0.13 * i); }); }
 Tensor v_in() { return filled({S, N, E}, [](double i) { return std::sin(0.17 * i + 1.0); }); }
@@ -60,6 +90,11 @@ Tensor bools(const std::vector<int>& v, const Shape& shape) {
   std::vector<double> d(v.begin(), v.end());
   return raw::to(raw::from_vector(d, shape), kCPU, kBool);
 }
+
+Tensor extended_k_in() { return filled({S, N, KDIM}, [](double i) { return std::cos(0.13 * i); }); }
+Tensor extended_v_in() { return filled({S, N, VDIM}, [](double i) { return std::sin(0.17 * i + 1.0); }); }
+Tensor golden_kpm() { return bools({0, 0, 0, 1, 0, 1, 0, 0}, {N, S}); }
+Tensor golden_attn_mask() { return bools({0, 1, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0}, {L, S}); }
 
 TEST(MultiheadAttention, ParametersAndInitAsPyTorch) {
   MultiheadAttention m(MultiheadAttentionOptions(16, 4));
@@ -77,6 +112,88 @@ TEST(MultiheadAttention, ParametersAndInitAsPyTorch) {
   for (double x : values(m.out_proj->bias)) EXPECT_EQ(x, 0.0);
   MultiheadAttention nobias(MultiheadAttentionOptions(16, 4).bias(false));
   EXPECT_EQ(nobias.named_parameters().size(), 2u);
+}
+
+TEST(MultiheadAttention, SeparateProjectionsAndBiasKvAsPyTorch) {
+  MultiheadAttention m(MultiheadAttentionOptions(16, 4).kdim(6).vdim(10).add_bias_kv(true));
+  std::vector<std::string> names;
+  for (const auto& [name, p] : m.state_dict()) names.push_back(name);
+  // torch.nn.MultiheadAttention(16, 4, kdim=6, vdim=10, add_bias_kv=True).state_dict().keys()
+  EXPECT_EQ(names, (std::vector<std::string>{"q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias", "bias_k",
+                                             "bias_v", "out_proj.weight", "out_proj.bias"}));
+  EXPECT_FALSE(m.qkv_same_embed_dim);
+  EXPECT_FALSE(m.in_proj_weight.defined());
+  EXPECT_EQ(m.k_proj_weight.sizes(), (Shape{16, 6}));
+  EXPECT_EQ(m.v_proj_weight.sizes(), (Shape{16, 10}));
+  EXPECT_EQ(m.bias_k.sizes(), (Shape{1, 1, 16}));
+  // xavier_uniform over [E, kdim]: bound sqrt(6 / (E + kdim)); bias_k is drawn (xavier_normal).
+  double mx = 0;
+  for (double x : values(m.k_proj_weight)) mx = std::max(mx, std::abs(x));
+  EXPECT_LE(mx, std::sqrt(6.0 / 22.0));
+  EXPECT_GT(mx, 0.5 * std::sqrt(6.0 / 22.0));
+  double bias_k_norm = 0;
+  for (double x : values(m.bias_k)) bias_k_norm += x * x;
+  EXPECT_GT(bias_k_norm, 0.0);
+  // kdim = vdim = embed_dim given explicitly is the packed layout.
+  MultiheadAttention same(MultiheadAttentionOptions(16, 4).kdim(16).vdim(16));
+  EXPECT_TRUE(same.qkv_same_embed_dim);
+  EXPECT_TRUE(same.in_proj_weight.defined());
+}
+
+TEST(MultiheadAttention, KdimVdimBiasKvAndZeroAttnMatchPyTorch) {
+  auto m = extended_module();
+  auto [out, w] = m->forward(q_in(), extended_k_in(), extended_v_in(), golden_kpm(), true, golden_attn_mask(), false);
+  EXPECT_TRUE(matches_values(out, kExtendedOut));
+  // The weights cover the S keys, bias_k's and the zero key.
+  EXPECT_EQ(w.sizes(), (Shape{N, H, L, S + 2}));
+  EXPECT_TRUE(matches_values(w, kExtendedWeights));
+  auto [fused, none] = m->forward(q_in(), extended_k_in(), extended_v_in(), golden_kpm(), false, golden_attn_mask());
+  EXPECT_TRUE(all_close(fused, out, 1e-12, 1e-12));
+  Tensor fm = filled({L, S}, [](double i) { return -0.5 * (static_cast<int>(i) % 3); });
+  EXPECT_TRUE(matches_values(std::get<0>(m->forward(q_in(), extended_k_in(), extended_v_in(), std::nullopt, false, fm)),
+                             kExtendedFusedOut));
+  // The causal hint: the kernel's causal rule over all S + 2 keys, as PyTorch's sdpa call.
+  Tensor causal = bools({0, 1, 1, 1, 0, 0, 1, 1, 0, 0, 0, 1}, {L, S});
+  EXPECT_TRUE(matches_values(
+      std::get<0>(m->forward(q_in(), extended_k_in(), extended_v_in(), std::nullopt, false, causal, true, true)),
+      kExtendedCausalOut));
+}
+
+TEST(MultiheadAttention, KdimVdimBiasKvAndZeroAttnGradientsMatchPyTorch) {
+  auto m = extended_module();
+  Tensor q = q_in(), k = extended_k_in(), v = extended_v_in();
+  for (Tensor* t : {&q, &k, &v}) t->requires_grad_(true);
+  auto [out, none] = m->forward(q, k, v, golden_kpm(), false, golden_attn_mask());
+  sum(mul(out, filled(out.sizes(), [](double i) { return std::cos(0.3 * i); }))).backward();
+  EXPECT_TRUE(matches_values(q.grad(), kExtendedGradQuery));
+  EXPECT_TRUE(matches_values(k.grad(), kExtendedGradKey));
+  EXPECT_TRUE(matches_values(v.grad(), kExtendedGradValue));
+  EXPECT_TRUE(matches_values(m->k_proj_weight.grad(), kExtendedGradKProj));
+  EXPECT_TRUE(matches_values(m->bias_k.grad(), kExtendedGradBiasK));
+  EXPECT_TRUE(matches_values(m->bias_v.grad(), kExtendedGradBiasV));
+}
+
+TEST(MultiheadAttention, KeyThatIsValueTakesOneProduct) {
+  // Attention over a memory passes one tensor as key and value: their projections are one product
+  // of the memory with in_proj_weight's last 2E rows, with the values of two.
+  auto m = golden_module();
+  Tensor q = q_in(), memory = k_in();
+  q.requires_grad_(true);
+  memory.requires_grad_(true);
+  auto [packed, w] = m->forward(q, memory, memory, golden_kpm(), true, golden_attn_mask());
+  sum(mul(packed, packed)).backward();
+  const Tensor packed_grad = memory.grad(), weight_grad = m->in_proj_weight.grad();
+  Tensor q2 = q_in(), key = k_in(), value = k_in();
+  q2.requires_grad_(true);
+  key.requires_grad_(true);
+  value.requires_grad_(true);
+  m->zero_grad();
+  auto [separate, w2] = m->forward(q2, key, value, golden_kpm(), true, golden_attn_mask());
+  sum(mul(separate, separate)).backward();
+  EXPECT_TRUE(all_close(packed, separate, 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(w, w2, 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(packed_grad, add(key.grad(), value.grad()), 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(weight_grad, m->in_proj_weight.grad(), 1e-12, 1e-12));
 }
 
 TEST(MultiheadAttention, SelfAttentionMatchesPyTorch) {
@@ -174,6 +291,9 @@ TEST(MultiheadAttention, BadArgumentsSayWhatWasExpected) {
   EXPECT_TRUE(throws_with([&] { m->forward(q, q, q, raw::zeros({N, 7}, kBool)); }, "key_padding_mask must be [2, 3]"));
   EXPECT_TRUE(throws_with([&] { m->forward(q, q, q, std::nullopt, true, raw::zeros({2, 2}, kBool)); }, "[L, S]"));
   EXPECT_TRUE(throws_with([&] { m->forward(q, q, raw::zeros({L, N, 5}, kFloat64)); }, "embed_dim = 8"));
+  auto ext = extended_module();
+  EXPECT_TRUE(throws_with([&] { ext->forward(q, q, q); }, "kdim = 5 and vdim = 6 features, got [3, 2, 8], [3, 2, 8]"));
+  EXPECT_TRUE(throws_with([] { MultiheadAttention(MultiheadAttentionOptions(8, 2).kdim(0)); }, "kdim and vdim must be positive"));
 }
 
 TEST(FunctionalAttention, MatchesTheComposition) {
