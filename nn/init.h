@@ -31,4 +31,20 @@ Tensor& kaiming_normal_(Tensor& t, double a = 0.0, FanMode mode = FanMode::FanIn
 Tensor& xavier_uniform_(Tensor& t, double gain = 1.0, Generator* gen = nullptr);
 Tensor& xavier_normal_(Tensor& t, double gain = 1.0, Generator* gen = nullptr);
 
+// While a SkipInitGuard lives on this thread, every function above leaves its tensor as it is and
+// draws nothing. Modules built under one hold uninitialized parameters: nn::utils::skip_init
+// (skip_init.h) builds them so, and a transformer stack builds its copies of a layer so before they
+// take the layer's values (PyTorch's deepcopy draws nothing either). Guards nest.
+class SkipInitGuard {
+ public:
+  SkipInitGuard();
+  ~SkipInitGuard();
+  SkipInitGuard(const SkipInitGuard&) = delete;
+  SkipInitGuard& operator=(const SkipInitGuard&) = delete;
+  static bool active();
+
+ private:
+  bool previous_;
+};
+
 }  // namespace colony::nn::init

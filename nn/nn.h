@@ -18,6 +18,7 @@
 #include "nn/normalization.h"
 #include "nn/options.h"  // the deprecated nn::Size2 spelling
 #include "nn/serialize.h"
+#include "nn/skip_init.h"
 #include "nn/transformer.h"
 #include "nn/transformer_decoder.h"
 #include "nn/transformer_model.h"

@@ -17,6 +17,7 @@
 #include "nn/layers.h"
 #include "nn/linear.h"
 #include "nn/normalization.h"
+#include "nn/skip_init.h"
 #include "nn/transformer.h"
 
 namespace colony::nn::transformer_blocks {
@@ -66,7 +67,8 @@ bool detect_is_causal(const std::optional<Tensor>& mask, std::optional<bool> is_
 
 // PyTorch's _get_clones: num_layers deep copies of `layer` in a ModuleList, each with the source's
 // parameter values (so the copies begin equal), on its device, in its dtype, with its
-// requires_grad flags and its training mode. `layer` itself is not registered anywhere; later
+// requires_grad flags and its training mode. The copies are built without initialization
+// (utils::skip_init): like deepcopy, copying draws nothing from the generator. `layer` itself is not registered anywhere; later
 // changes to it do not reach the copies. `who` names the stack in the error for num_layers < 1.
 template <typename Layer>
 std::shared_ptr<ModuleList> clone_layers(const char* who, const Layer& layer, int64_t num_layers) {
@@ -77,7 +79,7 @@ std::shared_ptr<ModuleList> clone_layers(const char* who, const Layer& layer, in
   const std::vector<Tensor> source_params = layer.parameters();
   auto layers = std::make_shared<ModuleList>();
   for (int64_t i = 0; i < num_layers; ++i) {
-    auto copy = std::make_shared<Layer>(layer.options);
+    auto copy = utils::skip_init<Layer>(layer.options);
     // The copy takes the source's device and dtype before its values, then its flags and mode.
     const Tensor& first = source.front().second;
     copy->to(first.device(), first.dtype());

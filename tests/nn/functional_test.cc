@@ -161,6 +161,37 @@ TEST(Init, KaimingUniformDefaultBoundIsOneOverSqrtFanIn) {
   EXPECT_TRUE(throws_with([&] { Tensor v = raw::empty({3}); init::kaiming_uniform_(v); }, "fewer than 2 dimensions"));
 }
 
+TEST(Init, SkipInitDrawsNothingAndLeavesTheValues) {
+  manual_seed(11);
+  const uint64_t offset = default_generator().offset();
+  auto fc = utils::skip_init<Linear>(LinearOptions(40, 30));
+  auto emb = utils::skip_init<Embedding>(EmbeddingOptions(50, 8));
+  EXPECT_EQ(default_generator().offset(), offset);
+  EXPECT_EQ(fc->weight.sizes(), (Shape{30, 40}));
+  EXPECT_TRUE(fc->weight.requires_grad());
+  EXPECT_EQ(emb->weight.sizes(), (Shape{50, 8}));
+  // Under a guard the fills leave the tensor as it is; guards nest, and filling works again after.
+  Tensor t = raw::full({2, 3}, 5.0);
+  {
+    init::SkipInitGuard outer;
+    {
+      init::SkipInitGuard inner;
+      init::zeros_(t);
+    }
+    EXPECT_TRUE(init::SkipInitGuard::active());
+    init::xavier_uniform_(t);
+    init::normal_(t);
+  }
+  EXPECT_FALSE(init::SkipInitGuard::active());
+  for (double x : values(t)) EXPECT_EQ(x, 5.0);
+  EXPECT_EQ(default_generator().offset(), offset);
+  init::normal_(t);
+  EXPECT_NE(default_generator().offset(), offset);
+  // Built normally, the same module draws.
+  Linear drawn(LinearOptions(40, 30));
+  EXPECT_NE(default_generator().offset(), offset);
+}
+
 // autocast's policy for the nn functions: linear (bias included) in the lower precision, the losses
 // in float32, and float32 gradients for float32 parameters.
 TEST(Functional, AutocastPolicy) {

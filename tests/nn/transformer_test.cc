@@ -150,6 +150,22 @@ TEST(TransformerEncoder, CopiesTheLayerNotShareIt) {
   EXPECT_EQ(enc.parameters().size(), 2 * layer->parameters().size());
 }
 
+TEST(TransformerEncoder, CopyingTheLayerDrawsNothing) {
+  // PyTorch's stack deep-copies its layer, which draws nothing: only the layer's own
+  // initialization comes from the generator.
+  manual_seed(5);
+  auto layer = std::make_shared<TransformerEncoderLayer>(TransformerEncoderLayerOptions(D, H).dim_feedforward(32));
+  const uint64_t after_layer = default_generator().offset();
+  TransformerEncoder enc(*layer, 3);
+  EXPECT_EQ(default_generator().offset(), after_layer);
+  // The copies' values are the layer's (they were not left uninitialized).
+  for (int64_t i = 0; i < 3; ++i) {
+    EXPECT_TRUE(raw::equal(enc.layers->at<TransformerEncoderLayer>(i).self_attn->in_proj_weight,
+                           layer->self_attn->in_proj_weight));
+    EXPECT_TRUE(raw::equal(enc.layers->at<TransformerEncoderLayer>(i).norm1->weight, layer->norm1->weight));
+  }
+}
+
 TEST(TransformerEncoder, PostNormReluWithPaddingAndFinalNormMatchesPyTorch) {
   auto layer = golden_layer(TransformerEncoderLayerOptions(D, H));
   TransformerEncoder enc(*layer, 2, golden::final_norm());
