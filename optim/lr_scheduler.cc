@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <stdexcept>
+
+#include "ops/raw_ops.h"
 
 namespace colony::optim {
 
@@ -16,6 +19,7 @@ LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) {
 
 void LRScheduler::apply() {
   for (size_t g = 0; g < base_lrs_.size(); ++g) optimizer_.set_lr(g, lr_at(last_epoch_, g, base_lrs_[g]));
+  set_momentum_at(last_epoch_);
 }
 
 void LRScheduler::step() {
@@ -102,6 +106,135 @@ double LambdaLR::lr_at(int64_t epoch, size_t group, double base) const {
   return base * factor;
 }
 
+ExponentialLR::ExponentialLR(Optimizer& opt, double gamma) : LRScheduler(opt), gamma_(gamma) {
+  if (!(gamma > 0) || !std::isfinite(gamma)) {
+    throw std::invalid_argument("ExponentialLR: gamma must be positive and finite, got " + std::to_string(gamma));
+  }
+}
+double ExponentialLR::lr_at(int64_t epoch, size_t, double base) const {
+  return base * std::pow(gamma_, static_cast<double>(epoch));
+}
+
+ConstantLR::ConstantLR(Optimizer& opt, double factor, int64_t total_iters)
+    : LRScheduler(opt), factor_(factor), total_(total_iters) {
+  if (!(factor >= 0 && factor <= 1)) {
+    throw std::invalid_argument("ConstantLR: factor must be in [0, 1], got " + std::to_string(factor));
+  }
+  if (total_iters < 0) throw std::invalid_argument("ConstantLR: total_iters must be >= 0, got " + std::to_string(total_iters));
+  apply();  // factor * base from the start, as in PyTorch
+}
+double ConstantLR::lr_at(int64_t epoch, size_t, double base) const { return epoch < total_ ? base * factor_ : base; }
+
+PolynomialLR::PolynomialLR(Optimizer& opt, int64_t total_iters, double power)
+    : LRScheduler(opt), total_(total_iters), power_(power) {
+  if (total_iters <= 0) throw std::invalid_argument("PolynomialLR: total_iters must be positive, got " + std::to_string(total_iters));
+  if (!std::isfinite(power)) throw std::invalid_argument("PolynomialLR: power must be finite");
+}
+double PolynomialLR::lr_at(int64_t epoch, size_t, double base) const {
+  const double done = static_cast<double>(std::min(epoch, total_)) / static_cast<double>(total_);
+  return base * std::pow(1.0 - done, power_);
+}
+
+CosineAnnealingWarmRestarts::CosineAnnealingWarmRestarts(Optimizer& opt, int64_t t_0, int64_t t_mult, double eta_min)
+    : LRScheduler(opt), t_0_(t_0), t_mult_(t_mult), eta_min_(eta_min) {
+  if (t_0 <= 0) throw std::invalid_argument("CosineAnnealingWarmRestarts: T_0 must be positive, got " + std::to_string(t_0));
+  if (t_mult < 1) throw std::invalid_argument("CosineAnnealingWarmRestarts: T_mult must be >= 1, got " + std::to_string(t_mult));
+}
+double CosineAnnealingWarmRestarts::lr_at(int64_t epoch, size_t, double base) const {
+  // The restarts in whole epochs, as torch's step() counts them: T_cur wraps at T_i, which grows
+  // by T_mult at each wrap (at most ~63 wraps before T_i passes any int64 epoch when T_mult > 1).
+  int64_t t_cur = epoch, t_i = t_0_;
+  if (t_mult_ == 1) {
+    t_cur = epoch % t_0_;
+  } else {
+    while (t_cur >= t_i) {
+      t_cur -= t_i;
+      t_i *= t_mult_;
+    }
+  }
+  return eta_min_ + (base - eta_min_) * (1 + std::cos(M_PI * static_cast<double>(t_cur) / static_cast<double>(t_i))) / 2;
+}
+
+OneCycleLR::OneCycleLR(Optimizer& opt, const OneCycleLROptions& o) : LRScheduler(opt), options_(o) {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("OneCycleLR: " + what); };
+  if (o.total_steps() <= 0) fail("total_steps must be positive, got " + std::to_string(o.total_steps()));
+  if (!(o.pct_start() >= 0 && o.pct_start() <= 1)) fail("pct_start must be in [0, 1], got " + std::to_string(o.pct_start()));
+  if (o.anneal_strategy() != "cos" && o.anneal_strategy() != "linear") {
+    fail("anneal_strategy must be \"cos\" or \"linear\", got \"" + o.anneal_strategy() + "\"");
+  }
+  if (o.max_lr().size() == 1) options_.max_lr(std::vector<double>(num_groups(), o.max_lr()[0]));
+  if (options_.max_lr().size() != num_groups()) {
+    fail("got " + std::to_string(o.max_lr().size()) + " max_lr values for an optimizer with " +
+         std::to_string(num_groups()) + " parameter groups; give one, or one per group");
+  }
+  for (double m : options_.max_lr()) {
+    if (!(m >= 0) || !std::isfinite(m)) fail("max_lr must be non-negative and finite, got " + std::to_string(m));
+  }
+  if (!(o.div_factor() > 0) || !(o.final_div_factor() > 0)) fail("div_factor and final_div_factor must be positive");
+  const double total = static_cast<double>(o.total_steps()), pct = o.pct_start();
+  const double lo = o.base_momentum(), hi = o.max_momentum();
+  if (o.three_phase()) {
+    phases_ = {{pct * total - 1, kInitial, kMax, hi, lo},
+               {2 * pct * total - 2, kMax, kInitial, lo, hi},
+               {total - 1, kInitial, kFinal, hi, hi}};
+  } else {
+    phases_ = {{pct * total - 1, kInitial, kMax, hi, lo}, {total - 1, kMax, kFinal, lo, hi}};
+  }
+  // torch sets each group's initial_lr to the initial rate, and the momentum to max_momentum.
+  for (size_t g = 0; g < num_groups(); ++g) opt.param_groups()[g].initial_lr = rate(g, kInitial);
+  if (o.cycle_momentum()) {
+    const HyperParams options = opt.defaults().to_map();
+    if (options.count("momentum")) {
+      momentum_name_ = "momentum";
+    } else if (options.count("beta1")) {
+      momentum_name_ = "beta1";
+    } else {
+      fail("cycle_momentum needs an optimizer with momentum (SGD) or beta1 (Adam); this one has neither. "
+           "Set cycle_momentum(false)");
+    }
+  }
+  apply();
+}
+
+double OneCycleLR::rate(size_t group, int which) const {
+  const double initial = options_.max_lr()[group] / options_.div_factor();
+  return which == kInitial ? initial : which == kMax ? options_.max_lr()[group] : initial / options_.final_div_factor();
+}
+
+double OneCycleLR::anneal(double start, double end, double pct) const {
+  if (options_.anneal_strategy() == "linear") return (end - start) * pct + start;
+  return end + (start - end) / 2.0 * (std::cos(M_PI * pct) + 1);
+}
+
+std::pair<const OneCycleLR::Phase*, double> OneCycleLR::phase_at(int64_t epoch) const {
+  if (epoch > options_.total_steps()) {
+    throw std::invalid_argument("OneCycleLR: tried to step " + std::to_string(epoch) +
+                                " times; the specified number of total steps is " +
+                                std::to_string(options_.total_steps()));
+  }
+  // torch's get_lr: the first phase whose end the step has not passed, or the last.
+  double start = 0;
+  const double step = static_cast<double>(epoch);
+  for (size_t i = 0; i < phases_.size(); ++i) {
+    const Phase& p = phases_[i];
+    if (step <= p.end_step || i + 1 == phases_.size()) return {&p, (step - start) / (p.end_step - start)};
+    start = p.end_step;
+  }
+  return {&phases_.back(), 1.0};  // not reached: the loop returns at the last phase
+}
+
+double OneCycleLR::lr_at(int64_t epoch, size_t group, double) const {
+  auto [phase, pct] = phase_at(epoch);
+  return anneal(rate(group, phase->start_lr), rate(group, phase->end_lr), pct);
+}
+
+void OneCycleLR::set_momentum_at(int64_t epoch) const {
+  if (momentum_name_.empty()) return;
+  auto [phase, pct] = phase_at(epoch);
+  const double momentum = anneal(phase->start_momentum, phase->end_momentum, pct);
+  for (ParamGroup& group : mutable_optimizer().param_groups()) group.options.get().update_from_map({{momentum_name_, momentum}});
+}
+
 SequentialLR::SequentialLR(Optimizer& opt, std::vector<std::shared_ptr<LRScheduler>> schedulers,
                            std::vector<int64_t> milestones)
     : LRScheduler(opt), schedulers_(std::move(schedulers)), milestones_(std::move(milestones)) {
@@ -141,6 +274,103 @@ std::pair<const LRScheduler*, int64_t> SequentialLR::active(int64_t epoch) const
 double SequentialLR::lr_at(int64_t epoch, size_t group, double) const {
   auto [scheduler, local_epoch] = active(epoch);
   return scheduler->lr_at(local_epoch, group, scheduler->base_lrs_[group]);
+}
+
+void SequentialLR::set_momentum_at(int64_t epoch) const {
+  auto [scheduler, local_epoch] = active(epoch);
+  scheduler->set_momentum_at(local_epoch);
+}
+
+ReduceLROnPlateau::ReduceLROnPlateau(Optimizer& optimizer, const ReduceLROnPlateauOptions& o)
+    : optimizer_(optimizer), options_(o) {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("ReduceLROnPlateau: " + what); };
+  if (o.mode() != "min" && o.mode() != "max") fail("mode must be \"min\" or \"max\", got \"" + o.mode() + "\"");
+  if (o.threshold_mode() != "rel" && o.threshold_mode() != "abs") {
+    fail("threshold_mode must be \"rel\" or \"abs\", got \"" + o.threshold_mode() + "\"");
+  }
+  if (!(o.factor() < 1.0) || !(o.factor() >= 0)) fail("factor must be in [0, 1), got " + std::to_string(o.factor()));
+  if (o.patience() < 0 || o.cooldown() < 0) fail("patience and cooldown must be >= 0");
+  if (!std::isfinite(o.threshold()) || !std::isfinite(o.eps())) fail("threshold and eps must be finite");
+  const size_t groups = optimizer.param_groups().size();
+  min_lrs_ = o.min_lr().size() == 1 ? std::vector<double>(groups, o.min_lr()[0]) : o.min_lr();
+  if (min_lrs_.size() != groups) {
+    fail("got " + std::to_string(o.min_lr().size()) + " min_lr values for an optimizer with " + std::to_string(groups) +
+         " parameter groups; give one, or one per group");
+  }
+  best_ = o.mode() == "min" ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+}
+
+bool ReduceLROnPlateau::is_better(double a) const {
+  const double t = options_.threshold();
+  const bool rel = options_.threshold_mode() == "rel";
+  if (options_.mode() == "min") return rel ? a < best_ * (1 - t) : a < best_ - t;
+  return rel ? a > best_ * (1 + t) : a > best_ + t;
+}
+
+void ReduceLROnPlateau::step(double metric) {
+  // torch's ReduceLROnPlateau.step, line for line.
+  ++last_epoch_;
+  if (is_better(metric)) {
+    best_ = metric;
+    num_bad_epochs_ = 0;
+  } else {
+    ++num_bad_epochs_;
+  }
+  if (cooldown_counter_ > 0) {  // bad epochs during the cooldown do not count
+    --cooldown_counter_;
+    num_bad_epochs_ = 0;
+  }
+  if (num_bad_epochs_ > options_.patience()) {
+    for (size_t g = 0; g < min_lrs_.size(); ++g) {
+      const double old_lr = optimizer_.lr(g), new_lr = std::max(old_lr * options_.factor(), min_lrs_[g]);
+      if (old_lr - new_lr > options_.eps()) optimizer_.set_lr(g, new_lr);
+    }
+    cooldown_counter_ = options_.cooldown();
+    num_bad_epochs_ = 0;
+  }
+}
+
+std::vector<double> ReduceLROnPlateau::get_last_lr() const {
+  std::vector<double> out;
+  for (size_t g = 0; g < optimizer_.param_groups().size(); ++g) out.push_back(optimizer_.lr(g));
+  return out;
+}
+
+std::vector<std::pair<std::string, Tensor>> ReduceLROnPlateau::state_dict() const {
+  auto scalar = [](double v) { return raw::scalar_tensor(v, kFloat64); };
+  return {{"best", scalar(best_)},
+          {"num_bad_epochs", scalar(static_cast<double>(num_bad_epochs_))},
+          {"cooldown_counter", scalar(static_cast<double>(cooldown_counter_))},
+          {"last_epoch", scalar(static_cast<double>(last_epoch_))}};
+}
+
+void ReduceLROnPlateau::load_state_dict(const std::vector<std::pair<std::string, Tensor>>& state) {
+  auto get = [&](const std::string& name) {
+    for (const auto& [n, t] : state) {
+      if (n != name) continue;
+      if (!t.defined() || t.numel() != 1) {
+        throw std::invalid_argument("ReduceLROnPlateau::load_state_dict: \"" + name + "\" must hold one number");
+      }
+      return t.item();
+    }
+    throw std::invalid_argument("ReduceLROnPlateau::load_state_dict: the state has no \"" + name +
+                                "\" (expected best, num_bad_epochs, cooldown_counter, last_epoch)");
+  };
+  auto counter = [&](const std::string& name) {
+    const double v = get(name);
+    if (!(v >= 0) || v != std::floor(v) || v > 9e15) {
+      throw std::invalid_argument("ReduceLROnPlateau::load_state_dict: \"" + name +
+                                  "\" must be a non-negative integer, got " + std::to_string(v));
+    }
+    return static_cast<int64_t>(v);
+  };
+  const double best = get("best");
+  if (std::isnan(best)) throw std::invalid_argument("ReduceLROnPlateau::load_state_dict: \"best\" is NaN");
+  const int64_t bad = counter("num_bad_epochs"), cooldown = counter("cooldown_counter"), epoch = counter("last_epoch");
+  best_ = best;
+  num_bad_epochs_ = bad;
+  cooldown_counter_ = cooldown;
+  last_epoch_ = epoch;
 }
 
 }  // namespace colony::optim

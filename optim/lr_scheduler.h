@@ -1,6 +1,7 @@
 // Learning-rate schedulers (torch.optim.lr_scheduler), in closed form of the epoch count so that
 // resuming from a checkpoint (set last_epoch) gives the same rates. Call step() once per epoch
-// (or per iteration for warmup), after optimizer.step().
+// (or per iteration for warmup), after optimizer.step(). ReduceLROnPlateau, which follows a
+// metric instead of the epoch count, is the exception: it keeps state, saved by its state_dict.
 //
 // A scheduler's base rate for a group is the group's initial_lr (the rate before the first
 // scheduler on the optimizer changed it), as torch's; schedulers hold the optimizer by reference,
@@ -15,7 +16,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
+
+#include "base/arg.h"
 
 #include "optim/optimizer.h"
 
@@ -37,8 +41,12 @@ class LRScheduler {
  protected:
   // The rate of group `group` at `epoch`, given its base rate.
   virtual double lr_at(int64_t epoch, size_t group, double base_lr) const = 0;
+  // What a scheduler sets besides the rates at `epoch`: OneCycleLR's momentum. Run after the rates
+  // by apply(), and by SequentialLR for the scheduler it runs.
+  virtual void set_momentum_at(int64_t /*epoch*/) const {}
   void apply();
   size_t num_groups() const { return base_lrs_.size(); }
+  Optimizer& mutable_optimizer() const { return optimizer_; }
 
  private:
   friend class SequentialLR;  // reads its schedulers' rates at their own epochs
@@ -118,6 +126,112 @@ class LambdaLR : public LRScheduler {
   std::vector<Lambda> lambdas_;  // one per group
 };
 
+// lr = base * gamma^epoch
+class ExponentialLR : public LRScheduler {
+ public:
+  ExponentialLR(Optimizer& opt, double gamma);
+
+ protected:
+  double lr_at(int64_t epoch, size_t group, double base) const override;
+
+ private:
+  double gamma_;
+};
+
+// lr = base * factor for epoch < total_iters, base after (torch's ConstantLR, factor in [0, 1]).
+// The rate is factor * base as soon as it is built.
+class ConstantLR : public LRScheduler {
+ public:
+  ConstantLR(Optimizer& opt, double factor = 1.0 / 3, int64_t total_iters = 5);
+
+ protected:
+  double lr_at(int64_t epoch, size_t group, double base) const override;
+
+ private:
+  double factor_;
+  int64_t total_;
+};
+
+// lr = base * (1 - min(epoch, total_iters) / total_iters)^power (torch's PolynomialLR): 0 from
+// total_iters on.
+class PolynomialLR : public LRScheduler {
+ public:
+  PolynomialLR(Optimizer& opt, int64_t total_iters = 5, double power = 1.0);
+
+ protected:
+  double lr_at(int64_t epoch, size_t group, double base) const override;
+
+ private:
+  int64_t total_;
+  double power_;
+};
+
+// SGDR (torch's CosineAnnealingWarmRestarts): cosine from base to eta_min over T_0 epochs, then
+// again over T_0 * T_mult, T_0 * T_mult^2, ...: lr = eta_min + (base - eta_min) *
+// (1 + cos(pi * T_cur / T_i)) / 2, with T_cur the epochs since the last restart. Steps are whole
+// epochs (torch's step() without an argument).
+class CosineAnnealingWarmRestarts : public LRScheduler {
+ public:
+  CosineAnnealingWarmRestarts(Optimizer& opt, int64_t t_0, int64_t t_mult = 1, double eta_min = 0.0);
+
+ protected:
+  double lr_at(int64_t epoch, size_t group, double base) const override;
+
+ private:
+  int64_t t_0_, t_mult_;
+  double eta_min_;
+};
+
+// torch's OneCycleLR arguments. max_lr: one rate, or one per parameter group. total_steps: the
+// scheduler steps of the whole run (torch's total_steps, or epochs * steps_per_epoch).
+struct OneCycleLROptions {
+  OneCycleLROptions(double max_lr, int64_t total_steps) : max_lr_({max_lr}), total_steps_(total_steps) {}
+  OneCycleLROptions(std::vector<double> max_lr, int64_t total_steps)
+      : max_lr_(std::move(max_lr)), total_steps_(total_steps) {}
+  COLONY_ARG(std::vector<double>, max_lr);
+  COLONY_ARG(int64_t, total_steps);
+  COLONY_ARG(double, pct_start) = 0.3;                // the share of the steps spent rising
+  COLONY_ARG(std::string, anneal_strategy) = "cos";  // "cos" or "linear"
+  COLONY_ARG(bool, cycle_momentum) = true;            // momentum (SGD) or beta1 (Adam) cycled inversely
+  COLONY_ARG(double, base_momentum) = 0.85;
+  COLONY_ARG(double, max_momentum) = 0.95;
+  COLONY_ARG(double, div_factor) = 25.0;           // initial rate = max_lr / div_factor
+  COLONY_ARG(double, final_div_factor) = 1e4;      // final rate = initial rate / final_div_factor
+  COLONY_ARG(bool, three_phase) = false;           // rise, fall back to the initial rate, then anneal
+};
+
+// The 1cycle policy (torch's OneCycleLR): the rate rises from max_lr / div_factor to max_lr over
+// the first pct_start of total_steps, then anneals to the initial rate / final_div_factor (cosine
+// or linear), and with cycle_momentum the momentum (SGD's momentum, Adam's beta1) moves the other
+// way between max_momentum and base_momentum. Like torch it sets each group's initial_lr to the
+// initial rate and, with cycle_momentum, the momentum to max_momentum when built (so an SGD built
+// without momentum gets it), and refuses to step past total_steps. Step once per batch.
+class OneCycleLR : public LRScheduler {
+ public:
+  OneCycleLR(Optimizer& opt, const OneCycleLROptions& options);
+  const OneCycleLROptions& options() const { return options_; }
+
+ protected:
+  double lr_at(int64_t epoch, size_t group, double base) const override;
+  void set_momentum_at(int64_t epoch) const override;
+
+ private:
+  struct Phase {
+    double end_step;
+    int start_lr, end_lr;  // which rate: kInitial, kMax or kFinal
+    double start_momentum, end_momentum;
+  };
+  // The phase `epoch` falls in, with the fraction of it done (beyond 1 at the very last step).
+  std::pair<const Phase*, double> phase_at(int64_t epoch) const;
+  double anneal(double start, double end, double pct) const;
+  static constexpr int kInitial = 0, kMax = 1, kFinal = 2;
+  double rate(size_t group, int which) const;
+
+  OneCycleLROptions options_;
+  std::vector<Phase> phases_;
+  std::string momentum_name_;  // "momentum" or "beta1"; empty without cycle_momentum
+};
+
 // Runs schedulers[0] until epoch milestones[0], then schedulers[1] from its own epoch 0, and so on
 // (torch's SequentialLR): at epoch e the rate is that of schedulers[i] at epoch
 // e - milestones[i - 1], with i the number of milestones <= e. So the handover at a milestone
@@ -132,12 +246,57 @@ class SequentialLR : public LRScheduler {
 
  protected:
   double lr_at(int64_t epoch, size_t group, double base) const override;
+  void set_momentum_at(int64_t epoch) const override;
 
  private:
   // The scheduler that runs at `epoch` and its epoch there.
   std::pair<const LRScheduler*, int64_t> active(int64_t epoch) const;
   std::vector<std::shared_ptr<LRScheduler>> schedulers_;
   std::vector<int64_t> milestones_;
+};
+
+struct ReduceLROnPlateauOptions {
+  COLONY_ARG(std::string, mode) = "min";  // "min": lower metrics are better; "max": higher
+  COLONY_ARG(double, factor) = 0.1;       // new rate = rate * factor, factor < 1
+  COLONY_ARG(int64_t, patience) = 10;     // epochs without improvement before a reduction
+  COLONY_ARG(double, threshold) = 1e-4;   // what counts as an improvement, see threshold_mode
+  // "rel": better than best * (1 -+ threshold); "abs": better than best -+ threshold.
+  COLONY_ARG(std::string, threshold_mode) = "rel";
+  COLONY_ARG(int64_t, cooldown) = 0;         // epochs after a reduction before counting again
+  COLONY_ARG(std::vector<double>, min_lr) = {0.0};  // one floor, or one per parameter group
+  COLONY_ARG(double, eps) = 1e-8;            // a reduction smaller than eps is skipped
+};
+
+// torch's ReduceLROnPlateau: step(metric) after each evaluation; after more than `patience` epochs
+// in a row without the metric improving on the best seen, every group's rate is multiplied by
+// factor (not below its min_lr), then `cooldown` epochs pass before bad epochs count again. A NaN
+// metric counts as no improvement. It follows the metric, not the epoch count, so a resumed run
+// needs its state (the best metric, the counters): state_dict() gives it as tensors
+// (nn::save_safetensors writes them), load_state_dict restores it. The rates themselves are the
+// optimizer's, restored with its state.
+class ReduceLROnPlateau {
+ public:
+  explicit ReduceLROnPlateau(Optimizer& optimizer, const ReduceLROnPlateauOptions& options = {});
+  void step(double metric);
+  std::vector<double> get_last_lr() const;
+  int64_t last_epoch() const { return last_epoch_; }
+  double best() const { return best_; }
+  int64_t num_bad_epochs() const { return num_bad_epochs_; }
+  int64_t cooldown_counter() const { return cooldown_counter_; }
+  // "best", "num_bad_epochs", "cooldown_counter", "last_epoch" as 0-d float64 tensors, as the
+  // optimizers' state_dict holds its numbers.
+  std::vector<std::pair<std::string, Tensor>> state_dict() const;
+  // Checks that every entry is there and in range (counters non-negative integers) before it
+  // changes anything.
+  void load_state_dict(const std::vector<std::pair<std::string, Tensor>>& state);
+
+ private:
+  bool is_better(double metric) const;
+  Optimizer& optimizer_;
+  ReduceLROnPlateauOptions options_;
+  std::vector<double> min_lrs_;  // one per group
+  double best_;
+  int64_t num_bad_epochs_ = 0, cooldown_counter_ = 0, last_epoch_ = 0;
 };
 
 }  // namespace colony::optim

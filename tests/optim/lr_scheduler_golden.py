@@ -8,8 +8,10 @@ output into the test's kGolden tables.
 import math
 
 import torch
-from torch.optim import SGD
-from torch.optim.lr_scheduler import (CosineAnnealingLR, LambdaLR, LinearLR, SequentialLR, StepLR)
+from torch.optim import SGD, AdamW
+from torch.optim.lr_scheduler import (ConstantLR, CosineAnnealingLR, CosineAnnealingWarmRestarts, ExponentialLR,
+                                      LambdaLR, LinearLR, OneCycleLR, PolynomialLR, ReduceLROnPlateau,
+                                      SequentialLR, StepLR)
 
 
 def optimizer(lrs):
@@ -49,3 +51,57 @@ run("ThreePhases", [1.0],
                                LambdaLR(o, lambda e: 0.9 ** e),
                                StepLR(o, step_size=2, gamma=0.5)], milestones=[3, 6]),
     10)
+
+run("Exponential", [0.1, 0.02], lambda o: ExponentialLR(o, gamma=0.9), 6)
+run("Constant", [0.1], lambda o: ConstantLR(o, factor=0.25, total_iters=3), 5)
+run("Polynomial", [0.1], lambda o: PolynomialLR(o, total_iters=4, power=2.0), 6)
+run("WarmRestarts", [0.1], lambda o: CosineAnnealingWarmRestarts(o, T_0=3, T_mult=1, eta_min=0.01), 8)
+run("WarmRestartsMult", [0.1], lambda o: CosineAnnealingWarmRestarts(o, T_0=2, T_mult=2, eta_min=0.0), 15)
+
+
+def run_momentum(name, make_opt, make, steps, key):
+    """The rates and the momentum (SGD's momentum or AdamW's betas[0]) of group 0 after each step."""
+    params = [torch.nn.Parameter(torch.zeros(1)) for _ in range(2)]
+    opt = make_opt(params)
+    sched = make(opt)
+    def row():
+        m = opt.param_groups[0][key]
+        return [g["lr"] for g in opt.param_groups] + [m[0] if key == "betas" else m]
+    seq = [row()]
+    for _ in range(steps):
+        opt.step()
+        sched.step()
+        seq.append(row())
+    print(f"// {name}: the groups' rates, then group 0's momentum")
+    print(f"const std::vector<std::vector<double>> k{name} = {{")
+    for r in seq:
+        print("    {" + ", ".join(f"{v:.17g}" for v in r) + "},")
+    print("};")
+
+
+run_momentum("OneCycleCos", lambda p: SGD([{"params": [p[0]]}, {"params": [p[1]]}], lr=0.1, momentum=0.9),
+             lambda o: OneCycleLR(o, max_lr=[1.0, 0.5], total_steps=10), 10, "momentum")
+run_momentum("OneCycleLinearThreePhase", lambda p: AdamW(p, lr=1e-3, betas=(0.9, 0.95)),
+             lambda o: OneCycleLR(o, max_lr=0.01, total_steps=12, pct_start=0.25, anneal_strategy="linear",
+                                  three_phase=True, div_factor=10, final_div_factor=100), 12, "betas")
+
+
+def run_plateau(name, lrs, kwargs, metrics):
+    opt = optimizer(lrs)
+    sched = ReduceLROnPlateau(opt, **kwargs)
+    seq = []
+    for m in metrics:
+        opt.step()
+        sched.step(m)
+        seq.append([g["lr"] for g in opt.param_groups] + [sched.best, sched.num_bad_epochs, sched.cooldown_counter])
+    print(f"// {name}: after each metric, the rates, best, num_bad_epochs, cooldown_counter")
+    print(f"const std::vector<std::vector<double>> k{name} = {{")
+    for r in seq:
+        print("    {" + ", ".join(f"{v:.17g}" for v in r) + "},")
+    print("};")
+
+
+PLATEAU_METRICS = [1.0, 0.9, 0.95, 0.9, 0.91, 0.92, 0.85, 0.86, 0.87, 0.88, 0.89, 0.9, 0.9, 0.9, 0.9, 0.9]
+run_plateau("PlateauMin", [0.1, 0.01], dict(patience=2, factor=0.5, cooldown=1, min_lr=[0.02, 0.0]), PLATEAU_METRICS)
+run_plateau("PlateauMaxAbs", [0.1], dict(mode="max", patience=1, threshold=0.05, threshold_mode="abs", eps=1e-3),
+            [0.1, 0.2, 0.22, 0.24, 0.3, 0.31, 0.32, 0.33, 0.34, 0.35, 0.36, float("nan"), 0.5])

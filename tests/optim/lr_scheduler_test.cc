@@ -1,6 +1,6 @@
-// LambdaLR and SequentialLR (and LinearLR's defaults) against torch.optim.lr_scheduler's rates:
-// the tables below are lr_scheduler_golden.py's output (torch 2.15), each row the rates of every
-// group after 0, 1, 2, ... scheduler steps.
+// The schedulers against torch.optim.lr_scheduler's rates: the tables below are
+// lr_scheduler_golden.py's output (torch 2.15), each row the rates of every group after 0, 1, 2, ...
+// scheduler steps (OneCycleLR's rows end with the momentum, ReduceLROnPlateau's with its state).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -55,6 +55,131 @@ const std::vector<std::vector<double>> kLambdaPerGroup = {
 // ThreePhases
 const std::vector<std::vector<double>> kThreePhases = {
     {0.5}, {0.75}, {1}, {1}, {0.90000000000000002}, {0.81000000000000005}, {1}, {1}, {0.5}, {0.5}, {0.25},
+};
+// Exponential
+const std::vector<std::vector<double>> kExponential = {
+    {0.10000000000000001, 0.02},
+    {0.090000000000000011, 0.018000000000000002},
+    {0.081000000000000016, 0.016200000000000003},
+    {0.07290000000000002, 0.014580000000000003},
+    {0.065610000000000016, 0.013122000000000003},
+    {0.059049000000000018, 0.011809800000000004},
+    {0.05314410000000002, 0.010628820000000004},
+};
+// Constant
+const std::vector<std::vector<double>> kConstant = {
+    {0.025000000000000001},
+    {0.025000000000000001},
+    {0.025000000000000001},
+    {0.10000000000000001},
+    {0.10000000000000001},
+    {0.10000000000000001},
+};
+// Polynomial
+const std::vector<std::vector<double>> kPolynomial = {
+    {0.10000000000000001},
+    {0.056250000000000001},
+    {0.024999999999999998},
+    {0.0062499999999999995},
+    {0},
+    {0},
+    {0},
+};
+// WarmRestarts
+const std::vector<std::vector<double>> kWarmRestarts = {
+    {0.10000000000000001},
+    {0.077499999999999999},
+    {0.032500000000000015},
+    {0.10000000000000001},
+    {0.077499999999999999},
+    {0.032500000000000015},
+    {0.10000000000000001},
+    {0.077499999999999999},
+    {0.032500000000000015},
+};
+// WarmRestartsMult
+const std::vector<std::vector<double>> kWarmRestartsMult = {
+    {0.10000000000000001},
+    {0.050000000000000003},
+    {0.10000000000000001},
+    {0.085355339059327379},
+    {0.050000000000000003},
+    {0.014644660940672627},
+    {0.10000000000000001},
+    {0.096193976625564337},
+    {0.085355339059327379},
+    {0.069134171618254497},
+    {0.050000000000000003},
+    {0.030865828381745515},
+    {0.014644660940672627},
+    {0.0038060233744356634},
+    {0.10000000000000001},
+    {0.099039264020161527},
+};
+// OneCycleCos: the groups' rates, then group 0's momentum
+const std::vector<std::vector<double>> kOneCycleCos = {
+    {0.040000000000000036, 0.020000000000000018, 0.94999999999999996},
+    {0.52000000000000002, 0.26000000000000001, 0.89999999999999991},
+    {1, 0.5, 0.84999999999999998},
+    {0.95048463201347366, 0.47524231600673683, 0.85495155660487898},
+    {0.81174565394976306, 0.40587282697488153, 0.86882550990706331},
+    {0.61126202193628931, 0.30563101096814466, 0.88887395330218422},
+    {0.38874197806371075, 0.19437098903185537, 0.91112604669781572},
+    {0.18825834605023697, 0.094129173025118487, 0.93117449009293662},
+    {0.049519367986526286, 0.024759683993263143, 0.94504844339512095},
+    {3.9999999999999998e-06, 1.9999999999999999e-06, 0.94999999999999996},
+    {0.04951936798652623, 0.024759683993263115, 0.94504844339512095},
+};
+// OneCycleLinearThreePhase: the groups' rates, then group 0's momentum
+const std::vector<std::vector<double>> kOneCycleLinearThreePhase = {
+    {0.001, 0.94999999999999996},
+    {0.0055000000000000005, 0.89999999999999991},
+    {0.010000000000000002, 0.84999999999999998},
+    {0.0054999999999999997, 0.89999999999999991},
+    {0.00099999999999999915, 0.94999999999999996},
+    {0.00085857142857142859, 0.94999999999999996},
+    {0.00071714285714285717, 0.94999999999999996},
+    {0.00057571428571428574, 0.94999999999999996},
+    {0.00043428571428571431, 0.94999999999999996},
+    {0.00029285714285714288, 0.94999999999999996},
+    {0.00015142857142857145, 0.94999999999999996},
+    {1.0000000000000026e-05, 0.94999999999999996},
+    {-0.0001314285714285714, 0.94999999999999996},
+};
+// PlateauMin: after each metric, the rates, best, num_bad_epochs, cooldown_counter
+const std::vector<std::vector<double>> kPlateauMin = {
+    {0.10000000000000001, 0.01, 1, 0, 0},
+    {0.10000000000000001, 0.01, 0.90000000000000002, 0, 0},
+    {0.10000000000000001, 0.01, 0.90000000000000002, 1, 0},
+    {0.10000000000000001, 0.01, 0.90000000000000002, 2, 0},
+    {0.050000000000000003, 0.0050000000000000001, 0.90000000000000002, 0, 1},
+    {0.050000000000000003, 0.0050000000000000001, 0.90000000000000002, 0, 0},
+    {0.050000000000000003, 0.0050000000000000001, 0.84999999999999998, 0, 0},
+    {0.050000000000000003, 0.0050000000000000001, 0.84999999999999998, 1, 0},
+    {0.050000000000000003, 0.0050000000000000001, 0.84999999999999998, 2, 0},
+    {0.025000000000000001, 0.0025000000000000001, 0.84999999999999998, 0, 1},
+    {0.025000000000000001, 0.0025000000000000001, 0.84999999999999998, 0, 0},
+    {0.025000000000000001, 0.0025000000000000001, 0.84999999999999998, 1, 0},
+    {0.025000000000000001, 0.0025000000000000001, 0.84999999999999998, 2, 0},
+    {0.02, 0.00125, 0.84999999999999998, 0, 1},
+    {0.02, 0.00125, 0.84999999999999998, 0, 0},
+    {0.02, 0.00125, 0.84999999999999998, 1, 0},
+};
+// PlateauMaxAbs: after each metric, the rates, best, num_bad_epochs, cooldown_counter
+const std::vector<std::vector<double>> kPlateauMaxAbs = {
+    {0.10000000000000001, 0.10000000000000001, 0, 0},
+    {0.10000000000000001, 0.20000000000000001, 0, 0},
+    {0.10000000000000001, 0.20000000000000001, 1, 0},
+    {0.010000000000000002, 0.20000000000000001, 0, 0},
+    {0.010000000000000002, 0.29999999999999999, 0, 0},
+    {0.010000000000000002, 0.29999999999999999, 1, 0},
+    {0.0010000000000000002, 0.29999999999999999, 0, 0},
+    {0.0010000000000000002, 0.29999999999999999, 1, 0},
+    {0.0010000000000000002, 0.29999999999999999, 0, 0},
+    {0.0010000000000000002, 0.29999999999999999, 1, 0},
+    {0.0010000000000000002, 0.35999999999999999, 0, 0},
+    {0.0010000000000000002, 0.35999999999999999, 1, 0},
+    {0.0010000000000000002, 0.5, 0, 0},
 };
 // --- end of generated tables ---
 
@@ -175,6 +300,159 @@ TEST(LRScheduler, BadSchedulesAreRefused) {
   EXPECT_TRUE(throws_with([&] { LambdaLR(o, [](int64_t e) { return e == 0 ? 1.0 : NAN; }).step(); },
                           "at epoch 1, expected a finite factor"));
   EXPECT_TRUE(throws_with([&] { LinearLR(o, 0.5, 1.5, 2); }, "LinearLR: end_factor must be in [0, 1]"));
+}
+
+
+TEST(LRScheduler, ExponentialConstantAndPolynomialMatchPyTorch) {
+  Groups e({0.1, 0.02});
+  ExponentialLR exponential(*e.opt, 0.9);
+  expect_rates(rates(exponential, kExponential.size() - 1), kExponential);
+  Groups c({0.1});
+  ConstantLR constant(*c.opt, 0.25, 3);
+  expect_rates(rates(constant, kConstant.size() - 1), kConstant);
+  Groups p({0.1});
+  PolynomialLR polynomial(*p.opt, 4, 2.0);
+  expect_rates(rates(polynomial, kPolynomial.size() - 1), kPolynomial);
+}
+
+TEST(LRScheduler, CosineAnnealingWarmRestartsMatchesPyTorch) {
+  Groups a({0.1});
+  CosineAnnealingWarmRestarts same(*a.opt, 3, 1, 0.01);
+  expect_rates(rates(same, kWarmRestarts.size() - 1), kWarmRestarts);
+  Groups b({0.1});
+  CosineAnnealingWarmRestarts growing(*b.opt, 2, 2);
+  expect_rates(rates(growing, kWarmRestartsMult.size() - 1), kWarmRestartsMult);
+  // Closed form: resuming at any epoch gives the uninterrupted run's rate.
+  for (int64_t epoch : {5, 6, 13, 14}) {
+    Groups r({0.1});
+    CosineAnnealingWarmRestarts resumed(*r.opt, 2, 2);
+    resumed.set_last_epoch(epoch);
+    expect_rates({resumed.get_last_lr()}, {kWarmRestartsMult[epoch]});
+  }
+}
+
+// The rates of every group and group 0's momentum option (`name`) after 0 .. n steps.
+std::vector<std::vector<double>> rates_and_momentum(LRScheduler& sched, const Optimizer& opt, const char* name,
+                                                    size_t steps) {
+  auto row = [&] {
+    std::vector<double> r = sched.get_last_lr();
+    r.push_back(opt.param_groups()[0].options.get().to_map().at(name));
+    return r;
+  };
+  std::vector<std::vector<double>> out = {row()};
+  for (size_t i = 0; i < steps; ++i) {
+    sched.step();
+    out.push_back(row());
+  }
+  return out;
+}
+
+TEST(LRScheduler, OneCycleLRMatchesPyTorchWithMomentum) {
+  std::vector<Tensor> params = {raw::zeros({1}, TensorOptions(kFloat64).requires_grad(true)),
+                                raw::zeros({1}, TensorOptions(kFloat64).requires_grad(true))};
+  SGD sgd(std::vector<ParamGroup>{{{params[0]}}, {{params[1]}}}, SGDOptions(0.1).momentum(0.9));
+  OneCycleLR cos(sgd, OneCycleLROptions({1.0, 0.5}, 10));
+  expect_rates(rates_and_momentum(cos, sgd, "momentum", kOneCycleCos.size() - 1), kOneCycleCos);
+  // Both groups' momentum follows; the groups' initial_lr is the initial rate, as torch sets it.
+  EXPECT_EQ(sgd.param_groups()[1].options.as<SGDOptions>().momentum(), kOneCycleCos.back().back());
+  EXPECT_DOUBLE_EQ(*sgd.param_groups()[1].initial_lr, 0.5 / 25);
+  EXPECT_TRUE(throws_with([&] { cos.step(); }, "tried to step 11 times; the specified number of total steps is 10"));
+
+  AdamW adamw(params, AdamWOptions(1e-3).betas(0.9, 0.95));
+  OneCycleLR linear(adamw, OneCycleLROptions(0.01, 12)
+                               .pct_start(0.25)
+                               .anneal_strategy("linear")
+                               .three_phase(true)
+                               .div_factor(10)
+                               .final_div_factor(100));
+  expect_rates(rates_and_momentum(linear, adamw, "beta1", kOneCycleLinearThreePhase.size() - 1),
+               kOneCycleLinearThreePhase);
+  EXPECT_EQ(adamw.param_groups()[0].options.as<AdamWOptions>().beta2(), 0.95);  // beta2 untouched
+}
+
+TEST(LRScheduler, OneCycleLRInsideSequentialLRCyclesTheMomentumToo) {
+  std::vector<Tensor> params = {raw::zeros({1}, TensorOptions(kFloat64).requires_grad(true)),
+                                raw::zeros({1}, TensorOptions(kFloat64).requires_grad(true))};
+  SGD sgd(std::vector<ParamGroup>{{{params[0]}}, {{params[1]}}}, SGDOptions(0.1).momentum(0.9));
+  auto cycle = std::make_shared<OneCycleLR>(sgd, OneCycleLROptions({1.0, 0.5}, 10));
+  auto after = std::make_shared<ConstantLR>(sgd, 1.0, 0);
+  SequentialLR sched(sgd, {cycle, after}, {10});
+  std::vector<std::vector<double>> want(kOneCycleCos.begin(), kOneCycleCos.end() - 1);
+  expect_rates(rates_and_momentum(sched, sgd, "momentum", want.size() - 1), want);
+}
+
+TEST(LRScheduler, ReduceLROnPlateauMatchesPyTorch) {
+  const std::vector<double> metrics = {1.0, 0.9, 0.95, 0.9, 0.91, 0.92, 0.85, 0.86,
+                                       0.87, 0.88, 0.89, 0.9, 0.9,  0.9,  0.9,  0.9};
+  auto trace = [](ReduceLROnPlateau& sched, const std::vector<double>& ms) {
+    std::vector<std::vector<double>> out;
+    for (double m : ms) {
+      sched.step(m);
+      std::vector<double> row = sched.get_last_lr();
+      row.insert(row.end(), {sched.best(), static_cast<double>(sched.num_bad_epochs()),
+                             static_cast<double>(sched.cooldown_counter())});
+      out.push_back(row);
+    }
+    return out;
+  };
+  Groups a({0.1, 0.01});
+  ReduceLROnPlateau min_mode(*a.opt, ReduceLROnPlateauOptions().patience(2).factor(0.5).cooldown(1).min_lr({0.02, 0.0}));
+  expect_rates(trace(min_mode, metrics), kPlateauMin);
+  EXPECT_EQ(min_mode.last_epoch(), static_cast<int64_t>(metrics.size()));
+  Groups b({0.1});
+  ReduceLROnPlateau max_mode(
+      *b.opt, ReduceLROnPlateauOptions().mode("max").patience(1).threshold(0.05).threshold_mode("abs").eps(1e-3));
+  expect_rates(trace(max_mode, {0.1, 0.2, 0.22, 0.24, 0.3, 0.31, 0.32, 0.33, 0.34, 0.35, 0.36, NAN, 0.5}),
+               kPlateauMaxAbs);
+}
+
+TEST(LRScheduler, ReduceLROnPlateauResumesFromItsStateDict) {
+  const std::vector<double> metrics = {1.0, 0.9, 0.95, 0.9, 0.91, 0.92, 0.85, 0.86,
+                                       0.87, 0.88, 0.89, 0.9, 0.9,  0.9,  0.9,  0.9};
+  const ReduceLROnPlateauOptions options = ReduceLROnPlateauOptions().patience(2).factor(0.5).cooldown(1).min_lr({0.02, 0.0});
+  Groups whole({0.1, 0.01});
+  ReduceLROnPlateau uninterrupted(*whole.opt, options);
+  for (double m : metrics) uninterrupted.step(m);
+  // Stopped after 8 metrics (mid-plateau), saved, and resumed into a new optimizer and scheduler.
+  Groups first({0.1, 0.01});
+  ReduceLROnPlateau before(*first.opt, options);
+  for (size_t i = 0; i < 8; ++i) before.step(metrics[i]);
+  Groups second({0.1, 0.01});
+  second.opt->load_state_dict(first.opt->state_dict());
+  ReduceLROnPlateau after(*second.opt, options);
+  after.load_state_dict(before.state_dict());
+  for (size_t i = 8; i < metrics.size(); ++i) after.step(metrics[i]);
+  EXPECT_EQ(after.get_last_lr(), uninterrupted.get_last_lr());
+  EXPECT_EQ(after.num_bad_epochs(), uninterrupted.num_bad_epochs());
+  EXPECT_EQ(after.last_epoch(), uninterrupted.last_epoch());
+  // A state with a counter out of range, or missing an entry, is refused and changes nothing.
+  auto state = before.state_dict();
+  state[1].second = raw::scalar_tensor(-1.0, kFloat64);
+  EXPECT_TRUE(throws_with([&] { after.load_state_dict(state); }, "\"num_bad_epochs\" must be a non-negative integer"));
+  state.pop_back();
+  EXPECT_TRUE(throws_with([&] { after.load_state_dict({state[0]}); }, "the state has no \"num_bad_epochs\""));
+  EXPECT_EQ(after.last_epoch(), uninterrupted.last_epoch());
+}
+
+TEST(LRScheduler, NewSchedulersRefuseBadArguments) {
+  Groups m({0.1, 0.2});
+  auto& o = *m.opt;
+  EXPECT_TRUE(throws_with([&] { ExponentialLR(o, 0.0); }, "ExponentialLR: gamma must be positive"));
+  EXPECT_TRUE(throws_with([&] { ConstantLR(o, 1.5); }, "ConstantLR: factor must be in [0, 1], got 1.5"));
+  EXPECT_TRUE(throws_with([&] { PolynomialLR(o, 0); }, "PolynomialLR: total_iters must be positive"));
+  EXPECT_TRUE(throws_with([&] { CosineAnnealingWarmRestarts(o, 0); }, "T_0 must be positive"));
+  EXPECT_TRUE(throws_with([&] { CosineAnnealingWarmRestarts(o, 2, 0); }, "T_mult must be >= 1"));
+  EXPECT_TRUE(throws_with([&] { OneCycleLR(o, OneCycleLROptions(1.0, 0)); }, "total_steps must be positive"));
+  EXPECT_TRUE(throws_with([&] { OneCycleLR(o, OneCycleLROptions(1.0, 10).pct_start(1.5)); }, "pct_start must be in [0, 1]"));
+  EXPECT_TRUE(throws_with([&] { OneCycleLR(o, OneCycleLROptions(1.0, 10).anneal_strategy("cosine")); },
+                          "anneal_strategy must be \"cos\" or \"linear\", got \"cosine\""));
+  EXPECT_TRUE(throws_with([&] { OneCycleLR(o, OneCycleLROptions({1.0, 2.0, 3.0}, 10)); },
+                          "got 3 max_lr values for an optimizer with 2 parameter groups"));
+  EXPECT_TRUE(throws_with([&] { ReduceLROnPlateau(o, ReduceLROnPlateauOptions().factor(1.0)); }, "factor must be in [0, 1)"));
+  EXPECT_TRUE(throws_with([&] { ReduceLROnPlateau(o, ReduceLROnPlateauOptions().mode("lowest")); },
+                          "mode must be \"min\" or \"max\""));
+  EXPECT_TRUE(throws_with([&] { ReduceLROnPlateau(o, ReduceLROnPlateauOptions().min_lr({0.1, 0.1, 0.1})); },
+                          "got 3 min_lr values for an optimizer with 2 parameter groups"));
 }
 
 }  // namespace
