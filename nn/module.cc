@@ -152,6 +152,22 @@ std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modul
   return out;
 }
 
+std::vector<std::shared_ptr<Module>> Module::modules() {
+  std::vector<std::shared_ptr<Module>> out;
+  for (auto& [name, m] : named_modules()) out.push_back(m);
+  return out;
+}
+
+void Module::apply(const std::function<void(Module&)>& fn) {
+  for (auto& [_, c] : children_) c->apply(fn);
+  fn(*this);
+}
+
+void Module::requires_grad_(bool requires_grad) {
+  // A parameter shared by two modules is listed once.
+  for (Tensor& p : parameters()) p.requires_grad_(requires_grad);
+}
+
 void Module::train(bool on) {
   training_ = on;
   for (auto& [_, c] : children_) c->train(on);

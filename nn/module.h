@@ -3,6 +3,7 @@
 // list them the way PyTorch does ("conv1.weight", "conv1.bias", "fc1.weight", ...).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <set>
 #include <string>
@@ -73,6 +74,12 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const;
   // This module and all descendants, depth-first, with dotted prefixes ("" for this one).
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules();
+  // The same modules without their names (PyTorch's modules()).
+  std::vector<std::shared_ptr<Module>> modules();
+  // Calls fn on every descendant, then on this module (PyTorch's Module.apply, children first;
+  // libtorch calls it on the module first): custom initialization as nanoGPT writes it,
+  //   model->apply([](nn::Module& m) { if (auto* l = m.as<nn::Linear>()) nn::init::normal_(l->weight, 0, 0.02); });
+  void apply(const std::function<void(Module&)>& fn);
 
   // ---- mode, device, gradients ----
   virtual void train(bool on = true);
@@ -84,6 +91,9 @@ class Module : public std::enable_shared_from_this<Module> {
   void to(Device device, DType dtype, bool non_blocking = false);
   // set_to_none = true (PyTorch's default) drops the gradients; false zeroes them in place.
   void zero_grad(bool set_to_none = true);
+  // Sets requires_grad on every parameter (PyTorch's Module.requires_grad_): false freezes the
+  // module, as for fine-tuning only a new head. Buffers are untouched.
+  void requires_grad_(bool requires_grad = true);
 
   // ---- state ----
   // Parameters and buffers by dotted name, each module's own before its children's.

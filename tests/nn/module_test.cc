@@ -207,5 +207,43 @@ TEST(Module, AsGivesTheModuleAsItsTypeOrNull) {
   EXPECT_EQ(c.as<Linear>()->weight.sizes(), (Shape{3, 2}));
 }
 
+TEST(Module, ApplyVisitsChildrenFirstAndModulesListsAll) {
+  auto inner = std::make_shared<Sequential>();
+  inner->push_back(std::make_shared<Linear>(4, 3));
+  inner->push_back(std::make_shared<ReLU>());
+  auto outer = std::make_shared<Sequential>();
+  outer->push_back(std::make_shared<Linear>(5, 4));
+  outer->push_back(inner);
+  // PyTorch's Module.apply order: each child's subtree, then the module itself.
+  std::vector<std::string> order;
+  outer->apply([&](Module& m) { order.push_back(m.name()); });
+  EXPECT_EQ(order, (std::vector<std::string>{"Linear", "Linear", "ReLU", "Sequential", "Sequential"}));
+  // Custom initialization through apply reaches every Linear.
+  outer->apply([](Module& m) {
+    if (auto* l = m.as<Linear>()) init::constant_(l->weight, 0.5);
+  });
+  for (const auto& [name, p] : outer->named_parameters()) {
+    if (name.find("weight") != std::string::npos) {
+      for (double x : testing::values(p)) EXPECT_EQ(x, 0.5) << name;
+    }
+  }
+  const auto all = outer->modules();
+  ASSERT_EQ(all.size(), 5u);
+  EXPECT_EQ(all[0].get(), outer.get());
+  EXPECT_EQ(all[2].get(), inner.get());
+}
+
+TEST(Module, RequiresGradFreezesEveryParameter) {
+  auto model = std::make_shared<Sequential>();
+  model->push_back(std::make_shared<Linear>(3, 2));
+  model->push_back(std::make_shared<BatchNorm2d>(2));
+  model->requires_grad_(false);
+  for (const auto& [name, p] : model->named_parameters()) EXPECT_FALSE(p.requires_grad()) << name;
+  for (const auto& [name, b] : model->named_buffers()) EXPECT_FALSE(b.requires_grad()) << name;
+  model->requires_grad_();
+  for (const auto& [name, p] : model->named_parameters()) EXPECT_TRUE(p.requires_grad()) << name;
+  for (const auto& [name, b] : model->named_buffers()) EXPECT_FALSE(b.requires_grad()) << name;
+}
+
 }  // namespace
 }  // namespace colony::nn
