@@ -8,6 +8,7 @@
 #include "data/image_dataset.h"
 #include "data/mnist.h"
 #include "data/sampler.h"
+#include "data/subset.h"
 #include "data/synthetic.h"
 #include "data/tensor_dataset.h"
 #include "data/text.h"

@@ -1,6 +1,7 @@
 #include "data/sampler.h"
 
 #include <cerrno>
+#include <cmath>
 #include <cstdlib>
 #include <numeric>
 #include <stdexcept>
@@ -78,6 +79,46 @@ std::vector<int64_t> RandomSampler::next_pass() {
 }
 
 void RandomSampler::load_state(const SamplerState& s) {
+  seed_ = s.seed;
+  epoch_ = s.epoch;
+}
+
+WeightedRandomSampler::WeightedRandomSampler(std::vector<double> weights, int64_t num_samples, bool replacement,
+                                             uint64_t seed)
+    : weights_(std::move(weights)), num_samples_(num_samples), replacement_(replacement), seed_(seed) {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("WeightedRandomSampler: " + what); };
+  if (num_samples <= 0) fail("num_samples must be positive, got " + std::to_string(num_samples));
+  if (weights_.empty()) fail("weights must not be empty");
+  int64_t nonzero = 0;
+  for (size_t i = 0; i < weights_.size(); ++i) {
+    if (!(weights_[i] >= 0) || !std::isfinite(weights_[i])) {
+      fail("weight " + std::to_string(i) + " is " + std::to_string(weights_[i]) + ", expected a finite value >= 0");
+    }
+    nonzero += weights_[i] > 0;
+  }
+  if (nonzero == 0) fail("the weights are all 0; at least one must be positive");
+  if (!replacement && num_samples > nonzero) {
+    fail("cannot draw " + std::to_string(num_samples) + " samples without replacement from " +
+         std::to_string(nonzero) + " nonzero weights");
+  }
+}
+
+std::vector<int64_t> WeightedRandomSampler::indices() const {
+  Generator gen(seed_ + static_cast<uint64_t>(epoch_));
+  Tensor probs = raw::from_vector(weights_, {static_cast<int64_t>(weights_.size())});
+  Tensor drawn = raw::multinomial(probs, num_samples_, replacement_, &gen);
+  drawn = raw::to(drawn, kCPU, kInt64);
+  const int64_t* p = drawn.data_ptr<int64_t>();
+  return std::vector<int64_t>(p, p + num_samples_);
+}
+
+std::vector<int64_t> WeightedRandomSampler::next_pass() {
+  std::vector<int64_t> out = indices();
+  ++epoch_;
+  return out;
+}
+
+void WeightedRandomSampler::load_state(const SamplerState& s) {
   seed_ = s.seed;
   epoch_ = s.epoch;
 }

@@ -76,6 +76,26 @@ class RandomSampler : public Sampler {
   uint64_t seed_;
 };
 
+// num_samples indices drawn with probability proportional to `weights` (torch's
+// WeightedRandomSampler: oversampling rare classes), with replacement or without (then num_samples
+// <= the number of nonzero weights). Drawn from a generator seeded with seed + epoch; the epoch
+// advances after each pass, as RandomSampler's. Weights must be finite, non-negative, and not all 0.
+class WeightedRandomSampler : public Sampler {
+ public:
+  WeightedRandomSampler(std::vector<double> weights, int64_t num_samples, bool replacement = true, uint64_t seed = 0);
+  int64_t size() const override { return num_samples_; }
+  std::vector<int64_t> indices() const override;
+  std::vector<int64_t> next_pass() override;
+  SamplerState state() const override { return {seed_, epoch_}; }
+  void load_state(const SamplerState& s) override;
+
+ private:
+  std::vector<double> weights_;
+  int64_t num_samples_;
+  bool replacement_;
+  uint64_t seed_;
+};
+
 struct DistributedSamplerOptions {
   // Unset: from the environment, WORLD_SIZE (default 1) and RANK (default 0), which the launcher
   // (colonyrun) and dist::init_process_group set.
