@@ -18,6 +18,13 @@ Tensor le(const Tensor& a, double b) { return raw::binary(BinaryOp::Le, a, b); }
 Tensor gt(const Tensor& a, double b) { return raw::binary(BinaryOp::Gt, a, b); }
 Tensor ge(const Tensor& a, double b) { return raw::binary(BinaryOp::Ge, a, b); }
 Tensor logical_not(const Tensor& t) { return raw::unary(raw::UnaryOp::LogicalNot, t); }
+Tensor logical_and(const Tensor& a, const Tensor& b) { return raw::binary(BinaryOp::LogicalAnd, a, b); }
+Tensor logical_or(const Tensor& a, const Tensor& b) { return raw::binary(BinaryOp::LogicalOr, a, b); }
+Tensor logical_xor(const Tensor& a, const Tensor& b) { return raw::binary(BinaryOp::LogicalXor, a, b); }
+Tensor bitwise_not(const Tensor& t) { return raw::unary(raw::UnaryOp::BitwiseNot, t); }
+Tensor bitwise_and(const Tensor& a, const Tensor& b) { return raw::binary(BinaryOp::BitwiseAnd, a, b); }
+Tensor bitwise_or(const Tensor& a, const Tensor& b) { return raw::binary(BinaryOp::BitwiseOr, a, b); }
+Tensor bitwise_xor(const Tensor& a, const Tensor& b) { return raw::binary(BinaryOp::BitwiseXor, a, b); }
 Tensor isnan(const Tensor& t) { return raw::unary(raw::UnaryOp::IsNan, t); }
 Tensor isinf(const Tensor& t) { return raw::unary(raw::UnaryOp::IsInf, t); }
 Tensor isfinite(const Tensor& t) { return raw::unary(raw::UnaryOp::IsFinite, t); }

@@ -78,6 +78,16 @@ Tensor le(const Tensor& a, double b);
 Tensor gt(const Tensor& a, double b);
 Tensor ge(const Tensor& a, double b);
 Tensor logical_not(const Tensor& t);
+// torch.logical_and / or / xor: any dtypes, nonzero (NaN included) is true; bool results.
+Tensor logical_and(const Tensor& a, const Tensor& b);
+Tensor logical_or(const Tensor& a, const Tensor& b);
+Tensor logical_xor(const Tensor& a, const Tensor& b);
+// torch.bitwise_*: integral or bool tensors (promoted as the arithmetic ops promote; floating types
+// are refused). On bool masks they are the logical ops: the operators &, |, ^ and ~ below.
+Tensor bitwise_not(const Tensor& t);
+Tensor bitwise_and(const Tensor& a, const Tensor& b);
+Tensor bitwise_or(const Tensor& a, const Tensor& b);
+Tensor bitwise_xor(const Tensor& a, const Tensor& b);
 // Elementwise tests, any dtype (integers and bool are numbers, finite): torch.isnan, isinf, isfinite.
 Tensor isnan(const Tensor& t);
 Tensor isinf(const Tensor& t);
@@ -230,5 +240,10 @@ inline Tensor operator<=(const Tensor& a, double b) { return le(a, b); }
 inline Tensor operator>(const Tensor& a, double b) { return gt(a, b); }
 inline Tensor operator>=(const Tensor& a, double b) { return ge(a, b); }
 inline Tensor operator!(const Tensor& t) { return logical_not(t); }
+// As in PyTorch, bitwise: `causal_mask | padding_mask`, `~keep` on bool masks, bits on integers.
+inline Tensor operator&(const Tensor& a, const Tensor& b) { return bitwise_and(a, b); }
+inline Tensor operator|(const Tensor& a, const Tensor& b) { return bitwise_or(a, b); }
+inline Tensor operator^(const Tensor& a, const Tensor& b) { return bitwise_xor(a, b); }
+inline Tensor operator~(const Tensor& t) { return bitwise_not(t); }
 
 }  // namespace colony

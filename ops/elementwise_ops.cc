@@ -64,6 +64,10 @@ DType scalar_result_type(DType t, double s) {
 // The dtype the kernel computes in, from the promoted dtype: true division of integers is float32.
 DType compute_dtype(BinaryOp op, DType common, const char* name) {
   if (op == BinaryOp::Div && !is_floating(common)) return default_float_dtype();
+  if (kernels::is_bitwise(op) && is_floating(common)) {
+    throw std::invalid_argument(std::string(name) + ": expected integral or bool tensors, got " + dtype_name(common) +
+                                " (bitwise ops are not defined for floating-point types; for masks use bool tensors)");
+  }
   if (op == BinaryOp::Sub && common == kBool) {
     throw std::invalid_argument(std::string(name) +
                                 ": subtraction, the `-` operator, with two bool tensors is not supported. Use the "
@@ -257,6 +261,12 @@ Tensor unary(UnaryOp op, const Tensor& t, const UnaryAttrs& attrs) {
       break;
     case UnaryOp::Square:
       if (d == kBool) return unary(op, as_dtype(t, kInt64));  // torch.square(bool) is pow(bool, 2): int64
+      break;
+    case UnaryOp::BitwiseNot:
+      if (is_floating(d)) {
+        throw std::invalid_argument(std::string(name) + ": expected an integral or bool tensor, got " + dtype_name(d) +
+                                    " (the `~` operator is not defined for floating-point types)");
+      }
       break;
     case UnaryOp::Sign:
     case UnaryOp::LogicalNot:

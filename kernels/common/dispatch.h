@@ -61,6 +61,16 @@ namespace colony::detail {
     }                                                               \
   }()
 
+// Integers and bool: the bitwise ops (the front refuses floating types with its own message).
+#define COLONY_DISPATCH_INTEGRAL(dtype, op, ...)                    \
+  [&] {                                                             \
+    switch (dtype) {                                                \
+      COLONY_INTEGER_CASES(__VA_ARGS__)                             \
+      COLONY_DTYPE_CASE(Bool, bool, __VA_ARGS__)                    \
+      default: ::colony::detail::unsupported_dtype(op, dtype);      \
+    }                                                               \
+  }()
+
 #define COLONY_DISPATCH_ALL(dtype, op, ...)                         \
   [&] {                                                             \
     switch (dtype) {                                                \

@@ -33,6 +33,7 @@ namespace colony::kernels {
   X(Square, COLONY_DISPATCH_NUMERIC, "square")          \
   X(Reciprocal, COLONY_DISPATCH_FLOATING, "reciprocal") \
   X(LogicalNot, COLONY_DISPATCH_ALL, "logical_not")     \
+  X(BitwiseNot, COLONY_DISPATCH_INTEGRAL, "bitwise_not") \
   X(Sin, COLONY_DISPATCH_FLOATING, "sin")               \
   X(Cos, COLONY_DISPATCH_FLOATING, "cos")               \
   X(Log1p, COLONY_DISPATCH_FLOATING, "log1p")           \
@@ -55,12 +56,18 @@ namespace colony::kernels {
   X(Pow, COLONY_DISPATCH_ALL, "pow")         \
   X(Maximum, COLONY_DISPATCH_ALL, "maximum") \
   X(Minimum, COLONY_DISPATCH_ALL, "minimum") \
+  X(BitwiseAnd, COLONY_DISPATCH_INTEGRAL, "bitwise_and") \
+  X(BitwiseOr, COLONY_DISPATCH_INTEGRAL, "bitwise_or")   \
+  X(BitwiseXor, COLONY_DISPATCH_INTEGRAL, "bitwise_xor") \
   X(Eq, COLONY_DISPATCH_ALL, "eq")           \
   X(Ne, COLONY_DISPATCH_ALL, "ne")           \
   X(Lt, COLONY_DISPATCH_ALL, "lt")           \
   X(Le, COLONY_DISPATCH_ALL, "le")           \
   X(Gt, COLONY_DISPATCH_ALL, "gt")           \
-  X(Ge, COLONY_DISPATCH_ALL, "ge")
+  X(Ge, COLONY_DISPATCH_ALL, "ge")           \
+  X(LogicalAnd, COLONY_DISPATCH_ALL, "logical_and") \
+  X(LogicalOr, COLONY_DISPATCH_ALL, "logical_or")   \
+  X(LogicalXor, COLONY_DISPATCH_ALL, "logical_xor")
 
 // The activations: unary ops whose gradient is activation_grad_fn of the incoming gradient and one
 // saved tensor, the input x (Input) or the output y (Output): X(Op, name, Input|Output). Each is also
@@ -120,7 +127,11 @@ constexpr bool outputs_bool(UnaryOp op) {
 // does (colony::raw::unary), except these, which PyTorch refuses such inputs for (it has no
 // integral kernels for them): an op added to the unary list joins here when PyTorch refuses too.
 constexpr bool refuses_integral_input(UnaryOp op) { return op == UnaryOp::Gelu || op == UnaryOp::Silu; }
+// The comparisons and the logical ops, listed last: their results are bool whatever the inputs.
 constexpr bool outputs_bool(BinaryOp op) { return op >= BinaryOp::Eq; }
+constexpr bool is_bitwise(BinaryOp op) {
+  return op == BinaryOp::BitwiseAnd || op == BinaryOp::BitwiseOr || op == BinaryOp::BitwiseXor;
+}
 
 // The stored type of an op's result for input type T.
 template <UnaryOp Op, typename T>
@@ -262,6 +273,14 @@ COLONY_INLINE auto unary_fn(C x, const UnaryAttrs& attrs = {}) {
     return C(1) / x;
   } else if constexpr (Op == UnaryOp::LogicalNot) {
     return x == C(0);
+  } else if constexpr (Op == UnaryOp::BitwiseNot) {
+    if constexpr (std::is_same_v<C, bool>) {
+      return !x;  // ~True is False, as torch's ~ on a bool mask
+    } else if constexpr (std::is_integral_v<C>) {
+      return static_cast<C>(~x);
+    } else {
+      return x;  // never dispatched: COLONY_DISPATCH_INTEGRAL has no floating type
+    }
   } else if constexpr (Op == UnaryOp::IsNan) {
     return is_nan(x);
   } else if constexpr (Op == UnaryOp::IsInf) {
@@ -313,6 +332,14 @@ COLONY_INLINE auto binary_fn(C a, C b, C alpha) {
     return (a > b || is_nan(a)) ? a : b;  // a NaN on either side wins
   } else if constexpr (Op == BinaryOp::Minimum) {
     return (a < b || is_nan(a)) ? a : b;
+  } else if constexpr (Op == BinaryOp::BitwiseAnd || Op == BinaryOp::BitwiseOr || Op == BinaryOp::BitwiseXor) {
+    if constexpr (std::is_integral_v<C>) {  // bool included: &, |, ^ on masks are the logical ops
+      if constexpr (Op == BinaryOp::BitwiseAnd) return static_cast<C>(a & b);
+      if constexpr (Op == BinaryOp::BitwiseOr) return static_cast<C>(a | b);
+      if constexpr (Op == BinaryOp::BitwiseXor) return static_cast<C>(a ^ b);
+    } else {
+      return a;  // never dispatched: COLONY_DISPATCH_INTEGRAL has no floating type
+    }
   } else if constexpr (Op == BinaryOp::Eq) {
     return a == b;
   } else if constexpr (Op == BinaryOp::Ne) {
@@ -323,9 +350,15 @@ COLONY_INLINE auto binary_fn(C a, C b, C alpha) {
     return a <= b;
   } else if constexpr (Op == BinaryOp::Gt) {
     return a > b;
-  } else {
-    static_assert(Op == BinaryOp::Ge, "unhandled BinaryOp");
+  } else if constexpr (Op == BinaryOp::Ge) {
     return a >= b;
+  } else if constexpr (Op == BinaryOp::LogicalAnd) {
+    return a != C(0) && b != C(0);  // NaN is nonzero: true, as torch.logical_and
+  } else if constexpr (Op == BinaryOp::LogicalOr) {
+    return a != C(0) || b != C(0);
+  } else {
+    static_assert(Op == BinaryOp::LogicalXor, "unhandled BinaryOp");
+    return (a != C(0)) != (b != C(0));
   }
 }
 

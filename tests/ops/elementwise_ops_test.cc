@@ -200,6 +200,50 @@ TEST(Binary, ComparisonsGiveBool) {
   EXPECT_EQ(values(r), V({1, 0}));
 }
 
+TEST(Binary, LogicalOpsTakeAnyDtypeAndGiveBool) {
+  // torch.logical_and/or/xor([1, 0, nan, -2], [0, 0, 1, 3]): nonzero (NaN too) is true.
+  Tensor a = f32({1, 0, kNaN, -2}), b = raw::tensor({0, 0, 1, 3}, kInt64);
+  struct Case {
+    BinaryOp op;
+    std::vector<double> want;
+  };
+  for (const Case& c : {Case{BinaryOp::LogicalAnd, {0, 0, 1, 1}}, Case{BinaryOp::LogicalOr, {1, 0, 1, 1}},
+                        Case{BinaryOp::LogicalXor, {1, 0, 0, 0}}}) {
+    Tensor r = raw::binary(c.op, a, b);
+    EXPECT_EQ(r.dtype(), kBool);
+    EXPECT_EQ(values(r), c.want) << op_name(c.op);
+  }
+}
+
+TEST(Binary, BitwiseOpsOnIntegersAndMasks) {
+  // torch.bitwise_and/or/xor(tensor([-3, 12, 5]), tensor([5, 10, -1])) (int32): [5, 8, 5],
+  // [-3, 14, -1], [-8, 6, -6]; bitwise_not: [2, -13, -6]; uint8 ~5 = 250.
+  Tensor a = raw::tensor({-3, 12, 5}, kInt32), b = raw::tensor({5, 10, -1}, kInt32);
+  EXPECT_EQ(values(raw::binary(BinaryOp::BitwiseAnd, a, b)), V({5, 8, 5}));
+  EXPECT_EQ(values(raw::binary(BinaryOp::BitwiseOr, a, b)), V({-3, 14, -1}));
+  EXPECT_EQ(values(raw::binary(BinaryOp::BitwiseXor, a, b)), V({-8, 6, -6}));
+  EXPECT_EQ(raw::binary(BinaryOp::BitwiseAnd, a, b).dtype(), kInt32);
+  EXPECT_EQ(values(raw::unary(UnaryOp::BitwiseNot, a)), V({2, -13, -6}));
+  EXPECT_EQ(values(raw::unary(UnaryOp::BitwiseNot, raw::tensor({5, 0}, kUInt8))), V({250, 255}));
+  // On bool masks they are the logical ops and stay bool; bool with int64 promotes to int64.
+  Tensor m = raw::to(raw::tensor({1, 1, 0, 0}, kInt64), kCPU, kBool), n = raw::to(raw::tensor({1, 0, 1, 0}, kInt64), kCPU, kBool);
+  EXPECT_EQ(values(raw::binary(BinaryOp::BitwiseAnd, m, n)), V({1, 0, 0, 0}));
+  EXPECT_EQ(values(raw::binary(BinaryOp::BitwiseOr, m, n)), V({1, 1, 1, 0}));
+  EXPECT_EQ(values(raw::binary(BinaryOp::BitwiseXor, m, n)), V({0, 1, 1, 0}));
+  EXPECT_EQ(raw::binary(BinaryOp::BitwiseOr, m, n).dtype(), kBool);
+  EXPECT_EQ(values(raw::unary(UnaryOp::BitwiseNot, m)), V({0, 0, 1, 1}));
+  EXPECT_EQ(raw::unary(UnaryOp::BitwiseNot, m).dtype(), kBool);
+  EXPECT_EQ(raw::binary(BinaryOp::BitwiseAnd, m, raw::tensor({3, 3, 3, 3}, kInt64)).dtype(), kInt64);
+  // A mask combined in place, as `mask |= other`.
+  Tensor acc = raw::clone(m);
+  raw::binary_(BinaryOp::BitwiseOr, acc, n);
+  EXPECT_EQ(values(acc), V({1, 1, 1, 0}));
+  EXPECT_TRUE(throws_with([&] { raw::binary(BinaryOp::BitwiseAnd, f32({1}), f32({1})); },
+                          "bitwise_and: expected integral or bool tensors, got float32"));
+  EXPECT_TRUE(throws_with([&] { raw::unary(UnaryOp::BitwiseNot, f32({1})); },
+                          "bitwise_not: expected an integral or bool tensor, got float32"));
+}
+
 TEST(Binary, MaximumMinimumPropagateNaN) {
   Tensor a = f32({kNaN, 1}), b = f32({1, kNaN});
   for (BinaryOp op : {BinaryOp::Maximum, BinaryOp::Minimum}) {
@@ -561,6 +605,7 @@ TEST(ElementwiseOps, UnaryMatchesCpu_CUDA) {
   Tensor pos = raw::add(raw::abs(base), 0.1);
   for (int o = 0; o <= static_cast<int>(UnaryOp::Round); ++o) {
     UnaryOp op = static_cast<UnaryOp>(o);
+    if (op == UnaryOp::BitwiseNot) continue;  // integers and bool only: below
     bool needs_positive = op == UnaryOp::Log || op == UnaryOp::Sqrt || op == UnaryOp::Rsqrt || op == UnaryOp::Log1p;
     for (DType dt : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
       Pair in = transposed_pair(raw::to(needs_positive ? pos : base, kCPU, dt));
@@ -575,7 +620,7 @@ TEST(ElementwiseOps, UnaryMatchesCpu_CUDA) {
   }
   Tensor i = raw::tensor({-3, 0, 7}, kInt32);
   for (UnaryOp op : {UnaryOp::Neg, UnaryOp::Abs, UnaryOp::Relu, UnaryOp::Sign, UnaryOp::Square, UnaryOp::LogicalNot,
-                     UnaryOp::IsNan, UnaryOp::IsInf, UnaryOp::IsFinite})
+                     UnaryOp::BitwiseNot, UnaryOp::IsNan, UnaryOp::IsInf, UnaryOp::IsFinite})
     EXPECT_TRUE(raw::equal(raw::to(raw::unary(op, on_cuda(i)), kCPU, raw::unary(op, i).dtype()), raw::unary(op, i)));
   const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
   for (DType dt : {kFloat32, kFloat64, kFloat16, kBFloat16}) {
@@ -592,9 +637,11 @@ TEST(ElementwiseOps, BinaryMatchesCpu_CUDA) {
   Tensor base = raw::reshape(raw::linspace(-2, 3, 40), {8, 5});  // used transposed: [5, 8]
   Tensor positive = raw::add(raw::mul(base, 2.0), 5.0);          // in [1, 11]: no integer zero to divide by
   Tensor b = raw::reshape(raw::linspace(1, 3, 8), {1, 8});       // a row broadcast over [5, 8]
-  for (int o = 0; o <= static_cast<int>(BinaryOp::Ge); ++o) {
+  for (int o = 0; o <= static_cast<int>(BinaryOp::LogicalXor); ++o) {
     BinaryOp op = static_cast<BinaryOp>(o);
+    const bool bitwise = op == BinaryOp::BitwiseAnd || op == BinaryOp::BitwiseOr || op == BinaryOp::BitwiseXor;
     for (DType dt : {kFloat32, kFloat64, kFloat16, kBFloat16, kInt64, kInt32, kUInt8}) {
+      if (bitwise && is_floating(dt)) continue;  // refused on floating types
       Tensor xb = raw::to(!is_floating(dt) ? positive : op == BinaryOp::Pow ? raw::abs(base) : base, kCPU, dt);
       Pair x = transposed_pair(xb);
       Tensor y = raw::to(b, kCPU, dt), yg = on_cuda(y);
