@@ -5,6 +5,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -189,6 +190,33 @@ Tensor repeat(const Tensor& t, const Shape& repeats);
 Tensor repeat_interleave(const Tensor& t, int64_t repeats, std::optional<int64_t> dim = std::nullopt);
 // torch.flip: a copy with the order of elements reversed along each of dims.
 Tensor flip(const Tensor& t, const std::vector<int64_t>& dims);
+
+// ---------- compositions (autograd/compose.cc): gradients from the ops they are made of ----------
+// torch.roll: elements shifted along each of dims (wrapping around); without dims, of the flattened
+// tensor. A new tensor.
+Tensor roll(const Tensor& t, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims = {});
+// torch.unbind: the slices along dim (views, as select's).
+std::vector<Tensor> unbind(const Tensor& t, int64_t dim = 0);
+// torch.movedim: source dims moved to destination, the others in their order (a permute view).
+Tensor movedim(const Tensor& t, const std::vector<int64_t>& source, const std::vector<int64_t>& destination);
+Tensor movedim(const Tensor& t, int64_t source, int64_t destination);
+// torch.unflatten: dim split into sizes (one may be -1).
+Tensor unflatten(const Tensor& t, int64_t dim, const Shape& sizes);
+// torch.meshgrid of 0-D or 1-D tensors: indexing "ij" (matrix) or "xy" (Cartesian; the first two
+// dims swapped). Expanded views.
+std::vector<Tensor> meshgrid(const std::vector<Tensor>& tensors, const std::string& indexing = "ij");
+// torch.lerp: start + weight * (end - start), in PyTorch's two forms (from end when |weight| >= 0.5).
+Tensor lerp(const Tensor& start, const Tensor& end, double weight);
+Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight);
+// torch.addcmul / addcdiv: t + value * tensor1 * tensor2 (/ tensor2); addcdiv refuses two integer tensors.
+Tensor addcmul(const Tensor& t, const Tensor& tensor1, const Tensor& tensor2, double value = 1.0);
+Tensor addcdiv(const Tensor& t, const Tensor& tensor1, const Tensor& tensor2, double value = 1.0);
+// torch.nan_to_num: NaN, +inf and -inf replaced (defaults 0 and the dtype's largest and lowest
+// finite values); the gradient is 0 where an element was replaced.
+Tensor nan_to_num(const Tensor& t, std::optional<double> nan = 0.0, std::optional<double> posinf = std::nullopt,
+                  std::optional<double> neginf = std::nullopt);
+// torch.count_nonzero over dims (all when empty): int64.
+Tensor count_nonzero(const Tensor& t, const std::vector<int64_t>& dims = {});
 
 // ---------- views (autograd/views.cc): share storage with the input ----------
 Tensor view(const Tensor& t, const Shape& shape);

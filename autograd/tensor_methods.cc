@@ -114,5 +114,27 @@ Tensor Tensor::flip(const std::vector<int64_t>& dims) const { return colony::fli
 Tensor Tensor::repeat_interleave(int64_t repeats, std::optional<int64_t> dim) const {
   return colony::repeat_interleave(*this, repeats, dim);
 }
+Tensor Tensor::roll(const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims) const {
+  return colony::roll(*this, shifts, dims);
+}
+std::vector<Tensor> Tensor::unbind(int64_t dim) const { return colony::unbind(*this, dim); }
+Tensor Tensor::movedim(int64_t source, int64_t destination) const { return colony::movedim(*this, source, destination); }
+Tensor Tensor::unflatten(int64_t dim, const Shape& sizes) const { return colony::unflatten(*this, dim, sizes); }
+Tensor Tensor::lerp(const Tensor& end, double weight) const { return colony::lerp(*this, end, weight); }
+Tensor Tensor::lerp(const Tensor& end, const Tensor& weight) const { return colony::lerp(*this, end, weight); }
+Tensor Tensor::addcmul(const Tensor& tensor1, const Tensor& tensor2, double value) const {
+  return colony::addcmul(*this, tensor1, tensor2, value);
+}
+Tensor Tensor::addcdiv(const Tensor& tensor1, const Tensor& tensor2, double value) const {
+  return colony::addcdiv(*this, tensor1, tensor2, value);
+}
+Tensor Tensor::nan_to_num(std::optional<double> nan, std::optional<double> posinf, std::optional<double> neginf) const {
+  return colony::nan_to_num(*this, nan, posinf, neginf);
+}
+Tensor Tensor::count_nonzero(const std::vector<int64_t>& dims) const { return colony::count_nonzero(*this, dims); }
+Tensor Tensor::logical_not() const { return colony::logical_not(*this); }
+Tensor Tensor::logical_and(const Tensor& other) const { return colony::logical_and(*this, other); }
+Tensor Tensor::logical_or(const Tensor& other) const { return colony::logical_or(*this, other); }
+Tensor Tensor::logical_xor(const Tensor& other) const { return colony::logical_xor(*this, other); }
 
 }  // namespace colony

@@ -251,6 +251,23 @@ class Tensor {
   Tensor repeat(const Shape& repeats) const;
   Tensor repeat_interleave(int64_t repeats, std::optional<int64_t> dim = std::nullopt) const;
   Tensor flip(const std::vector<int64_t>& dims) const;
+  Tensor roll(const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims = {}) const;
+  std::vector<Tensor> unbind(int64_t dim = 0) const;
+  Tensor movedim(int64_t source, int64_t destination) const;
+  Tensor unflatten(int64_t dim, const Shape& sizes) const;
+  Tensor view_as(const Tensor& other) const { return view(other.sizes()); }
+  Tensor type_as(const Tensor& other) const { return to(other.dtype()); }
+  Tensor lerp(const Tensor& end, double weight) const;
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor addcmul(const Tensor& tensor1, const Tensor& tensor2, double value = 1.0) const;
+  Tensor addcdiv(const Tensor& tensor1, const Tensor& tensor2, double value = 1.0) const;
+  Tensor nan_to_num(std::optional<double> nan = 0.0, std::optional<double> posinf = std::nullopt,
+                    std::optional<double> neginf = std::nullopt) const;
+  Tensor count_nonzero(const std::vector<int64_t>& dims = {}) const;
+  Tensor logical_not() const;
+  Tensor logical_and(const Tensor& other) const;
+  Tensor logical_or(const Tensor& other) const;
+  Tensor logical_xor(const Tensor& other) const;
 
   // ---- indexing as libtorch writes it (defined in autograd/indexing.cc) ----
   // using namespace colony::indexing;  x.index({0, Slice(1, None), None, Ellipsis, idx})
