@@ -1,5 +1,8 @@
 // Indexing: each op's gradient is its adjoint (gather <-> scatter_add, index_select <-> index_add).
 // Index tensors are integers and get no gradient.
+#include <stdexcept>
+#include <string>
+
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
 
@@ -72,5 +75,17 @@ Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Ten
 }
 
 Tensor one_hot(const Tensor& labels, int64_t num_classes) { return raw::one_hot(labels, num_classes); }
+Tensor nonzero(const Tensor& t) { return raw::nonzero(t); }
+
+Tensor masked_select(const Tensor& t, const Tensor& mask) {
+  if (!mask.defined() || mask.dtype() != kBool) {
+    throw std::invalid_argument("masked_select: expected a bool mask, got " +
+                                std::string(mask.defined() ? dtype_name(mask.dtype()) : "an undefined tensor"));
+  }
+  const Shape shape = broadcast_shapes(t.sizes(), mask.sizes(), "masked_select");
+  // The flat positions of the selected elements, then one index_select (whose gradient adds back).
+  Tensor positions = reshape(raw::nonzero(reshape(raw::expand(mask, shape), {-1})), {-1});
+  return index_select(reshape(expand(t, shape), {-1}), 0, positions);
+}
 
 }  // namespace colony

@@ -162,6 +162,12 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
 Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor one_hot(const Tensor& labels, int64_t num_classes = -1);  // not differentiable
+// torch.nonzero: int64 [n, t.dim()] coordinates of the nonzero elements (not differentiable; a CUDA
+// tensor is read back to the host).
+Tensor nonzero(const Tensor& t);
+// torch.masked_select: the elements of t where mask (bool, broadcast with t) is true, as a 1-D
+// tensor in row-major order; differentiable in t.
+Tensor masked_select(const Tensor& t, const Tensor& mask);
 
 // ---------- triangles (autograd/triangle.cc), scans (autograd/cumsum.cc), sorting (autograd/sort.cc) ----------
 // Lower/upper triangle of the last two dims (batched); diagonal > 0 above the main one, < 0 below.

@@ -114,6 +114,8 @@ Tensor Tensor::flip(const std::vector<int64_t>& dims) const { return colony::fli
 Tensor Tensor::repeat_interleave(int64_t repeats, std::optional<int64_t> dim) const {
   return colony::repeat_interleave(*this, repeats, dim);
 }
+Tensor Tensor::nonzero() const { return colony::nonzero(*this); }
+Tensor Tensor::masked_select(const Tensor& mask) const { return colony::masked_select(*this, mask); }
 Tensor Tensor::roll(const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims) const {
   return colony::roll(*this, shifts, dims);
 }

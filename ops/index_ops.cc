@@ -8,6 +8,7 @@
 
 #include "kernels/common/index.h"
 #include "ops/kernel_layout.h"
+#include "ops/op_checks.h"
 #include "ops/raw_ops.h"
 #include "runtime/run_kernel.h"
 
@@ -203,6 +204,26 @@ Tensor one_hot(const Tensor& labels, int64_t num_classes) {
   Tensor l = contiguous(labels);
   run_kernel<kernels::OneHot>(l.device(), l.data_ptr<int64_t>(), l.numel(), num_classes, out.data_ptr<int64_t>());
   return out;
+}
+
+Tensor nonzero(const Tensor& t) {
+  check_defined(t, "nonzero");
+  // The test on the tensor's device, then one bool per element read on the host.
+  Tensor flags = to(contiguous(binary(BinaryOp::Ne, t, 0.0)), kCPU, kBool);
+  const bool* f = flags.data_ptr<bool>();
+  const int64_t n = t.numel(), dims = t.dim();
+  std::vector<int64_t> coords;
+  std::vector<int64_t> at(dims, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    if (f[i]) coords.insert(coords.end(), at.begin(), at.end());
+    for (int64_t d = dims - 1; d >= 0; --d) {  // the next row-major coordinate
+      if (++at[d] < t.size(d)) break;
+      at[d] = 0;
+    }
+  }
+  const int64_t count = dims == 0 ? (n == 1 && f[0] ? 1 : 0) : static_cast<int64_t>(coords.size()) / dims;
+  Tensor out = from_vector(coords, {count, dims});
+  return t.device() == kCPU ? out : to(out, t.device(), kInt64);
 }
 
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {

@@ -188,6 +188,10 @@ Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const T
 Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src);
 // int64 [..., num_classes]; num_classes = -1 uses max + 1.
 Tensor one_hot(const Tensor& labels, int64_t num_classes = -1);
+// torch.nonzero: int64 [n, t.dim()], the coordinates of the n nonzero elements (NaN is nonzero) in
+// row-major order. The size depends on the values, so a CUDA tensor is read back to the host (a
+// synchronization, as PyTorch's).
+Tensor nonzero(const Tensor& t);
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
 std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim = 0);
