@@ -194,6 +194,9 @@ Tensor squeeze(const Tensor& t);
 Tensor squeeze(const Tensor& t, int64_t dim);
 Tensor unsqueeze(const Tensor& t, int64_t dim);
 Tensor expand(const Tensor& t, const Shape& shape);
+// torch.diagonal: dims dim1 and dim2 removed and their diagonal (offset > 0 above the main one)
+// appended as the last dim; the gradient is written into that diagonal of a zero tensor.
+Tensor diagonal(const Tensor& t, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
 
 // ---------- copies and conversion (autograd/convert.cc) ----------
 Tensor contiguous(const Tensor& t);  // t itself when already contiguous
