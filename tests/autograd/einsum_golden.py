@@ -67,7 +67,8 @@ TENSORDOT_CASES = [
     ((2, 3, 4), (3, 4, 5), 2),
     ((2, 3), (3, 4), 1),
     ((2, 3), (4, 5), 0),                                  # outer product
-    ((2, 1, 4), (3, 4, 5), ([1, 2], [0, 1])),             # a size-1 contracted dim broadcasts
+    ((2, 1, 4), (3, 4, 5), ([1, 2], [0, 1])),             # a size-1 contracted dim broadcasts (in a)
+    ((2, 3, 4), (4, 1, 5), ([2, 1], [0, 1])),             # ... and in b
     ((), (), 0),
 ]
 
