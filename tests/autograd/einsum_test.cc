@@ -102,6 +102,18 @@ TEST(Einsum, IntegerDtypesFollowTorch) {
   EXPECT_EQ(einsum("ii->i", {raw::zeros({3, 3}, kInt32)}).dtype(), kInt32);
 }
 
+TEST(Einsum, AutocastAsTorchOnTheCpu) {
+  // torch 2.15 under torch.autocast("cpu", torch.bfloat16) with float32 operands: a contraction is
+  // a bmm, which autocasts (bfloat16); a product without a sum is a mul and a single operand's
+  // permute a view, which do not (float32); tensordot's mm autocasts.
+  Tensor a = raw::randn({3, 4}, kFloat32), b = raw::randn({4, 5}, kFloat32);
+  AutocastGuard amp(DeviceType::CPU, kBFloat16);
+  EXPECT_EQ(einsum("ij,jk->ik", {a, b}).dtype(), kBFloat16);
+  EXPECT_EQ(einsum("i,i->i", {a.select(0, 0), a.select(0, 1)}).dtype(), kFloat32);
+  EXPECT_EQ(einsum("ij->ji", {a}).dtype(), kFloat32);
+  EXPECT_EQ(tensordot(a, b, 1).dtype(), kBFloat16);
+}
+
 TEST(Einsum, Errors) {
   const Tensor m23 = operand({2, 3}, 0, false), m33 = operand({3, 3}, 0, false), m44 = operand({4, 4}, 0, false);
   const auto fails = [](const std::string& equation, std::vector<Tensor> ops, const std::string& needle) {
