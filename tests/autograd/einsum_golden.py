@@ -48,6 +48,11 @@ EINSUM_CASES = [
     ("...,...->...", [(2, 3), (3,)], "f"),                # ellipsis only: broadcast product
     ("b...d,b...d->b...", [(2, 3, 4), (2, 1, 4)], "f"),   # ellipsis in the middle, broadcast
     ("...ij->j", [(2, 3, 4)], "f"),                       # ellipsis summed out
+    ("...ij->i...j", [(2, 3, 4, 5)], "f"),                # ellipsis in the middle of the output
+    ("i...j,j...k->...ik", [(2, 3, 4), (4, 3, 5)], "f"),  # ellipsis between letters in both
+    ("ij...,jk...->ik...", [(2, 3, 1), (3, 4, 5)], "f"),  # trailing ellipses broadcast: [1] with [5]
+    ("ii,i->i", [(3, 3), (1,)], "f"),                     # a size-1 dim broadcasts against a diagonal
+    ("...->...", [()], "f"),                              # an ellipsis over no dims
     ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)], "f"),  # bilinear form: 3 operands
     ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)], "f"),      # chain of 3
     ("ab,bc,cd,da->", [(2, 3), (3, 4), (4, 2), (2, 2)], "f"),  # trace of a product of 4
