@@ -1,5 +1,5 @@
 // einsum and tensordot, composed of the differentiable views (permute, reshape, unsqueeze, diagonal),
-// sum, mul and bmm/mm, as PyTorch composes them (aten/src/ATen/native/Linear.cpp), so their
+// sum, mul and bmm, as PyTorch composes them (aten/src/ATen/native/Linear.cpp), so their
 // gradients come from those ops. einsum follows torch's algorithm step for step: parse, align every
 // operand to one permuted layout (output dims, then the dims to sum out), take diagonals for
 // repeated subscripts, then contract the operands left to right (torch's order without opt_einsum),
@@ -52,7 +52,7 @@ Tensor batched_product(const Tensor& a, const Tensor& b, const char* op) {
   return to(sum(products, {2}), a.device(), a.dtype());
 }
 
-// Moves dim `from` of t to position `to` (torch.movedim for one dim), through permute.
+// Moves dim `from` of t to `position` (torch.movedim for one dim), through permute.
 Tensor move_dim(const Tensor& t, int64_t from, int64_t position) {
   std::vector<int64_t> order;
   for (int64_t d = 0; d < t.dim(); ++d) {
