@@ -133,6 +133,26 @@ Tensor outer(const Tensor& a, const Tensor& b);   // a [n] (x) b [m] -> [n, m], 
 // whole layer (bias included) runs in the lower precision, as PyTorch's fused linear.
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor());
 
+// ---------- einsum and tensordot (autograd/einsum.cc) ----------
+// torch.einsum (libtorch's torch::einsum(equation, {a, b, ...})): any number of operands;
+// subscripts [a-zA-Z], spaces ignored; "ij,jk->ik" names the output, "ij,jk" gives the letters
+// that appear once, sorted (upper case first), after the ellipsis' dims; "..." broadcasts as
+// torch does (ellipses of different widths align at their last dims, size-1 dims broadcast
+// between operands); a letter repeated in one operand takes the diagonal ("ii->i", "ii" is the
+// trace); letters not in the output are summed. Operands are contracted left to right (torch's
+// order without opt_einsum), each pair as one bmm after permuting and reshaping, so the gradients
+// are those of the views, sum, mul and bmm it is made of. Throws std::invalid_argument with
+// torch's einsum() messages. Integer operands contract too (by broadcast product and sum: the
+// GEMM kernels are floating-point only); a contraction needs one dtype, as torch's bmm does.
+Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
+// torch.tensordot: sums the products of a's dims dims_a with b's dims dims_b (pairwise; negative
+// dims count from the end; a size-1 dim broadcasts against the other's); the result has a's free
+// dims then b's. One mm (bmm of one) after permuting and reshaping, as torch computes it.
+Tensor tensordot(const Tensor& a, const Tensor& b, const std::vector<int64_t>& dims_a,
+                 const std::vector<int64_t>& dims_b);
+// The last `dims` dims of a with the first `dims` of b (torch.tensordot(a, b, dims=2)).
+Tensor tensordot(const Tensor& a, const Tensor& b, int64_t dims);
+
 // ---------- softmax family (autograd/softmax.cc) ----------
 Tensor softmax(const Tensor& t, int64_t dim);
 Tensor log_softmax(const Tensor& t, int64_t dim);
@@ -238,6 +258,9 @@ Tensor squeeze(const Tensor& t);
 Tensor squeeze(const Tensor& t, int64_t dim);
 Tensor unsqueeze(const Tensor& t, int64_t dim);
 Tensor expand(const Tensor& t, const Shape& shape);
+// torch.diagonal: dims dim1 and dim2 removed and their diagonal (offset > 0 above the main one)
+// appended as the last dim; the gradient is written into that diagonal of a zero tensor.
+Tensor diagonal(const Tensor& t, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
 
 // ---------- copies and conversion (autograd/convert.cc) ----------
 Tensor contiguous(const Tensor& t);  // t itself when already contiguous

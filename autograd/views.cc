@@ -114,6 +114,11 @@ Tensor select(const Tensor& t, int64_t dim, int64_t index) {
                         [dim, index](const Tensor& full) { return raw::select(full, dim, index); });
 }
 
+Tensor diagonal(const Tensor& t, int64_t offset, int64_t dim1, int64_t dim2) {
+  return sub_block_view("DiagonalBackward", t, raw::diagonal(t, offset, dim1, dim2),
+                        [offset, dim1, dim2](const Tensor& full) { return raw::diagonal(full, offset, dim1, dim2); });
+}
+
 Tensor expand(const Tensor& t, const Shape& shape) {
   Tensor out = raw::expand(t, shape);
   if (autograd::needs_grad(t)) {

@@ -74,6 +74,9 @@ Tensor squeeze(const Tensor& t);
 Tensor squeeze(const Tensor& t, int64_t dim);
 Tensor unsqueeze(const Tensor& t, int64_t dim);
 Tensor expand(const Tensor& t, const Shape& shape);
+// torch.diagonal: the elements t[..., i, ..., i + offset, ...] of dims dim1 and dim2 (offset > 0
+// above the main diagonal, < 0 below), those two dims removed and the diagonal appended last.
+Tensor diagonal(const Tensor& t, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
 Tensor alias(const Tensor& t);  // a new handle to the same view (detach uses it)
 // Shape with one -1 inferred; throws "view: shape [..] is invalid for input of size N".
 Shape infer_size(const Shape& shape, int64_t numel, const char* op);

@@ -78,6 +78,36 @@ Tensor as_strided(const Tensor& t, const Shape& sizes, const Shape& strides, int
   return make_view(t, sizes, strides, offset);
 }
 
+Tensor diagonal(const Tensor& t, int64_t offset, int64_t dim1, int64_t dim2) {
+  if (t.dim() < 2) {
+    throw std::invalid_argument("diagonal: expected a tensor with at least 2 dimensions, got " + shape_str(t.sizes()));
+  }
+  const int64_t given1 = dim1, given2 = dim2;
+  dim1 = wrap_dim(dim1, t.dim(), "diagonal");
+  dim2 = wrap_dim(dim2, t.dim(), "diagonal");
+  if (dim1 == dim2) {
+    throw std::invalid_argument("diagonal: diagonal dimensions cannot be identical " + std::to_string(given1) + ", " +
+                                std::to_string(given2));
+  }
+  const Shape& in_sizes = t.sizes();
+  const Shape& in_strides = t.strides();
+  // Element i of the diagonal is t[.., i, .., i + offset, ..] (offset >= 0) or t[.., i - offset, .., i, ..].
+  int64_t length = offset >= 0 ? std::min(in_sizes[dim1], in_sizes[dim2] - offset)
+                               : std::min(in_sizes[dim1] + offset, in_sizes[dim2]);
+  length = std::max<int64_t>(length, 0);
+  int64_t storage_offset = t.storage_offset();
+  if (length > 0) storage_offset += offset >= 0 ? offset * in_strides[dim2] : -offset * in_strides[dim1];
+  Shape sizes, strides;
+  for (int64_t d = 0; d < t.dim(); ++d) {
+    if (d == dim1 || d == dim2) continue;
+    sizes.push_back(in_sizes[d]);
+    strides.push_back(in_strides[d]);
+  }
+  sizes.push_back(length);
+  strides.push_back(in_strides[dim1] + in_strides[dim2]);
+  return make_view(t, sizes, strides, storage_offset);
+}
+
 Tensor alias(const Tensor& t) { return make_view(t, t.sizes(), t.strides(), t.storage_offset()); }
 
 Tensor view(const Tensor& t, const Shape& shape) {

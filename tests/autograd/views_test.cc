@@ -51,6 +51,16 @@ TEST(Views, NarrowSliceSelect) {
   EXPECT_TRUE(check_view([](const Tensor& x) { return select(x, 0, -1); }, {3, 4}));
 }
 
+TEST(Views, Diagonal) {
+  EXPECT_TRUE(check_view([](const Tensor& x) { return diagonal(x); }, {3, 4}));
+  EXPECT_TRUE(check_view([](const Tensor& x) { return diagonal(x, 1, 0, 2); }, {2, 3, 4}));
+  EXPECT_TRUE(check_view([](const Tensor& x) { return diagonal(x, -1, -1, 1); }, {2, 3, 4}));
+  // Off the diagonal the gradient is zero; on it, the output's gradient.
+  Tensor x = raw::zeros({2, 2}, TensorOptions(kFloat64).requires_grad(true));
+  mul(diagonal(x), raw::tensor({3.0, 5.0}, kFloat64)).sum().backward();
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({{3.0, 0.0}, {0.0, 5.0}}, kFloat64)));
+}
+
 TEST(Views, OverlappingSlicesSumTheirGradients) {
   Tensor x = tensor({1.0, 2.0, 3.0, 4.0}, TensorOptions().requires_grad(true));
   (x.slice(0, 0, 3) + x.slice(0, 1, 4)).sum().backward();

@@ -47,6 +47,27 @@ TEST(ViewOps, ReshapeCopiesOnlyWhenNeeded) {
   EXPECT_EQ(values(r), (std::vector<double>{0, 3, 1, 4, 2, 5}));
 }
 
+TEST(ViewOps, Diagonal) {
+  // torch.arange(24.).reshape(2, 3, 4).diagonal(offset, dim1, dim2): shapes, strides, offsets, values.
+  Tensor a = iota({2, 3, 4});
+  Tensor above = raw::diagonal(a, 1, 0, 2);
+  EXPECT_EQ(above.sizes(), (Shape{3, 2}));
+  EXPECT_EQ(above.strides(), (Shape{4, 13}));
+  EXPECT_EQ(above.storage_offset(), 1);
+  EXPECT_EQ(above.storage().get(), a.storage().get());
+  EXPECT_EQ(values(above), (std::vector<double>{1, 14, 5, 18, 9, 22}));
+  Tensor below = raw::diagonal(a, -1, 2, 1);
+  EXPECT_EQ(below.sizes(), (Shape{2, 3}));
+  EXPECT_EQ(below.strides(), (Shape{12, 5}));
+  EXPECT_EQ(values(below), (std::vector<double>{1, 6, 11, 13, 18, 23}));
+  Tensor none = raw::diagonal(a, 5, 1, 2);  // past the corner: empty, the offset left alone
+  EXPECT_EQ(none.sizes(), (Shape{2, 0}));
+  EXPECT_EQ(none.storage_offset(), 0);
+  EXPECT_EQ(values(raw::diagonal(iota({3, 3}))), (std::vector<double>{0, 4, 8}));
+  EXPECT_TRUE(throws_with([&] { raw::diagonal(a, 0, 1, -2); }, "diagonal dimensions cannot be identical 1, -2"));
+  EXPECT_TRUE(throws_with([&] { raw::diagonal(iota({3})); }, "at least 2 dimensions"));
+}
+
 TEST(ViewOps, TransposePermute) {
   Tensor a = iota({2, 3, 4});
   Tensor p = raw::permute(a, {2, 0, 1});
