@@ -1,6 +1,6 @@
 // Tensor ops PyTorch users reach for that are compositions of other differentiable ops, so their
 // gradients come from those: roll, unbind, movedim, unflatten, meshgrid, lerp, addcmul, addcdiv,
-// nan_to_num and count_nonzero.
+// nan_to_num, count_nonzero, diag and trace.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -161,6 +161,28 @@ Tensor nan_to_num(const Tensor& t, std::optional<double> nan, std::optional<doub
 
 Tensor count_nonzero(const Tensor& t, const std::vector<int64_t>& dims) {
   return sum(to(ne(t, 0.0), t.device(), kInt64), dims);
+}
+
+Tensor diag(const Tensor& t, int64_t diagonal_offset) {
+  if (t.dim() == 2) return diagonal(t, diagonal_offset);
+  if (t.dim() != 1) {
+    throw std::invalid_argument("diag: Supports 1D or 2D tensors. Got " + std::to_string(t.dim()) + "D");
+  }
+  // A vector onto the offset diagonal of a square matrix: eye * t is the n x n block, which zeros
+  // then place k columns to the right (k > 0) or k rows down (k < 0).
+  const int64_t n = t.size(0), k = std::abs(diagonal_offset), m = n + k;
+  const TensorOptions o = TensorOptions(t.dtype()).device(t.device());
+  Tensor block = mul(raw::eye(n, n, o), t);
+  if (k == 0) return block;
+  if (diagonal_offset > 0) return cat({cat({raw::zeros({n, k}, o), block}, 1), raw::zeros({k, m}, o)}, 0);
+  return cat({cat({raw::zeros({k, n}, o), block}, 0), raw::zeros({m, k}, o)}, 1);
+}
+
+Tensor trace(const Tensor& t) {
+  if (t.dim() != 2) {
+    throw std::invalid_argument("trace: expected a matrix, but got tensor with dim " + std::to_string(t.dim()));
+  }
+  return sum(diagonal(t));
 }
 
 }  // namespace colony

@@ -134,6 +134,11 @@ Tensor Tensor::nan_to_num(std::optional<double> nan, std::optional<double> posin
   return colony::nan_to_num(*this, nan, posinf, neginf);
 }
 Tensor Tensor::count_nonzero(const std::vector<int64_t>& dims) const { return colony::count_nonzero(*this, dims); }
+Tensor Tensor::diagonal(int64_t offset, int64_t dim1, int64_t dim2) const {
+  return colony::diagonal(*this, offset, dim1, dim2);
+}
+Tensor Tensor::diag(int64_t diagonal) const { return colony::diag(*this, diagonal); }
+Tensor Tensor::trace() const { return colony::trace(*this); }
 Tensor Tensor::logical_not() const { return colony::logical_not(*this); }
 Tensor Tensor::logical_and(const Tensor& other) const { return colony::logical_and(*this, other); }
 Tensor Tensor::logical_or(const Tensor& other) const { return colony::logical_or(*this, other); }

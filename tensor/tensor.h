@@ -266,6 +266,9 @@ class Tensor {
   Tensor nan_to_num(std::optional<double> nan = 0.0, std::optional<double> posinf = std::nullopt,
                     std::optional<double> neginf = std::nullopt) const;
   Tensor count_nonzero(const std::vector<int64_t>& dims = {}) const;
+  Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  Tensor diag(int64_t diagonal = 0) const;
+  Tensor trace() const;
   Tensor logical_not() const;
   Tensor logical_and(const Tensor& other) const;
   Tensor logical_or(const Tensor& other) const;

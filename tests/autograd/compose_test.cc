@@ -101,5 +101,23 @@ TEST(Compose, NanToNumAndCountNonzero) {
   EXPECT_EQ(c.count_nonzero().item<int64_t>(), 3);
 }
 
+TEST(Compose, DiagAndTraceAsTorch) {
+  Tensor v = raw::tensor({1.0, 2.0, 3.0});
+  // torch.diag(tensor([1, 2, 3]), 1): 4 x 4, [0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 3, 0, 0, 0, 0].
+  EXPECT_EQ(values(diag(v, 1)), V({0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 3, 0, 0, 0, 0}));
+  EXPECT_EQ(values(diag(v, -1)), V({0, 0, 0, 0, 1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 3, 0}));
+  EXPECT_EQ(values(v.diag()), V({1, 0, 0, 0, 2, 0, 0, 0, 3}));
+  Tensor m = x34();
+  EXPECT_EQ(values(diag(m)), V({0, 5, 10}));
+  EXPECT_EQ(values(m.diag(1)), V({1, 6, 11}));
+  EXPECT_EQ(values(m.diag(-1)), V({4, 9}));
+  EXPECT_EQ(m.trace().item<double>(), 15.0);
+  EXPECT_EQ(raw::reshape(raw::arange(0, 4, 1, kInt64), {2, 2}).trace().item<int64_t>(), 3);
+  EXPECT_TRUE(gradcheck([](In in) { return diag(in[0], -2); }, {input({3})}));
+  EXPECT_TRUE(gradcheck([](In in) { return mul(trace(in[0]), diag(in[0], 1)); }, {input({3, 3})}));
+  EXPECT_TRUE(throws_with([] { diag(raw::zeros({2, 2, 2})); }, "diag: Supports 1D or 2D tensors. Got 3D"));
+  EXPECT_TRUE(throws_with([] { trace(raw::zeros({3})); }, "trace: expected a matrix, but got tensor with dim 1"));
+}
+
 }  // namespace
 }  // namespace colony
