@@ -240,6 +240,26 @@ TEST(Checkpoint, UnderAutocastMatchesUnrolledBitForBit) {
   EXPECT_TRUE(same_step(plain, ckpt));
 }
 
+TEST(Checkpoint, UnderAutocastAWeightCastBeforeFnIsCastAgainInside) {
+  // The enclosing region's cast of the weight, made before fn, is not fn's: fn casts afresh in a
+  // cast cache of its own (autocast::CacheScope) at the forward as at the recomputation, so the
+  // weight's gradient is the two casts' (each rounded from bfloat16 alone) rather than one cast's.
+  manual_seed(13);
+  nn::Linear lin(8, 8);
+  Tensor x = raw::randn({4, 8});
+  auto step = [&](bool ckpt) {
+    AutocastGuard guard(DeviceType::CPU, kBFloat16);
+    Tensor h = lin.forward(x);  // caches the weight's bfloat16 copy
+    auto inside = [&](const Tensor& t) { return lin.forward(t); };
+    return ckpt ? autograd::checkpoint(inside, h) : inside(h);
+  };
+  Step plain = run(lin, x, [&](const Tensor&) { return step(false).to(kFloat32); });
+  Step ckpt = run(lin, x, [&](const Tensor&) { return step(true).to(kFloat32); });
+  EXPECT_TRUE(bit_equal(plain.out, ckpt.out));
+  EXPECT_TRUE(all_close(plain.param_grads[0], ckpt.param_grads[0], 1e-2, 1e-2));
+  EXPECT_TRUE(all_close(plain.param_grads[1], ckpt.param_grads[1], 1e-2, 1e-2));  // the bias: cast alike
+}
+
 TEST(Checkpoint, TheActivationsAreNotKept) {
   manual_seed(11);
   nn::TransformerEncoder stack(nn::TransformerEncoderOptions(block_options(), 4));
