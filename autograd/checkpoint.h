@@ -32,9 +32,10 @@
 //    and its hooks once per checkpoint plus once outside); and why not saved-tensor hooks (the
 //    non-reentrant design): Colony's closures keep some tensors by value (MulBackward keeps the
 //    dropout mask, autograd/binary.cc), which such hooks would not see.
-//  - Gradients equal the unrolled computation's bit for bit, except where a tensor's gradient has
-//    two or more contributions from inside fn and one or more from outside: the inside ones are
-//    summed first, so the order of the additions can differ (equal up to rounding).
+//  - Gradients equal the unrolled computation's bit for bit, except (equal up to rounding) where a
+//    tensor's gradient has two or more contributions from inside fn and one or more from outside
+//    (the inside ones are summed first), and under autocast for a weight the enclosing region cast
+//    before fn (fn casts it again: checkpoint_test's UnderAutocastAWeightCastBeforeFnIsCastAgainInside).
 //
 // With grad mode off, fn simply runs. When nothing fn reads requires grad the outputs need none
 // (no warning); when only parameters do (an input of token ids), they still get their gradients,
