@@ -138,5 +138,23 @@ size_t cache_size() { return state().cache.size(); }
 
 void clear_cache() { state().cache.clear(); }
 
+struct CacheScope::Saved {
+  std::map<std::pair<const TensorImpl*, DType>, Entry> cache;
+  int nesting;
+};
+
+CacheScope::CacheScope() : saved_(new Saved{std::move(state().cache), state().nesting}) {
+  state().cache.clear();
+  // The scope counts as one open region: a guard that opens and closes inside it never empties the
+  // scope's cache midway, whether or not a region was open outside (the forward runs inside the
+  // caller's region, the recomputation usually outside any), so both cache alike.
+  state().nesting = 1;
+}
+
+CacheScope::~CacheScope() {
+  state().cache = std::move(saved_->cache);
+  state().nesting = saved_->nesting;
+}
+
 }  // namespace autocast
 }  // namespace colony

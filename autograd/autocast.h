@@ -18,6 +18,8 @@
 // The state is per thread, like grad mode.
 #pragma once
 
+#include <memory>
+
 #include "runtime/device.h"
 #include "tensor/dtype.h"
 #include "tensor/tensor.h"
@@ -102,6 +104,23 @@ bool casts(Op op, const Tensor& t);
 // Entries in this thread's cast cache (for tests).
 size_t cache_size();
 void clear_cache();
+
+// Gives the code in its scope a cast cache of its own, empty at entry, and puts the enclosing
+// region's back at exit. Activation checkpointing (autograd/checkpoint.h) runs its function under
+// one at the forward and again at the recomputation, so both build the same casts of the same
+// weights: sharing the enclosing cache would hand the forward a cast made before the checkpoint
+// (an edge into the outer graph) that the recomputation, in a region of its own, makes afresh.
+class CacheScope {
+ public:
+  CacheScope();
+  ~CacheScope();
+  CacheScope(const CacheScope&) = delete;
+  CacheScope& operator=(const CacheScope&) = delete;
+
+ private:
+  struct Saved;
+  std::unique_ptr<Saved> saved_;
+};
 
 }  // namespace autocast
 }  // namespace colony

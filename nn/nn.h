@@ -6,6 +6,7 @@
 #include "nn/any_value.h"
 #include "nn/attention.h"
 #include "nn/batchnorm.h"
+#include "nn/checkpoint.h"
 #include "nn/clip_grad.h"
 #include "nn/containers.h"
 #include "nn/conv.h"

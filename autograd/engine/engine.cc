@@ -1,5 +1,6 @@
 #include "autograd/engine/engine.h"
 
+#include <functional>
 #include <queue>
 #include <stdexcept>
 #include <string>
@@ -88,24 +89,28 @@ class Execution {
  public:
   Execution(bool retain_graph, bool accumulate) : retain_graph_(retain_graph), accumulate_(accumulate) {}
 
+  // backward_to_boundary: the nodes `stop_at` selects are neither run nor looked beyond.
+  void set_boundary(std::function<bool(const Node&)> stop_at) { stop_at_ = std::move(stop_at); }
+
   void discover(const std::vector<Edge>& roots) {
     std::vector<Node*> stack;
-    for (const Edge& e : roots) {
-      if (seen_.insert(e.fn.get()).second) {
-        keep_alive_.push_back(e.fn);
+    auto visit = [&](const Edge& e) {
+      if (!seen_.insert(e.fn.get()).second) return;
+      keep_alive_.push_back(e.fn);
+      if (stop_at_ && stop_at_(*e.fn)) {
+        boundary_.insert(e.fn.get());
+      } else {
         stack.push_back(e.fn.get());
       }
-    }
+    };
+    for (const Edge& e : roots) visit(e);
     while (!stack.empty()) {
       Node* n = stack.back();
       stack.pop_back();
       for (const Edge& e : n->next_edges) {
         if (!e.valid()) continue;
         ++dependencies_[e.fn.get()];
-        if (seen_.insert(e.fn.get()).second) {
-          keep_alive_.push_back(e.fn);
-          stack.push_back(e.fn.get());
-        }
+        visit(e);
       }
     }
   }
@@ -163,6 +168,7 @@ class Execution {
   }
 
   std::vector<Tensor>& captured() { return captured_; }
+  std::vector<BoundaryGradient>& boundary_gradients() { return boundary_grads_; }
 
  private:
   void push_ready(Node* n) { ready_.push({n->sequence_nr(), order_++, n}); }
@@ -208,6 +214,14 @@ class Execution {
       buffers_.erase(buf);
     } else {
       grads.resize(node->num_outputs());
+    }
+    if (boundary_.count(node)) {
+      for (size_t i = 0; i < grads.size(); ++i) {
+        if (grads[i].defined()) {
+          boundary_grads_.push_back({Edge{node->shared_from_this(), static_cast<int>(i)}, std::move(grads[i])});
+        }
+      }
+      return;
     }
     if (node->has_tensor_hooks()) {
       for (size_t i = 0; i < grads.size(); ++i) {
@@ -256,6 +270,9 @@ class Execution {
   std::unordered_map<Node*, std::vector<Capture>> captures_;
   std::unordered_set<Node*> must_run_;
   std::vector<Tensor> captured_;
+  std::function<bool(const Node&)> stop_at_;
+  std::unordered_set<Node*> boundary_;
+  std::vector<BoundaryGradient> boundary_grads_;
 };
 
 void run_callbacks(GraphTask& task) {
@@ -318,6 +335,29 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
   }
   run_callbacks(task);
   return result;
+}
+
+std::vector<BoundaryGradient> backward_to_boundary(const std::vector<Tensor>& outputs, std::vector<Tensor> grads,
+                                                   const std::function<bool(const Node&)>& stop_at) {
+  if (grads.size() != outputs.size()) {
+    throw std::invalid_argument("backward_to_boundary: got " + std::to_string(grads.size()) + " gradients for " +
+                                std::to_string(outputs.size()) + " outputs");
+  }
+  std::vector<Edge> roots;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    if (!requires_grad_safe(outputs[i]) || !grads[i].defined()) {
+      throw std::invalid_argument("backward_to_boundary: " + what_of("outputs", i) +
+                                  " needs a history and a gradient");
+    }
+    roots.push_back(gradient_edge(outputs[i]));
+  }
+  NoGradGuard no_grad;
+  Execution exec(/*retain_graph=*/false, /*accumulate=*/true);
+  exec.set_boundary(stop_at);
+  exec.discover(roots);
+  exec.seed(roots, grads);
+  exec.run();
+  return std::move(exec.boundary_gradients());
 }
 
 void Engine::queue_callback(std::function<void()> callback) {

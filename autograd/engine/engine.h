@@ -6,6 +6,7 @@
 #include <functional>
 #include <vector>
 
+#include "autograd/engine/node.h"
 #include "tensor/tensor.h"
 
 namespace colony::autograd {
@@ -23,6 +24,19 @@ void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& gra
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                          const std::vector<Tensor>& grad_outputs = {}, bool retain_graph = false,
                          bool allow_unused = false);
+
+// For activation checkpointing (autograd/checkpoint.h): back-propagates `grads` (one per output,
+// each defined, the outputs requiring grad) through the graph above the nodes `stop_at` selects,
+// and runs none of those. Returns, for each edge into such a node that a gradient reached, the
+// gradient summed there as that node's input buffer would hold it, before any of its hooks. Runs
+// under no-grad; the nodes that run release what they saved. Callbacks queued by hooks that run
+// belong to the enclosing backward pass, as the nodes' would without checkpointing.
+struct BoundaryGradient {
+  Edge edge;
+  Tensor grad;
+};
+std::vector<BoundaryGradient> backward_to_boundary(const std::vector<Tensor>& outputs, std::vector<Tensor> grads,
+                                                   const std::function<bool(const Node&)>& stop_at);
 
 class Engine {
  public:
