@@ -338,8 +338,13 @@ Tensor binary_cross_entropy(const Tensor& input_arg, const Tensor& target_arg,
   check_floating(op, "target", target_arg);
   check_broadcasts_to(op, "weight", options.weight(), input_arg.sizes());
   check_same_device(op, "weight", input_arg, options.weight());
-  const Tensor x = autocast::cast(autocast::Op::binary_cross_entropy, input_arg),
-               y = to(autocast::cast(autocast::Op::binary_cross_entropy, target_arg), x.device(), x.dtype());
+  const Tensor x_in = autocast::cast(autocast::Op::binary_cross_entropy, input_arg);
+  // 16-bit inputs compute in float32, the result in their dtype: in float16 the 1e-12 below is 0,
+  // and the gradient's 1 / 0 times the (x - x) = 0 of with_gradient would make the loss NaN.
+  const bool widen = x_in.dtype() == kFloat16 || x_in.dtype() == kBFloat16;
+  const DType compute = widen ? kFloat32 : x_in.dtype();
+  const Tensor x = to(x_in, x_in.device(), compute),
+               y = to(autocast::cast(autocast::Op::binary_cross_entropy, target_arg), x.device(), compute);
   const Tensor xd = detach(x), yd = detach(y);
   if (xd.numel() > 0 && (min(xd).item<double>() < 0 || max(xd).item<double>() > 1)) {
     fail(op, "all elements of input should be between 0 and 1");
@@ -355,7 +360,8 @@ Tensor binary_cross_entropy(const Tensor& input_arg, const Tensor& target_arg,
   loss = with_gradient(loss, x, div(sub(xd, yd), clamp(mul(xd, rsub(xd, 1.0)), kEpsilon, std::nullopt)));
   loss = with_gradient(loss, y, sub(log_1mx, log_x));
   if (options.weight().defined()) loss = mul(loss, to(options.weight(), x.device(), x.dtype()));
-  return reduce(loss, options.reduction());
+  const Tensor out = reduce(loss, options.reduction());
+  return widen ? to(out, out.device(), x_in.dtype()) : out;
 }
 
 Tensor binary_cross_entropy_with_logits(const Tensor& input_arg, const Tensor& target_arg,

@@ -330,6 +330,21 @@ TEST(Loss, Float32InFloat32OutAndBFloat16UnderAutocast) {
   EXPECT_EQ(F::cross_entropy(xh, classes({4}, 5, 2), F::CrossEntropyFuncOptions().weight(raw::ones({5}))).dtype(), kFloat32);
 }
 
+TEST(Loss, BinaryCrossEntropyOfSaturatedFloat16IsFinite) {
+  // A sigmoid saturated to exactly 1 in float16 with target 0: loss 100 (the clamped log), not NaN.
+  Tensor x = raw::to(raw::tensor({1.0, 0.25, 0.0}), kCPU, kFloat16), y = raw::to(raw::tensor({0.0, 0.5, 0.0}), kCPU, kFloat16);
+  x.requires_grad_(true);
+  Tensor loss = F::binary_cross_entropy(x, y, Reduction::None);
+  EXPECT_EQ(loss.dtype(), kFloat16);
+  std::vector<double> v = values(loss);
+  EXPECT_EQ(v[0], 100.0);
+  EXPECT_NEAR(v[1], -0.5 * std::log(0.25) - 0.5 * std::log(0.75), 1e-3);
+  EXPECT_EQ(v[2], 0.0);
+  colony::sum(loss).backward();
+  EXPECT_EQ(x.grad().dtype(), kFloat16);
+  EXPECT_NEAR(values(x.grad())[1], (0.25 - 0.5) / (0.25 * 0.75), 1e-2);
+}
+
 // ---- refusals ---------------------------------------------------------------------------------------
 
 TEST(Loss, EveryRefusalSaysWhatWasWrong) {
@@ -479,6 +494,54 @@ TEST(LossModule, CalledThroughAnyModule) {
       cel.forward(wave({5, 3}, 0.7, 0.2), wave({5, 3}, 1.1, 0.5), raw::tensor({1.0, -1.0, 1.0, -1.0, 0.0}, kFloat64)),
       colony::testing::loss_golden().at("cos_emb_mean.out"), 1e-10));
   EXPECT_TRUE(throws_with([&] { ce.forward(x); }, "takes 2 arguments, but 1 was given"));
+}
+
+// ---- CUDA ---------------------------------------------------------------------------------------------
+
+// Each loss on cuda:0 against the CPU in float32: the value and the input's gradient (the modules'
+// buffers moved by to(device)).
+TEST(Loss, OnCudaMatchesTheCpu_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  const Device dev = Device::cuda(0);
+  auto f32 = [](const Tensor& t) { return raw::to(t, kCPU, t.dtype() == kInt64 ? kInt64 : kFloat32); };
+  Tensor logits = f32(wave({5, 4}, 0.7, 0.1, 2.0)), t = target5(), p = f32(probs({5, 4}, 0.8, 0.5, 1));
+  Tensor a = f32(wave({3, 5}, 0.7, 0.2, 2.0)), b = f32(wave({3, 5}, 1.1, 0.5, 2.0)), u = f32(unit({3, 5}, 0.7, 0.2));
+  Tensor pm = f32(raw::tensor({1.0, -1.0, 0.0}, kFloat64));
+  using Case = std::function<Tensor(const Tensor& x, Device d)>;
+  auto on = [](const Tensor& v, Device d) { return raw::to(v, d, v.dtype()); };
+  const std::vector<std::pair<std::string, std::pair<Tensor, Case>>> cases = {
+      {"ce weighted module", {logits, [&](const Tensor& x, Device d) {
+         CrossEntropyLoss m(CrossEntropyLossOptions().weight(f32(unit({4}, 0.5, 0.3))).label_smoothing(0.2));
+         m.to(d);
+         return m.forward(x, on(t, d));
+       }}},
+      {"ce probabilities", {logits, [&](const Tensor& x, Device d) { return F::cross_entropy(x, on(p, d)); }}},
+      {"bce", {u, [&](const Tensor& x, Device d) { return F::binary_cross_entropy(x, on(f32(unit({3, 5}, 1.3, 0.9)), d)); }}},
+      {"bce with logits", {a, [&](const Tensor& x, Device d) {
+         BCEWithLogitsLoss m(BCEWithLogitsLossOptions().pos_weight(f32(unit({5}, 2.1, 0.3))));
+         m.to(d);
+         return m.forward(x, on(f32(unit({3, 5}, 1.3, 0.9)), d));
+       }}},
+      {"kl_div", {a, [&](const Tensor& x, Device d) { return F::kl_div(x, on(f32(probs({3, 5}, 0.8, 0.5, 1)), d), Reduction::BatchMean); }}},
+      {"smooth_l1", {a, [&](const Tensor& x, Device d) { return F::smooth_l1_loss(x, on(b, d), F::SmoothL1LossFuncOptions().beta(0.8)); }}},
+      {"huber", {a, [&](const Tensor& x, Device d) { return F::huber_loss(x, on(b, d), F::HuberLossFuncOptions().delta(0.7)); }}},
+      {"l1", {a, [&](const Tensor& x, Device d) { return F::l1_loss(x, on(b, d)); }}},
+      {"cosine_similarity", {a, [&](const Tensor& x, Device d) { return colony::sum(F::cosine_similarity(x, on(b, d))); }}},
+      {"cosine_embedding", {a, [&](const Tensor& x, Device d) { return F::cosine_embedding_loss(x, on(b, d), on(pm, d)); }}},
+  };
+  for (const auto& [name, c] : cases) {
+    SCOPED_TRACE(name);
+    const auto& [input, run] = c;
+    Tensor x_cpu = raw::clone(input), x_gpu = raw::to(input, dev, input.dtype());
+    x_cpu.requires_grad_(true);
+    x_gpu.requires_grad_(true);
+    Tensor l_cpu = run(x_cpu, kCPU), l_gpu = run(x_gpu, dev);
+    EXPECT_EQ(l_gpu.device(), dev);
+    EXPECT_TRUE(colony::testing::all_close(raw::to(l_gpu, kCPU, kFloat32), l_cpu, 1e-4, 1e-5));
+    l_cpu.backward();
+    l_gpu.backward();
+    EXPECT_TRUE(colony::testing::all_close(raw::to(x_gpu.grad(), kCPU, kFloat32), x_cpu.grad(), 1e-4, 1e-5));
+  }
 }
 
 }  // namespace
