@@ -56,6 +56,10 @@ namespace autocast {
 //  - LowerPrecision: the guard's dtype (float16 or bfloat16);
 //  - Float32: 16-bit floating inputs widened to float32 (batch_norm's output goes back to the
 //    input's dtype, as cuDNN's mixed-precision batch norm gives it).
+// One row serves both devices. Where torch's CPU and CUDA lists differ: cosine_similarity is on
+// CUDA's float32 list only (the row holds on the CPU too), and binary_cross_entropy is on the CPU's
+// float32 list, while under CUDA autocast F::binary_cross_entropy refuses to run, as PyTorch does,
+// naming binary_cross_entropy_with_logits. The losses of nn/functional_loss.cc cast with these rows.
 // An op file casts its inputs with cast(Op::name, t). tests/autograd/autocast_test.cc walks this table
 // and checks each op's dtypes and values, and fails for a row it has no case for.
 #define COLONY_FOR_EACH_AUTOCAST_OP(X) \
@@ -70,6 +74,14 @@ namespace autocast {
   X(cross_entropy, Float32)            \
   X(nll_loss, Float32)                 \
   X(mse_loss, Float32)                 \
+  X(l1_loss, Float32)                  \
+  X(smooth_l1_loss, Float32)           \
+  X(huber_loss, Float32)               \
+  X(binary_cross_entropy, Float32)     \
+  X(binary_cross_entropy_with_logits, Float32) \
+  X(kl_div, Float32)                   \
+  X(cosine_similarity, Float32)        \
+  X(cosine_embedding_loss, Float32)    \
   X(batch_norm, Float32)               \
   X(layer_norm, Float32)               \
   X(rms_norm, Float32)                 \

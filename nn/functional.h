@@ -15,7 +15,9 @@
 
 namespace colony::nn::functional {
 
-enum class Reduction { Mean, Sum, None };
+// How a loss reduces its per-element values (PyTorch's reduction="mean" / "sum" / "none";
+// BatchMean is kl_div's "batchmean").
+enum class Reduction { Mean, Sum, None, BatchMean };
 
 // y = x W^T + b; x [..., in], weight [out, in], bias [out] (optional).
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor());
@@ -128,22 +130,129 @@ Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor&
                   const Tensor& weight = Tensor(), const Tensor& bias = Tensor(), bool training = false,
                   double momentum = 0.1, double eps = 1e-5);
 
+// ---- Losses (nn/functional_loss.cc; the modules are nn/loss.h) ----------------------------------
+// PyTorch's semantics: Reduction::Mean (the default), Sum or None (the per-element losses, shaped as
+// PyTorch shapes them); a loss over 16-bit inputs computes in float32 under autocast (the policy
+// table, autograd/autocast.h). Reduction::BatchMean is kl_div's alone ("batchmean": the sum divided
+// by the batch size); every other loss refuses it.
+
 struct CrossEntropyFuncOptions {
-  COLONY_ARG(Reduction, reduction) = Reduction::Mean;
+  CrossEntropyFuncOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  COLONY_ARG(Reduction, reduction);
   COLONY_ARG(int64_t, ignore_index) = -100;
   COLONY_ARG(double, label_smoothing) = 0.0;
+  // Per-class weights [C]: each target's loss is scaled by its class's weight, and Mean divides by
+  // the sum of the weights of the targets counted (ignore_index excluded), as PyTorch.
+  COLONY_ARG(Tensor, weight);
 };
-// input [N, C] logits (or [N, C, d...]); target int64 or int32 class indices [N] (or [N, d...]).
+// input [N, C] logits (or [C], or [N, C, d...]); target either class indices (int64 or int32) of
+// shape [N] ([], [N, d...]), or class probabilities of the input's shape and a floating dtype
+// (distillation; label_smoothing mixes them with the uniform distribution; no ignore_index).
+// Index targets without a weight run the fused kernel (one pass each way); a weight or probability
+// targets compose log_softmax with differentiable ops.
 Tensor cross_entropy(const Tensor& input, const Tensor& target, const CrossEntropyFuncOptions& options = {});
 
 struct NLLLossFuncOptions {
-  COLONY_ARG(Reduction, reduction) = Reduction::Mean;
+  NLLLossFuncOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  COLONY_ARG(Reduction, reduction);
   COLONY_ARG(int64_t, ignore_index) = -100;
+  COLONY_ARG(Tensor, weight);  // per-class [C], as cross_entropy's
 };
-// input [N, C] log-probabilities; target int64 [N].
+// input [N, C] log-probabilities (or [C], [N, C, d...]); target int64 or int32 class indices.
 Tensor nll_loss(const Tensor& input, const Tensor& target, const NLLLossFuncOptions& options = {});
 
+// The regression losses: input and target of one shape (PyTorch broadcasts other shapes with a
+// warning that it is likely a mistake; Colony refuses them).
+struct MSELossFuncOptions {
+  MSELossFuncOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  COLONY_ARG(Reduction, reduction);
+};
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
+Tensor mse_loss(const Tensor& input, const Tensor& target, const MSELossFuncOptions& options);
+// |input - target|.
+struct L1LossFuncOptions {
+  L1LossFuncOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  COLONY_ARG(Reduction, reduction);
+};
+Tensor l1_loss(const Tensor& input, const Tensor& target, const L1LossFuncOptions& options = {});
+// 0.5 d^2 / beta where |d| < beta, else |d| - 0.5 beta (d = input - target); beta = 0 is l1_loss.
+struct SmoothL1LossFuncOptions {
+  SmoothL1LossFuncOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  COLONY_ARG(Reduction, reduction);
+  COLONY_ARG(double, beta) = 1.0;  // >= 0
+};
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, const SmoothL1LossFuncOptions& options = {});
+// 0.5 d^2 where |d| < delta, else delta (|d| - 0.5 delta): smooth_l1_loss times beta = delta.
+struct HuberLossFuncOptions {
+  HuberLossFuncOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  COLONY_ARG(Reduction, reduction);
+  COLONY_ARG(double, delta) = 1.0;  // > 0
+};
+Tensor huber_loss(const Tensor& input, const Tensor& target, const HuberLossFuncOptions& options = {});
+
+// -weight (target log(input) + (1 - target) log(1 - input)), each log clamped to >= -100 as
+// PyTorch's; input probabilities in [0, 1] and target of the input's shape; weight broadcasts to
+// it. The gradient is PyTorch's: weight (input - target) / max(input (1 - input), 1e-12), finite
+// where a sigmoid saturated to exactly 0 or 1. Refused under CUDA autocast, as in PyTorch (use
+// binary_cross_entropy_with_logits, which is safe to autocast).
+struct BinaryCrossEntropyFuncOptions {
+  BinaryCrossEntropyFuncOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  COLONY_ARG(Reduction, reduction);
+  COLONY_ARG(Tensor, weight);
+};
+Tensor binary_cross_entropy(const Tensor& input, const Tensor& target, const BinaryCrossEntropyFuncOptions& options = {});
+// binary_cross_entropy(sigmoid(input), target) without forming the sigmoid: (1 - target) input -
+// l log_sigmoid(input), where l = 1 + (pos_weight - 1) target and log_sigmoid(x) = min(x, 0) -
+// log1p(exp(-|x|)) (with no pos_weight: max(x, 0) - x target + log1p(exp(-|x|))), stable for any
+// logit. pos_weight (the positives' weight per class, broadcast along the last dim) and weight
+// broadcast to the input's shape.
+struct BinaryCrossEntropyWithLogitsFuncOptions {
+  BinaryCrossEntropyWithLogitsFuncOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  COLONY_ARG(Reduction, reduction);
+  COLONY_ARG(Tensor, weight);
+  COLONY_ARG(Tensor, pos_weight);
+};
+Tensor binary_cross_entropy_with_logits(const Tensor& input, const Tensor& target,
+                                        const BinaryCrossEntropyWithLogitsFuncOptions& options = {});
+
+// The KL divergence of input (log-probabilities) from target: target (log target - input), 0 where
+// target is 0; with log_target, target holds log-probabilities: exp(target) (target - input).
+// Reduction::BatchMean divides the sum by input.size(0) (the mathematically right mean; PyTorch's
+// "mean" averages over every element). input and target broadcast.
+struct KLDivFuncOptions {
+  KLDivFuncOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  COLONY_ARG(Reduction, reduction);
+  COLONY_ARG(bool, log_target) = false;
+};
+Tensor kl_div(const Tensor& input, const Tensor& target, const KLDivFuncOptions& options = {});
+
+// sum(x1 * x2 over dim) / (max(||x1||, eps) max(||x2||, eps)), as PyTorch 2.x computes it: each
+// input divided by its own clamped norm first (so |result| <= 1), the clamp outside the gradient
+// (PyTorch clamps the norms in place under no_grad). x1 and x2 broadcast; dim is removed.
+struct CosineSimilarityFuncOptions {
+  COLONY_ARG(int64_t, dim) = 1;
+  COLONY_ARG(double, eps) = 1e-8;
+};
+Tensor cosine_similarity(const Tensor& x1, const Tensor& x2, const CosineSimilarityFuncOptions& options = {});
+
+// Per pair: 1 - cos where target is 1, max(0, cos - margin) where target is -1 (0 for other
+// target values), cos = x1.x2 / sqrt((|x1|^2 + 1e-12)(|x2|^2 + 1e-12)) over the last dim.
+// x1, x2 [N, D] with target [N], or [D] with a 0-d target.
+struct CosineEmbeddingLossFuncOptions {
+  CosineEmbeddingLossFuncOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  COLONY_ARG(Reduction, reduction);
+  COLONY_ARG(double, margin) = 0.0;
+};
+Tensor cosine_embedding_loss(const Tensor& x1, const Tensor& x2, const Tensor& target,
+                             const CosineEmbeddingLossFuncOptions& options = {});
+
+// ||x1 - x2 + eps||_p over the last dim (of the broadcast shape), as torch.pairwise_distance.
+struct PairwiseDistanceFuncOptions {
+  COLONY_ARG(double, p) = 2.0;
+  COLONY_ARG(double, eps) = 1e-6;
+  COLONY_ARG(bool, keepdim) = false;
+};
+Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, const PairwiseDistanceFuncOptions& options = {});
 
 }  // namespace colony::nn::functional
 

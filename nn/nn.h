@@ -15,6 +15,7 @@
 #include "nn/init.h"
 #include "nn/layers.h"
 #include "nn/linear.h"
+#include "nn/loss.h"
 #include "nn/module.h"
 #include "nn/normalization.h"
 #include "nn/options.h"  // the deprecated nn::Size2 spelling

@@ -5,7 +5,8 @@
 //    the float32 op on the inputs rounded to that dtype (within the rounding of the 16-bit output);
 //  - Float32 rows get 16-bit inputs and must equal the float32 op on the widened inputs, to float32
 //    rounding: a softmax computed in bfloat16 and cast back would be off by ~1e-3 and fail.
-// batch_norm is a Float32 row whose output returns to the input's dtype (cuDNN's mixed precision).
+// batch_norm is a Float32 row whose output returns to the input's dtype (cuDNN's mixed precision);
+// binary_cross_entropy is a Float32 row on the CPU and refused under CUDA autocast.
 #include <gtest/gtest.h>
 
 #include <functional>
@@ -16,6 +17,7 @@
 #include "autograd/autocast.h"
 #include "autograd/autograd.h"
 #include "autograd/nn_ops.h"
+#include "nn/functional.h"
 #include "runtime/cuda.h"
 #include "tensor/random.h"
 #include "tests/test_util.h"
@@ -34,7 +36,13 @@ struct OpCase {
   std::vector<Shape> shapes;
   Case run;
   bool positive = false;  // inputs drawn from (0.5, 1.5), for log, rsqrt, pow, reciprocal
+  bool unit = false;      // inputs drawn from (0.05, 0.95): probabilities, for binary_cross_entropy
 };
+
+// +1 / -1 pair labels for cosine_embedding_loss.
+Tensor pair_labels(const Tensor& like) {
+  return raw::to(raw::tensor({1.0, -1.0, -1.0, 1.0}), like.device(), kFloat32);
+}
 
 Tensor target_classes(const Tensor& like) {
   std::vector<int64_t> v = {0, 3, 1, 2};
@@ -59,6 +67,24 @@ std::map<std::string, OpCase> cases() {
        {{{4, 5}}, [ce](const std::vector<Tensor>& x) { return colony::cross_entropy_loss(x[0], target_classes(x[0]), ce); }}},
       {"nll_loss", {{{4, 5}}, [nll](const std::vector<Tensor>& x) { return colony::cross_entropy_loss(x[0], target_classes(x[0]), nll); }}},
       {"mse_loss", {{{4, 5}, {4, 5}}, [](const std::vector<Tensor>& x) { return mse_loss(x[0], x[1]); }}},
+      // The losses of nn/functional_loss.cc, through F::.
+      {"l1_loss", {{{4, 5}, {4, 5}}, [](const std::vector<Tensor>& x) { return F::l1_loss(x[0], x[1]); }}},
+      {"smooth_l1_loss", {{{4, 5}, {4, 5}}, [](const std::vector<Tensor>& x) { return F::smooth_l1_loss(x[0], x[1]); }}},
+      {"huber_loss",
+       {{{4, 5}, {4, 5}},
+        [](const std::vector<Tensor>& x) { return F::huber_loss(x[0], x[1], F::HuberLossFuncOptions().delta(0.5)); }}},
+      {"binary_cross_entropy",
+       {{{4, 5}, {4, 5}}, [](const std::vector<Tensor>& x) { return F::binary_cross_entropy(x[0], x[1]); }, false, true}},
+      {"binary_cross_entropy_with_logits",
+       {{{4, 5}, {4, 5}, {5}},
+        [](const std::vector<Tensor>& x) {
+          return F::binary_cross_entropy_with_logits(x[0], x[1], F::BinaryCrossEntropyWithLogitsFuncOptions().pos_weight(x[2]));
+        }}},
+      {"kl_div", {{{4, 5}, {4, 5}}, [](const std::vector<Tensor>& x) { return F::kl_div(x[0], x[1]); }, true}},
+      {"cosine_similarity", {{{4, 5}, {4, 5}}, [](const std::vector<Tensor>& x) { return F::cosine_similarity(x[0], x[1]); }}},
+      {"cosine_embedding_loss",
+       {{{4, 5}, {4, 5}},
+        [](const std::vector<Tensor>& x) { return F::cosine_embedding_loss(x[0], x[1], pair_labels(x[0])); }}},
       {"batch_norm",
        {{{4, 3, 2, 2}, {3}, {3}},
         [](const std::vector<Tensor>& x) { return batch_norm(x[0], x[1], x[2], Tensor(), Tensor(), /*training=*/true); }}},
@@ -93,6 +119,7 @@ std::vector<Tensor> inputs(const OpCase& c, Device device, uint64_t seed) {
   for (const Shape& s : c.shapes) {
     Generator gen(seed++);
     Tensor t = c.positive ? raw::add(raw::rand(s, TensorOptions(kFloat32), &gen), 0.5)
+               : c.unit   ? raw::add(raw::mul(raw::rand(s, TensorOptions(kFloat32), &gen), 0.9), 0.05)
                           : raw::randn(s, TensorOptions(kFloat32), &gen);
     xs.push_back(raw::to(t, device, kFloat32));
   }
@@ -120,6 +147,12 @@ void check_every_row(Device device) {
     seed += 10;
     for (DType low : {kBFloat16, kFloat16}) {
       SCOPED_TRACE(dtype_name(low));
+      if (name == "binary_cross_entropy" && device.is_cuda()) {
+        // Refused under CUDA autocast, as PyTorch refuses it, pointing at the logits form.
+        AutocastGuard amp(device.type, low);
+        EXPECT_TRUE(testing::throws_with([&] { c.run(in_dtype(xs, low)); }, "binary_cross_entropy_with_logits"));
+        continue;
+      }
       // The inputs rounded to `low`, so the float32 reference sees the same values the op does.
       const std::vector<Tensor> rounded = in_dtype(in_dtype(xs, low), kFloat32);
       const Tensor reference = c.run(rounded);  // autocast off: float32 throughout
