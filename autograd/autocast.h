@@ -54,6 +54,8 @@ namespace autocast {
 //  - LowerPrecision: the guard's dtype (float16 or bfloat16);
 //  - Float32: 16-bit floating inputs widened to float32 (batch_norm's output goes back to the
 //    input's dtype, as cuDNN's mixed-precision batch norm gives it).
+// softplus is in PyTorch's CUDA float32 list (its CPU list leaves it, and the other activations, in
+// the input's dtype); like exp and log, one row serves both devices here.
 // An op file casts its inputs with cast(Op::name, t). tests/autograd/autocast_test.cc walks this table
 // and checks each op's dtypes and values, and fails for a row it has no case for.
 #define COLONY_FOR_EACH_AUTOCAST_OP(X) \
@@ -81,6 +83,7 @@ namespace autocast {
   X(pow, Float32)                      \
   X(reciprocal, Float32)               \
   X(rsqrt, Float32)                    \
+  X(softplus, Float32)                 \
   X(cumsum, Float32)
 
 enum class CastPolicy { LowerPrecision, Float32 };
