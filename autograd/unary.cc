@@ -72,6 +72,12 @@ Tensor activation(UnaryOp op, ActivationGrad grad_op, const char* name, Saved sa
   return out;
 }
 
+// The input as autocast's table says: softplus has a row (float32); the other activations keep
+// their input's dtype.
+Tensor autocast_input(UnaryOp op, const Tensor& t) {
+  return op == UnaryOp::Softplus ? autocast::cast(autocast::Op::softplus, t) : t;
+}
+
 }  // namespace
 
 Tensor neg(const Tensor& t) {
@@ -113,11 +119,13 @@ Tensor rsqrt(const Tensor& t_arg) {
   });
 }
 
-// relu, sigmoid, tanh, gelu, silu: the forward and gradient math of kernels/common, recorded with
-// the saved value COLONY_FOR_EACH_ACTIVATION names.
-#define COLONY_DEFINE_ACTIVATION(Op, name, saved)                                                   \
-  Tensor name(const Tensor& t, const UnaryAttrs& attrs) {                                           \
-    return activation(UnaryOp::Op, ActivationGrad::Op, #Op "Backward", Saved::saved, t, attrs);    \
+// relu, sigmoid, tanh, gelu, silu, leaky_relu, elu, softplus, mish, hardswish, hardsigmoid, hardtanh,
+// log_sigmoid: the forward and gradient math of kernels/common, recorded with the saved value
+// COLONY_FOR_EACH_ACTIVATION names.
+#define COLONY_DEFINE_ACTIVATION(Op, name, saved)                                                          \
+  Tensor name(const Tensor& t, const UnaryAttrs& attrs) {                                                  \
+    return activation(UnaryOp::Op, ActivationGrad::Op, #Op "Backward", Saved::saved,                      \
+                      autocast_input(UnaryOp::Op, t), attrs);                                              \
   }
 COLONY_FOR_EACH_ACTIVATION(COLONY_DEFINE_ACTIVATION)
 #undef COLONY_DEFINE_ACTIVATION

@@ -1,14 +1,21 @@
-// The nn front of the activations whose math and gradient are one entry of
-// COLONY_FOR_EACH_ACTIVATION (kernels/common/elementwise_functors.h): the F:: function and the
-// module of each, as torch.nn.functional and torch.nn have them. (ReLU, which takes `inplace`, is in
-// nn/layers.h and nn/functional.h.)
+// The nn front of the activations: the F:: function and the module of each, with torch.nn's names,
+// defaults, errors and printing. Those whose math and gradient are one entry of
+// COLONY_FOR_EACH_ACTIVATION (kernels/common/elementwise_functors.h) fill its UnaryAttrs from their
+// options; Tanh, Sigmoid, the softmax family, PReLU, Softsign and Tanhshrink are composed of the
+// differentiable ops. (ReLU, which takes `inplace`, is in nn/layers.h and nn/functional.h.)
+//
+// No `inplace` option on these: torch's in-place forms (F.elu(x, inplace=True), ...) write through
+// the Tensor's in-place members, which Colony has for relu_ only; the out-of-place result is the same
+// values and gradients.
 #pragma once
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "autograd/ops.h"
 #include "base/arg.h"
+#include "nn/functional.h"
 #include "nn/module.h"
 
 namespace colony::nn {
@@ -33,6 +40,118 @@ inline Tensor gelu(const Tensor& input, const GELUFuncOptions& options = {}) {
 // x * sigmoid(x), also called swish.
 inline Tensor silu(const Tensor& input) { return colony::silu(input); }
 
+// F.leaky_relu: x > 0 ? x : negative_slope x. LeakyReLUOptions(0.2) as nn.LeakyReLU(0.2).
+struct LeakyReLUFuncOptions {
+  LeakyReLUFuncOptions(double negative_slope = 1e-2) : negative_slope_(negative_slope) {}  // NOLINT
+  COLONY_ARG(double, negative_slope);
+};
+inline Tensor leaky_relu(const Tensor& input, const LeakyReLUFuncOptions& options = {}) {
+  raw::UnaryAttrs attrs;
+  attrs.negative_slope = options.negative_slope();
+  return colony::leaky_relu(input, attrs);
+}
+
+// F.elu: x > 0 ? x : alpha (exp(x) - 1).
+struct ELUFuncOptions {
+  ELUFuncOptions(double alpha = 1.0) : alpha_(alpha) {}  // NOLINT
+  COLONY_ARG(double, alpha);
+};
+inline Tensor elu(const Tensor& input, const ELUFuncOptions& options = {}) {
+  raw::UnaryAttrs attrs;
+  attrs.alpha = options.alpha();
+  return colony::elu(input, attrs);
+}
+
+// F.selu: scale * elu(x, alpha) with the self-normalizing constants, torch.elu's (alpha, scale).
+inline Tensor selu(const Tensor& input) {
+  raw::UnaryAttrs attrs;
+  attrs.alpha = kernels::kSeluAlpha;
+  attrs.scale = kernels::kSeluScale;
+  return colony::elu(input, attrs);
+}
+
+// F.celu: max(0, x) + min(0, alpha (exp(x / alpha) - 1)), torch.elu with input_scale 1 / alpha.
+struct CELUFuncOptions {
+  CELUFuncOptions(double alpha = 1.0) : alpha_(alpha) {}  // NOLINT
+  COLONY_ARG(double, alpha);
+};
+inline Tensor celu(const Tensor& input, const CELUFuncOptions& options = {}) {
+  if (options.alpha() == 0) throw std::invalid_argument("ZeroDivisionError: alpha cannot be 0 for CELU");
+  raw::UnaryAttrs attrs;
+  attrs.alpha = options.alpha();
+  attrs.input_scale = 1.0 / options.alpha();
+  return colony::elu(input, attrs);
+}
+
+// F.softplus: log(1 + exp(beta x)) / beta, and x itself where beta x > threshold.
+struct SoftplusFuncOptions {
+  COLONY_ARG(double, beta) = 1.0;
+  COLONY_ARG(double, threshold) = 20.0;
+};
+inline Tensor softplus(const Tensor& input, const SoftplusFuncOptions& options = {}) {
+  raw::UnaryAttrs attrs;
+  attrs.beta = options.beta();
+  attrs.threshold = options.threshold();
+  return colony::softplus(input, attrs);
+}
+
+// x tanh(softplus(x)) (Misra 2019).
+inline Tensor mish(const Tensor& input) { return colony::mish(input); }
+// x relu6(x + 3) / 6 (MobileNetV3).
+inline Tensor hardswish(const Tensor& input) { return colony::hardswish(input); }
+// relu6(x + 3) / 6.
+inline Tensor hardsigmoid(const Tensor& input) { return colony::hardsigmoid(input); }
+// log(sigmoid(x)), in the form that neither overflows nor loses the small values.
+inline Tensor logsigmoid(const Tensor& input) { return colony::log_sigmoid(input); }
+
+// F.hardtanh: clamp(x, min_val, max_val), gradient 1 strictly inside. HardtanhOptions(-2, 2).
+struct HardtanhFuncOptions {
+  HardtanhFuncOptions(double min_val = -1.0, double max_val = 1.0) : min_val_(min_val), max_val_(max_val) {}  // NOLINT
+  COLONY_ARG(double, min_val);
+  COLONY_ARG(double, max_val);
+};
+inline Tensor hardtanh(const Tensor& input, const HardtanhFuncOptions& options = {}) {
+  if (options.min_val() > options.max_val()) throw std::invalid_argument("min_val cannot be greater than max_val");
+  raw::UnaryAttrs attrs;
+  attrs.min_val = options.min_val();
+  attrs.max_val = options.max_val();
+  return colony::hardtanh(input, attrs);
+}
+// hardtanh(x, 0, 6), as torch's.
+inline Tensor relu6(const Tensor& input) { return hardtanh(input, HardtanhFuncOptions(0.0, 6.0)); }
+
+// x / (1 + |x|) and x - tanh(x), torch's compositions.
+inline Tensor softsign(const Tensor& input) { return colony::div(input, colony::add(colony::abs(input), 1.0)); }
+inline Tensor tanhshrink(const Tensor& input) { return colony::sub(input, colony::tanh(input)); }
+
+// F::softmax(x, SoftmaxFuncOptions(dim)) as libtorch spells it (F::softmax(x, dim) is functional.h's).
+struct SoftmaxFuncOptions {
+  SoftmaxFuncOptions(int64_t dim) : dim_(dim) {}  // NOLINT
+  COLONY_ARG(int64_t, dim);
+};
+struct LogSoftmaxFuncOptions {
+  LogSoftmaxFuncOptions(int64_t dim) : dim_(dim) {}  // NOLINT
+  COLONY_ARG(int64_t, dim);
+};
+// F.softmin: softmax(-x, dim).
+struct SoftminFuncOptions {
+  SoftminFuncOptions(int64_t dim) : dim_(dim) {}  // NOLINT
+  COLONY_ARG(int64_t, dim);
+};
+inline Tensor softmax(const Tensor& input, const SoftmaxFuncOptions& options) {
+  return colony::softmax(input, options.dim());
+}
+inline Tensor log_softmax(const Tensor& input, const LogSoftmaxFuncOptions& options) {
+  return colony::log_softmax(input, options.dim());
+}
+inline Tensor softmin(const Tensor& input, const SoftminFuncOptions& options) {
+  return colony::softmax(colony::neg(input), options.dim());
+}
+
+// F.prelu: x > 0 ? x : weight x, weight one value or one per channel (dim 1; inputs of fewer than
+// two dims have one channel), with torch's checks and messages.
+Tensor prelu(const Tensor& input, const Tensor& weight);
+
 }  // namespace functional
 
 using GELUOptions = functional::GELUFuncOptions;
@@ -44,9 +163,107 @@ class GELU : public Module {
   GELUOptions options;
 };
 
-class SiLU : public Module {
+// A module without options over an F:: function of one tensor.
+#define COLONY_PLAIN_ACTIVATION(Name, fn)                                                  \
+  class Name : public Module {                                                             \
+   public:                                                                                 \
+    Tensor forward(const Tensor& input) override { return functional::fn(input); }         \
+  };
+COLONY_PLAIN_ACTIVATION(SiLU, silu)
+COLONY_PLAIN_ACTIVATION(SELU, selu)
+COLONY_PLAIN_ACTIVATION(Mish, mish)
+COLONY_PLAIN_ACTIVATION(Hardswish, hardswish)
+COLONY_PLAIN_ACTIVATION(Hardsigmoid, hardsigmoid)
+COLONY_PLAIN_ACTIVATION(LogSigmoid, logsigmoid)
+COLONY_PLAIN_ACTIVATION(ReLU6, relu6)
+COLONY_PLAIN_ACTIVATION(Tanh, tanh)
+COLONY_PLAIN_ACTIVATION(Sigmoid, sigmoid)
+COLONY_PLAIN_ACTIVATION(Softsign, softsign)
+COLONY_PLAIN_ACTIVATION(Tanhshrink, tanhshrink)
+#undef COLONY_PLAIN_ACTIVATION
+
+using LeakyReLUOptions = functional::LeakyReLUFuncOptions;
+class LeakyReLU : public Module {
  public:
-  Tensor forward(const Tensor& input) override { return functional::silu(input); }
+  explicit LeakyReLU(const LeakyReLUOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& input) override { return functional::leaky_relu(input, options); }
+  std::string extra_repr() const override;
+  LeakyReLUOptions options;
+};
+
+using ELUOptions = functional::ELUFuncOptions;
+class ELU : public Module {
+ public:
+  explicit ELU(const ELUOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& input) override { return functional::elu(input, options); }
+  std::string extra_repr() const override;
+  ELUOptions options;
+};
+
+// alpha = 0 is refused by forward, as nn.CELU(0.0) is.
+using CELUOptions = functional::CELUFuncOptions;
+class CELU : public Module {
+ public:
+  explicit CELU(const CELUOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& input) override { return functional::celu(input, options); }
+  std::string extra_repr() const override;
+  CELUOptions options;
+};
+
+using SoftplusOptions = functional::SoftplusFuncOptions;
+class Softplus : public Module {
+ public:
+  explicit Softplus(const SoftplusOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& input) override { return functional::softplus(input, options); }
+  std::string extra_repr() const override;
+  SoftplusOptions options;
+};
+
+// Refuses max_val <= min_val when built, as nn.Hardtanh asserts (F::hardtanh allows equal bounds).
+using HardtanhOptions = functional::HardtanhFuncOptions;
+class Hardtanh : public Module {
+ public:
+  explicit Hardtanh(const HardtanhOptions& options = {});
+  Tensor forward(const Tensor& input) override { return functional::hardtanh(input, options); }
+  std::string extra_repr() const override;
+  HardtanhOptions options;
+};
+
+// Softmax(1) or Softmax(SoftmaxOptions(1)); the dim is required (nn.Softmax's implicit dim is
+// deprecated in PyTorch, and libtorch has none).
+using SoftmaxOptions = functional::SoftmaxFuncOptions;
+using LogSoftmaxOptions = functional::LogSoftmaxFuncOptions;
+using SoftminOptions = functional::SoftminFuncOptions;
+#define COLONY_SOFTMAX_MODULE(Name, fn)                                                       \
+  class Name : public Module {                                                                \
+   public:                                                                                    \
+    explicit Name(const Name##Options& options) : options(options) {}                         \
+    Tensor forward(const Tensor& input) override { return functional::fn(input, options); }   \
+    std::string extra_repr() const override { return "dim=" + std::to_string(options.dim()); } \
+    Name##Options options;                                                                    \
+  };
+COLONY_SOFTMAX_MODULE(Softmax, softmax)
+COLONY_SOFTMAX_MODULE(LogSoftmax, log_softmax)
+COLONY_SOFTMAX_MODULE(Softmin, softmin)
+#undef COLONY_SOFTMAX_MODULE
+
+// nn.PReLU(num_parameters = 1, init = 0.25): a learnable slope for the negative side, one or one per
+// channel (dim 1 of the input), the parameter `weight` filled with `init`.
+struct PReLUOptions {
+  PReLUOptions(int64_t num_parameters = 1, double init = 0.25)  // NOLINT
+      : num_parameters_(num_parameters), init_(init) {}
+  COLONY_ARG(int64_t, num_parameters);
+  COLONY_ARG(double, init);
+};
+class PReLU : public Module {
+ public:
+  explicit PReLU(const PReLUOptions& options = {});
+  PReLU(int64_t num_parameters, double init) : PReLU(PReLUOptions(num_parameters, init)) {}  // nn.PReLU(3, 0.1)
+  Tensor forward(const Tensor& input) override { return functional::prelu(input, weight); }
+  void reset_parameters();
+  std::string extra_repr() const override;
+  PReLUOptions options;
+  Tensor weight;  // [num_parameters]
 };
 
 }  // namespace colony::nn

@@ -1,7 +1,9 @@
 #include "nn/layers.h"
 
+#include <algorithm>
 #include <stdexcept>
 
+#include "autograd/ops.h"
 #include "nn/repr.h"
 
 namespace colony::nn {
@@ -11,6 +13,35 @@ using repr::py_bool;
 
 std::string Flatten::extra_repr() const {
   return "start_dim=" + std::to_string(options.start_dim()) + ", end_dim=" + std::to_string(options.end_dim());
+}
+
+Tensor Unflatten::forward(const Tensor& input) {
+  const std::vector<int64_t>& sizes = options.sizes();
+  if (sizes.empty()) throw std::invalid_argument("unflatten: sizes must be non-empty");
+  const int64_t dim = wrap_dim(options.dim(), input.dim(), "unflatten");
+  const bool infers = std::find(sizes.begin(), sizes.end(), -1) != sizes.end();
+  if (!infers) {  // torch's message; with a -1, infer_size says what is wrong
+    int64_t product = 1;
+    for (int64_t s : sizes) product *= s;
+    if (product != input.size(dim)) {
+      throw std::invalid_argument("unflatten: Provided sizes " + shape_str(sizes) +
+                                  " don't multiply up to the size of dim " + std::to_string(options.dim()) + " (" +
+                                  std::to_string(input.size(dim)) + ") in the input tensor");
+    }
+  }
+  const Shape split = raw::infer_size(sizes, input.size(dim), "unflatten");
+  Shape shape(input.sizes().begin(), input.sizes().begin() + dim);
+  shape.insert(shape.end(), split.begin(), split.end());
+  shape.insert(shape.end(), input.sizes().begin() + dim + 1, input.sizes().end());
+  return colony::reshape(input, shape);
+}
+
+std::string Unflatten::extra_repr() const {
+  const std::vector<int64_t>& sizes = options.sizes();
+  std::string tuple;
+  for (size_t i = 0; i < sizes.size(); ++i) tuple += (i ? ", " : "") + std::to_string(sizes[i]);
+  if (sizes.size() == 1) tuple += ",";  // Python's one-element tuple, (5,)
+  return "dim=" + std::to_string(options.dim()) + ", unflattened_size=(" + tuple + ")";
 }
 
 Dropout::Dropout(const DropoutOptions& options) : options(options) {

@@ -41,6 +41,28 @@ class Flatten : public Module {
   FlattenOptions options;
 };
 
+// nn.Identity: returns its input (the same tensor), a placeholder where a layer is optional.
+class Identity : public Module {
+ public:
+  Tensor forward(const Tensor& input) override { return input; }
+};
+
+// nn.Unflatten(dim, unflattened_size): dim split into sizes (one of them may be -1), as
+// torch.unflatten; a view where the input's strides allow one.
+struct UnflattenOptions {
+  UnflattenOptions(int64_t dim, std::vector<int64_t> sizes) : dim_(dim), sizes_(std::move(sizes)) {}
+  COLONY_ARG(int64_t, dim);
+  COLONY_ARG(std::vector<int64_t>, sizes);
+};
+class Unflatten : public Module {
+ public:
+  explicit Unflatten(const UnflattenOptions& options) : options(options) {}
+  Unflatten(int64_t dim, std::vector<int64_t> sizes) : options(dim, std::move(sizes)) {}
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  UnflattenOptions options;
+};
+
 struct DropoutOptions {
   DropoutOptions(double p = 0.5) : p_(p) {}  // NOLINT
   COLONY_ARG(double, p);

@@ -259,6 +259,9 @@ Tensor unary(UnaryOp op, const Tensor& t, const UnaryAttrs& attrs) {
     case UnaryOp::Relu:
       if (d == kBool) throw std::invalid_argument(std::string(name) + ": bool tensors are not supported");
       break;
+    case UnaryOp::Hardtanh:  // torch.clamp's integers, not bool
+      if (d == kBool) throw std::invalid_argument("Bool inputs not supported for hardtanh");
+      break;
     case UnaryOp::Square:
       if (d == kBool) return unary(op, as_dtype(t, kInt64));  // torch.square(bool) is pow(bool, 2): int64
       break;
@@ -281,7 +284,7 @@ Tensor unary(UnaryOp op, const Tensor& t, const UnaryAttrs& attrs) {
       break;
     default:
       if (is_floating(d)) break;
-      // gelu, silu: refused, as PyTorch refuses them (kernels::refuses_integral_input).
+      // gelu, silu, elu, ...: refused, as PyTorch refuses them (kernels::refuses_integral_input).
       if (kernels::refuses_integral_input(op)) {
         throw std::invalid_argument(std::string(name) + ": expected a floating-point tensor, got " + dtype_name(d));
       }

@@ -46,7 +46,15 @@ namespace colony::kernels {
   X(Erf, COLONY_DISPATCH_FLOATING, "erf")               \
   X(IsNan, COLONY_DISPATCH_ALL, "isnan")                \
   X(IsInf, COLONY_DISPATCH_ALL, "isinf")                \
-  X(IsFinite, COLONY_DISPATCH_ALL, "isfinite")
+  X(IsFinite, COLONY_DISPATCH_ALL, "isfinite")        \
+  X(LeakyRelu, COLONY_DISPATCH_FLOATING, "leaky_relu") \
+  X(Elu, COLONY_DISPATCH_FLOATING, "elu")               \
+  X(Softplus, COLONY_DISPATCH_FLOATING, "softplus")     \
+  X(Mish, COLONY_DISPATCH_FLOATING, "mish")             \
+  X(Hardswish, COLONY_DISPATCH_FLOATING, "hardswish")   \
+  X(Hardsigmoid, COLONY_DISPATCH_FLOATING, "hardsigmoid") \
+  X(Hardtanh, COLONY_DISPATCH_NUMERIC, "hardtanh")      \
+  X(LogSigmoid, COLONY_DISPATCH_FLOATING, "log_sigmoid")
 
 #define COLONY_FOR_EACH_BINARY_OP(X)         \
   X(Add, COLONY_DISPATCH_ALL, "add")         \
@@ -73,12 +81,23 @@ namespace colony::kernels {
 // saved tensor, the input x (Input) or the output y (Output): X(Op, name, Input|Output). Each is also
 // in the unary list (its forward); autograd/ops.h declares colony::name(x, attrs) for each, and
 // autograd/unary.cc defines it, so an activation needs no code outside this file but its nn front.
-#define COLONY_FOR_EACH_ACTIVATION(X) \
-  X(Relu, relu, Output)               \
-  X(Sigmoid, sigmoid, Output)         \
-  X(Tanh, tanh, Output)               \
-  X(Gelu, gelu, Input)                \
-  X(Silu, silu, Input)
+// The saved value is the one torch's derivatives.yaml names for the op (elu's `self`, not its
+// result: elu_ alone reads the result). SELU and CELU are Elu with other attributes and ReLU6 is
+// Hardtanh(0, 6), as torch composes them.
+#define COLONY_FOR_EACH_ACTIVATION(X)   \
+  X(Relu, relu, Output)                 \
+  X(Sigmoid, sigmoid, Output)           \
+  X(Tanh, tanh, Output)                 \
+  X(Gelu, gelu, Input)                  \
+  X(Silu, silu, Input)                  \
+  X(LeakyRelu, leaky_relu, Input)       \
+  X(Elu, elu, Input)                    \
+  X(Softplus, softplus, Input)          \
+  X(Mish, mish, Input)                  \
+  X(Hardswish, hardswish, Input)        \
+  X(Hardsigmoid, hardsigmoid, Input)    \
+  X(Hardtanh, hardtanh, Input)          \
+  X(LogSigmoid, log_sigmoid, Input)
 
 #define COLONY_ENUMERATOR(Op, ...) Op,
 enum class UnaryOp : uint8_t { COLONY_FOR_EACH_UNARY_OP(COLONY_ENUMERATOR) };
@@ -113,10 +132,21 @@ constexpr const char* op_name(ActivationGrad op) {
 // torch.nn.functional.gelu's `approximate`: "none" (the exact erf form) or "tanh".
 enum class GeluApproximate : uint8_t { None, Tanh };
 
+// SELU's constants (torch.nn.functional.selu; Klambauer et al. 2017), as ATen spells them.
+constexpr double kSeluAlpha = 1.6732632423543772848170429916717;
+constexpr double kSeluScale = 1.0507009873554804934193349852946;
+
 // The attributes of the unary ops that take some, with PyTorch's defaults. They travel by value into
-// both devices' kernels; an op reads only its own fields.
+// both devices' kernels; an op reads only its own fields, converted to its compute type as ATen's
+// kernels convert their Scalars (so float32 multiplies by float(0.01), not by the double).
 struct UnaryAttrs {
   GeluApproximate gelu_approximate = GeluApproximate::None;  // Gelu
+  double negative_slope = 0.01;                              // LeakyRelu
+  // Elu: x > 0 ? scale x : alpha scale (exp(input_scale x) - 1), torch.elu's three Scalars; SELU is
+  // (kSeluAlpha, kSeluScale, 1), CELU (alpha, 1, 1 / alpha).
+  double alpha = 1.0, scale = 1.0, input_scale = 1.0;
+  double beta = 1.0, threshold = 20.0;    // Softplus
+  double min_val = -1.0, max_val = 1.0;   // Hardtanh (ReLU6: 0, 6)
 };
 
 constexpr bool outputs_bool(UnaryOp op) {
@@ -126,7 +156,12 @@ constexpr bool outputs_bool(UnaryOp op) {
 // Floating-point unary ops compute integral and bool inputs in float32, as torch.exp(int_tensor)
 // does (colony::raw::unary), except these, which PyTorch refuses such inputs for (it has no
 // integral kernels for them): an op added to the unary list joins here when PyTorch refuses too.
-constexpr bool refuses_integral_input(UnaryOp op) { return op == UnaryOp::Gelu || op == UnaryOp::Silu; }
+// (Hardtanh is torch.clamp on integers, as in PyTorch.)
+constexpr bool refuses_integral_input(UnaryOp op) {
+  return op == UnaryOp::Gelu || op == UnaryOp::Silu || op == UnaryOp::LeakyRelu || op == UnaryOp::Elu ||
+         op == UnaryOp::Softplus || op == UnaryOp::Mish || op == UnaryOp::Hardswish || op == UnaryOp::Hardsigmoid ||
+         op == UnaryOp::LogSigmoid;
+}
 // The comparisons and the logical ops, listed last: their results are bool whatever the inputs.
 constexpr bool outputs_bool(BinaryOp op) { return op >= BinaryOp::Eq; }
 constexpr bool is_bitwise(BinaryOp op) {
@@ -228,6 +263,31 @@ COLONY_INLINE C gelu_derivative(C x, GeluApproximate approximate) {
   return cdf + x * pdf;
 }
 
+// torch.clamp: min(max(x, lo), hi) with NaN propagated from x or from a bound; lo > hi gives hi.
+template <typename C>
+COLONY_INLINE C clamp_fn(C x, bool has_lo, C lo, bool has_hi, C hi) {
+  if (has_lo && (x < lo || is_nan(lo))) x = lo;
+  if (has_hi && (x > hi || is_nan(hi))) x = hi;
+  return x;
+}
+
+// min(max(x + 3, 0), 6), NaN kept (neither comparison holds for it), as std::min/std::max in
+// ATen's hardswish and hardsigmoid kernels keep it.
+template <typename C>
+COLONY_INLINE C relu6_of_x_plus_3(C x) {
+  C r = x + C(3);
+  r = r < C(0) ? C(0) : r;
+  return r > C(6) ? C(6) : r;
+}
+
+// log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|)): exp never sees a positive argument, so no overflow
+// for large |x| (ATen's log_sigmoid kernel). min(x, 0) is std::min's (0 < x ? 0 : x), NaN kept.
+template <typename C>
+COLONY_INLINE C log_sigmoid(C x) {
+  C lower = C(0) < x ? C(0) : x;
+  return lower - math::log1p(math::exp(-math::abs(x)));
+}
+
 template <UnaryOp Op, typename C>
 COLONY_INLINE auto unary_fn(C x, const UnaryAttrs& attrs = {}) {
   constexpr bool kFloat = std::is_floating_point_v<C>;
@@ -305,6 +365,35 @@ COLONY_INLINE auto unary_fn(C x, const UnaryAttrs& attrs = {}) {
     return gelu(x, attrs.gelu_approximate);
   } else if constexpr (Op == UnaryOp::Erf) {
     return math::erf(x);
+  } else if constexpr (Op == UnaryOp::LeakyRelu) {
+    return x > C(0) ? x : x * C(attrs.negative_slope);  // NaN takes the second branch and stays NaN
+  } else if constexpr (Op == UnaryOp::Elu) {
+    // x <= 0, not x < 0, selects the exponential side (ATen's elu_kernel), with expm1 as ATen's (exact
+    // near 0: elu(-1e-10) = -9.9999999995e-11, where exp(x) - 1 gives -1.00000008e-10).
+    return x <= C(0) ? math::expm1(x * C(attrs.input_scale)) * (C(attrs.alpha) * C(attrs.scale)) : x * C(attrs.scale);
+  } else if constexpr (Op == UnaryOp::Softplus) {
+    // Above the threshold (on beta x, strictly) softplus is x itself to within rounding, and exp(beta x)
+    // would overflow: ATen returns x there. softplus(20) with the defaults is still the log form.
+    C bx = x * C(attrs.beta);
+    return bx > C(attrs.threshold) ? x : math::log1p(math::exp(bx)) / C(attrs.beta);
+  } else if constexpr (Op == UnaryOp::Mish) {
+    // x tanh(softplus(x)) without a threshold, as ATen: mish(-inf) = -inf * 0 = NaN there too.
+    return x * math::tanh(math::log1p(math::exp(x)));
+  } else if constexpr (Op == UnaryOp::Hardswish) {
+    return x * relu6_of_x_plus_3(x) / C(6);  // hardswish(-3) = -0, hardswish(-inf) = NaN, as ATen
+  } else if constexpr (Op == UnaryOp::Hardsigmoid) {
+    return relu6_of_x_plus_3(x) / C(6);
+  } else if constexpr (Op == UnaryOp::Hardtanh) {
+    // torch.hardtanh is torch.clamp (NaN kept). On integers the comparisons are made in double and
+    // a clamped value truncated (hardtanh([-5, 5], -1.5, 2.5) = [-1, 2], as torch).
+    if constexpr (kFloat) {
+      return clamp_fn<C>(x, true, C(attrs.min_val), true, C(attrs.max_val));
+    } else {
+      if (static_cast<double>(x) < attrs.min_val) return static_cast<C>(attrs.min_val);
+      return static_cast<double>(x) > attrs.max_val ? static_cast<C>(attrs.max_val) : x;
+    }
+  } else if constexpr (Op == UnaryOp::LogSigmoid) {
+    return log_sigmoid(x);
   } else {
     static_assert(Op == UnaryOp::Silu, "unhandled UnaryOp");
     return x / (C(1) + math::exp(-x));  // PyTorch's form: -0 (not a denormal) below about -88 in float
@@ -362,18 +451,12 @@ COLONY_INLINE auto binary_fn(C a, C b, C alpha) {
   }
 }
 
-// torch.clamp: min(max(x, lo), hi) with NaN propagated from x or from a bound; lo > hi gives hi.
-template <typename C>
-COLONY_INLINE C clamp_fn(C x, bool has_lo, C lo, bool has_hi, C hi) {
-  if (has_lo && (x < lo || is_nan(lo))) x = lo;
-  if (has_hi && (x > hi || is_nan(hi))) x = hi;
-  return x;
-}
-
 // Activation gradients from the saved forward value (COLONY_FOR_EACH_ACTIVATION says which): the
-// output y for relu (positive exactly where x is), sigmoid and tanh; the input x for gelu and silu.
+// output y for relu (positive exactly where x is), sigmoid and tanh; the input x for the others.
 // Operand order follows PyTorch's kernels so rounding matches: threshold_backward,
-// grad * (1 - y) * y, grad * (1 - y * y), GeluBackward, grad * s * (1 + x * (1 - s)).
+// grad * (1 - y) * y, grad * (1 - y * y), GeluBackward, grad * s * (1 + x * (1 - s)), and the
+// *_backward kernels of ATen's Activation.cpp for the rest (the comparisons too: they decide the
+// gradient at the kinks and at NaN).
 template <ActivationGrad Op, typename C>
 COLONY_INLINE C activation_grad_fn(C grad, C saved, const UnaryAttrs& attrs = {}) {
   if constexpr (Op == ActivationGrad::Relu) {
@@ -384,10 +467,41 @@ COLONY_INLINE C activation_grad_fn(C grad, C saved, const UnaryAttrs& attrs = {}
     return grad * (C(1) - saved * saved);
   } else if constexpr (Op == ActivationGrad::Gelu) {
     return grad * gelu_derivative(saved, attrs.gelu_approximate);
-  } else {
-    static_assert(Op == ActivationGrad::Silu, "unhandled ActivationGrad");
+  } else if constexpr (Op == ActivationGrad::Silu) {
     C s = C(1) / (C(1) + math::exp(-saved));
     return grad * s * (C(1) + saved * (C(1) - s));
+  } else if constexpr (Op == ActivationGrad::LeakyRelu) {
+    return saved > C(0) ? grad : grad * C(attrs.negative_slope);  // slope at 0 and at NaN
+  } else if constexpr (Op == ActivationGrad::Elu) {
+    // From the input (elu_backward with is_result = false): at x = 0 the exponential side's slope,
+    // alpha scale input_scale (ELU'(0) = alpha, SELU'(0) = 1.7581); at NaN, scale.
+    const C negcoef = C(attrs.alpha) * C(attrs.scale), negiptcoef = C(attrs.input_scale);
+    return saved <= C(0) ? grad * negiptcoef * negcoef * math::exp(saved * negiptcoef) : grad * C(attrs.scale);
+  } else if constexpr (Op == ActivationGrad::Softplus) {
+    // 1 above the threshold, as the forward is x there; sigmoid(beta x) = z / (z + 1) below.
+    C z = math::exp(saved * C(attrs.beta));
+    return saved * C(attrs.beta) > C(attrs.threshold) ? grad : grad * z / (z + C(1));
+  } else if constexpr (Op == ActivationGrad::Mish) {
+    C s = C(1) / (C(1) + math::exp(-saved));
+    C tanh_softplus = math::tanh(math::log1p(math::exp(saved)));
+    return grad * (tanh_softplus + saved * s * (C(1) - tanh_softplus * tanh_softplus));
+  } else if constexpr (Op == ActivationGrad::Hardswish) {
+    // ATen's intervals: 0 up to and including -3, x / 3 + 1/2 inside, 1 from 3 on (and at NaN).
+    if (saved <= C(-3)) return C(0);
+    return saved < C(3) ? grad * (saved / C(3) + C(0.5)) : grad;
+  } else if constexpr (Op == ActivationGrad::Hardsigmoid) {
+    // 0 at +-3 themselves and at NaN. ATen multiplies by scalar_t(1.0f / 6.0f), the float32 sixth
+    // even in float64 (0.1666666716337204), which is what torch gives and so what this gives.
+    return (saved > C(-3) && saved < C(3)) ? grad * C(1.0f / 6.0f) : C(0);
+  } else if constexpr (Op == ActivationGrad::Hardtanh) {
+    // 0 at the bounds themselves (clamp's gradient passes there: torch.hardtanh's does not); NaN passes.
+    return (saved <= C(attrs.min_val) || saved >= C(attrs.max_val)) ? C(0) : grad;
+  } else {
+    static_assert(Op == ActivationGrad::LogSigmoid, "unhandled ActivationGrad");
+    // d/dx [min(x, 0) - log1p(z)], z = exp(-|x|): 1 - z / (1 + z) below 0, -z / (1 + z) from 0 on.
+    const bool negative = saved < C(0);
+    C z = math::exp(-math::abs(saved));
+    return grad * ((negative ? C(1) : C(0)) - (negative ? C(1) : C(-1)) * (z / (C(1) + z)));
   }
 }
 

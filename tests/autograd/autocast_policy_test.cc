@@ -102,6 +102,7 @@ std::map<std::string, OpCase> cases() {
       {"pow", {{{3, 4}, {3, 4}}, [](const std::vector<Tensor>& x) { return pow(x[0], x[1]); }, true}},
       {"reciprocal", {{{3, 4}}, [](const std::vector<Tensor>& x) { return reciprocal(x[0]); }, true}},
       {"rsqrt", {{{3, 4}}, [](const std::vector<Tensor>& x) { return rsqrt(x[0]); }, true}},
+      {"softplus", {{{3, 4}}, [](const std::vector<Tensor>& x) { return softplus(x[0]); }}},
       {"cumsum", {{{3, 40}}, [](const std::vector<Tensor>& x) { return cumsum(x[0], 1); }}},
   };
 }
@@ -201,6 +202,10 @@ TEST(AutocastPolicy, OpsOutsideTheTableKeepTheirInputsDtype) {
   EXPECT_EQ(gelu(h).dtype(), kBFloat16);
   EXPECT_EQ(silu(h).dtype(), kBFloat16);
   EXPECT_EQ(tanh(h).dtype(), kBFloat16);
+  // The activations outside torch's lists (softplus is in its CUDA float32 list, so a row here).
+  for (const Tensor& y : {leaky_relu(h), elu(h), mish(h), hardswish(h), hardsigmoid(h), hardtanh(h), log_sigmoid(h)}) {
+    EXPECT_EQ(y.dtype(), kBFloat16);
+  }
   EXPECT_EQ(mul(h, h).dtype(), kBFloat16);
   Tensor f = raw::randn({4, 5}, TensorOptions(kFloat32), &gen);
   EXPECT_EQ(relu(f).dtype(), kFloat32);
