@@ -1,6 +1,6 @@
 // Tensor ops PyTorch users reach for that are compositions of other differentiable ops, so their
 // gradients come from those: roll, unbind, movedim, unflatten, meshgrid, lerp, addcmul, addcdiv,
-// nan_to_num, count_nonzero, diag and trace.
+// nan_to_num, count_nonzero and diag.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -176,13 +176,6 @@ Tensor diag(const Tensor& t, int64_t diagonal_offset) {
   if (k == 0) return block;
   if (diagonal_offset > 0) return cat({cat({raw::zeros({n, k}, o), block}, 1), raw::zeros({k, m}, o)}, 0);
   return cat({cat({raw::zeros({k, n}, o), block}, 0), raw::zeros({m, k}, o)}, 1);
-}
-
-Tensor trace(const Tensor& t) {
-  if (t.dim() != 2) {
-    throw std::invalid_argument("trace: expected a matrix, but got tensor with dim " + std::to_string(t.dim()));
-  }
-  return sum(diagonal(t));
 }
 
 }  // namespace colony

@@ -246,9 +246,9 @@ Tensor nan_to_num(const Tensor& t, std::optional<double> nan = 0.0, std::optiona
 // torch.count_nonzero over dims (all when empty): int64.
 Tensor count_nonzero(const Tensor& t, const std::vector<int64_t>& dims = {});
 // torch.diag: a vector onto the offset diagonal of a square matrix (zeros elsewhere), or a matrix's
-// offset diagonal as a vector (diagonal's view). torch.trace: the sum of a matrix's diagonal.
+// offset diagonal as a vector (diagonal's view). torch.trace is the member t.trace() only:
+// colony::trace is the tracing namespace (log/trace.h).
 Tensor diag(const Tensor& t, int64_t diagonal = 0);
-Tensor trace(const Tensor& t);
 
 // ---------- views (autograd/views.cc): share storage with the input ----------
 Tensor view(const Tensor& t, const Shape& shape);

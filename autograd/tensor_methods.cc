@@ -1,4 +1,8 @@
-// The differentiable Tensor members: each forwards to the free function of autograd/ops.h.
+// The differentiable Tensor members: each forwards to the free function of autograd/ops.h (trace,
+// whose free name would clash with the colony::trace namespace, is composed here).
+#include <stdexcept>
+#include <string>
+
 #include "autograd/ops.h"
 
 namespace colony {
@@ -138,7 +142,10 @@ Tensor Tensor::diagonal(int64_t offset, int64_t dim1, int64_t dim2) const {
   return colony::diagonal(*this, offset, dim1, dim2);
 }
 Tensor Tensor::diag(int64_t diagonal) const { return colony::diag(*this, diagonal); }
-Tensor Tensor::trace() const { return colony::trace(*this); }
+Tensor Tensor::trace() const {
+  if (dim() != 2) throw std::invalid_argument("trace: expected a matrix, but got tensor with dim " + std::to_string(dim()));
+  return colony::sum(colony::diagonal(*this));
+}
 Tensor Tensor::logical_not() const { return colony::logical_not(*this); }
 Tensor Tensor::logical_and(const Tensor& other) const { return colony::logical_and(*this, other); }
 Tensor Tensor::logical_or(const Tensor& other) const { return colony::logical_or(*this, other); }
