@@ -61,7 +61,8 @@ namespace autocast {
 // float32 list, while under CUDA autocast F::binary_cross_entropy refuses to run, as PyTorch does,
 // naming binary_cross_entropy_with_logits. The losses of nn/functional_loss.cc cast with these rows.
 // softplus is in PyTorch's CUDA float32 list (its CPU list leaves it, and the other activations, in
-// the input's dtype); like exp and log, one row serves both devices here.
+// the input's dtype); like exp and log, one row serves both devices here. interpolate stands for
+// torch's upsample_* ops (float32 in its lists); F::interpolate casts with it.
 // An op file casts its inputs with cast(Op::name, t). tests/autograd/autocast_test.cc walks this table
 // and checks each op's dtypes and values, and fails for a row it has no case for.
 #define COLONY_FOR_EACH_AUTOCAST_OP(X) \
@@ -98,6 +99,7 @@ namespace autocast {
   X(reciprocal, Float32)               \
   X(rsqrt, Float32)                    \
   X(softplus, Float32)                 \
+  X(interpolate, Float32)              \
   X(cumsum, Float32)
 
 enum class CastPolicy { LowerPrecision, Float32 };

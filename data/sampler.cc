@@ -64,28 +64,31 @@ SubsetSampler SubsetSampler::strided(int64_t dataset_size, int64_t start, int64_
   return SubsetSampler(std::move(idx));
 }
 
-RandomSampler::RandomSampler(int64_t size, uint64_t seed) : size_(size), seed_(seed) {
-  check_size(size, "RandomSampler");
-}
-
-std::vector<int64_t> RandomSampler::indices() const {
-  return seeded_permutation(size_, seed_ + static_cast<uint64_t>(epoch_));
-}
-
-std::vector<int64_t> RandomSampler::next_pass() {
+std::vector<int64_t> SeededSampler::next_pass() {
   std::vector<int64_t> out = indices();
-  ++epoch_;
+  if (reshuffles_each_pass_) ++epoch_;
   return out;
 }
 
-void RandomSampler::load_state(const SamplerState& s) {
+void SeededSampler::load_state(const SamplerState& s) {
   seed_ = s.seed;
   epoch_ = s.epoch;
 }
 
+RandomSampler::RandomSampler(int64_t size, uint64_t seed) : SeededSampler(seed, /*reshuffles_each_pass=*/true), size_(size) {
+  check_size(size, "RandomSampler");
+}
+
+std::vector<int64_t> RandomSampler::indices() const {
+  return seeded_permutation(size_, pass_seed());
+}
+
 WeightedRandomSampler::WeightedRandomSampler(std::vector<double> weights, int64_t num_samples, bool replacement,
                                              uint64_t seed)
-    : weights_(std::move(weights)), num_samples_(num_samples), replacement_(replacement), seed_(seed) {
+    : SeededSampler(seed, /*reshuffles_each_pass=*/true),
+      weights_(std::move(weights)),
+      num_samples_(num_samples),
+      replacement_(replacement) {
   auto fail = [](const std::string& what) { throw std::invalid_argument("WeightedRandomSampler: " + what); };
   if (num_samples <= 0) fail("num_samples must be positive, got " + std::to_string(num_samples));
   if (weights_.empty()) fail("weights must not be empty");
@@ -104,7 +107,7 @@ WeightedRandomSampler::WeightedRandomSampler(std::vector<double> weights, int64_
 }
 
 std::vector<int64_t> WeightedRandomSampler::indices() const {
-  Generator gen(seed_ + static_cast<uint64_t>(epoch_));
+  Generator gen(pass_seed());
   Tensor probs = raw::from_vector(weights_, {static_cast<int64_t>(weights_.size())});
   Tensor drawn = raw::multinomial(probs, num_samples_, replacement_, &gen);
   drawn = raw::to(drawn, kCPU, kInt64);
@@ -112,23 +115,12 @@ std::vector<int64_t> WeightedRandomSampler::indices() const {
   return std::vector<int64_t>(p, p + num_samples_);
 }
 
-std::vector<int64_t> WeightedRandomSampler::next_pass() {
-  std::vector<int64_t> out = indices();
-  ++epoch_;
-  return out;
-}
-
-void WeightedRandomSampler::load_state(const SamplerState& s) {
-  seed_ = s.seed;
-  epoch_ = s.epoch;
-}
-
 DistributedSampler::DistributedSampler(int64_t dataset_size, DistributedSamplerOptions o)
-    : dataset_size_(dataset_size),
+    : SeededSampler(o.seed(), /*reshuffles_each_pass=*/false),
+      dataset_size_(dataset_size),
       num_replicas_(o.num_replicas() ? *o.num_replicas() : env_int("WORLD_SIZE", 1)),
       rank_(o.rank() ? *o.rank() : env_int("RANK", 0)),
       shuffle_(o.shuffle()),
-      seed_(o.seed()),
       drop_last_(o.drop_last()) {
   check_size(dataset_size, "DistributedSampler");
   if (num_replicas_ < 1) {
@@ -150,7 +142,7 @@ DistributedSampler::DistributedSampler(int64_t dataset_size, DistributedSamplerO
 std::vector<int64_t> DistributedSampler::indices() const {
   std::vector<int64_t> all;
   if (shuffle_) {
-    all = seeded_permutation(dataset_size_, seed_ + static_cast<uint64_t>(epoch_));
+    all = seeded_permutation(dataset_size_, pass_seed());
   } else {
     all.resize(dataset_size_);
     std::iota(all.begin(), all.end(), 0);
@@ -161,11 +153,6 @@ std::vector<int64_t> DistributedSampler::indices() const {
   out.reserve(static_cast<size_t>(size()));
   for (int64_t i = start_ + rank_; i < total_size_; i += num_replicas_) out.push_back(all[i % dataset_size_]);
   return out;
-}
-
-void DistributedSampler::load_state(const SamplerState& s) {
-  seed_ = s.seed;
-  epoch_ = s.epoch;
 }
 
 void DistributedSampler::set_epoch(int64_t epoch) {

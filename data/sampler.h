@@ -60,40 +60,51 @@ class SubsetSampler : public Sampler {
   std::vector<int64_t> indices_;
 };
 
-// A permutation of 0..size-1 drawn from a generator seeded with seed + epoch (the epoch advances
-// by one after each pass; set_epoch chooses it, as for DistributedSampler).
-class RandomSampler : public Sampler {
+// The samplers whose order is drawn from a generator seeded with seed + epoch (pass_seed()): their
+// state is (seed, epoch). One that reshuffles each pass moves to the next epoch after every pass, as
+// PyTorch's RandomSampler draws a new order each time it is iterated; DistributedSampler does not
+// (its epoch is set_epoch's, as PyTorch's).
+class SeededSampler : public Sampler {
  public:
-  explicit RandomSampler(int64_t size, uint64_t seed = 0);
-  int64_t size() const override { return size_; }
-  std::vector<int64_t> indices() const override;
   std::vector<int64_t> next_pass() override;
   SamplerState state() const override { return {seed_, epoch_}; }
   void load_state(const SamplerState& s) override;
 
+ protected:
+  SeededSampler(uint64_t seed, bool reshuffles_each_pass) : seed_(seed), reshuffles_each_pass_(reshuffles_each_pass) {}
+  uint64_t pass_seed() const { return seed_ + static_cast<uint64_t>(epoch_); }
+
+ private:
+  uint64_t seed_;
+  bool reshuffles_each_pass_;
+};
+
+// A permutation of 0..size-1 drawn from a generator seeded with seed + epoch (the epoch advances
+// by one after each pass; set_epoch chooses it, as for DistributedSampler).
+class RandomSampler : public SeededSampler {
+ public:
+  explicit RandomSampler(int64_t size, uint64_t seed = 0);
+  int64_t size() const override { return size_; }
+  std::vector<int64_t> indices() const override;
+
  private:
   int64_t size_;
-  uint64_t seed_;
 };
 
 // num_samples indices drawn with probability proportional to `weights` (torch's
 // WeightedRandomSampler: oversampling rare classes), with replacement or without (then num_samples
 // <= the number of nonzero weights). Drawn from a generator seeded with seed + epoch; the epoch
 // advances after each pass, as RandomSampler's. Weights must be finite, non-negative, and not all 0.
-class WeightedRandomSampler : public Sampler {
+class WeightedRandomSampler : public SeededSampler {
  public:
   WeightedRandomSampler(std::vector<double> weights, int64_t num_samples, bool replacement = true, uint64_t seed = 0);
   int64_t size() const override { return num_samples_; }
   std::vector<int64_t> indices() const override;
-  std::vector<int64_t> next_pass() override;
-  SamplerState state() const override { return {seed_, epoch_}; }
-  void load_state(const SamplerState& s) override;
 
  private:
   std::vector<double> weights_;
   int64_t num_samples_;
   bool replacement_;
-  uint64_t seed_;
 };
 
 struct DistributedSamplerOptions {
@@ -149,13 +160,11 @@ struct DistributedSamplerOptions {
 // the same strided way: rank r takes list[k + r], list[k + r + num_replicas], ... The list up to
 // the dataset's size is the permutation itself, the same for every num_replicas, so a run resumed
 // with another world size sees exactly the samples that were left.
-class DistributedSampler : public Sampler {
+class DistributedSampler : public SeededSampler {
  public:
   explicit DistributedSampler(int64_t dataset_size, DistributedSamplerOptions options = {});
   int64_t size() const override { return num_samples_ - start_ / num_replicas_; }
   std::vector<int64_t> indices() const override;
-  SamplerState state() const override { return {seed_, epoch_}; }
-  void load_state(const SamplerState& s) override;
   // Starts the epoch from its beginning (set_start(0)), as a new epoch does.
   void set_epoch(int64_t epoch) override;
   // The current epoch from sample `position` of its list (above). std::invalid_argument unless
@@ -176,7 +185,6 @@ class DistributedSampler : public Sampler {
   int64_t num_replicas_;
   int64_t rank_;
   bool shuffle_;
-  uint64_t seed_;
   bool drop_last_;
   int64_t num_samples_;
   int64_t total_size_;

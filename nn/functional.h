@@ -83,6 +83,37 @@ struct NormalizeFuncOptions {
 };
 Tensor normalize(const Tensor& input, const NormalizeFuncOptions& options = {});
 
+// F::interpolate (torch.nn.functional.interpolate) over [N, C, d1, ..., dK] inputs, K = 1 to 3:
+// exactly one of size and scale_factor (one value for every spatial dim, or one per dim). Modes:
+// "nearest" (torch's legacy floor index), "nearest-exact", "linear" (3-D input), "bilinear" and
+// "bicubic" (4-D), "trilinear" (5-D) and "area" (adaptive average pooling). align_corners (default
+// false) only for the interpolating modes; antialias only for bilinear and bicubic (as torch and
+// Pillow: a wider filter when downsampling). With scale_factor, the output size is
+// floor(size * scale) and the interpolation uses 1 / scale unless recompute_scale_factor is true,
+// as torch. Nearest modes take any dtype; the others floating point (float16 and bfloat16 computed
+// in float32). Differentiable; float32 under autocast, as torch's policy.
+struct InterpolateFuncOptions {
+  COLONY_ARG(std::optional<std::vector<int64_t>>, size);
+  COLONY_ARG(std::optional<std::vector<double>>, scale_factor);
+  COLONY_ARG(std::string, mode) = "nearest";
+  COLONY_ARG(std::optional<bool>, align_corners);
+  COLONY_ARG(std::optional<bool>, recompute_scale_factor);
+  COLONY_ARG(bool, antialias) = false;
+
+ public:
+  // size({4, 6}) and scale_factor({2.0}) as a user writes them; one number for every spatial dim.
+  auto& size(std::vector<int64_t> v) { return size(std::optional<std::vector<int64_t>>(std::move(v))); }
+  auto& size(int64_t v) { return size(std::vector<int64_t>{v}); }
+  auto& scale_factor(std::vector<double> v) { return scale_factor(std::optional<std::vector<double>>(std::move(v))); }
+  auto& scale_factor(double v) { return scale_factor(std::vector<double>{v}); }
+};
+Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options);
+
+// F::pixel_shuffle: [*, C * r^2, H, W] -> [*, C, H * r, W * r] (sub-pixel convolution's rearrangement);
+// F::pixel_unshuffle is its inverse. Views and one copy, differentiable, any dtype.
+Tensor pixel_shuffle(const Tensor& input, int64_t upscale_factor);
+Tensor pixel_unshuffle(const Tensor& input, int64_t downscale_factor);
+
 struct Conv2dFuncOptions {
   COLONY_ARG(Int2, stride) = 1;
   COLONY_ARG(Int2, padding) = 0;

@@ -19,8 +19,10 @@
 #include "nn/module.h"
 #include "nn/normalization.h"
 #include "nn/options.h"  // the deprecated nn::Size2 spelling
+#include "nn/sequence_utils.h"
 #include "nn/serialize.h"
 #include "nn/skip_init.h"
 #include "nn/transformer.h"
 #include "nn/transformer_decoder.h"
 #include "nn/transformer_model.h"
+#include "nn/upsample.h"

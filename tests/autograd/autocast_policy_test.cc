@@ -103,6 +103,11 @@ std::map<std::string, OpCase> cases() {
       {"reciprocal", {{{3, 4}}, [](const std::vector<Tensor>& x) { return reciprocal(x[0]); }, true}},
       {"rsqrt", {{{3, 4}}, [](const std::vector<Tensor>& x) { return rsqrt(x[0]); }, true}},
       {"softplus", {{{3, 4}}, [](const std::vector<Tensor>& x) { return softplus(x[0]); }}},
+      {"interpolate",
+       {{{2, 3, 4, 5}},
+        [](const std::vector<Tensor>& x) {
+          return F::interpolate(x[0], F::InterpolateFuncOptions().scale_factor({2.0}).mode("bilinear"));
+        }}},
       {"cumsum", {{{3, 40}}, [](const std::vector<Tensor>& x) { return cumsum(x[0], 1); }}},
   };
 }

@@ -1,0 +1,89 @@
+// F::interpolate's modes, forward alone and forward + backward (one backward of sum(out * g), the
+// input's .grad cleared first), float32 [8, 64, 32, 32] (a U-Net decoder's feature map) and
+// images of 128 to 512 pixels a side, to set
+// beside benchmarks/interpolate_pytorch.py (benchmarks/interpolate_rounds.sh alternates them).
+// Each pass is composed of index_select, mul and sum per spatial dim (nn/functional_upsample.cc),
+// where torch has one kernel per mode: this measures what that costs.
+//
+//   interpolate_bench [--threads T] [--trials R]
+//
+// Prints one line per case and pass: "<mode> <pass> us=<median of R calls>".
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "autograd/autograd.h"
+#include "benchmarks/bench_args.h"
+#include "nn/functional.h"
+#include "tensor/random.h"
+#include "tensor/threads.h"
+
+namespace {
+
+using colony::Tensor;
+namespace F = colony::nn::functional;
+
+double median_us(const std::function<void()>& fn, int trials) {
+  using clock = std::chrono::steady_clock;
+  for (int i = 0; i < 2; ++i) fn();  // warm-up
+  std::vector<double> t;
+  for (int i = 0; i < trials; ++i) {
+    auto start = clock::now();
+    fn();
+    t.push_back(std::chrono::duration<double, std::micro>(clock::now() - start).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto [threads, trials] = colony::bench::parse_threads_trials(argc, argv, {2, 10});
+  if (threads < 1 || trials < 1) {
+    std::fprintf(stderr, "interpolate_bench: --threads and --trials must be at least 1\n");
+    return 2;
+  }
+  colony::set_num_threads(threads);
+  colony::Generator gen(1);
+  struct Case {
+    const char* name;
+    F::InterpolateFuncOptions options;
+    colony::Shape input = {8, 64, 32, 32};
+  };
+  const std::vector<Case> cases = {
+      {"nearest_x2", F::InterpolateFuncOptions().scale_factor(std::vector<double>{2.0})},
+      {"bilinear_x2", F::InterpolateFuncOptions().scale_factor(std::vector<double>{2.0}).mode("bilinear")},
+      {"bicubic_x2", F::InterpolateFuncOptions().scale_factor(std::vector<double>{2.0}).mode("bicubic")},
+      {"bilinear_aa_half",
+       F::InterpolateFuncOptions().scale_factor(std::vector<double>{0.5}).mode("bilinear").antialias(true)},
+      // Images: the interpolated dims of 128 to 512 pixels.
+      {"image128_bilinear_x2", F::InterpolateFuncOptions().scale_factor(2.0).mode("bilinear"), {4, 3, 128, 128}},
+      {"image256_bilinear_x2", F::InterpolateFuncOptions().scale_factor(2.0).mode("bilinear"), {2, 3, 256, 256}},
+      {"image512_bilinear_x2", F::InterpolateFuncOptions().scale_factor(2.0).mode("bilinear"), {1, 3, 512, 512}},
+      {"image512_bicubic_half", F::InterpolateFuncOptions().scale_factor(0.5).mode("bicubic"), {1, 3, 512, 512}},
+  };
+  for (const Case& c : cases) {
+    Tensor x = colony::raw::randn(c.input, colony::kFloat32, &gen);
+    x.requires_grad_(true);
+    const Tensor g = colony::raw::randn(F::interpolate(x, c.options).sizes(), colony::kFloat32, &gen);
+    const double fwd = median_us(
+        [&] {
+          colony::NoGradGuard no_grad;
+          F::interpolate(x, c.options);
+        },
+        trials);
+    const double both = median_us(
+        [&] {
+          x.set_grad(Tensor());
+          colony::sum(colony::mul(F::interpolate(x, c.options), g)).backward();
+        },
+        trials);
+    std::printf("%s fwd us=%.1f\n%s fwd+bwd us=%.1f\n", c.name, fwd, c.name, both);
+    std::fflush(stdout);
+  }
+  return 0;
+}

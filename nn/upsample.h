@@ -1,0 +1,66 @@
+// nn::Upsample, nn::PixelShuffle and nn::PixelUnshuffle: modules over F::interpolate,
+// F::pixel_shuffle and F::pixel_unshuffle (nn/functional.h), with torch's options and printing.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nn/functional.h"
+#include "nn/module.h"
+
+namespace colony::nn {
+
+// torch.nn.Upsample: size or scale_factor (one value for every spatial dim, or one per dim), mode
+// "nearest" (default), "linear", "bilinear", "bicubic" or "trilinear", align_corners for the
+// interpolating modes. Upsample(UpsampleOptions().scale_factor({2.0}).mode("bilinear")).
+struct UpsampleOptions {
+  COLONY_ARG(std::optional<std::vector<int64_t>>, size);
+  COLONY_ARG(std::optional<std::vector<double>>, scale_factor);
+  COLONY_ARG(std::string, mode) = "nearest";
+  COLONY_ARG(std::optional<bool>, align_corners);
+  COLONY_ARG(std::optional<bool>, recompute_scale_factor);
+
+ public:
+  // size({4, 6}) and scale_factor({2.0}) as a user writes them; one number for every spatial dim.
+  auto& size(std::vector<int64_t> v) { return size(std::optional<std::vector<int64_t>>(std::move(v))); }
+  auto& size(int64_t v) { return size(std::vector<int64_t>{v}); }
+  auto& scale_factor(std::vector<double> v) { return scale_factor(std::optional<std::vector<double>>(std::move(v))); }
+  auto& scale_factor(double v) { return scale_factor(std::vector<double>{v}); }
+};
+
+class Upsample : public Module {
+ public:
+  explicit Upsample(const UpsampleOptions& options = {});
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  UpsampleOptions options;
+};
+
+struct PixelShuffleOptions {
+  PixelShuffleOptions(int64_t upscale_factor) : upscale_factor_(upscale_factor) {}  // NOLINT
+  COLONY_ARG(int64_t, upscale_factor);
+};
+
+class PixelShuffle : public Module {
+ public:
+  explicit PixelShuffle(const PixelShuffleOptions& options);
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  PixelShuffleOptions options;
+};
+
+struct PixelUnshuffleOptions {
+  PixelUnshuffleOptions(int64_t downscale_factor) : downscale_factor_(downscale_factor) {}  // NOLINT
+  COLONY_ARG(int64_t, downscale_factor);
+};
+
+class PixelUnshuffle : public Module {
+ public:
+  explicit PixelUnshuffle(const PixelUnshuffleOptions& options);
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  PixelUnshuffleOptions options;
+};
+
+}  // namespace colony::nn
