@@ -1,7 +1,6 @@
 #include "nn/rnn.h"
 
 #include <cmath>
-#include <sstream>
 #include <stdexcept>
 
 #include "autograd/autocast.h"
