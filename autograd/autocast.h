@@ -60,6 +60,11 @@ namespace autocast {
 // CUDA's float32 list only (the row holds on the CPU too), and binary_cross_entropy is on the CPU's
 // float32 list, while under CUDA autocast F::binary_cross_entropy refuses to run, as PyTorch does,
 // naming binary_cross_entropy_with_logits. The losses of nn/functional_loss.cc cast with these rows.
+// The recurrent cells (nn/rnn_cell_math.h) are on CUDA's lower-precision list (lstm_cell, gru_cell,
+// rnn_tanh_cell, rnn_relu_cell) and the whole recurrent layers run there in it through cuDNN
+// (torch's _cudnn_rnn autocast wrapper); on the CPU torch's list has mkldnn_rnn_layer (LSTM in
+// bfloat16) while its cells, GRU and RNN only cast their products: one row each serves both
+// devices here, so on the CPU too a cell or layer gives the lower precision.
 // softplus is in PyTorch's CUDA float32 list (its CPU list leaves it, and the other activations, in
 // the input's dtype); like exp and log, one row serves both devices here. interpolate stands for
 // torch's upsample_* ops (float32 in its lists); F::interpolate casts with it.
@@ -72,6 +77,14 @@ namespace autocast {
   X(linear, LowerPrecision)            \
   X(conv2d, LowerPrecision)            \
   X(scaled_dot_product_attention, LowerPrecision) \
+  X(rnn_tanh_cell, LowerPrecision)     \
+  X(rnn_relu_cell, LowerPrecision)     \
+  X(lstm_cell, LowerPrecision)         \
+  X(gru_cell, LowerPrecision)          \
+  X(rnn_tanh, LowerPrecision)          \
+  X(rnn_relu, LowerPrecision)          \
+  X(lstm, LowerPrecision)              \
+  X(gru, LowerPrecision)               \
   X(softmax, Float32)                  \
   X(log_softmax, Float32)              \
   X(cross_entropy, Float32)            \

@@ -19,6 +19,9 @@
 #include "nn/module.h"
 #include "nn/normalization.h"
 #include "nn/options.h"  // the deprecated nn::Size2 spelling
+#include "nn/rnn.h"
+#include "nn/rnn_cell_math.h"
+#include "nn/rnn_cells.h"
 #include "nn/sequence_utils.h"
 #include "nn/serialize.h"
 #include "nn/skip_init.h"

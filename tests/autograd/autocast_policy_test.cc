@@ -18,6 +18,8 @@
 #include "autograd/autograd.h"
 #include "autograd/nn_ops.h"
 #include "nn/functional.h"
+#include "nn/rnn.h"
+#include "nn/rnn_cell_math.h"
 #include "runtime/cuda.h"
 #include "tensor/random.h"
 #include "tests/test_util.h"
@@ -49,6 +51,22 @@ Tensor target_classes(const Tensor& like) {
   return raw::to(raw::from_vector(v, {4}), like.device(), kInt64);
 }
 
+// A one-layer recurrent module (input 5, hidden 4) with x[1..4] as its parameters, run on x[0];
+// its output.
+template <typename M>
+Tensor recurrent(const std::vector<Tensor>& x, int64_t gates, bool relu = false) {
+  std::shared_ptr<M> m;
+  if constexpr (std::is_same_v<M, nn::RNN>) {
+    m = std::make_shared<M>(nn::RNNOptions(5, 4).nonlinearity(relu ? nn::RNNNonlinearity::ReLU : nn::RNNNonlinearity::Tanh));
+  } else {
+    m = std::make_shared<M>(5, 4);
+  }
+  EXPECT_EQ(x[1].size(0), gates * 4);
+  m->to(x[0].device());
+  m->load_state_dict({{"weight_ih_l0", x[1]}, {"weight_hh_l0", x[2]}, {"bias_ih_l0", x[3]}, {"bias_hh_l0", x[4]}});
+  return std::get<0>(m->forward(x[0]));
+}
+
 std::map<std::string, OpCase> cases() {
   raw::CrossEntropyOptions ce, nll;
   nll.log_probs = true;
@@ -61,6 +79,27 @@ std::map<std::string, OpCase> cases() {
       {"scaled_dot_product_attention",
        {{{2, 5, 8}, {2, 6, 8}, {2, 6, 4}},
         [](const std::vector<Tensor>& x) { return scaled_dot_product_attention(x[0], x[1], x[2]); }}},
+      // The recurrent cells (inputs x, h (and c), w_ih, w_hh, b_ih, b_hh) and layers (input and a
+      // layer's four parameters, loaded into a one-layer module: its weights are then the rounded
+      // inputs the reference sees). Every cell's output is rounded once (the gate math is float32).
+      // The layers get one time step: over more, each step's h is rounded before the next product
+      // (as cuDNN's 16-bit RNNs round it), which no single rounding of the output bounds.
+      {"rnn_tanh_cell",
+       {{{3, 5}, {3, 4}, {4, 5}, {4, 4}, {4}, {4}},
+        [](const std::vector<Tensor>& x) { return F::rnn_tanh_cell(x[0], x[1], x[2], x[3], x[4], x[5]); }}},
+      {"rnn_relu_cell",
+       {{{3, 5}, {3, 4}, {4, 5}, {4, 4}, {4}, {4}},
+        [](const std::vector<Tensor>& x) { return F::rnn_relu_cell(x[0], x[1], x[2], x[3], x[4], x[5]); }}},
+      {"lstm_cell",
+       {{{3, 5}, {3, 4}, {3, 4}, {16, 5}, {16, 4}, {16}, {16}},
+        [](const std::vector<Tensor>& x) { return std::get<0>(F::lstm_cell(x[0], x[1], x[2], x[3], x[4], x[5], x[6])); }}},
+      {"gru_cell",
+       {{{3, 5}, {3, 4}, {12, 5}, {12, 4}, {12}, {12}},
+        [](const std::vector<Tensor>& x) { return F::gru_cell(x[0], x[1], x[2], x[3], x[4], x[5]); }}},
+      {"rnn_tanh", {{{1, 3, 5}, {4, 5}, {4, 4}, {4}, {4}}, [](const std::vector<Tensor>& x) { return recurrent<nn::RNN>(x, 1); }}},
+      {"rnn_relu", {{{1, 3, 5}, {4, 5}, {4, 4}, {4}, {4}}, [](const std::vector<Tensor>& x) { return recurrent<nn::RNN>(x, 1, true); }}},
+      {"lstm", {{{1, 3, 5}, {16, 5}, {16, 4}, {16}, {16}}, [](const std::vector<Tensor>& x) { return recurrent<nn::LSTM>(x, 4); }}},
+      {"gru", {{{1, 3, 5}, {12, 5}, {12, 4}, {12}, {12}}, [](const std::vector<Tensor>& x) { return recurrent<nn::GRU>(x, 3); }}},
       {"softmax", {{{4, 7}}, [](const std::vector<Tensor>& x) { return softmax(x[0], 1); }}},
       {"log_softmax", {{{4, 7}}, [](const std::vector<Tensor>& x) { return log_softmax(x[0], 1); }}},
       {"cross_entropy",

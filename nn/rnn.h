@@ -1,0 +1,131 @@
+// nn::RNN, LSTM, GRU (torch.nn.RNN, LSTM, GRU): multi-layer, optionally bidirectional recurrent
+// layers with torch's options, parameter names, shapes, order and initialization, so a torch
+// state_dict loads unchanged. Per layer k and direction (suffix "" or "_reverse"):
+//   weight_ih_l{k}{suffix} [G*H, in], weight_hh_l{k}{suffix} [G*H, H_out], bias_ih_l{k}{suffix},
+//   bias_hh_l{k}{suffix} [G*H] (with bias), LSTM's weight_hr_l{k}{suffix} [proj_size, H] (with
+//   proj_size > 0); G = 1 (RNN), 4 (LSTM: i, f, g, o), 3 (GRU: r, z, n); in = input_size for
+//   layer 0, else H_out * num_directions; H_out = proj_size or hidden_size. Every parameter
+//   starts uniform(-1/sqrt(hidden_size), 1/sqrt(hidden_size)) (torch's reset_parameters).
+//
+// Each layer and direction computes the input's gates for all time steps as one product, then one
+// product of h with weight_hh per step and the gate math of nn/rnn_cell_math.h (as cuDNN and
+// torch's CPU path do). Built from autograd ops: CPU, CUDA and the gradients come from them.
+// Under autocast the layer runs in the lower precision (rows rnn_tanh, rnn_relu, lstm, gru).
+// dropout > 0 drops the output of every layer but the last while training (torch's rule); with
+// num_layers = 1 it has nothing to act on, and Colony logs a warning at construction, as torch
+// warns. Packed sequences (torch.nn.utils.rnn.pack_padded_sequence) are not supported: inputs are
+// dense [T, N, *] tensors (batch_first: [N, T, *]) or unbatched [T, *].
+#pragma once
+
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "base/arg.h"
+#include "nn/module.h"
+#include "nn/rnn_cells.h"
+
+namespace colony::nn {
+
+struct RNNOptions {
+  RNNOptions(int64_t input_size, int64_t hidden_size) : input_size_(input_size), hidden_size_(hidden_size) {}
+  COLONY_ARG(int64_t, input_size);
+  COLONY_ARG(int64_t, hidden_size);
+  COLONY_ARG(int64_t, num_layers) = 1;
+  COLONY_ARG(RNNNonlinearity, nonlinearity) = RNNNonlinearity::Tanh;
+  COLONY_ARG(bool, bias) = true;
+  COLONY_ARG(bool, batch_first) = false;  // input and output [N, T, *] instead of [T, N, *]
+  COLONY_ARG(double, dropout) = 0.0;      // between layers, while training
+  COLONY_ARG(bool, bidirectional) = false;
+};
+
+struct LSTMOptions {
+  LSTMOptions(int64_t input_size, int64_t hidden_size) : input_size_(input_size), hidden_size_(hidden_size) {}
+  COLONY_ARG(int64_t, input_size);
+  COLONY_ARG(int64_t, hidden_size);
+  COLONY_ARG(int64_t, num_layers) = 1;
+  COLONY_ARG(bool, bias) = true;
+  COLONY_ARG(bool, batch_first) = false;
+  COLONY_ARG(double, dropout) = 0.0;
+  COLONY_ARG(bool, bidirectional) = false;
+  // > 0: h is projected to proj_size features by weight_hr after each step (torch's LSTMP).
+  COLONY_ARG(int64_t, proj_size) = 0;
+};
+
+struct GRUOptions {
+  GRUOptions(int64_t input_size, int64_t hidden_size) : input_size_(input_size), hidden_size_(hidden_size) {}
+  COLONY_ARG(int64_t, input_size);
+  COLONY_ARG(int64_t, hidden_size);
+  COLONY_ARG(int64_t, num_layers) = 1;
+  COLONY_ARG(bool, bias) = true;
+  COLONY_ARG(bool, batch_first) = false;
+  COLONY_ARG(double, dropout) = 0.0;
+  COLONY_ARG(bool, bidirectional) = false;
+};
+
+namespace detail {
+
+// The parameters, checks and the layer loop the three share.
+class RNNBase : public Module {
+ public:
+  enum class Mode { RNNTanh, RNNReLU, LSTM, GRU };
+
+  void reset_parameters();
+  std::string extra_repr() const override;
+  // Every layer's parameters in torch's _flat_weights order: per layer and direction, w_ih, w_hh,
+  // b_ih, b_hh (with bias), w_hr (with proj_size).
+  std::vector<Tensor> all_weights() const;
+
+  Mode mode;
+  int64_t input_size, hidden_size, num_layers, proj_size;
+  bool bias, batch_first, bidirectional;
+  double dropout;
+
+ protected:
+  RNNBase(Mode mode, int64_t input_size, int64_t hidden_size, int64_t num_layers, bool bias, bool batch_first,
+          double dropout, bool bidirectional, int64_t proj_size);
+  // input as given; h0 (and c0 for LSTM) as given or undefined (zeros). Returns output, h_n, c_n
+  // (c_n undefined but for LSTM).
+  std::tuple<Tensor, Tensor, Tensor> run(const Tensor& input, const Tensor& h0, const Tensor& c0);
+
+ private:
+  struct Layer {
+    Tensor w_ih, w_hh, b_ih, b_hh, w_hr;
+  };
+  std::vector<Layer> layers_;  // [layer * num_directions + direction]
+};
+
+}  // namespace detail
+
+class RNN : public detail::RNNBase {
+ public:
+  explicit RNN(const RNNOptions& options);
+  RNN(int64_t input_size, int64_t hidden_size) : RNN(RNNOptions(input_size, hidden_size)) {}
+  // input [T, N, input_size] (batch_first: [N, T, input_size]) or unbatched [T, input_size];
+  // hx [num_layers * num_directions, N, H] ([.., H] unbatched), zeros when left out.
+  // Returns (output [T, N, num_directions * H] (batch_first: [N, T, ...]), h_n shaped as hx).
+  std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = Tensor());
+  RNNOptions options;
+};
+
+class LSTM : public detail::RNNBase {
+ public:
+  explicit LSTM(const LSTMOptions& options);
+  LSTM(int64_t input_size, int64_t hidden_size) : LSTM(LSTMOptions(input_size, hidden_size)) {}
+  // hx_cx = (h0 [L * D, N, H_out], c0 [L * D, N, H]) (unbatched without N), zeros when left out.
+  // Returns (output [T, N, D * H_out], (h_n, c_n)), as libtorch's LSTM.
+  std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(
+      const Tensor& input, const std::optional<std::tuple<Tensor, Tensor>>& hx_cx = std::nullopt);
+  LSTMOptions options;
+};
+
+class GRU : public detail::RNNBase {
+ public:
+  explicit GRU(const GRUOptions& options);
+  GRU(int64_t input_size, int64_t hidden_size) : GRU(GRUOptions(input_size, hidden_size)) {}
+  std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = Tensor());
+  GRUOptions options;
+};
+
+}  // namespace colony::nn
