@@ -98,7 +98,8 @@ namespace autocast {
   X(reciprocal, Float32)               \
   X(rsqrt, Float32)                    \
   X(softplus, Float32)                 \
-  X(cumsum, Float32)
+  X(cumsum, Float32)                   \
+  X(cumprod, Float32)
 
 enum class CastPolicy { LowerPrecision, Float32 };
 

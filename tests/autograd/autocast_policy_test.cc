@@ -104,6 +104,7 @@ std::map<std::string, OpCase> cases() {
       {"rsqrt", {{{3, 4}}, [](const std::vector<Tensor>& x) { return rsqrt(x[0]); }, true}},
       {"softplus", {{{3, 4}}, [](const std::vector<Tensor>& x) { return softplus(x[0]); }}},
       {"cumsum", {{{3, 40}}, [](const std::vector<Tensor>& x) { return cumsum(x[0], 1); }}},
+      {"cumprod", {{{3, 40}}, [](const std::vector<Tensor>& x) { return cumprod(x[0], 1); }, true}},
   };
 }
 
