@@ -113,7 +113,8 @@ namespace autocast {
   X(rsqrt, Float32)                    \
   X(softplus, Float32)                 \
   X(interpolate, Float32)              \
-  X(cumsum, Float32)
+  X(cumsum, Float32)                   \
+  X(cumprod, Float32)
 
 enum class CastPolicy { LowerPrecision, Float32 };
 

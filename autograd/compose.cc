@@ -150,10 +150,7 @@ Tensor nan_to_num(const Tensor& t, std::optional<double> nan, std::optional<doub
                   std::optional<double> neginf) {
   if (!is_floating(t.dtype())) return clone(t);  // integers and bool hold no NaN or infinity
   // The defaults are the dtype's largest and lowest finite values, as torch's.
-  double largest = std::numeric_limits<float>::max();
-  if (t.dtype() == kFloat64) largest = std::numeric_limits<double>::max();
-  if (t.dtype() == kFloat16) largest = 65504.0;
-  if (t.dtype() == kBFloat16) largest = 3.3895313892515355e38;
+  const double largest = autograd::detail::largest_finite(t.dtype());
   Tensor out = where(isnan(t), nan.value_or(0.0), t);
   out = where(eq(t, std::numeric_limits<double>::infinity()), posinf.value_or(largest), out);
   return where(eq(t, -std::numeric_limits<double>::infinity()), neginf.value_or(-largest), out);

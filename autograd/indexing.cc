@@ -141,6 +141,10 @@ Tensor Tensor::index(std::initializer_list<indexing::TensorIndex> indices) const
 }
 
 Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value) {
+  return index_put_(indices, value, /*accumulate=*/false);
+}
+
+Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value, bool accumulate) {
   const char* op = "index_put_";
   if (!value.defined()) throw std::invalid_argument("index_put_: the value tensor is undefined");
   Walked w = walk(*this, indices, op);
@@ -165,6 +169,12 @@ Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
   Tensor v = value.device() == device() ? value : colony::to(value, device(), value.dtype());
   const Tensor true_cond = raw::scalar_tensor(1.0, TensorOptions(kBool).device(device()));
   if (!w.index.defined()) {
+    if (accumulate) {  // every element of the view adds the value
+      autograd::detail::record_inplace(
+          target, op, {&v}, false, [&] { raw::binary_(raw::BinaryOp::Add, target, v); },
+          [&](const Tensor& s) { return colony::add(s, colony::to(v, s.device(), s.dtype())); });
+      return *this;
+    }
     // Slice assignment: every element of the view takes the value. where(true, v, s) keeps s in
     // the graph (its gradient there is zero) while the result is v broadcast to s's shape.
     autograd::detail::record_inplace(
@@ -184,13 +194,16 @@ Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
   Tensor written = raw::index_add({target.size(k)}, 0, flat_index, raw::ones({m}, TensorOptions(kInt64).device(device())));
   Tensor mask = raw::reshape(raw::binary(raw::BinaryOp::Gt, written, 0.0), mask_shape);
   const Shape full = target.sizes();
+  // accumulate: the index_add-ed rows (duplicates summed) are added to the view's old rows.
   auto scatter = [&, k](const Tensor& s, bool differentiable) {
     if (differentiable) {
       Tensor rows = colony::reshape(colony::expand(colony::to(v, s.device(), s.dtype()), selected), rows_shape);
-      return colony::where(mask, colony::index_add(full, k, flat_index, rows), s);
+      Tensor added = colony::index_add(full, k, flat_index, rows);
+      return accumulate ? colony::add(s, added) : colony::where(mask, added, s);
     }
     Tensor rows = raw::reshape(raw::expand(raw::to(v, s.device(), s.dtype()), selected), rows_shape);
-    return raw::where(mask, raw::index_add(full, k, flat_index, rows), s);
+    Tensor added = raw::index_add(full, k, flat_index, rows);
+    return accumulate ? raw::add(s, added) : raw::where(mask, added, s);
   };
   autograd::detail::record_inplace(
       target, op, {&v}, false, [&] { raw::copy_(target, scatter(target, false)); },

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "autograd/engine/function_node.h"
@@ -19,6 +20,24 @@ inline Tensor scalar_like(double value, const Tensor& like) {
 
 inline Tensor zeros_of(const Shape& shape, const Tensor& like) {
   return raw::zeros(shape, TensorOptions(like.dtype()).device(like.device()));
+}
+
+// The largest finite value of a floating dtype (torch.finfo(dtype).max); its negation is the lowest.
+inline double largest_finite(DType dtype) {
+  switch (dtype) {
+    case kFloat64: return std::numeric_limits<double>::max();
+    case kFloat16: return 65504.0;
+    case kBFloat16: return 3.3895313892515355e38;
+    default: return std::numeric_limits<float>::max();
+  }
+}
+
+// t with the order of its elements along dim reversed (an index_select of descending positions):
+// the reverse scans of the scans' gradients (cumsum.cc, scan.cc).
+inline Tensor reversed_along(const Tensor& t, int64_t dim) {
+  const int64_t n = t.size(dim);
+  Tensor positions = raw::arange(static_cast<double>(n - 1), -1.0, -1.0, TensorOptions(kInt64).device(t.device()));
+  return raw::index_select(t, dim, positions);
 }
 
 // Whether a backward closure may overwrite g, one of its incoming gradients, instead of allocating

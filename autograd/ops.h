@@ -6,6 +6,7 @@
 
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -184,6 +185,51 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
 Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor one_hot(const Tensor& labels, int64_t num_classes = -1);  // not differentiable
+// ---------- scatter and friends (autograd/scatter.cc); index tensors (int64) get no gradient ----------
+// torch.scatter: a copy of self with self[p with coordinate dim replaced by index[p]] = src[p] (or
+// value) for every position p of index (self's rank; no larger than src, nor than self outside dim;
+// src of self's dtype). Of duplicate positions one write wins, as torch's. Gradient: self's outside
+// the written positions, src's gathered at index.
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor scatter(const Tensor& self, int64_t dim, const Tensor& index, double value);
+// torch.scatter_reduce: reduce "sum", "prod", "mean", "amax" or "amin" (NaN wins) of src's elements
+// into their positions, with self's element when include_self (else a position written to starts
+// from the scattered elements only; "mean" divides by the count, rounding down for integers).
+// Differentiable in self and src as torch's (amax/amin share among ties; prod exact with zeros).
+Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
+                      const std::string& reduce, bool include_self = true);
+// torch.index_fill / index_copy: the slices at a 0-D or 1-D index along dim filled with value, or
+// copied from source's slices (source: self's shape with dim the index's length). scatter with the
+// index expanded, so their gradients are scatter's.
+Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, double value);
+Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source);
+
+// ---------- unique, counting and searching (autograd/unique.cc): no gradient ----------
+// torch.unique (flattened; dim = None): (the distinct values in ascending order, NaNs each distinct,
+// as torch's; int64 inverse of t's shape, each element's position in them, when return_inverse;
+// int64 counts, when return_counts), the ones not asked for empty, as libtorch's _unique2. Always
+// sorted (torch's CUDA order, which sorted = false permits). Reads its size back to the host.
+std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& t, bool sorted = true, bool return_inverse = false,
+                                          bool return_counts = false);
+// torch.unique_consecutive (flattened): the first of each run of equal neighbours.
+std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& t, bool return_inverse = false,
+                                                      bool return_counts = false);
+// torch.bincount of a 1-D non-negative integer tensor: int64 counts (or sums of weights: floating
+// weights keep their dtype, others give float64) of length max(max + 1, minlength). Reads the
+// maximum back to the host.
+Tensor bincount(const Tensor& t, const Tensor& weights = Tensor(), int64_t minlength = 0);
+// torch.histc: `bins` equal bins over [min, max] (the data's range when min == max), in t's
+// floating dtype; elements outside (and NaN) are not counted, max falls in the last bin.
+Tensor histc(const Tensor& t, int64_t bins = 100, double min = 0, double max = 0);
+// torch.searchsorted: for each value, how many elements of its row of sorted_sequence (1-D, or
+// N-D with values' leading dims) come before it: those < value (left) or <= value (right, or side
+// "right"); NaN is the largest value. int64, or int32 with out_int32. Compares each value with its
+// whole row (values x boundaries work and memory), which suits the short boundaries of bucketing.
+Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, bool out_int32 = false, bool right = false,
+                    const std::optional<std::string>& side = std::nullopt);
+// torch.bucketize: searchsorted(boundaries (1-D), values).
+Tensor bucketize(const Tensor& values, const Tensor& boundaries, bool out_int32 = false, bool right = false);
+
 // torch.nonzero: int64 [n, t.dim()] coordinates of the nonzero elements (not differentiable; a CUDA
 // tensor is read back to the host).
 Tensor nonzero(const Tensor& t);
@@ -197,6 +243,57 @@ Tensor tril(const Tensor& t, int64_t diagonal = 0);
 Tensor triu(const Tensor& t, int64_t diagonal = 0);
 // Inclusive prefix sums; integral and bool inputs give int64. Gradient: the reversed cumsum.
 Tensor cumsum(const Tensor& t, int64_t dim);
+// ---------- the other scans and the product (autograd/scan.cc) ----------
+// torch.cumprod: integral and bool inputs give int64. The gradient is exact with zeros in the
+// input (no division): the products of the other elements, as torch's. (At a NaN of the input it is
+// still that product, where torch's division gives NaN.)
+Tensor cumprod(const Tensor& t, int64_t dim);
+// torch.prod over all elements (0-d; the empty product is 1) or over dim: integral and bool inputs
+// give int64. Made of cumprod's last element, so its gradient is g * the product of the others
+// (exact with one zero or several, as torch's prod_backward).
+Tensor prod(const Tensor& t);
+Tensor prod(const Tensor& t, int64_t dim, bool keepdim = false);
+// torch.cummax / cummin: (values, int64 indices), the index of the last of equal values and, once
+// a NaN is seen, NaN with the index of the latest NaN, as torch's. The values' gradient goes to
+// the positions the indices name.
+std::pair<Tensor, Tensor> cummax(const Tensor& t, int64_t dim);
+std::pair<Tensor, Tensor> cummin(const Tensor& t, int64_t dim);
+// torch.logcumsumexp: log(cumsum(exp(t))) without overflow (floating inputs; -inf stays -inf).
+Tensor logcumsumexp(const Tensor& t, int64_t dim);
+
+// ---------- order statistics and NaN-aware reductions (autograd/order_stats.cc) ----------
+// Composed of the stable sort and gather: the values' gradient goes to the elements they were taken
+// from (int64 indices: their positions along dim; of equal values, the one the stable sort puts
+// there, where torch's CPU may name another of them). bool inputs are refused, as torch's.
+// torch.median: the lower median; a NaN in the row gives NaN (and the first NaN's index). All
+// elements: 0-d, NaN for an empty floating input.
+Tensor median(const Tensor& t);
+std::pair<Tensor, Tensor> median(const Tensor& t, int64_t dim, bool keepdim = false);
+// torch.nanmedian: the lower median of the non-NaN elements; NaN (index 0) for a row of NaNs.
+Tensor nanmedian(const Tensor& t);
+std::pair<Tensor, Tensor> nanmedian(const Tensor& t, int64_t dim, bool keepdim = false);
+// torch.kthvalue: the k-th smallest along dim, 1 <= k <= size (NaN is the largest).
+std::pair<Tensor, Tensor> kthvalue(const Tensor& t, int64_t k, int64_t dim = -1, bool keepdim = false);
+// torch.quantile / nanquantile of float32/float64 t at q in [0, 1] (a number, or a 0-D or 1-D
+// tensor of t's dtype whose values lead the result's dims), over dim or all elements (dim =
+// nullopt; keepdim then keeps every dim as size 1). interpolation: "linear", "lower", "higher",
+// "midpoint" or "nearest" (half to even), between the sorted elements at q * (n - 1). quantile
+// gives NaN for a row with a NaN; nanquantile ranks the non-NaN elements (NaN when none). Checking
+// q reads it on the host (a synchronization on CUDA, as torch's).
+Tensor quantile(const Tensor& t, double q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                const std::string& interpolation = "linear");
+Tensor quantile(const Tensor& t, const Tensor& q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                const std::string& interpolation = "linear");
+Tensor nanquantile(const Tensor& t, double q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                   const std::string& interpolation = "linear");
+Tensor nanquantile(const Tensor& t, const Tensor& q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                   const std::string& interpolation = "linear");
+// torch.nansum (NaN counts as 0, with gradient 0; integers and bool sum to int64 as sum) and
+// torch.nanmean (floating inputs: the mean of the non-NaN elements, NaN when there are none).
+Tensor nansum(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+Tensor nanmean(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
+
+// ---------- sorting (autograd/sort.cc) ----------
 // Stable; NaN sorts as the largest value. Values are differentiable, indices (int64) are not.
 std::pair<Tensor, Tensor> sort(const Tensor& t, int64_t dim = -1, bool descending = false);
 std::pair<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true);

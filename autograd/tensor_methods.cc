@@ -62,6 +62,59 @@ Tensor Tensor::tril(int64_t diagonal) const { return colony::tril(*this, diagona
 Tensor Tensor::triu(int64_t diagonal) const { return colony::triu(*this, diagonal); }
 Tensor Tensor::masked_fill(const Tensor& mask, double value) const { return colony::masked_fill(*this, mask, value); }
 Tensor Tensor::cumsum(int64_t dim) const { return colony::cumsum(*this, dim); }
+Tensor Tensor::cumprod(int64_t dim) const { return colony::cumprod(*this, dim); }
+std::pair<Tensor, Tensor> Tensor::cummax(int64_t dim) const { return colony::cummax(*this, dim); }
+std::pair<Tensor, Tensor> Tensor::cummin(int64_t dim) const { return colony::cummin(*this, dim); }
+Tensor Tensor::logcumsumexp(int64_t dim) const { return colony::logcumsumexp(*this, dim); }
+Tensor Tensor::prod() const { return colony::prod(*this); }
+Tensor Tensor::prod(int64_t dim, bool keepdim) const { return colony::prod(*this, dim, keepdim); }
+Tensor Tensor::median() const { return colony::median(*this); }
+std::pair<Tensor, Tensor> Tensor::median(int64_t dim, bool keepdim) const { return colony::median(*this, dim, keepdim); }
+Tensor Tensor::nanmedian() const { return colony::nanmedian(*this); }
+std::pair<Tensor, Tensor> Tensor::nanmedian(int64_t dim, bool keepdim) const {
+  return colony::nanmedian(*this, dim, keepdim);
+}
+std::pair<Tensor, Tensor> Tensor::kthvalue(int64_t k, int64_t dim, bool keepdim) const {
+  return colony::kthvalue(*this, k, dim, keepdim);
+}
+Tensor Tensor::quantile(double q, std::optional<int64_t> dim, bool keepdim, const std::string& interpolation) const {
+  return colony::quantile(*this, q, dim, keepdim, interpolation);
+}
+Tensor Tensor::quantile(const Tensor& q, std::optional<int64_t> dim, bool keepdim,
+                        const std::string& interpolation) const {
+  return colony::quantile(*this, q, dim, keepdim, interpolation);
+}
+Tensor Tensor::nanquantile(double q, std::optional<int64_t> dim, bool keepdim, const std::string& interpolation) const {
+  return colony::nanquantile(*this, q, dim, keepdim, interpolation);
+}
+Tensor Tensor::nanquantile(const Tensor& q, std::optional<int64_t> dim, bool keepdim,
+                           const std::string& interpolation) const {
+  return colony::nanquantile(*this, q, dim, keepdim, interpolation);
+}
+Tensor Tensor::scatter(int64_t dim, const Tensor& index, const Tensor& src) const {
+  return colony::scatter(*this, dim, index, src);
+}
+Tensor Tensor::scatter(int64_t dim, const Tensor& index, double value) const {
+  return colony::scatter(*this, dim, index, value);
+}
+Tensor Tensor::scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                              bool include_self) const {
+  return colony::scatter_reduce(*this, dim, index, src, reduce, include_self);
+}
+Tensor Tensor::index_fill(int64_t dim, const Tensor& index, double value) const {
+  return colony::index_fill(*this, dim, index, value);
+}
+Tensor Tensor::index_copy(int64_t dim, const Tensor& index, const Tensor& source) const {
+  return colony::index_copy(*this, dim, index, source);
+}
+Tensor Tensor::bincount(const Tensor& weights, int64_t minlength) const {
+  return colony::bincount(*this, weights, minlength);
+}
+Tensor Tensor::histc(int64_t bins, double min, double max) const { return colony::histc(*this, bins, min, max); }
+Tensor Tensor::nansum(const std::vector<int64_t>& dims, bool keepdim) const { return colony::nansum(*this, dims, keepdim); }
+Tensor Tensor::nanmean(const std::vector<int64_t>& dims, bool keepdim) const {
+  return colony::nanmean(*this, dims, keepdim);
+}
 std::pair<Tensor, Tensor> Tensor::sort(int64_t dim, bool descending) const { return colony::sort(*this, dim, descending); }
 std::pair<Tensor, Tensor> Tensor::topk(int64_t k, int64_t dim, bool largest, bool sorted) const {
   return colony::topk(*this, k, dim, largest, sorted);

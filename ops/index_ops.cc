@@ -148,6 +148,48 @@ Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const T
   return shape.empty() ? reshape(out, {}) : out;
 }
 
+Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, ScatterOp reduce) {
+  const char* op = "scatter";
+  check_defined(self, op, "input tensor");
+  check_defined(index, op, "index tensor");
+  check_defined(src, op, "src tensor");
+  check_same_device(self, index, op);
+  check_same_device(src, index, op, "src");
+  if (index.dtype() != kInt64) {
+    throw std::invalid_argument(std::string(op) + ": expected an int64 index, got " + dtype_name(index.dtype()));
+  }
+  if (src.dtype() != self.dtype()) {
+    throw std::invalid_argument(std::string(op) + ": expected src of the input's dtype " + dtype_name(self.dtype()) +
+                                ", got " + dtype_name(src.dtype()));
+  }
+  Tensor x = self.dim() == 0 ? reshape(self, {1}) : self;
+  Tensor idx = index.dim() == 0 ? reshape(index, {1}) : index;
+  Tensor s = src.dim() == 0 ? reshape(src, {1}) : src;
+  const int64_t nd = x.dim();
+  if (idx.dim() != nd || s.dim() != nd) {
+    throw std::invalid_argument(std::string(op) + ": index " + shape_str(index.sizes()) + ", src " +
+                                shape_str(src.sizes()) + " and input " + shape_str(self.sizes()) +
+                                " must have the same number of dimensions");
+  }
+  const int64_t d = wrap_dim(dim, nd, op);
+  for (int64_t i = 0; i < nd; ++i) {
+    if (idx.size(i) > s.size(i) || (i != d && idx.size(i) > x.size(i))) {
+      throw std::invalid_argument(std::string(op) + ": index shape " + shape_str(index.sizes()) +
+                                  " must be no larger than src " + shape_str(src.sizes()) +
+                                  " in every dimension and no larger than the input " + shape_str(self.sizes()) +
+                                  " except in dimension " + std::to_string(d));
+    }
+  }
+  check_index_values(idx, x.size(d), d, op);
+  Tensor out = clone(x);
+  if (idx.numel() > 0) {
+    kernels::StridedLayout ol = contiguous_layout(out.sizes()), il = kernel_layout(idx, op), sl = kernel_layout(s, op);
+    run_kernel<kernels::ScatterReduce>(self.device(), reduce, self.dtype(), out.data_ptr_raw(), ol,
+                                       static_cast<int>(d), idx.data_ptr<int64_t>(), il, s.data_ptr_raw(), sl);
+  }
+  return self.dim() == 0 ? reshape(out, {}) : out;
+}
+
 Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src) {
   const char* op = "index_add";
   if (index.dim() > 1) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "kernels/common/elementwise_functors.h"
+#include "kernels/common/index.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
 
@@ -96,6 +97,7 @@ void fill_(Tensor& t, double value);
 // The ops and their attributes are the lists of kernels/common/elementwise_functors.h.
 using kernels::ActivationGrad;
 using kernels::BinaryOp;
+using kernels::ScatterOp;
 using kernels::GeluApproximate;
 using kernels::UnaryAttrs;
 using kernels::UnaryOp;
@@ -187,6 +189,11 @@ Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index);
 Tensor gather(const Tensor& t, int64_t dim, const Tensor& index);
 // out = zeros(shape) with out[index] += src along dim (gather's adjoint).
 Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src);
+// A copy of self with each element src[p] combined into self[p with coordinate dim replaced by
+// index[p]] (torch's scatter and scatter_reduce rules: index int64 with self's rank, no larger than
+// src in any dim nor than self outside dim; src of self's dtype): Assign (of duplicates one wins),
+// Sum, Prod, Max or Min (NaN wins).
+Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, ScatterOp reduce);
 // The adjoint of index_select: zeros(shape) with rows of src added at index.
 Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src);
 // int64 [..., num_classes]; num_classes = -1 uses max + 1.
@@ -208,6 +215,15 @@ Tensor tril(const Tensor& t, int64_t diagonal = 0);
 Tensor triu(const Tensor& t, int64_t diagonal = 0);
 // Inclusive prefix sums along dim; integral and bool inputs sum to int64 (ops/cumsum_ops.cc).
 Tensor cumsum(const Tensor& t, int64_t dim);
+// The running product (integral and bool inputs multiply in int64), maximum and minimum (values of
+// t's dtype and the int64 position each came from: the last of equal values, NaN once seen, as
+// torch's), and log-sum-exp (floating inputs) along dim (ops/scan_ops.cc).
+Tensor cumprod(const Tensor& t, int64_t dim);
+std::pair<Tensor, Tensor> cummax(const Tensor& t, int64_t dim);
+std::pair<Tensor, Tensor> cummin(const Tensor& t, int64_t dim);
+Tensor logcumsumexp(const Tensor& t, int64_t dim);
+// The gradient of cumprod(input, dim) for grad (input's shape): exact with zeros in the input.
+Tensor cumprod_backward(const Tensor& grad, const Tensor& input, int64_t dim);
 // Stable sort along dim: values and int64 positions; NaN sorts as the largest value, -0 equal to
 // +0 (ops/sort_ops.cc).
 std::pair<Tensor, Tensor> sort(const Tensor& t, int64_t dim = -1, bool descending = false);

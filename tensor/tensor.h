@@ -212,6 +212,37 @@ class Tensor {
   Tensor triu(int64_t diagonal = 0) const;
   Tensor masked_fill(const Tensor& mask, double value) const;
   Tensor cumsum(int64_t dim) const;
+  Tensor cumprod(int64_t dim) const;
+  std::pair<Tensor, Tensor> cummax(int64_t dim) const;  // values, int64 indices
+  std::pair<Tensor, Tensor> cummin(int64_t dim) const;
+  Tensor logcumsumexp(int64_t dim) const;
+  Tensor prod() const;
+  Tensor prod(int64_t dim, bool keepdim = false) const;
+  // Order statistics (autograd/order_stats.cc): values differentiable, int64 indices not.
+  Tensor median() const;
+  std::pair<Tensor, Tensor> median(int64_t dim, bool keepdim = false) const;
+  Tensor nanmedian() const;
+  std::pair<Tensor, Tensor> nanmedian(int64_t dim, bool keepdim = false) const;
+  std::pair<Tensor, Tensor> kthvalue(int64_t k, int64_t dim = -1, bool keepdim = false) const;
+  Tensor quantile(double q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                  const std::string& interpolation = "linear") const;
+  Tensor quantile(const Tensor& q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                  const std::string& interpolation = "linear") const;
+  Tensor nanquantile(double q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                     const std::string& interpolation = "linear") const;
+  Tensor nanquantile(const Tensor& q, std::optional<int64_t> dim = std::nullopt, bool keepdim = false,
+                     const std::string& interpolation = "linear") const;
+  Tensor nansum(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  Tensor nanmean(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  // scatter and friends (autograd/scatter.cc), bincount and histc (autograd/unique.cc)
+  Tensor scatter(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor scatter(int64_t dim, const Tensor& index, double value) const;
+  Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                        bool include_self = true) const;
+  Tensor index_fill(int64_t dim, const Tensor& index, double value) const;
+  Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source) const;
+  Tensor bincount(const Tensor& weights = Tensor(), int64_t minlength = 0) const;
+  Tensor histc(int64_t bins = 100, double min = 0, double max = 0) const;
   std::pair<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;  // values, int64 indices
   std::pair<Tensor, Tensor> topk(int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true) const;
   Tensor sum() const;
@@ -286,6 +317,9 @@ class Tensor {
   // sum of their values (PyTorch leaves which write wins unspecified).
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value);
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, double value);
+  // accumulate = true adds value into the indexed elements (duplicates of an index each add), as
+  // torch's index_put_(indices, values, accumulate=True).
+  Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value, bool accumulate);
 
   // ---- differentiable in-place math (defined in autograd/inplace.cc) ----
   // Recorded as in PyTorch: the write rebases this tensor's history (through a view, its base's)

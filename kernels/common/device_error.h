@@ -12,7 +12,7 @@
 namespace colony::kernels {
 
 // The ops that validate indices on the device. 0 means "no error recorded".
-enum class CheckedOp : int64_t { None = 0, IndexSelect, IndexAdd, Gather, ScatterAdd, NllLoss, CrossEntropy };
+enum class CheckedOp : int64_t { None = 0, IndexSelect, IndexAdd, Gather, ScatterAdd, NllLoss, CrossEntropy, Scatter };
 
 inline const char* checked_op_name(CheckedOp op) {
   switch (op) {
@@ -23,6 +23,7 @@ inline const char* checked_op_name(CheckedOp op) {
     case CheckedOp::ScatterAdd: return "scatter_add";
     case CheckedOp::NllLoss: return "nll_loss";
     case CheckedOp::CrossEntropy: return "cross_entropy";
+    case CheckedOp::Scatter: return "scatter";
   }
   return "unknown op";
 }

@@ -14,6 +14,7 @@
 #include "kernels/common/dtype.h"
 #include "kernels/common/kernel.h"
 #include "kernels/common/layout.h"
+#include "kernels/common/macros.h"
 
 namespace colony::kernels {
 
@@ -36,6 +37,30 @@ COLONY_KERNEL(Gather, int64_t elem_size, const void* x, const StridedLayout& x_l
 // add into the same element.
 COLONY_KERNEL(ScatterAdd, DType dtype, void* out, const StridedLayout& out_layout, int dim, const int64_t* index,
               const StridedLayout& index_layout, const void* src, const StridedLayout& src_layout);
+
+// How ScatterReduce combines an element of out with one of src: src itself (scatter; of several
+// writes to one position, one wins, as torch's), the sum, the product, or the larger or smaller
+// (a NaN on either side wins, as torch's amax/amin).
+enum class ScatterOp { Assign, Sum, Prod, Max, Min };
+
+template <typename C>
+COLONY_INLINE C scatter_combine(ScatterOp op, C a, C b) {
+  switch (op) {
+    case ScatterOp::Assign: return b;
+    case ScatterOp::Sum: return static_cast<C>(a + b);
+    case ScatterOp::Prod: return static_cast<C>(a * b);
+    case ScatterOp::Max: return a != a ? a : (b != b || b > a) ? b : a;
+    case ScatterOp::Min: return a != a ? a : (b != b || b < a) ? b : a;
+  }
+  return b;
+}
+
+// out[p with coordinate `dim` replaced by index[p]] = scatter_combine(op, that element, src[p]) for
+// every position p of index's shape, with ScatterAdd's layouts and threading (the CPU gives each
+// run along `dim` to one thread, so its writes land in index order; CUDA combines with atomics).
+COLONY_KERNEL(ScatterReduce, ScatterOp op, DType dtype, void* out, const StridedLayout& out_layout, int dim,
+              const int64_t* index, const StridedLayout& index_layout, const void* src,
+              const StridedLayout& src_layout);
 
 // y[i, labels[i]] = 1 over a zero-filled int64 [n, num_classes].
 COLONY_KERNEL(OneHot, const int64_t* labels, int64_t n, int64_t num_classes, int64_t* y);

@@ -113,9 +113,14 @@ void Gather::cpu(int64_t elem_size, const void* x, const StridedLayout& x_layout
   }
 }
 
-void ScatterAdd::cpu(DType dtype, void* out, const StridedLayout& out_layout, int dim, const int64_t* index,
-                     const StridedLayout& index_layout, const void* src, const StridedLayout& src_layout) {
-  COLONY_DISPATCH_ALL(dtype, "scatter_add", [&] {
+namespace {
+
+// out[p with dim replaced by index[p]] = combine(that, src[p]), each run along dim on one thread.
+template <typename F>
+void scatter_columns(DType dtype, const char* name, void* out, const StridedLayout& out_layout, int dim,
+                     const int64_t* index, const StridedLayout& index_layout, const void* src,
+                     const StridedLayout& src_layout, F combine) {
+  COLONY_DISPATCH_ALL(dtype, name, [&] {
     using C = compute_t<scalar_t>;
     auto* op = static_cast<scalar_t*>(out);
     const auto* sp = static_cast<const scalar_t*>(src);
@@ -125,10 +130,25 @@ void ScatterAdd::cpu(DType dtype, void* out, const StridedLayout& out_layout, in
     for_each_column(index_layout, dim, strides, 3, [&](const int64_t* off) {
       for (int64_t j = 0; j < len; ++j) {
         scalar_t& dst = op[off[0] + index[off[1] + j * is] * os];
-        dst = static_cast<scalar_t>(static_cast<C>(dst) + static_cast<C>(sp[off[2] + j * ss]));
+        dst = static_cast<scalar_t>(combine(static_cast<C>(dst), static_cast<C>(sp[off[2] + j * ss])));
       }
     });
   });
+}
+
+}  // namespace
+
+void ScatterAdd::cpu(DType dtype, void* out, const StridedLayout& out_layout, int dim, const int64_t* index,
+                     const StridedLayout& index_layout, const void* src, const StridedLayout& src_layout) {
+  scatter_columns(dtype, "scatter_add", out, out_layout, dim, index, index_layout, src, src_layout,
+                  [](auto a, auto b) { return a + b; });
+}
+
+void ScatterReduce::cpu(ScatterOp op, DType dtype, void* out, const StridedLayout& out_layout, int dim,
+                        const int64_t* index, const StridedLayout& index_layout, const void* src,
+                        const StridedLayout& src_layout) {
+  scatter_columns(dtype, "scatter", out, out_layout, dim, index, index_layout, src, src_layout,
+                  [op](auto a, auto b) { return scatter_combine(op, a, b); });
 }
 
 void OneHot::cpu(const int64_t* labels, int64_t n, int64_t num_classes, int64_t* y) {

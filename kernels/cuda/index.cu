@@ -111,6 +111,31 @@ __global__ void scatter_add_kernel(T* out, StridedLayout ol, int dim, const int6
   }
 }
 
+template <typename T>
+__global__ void scatter_reduce_kernel(ScatterOp op, T* out, StridedLayout ol, int dim, const int64_t* index,
+                                      StridedLayout il, const T* src, StridedLayout sl, DeviceErrorRecord* err) {
+  using C = compute_t<T>;
+  int64_t total = il.numel();
+  COLONY_GRID_LOOP(p, total) {
+    int64_t out_off, i_off, coord, s_off, unused;
+    position_offsets(p, il, ol.strides, il.strides, dim, out_off, i_off, coord);
+    const int64_t k = index[i_off];
+    if (!index_in_range(k, ol.sizes[dim])) {
+      record_bad_index(err, CheckedOp::Scatter, k, ol.sizes[dim]);
+      continue;
+    }
+    position_offsets(p, il, sl.strides, sl.strides, dim, unused, s_off, coord);
+    T* dst = out + out_off + k * ol.strides[dim];
+    if (op == ScatterOp::Assign) {
+      *dst = src[s_off];
+    } else if (op == ScatterOp::Sum) {
+      atomic_add(dst, src[s_off]);
+    } else {
+      atomic_combine(dst, src[s_off], [op](C a, C b) { return scatter_combine(op, a, b); });
+    }
+  }
+}
+
 __global__ void one_hot_kernel(const int64_t* labels, int64_t n, int64_t num_classes, int64_t* y) {
   COLONY_GRID_LOOP(i, n) { y[i * num_classes + labels[i]] = 1; }
 }
@@ -180,6 +205,19 @@ void ScatterAdd::cuda(DType dtype, void* out, const StridedLayout& out_layout, i
         src_layout, device_error_record());
   });
   after_launch("scatter_add");
+}
+
+void ScatterReduce::cuda(ScatterOp op, DType dtype, void* out, const StridedLayout& out_layout, int dim,
+                         const int64_t* index, const StridedLayout& index_layout, const void* src,
+                         const StridedLayout& src_layout, void* stream) {
+  int64_t total = index_layout.numel();
+  if (total == 0) return;
+  COLONY_DISPATCH_ALL(dtype, "scatter", [&] {
+    scatter_reduce_kernel<scalar_t><<<grid_blocks(total), kBlockThreads, 0, as_stream(stream)>>>(
+        op, static_cast<scalar_t*>(out), out_layout, dim, index, index_layout, static_cast<const scalar_t*>(src),
+        src_layout, device_error_record());
+  });
+  after_launch("scatter");
 }
 
 void OneHot::cuda(const int64_t* labels, int64_t n, int64_t num_classes, int64_t* y, void* stream) {

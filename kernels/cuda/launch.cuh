@@ -107,4 +107,44 @@ __device__ __forceinline__ void atomic_add(T* address, T v) {
   }
 }
 
+// *address = f(*address, v) computed in compute_t<T>, atomically, for every Colony dtype: a
+// compare-and-swap loop on the element's bits, or on the aligned 32-bit word holding a 1- or 2-byte
+// element (scatter_reduce's products, maxima and minima, which have no native instruction).
+template <typename T, typename F>
+__device__ void atomic_combine(T* address, T v, F f) {
+  using C = compute_t<T>;
+  auto combined = [&](T cur) { return static_cast<T>(f(static_cast<C>(cur), static_cast<C>(v))); };
+  if constexpr (sizeof(T) == 8 || sizeof(T) == 4) {
+    using Bits = std::conditional_t<sizeof(T) == 8, unsigned long long, unsigned int>;
+    auto* word = reinterpret_cast<Bits*>(address);
+    Bits old = *word, assumed;
+    do {
+      assumed = old;
+      T cur;
+      ::memcpy(&cur, &assumed, sizeof(T));
+      T next = combined(cur);
+      Bits next_bits;
+      ::memcpy(&next_bits, &next, sizeof(T));
+      old = atomicCAS(word, assumed, next_bits);
+    } while (old != assumed);
+  } else {
+    using Bits = std::conditional_t<sizeof(T) == 2, uint16_t, uint8_t>;
+    auto addr = reinterpret_cast<uintptr_t>(address);
+    auto* word = reinterpret_cast<unsigned int*>(addr & ~uintptr_t{3});
+    const unsigned shift = static_cast<unsigned>(addr & 3) * 8;
+    const unsigned mask = (sizeof(T) == 2 ? 0xffffu : 0xffu) << shift;
+    unsigned old = *word, assumed;
+    do {
+      assumed = old;
+      Bits cur_bits = static_cast<Bits>((assumed & mask) >> shift);
+      T cur;
+      ::memcpy(&cur, &cur_bits, sizeof(T));
+      T next = combined(cur);
+      Bits next_bits;
+      ::memcpy(&next_bits, &next, sizeof(T));
+      old = atomicCAS(word, assumed, (assumed & ~mask) | (static_cast<unsigned>(next_bits) << shift));
+    } while (old != assumed);
+  }
+}
+
 }  // namespace colony::kernels::cuda

@@ -148,6 +148,7 @@ std::map<std::string, OpCase> cases() {
           return F::interpolate(x[0], F::InterpolateFuncOptions().scale_factor({2.0}).mode("bilinear"));
         }}},
       {"cumsum", {{{3, 40}}, [](const std::vector<Tensor>& x) { return cumsum(x[0], 1); }}},
+      {"cumprod", {{{3, 40}}, [](const std::vector<Tensor>& x) { return cumprod(x[0], 1); }, true}},
   };
 }
 
