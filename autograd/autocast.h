@@ -70,6 +70,7 @@ namespace autocast {
   X(matmul, LowerPrecision)            \
   X(linear, LowerPrecision)            \
   X(conv2d, LowerPrecision)            \
+  X(conv_transpose2d, LowerPrecision)  \
   X(scaled_dot_product_attention, LowerPrecision) \
   X(softmax, Float32)                  \
   X(log_softmax, Float32)              \
@@ -85,6 +86,7 @@ namespace autocast {
   X(cosine_similarity, Float32)        \
   X(cosine_embedding_loss, Float32)    \
   X(batch_norm, Float32)               \
+  X(group_norm, Float32)               \
   X(layer_norm, Float32)               \
   X(rms_norm, Float32)                 \
   X(sum, Float32)                      \
