@@ -229,6 +229,14 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
                                   std::to_string(groups) + "), got " + shape_str(bias.sizes()));
     }
   }
+  if (bias.defined() && detail::widened_on_cpu(input)) {
+    // The bias is added after the kernel: a 16-bit result would round twice (the sum, then the
+    // sum with the bias). Widened, it rounds once, as conv2d's fused bias does. (On CUDA the add
+    // is in the 16-bit dtype, as PyTorch's cuDNN path adds it.)
+    return detail::narrow_to(conv_transpose2d(detail::widen(input), detail::widen(weight), detail::widen(bias), stride,
+                                              padding, output_padding, dilation, groups),
+                             input.dtype());
+  }
   // conv2d_backward reads only the shape of its input when it computes the input gradient alone:
   // a stride-0 view of one element stands in for it.
   const Tensor shape_only = expand(empty({}, TensorOptions(input.dtype()).device(input.device())), out);

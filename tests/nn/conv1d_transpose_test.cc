@@ -190,6 +190,17 @@ TEST(ConvTransposeGrad, Gradcheck) {
                                      testing::input({3}, -1, 1, 8)}));
 }
 
+// bfloat16 on the CPU with a bias: the float32 result rounded once (the bias is not added in
+// bfloat16 after a rounded convolution).
+TEST(ConvTransposeGrad, Bfloat16WithBiasRoundsOnce) {
+  auto bf16 = [](const Tensor& t) { return raw::to(t, kCPU, kBFloat16); };
+  auto f32 = [](const Tensor& t) { return raw::to(t, kCPU, kFloat32); };
+  Tensor x = bf16(randn({2, 4, 5, 6})), w = bf16(randn({4, 3, 3, 3}, 4)), b = bf16(randn({3}, 5));
+  Tensor y = raw::conv_transpose2d(x, w, b, 2, 1, 1);
+  EXPECT_EQ(y.dtype(), kBFloat16);
+  EXPECT_TRUE(testing::all_close(y, bf16(raw::conv_transpose2d(f32(x), f32(w), f32(b), 2, 1, 1)), 0, 0));
+}
+
 // Only the inputs asked for get a gradient; a frozen weight gets none.
 TEST(ConvTransposeGrad, OnlyWhatIsAskedFor) {
   Tensor x = testing::input({1, 2, 3, 3}), w = randn({2, 3, 2, 2}, 4, kFloat64);
