@@ -62,6 +62,19 @@ TEST(GroupNormModule, NormalizesEachGroup) {
   EXPECT_TRUE(all_close(raw::mean(raw::mul(groups, groups), {2}), raw::ones({3, 2}), 1e-4, 1e-4));
 }
 
+// The module's forward is F::group_norm with its own weight and bias (given other values than the
+// init's ones and zeros, so that each one counts).
+TEST(GroupNormModule, ForwardUsesWeightAndBias) {
+  GroupNorm gn(GroupNormOptions(2, 4));
+  {
+    NoGradGuard no_grad;
+    raw::copy_(gn.weight, randn({4}, 11));
+    raw::copy_(gn.bias, randn({4}, 12));
+  }
+  Tensor x = randn({3, 4, 5});
+  EXPECT_TRUE(all_close(gn.forward(x), F::group_norm(x, F::GroupNormFuncOptions(2).weight(gn.weight).bias(gn.bias)), 0, 0));
+}
+
 TEST(GroupNormModule, Errors) {
   EXPECT_TRUE(throws_with([] { GroupNorm(GroupNormOptions(4, 6)); },
                           "GroupNorm: num_channels (6) must be a positive multiple of num_groups (4)"));
