@@ -76,6 +76,7 @@ namespace autocast {
   X(matmul, LowerPrecision)            \
   X(linear, LowerPrecision)            \
   X(conv2d, LowerPrecision)            \
+  X(conv_transpose2d, LowerPrecision)  \
   X(scaled_dot_product_attention, LowerPrecision) \
   X(rnn_tanh_cell, LowerPrecision)     \
   X(rnn_relu_cell, LowerPrecision)     \
@@ -99,6 +100,7 @@ namespace autocast {
   X(cosine_similarity, Float32)        \
   X(cosine_embedding_loss, Float32)    \
   X(batch_norm, Float32)               \
+  X(group_norm, Float32)               \
   X(layer_norm, Float32)               \
   X(rms_norm, Float32)                 \
   X(sum, Float32)                      \

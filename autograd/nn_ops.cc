@@ -1,5 +1,9 @@
 #include "autograd/nn_ops.h"
 
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
 #include "autograd/autocast.h"
 #include "autograd/engine/function_node.h"
 #include "autograd/ops.h"
@@ -31,6 +35,32 @@ Tensor conv2d(const Tensor& input_arg, const Tensor& weight_arg, const Tensor& b
                                               {needs[0], needs[1], has_bias && needs[2]});
     if (has_bias) return {r.grad_input, r.grad_weight, r.grad_bias};
     return {r.grad_input, r.grad_weight};
+  });
+  return out;
+}
+
+Tensor conv_transpose2d(const Tensor& input_arg, const Tensor& weight_arg, const Tensor& bias_arg, Int2 stride,
+                        Int2 padding, Int2 output_padding, Int2 dilation, int64_t groups) {
+  auto cast = [](const Tensor& t) { return autocast::cast(autocast::Op::conv_transpose2d, t); };
+  const Tensor input = cast(input_arg), weight = cast(weight_arg), bias = cast(bias_arg);
+  Tensor out = raw::conv_transpose2d(input, weight, bias, stride, padding, output_padding, dilation, groups);
+  if (!autograd::needs_grad(input, weight, bias)) return out;
+  raw::Conv2dParams params{stride, padding, dilation, groups};
+  bool has_bias = bias.defined();
+  std::vector<Tensor> inputs = {input, weight};
+  if (has_bias) inputs.push_back(bias);
+  SavedTensor si(input), sw(weight);
+  // The forward is conv2d's input gradient, so its input gradient is conv2d itself and its weight
+  // gradient is conv2d's, with grad_output in the input's place and the input in grad_output's.
+  record("ConvolutionBackward", inputs, out, {si, sw}, [si, sw, params, has_bias](const Grads& g, const Needs& needs) -> Grads {
+    Tensor grad_input, grad_weight, grad_bias;
+    if (needs[0]) {
+      grad_input = raw::conv2d(g[0], sw.unpack(), Tensor(), params.stride, params.padding, params.dilation, params.groups);
+    }
+    if (needs[1]) grad_weight = raw::conv2d_backward(si.unpack(), g[0], sw.unpack(), params, {false, true, false}).grad_weight;
+    if (has_bias && needs[2]) grad_bias = raw::sum(g[0], {0, 2, 3});
+    if (has_bias) return {grad_input, grad_weight, grad_bias};
+    return {grad_input, grad_weight};
   });
   return out;
 }
@@ -80,23 +110,59 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
   }
   raw::BatchNormResult r = raw::batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
   if (!autograd::needs_grad(input, weight, bias)) return r.output;
-  bool affine = weight.defined();
+  // weight and bias each may be undefined (a module with affine but no bias passes weight alone).
+  const bool has_weight = weight.defined(), has_bias = bias.defined();
   std::vector<Tensor> inputs = {input};
-  if (affine) {
-    inputs.push_back(weight);
-    inputs.push_back(bias);
-  }
-  SavedTensor si(input), sw = affine ? SavedTensor(weight) : SavedTensor();
+  if (has_weight) inputs.push_back(weight);
+  if (has_bias) inputs.push_back(bias);
+  SavedTensor si(input), sw = has_weight ? SavedTensor(weight) : SavedTensor();
   Tensor mean = r.save_mean, invstd = r.save_invstd;
   record("NativeBatchNormBackward", inputs, r.output, {si, sw},
-         [si, sw, mean, invstd, training, affine](const Grads& g, const Needs& needs) -> Grads {
-           Tensor w = affine ? sw.unpack() : Tensor();
+         [si, sw, mean, invstd, training, has_weight, has_bias](const Grads& g, const Needs& needs) -> Grads {
+           Tensor w = has_weight ? sw.unpack() : Tensor();
+           const bool need_weight = has_weight && needs[1];
+           const bool need_bias = has_bias && needs[has_weight ? 2 : 1];
            raw::BatchNormGrads gr = raw::batch_norm_backward(g[0], si.unpack(), w, mean, invstd, training,
-                                                             {needs[0], affine && needs[1], affine && needs[2]});
-           if (affine) return {gr.grad_input, gr.grad_weight, gr.grad_bias};
-           return {gr.grad_input};
+                                                             {needs[0], need_weight, need_bias});
+           Grads out = {gr.grad_input};
+           if (has_weight) out.push_back(gr.grad_weight);
+           if (has_bias) out.push_back(gr.grad_bias);
+           return out;
          });
   return r.output;
+}
+
+Tensor group_norm(const Tensor& input_arg, int64_t num_groups, const Tensor& weight_arg, const Tensor& bias_arg,
+                  double eps) {
+  if (!input_arg.defined() || input_arg.dim() < 2) {
+    throw std::invalid_argument("group_norm: expected input of at least 2 dims (N, C, *), got " +
+                                (input_arg.defined() ? shape_str(input_arg.sizes()) : std::string("undefined")));
+  }
+  const int64_t n = input_arg.size(0), c = input_arg.size(1);
+  if (num_groups <= 0 || c % num_groups != 0) {
+    throw std::invalid_argument("group_norm: expected the number of channels (" + std::to_string(c) + " in input " +
+                                shape_str(input_arg.sizes()) + ") to be divisible by num_groups (" +
+                                std::to_string(num_groups) + ")");
+  }
+  for (const Tensor* p : {&weight_arg, &bias_arg}) {
+    if (p->defined() && (p->dim() != 1 || p->size(0) != c)) {
+      throw std::invalid_argument(std::string("group_norm: expected ") + (p == &weight_arg ? "weight" : "bias") +
+                                  " of shape [" + std::to_string(c) + "] (one per channel), got " +
+                                  shape_str(p->sizes()));
+    }
+  }
+  auto f32 = [](const Tensor& t) { return autocast::cast(autocast::Op::group_norm, t); };
+  const Tensor input = f32(input_arg), weight = f32(weight_arg), bias = f32(bias_arg);
+  // Each (sample, group) is a row of layer_norm's fused kernel, without its affine (which is per
+  // normalized position there, per channel here); the per-channel affine follows broadcast.
+  const int64_t group_size = input.numel() / std::max<int64_t>(n * num_groups, 1);
+  Tensor y = layer_norm(reshape(input, {n, num_groups, group_size}), {group_size}, Tensor(), Tensor(), eps);
+  y = reshape(y, input.sizes());
+  Shape channel_shape(input.dim(), 1);
+  channel_shape[1] = c;
+  if (weight.defined()) y = mul(y, reshape(weight, channel_shape));
+  if (bias.defined()) y = add(y, reshape(bias, channel_shape));
+  return y;
 }
 
 Tensor cross_entropy_loss(const Tensor& input_arg, const Tensor& target, const raw::CrossEntropyOptions& options) {

@@ -11,6 +11,10 @@ namespace colony {
 
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), Int2 stride = 1,
               Int2 padding = 0, Int2 dilation = 1, int64_t groups = 1);
+// raw::conv_transpose2d with its gradients (conv2d and conv2d's weight gradient, the same kernels);
+// autocast's LowerPrecision row, as torch's conv_transpose2d.
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), Int2 stride = 1,
+                        Int2 padding = 0, Int2 output_padding = 0, Int2 dilation = 1, int64_t groups = 1);
 Tensor max_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride = std::nullopt,
                   Int2 padding = 0, Int2 dilation = 1, bool ceil_mode = false);
 Tensor avg_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride = std::nullopt,
@@ -35,6 +39,14 @@ Tensor layer_norm(const Tensor& input, const Shape& normalized_shape, const Tens
 // under autocast likewise.
 Tensor rms_norm(const Tensor& input, const Shape& normalized_shape, const Tensor& weight = Tensor(),
                 std::optional<double> eps = std::nullopt);
+
+// Group normalization (torch.nn.functional.group_norm): input [N, C, *] with its C channels in
+// num_groups groups; each (sample, group) normalized by its mean and biased variance, then
+// * weight[c] + bias[c] (each [C] or undefined). Composite: layer_norm's fused kernel over
+// [N, num_groups, C / num_groups * prod(*)] without affine, then the per-channel affine broadcast.
+// Under autocast it computes and returns float32 (torch's CUDA float32 list).
+Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), double eps = 1e-5);
 
 // Rows of weight [num_embeddings, dim] picked by integer indices (int64 or int32) of any shape:
 // output indices.shape + [dim] (torch.nn.functional.embedding). The gradient adds each output

@@ -3,6 +3,7 @@
 #include "nn/repr.h"
 
 #include <stdexcept>
+#include <string>
 
 #include "nn/functional.h"
 #include "nn/init.h"
@@ -11,11 +12,14 @@
 
 namespace colony::nn {
 
-BatchNorm2d::BatchNorm2d(const BatchNorm2dOptions& o) : options(o) {
-  if (o.num_features() <= 0) throw std::invalid_argument("BatchNorm2d: num_features must be positive");
+BatchNormBase::BatchNormBase(const BatchNormOptions& o, const char* name) : options(o), name_(name) {
+  if (o.num_features() <= 0) {
+    throw std::invalid_argument(std::string(name) + ": num_features must be positive, got " +
+                                std::to_string(o.num_features()));
+  }
   if (o.affine()) {
     weight = register_parameter("weight", raw::empty({o.num_features()}));
-    bias = register_parameter("bias", raw::empty({o.num_features()}));
+    if (o.bias()) bias = register_parameter("bias", raw::empty({o.num_features()}));
   }
   if (o.track_running_stats()) {
     running_mean = register_buffer("running_mean", raw::zeros({o.num_features()}));
@@ -25,18 +29,25 @@ BatchNorm2d::BatchNorm2d(const BatchNorm2dOptions& o) : options(o) {
   reset_parameters();
 }
 
-void BatchNorm2d::reset_parameters() {
+void BatchNormBase::reset_running_stats() {
+  if (!options.track_running_stats()) return;
+  NoGradGuard g;
+  init::zeros_(running_mean);
+  init::ones_(running_var);
+  init::zeros_(num_batches_tracked);
+}
+
+void BatchNormBase::reset_parameters() {
+  reset_running_stats();
   if (weight.defined()) init::ones_(weight);
   if (bias.defined()) init::zeros_(bias);
 }
 
-Tensor BatchNorm2d::forward(const Tensor& input) {
-  if (input.dim() != 4) {
-    throw std::invalid_argument("BatchNorm2d: expected 4-D input (N,C,H,W), got " + shape_str(input.sizes()));
-  }
+Tensor BatchNormBase::forward(const Tensor& input) {
+  check_input_dim(input);
   if (input.size(1) != options.num_features()) {
-    throw std::invalid_argument("BatchNorm2d: expected " + std::to_string(options.num_features()) + " channels, got input " +
-                                shape_str(input.sizes()));
+    throw std::invalid_argument(std::string(name_) + ": expected " + std::to_string(options.num_features()) +
+                                " channels, got input " + shape_str(input.sizes()));
   }
   bool use_batch_stats = is_training() || !options.track_running_stats();
   if (is_training() && options.track_running_stats()) {
@@ -47,10 +58,24 @@ Tensor BatchNorm2d::forward(const Tensor& input) {
                                 options.eps());
 }
 
-std::string BatchNorm2d::extra_repr() const {
+std::string BatchNormBase::extra_repr() const {
   return std::to_string(options.num_features()) + ", eps=" + repr::py_float(options.eps()) +
          ", momentum=" + repr::py_float(options.momentum()) + ", affine=" + repr::py_bool(options.affine()) +
+         ", bias=" + repr::py_bool(bias.defined()) +
          ", track_running_stats=" + repr::py_bool(options.track_running_stats());
+}
+
+void BatchNorm1d::check_input_dim(const Tensor& input) const {
+  if (input.dim() != 2 && input.dim() != 3) {
+    throw std::invalid_argument("BatchNorm1d: expected 2-D (N,C) or 3-D (N,C,L) input, got " +
+                                shape_str(input.sizes()));
+  }
+}
+
+void BatchNorm2d::check_input_dim(const Tensor& input) const {
+  if (input.dim() != 4) {
+    throw std::invalid_argument("BatchNorm2d: expected 4-D input (N,C,H,W), got " + shape_str(input.sizes()));
+  }
 }
 
 }  // namespace colony::nn

@@ -11,22 +11,9 @@
 
 namespace colony::nn {
 
-Conv2d::Conv2d(const Conv2dOptions& o) : options(o) {
-  if (o.in_channels() <= 0 || o.out_channels() <= 0 || o.groups() <= 0) {
-    throw std::invalid_argument("Conv2d: channels and groups must be positive");
-  }
-  if (o.in_channels() % o.groups() != 0 || o.out_channels() % o.groups() != 0) {
-    throw std::invalid_argument("Conv2d: in_channels (" + std::to_string(o.in_channels()) + ") and out_channels (" +
-                                std::to_string(o.out_channels()) + ") must be divisible by groups (" +
-                                std::to_string(o.groups()) + ")");
-  }
-  weight = register_parameter(
-      "weight", raw::empty({o.out_channels(), o.in_channels() / o.groups(), o.kernel_size().h, o.kernel_size().w}));
-  if (o.bias()) bias = register_parameter("bias", raw::empty({o.out_channels()}));
-  reset_parameters();
-}
+namespace detail {
 
-void Conv2d::reset_parameters() {
+void reset_conv_parameters(Tensor& weight, Tensor& bias) {
   init::kaiming_uniform_(weight, std::sqrt(5.0));
   if (bias.defined()) {
     auto [fan_in, fan_out] = init::calculate_fan_in_and_fan_out(weight);
@@ -34,6 +21,31 @@ void Conv2d::reset_parameters() {
     init::uniform_(bias, -bound, bound);
   }
 }
+
+void check_conv_channels(int64_t in_channels, int64_t out_channels, int64_t groups, const char* module) {
+  if (in_channels <= 0 || out_channels <= 0 || groups <= 0) {
+    throw std::invalid_argument(std::string(module) + ": channels and groups must be positive, got in_channels " +
+                                std::to_string(in_channels) + ", out_channels " + std::to_string(out_channels) +
+                                ", groups " + std::to_string(groups));
+  }
+  if (in_channels % groups != 0 || out_channels % groups != 0) {
+    throw std::invalid_argument(std::string(module) + ": in_channels (" + std::to_string(in_channels) +
+                                ") and out_channels (" + std::to_string(out_channels) +
+                                ") must be divisible by groups (" + std::to_string(groups) + ")");
+  }
+}
+
+}  // namespace detail
+
+Conv2d::Conv2d(const Conv2dOptions& o) : options(o) {
+  detail::check_conv_channels(o.in_channels(), o.out_channels(), o.groups(), "Conv2d");
+  weight = register_parameter(
+      "weight", raw::empty({o.out_channels(), o.in_channels() / o.groups(), o.kernel_size().h, o.kernel_size().w}));
+  if (o.bias()) bias = register_parameter("bias", raw::empty({o.out_channels()}));
+  reset_parameters();
+}
+
+void Conv2d::reset_parameters() { detail::reset_conv_parameters(weight, bias); }
 
 Tensor Conv2d::forward(const Tensor& input) {
   return functional::conv2d(input, weight, bias,
@@ -50,6 +62,35 @@ std::string Conv2d::extra_repr() const {
                   ", kernel_size=" + s2(options.kernel_size()) + ", stride=" + s2(options.stride());
   if (!(options.padding() == Int2(0))) r += ", padding=" + s2(options.padding());
   if (!(options.dilation() == Int2(1))) r += ", dilation=" + s2(options.dilation());
+  if (options.groups() != 1) r += ", groups=" + std::to_string(options.groups());
+  if (!options.bias()) r += ", bias=False";
+  return r;
+}
+
+Conv1d::Conv1d(const Conv1dOptions& o) : options(o) {
+  detail::check_conv_channels(o.in_channels(), o.out_channels(), o.groups(), "Conv1d");
+  weight = register_parameter("weight", raw::empty({o.out_channels(), o.in_channels() / o.groups(), o.kernel_size()}));
+  if (o.bias()) bias = register_parameter("bias", raw::empty({o.out_channels()}));
+  reset_parameters();
+}
+
+void Conv1d::reset_parameters() { detail::reset_conv_parameters(weight, bias); }
+
+Tensor Conv1d::forward(const Tensor& input) {
+  return functional::conv1d(input, weight, bias,
+                            functional::Conv1dFuncOptions()
+                                .stride(options.stride())
+                                .padding(options.padding())
+                                .dilation(options.dilation())
+                                .groups(options.groups()));
+}
+
+std::string Conv1d::extra_repr() const {
+  using repr::tuple1;
+  std::string r = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
+                  ", kernel_size=" + tuple1(options.kernel_size()) + ", stride=" + tuple1(options.stride());
+  if (options.padding() != 0) r += ", padding=" + tuple1(options.padding());
+  if (options.dilation() != 1) r += ", dilation=" + tuple1(options.dilation());
   if (options.groups() != 1) r += ", groups=" + std::to_string(options.groups());
   if (!options.bias()) r += ", bias=False";
   return r;

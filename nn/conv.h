@@ -1,5 +1,6 @@
 // nn::Conv2d over [N, C, H, W] inputs (cuDNN on CUDA, im2col/GEMM or direct kernels on the CPU),
-// initialized like PyTorch.
+// and nn::Conv1d over [N, C, L] inputs (the same kernels on [N, C, 1, L]), initialized like PyTorch.
+// The transposed convolutions are nn/conv_transpose.h.
 #pragma once
 
 #include "nn/module.h"
@@ -32,5 +33,41 @@ class Conv2d : public Module {
   Tensor weight;  // [out, in / groups, kH, kW]
   Tensor bias;    // [out]
 };
+
+struct Conv1dOptions {
+  Conv1dOptions(int64_t in_channels, int64_t out_channels, int64_t kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+  COLONY_ARG(int64_t, in_channels);
+  COLONY_ARG(int64_t, out_channels);
+  COLONY_ARG(int64_t, kernel_size);
+  COLONY_ARG(int64_t, stride) = 1;
+  COLONY_ARG(int64_t, padding) = 0;
+  COLONY_ARG(int64_t, dilation) = 1;
+  COLONY_ARG(int64_t, groups) = 1;
+  COLONY_ARG(bool, bias) = true;
+};
+
+// torch.nn.Conv1d: input [N, C_in, L] or [C_in, L] (unbatched) -> [N, C_out, L_out] with
+// L_out = (L + 2 * padding - dilation * (kernel_size - 1) - 1) / stride + 1.
+class Conv1d : public Module {
+ public:
+  explicit Conv1d(const Conv1dOptions& options);
+  Tensor forward(const Tensor& input) override;
+  void reset_parameters();
+  std::string extra_repr() const override;
+
+  Conv1dOptions options;
+  Tensor weight;  // [out, in / groups, k]
+  Tensor bias;    // [out]
+};
+
+namespace detail {
+// torch's _ConvNd.reset_parameters: weight kaiming_uniform_(a = sqrt(5)), bias uniform in
+// +-1 / sqrt(fan_in), fan_in from the weight's shape (weight.size(1) * kernel elements, which for a
+// transposed convolution's [in, out / groups, k...] weight is out / groups * kernel elements).
+void reset_conv_parameters(Tensor& weight, Tensor& bias);
+// The constructor's checks of channels and groups, in the module's name.
+void check_conv_channels(int64_t in_channels, int64_t out_channels, int64_t groups, const char* module);
+}  // namespace detail
 
 }  // namespace colony::nn

@@ -123,6 +123,39 @@ struct Conv2dFuncOptions {
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
               const Conv2dFuncOptions& options = {});
 
+// F::conv1d: input [N, C_in, L] or [C_in, L], weight [C_out, C_in / groups, k], bias [C_out] or
+// undefined; conv2d's kernels on [N, C_in, 1, L].
+struct Conv1dFuncOptions {
+  COLONY_ARG(int64_t, stride) = 1;
+  COLONY_ARG(int64_t, padding) = 0;
+  COLONY_ARG(int64_t, dilation) = 1;
+  COLONY_ARG(int64_t, groups) = 1;
+};
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
+              const Conv1dFuncOptions& options = {});
+
+// F::conv_transpose2d (nn/conv_transpose.h's module): input [N, C_in, H, W] or [C_in, H, W], weight
+// [C_in, C_out / groups, kH, kW]; output_padding < stride.
+struct ConvTranspose2dFuncOptions {
+  COLONY_ARG(Int2, stride) = 1;
+  COLONY_ARG(Int2, padding) = 0;
+  COLONY_ARG(Int2, output_padding) = 0;
+  COLONY_ARG(int64_t, groups) = 1;
+  COLONY_ARG(Int2, dilation) = 1;
+};
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
+                        const ConvTranspose2dFuncOptions& options = {});
+// F::conv_transpose1d: input [N, C_in, L] or [C_in, L], weight [C_in, C_out / groups, k].
+struct ConvTranspose1dFuncOptions {
+  COLONY_ARG(int64_t, stride) = 1;
+  COLONY_ARG(int64_t, padding) = 0;
+  COLONY_ARG(int64_t, output_padding) = 0;
+  COLONY_ARG(int64_t, groups) = 1;
+  COLONY_ARG(int64_t, dilation) = 1;
+};
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
+                        const ConvTranspose1dFuncOptions& options = {});
+
 struct MaxPool2dFuncOptions {
   MaxPool2dFuncOptions(Int2 kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
   MaxPool2dFuncOptions(int64_t kernel_size) : MaxPool2dFuncOptions(Int2(kernel_size)) {}      // NOLINT: MaxPool2d(2)
@@ -155,11 +188,64 @@ struct AdaptiveAvgPool2dFuncOptions {
 };
 Tensor adaptive_avg_pool2d(const Tensor& input, const AdaptiveAvgPool2dFuncOptions& options);
 
+// 1-D pooling over input [N, C, L] or [C, L]: the 2-D kernels on [N, C, 1, L].
+struct MaxPool1dFuncOptions {
+  MaxPool1dFuncOptions(int64_t kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
+  COLONY_ARG(int64_t, kernel_size);
+  COLONY_ARG(int64_t, stride);  // defaults to kernel_size
+  COLONY_ARG(int64_t, padding) = 0;
+  COLONY_ARG(int64_t, dilation) = 1;
+  COLONY_ARG(bool, ceil_mode) = false;
+};
+Tensor max_pool1d(const Tensor& input, const MaxPool1dFuncOptions& options);
+
+struct AvgPool1dFuncOptions {
+  AvgPool1dFuncOptions(int64_t kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
+  COLONY_ARG(int64_t, kernel_size);
+  COLONY_ARG(int64_t, stride);
+  COLONY_ARG(int64_t, padding) = 0;
+  COLONY_ARG(bool, ceil_mode) = false;
+  COLONY_ARG(bool, count_include_pad) = true;
+};
+Tensor avg_pool1d(const Tensor& input, const AvgPool1dFuncOptions& options);
+
+struct AdaptiveAvgPool1dFuncOptions {
+  AdaptiveAvgPool1dFuncOptions(int64_t output_size) : output_size_(output_size) {}  // NOLINT
+  COLONY_ARG(int64_t, output_size);
+};
+Tensor adaptive_avg_pool1d(const Tensor& input, const AdaptiveAvgPool1dFuncOptions& options);
+
 // Batch normalization over dim 1. In training mode the batch statistics normalize and the running
 // estimates (when given) are updated in place with `momentum` and the unbiased variance.
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight = Tensor(), const Tensor& bias = Tensor(), bool training = false,
                   double momentum = 0.1, double eps = 1e-5);
+
+// F::group_norm (colony::group_norm): input [N, C, *], C divisible by num_groups; weight and bias
+// [C] or undefined.
+struct GroupNormFuncOptions {
+  GroupNormFuncOptions(int64_t num_groups) : num_groups_(num_groups) {}  // NOLINT
+  COLONY_ARG(int64_t, num_groups);
+  COLONY_ARG(Tensor, weight);
+  COLONY_ARG(Tensor, bias);
+  COLONY_ARG(double, eps) = 1e-5;
+};
+Tensor group_norm(const Tensor& input, const GroupNormFuncOptions& options);
+
+// F::instance_norm: input [N, C, *], each (sample, channel) normalized over *. With use_input_stats
+// (the default) the instance statistics normalize and running_mean/var (when given, [C]) take the
+// batch's mean of them (momentum, unbiased variance), as PyTorch; without, the running estimates
+// normalize. batch_norm on [1, N * C, *] (nn/functional_norm.cc).
+struct InstanceNormFuncOptions {
+  COLONY_ARG(Tensor, running_mean);
+  COLONY_ARG(Tensor, running_var);
+  COLONY_ARG(Tensor, weight);
+  COLONY_ARG(Tensor, bias);
+  COLONY_ARG(bool, use_input_stats) = true;
+  COLONY_ARG(double, momentum) = 0.1;
+  COLONY_ARG(double, eps) = 1e-5;
+};
+Tensor instance_norm(const Tensor& input, const InstanceNormFuncOptions& options = {});
 
 // ---- Losses (nn/functional_loss.cc; the modules are nn/loss.h) ----------------------------------
 // PyTorch's semantics: Reduction::Mean (the default), Sum or None (the per-element losses, shaped as

@@ -1,9 +1,103 @@
 // F:: convolution, pooling and batch norm: option structs to the differentiable ops of
-// autograd/nn_ops.h.
+// autograd/nn_ops.h. The 1-D forms view [N, C, L] as [N, C, 1, L] and run the 2-D op.
+#include <stdexcept>
+#include <string>
+
 #include "autograd/nn_ops.h"
+#include "autograd/ops.h"
 #include "nn/functional.h"
 
 namespace colony::nn::functional {
+namespace {
+
+// [N, C, L] or [C, L] (unbatched) as [N, C, 1, L].
+Tensor as_image(const Tensor& input, const char* op) {
+  if (!input.defined() || (input.dim() != 2 && input.dim() != 3)) {
+    throw std::invalid_argument(std::string(op) + ": expected 2-D (unbatched [C, L]) or 3-D ([N, C, L]) input, got " +
+                                (input.defined() ? shape_str(input.sizes()) : std::string("undefined")));
+  }
+  return unsqueeze(input.dim() == 2 ? unsqueeze(input, 0) : input, 2);
+}
+
+// as_image's inverse: [N, C, 1, L] back to the input's rank.
+Tensor from_image(const Tensor& y, const Tensor& input) {
+  Tensor out = squeeze(y, 2);
+  return input.dim() == 2 ? squeeze(out, 0) : out;
+}
+
+// [C, H, W] (unbatched) as [1, C, H, W]; 4-D as is.
+Tensor batched_image(const Tensor& input, const char* op) {
+  if (!input.defined() || (input.dim() != 3 && input.dim() != 4)) {
+    throw std::invalid_argument(std::string(op) + ": expected 3-D (unbatched [C, H, W]) or 4-D ([N, C, H, W]) input, got " +
+                                (input.defined() ? shape_str(input.sizes()) : std::string("undefined")));
+  }
+  return input.dim() == 3 ? unsqueeze(input, 0) : input;
+}
+
+void check_weight_rank(const Tensor& weight, int64_t rank, const char* layout, const char* op) {
+  if (!weight.defined() || weight.dim() != rank) {
+    throw std::invalid_argument(std::string(op) + ": expected weight of " + std::to_string(rank) + " dims " + layout +
+                                ", got " + (weight.defined() ? shape_str(weight.sizes()) : std::string("undefined")));
+  }
+}
+
+}  // namespace
+
+Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv1dFuncOptions& o) {
+  const char* op = "conv1d";
+  const Tensor x = as_image(input, op);
+  check_weight_rank(weight, 3, "[C_out, C_in / groups, k]", op);
+  if (o.groups() > 0 && x.size(1) != weight.size(1) * o.groups()) {
+    throw std::invalid_argument("conv1d: expected input with " + std::to_string(weight.size(1) * o.groups()) +
+                                " channels (weight " + shape_str(weight.sizes()) + ", groups " +
+                                std::to_string(o.groups()) + "), got input " + shape_str(input.sizes()));
+  }
+  const Tensor y = colony::conv2d(x, unsqueeze(weight, 2), bias, {1, o.stride()}, {0, o.padding()},
+                                  {1, o.dilation()}, o.groups());
+  return from_image(y, input);
+}
+
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                        const ConvTranspose2dFuncOptions& o) {
+  const Tensor y = colony::conv_transpose2d(batched_image(input, "conv_transpose2d"), weight, bias, o.stride(),
+                                            o.padding(), o.output_padding(), o.dilation(), o.groups());
+  return input.dim() == 3 ? squeeze(y, 0) : y;
+}
+
+Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                        const ConvTranspose1dFuncOptions& o) {
+  const char* op = "conv_transpose1d";
+  const Tensor x = as_image(input, op);
+  check_weight_rank(weight, 3, "[C_in, C_out / groups, k]", op);
+  if (x.size(1) != weight.size(0)) {
+    throw std::invalid_argument("conv_transpose1d: expected input with " + std::to_string(weight.size(0)) +
+                                " channels (weight " + shape_str(weight.sizes()) + " is [C_in, C_out / groups, k]), got input " +
+                                shape_str(input.sizes()));
+  }
+  if (o.output_padding() >= o.stride()) {
+    throw std::invalid_argument("conv_transpose1d: output_padding " + std::to_string(o.output_padding()) +
+                                " must be smaller than stride " + std::to_string(o.stride()));
+  }
+  const Tensor y = colony::conv_transpose2d(x, unsqueeze(weight, 2), bias, {1, o.stride()}, {0, o.padding()},
+                                            {0, o.output_padding()}, {1, o.dilation()}, o.groups());
+  return from_image(y, input);
+}
+
+Tensor max_pool1d(const Tensor& input, const MaxPool1dFuncOptions& o) {
+  const Tensor y = colony::max_pool2d(as_image(input, "max_pool1d"), {1, o.kernel_size()}, Int2(1, o.stride()),
+                                      {0, o.padding()}, {1, o.dilation()}, o.ceil_mode());
+  return from_image(y, input);
+}
+
+Tensor avg_pool1d(const Tensor& input, const AvgPool1dFuncOptions& o) {
+  const Tensor y = colony::avg_pool2d(as_image(input, "avg_pool1d"), {1, o.kernel_size()}, Int2(1, o.stride()),
+                                      {0, o.padding()}, o.ceil_mode(), o.count_include_pad());
+  return from_image(y, input);
+}
+
+Tensor adaptive_avg_pool1d(const Tensor& input, const AdaptiveAvgPool1dFuncOptions& o) {
+  return from_image(colony::adaptive_avg_pool2d(as_image(input, "adaptive_avg_pool1d"), {1, o.output_size()}), input);
+}
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dFuncOptions& o) {
   return colony::conv2d(input, weight, bias, o.stride(), o.padding(), o.dilation(), o.groups());
 }

@@ -73,4 +73,18 @@ std::string AvgPool2d::extra_repr() const {
 
 std::string AdaptiveAvgPool2d::extra_repr() const { return "output_size=" + int_or_tuple(options.output_size()); }
 
+// torch's MaxPool1d keeps its arguments as given (numbers); AvgPool1d stores them as 1-tuples.
+std::string MaxPool1d::extra_repr() const {
+  return "kernel_size=" + std::to_string(options.kernel_size()) + ", stride=" + std::to_string(options.stride()) +
+         ", padding=" + std::to_string(options.padding()) + ", dilation=" + std::to_string(options.dilation()) +
+         ", ceil_mode=" + py_bool(options.ceil_mode());
+}
+
+std::string AvgPool1d::extra_repr() const {
+  return "kernel_size=" + repr::tuple1(options.kernel_size()) + ", stride=" + repr::tuple1(options.stride()) +
+         ", padding=" + repr::tuple1(options.padding());
+}
+
+std::string AdaptiveAvgPool1d::extra_repr() const { return "output_size=" + std::to_string(options.output_size()); }
+
 }  // namespace colony::nn

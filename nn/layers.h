@@ -105,4 +105,32 @@ class AdaptiveAvgPool2d : public Module {
   AdaptiveAvgPool2dOptions options;
 };
 
+// The 1-D pools over [N, C, L] or [C, L] (F::max_pool1d, ...: the 2-D kernels on [N, C, 1, L]).
+using MaxPool1dOptions = functional::MaxPool1dFuncOptions;
+class MaxPool1d : public Module {
+ public:
+  explicit MaxPool1d(const MaxPool1dOptions& options) : options(options) {}
+  Tensor forward(const Tensor& input) override { return functional::max_pool1d(input, options); }
+  std::string extra_repr() const override;
+  MaxPool1dOptions options;
+};
+
+using AvgPool1dOptions = functional::AvgPool1dFuncOptions;
+class AvgPool1d : public Module {
+ public:
+  explicit AvgPool1d(const AvgPool1dOptions& options) : options(options) {}
+  Tensor forward(const Tensor& input) override { return functional::avg_pool1d(input, options); }
+  std::string extra_repr() const override;
+  AvgPool1dOptions options;
+};
+
+using AdaptiveAvgPool1dOptions = functional::AdaptiveAvgPool1dFuncOptions;
+class AdaptiveAvgPool1d : public Module {
+ public:
+  explicit AdaptiveAvgPool1d(const AdaptiveAvgPool1dOptions& options) : options(options) {}
+  Tensor forward(const Tensor& input) override { return functional::adaptive_avg_pool1d(input, options); }
+  std::string extra_repr() const override;
+  AdaptiveAvgPool1dOptions options;
+};
+
 }  // namespace colony::nn

@@ -85,4 +85,35 @@ std::string RMSNorm::extra_repr() const {
          ", elementwise_affine=" + repr::py_bool(options.elementwise_affine());
 }
 
+GroupNorm::GroupNorm(const GroupNormOptions& o) : options(o) {
+  if (o.num_groups() <= 0 || o.num_channels() <= 0 || o.num_channels() % o.num_groups() != 0) {
+    throw std::invalid_argument("GroupNorm: num_channels (" + std::to_string(o.num_channels()) +
+                                ") must be a positive multiple of num_groups (" + std::to_string(o.num_groups()) + ")");
+  }
+  if (o.affine()) {
+    weight = register_parameter("weight", raw::empty({o.num_channels()}));
+    if (o.bias()) bias = register_parameter("bias", raw::empty({o.num_channels()}));
+  }
+  reset_parameters();
+}
+
+void GroupNorm::reset_parameters() {
+  if (weight.defined()) init::ones_(weight);
+  if (bias.defined()) init::zeros_(bias);
+}
+
+Tensor GroupNorm::forward(const Tensor& input) {
+  if (input.dim() >= 2 && input.size(1) != options.num_channels()) {
+    throw std::invalid_argument("GroupNorm: expected input with " + std::to_string(options.num_channels()) +
+                                " channels (dim 1), got " + shape_str(input.sizes()));
+  }
+  return colony::group_norm(input, options.num_groups(), weight, bias, options.eps());
+}
+
+std::string GroupNorm::extra_repr() const {
+  return std::to_string(options.num_groups()) + ", " + std::to_string(options.num_channels()) +
+         ", eps=" + repr::py_float(options.eps()) + ", affine=" + repr::py_bool(options.affine()) +
+         ", bias=" + repr::py_bool(bias.defined());
+}
+
 }  // namespace colony::nn

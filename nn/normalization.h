@@ -1,5 +1,6 @@
 // nn::LayerNorm and nn::RMSNorm, with F::layer_norm and F::rms_norm: the front of the fused ops of
-// autograd/nn_ops.h (colony::layer_norm / colony::rms_norm), spelled as libtorch spells them.
+// autograd/nn_ops.h (colony::layer_norm / colony::rms_norm), spelled as libtorch spells them; and
+// nn::GroupNorm over colony::group_norm (F::group_norm is in nn/functional.h).
 #pragma once
 
 #include <optional>
@@ -72,6 +73,28 @@ class RMSNorm : public Module {
 
   RMSNormOptions options;
   Tensor weight;
+};
+
+struct GroupNormOptions {
+  GroupNormOptions(int64_t num_groups, int64_t num_channels) : num_groups_(num_groups), num_channels_(num_channels) {}
+  COLONY_ARG(int64_t, num_groups);
+  COLONY_ARG(int64_t, num_channels);
+  COLONY_ARG(double, eps) = 1e-5;
+  // Learnable per-channel weight (ones) and, with bias, bias (zeros).
+  COLONY_ARG(bool, affine) = true;
+  COLONY_ARG(bool, bias) = true;
+};
+
+// torch.nn.GroupNorm: input [N, C, *] with C = num_channels; parameters "weight" and "bias" [C].
+class GroupNorm : public Module {
+ public:
+  explicit GroupNorm(const GroupNormOptions& options);
+  Tensor forward(const Tensor& input) override;
+  void reset_parameters();
+  std::string extra_repr() const override;
+
+  GroupNormOptions options;
+  Tensor weight, bias;
 };
 
 }  // namespace colony::nn

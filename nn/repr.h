@@ -15,5 +15,7 @@ std::string tuple(const Int2& v);
 // "2" when both sizes are equal (PyTorch keeps what the user passed; a square size is nearly always
 // passed as one number), else "(2, 3)".
 std::string int_or_tuple(const Int2& v);
+// "(3,)", as PyTorch prints a one-element tuple (Conv1d's kernel_size).
+inline std::string tuple1(int64_t v) { return "(" + std::to_string(v) + ",)"; }
 
 }  // namespace colony::nn::repr

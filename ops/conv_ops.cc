@@ -173,4 +173,77 @@ Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, cons
   return grads;
 }
 
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias, Int2 stride, Int2 padding,
+                        Int2 output_padding, Int2 dilation, int64_t groups) {
+  const char* op = "conv_transpose2d";
+  if (!input.defined() || !weight.defined()) {
+    throw std::invalid_argument("conv_transpose2d: expected defined input and weight tensors");
+  }
+  if (input.dim() != 4) {
+    throw std::invalid_argument("conv_transpose2d: input must be 4-D (N,C,H,W), got " + shape_str(input.sizes()));
+  }
+  if (weight.dim() != 4) {
+    throw std::invalid_argument("conv_transpose2d: weight must be 4-D (C_in,C_out/groups,kH,kW), got " +
+                                shape_str(weight.sizes()));
+  }
+  check_positive(stride, "stride", op, false);
+  check_positive(padding, "padding", op, true);
+  check_positive(output_padding, "output_padding", op, true);
+  check_same_device_dtype(input, "input", weight, "weight", op);
+  check_floating(input, op);
+  check_positive(dilation, "dilation", op, false);
+  if (groups <= 0) throw std::invalid_argument("conv_transpose2d: groups must be positive, got " + std::to_string(groups));
+  // The output is conv2d's input gradient for an input of the output's size, which exists for
+  // output_padding < stride only. PyTorch also takes stride <= output_padding < dilation (the extra
+  // rows then hold the bias alone); that case is refused here.
+  if (output_padding.h >= stride.h || output_padding.w >= stride.w) {
+    throw std::invalid_argument("conv_transpose2d: output_padding " + pair_str(output_padding) +
+                                " must be smaller than stride " + pair_str(stride) + " in each dim");
+  }
+  const Shape& in = input.sizes();
+  const Shape& wt = weight.sizes();
+  if (in[1] != wt[0]) {
+    throw std::invalid_argument("conv_transpose2d: expected input with " + std::to_string(wt[0]) +
+                                " channels (weight " + shape_str(wt) + " is (C_in,C_out/groups,kH,kW)), got " +
+                                shape_str(in));
+  }
+  if (wt[0] % groups != 0) {
+    throw std::invalid_argument("conv_transpose2d: weight " + shape_str(wt) + " has " + std::to_string(wt[0]) +
+                                " input channels, which groups " + std::to_string(groups) + " does not divide");
+  }
+  const int64_t out_h = (in[2] - 1) * stride.h - 2 * padding.h + dilation.h * (wt[2] - 1) + output_padding.h + 1;
+  const int64_t out_w = (in[3] - 1) * stride.w - 2 * padding.w + dilation.w * (wt[3] - 1) + output_padding.w + 1;
+  if (wt[2] <= 0 || wt[3] <= 0 || out_h <= 0 || out_w <= 0) {
+    throw std::invalid_argument("conv_transpose2d: input " + shape_str(in) + ", weight " + shape_str(wt) +
+                                ", stride " + pair_str(stride) + ", padding " + pair_str(padding) +
+                                ", output_padding " + pair_str(output_padding) + " and dilation " +
+                                pair_str(dilation) + " give an empty output " + std::to_string(out_h) + "x" +
+                                std::to_string(out_w));
+  }
+  const Shape out = {in[0], wt[1] * groups, out_h, out_w};
+  if (bias.defined()) {
+    check_same_device_dtype(input, "input", bias, "bias", op);
+    if (bias.dim() != 1 || bias.size(0) != out[1]) {
+      throw std::invalid_argument("conv_transpose2d: expected bias of shape [" + std::to_string(out[1]) +
+                                  "] (one per output channel of weight " + shape_str(wt) + " with groups " +
+                                  std::to_string(groups) + "), got " + shape_str(bias.sizes()));
+    }
+  }
+  if (bias.defined() && detail::widened_on_cpu(input)) {
+    // The bias is added after the kernel: a 16-bit result would round twice (the sum, then the
+    // sum with the bias). Widened, it rounds once, as conv2d's fused bias does. (On CUDA the add
+    // is in the 16-bit dtype, as PyTorch's cuDNN path adds it.)
+    return detail::narrow_to(conv_transpose2d(detail::widen(input), detail::widen(weight), detail::widen(bias), stride,
+                                              padding, output_padding, dilation, groups),
+                             input.dtype());
+  }
+  // conv2d_backward reads only the shape of its input when it computes the input gradient alone:
+  // a stride-0 view of one element stands in for it.
+  const Tensor shape_only = expand(empty({}, TensorOptions(input.dtype()).device(input.device())), out);
+  Tensor y = conv2d_backward(input, shape_only, weight, {stride, padding, dilation, groups}, {true, false, false})
+                 .grad_input;
+  if (bias.defined()) binary_(BinaryOp::Add, y, reshape(bias, {1, out[1], 1, 1}));
+  return y;
+}
+
 }  // namespace colony::raw

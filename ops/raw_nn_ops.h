@@ -46,6 +46,15 @@ struct Conv2dGrads {
 Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
                             const Conv2dParams& params, std::array<bool, 3> output_mask = {true, true, true});
 
+// Transposed convolution (PyTorch's conv_transpose2d): input [N, C_in, H, W], weight [C_in, C_out /
+// groups, kH, kW], bias [C_out] or undefined -> [N, C_out, Ho, Wo] with Ho = (H - 1) * stride.h -
+// 2 * padding.h + dilation.h * (kH - 1) + output_padding.h + 1 (likewise Wo). It is conv2d's input
+// gradient for weight (computed by the same kernels); its gradients are conv2d of grad_output (for
+// the input) and conv2d_backward's weight gradient with grad_output as the input (for the weight).
+// output_padding must be smaller than stride (PyTorch also takes output_padding < dilation).
+Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), Int2 stride = 1,
+                        Int2 padding = 0, Int2 output_padding = 0, Int2 dilation = 1, int64_t groups = 1);
+
 // ---------- pooling (ops/pool_ops.cc); input [N, C, H, W] or [C, H, W] ----------
 // stride defaults to kernel_size. Output size (H + 2 * padding - dilation * (k - 1) - 1) / stride + 1,
 // rounded up with ceil_mode (but a window must start inside the input or its left padding).

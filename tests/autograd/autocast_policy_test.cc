@@ -76,6 +76,10 @@ std::map<std::string, OpCase> cases() {
       {"matmul", {{{2, 4, 6}, {6, 3}}, [](const std::vector<Tensor>& x) { return matmul(x[0], x[1]); }}},
       {"linear", {{{3, 6}, {5, 6}, {5}}, [](const std::vector<Tensor>& x) { return linear(x[0], x[1], x[2]); }}},
       {"conv2d", {{{2, 3, 6, 6}, {4, 3, 3, 3}, {4}}, [](const std::vector<Tensor>& x) { return conv2d(x[0], x[1], x[2]); }}},
+      // Without a bias: the bias is added after the kernel, in the 16-bit dtype on CUDA (as PyTorch's
+      // cuDNN path), a second rounding this check's 2 ulps do not allow for.
+      {"conv_transpose2d",
+       {{{2, 3, 4, 5}, {3, 2, 3, 3}}, [](const std::vector<Tensor>& x) { return conv_transpose2d(x[0], x[1], Tensor(), 2); }}},
       {"scaled_dot_product_attention",
        {{{2, 5, 8}, {2, 6, 8}, {2, 6, 4}},
         [](const std::vector<Tensor>& x) { return scaled_dot_product_attention(x[0], x[1], x[2]); }}},
@@ -130,6 +134,8 @@ std::map<std::string, OpCase> cases() {
       // Statistics and output in float32 (PyTorch's CUDA list); weight and bias widened with the input.
       {"layer_norm",
        {{{4, 3, 8}, {8}, {8}}, [](const std::vector<Tensor>& x) { return layer_norm(x[0], {8}, x[1], x[2]); }}},
+      {"group_norm",
+       {{{2, 6, 3, 2}, {6}, {6}}, [](const std::vector<Tensor>& x) { return group_norm(x[0], 3, x[1], x[2]); }}},
       {"rms_norm", {{{4, 3, 8}, {8}}, [](const std::vector<Tensor>& x) { return rms_norm(x[0], {8}, x[1]); }}},
       {"sum", {{{5, 9}}, [](const std::vector<Tensor>& x) { return sum(x[0], {1}); }}},
       {"mean", {{{5, 9}}, [](const std::vector<Tensor>& x) { return mean(x[0]); }}},

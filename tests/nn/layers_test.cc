@@ -44,7 +44,7 @@ TEST(Layers, PrintLikePyTorch) {
   EXPECT_EQ(printed(ReLU()), "ReLU()");
   EXPECT_EQ(printed(ReLU(ReLUOptions().inplace(true))), "ReLU(inplace=True)");
   EXPECT_EQ(printed(Flatten()), "Flatten(start_dim=1, end_dim=-1)");
-  EXPECT_EQ(printed(BatchNorm2d(16)), "BatchNorm2d(16, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True)");
+  EXPECT_EQ(printed(BatchNorm2d(16)), "BatchNorm2d(16, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)");
   EXPECT_EQ(printed(Conv2d(Conv2dOptions(3, 16, 3).padding(1).bias(false))),
             "Conv2d(3, 16, kernel_size=(3, 3), stride=(1, 1), padding=(1, 1), bias=False)");
   EXPECT_EQ(printed(Linear(4, 2)), "Linear(in_features=4, out_features=2, bias=True)");
