@@ -508,6 +508,16 @@ COLONY_INLINE auto unary_fn(C x, const UnaryAttrs& attrs = {}) {
   }
 }
 
+// v < 0, spelt so that unsigned types compile without a pointless comparison (nvcc warns).
+template <typename C>
+COLONY_INLINE bool is_negative(C v) {
+  if constexpr (std::is_unsigned_v<C>) {
+    return false;
+  } else {
+    return v < C(0);
+  }
+}
+
 // -a in two's complement, without the signed overflow of -INT_MIN (which wraps to INT_MIN).
 template <typename C>
 COLONY_INLINE C wrapping_neg(C a) {
@@ -538,7 +548,7 @@ COLONY_INLINE C floor_divide(C a, C b) {
       if (b == C(-1)) return wrapping_neg(a);
     }
     const C quot = static_cast<C>(a / b), rem = static_cast<C>(a % b);
-    return (rem != C(0) && (rem < C(0)) != (b < C(0))) ? static_cast<C>(quot - 1) : quot;
+    return (rem != C(0) && is_negative(rem) != is_negative(b)) ? static_cast<C>(quot - 1) : quot;
   }
 }
 
@@ -563,7 +573,7 @@ COLONY_INLINE C fmod_fn(C a, C b) {
 template <typename C>
 COLONY_INLINE C remainder_fn(C a, C b) {
   const C mod = fmod_fn(a, b);
-  return (mod != C(0) && (b < C(0)) != (mod < C(0))) ? static_cast<C>(mod + b) : mod;
+  return (mod != C(0) && is_negative(b) != is_negative(mod)) ? static_cast<C>(mod + b) : mod;
 }
 
 // x log y, 0 where x == 0 (y = 0 included), but NaN where y is NaN whatever x (ATen's xlogy).
