@@ -66,7 +66,9 @@ namespace autocast {
 // bfloat16) while its cells, GRU and RNN only cast their products: one row each serves both
 // devices here, so on the CPU too a cell or layer gives the lower precision.
 // softplus is in PyTorch's CUDA float32 list (its CPU list leaves it, and the other activations, in
-// the input's dtype); like exp and log, one row serves both devices here. interpolate stands for
+// the input's dtype); like exp and log, one row serves both devices here, and so for tan, asin, acos,
+// sinh, cosh, log2, log10 and erfinv, torch's other elementwise float32 rows. atan2 is on torch's
+// promote list, which is what every binary op of mixed dtypes does here. interpolate stands for
 // torch's upsample_* ops (float32 in its lists); F::interpolate casts with it.
 // An op file casts its inputs with cast(Op::name, t). tests/autograd/autocast_test.cc walks this table
 // and checks each op's dtypes and values, and fails for a row it has no case for.
@@ -110,6 +112,14 @@ namespace autocast {
   X(log, Float32)                      \
   X(log1p, Float32)                    \
   X(expm1, Float32)                    \
+  X(tan, Float32)                      \
+  X(asin, Float32)                     \
+  X(acos, Float32)                     \
+  X(sinh, Float32)                     \
+  X(cosh, Float32)                     \
+  X(log2, Float32)                     \
+  X(log10, Float32)                    \
+  X(erfinv, Float32)                   \
   X(pow, Float32)                      \
   X(reciprocal, Float32)               \
   X(rsqrt, Float32)                    \

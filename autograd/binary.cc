@@ -14,11 +14,10 @@ using autograd::requires_grad_safe;
 using autograd::SavedTensor;
 using autograd::detail::Grads;
 using autograd::detail::Needs;
+using autograd::detail::reduce_to;
 using autograd::detail::save_if;
 using autograd::detail::scalar_like;
 using raw::BinaryOp;
-
-Tensor reduce_to(const Tensor& g, const Shape& shape) { return g.sizes() == shape ? g : raw::sum_to(g, shape); }
 
 
 // Gradient for one input of maximum/minimum: g where the input won, g/2 on ties, 0 where it lost.

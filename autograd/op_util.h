@@ -50,6 +50,47 @@ inline bool sole_owner(const Tensor& g) {
          g.impl()->storage->allocator() != nullptr && g.is_contiguous() && !g.requires_grad();
 }
 
+// A broadcast operand's gradient summed back to its own shape (the engine casts it to its dtype).
+inline Tensor reduce_to(const Tensor& g, const Shape& shape) { return g.sizes() == shape ? g : raw::sum_to(g, shape); }
+
+// An elementwise unary op y = f(x) (raw::unary(op, x, attrs)) recorded with its derivative
+// deriv(g, saved) -> g f'(x), written through the saved input x (unary_with_input) or the saved
+// output y (unary_with_output), as torch's derivatives.yaml writes the op's formula.
+template <typename Deriv>
+Tensor unary_with_input(raw::UnaryOp op, const char* name, const Tensor& x, Deriv deriv,
+                        const raw::UnaryAttrs& attrs = {}) {
+  Tensor out = raw::unary(op, x, attrs);
+  if (needs_grad(x)) {
+    SavedTensor sx(x);
+    record(name, {x}, out, {sx}, [sx, deriv](const Grads& g, const Needs&) -> Grads {
+      return {deriv(g[0], sx.unpack())};
+    });
+  }
+  return out;
+}
+
+template <typename Deriv>
+Tensor unary_with_output(raw::UnaryOp op, const char* name, const Tensor& x, Deriv deriv) {
+  Tensor out = raw::unary(op, x);
+  if (needs_grad(x)) {
+    SavedTensor sy(out, /*is_output=*/true);
+    record(name, {x}, out, {sy}, [sy, deriv](const Grads& g, const Needs&) -> Grads {
+      return {deriv(g[0], sy.unpack())};
+    });
+  }
+  return out;
+}
+
+// A piecewise constant op (floor, sign, trunc, ...): its gradient is zero everywhere, PyTorch's
+// convention at the jumps too.
+inline Tensor piecewise_constant(raw::UnaryOp op, const char* name, const Tensor& x) {
+  Tensor out = raw::unary(op, x);
+  if (needs_grad(x)) {
+    record(name, {x}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {raw::zeros_like(g[0])}; });
+  }
+  return out;
+}
+
 // Saves `t` only when `wanted`, so an op does not keep alive what no gradient formula reads.
 inline SavedTensor save_if(bool wanted, const Tensor& t) { return wanted ? SavedTensor(t) : SavedTensor(); }
 

@@ -44,6 +44,36 @@ Tensor floor(const Tensor& t);
 Tensor ceil(const Tensor& t);
 Tensor round(const Tensor& t);
 Tensor clamp(const Tensor& t, std::optional<double> min, std::optional<double> max);
+// Trigonometric, hyperbolic, logarithmic and special functions (autograd/unary_math.cc), as torch's:
+// integral and bool inputs compute in float32; outside its domain a function gives NaN (asin(2),
+// acosh(0.5), log2(-1), erfinv(1.5), digamma(-1)) and at its poles +-inf (atanh(1), log2(0),
+// lgamma(0), digamma(0) = -inf for +0 and +inf for -0). Under autocast tan, asin, acos, sinh, cosh,
+// log2, log10 and erfinv compute in float32 (torch's CUDA list; one row serves both devices).
+Tensor tan(const Tensor& t);
+Tensor asin(const Tensor& t);
+Tensor acos(const Tensor& t);
+Tensor atan(const Tensor& t);
+Tensor sinh(const Tensor& t);
+Tensor cosh(const Tensor& t);
+Tensor asinh(const Tensor& t);
+Tensor acosh(const Tensor& t);
+Tensor atanh(const Tensor& t);
+Tensor log2(const Tensor& t);
+Tensor log10(const Tensor& t);
+Tensor exp2(const Tensor& t);
+Tensor erfc(const Tensor& t);    // 1 - erf, accurate in the tail
+Tensor erfinv(const Tensor& t);  // inverse of erf on (-1, 1); +-inf at +-1
+Tensor lgamma(const Tensor& t);  // log |Gamma(x)|; its gradient is digamma
+Tensor digamma(const Tensor& t); // psi = Gamma'/Gamma; its gradient is trigamma, polygamma(1, x)
+// torch.logit: log(p / (1 - p)), p clamped to [eps, 1 - eps] first when eps is given (and >= 0);
+// the gradient is 0 where the clamp was active, NaN outside [0, 1] without eps.
+Tensor logit(const Tensor& t, std::optional<double> eps = std::nullopt);
+Tensor sinc(const Tensor& t);  // sin(pi x) / (pi x), 1 at 0
+// Toward zero; integers are copied, bool refused, as torch.trunc. fix is its alias. Zero gradient.
+Tensor trunc(const Tensor& t);
+Tensor fix(const Tensor& t);
+// x - trunc(x), the sign of x (frac(-1.5) = -0.5); floating inputs only; the gradient passes unchanged.
+Tensor frac(const Tensor& t);
 
 // ---------- elementwise binary, broadcasting (autograd/binary.cc) ----------
 Tensor add(const Tensor& a, const Tensor& b, double alpha = 1.0);  // a + alpha * b
@@ -61,6 +91,36 @@ Tensor pow(const Tensor& a, const Tensor& exponent);
 Tensor pow(double base, const Tensor& exponent);
 Tensor maximum(const Tensor& a, const Tensor& b);  // ties split the gradient in half, as PyTorch
 Tensor minimum(const Tensor& a, const Tensor& b);
+// ---------- elementwise binary math, broadcasting (autograd/binary_math.cc) ----------
+// The forms torch has: scalar operands where torch takes a Scalar. Integer operands: atan2, copysign
+// and xlogy compute in float32; hypot and logaddexp(2) refuse them; fmod, remainder and floor_divide
+// stay integral (bool refused), where a zero divisor on the CPU throws ("ZeroDivisionError", as
+// torch; a CUDA divisor is not read back and gives 0).
+Tensor atan2(const Tensor& a, const Tensor& b);  // the angle of (b, a), in [-pi, pi]
+// a - trunc(a / b) * b: the sign of a (C's fmod). Gradient: g, and -g trunc(a / b) for b.
+Tensor fmod(const Tensor& a, const Tensor& b);
+Tensor fmod(const Tensor& a, double b);
+// a - floor(a / b) * b: the sign of b, Python's %, the operator % below. Gradient: g, and
+// -g floor_divide(a, b) for b.
+Tensor remainder(const Tensor& a, const Tensor& b);
+Tensor remainder(const Tensor& a, double b);
+Tensor remainder(double a, const Tensor& b);
+// Python's //: rounds the quotient toward -inf (floor_divide(-7, 2) = -4), on integers and floats.
+// Its derivative is not implemented, as in PyTorch: a backward through it throws.
+Tensor floor_divide(const Tensor& a, const Tensor& b);
+Tensor floor_divide(const Tensor& a, double b);
+Tensor floor_divide(double a, const Tensor& b);
+Tensor hypot(const Tensor& a, const Tensor& b);  // sqrt(a^2 + b^2) without overflow
+// |a| with the sign bit of b (copysign(1, -0.0) = -1); b gets a zero gradient.
+Tensor copysign(const Tensor& a, const Tensor& b);
+Tensor copysign(const Tensor& a, double b);
+// a log b, 0 where a == 0 (also for b == 0), NaN where b is NaN.
+Tensor xlogy(const Tensor& a, const Tensor& b);
+Tensor xlogy(const Tensor& a, double b);
+Tensor xlogy(double a, const Tensor& b);
+// log(exp(a) + exp(b)) and log2(2^a + 2^b), without overflow.
+Tensor logaddexp(const Tensor& a, const Tensor& b);
+Tensor logaddexp2(const Tensor& a, const Tensor& b);
 // t with `value` where the bool mask (broadcast with t) is true; no gradient flows to filled places.
 Tensor masked_fill(const Tensor& t, const Tensor& mask, double value);
 // cond ? a : b (broadcast); cond is bool and gets no gradient.
@@ -387,6 +447,10 @@ inline Tensor operator+(double a, const Tensor& b) { return add(b, a); }
 inline Tensor operator-(double a, const Tensor& b) { return rsub(b, a); }
 inline Tensor operator*(double a, const Tensor& b) { return mul(b, a); }
 inline Tensor operator/(double a, const Tensor& b) { return rdiv(b, a); }
+// Python's % on tensors: torch.remainder (the sign of the divisor).
+inline Tensor operator%(const Tensor& a, const Tensor& b) { return remainder(a, b); }
+inline Tensor operator%(const Tensor& a, double b) { return remainder(a, b); }
+inline Tensor operator%(double a, const Tensor& b) { return remainder(a, b); }
 inline Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
 inline Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
 inline Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }

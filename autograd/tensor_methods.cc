@@ -58,6 +58,41 @@ Tensor Tensor::sign() const { return colony::sign(*this); }
 Tensor Tensor::floor() const { return colony::floor(*this); }
 Tensor Tensor::ceil() const { return colony::ceil(*this); }
 Tensor Tensor::round() const { return colony::round(*this); }
+Tensor Tensor::trunc() const { return colony::trunc(*this); }
+Tensor Tensor::fix() const { return colony::fix(*this); }
+Tensor Tensor::frac() const { return colony::frac(*this); }
+Tensor Tensor::tan() const { return colony::tan(*this); }
+Tensor Tensor::asin() const { return colony::asin(*this); }
+Tensor Tensor::acos() const { return colony::acos(*this); }
+Tensor Tensor::atan() const { return colony::atan(*this); }
+Tensor Tensor::sinh() const { return colony::sinh(*this); }
+Tensor Tensor::cosh() const { return colony::cosh(*this); }
+Tensor Tensor::asinh() const { return colony::asinh(*this); }
+Tensor Tensor::acosh() const { return colony::acosh(*this); }
+Tensor Tensor::atanh() const { return colony::atanh(*this); }
+Tensor Tensor::log2() const { return colony::log2(*this); }
+Tensor Tensor::log10() const { return colony::log10(*this); }
+Tensor Tensor::exp2() const { return colony::exp2(*this); }
+Tensor Tensor::erfc() const { return colony::erfc(*this); }
+Tensor Tensor::erfinv() const { return colony::erfinv(*this); }
+Tensor Tensor::lgamma() const { return colony::lgamma(*this); }
+Tensor Tensor::digamma() const { return colony::digamma(*this); }
+Tensor Tensor::logit(std::optional<double> eps) const { return colony::logit(*this, eps); }
+Tensor Tensor::sinc() const { return colony::sinc(*this); }
+Tensor Tensor::atan2(const Tensor& other) const { return colony::atan2(*this, other); }
+Tensor Tensor::fmod(const Tensor& other) const { return colony::fmod(*this, other); }
+Tensor Tensor::fmod(double other) const { return colony::fmod(*this, other); }
+Tensor Tensor::remainder(const Tensor& other) const { return colony::remainder(*this, other); }
+Tensor Tensor::remainder(double other) const { return colony::remainder(*this, other); }
+Tensor Tensor::floor_divide(const Tensor& other) const { return colony::floor_divide(*this, other); }
+Tensor Tensor::floor_divide(double other) const { return colony::floor_divide(*this, other); }
+Tensor Tensor::hypot(const Tensor& other) const { return colony::hypot(*this, other); }
+Tensor Tensor::copysign(const Tensor& other) const { return colony::copysign(*this, other); }
+Tensor Tensor::copysign(double other) const { return colony::copysign(*this, other); }
+Tensor Tensor::xlogy(const Tensor& other) const { return colony::xlogy(*this, other); }
+Tensor Tensor::xlogy(double other) const { return colony::xlogy(*this, other); }
+Tensor Tensor::logaddexp(const Tensor& other) const { return colony::logaddexp(*this, other); }
+Tensor Tensor::logaddexp2(const Tensor& other) const { return colony::logaddexp2(*this, other); }
 Tensor Tensor::tril(int64_t diagonal) const { return colony::tril(*this, diagonal); }
 Tensor Tensor::triu(int64_t diagonal) const { return colony::triu(*this, diagonal); }
 Tensor Tensor::masked_fill(const Tensor& mask, double value) const { return colony::masked_fill(*this, mask, value); }

@@ -10,44 +10,13 @@ using autograd::record;
 using autograd::SavedTensor;
 using autograd::detail::Grads;
 using autograd::detail::Needs;
+using autograd::detail::piecewise_constant;
+using autograd::detail::unary_with_input;
+using autograd::detail::unary_with_output;
 using raw::ActivationGrad;
 using raw::BinaryOp;
 using raw::UnaryAttrs;
 using raw::UnaryOp;
-
-// d/dx f(x) expressed through the saved input x.
-template <typename Deriv>
-Tensor unary_with_input(UnaryOp op, const char* name, const Tensor& x, Deriv deriv) {
-  Tensor out = raw::unary(op, x);
-  if (autograd::needs_grad(x)) {
-    SavedTensor sx(x);
-    record(name, {x}, out, {sx}, [sx, deriv](const Grads& g, const Needs&) -> Grads {
-      return {deriv(g[0], sx.unpack())};
-    });
-  }
-  return out;
-}
-
-// d/dx f(x) expressed through the saved output y = f(x).
-template <typename Deriv>
-Tensor unary_with_output(UnaryOp op, const char* name, const Tensor& x, Deriv deriv) {
-  Tensor out = raw::unary(op, x);
-  if (autograd::needs_grad(x)) {
-    SavedTensor sy(out, /*is_output=*/true);
-    record(name, {x}, out, {sy}, [sy, deriv](const Grads& g, const Needs&) -> Grads {
-      return {deriv(g[0], sy.unpack())};
-    });
-  }
-  return out;
-}
-
-Tensor piecewise_constant(UnaryOp op, const char* name, const Tensor& x) {
-  Tensor out = raw::unary(op, x);
-  if (autograd::needs_grad(x)) {
-    record(name, {x}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {raw::zeros_like(g[0])}; });
-  }
-  return out;
-}
 
 // An activation's gradient, written over the incoming one when no one else can see it: on
 // LeNet's first layer that spares a 600 KB buffer per step at batch 32.

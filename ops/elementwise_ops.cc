@@ -61,9 +61,18 @@ DType scalar_result_type(DType t, double s) {
   return t == kBool ? kInt64 : t;
 }
 
-// The dtype the kernel computes in, from the promoted dtype: true division of integers is float32.
+// The dtype the kernel computes in, from the promoted dtype: true division of integers is float32
+// (and atan2, copysign, xlogy of integers); hypot and logaddexp(2) refuse them, the integer
+// division family refuses bool, as PyTorch does.
 DType compute_dtype(BinaryOp op, DType common, const char* name) {
-  if (op == BinaryOp::Div && !is_floating(common)) return default_float_dtype();
+  if (kernels::promotes_integral_to_float(op) && !is_floating(common)) return default_float_dtype();
+  if (kernels::refuses_integral_input(op) && !is_floating(common)) {
+    throw std::invalid_argument(std::string(name) + ": expected a floating-point tensor, got " + dtype_name(common) +
+                                " (PyTorch has no integral kernel for it either)");
+  }
+  if (kernels::divides_integers(op) && common == kBool) {
+    throw std::invalid_argument(std::string(name) + ": not implemented for bool tensors, as in PyTorch");
+  }
   if (kernels::is_bitwise(op) && is_floating(common)) {
     throw std::invalid_argument(std::string(name) + ": expected integral or bool tensors, got " + dtype_name(common) +
                                 " (bitwise ops are not defined for floating-point types; for masks use bool tensors)");
@@ -102,6 +111,22 @@ void check_alpha(const char* op, DType common, double alpha) {
 }
 
 Tensor as_dtype(const Tensor& t, DType d) { return t.dtype() == d ? t : to(t, t.device(), d); }
+
+// Integer division by zero: an error on the CPU, as torch's ZeroDivisionError (and a crash, SIGFPE,
+// if it reached the division), checked before the kernel runs. A CUDA tensor divisor is not read
+// back (that would synchronize every call): its kernel gives 0 there, as ATen's does not check either.
+[[noreturn]] void throw_zero_division(const char* name) {
+  throw std::invalid_argument(std::string(name) + ": ZeroDivisionError (integer division by zero)");
+}
+
+void check_integer_divisor(BinaryOp op, DType compute, const Tensor& divisor, const char* name) {
+  if (!kernels::divides_integers(op) || is_floating(compute) || !divisor.is_cpu()) return;
+  if (sum(binary(BinaryOp::Eq, divisor, 0.0)).item<int64_t>() != 0) throw_zero_division(name);
+}
+
+void check_integer_divisor(BinaryOp op, DType compute, double divisor, const char* name) {
+  if (kernels::divides_integers(op) && !is_floating(compute) && divisor == 0.0) throw_zero_division(name);
+}
 
 Tensor new_output(const Shape& shape, DType dtype, Device device) {
   return empty(shape, TensorOptions(dtype).device(device));
@@ -165,6 +190,7 @@ Tensor binary_tensor_tensor(BinaryOp op, const Tensor& a, const Tensor& b, doubl
   DType common = result_type(a, b);
   if (op == BinaryOp::Add) check_alpha(name, common, alpha);
   DType compute = compute_dtype(op, common, name);
+  check_integer_divisor(op, compute, b, name);
   Tensor out = new_output(shape, is_comparison(op) ? kBool : compute, a.device());
   run_binary(op, compute, as_dtype(a, compute), as_dtype(b, compute), out, alpha, name);
   return out;
@@ -180,6 +206,11 @@ Tensor binary_tensor_scalar(BinaryOp op, const Tensor& t, double s, bool scalar_
   const char* name = op_name(op);
   check_defined(t, name);
   DType compute = compute_dtype(op, scalar_result_type(t.dtype(), s), name);
+  if (scalar_first) {
+    check_integer_divisor(op, compute, t, name);
+  } else {
+    check_integer_divisor(op, compute, s, name);
+  }
   if (op == BinaryOp::Pow && !scalar_first) {
     check_int_pow_exponent(name, compute, s);
     Tensor special = pow_special_case(t, s, compute);
@@ -211,6 +242,7 @@ void binary_inplace(BinaryOp op, Tensor& a, const Tensor& b, double alpha) {
   DType compute = compute_dtype(op, common, name);
   DType result = is_comparison(op) ? kBool : compute;
   check_castable(name, result, a.dtype());
+  check_integer_divisor(op, compute, b, name);
   if (a.dtype() == compute && result == compute) {
     Tensor bb = as_dtype(b, compute);
     if (partially_overlaps(a, bb)) bb = clone(bb);
@@ -277,6 +309,9 @@ Tensor unary(UnaryOp op, const Tensor& t, const UnaryAttrs& attrs) {
     case UnaryOp::IsInf:
     case UnaryOp::IsFinite:
       break;
+    case UnaryOp::Trunc:  // torch.trunc has integer kernels, not a bool one
+      if (d == kBool) throw std::invalid_argument("trunc: not implemented for bool tensors, as in PyTorch");
+      [[fallthrough]];
     case UnaryOp::Floor:
     case UnaryOp::Ceil:
     case UnaryOp::Round:
@@ -289,7 +324,7 @@ Tensor unary(UnaryOp op, const Tensor& t, const UnaryAttrs& attrs) {
         throw std::invalid_argument(std::string(name) + ": expected a floating-point tensor, got " + dtype_name(d));
       }
       // exp, log, sqrt, ...: integral and bool inputs compute in float32, like torch.exp(int_tensor).
-      return unary(op, as_dtype(t, default_float_dtype()));
+      return unary(op, as_dtype(t, default_float_dtype()), attrs);
   }
   Tensor out = new_output(t.sizes(), kernels::outputs_bool(op) ? kBool : d, t.device());
   run_unary(op, d, t, out, attrs);
@@ -312,6 +347,7 @@ void binary_(BinaryOp op, Tensor& a, double b) {
   DType result = is_comparison(op) ? kBool : compute;
   check_castable(name, result, a.dtype());
   if (op == BinaryOp::Pow) check_int_pow_exponent(name, compute, b);
+  check_integer_divisor(op, compute, b, name);
   if (a.dtype() == compute && result == compute) {
     run_binary_scalar(op, compute, a, b, false, a, name);
   } else {

@@ -54,7 +54,28 @@ namespace colony::kernels {
   X(Hardswish, COLONY_DISPATCH_FLOATING, "hardswish")   \
   X(Hardsigmoid, COLONY_DISPATCH_FLOATING, "hardsigmoid") \
   X(Hardtanh, COLONY_DISPATCH_NUMERIC, "hardtanh")      \
-  X(LogSigmoid, COLONY_DISPATCH_FLOATING, "log_sigmoid")
+  X(LogSigmoid, COLONY_DISPATCH_FLOATING, "log_sigmoid") \
+  X(Tan, COLONY_DISPATCH_FLOATING, "tan")               \
+  X(Asin, COLONY_DISPATCH_FLOATING, "asin")             \
+  X(Acos, COLONY_DISPATCH_FLOATING, "acos")             \
+  X(Atan, COLONY_DISPATCH_FLOATING, "atan")             \
+  X(Sinh, COLONY_DISPATCH_FLOATING, "sinh")             \
+  X(Cosh, COLONY_DISPATCH_FLOATING, "cosh")             \
+  X(Asinh, COLONY_DISPATCH_FLOATING, "asinh")           \
+  X(Acosh, COLONY_DISPATCH_FLOATING, "acosh")           \
+  X(Atanh, COLONY_DISPATCH_FLOATING, "atanh")           \
+  X(Trunc, COLONY_DISPATCH_FLOATING, "trunc")           \
+  X(Frac, COLONY_DISPATCH_FLOATING, "frac")             \
+  X(Log2, COLONY_DISPATCH_FLOATING, "log2")             \
+  X(Log10, COLONY_DISPATCH_FLOATING, "log10")           \
+  X(Exp2, COLONY_DISPATCH_FLOATING, "exp2")             \
+  X(Erfc, COLONY_DISPATCH_FLOATING, "erfc")             \
+  X(Erfinv, COLONY_DISPATCH_FLOATING, "erfinv")         \
+  X(Lgamma, COLONY_DISPATCH_FLOATING, "lgamma")         \
+  X(Digamma, COLONY_DISPATCH_FLOATING, "digamma")       \
+  X(Trigamma, COLONY_DISPATCH_FLOATING, "trigamma")     \
+  X(Logit, COLONY_DISPATCH_FLOATING, "logit")           \
+  X(Sinc, COLONY_DISPATCH_FLOATING, "sinc")
 
 #define COLONY_FOR_EACH_BINARY_OP(X)         \
   X(Add, COLONY_DISPATCH_ALL, "add")         \
@@ -67,6 +88,15 @@ namespace colony::kernels {
   X(BitwiseAnd, COLONY_DISPATCH_INTEGRAL, "bitwise_and") \
   X(BitwiseOr, COLONY_DISPATCH_INTEGRAL, "bitwise_or")   \
   X(BitwiseXor, COLONY_DISPATCH_INTEGRAL, "bitwise_xor") \
+  X(Atan2, COLONY_DISPATCH_FLOATING, "atan2") \
+  X(Fmod, COLONY_DISPATCH_NUMERIC, "fmod")   \
+  X(Remainder, COLONY_DISPATCH_NUMERIC, "remainder") \
+  X(FloorDivide, COLONY_DISPATCH_NUMERIC, "floor_divide") \
+  X(Hypot, COLONY_DISPATCH_FLOATING, "hypot") \
+  X(Copysign, COLONY_DISPATCH_FLOATING, "copysign") \
+  X(Xlogy, COLONY_DISPATCH_FLOATING, "xlogy") \
+  X(LogAddExp, COLONY_DISPATCH_FLOATING, "logaddexp") \
+  X(LogAddExp2, COLONY_DISPATCH_FLOATING, "logaddexp2") \
   X(Eq, COLONY_DISPATCH_ALL, "eq")           \
   X(Ne, COLONY_DISPATCH_ALL, "ne")           \
   X(Lt, COLONY_DISPATCH_ALL, "lt")           \
@@ -147,6 +177,9 @@ struct UnaryAttrs {
   double alpha = 1.0, scale = 1.0, input_scale = 1.0;
   double beta = 1.0, threshold = 20.0;    // Softplus
   double min_val = -1.0, max_val = 1.0;   // Hardtanh (ReLU6: 0, 6)
+  // Logit: torch.logit's eps; the input is clamped to [eps, 1 - eps] first. Negative means None (no
+  // clamping), which is what torch does with a negative eps too.
+  double logit_eps = -1.0;
 };
 
 constexpr bool outputs_bool(UnaryOp op) {
@@ -160,12 +193,26 @@ constexpr bool outputs_bool(UnaryOp op) {
 constexpr bool refuses_integral_input(UnaryOp op) {
   return op == UnaryOp::Gelu || op == UnaryOp::Silu || op == UnaryOp::LeakyRelu || op == UnaryOp::Elu ||
          op == UnaryOp::Softplus || op == UnaryOp::Mish || op == UnaryOp::Hardswish || op == UnaryOp::Hardsigmoid ||
-         op == UnaryOp::LogSigmoid;
+         op == UnaryOp::LogSigmoid || op == UnaryOp::Frac;
 }
 // The comparisons and the logical ops, listed last: their results are bool whatever the inputs.
 constexpr bool outputs_bool(BinaryOp op) { return op >= BinaryOp::Eq; }
 constexpr bool is_bitwise(BinaryOp op) {
   return op == BinaryOp::BitwiseAnd || op == BinaryOp::BitwiseOr || op == BinaryOp::BitwiseXor;
+}
+// Floating-point binary ops that compute integral and bool operands in float32, as torch.div and
+// torch.atan2 do (colony::raw::binary); the other floating ones refuse integers, as PyTorch has no
+// integral kernel for them (torch.hypot(int, int) raises "hypot_cpu" not implemented for 'Long').
+constexpr bool promotes_integral_to_float(BinaryOp op) {
+  return op == BinaryOp::Div || op == BinaryOp::Atan2 || op == BinaryOp::Copysign || op == BinaryOp::Xlogy;
+}
+constexpr bool refuses_integral_input(BinaryOp op) {
+  return op == BinaryOp::Hypot || op == BinaryOp::LogAddExp || op == BinaryOp::LogAddExp2;
+}
+// The division family, integer-aware: on integers they divide integers (no bool kernel, as in
+// PyTorch), and a zero divisor is an error the CPU front end raises before the kernel runs.
+constexpr bool divides_integers(BinaryOp op) {
+  return op == BinaryOp::Fmod || op == BinaryOp::Remainder || op == BinaryOp::FloorDivide;
 }
 
 // The stored type of an op's result for input type T.
@@ -288,6 +335,25 @@ COLONY_INLINE C log_sigmoid(C x) {
   return lower - math::log1p(math::exp(-math::abs(x)));
 }
 
+// torch.logit: log(x / (1 - x)) of x clamped to [eps, 1 - eps] when eps >= 0 (ATen's logit kernel,
+// its comparisons too: NaN is not clamped); logit(1) = inf, logit(0) = -inf, NaN outside [0, 1].
+template <typename C>
+COLONY_INLINE C logit(C x, double eps) {
+  if (eps >= 0) {
+    const C lo = C(eps), hi = C(1) - C(eps);
+    x = x < lo ? lo : (x > hi ? hi : x);
+  }
+  return x == C(1) ? C(INFINITY) : math::log(x / (C(1) - x));
+}
+
+// sin(pi x) / (pi x), 1 at 0 (torch.sinc); the product in the compute type, as ATen's opmath.
+template <typename C>
+COLONY_INLINE C sinc(C x) {
+  if (x == C(0)) return C(1);
+  const C product = C(math::kPi) * x;
+  return math::sin(product) / product;
+}
+
 template <UnaryOp Op, typename C>
 COLONY_INLINE auto unary_fn(C x, const UnaryAttrs& attrs = {}) {
   constexpr bool kFloat = std::is_floating_point_v<C>;
@@ -394,10 +460,143 @@ COLONY_INLINE auto unary_fn(C x, const UnaryAttrs& attrs = {}) {
     }
   } else if constexpr (Op == UnaryOp::LogSigmoid) {
     return log_sigmoid(x);
+  } else if constexpr (Op == UnaryOp::Tan) {
+    return math::tan(x);
+  } else if constexpr (Op == UnaryOp::Asin) {
+    return math::asin(x);  // NaN outside [-1, 1]
+  } else if constexpr (Op == UnaryOp::Acos) {
+    return math::acos(x);
+  } else if constexpr (Op == UnaryOp::Atan) {
+    return math::atan(x);  // +-pi/2 at +-inf
+  } else if constexpr (Op == UnaryOp::Sinh) {
+    return math::sinh(x);
+  } else if constexpr (Op == UnaryOp::Cosh) {
+    return math::cosh(x);
+  } else if constexpr (Op == UnaryOp::Asinh) {
+    return math::asinh(x);
+  } else if constexpr (Op == UnaryOp::Acosh) {
+    return math::acosh(x);  // 0 at 1, NaN below 1
+  } else if constexpr (Op == UnaryOp::Atanh) {
+    return math::atanh(x);  // +-inf at +-1, NaN beyond
+  } else if constexpr (Op == UnaryOp::Trunc) {
+    return math::trunc(x);  // toward zero: trunc(-0.5) = -0 (the front end copies integers)
+  } else if constexpr (Op == UnaryOp::Frac) {
+    return x - math::trunc(x);  // ATen's form: the sign of x, frac(-1.5) = -0.5; frac(+-inf) = NaN
+  } else if constexpr (Op == UnaryOp::Log2) {
+    return math::log2(x);
+  } else if constexpr (Op == UnaryOp::Log10) {
+    return math::log10(x);
+  } else if constexpr (Op == UnaryOp::Exp2) {
+    return math::exp2(x);
+  } else if constexpr (Op == UnaryOp::Erfc) {
+    return math::erfc(x);  // not 1 - erf(x): keeps its precision in the tail, erfc(10) = 2.1e-45
+  } else if constexpr (Op == UnaryOp::Erfinv) {
+    return math::erfinv(x);
+  } else if constexpr (Op == UnaryOp::Lgamma) {
+    return math::lgamma(x);  // log|Gamma|: inf at 0 and at the negative integers
+  } else if constexpr (Op == UnaryOp::Digamma) {
+    return math::digamma(x);
+  } else if constexpr (Op == UnaryOp::Trigamma) {
+    return math::trigamma(x);
+  } else if constexpr (Op == UnaryOp::Logit) {
+    return logit(x, attrs.logit_eps);
+  } else if constexpr (Op == UnaryOp::Sinc) {
+    return sinc(x);
   } else {
     static_assert(Op == UnaryOp::Silu, "unhandled UnaryOp");
     return x / (C(1) + math::exp(-x));  // PyTorch's form: -0 (not a denormal) below about -88 in float
   }
+}
+
+// v < 0, spelt so that unsigned types compile without a pointless comparison (nvcc warns).
+template <typename C>
+COLONY_INLINE bool is_negative(C v) {
+  if constexpr (std::is_unsigned_v<C>) {
+    return false;
+  } else {
+    return v < C(0);
+  }
+}
+
+// -a in two's complement, without the signed overflow of -INT_MIN (which wraps to INT_MIN).
+template <typename C>
+COLONY_INLINE C wrapping_neg(C a) {
+  using U = std::make_unsigned_t<C>;
+  return static_cast<C>(U(0) - static_cast<U>(a));
+}
+
+// Python's a // b (c10::div_floor_floating and div_floor_integer). On floats it is (a - fmod(a, b))
+// / b corrected to the floor, not floor(a / b), so that a == (a // b) * b + a % b holds despite the
+// rounding of a / b: 1 // 0.1 = 9, as in Python and torch. A zero divisor gives a / b (+-inf, NaN).
+// On integers: the truncated quotient less one where the signs differ and the division is inexact.
+// INT_MIN // -1 overflows (a hardware trap on x86): it wraps to INT_MIN, as torch gives. An integer
+// zero divisor never reaches the CPU kernel (the front end raises); the GPU gets 0, as ATen's.
+template <typename C>
+COLONY_INLINE C floor_divide(C a, C b) {
+  if constexpr (std::is_floating_point_v<C>) {
+    if (b == C(0)) return a / b;
+    const C mod = math::fmod(a, b);
+    C div = (a - mod) / b;
+    if (mod != C(0) && (b < C(0)) != (mod < C(0))) div -= C(1);
+    if (div == C(0)) return math::copysign(C(0), a / b);
+    C floordiv = math::floor(div);
+    if (div - floordiv > C(0.5)) floordiv += C(1);
+    return floordiv;
+  } else {
+    if (b == C(0)) return C(0);
+    if constexpr (std::is_signed_v<C>) {
+      if (b == C(-1)) return wrapping_neg(a);
+    }
+    const C quot = static_cast<C>(a / b), rem = static_cast<C>(a % b);
+    return (rem != C(0) && is_negative(rem) != is_negative(b)) ? static_cast<C>(quot - 1) : quot;
+  }
+}
+
+// a - trunc(a / b) * b, the sign of the dividend (C's fmod; torch.fmod). Integers: a % b, with the
+// zero divisor and INT_MIN % -1 (a trap on x86) guarded as in floor_divide.
+template <typename C>
+COLONY_INLINE C fmod_fn(C a, C b) {
+  if constexpr (std::is_floating_point_v<C>) {
+    return math::fmod(a, b);  // NaN for a zero divisor or an infinite dividend; a for an infinite divisor
+  } else {
+    if (b == C(0)) return C(0);
+    if constexpr (std::is_signed_v<C>) {
+      if (b == C(-1)) return C(0);
+    }
+    return static_cast<C>(a % b);
+  }
+}
+
+// Python's a % b, the sign of the divisor (torch.remainder): fmod moved by b where the signs differ.
+// A zero keeps fmod's sign, the dividend's (remainder(4, -2) = 0, remainder(-0, 2) = -0), as torch's
+// CPU kernel gives (c10::div_mod would give b's); remainder(5, inf) = 5, remainder(-5, inf) = inf.
+template <typename C>
+COLONY_INLINE C remainder_fn(C a, C b) {
+  const C mod = fmod_fn(a, b);
+  return (mod != C(0) && is_negative(b) != is_negative(mod)) ? static_cast<C>(mod + b) : mod;
+}
+
+// x log y, 0 where x == 0 (y = 0 included), but NaN where y is NaN whatever x (ATen's xlogy).
+template <typename C>
+COLONY_INLINE C xlogy(C x, C y) {
+  if (is_nan(y)) return y;
+  if (x == C(0)) return C(0);
+  return x * math::log(y);
+}
+
+// log(e^a + e^b) = max + log1p(exp(-|a - b|)) (log2 and exp2 for logaddexp2), never exponentiating a
+// positive number; equal infinities return themselves (-inf - -inf would be NaN). ATen's kernels.
+template <typename C>
+COLONY_INLINE C logaddexp(C a, C b) {
+  if (is_inf(a) && a == b) return a;
+  const C m = a < b ? b : a;  // std::max's NaN handling; a NaN on either side gives NaN below
+  return m + math::log1p(math::exp(-math::abs(a - b)));
+}
+template <typename C>
+COLONY_INLINE C logaddexp2(C a, C b) {
+  if (is_inf(a) && a == b) return a;
+  const C m = a < b ? b : a;
+  return m + math::log1p(math::exp2(-math::abs(a - b))) * C(1.4426950408889634);  // 1 / ln 2
 }
 
 // `alpha` scales b in Add (torch.add(a, b, alpha=...)); the other ops ignore it.
@@ -429,6 +628,24 @@ COLONY_INLINE auto binary_fn(C a, C b, C alpha) {
     } else {
       return a;  // never dispatched: COLONY_DISPATCH_INTEGRAL has no floating type
     }
+  } else if constexpr (Op == BinaryOp::Atan2) {
+    return math::atan2(a, b);
+  } else if constexpr (Op == BinaryOp::Fmod) {
+    return fmod_fn(a, b);
+  } else if constexpr (Op == BinaryOp::Remainder) {
+    return remainder_fn(a, b);
+  } else if constexpr (Op == BinaryOp::FloorDivide) {
+    return floor_divide(a, b);
+  } else if constexpr (Op == BinaryOp::Hypot) {
+    return math::hypot(a, b);  // inf if either is infinite, even against NaN
+  } else if constexpr (Op == BinaryOp::Copysign) {
+    return math::copysign(a, b);  // the sign bit of b: copysign(1, -0) = -1
+  } else if constexpr (Op == BinaryOp::Xlogy) {
+    return xlogy(a, b);
+  } else if constexpr (Op == BinaryOp::LogAddExp) {
+    return logaddexp(a, b);
+  } else if constexpr (Op == BinaryOp::LogAddExp2) {
+    return logaddexp2(a, b);
   } else if constexpr (Op == BinaryOp::Eq) {
     return a == b;
   } else if constexpr (Op == BinaryOp::Ne) {

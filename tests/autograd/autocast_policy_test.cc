@@ -153,6 +153,14 @@ std::map<std::string, OpCase> cases() {
         [](const std::vector<Tensor>& x) {
           return F::interpolate(x[0], F::InterpolateFuncOptions().scale_factor({2.0}).mode("bilinear"));
         }}},
+      {"tan", {{{3, 4}}, [](const std::vector<Tensor>& x) { return tan(x[0]); }}},
+      {"asin", {{{3, 4}}, [](const std::vector<Tensor>& x) { return asin(x[0]); }, false, true}},
+      {"acos", {{{3, 4}}, [](const std::vector<Tensor>& x) { return acos(x[0]); }, false, true}},
+      {"sinh", {{{3, 4}}, [](const std::vector<Tensor>& x) { return sinh(x[0]); }}},
+      {"cosh", {{{3, 4}}, [](const std::vector<Tensor>& x) { return cosh(x[0]); }}},
+      {"log2", {{{3, 4}}, [](const std::vector<Tensor>& x) { return log2(x[0]); }, true}},
+      {"log10", {{{3, 4}}, [](const std::vector<Tensor>& x) { return log10(x[0]); }, true}},
+      {"erfinv", {{{3, 4}}, [](const std::vector<Tensor>& x) { return erfinv(x[0]); }, false, true}},
       {"cumsum", {{{3, 40}}, [](const std::vector<Tensor>& x) { return cumsum(x[0], 1); }}},
       {"cumprod", {{{3, 40}}, [](const std::vector<Tensor>& x) { return cumprod(x[0], 1); }, true}},
   };

@@ -1,0 +1,191 @@
+// The trigonometric, hyperbolic, logarithmic and special functions of one tensor, and the rounding
+// ops trunc and frac, with their derivatives as torch's derivatives.yaml writes them (the formula
+// in the comment beside each). Integral and bool inputs compute in float32 (raw::unary), except
+// trunc (integers are copied) and frac (refused), as in PyTorch.
+#include <cmath>
+#include <limits>
+
+#include "autograd/autocast.h"
+#include "autograd/op_util.h"
+#include "autograd/ops.h"
+
+namespace colony {
+namespace {
+
+using autograd::record;
+using autograd::SavedTensor;
+using autograd::detail::Grads;
+using autograd::detail::Needs;
+using autograd::detail::piecewise_constant;
+using autograd::detail::scalar_like;
+using autograd::detail::unary_with_input;
+using autograd::detail::unary_with_output;
+using raw::BinaryOp;
+using raw::UnaryAttrs;
+using raw::UnaryOp;
+
+constexpr double kLn2 = 0.69314718055994530942;   // M_LN2
+constexpr double kLn10 = 2.30258509299404568402;  // M_LN10
+constexpr double kTwoOverSqrtPi = 1.12837916709551257390;  // M_2_SQRTPI
+constexpr double kPi = 3.14159265358979323846;
+
+Tensor unary(UnaryOp op, const Tensor& x) { return raw::unary(op, x); }
+// 1 - x^2, the argument of asin's, acos's and atanh's derivatives.
+Tensor one_minus_square(const Tensor& x) { return raw::binary(BinaryOp::Sub, 1.0, raw::mul(x, x)); }
+
+}  // namespace
+
+Tensor tan(const Tensor& t_arg) {
+  const Tensor t = autocast::cast(autocast::Op::tan, t_arg);
+  // grad * (1 + result^2)
+  return unary_with_output(UnaryOp::Tan, "TanBackward", t, [](const Tensor& g, const Tensor& y) {
+    return raw::mul(g, raw::add(raw::mul(y, y), 1.0));
+  });
+}
+
+Tensor asin(const Tensor& t_arg) {
+  const Tensor t = autocast::cast(autocast::Op::asin, t_arg);
+  // grad * (1 - x^2)^(-1/2)
+  return unary_with_input(UnaryOp::Asin, "AsinBackward", t, [](const Tensor& g, const Tensor& x) {
+    return raw::mul(g, raw::rsqrt(one_minus_square(x)));
+  });
+}
+
+Tensor acos(const Tensor& t_arg) {
+  const Tensor t = autocast::cast(autocast::Op::acos, t_arg);
+  // grad * -(1 - x^2)^(-1/2)
+  return unary_with_input(UnaryOp::Acos, "AcosBackward", t, [](const Tensor& g, const Tensor& x) {
+    return raw::mul(g, raw::neg(raw::rsqrt(one_minus_square(x))));
+  });
+}
+
+Tensor atan(const Tensor& t) {
+  // grad / (x^2 + 1)
+  return unary_with_input(UnaryOp::Atan, "AtanBackward", t, [](const Tensor& g, const Tensor& x) {
+    return raw::div(g, raw::add(raw::mul(x, x), 1.0));
+  });
+}
+
+Tensor sinh(const Tensor& t_arg) {
+  const Tensor t = autocast::cast(autocast::Op::sinh, t_arg);
+  return unary_with_input(UnaryOp::Sinh, "SinhBackward", t,
+                          [](const Tensor& g, const Tensor& x) { return raw::mul(g, unary(UnaryOp::Cosh, x)); });
+}
+
+Tensor cosh(const Tensor& t_arg) {
+  const Tensor t = autocast::cast(autocast::Op::cosh, t_arg);
+  return unary_with_input(UnaryOp::Cosh, "CoshBackward", t,
+                          [](const Tensor& g, const Tensor& x) { return raw::mul(g, unary(UnaryOp::Sinh, x)); });
+}
+
+Tensor asinh(const Tensor& t) {
+  // grad * (x^2 + 1)^(-1/2)
+  return unary_with_input(UnaryOp::Asinh, "AsinhBackward", t, [](const Tensor& g, const Tensor& x) {
+    return raw::mul(g, raw::rsqrt(raw::add(raw::mul(x, x), 1.0)));
+  });
+}
+
+Tensor acosh(const Tensor& t) {
+  // grad * (x^2 - 1)^(-1/2): inf at x = 1
+  return unary_with_input(UnaryOp::Acosh, "AcoshBackward", t, [](const Tensor& g, const Tensor& x) {
+    return raw::mul(g, raw::rsqrt(raw::add(raw::mul(x, x), -1.0)));
+  });
+}
+
+Tensor atanh(const Tensor& t) {
+  // grad / (1 - x^2)
+  return unary_with_input(UnaryOp::Atanh, "AtanhBackward", t,
+                          [](const Tensor& g, const Tensor& x) { return raw::div(g, one_minus_square(x)); });
+}
+
+Tensor trunc(const Tensor& t) { return piecewise_constant(UnaryOp::Trunc, "TruncBackward", t); }
+Tensor fix(const Tensor& t) { return trunc(t); }
+
+Tensor frac(const Tensor& t) {
+  // x - trunc(x): the gradient passes unchanged (trunc's is zero).
+  Tensor out = raw::unary(UnaryOp::Frac, t);
+  if (autograd::needs_grad(t)) {
+    record("FracBackward", {t}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0]}; });
+  }
+  return out;
+}
+
+Tensor log2(const Tensor& t_arg) {
+  const Tensor t = autocast::cast(autocast::Op::log2, t_arg);
+  // grad / (x ln 2)
+  return unary_with_input(UnaryOp::Log2, "Log2Backward", t,
+                          [](const Tensor& g, const Tensor& x) { return raw::div(g, raw::mul(x, kLn2)); });
+}
+
+Tensor log10(const Tensor& t_arg) {
+  const Tensor t = autocast::cast(autocast::Op::log10, t_arg);
+  // grad / (x ln 10)
+  return unary_with_input(UnaryOp::Log10, "Log10Backward", t,
+                          [](const Tensor& g, const Tensor& x) { return raw::div(g, raw::mul(x, kLn10)); });
+}
+
+Tensor exp2(const Tensor& t) {
+  // grad * result * ln 2
+  return unary_with_output(UnaryOp::Exp2, "Exp2Backward", t,
+                           [](const Tensor& g, const Tensor& y) { return raw::mul(raw::mul(g, y), kLn2); });
+}
+
+Tensor erfc(const Tensor& t) {
+  // -2/sqrt(pi) exp(-x^2) grad
+  return unary_with_input(UnaryOp::Erfc, "ErfcBackward", t, [](const Tensor& g, const Tensor& x) {
+    return raw::mul(raw::mul(raw::exp(raw::neg(raw::mul(x, x))), -kTwoOverSqrtPi), g);
+  });
+}
+
+Tensor erfinv(const Tensor& t_arg) {
+  const Tensor t = autocast::cast(autocast::Op::erfinv, t_arg);
+  // sqrt(pi)/2 exp(erfinv(x)^2) grad, through the saved result (torch recomputes erfinv(x): the
+  // same numbers)
+  return unary_with_output(UnaryOp::Erfinv, "ErfinvBackward", t, [](const Tensor& g, const Tensor& y) {
+    return raw::mul(raw::mul(raw::exp(raw::mul(y, y)), 1.0 / kTwoOverSqrtPi), g);
+  });
+}
+
+Tensor lgamma(const Tensor& t) {
+  // grad * digamma(x)
+  return unary_with_input(UnaryOp::Lgamma, "LgammaBackward", t,
+                          [](const Tensor& g, const Tensor& x) { return raw::mul(g, unary(UnaryOp::Digamma, x)); });
+}
+
+Tensor digamma(const Tensor& t) {
+  // grad * polygamma(1, x), the trigamma function
+  return unary_with_input(UnaryOp::Digamma, "DigammaBackward", t,
+                          [](const Tensor& g, const Tensor& x) { return raw::mul(g, unary(UnaryOp::Trigamma, x)); });
+}
+
+Tensor logit(const Tensor& t, std::optional<double> eps) {
+  UnaryAttrs attrs;
+  attrs.logit_eps = eps.value_or(-1.0);
+  // logit_backward: grad / (x (1 - x)) inside [eps, 1 - eps] (bounds included), 0 outside; without
+  // eps (or with a negative one), inside [0, 1] and NaN outside.
+  const bool clamps = attrs.logit_eps >= 0;
+  const double lo = clamps ? attrs.logit_eps : 0.0, hi = 1.0 - lo;
+  const double outside = clamps ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+  return unary_with_input(
+      UnaryOp::Logit, "LogitBackward", t,
+      [lo, hi, outside](const Tensor& g, const Tensor& x) {
+        Tensor r = raw::div(g, raw::mul(x, raw::binary(BinaryOp::Sub, 1.0, x)));
+        const Tensor fill = scalar_like(outside, r);
+        r = raw::where(raw::binary(BinaryOp::Lt, x, lo), fill, r);
+        return raw::where(raw::binary(BinaryOp::Gt, x, hi), fill, r);
+      },
+      attrs);
+}
+
+Tensor sinc(const Tensor& t) {
+  // sinc_backward: grad (pi x cos(pi x) - sin(pi x)) / (pi x^2), 0 where pi x^2 == 0
+  return unary_with_input(UnaryOp::Sinc, "SincBackward", t, [](const Tensor& g, const Tensor& x) {
+    const Tensor x_pi = raw::mul(x, kPi);
+    const Tensor x_squared_pi = raw::mul(raw::mul(x, x), kPi);
+    const Tensor num = raw::binary(BinaryOp::Sub, raw::mul(x_pi, unary(UnaryOp::Cos, x_pi)), unary(UnaryOp::Sin, x_pi));
+    const Tensor out = raw::div(raw::mul(g, num), x_squared_pi);
+    return raw::where(raw::binary(BinaryOp::Eq, x_squared_pi, 0.0), scalar_like(0.0, out), out);
+  });
+}
+
+}  // namespace colony
