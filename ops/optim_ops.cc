@@ -134,6 +134,63 @@ void adam_step_multi_(std::vector<Tensor>& params, const std::vector<Tensor>& gr
   }
 }
 
+namespace {
+
+template <typename Kernel, typename Params>
+void rule_step_multi_(const char* op, RuleStepTensors& t, const Params& k) {
+  const size_t n = t.params.size();
+  check_lists(op, n, {{"gradients", t.grads.size()}});
+  for (const std::vector<Tensor>& states : t.states) {
+    if (!states.empty()) check_lists(op, n, {{"states", states.size()}});
+  }
+  for (size_t i = 0; i < n; ++i) {
+    check_like(op, "parameter", t.params[i], t.params[i]);
+    check_like(op, "gradient", t.params[i], t.grads[i]);
+    for (const std::vector<Tensor>& states : t.states) {
+      if (!states.empty()) check_like(op, "state", t.params[i], states[i]);
+    }
+  }
+  for (const Group& group : groups(t.params)) {
+    kernels::OptimTensorLists l;
+    for (size_t i : group.idx) {
+      l.params.push_back(t.params[i].data_ptr_raw());
+      l.grads.push_back(t.grads[i].data_ptr_raw());
+      for (int s = 0; s < kernels::kMaxOptimStates; ++s) {
+        if (!t.states[s].empty()) l.states[s].push_back(t.states[s][i].data_ptr_raw());
+      }
+      l.sizes.push_back(t.params[i].numel());
+    }
+    run_kernel<Kernel>(group.device, group.dtype, l, k);
+    for (size_t i : group.idx) {
+      t.params[i].storage()->bump_version();
+      for (std::vector<Tensor>& states : t.states) {
+        if (!states.empty()) states[i].storage()->bump_version();
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void rmsprop_step_multi_(RuleStepTensors& t, const kernels::RmspropParams& k) {
+  rule_step_multi_<kernels::RmspropStepMulti>("rmsprop_step", t, k);
+}
+void adagrad_step_multi_(RuleStepTensors& t, const kernels::AdagradParams& k) {
+  rule_step_multi_<kernels::AdagradStepMulti>("adagrad_step", t, k);
+}
+void adamax_step_multi_(RuleStepTensors& t, const kernels::AdamaxParams& k) {
+  rule_step_multi_<kernels::AdamaxStepMulti>("adamax_step", t, k);
+}
+void nadam_step_multi_(RuleStepTensors& t, const kernels::NadamParams& k) {
+  rule_step_multi_<kernels::NadamStepMulti>("nadam_step", t, k);
+}
+void radam_step_multi_(RuleStepTensors& t, const kernels::RadamParams& k) {
+  rule_step_multi_<kernels::RadamStepMulti>("radam_step", t, k);
+}
+void adadelta_step_multi_(RuleStepTensors& t, const kernels::AdadeltaParams& k) {
+  rule_step_multi_<kernels::AdadeltaStepMulti>("adadelta_step", t, k);
+}
+
 void sgd_step_(Tensor& param, const Tensor& grad, Tensor& buf, const kernels::SgdParams& s) {
   check_like("sgd_step", "parameter", param, param);
   check_like("sgd_step", "gradient", param, grad);

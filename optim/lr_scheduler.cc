@@ -189,7 +189,8 @@ OneCycleLR::OneCycleLR(Optimizer& opt, const OneCycleLROptions& o) : LRScheduler
     } else if (options.count("beta1")) {
       momentum_name_ = "beta1";
     } else {
-      fail("cycle_momentum needs an optimizer with momentum (SGD) or beta1 (Adam); this one has neither. "
+      fail("cycle_momentum needs an optimizer with momentum (SGD, RMSprop) or beta1 (Adam, AdamW, Adamax, "
+           "NAdam, RAdam); this one (" + opt.defaults().type_name() + ") has neither. "
            "Set cycle_momentum(false)");
     }
   }

@@ -192,7 +192,7 @@ struct OneCycleLROptions {
   COLONY_ARG(int64_t, total_steps);
   COLONY_ARG(double, pct_start) = 0.3;                // the share of the steps spent rising
   COLONY_ARG(std::string, anneal_strategy) = "cos";  // "cos" or "linear"
-  COLONY_ARG(bool, cycle_momentum) = true;            // momentum (SGD) or beta1 (Adam) cycled inversely
+  COLONY_ARG(bool, cycle_momentum) = true;            // momentum (SGD, RMSprop) or beta1 (Adam, ...) cycled inversely
   COLONY_ARG(double, base_momentum) = 0.85;
   COLONY_ARG(double, max_momentum) = 0.95;
   COLONY_ARG(double, div_factor) = 25.0;           // initial rate = max_lr / div_factor

@@ -65,6 +65,25 @@ class OptimizerOptions {
  private:                                  \
   T name##_
 
+// beta1 and beta2 (two COLONY_OPTIM_ARGs, their checkpoint names) with torch's pair spelling,
+// betas({0.9, 0.99}) or betas(0.9, 0.99), for the options struct `Self`; ends in `private:`.
+#define COLONY_OPTIM_BETAS(Self, default1, default2)                   \
+  COLONY_OPTIM_ARG(double, beta1) = default1;                          \
+  COLONY_OPTIM_ARG(double, beta2) = default2;                          \
+                                                                       \
+ public:                                                               \
+  Self& betas(std::pair<double, double> b) { return betas(b.first, b.second); } \
+  Self& betas(double b1, double b2) {                                  \
+    beta1_ = b1;                                                       \
+    beta2_ = b2;                                                       \
+    this->mark_set("beta1");                                           \
+    this->mark_set("beta2");                                           \
+    return *this;                                                      \
+  }                                                                    \
+  std::pair<double, double> betas() const { return {beta1_, beta2_}; } \
+                                                                       \
+ private:
+
 namespace detail {
 
 // OptimizerOptions for an options struct `Self` that lists its fields once, in

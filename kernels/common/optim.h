@@ -32,4 +32,24 @@ COLONY_KERNEL(AdamStepMulti, DType dtype, const std::vector<void*>& params, cons
               const std::vector<void*>& m, const std::vector<void*>& v, const std::vector<void*>& vmax,
               const std::vector<void*>& steps, const std::vector<int64_t>& sizes, const AdamParams& a);
 
+// The tensors of one step of the rules of optim_functors.h (RmspropRule, ...): parallel lists of
+// one dtype, states[k] the k-th state tensor of each parameter (empty when the step does not use
+// it: RMSprop's grad_avg when not centered, ...).
+struct OptimTensorLists {
+  std::vector<void*> params;
+  std::vector<const void*> grads;
+  std::vector<void*> states[kMaxOptimStates];
+  std::vector<int64_t> sizes;
+};
+
+// One step of a rule over every listed tensor with the same scalars (group the tensors by step
+// count before calling): CUDA updates up to 24 tensors per launch, the CPU runs one pass over all
+// their elements split across the threads, as AdamStepMulti.
+COLONY_KERNEL(RmspropStepMulti, DType dtype, const OptimTensorLists& lists, const RmspropParams& k);
+COLONY_KERNEL(AdagradStepMulti, DType dtype, const OptimTensorLists& lists, const AdagradParams& k);
+COLONY_KERNEL(AdamaxStepMulti, DType dtype, const OptimTensorLists& lists, const AdamaxParams& k);
+COLONY_KERNEL(NadamStepMulti, DType dtype, const OptimTensorLists& lists, const NadamParams& k);
+COLONY_KERNEL(RadamStepMulti, DType dtype, const OptimTensorLists& lists, const RadamParams& k);
+COLONY_KERNEL(AdadeltaStepMulti, DType dtype, const OptimTensorLists& lists, const AdadeltaParams& k);
+
 }  // namespace colony::kernels

@@ -156,4 +156,197 @@ COLONY_INLINE void adam_update(T& p, T g, T& m, T& v, T& vmax, const AdamParams&
   p = static_cast<T>(pv - step_size * mv / denom);
 }
 
+// ---------------------------------------------------------------------------------------------
+// RMSprop, Adagrad, Adamax, NAdam, RAdam and Adadelta: torch.optim's single-tensor rules
+// (torch/optim/<name>.py, _single_tensor_<name>), one element at a time, in the order torch's
+// tensor ops round: x.mul_(a).addcmul_(g, g, value=b) is (x * a) + (b * g) * g, addcdiv_(t1, t2,
+// value=s) is x + (s * t1) / t2, add_(t, alpha=a) is x + a * t, the scalars cast to the compute type
+// as torch casts a Python float. Per-step scalars (bias corrections, Adagrad's decayed rate, NAdam's
+// momentum cache, RAdam's rectification) are computed on the host in double, as torch does in
+// Python, and passed in. Every rule updates the parameter and up to kMaxOptimStates state tensors
+// (s0, s1, s2 below; a rule names which hold what); a state a rule does not use is a dummy.
+
+constexpr int kMaxOptimStates = 3;
+
+// torch.lerp's formula (aten/src/ATen/native/Lerp.h): the two forms meet at weight 0.5.
+template <typename C>
+COLONY_INLINE C torch_lerp(C self, C end, C weight) {
+  return (weight < C(0.5) && weight > C(-0.5)) ? self + weight * (end - self) : end - (end - self) * (C(1) - weight);
+}
+
+// The gradient as every rule below starts: negated to maximize, plus L2 weight decay.
+template <typename C>
+COLONY_INLINE C coupled_grad(C g, C p, bool maximize, double weight_decay) {
+  if (maximize) g = -g;
+  if (weight_decay != 0) g += static_cast<C>(weight_decay) * p;
+  return g;
+}
+
+// RMSprop. s0: square_avg; s1: grad_avg (centered); s2: momentum_buffer (momentum > 0).
+struct RmspropParams {
+  double lr, alpha, eps, weight_decay, momentum;
+  bool centered, maximize;
+};
+struct RmspropRule {
+  using Params = RmspropParams;
+  template <typename T>
+  COLONY_INLINE static void update(T& p, T g, T& s0, T& s1, T& s2, const Params& k) {
+    using C = compute_t<T>;
+    C pv = static_cast<C>(p);
+    C grad = coupled_grad(static_cast<C>(g), pv, k.maximize, k.weight_decay);
+    C sq = static_cast<C>(s0) * static_cast<C>(k.alpha) + static_cast<C>(1 - k.alpha) * grad * grad;
+    s0 = static_cast<T>(sq);
+    C avg;
+    if (k.centered) {
+      C ga = torch_lerp(static_cast<C>(s1), grad, static_cast<C>(1 - k.alpha));
+      s1 = static_cast<T>(ga);
+      avg = math::sqrt(sq + C(-1) * ga * ga);
+    } else {
+      avg = math::sqrt(sq);
+    }
+    avg += static_cast<C>(k.eps);
+    if (k.momentum > 0) {
+      C buf = static_cast<C>(s2) * static_cast<C>(k.momentum) + grad / avg;
+      s2 = static_cast<T>(buf);
+      p = static_cast<T>(pv + static_cast<C>(-k.lr) * buf);
+    } else {
+      p = static_cast<T>(pv + static_cast<C>(-k.lr) * grad / avg);
+    }
+  }
+};
+
+// Adagrad. s0: sum. clr = lr / (1 + (step - 1) * lr_decay).
+struct AdagradParams {
+  double clr, eps, weight_decay;
+  bool maximize;
+};
+struct AdagradRule {
+  using Params = AdagradParams;
+  template <typename T>
+  COLONY_INLINE static void update(T& p, T g, T& s0, T&, T&, const Params& k) {
+    using C = compute_t<T>;
+    C pv = static_cast<C>(p);
+    C grad = coupled_grad(static_cast<C>(g), pv, k.maximize, k.weight_decay);
+    C sum = static_cast<C>(s0) + C(1) * grad * grad;
+    s0 = static_cast<T>(sum);
+    C std = math::sqrt(sum) + static_cast<C>(k.eps);
+    p = static_cast<T>(pv + static_cast<C>(-k.clr) * grad / std);
+  }
+};
+
+// Adamax. s0: exp_avg; s1: exp_inf. clr = lr / (1 - beta1^t).
+struct AdamaxParams {
+  double clr, beta1, beta2, eps, weight_decay;
+  bool maximize;
+};
+struct AdamaxRule {
+  using Params = AdamaxParams;
+  template <typename T>
+  COLONY_INLINE static void update(T& p, T g, T& s0, T& s1, T&, const Params& k) {
+    using C = compute_t<T>;
+    C pv = static_cast<C>(p);
+    C grad = coupled_grad(static_cast<C>(g), pv, k.maximize, k.weight_decay);
+    C m = torch_lerp(static_cast<C>(s0), grad, static_cast<C>(1 - k.beta1));
+    C decayed = static_cast<C>(s1) * static_cast<C>(k.beta2);
+    C bound = math::abs(grad) + static_cast<C>(k.eps);
+    // torch.maximum: NaN wins.
+    C u = (decayed != decayed || decayed > bound) ? decayed : bound;
+    s0 = static_cast<T>(m);
+    s1 = static_cast<T>(u);
+    p = static_cast<T>(pv + static_cast<C>(-k.clr) * m / u);
+  }
+};
+
+// The decay of NAdam and RAdam: decoupled (p *= 1 - lr * weight_decay, before the update) or
+// added to the gradient.
+template <typename C>
+COLONY_INLINE C decayed_grad(C g, C& p, bool maximize, double lr, double weight_decay, bool decoupled) {
+  if (maximize) g = -g;
+  if (weight_decay != 0) {
+    if (decoupled) {
+      p *= static_cast<C>(1 - lr * weight_decay);
+    } else {
+      g += static_cast<C>(weight_decay) * p;
+    }
+  }
+  return g;
+}
+
+// NAdam. s0: exp_avg; s1: exp_avg_sq. With mu_t = beta1 (1 - 0.5 * 0.96^(t momentum_decay)) and
+// mu_product the product of mu_1..mu_t: grad_coef = -lr (1 - mu_t) / (1 - mu_product),
+// avg_coef = -lr mu_{t+1} / (1 - mu_product mu_{t+1}), bias_correction2 = 1 - beta2^t.
+struct NadamParams {
+  double lr, beta1, beta2, eps, weight_decay;
+  bool decoupled_weight_decay, maximize;
+  double bias_correction2, grad_coef, avg_coef;
+};
+struct NadamRule {
+  using Params = NadamParams;
+  template <typename T>
+  COLONY_INLINE static void update(T& p, T g, T& s0, T& s1, T&, const Params& k) {
+    using C = compute_t<T>;
+    C pv = static_cast<C>(p);
+    C grad = decayed_grad(static_cast<C>(g), pv, k.maximize, k.lr, k.weight_decay, k.decoupled_weight_decay);
+    C m = torch_lerp(static_cast<C>(s0), grad, static_cast<C>(1 - k.beta1));
+    C v = static_cast<C>(s1) * static_cast<C>(k.beta2) + static_cast<C>(1 - k.beta2) * grad * grad;
+    s0 = static_cast<T>(m);
+    s1 = static_cast<T>(v);
+    C denom = math::sqrt(v / static_cast<C>(k.bias_correction2)) + static_cast<C>(k.eps);
+    pv = pv + static_cast<C>(k.grad_coef) * grad / denom;
+    p = static_cast<T>(pv + static_cast<C>(k.avg_coef) * m / denom);
+  }
+};
+
+// RAdam. s0: exp_avg; s1: exp_avg_sq. rectified: rho_t > 5 (torch's threshold), when the update
+// is scaled by the adaptive rate sqrt(1 - beta2^t) / (sqrt(v) + eps) and by `rect`; otherwise it
+// is plain momentum.
+struct RadamParams {
+  double lr, beta1, beta2, eps, weight_decay;
+  bool decoupled_weight_decay, maximize;
+  double bias_correction1, bias_correction2_sqrt, rect;
+  bool rectified;
+};
+struct RadamRule {
+  using Params = RadamParams;
+  template <typename T>
+  COLONY_INLINE static void update(T& p, T g, T& s0, T& s1, T&, const Params& k) {
+    using C = compute_t<T>;
+    C pv = static_cast<C>(p);
+    C grad = decayed_grad(static_cast<C>(g), pv, k.maximize, k.lr, k.weight_decay, k.decoupled_weight_decay);
+    C m = torch_lerp(static_cast<C>(s0), grad, static_cast<C>(1 - k.beta1));
+    C v = static_cast<C>(s1) * static_cast<C>(k.beta2) + static_cast<C>(1 - k.beta2) * grad * grad;
+    s0 = static_cast<T>(m);
+    s1 = static_cast<T>(v);
+    C step = m / static_cast<C>(k.bias_correction1) * static_cast<C>(k.lr);
+    if (k.rectified) {
+      // torch's scalar / tensor is tensor.reciprocal() * scalar: two roundings.
+      C adaptive = C(1) / (math::sqrt(v) + static_cast<C>(k.eps)) * static_cast<C>(k.bias_correction2_sqrt);
+      step = step * adaptive * static_cast<C>(k.rect);
+    }
+    p = static_cast<T>(pv - step);
+  }
+};
+
+// Adadelta. s0: square_avg; s1: acc_delta.
+struct AdadeltaParams {
+  double lr, rho, eps, weight_decay;
+  bool maximize;
+};
+struct AdadeltaRule {
+  using Params = AdadeltaParams;
+  template <typename T>
+  COLONY_INLINE static void update(T& p, T g, T& s0, T& s1, T&, const Params& k) {
+    using C = compute_t<T>;
+    C pv = static_cast<C>(p);
+    C grad = coupled_grad(static_cast<C>(g), pv, k.maximize, k.weight_decay);
+    const C rho = static_cast<C>(k.rho), rest = static_cast<C>(1 - k.rho), eps = static_cast<C>(k.eps);
+    C sq = static_cast<C>(s0) * rho + rest * grad * grad;
+    s0 = static_cast<T>(sq);
+    C std = math::sqrt(sq + eps);
+    C delta = math::sqrt(static_cast<C>(s1) + eps) / std * grad;
+    s1 = static_cast<T>(static_cast<C>(s1) * rho + rest * delta * delta);
+    p = static_cast<T>(pv + static_cast<C>(-k.lr) * delta);
+  }
+};
+
 }  // namespace colony::kernels

@@ -1,10 +1,10 @@
 #include "kernels/common/optim.h"
 
-#include <algorithm>
 #include <type_traits>
 #include <vector>
 
 #include "kernels/common/dispatch.h"
+#include "kernels/cpu/joined_ranges.h"
 #include "kernels/cpu/parallel.h"
 
 namespace colony::kernels::cpu {
@@ -90,27 +90,12 @@ void adam_slice(const AdamSlice<T>& s, int64_t begin, int64_t end) {
   }
 }
 
-// Elements a thread takes at least: 16K (about 5 us of AdamW's update, ~20 bytes moved per
-// element) outweighs waking the other thread.
-constexpr int64_t kAdamGrain = 1 << 14;
-
-// Every listed tensor's update in one parallel pass over their elements laid end to end (PyTorch's
-// fused / foreach AdamW): a model's many small tensors (biases, LayerNorm's 128 weights) are split
-// over the threads together rather than each run on one thread, and the whole step costs one
-// wake-up of the pool instead of one per tensor. Elementwise, so the result does not depend on the
-// split.
+// Every listed tensor's update in one parallel pass over their elements laid end to end
+// (joined_ranges.h). Elementwise, so the result does not depend on the split.
 template <typename T>
 void adam_slices(const std::vector<AdamSlice<T>>& slices, const std::vector<int64_t>& sizes) {
-  std::vector<int64_t> offsets(sizes.size() + 1, 0);  // where each tensor starts in the joined range
-  for (size_t i = 0; i < sizes.size(); ++i) offsets[i + 1] = offsets[i] + sizes[i];
-  parallel_for(offsets.back(), kAdamGrain, [&](int64_t begin, int64_t end) {
-    size_t t = static_cast<size_t>(std::upper_bound(offsets.begin(), offsets.end(), begin) - offsets.begin()) - 1;
-    for (; begin < end; ++t) {
-      const int64_t stop = std::min(end, offsets[t + 1]);
-      if (stop > begin) adam_slice(slices[t], begin - offsets[t], stop - offsets[t]);
-      begin = stop;
-    }
-  });
+  for_each_joined_range(sizes, kOptimStepGrain,
+                        [&](size_t t, int64_t begin, int64_t end) { adam_slice(slices[t], begin, end); });
 }
 
 // `steps`, when not empty, holds each tensor's step count (float64): the bias corrections come

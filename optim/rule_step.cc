@@ -1,0 +1,57 @@
+#include "optim/rule_step.h"
+
+#include <sstream>
+#include <stdexcept>
+
+#include "ops/cuda_graph.h"
+#include "ops/raw_ops.h"
+
+namespace colony::optim::detail {
+
+RuleStepScope::RuleStepScope(const char* op) {
+  if (cuda::CUDAGraph::capturing() != nullptr) {
+    throw std::runtime_error(std::string(op) +
+                             ": can't be captured in a CUDA graph: its step counts live on the host, so every replay "
+                             "would take the captured step's bias corrections; capture SGD or Adam(W) with "
+                             "capturable(true), or run this optimizer eagerly");
+  }
+}
+
+double advance_step(std::map<std::string, Tensor>& state) {
+  auto it = state.find("step");
+  if (it == state.end()) {
+    it = state.emplace("step", raw::zeros({}, TensorOptions(kFloat64))).first;
+  } else if (!it->second.device().is_cpu() || it->second.dtype() != kFloat64) {
+    it->second = raw::to(it->second, kCPU, kFloat64);
+  }
+  const double step = it->second.item<double>() + 1;
+  raw::fill_(it->second, step);
+  return step;
+}
+
+Tensor& state_tensor(std::map<std::string, Tensor>& state, const std::string& name, const Tensor& param,
+                     double value) {
+  auto it = state.find(name);
+  if (it == state.end()) it = state.emplace(name, raw::full_like(param, value)).first;
+  return it->second;
+}
+
+void add_to_step(raw::RuleStepTensors& step, const Tensor& param, const Tensor& grad,
+                 std::initializer_list<const Tensor*> states) {
+  step.params.push_back(param);
+  step.grads.push_back(raw::contiguous(grad));
+  int k = 0;
+  for (const Tensor* s : states) {
+    if (s != nullptr) step.states[k].push_back(*s);
+    ++k;
+  }
+}
+
+void check_range(bool ok, const char* optimizer, const char* what, double value, const char* expected) {
+  if (ok) return;
+  std::ostringstream message;
+  message << optimizer << ": Invalid " << what << ": " << value << ", expected " << expected;
+  throw std::invalid_argument(message.str());
+}
+
+}  // namespace colony::optim::detail
