@@ -8,10 +8,12 @@ namespace colony::nn {
 namespace F = functional;
 
 Upsample::Upsample(const UpsampleOptions& options) : options(options) {
+  // torch's Upsample hands any of interpolate's modes through; a misspelt one fails here, early.
   const std::string& m = options.mode();
-  if (m != "nearest" && m != "linear" && m != "bilinear" && m != "bicubic" && m != "trilinear") {
+  if (m != "nearest" && m != "nearest-exact" && m != "linear" && m != "bilinear" && m != "bicubic" &&
+      m != "trilinear" && m != "area") {
     throw std::invalid_argument("Upsample: unknown mode '" + m +
-                                "'; expected nearest, linear, bilinear, bicubic or trilinear");
+                                "'; expected nearest, nearest-exact, linear, bilinear, bicubic, trilinear or area");
   }
 }
 

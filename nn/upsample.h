@@ -12,7 +12,8 @@
 namespace colony::nn {
 
 // torch.nn.Upsample: size or scale_factor (one value for every spatial dim, or one per dim), mode
-// "nearest" (default), "linear", "bilinear", "bicubic" or "trilinear", align_corners for the
+// "nearest" (default), "linear", "bilinear", "bicubic", "trilinear" (or interpolate's others,
+// "nearest-exact" and "area", which torch's Upsample passes through too), align_corners for the
 // interpolating modes. Upsample(UpsampleOptions().scale_factor({2.0}).mode("bilinear")).
 struct UpsampleOptions {
   COLONY_ARG(std::optional<std::vector<int64_t>>, size);

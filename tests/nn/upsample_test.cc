@@ -224,7 +224,8 @@ TEST(UpsampleModules, ForwardOptionsAndPrinting) {
   EXPECT_EQ(Upsample(UpsampleOptions().size(sz({4, 6}))).repr(), "Upsample(size=(4, 6), mode='nearest')");
   EXPECT_EQ(Upsample(UpsampleOptions().scale_factor(sf({2.0, 1.5}))).repr(),
             "Upsample(scale_factor=(2.0, 1.5), mode='nearest')");
-  EXPECT_TRUE(throws_with([] { Upsample(UpsampleOptions().mode("area")); }, "unknown mode 'area'"));
+  EXPECT_TRUE(throws_with([] { Upsample(UpsampleOptions().mode("cubic")); }, "unknown mode 'cubic'"));
+  EXPECT_EQ(Upsample(UpsampleOptions().size(sz({2})).mode("area")).forward(x).sizes(), (Shape{1, 2, 2, 2}));
 
   PixelShuffle ps(2);
   PixelUnshuffle pu(2);
