@@ -20,13 +20,7 @@ NAdam::NAdam(std::vector<ParamGroup> groups, const NAdamOptions& defaults) : Opt
 void NAdam::check_options(const OptimizerOptions& options) const {
   Optimizer::check_options(options);
   const auto& o = dynamic_cast<const NAdamOptions&>(options);
-  detail::check_range(o.lr() >= 0, "NAdam", "learning rate", o.lr(), "lr >= 0");
-  detail::check_range(o.eps() >= 0, "NAdam", "epsilon value", o.eps(), "eps >= 0");
-  detail::check_range(o.beta1() >= 0 && o.beta1() < 1, "NAdam", "beta parameter at index 0", o.beta1(),
-                      "0 <= beta1 < 1");
-  detail::check_range(o.beta2() >= 0 && o.beta2() < 1, "NAdam", "beta parameter at index 1", o.beta2(),
-                      "0 <= beta2 < 1");
-  detail::check_range(o.weight_decay() >= 0, "NAdam", "weight_decay value", o.weight_decay(), "weight_decay >= 0");
+  detail::check_adam_family_ranges(o, "NAdam");
   detail::check_range(o.momentum_decay() >= 0, "NAdam", "momentum_decay value", o.momentum_decay(),
                       "momentum_decay >= 0");
 }

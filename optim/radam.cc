@@ -19,13 +19,7 @@ RAdam::RAdam(std::vector<ParamGroup> groups, const RAdamOptions& defaults) : Opt
 void RAdam::check_options(const OptimizerOptions& options) const {
   Optimizer::check_options(options);
   const auto& o = dynamic_cast<const RAdamOptions&>(options);
-  detail::check_range(o.lr() >= 0, "RAdam", "learning rate", o.lr(), "lr >= 0");
-  detail::check_range(o.eps() >= 0, "RAdam", "epsilon value", o.eps(), "eps >= 0");
-  detail::check_range(o.beta1() >= 0 && o.beta1() < 1, "RAdam", "beta parameter at index 0", o.beta1(),
-                      "0 <= beta1 < 1");
-  detail::check_range(o.beta2() >= 0 && o.beta2() < 1, "RAdam", "beta parameter at index 1", o.beta2(),
-                      "0 <= beta2 < 1");
-  detail::check_range(o.weight_decay() >= 0, "RAdam", "weight_decay value", o.weight_decay(), "weight_decay >= 0");
+  detail::check_adam_family_ranges(o, "RAdam");
 }
 
 void RAdam::step() {

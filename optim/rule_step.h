@@ -44,4 +44,15 @@ void add_to_step(raw::RuleStepTensors& step, const Tensor& param, const Tensor& 
 // expected <expected>") unless ok (write ok so that NaN fails it).
 void check_range(bool ok, const char* optimizer, const char* what, double value, const char* expected);
 
+// torch's range checks of the options the Adam family shares (Adamax, NAdam, RAdam): lr, eps,
+// betas, weight_decay, in torch's order and words.
+template <typename Options>
+void check_adam_family_ranges(const Options& o, const char* optimizer) {
+  check_range(o.lr() >= 0, optimizer, "learning rate", o.lr(), "lr >= 0");
+  check_range(o.eps() >= 0, optimizer, "epsilon value", o.eps(), "eps >= 0");
+  check_range(o.beta1() >= 0 && o.beta1() < 1, optimizer, "beta parameter at index 0", o.beta1(), "0 <= beta1 < 1");
+  check_range(o.beta2() >= 0 && o.beta2() < 1, optimizer, "beta parameter at index 1", o.beta2(), "0 <= beta2 < 1");
+  check_range(o.weight_decay() >= 0, optimizer, "weight_decay value", o.weight_decay(), "weight_decay >= 0");
+}
+
 }  // namespace colony::optim::detail
