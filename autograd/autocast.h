@@ -69,7 +69,9 @@ namespace autocast {
 // the input's dtype); like exp and log, one row serves both devices here, and so for tan, asin, acos,
 // sinh, cosh, log2, log10 and erfinv, torch's other elementwise float32 rows. atan2 is on torch's
 // promote list, which is what every binary op of mixed dtypes does here. interpolate stands for
-// torch's upsample_* ops (float32 in its lists); F::interpolate casts with it.
+// torch's upsample_* ops (float32 in its lists); F::interpolate casts with it. The add-and-multiply
+// ops (addmm, addmv, addr, baddbmm, addbmm) cast every operand, the added input too, as torch's; the
+// margin and likelihood losses, cdist and pdist are on torch's CUDA float32 list.
 // An op file casts its inputs with cast(Op::name, t). tests/autograd/autocast_test.cc walks this table
 // and checks each op's dtypes and values, and fails for a row it has no case for.
 #define COLONY_FOR_EACH_AUTOCAST_OP(X) \
@@ -126,7 +128,21 @@ namespace autocast {
   X(softplus, Float32)                 \
   X(interpolate, Float32)              \
   X(cumsum, Float32)                   \
-  X(cumprod, Float32)
+  X(cumprod, Float32)                  \
+  X(addmm, LowerPrecision)             \
+  X(addmv, LowerPrecision)             \
+  X(addr, LowerPrecision)              \
+  X(baddbmm, LowerPrecision)           \
+  X(addbmm, LowerPrecision)            \
+  X(margin_ranking_loss, Float32)      \
+  X(hinge_embedding_loss, Float32)     \
+  X(soft_margin_loss, Float32)         \
+  X(multi_margin_loss, Float32)        \
+  X(multilabel_margin_loss, Float32)   \
+  X(triplet_margin_loss, Float32)      \
+  X(poisson_nll_loss, Float32)         \
+  X(cdist, Float32)                    \
+  X(pdist, Float32)
 
 enum class CastPolicy { LowerPrecision, Float32 };
 

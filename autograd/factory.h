@@ -52,6 +52,14 @@ inline Tensor arange(double end, std::optional<TensorOptions> opts = {}) {
 inline Tensor linspace(double start, double end, int64_t steps, const TensorOptions& opts = {}) {
   return detail::with_grad(raw::linspace(start, end, steps, opts), opts);
 }
+// torch.logspace: base ** linspace(start, end, steps), computed in float64 and rounded once to the
+// dtype (torch computes in the dtype; float32 results may differ from its by one rounding).
+inline Tensor logspace(double start, double end, int64_t steps, double base = 10.0, const TensorOptions& opts = {}) {
+  TensorOptions wide = TensorOptions(kFloat64).device(opts.device());
+  Tensor exponents = raw::linspace(start, end, steps, wide);
+  Tensor out = raw::pow(raw::full_like(exponents, base), exponents);
+  return detail::with_grad(raw::to(out, opts.device(), opts.dtype()), opts);
+}
 inline Tensor eye(int64_t n, int64_t m = -1, const TensorOptions& opts = {}) {
   return detail::with_grad(raw::eye(n, m, opts), opts);
 }
@@ -95,6 +103,17 @@ inline Tensor randint(int64_t low, int64_t high, const Shape& shape, const Tenso
 }
 inline Tensor randperm(int64_t n, const TensorOptions& opts = TensorOptions(kInt64), Generator* gen = nullptr) {
   return raw::randperm(n, opts, gen);
+}
+// torch.rand_like / randn_like / randint_like: t's shape, dtype and device (randint_like's values in
+// [low, high)); samples, never requiring grad.
+inline Tensor rand_like(const Tensor& t, Generator* gen = nullptr) {
+  return raw::rand(t.sizes(), TensorOptions(t.dtype()).device(t.device()), gen);
+}
+inline Tensor randn_like(const Tensor& t, Generator* gen = nullptr) {
+  return raw::randn(t.sizes(), TensorOptions(t.dtype()).device(t.device()), gen);
+}
+inline Tensor randint_like(const Tensor& t, int64_t low, int64_t high, Generator* gen = nullptr) {
+  return raw::randint(low, high, t.sizes(), TensorOptions(t.dtype()).device(t.device()), gen);
 }
 // Not differentiable (a sample), as in PyTorch.
 inline Tensor bernoulli(const Tensor& p, Generator* gen = nullptr) { return raw::bernoulli(p, gen); }

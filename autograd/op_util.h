@@ -2,6 +2,8 @@
 #pragma once
 
 #include <functional>
+#include <stdexcept>
+#include <string>
 #include <limits>
 #include <vector>
 
@@ -50,6 +52,13 @@ inline bool sole_owner(const Tensor& g) {
          g.impl()->storage->allocator() != nullptr && g.is_contiguous() && !g.requires_grad();
 }
 
+// Throws "<op>: expected <what> to be a <dims>-D tensor, got [..]" unless t has `dims` dims.
+inline void check_rank(const Tensor& t, int64_t dims, const char* op, const char* what) {
+  if (t.dim() != dims) {
+    throw std::invalid_argument(std::string(op) + ": expected " + what + " to be a " + std::to_string(dims) +
+                                "-D tensor, got " + shape_str(t.sizes()));
+  }
+}
 // A broadcast operand's gradient summed back to its own shape (the engine casts it to its dtype).
 inline Tensor reduce_to(const Tensor& g, const Shape& shape) { return g.sizes() == shape ? g : raw::sum_to(g, shape); }
 

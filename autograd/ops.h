@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "autograd/composed_ops.h"
 #include "autograd/factory.h"
 #include "ops/raw_ops.h"
 #include "tensor/tensor.h"
@@ -195,6 +196,15 @@ Tensor outer(const Tensor& a, const Tensor& b);   // a [n] (x) b [m] -> [n, m], 
 // y = x W^T + b: x [..., in], weight [out, in], bias [out] (optional), F.linear; under autocast the
 // whole layer (bias included) runs in the lower precision, as PyTorch's fused linear.
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor());
+// beta * input + alpha * product, torch's add-and-multiply family (autograd/addmm.cc, one GEMM pass
+// each, the product accumulated onto input and rounded once): addmm (mat1 @ mat2), addmv
+// (mat @ vec), addr (outer(vec1, vec2)), baddbmm (batch1 @ batch2 per batch), addbmm (summed over
+// the batch). input broadcasts to the product's shape; beta = 0 ignores its values (NaN too).
+Tensor addmm(const Tensor& input, const Tensor& mat1, const Tensor& mat2, double beta = 1.0, double alpha = 1.0);
+Tensor addmv(const Tensor& input, const Tensor& mat, const Tensor& vec, double beta = 1.0, double alpha = 1.0);
+Tensor addr(const Tensor& input, const Tensor& vec1, const Tensor& vec2, double beta = 1.0, double alpha = 1.0);
+Tensor baddbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, double beta = 1.0, double alpha = 1.0);
+Tensor addbmm(const Tensor& input, const Tensor& batch1, const Tensor& batch2, double beta = 1.0, double alpha = 1.0);
 
 // ---------- einsum and tensordot (autograd/einsum.cc) ----------
 // torch.einsum (libtorch's torch::einsum(equation, {a, b, ...})): any number of operands;

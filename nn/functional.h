@@ -2,6 +2,7 @@
 // differentiable; the layers in this folder are thin modules over these functions.
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <optional>
 #include <string>
@@ -34,6 +35,33 @@ struct DropoutFuncOptions {
   COLONY_ARG(bool, inplace) = false;
 };
 Tensor dropout(const Tensor& input, const DropoutFuncOptions& options);
+// F::dropout1d / dropout2d / dropout3d: whole channels zeroed with probability p (one draw per
+// (n, c) of [N, C, *] or per c of unbatched [C, *]; 1d takes [N, C, L] or [C, L], 2d [N, C, H, W]
+// or [C, H, W], 3d [N, C, D, H, W] or [C, D, H, W]), the rest scaled by 1 / (1 - p), in training.
+// dropout2d takes a 3-D input as [N, C, L] (1-D channel dropout) and logs torch's warning, as torch.
+Tensor dropout1d(const Tensor& input, const DropoutFuncOptions& options = {}, Generator* gen = nullptr);
+Tensor dropout2d(const Tensor& input, const DropoutFuncOptions& options = {}, Generator* gen = nullptr);
+Tensor dropout3d(const Tensor& input, const DropoutFuncOptions& options = {}, Generator* gen = nullptr);
+// F::alpha_dropout (SELU's dropout: dropped elements take SELU's negative saturation value and an
+// affine correction keeps mean 0 and variance 1) and feature_alpha_dropout (the same per channel of
+// [N, C, *]). Their training flag defaults to false, as torch's functions.
+struct AlphaDropoutFuncOptions {
+  AlphaDropoutFuncOptions(double p = 0.5) : p_(p) {}  // NOLINT
+  COLONY_ARG(double, p);
+  COLONY_ARG(bool, training) = false;
+  COLONY_ARG(bool, inplace) = false;
+};
+using FeatureAlphaDropoutFuncOptions = AlphaDropoutFuncOptions;
+Tensor alpha_dropout(const Tensor& input, const AlphaDropoutFuncOptions& options = {}, Generator* gen = nullptr);
+Tensor feature_alpha_dropout(const Tensor& input, const AlphaDropoutFuncOptions& options = {}, Generator* gen = nullptr);
+// F::gumbel_softmax: softmax((logits + g) / tau) with g Gumbel(0, 1) noise; hard: the one-hot of the
+// argmax in the forward with the soft sample's gradient (straight-through), as torch.
+struct GumbelSoftmaxFuncOptions {
+  COLONY_ARG(double, tau) = 1.0;
+  COLONY_ARG(bool, hard) = false;
+  COLONY_ARG(int64_t, dim) = -1;
+};
+Tensor gumbel_softmax(const Tensor& logits, const GumbelSoftmaxFuncOptions& options = {}, Generator* gen = nullptr);
 // F::relu(x, ReLUFuncOptions().inplace(true)) as F.relu(x, inplace=True).
 struct ReLUFuncOptions {
   ReLUFuncOptions(bool inplace = false) : inplace_(inplace) {}  // NOLINT
@@ -370,6 +398,105 @@ struct PairwiseDistanceFuncOptions {
   COLONY_ARG(bool, keepdim) = false;
 };
 Tensor pairwise_distance(const Tensor& x1, const Tensor& x2, const PairwiseDistanceFuncOptions& options = {});
+
+// ---- margin, ranking, triplet and likelihood losses (nn/functional_loss_margin.cc) ----
+// max(0, -target (input1 - input2) + margin); the three of one rank (they broadcast).
+struct MarginRankingLossFuncOptions {
+  MarginRankingLossFuncOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  COLONY_ARG(Reduction, reduction);
+  COLONY_ARG(double, margin) = 0.0;
+};
+Tensor margin_ranking_loss(const Tensor& input1, const Tensor& input2, const Tensor& target,
+                           const MarginRankingLossFuncOptions& options = {});
+// input where target is 1, max(0, margin - input) where target is -1 (both terms for any other
+// target value, as ATen's).
+struct HingeEmbeddingLossFuncOptions {
+  HingeEmbeddingLossFuncOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  COLONY_ARG(Reduction, reduction);
+  COLONY_ARG(double, margin) = 1.0;
+};
+Tensor hinge_embedding_loss(const Tensor& input, const Tensor& target, const HingeEmbeddingLossFuncOptions& options = {});
+// log(1 + exp(-target input)), elementwise (targets +-1).
+struct SoftMarginLossFuncOptions {
+  SoftMarginLossFuncOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  COLONY_ARG(Reduction, reduction);
+};
+Tensor soft_margin_loss(const Tensor& input, const Tensor& target, const SoftMarginLossFuncOptions& options = {});
+// -(y log sigmoid(x) + (1 - y) log sigmoid(-x)) times weight (per class, broadcast), averaged over
+// the last (class) dim: one loss per sample before the reduction.
+struct MultilabelSoftMarginLossFuncOptions {
+  MultilabelSoftMarginLossFuncOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  COLONY_ARG(Reduction, reduction);
+  COLONY_ARG(Tensor, weight);
+};
+Tensor multilabel_soft_margin_loss(const Tensor& input, const Tensor& target,
+                                   const MultilabelSoftMarginLossFuncOptions& options = {});
+// Per sample of input [N, C] (or [C]) with int64 class target [N] (or 0-d / [1]): the sum over the
+// other classes j of max(0, margin - x[y] + x[j])^p (p 1 or 2), times weight[y], divided by C.
+struct MultiMarginLossFuncOptions {
+  MultiMarginLossFuncOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  COLONY_ARG(Reduction, reduction);
+  COLONY_ARG(int64_t, p) = 1;
+  COLONY_ARG(double, margin) = 1.0;
+  COLONY_ARG(Tensor, weight);
+};
+Tensor multi_margin_loss(const Tensor& input, const Tensor& target, const MultiMarginLossFuncOptions& options = {});
+// Per sample of input [N, C] (or [C]) with an int64 target of the same shape listing its classes up
+// to the first -1: the sum over listed classes j and unlisted classes i of max(0, 1 - (x[j] - x[i])),
+// divided by C. Memory [N, C, C].
+struct MultilabelMarginLossFuncOptions {
+  MultilabelMarginLossFuncOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  COLONY_ARG(Reduction, reduction);
+};
+Tensor multilabel_margin_loss(const Tensor& input, const Tensor& target,
+                              const MultilabelMarginLossFuncOptions& options = {});
+// max(0, d(anchor, positive) - d(anchor, negative) + margin) with d = pairwise_distance(p, eps);
+// swap: the negative's distance is the smaller of d(a, n) and d(p, n). The three of one rank.
+struct TripletMarginLossFuncOptions {
+  TripletMarginLossFuncOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  COLONY_ARG(Reduction, reduction);
+  COLONY_ARG(double, margin) = 1.0;
+  COLONY_ARG(double, p) = 2.0;
+  COLONY_ARG(double, eps) = 1e-6;
+  COLONY_ARG(bool, swap) = false;
+};
+Tensor triplet_margin_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                           const TripletMarginLossFuncOptions& options = {});
+// The same with any distance function (default pairwise_distance); margin must be > 0.
+struct TripletMarginWithDistanceLossFuncOptions {
+  using DistanceFunction = std::function<Tensor(const Tensor&, const Tensor&)>;
+  TripletMarginWithDistanceLossFuncOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  COLONY_ARG(Reduction, reduction);
+  COLONY_ARG(std::optional<DistanceFunction>, distance_function) = std::nullopt;
+  COLONY_ARG(double, margin) = 1.0;
+  COLONY_ARG(bool, swap) = false;
+};
+Tensor triplet_margin_with_distance_loss(const Tensor& anchor, const Tensor& positive, const Tensor& negative,
+                                         const TripletMarginWithDistanceLossFuncOptions& options = {});
+// Poisson negative log likelihood: exp(input) - target input (log_input), or input - target
+// log(input + eps); full adds Stirling's term target log target - target + log(2 pi target) / 2
+// where target > 1.
+struct PoissonNLLLossFuncOptions {
+  PoissonNLLLossFuncOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  COLONY_ARG(Reduction, reduction);
+  COLONY_ARG(bool, log_input) = true;
+  COLONY_ARG(bool, full) = false;
+  COLONY_ARG(double, eps) = 1e-8;
+};
+Tensor poisson_nll_loss(const Tensor& input, const Tensor& target, const PoissonNLLLossFuncOptions& options = {});
+// Gaussian negative log likelihood: (log(max(var, eps)) + (input - target)^2 / max(var, eps)) / 2
+// (+ log(2 pi) / 2 when full); var of input's shape, one dim short of it, or with one dim of size 1
+// (homoscedastic); the clamp at eps does not stop var's gradient, as torch's.
+struct GaussianNLLLossFuncOptions {
+  GaussianNLLLossFuncOptions(Reduction reduction = Reduction::Mean) : reduction_(reduction) {}  // NOLINT
+  COLONY_ARG(Reduction, reduction);
+  COLONY_ARG(bool, full) = false;
+  COLONY_ARG(double, eps) = 1e-6;
+};
+Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, const Tensor& var,
+                         const GaussianNLLLossFuncOptions& options = {});
+Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, double var,
+                         const GaussianNLLLossFuncOptions& options = {});
 
 }  // namespace colony::nn::functional
 

@@ -44,10 +44,11 @@ std::string Unflatten::extra_repr() const {
   return "dim=" + std::to_string(options.dim()) + ", unflattened_size=(" + tuple + ")";
 }
 
-Dropout::Dropout(const DropoutOptions& options) : options(options) {
+detail::DropoutBase::DropoutBase(const char* name, const DropoutOptions& options) : options(options) {
   double p = options.p();
-  if (p < 0 || p > 1) {
-    throw std::invalid_argument("Dropout: dropout probability has to be between 0 and 1, but got " + repr::py_float(p));
+  if (!(p >= 0 && p <= 1)) {
+    throw std::invalid_argument(std::string(name) + ": dropout probability has to be between 0 and 1, but got " +
+                                repr::py_float(p));
   }
 }
 
@@ -56,7 +57,7 @@ Tensor Dropout::forward(const Tensor& input) {
       input, functional::DropoutFuncOptions().p(options.p()).training(is_training()).inplace(options.inplace()));
 }
 
-std::string Dropout::extra_repr() const {
+std::string detail::DropoutBase::extra_repr() const {
   return "p=" + repr::py_float(options.p()) + ", inplace=" + py_bool(options.inplace());
 }
 

@@ -68,13 +68,24 @@ struct DropoutOptions {
   COLONY_ARG(double, p);
   COLONY_ARG(bool, inplace) = false;
 };
-// Active only in training mode (train()/eval()).
-class Dropout : public Module {
+namespace detail {
+// What the dropout modules share (Dropout here, the channel and alpha ones in dropout.h): the
+// options, p checked at construction (the error names the module), and torch's printing
+// `p=0.5, inplace=False`. Each is active only in training mode (train()/eval()).
+class DropoutBase : public Module {
  public:
-  explicit Dropout(const DropoutOptions& options = {});
-  Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
   DropoutOptions options;
+
+ protected:
+  DropoutBase(const char* name, const DropoutOptions& options);
+};
+}  // namespace detail
+
+class Dropout : public detail::DropoutBase {
+ public:
+  explicit Dropout(const DropoutOptions& options = {}) : DropoutBase("Dropout", options) {}
+  Tensor forward(const Tensor& input) override;
 };
 
 // MaxPool2d(2) or MaxPool2d(MaxPool2dOptions({3, 2}).stride(1)): the options accept a plain size.

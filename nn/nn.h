@@ -11,6 +11,7 @@
 #include "nn/containers.h"
 #include "nn/conv.h"
 #include "nn/conv_transpose.h"
+#include "nn/dropout.h"
 #include "nn/embedding.h"
 #include "nn/functional.h"
 #include "nn/init.h"
@@ -18,6 +19,7 @@
 #include "nn/layers.h"
 #include "nn/linear.h"
 #include "nn/loss.h"
+#include "nn/loss_margin.h"
 #include "nn/module.h"
 #include "nn/normalization.h"
 #include "nn/options.h"  // the deprecated nn::Size2 spelling

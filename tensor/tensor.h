@@ -339,6 +339,48 @@ class Tensor {
   Tensor logical_and(const Tensor& other) const;
   Tensor logical_or(const Tensor& other) const;
   Tensor logical_xor(const Tensor& other) const;
+  // The composed ops of autograd/composed_ops.h as members (defined in autograd/composed_methods.cc).
+  Tensor tile(const Shape& dims) const;
+  Tensor broadcast_to(const Shape& shape) const;
+  Tensor reshape_as(const Tensor& other) const { return reshape(other.sizes()); }
+  Tensor swapaxes(int64_t axis0, int64_t axis1) const { return transpose(axis0, axis1); }
+  Tensor swapdims(int64_t dim0, int64_t dim1) const { return transpose(dim0, dim1); }
+  std::vector<Tensor> tensor_split(int64_t sections, int64_t dim = 0) const;
+  std::vector<Tensor> tensor_split(const std::vector<int64_t>& indices, int64_t dim = 0) const;
+  Tensor fliplr() const;
+  Tensor flipud() const;
+  Tensor rot90(int64_t k = 1, const std::vector<int64_t>& dims = {0, 1}) const;
+  Tensor take_along_dim(const Tensor& indices, std::optional<int64_t> dim = std::nullopt) const;
+  Tensor argwhere() const;
+  Tensor diag_embed(int64_t offset = 0, int64_t dim1 = -2, int64_t dim2 = -1) const;
+  Tensor msort() const;
+  Tensor isclose(const Tensor& other, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false) const;
+  Tensor diff(int64_t n = 1, int64_t dim = -1, const Tensor& prepend = Tensor(), const Tensor& append = Tensor()) const;
+  std::pair<Tensor, Tensor> aminmax(std::optional<int64_t> dim = std::nullopt, bool keepdim = false) const;
+  Tensor kron(const Tensor& other) const;
+  Tensor dot(const Tensor& other) const;
+  Tensor vdot(const Tensor& other) const;
+  Tensor inner(const Tensor& other) const;
+  Tensor mv(const Tensor& vec) const;
+  Tensor addmm(const Tensor& mat1, const Tensor& mat2, double beta = 1.0, double alpha = 1.0) const;
+  Tensor addmv(const Tensor& mat, const Tensor& vec, double beta = 1.0, double alpha = 1.0) const;
+  Tensor addr(const Tensor& vec1, const Tensor& vec2, double beta = 1.0, double alpha = 1.0) const;
+  Tensor baddbmm(const Tensor& batch1, const Tensor& batch2, double beta = 1.0, double alpha = 1.0) const;
+  Tensor addbmm(const Tensor& batch1, const Tensor& batch2, double beta = 1.0, double alpha = 1.0) const;
+  Tensor sgn() const;
+  Tensor signbit() const;
+  Tensor heaviside(const Tensor& values) const;
+  Tensor float_power(const Tensor& exponent) const;
+  Tensor float_power(double exponent) const;
+  Tensor clamp_min(double min) const;
+  Tensor clamp_max(double max) const;
+  Tensor cov(int64_t correction = 1, const Tensor& fweights = Tensor(), const Tensor& aweights = Tensor()) const;
+  Tensor corrcoef() const;
+  // New tensors with this one's dtype and device (torch's new_* members).
+  Tensor new_zeros(const Shape& shape) const;
+  Tensor new_ones(const Shape& shape) const;
+  Tensor new_full(const Shape& shape, double value) const;
+  Tensor new_empty(const Shape& shape) const;
 
   // ---- indexing as libtorch writes it (defined in autograd/indexing.cc) ----
   // using namespace colony::indexing;  x.index({0, Slice(1, None), None, Ellipsis, idx})

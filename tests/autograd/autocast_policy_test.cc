@@ -46,6 +46,12 @@ Tensor pair_labels(const Tensor& like) {
   return raw::to(raw::tensor({1.0, -1.0, -1.0, 1.0}), like.device(), kFloat32);
 }
 
+// Each row's classes up to the first -1, for multilabel_margin_loss on [4, 5].
+Tensor multilabel_targets(const Tensor& like) {
+  std::vector<int64_t> v = {0, 3, -1, 0, 0, 4, -1, 1, 1, 1, 2, 1, 0, -1, 3, 1, 2, 3, 4, 0};
+  return raw::to(raw::from_vector(v, {4, 5}), like.device(), kInt64);
+}
+
 Tensor target_classes(const Tensor& like) {
   std::vector<int64_t> v = {0, 3, 1, 2};
   return raw::to(raw::from_vector(v, {4}), like.device(), kInt64);
@@ -104,6 +110,15 @@ std::map<std::string, OpCase> cases() {
       {"rnn_relu", {{{1, 3, 5}, {4, 5}, {4, 4}, {4}, {4}}, [](const std::vector<Tensor>& x) { return recurrent<nn::RNN>(x, 1, true); }}},
       {"lstm", {{{1, 3, 5}, {16, 5}, {16, 4}, {16}, {16}}, [](const std::vector<Tensor>& x) { return recurrent<nn::LSTM>(x, 4); }}},
       {"gru", {{{1, 3, 5}, {12, 5}, {12, 4}, {12}, {12}}, [](const std::vector<Tensor>& x) { return recurrent<nn::GRU>(x, 3); }}},
+      // The add-and-multiply ops (autograd/compose_math.cc), beta and alpha 1 so the added input
+      // adds one rounding at most.
+      {"addmm", {{{4, 5}, {4, 6}, {6, 5}}, [](const std::vector<Tensor>& x) { return addmm(x[0], x[1], x[2]); }}},
+      {"addmv", {{{4}, {4, 6}, {6}}, [](const std::vector<Tensor>& x) { return addmv(x[0], x[1], x[2]); }}},
+      {"addr", {{{4, 5}, {4}, {5}}, [](const std::vector<Tensor>& x) { return addr(x[0], x[1], x[2]); }}},
+      {"baddbmm", {{{2, 4, 5}, {2, 4, 6}, {2, 6, 5}}, [](const std::vector<Tensor>& x) { return baddbmm(x[0], x[1], x[2]); }}},
+      {"addbmm", {{{4, 5}, {2, 4, 6}, {2, 6, 5}}, [](const std::vector<Tensor>& x) { return addbmm(x[0], x[1], x[2]); }}},
+      {"cdist", {{{2, 4, 6}, {3, 6}}, [](const std::vector<Tensor>& x) { return cdist(x[0], x[1]); }}},
+      {"pdist", {{{5, 6}}, [](const std::vector<Tensor>& x) { return pdist(x[0], 1.5); }}},
       {"softmax", {{{4, 7}}, [](const std::vector<Tensor>& x) { return softmax(x[0], 1); }}},
       {"log_softmax", {{{4, 7}}, [](const std::vector<Tensor>& x) { return log_softmax(x[0], 1); }}},
       {"cross_entropy",
@@ -162,6 +177,22 @@ std::map<std::string, OpCase> cases() {
       {"log10", {{{3, 4}}, [](const std::vector<Tensor>& x) { return log10(x[0]); }, true}},
       {"erfinv", {{{3, 4}}, [](const std::vector<Tensor>& x) { return erfinv(x[0]); }, false, true}},
       {"cumsum", {{{3, 40}}, [](const std::vector<Tensor>& x) { return cumsum(x[0], 1); }}},
+      // The margin and likelihood losses (nn/functional_loss_margin.cc), through F::.
+      {"margin_ranking_loss",
+       {{{4}, {4}}, [](const std::vector<Tensor>& x) { return F::margin_ranking_loss(x[0], x[1], pair_labels(x[0])); }}},
+      {"hinge_embedding_loss",
+       {{{4}}, [](const std::vector<Tensor>& x) { return F::hinge_embedding_loss(x[0], pair_labels(x[0])); }}},
+      {"soft_margin_loss", {{{4}}, [](const std::vector<Tensor>& x) { return F::soft_margin_loss(x[0], pair_labels(x[0])); }}},
+      {"multi_margin_loss",
+       {{{4, 5}}, [](const std::vector<Tensor>& x) { return F::multi_margin_loss(x[0], target_classes(x[0])); }}},
+      {"multilabel_margin_loss",
+       {{{4, 5}},
+        [](const std::vector<Tensor>& x) {
+          return F::multilabel_margin_loss(x[0], multilabel_targets(x[0]));
+        }}},
+      {"triplet_margin_loss",
+       {{{4, 5}, {4, 5}, {4, 5}}, [](const std::vector<Tensor>& x) { return F::triplet_margin_loss(x[0], x[1], x[2]); }}},
+      {"poisson_nll_loss", {{{4, 5}, {4, 5}}, [](const std::vector<Tensor>& x) { return F::poisson_nll_loss(x[0], x[1]); }}},
       {"cumprod", {{{3, 40}}, [](const std::vector<Tensor>& x) { return cumprod(x[0], 1); }, true}},
   };
 }
