@@ -338,6 +338,11 @@ std::pair<Tensor, Tensor> median(const Tensor& t, int64_t dim, bool keepdim = fa
 // torch.nanmedian: the lower median of the non-NaN elements; NaN (index 0) for a row of NaNs.
 Tensor nanmedian(const Tensor& t);
 std::pair<Tensor, Tensor> nanmedian(const Tensor& t, int64_t dim, bool keepdim = false);
+// torch.mode (autograd/mode.cc): the most frequent value along dim, of equally frequent values the
+// smallest, and the position of its last occurrence in the row (torch's CPU kernel gives the last
+// occurrence in rows of up to 16 elements, any occurrence in longer ones: the values agree). NaN
+// equals nothing, so each NaN counts once. The gradient goes to the element at the index.
+std::pair<Tensor, Tensor> mode(const Tensor& t, int64_t dim = -1, bool keepdim = false);
 // torch.kthvalue: the k-th smallest along dim, 1 <= k <= size (NaN is the largest).
 std::pair<Tensor, Tensor> kthvalue(const Tensor& t, int64_t k, int64_t dim = -1, bool keepdim = false);
 // torch.quantile / nanquantile of float32/float64 t at q in [0, 1] (a number, or a 0-D or 1-D

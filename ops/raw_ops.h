@@ -235,6 +235,10 @@ std::pair<Tensor, Tensor> sort(const Tensor& t, int64_t dim = -1, bool descendin
 // The k largest (or smallest) along dim, in sorted order whatever `sorted` says (which PyTorch
 // allows); 0 <= k <= size.
 std::pair<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true);
+// torch.mode along dim, no gradient (ops/mode_ops.cc): the most frequent value of each row (of
+// equally frequent ones the smallest; NaN equals nothing) and the int64 position of its last
+// occurrence. dim must have a non-zero size.
+std::pair<Tensor, Tensor> mode(const Tensor& t, int64_t dim = -1, bool keepdim = false);
 // torch.searchsorted (ops/search_ops.cc): for each value, its position in its row of sorted_sequence
 // (1-D: one row for all values; N-D: the values' leading dims are the sequence's), the first
 // boundary >= value (right: > value), through `sorter` (int64, the sequence's shape) when defined;
