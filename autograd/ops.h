@@ -291,14 +291,20 @@ Tensor bincount(const Tensor& t, const Tensor& weights = Tensor(), int64_t minle
 // torch.histc: `bins` equal bins over [min, max] (the data's range when min == max), in t's
 // floating dtype; elements outside (and NaN) are not counted, max falls in the last bin.
 Tensor histc(const Tensor& t, int64_t bins = 100, double min = 0, double max = 0);
-// torch.searchsorted: for each value, how many elements of its row of sorted_sequence (1-D, or
-// N-D with values' leading dims) come before it: those < value (left) or <= value (right, or side
-// "right"); NaN is the largest value. int64, or int32 with out_int32. Compares each value with its
-// whole row (values x boundaries work and memory), which suits the short boundaries of bucketing.
+// torch.searchsorted (autograd/searchsorted.cc; raw::searchsorted says the rule): for each value, its
+// position in its row of sorted_sequence (1-D, or N-D with values' leading dims), left (the first
+// boundary >= value) or right (> value; right = true or side "right"), through `sorter` (int64
+// positions that sort each row) when given; the two promoted as torch's; int64, or int32 with
+// out_int32. A binary search per value, torch's own bisection, so NaNs give torch's positions.
 Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, bool out_int32 = false, bool right = false,
-                    const std::optional<std::string>& side = std::nullopt);
+                    const std::optional<std::string>& side = std::nullopt, const Tensor& sorter = Tensor());
+// A scalar value (a 0-D int64 result): an integral sequence with a non-integral value searches in
+// float32, as torch's wrapped numbers.
+Tensor searchsorted(const Tensor& sorted_sequence, double value, bool out_int32 = false, bool right = false,
+                    const std::optional<std::string>& side = std::nullopt, const Tensor& sorter = Tensor());
 // torch.bucketize: searchsorted(boundaries (1-D), values).
 Tensor bucketize(const Tensor& values, const Tensor& boundaries, bool out_int32 = false, bool right = false);
+Tensor bucketize(double value, const Tensor& boundaries, bool out_int32 = false, bool right = false);
 
 // torch.nonzero: int64 [n, t.dim()] coordinates of the nonzero elements (not differentiable; a CUDA
 // tensor is read back to the host).
@@ -342,6 +348,11 @@ std::pair<Tensor, Tensor> median(const Tensor& t, int64_t dim, bool keepdim = fa
 // torch.nanmedian: the lower median of the non-NaN elements; NaN (index 0) for a row of NaNs.
 Tensor nanmedian(const Tensor& t);
 std::pair<Tensor, Tensor> nanmedian(const Tensor& t, int64_t dim, bool keepdim = false);
+// torch.mode (autograd/mode.cc): the most frequent value along dim, of equally frequent values the
+// smallest, and the position of its last occurrence in the row (torch's CPU kernel gives the last
+// occurrence in rows of up to 16 elements, any occurrence in longer ones: the values agree). NaN
+// equals nothing, so each NaN counts once. The gradient goes to the element at the index.
+std::pair<Tensor, Tensor> mode(const Tensor& t, int64_t dim = -1, bool keepdim = false);
 // torch.kthvalue: the k-th smallest along dim, 1 <= k <= size (NaN is the largest).
 std::pair<Tensor, Tensor> kthvalue(const Tensor& t, int64_t k, int64_t dim = -1, bool keepdim = false);
 // torch.quantile / nanquantile of float32/float64 t at q in [0, 1] (a number, or a 0-D or 1-D

@@ -1,4 +1,4 @@
-// unique, unique_consecutive, bincount, histc, searchsorted and bucketize: results with no gradient
+// unique, unique_consecutive, bincount and histc: results with no gradient
 // (as torch's), composed of the raw sort, cumsum, comparisons and scatters. The sizes of unique's and
 // bincount's results depend on the values, which are read back to the host (a synchronization on
 // CUDA, as torch's and as nonzero's).
@@ -126,59 +126,6 @@ Tensor histc(const Tensor& t, int64_t bins, double min, double max) {
                 t.device(), kInt64);
   Tensor counts = raw::scatter_add({bins + 1}, 0, pos, raw::ones({x.numel()}, TensorOptions(t.dtype()).device(t.device())));
   return raw::contiguous(raw::narrow(counts, 0, 0, bins));
-}
-
-Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, bool out_int32, bool right,
-                    const std::optional<std::string>& side) {
-  const char* op = "searchsorted";
-  check_defined(sorted_sequence, op);
-  check_defined(values, op);
-  if (side && *side != "left" && *side != "right") {
-    throw std::invalid_argument(std::string(op) + ": expected side 'left' or 'right', got '" + *side + "'");
-  }
-  if (side && right && *side == "left") {
-    throw std::invalid_argument(std::string(op) + ": side and right can't be set to opposites, got side 'left' and "
-                                "right true");
-  }
-  const bool upper = right || (side && *side == "right");
-  const Tensor& seq = sorted_sequence;
-  if (seq.dim() == 0) throw std::invalid_argument(std::string(op) + ": expected a 1-D or N-D sorted sequence, got 0-D");
-  if (seq.device() != values.device()) {
-    throw std::invalid_argument(std::string(op) + ": sorted_sequence is on " + seq.device().str() + " but values on " +
-                                values.device().str());
-  }
-  // Each value against every boundary of its row: [..., M, 1] with [..., 1, N] (1-D: values' shape + [N]).
-  Tensor s, v;
-  if (seq.dim() == 1) {
-    v = raw::unsqueeze(values, -1);
-    s = seq;
-  } else {
-    Shape lead_s(seq.sizes().begin(), seq.sizes().end() - 1);
-    Shape lead_v(values.sizes().begin(), values.sizes().end() - (values.dim() > 0 ? 1 : 0));
-    if (values.dim() != seq.dim() || lead_s != lead_v) {
-      throw std::invalid_argument(std::string(op) + ": expected values with the sorted sequence's leading dims " +
-                                  shape_str(lead_s) + " (boundaries " + shape_str(seq.sizes()) + "), got " +
-                                  shape_str(values.sizes()));
-    }
-    v = raw::unsqueeze(values, -1);
-    s = raw::unsqueeze(seq, -2);
-  }
-  // How many boundaries come before the value in torch's order (NaN the largest): left counts
-  // s < v, right s <= v.
-  Tensor v_nan = raw::unary(raw::UnaryOp::IsNan, v), s_nan = raw::unary(raw::UnaryOp::IsNan, s);
-  Tensor before = upper ? raw::binary(raw::BinaryOp::LogicalOr, raw::binary(raw::BinaryOp::Le, s, v), v_nan)
-                        : raw::binary(raw::BinaryOp::LogicalOr, raw::binary(raw::BinaryOp::Lt, s, v),
-                                      raw::binary(raw::BinaryOp::LogicalAnd, v_nan,
-                                                  raw::unary(raw::UnaryOp::LogicalNot, s_nan)));
-  Tensor count = raw::sum(before, {-1});
-  return out_int32 ? raw::to(count, count.device(), kInt32) : count;
-}
-
-Tensor bucketize(const Tensor& values, const Tensor& boundaries, bool out_int32, bool right) {
-  if (boundaries.defined() && boundaries.dim() != 1) {
-    throw std::invalid_argument("bucketize: expected 1-D boundaries, got " + shape_str(boundaries.sizes()));
-  }
-  return searchsorted(boundaries, values, out_int32, right, std::nullopt);
 }
 
 }  // namespace colony

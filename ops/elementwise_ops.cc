@@ -41,25 +41,7 @@ void check_same_device(const char* op, const Tensor& a, const Tensor& b) {
 
 int category(DType t) { return t == kBool ? 0 : is_floating(t) ? 2 : 1; }
 
-// torch.result_type for two tensors: a zero-dim tensor takes part like a scalar, deciding the result
-// only when its category (bool < integral < floating) is higher than the dimensioned tensor's.
-DType result_type(const Tensor& a, const Tensor& b) {
-  bool za = a.dim() == 0, zb = b.dim() == 0;
-  if (za == zb) return promote_types(a.dtype(), b.dtype());
-  DType dimmed = za ? b.dtype() : a.dtype();
-  DType zero = za ? a.dtype() : b.dtype();
-  return category(zero) > category(dimmed) ? promote_types(dimmed, zero) : dimmed;
-}
-
 bool is_whole(double v) { return std::isfinite(v) && std::floor(v) == v; }
-
-// A scalar keeps the tensor's dtype unless it is of a higher category: a non-integral scalar with an
-// integral or bool tensor gives float32, an integral scalar with a bool tensor gives int64.
-DType scalar_result_type(DType t, double s) {
-  if (is_floating(t)) return t;
-  if (!is_whole(s)) return default_float_dtype();
-  return t == kBool ? kInt64 : t;
-}
 
 // The dtype the kernel computes in, from the promoted dtype: true division of integers is float32
 // (and atan2, copysign, xlogy of integers); hypot and logaddexp(2) refuse them, the integer
@@ -255,6 +237,24 @@ void binary_inplace(BinaryOp op, Tensor& a, const Tensor& b, double alpha) {
 }
 
 }  // namespace
+
+// torch.result_type for two tensors: a zero-dim tensor takes part like a scalar, deciding the result
+// only when its category (bool < integral < floating) is higher than the dimensioned tensor's.
+DType result_type(const Tensor& a, const Tensor& b) {
+  bool za = a.dim() == 0, zb = b.dim() == 0;
+  if (za == zb) return promote_types(a.dtype(), b.dtype());
+  DType dimmed = za ? b.dtype() : a.dtype();
+  DType zero = za ? a.dtype() : b.dtype();
+  return category(zero) > category(dimmed) ? promote_types(dimmed, zero) : dimmed;
+}
+
+// A scalar keeps the tensor's dtype unless it is of a higher category: a non-integral scalar with an
+// integral or bool tensor gives float32, an integral scalar with a bool tensor gives int64.
+DType scalar_result_type(DType t, double s) {
+  if (is_floating(t)) return t;
+  if (!is_whole(s)) return default_float_dtype();
+  return t == kBool ? kInt64 : t;
+}
 
 namespace detail {
 

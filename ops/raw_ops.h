@@ -102,6 +102,11 @@ using kernels::GeluApproximate;
 using kernels::UnaryAttrs;
 using kernels::UnaryOp;
 
+// The dtype two operands promote to (torch.result_type): a zero-dim tensor decides only when of a
+// higher category (bool < integral < floating) than the other; a scalar as the paragraph above.
+DType result_type(const Tensor& a, const Tensor& b);
+DType scalar_result_type(DType t, double s);
+
 Tensor unary(UnaryOp op, const Tensor& t, const UnaryAttrs& attrs = {});
 Tensor binary(BinaryOp op, const Tensor& a, const Tensor& b);
 Tensor binary(BinaryOp op, const Tensor& a, double b);
@@ -230,6 +235,17 @@ std::pair<Tensor, Tensor> sort(const Tensor& t, int64_t dim = -1, bool descendin
 // The k largest (or smallest) along dim, in sorted order whatever `sorted` says (which PyTorch
 // allows); 0 <= k <= size.
 std::pair<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim = -1, bool largest = true, bool sorted = true);
+// torch.mode along dim, no gradient (ops/mode_ops.cc): the most frequent value of each row (of
+// equally frequent ones the smallest; NaN equals nothing) and the int64 position of its last
+// occurrence. dim must have a non-zero size.
+std::pair<Tensor, Tensor> mode(const Tensor& t, int64_t dim = -1, bool keepdim = false);
+// torch.searchsorted (ops/search_ops.cc): for each value, its position in its row of sorted_sequence
+// (1-D: one row for all values; N-D: the values' leading dims are the sequence's), the first
+// boundary >= value (right: > value), through `sorter` (int64, the sequence's shape) when defined;
+// both promoted to result_type, int64 positions (int32 when out_int32) of values' shape. A binary
+// search per value, torch's (a NaN value lands after every boundary).
+Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, bool out_int32 = false, bool right = false,
+                    const Tensor& sorter = Tensor());
 
 // ---------- comparison helpers ----------
 // True when shapes match and every element is within atol + rtol * |b| (NaNs equal when equal_nan).

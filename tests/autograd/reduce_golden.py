@@ -120,6 +120,23 @@ case("kthvalue/dim1", M, F64, lambda x: torch.kthvalue(x, 2, 1))
 case("kthvalue/dim0/keepdim", M, F64, lambda x: torch.kthvalue(x, 3, 0, keepdim=True))
 case("kthvalue/nan", [[1.0, nan, 3.0, 2.0]], F64, lambda x: torch.kthvalue(x, 4, -1))
 case("kthvalue/i64", [[4, 1, 3, 2]], I64, lambda x: torch.kthvalue(x, 1))
+# mode (mode_test.cc): ties go to the smallest value; rows of up to 16 elements, where torch's CPU
+# index is the last occurrence (its std::sort is then an insertion sort, stable).
+case("mode/all_ties", [3.0, 1.0, 3.0, 1.0, 2.0, 1.0, 3.0], F64, lambda x: torch.mode(x))
+case("mode/dim1", [[2.0, 2.0, 5.0, 5.0, 1.0], [7.0, 7.0, 7.0, 0.0, 0.0]], F64, lambda x: torch.mode(x, 1))
+case("mode/dim0", [[2.0, 2.0, 5.0, 5.0, 1.0], [7.0, 7.0, 7.0, 0.0, 0.0], [2.0, 7.0, 5.0, 0.0, 1.0]], F64,
+     lambda x: torch.mode(x, 0))
+case("mode/keepdim", [[0.5, -1.0, 0.5, -1.0], [4.0, 4.0, 4.0, 3.0]], F64, lambda x: torch.mode(x, -1, keepdim=True))
+case("mode/signed_zero", [0.0, -0.0, 1.0], F64, lambda x: torch.mode(x))
+case("mode/nan", [[nan, nan, 1.0, 1.0, nan], [nan, nan, 1.0, 1.0, 2.0]], F64, lambda x: torch.mode(x, 1))
+case("mode/distinct", [4.0, -3.0, 9.0, 0.5], F64, lambda x: torch.mode(x))
+case("mode/f32", [[1.5, 2.5, 2.5, 1.5, 1.5, 0.5, 9.0, 9.0, 9.0, 9.0, 1.5, 1.5, 2.5, 2.5, 2.5, 2.5]], F32,
+     lambda x: torch.mode(x, 1))
+case("mode/i64", [[5, -2, 5, 1, -2], [3, 3, 9, 0, 9]], I64, lambda x: torch.mode(x, 1))
+case("mode/i32", [[5, -2, 5, 1, -2]], I32, lambda x: torch.mode(x, 1))
+case("mode/u8", [[200, 3, 3, 200, 7]], U8, lambda x: torch.mode(x, 1))
+case("mode/bool", [True, False, True], B, lambda x: torch.mode(x))
+case("mode/scalar", 2.5, F64, lambda x: torch.mode(x, 0))
 case("nansum/all", [[1.0, nan, 3.0], [nan, 2.0, 0.5]], F64, lambda x: torch.nansum(x))
 case("nansum/dim1", [[1.0, nan, 3.0], [nan, nan, nan]], F64, lambda x: torch.nansum(x, 1))
 case("nansum/keepdim", [[1.0, nan, 3.0], [nan, 2.0, 0.5]], F32, lambda x: torch.nansum(x, [0], keepdim=True))
