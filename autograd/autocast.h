@@ -69,7 +69,11 @@ namespace autocast {
 // the input's dtype); like exp and log, one row serves both devices here, and so for tan, asin, acos,
 // sinh, cosh, log2, log10 and erfinv, torch's other elementwise float32 rows. atan2 is on torch's
 // promote list, which is what every binary op of mixed dtypes does here. interpolate stands for
-// torch's upsample_* ops (float32 in its lists); F::interpolate casts with it.
+// torch's upsample_* ops (float32 in its lists); F::interpolate casts with it. The linalg rows are
+// torch's CUDA float32 list (linalg_inv and inv_ex, linalg_solve, linalg_cholesky and cholesky_ex,
+// linalg_qr, linalg_eigh, linalg_eigvalsh, linalg_svd, linalg_svdvals, linalg_vector_norm,
+// linalg_matrix_norm; autograd/linalg.h): its CPU list has none of them, and without autocast a
+// 16-bit input is refused, as torch refuses it; one row serves both devices here.
 // An op file casts its inputs with cast(Op::name, t). tests/autograd/autocast_test.cc walks this table
 // and checks each op's dtypes and values, and fails for a row it has no case for.
 #define COLONY_FOR_EACH_AUTOCAST_OP(X) \
@@ -126,7 +130,17 @@ namespace autocast {
   X(softplus, Float32)                 \
   X(interpolate, Float32)              \
   X(cumsum, Float32)                   \
-  X(cumprod, Float32)
+  X(cumprod, Float32)                  \
+  X(linalg_inv, Float32)               \
+  X(linalg_solve, Float32)             \
+  X(linalg_cholesky, Float32)          \
+  X(linalg_qr, Float32)                \
+  X(linalg_eigh, Float32)              \
+  X(linalg_eigvalsh, Float32)          \
+  X(linalg_svd, Float32)               \
+  X(linalg_svdvals, Float32)           \
+  X(linalg_vector_norm, Float32)       \
+  X(linalg_matrix_norm, Float32)
 
 enum class CastPolicy { LowerPrecision, Float32 };
 

@@ -1,6 +1,7 @@
 // linalg.cholesky with torch's cholesky_backward (Iain Murray, arXiv 1602.07527).
 #include "autograd/linalg.h"
 
+#include "autograd/autocast.h"
 #include "autograd/linalg_detail.h"
 #include "autograd/op_util.h"
 
@@ -12,7 +13,8 @@ using autograd::detail::Grads;
 using autograd::detail::Needs;
 using detail::mT;
 
-std::tuple<Tensor, Tensor> cholesky_ex(const Tensor& A, bool upper, bool check_errors) {
+std::tuple<Tensor, Tensor> cholesky_ex(const Tensor& A_arg, bool upper, bool check_errors) {
+  const Tensor A = autocast::cast(autocast::Op::linalg_cholesky, A_arg);
   auto [out, info] = raw::linalg_cholesky_ex(A, upper);
   if (check_errors) {
     detail::check_info(info, A.dim(), "linalg.cholesky", [](int32_t order) {

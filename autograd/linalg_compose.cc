@@ -7,6 +7,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "autograd/autocast.h"
 #include "autograd/linalg.h"
 #include "autograd/linalg_detail.h"
 #include "autograd/ops.h"
@@ -59,7 +60,8 @@ Tensor matrix_rank(const Tensor& A, std::optional<double> atol, std::optional<do
   return raw::sum(raw::binary(raw::BinaryOp::Gt, s, tol), {-1});
 }
 
-Tensor vector_norm(const Tensor& x, double ord, const std::vector<int64_t>& dims, bool keepdim) {
+Tensor vector_norm(const Tensor& x_arg, double ord, const std::vector<int64_t>& dims, bool keepdim) {
+  const Tensor x = autocast::cast(autocast::Op::linalg_vector_norm, x_arg);
   if (!is_floating(x.dtype())) {
     throw std::invalid_argument(std::string("linalg.vector_norm: Expected a floating point or complex tensor as input. Got ") +
                                 raw::detail::torch_type_name(x.dtype()));
@@ -67,7 +69,8 @@ Tensor vector_norm(const Tensor& x, double ord, const std::vector<int64_t>& dims
   return norm(x, ord, dims, keepdim);
 }
 
-Tensor matrix_norm(const Tensor& A, const std::string& ord, const std::vector<int64_t>& dims, bool keepdim) {
+Tensor matrix_norm(const Tensor& A_arg, const std::string& ord, const std::vector<int64_t>& dims, bool keepdim) {
+  const Tensor A = autocast::cast(autocast::Op::linalg_matrix_norm, A_arg);
   raw::check_linalg_input(A, "linalg.matrix_norm", false);
   if (dims.size() != 2) throw std::invalid_argument("linalg.matrix_norm: dim must be a 2-tuple of ints");
   if (ord == "fro") return norm(A, 2.0, dims, keepdim);
@@ -83,7 +86,8 @@ Tensor matrix_norm(const Tensor& A, const std::string& ord, const std::vector<in
   return out;
 }
 
-Tensor matrix_norm(const Tensor& A, double ord, const std::vector<int64_t>& dims, bool keepdim) {
+Tensor matrix_norm(const Tensor& A_arg, double ord, const std::vector<int64_t>& dims, bool keepdim) {
+  const Tensor A = autocast::cast(autocast::Op::linalg_matrix_norm, A_arg);
   raw::check_linalg_input(A, "linalg.matrix_norm", false);
   if (dims.size() != 2) throw std::invalid_argument("linalg.matrix_norm: dim must be a 2-tuple of ints");
   const int64_t d0 = wrap_dim(dims[0], A.dim()), d1 = wrap_dim(dims[1], A.dim());

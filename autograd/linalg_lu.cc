@@ -3,6 +3,7 @@
 // linalg_solve backward, linalg_solve_triangular's derivatives.yaml row).
 #include "autograd/linalg.h"
 
+#include "autograd/autocast.h"
 #include "autograd/linalg_detail.h"
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
@@ -65,7 +66,8 @@ bool vector_rhs(const Tensor& a, const Tensor& b) {
 
 }  // namespace
 
-std::tuple<Tensor, Tensor> inv_ex(const Tensor& A, bool check_errors) {
+std::tuple<Tensor, Tensor> inv_ex(const Tensor& A_arg, bool check_errors) {
+  const Tensor A = autocast::cast(autocast::Op::linalg_inv, A_arg);
   raw::check_linalg_input(A, "linalg.inv", true);
   auto [lu, piv, info] = raw::linalg_lu_factor(A);
   if (check_errors) detail::check_info(info, A.dim(), "linalg.inv", inv_singular);
@@ -116,7 +118,8 @@ std::tuple<Tensor, Tensor> slogdet(const Tensor& A) {
   return {sign, logabs};
 }
 
-Tensor solve(const Tensor& A, const Tensor& B, bool left) {
+Tensor solve(const Tensor& A_arg, const Tensor& B_arg, bool left) {
+  const Tensor A = autocast::cast(autocast::Op::linalg_solve, A_arg), B = autocast::cast(autocast::Op::linalg_solve, B_arg);
   raw::check_linalg_input(A, "linalg.solve", true);
   if (!B.defined()) throw std::invalid_argument("linalg.solve: expected a defined B");
   if (A.dtype() != B.dtype()) {

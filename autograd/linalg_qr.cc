@@ -5,6 +5,7 @@
 
 #include <stdexcept>
 
+#include "autograd/autocast.h"
 #include "autograd/linalg_detail.h"
 #include "autograd/op_util.h"
 
@@ -27,7 +28,8 @@ Tensor qr_backward_square(const Tensor& gq, const Tensor& gr, const Tensor& q, c
 
 }  // namespace
 
-std::tuple<Tensor, Tensor> qr(const Tensor& A, const std::string& mode) {
+std::tuple<Tensor, Tensor> qr(const Tensor& A_arg, const std::string& mode) {
+  const Tensor A = autocast::cast(autocast::Op::linalg_qr, A_arg);
   auto [q, r] = raw::linalg_qr(A, mode);
   if (!autograd::needs_grad(A)) return {q, r};
   const int64_t m = A.size(-2), n = A.size(-1);

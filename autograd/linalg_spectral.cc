@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 
+#include "autograd/autocast.h"
 #include "autograd/linalg_detail.h"
 #include "autograd/op_util.h"
 
@@ -78,7 +79,8 @@ Tensor svd_backward(const Tensor& gu, const Tensor& gs, const Tensor& gvh, const
 
 }  // namespace
 
-std::tuple<Tensor, Tensor> eigh(const Tensor& A, const std::string& UPLO) {
+std::tuple<Tensor, Tensor> eigh(const Tensor& A_arg, const std::string& UPLO) {
+  const Tensor A = autocast::cast(autocast::Op::linalg_eigh, A_arg);
   auto [w, v, info] = raw::linalg_eigh(A, upper_of(UPLO), /*want_vectors=*/true);
   check_converged(info, A.dim(), "linalg.eigh");
   if (!autograd::needs_grad(A)) return {w, v};
@@ -90,7 +92,8 @@ std::tuple<Tensor, Tensor> eigh(const Tensor& A, const std::string& UPLO) {
   return {outs[0], outs[1]};
 }
 
-Tensor eigvalsh(const Tensor& A, const std::string& UPLO) {
+Tensor eigvalsh(const Tensor& A_arg, const std::string& UPLO) {
+  const Tensor A = autocast::cast(autocast::Op::linalg_eigvalsh, A_arg);
   const bool grad = autograd::needs_grad(A);
   // The gradient V diag(gL) Vᵀ needs the eigenvectors, computed only then (as torch's).
   auto [w, v, info] = raw::linalg_eigh(A, upper_of(UPLO), /*want_vectors=*/grad);
@@ -104,7 +107,8 @@ Tensor eigvalsh(const Tensor& A, const std::string& UPLO) {
   return w;
 }
 
-std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool full_matrices) {
+std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A_arg, bool full_matrices) {
+  const Tensor A = autocast::cast(autocast::Op::linalg_svd, A_arg);
   auto [u, s, vh, info] = raw::linalg_svd(A, full_matrices, /*want_vectors=*/true);
   check_converged(info, A.dim(), "linalg.svd");
   if (!autograd::needs_grad(A)) return {u, s, vh};
@@ -121,7 +125,8 @@ std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool full_matrices) {
   return {outs[0], outs[1], outs[2]};
 }
 
-Tensor svdvals(const Tensor& A) {
+Tensor svdvals(const Tensor& A_arg) {
+  const Tensor A = autocast::cast(autocast::Op::linalg_svdvals, A_arg);
   const bool grad = autograd::needs_grad(A);
   auto [u, s, vh, info] = raw::linalg_svd(A, /*full_matrices=*/false, /*want_vectors=*/grad);
   check_converged(info, A.dim(), "linalg.svd");
