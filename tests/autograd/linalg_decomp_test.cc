@@ -7,6 +7,7 @@
 #include "autograd/linalg.h"
 #include "tests/autograd/gradcheck.h"
 #include "tests/autograd/linalg_decomp_golden.h"
+#include "tests/test_util.h"
 
 namespace colony {
 namespace {
@@ -319,6 +320,31 @@ TEST(LinalgDecomp, EmptyAndOneByOne) {
   EXPECT_TRUE(matches_values(linalg::cholesky(raw::full({1, 1}, 9.0, kFloat64)), {3.0}));
   EXPECT_TRUE(matches_values(linalg::eigvalsh(raw::full({1, 1}, -2.0, kFloat64)), {-2.0}));
   EXPECT_TRUE(matches_values(linalg::svdvals(raw::full({1, 1}, -2.0, kFloat64)), {2.0}));
+}
+
+// No cuSOLVER path yet: a CUDA input is decomposed on the host and its results (and gradients)
+// come back on the input's device.
+TEST(LinalgDecomp, CudaInputsComputeOnTheHost_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  const Device cuda = Device::cuda(0);
+  Tensor a = raw::to(T(G::kInvA), cuda, kFloat64).requires_grad_();
+  Tensor y = linalg::inv(a);
+  EXPECT_EQ(y.device(), cuda);
+  EXPECT_TRUE(matches_values(y, G::kInvOut.values, 1e-12));
+  sum(mul(y, raw::to(T(G::kInvW), cuda, kFloat64))).backward();
+  EXPECT_EQ(a.grad().device(), cuda);
+  EXPECT_TRUE(matches_values(a.grad(), G::kInvGrad.values, 1e-11));
+  EXPECT_TRUE(matches_values(linalg::det(raw::to(T(G::kDetA), cuda, kFloat64)), G::kDetOut.values, 1e-10));
+  EXPECT_TRUE(matches_values(linalg::solve(raw::to(T(G::kSolveA), cuda, kFloat64), raw::to(T(G::kSolveB), cuda, kFloat64)),
+                             G::kSolveOut.values, 1e-11));
+  Tensor l = linalg::cholesky(raw::to(T(G::kCholA), cuda, kFloat64));
+  EXPECT_EQ(l.device(), cuda);
+  EXPECT_TRUE(matches_values(l, G::kCholL.values, 1e-12));
+  EXPECT_TRUE(matches_values(std::get<1>(linalg::qr(raw::to(T(G::kQrTallA), cuda, kFloat64))), G::kQrTallReducedR.values, 1e-12));
+  EXPECT_TRUE(matches_values(linalg::eigvalsh(raw::to(T(G::kEighA), cuda, kFloat64)), G::kEighL.values, 1e-12));
+  EXPECT_TRUE(matches_values(linalg::svdvals(raw::to(T(G::kSvdTallA), cuda, kFloat64)), G::kSvdTallS.values, 1e-12));
+  EXPECT_TRUE(throws_with<std::runtime_error>([&] { linalg::cholesky(raw::to(raw::eye(2, -1, kFloat64), cuda, kFloat64).neg()); },
+                                              "the leading minor of order 1 is not positive-definite"));
 }
 
 }  // namespace
