@@ -72,6 +72,10 @@ namespace autocast {
 // torch's upsample_* ops (float32 in its lists); F::interpolate casts with it. The add-and-multiply
 // ops (addmm, addmv, addr, baddbmm, addbmm) cast every operand, the added input too, as torch's; the
 // margin and likelihood losses, cdist and pdist are on torch's CUDA float32 list.
+// The linalg rows are torch's CUDA float32 list (linalg_inv and inv_ex, linalg_solve, linalg_cholesky and cholesky_ex,
+// linalg_qr, linalg_eigh, linalg_eigvalsh, linalg_svd, linalg_svdvals, linalg_vector_norm,
+// linalg_matrix_norm; autograd/linalg.h): its CPU list has none of them, and without autocast a
+// 16-bit input is refused, as torch refuses it; one row serves both devices here.
 // An op file casts its inputs with cast(Op::name, t). tests/autograd/autocast_test.cc walks this table
 // and checks each op's dtypes and values, and fails for a row it has no case for.
 #define COLONY_FOR_EACH_AUTOCAST_OP(X) \
@@ -142,7 +146,17 @@ namespace autocast {
   X(triplet_margin_loss, Float32)      \
   X(poisson_nll_loss, Float32)         \
   X(cdist, Float32)                    \
-  X(pdist, Float32)
+  X(pdist, Float32)                    \
+  X(linalg_inv, Float32)               \
+  X(linalg_solve, Float32)             \
+  X(linalg_cholesky, Float32)          \
+  X(linalg_qr, Float32)                \
+  X(linalg_eigh, Float32)              \
+  X(linalg_eigvalsh, Float32)          \
+  X(linalg_svd, Float32)               \
+  X(linalg_svdvals, Float32)           \
+  X(linalg_vector_norm, Float32)       \
+  X(linalg_matrix_norm, Float32)
 
 enum class CastPolicy { LowerPrecision, Float32 };
 

@@ -9,5 +9,6 @@
 #include "autograd/engine/function_node.h"
 #include "autograd/engine/node.h"
 #include "autograd/nn_ops.h"
+#include "autograd/linalg.h"
 #include "autograd/ops.h"
 #include "tensor/grad_mode.h"

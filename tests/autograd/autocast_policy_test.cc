@@ -194,6 +194,18 @@ std::map<std::string, OpCase> cases() {
        {{{4, 5}, {4, 5}, {4, 5}}, [](const std::vector<Tensor>& x) { return F::triplet_margin_loss(x[0], x[1], x[2]); }}},
       {"poisson_nll_loss", {{{4, 5}, {4, 5}}, [](const std::vector<Tensor>& x) { return F::poisson_nll_loss(x[0], x[1]); }}},
       {"cumprod", {{{3, 40}}, [](const std::vector<Tensor>& x) { return cumprod(x[0], 1); }, true}},
+      // The linalg rows (autograd/linalg.h); eigenvectors and singular vectors enter through
+      // sign-free results; cholesky gets positive 1 x 1 matrices, positive-definite in any dtype.
+      {"linalg_inv", {{{2, 3, 3}}, [](const std::vector<Tensor>& x) { return linalg::inv(x[0]); }}},
+      {"linalg_solve", {{{3, 3}, {3, 2}}, [](const std::vector<Tensor>& x) { return linalg::solve(x[0], x[1]); }}},
+      {"linalg_cholesky", {{{3, 1, 1}}, [](const std::vector<Tensor>& x) { return linalg::cholesky(x[0]); }, true}},
+      {"linalg_qr", {{{4, 3}}, [](const std::vector<Tensor>& x) { return std::get<1>(linalg::qr(x[0])); }}},
+      {"linalg_eigh", {{{4, 4}}, [](const std::vector<Tensor>& x) { return std::get<0>(linalg::eigh(x[0])); }}},
+      {"linalg_eigvalsh", {{{4, 4}}, [](const std::vector<Tensor>& x) { return linalg::eigvalsh(x[0]); }}},
+      {"linalg_svd", {{{4, 3}}, [](const std::vector<Tensor>& x) { return std::get<1>(linalg::svd(x[0])); }}},
+      {"linalg_svdvals", {{{4, 3}}, [](const std::vector<Tensor>& x) { return linalg::svdvals(x[0]); }}},
+      {"linalg_vector_norm", {{{3, 4}}, [](const std::vector<Tensor>& x) { return linalg::vector_norm(x[0]); }}},
+      {"linalg_matrix_norm", {{{3, 4}}, [](const std::vector<Tensor>& x) { return linalg::matrix_norm(x[0], "nuc"); }}},
   };
 }
 
