@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <tuple>
 
 #include "ops/raw_nn_ops.h"
 
@@ -62,5 +63,14 @@ Tensor cross_entropy_loss(const Tensor& input, const Tensor& target, const raw::
 // mean/sum/none of (input - target)^2; input and target of one shape. Composite: the gradient comes
 // from sub, mul and the reduction. Under autocast it runs in float32.
 Tensor mse_loss(const Tensor& input, const Tensor& target, raw::LossReduction reduction = raw::LossReduction::Mean);
+
+// One LSTM / GRU step's gate math after its two products, fused (raw::lstm_cell, raw::gru_cell:
+// one kernel forward, one backward): xg, hg [N, G*H] or [G*H] are the input's and the hidden
+// state's gate pre-activations (one dtype), in torch's gate order. LSTM: c [N, H] in
+// raw::rnn_cell_state_dtype(xg's dtype) (float32 for 16-bit xg); returns (h' = o tanh(c') in xg's
+// dtype, c' = f c + i g in c's). GRU: h [N, H] in xg's dtype; returns h' = (h - n) z + n with
+// n = tanh(xg_n + r hg_n). Gradients flow to all three inputs (first order only).
+std::tuple<Tensor, Tensor> lstm_cell_gates(const Tensor& xg, const Tensor& hg, const Tensor& c);
+Tensor gru_cell_gates(const Tensor& xg, const Tensor& hg, const Tensor& h);
 
 }  // namespace colony

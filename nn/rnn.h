@@ -9,7 +9,8 @@
 //
 // Each layer and direction computes the input's gates for all time steps as one product, then one
 // product of h with weight_hh per step and the gate math of nn/rnn_cell_math.h (as cuDNN and
-// torch's CPU path do). Built from autograd ops: CPU, CUDA and the gradients come from them.
+// torch's CPU path do): for LSTM and GRU one fused kernel per step each way (lstm_cell_gates,
+// gru_cell_gates of autograd/nn_ops.h, CPU and CUDA), the products and the rest autograd ops.
 // Under autocast the layer runs in the lower precision (rows rnn_tanh, rnn_relu, lstm, gru).
 // dropout > 0 drops the output of every layer but the last while training (torch's rule); with
 // num_layers = 1 it has nothing to act on, and Colony logs a warning at construction, as torch

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "autograd/autocast.h"
+#include "autograd/nn_ops.h"
 #include "autograd/ops.h"
 
 namespace colony::nn {
@@ -30,21 +31,16 @@ Tensor simple(const Tensor& xg, const Tensor& h, const Tensor& w_hh, const Tenso
 
 std::tuple<Tensor, Tensor> lstm(const Tensor& xg, const Tensor& h, const Tensor& c, const Tensor& w_hh,
                                 const Tensor& b_hh, const Tensor& w_hr) {
-  const std::vector<Tensor> g = chunk(add(widen(xg), widen(linear(h, w_hh, b_hh))), 4, -1);
-  const Tensor i = sigmoid(g[0]), f = sigmoid(g[1]), cand = colony::tanh(g[2]), o = sigmoid(g[3]);
-  Tensor c_next = add(mul(f, widen(c)), mul(i, cand));
-  Tensor h_next = narrow_to(mul(o, colony::tanh(c_next)), h.dtype());
+  // The fused cell (autograd/nn_ops.h): c in the gate math's dtype, h' in xg's, rounded once.
+  auto [h_next, c_next] = lstm_cell_gates(xg, linear(h, w_hh, b_hh), narrow_to(c, gate_dtype(xg.dtype())));
+  h_next = narrow_to(h_next, h.dtype());
   if (w_hr.defined()) h_next = linear(h_next, w_hr);
   return {h_next, c_next};
 }
 
 Tensor gru(const Tensor& xg, const Tensor& h, const Tensor& w_hh, const Tensor& b_hh) {
-  const std::vector<Tensor> x = chunk(widen(xg), 3, -1);
-  const std::vector<Tensor> hg = chunk(widen(linear(h, w_hh, b_hh)), 3, -1);
-  const Tensor r = sigmoid(add(x[0], hg[0])), z = sigmoid(add(x[1], hg[1]));
-  const Tensor n = colony::tanh(add(x[2], mul(r, hg[2])));
-  // (1 - z) n + z h, written as torch's gru_cell computes it: (h - n) z + n.
-  return narrow_to(add(mul(sub(widen(h), n), z), n), h.dtype());
+  // The fused cell (autograd/nn_ops.h): the math in float32 for 16-bit, h' rounded once.
+  return gru_cell_gates(xg, linear(h, w_hh, b_hh), narrow_to(h, xg.dtype()));
 }
 
 }  // namespace rnn_step

@@ -1,7 +1,9 @@
 // The math of one recurrent step, shared by the cells (nn/rnn_cells.h) and the layers that run
 // them over a sequence (nn/rnn.h), as torch's rnn_tanh_cell, rnn_relu_cell, lstm_cell and
 // gru_cell compute it (gate order i, f, g, o for LSTM and r, z, n for GRU; GRU's b_hn inside
-// the product with r). Built from autograd ops, so CPU, CUDA and the gradients come from them.
+// the product with r). The products are autograd ops; the LSTM and GRU gate math after them is
+// one fused op each way (lstm_cell_gates, gru_cell_gates of autograd/nn_ops.h: one kernel forward
+// saving the activations, one backward), the simple RNN's is tanh / relu of the sum.
 //
 // Precision: the products run in the inputs' dtype (under autocast, the callers cast every input
 // to the lower precision first, torch's rows for these ops); the gate math of 16-bit inputs runs

@@ -12,6 +12,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <tuple>
 
 #include "base/int2.h"
 #include "kernels/common/cross_entropy.h"
@@ -194,5 +195,33 @@ AttentionGrads scaled_dot_product_attention_backward(const Tensor& grad_output, 
                                                      const Tensor& v, const Tensor& attn_mask,
                                                      const AttentionResult& forward, double dropout_p,
                                                      bool is_causal);
+
+// ---------- fused LSTM and GRU cells (ops/rnn_cell_ops.cc) ----------
+// One recurrent step's gate math after its two products, one kernel each way
+// (kernels/common/rnn_cell.h). xg, hg: the input's and the hidden state's gate pre-activations,
+// [N, G*H] (or [G*H] unbatched), one floating dtype and device, gates in torch's order (LSTM i,
+// f, g, o; GRU r, z, n). The cell state c, its gradient and `saved` are float32 for 16-bit xg,
+// else xg's dtype (rnn_cell_state_dtype). Results are contiguous.
+DType rnn_cell_state_dtype(DType dtype);
+struct LstmCellResult {
+  Tensor h;      // [N, H], xg's dtype: o tanh(c')
+  Tensor c;      // [N, H]: f c + i g
+  Tensor saved;  // [N, 5H]: i, f, g, o, tanh(c'); undefined unless asked for
+};
+LstmCellResult lstm_cell(const Tensor& xg, const Tensor& hg, const Tensor& c, bool save);
+struct LstmCellGrads {
+  Tensor gates;  // [N, 4H], xg's dtype: the gradient of xg and of hg
+  Tensor c;      // [N, H]: of the old c
+};
+// dtype: xg's (grad_h's). grad_h or grad_c may be undefined (no gradient reached that output).
+LstmCellGrads lstm_cell_backward(const Tensor& grad_h, const Tensor& grad_c, const Tensor& c, const Tensor& saved,
+                                 DType dtype);
+
+// h [N, H] in xg's dtype. Returns h' = (h - n) z + n and, with save, saved [N, 4H]: r, z, n, hg's n part.
+std::tuple<Tensor, Tensor> gru_cell(const Tensor& xg, const Tensor& hg, const Tensor& h, bool save);
+struct GruCellGrads {
+  Tensor xg, hg, h;
+};
+GruCellGrads gru_cell_backward(const Tensor& grad_h_next, const Tensor& h, const Tensor& saved);
 
 }  // namespace colony::raw

@@ -1,4 +1,4 @@
-// Branch-free float32 exp and the Gaussian functions GELU needs, over AVX2+FMA (__m256, the build's
+// Branch-free float32 exp, sigmoid, tanh and the Gaussian functions GELU needs, over AVX2+FMA (__m256, the build's
 // x86-64-v3 baseline) and AVX-512 (__m512, only where the including file is built with
 // -march=x86-64-v4: activation_simd_avx512.cc). The math is written once over an ISA trait (Avx2,
 // Avx512: the handful of intrinsics it uses) so both widths run the same operations in the same
@@ -200,6 +200,32 @@ inline void sigmoid_pair(typename I::V a, typename I::V* sigma_scaled, typename 
   V r = I::div(one, I::add(one, e));
   *sigma_scaled = I::mul(I::select(neg, es, one), r);
   *one_minus = I::mul(I::select(neg, one, e), r);
+}
+
+// sigmoid(a) = 1 / (1 + e^-a), from sigmoid_pair (no overflow for large |a|).
+template <class I>
+inline typename I::V sigmoid(typename I::V a) {
+  typename I::V sigma_scaled, one_minus, unscale;
+  sigmoid_pair<I>(a, &sigma_scaled, &one_minus, &unscale);
+  return I::mul(sigma_scaled, unscale);
+}
+
+// tanh(x) to about 2 ulp: Cephes tanhf (S. L. Moshier), x + x^3 P(x^2) for |x| < 0.625, where
+// 1 - 2 / (e^2|x| + 1) would cancel, else that with x's sign. tanh(+-inf) = +-1 (exp's clamp keeps
+// e finite), NaN stays NaN.
+template <class I>
+inline typename I::V tanh(typename I::V x) {
+  using V = typename I::V;
+  const V a = I::abs(x), z = I::mul(x, x), one = I::set1(1.0f);
+  V p = I::set1(-5.70498872745e-3f);
+  p = I::fmadd(p, z, I::set1(2.06390887954e-2f));
+  p = I::fmadd(p, z, I::set1(-5.37397155531e-2f));
+  p = I::fmadd(p, z, I::set1(1.33314422036e-1f));
+  p = I::fmadd(p, z, I::set1(-3.33332819422e-1f));
+  const V small = I::fmadd(I::mul(p, z), x, x);
+  V large = I::sub(one, I::div(I::set1(2.0f), I::add(exp<I>(I::add(a, a)), one)));
+  large = I::select(I::lt(x, I::set1(0.0f)), I::sub(I::set1(0.0f), large), large);
+  return I::select(I::lt(a, I::set1(0.625f)), small, large);
 }
 
 // Constants of the Gaussian functions below.
