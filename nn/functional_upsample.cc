@@ -252,8 +252,15 @@ Tensor matrix_taps(const Tensor& x, int64_t dim, const raw::ResampleTaps& taps) 
 
 thread_local ResamplePath forced_path = ResamplePath::automatic;
 
-// KMATRIX_COMMENT
-constexpr int64_t kMatrixMaxInput = 256;
+// The matrix product up to kMatrixMaxInput input pixels, the resample kernel beyond. Set by
+// benchmarks/interpolate_bench with INTERPOLATE_PATH=matrix / =kernel in alternating rounds
+// (/tmp/interp/ab.sh: main's build, this one, kernel forced, matrix forced; 3 rounds, --threads 2
+// --trials 5; Intel Xeon VM, 2 cores, load 20-23, 2026-12-07 03:55 UTC), median kernel / matrix us:
+// in = 32 ([8, 64, 32, 32]) bicubic x2 29,408 / 20,963, antialiased bilinear x0.5 1,186 / 677
+// (forward + backward 18,794 / 1,561), bilinear x2 10,869 / 14,403; in = 128 ([4, 3, 128, 128])
+// bilinear x2 931 / 18,651; in = 256 12,508 / 71,650; in = 512 29,201 / 265,863. Feature maps of
+// 32 keep the matrix; images from 128 take the kernel; 64 was not measured.
+constexpr int64_t kMatrixMaxInput = 64;
 
 // Resamples dim `dim` of x by its taps: nearest taps are one gather; weighted taps take the
 // matrix product or the resample kernel (autograd/resample.h).

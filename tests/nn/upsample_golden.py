@@ -59,7 +59,7 @@ CASES = [
     ("lanczos_up", [1, 2, 4, 5], dict(size=[7, 9], mode="lanczos", antialias=True)),
     ("lanczos_mixed", [1, 1, 8, 3], dict(size=[3, 7], mode="lanczos", antialias=True)),
     ("lanczos_long", [1, 1, 3, 300], dict(size=[2, 70], mode="lanczos", antialias=True)),
-    # More than 256 input pixels: the gather path of nn/functional_upsample.cc, not the matrix.
+    # More than kMatrixMaxInput (64) input pixels: the resample kernel under the automatic choice.
     ("linear_long", [1, 1, 300], dict(size=301, mode="linear")),
     ("bicubic_long_aa", [1, 1, 2, 300], dict(size=[3, 40], mode="bicubic", antialias=True)),
     ("pixel_shuffle", [2, 8, 3, 2], ("shuffle", 2)),
