@@ -2,14 +2,20 @@
 // input's .grad cleared first), float32 [8, 64, 32, 32] (a U-Net decoder's feature map) and
 // images of 128 to 512 pixels a side, to set
 // beside benchmarks/interpolate_pytorch.py (benchmarks/interpolate_rounds.sh alternates them).
-// Each pass is composed of index_select, mul and sum per spatial dim (nn/functional_upsample.cc),
-// where torch has one kernel per mode: this measures what that costs.
+// Each weighted pass is a matrix product or one resample kernel per spatial dim
+// (nn/functional_upsample.cc), where torch has one kernel per mode for all dims.
 //
 //   interpolate_bench [--threads T] [--trials R]
+//
+// INTERPOLATE_PATH=matrix or =kernel forces how every weighted dim is resampled
+// (nn/interpolate_path.h), to time the two paths against each other; unset, F::interpolate chooses.
 //
 // Prints one line per case and pass: "<mode> <pass> us=<median of R calls>".
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -18,6 +24,7 @@
 #include "autograd/autograd.h"
 #include "benchmarks/bench_args.h"
 #include "nn/functional.h"
+#include "nn/interpolate_path.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
 
@@ -48,6 +55,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   colony::set_num_threads(threads);
+  std::optional<F::ForceResamplePath> force;
+  if (const char* path = std::getenv("INTERPOLATE_PATH")) {
+    if (std::strcmp(path, "matrix") != 0 && std::strcmp(path, "kernel") != 0) {
+      std::fprintf(stderr, "interpolate_bench: INTERPOLATE_PATH must be matrix or kernel, got %s\n", path);
+      return 2;
+    }
+    force.emplace(std::strcmp(path, "matrix") == 0 ? F::ResamplePath::matrix : F::ResamplePath::kernel);
+  }
   colony::Generator gen(1);
   struct Case {
     const char* name;

@@ -1,13 +1,13 @@
-// F::interpolate, F::pixel_shuffle and F::pixel_unshuffle, composed of differentiable ops
-// (index_select, matmul, mul, sum, reshape, permute, adaptive_avg_pool2d), so both devices and the
-// gradients come with them.
+// F::interpolate, F::pixel_shuffle and F::pixel_unshuffle. The nearest modes and the shuffles are
+// composed of differentiable ops (index_select, reshape, permute); area is adaptive_avg_pool2d.
 //
 // Every interpolating mode is separable, and ATen's CPU kernels compute it that way: each spatial
 // dim is resampled in turn, the last first, output position i reading `k` input positions with
 // weights (its "taps"). A pass here is one index_select for the nearest modes; for the weighted
-// ones, a product with the [out, in] interpolation matrix along short dims, and a gather, product
-// and sum over k along long ones (resample() below). The positions and weights follow ATen's
-// formulas (UpSample.h and the CPU UpSampleKernel: area_pixel_compute_scale,
+// ones, a product with the [out, in] interpolation matrix along short dims, or one pass of the
+// resample kernel (autograd/resample.h: the taps as consecutive positions from a start, the
+// gradient its adjoint kernel) along long ones (resample() below). The positions and weights
+// follow ATen's formulas (UpSample.h and the CPU UpSampleKernel: area_pixel_compute_scale,
 // area_pixel_compute_source_index, guard_index_and_lambda, the cubic coefficients, the
 // antialiasing filters), in the type ATen computes them in (float for float32, double for
 // float64), so the taps are ATen's; a sum may round differently in the last bit. On CUDA the
@@ -20,7 +20,10 @@
 
 #include "autograd/autocast.h"
 #include "autograd/autograd.h"
+#include "autograd/resample.h"
 #include "nn/functional.h"
+#include "nn/interpolate_path.h"
+#include "ops/resample_ops.h"
 
 namespace colony::nn::functional {
 namespace {
@@ -139,7 +142,7 @@ Taps cubic_taps(int64_t in, int64_t out, bool align_corners, std::optional<doubl
 }
 
 // The antialiasing filters, as torch's (after Pillow): the triangle for bilinear, Keys' cubic with
-// a = -0.5 for bicubic.
+// a = -0.5 for bicubic, Lanczos-3 for lanczos.
 template <typename C>
 C triangle_filter(C x) {
   x = std::abs(x);
@@ -152,14 +155,38 @@ C keys_cubic_filter(C x) {
   if (x < C(2)) return cubic_far<C>(x, C(-0.5));
   return C(0);
 }
+// Lanczos-3: sinc(x) sinc(x / 3) on [-3, 3), Pillow's LANCZOS filter (torch's "lanczos" mode;
+// checked against torch 2.15's outputs to 6e-16 in float64 by the golden cases).
+template <typename C>
+C sinc(C x) {
+  if (x == C(0)) return C(1);
+  x *= static_cast<C>(M_PI);
+  return std::sin(x) / x;
+}
+template <typename C>
+C lanczos3_filter(C x) {
+  return x >= C(-3) && x < C(3) ? sinc<C>(x) * sinc<C>(x / C(3)) : C(0);
+}
+
+enum class Filter { triangle, keys_cubic, lanczos3 };
+// The filter's support in input pixels at scale 1: 2 for the triangle, 4 for the cubic, 6 for Lanczos-3.
+int64_t filter_width(Filter f) { return f == Filter::triangle ? 2 : f == Filter::keys_cubic ? 4 : 6; }
+template <typename C>
+C apply_filter(Filter f, C x) {
+  switch (f) {
+    case Filter::triangle: return triangle_filter<C>(x);
+    case Filter::keys_cubic: return keys_cubic_filter<C>(x);
+    default: return lanczos3_filter<C>(x);
+  }
+}
 
 // Antialiased resampling (torch's _compute_indices_min_size_weights_aa): when downsampling by s the
 // filter is stretched by s, so every input pixel under it contributes; the weights are normalized
 // to sum to 1. Output i covers input [xmin, xmin + xsize); the unused taps get weight 0.
 template <typename C>
-Taps antialias_taps(int64_t in, int64_t out, bool align_corners, std::optional<double> scale, bool cubic) {
+Taps antialias_taps(int64_t in, int64_t out, bool align_corners, std::optional<double> scale, Filter filter) {
   const C ratio = pixel_scale<C>(in, out, align_corners, scale);
-  const C interp = cubic ? C(4) : C(2);
+  const C interp = static_cast<C>(filter_width(filter));
   const C support = ratio >= C(1) ? interp * C(0.5) * ratio : interp * C(0.5);
   const C invscale = ratio >= C(1) ? C(1) / ratio : C(1);
   Taps t;
@@ -175,7 +202,7 @@ Taps antialias_taps(int64_t in, int64_t out, bool align_corners, std::optional<d
     C total = 0;
     for (int64_t j = 0; j < xsize; ++j) {
       const C x = (static_cast<C>(j + xmin) - center + C(0.5)) * invscale;
-      w[j] = cubic ? keys_cubic_filter<C>(x) : triangle_filter<C>(x);
+      w[j] = apply_filter<C>(filter, x);
       total += w[j];
     }
     for (int64_t j = 0; j < t.k; ++j) {
@@ -186,27 +213,32 @@ Taps antialias_taps(int64_t in, int64_t out, bool align_corners, std::optional<d
   return t;
 }
 
-// Weighted taps as a gather of the out * k positions, weighted and summed over k.
-Tensor gather_taps(const Tensor& x, int64_t dim, const Taps& taps, int64_t out) {
-  Tensor gathered =
-      colony::index_select(x, dim, raw::from_vector<int64_t>(taps.index, {}, TensorOptions(kInt64).device(x.device())));
-  Shape split = x.sizes();
-  split[dim] = out;
-  split.insert(split.begin() + dim + 1, taps.k);
-  Shape weight_shape(x.dim() - dim + 1, 1);  // [out, k, 1, ...]: broadcast over the dims after `dim`
-  weight_shape[0] = out;
-  weight_shape[1] = taps.k;
-  const Tensor weight = colony::to(raw::from_vector<double>(taps.weight, weight_shape), x.device(), x.dtype());
-  return colony::sum(colony::reshape(gathered, split) * weight, {dim + 1});
+// The taps in the kernel's form (ops/resample_ops.h): each output's taps as consecutive input
+// positions from a start. ATen's clamped edge taps (cubic's, the last pixel's linear partner) that
+// land on one pixel add their weights there, as the interpolation matrix sums them; fewer input
+// positions than taps shorten every output to the whole input.
+raw::ResampleTaps consecutive_taps(const Taps& t, int64_t in) {
+  const int64_t out = static_cast<int64_t>(t.index.size()) / t.k;
+  raw::ResampleTaps r;
+  r.in = in;
+  r.taps = std::min(t.k, in);
+  r.start.resize(out);
+  r.weight.assign(static_cast<size_t>(out * r.taps), 0.0);
+  for (int64_t i = 0; i < out; ++i) {
+    const int64_t* index = &t.index[i * t.k];
+    const int64_t first = *std::min_element(index, index + t.k);
+    r.start[i] = std::max<int64_t>(std::min(first, in - r.taps), 0);
+    for (int64_t j = 0; j < t.k; ++j) r.weight[i * r.taps + index[j] - r.start[i]] += t.weight[i * t.k + j];
+  }
+  return r;
 }
 
-// Weighted taps as the [out, in] interpolation matrix (an entry per tap; clamped edge taps that
-// land on one pixel add up) applied along the dim by one matrix product.
-Tensor matrix_taps(const Tensor& x, int64_t dim, const Taps& taps, int64_t out) {
-  const int64_t in = x.size(dim);
+// The taps as the [out, in] interpolation matrix applied along the dim by one matrix product.
+Tensor matrix_taps(const Tensor& x, int64_t dim, const raw::ResampleTaps& taps) {
+  const int64_t in = taps.in, out = taps.out();
   std::vector<double> m(static_cast<size_t>(out * in), 0.0);
   for (int64_t i = 0; i < out; ++i) {
-    for (int64_t j = 0; j < taps.k; ++j) m[i * in + taps.index[i * taps.k + j]] += taps.weight[i * taps.k + j];
+    for (int64_t j = 0; j < taps.taps; ++j) m[i * in + taps.start[i] + j] = taps.weight[i * taps.taps + j];
   }
   const Tensor matrix = colony::to(raw::from_vector<double>(m, {out, in}), x.device(), x.dtype());
   if (dim == x.dim() - 1) return colony::matmul(x, colony::transpose(matrix, 0, 1));
@@ -218,23 +250,28 @@ Tensor matrix_taps(const Tensor& x, int64_t dim, const Taps& taps, int64_t out) 
   return colony::reshape(colony::matmul(matrix, colony::reshape(x, {outer, in, inner})), result);
 }
 
-// Resamples dim `dim` of x by its taps: nearest taps are one gather; weighted taps take the matrix
-// product up to kMatrixMaxInput input pixels (2 * in flops an output, at the GEMM's speed) and the
-// gather beyond (a few passes over memory an output, whatever the size). Set by
-// benchmarks/interpolate_bench, both ways in alternating runs (Intel Xeon VM, 2 threads, under
-// load 13, 2026-12-06), matrix / gather microseconds: bilinear x2 of [2, 3, 256, 256] forward
-// 22,194 / 71,169 and 33,069 / 58,912; of [1, 3, 512, 512] 159,892 / 151,303 and 205,715 / 54,428;
-// bicubic 0.5x of [1, 3, 512, 512] (out 256) 11,792 / 46,655 and 17,466 / 25,538. The matrix
-// wins through 256 input pixels; at 512 the upsample favours the gather and the downsample the
-// matrix, so the switch stays at 256 until a quieter measurement separates them.
-constexpr int64_t kMatrixMaxInput = 256;
+thread_local ResamplePath forced_path = ResamplePath::automatic;
 
+// The matrix product up to kMatrixMaxInput input pixels, the resample kernel beyond. Set by
+// benchmarks/interpolate_bench with INTERPOLATE_PATH=matrix / =kernel in alternating rounds
+// (/tmp/interp/ab.sh: main's build, this one, kernel forced, matrix forced; 3 rounds, --threads 2
+// --trials 5; Intel Xeon VM, 2 cores, load 20-23, 2026-12-07 03:55 UTC), median kernel / matrix us:
+// in = 32 ([8, 64, 32, 32]) bicubic x2 29,408 / 20,963, antialiased bilinear x0.5 1,186 / 677
+// (forward + backward 18,794 / 1,561), bilinear x2 10,869 / 14,403; in = 128 ([4, 3, 128, 128])
+// bilinear x2 931 / 18,651; in = 256 12,508 / 71,650; in = 512 29,201 / 265,863. Feature maps of
+// 32 keep the matrix; images from 128 take the kernel; 64 was not measured.
+constexpr int64_t kMatrixMaxInput = 64;
+
+// Resamples dim `dim` of x by its taps: nearest taps are one gather; weighted taps take the
+// matrix product or the resample kernel (autograd/resample.h).
 Tensor resample(const Tensor& x, int64_t dim, const Taps& taps) {
-  const int64_t out = static_cast<int64_t>(taps.index.size()) / taps.k;
   if (taps.weight.empty()) {
     return colony::index_select(x, dim, raw::from_vector<int64_t>(taps.index, {}, TensorOptions(kInt64).device(x.device())));
   }
-  return x.size(dim) <= kMatrixMaxInput ? matrix_taps(x, dim, taps, out) : gather_taps(x, dim, taps, out);
+  const raw::ResampleTaps consecutive = consecutive_taps(taps, x.size(dim));
+  const bool matrix = forced_path == ResamplePath::automatic ? x.size(dim) <= kMatrixMaxInput
+                                                             : forced_path == ResamplePath::matrix;
+  return matrix ? matrix_taps(x, dim, consecutive) : colony::resample(x, dim, consecutive);
 }
 
 bool is_one_of(const std::string& s, std::initializer_list<const char*> names) {
@@ -247,7 +284,7 @@ bool is_one_of(const std::string& s, std::initializer_list<const char*> names) {
 // The spatial dims each mode needs, 0 for the modes that take 1 to 3.
 int64_t spatial_dims_of(const std::string& mode) {
   if (mode == "linear") return 1;
-  if (mode == "bilinear" || mode == "bicubic") return 2;
+  if (mode == "bilinear" || mode == "bicubic" || mode == "lanczos") return 2;
   if (mode == "trilinear") return 3;
   return 0;
 }
@@ -273,11 +310,14 @@ Tensor area(const Tensor& x, const std::vector<int64_t>& out) {
 
 }  // namespace
 
+ForceResamplePath::ForceResamplePath(ResamplePath path) : previous_(forced_path) { forced_path = path; }
+ForceResamplePath::~ForceResamplePath() { forced_path = previous_; }
+
 Tensor interpolate(const Tensor& input_arg, const InterpolateFuncOptions& options) {
   const std::string& mode = options.mode();
-  if (!is_one_of(mode, {"nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area"})) {
+  if (!is_one_of(mode, {"nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "lanczos", "area"})) {
     fail("unknown mode '" + mode +
-         "'; expected one of nearest, nearest-exact, linear, bilinear, bicubic, trilinear, area");
+         "'; expected one of nearest, nearest-exact, linear, bilinear, bicubic, trilinear, lanczos, area");
   }
   if (input_arg.dim() < 3 || input_arg.dim() > 5) {
     fail("expects a 3-D, 4-D or 5-D input [N, C, d1, ...] (1 to 3 spatial dims), got a " +
@@ -294,9 +334,12 @@ Tensor interpolate(const Tensor& input_arg, const InterpolateFuncOptions& option
          mode + "')");
   }
   const bool align_corners = options.align_corners().value_or(false);
-  if (options.antialias() && !(mode == "bilinear" || mode == "bicubic")) {
-    fail("antialias is restricted to the bilinear and bicubic modes (4-D input); mode is '" + mode + "'");
+  if (options.antialias() && !(mode == "bilinear" || mode == "bicubic" || mode == "lanczos")) {
+    fail("antialias is restricted to the bilinear, bicubic and lanczos modes (4-D input); mode is '" + mode + "'");
   }
+  // torch's lanczos is the antialiased filter only, with pixel centers aligned.
+  if (mode == "lanczos" && options.align_corners().value_or(false)) fail("mode 'lanczos' does not support align_corners=True");
+  if (mode == "lanczos" && !options.antialias()) fail("mode 'lanczos' requires antialias=True");
   if (options.size().has_value() == options.scale_factor().has_value()) {
     fail(options.size() ? "only one of size and scale_factor may be given" : "either size or scale_factor must be given");
   }
@@ -355,8 +398,10 @@ Tensor interpolate(const Tensor& input_arg, const InterpolateFuncOptions& option
       taps = nearest_taps(in, out[d], scales[d], mode == "nearest-exact");
     } else if (options.antialias()) {
       if (out[d] == in) continue;  // torch skips the dims whose size does not change
-      taps = in_double ? antialias_taps<double>(in, out[d], align_corners, scales[d], mode == "bicubic")
-                       : antialias_taps<float>(in, out[d], align_corners, scales[d], mode == "bicubic");
+      const Filter filter =
+          mode == "bicubic" ? Filter::keys_cubic : mode == "lanczos" ? Filter::lanczos3 : Filter::triangle;
+      taps = in_double ? antialias_taps<double>(in, out[d], align_corners, scales[d], filter)
+                       : antialias_taps<float>(in, out[d], align_corners, scales[d], filter);
     } else if (mode == "bicubic") {
       taps = in_double ? cubic_taps<double>(in, out[d], align_corners, scales[d])
                        : cubic_taps<float>(in, out[d], align_corners, scales[d]);

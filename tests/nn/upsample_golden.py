@@ -54,7 +54,12 @@ CASES = [
     ("area_2d_scale", [1, 2, 8, 6], dict(scale_factor=0.5, mode="area")),
     ("area_3d", [1, 1, 5, 6, 7], dict(size=[2, 3, 4], mode="area")),
     ("area_up", [1, 1, 3, 2], dict(size=[5, 5], mode="area")),
-    # More than 256 input pixels: the gather path of nn/functional_upsample.cc, not the matrix.
+    ("lanczos_down", [1, 2, 9, 11], dict(size=[3, 4], mode="lanczos", antialias=True)),
+    ("lanczos_scale0.6", [1, 2, 9, 11], dict(scale_factor=0.6, mode="lanczos", antialias=True)),
+    ("lanczos_up", [1, 2, 4, 5], dict(size=[7, 9], mode="lanczos", antialias=True)),
+    ("lanczos_mixed", [1, 1, 8, 3], dict(size=[3, 7], mode="lanczos", antialias=True)),
+    ("lanczos_long", [1, 1, 3, 300], dict(size=[2, 70], mode="lanczos", antialias=True)),
+    # More than kMatrixMaxInput (64) input pixels: the resample kernel under the automatic choice.
     ("linear_long", [1, 1, 300], dict(size=301, mode="linear")),
     ("bicubic_long_aa", [1, 1, 2, 300], dict(size=[3, 40], mode="bicubic", antialias=True)),
     ("pixel_shuffle", [2, 8, 3, 2], ("shuffle", 2)),
@@ -62,7 +67,8 @@ CASES = [
     ("pixel_unshuffle", [1, 3, 4, 6], ("unshuffle", 2)),
 ]
 FLOAT32 = ["nearest_1d_scale1.7", "nearest-exact_2d_scale", "linear_scale2.3", "bilinear_scale0.7",
-           "bilinear_aa_scale0.4", "bicubic_size", "bicubic_aa_down", "trilinear_size_ac", "area_2d", "linear_long"]
+           "bilinear_aa_scale0.4", "bicubic_size", "bicubic_aa_down", "trilinear_size_ac", "area_2d", "linear_long",
+           "lanczos_scale0.6"]
 
 
 def run(x, how):

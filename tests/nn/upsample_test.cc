@@ -15,6 +15,7 @@
 #include "autograd/autocast.h"
 #include "autograd/ops.h"
 #include "nn/any_module.h"
+#include "nn/interpolate_path.h"
 #include "nn/nn.h"
 #include "tests/autograd/gradcheck.h"
 #include "tests/nn/upsample_golden.h"
@@ -81,6 +82,11 @@ const std::vector<std::pair<std::string, std::pair<Shape, Fn>>>& cases() {
       {"area_2d_scale", {{1, 2, 8, 6}, interp(Opts().scale_factor(sf({0.5})).mode("area"))}},
       {"area_3d", {{1, 1, 5, 6, 7}, interp(Opts().size(sz({2, 3, 4})).mode("area"))}},
       {"area_up", {{1, 1, 3, 2}, interp(Opts().size(sz({5, 5})).mode("area"))}},
+      {"lanczos_down", {{1, 2, 9, 11}, interp(Opts().size(sz({3, 4})).mode("lanczos").antialias(true))}},
+      {"lanczos_scale0.6", {{1, 2, 9, 11}, interp(Opts().scale_factor(sf({0.6})).mode("lanczos").antialias(true))}},
+      {"lanczos_up", {{1, 2, 4, 5}, interp(Opts().size(sz({7, 9})).mode("lanczos").antialias(true))}},
+      {"lanczos_mixed", {{1, 1, 8, 3}, interp(Opts().size(sz({3, 7})).mode("lanczos").antialias(true))}},
+      {"lanczos_long", {{1, 1, 3, 300}, interp(Opts().size(sz({2, 70})).mode("lanczos").antialias(true))}},
       {"linear_long", {{1, 1, 300}, interp(Opts().size(sz({301})).mode("linear"))}},
       {"bicubic_long_aa", {{1, 1, 2, 300}, interp(Opts().size(sz({3, 40})).mode("bicubic").antialias(true))}},
       {"pixel_shuffle", {{2, 8, 3, 2}, [](const Tensor& x) { return F::pixel_shuffle(x, 2); }}},
@@ -103,9 +109,19 @@ Shape golden_shape(const std::string& name) {
   return s;
 }
 
+// The weighted modes' two ways of resampling a dim (nn/interpolate_path.h), each forced in turn, and
+// the automatic choice.
+const std::vector<std::pair<const char*, F::ResamplePath>>& paths() {
+  static const std::vector<std::pair<const char*, F::ResamplePath>> all = {
+      {"automatic", F::ResamplePath::automatic}, {"matrix", F::ResamplePath::matrix}, {"kernel", F::ResamplePath::kernel}};
+  return all;
+}
+
 TEST(Interpolate, MatchesTorchInFloat64) {
+  for (const auto& [path_name, path] : paths())
   for (const auto& [name, c] : cases()) {
-    SCOPED_TRACE(name);
+    SCOPED_TRACE(std::string(path_name) + " " + name);
+    F::ForceResamplePath force(path);
     Tensor x = wave(c.first, 0.37, 0.1);
     x.requires_grad_(true);
     Tensor y = c.second(x);
@@ -121,17 +137,19 @@ TEST(Interpolate, MatchesTorchInFloat64) {
 // index or a weight that differs in float from the double value still matches.
 TEST(Interpolate, MatchesTorchInFloat32) {
   int checked = 0;
+  for (const auto& [path_name, path] : paths())
   for (const auto& [name, c] : cases()) {
     const auto& g = colony::testing::upsample_golden();
     auto it = g.find(name + ".out32");
     if (it == g.end()) continue;
-    SCOPED_TRACE(name);
+    SCOPED_TRACE(std::string(path_name) + " " + name);
+    F::ForceResamplePath force(path);
     Tensor y = c.second(wave(c.first, 0.37, 0.1, kFloat32));
     EXPECT_EQ(y.dtype(), kFloat32);
     EXPECT_TRUE(colony::testing::matches_values(y, it->second, 2e-6));
     ++checked;
   }
-  EXPECT_EQ(checked, 10);
+  EXPECT_EQ(checked, 3 * 11);
 }
 
 TEST(Interpolate, Gradchecks) {
@@ -143,9 +161,13 @@ TEST(Interpolate, Gradchecks) {
       {{1, 1, 2, 3, 3}, Opts().size(sz({3, 2, 4})).mode("trilinear")},
       {{1, 2, 5, 5}, Opts().size(sz({2, 3})).mode("area")},
       {{1, 2, 3, 3}, Opts().scale_factor(sf({2.0, 1.5})).mode("nearest")},
+      {{1, 1, 8, 5}, Opts().size(sz({3, 7})).mode("lanczos").antialias(true)},
+      {{2, 1, 9}, Opts().size(sz({4})).mode("linear")},
   };
+  for (const auto& [path_name, path] : paths())
   for (const auto& [shape, o] : checks) {
-    SCOPED_TRACE(o.mode());
+    SCOPED_TRACE(std::string(path_name) + " " + o.mode());
+    F::ForceResamplePath force(path);
     EXPECT_TRUE(colony::testing::gradcheck([o = o](const std::vector<Tensor>& x) { return F::interpolate(x[0], o); },
                                            {colony::testing::input(shape)}));
   }
@@ -165,11 +187,40 @@ TEST(Interpolate, Dtypes) {
   EXPECT_EQ(F::interpolate(mask, Opts().size(sz({3, 5})).mode("nearest-exact")).dtype(), kBool);
 
   Tensor x32 = wave({1, 2, 5, 6}, 0.37, 0.1, kFloat32);
-  const Opts o = Opts().size(sz({9, 4})).mode("bicubic");
-  Tensor y16 = F::interpolate(raw::to(x32, kCPU, kBFloat16), o);
-  EXPECT_EQ(y16.dtype(), kBFloat16);
-  Tensor expected = raw::to(F::interpolate(raw::to(raw::to(x32, kCPU, kBFloat16), kCPU, kFloat32), o), kCPU, kBFloat16);
-  EXPECT_EQ(colony::testing::values(y16), colony::testing::values(expected));
+  for (const auto& [path_name, path] : paths())
+  for (DType half : {kBFloat16, kFloat16})
+  for (const Opts& o : {Opts().size(sz({9, 4})).mode("bicubic"), Opts().size(sz({3, 7})).mode("lanczos").antialias(true)}) {
+    SCOPED_TRACE(std::string(path_name) + " " + dtype_name(half) + " " + o.mode());
+    F::ForceResamplePath force(path);
+    Tensor y16 = F::interpolate(raw::to(x32, kCPU, half), o);
+    EXPECT_EQ(y16.dtype(), half);
+    Tensor expected = raw::to(F::interpolate(raw::to(raw::to(x32, kCPU, half), kCPU, kFloat32), o), kCPU, half);
+    EXPECT_EQ(colony::testing::values(y16), colony::testing::values(expected));
+  }
+}
+
+// A kernel-path gradient is the adjoint kernel's, not the dense product's: the same values as the
+// matrix path's on a long image row and a tall column (both loops of each kernel), float64.
+TEST(Interpolate, KernelPathGradientMatchesTheMatrixPath) {
+  for (const Opts& o : {Opts().scale_factor(sf({2.0})).mode("bilinear"), Opts().scale_factor(sf({0.5})).mode("bicubic"),
+                        Opts().scale_factor(sf({0.3})).mode("lanczos").antialias(true),
+                        Opts().scale_factor(sf({0.45})).mode("bilinear").antialias(true)}) {
+    SCOPED_TRACE(o.mode());
+    std::vector<double> out[2], grad[2];
+    for (int p = 0; p < 2; ++p) {
+      F::ForceResamplePath force(p == 0 ? F::ResamplePath::matrix : F::ResamplePath::kernel);
+      Tensor x = wave({2, 3, 70, 90}, 0.37, 0.1);
+      x.requires_grad_(true);
+      Tensor y = F::interpolate(x, o);
+      colony::sum(colony::mul(y, wave(y.sizes(), 0.31, 0.2))).backward();
+      out[p] = colony::testing::values(y);
+      grad[p] = colony::testing::values(x.grad());
+    }
+    ASSERT_EQ(out[0].size(), out[1].size());
+    ASSERT_EQ(grad[0].size(), grad[1].size());
+    for (size_t i = 0; i < out[0].size(); ++i) ASSERT_NEAR(out[0][i], out[1][i], 1e-12) << i;
+    for (size_t i = 0; i < grad[0].size(); ++i) ASSERT_NEAR(grad[0][i], grad[1][i], 1e-12) << i;
+  }
 }
 
 // interpolate's autocast row: a bfloat16 input computes and returns float32, as torch's upsample ops.
@@ -202,7 +253,13 @@ TEST(Interpolate, Refusals) {
   EXPECT_TRUE(throws_with([&] { F::interpolate(x4, Opts().size(sz({3})).align_corners(false)); },
                           "align_corners can only be set with the interpolating modes"));
   EXPECT_TRUE(throws_with([&] { F::interpolate(x3, Opts().size(sz({3})).mode("linear").antialias(true)); },
-                          "antialias is restricted to the bilinear and bicubic modes"));
+                          "antialias is restricted to the bilinear, bicubic and lanczos modes"));
+  EXPECT_TRUE(throws_with([&] { F::interpolate(x4, Opts().size(sz({3})).mode("lanczos")); },
+                          "mode 'lanczos' requires antialias=True"));
+  EXPECT_TRUE(throws_with([&] { F::interpolate(x4, Opts().size(sz({3})).mode("lanczos").antialias(true).align_corners(true)); },
+                          "mode 'lanczos' does not support align_corners=True"));
+  EXPECT_TRUE(throws_with([&] { F::interpolate(x3, Opts().size(sz({3})).mode("lanczos").antialias(true)); },
+                          "mode 'lanczos' needs a 4-D input, got a 3-D input"));
   EXPECT_TRUE(throws_with([&] { F::interpolate(x4, Opts().size(sz({3})).recompute_scale_factor(true)); },
                           "not meaningful with an explicit size"));
   EXPECT_TRUE(throws_with([&] { F::interpolate(raw::to(x4, kCPU, kInt64), Opts().size(sz({3})).mode("bilinear")); },
@@ -245,8 +302,10 @@ TEST(UpsampleModules, ForwardOptionsAndPrinting) {
 // Each mode on cuda:0 against the CPU in float32: the output and the input's gradient.
 TEST(Interpolate, OnCudaMatchesTheCpu_CUDA) {
   COLONY_REQUIRE_CUDA(1);
+  for (const auto& [path_name, path] : paths())
   for (const auto& [name, c] : cases()) {
-    SCOPED_TRACE(name);
+    SCOPED_TRACE(std::string(path_name) + " " + name);
+    F::ForceResamplePath force(path);
     Tensor cpu = wave(c.first, 0.37, 0.1, kFloat32);
     Tensor gpu = raw::to(cpu, Device::cuda(0), kFloat32);
     cpu.requires_grad_(true);
