@@ -5,6 +5,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -214,6 +215,67 @@ struct AdaptiveAvgPool1dFuncOptions {
   COLONY_ARG(int64_t, output_size);
 };
 Tensor adaptive_avg_pool1d(const Tensor& input, const AdaptiveAvgPool1dFuncOptions& options);
+
+// ---- Max pooling with indices, adaptive max pooling, max unpooling (nn/functional_pool.cc) ----
+// The indices are int64 positions within each (n, c) input plane: ih * W + iw for the 2-D forms, l
+// for the 1-D ones, as torch's return_indices. The indices take no gradient.
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, const MaxPool2dFuncOptions& options);
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& input, const MaxPool1dFuncOptions& options);
+
+// An output size whose entries may be None (torch's adaptive pools' `(None, 7)`): a None dim keeps
+// the input's size. Built from one number (printed as one, as torch keeps what was given), from
+// {h, w} with std::nullopt for None, or from an Int2.
+struct OptionalInt2 {
+  OptionalInt2(int64_t both) : h(both), w(both), one_number(true) {}                    // NOLINT
+  OptionalInt2(std::optional<int64_t> height, std::optional<int64_t> width) : h(height), w(width) {}
+  OptionalInt2(Int2 v) : h(v.h), w(v.w) {}                                               // NOLINT
+  std::optional<int64_t> h, w;
+  bool one_number = false;
+};
+
+// Adaptive max pooling over [N, C, H, W] or [C, H, W]: output (i, j) is the maximum of input rows
+// [floor(i * H / Ho), ceil((i + 1) * H / Ho)) and the matching columns (adaptive_avg_pool2d's
+// windows), ties to the first in row-major order, a NaN beating every number.
+struct AdaptiveMaxPool2dFuncOptions {
+  AdaptiveMaxPool2dFuncOptions(OptionalInt2 output_size) : output_size_(output_size) {}  // NOLINT
+  AdaptiveMaxPool2dFuncOptions(int64_t output_size) : output_size_(output_size) {}       // NOLINT
+  COLONY_ARG(OptionalInt2, output_size);
+};
+Tensor adaptive_max_pool2d(const Tensor& input, const AdaptiveMaxPool2dFuncOptions& options);
+std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& input,
+                                                            const AdaptiveMaxPool2dFuncOptions& options);
+// Over [N, C, L] or [C, L].
+struct AdaptiveMaxPool1dFuncOptions {
+  AdaptiveMaxPool1dFuncOptions(int64_t output_size) : output_size_(output_size) {}  // NOLINT
+  COLONY_ARG(int64_t, output_size);
+};
+Tensor adaptive_max_pool1d(const Tensor& input, const AdaptiveMaxPool1dFuncOptions& options);
+std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor& input,
+                                                            const AdaptiveMaxPool1dFuncOptions& options);
+
+// F::max_unpool2d (torch's partial inverse of max_pool2d): zeros of the output size with each input
+// element written at its index in its (n, c) plane. The output size is (H - 1) * stride +
+// kernel_size - 2 * padding per dim unless output_size gives it ([H, W] or [N, C, H, W], each within
+// stride of that default, as torch). Differentiable in input (the gradient gathered at the
+// indices); an index outside the output plane is an error (on CUDA, scatter's).
+struct MaxUnpool2dFuncOptions {
+  MaxUnpool2dFuncOptions(Int2 kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
+  MaxUnpool2dFuncOptions(int64_t kernel_size) : MaxUnpool2dFuncOptions(Int2(kernel_size)) {}      // NOLINT
+  COLONY_ARG(Int2, kernel_size);
+  COLONY_ARG(Int2, stride);  // defaults to kernel_size
+  COLONY_ARG(Int2, padding) = 0;
+  COLONY_ARG(std::optional<std::vector<int64_t>>, output_size);
+};
+Tensor max_unpool2d(const Tensor& input, const Tensor& indices, const MaxUnpool2dFuncOptions& options);
+// Over [N, C, L] or [C, L]; output_size [L] or [N, C, L].
+struct MaxUnpool1dFuncOptions {
+  MaxUnpool1dFuncOptions(int64_t kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
+  COLONY_ARG(int64_t, kernel_size);
+  COLONY_ARG(int64_t, stride);  // defaults to kernel_size
+  COLONY_ARG(int64_t, padding) = 0;
+  COLONY_ARG(std::optional<std::vector<int64_t>>, output_size);
+};
+Tensor max_unpool1d(const Tensor& input, const Tensor& indices, const MaxUnpool1dFuncOptions& options);
 
 // Batch normalization over dim 1. In training mode the batch statistics normalize and the running
 // estimates (when given) are updated in place with `momentum` and the unbiased variance.

@@ -6,24 +6,10 @@
 #include "autograd/nn_ops.h"
 #include "autograd/ops.h"
 #include "nn/functional.h"
+#include "nn/functional_image.h"
 
 namespace colony::nn::functional {
 namespace {
-
-// [N, C, L] or [C, L] (unbatched) as [N, C, 1, L].
-Tensor as_image(const Tensor& input, const char* op) {
-  if (!input.defined() || (input.dim() != 2 && input.dim() != 3)) {
-    throw std::invalid_argument(std::string(op) + ": expected 2-D (unbatched [C, L]) or 3-D ([N, C, L]) input, got " +
-                                (input.defined() ? shape_str(input.sizes()) : std::string("undefined")));
-  }
-  return unsqueeze(input.dim() == 2 ? unsqueeze(input, 0) : input, 2);
-}
-
-// as_image's inverse: [N, C, 1, L] back to the input's rank.
-Tensor from_image(const Tensor& y, const Tensor& input) {
-  Tensor out = squeeze(y, 2);
-  return input.dim() == 2 ? squeeze(out, 0) : out;
-}
 
 // [C, H, W] (unbatched) as [1, C, H, W]; 4-D as is.
 Tensor batched_image(const Tensor& input, const char* op) {
@@ -42,6 +28,26 @@ void check_weight_rank(const Tensor& weight, int64_t rank, const char* layout, c
 }
 
 }  // namespace
+
+namespace detail {
+
+Tensor as_image(const Tensor& input, const char* op) {
+  if (!input.defined() || (input.dim() != 2 && input.dim() != 3)) {
+    throw std::invalid_argument(std::string(op) + ": expected 2-D (unbatched [C, L]) or 3-D ([N, C, L]) input, got " +
+                                (input.defined() ? shape_str(input.sizes()) : std::string("undefined")));
+  }
+  return unsqueeze(input.dim() == 2 ? unsqueeze(input, 0) : input, 2);
+}
+
+Tensor from_image(const Tensor& y, const Tensor& input) {
+  Tensor out = squeeze(y, 2);
+  return input.dim() == 2 ? squeeze(out, 0) : out;
+}
+
+}  // namespace detail
+
+using detail::as_image;
+using detail::from_image;
 
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv1dFuncOptions& o) {
   const char* op = "conv1d";

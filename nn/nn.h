@@ -20,6 +20,7 @@
 #include "nn/loss.h"
 #include "nn/module.h"
 #include "nn/normalization.h"
+#include "nn/pooling.h"
 #include "nn/options.h"  // the deprecated nn::Size2 spelling
 #include "nn/rnn.h"
 #include "nn/rnn_cell_math.h"
