@@ -115,12 +115,38 @@ Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options);
 Tensor pixel_shuffle(const Tensor& input, int64_t upscale_factor);
 Tensor pixel_unshuffle(const Tensor& input, int64_t downscale_factor);
 
+// A convolution's padding: a size (one number or one per spatial dim) or torch's strings "valid"
+// (no padding) and "same" (the output as large as the input: stride 1 only; dilation * (k - 1) in
+// all, half on each side and the odd one on the right, as torch). Conv2dOptions(3, 8, 3).padding(1),
+// .padding({1, 2}), .padding("same").
+struct Conv2dPadding {
+  Conv2dPadding(int64_t both) : size(both) {}                          // NOLINT
+  Conv2dPadding(Int2 v) : size(v) {}                                   // NOLINT
+  Conv2dPadding(std::initializer_list<int64_t> v) : size(v) {}         // NOLINT
+  template <size_t N>
+  Conv2dPadding(const char (&m)[N]) : mode(m) {}                      // NOLINT: .padding("same")
+  Conv2dPadding(std::string m) : mode(std::move(m)) {}                 // NOLINT
+  bool is_string() const { return !mode.empty(); }
+  Int2 size = 0;
+  std::string mode;  // "same" or "valid" when given as a string; empty for a size
+};
+struct Conv1dPadding {
+  Conv1dPadding(int64_t v) : size(v) {}                                // NOLINT
+  template <size_t N>
+  Conv1dPadding(const char (&m)[N]) : mode(m) {}                      // NOLINT
+  Conv1dPadding(std::string m) : mode(std::move(m)) {}                 // NOLINT
+  bool is_string() const { return !mode.empty(); }
+  int64_t size = 0;
+  std::string mode;
+};
+
 struct Conv2dFuncOptions {
   COLONY_ARG(Int2, stride) = 1;
-  COLONY_ARG(Int2, padding) = 0;
+  COLONY_ARG(Conv2dPadding, padding) = 0;
   COLONY_ARG(Int2, dilation) = 1;
   COLONY_ARG(int64_t, groups) = 1;
 };
+// input [N, C_in, H, W] or [C_in, H, W] (unbatched); padding a size or "same" / "valid".
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
               const Conv2dFuncOptions& options = {});
 
@@ -128,7 +154,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Te
 // undefined; conv2d's kernels on [N, C_in, 1, L].
 struct Conv1dFuncOptions {
   COLONY_ARG(int64_t, stride) = 1;
-  COLONY_ARG(int64_t, padding) = 0;
+  COLONY_ARG(Conv1dPadding, padding) = 0;
   COLONY_ARG(int64_t, dilation) = 1;
   COLONY_ARG(int64_t, groups) = 1;
 };

@@ -6,6 +6,7 @@
 #include "autograd/nn_ops.h"
 #include "autograd/ops.h"
 #include "nn/functional.h"
+#include "nn/conv_padding.h"
 #include "nn/functional_image.h"
 
 namespace colony::nn::functional {
@@ -58,7 +59,15 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
                                 " channels (weight " + shape_str(weight.sizes()) + ", groups " +
                                 std::to_string(o.groups()) + "), got input " + shape_str(input.sizes()));
   }
-  const Tensor y = colony::conv2d(x, unsqueeze(weight, 2), bias, {1, o.stride()}, {0, o.padding()},
+  int64_t padding = o.padding().size;
+  Tensor xp = x;
+  if (o.padding().is_string()) {
+    const nn::detail::StringPadding p =
+        nn::detail::string_padding(o.padding().mode, {weight.size(2)}, {o.stride()}, {o.dilation()}, op);
+    padding = p.both[0];
+    if (p.extra_right[0] > 0) xp = pad(x, PadFuncOptions(std::vector<int64_t>{0, p.extra_right[0]}));
+  }
+  const Tensor y = colony::conv2d(xp, unsqueeze(weight, 2), bias, {1, o.stride()}, {0, padding},
                                   {1, o.dilation()}, o.groups());
   return from_image(y, input);
 }
@@ -105,7 +114,19 @@ Tensor adaptive_avg_pool1d(const Tensor& input, const AdaptiveAvgPool1dFuncOptio
   return from_image(colony::adaptive_avg_pool2d(as_image(input, "adaptive_avg_pool1d"), {1, o.output_size()}), input);
 }
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dFuncOptions& o) {
-  return colony::conv2d(input, weight, bias, o.stride(), o.padding(), o.dilation(), o.groups());
+  // Unbatched [C, H, W] as [1, C, H, W], as torch takes it.
+  if (input.defined() && input.dim() == 3) return squeeze(conv2d(unsqueeze(input, 0), weight, bias, o), 0);
+  if (!o.padding().is_string()) {
+    return colony::conv2d(input, weight, bias, o.stride(), o.padding().size, o.dilation(), o.groups());
+  }
+  const char* op = "conv2d";
+  check_weight_rank(weight, 4, "[C_out, C_in / groups, kH, kW]", op);
+  const nn::detail::StringPadding p = nn::detail::string_padding(o.padding().mode, {weight.size(2), weight.size(3)},
+                                                                 o.stride().vec(), o.dilation().vec(), op);
+  // An even extent: the odd zero on the right first (torch's constant_pad_nd), then symmetric.
+  const bool extra = p.extra_right[0] > 0 || p.extra_right[1] > 0;
+  const Tensor x = extra ? pad(input, PadFuncOptions(std::vector<int64_t>{0, p.extra_right[1], 0, p.extra_right[0]})) : input;
+  return colony::conv2d(x, weight, bias, o.stride(), Int2(p.both[0], p.both[1]), o.dilation(), o.groups());
 }
 
 Tensor max_pool2d(const Tensor& input, const MaxPool2dFuncOptions& o) {
