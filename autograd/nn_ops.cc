@@ -65,16 +65,42 @@ Tensor conv_transpose2d(const Tensor& input_arg, const Tensor& weight_arg, const
   return out;
 }
 
+namespace {
+
+// out and indices of a max pooling, recorded with the backward that adds each output's gradient at
+// its index. windows_overlap: whether one input element may be the maximum of several windows
+// (raw::max_pool2d_backward's fast path for disjoint windows stores instead of adding).
+void record_max_pool(const char* name, const Tensor& input, Tensor& out, const Tensor& indices,
+                     bool windows_overlap) {
+  if (!autograd::needs_grad(input)) return;
+  Shape input_shape = input.sizes();
+  // int64 indices, never modified in place: no version check needed
+  record(name, {input}, out, {}, [indices, input_shape, windows_overlap](const Grads& g, const Needs&) -> Grads {
+    return {raw::max_pool2d_backward(g[0], indices, input_shape, windows_overlap)};
+  });
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride,
+                                                   Int2 padding, Int2 dilation, bool ceil_mode) {
+  raw::MaxPool2dResult r = raw::max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode);
+  const Int2 s = stride.value_or(kernel_size);
+  const bool overlap = s.h < (kernel_size.h - 1) * dilation.h + 1 || s.w < (kernel_size.w - 1) * dilation.w + 1;
+  record_max_pool("MaxPool2DWithIndicesBackward", input, r.output, r.indices, overlap);
+  return {r.output, r.indices};
+}
+
 Tensor max_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride, Int2 padding,
                   Int2 dilation, bool ceil_mode) {
-  raw::MaxPool2dResult r = raw::max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode);
-  if (!autograd::needs_grad(input)) return r.output;
-  Shape input_shape = input.sizes();
-  Tensor indices = r.indices;  // int64, never modified in place: no version check needed
-  record("MaxPool2DWithIndicesBackward", {input}, r.output, {}, [indices, input_shape](const Grads& g, const Needs&) -> Grads {
-    return {raw::max_pool2d_backward(g[0], indices, input_shape)};
-  });
-  return r.output;
+  return std::get<0>(max_pool2d_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode));
+}
+
+std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, Int2 output_size) {
+  raw::MaxPool2dResult r = raw::adaptive_max_pool2d(input, output_size);
+  // Adaptive windows overlap whenever an output dim does not divide its input dim.
+  record_max_pool("AdaptiveMaxPool2DBackward", input, r.output, r.indices, /*windows_overlap=*/true);
+  return {r.output, r.indices};
 }
 
 Tensor avg_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride, Int2 padding,

@@ -18,6 +18,14 @@ Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor&
                         Int2 padding = 0, Int2 output_padding = 0, Int2 dilation = 1, int64_t groups = 1);
 Tensor max_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride = std::nullopt,
                   Int2 padding = 0, Int2 dilation = 1, bool ceil_mode = false);
+// max_pool2d's output and the int64 indices of its maxima (flat ih * W + iw within each input
+// plane, as torch's return_indices); the indices take no gradient.
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, Int2 kernel_size,
+                                                   std::optional<Int2> stride = std::nullopt, Int2 padding = 0,
+                                                   Int2 dilation = 1, bool ceil_mode = false);
+// Adaptive max pooling (raw::adaptive_max_pool2d): the output and its indices, as
+// max_pool2d_with_indices; the gradient goes to each window's maximum (max_pool2d's backward).
+std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, Int2 output_size);
 Tensor avg_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride = std::nullopt,
                   Int2 padding = 0, bool ceil_mode = false, bool count_include_pad = true);
 Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size);

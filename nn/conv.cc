@@ -4,7 +4,9 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
+#include "nn/conv_padding.h"
 #include "nn/functional.h"
 #include "nn/init.h"
 #include "ops/raw_ops.h"
@@ -39,6 +41,7 @@ void check_conv_channels(int64_t in_channels, int64_t out_channels, int64_t grou
 
 Conv2d::Conv2d(const Conv2dOptions& o) : options(o) {
   detail::check_conv_channels(o.in_channels(), o.out_channels(), o.groups(), "Conv2d");
+  detail::check_conv_padding_options(o.padding().mode, o.stride().vec(), o.padding_mode(), "Conv2d");
   weight = register_parameter(
       "weight", raw::empty({o.out_channels(), o.in_channels() / o.groups(), o.kernel_size().h, o.kernel_size().w}));
   if (o.bias()) bias = register_parameter("bias", raw::empty({o.out_channels()}));
@@ -48,6 +51,18 @@ Conv2d::Conv2d(const Conv2dOptions& o) : options(o) {
 void Conv2d::reset_parameters() { detail::reset_conv_parameters(weight, bias); }
 
 Tensor Conv2d::forward(const Tensor& input) {
+  if (options.padding_mode() != "zeros") {
+    const functional::Conv2dPadding& p = options.padding();
+    const std::vector<int64_t> pads = detail::mode_pad_list(p.is_string() ? std::vector<int64_t>{} : p.size.vec(), p.mode,
+                                                            options.kernel_size().vec(), options.dilation().vec());
+    return functional::conv2d(functional::pad(input, functional::PadFuncOptions(pads).mode(options.padding_mode())),
+                              weight, bias,
+                              functional::Conv2dFuncOptions()
+                                  .stride(options.stride())
+                                  .padding(0)
+                                  .dilation(options.dilation())
+                                  .groups(options.groups()));
+  }
   return functional::conv2d(input, weight, bias,
                             functional::Conv2dFuncOptions()
                                 .stride(options.stride())
@@ -60,15 +75,22 @@ std::string Conv2d::extra_repr() const {
   auto s2 = repr::tuple;
   std::string r = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
                   ", kernel_size=" + s2(options.kernel_size()) + ", stride=" + s2(options.stride());
-  if (!(options.padding() == Int2(0))) r += ", padding=" + s2(options.padding());
+  // torch prints a string padding bare (padding=same) and a size unless it is all zeros.
+  if (options.padding().is_string()) {
+    r += ", padding=" + options.padding().mode;
+  } else if (!(options.padding().size == Int2(0))) {
+    r += ", padding=" + s2(options.padding().size);
+  }
   if (!(options.dilation() == Int2(1))) r += ", dilation=" + s2(options.dilation());
   if (options.groups() != 1) r += ", groups=" + std::to_string(options.groups());
   if (!options.bias()) r += ", bias=False";
+  if (options.padding_mode() != "zeros") r += ", padding_mode=" + options.padding_mode();
   return r;
 }
 
 Conv1d::Conv1d(const Conv1dOptions& o) : options(o) {
   detail::check_conv_channels(o.in_channels(), o.out_channels(), o.groups(), "Conv1d");
+  detail::check_conv_padding_options(o.padding().mode, {o.stride()}, o.padding_mode(), "Conv1d");
   weight = register_parameter("weight", raw::empty({o.out_channels(), o.in_channels() / o.groups(), o.kernel_size()}));
   if (o.bias()) bias = register_parameter("bias", raw::empty({o.out_channels()}));
   reset_parameters();
@@ -77,6 +99,18 @@ Conv1d::Conv1d(const Conv1dOptions& o) : options(o) {
 void Conv1d::reset_parameters() { detail::reset_conv_parameters(weight, bias); }
 
 Tensor Conv1d::forward(const Tensor& input) {
+  if (options.padding_mode() != "zeros") {
+    const functional::Conv1dPadding& p = options.padding();
+    const std::vector<int64_t> pads = detail::mode_pad_list(p.is_string() ? std::vector<int64_t>{} : std::vector<int64_t>{p.size},
+                                                            p.mode, {options.kernel_size()}, {options.dilation()});
+    return functional::conv1d(functional::pad(input, functional::PadFuncOptions(pads).mode(options.padding_mode())),
+                              weight, bias,
+                              functional::Conv1dFuncOptions()
+                                  .stride(options.stride())
+                                  .padding(0)
+                                  .dilation(options.dilation())
+                                  .groups(options.groups()));
+  }
   return functional::conv1d(input, weight, bias,
                             functional::Conv1dFuncOptions()
                                 .stride(options.stride())
@@ -89,10 +123,15 @@ std::string Conv1d::extra_repr() const {
   using repr::tuple1;
   std::string r = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
                   ", kernel_size=" + tuple1(options.kernel_size()) + ", stride=" + tuple1(options.stride());
-  if (options.padding() != 0) r += ", padding=" + tuple1(options.padding());
+  if (options.padding().is_string()) {
+    r += ", padding=" + options.padding().mode;
+  } else if (options.padding().size != 0) {
+    r += ", padding=" + tuple1(options.padding().size);
+  }
   if (options.dilation() != 1) r += ", dilation=" + tuple1(options.dilation());
   if (options.groups() != 1) r += ", groups=" + std::to_string(options.groups());
   if (!options.bias()) r += ", bias=False";
+  if (options.padding_mode() != "zeros") r += ", padding_mode=" + options.padding_mode();
   return r;
 }
 

@@ -3,6 +3,9 @@
 // The transposed convolutions are nn/conv_transpose.h.
 #pragma once
 
+#include <string>
+
+#include "nn/functional.h"
 #include "nn/module.h"
 #include "base/arg.h"
 #include "base/int2.h"
@@ -16,10 +19,14 @@ struct Conv2dOptions {
   COLONY_ARG(int64_t, out_channels);
   COLONY_ARG(Int2, kernel_size);
   COLONY_ARG(Int2, stride) = 1;
-  COLONY_ARG(Int2, padding) = 0;
+  // A size, or "same" / "valid" (functional.h's Conv2dPadding).
+  COLONY_ARG(functional::Conv2dPadding, padding) = 0;
   COLONY_ARG(Int2, dilation) = 1;
   COLONY_ARG(int64_t, groups) = 1;
   COLONY_ARG(bool, bias) = true;
+  // "zeros" (the convolution's own padding), or "reflect", "replicate", "circular": the input is
+  // padded by F::pad in that mode, then convolved with padding 0 (torch's _conv_forward).
+  COLONY_ARG(std::string, padding_mode) = "zeros";
 };
 
 class Conv2d : public Module {
@@ -41,10 +48,11 @@ struct Conv1dOptions {
   COLONY_ARG(int64_t, out_channels);
   COLONY_ARG(int64_t, kernel_size);
   COLONY_ARG(int64_t, stride) = 1;
-  COLONY_ARG(int64_t, padding) = 0;
+  COLONY_ARG(functional::Conv1dPadding, padding) = 0;  // a size, or "same" / "valid"
   COLONY_ARG(int64_t, dilation) = 1;
   COLONY_ARG(int64_t, groups) = 1;
   COLONY_ARG(bool, bias) = true;
+  COLONY_ARG(std::string, padding_mode) = "zeros";  // as Conv2dOptions'
 };
 
 // torch.nn.Conv1d: input [N, C_in, L] or [C_in, L] (unbatched) -> [N, C_out, L_out] with

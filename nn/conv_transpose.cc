@@ -53,6 +53,9 @@ std::vector<int64_t> output_padding_for(const char* module, const Tensor& input,
 }  // namespace
 
 ConvTranspose2d::ConvTranspose2d(const ConvTranspose2dOptions& o) : options(o) {
+  if (o.padding_mode() != "zeros") {  // torch refuses every other mode here, before its other checks
+    throw std::invalid_argument("ConvTranspose2d: Only \"zeros\" padding mode is supported for ConvTranspose2d");
+  }
   detail::check_conv_channels(o.in_channels(), o.out_channels(), o.groups(), "ConvTranspose2d");
   weight = register_parameter(
       "weight", raw::empty({o.in_channels(), o.out_channels() / o.groups(), o.kernel_size().h, o.kernel_size().w}));
@@ -99,6 +102,9 @@ std::string ConvTranspose2d::extra_repr() const {
 }
 
 ConvTranspose1d::ConvTranspose1d(const ConvTranspose1dOptions& o) : options(o) {
+  if (o.padding_mode() != "zeros") {  // torch refuses every other mode here, before its other checks
+    throw std::invalid_argument("ConvTranspose1d: Only \"zeros\" padding mode is supported for ConvTranspose1d");
+  }
   detail::check_conv_channels(o.in_channels(), o.out_channels(), o.groups(), "ConvTranspose1d");
   weight = register_parameter("weight", raw::empty({o.in_channels(), o.out_channels() / o.groups(), o.kernel_size()}));
   if (o.bias()) bias = register_parameter("bias", raw::empty({o.out_channels()}));

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "base/arg.h"
@@ -26,6 +27,8 @@ struct ConvTranspose2dOptions {
   COLONY_ARG(int64_t, groups) = 1;
   COLONY_ARG(bool, bias) = true;
   COLONY_ARG(Int2, dilation) = 1;
+  // torch's argument, which takes "zeros" only (anything else is refused, as torch does).
+  COLONY_ARG(std::string, padding_mode) = "zeros";
 };
 
 // Input [N, C_in, H, W] or [C_in, H, W] -> [N, C_out, Ho, Wo], Ho = (H - 1) * stride - 2 * padding +
@@ -57,6 +60,7 @@ struct ConvTranspose1dOptions {
   COLONY_ARG(int64_t, groups) = 1;
   COLONY_ARG(bool, bias) = true;
   COLONY_ARG(int64_t, dilation) = 1;
+  COLONY_ARG(std::string, padding_mode) = "zeros";  // "zeros" only, as torch
 };
 
 // Input [N, C_in, L] or [C_in, L] -> [N, C_out, L_out], L_out as ConvTranspose2d's Ho.

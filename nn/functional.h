@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -142,12 +143,38 @@ Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options);
 Tensor pixel_shuffle(const Tensor& input, int64_t upscale_factor);
 Tensor pixel_unshuffle(const Tensor& input, int64_t downscale_factor);
 
+// A convolution's padding: a size (one number or one per spatial dim) or torch's strings "valid"
+// (no padding) and "same" (the output as large as the input: stride 1 only; dilation * (k - 1) in
+// all, half on each side and the odd one on the right, as torch). Conv2dOptions(3, 8, 3).padding(1),
+// .padding({1, 2}), .padding("same").
+struct Conv2dPadding {
+  Conv2dPadding(int64_t both) : size(both) {}                          // NOLINT
+  Conv2dPadding(Int2 v) : size(v) {}                                   // NOLINT
+  Conv2dPadding(std::initializer_list<int64_t> v) : size(v) {}         // NOLINT
+  template <size_t N>
+  Conv2dPadding(const char (&m)[N]) : mode(m) {}                      // NOLINT: .padding("same")
+  Conv2dPadding(std::string m) : mode(std::move(m)) {}                 // NOLINT
+  bool is_string() const { return !mode.empty(); }
+  Int2 size = 0;
+  std::string mode;  // "same" or "valid" when given as a string; empty for a size
+};
+struct Conv1dPadding {
+  Conv1dPadding(int64_t v) : size(v) {}                                // NOLINT
+  template <size_t N>
+  Conv1dPadding(const char (&m)[N]) : mode(m) {}                      // NOLINT
+  Conv1dPadding(std::string m) : mode(std::move(m)) {}                 // NOLINT
+  bool is_string() const { return !mode.empty(); }
+  int64_t size = 0;
+  std::string mode;
+};
+
 struct Conv2dFuncOptions {
   COLONY_ARG(Int2, stride) = 1;
-  COLONY_ARG(Int2, padding) = 0;
+  COLONY_ARG(Conv2dPadding, padding) = 0;
   COLONY_ARG(Int2, dilation) = 1;
   COLONY_ARG(int64_t, groups) = 1;
 };
+// input [N, C_in, H, W] or [C_in, H, W] (unbatched); padding a size or "same" / "valid".
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
               const Conv2dFuncOptions& options = {});
 
@@ -155,7 +182,7 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Te
 // undefined; conv2d's kernels on [N, C_in, 1, L].
 struct Conv1dFuncOptions {
   COLONY_ARG(int64_t, stride) = 1;
-  COLONY_ARG(int64_t, padding) = 0;
+  COLONY_ARG(Conv1dPadding, padding) = 0;
   COLONY_ARG(int64_t, dilation) = 1;
   COLONY_ARG(int64_t, groups) = 1;
 };
@@ -242,6 +269,67 @@ struct AdaptiveAvgPool1dFuncOptions {
   COLONY_ARG(int64_t, output_size);
 };
 Tensor adaptive_avg_pool1d(const Tensor& input, const AdaptiveAvgPool1dFuncOptions& options);
+
+// ---- Max pooling with indices, adaptive max pooling, max unpooling (nn/functional_pool.cc) ----
+// The indices are int64 positions within each (n, c) input plane: ih * W + iw for the 2-D forms, l
+// for the 1-D ones, as torch's return_indices. The indices take no gradient.
+std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, const MaxPool2dFuncOptions& options);
+std::tuple<Tensor, Tensor> max_pool1d_with_indices(const Tensor& input, const MaxPool1dFuncOptions& options);
+
+// An output size whose entries may be None (torch's adaptive pools' `(None, 7)`): a None dim keeps
+// the input's size. Built from one number (printed as one, as torch keeps what was given), from
+// {h, w} with std::nullopt for None, or from an Int2.
+struct OptionalInt2 {
+  OptionalInt2(int64_t both) : h(both), w(both), one_number(true) {}                    // NOLINT
+  OptionalInt2(std::optional<int64_t> height, std::optional<int64_t> width) : h(height), w(width) {}
+  OptionalInt2(Int2 v) : h(v.h), w(v.w) {}                                               // NOLINT
+  std::optional<int64_t> h, w;
+  bool one_number = false;
+};
+
+// Adaptive max pooling over [N, C, H, W] or [C, H, W]: output (i, j) is the maximum of input rows
+// [floor(i * H / Ho), ceil((i + 1) * H / Ho)) and the matching columns (adaptive_avg_pool2d's
+// windows), ties to the first in row-major order, a NaN beating every number.
+struct AdaptiveMaxPool2dFuncOptions {
+  AdaptiveMaxPool2dFuncOptions(OptionalInt2 output_size) : output_size_(output_size) {}  // NOLINT
+  AdaptiveMaxPool2dFuncOptions(int64_t output_size) : output_size_(output_size) {}       // NOLINT
+  COLONY_ARG(OptionalInt2, output_size);
+};
+Tensor adaptive_max_pool2d(const Tensor& input, const AdaptiveMaxPool2dFuncOptions& options);
+std::tuple<Tensor, Tensor> adaptive_max_pool2d_with_indices(const Tensor& input,
+                                                            const AdaptiveMaxPool2dFuncOptions& options);
+// Over [N, C, L] or [C, L].
+struct AdaptiveMaxPool1dFuncOptions {
+  AdaptiveMaxPool1dFuncOptions(int64_t output_size) : output_size_(output_size) {}  // NOLINT
+  COLONY_ARG(int64_t, output_size);
+};
+Tensor adaptive_max_pool1d(const Tensor& input, const AdaptiveMaxPool1dFuncOptions& options);
+std::tuple<Tensor, Tensor> adaptive_max_pool1d_with_indices(const Tensor& input,
+                                                            const AdaptiveMaxPool1dFuncOptions& options);
+
+// F::max_unpool2d (torch's partial inverse of max_pool2d): zeros of the output size with each input
+// element written at its index in its (n, c) plane. The output size is (H - 1) * stride +
+// kernel_size - 2 * padding per dim unless output_size gives it ([H, W] or [N, C, H, W], each within
+// stride of that default, as torch). Differentiable in input (the gradient gathered at the
+// indices); an index outside the output plane is an error (on CUDA, scatter's).
+struct MaxUnpool2dFuncOptions {
+  MaxUnpool2dFuncOptions(Int2 kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
+  MaxUnpool2dFuncOptions(int64_t kernel_size) : MaxUnpool2dFuncOptions(Int2(kernel_size)) {}      // NOLINT
+  COLONY_ARG(Int2, kernel_size);
+  COLONY_ARG(Int2, stride);  // defaults to kernel_size
+  COLONY_ARG(Int2, padding) = 0;
+  COLONY_ARG(std::optional<std::vector<int64_t>>, output_size);
+};
+Tensor max_unpool2d(const Tensor& input, const Tensor& indices, const MaxUnpool2dFuncOptions& options);
+// Over [N, C, L] or [C, L]; output_size [L] or [N, C, L].
+struct MaxUnpool1dFuncOptions {
+  MaxUnpool1dFuncOptions(int64_t kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
+  COLONY_ARG(int64_t, kernel_size);
+  COLONY_ARG(int64_t, stride);  // defaults to kernel_size
+  COLONY_ARG(int64_t, padding) = 0;
+  COLONY_ARG(std::optional<std::vector<int64_t>>, output_size);
+};
+Tensor max_unpool1d(const Tensor& input, const Tensor& indices, const MaxUnpool1dFuncOptions& options);
 
 // Batch normalization over dim 1. In training mode the batch statistics normalize and the running
 // estimates (when given) are updated in place with `momentum` and the unbiased variance.

@@ -6,24 +6,11 @@
 #include "autograd/nn_ops.h"
 #include "autograd/ops.h"
 #include "nn/functional.h"
+#include "nn/conv_padding.h"
+#include "nn/functional_image.h"
 
 namespace colony::nn::functional {
 namespace {
-
-// [N, C, L] or [C, L] (unbatched) as [N, C, 1, L].
-Tensor as_image(const Tensor& input, const char* op) {
-  if (!input.defined() || (input.dim() != 2 && input.dim() != 3)) {
-    throw std::invalid_argument(std::string(op) + ": expected 2-D (unbatched [C, L]) or 3-D ([N, C, L]) input, got " +
-                                (input.defined() ? shape_str(input.sizes()) : std::string("undefined")));
-  }
-  return unsqueeze(input.dim() == 2 ? unsqueeze(input, 0) : input, 2);
-}
-
-// as_image's inverse: [N, C, 1, L] back to the input's rank.
-Tensor from_image(const Tensor& y, const Tensor& input) {
-  Tensor out = squeeze(y, 2);
-  return input.dim() == 2 ? squeeze(out, 0) : out;
-}
 
 // [C, H, W] (unbatched) as [1, C, H, W]; 4-D as is.
 Tensor batched_image(const Tensor& input, const char* op) {
@@ -43,6 +30,26 @@ void check_weight_rank(const Tensor& weight, int64_t rank, const char* layout, c
 
 }  // namespace
 
+namespace detail {
+
+Tensor as_image(const Tensor& input, const char* op) {
+  if (!input.defined() || (input.dim() != 2 && input.dim() != 3)) {
+    throw std::invalid_argument(std::string(op) + ": expected 2-D (unbatched [C, L]) or 3-D ([N, C, L]) input, got " +
+                                (input.defined() ? shape_str(input.sizes()) : std::string("undefined")));
+  }
+  return unsqueeze(input.dim() == 2 ? unsqueeze(input, 0) : input, 2);
+}
+
+Tensor from_image(const Tensor& y, const Tensor& input) {
+  Tensor out = squeeze(y, 2);
+  return input.dim() == 2 ? squeeze(out, 0) : out;
+}
+
+}  // namespace detail
+
+using detail::as_image;
+using detail::from_image;
+
 Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv1dFuncOptions& o) {
   const char* op = "conv1d";
   const Tensor x = as_image(input, op);
@@ -52,7 +59,15 @@ Tensor conv1d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
                                 " channels (weight " + shape_str(weight.sizes()) + ", groups " +
                                 std::to_string(o.groups()) + "), got input " + shape_str(input.sizes()));
   }
-  const Tensor y = colony::conv2d(x, unsqueeze(weight, 2), bias, {1, o.stride()}, {0, o.padding()},
+  int64_t padding = o.padding().size;
+  Tensor xp = x;
+  if (o.padding().is_string()) {
+    const nn::detail::StringPadding p =
+        nn::detail::string_padding(o.padding().mode, {weight.size(2)}, {o.stride()}, {o.dilation()}, op);
+    padding = p.both[0];
+    if (p.extra_right[0] > 0) xp = pad(x, PadFuncOptions(std::vector<int64_t>{0, p.extra_right[0]}));
+  }
+  const Tensor y = colony::conv2d(xp, unsqueeze(weight, 2), bias, {1, o.stride()}, {0, padding},
                                   {1, o.dilation()}, o.groups());
   return from_image(y, input);
 }
@@ -99,7 +114,19 @@ Tensor adaptive_avg_pool1d(const Tensor& input, const AdaptiveAvgPool1dFuncOptio
   return from_image(colony::adaptive_avg_pool2d(as_image(input, "adaptive_avg_pool1d"), {1, o.output_size()}), input);
 }
 Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv2dFuncOptions& o) {
-  return colony::conv2d(input, weight, bias, o.stride(), o.padding(), o.dilation(), o.groups());
+  // Unbatched [C, H, W] as [1, C, H, W], as torch takes it.
+  if (input.defined() && input.dim() == 3) return squeeze(conv2d(unsqueeze(input, 0), weight, bias, o), 0);
+  if (!o.padding().is_string()) {
+    return colony::conv2d(input, weight, bias, o.stride(), o.padding().size, o.dilation(), o.groups());
+  }
+  const char* op = "conv2d";
+  check_weight_rank(weight, 4, "[C_out, C_in / groups, kH, kW]", op);
+  const nn::detail::StringPadding p = nn::detail::string_padding(o.padding().mode, {weight.size(2), weight.size(3)},
+                                                                 o.stride().vec(), o.dilation().vec(), op);
+  // An even extent: the odd zero on the right first (torch's constant_pad_nd), then symmetric.
+  const bool extra = p.extra_right[0] > 0 || p.extra_right[1] > 0;
+  const Tensor x = extra ? pad(input, PadFuncOptions(std::vector<int64_t>{0, p.extra_right[1], 0, p.extra_right[0]})) : input;
+  return colony::conv2d(x, weight, bias, o.stride(), Int2(p.both[0], p.both[1]), o.dilation(), o.groups());
 }
 
 Tensor max_pool2d(const Tensor& input, const MaxPool2dFuncOptions& o) {

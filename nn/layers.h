@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include "nn/containers.h"
@@ -94,6 +95,11 @@ class MaxPool2d : public Module {
  public:
   explicit MaxPool2d(const MaxPool2dOptions& options) : options(options) {}
   Tensor forward(const Tensor& input) override { return functional::max_pool2d(input, options); }
+  // torch's return_indices=True (libtorch's spelling): the output and the int64 index of each
+  // maximum within its input plane (ih * W + iw), which MaxUnpool2d takes.
+  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& input) {
+    return functional::max_pool2d_with_indices(input, options);
+  }
   std::string extra_repr() const override;
   MaxPool2dOptions options;
 };
@@ -122,6 +128,10 @@ class MaxPool1d : public Module {
  public:
   explicit MaxPool1d(const MaxPool1dOptions& options) : options(options) {}
   Tensor forward(const Tensor& input) override { return functional::max_pool1d(input, options); }
+  // The output and each maximum's position l in its input row (MaxUnpool1d takes them).
+  std::tuple<Tensor, Tensor> forward_with_indices(const Tensor& input) {
+    return functional::max_pool1d_with_indices(input, options);
+  }
   std::string extra_repr() const override;
   MaxPool1dOptions options;
 };

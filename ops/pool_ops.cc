@@ -1,4 +1,4 @@
-// Max, average and adaptive average pooling and their backward passes: PyTorch's shape rules and
+// Max, average, adaptive average and adaptive max pooling and their backward passes: PyTorch's shape rules and
 // checks, then the kernels of kernels/common/pool.h (run_kernel).
 #include <stdexcept>
 #include <string>
@@ -130,7 +130,8 @@ MaxPool2dResult max_pool2d(const Tensor& input, Int2 kernel_size, std::optional<
   return r;
 }
 
-Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& indices, const Shape& input_shape) {
+Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& indices, const Shape& input_shape,
+                           bool windows_overlap) {
   const char* op = "max_pool2d_backward";
   check_shape_arg(input_shape, op);
   if (!grad_output.defined() || !indices.defined()) {
@@ -157,7 +158,8 @@ Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& indices, con
   }
   check_grad(grad_output, out_shape, op);
   if (detail::widened_on_cpu(grad_output) && grad_output.dtype() != kBFloat16) {
-    return detail::narrow_to(max_pool2d_backward(detail::widen(grad_output), indices, input_shape), grad_output.dtype());
+    return detail::narrow_to(max_pool2d_backward(detail::widen(grad_output), indices, input_shape, windows_overlap),
+                             grad_output.dtype());
   }
   kernels::Pool2dGeometry g;
   const size_t nd = input_shape.size();
@@ -166,6 +168,9 @@ Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& indices, con
   g.in_w = input_shape[nd - 1];
   g.out_h = out_shape[nd - 2];
   g.out_w = out_shape[nd - 1];
+  // The kernel reads from the window's geometry only whether windows can overlap: a 2-wide window
+  // at stride 1 can, the default 1-wide one at stride 1 cannot.
+  if (windows_overlap) g.kernel_h = g.kernel_w = 2;
   Tensor gx = empty(input_shape, TensorOptions(grad_output.dtype()).device(grad_output.device()));
   check_input(gx, op);
   if (gx.numel() == 0) return gx;
@@ -252,6 +257,26 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size) {
   Tensor x = contiguous(input);
   run_kernel<kernels::AdaptiveAvgPool2dForward>(x.device(), x.dtype(), g, x.data_ptr_raw(), y.data_ptr_raw());
   return y;
+}
+
+MaxPool2dResult adaptive_max_pool2d(const Tensor& input, Int2 output_size) {
+  const char* op = "adaptive_max_pool2d";
+  check_input(input, op);
+  const kernels::Pool2dGeometry g = adaptive_geometry(input.sizes(), output_size, op);
+  if (detail::widened_on_cpu(input)) {
+    MaxPool2dResult r = adaptive_max_pool2d(detail::widen(input), output_size);
+    r.output = detail::narrow_to(r.output, input.dtype());  // a maximum is one of the inputs: exact
+    return r;
+  }
+  const Shape out_shape = with_spatial(input.sizes(), g.out_h, g.out_w);
+  MaxPool2dResult r;
+  r.output = empty(out_shape, TensorOptions(input.dtype()).device(input.device()));
+  r.indices = empty(out_shape, TensorOptions(kInt64).device(input.device()));
+  if (r.output.numel() == 0) return r;
+  Tensor x = contiguous(input);
+  run_kernel<kernels::AdaptiveMaxPool2dForward>(x.device(), x.dtype(), g, x.data_ptr_raw(), r.output.data_ptr_raw(),
+                                                r.indices.data_ptr<int64_t>());
+  return r;
 }
 
 Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape) {

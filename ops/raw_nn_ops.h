@@ -68,7 +68,11 @@ struct MaxPool2dResult {
 MaxPool2dResult max_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride = std::nullopt,
                            Int2 padding = 0, Int2 dilation = 1, bool ceil_mode = false);
 // grad_input [input_shape] = zeros with grad_output added at each window's index.
-Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& indices, const Shape& input_shape);
+// windows_overlap = false promises that no input element is the maximum of two windows (stride at
+// least the window's extent), which lets the bfloat16 CPU kernel store each gradient instead of
+// summing in float32.
+Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& indices, const Shape& input_shape,
+                           bool windows_overlap = true);
 
 // Each output is its window's sum divided by divisor_override when given, else by the window's
 // size counted within the padded input (count_include_pad) or within the input alone.
@@ -83,6 +87,9 @@ Tensor avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape, 
 // columns.
 Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size);
 Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape);
+// Output (i, j) is the maximum over adaptive_avg_pool2d's window, indices as max_pool2d's (so its
+// gradient is max_pool2d_backward).
+MaxPool2dResult adaptive_max_pool2d(const Tensor& input, Int2 output_size);
 
 // ---------- batch normalization (ops/batch_norm_ops.cc); input [N, C, ...] ----------
 

@@ -1,4 +1,4 @@
-// 2-D max, average and adaptive average pooling over contiguous planes (Pool2dGeometry::planes =
+// 2-D max, average, adaptive average and adaptive max pooling over contiguous planes (Pool2dGeometry::planes =
 // batch * channels), with PyTorch's window rules: the entry points, declared once for both devices
 // (kernel.h), defined in kernels/cpu/pool.cc (float32 and float64, planes split over the thread
 // pool; max pooling also bfloat16, compared as float32 and its gradient summed in float32, the
@@ -43,5 +43,13 @@ COLONY_KERNEL(AvgPool2dBackward, DType dtype, const Pool2dGeometry& g, bool coun
 // only planes, in_h, in_w, out_h and out_w of g are used.
 COLONY_KERNEL(AdaptiveAvgPool2dForward, DType dtype, const Pool2dGeometry& g, const void* x, void* y);
 COLONY_KERNEL(AdaptiveAvgPool2dBackward, DType dtype, const Pool2dGeometry& g, const void* grad_y, void* grad_x);
+
+// Adaptive max pooling: output (oy, ox) is the maximum of adaptive average pooling's window
+// (pool_window.h's adaptive_start / adaptive_end), indices its flat position ih * in_w + iw in the
+// input plane, with max pooling's tie rule (the first maximum in row-major order; a NaN beats every
+// number). Only planes, in_h, in_w, out_h and out_w of g are used. The backward is
+// MaxPool2dBackward's scatter of the gradient to the indices.
+COLONY_KERNEL(AdaptiveMaxPool2dForward, DType dtype, const Pool2dGeometry& g, const void* x, void* y,
+              int64_t* indices);
 
 }  // namespace colony::kernels

@@ -1,4 +1,4 @@
-// The window arithmetic of average and adaptive average pooling, written once for the CPU and
+// The window arithmetic of average and adaptive (average and max) pooling, written once for the CPU and
 // CUDA kernels (PyTorch's rules).
 #pragma once
 

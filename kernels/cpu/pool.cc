@@ -350,6 +350,29 @@ void adaptive_backward(const Pool2dGeometry& g, const T* gy, T* gx) {
   });
 }
 
+template <typename T>
+void adaptive_max_forward(const Pool2dGeometry& g, const T* x, T* y, int64_t* idx) {
+  const int64_t H = g.in_h, W = g.in_w, Ho = g.out_h, Wo = g.out_w;
+  parallel_for(g.planes, plane_grain(H * W), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* xp = x + p * H * W;
+      for (int64_t oy = 0; oy < Ho; ++oy) {
+        const int64_t h0 = adaptive_start(oy, H, Ho), h1 = adaptive_end(oy, H, Ho);
+        for (int64_t ox = 0; ox < Wo; ++ox) {
+          const int64_t w0 = adaptive_start(ox, W, Wo), w1 = adaptive_end(ox, W, Wo);
+          T best = -std::numeric_limits<T>::infinity();
+          int64_t at = h0 * W + w0;
+          for (int64_t ih = h0; ih < h1; ++ih)
+            for (int64_t iw = w0; iw < w1; ++iw) take_if_beats(xp[ih * W + iw], ih * W + iw, best, at);
+          const int64_t o = (p * Ho + oy) * Wo + ox;
+          y[o] = best;
+          idx[o] = at;
+        }
+      }
+    }
+  });
+}
+
 }  // namespace
 
 }  // namespace colony::kernels::cpu
@@ -409,6 +432,13 @@ void AdaptiveAvgPool2dBackward::cpu(DType dtype, const Pool2dGeometry& g, const 
   COLONY_DISPATCH_FLOAT32_64(dtype, "adaptive_avg_pool2d_backward", [&] {
     using T = scalar_t;
     adaptive_backward<T>(g, static_cast<const T*>(grad_y), static_cast<T*>(grad_x));
+  });
+}
+
+void AdaptiveMaxPool2dForward::cpu(DType dtype, const Pool2dGeometry& g, const void* x, void* y, int64_t* indices) {
+  COLONY_DISPATCH_FLOAT32_64(dtype, "adaptive_max_pool2d", [&] {
+    using T = scalar_t;
+    adaptive_max_forward<T>(g, static_cast<const T*>(x), static_cast<T*>(y), indices);
   });
 }
 

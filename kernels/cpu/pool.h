@@ -13,5 +13,6 @@ inline constexpr auto& avg_pool2d_forward = AvgPool2dForward::cpu;
 inline constexpr auto& avg_pool2d_backward = AvgPool2dBackward::cpu;
 inline constexpr auto& adaptive_avg_pool2d_forward = AdaptiveAvgPool2dForward::cpu;
 inline constexpr auto& adaptive_avg_pool2d_backward = AdaptiveAvgPool2dBackward::cpu;
+inline constexpr auto& adaptive_max_pool2d_forward = AdaptiveMaxPool2dForward::cpu;
 
 }  // namespace colony::kernels::cpu

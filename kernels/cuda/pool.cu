@@ -139,6 +139,30 @@ __global__ void adaptive_backward_kernel(Pool2dGeometry g, const T* gy, T* gx) {
   }
 }
 
+template <typename T>
+__global__ void adaptive_max_forward_kernel(Pool2dGeometry g, const T* x, T* y, int64_t* idx) {
+  using C = compute_t<T>;
+  COLONY_GRID_LOOP(o, g.planes * g.out_h * g.out_w) {
+    const int64_t ox = o % g.out_w, oy = (o / g.out_w) % g.out_h, p = o / (g.out_w * g.out_h);
+    const T* xp = x + p * g.in_h * g.in_w;
+    const int64_t h0 = adaptive_start(oy, g.in_h, g.out_h), h1 = adaptive_end(oy, g.in_h, g.out_h);
+    const int64_t w0 = adaptive_start(ox, g.in_w, g.out_w), w1 = adaptive_end(ox, g.in_w, g.out_w);
+    C best = -std::numeric_limits<C>::infinity();
+    int64_t at = h0 * g.in_w + w0;
+    for (int64_t ih = h0; ih < h1; ++ih) {
+      for (int64_t iw = w0; iw < w1; ++iw) {
+        const C v = static_cast<C>(xp[ih * g.in_w + iw]);
+        if (beats(v, best)) {
+          best = v;
+          at = ih * g.in_w + iw;
+        }
+      }
+    }
+    y[o] = static_cast<T>(best);
+    idx[o] = at;
+  }
+}
+
 }  // namespace
 
 }  // namespace colony::kernels::cuda
@@ -200,6 +224,15 @@ void AdaptiveAvgPool2dBackward::cuda(DType dtype, const Pool2dGeometry& g, const
         g, static_cast<const scalar_t*>(grad_y), static_cast<scalar_t*>(grad_x));
   });
   after_launch("adaptive_avg_pool2d_backward");
+}
+
+void AdaptiveMaxPool2dForward::cuda(DType dtype, const Pool2dGeometry& g, const void* x, void* y, int64_t* indices,
+                                    void* stream) {
+  COLONY_DISPATCH_FLOATING(dtype, "adaptive_max_pool2d", [&] {
+    adaptive_max_forward_kernel<scalar_t><<<grid_blocks(g.planes * g.out_h * g.out_w), kBlockThreads, 0, as_stream(stream)>>>(
+        g, static_cast<const scalar_t*>(x), static_cast<scalar_t*>(y), indices);
+  });
+  after_launch("adaptive_max_pool2d");
 }
 
 }  // namespace colony::kernels
