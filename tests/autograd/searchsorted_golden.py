@@ -5,8 +5,13 @@ N-D sequences, sorters, every dtype and the promotion between sequence and value
     /tmp/torch2/bin/python tests/autograd/searchsorted_golden.py > tests/autograd/searchsorted_golden.h
 """
 import math
+import os
+import sys
 
 import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from golden_cases import lit  # noqa: E402
 
 nan, inf = float("nan"), float("inf")
 F64, F32, F16, BF16 = torch.float64, torch.float32, torch.float16, torch.bfloat16
@@ -26,13 +31,6 @@ def both_sides(name, seq, values, sorter=None):
     case(name + "/right", seq, values, True, False, sorter)
 
 
-def lit(v):
-    v = float(v)
-    if math.isnan(v):
-        return "kNaN"
-    if math.isinf(v):
-        return "kInf" if v > 0 else "-kInf"
-    return repr(v)
 
 
 def operand(t):
