@@ -16,8 +16,6 @@ namespace {
 
 using autograd::detail::check_rank;
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 // Where `positive` holds, f(x) computed on x; elsewhere 0 with a zero gradient. The inner where
 // keeps f away from the points where its derivative is infinite (sqrt and |x|^p at 0), whose
 // inf * 0 would otherwise turn the gradient into NaN; torch's cdist/pdist backward gives 0 there.
@@ -80,7 +78,7 @@ Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool 
 
 Tensor diff(const Tensor& t, int64_t n, int64_t dim, const Tensor& prepend, const Tensor& append) {
   if (t.dim() == 0) throw std::invalid_argument("diff: expects input to be at least one-dimensional");
-  if (n < 0) throw std::invalid_argument("diff: order must be non-negative but got " + str(n));
+  if (n < 0) throw std::invalid_argument("diff: order must be non-negative but got " + std::to_string(n));
   const int64_t d = wrap_dim(dim, t.dim(), "diff");
   std::vector<Tensor> parts;
   if (prepend.defined()) parts.push_back(prepend);
@@ -140,16 +138,16 @@ Tensor kron(const Tensor& a, const Tensor& b) {
 Tensor cdist(const Tensor& x1_arg, const Tensor& x2_arg, double p, const std::string& compute_mode) {
   const Tensor x1 = autocast::cast(autocast::Op::cdist, x1_arg), x2 = autocast::cast(autocast::Op::cdist, x2_arg);
   if (x1.dim() < 2 || x2.dim() < 2) {
-    throw std::invalid_argument("cdist only supports at least 2D tensors, X1 got: " + str(x1.dim()) + "D, X2 got: " +
-                                str(x2.dim()) + "D");
+    throw std::invalid_argument("cdist only supports at least 2D tensors, X1 got: " + std::to_string(x1.dim()) + "D, X2 got: " +
+                                std::to_string(x2.dim()) + "D");
   }
   if (!is_floating(x1.dtype()) || !is_floating(x2.dtype())) {
     throw std::invalid_argument(std::string("cdist only supports floating-point dtypes, X1 got: ") +
                                 dtype_name(x1.dtype()) + ", X2 got: " + dtype_name(x2.dtype()));
   }
   if (x1.size(-1) != x2.size(-1)) {
-    throw std::invalid_argument("cdist: X1 and X2 must have the same number of columns. X1: " + str(x1.size(-1)) +
-                                " X2: " + str(x2.size(-1)));
+    throw std::invalid_argument("cdist: X1 and X2 must have the same number of columns. X1: " + std::to_string(x1.size(-1)) +
+                                " X2: " + std::to_string(x2.size(-1)));
   }
   if (!(p >= 0)) throw std::invalid_argument("cdist only supports non-negative p values, got " + std::to_string(p));
   const bool mm_if_needed = compute_mode == "use_mm_for_euclid_dist_if_necessary";
@@ -180,7 +178,7 @@ Tensor cdist(const Tensor& x1_arg, const Tensor& x2_arg, double p, const std::st
 
 Tensor pdist(const Tensor& t_arg, double p) {
   const Tensor t = autocast::cast(autocast::Op::pdist, t_arg);
-  if (t.dim() != 2) throw std::invalid_argument("pdist only supports 2D tensors, got: " + str(t.dim()) + "D");
+  if (t.dim() != 2) throw std::invalid_argument("pdist only supports 2D tensors, got: " + std::to_string(t.dim()) + "D");
   if (!is_floating(t.dtype())) {
     throw std::invalid_argument(std::string("pdist only supports floating-point dtypes, got: ") + dtype_name(t.dtype()));
   }
@@ -193,13 +191,13 @@ Tensor pdist(const Tensor& t_arg, double p) {
 
 Tensor dot(const Tensor& a, const Tensor& b) {
   if (a.dim() != 1 || b.dim() != 1) {
-    throw std::invalid_argument("dot: 1D tensors expected, but got " + str(a.dim()) + "D and " + str(b.dim()) + "D tensors");
+    throw std::invalid_argument("dot: 1D tensors expected, but got " + std::to_string(a.dim()) + "D and " + std::to_string(b.dim()) + "D tensors");
   }
   check_same_dtype(a, b, "dot");
   if (a.size(0) != b.size(0)) {
-    throw std::invalid_argument("dot: inconsistent tensor size, expected tensor [" + str(a.size(0)) + "] and src [" +
-                                str(b.size(0)) + "] to have the same number of elements, but got " + str(a.size(0)) +
-                                " and " + str(b.size(0)) + " elements respectively");
+    throw std::invalid_argument("dot: inconsistent tensor size, expected tensor [" + std::to_string(a.size(0)) + "] and src [" +
+                                std::to_string(b.size(0)) + "] to have the same number of elements, but got " + std::to_string(a.size(0)) +
+                                " and " + std::to_string(b.size(0)) + " elements respectively");
   }
   Tensor out = sum(mul(a, b));
   return out.dtype() == a.dtype() ? out : to(out, out.device(), a.dtype());  // integer sums stay in their dtype
@@ -266,7 +264,7 @@ Tensor spacings(const Tensor& x, const Tensor& y, int64_t d, const char* op) {
   if (x.dim() == 1) {
     if (x.size(0) != y.size(d)) {
       throw std::invalid_argument(std::string(op) + ": There must be one `x` value for each sample point, got " +
-                                  str(x.size(0)) + " for " + str(y.size(d)) + " samples");
+                                  std::to_string(x.size(0)) + " for " + std::to_string(y.size(d)) + " samples");
     }
     Shape view(y.dim(), 1);
     view[d] = x.size(0) - 1;
@@ -307,7 +305,7 @@ Tensor cumulative_trapezoid(const Tensor& y, const Tensor& x, int64_t dim) {
 Tensor cov(const Tensor& input, int64_t correction, const Tensor& fweights, const Tensor& aweights) {
   if (input.dim() > 2) {
     throw std::invalid_argument("cov(): expected input to have two or fewer dimensions but got an input with " +
-                                str(input.dim()) + " dimensions");
+                                std::to_string(input.dim()) + " dimensions");
   }
   // Rows are variables, columns observations; a vector is one variable.
   Tensor x = input.dim() < 2 ? reshape(floating(input), {1, -1}) : floating(input);
@@ -315,7 +313,7 @@ Tensor cov(const Tensor& input, int64_t correction, const Tensor& fweights, cons
   Tensor w;
   if (fweights.defined()) {
     if (fweights.dim() > 1 || fweights.numel() != observations || is_floating(fweights.dtype())) {
-      throw std::invalid_argument("cov(): expected fweights to be an integer 1-D tensor with " + str(observations) +
+      throw std::invalid_argument("cov(): expected fweights to be an integer 1-D tensor with " + std::to_string(observations) +
                                   " elements, got " + dtype_name(fweights.dtype()) + " " + shape_str(fweights.sizes()));
     }
     if (any(lt(fweights, 0.0)).item<bool>()) {
@@ -325,7 +323,7 @@ Tensor cov(const Tensor& input, int64_t correction, const Tensor& fweights, cons
   }
   if (aweights.defined()) {
     if (aweights.dim() > 1 || aweights.numel() != observations || !is_floating(aweights.dtype())) {
-      throw std::invalid_argument("cov(): expected aweights to be a floating 1-D tensor with " + str(observations) +
+      throw std::invalid_argument("cov(): expected aweights to be a floating 1-D tensor with " + std::to_string(observations) +
                                   " elements, got " + dtype_name(aweights.dtype()) + " " + shape_str(aweights.sizes()));
     }
     if (any(lt(aweights, 0.0)).item<bool>()) {

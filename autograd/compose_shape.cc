@@ -12,8 +12,6 @@
 namespace colony {
 namespace {
 
-std::string str(int64_t v) { return std::to_string(v); }
-
 // One more dim of size 1 in front until t has `dims` dims, as torch.atleast_Nd (but [n] becomes
 // [1, n, 1] for 3-D, torch's rule, handled in atleast_3d).
 Tensor with_leading_ones(const Tensor& t, int64_t dims) {
@@ -33,13 +31,13 @@ std::vector<Tensor> each(const std::vector<Tensor>& tensors, Tensor (*f)(const T
 // that it divides the dim.
 std::vector<Tensor> split_family(const Tensor& t, int64_t sections, int64_t min_dims, int64_t dim, const char* op) {
   if (t.dim() < min_dims) {
-    throw std::invalid_argument(std::string(op) + " requires a tensor with at least " + str(min_dims) +
-                                " dimension, but got a tensor with " + str(t.dim()) + " dimensions!");
+    throw std::invalid_argument(std::string(op) + " requires a tensor with at least " + std::to_string(min_dims) +
+                                " dimension, but got a tensor with " + std::to_string(t.dim()) + " dimensions!");
   }
   if (sections <= 0 || t.size(dim) % sections != 0) {
-    throw std::invalid_argument(std::string(op) + " attempted to split along dimension " + str(dim) +
-                                ", but the size of the dimension " + str(t.size(dim)) +
-                                " is not divisible by the split_size " + str(sections) + "!");
+    throw std::invalid_argument(std::string(op) + " attempted to split along dimension " + std::to_string(dim) +
+                                ", but the size of the dimension " + std::to_string(t.size(dim)) +
+                                " is not divisible by the split_size " + std::to_string(sections) + "!");
   }
   return tensor_split(t, sections, dim);
 }
@@ -47,8 +45,8 @@ std::vector<Tensor> split_family(const Tensor& t, int64_t sections, int64_t min_
 std::vector<Tensor> split_family(const Tensor& t, const std::vector<int64_t>& indices, int64_t min_dims, int64_t dim,
                                  const char* op) {
   if (t.dim() < min_dims) {
-    throw std::invalid_argument(std::string(op) + " requires a tensor with at least " + str(min_dims) +
-                                " dimension, but got a tensor with " + str(t.dim()) + " dimensions!");
+    throw std::invalid_argument(std::string(op) + " requires a tensor with at least " + std::to_string(min_dims) +
+                                " dimension, but got a tensor with " + std::to_string(t.dim()) + " dimensions!");
   }
   return tensor_split(t, indices, dim);
 }
@@ -84,7 +82,7 @@ Tensor swapdims(const Tensor& t, int64_t dim0, int64_t dim1) { return transpose(
 
 std::vector<Tensor> tensor_split(const Tensor& t, int64_t sections, int64_t dim) {
   if (t.dim() == 0) throw std::invalid_argument("tensor_split: expected at least a 1-dimensional tensor");
-  if (sections <= 0) throw std::invalid_argument("tensor_split: number of sections must be larger than 0, got " + str(sections));
+  if (sections <= 0) throw std::invalid_argument("tensor_split: number of sections must be larger than 0, got " + std::to_string(sections));
   const int64_t d = wrap_dim(dim, t.dim(), "tensor_split"), n = t.size(d);
   // The first n % sections pieces get one element more, as numpy.array_split.
   const int64_t base = n / sections, extra = n % sections;
@@ -168,13 +166,13 @@ Tensor flipud(const Tensor& t) {
 
 Tensor rot90(const Tensor& t, int64_t k, const std::vector<int64_t>& dims) {
   if (dims.size() != 2) {
-    throw std::invalid_argument("rot90: expected total rotation dims == 2, but got dims = " + str(dims.size()));
+    throw std::invalid_argument("rot90: expected total rotation dims == 2, but got dims = " + std::to_string(dims.size()));
   }
-  if (t.dim() < 2) throw std::invalid_argument("rot90: expected total dims >= 2, but got total dims = " + str(t.dim()));
+  if (t.dim() < 2) throw std::invalid_argument("rot90: expected total dims >= 2, but got total dims = " + std::to_string(t.dim()));
   const int64_t d0 = wrap_dim(dims[0], t.dim(), "rot90"), d1 = wrap_dim(dims[1], t.dim(), "rot90");
   if (d0 == d1) {
-    throw std::invalid_argument("rot90: expected rotation dims to be different, but got dim0 = " + str(d0) +
-                                " and dim1 = " + str(d1));
+    throw std::invalid_argument("rot90: expected rotation dims to be different, but got dim0 = " + std::to_string(d0) +
+                                " and dim1 = " + std::to_string(d1));
   }
   // Counter-clockwise from dims[0] towards dims[1], as torch.rot90 and numpy.rot90.
   switch (((k % 4) + 4) % 4) {
@@ -193,7 +191,7 @@ Tensor take_along_dim(const Tensor& t, const Tensor& indices, std::optional<int6
   if (!dim) return gather(reshape(t, {-1}), 0, reshape(indices, {-1}));
   if (t.dim() != indices.dim()) {
     throw std::invalid_argument("take_along_dim: input and indices should have the same number of dimensions, but got " +
-                                str(t.dim()) + " dimensions for input, and " + str(indices.dim()) +
+                                std::to_string(t.dim()) + " dimensions for input, and " + std::to_string(indices.dim()) +
                                 " dimensions for indices");
   }
   const int64_t d = wrap_dim(*dim, t.dim(), "take_along_dim");
@@ -215,7 +213,7 @@ Tensor diag_embed(const Tensor& t, int64_t offset, int64_t dim1, int64_t dim2) {
   const int64_t out_dims = t.dim() + 1;
   const int64_t d1 = wrap_dim(dim1, out_dims, "diag_embed"), d2 = wrap_dim(dim2, out_dims, "diag_embed");
   if (d1 == d2) {
-    throw std::invalid_argument("diag_embed: diagonal dimensions cannot be identical " + str(dim1) + ", " + str(dim2));
+    throw std::invalid_argument("diag_embed: diagonal dimensions cannot be identical " + std::to_string(dim1) + ", " + std::to_string(dim2));
   }
   // out[..., i, j] = row[..., j] where j - i == offset, else 0; row is t's last dim placed at
   // [start, start + n) of a length-m row (m = n + |offset|), so that row[i + offset] = t[i] (offset
@@ -248,7 +246,7 @@ Tensor combinations(const Tensor& t, int64_t r, bool with_replacement) {
   if (t.dim() != 1) {
     throw std::invalid_argument("combinations: Expect a 1D vector, but got shape " + shape_str(t.sizes()));
   }
-  if (r < 0) throw std::invalid_argument("combinations: Expect a non-negative number, but got " + str(r));
+  if (r < 0) throw std::invalid_argument("combinations: Expect a non-negative number, but got " + std::to_string(r));
   if (r == 0) return raw::empty({0}, TensorOptions(t.dtype()).device(t.device()));
   // The index tuples in lexicographic order (itertools.combinations[_with_replacement]), built on
   // the host, then one index_select per position.
@@ -283,8 +281,8 @@ namespace {
 Tensor triangle_indices(int64_t rows, int64_t cols, int64_t offset, bool lower, const TensorOptions& opts,
                         const char* op) {
   if (rows < 0 || cols < 0) {
-    throw std::invalid_argument(std::string(op) + ": row and col must be non-negative, got " + str(rows) + " and " +
-                                str(cols));
+    throw std::invalid_argument(std::string(op) + ": row and col must be non-negative, got " + std::to_string(rows) + " and " +
+                                std::to_string(cols));
   }
   if (opts.dtype() != kInt64 && opts.dtype() != kInt32) {
     throw std::invalid_argument(std::string(op) + ": expected an int64 or int32 dtype, got " + dtype_name(opts.dtype()));
