@@ -44,14 +44,11 @@ void Adagrad::step() {
   for (ParamGroup& group : param_groups()) {
     const auto& o = group.options.as<AdagradOptions>();
     // The decayed rate depends on each parameter's step count: one fused update per count.
-    std::map<double, raw::RuleStepTensors> by_step;
-    for (Tensor& p : group.params) {
-      if (!p.grad().defined()) continue;
-      init_state(p, o);
-      auto& state = state_of(p);
-      const double step = detail::advance_step(state);
-      detail::add_to_step(by_step[step], p, p.grad(), {&state["sum"]});
+    for (const Tensor& p : group.params) {
+      if (p.grad().defined()) init_state(p, o);  // "sum" filled with the group's initial_accumulator_value
     }
+    auto by_step = detail::batch_by_step(group.params, [this](const Tensor& p) -> auto& { return state_of(p); },
+                                         {"sum"});
     for (auto& [step, tensors] : by_step) {
       const double clr = o.lr() / (1 + (step - 1) * o.lr_decay());
       raw::adagrad_step_multi_(tensors, {clr, o.eps(), o.weight_decay(), o.maximize()});

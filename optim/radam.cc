@@ -27,14 +27,8 @@ void RAdam::step() {
   for (ParamGroup& group : param_groups()) {
     const auto& o = group.options.as<RAdamOptions>();
     // The scalars depend on each parameter's step count: one fused update per count.
-    std::map<double, raw::RuleStepTensors> by_step;
-    for (Tensor& p : group.params) {
-      if (!p.grad().defined()) continue;
-      auto& state = state_of(p);
-      const double step = detail::advance_step(state);
-      detail::add_to_step(by_step[step], p, p.grad(),
-                          {&detail::state_tensor(state, "exp_avg", p), &detail::state_tensor(state, "exp_avg_sq", p)});
-    }
+    auto by_step = detail::batch_by_step(group.params, [this](const Tensor& p) -> auto& { return state_of(p); },
+                                         {"exp_avg", "exp_avg_sq"});
     const double beta1 = o.beta1(), beta2 = o.beta2();
     for (auto& [step, tensors] : by_step) {
       const double bias_correction1 = 1 - std::pow(beta1, step);

@@ -1,5 +1,7 @@
 #include "optim/rule_step.h"
 
+#include <vector>
+
 #include <sstream>
 #include <stdexcept>
 
@@ -36,8 +38,10 @@ Tensor& state_tensor(std::map<std::string, Tensor>& state, const std::string& na
   return it->second;
 }
 
-void add_to_step(raw::RuleStepTensors& step, const Tensor& param, const Tensor& grad,
-                 std::initializer_list<const Tensor*> states) {
+namespace {
+
+template <typename States>
+void append(raw::RuleStepTensors& step, const Tensor& param, const Tensor& grad, const States& states) {
   step.params.push_back(param);
   step.grads.push_back(raw::contiguous(grad));
   int k = 0;
@@ -45,6 +49,29 @@ void add_to_step(raw::RuleStepTensors& step, const Tensor& param, const Tensor& 
     if (s != nullptr) step.states[k].push_back(*s);
     ++k;
   }
+}
+
+}  // namespace
+
+void add_to_step(raw::RuleStepTensors& step, const Tensor& param, const Tensor& grad,
+                 std::initializer_list<const Tensor*> states) {
+  append(step, param, grad, states);
+}
+
+std::map<double, raw::RuleStepTensors> batch_by_step(
+    const std::vector<Tensor>& params, const std::function<std::map<std::string, Tensor>&(const Tensor&)>& state_of,
+    std::initializer_list<const char*> names) {
+  std::map<double, raw::RuleStepTensors> by_step;
+  std::vector<const Tensor*> states;
+  for (const Tensor& p : params) {
+    if (!p.grad().defined()) continue;
+    auto& state = state_of(p);
+    const double step = advance_step(state);
+    states.clear();
+    for (const char* name : names) states.push_back(&state_tensor(state, name, p));
+    append(by_step[step], p, p.grad(), states);
+  }
+  return by_step;
 }
 
 void check_range(bool ok, const char* optimizer, const char* what, double value, const char* expected) {

@@ -4,9 +4,11 @@
 // one fused update takes, and torch's range checks with messages that say what was expected.
 #pragma once
 
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "log/trace.h"
 #include "ops/raw_optim_ops.h"
@@ -39,6 +41,13 @@ Tensor& state_tensor(std::map<std::string, Tensor>& state, const std::string& na
 // for a state this step does not use) to the lists of one fused update.
 void add_to_step(raw::RuleStepTensors& step, const Tensor& param, const Tensor& grad,
                  std::initializer_list<const Tensor*> states);
+
+// The parameters of `params` that have a gradient, batched by their step count (advanced here, as
+// advance_step), each with its states `names` in the rule's order (state_tensor: zeros like the
+// parameter on first use): one fused update per count, since the bias corrections depend on it.
+std::map<double, raw::RuleStepTensors> batch_by_step(
+    const std::vector<Tensor>& params, const std::function<std::map<std::string, Tensor>&(const Tensor&)>& state_of,
+    std::initializer_list<const char*> names);
 
 // torch's range check: throws std::invalid_argument("<optimizer>: Invalid <what>: <value>,
 // expected <expected>") unless ok (write ok so that NaN fails it).
