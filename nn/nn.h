@@ -22,6 +22,7 @@
 #include "nn/loss_margin.h"
 #include "nn/module.h"
 #include "nn/normalization.h"
+#include "nn/packed_sequence.h"
 #include "nn/pooling.h"
 #include "nn/options.h"  // the deprecated nn::Size2 spelling
 #include "nn/rnn.h"

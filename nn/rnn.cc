@@ -1,5 +1,6 @@
 #include "nn/rnn.h"
 
+#include <algorithm>
 #include <cmath>
 #include <stdexcept>
 
@@ -114,7 +115,30 @@ std::string RNNBase::extra_repr() const {
   return s;
 }
 
-std::tuple<Tensor, Tensor, Tensor> RNNBase::run(const Tensor& input, const Tensor& h0_arg, const Tensor& c0_arg) {
+Tensor RNNBase::checked_state(const Tensor& s, int64_t batch, int64_t size, bool batched, const char* what) const {
+  if (!s.defined()) return s;
+  const std::string type = type_of(mode);
+  auto fail = [&](const std::string& msg) { throw std::invalid_argument(type + ": " + msg); };
+  if (batched && s.dim() != 3) {
+    fail(std::string("For batched 3-D input, ") + what + " should also be 3-D but got " + std::to_string(s.dim()) +
+         "-D tensor");
+  }
+  if (!batched && s.dim() != 2) {
+    fail(std::string("For unbatched 2-D input, ") + what + " should also be 2-D but got " + std::to_string(s.dim()) +
+         "-D tensor");
+  }
+  Tensor st = batched ? s : s.unsqueeze(1);
+  const int64_t dirs = bidirectional ? 2 : 1;
+  const Shape expected = {num_layers * dirs, batch, size};
+  if (st.sizes() != expected) {
+    fail(std::string("Expected ") + what + " size " + tuple_str(batched ? expected : Shape{num_layers * dirs, size}) +
+         " (num_layers * num_directions, " + (batched ? "batch, " : "") + std::to_string(size) + "), got " +
+         shape_str(s.sizes()));
+  }
+  return st;
+}
+
+std::tuple<Tensor, Tensor, Tensor> RNNBase::run(const Tensor& input, const Tensor& h0, const Tensor& c0) {
   const std::string type = type_of(mode);
   auto fail = [&](const std::string& what) { throw std::invalid_argument(type + ": " + what); };
   if (!input.defined()) fail("input must be defined");
@@ -129,35 +153,69 @@ std::tuple<Tensor, Tensor, Tensor> RNNBase::run(const Tensor& input, const Tenso
     fail("input.size(-1) must be equal to input_size. Expected " + std::to_string(input_size) + ", got " +
          std::to_string(x.size(2)));
   }
-  const int64_t T = x.size(0), N = x.size(1), dirs = bidirectional ? 2 : 1;
-  const int64_t h_out = proj_size > 0 ? proj_size : hidden_size;
+  const int64_t T = x.size(0), N = x.size(1);
   if (T == 0) fail("the input has no time steps: " + shape_str(input.sizes()));
+  const int64_t h_out = proj_size > 0 ? proj_size : hidden_size;
+  // The dense batch is a packed one whose every step has all N rows.
+  const Tensor h = checked_state(h0, N, h_out, batched, mode == Mode::LSTM ? "h0" : "hx");
+  const Tensor c = checked_state(c0, N, hidden_size, batched, "c0");
+  auto [rows, h_last, c_last] = run_rows(reshape(x, {T * N, input_size}), std::vector<int64_t>(T, N), h, c);
+  Tensor output = reshape(rows, {T, N, rows.size(1)});
+  if (batched && batch_first) output = output.transpose(0, 1);
+  if (!batched) {
+    output = output.squeeze(1);
+    h_last = h_last.squeeze(1);
+    if (c_last.defined()) c_last = c_last.squeeze(1);
+  }
+  return {output, h_last, c_last};
+}
 
-  // A given state, checked and shaped [L * D, N, size].
-  auto state = [&](const Tensor& s, int64_t size, const char* what) -> Tensor {
-    if (!s.defined()) return s;
-    if (batched && s.dim() != 3) {
-      fail(std::string("For batched 3-D input, ") + what + " should also be 3-D but got " + std::to_string(s.dim()) +
-           "-D tensor");
+std::tuple<utils::rnn::PackedSequence, Tensor, Tensor> RNNBase::run_packed(const utils::rnn::PackedSequence& input,
+                                                                          const Tensor& h0, const Tensor& c0) {
+  const std::string type = type_of(mode);
+  auto fail = [&](const std::string& what) { throw std::invalid_argument(type + ": " + what); };
+  const Tensor& data = input.data();
+  if (!data.defined() || !input.batch_sizes().defined()) fail("the packed input is empty");
+  // torch's check_input for packed input (its data has no batch dim).
+  if (data.dim() != 2) fail("input must have 2 dimensions, got " + std::to_string(data.dim()));
+  if (data.size(1) != input_size) {
+    fail("input.size(-1) must be equal to input_size. Expected " + std::to_string(input_size) + ", got " +
+         std::to_string(data.size(1)));
+  }
+  const std::vector<int64_t> batch_sizes = input.batch_size_values();
+  int64_t rows_total = 0;
+  for (size_t t = 0; t < batch_sizes.size(); ++t) {
+    if (batch_sizes[t] <= 0 || (t > 0 && batch_sizes[t] > batch_sizes[t - 1])) {
+      fail("the packed input's batch_sizes must be positive and non-increasing");
     }
-    if (!batched && s.dim() != 2) {
-      fail(std::string("For unbatched 2-D input, ") + what + " should also be 2-D but got " + std::to_string(s.dim()) +
-           "-D tensor");
-    }
-    Tensor st = batched ? s : s.unsqueeze(1);
-    const Shape expected = {num_layers * dirs, N, size};
-    if (st.sizes() != expected) {
-      fail(std::string("Expected ") + what + " size " + tuple_str(batched ? expected : Shape{num_layers * dirs, size}) +
-           " (num_layers * num_directions, " + (batched ? "batch, " : "") + std::to_string(size) + "), got " +
-           shape_str(s.sizes()));
-    }
-    return st;
-  };
-  const char* h_name = mode == Mode::LSTM ? "h0" : "hx";
+    rows_total += batch_sizes[t];
+  }
+  if (batch_sizes.empty() || rows_total != data.size(0)) {
+    fail("the packed input's batch_sizes add up to " + std::to_string(rows_total) + " rows but its data has " +
+         std::to_string(data.size(0)));
+  }
+  const int64_t B = batch_sizes[0], h_out = proj_size > 0 ? proj_size : hidden_size;
+  // The states come in the original batch order (torch's permute_hidden) and go back to it.
+  const Tensor& sorted = input.sorted_indices();
+  auto to_sorted = [&](const Tensor& s) { return s.defined() && sorted.defined() ? index_select(s, 1, sorted) : s; };
+  const Tensor h = to_sorted(checked_state(h0, B, h_out, true, mode == Mode::LSTM ? "h0" : "hx"));
+  const Tensor c = to_sorted(checked_state(c0, B, hidden_size, true, "c0"));
+  auto [rows, h_last, c_last] = run_rows(data, batch_sizes, h, c);
+  const Tensor& unsorted = input.unsorted_indices();
+  if (unsorted.defined()) {
+    h_last = index_select(h_last, 1, unsorted);
+    if (c_last.defined()) c_last = index_select(c_last, 1, unsorted);
+  }
+  return {utils::rnn::PackedSequence(rows, input.batch_sizes(), sorted, unsorted), h_last, c_last};
+}
+
+std::tuple<Tensor, Tensor, Tensor> RNNBase::run_rows(const Tensor& input, const std::vector<int64_t>& batch_sizes,
+                                                     const Tensor& h0_arg, const Tensor& c0_arg) {
+  const int64_t B = batch_sizes[0], dirs = bidirectional ? 2 : 1;
+  const int64_t h_out = proj_size > 0 ? proj_size : hidden_size;
   const autocast::Op op = autocast_op(mode);
-  x = autocast::cast(op, x);
-  const Tensor h0 = autocast::cast(op, state(h0_arg, h_out, h_name));
-  const Tensor c0 = autocast::cast(op, state(c0_arg, hidden_size, "c0"));
+  const Tensor x = autocast::cast(op, input);
+  const Tensor h0 = autocast::cast(op, h0_arg), c0 = autocast::cast(op, c0_arg);
   const std::vector<Tensor> h0s = h0.defined() ? unbind(h0, 0) : std::vector<Tensor>();
   const std::vector<Tensor> c0s = c0.defined() ? unbind(c0, 0) : std::vector<Tensor>();
   const DType dtype = x.dtype();
@@ -170,40 +228,89 @@ std::tuple<Tensor, Tensor, Tensor> RNNBase::run(const Tensor& input, const Tenso
     std::vector<Tensor> outputs;
     for (int64_t d = 0; d < dirs; ++d) {
       const int64_t idx = l * dirs + d;
-      const Layer& w = layers_[idx];
-      const Tensor w_hh = autocast::cast(op, w.w_hh), b_hh = autocast::cast(op, w.b_hh), w_hr = autocast::cast(op, w.w_hr);
-      // The input's gates for every step as one product, then split into steps (one node, whose
-      // backward writes the steps' gradients into one tensor).
-      const std::vector<Tensor> xg = split(linear(layer_input, autocast::cast(op, w.w_ih), autocast::cast(op, w.b_ih)), 1, 0);
-      Tensor h = h0.defined() ? h0s[idx] : zeros({N, h_out}, state_options);
+      Tensor h = h0.defined() ? h0s[idx] : zeros({B, h_out}, state_options);
       Tensor c;
-      if (mode == Mode::LSTM) c = c0.defined() ? c0s[idx] : zeros({N, hidden_size}, cell_options);
-      std::vector<Tensor> hs(T);
-      for (int64_t s = 0; s < T; ++s) {
-        const int64_t t = d == 0 ? s : T - 1 - s;
-        const Tensor g = xg[t].squeeze(0);
-        switch (mode) {
-          case Mode::LSTM: std::tie(h, c) = rnn_step::lstm(g, h, c, w_hh, b_hh, w_hr); break;
-          case Mode::GRU: h = rnn_step::gru(g, h, w_hh, b_hh); break;
-          default: h = rnn_step::simple(g, h, w_hh, b_hh, mode == Mode::RNNReLU); break;
-        }
-        hs[t] = h;
+      if (mode == Mode::LSTM) {
+        // c in the gate math's dtype from the start (the reverse direction joins c0's rows to it).
+        c = c0.defined() ? colony::to(c0s[idx], c0s[idx].device(), cell_options.dtype())
+                         : zeros({B, hidden_size}, cell_options);
       }
-      outputs.push_back(stack(hs, 0));
-      h_n.push_back(h);
-      if (c.defined()) c_n.push_back(c.dtype() == dtype ? c : colony::to(c, c.device(), dtype));
+      auto [out, h_last, c_last] = run_direction(layers_[idx], d == 1, layer_input, batch_sizes, h, c);
+      outputs.push_back(out);
+      h_n.push_back(h_last);
+      if (c_last.defined()) c_n.push_back(c_last.dtype() == dtype ? c_last : colony::to(c_last, c_last.device(), dtype));
     }
-    layer_input = dirs == 1 ? outputs[0] : cat(outputs, 2);
+    layer_input = dirs == 1 ? outputs[0] : cat(outputs, 1);
     if (dropout > 0 && is_training() && l + 1 < num_layers) layer_input = functional::dropout(layer_input, dropout, true);
   }
-  Tensor output = layer_input, h_last = stack(h_n, 0), c_last = c_n.empty() ? Tensor() : stack(c_n, 0);
-  if (batched && batch_first) output = output.transpose(0, 1);
-  if (!batched) {
-    output = output.squeeze(1);
-    h_last = h_last.squeeze(1);
-    if (c_last.defined()) c_last = c_last.squeeze(1);
+  return {layer_input, stack(h_n, 0), c_n.empty() ? Tensor() : stack(c_n, 0)};
+}
+
+std::tuple<Tensor, Tensor, Tensor> RNNBase::run_direction(const Layer& w, bool reverse, const Tensor& input,
+                                                          const std::vector<int64_t>& batch_sizes, const Tensor& h0,
+                                                          const Tensor& c0) {
+  const autocast::Op op = autocast_op(mode);
+  const Tensor w_hh = autocast::cast(op, w.w_hh), b_hh = autocast::cast(op, w.b_hh), w_hr = autocast::cast(op, w.w_hr);
+  // The input's gates for every step as one product, then split into steps (one node, whose
+  // backward writes the steps' gradients into one tensor).
+  const std::vector<Tensor> xg =
+      split_with_sizes(linear(input, autocast::cast(op, w.w_ih), autocast::cast(op, w.b_ih)), batch_sizes, 0);
+  const int64_t T = static_cast<int64_t>(batch_sizes.size()), B = batch_sizes[0];
+  auto step = [&](int64_t t, Tensor& h, Tensor& c) {
+    switch (mode) {
+      case Mode::LSTM: std::tie(h, c) = rnn_step::lstm(xg[t], h, c, w_hh, b_hh, w_hr); break;
+      case Mode::GRU: h = rnn_step::gru(xg[t], h, w_hh, b_hh); break;
+      default: h = rnn_step::simple(xg[t], h, w_hh, b_hh, mode == Mode::RNNReLU); break;
+    }
+  };
+  auto rows = [](const Tensor& s, int64_t start, int64_t length) {
+    return !s.defined() || (start == 0 && length == s.size(0)) ? s : narrow(s, 0, start, length);
+  };
+  std::vector<Tensor> hs(T);
+  Tensor h = h0, c = c0;
+  if (!reverse) {
+    // Step t runs the first batch_sizes[t] rows; the rows of the sequences that ended before it
+    // are their final states, set aside (the last rows first).
+    std::vector<Tensor> h_done, c_done;
+    int64_t last = B;
+    for (int64_t t = 0; t < T; ++t) {
+      const int64_t bs = batch_sizes[t];
+      if (bs < last) {
+        h_done.push_back(rows(h, bs, last - bs));
+        h = rows(h, 0, bs);
+        if (c.defined()) {
+          c_done.push_back(rows(c, bs, last - bs));
+          c = rows(c, 0, bs);
+        }
+        last = bs;
+      }
+      step(t, h, c);
+      hs[t] = h;
+    }
+    h_done.push_back(h);
+    if (c.defined()) c_done.push_back(c);
+    std::reverse(h_done.begin(), h_done.end());
+    std::reverse(c_done.begin(), c_done.end());
+    h = h_done.size() == 1 ? h_done[0] : cat(h_done, 0);
+    if (c.defined()) c = c_done.size() == 1 ? c_done[0] : cat(c_done, 0);
+  } else {
+    // From the last step back: each sequence starts at its own last element, from its initial
+    // state, as the rows grow.
+    int64_t last = batch_sizes[T - 1];
+    h = rows(h0, 0, last);
+    c = rows(c0, 0, last);
+    for (int64_t t = T - 1; t >= 0; --t) {
+      const int64_t bs = batch_sizes[t];
+      if (bs > last) {
+        h = cat({h, rows(h0, last, bs - last)}, 0);
+        if (c.defined()) c = cat({c, rows(c0, last, bs - last)}, 0);
+        last = bs;
+      }
+      step(t, h, c);
+      hs[t] = h;
+    }
   }
-  return {output, h_last, c_last};
+  return {T == 1 ? hs[0] : cat(hs, 0), h, c};
 }
 
 }  // namespace detail
@@ -215,6 +322,12 @@ RNN::RNN(const RNNOptions& o)
 
 std::tuple<Tensor, Tensor> RNN::forward(const Tensor& input, const Tensor& hx) {
   auto [out, h, c] = run(input, hx, Tensor());
+  return {out, h};
+}
+
+std::tuple<utils::rnn::PackedSequence, Tensor> RNN::forward_with_packed_input(
+    const utils::rnn::PackedSequence& packed_input, const Tensor& hx) {
+  auto [out, h, c] = run_packed(packed_input, hx, Tensor());
   return {out, h};
 }
 
@@ -231,6 +344,14 @@ std::tuple<Tensor, std::tuple<Tensor, Tensor>> LSTM::forward(const Tensor& input
   return {out, {h, c}};
 }
 
+std::tuple<utils::rnn::PackedSequence, std::tuple<Tensor, Tensor>> LSTM::forward_with_packed_input(
+    const utils::rnn::PackedSequence& packed_input, const std::optional<std::tuple<Tensor, Tensor>>& hx_cx) {
+  const Tensor h0 = hx_cx ? std::get<0>(*hx_cx) : Tensor(), c0 = hx_cx ? std::get<1>(*hx_cx) : Tensor();
+  if (h0.defined() != c0.defined()) throw std::invalid_argument("LSTM: pass both h0 and c0, or neither");
+  auto [out, h, c] = run_packed(packed_input, h0, c0);
+  return {out, {h, c}};
+}
+
 GRU::GRU(const GRUOptions& o)
     : RNNBase(Mode::GRU, o.input_size(), o.hidden_size(), o.num_layers(), o.bias(), o.batch_first(), o.dropout(),
               o.bidirectional(), 0),
@@ -238,6 +359,12 @@ GRU::GRU(const GRUOptions& o)
 
 std::tuple<Tensor, Tensor> GRU::forward(const Tensor& input, const Tensor& hx) {
   auto [out, h, c] = run(input, hx, Tensor());
+  return {out, h};
+}
+
+std::tuple<utils::rnn::PackedSequence, Tensor> GRU::forward_with_packed_input(
+    const utils::rnn::PackedSequence& packed_input, const Tensor& hx) {
+  auto [out, h, c] = run_packed(packed_input, hx, Tensor());
   return {out, h};
 }
 

@@ -14,8 +14,12 @@
 // Under autocast the layer runs in the lower precision (rows rnn_tanh, rnn_relu, lstm, gru).
 // dropout > 0 drops the output of every layer but the last while training (torch's rule); with
 // num_layers = 1 it has nothing to act on, and Colony logs a warning at construction, as torch
-// warns. Packed sequences (torch.nn.utils.rnn.pack_padded_sequence) are not supported: inputs are
-// dense [T, N, *] tensors (batch_first: [N, T, *]) or unbatched [T, *].
+// warns. Inputs are dense [T, N, *] tensors (batch_first: [N, T, *]), unbatched [T, *], or packed
+// sequences (nn/packed_sequence.h) through forward_with_packed_input, as libtorch's: each sequence
+// runs for its own length (step t on the first batch_sizes[t] rows, the fused cell as above), the
+// reverse direction starting at each sequence's own last element, and h_n / c_n hold each
+// sequence's state after its last step, in the original batch order. A dense batch is run as the
+// packed one whose steps all have N rows.
 #pragma once
 
 #include <optional>
@@ -25,6 +29,7 @@
 
 #include "base/arg.h"
 #include "nn/module.h"
+#include "nn/packed_sequence.h"
 #include "nn/rnn_cells.h"
 
 namespace colony::nn {
@@ -89,11 +94,28 @@ class RNNBase : public Module {
   // input as given; h0 (and c0 for LSTM) as given or undefined (zeros). Returns output, h_n, c_n
   // (c_n undefined but for LSTM).
   std::tuple<Tensor, Tensor, Tensor> run(const Tensor& input, const Tensor& h0, const Tensor& c0);
+  // A packed input, h0 and c0 [L * D, B, *] in the original batch order (B = batch_sizes[0]).
+  // Returns the output packed as the input, h_n and c_n in the original batch order.
+  std::tuple<utils::rnn::PackedSequence, Tensor, Tensor> run_packed(const utils::rnn::PackedSequence& input,
+                                                                    const Tensor& h0, const Tensor& c0);
 
  private:
   struct Layer {
     Tensor w_ih, w_hh, b_ih, b_hh, w_hr;
   };
+  // s checked against [L * D, batch, size] ([L * D, size] unbatched) and shaped [L * D, batch,
+  // size]; undefined stays undefined.
+  Tensor checked_state(const Tensor& s, int64_t batch, int64_t size, bool batched, const char* what) const;
+  // Every layer over rows [P, input_size], whose step t is the next batch_sizes[t] rows
+  // (non-increasing; a dense batch is T steps of N rows), from states [L * D, B, *] (undefined:
+  // zeros). Returns the last layer's rows [P, D * H_out], h_n and c_n [L * D, B, *].
+  std::tuple<Tensor, Tensor, Tensor> run_rows(const Tensor& input, const std::vector<int64_t>& batch_sizes,
+                                              const Tensor& h0, const Tensor& c0);
+  // One layer in one direction: step t runs the fused cell on the first batch_sizes[t] rows of the
+  // state. Returns its rows [P, H_out] and each sequence's state after its last valid step.
+  std::tuple<Tensor, Tensor, Tensor> run_direction(const Layer& w, bool reverse, const Tensor& input,
+                                                   const std::vector<int64_t>& batch_sizes, const Tensor& h0,
+                                                   const Tensor& c0);
   std::vector<Layer> layers_;  // [layer * num_directions + direction]
 };
 
@@ -107,6 +129,10 @@ class RNN : public detail::RNNBase {
   // hx [num_layers * num_directions, N, H] ([.., H] unbatched), zeros when left out.
   // Returns (output [T, N, num_directions * H] (batch_first: [N, T, ...]), h_n shaped as hx).
   std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = Tensor());
+  // packed_input's data [P, input_size]; hx [L * D, B, H] (B = batch_sizes[0], the original batch
+  // order). Returns (output packed as the input, data [P, D * H]; h_n).
+  std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(const utils::rnn::PackedSequence& packed_input,
+                                                                           const Tensor& hx = Tensor());
   RNNOptions options;
 };
 
@@ -118,6 +144,10 @@ class LSTM : public detail::RNNBase {
   // Returns (output [T, N, D * H_out], (h_n, c_n)), as libtorch's LSTM.
   std::tuple<Tensor, std::tuple<Tensor, Tensor>> forward(
       const Tensor& input, const std::optional<std::tuple<Tensor, Tensor>>& hx_cx = std::nullopt);
+  // As forward, on a packed input: (output packed as the input, (h_n, c_n)).
+  std::tuple<utils::rnn::PackedSequence, std::tuple<Tensor, Tensor>> forward_with_packed_input(
+      const utils::rnn::PackedSequence& packed_input,
+      const std::optional<std::tuple<Tensor, Tensor>>& hx_cx = std::nullopt);
   LSTMOptions options;
 };
 
@@ -126,6 +156,8 @@ class GRU : public detail::RNNBase {
   explicit GRU(const GRUOptions& options);
   GRU(int64_t input_size, int64_t hidden_size) : GRU(GRUOptions(input_size, hidden_size)) {}
   std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = Tensor());
+  std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(const utils::rnn::PackedSequence& packed_input,
+                                                                           const Tensor& hx = Tensor());
   GRUOptions options;
 };
 
