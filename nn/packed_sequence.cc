@@ -57,8 +57,8 @@ Tensor invert_permutation(const Tensor& permutation) {
   std::vector<int64_t> inverse(p.size());
   for (size_t i = 0; i < p.size(); ++i) {
     if (p[i] < 0 || p[i] >= static_cast<int64_t>(p.size())) {
-      fail("invert_permutation", "index " + std::to_string(p[i]) + " is out of range for a permutation of " +
-                                     std::to_string(p.size()));
+      fail("invert_permutation",
+           "index " + std::to_string(p[i]) + " is out of range for a permutation of " + std::to_string(p.size()));
     }
     inverse[p[i]] = static_cast<int64_t>(i);
   }
@@ -66,7 +66,9 @@ Tensor invert_permutation(const Tensor& permutation) {
 }
 
 PackedSequence::PackedSequence(Tensor data, Tensor batch_sizes, Tensor sorted_indices, Tensor unsorted_indices)
-    : data_(std::move(data)), batch_sizes_(std::move(batch_sizes)), sorted_indices_(std::move(sorted_indices)),
+    : data_(std::move(data)),
+      batch_sizes_(std::move(batch_sizes)),
+      sorted_indices_(std::move(sorted_indices)),
       unsorted_indices_(std::move(unsorted_indices)) {
   if (!unsorted_indices_.defined()) unsorted_indices_ = invert_permutation(sorted_indices_);
 }
@@ -116,9 +118,10 @@ PackedSequence pack_padded_sequence(const Tensor& input, const std::vector<int64
   if (enforce_sorted) {
     for (int64_t b = 0; b + 1 < B; ++b) {
       if (lengths[b + 1] > lengths[b]) {
-        fail(op, "`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. You can pass "
-                 "`enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to sidestep this requirement "
-                 "if you do not need ONNX exportability.");
+        fail(op,
+             "`lengths` array must be sorted in decreasing order when `enforce_sorted` is True. You can pass "
+             "`enforce_sorted=False` to pack_padded_sequence and/or pack_sequence to sidestep this requirement "
+             "if you do not need ONNX exportability.");
       }
     }
   } else {

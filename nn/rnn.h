@@ -131,8 +131,8 @@ class RNN : public detail::RNNBase {
   std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = Tensor());
   // packed_input's data [P, input_size]; hx [L * D, B, H] (B = batch_sizes[0], the original batch
   // order). Returns (output packed as the input, data [P, D * H]; h_n).
-  std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(const utils::rnn::PackedSequence& packed_input,
-                                                                           const Tensor& hx = Tensor());
+  std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(
+      const utils::rnn::PackedSequence& packed_input, const Tensor& hx = Tensor());
   RNNOptions options;
 };
 
@@ -156,8 +156,8 @@ class GRU : public detail::RNNBase {
   explicit GRU(const GRUOptions& options);
   GRU(int64_t input_size, int64_t hidden_size) : GRU(GRUOptions(input_size, hidden_size)) {}
   std::tuple<Tensor, Tensor> forward(const Tensor& input, const Tensor& hx = Tensor());
-  std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(const utils::rnn::PackedSequence& packed_input,
-                                                                           const Tensor& hx = Tensor());
+  std::tuple<utils::rnn::PackedSequence, Tensor> forward_with_packed_input(
+      const utils::rnn::PackedSequence& packed_input, const Tensor& hx = Tensor());
   GRUOptions options;
 };
 

@@ -78,7 +78,8 @@ inline void expect_golden(nn::Module& m, const std::vector<Tensor>& outs,
   ASSERT_EQ(inputs.size(), golden_grads.size());
   for (size_t k = 0; k < inputs.size(); ++k) {
     ASSERT_TRUE(inputs[k].grad().defined()) << "input " << k;
-    EXPECT_TRUE(all_close(inputs[k].grad().reshape({-1}), vec(golden_grads[k]), rtol, atol)) << "gradient of input " << k;
+    EXPECT_TRUE(all_close(inputs[k].grad().reshape({-1}), vec(golden_grads[k]), rtol, atol))
+        << "gradient of input " << k;
   }
   std::vector<Tensor> grads;
   for (const auto& [name, p] : m.named_parameters()) {

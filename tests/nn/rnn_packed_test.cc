@@ -96,44 +96,83 @@ TEST(PackedSequence, PackSequenceAndUnpackRoundTrip) {
 
 TEST(PackedSequence, RefusalsAsTorch) {
   Tensor x = raw::zeros({4, 3, 2}, TensorOptions(kFloat32));
-  EXPECT_TRUE(throws_with([&] { pack_padded_sequence(x, std::vector<int64_t>{2, 3, 1}); },
-                          "`lengths` array must be sorted in decreasing order when `enforce_sorted` is True"));
-  EXPECT_TRUE(throws_with([&] { pack_padded_sequence(x, std::vector<int64_t>{3, 2, 0}); },
-                          "Length of all samples has to be greater than 0, but found an element in 'lengths' that is <= 0"));
-  EXPECT_TRUE(throws_with([&] { pack_padded_sequence(x, std::vector<int64_t>{3, 0, 2}, false, false); },
-                          "Length of all samples has to be greater than 0"));
-  EXPECT_TRUE(throws_with([&] { pack_padded_sequence(x, std::vector<int64_t>{3, 2}); },
-                          "Expected `len(lengths)` to be equal to batch_size, but got 2 (batch_size=3)"));
-  EXPECT_TRUE(throws_with([&] { pack_padded_sequence(x, lengths_tensor({3, 2, 1}).reshape({1, 3})); },
-                          "'lengths' argument should be a 1D CPU int64 tensor, but got 2D cpu int64 tensor"));
-  EXPECT_TRUE(throws_with([&] { pack_padded_sequence(raw::zeros({0, 3, 2}, TensorOptions(kFloat32)), std::vector<int64_t>{1, 1, 1}); },
-                          "Cannot pack empty tensors."));
-  EXPECT_TRUE(throws_with([&] { pack_padded_sequence(x, std::vector<int64_t>{5, 2, 1}); },
-                          "a length of 5 is more than the input's 4 time steps"));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        pack_padded_sequence(x, std::vector<int64_t>{2, 3, 1});
+      },
+      "`lengths` array must be sorted in decreasing order when `enforce_sorted` is True"));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        pack_padded_sequence(x, std::vector<int64_t>{3, 2, 0});
+      },
+      "Length of all samples has to be greater than 0, but found an element in 'lengths' that is <= 0"));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        pack_padded_sequence(x, std::vector<int64_t>{3, 0, 2}, false, false);
+      },
+      "Length of all samples has to be greater than 0"));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        pack_padded_sequence(x, std::vector<int64_t>{3, 2});
+      },
+      "Expected `len(lengths)` to be equal to batch_size, but got 2 (batch_size=3)"));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        pack_padded_sequence(x, lengths_tensor({3, 2, 1}).reshape({1, 3}));
+      },
+      "'lengths' argument should be a 1D CPU int64 tensor, but got 2D cpu int64 tensor"));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        pack_padded_sequence(raw::zeros({0, 3, 2}, TensorOptions(kFloat32)), std::vector<int64_t>{1, 1, 1});
+      },
+      "Cannot pack empty tensors."));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        pack_padded_sequence(x, std::vector<int64_t>{5, 2, 1});
+      },
+      "a length of 5 is more than the input's 4 time steps"));
   PackedSequence p = pack_padded_sequence(x, std::vector<int64_t>{3, 2, 1});
   EXPECT_TRUE(throws_with([&] { pad_packed_sequence(p, false, 0.0, 2); },
                           "Expected total_length to be at least the length of the longest sequence in input, but got "
                           "total_length=2 and max sequence length being 3"));
   EXPECT_TRUE(throws_with([] { pack_sequence({}); }, "received an empty list of sequences"));
-  EXPECT_TRUE(throws_with([] { unpad_sequence(raw::zeros({4, 2}, TensorOptions(kFloat32)), std::vector<int64_t>{5, 1}); },
-                          "length 5 of sequence 0 is outside [0, 4]"));
+  EXPECT_TRUE(throws_with(
+      [] {
+        unpad_sequence(raw::zeros({4, 2}, TensorOptions(kFloat32)), std::vector<int64_t>{5, 1});
+      },
+      "length 5 of sequence 0 is outside [0, 4]"));
   LSTM lstm(2, 3);
-  EXPECT_TRUE(throws_with([&] { lstm.forward_with_packed_input(p, std::make_tuple(raw::zeros({1, 2, 3}, TensorOptions(kFloat32)), raw::zeros({1, 2, 3}, TensorOptions(kFloat32)))); },
-                          "Expected h0 size (1, 3, 3) (num_layers * num_directions, batch, 3), got [1, 2, 3]"));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        lstm.forward_with_packed_input(p, std::make_tuple(raw::zeros({1, 2, 3}, TensorOptions(kFloat32)),
+                                                          raw::zeros({1, 2, 3}, TensorOptions(kFloat32))));
+      },
+      "Expected h0 size (1, 3, 3) (num_layers * num_directions, batch, 3), got [1, 2, 3]"));
   GRU gru(5, 3);
   EXPECT_TRUE(throws_with([&] { gru.forward_with_packed_input(p); },
                           "input.size(-1) must be equal to input_size. Expected 5, got 2"));
-  EXPECT_TRUE(throws_with([&] { gru.forward_with_packed_input(PackedSequence(raw::zeros({6, 1, 5}, TensorOptions(kFloat32)), lengths_tensor({3, 2, 1}))); },
-                          "input must have 2 dimensions, got 3"));
-  EXPECT_TRUE(throws_with([&] { gru.forward_with_packed_input(PackedSequence(raw::zeros({5, 5}, TensorOptions(kFloat32)), lengths_tensor({3, 2, 1}))); },
-                          "batch_sizes add up to 6 rows but its data has 5"));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        gru.forward_with_packed_input(
+            PackedSequence(raw::zeros({6, 1, 5}, TensorOptions(kFloat32)), lengths_tensor({3, 2, 1})));
+      },
+      "input must have 2 dimensions, got 3"));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        gru.forward_with_packed_input(
+            PackedSequence(raw::zeros({5, 5}, TensorOptions(kFloat32)), lengths_tensor({3, 2, 1})));
+      },
+      "batch_sizes add up to 6 rows but its data has 5"));
 }
 
 TEST(PackedSequence, LengthsOnCudaAreRefused_CUDA) {
   COLONY_REQUIRE_CUDA(1);
   Tensor x = raw::zeros({4, 3, 2}, TensorOptions(kFloat32).device(Device::cuda(0)));
-  EXPECT_TRUE(throws_with([&] { pack_padded_sequence(x, raw::to(lengths_tensor({3, 2, 1}), Device::cuda(0), kInt64)); },
-                          "'lengths' argument should be a 1D CPU int64 tensor, but got 1D cuda:0 int64 tensor"));
+  EXPECT_TRUE(throws_with(
+      [&] {
+        pack_padded_sequence(x, raw::to(lengths_tensor({3, 2, 1}), Device::cuda(0), kInt64));
+      },
+      "'lengths' argument should be a 1D CPU int64 tensor, but got 1D cuda:0 int64 tensor"));
 }
 
 // ---- the layers on packed input, against torch ----
@@ -172,10 +211,10 @@ void check_packed(const Options& options, const std::vector<int64_t>& lengths, b
   expect_golden(*m, outs, outs_g, inputs, grads_g, params_g, keys);
 }
 
-#define PACKED_LSTM_GOLDEN(prefix) \
+#define PACKED_LSTM_GOLDEN(prefix)                                          \
   {g::prefix##_out0, g::prefix##_out1, g::prefix##_out2, g::prefix##_out3}, \
       {g::prefix##_grad_input, g::prefix##_grad_h0, g::prefix##_grad_c0}, g::prefix##_grad_params, g::prefix##_keys
-#define PACKED_GOLDEN(prefix) \
+#define PACKED_GOLDEN(prefix)                                                                            \
   {g::prefix##_out0, g::prefix##_out1, g::prefix##_out2}, {g::prefix##_grad_input, g::prefix##_grad_h0}, \
       g::prefix##_grad_params, g::prefix##_keys
 #define PACKED_NO_STATE_GOLDEN(prefix, outs) outs, {g::prefix##_grad_input}, g::prefix##_grad_params, g::prefix##_keys
@@ -190,18 +229,19 @@ TEST(RnnPackedGolden, LstmProjectionBatchFirstMatchesTorch) {
 }
 TEST(RnnPackedGolden, LstmOneLayerSortedZeroStateMatchesTorch) {
   check_packed<LSTM>(LSTMOptions(g::I, g::H), g::sorted_lengths, false, false, g::H,
-                     PACKED_NO_STATE_GOLDEN(lstm_sorted, (std::vector<std::vector<double>>{
-                                                             g::lstm_sorted_out0, g::lstm_sorted_out1,
-                                                             g::lstm_sorted_out2, g::lstm_sorted_out3})));
+                     PACKED_NO_STATE_GOLDEN(
+                         lstm_sorted, (std::vector<std::vector<double>>{g::lstm_sorted_out0, g::lstm_sorted_out1,
+                                                                        g::lstm_sorted_out2, g::lstm_sorted_out3})));
 }
 TEST(RnnPackedGolden, GruTwoLayersBidirectionalBatchFirstMatchesTorch) {
   check_packed<GRU>(GRUOptions(g::I, g::H).num_layers(g::L).bidirectional(true).batch_first(true), g::unsorted_lengths,
                     true, true, g::H, PACKED_GOLDEN(gru_bf));
 }
 TEST(RnnPackedGolden, GruOneLayerSortedZeroStateMatchesTorch) {
-  check_packed<GRU>(GRUOptions(g::I, g::H), g::sorted_lengths, false, false, g::H,
-                    PACKED_NO_STATE_GOLDEN(gru_sorted, (std::vector<std::vector<double>>{
-                                                           g::gru_sorted_out0, g::gru_sorted_out1, g::gru_sorted_out2})));
+  check_packed<GRU>(
+      GRUOptions(g::I, g::H), g::sorted_lengths, false, false, g::H,
+      PACKED_NO_STATE_GOLDEN(
+          gru_sorted, (std::vector<std::vector<double>>{g::gru_sorted_out0, g::gru_sorted_out1, g::gru_sorted_out2})));
 }
 TEST(RnnPackedGolden, RnnReluTwoLayersBidirectionalUnsortedMatchesTorch) {
   check_packed<RNN>(RNNOptions(g::I, g::H).num_layers(g::L).bidirectional(true).nonlinearity(RNNNonlinearity::ReLU),
@@ -279,7 +319,8 @@ TEST(RnnPacked, DropoutActsBetweenLayersOnThePackedRows) {
   auto second = std::make_shared<LSTM>(LSTMOptions(5, 5));
   NamedTensors sd;
   for (const auto& [name, t] : with->state_dict()) {
-    if (name.size() > 3 && name.substr(name.size() - 3) == "_l1") sd.emplace_back(name.substr(0, name.size() - 1) + "0", t);
+    if (name.size() > 3 && name.substr(name.size() - 3) == "_l1")
+      sd.emplace_back(name.substr(0, name.size() - 1) + "0", t);
   }
   second->load_state_dict(sd);
   PackedSequence zeros_in(raw::zeros({6, 5}, TensorOptions(kFloat32)), p.batch_sizes());
@@ -297,7 +338,8 @@ template <typename M>
 struct PackedFlat : Module {
   explicit PackedFlat(std::shared_ptr<M> m) : inner(register_module("inner", m)) {}
   Tensor forward(const Tensor& x) override {
-    auto result = inner->forward_with_packed_input(pack_padded_sequence(x, std::vector<int64_t>{3, 6, 4}, false, false));
+    auto result =
+        inner->forward_with_packed_input(pack_padded_sequence(x, std::vector<int64_t>{3, 6, 4}, false, false));
     std::vector<Tensor> parts = {std::get<0>(pad_packed_sequence(std::get<0>(result))).reshape({-1})};
     if constexpr (std::is_same_v<M, LSTM>) {
       parts.push_back(std::get<0>(std::get<1>(result)).reshape({-1}));
@@ -321,15 +363,21 @@ TEST(RnnPacked, ForwardAndBackwardOnCudaMatchTheCpu_CUDA) {
       },
       x);
   testing::expect_cuda_module_matches_cpu(
-      [] { return std::make_shared<PackedFlat<GRU>>(std::make_shared<GRU>(GRUOptions(5, 8).num_layers(2).bidirectional(true))); }, x);
+      [] {
+        return std::make_shared<PackedFlat<GRU>>(
+            std::make_shared<GRU>(GRUOptions(5, 8).num_layers(2).bidirectional(true)));
+      },
+      x);
   testing::expect_cuda_module_matches_cpu(
       [] { return std::make_shared<PackedFlat<RNN>>(std::make_shared<RNN>(RNNOptions(5, 8).bidirectional(true))); }, x);
   // The packing itself on the device: indices follow the data, batch_sizes stay on the CPU.
-  PackedSequence p = pack_padded_sequence(raw::to(x, Device::cuda(0), kFloat32), std::vector<int64_t>{3, 6, 4}, false, false);
+  PackedSequence p =
+      pack_padded_sequence(raw::to(x, Device::cuda(0), kFloat32), std::vector<int64_t>{3, 6, 4}, false, false);
   EXPECT_TRUE(p.is_cuda());
   EXPECT_TRUE(p.sorted_indices().is_cuda());
   EXPECT_TRUE(p.batch_sizes().is_cpu());
-  EXPECT_TRUE(all_close(p.to(kCPU).data(), pack_padded_sequence(x, std::vector<int64_t>{3, 6, 4}, false, false).data(), 0, 0));
+  EXPECT_TRUE(
+      all_close(p.to(kCPU).data(), pack_padded_sequence(x, std::vector<int64_t>{3, 6, 4}, false, false).data(), 0, 0));
 }
 
 }  // namespace
