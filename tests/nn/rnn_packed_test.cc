@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "autograd/autocast.h"
 #include "autograd/autograd.h"
 #include "nn/nn.h"
 #include "tests/autograd/gradcheck.h"
@@ -328,6 +329,37 @@ TEST(RnnPacked, DropoutActsBetweenLayersOnThePackedRows) {
   with->eval();
   auto [eval_out, eval_hc] = with->forward_with_packed_input(p);
   EXPECT_FALSE(all_close(eval_out.data(), out.data(), 1e-6, 1e-7));
+}
+
+TEST(RnnPacked, AutocastRunsTheLowerPrecisionWithFloat32Gradients) {
+  // bfloat16 under autocast, both directions, unsorted lengths and given states (the reverse
+  // direction joins rows of c0 to its running float32 c).
+  manual_seed(5);
+  LSTM lstm(LSTMOptions(3, 4).num_layers(2).bidirectional(true));
+  Tensor x = raw::randn({5, 3, 3}, TensorOptions(kFloat32));
+  Tensor h0 = raw::randn({4, 3, 4}, TensorOptions(kFloat32)), c0 = raw::randn({4, 3, 4}, TensorOptions(kFloat32));
+  const std::vector<int64_t> lengths = {2, 5, 3};
+  auto [ref, ref_hc] =
+      lstm.forward_with_packed_input(pack_padded_sequence(x, lengths, false, false), std::make_tuple(h0, c0));
+  PackedSequence out;
+  Tensor hn, cn;
+  {
+    AutocastGuard amp(DeviceType::CPU, kBFloat16);
+    auto [o, hc] =
+        lstm.forward_with_packed_input(pack_padded_sequence(x, lengths, false, false), std::make_tuple(h0, c0));
+    out = o;
+    std::tie(hn, cn) = hc;
+  }
+  EXPECT_EQ(out.data().dtype(), kBFloat16);
+  EXPECT_EQ(hn.dtype(), kBFloat16);
+  EXPECT_EQ(cn.dtype(), kBFloat16);
+  EXPECT_TRUE(all_close(raw::to(out.data(), kCPU, kFloat32), ref.data(), 0.03, 0.02));
+  EXPECT_TRUE(all_close(raw::to(cn, kCPU, kFloat32), std::get<1>(ref_hc), 0.03, 0.02));
+  sum(to(out.data(), kCPU, kFloat32)).backward();
+  for (const auto& [name, p] : lstm.named_parameters()) {
+    ASSERT_TRUE(p.grad().defined()) << name;
+    EXPECT_EQ(p.grad().dtype(), kFloat32) << name;
+  }
 }
 
 // ---- CUDA against the CPU ----
