@@ -157,6 +157,29 @@ TEST(RnnCells, GradcheckEachCell) {
   }
 }
 
+// Without bias (RecurrentProducts' node then has the weight alone): the layer's output and weight
+// gradients equal those of a loop of the functional cell, whose products are one linear per step.
+TEST(RnnCells, LayerWithoutBiasMatchesTheCellLoop) {
+  manual_seed(12);
+  GRU gru(GRUOptions(3, 4).bias(false));
+  gru.to(kFloat64);
+  Tensor x = raw::randn({5, 2, 3}, TensorOptions(kFloat64));
+  Tensor g = raw::randn({5, 2, 4}, TensorOptions(kFloat64));
+  Tensor out = std::get<0>(gru.forward(x));
+  sum(mul(out, g)).backward();
+  Tensor w_ih = raw::clone(gru.named_parameters()[0].second), w_hh = raw::clone(gru.named_parameters()[1].second);
+  w_ih.requires_grad_(true);
+  w_hh.requires_grad_(true);
+  Tensor h = raw::zeros({2, 4}, TensorOptions(kFloat64));
+  std::vector<Tensor> hs;
+  for (int64_t t = 0; t < 5; ++t) hs.push_back(h = F::gru_cell(x.select(0, t), h, w_ih, w_hh));
+  Tensor ref = stack(hs, 0);
+  sum(mul(ref, g)).backward();
+  EXPECT_TRUE(all_close(out, ref, 1e-12, 1e-14));
+  EXPECT_TRUE(all_close(gru.named_parameters()[0].second.grad(), w_ih.grad(), 1e-12, 1e-14));
+  EXPECT_TRUE(all_close(gru.named_parameters()[1].second.grad(), w_hh.grad(), 1e-12, 1e-14));
+}
+
 // ---- initialization ----
 
 TEST(RnnInit, EveryParameterIsUniformWithinOneOverSqrtHidden) {
