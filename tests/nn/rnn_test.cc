@@ -157,8 +157,8 @@ TEST(RnnCells, GradcheckEachCell) {
   }
 }
 
-// Without bias (RecurrentProducts' node then has the weight alone): the layer's output and weight
-// gradients equal those of a loop of the functional cell, whose products are one linear per step.
+// Without bias: the layer (packed rows, the fused cell) gives the output and weight gradients of a
+// loop of the functional cell, whose products are one linear per step.
 TEST(RnnCells, LayerWithoutBiasMatchesTheCellLoop) {
   manual_seed(12);
   GRU gru(GRUOptions(3, 4).bias(false));
