@@ -219,36 +219,97 @@ void reflect_rows(T* x, int64_t ld, const T* v, T tau, int64_t rows, int64_t col
   }
 }
 
+// C[m, n] = alpha A B + beta C for operands given as MatrixArgs (one product, C row-major).
+template <typename T>
+void product(int64_t m, int64_t n, int64_t k, const MatrixArg& a, const MatrixArg& b, T* c, int64_t ldc, double alpha,
+             double beta) {
+  if (m <= 0 || n <= 0 || k <= 0) return;
+  Gemm::cpu(dtype_of<T>(), 1, m, n, k, a, b, c, ldc, 0, alpha, beta);
+}
+
+// The jb x jb upper-triangular T of the compact WY form H_j0 ... H_{j0+jb-1} = I - V T Vᵀ (LAPACK
+// dlarft, forward, columnwise): V's column p is vs[(j0 + p) m + j0 ...], the reflector's vector
+// from row j0 on.
+template <typename T>
+void block_reflector(const T* vs, const T* tau, int64_t j0, int64_t jb, int64_t m, T* t) {
+  std::fill(t, t + jb * jb, T(0));
+  std::vector<T> w(jb);
+  for (int64_t i = 0; i < jb; ++i) {
+    t[i * jb + i] = tau[j0 + i];
+    if (tau[j0 + i] == T(0)) continue;
+    const T* vi = vs + (j0 + i) * m;
+    // t[0:i, i] = -tau_i T[0:i, 0:i] (V[:, 0:i]ᵀ v_i)
+    for (int64_t p = 0; p < i; ++p) {
+      const T* vp = vs + (j0 + p) * m;
+      T dot = 0;
+      for (int64_t r = j0 + i; r < m; ++r) dot += vp[r] * vi[r];
+      w[p] = -tau[j0 + i] * dot;
+    }
+    for (int64_t p = 0; p < i; ++p) {
+      T acc = 0;
+      for (int64_t c = p; c < i; ++c) acc += t[p * jb + c] * w[c];
+      t[p * jb + i] = acc;
+    }
+  }
+}
+
+// x [rows, cols] (leading dimension ldx, rows from j0 on) <- (I - V T Vᵀ) x, or with Tᵀ when
+// transposed (the block's Hᵀ), through three products.
+template <typename T>
+void apply_block(const T* vs, const T* t, int64_t j0, int64_t jb, int64_t m, T* x, int64_t ldx, int64_t cols,
+                 bool transposed, std::vector<T>& w1, std::vector<T>& w2) {
+  const int64_t rows = m - j0;
+  w1.resize(jb * cols);
+  w2.resize(jb * cols);
+  const MatrixArg vt{vs + j0 * m + j0, m, false, 0};  // Vᵀ: jb x rows, row-major
+  const MatrixArg v{vs + j0 * m + j0, m, true, 0};    // V: rows x jb, column-major
+  product<T>(jb, cols, rows, vt, MatrixArg{x, ldx, false, 0}, w1.data(), cols, 1.0, 0.0);
+  product<T>(jb, cols, jb, MatrixArg{t, jb, transposed, 0}, MatrixArg{w1.data(), cols, false, 0}, w2.data(), cols, 1.0,
+             0.0);
+  product<T>(rows, cols, jb, v, MatrixArg{w2.data(), cols, false, 0}, x, ldx, -1.0, 1.0);
+}
+
 // Householder QR of r (m x n, in place into R) with the reflectors' vectors kept in vs (m per
 // reflector, zero above their start) and their taus, as dlarfg builds them: no reflection (tau 0)
 // when the column below the diagonal is already zero, so a triangular input keeps its signs.
+// Blocked as dgeqrf/dorgqr past one panel of kBlock columns: a panel's reflectors applied to the
+// rest of R (and, backwards, to Q) at once in the compact WY form; a matrix of one panel runs the
+// reflectors one at a time, as before blocking.
 template <typename T>
 void householder_one(const T* a, T* q, T* rout, int64_t m, int64_t n, bool complete, std::vector<T>& work) {
   const int64_t k = std::min(m, n);
-  thread_local std::vector<T> dots;
+  thread_local std::vector<T> dots, tblock, w1, w2;
   work.assign(m * n + m * k + k, T(0));
   T* r = work.data();
   T* vs = r + m * n;
   T* tau = vs + m * k;
   std::copy(a, a + m * n, r);
-  for (int64_t j = 0; j < k; ++j) {
-    T* v = vs + j * m;
-    const T x0 = r[j * n + j];
-    T sigma = 0;
-    for (int64_t i = j + 1; i < m; ++i) sigma += r[i * n + j] * r[i * n + j];
-    if (sigma == T(0)) {
-      tau[j] = 0;
-      continue;
+  const bool blocked = k > kBlock;
+  for (int64_t j0 = 0; j0 < k; j0 += kBlock) {
+    const int64_t j1 = std::min(k, j0 + kBlock), panel_end = blocked ? j1 : n;
+    for (int64_t j = j0; j < j1; ++j) {
+      T* v = vs + j * m;
+      const T x0 = r[j * n + j];
+      T sigma = 0;
+      for (int64_t i = j + 1; i < m; ++i) sigma += r[i * n + j] * r[i * n + j];
+      if (sigma == T(0)) {
+        tau[j] = 0;
+        continue;
+      }
+      const T beta = -std::copysign(std::sqrt(x0 * x0 + sigma), x0);
+      tau[j] = (beta - x0) / beta;
+      const T scale = T(1) / (x0 - beta);
+      v[j] = 1;
+      for (int64_t i = j + 1; i < m; ++i) v[i] = r[i * n + j] * scale;
+      // R[j:, j:panel_end] -= tau v (vᵀ R[j:, j:panel_end]), along R's rows (each column's dot
+      // summed in the same order as a column at a time, without striding down the columns).
+      reflect_rows(r + j * n + j, n, v + j, tau[j], m - j, panel_end - j, dots);
+      for (int64_t i = j + 1; i < m; ++i) r[i * n + j] = 0;
     }
-    const T beta = -std::copysign(std::sqrt(x0 * x0 + sigma), x0);
-    tau[j] = (beta - x0) / beta;
-    const T scale = T(1) / (x0 - beta);
-    v[j] = 1;
-    for (int64_t i = j + 1; i < m; ++i) v[i] = r[i * n + j] * scale;
-    // R[j:, j:] -= tau v (vᵀ R[j:, j:]), along R's rows (each column's dot summed in the same
-    // order as a column at a time, without striding down the columns).
-    reflect_rows(r + j * n + j, n, v + j, tau[j], m - j, n - j, dots);
-    for (int64_t i = j + 1; i < m; ++i) r[i * n + j] = 0;
+    if (!blocked || j1 == n) continue;
+    tblock.resize(kBlock * kBlock);
+    block_reflector(vs, tau, j0, j1 - j0, m, tblock.data());
+    apply_block(vs, tblock.data(), j0, j1 - j0, m, r + j0 * n + j1, n, n - j1, /*transposed=*/true, w1, w2);
   }
   const int64_t rrows = complete ? m : k;
   for (int64_t i = 0; i < rrows; ++i)
@@ -257,10 +318,19 @@ void householder_one(const T* a, T* q, T* rout, int64_t m, int64_t n, bool compl
   const int64_t qcols = complete ? m : k;
   std::fill(q, q + m * qcols, T(0));
   for (int64_t i = 0; i < std::min(m, qcols); ++i) q[i * qcols + i] = 1;
-  for (int64_t j = k - 1; j >= 0; --j) {  // Q = H_0 H_1 ... H_{k-1} I
-    if (tau[j] == T(0)) continue;
-    const T* v = vs + j * m;
-    reflect_rows(q + j * qcols, qcols, v + j, tau[j], m - j, qcols, dots);
+  if (!blocked) {
+    for (int64_t j = k - 1; j >= 0; --j) {  // Q = H_0 H_1 ... H_{k-1} I
+      if (tau[j] == T(0)) continue;
+      const T* v = vs + j * m;
+      reflect_rows(q + j * qcols, qcols, v + j, tau[j], m - j, qcols, dots);
+    }
+    return;
+  }
+  tblock.resize(kBlock * kBlock);
+  for (int64_t j0 = ((k - 1) / kBlock) * kBlock; j0 >= 0; j0 -= kBlock) {
+    const int64_t jb = std::min(kBlock, k - j0);
+    block_reflector(vs, tau, j0, jb, m, tblock.data());
+    apply_block(vs, tblock.data(), j0, jb, m, q + j0 * qcols, qcols, qcols, /*transposed=*/false, w1, w2);
   }
 }
 

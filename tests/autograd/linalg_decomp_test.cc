@@ -340,6 +340,15 @@ TEST(LinalgDecomp, BlockedSizesReconstruct) {
       EXPECT_TRUE(all_close(matmul(p, matmul(lo, up)), g, tol, tol)) << shape_str(s);
       auto [q, r] = linalg::qr(g);
       EXPECT_TRUE(all_close(matmul(q, r), g, tol, tol)) << shape_str(s);
+      EXPECT_TRUE(all_close(matmul(mT(q), q), eye_like(matmul(mT(q), q)), tol, tol)) << shape_str(s);
+      EXPECT_TRUE(all_close(r, raw::triu(r), 0, 0)) << shape_str(s);
+      auto [qc, rc] = linalg::qr(g, "complete");
+      EXPECT_TRUE(all_close(matmul(qc, rc), g, tol, tol)) << shape_str(s);
+      EXPECT_TRUE(all_close(matmul(mT(qc), qc), eye_like(qc), tol, tol)) << shape_str(s);
+      // R's diagonal signs are the unblocked reflectors' (LAPACK's): the same R as a QR of the
+      // columns one panel at a time would give, checked through |R| = |R of the first 32 columns|.
+      auto [q32, r32] = linalg::qr(raw::narrow(g, -1, 0, 32));
+      EXPECT_TRUE(all_close(raw::narrow(raw::narrow(r, -1, 0, 32), -2, 0, 32), r32, tol, tol)) << shape_str(s);
     }
   }
 }
