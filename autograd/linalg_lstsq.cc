@@ -43,7 +43,6 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstsq(const Tensor& A, const Tensor& 
   const double eps = A.dtype() == kFloat64 ? std::numeric_limits<double>::epsilon() : std::numeric_limits<float>::epsilon();
   const double rtol = rcond && *rcond > 0 ? *rcond : eps * static_cast<double>(std::max(m, n));
   const TensorOptions opts = TensorOptions(A.dtype()).device(A.device());
-  const Shape batch(A.sizes().begin(), A.sizes().end() - 2);
 
   Tensor rank, singular_values = raw::empty({0}, opts);
   bool full_rank = true;
@@ -75,7 +74,6 @@ std::tuple<Tensor, Tensor, Tensor, Tensor> lstsq(const Tensor& A, const Tensor& 
     residuals = sum(mul(d, d), {-2});
     if (vec) residuals = squeeze(residuals, -1);
   }
-  (void)batch;
   return {vec ? squeeze(x, -1) : x, residuals, rank, singular_values};
 }
 
