@@ -2,9 +2,13 @@
 // differentiable with torch's backward formula (torch/csrc/autograd/FunctionsManual.cpp):
 //
 //   linalg::inv, inv_ex, det, slogdet, solve, solve_triangular   (autograd/linalg_lu.cc)
+//   linalg::lu_factor, lu_factor_ex, lu, lu_solve                 (autograd/linalg_lu_factor.cc)
 //   linalg::cholesky, cholesky_ex                                 (autograd/linalg_cholesky.cc)
+//   linalg::cholesky_solve, cholesky_inverse (torch.cholesky_*)   (autograd/linalg_cholesky_solve.cc)
 //   linalg::qr                                                    (autograd/linalg_qr.cc)
 //   linalg::eigh, eigvalsh, svd, svdvals                          (autograd/linalg_spectral.cc)
+//   linalg::lstsq                                                 (autograd/linalg_lstsq.cc, composed)
+//   linalg::matrix_exp, vander                                    (autograd/linalg_matrix_exp.cc, composed)
 //   linalg::pinv, matrix_rank, vector_norm, matrix_norm, cross, matrix_power, multi_dot
 //                                                                 (autograd/linalg_compose.cc,
 //                                                                  composed of the ops above)
@@ -46,9 +50,27 @@ Tensor solve(const Tensor& A, const Tensor& B, bool left = true);
 // X with T X = B (left) or X T = B for the upper or lower triangle T of A.
 Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left = true, bool unitriangular = false);
 
+// The packed LU (L below the diagonal, U on and above) and int32 pivots (LAPACK's 1-based row
+// swaps) with A = P L U; pivot = false throws, as torch's CPU ("LU without pivoting is not
+// implemented on the CPU"). lu_factor throws on an exact zero of U's diagonal (torch's words);
+// lu_factor_ex returns info instead (and throws only when check_errors).
+std::tuple<Tensor, Tensor> lu_factor(const Tensor& A, bool pivot = true);
+std::tuple<Tensor, Tensor, Tensor> lu_factor_ex(const Tensor& A, bool pivot = true, bool check_errors = false);
+// P [..., m, m], L [..., m, k] (unit lower), U [..., k, n] with A = P L U, k = min(m, n).
+std::tuple<Tensor, Tensor, Tensor> lu(const Tensor& A, bool pivot = true);
+// X with A X = B (left) or X A = B, A given by lu_factor; adjoint solves with Aᵀ instead.
+// Differentiable in LU and B (the pivots are constants).
+Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left = true, bool adjoint = false);
+
 // L with A = L Lᵀ (upper: U with A = Uᵀ U), reading A's lower (upper) triangle only.
 Tensor cholesky(const Tensor& A, bool upper = false);
 std::tuple<Tensor, Tensor> cholesky_ex(const Tensor& A, bool upper = false, bool check_errors = false);
+
+// torch.cholesky_solve(B, L, upper) and torch.cholesky_inverse(L, upper) (torch has them outside
+// torch.linalg; here they sit with the other solvers): X with (L Lᵀ) X = B, and (L Lᵀ)^-1 (Uᵀ U
+// when upper), reading L's triangle only.
+Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper = false);
+Tensor cholesky_inverse(const Tensor& L, bool upper = false);
 
 // Q and R for mode "reduced", "complete" or "r" (Q empty; not differentiable, as torch's).
 std::tuple<Tensor, Tensor> qr(const Tensor& A, const std::string& mode = "reduced");
@@ -66,6 +88,16 @@ Tensor svdvals(const Tensor& A);
 // (rtol default: eps * max(m, n) when atol is not given, else 0; torch's rule); hermitian uses eigh.
 Tensor pinv(const Tensor& A, std::optional<double> atol = std::nullopt, std::optional<double> rtol = std::nullopt,
             bool hermitian = false);
+// solution, residuals, rank (int64), singular_values as torch's linalg.lstsq returns them for
+// driver "gelsy" (the default, torch's CPU default), "gels", "gelsd" or "gelss" (which of them each
+// driver fills: autograd/linalg_lstsq.cc); B a batch of vectors when it has one dim fewer than A.
+std::tuple<Tensor, Tensor, Tensor, Tensor> lstsq(const Tensor& A, const Tensor& B,
+                                                 std::optional<double> rcond = std::nullopt,
+                                                 std::optional<std::string> driver = std::nullopt);
+// e^A by scaling and squaring with Padé approximants (autograd/linalg_matrix_exp.cc).
+Tensor matrix_exp(const Tensor& A);
+// [1, x, x^2, ..., x^(N-1)] along a new last dim (N defaults to x.size(-1); N > 1).
+Tensor vander(const Tensor& x, std::optional<int64_t> N = std::nullopt);
 // int64 count of singular values over the same tolerance.
 Tensor matrix_rank(const Tensor& A, std::optional<double> atol = std::nullopt, std::optional<double> rtol = std::nullopt,
                    bool hermitian = false);

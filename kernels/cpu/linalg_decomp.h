@@ -1,7 +1,10 @@
 // The matrix decompositions and solvers behind colony::linalg (autograd/linalg.h), on contiguous
 // row-major [batch, rows, cols] arrays of float32 or float64, one matrix per task of the thread pool
-// (parallel.h). Plain loops templated on the element type, float32 accumulated in float32 as
-// LAPACK's sgetrf/spotrf do; no LAPACK (Colony's build uses nothing outside its tree). The raw ops
+// (parallel.h). Loops templated on the element type, float32 accumulated in float32 as LAPACK's
+// sgetrf/spotrf do; no LAPACK (Colony's build uses nothing outside its tree). LU, the triangular
+// solves, Cholesky and QR are blocked past 32 columns as LAPACK's getrf/trsm/potrf/geqrf+orgqr are
+// (a panel by the unblocked loops, the rest updated through Colony's GEMM, gemm.h); eigh and svd
+// are unblocked Jacobi rotations (no tridiagonal or bidiagonal reduction yet). The raw ops
 // of ops/linalg_decomp_ops.cc call these directly: there is no CUDA kernel, a CUDA tensor is
 // computed here and copied back (ops/raw_linalg_ops.h says so).
 #pragma once

@@ -314,6 +314,45 @@ TEST(LinalgDecomp, CompositionsMatchTorch) {
                         {input({2, 5}, -1, 1, 1), input({5, 3}, -1, 1, 2), input({3}, -1, 1, 3)}));
 }
 
+// Sizes past one panel (kernels/cpu/linalg_decomp.cc blocks 32 columns), where the trailing
+// updates go through GEMM: the factors must still reproduce A, float64 and float32.
+TEST(LinalgDecomp, BlockedSizesReconstruct) {
+  for (DType dtype : {kFloat64, kFloat32}) {
+    const double tol = dtype == kFloat64 ? 1e-10 : 2e-3;
+    Tensor x = raw::to(input({100, 100}, -1, 1, 11), kCPU, dtype);
+    Tensor a = well_conditioned(x);
+    Tensor b = raw::to(input({100, 7}, -1, 1, 12), kCPU, dtype);
+    EXPECT_TRUE(all_close(matmul(a, linalg::solve(a, b)), b, tol, tol));
+    EXPECT_TRUE(all_close(matmul(a, linalg::inv(a)), eye_like(a), tol, tol));
+    Tensor spd = add(matmul(x, mT(x)), mul(eye_like(x), 100.0));
+    Tensor l = linalg::cholesky(spd);
+    EXPECT_TRUE(all_close(matmul(l, mT(l)), spd, tol * 100, tol * 100));
+    EXPECT_TRUE(all_close(l, raw::tril(l), 0, 0));
+    Tensor t = linalg::solve_triangular(a, b, /*upper=*/true);
+    EXPECT_TRUE(all_close(matmul(raw::triu(a), t), b, tol, tol));
+    // Unit lower with small off-diagonals (random ones of size 1 make it exponentially ill-conditioned).
+    Tensor unit = mul(x, 0.01);
+    t = linalg::solve_triangular(unit, b, /*upper=*/false, /*left=*/true, /*unitriangular=*/true);
+    EXPECT_TRUE(all_close(matmul(add(raw::tril(unit, -1), eye_like(a)), t), b, tol, tol));
+    for (Shape s : {Shape{100, 70}, Shape{70, 100}}) {
+      Tensor g = raw::to(input(s, -1, 1, 13), kCPU, dtype);
+      auto [p, lo, up] = linalg::lu(g);
+      EXPECT_TRUE(all_close(matmul(p, matmul(lo, up)), g, tol, tol)) << shape_str(s);
+      auto [q, r] = linalg::qr(g);
+      EXPECT_TRUE(all_close(matmul(q, r), g, tol, tol)) << shape_str(s);
+      EXPECT_TRUE(all_close(matmul(mT(q), q), eye_like(matmul(mT(q), q)), tol, tol)) << shape_str(s);
+      EXPECT_TRUE(all_close(r, raw::triu(r), 0, 0)) << shape_str(s);
+      auto [qc, rc] = linalg::qr(g, "complete");
+      EXPECT_TRUE(all_close(matmul(qc, rc), g, tol, tol)) << shape_str(s);
+      EXPECT_TRUE(all_close(matmul(mT(qc), qc), eye_like(qc), tol, tol)) << shape_str(s);
+      // R's diagonal signs are the unblocked reflectors' (LAPACK's): the same R as a QR of the
+      // columns one panel at a time would give, checked through |R| = |R of the first 32 columns|.
+      auto [q32, r32] = linalg::qr(raw::narrow(g, -1, 0, 32));
+      EXPECT_TRUE(all_close(raw::narrow(raw::narrow(r, -1, 0, 32), -2, 0, 32), r32, tol, tol)) << shape_str(s);
+    }
+  }
+}
+
 TEST(LinalgDecomp, EmptyAndOneByOne) {
   EXPECT_EQ(linalg::inv(raw::zeros({0, 3, 3})).sizes(), (Shape{0, 3, 3}));
   EXPECT_TRUE(matches_values(linalg::det(raw::zeros({2, 0, 0})), {1.0, 1.0}));
