@@ -26,6 +26,11 @@ std::tuple<Tensor, Tensor> max_pool2d_with_indices(const Tensor& input, Int2 ker
 // Adaptive max pooling (raw::adaptive_max_pool2d): the output and its indices, as
 // max_pool2d_with_indices; the gradient goes to each window's maximum (max_pool2d's backward).
 std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, Int2 output_size);
+// im2col / col2im (raw::im2col, raw::col2im; F::unfold / F::fold): adjoint linear maps, so each
+// one's gradient is the other (autograd/fold.cc).
+Tensor im2col(const Tensor& input, Int2 kernel_size, Int2 dilation = 1, Int2 padding = 0, Int2 stride = 1);
+Tensor col2im(const Tensor& input, Int2 output_size, Int2 kernel_size, Int2 dilation = 1, Int2 padding = 0,
+              Int2 stride = 1);
 Tensor avg_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride = std::nullopt,
                   Int2 padding = 0, bool ceil_mode = false, bool count_include_pad = true);
 Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size);

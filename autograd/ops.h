@@ -446,6 +446,10 @@ Tensor expand(const Tensor& t, const Shape& shape);
 // appended as the last dim; the gradient is written into that diagonal of a zero tensor.
 Tensor diagonal(const Tensor& t, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
 
+// torch's Tensor.unfold: the sliding windows of `size` elements `step` apart along dim, as a view
+// (raw::unfold); overlapping windows' gradients are summed.
+Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step);
+
 // ---------- copies and conversion (autograd/convert.cc) ----------
 Tensor contiguous(const Tensor& t);  // t itself when already contiguous
 Tensor clone(const Tensor& t);

@@ -229,6 +229,7 @@ Tensor Tensor::count_nonzero(const std::vector<int64_t>& dims) const { return co
 Tensor Tensor::diagonal(int64_t offset, int64_t dim1, int64_t dim2) const {
   return colony::diagonal(*this, offset, dim1, dim2);
 }
+Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const { return colony::unfold(*this, dim, size, step); }
 Tensor Tensor::diag(int64_t diagonal) const { return colony::diag(*this, diagonal); }
 Tensor Tensor::trace() const {
   if (dim() != 2) throw std::invalid_argument("trace: expected a matrix, but got tensor with dim " + std::to_string(dim()));

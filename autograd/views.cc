@@ -119,6 +119,39 @@ Tensor diagonal(const Tensor& t, int64_t offset, int64_t dim1, int64_t dim2) {
                         [offset, dim1, dim2](const Tensor& full) { return raw::diagonal(full, offset, dim1, dim2); });
 }
 
+// Window w's element k is input position w * step + k along dim; overlapping windows (step <
+// size) read a position several times, so the gradient is an index_add: the windows' dim and
+// the window dim side by side, flattened, added at w * step + k (one op, any device).
+Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step) {
+  Tensor out = raw::unfold(t, dim, size, step);
+  if (autograd::needs_grad(t)) {
+    const Shape in_shape = t.sizes();
+    const int64_t d = t.dim() == 0 ? 0 : wrap_dim(dim, t.dim(), "unfold");
+    record("UnfoldBackward", {t}, out, {}, [in_shape, d, size, step](const Grads& g, const Needs&) -> Grads {
+      if (in_shape.empty()) {  // a 0-D input read as [1]: one window of `size` (0 or 1) elements
+        return {g[0].numel() == 1 ? raw::reshape(g[0], in_shape) : autograd::detail::zeros_of(in_shape, g[0])};
+      }
+      const int64_t windows = g[0].size(d), last = g[0].dim() - 1;
+      std::vector<int64_t> order;
+      for (int64_t i = 0; i < last; ++i) {
+        order.push_back(i);
+        if (i == d) order.push_back(last);
+      }
+      Shape merged = in_shape;
+      merged[d] = windows * size;
+      const Tensor rows = raw::reshape(raw::permute(g[0], order), merged);
+      std::vector<int64_t> index(static_cast<size_t>(windows * size));
+      for (int64_t w = 0; w < windows; ++w) {
+        for (int64_t k = 0; k < size; ++k) index[w * size + k] = w * step + k;
+      }
+      const Tensor idx = raw::from_vector<int64_t>(index, {windows * size}, TensorOptions(kInt64).device(g[0].device()));
+      return {raw::index_add(in_shape, d, idx, rows)};
+    });
+  }
+  autograd::mark_view(t, out);
+  return out;
+}
+
 Tensor expand(const Tensor& t, const Shape& shape) {
   Tensor out = raw::expand(t, shape);
   if (autograd::needs_grad(t)) {

@@ -89,11 +89,15 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
 
 // F::pad (torch.nn.functional.pad): `pad` holds (before, after) pairs for the last dims, the last
 // dim first: {1, 2} pads the last dim by 1 before and 2 after, {1, 2, 3, 4} also dim -2 by 3 and 4.
-// "constant" fills with value (a negative pad removes elements), any number of dims; "reflect"
-// (mirrored without repeating the edge; each pad < the dim's size), "replicate" (the edge repeated)
-// and "circular" (wrapped; each pad <= the dim's size) pad 1 to 3 last dims of an input with one or
-// two more dims than that (PyTorch's rule: [C, W] or [N, C, W] for 1-D padding), pads >= 0.
+// A negative amount removes elements, in every mode. "constant" fills with value, any number of
+// dims; "reflect" (mirrored without repeating the edge; each pad < the dim's size), "replicate"
+// (the edge repeated) and "circular" (wrapped; each pad <= the dim's size) pad 1 to 3 last dims of
+// an input with one or two more dims than that (PyTorch's rule: [C, W] or [N, C, W] for 1-D
+// padding), every dim but the batch non-empty for reflect and replicate, as torch. A circular pad
+// wraps within what its dim's negative side leaves (torch's order: crop, then wrap); where a
+// positive pad is longer than that remainder torch reads memory it never wrote, and Colony refuses.
 // Differentiable: the padding gets no gradient, a repeated element gets the sum of its copies'.
+// Composed of index_select / cat per padded dim (nn/functional_pad.cc), so both devices come with it.
 struct PadFuncOptions {
   PadFuncOptions(std::vector<int64_t> pad) : pad_(std::move(pad)) {}                   // NOLINT
   PadFuncOptions(std::initializer_list<int64_t> pad) : pad_(pad) {}  // NOLINT: F::pad(x, {1, 1})
@@ -142,6 +146,33 @@ Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options);
 // F::pixel_unshuffle is its inverse. Views and one copy, differentiable, any dtype.
 Tensor pixel_shuffle(const Tensor& input, int64_t upscale_factor);
 Tensor pixel_unshuffle(const Tensor& input, int64_t downscale_factor);
+
+// F::unfold (torch.nn.functional.unfold, im2col): the sliding blocks of an [N, C, H, W] (or
+// unbatched [C, H, W]) input as columns, [N, C * kH * kW, L] (L blocks: along H, (H + 2 * padding -
+// dilation * (kH - 1) - 1) / stride + 1, times the same along W), row (c, i, j) holding the block's
+// element at kernel offset (i, j), zero where the block covers the padding. F::fold (col2im) is
+// its adjoint: [N, C * kH * kW, L] (or unbatched) summed back into [N, C, output_size...]. One
+// kernel each way (kernels/common/fold.h), the gradient of each the other; floating dtypes.
+// torch's checks and messages. UnfoldFuncOptions(3).padding(1).stride(2), FoldFuncOptions({4, 5}, 2).
+struct UnfoldFuncOptions {
+  UnfoldFuncOptions(Int2 kernel_size) : kernel_size_(kernel_size) {}       // NOLINT: {2, 3}
+  UnfoldFuncOptions(int64_t kernel_size) : kernel_size_(kernel_size) {}    // NOLINT: F::unfold(x, 3)
+  COLONY_ARG(Int2, kernel_size);
+  COLONY_ARG(Int2, dilation) = 1;
+  COLONY_ARG(Int2, padding) = 0;
+  COLONY_ARG(Int2, stride) = 1;
+};
+Tensor unfold(const Tensor& input, const UnfoldFuncOptions& options);
+
+struct FoldFuncOptions {
+  FoldFuncOptions(Int2 output_size, Int2 kernel_size) : output_size_(output_size), kernel_size_(kernel_size) {}
+  COLONY_ARG(Int2, output_size);
+  COLONY_ARG(Int2, kernel_size);
+  COLONY_ARG(Int2, dilation) = 1;
+  COLONY_ARG(Int2, padding) = 0;
+  COLONY_ARG(Int2, stride) = 1;
+};
+Tensor fold(const Tensor& input, const FoldFuncOptions& options);
 
 // A convolution's padding: a size (one number or one per spatial dim) or torch's strings "valid"
 // (no padding) and "same" (the output as large as the input: stride 1 only; dilation * (k - 1) in

@@ -36,10 +36,15 @@ Tensor pad_constant(Tensor x, int64_t dim, int64_t lo, int64_t hi, double value)
   return colony::cat(parts, dim);
 }
 
-// The source position of each output position -lo .. size + hi - 1 of one dim, by mode.
+// The source of each output position of one dim by mode: output o is input position o - lo
+// (lo < 0 crops), mirrored ("reflect", without repeating the edge) or clamped ("replicate") into
+// [0, size). "circular" wraps within the part left after cropping, [max(-lo, 0), size - max(-hi, 0)),
+// as torch's _pad_circular copies it.
 Tensor source_index(const std::string& mode, int64_t size, int64_t lo, int64_t hi, Device device) {
   std::vector<int64_t> idx;
-  idx.reserve(size + lo + hi);
+  idx.reserve(static_cast<size_t>(size + lo + hi));
+  const int64_t core_start = std::max<int64_t>(-lo, 0);
+  const int64_t core = size - core_start - std::max<int64_t>(-hi, 0);
   for (int64_t i = -lo; i < size + hi; ++i) {
     int64_t j = i;
     if (mode == "reflect") {
@@ -47,11 +52,65 @@ Tensor source_index(const std::string& mode, int64_t size, int64_t lo, int64_t h
     } else if (mode == "replicate") {
       j = std::min(std::max<int64_t>(i, 0), size - 1);
     } else {  // circular
-      j = ((i % size) + size) % size;
+      j = core_start + (((i - core_start) % core) + core) % core;
     }
     idx.push_back(j);
   }
   return raw::from_vector<int64_t>(idx, {}, TensorOptions(kInt64).device(device));
+}
+
+std::string pair_str(int64_t lo, int64_t hi) { return "(" + std::to_string(lo) + ", " + std::to_string(hi) + ")"; }
+
+// torch's checks of a "reflect", "replicate" or "circular" padding of the last `padded` dims, in
+// its order and words (ATen's reflection_pad / replication_pad shape checks, _pad_circular).
+void check_mode_padding(const Tensor& input, const std::vector<int64_t>& p, const std::string& mode) {
+  const int64_t ndim = input.dim(), padded = static_cast<int64_t>(p.size()) / 2;
+  const bool batched = ndim == padded + 2;
+  if (mode == "circular") {
+    for (int64_t i = 0; i < padded; ++i) {
+      const int64_t dim = ndim - 1 - i, size = input.size(dim), lo = p[2 * i], hi = p[2 * i + 1];
+      if (lo > size || hi > size) fail("Padding value causes wrapping around more than once.");
+      if (size + lo + hi < 0) fail("Negative padding value is resulting in an empty dimension");
+      // torch reads memory it never wrote when a positive padding outgrows what cropping leaves.
+      const int64_t core = size - std::max<int64_t>(-lo, 0) - std::max<int64_t>(-hi, 0);
+      if ((lo > 0 && lo > core) || (hi > 0 && hi > core)) {
+        fail("mode \"circular\": the padding " + pair_str(lo, hi) + " of dim " + std::to_string(dim) + " of size " +
+             std::to_string(size) + " wraps around the " + std::to_string(std::max<int64_t>(core, 0)) +
+             " elements its negative side leaves more than once");
+      }
+    }
+    return;
+  }
+  for (int64_t d = batched ? 1 : 0; d < ndim; ++d) {
+    if (input.size(d) == 0) {
+      fail("Expected " + std::to_string(padded + 1) + "D or " + std::to_string(padded + 2) +
+           "D (batch mode) tensor with possibly 0 batch size and other non-zero dimensions for input, but got: " +
+           shape_str(input.sizes()));
+    }
+  }
+  if (mode == "reflect") {
+    for (int64_t i = 0; i < padded; ++i) {
+      const int64_t dim = ndim - 1 - i, size = input.size(dim), lo = p[2 * i], hi = p[2 * i + 1];
+      if (lo >= size || hi >= size) {
+        fail("Argument #" + std::to_string(2 * padded + 2) +
+             ": Padding size should be less than the corresponding input dimension, but got: padding " +
+             pair_str(lo, hi) + " at dimension " + std::to_string(dim) + " of input " + shape_str(input.sizes()));
+      }
+    }
+  }
+  bool empty = false;
+  for (int64_t i = 0; i < padded; ++i) empty = empty || input.size(ndim - 1 - i) + p[2 * i] + p[2 * i + 1] < 1;
+  if (!empty) return;
+  static const char* const kLetters[] = {"D", "H", "W"};
+  std::string in, out;
+  for (int64_t d = ndim - padded; d < ndim; ++d) {
+    const int64_t i = ndim - 1 - d;
+    const std::string letter = kLetters[3 - padded + (d - (ndim - padded))];
+    in += (in.empty() ? "" : ", ") + letter + ": " + std::to_string(input.size(d));
+    out += (out.empty() ? "" : " ") + letter + ": " + std::to_string(input.size(d) + p[2 * i] + p[2 * i + 1]);
+  }
+  if (padded == 1) fail("input (" + in + ") is too small. Calculated output " + out);
+  fail("Calculated output " + out + " must be >= 1 in every dimension (input " + in + ")");
 }
 
 }  // namespace
@@ -60,23 +119,24 @@ Tensor pad(const Tensor& input, const PadFuncOptions& options) {
   const std::vector<int64_t>& p = options.pad();
   const std::string& mode = options.mode();
   const int64_t ndim = input.dim();
-  if (p.size() % 2 != 0) fail("the padding must have an even length ((before, after) pairs), got " + shape_str(p));
+  if (p.size() % 2 != 0) fail("Padding length must be divisible by 2, got " + shape_str(p));
   const int64_t padded = static_cast<int64_t>(p.size()) / 2;
   if (padded > ndim) {
-    fail("the padding " + shape_str(p) + " pads " + std::to_string(padded) + " dims of an input with only " +
-         std::to_string(ndim) + " (" + shape_str(input.sizes()) + ")");
+    fail("Padding length should be less than or equal to two times the input dimension but got padding length " +
+         std::to_string(p.size()) + " and input of dimension " + std::to_string(ndim));
   }
   const bool constant = mode == "constant";
   if (!constant && mode != "reflect" && mode != "replicate" && mode != "circular") {
     fail("mode must be \"constant\", \"reflect\", \"replicate\" or \"circular\", got \"" + mode + "\"");
   }
   if (!constant) {
+    if (options.value() != 0.0) fail("Padding mode \"" + mode + "\" doesn't take in value argument");
     if (padded < 1 || padded > 3 || (ndim != padded + 1 && ndim != padded + 2)) {
-      fail("mode \"" + mode + "\" pads the last 1 to 3 dims of an input with 1 or 2 more dims (e.g. [C, W] or "
-           "[N, C, W] for a padding of 2 values), got a padding of " + std::to_string(p.size()) + " values for " +
-           shape_str(input.sizes()));
+      fail("Padding size " + std::to_string(p.size()) + " is not supported for " + std::to_string(ndim) +
+           "D input tensor; mode \"" + mode + "\" pads the last 1 to 3 dims of an input with 1 or 2 more dims: 2 "
+           "values for a 2D or 3D input, 4 for 3D or 4D, 6 for 4D or 5D");
     }
-    if (options.value() != 0.0) fail("a fill value is only used by mode \"constant\", got mode \"" + mode + "\"");
+    check_mode_padding(input, p, mode);
   }
   Tensor x = input;
   for (int64_t i = 0; i < padded; ++i) {
@@ -86,21 +146,8 @@ Tensor pad(const Tensor& input, const PadFuncOptions& options) {
       x = pad_constant(x, dim, lo, hi, options.value());
       continue;
     }
-    const int64_t size = x.size(dim);
-    const std::string where = "dim " + std::to_string(dim) + " of size " + std::to_string(size);
-    if (lo < 0 || hi < 0) fail("mode \"" + mode + "\" needs padding >= 0, got (" + std::to_string(lo) + ", " +
-                                std::to_string(hi) + ") for " + where);
     if (lo == 0 && hi == 0) continue;
-    if (size == 0) fail("mode \"" + mode + "\" cannot pad the empty " + where);
-    if (mode == "reflect" && (lo >= size || hi >= size)) {
-      fail("mode \"reflect\" needs each padding < the dim's size, got (" + std::to_string(lo) + ", " +
-           std::to_string(hi) + ") for " + where);
-    }
-    if (mode == "circular" && (lo > size || hi > size)) {
-      fail("mode \"circular\" needs each padding <= the dim's size, got (" + std::to_string(lo) + ", " +
-           std::to_string(hi) + ") for " + where);
-    }
-    x = colony::index_select(x, dim, source_index(mode, size, lo, hi, x.device()));
+    x = colony::index_select(x, dim, source_index(mode, x.size(dim), lo, hi, x.device()));
   }
   // torch returns a new tensor even when nothing is padded.
   return x.storage().get() == input.storage().get() ? colony::clone(x) : x;

@@ -13,6 +13,7 @@
 #include "nn/conv_transpose.h"
 #include "nn/dropout.h"
 #include "nn/embedding.h"
+#include "nn/fold.h"
 #include "nn/functional.h"
 #include "nn/init.h"
 #include "nn/instancenorm.h"
@@ -23,6 +24,7 @@
 #include "nn/module.h"
 #include "nn/normalization.h"
 #include "nn/packed_sequence.h"
+#include "nn/padding.h"
 #include "nn/pooling.h"
 #include "nn/options.h"  // the deprecated nn::Size2 spelling
 #include "nn/rnn.h"

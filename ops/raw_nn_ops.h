@@ -231,4 +231,17 @@ struct GruCellGrads {
 };
 GruCellGrads gru_cell_backward(const Tensor& grad_h_next, const Tensor& h, const Tensor& saved);
 
+// ---------- sliding blocks (ops/fold_ops.cc) ----------
+
+// torch's im2col (F::unfold): input [N, C, H, W] or unbatched [C, H, W] (floating) -> [N, C * kH *
+// kW, L] or [C * kH * kW, L], L = the blocks along H times along W, each (H + 2 * padding.h -
+// dilation.h * (kH - 1) - 1) / stride.h + 1 (>= 1); row (c, i, j), column (by, bx) holds input[c,
+// by * stride.h - padding.h + i * dilation.h, bx * stride.w - padding.w + j * dilation.w], zero
+// outside. torch's checks and messages.
+Tensor im2col(const Tensor& input, Int2 kernel_size, Int2 dilation, Int2 padding, Int2 stride);
+// torch's col2im (F::fold), im2col's adjoint: input [N, C * kH * kW, L] or [C * kH * kW, L] ->
+// [N, C, output_size.h, output_size.w] (or unbatched), each element the sum of the column elements
+// im2col would have copied from it. L must be the block count of output_size.
+Tensor col2im(const Tensor& input, Int2 output_size, Int2 kernel_size, Int2 dilation, Int2 padding, Int2 stride);
+
 }  // namespace colony::raw

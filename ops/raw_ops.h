@@ -78,6 +78,11 @@ Tensor expand(const Tensor& t, const Shape& shape);
 // torch.diagonal: the elements t[..., i, ..., i + offset, ...] of dims dim1 and dim2 (offset > 0
 // above the main diagonal, < 0 below), those two dims removed and the diagonal appended last.
 Tensor diagonal(const Tensor& t, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+// Tensor::unfold (torch's sliding-window view): dim replaced by the (size(dim) - size) / step + 1
+// windows and a last dim of `size` holding each window's elements (strides: step * stride(dim),
+// then stride(dim)); a 0-D tensor is read as [1]. torch's checks: "maximum size for tensor at
+// dimension 0 is 10 but size is 11", "step is 0 but must be > 0", "size is -1 but must be >= 0".
+Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step);
 Tensor alias(const Tensor& t);  // a new handle to the same view (detach uses it)
 // Shape with one -1 inferred; throws "view: shape [..] is invalid for input of size N".
 Shape infer_size(const Shape& shape, int64_t numel, const char* op);

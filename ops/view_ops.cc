@@ -108,6 +108,26 @@ Tensor diagonal(const Tensor& t, int64_t offset, int64_t dim1, int64_t dim2) {
   return make_view(t, sizes, strides, storage_offset);
 }
 
+Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step) {
+  const int64_t nd = std::max<int64_t>(t.dim(), 1);
+  dim = wrap_dim(dim, nd, "unfold");
+  const int64_t extent = t.dim() == 0 ? 1 : t.size(dim), stride = t.dim() == 0 ? 1 : t.stride(dim);
+  if (size > extent) {
+    throw std::invalid_argument("unfold: maximum size for tensor at dimension " + std::to_string(dim) + " is " +
+                                std::to_string(extent) + " but size is " + std::to_string(size));
+  }
+  if (step <= 0) throw std::invalid_argument("unfold: step is " + std::to_string(step) + " but must be > 0");
+  if (size < 0) throw std::invalid_argument("unfold: size is " + std::to_string(size) + " but must be >= 0");
+  Shape sizes = t.dim() == 0 ? Shape{1} : t.sizes();
+  Shape strides = t.dim() == 0 ? Shape{1} : t.strides();
+  sizes[dim] = (extent - size) / step + 1;
+  strides[dim] = step * stride;
+  sizes.push_back(size);
+  strides.push_back(stride);
+  if (t.dim() == 0) return make_view(t, {size}, {1}, t.storage_offset());  // torch: a 0-D tensor gives [size]
+  return make_view(t, sizes, strides, t.storage_offset());
+}
+
 Tensor alias(const Tensor& t) { return make_view(t, t.sizes(), t.strides(), t.storage_offset()); }
 
 Tensor view(const Tensor& t, const Shape& shape) {

@@ -333,6 +333,9 @@ class Tensor {
                     std::optional<double> neginf = std::nullopt) const;
   Tensor count_nonzero(const std::vector<int64_t>& dims = {}) const;
   Tensor diagonal(int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1) const;
+  // torch's Tensor.unfold: the windows of `size` elements `step` apart along dim, a view whose
+  // last dim is the window (autograd/views.cc; not F::unfold, which is im2col).
+  Tensor unfold(int64_t dim, int64_t size, int64_t step) const;
   Tensor diag(int64_t diagonal = 0) const;
   Tensor trace() const;
   Tensor logical_not() const;

@@ -120,12 +120,13 @@ TEST(Functional, PadAsTorchInEveryMode) {
   raw::fill_(same, 7.0);
   EXPECT_TRUE(matches_values(a, {0, 1, 2, 3, 4, 5}));
   // PyTorch's refusals, said plainly.
-  EXPECT_TRUE(throws_with([&] { F::pad(a, {1}); }, "even length"));
-  EXPECT_TRUE(throws_with([&] { F::pad(a, {1, 1, 1, 1, 1, 1}); }, "pads 3 dims of an input with only 2"));
+  EXPECT_TRUE(throws_with([&] { F::pad(a, {1}); }, "Padding length must be divisible by 2"));
+  EXPECT_TRUE(throws_with([&] { F::pad(a, {1, 1, 1, 1, 1, 1}); }, "Padding length should be less than or equal to two times the input dimension but got padding length 6 "
+                                                                  "and input of dimension 2"));
   EXPECT_TRUE(throws_with([&] { F::pad(a, F::PadFuncOptions({1, 1, 1, 1}).mode("reflect")); },
                           "pads the last 1 to 3 dims of an input with 1 or 2 more dims"));
-  EXPECT_TRUE(throws_with([&] { F::pad(a3, F::PadFuncOptions({3, 0}).mode("reflect")); }, "each padding < the dim's size"));
-  EXPECT_TRUE(throws_with([&] { F::pad(a3, F::PadFuncOptions({4, 0}).mode("circular")); }, "<= the dim's size"));
+  EXPECT_TRUE(throws_with([&] { F::pad(a3, F::PadFuncOptions({3, 0}).mode("reflect")); }, "Padding size should be less than the corresponding input dimension"));
+  EXPECT_TRUE(throws_with([&] { F::pad(a3, F::PadFuncOptions({4, 0}).mode("circular")); }, "Padding value causes wrapping around more than once."));
   EXPECT_TRUE(throws_with([&] { F::pad(a3, F::PadFuncOptions({1, 0}).mode("wrap")); }, "mode must be"));
   EXPECT_TRUE(throws_with([&] { F::pad(a, {-2, -2}); }, "leaves a negative size -1"));
 }

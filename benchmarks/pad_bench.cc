@@ -1,0 +1,113 @@
+// F::pad in "reflect", "replicate" and "circular" mode (2-D, by 1 and 3 pixels) and F::unfold /
+// F::fold (3x3, padding 1), forward alone and forward + backward (one backward of sum(out * g), the
+// input's .grad cleared first), float32 [16, 64, 56, 56] (a ResNet stage's feature map), to set
+// beside benchmarks/pad_pytorch.py (benchmarks/pad_rounds.sh alternates them). F::pad's modes are
+// composed (one index_select per padded dim, nn/functional_pad.cc) where torch has one kernel per
+// mode; unfold and fold are one kernel each way (kernels/cpu/fold.cc), as torch's im2col/col2im.
+//
+//   pad_bench [--threads T] [--trials R]
+//
+// Prints one line per case and pass: "<case> <pass> us=<median of R calls>".
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "autograd/autograd.h"
+#include "benchmarks/bench_args.h"
+#include "nn/functional.h"
+#include "tensor/random.h"
+#include "tensor/threads.h"
+
+namespace {
+
+using colony::Tensor;
+namespace F = colony::nn::functional;
+
+double median_us(const std::function<void()>& fn, int trials) {
+  using clock = std::chrono::steady_clock;
+  for (int i = 0; i < 2; ++i) fn();  // warm-up
+  std::vector<double> t;
+  for (int i = 0; i < trials; ++i) {
+    auto start = clock::now();
+    fn();
+    t.push_back(std::chrono::duration<double, std::micro>(clock::now() - start).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto [threads, trials] = colony::bench::parse_threads_trials(argc, argv, {2, 10});
+  if (threads < 1 || trials < 1) {
+    std::fprintf(stderr, "pad_bench: --threads and --trials must be at least 1\n");
+    return 2;
+  }
+  colony::set_num_threads(threads);
+  colony::Generator gen(1);
+  const colony::Shape shape = {16, 64, 56, 56};
+  using Fn = std::function<Tensor(const Tensor&)>;
+  struct Case {
+    std::string name;
+    Fn fn;
+  };
+  std::vector<Case> cases;
+  for (const char* mode : {"reflect", "replicate", "circular"}) {
+    for (int64_t p : {1, 3}) {
+      cases.push_back({std::string(mode) + "_pad" + std::to_string(p), [mode, p](const Tensor& x) {
+                         return F::pad(x, F::PadFuncOptions({p, p, p, p}).mode(mode));
+                       }});
+    }
+  }
+  cases.push_back({"zeros_pad1", [](const Tensor& x) { return F::pad(x, F::PadFuncOptions({1, 1, 1, 1})); }});
+  cases.push_back({"unfold_k3", [](const Tensor& x) { return F::unfold(x, F::UnfoldFuncOptions(3).padding(1)); }});
+  const F::FoldFuncOptions fold_options = F::FoldFuncOptions({56, 56}, 3).padding(1);
+  for (const Case& c : cases) {
+    Tensor x = colony::raw::randn(shape, colony::kFloat32, &gen);
+    x.requires_grad_(true);
+    Tensor y0;
+    {
+      colony::NoGradGuard no_grad;
+      y0 = c.fn(x);
+    }
+    const Tensor g = colony::raw::randn(y0.sizes(), colony::kFloat32, &gen);
+    const double fwd = median_us(
+        [&] {
+          colony::NoGradGuard no_grad;
+          c.fn(x);
+        },
+        trials);
+    const double both = median_us(
+        [&] {
+          x.set_grad(Tensor());
+          colony::sum(colony::mul(c.fn(x), g)).backward();
+        },
+        trials);
+    std::printf("%s fwd us=%.1f\n%s fwd+bwd us=%.1f\n", c.name.c_str(), fwd, c.name.c_str(), both);
+    std::fflush(stdout);
+  }
+  {
+    // F::fold of the columns unfold_k3 gives.
+    Tensor cols = colony::raw::randn({16, 64 * 9, 56 * 56}, colony::kFloat32, &gen);
+    cols.requires_grad_(true);
+    const Tensor g = colony::raw::randn(shape, colony::kFloat32, &gen);
+    const double fwd = median_us(
+        [&] {
+          colony::NoGradGuard no_grad;
+          F::fold(cols, fold_options);
+        },
+        trials);
+    const double both = median_us(
+        [&] {
+          cols.set_grad(Tensor());
+          colony::sum(colony::mul(F::fold(cols, fold_options), g)).backward();
+        },
+        trials);
+    std::printf("fold_k3 fwd us=%.1f\nfold_k3 fwd+bwd us=%.1f\n", fwd, both);
+  }
+  return 0;
+}
