@@ -358,9 +358,12 @@ std::pair<Tensor, Tensor> cummin(const Tensor& t, int64_t dim);
 Tensor logcumsumexp(const Tensor& t, int64_t dim);
 
 // ---------- order statistics and NaN-aware reductions (autograd/order_stats.cc) ----------
-// Composed of the stable sort and gather: the values' gradient goes to the elements they were taken
-// from (int64 indices: their positions along dim; of equal values, the one the stable sort puts
-// there, where torch's CPU may name another of them). bool inputs are refused, as torch's.
+// median, nanmedian and kthvalue select (an O(n) selection per row, raw::median and friends); the
+// values' gradient goes through gather to the elements they were taken from (int64 indices: their
+// positions along dim; of equal values the one torch's CPU names: the stable sort's for the
+// medians, its quickselect's for kthvalue; kernels/common/select.h). torch's CUDA kernels may name
+// another of equal values; Colony's CUDA names the CPU's. quantile sorts. bool inputs are refused,
+// as torch's.
 // torch.median: the lower median; a NaN in the row gives NaN (and the first NaN's index). All
 // elements: 0-d, NaN for an empty floating input.
 Tensor median(const Tensor& t);
