@@ -109,4 +109,10 @@ inline SavedTensor save_if(bool wanted, const Tensor& t) { return wanted ? Saved
 Tensor& record_inplace(Tensor& self, const char* op, std::vector<const Tensor*> others, bool reads_old_self,
                        const std::function<void()>& raw_write, const std::function<Tensor(const Tensor&)>& outplace);
 
+// A value-selecting reduction along dim (mode, median, nanmedian, kthvalue): `selected`, the raw
+// op's (values, int64 indices) of t, with the values gathered again through the differentiable
+// gather when t needs a gradient, so each value's gradient goes to the element it was taken from
+// (torch's value_selecting_reduction_backward). Defined in autograd/order_stats.cc.
+std::pair<Tensor, Tensor> value_selected(const Tensor& t, int64_t dim, bool keepdim, std::pair<Tensor, Tensor> selected);
+
 }  // namespace colony::autograd::detail

@@ -273,6 +273,16 @@ Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, cons
 // index expanded, so their gradients are scatter's.
 Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, double value);
 Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source);
+// torch.scatter_add: scatter_reduce(self, dim, index, src, "sum"), its gradients
+// (autograd/scatter_inplace.cc, beside the in-place members).
+Tensor scatter_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src);
+// torch.index_add: self + alpha * (source's slices summed at a 0-D or 1-D index along dim); source of
+// self's dtype. Gradients: self's g, source's alpha * g's slices at index.
+Tensor index_add(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source, double alpha = 1.0);
+// torch.masked_scatter: self (broadcast with the bool mask) with its k-th masked element (row-major)
+// replaced by source's k-th element (source of self's dtype, at least as many elements as the mask
+// has trues). Gradients: self's where the mask is false, source's first elements the masked ones.
+Tensor masked_scatter(const Tensor& self, const Tensor& mask, const Tensor& source);
 
 // ---------- unique, counting and searching (autograd/unique.cc): no gradient ----------
 // torch.unique (flattened; dim = None): (the distinct values in ascending order, NaNs each distinct,
@@ -281,9 +291,19 @@ Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Te
 // sorted (torch's CUDA order, which sorted = false permits). Reads its size back to the host.
 std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& t, bool sorted = true, bool return_inverse = false,
                                           bool return_counts = false);
-// torch.unique_consecutive (flattened): the first of each run of equal neighbours.
+// torch.unique with dim (libtorch's at::unique_dim; an overload of unique would be ambiguous with
+// its bools): the distinct slices along dim (dim first, each slice a row of the rest), sorted
+// lexicographically; the inverse has dim's length, counts one per distinct slice. Slices holding a
+// NaN equal no other slice (torch's ==); where torch's std::sort meets NaNs its order is
+// unspecified, Colony's puts NaN after every number. Empty dims other than dim are refused, as
+// torch's; a 0-d input too.
+std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& t, int64_t dim, bool sorted = true,
+                                              bool return_inverse = false, bool return_counts = false);
+// torch.unique_consecutive: the first of each run of equal neighbours, of the flattened input, or,
+// with dim, of the slices along dim (as libtorch's, dim last and optional).
 std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& t, bool return_inverse = false,
-                                                      bool return_counts = false);
+                                                      bool return_counts = false,
+                                                      std::optional<int64_t> dim = std::nullopt);
 // torch.bincount of a 1-D non-negative integer tensor: int64 counts (or sums of weights: floating
 // weights keep their dtype, others give float64) of length max(max + 1, minlength). Reads the
 // maximum back to the host.
@@ -338,9 +358,12 @@ std::pair<Tensor, Tensor> cummin(const Tensor& t, int64_t dim);
 Tensor logcumsumexp(const Tensor& t, int64_t dim);
 
 // ---------- order statistics and NaN-aware reductions (autograd/order_stats.cc) ----------
-// Composed of the stable sort and gather: the values' gradient goes to the elements they were taken
-// from (int64 indices: their positions along dim; of equal values, the one the stable sort puts
-// there, where torch's CPU may name another of them). bool inputs are refused, as torch's.
+// median, nanmedian and kthvalue select (an O(n) selection per row, raw::median and friends); the
+// values' gradient goes through gather to the elements they were taken from (int64 indices: their
+// positions along dim; of equal values the one torch's CPU names: the stable sort's for the
+// medians, its quickselect's for kthvalue; kernels/common/select.h). torch's CUDA kernels may name
+// another of equal values; Colony's CUDA names the CPU's. quantile sorts. bool inputs are refused,
+// as torch's.
 // torch.median: the lower median; a NaN in the row gives NaN (and the first NaN's index). All
 // elements: 0-d, NaN for an empty floating input.
 Tensor median(const Tensor& t);

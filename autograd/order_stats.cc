@@ -1,16 +1,15 @@
-// Order statistics, composed of the stable sort (raw::sort; NaN sorts as the largest value) and the
-// differentiable gather, so every value's gradient goes to the element it was taken from and the
-// interpolated quantiles' to the two elements they lie between (lerp's weights):
+// Order statistics. median, nanmedian and kthvalue select (ops/select_ops.cc: an O(n) selection per
+// row, kernels/common/select.h) and take the values again through the differentiable gather, so
+// every value's gradient goes to the element it was taken from:
 //   median     the lower median ((n - 1) / 2 of the sorted row); a row with a NaN gives its
 //              first NaN, as torch.median; of all elements, the gradient is shared by the elements
 //              equal to the median, as torch's;
 //   nanmedian  the lower median of the row's non-NaN elements (NaN when there are none);
-//   kthvalue   the k-th smallest (k from 1; NaN counts as the largest, as torch's);
+//   kthvalue   the k-th smallest (k from 1; NaN counts as the largest, as torch's).
+// Indices among equal values are those torch's CPU names (select.h says which). The quantiles
+// need two neighbouring order statistics and their interpolation, so they sort:
 //   quantile   torch's ranks (q * (n - 1), or over the non-NaN count for nanquantile) and its five
-//              interpolations.
-// Indices: the position, in the row, of the sorted element chosen, so of equal values the one a
-// stable sort puts there (torch's CPU kernels choose among equal values by a partial sort, which
-// may name another of them; the values agree).
+//              interpolations, the gradient to the two elements they lie between (lerp's weights).
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
@@ -22,67 +21,17 @@
 namespace colony {
 namespace {
 
-// The elements at `positions` (int64, t's shape with dim's size 1) of each row of t's stable sort
-// along d, and where they sit in t: (values, int64 indices), dim d removed unless keepdim.
-std::pair<Tensor, Tensor> sorted_at(const Tensor& t, int64_t d, const Tensor& positions, bool keepdim) {
-  Tensor order = raw::sort(t, d).second;
-  Tensor indices = raw::gather(order, d, positions);
-  Tensor values = gather(t, d, indices);  // differentiable: the gradient goes back to `indices`
-  if (keepdim) return {values, indices};
-  return {squeeze(values, d), raw::squeeze(indices, d)};
-}
-
-// t's shape with dim d of size 1, filled with int64 `value`.
-Tensor positions_like(const Tensor& t, int64_t d, int64_t value) {
-  Shape shape = t.sizes();
-  shape[d] = 1;
-  return raw::full(shape, static_cast<double>(value), TensorOptions(kInt64).device(t.device()));
-}
-
 // The number of NaNs in each row along d (int64, kept dim).
 Tensor nan_count(const Tensor& t, int64_t d) { return raw::sum(isnan(t), {d}, /*keepdim=*/true); }
 
-void check_orderable(const Tensor& t, const char* op) {
+enum class Median { Lower, IgnoreNan };
+
+Tensor median_all(Median kind, const char* op, const Tensor& t) {
   if (!t.defined()) throw std::invalid_argument(std::string(op) + ": expected a defined input tensor");
   if (t.dtype() == kBool) {
     throw std::invalid_argument(std::string(op) + ": expected a numeric input, got bool (convert it first, e.g. "
                                 "t.to(kInt64))");
   }
-}
-
-enum class Median { Lower, IgnoreNan };
-
-std::pair<Tensor, Tensor> median_along(Median kind, const char* op, const Tensor& t_in, int64_t dim, bool keepdim) {
-  check_orderable(t_in, op);
-  const bool scalar = t_in.dim() == 0;
-  const int64_t d = wrap_dim(dim, t_in.dim(), op);
-  const Tensor t = scalar ? reshape(t_in, {1}) : t_in;
-  const int64_t n = t.size(d);
-  if (n == 0) {
-    throw std::invalid_argument(std::string(op) + ": expected reduction dim " + std::to_string(d) +
-                                " to have non-zero size");
-  }
-  Tensor nans = nan_count(t, d);
-  Tensor pos;
-  if (kind == Median::Lower) {
-    // (n - 1) / 2, or the first NaN (at n - nans of the stable sort) when the row has one.
-    pos = raw::where(gt(nans, 0.0), raw::add(raw::neg(nans), static_cast<double>(n)), positions_like(t, d, (n - 1) / 2));
-  } else {
-    // (valid - 1) / 2 of the non-NaN elements, which sort first; 0 (a NaN) when there are none.
-    Tensor valid = raw::add(raw::neg(nans), static_cast<double>(n));
-    pos = raw::to(raw::clamp(raw::unary(raw::UnaryOp::Floor, raw::mul(raw::add(raw::to(valid, t.device(), kFloat64),
-                                                                               -1.0),
-                                                                      0.5)),
-                             0.0, std::nullopt),
-                  t.device(), kInt64);
-  }
-  auto [values, indices] = sorted_at(t, d, pos, keepdim);
-  if (scalar) return {reshape(values, {}), raw::reshape(indices, {})};
-  return {values, indices};
-}
-
-Tensor median_all(Median kind, const char* op, const Tensor& t) {
-  check_orderable(t, op);
   if (t.numel() == 0) {
     if (!is_floating(t.dtype())) {
       throw std::invalid_argument(std::string(op) + ": expected a non-empty input for an integral dtype (" +
@@ -92,7 +41,8 @@ Tensor median_all(Median kind, const char* op, const Tensor& t) {
   }
   // The value without a graph; its gradient is shared evenly by the elements equal to it (NaNs by a
   // NaN), as torch's median() and nanmedian() of all elements (evenly_distribute_backward).
-  Tensor value = median_along(kind, op, raw::reshape(detach(t), {-1}), 0, false).first;
+  const Tensor flat = raw::reshape(detach(t), {-1});
+  Tensor value = (kind == Median::Lower ? raw::median(flat, 0) : raw::nanmedian(flat, 0)).first;
   if (autograd::needs_grad(t)) {
     autograd::SavedTensor sx(t), sy(value, /*is_output=*/true);
     autograd::record(kind == Median::Lower ? "MedianBackward" : "NanmedianBackward", {t}, value, {sx, sy},
@@ -110,30 +60,30 @@ Tensor median_all(Median kind, const char* op, const Tensor& t) {
 
 }  // namespace
 
+std::pair<Tensor, Tensor> autograd::detail::value_selected(const Tensor& t, int64_t dim, bool keepdim,
+                                                           std::pair<Tensor, Tensor> selected) {
+  auto [values, indices] = std::move(selected);
+  if (!autograd::needs_grad(t)) return {values, indices};
+  // Gathered again, with history: the kept-dim indices select the element of each row.
+  const int64_t d = wrap_dim(dim, t.dim(), "gather");
+  const Tensor x = t.dim() == 0 ? reshape(t, {1}) : t;
+  const Tensor at = t.dim() == 0 ? raw::reshape(indices, {1}) : keepdim ? indices : raw::unsqueeze(indices, d);
+  Tensor picked = gather(x, d, at);
+  if (t.dim() == 0) return {reshape(picked, {}), indices};
+  return {keepdim ? picked : squeeze(picked, d), indices};
+}
+
 Tensor median(const Tensor& t) { return median_all(Median::Lower, "median", t); }
 std::pair<Tensor, Tensor> median(const Tensor& t, int64_t dim, bool keepdim) {
-  return median_along(Median::Lower, "median", t, dim, keepdim);
+  return autograd::detail::value_selected(t, dim, keepdim, raw::median(t, dim, keepdim));
 }
 Tensor nanmedian(const Tensor& t) { return median_all(Median::IgnoreNan, "nanmedian", t); }
 std::pair<Tensor, Tensor> nanmedian(const Tensor& t, int64_t dim, bool keepdim) {
-  return median_along(Median::IgnoreNan, "nanmedian", t, dim, keepdim);
+  return autograd::detail::value_selected(t, dim, keepdim, raw::nanmedian(t, dim, keepdim));
 }
 
-std::pair<Tensor, Tensor> kthvalue(const Tensor& t_in, int64_t k, int64_t dim, bool keepdim) {
-  const char* op = "kthvalue";
-  check_orderable(t_in, op);
-  const bool scalar = t_in.dim() == 0;
-  const int64_t d = wrap_dim(dim, t_in.dim(), op);
-  const Tensor t = scalar ? reshape(t_in, {1}) : t_in;
-  const int64_t n = t.size(d);
-  if (k < 1 || k > n) {
-    throw std::out_of_range(std::string(op) + ": selected number k (" + std::to_string(k) +
-                            ") out of range for dimension " + std::to_string(d) + " of size " + std::to_string(n) +
-                            " (expected 1 <= k <= " + std::to_string(n) + ")");
-  }
-  auto [values, indices] = sorted_at(t, d, positions_like(t, d, k - 1), keepdim);
-  if (scalar) return {reshape(values, {}), raw::reshape(indices, {})};
-  return {values, indices};
+std::pair<Tensor, Tensor> kthvalue(const Tensor& t, int64_t k, int64_t dim, bool keepdim) {
+  return autograd::detail::value_selected(t, dim, keepdim, raw::kthvalue(t, k, dim, keepdim));
 }
 
 namespace {

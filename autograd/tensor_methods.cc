@@ -142,6 +142,15 @@ Tensor Tensor::index_fill(int64_t dim, const Tensor& index, double value) const 
 Tensor Tensor::index_copy(int64_t dim, const Tensor& index, const Tensor& source) const {
   return colony::index_copy(*this, dim, index, source);
 }
+Tensor Tensor::scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const {
+  return colony::scatter_add(*this, dim, index, src);
+}
+Tensor Tensor::index_add(int64_t dim, const Tensor& index, const Tensor& source, double alpha) const {
+  return colony::index_add(*this, dim, index, source, alpha);
+}
+Tensor Tensor::masked_scatter(const Tensor& mask, const Tensor& source) const {
+  return colony::masked_scatter(*this, mask, source);
+}
 Tensor Tensor::bincount(const Tensor& weights, int64_t minlength) const {
   return colony::bincount(*this, weights, minlength);
 }

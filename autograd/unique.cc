@@ -1,12 +1,14 @@
-// unique, unique_consecutive, bincount and histc: results with no gradient
+// unique, unique_consecutive (flattened or along a dim), bincount and histc: results with no gradient
 // (as torch's), composed of the raw sort, cumsum, comparisons and scatters. The sizes of unique's and
 // bincount's results depend on the values, which are read back to the host (a synchronization on
 // CUDA, as torch's and as nonzero's).
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
@@ -58,10 +60,110 @@ std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& t, bool sorted, bool ret
   return {r.values, inverse, return_counts ? r.counts : raw::empty({0}, int64_on(t))};
 }
 
-std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& t, bool return_inverse, bool return_counts) {
+namespace {
+
+std::tuple<Tensor, Tensor, Tensor> unique_consecutive_flat(const Tensor& t, bool return_inverse, bool return_counts) {
   check_defined(t, "unique_consecutive");
   Runs r = runs_of(raw::contiguous(raw::reshape(t, {-1})));
   return {r.values, return_inverse ? raw::reshape(r.group, t.sizes()) : raw::empty({0}, int64_on(t)),
+          return_counts ? r.counts : raw::empty({0}, int64_on(t))};
+}
+
+// The permutation that moves dim d of ndim first, the others in their order.
+std::vector<int64_t> dim_first(int64_t ndim, int64_t d) {
+  std::vector<int64_t> order{d};
+  for (int64_t i = 0; i < ndim; ++i) {
+    if (i != d) order.push_back(i);
+  }
+  return order;
+}
+
+// t with dim d first, as [n, m] rows (m the product of the other dims), contiguous.
+Tensor slices_as_rows(const Tensor& t, int64_t d) {
+  Tensor moved = raw::contiguous(raw::permute(t, dim_first(t.dim(), d)));
+  int64_t m = 1;
+  for (int64_t i = 0; i < t.dim(); ++i) {
+    if (i != d) m *= t.size(i);
+  }
+  return raw::reshape(moved, {t.size(d), m});
+}
+
+// The slices [k, ...] (rows of [k, m]) back in t's layout: dim d of size k.
+Tensor rows_as_slices(const Tensor& rows, const Tensor& t, int64_t d) {
+  Shape moved = t.sizes();
+  moved.erase(moved.begin() + d);
+  moved.insert(moved.begin(), rows.size(0));
+  const std::vector<int64_t> order = dim_first(t.dim(), d);
+  std::vector<int64_t> back(order.size());
+  for (size_t i = 0; i < order.size(); ++i) back[static_cast<size_t>(order[i])] = static_cast<int64_t>(i);
+  return raw::contiguous(raw::permute(raw::reshape(rows, moved), back));
+}
+
+// Runs of equal neighbouring rows of [n, m] (a row with a NaN equals no row, as torch's ==): each
+// run's first row, each row's run number, each run's length.
+Runs row_runs(const Tensor& rows) {
+  const int64_t n = rows.size(0);
+  if (n == 0) {
+    return {rows, raw::empty({0}, int64_on(rows)), raw::empty({0}, int64_on(rows))};
+  }
+  Tensor is_new = raw::ones({1}, TensorOptions(kBool).device(rows.device()));
+  if (n > 1) {
+    Tensor differs = raw::binary(raw::BinaryOp::Ne, raw::narrow(rows, 0, 1, n - 1), raw::narrow(rows, 0, 0, n - 1));
+    // any along the row: a row of m == 0 elements equals its neighbour.
+    Tensor any = raw::binary(raw::BinaryOp::Gt, raw::sum(differs, {1}), 0.0);
+    is_new = raw::cat({is_new, any}, 0);
+  }
+  Tensor group = raw::add(raw::cumsum(is_new, 0), -1.0);  // int64
+  Tensor starts = raw::reshape(raw::nonzero(is_new), {-1});  // read back to the host
+  Tensor counts = raw::scatter_add({starts.numel()}, 0, group, raw::ones({n}, int64_on(rows)));
+  return {raw::index_select(rows, 0, starts), group, counts};
+}
+
+// Checks unique's dim and torch's refusal of empty dims that are not the one selected.
+int64_t unique_dim_of(const Tensor& t, int64_t dim, const char* op) {
+  check_defined(t, op);
+  if (t.dim() == 0) {
+    throw std::out_of_range(std::string(op) + ": Dimension specified as " + std::to_string(dim) +
+                            " but tensor has no dimensions");
+  }
+  const int64_t d = wrap_dim(dim, t.dim(), op);
+  if (t.numel() == 0 && t.size(d) != 0) {
+    throw std::invalid_argument(std::string(op) + ": There are 0 sized dimensions, and they aren't selected, so "
+                                "unique cannot be applied");
+  }
+  return d;
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor, Tensor> unique_dim(const Tensor& t, int64_t dim, bool sorted, bool return_inverse,
+                                              bool return_counts) {
+  (void)sorted;  // always sorted, as torch's unique with dim
+  const int64_t d = unique_dim_of(t, dim, "unique");
+  Tensor rows = slices_as_rows(t, d);
+  const int64_t n = rows.size(0), m = rows.size(1);
+  // The rows' lexicographic order by stable sorts of each column, from the last to the first (a
+  // least-significant-digit radix sort over the columns): m sorts of n keys.
+  Tensor order = raw::arange(0.0, static_cast<double>(n), 1.0, int64_on(t));
+  for (int64_t j = m - 1; j >= 0 && n > 1; --j) {
+    Tensor column = raw::index_select(raw::select(rows, 1, j), 0, order);
+    order = raw::index_select(order, 0, raw::sort(column, 0).second);
+  }
+  Runs r = row_runs(raw::index_select(rows, 0, order));
+  Tensor inverse = raw::empty({0}, int64_on(t));
+  if (return_inverse) {
+    // Row order[i] of t is in run group[i].
+    inverse = raw::scatter_reduce(raw::zeros({n}, int64_on(t)), 0, order, r.group, raw::ScatterOp::Assign);
+  }
+  return {rows_as_slices(r.values, t, d), inverse, return_counts ? r.counts : raw::empty({0}, int64_on(t))};
+}
+
+std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& t, bool return_inverse, bool return_counts,
+                                                      std::optional<int64_t> dim) {
+  if (!dim) return unique_consecutive_flat(t, return_inverse, return_counts);
+  const int64_t d = unique_dim_of(t, *dim, "unique_consecutive");
+  Runs r = row_runs(slices_as_rows(t, d));
+  return {rows_as_slices(r.values, t, d), return_inverse ? r.group : raw::empty({0}, int64_on(t)),
           return_counts ? r.counts : raw::empty({0}, int64_on(t))};
 }
 

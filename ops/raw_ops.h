@@ -244,6 +244,13 @@ std::pair<Tensor, Tensor> topk(const Tensor& t, int64_t k, int64_t dim = -1, boo
 // equally frequent ones the smallest; NaN equals nothing) and the int64 position of its last
 // occurrence. dim must have a non-zero size.
 std::pair<Tensor, Tensor> mode(const Tensor& t, int64_t dim = -1, bool keepdim = false);
+// torch.median, nanmedian and kthvalue along dim, no gradient (ops/select_ops.cc): the selected
+// value of each row and its int64 position, by an O(n) selection per row (kernels/common/select.h
+// says which element is named among equal values, as torch's CPU names it); 0-d inputs are a row
+// of one. Refuse bool inputs, and a reduction dim of size 0 (other dims may be empty).
+std::pair<Tensor, Tensor> median(const Tensor& t, int64_t dim, bool keepdim = false);
+std::pair<Tensor, Tensor> nanmedian(const Tensor& t, int64_t dim, bool keepdim = false);
+std::pair<Tensor, Tensor> kthvalue(const Tensor& t, int64_t k, int64_t dim = -1, bool keepdim = false);
 // torch.searchsorted (ops/search_ops.cc): for each value, its position in its row of sorted_sequence
 // (1-D: one row for all values; N-D: the values' leading dims are the sequence's), the first
 // boundary >= value (right: > value), through `sorter` (int64, the sequence's shape) when defined;

@@ -276,6 +276,9 @@ class Tensor {
                         bool include_self = true) const;
   Tensor index_fill(int64_t dim, const Tensor& index, double value) const;
   Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source) const;
+  Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
+  Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, double alpha = 1.0) const;
+  Tensor masked_scatter(const Tensor& mask, const Tensor& source) const;
   Tensor bincount(const Tensor& weights = Tensor(), int64_t minlength = 0) const;
   Tensor histc(int64_t bins = 100, double min = 0, double max = 0) const;
   std::pair<Tensor, Tensor> sort(int64_t dim = -1, bool descending = false) const;  // values, int64 indices
@@ -400,6 +403,25 @@ class Tensor {
   // accumulate = true adds value into the indexed elements (duplicates of an index each add), as
   // torch's index_put_(indices, values, accumulate=True).
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value, bool accumulate);
+
+  // ---- in-place scatter and indexing (defined in autograd/scatter_inplace.cc) ----
+  // torch's members, recorded by autograd as the in-place math below; the results are those of the
+  // out-of-place ops (colony::scatter, scatter_reduce, index_fill, index_copy, index_add,
+  // masked_fill, masked_scatter), written into this tensor, whose shape they must keep.
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor& scatter_(int64_t dim, const Tensor& index, double value);
+  // reduce "add" or "multiply" (scatter_reduce's "sum" and "prod" with include_self); no gradient,
+  // as torch's: refused when one would be recorded.
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce);
+  Tensor& scatter_(int64_t dim, const Tensor& index, double value, const std::string& reduce);
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor& scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                          bool include_self = true);
+  Tensor& index_fill_(int64_t dim, const Tensor& index, double value);
+  Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source);
+  Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, double alpha = 1.0);
+  Tensor& masked_fill_(const Tensor& mask, double value);
+  Tensor& masked_scatter_(const Tensor& mask, const Tensor& source);
 
   // ---- differentiable in-place math (defined in autograd/inplace.cc) ----
   // Recorded as in PyTorch: the write rebases this tensor's history (through a view, its base's)

@@ -48,6 +48,30 @@ void check_order_stats(Device device) {
   check("kthvalue/dim0/keepdim", device, [](const Tensor& x) { return x.kthvalue(3, 0, /*keepdim=*/true); });
   check("kthvalue/nan", device, [](const Tensor& x) { return kthvalue(x, 4); });
   check("kthvalue/i64", device, [](const Tensor& x) { return kthvalue(x, 1); });
+  // Ties: the element torch's CPU names (kernels/common/select.h), gradients to it.
+  check("kthvalue/ties", device, [](const Tensor& x) { return kthvalue(x, 17, 1); });
+  check("kthvalue/ties/first", device, [](const Tensor& x) { return kthvalue(x, 1, 1); });
+  check("kthvalue/ties/last", device, [](const Tensor& x) { return kthvalue(x, 40, 1); });
+  check("kthvalue/ties/dim0/keepdim", device, [](const Tensor& x) { return kthvalue(x, 2, 0, true); });
+  check("kthvalue/ties/f32", device, [](const Tensor& x) { return kthvalue(x, 29, -1); });
+  check("kthvalue/ties/i64", device, [](const Tensor& x) { return kthvalue(x, 11, 1); });
+  check("kthvalue/ties/u8", device, [](const Tensor& x) { return kthvalue(x, 23, 1); });
+  check("kthvalue/ties/3d", device, [](const Tensor& x) { return kthvalue(x, 5, 1); });
+  check("kthvalue/short_ties", device, [](const Tensor& x) { return kthvalue(x, 2, 1); });
+  check("kthvalue/signed_zero", device, [](const Tensor& x) { return kthvalue(x, 2, 1); });
+  check("kthvalue/nan_ties", device, [](const Tensor& x) { return kthvalue(x, 6, 1); });
+  check("median/ties", device, [](const Tensor& x) { return median(x, 1); });
+  check("median/ties/dim0", device, [](const Tensor& x) { return median(x, 0); });
+  check("median/ties/3d/keepdim", device, [](const Tensor& x) { return median(x, 1, true); });
+  check("median/ties/i32", device, [](const Tensor& x) { return median(x, -1); });
+  check("median/signed_zero", device, [](const Tensor& x) { return median(x, 1); });
+  check("median/nan_ties", device, [](const Tensor& x) { return median(x, 1); });
+  check("nanmedian/ties", device, [](const Tensor& x) { return nanmedian(x, 1); });
+  check("nanmedian/all_nan_rows", device, [](const Tensor& x) { return nanmedian(x, 1); });
+  check("nanmedian/all_nan_long", device, [](const Tensor& x) { return nanmedian(x, -1); });
+  check("median/empty_rows", device, [](const Tensor& x) { return median(x, 0); });
+  check("kthvalue/empty_rows", device, [](const Tensor& x) { return kthvalue(x, 2, 1); });
+  check("kthvalue/scalar", device, [](const Tensor& x) { return kthvalue(x, 1); });
   check("nansum/all", device, [](const Tensor& x) { return nansum(x); });
   check("nansum/dim1", device, [](const Tensor& x) { return nansum(x, {1}); });
   check("nansum/keepdim", device, [](const Tensor& x) { return x.nansum({0}, /*keepdim=*/true); });
@@ -82,6 +106,37 @@ TEST(OrderStats, MatchesTorch) { check_order_stats(kCPU); }
 TEST(OrderStats, MatchesTorch_CUDA) {
   COLONY_REQUIRE_CUDA(1);
   check_order_stats(Device::cuda(0));
+}
+
+// Long rows with many ties in every dtype the kernels dispatch: median's and nanmedian's index is
+// the stable sort's at their rank (the order is total), kthvalue's value the sort's at k - 1 and
+// its index one holding that value; the same on CUDA.
+void check_against_sort(Device device) {
+  Tensor base = raw::unary(raw::UnaryOp::Floor, raw::mul(raw::rand({7, 1001}, TensorOptions(kFloat64)), 9.0));
+  for (DType dtype : {kFloat64, kFloat32, kFloat16, kBFloat16, kInt64, kInt32, kUInt8}) {
+    Tensor x = raw::to(base, device, dtype);
+    Tensor order = raw::sort(x, 1).second;
+    auto [mv, mi] = median(x, 1);
+    EXPECT_TRUE(testing::all_close(raw::to(mi, kCPU, kInt64), raw::to(raw::select(order, 1, 500), kCPU, kInt64)))
+        << dtype_name(dtype);
+    auto [nv, ni] = nanmedian(x, 1);
+    EXPECT_TRUE(testing::all_close(raw::to(ni, kCPU, kInt64), raw::to(raw::select(order, 1, 500), kCPU, kInt64)))
+        << dtype_name(dtype);
+    for (int64_t k : {1, 2, 333, 1000, 1001}) {
+      auto [kv, ki] = kthvalue(x, k, 1);
+      Tensor sorted_k = raw::select(raw::sort(x, 1).first, 1, k - 1);
+      EXPECT_TRUE(testing::all_close(raw::to(kv, kCPU, kFloat64), raw::to(sorted_k, kCPU, kFloat64))) << k;
+      Tensor at = raw::squeeze(raw::gather(x, 1, raw::unsqueeze(ki, 1)), 1);
+      EXPECT_TRUE(testing::all_close(raw::to(at, kCPU, kFloat64), raw::to(kv, kCPU, kFloat64))) << k;
+    }
+  }
+}
+
+TEST(OrderStats, AgreesWithTheSortOnLongRows) { check_against_sort(kCPU); }
+
+TEST(OrderStats, AgreesWithTheSortOnLongRows_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  check_against_sort(Device::cuda(0));
 }
 
 TEST(OrderStats, Gradcheck) {
@@ -123,6 +178,11 @@ TEST(OrderStats, Errors) {
   EXPECT_TRUE(throws_with([&] { kthvalue(x, 4); },
                           "kthvalue: selected number k (4) out of range for dimension 1 of size 3"));
   EXPECT_TRUE(throws_with([&] { kthvalue(x, 0); }, "expected 1 <= k <= 3"));
+  EXPECT_TRUE(throws_with([&] { kthvalue(raw::zeros({3, 0}), 1); },
+                          "kthvalue: expected reduction dim 1 to have non-zero size"));
+  EXPECT_TRUE(throws_with([&] { kthvalue(raw::tensor({1.0}, TensorOptions(kBool)), 1); },
+                          "kthvalue: expected a numeric input, got bool"));
+  EXPECT_TRUE(throws_with([&] { nanmedian(x, -3); }, "nanmedian"));
   EXPECT_TRUE(throws_with([&] { quantile(x, 1.5); }, "quantile: expected q in [0, 1], got 1.5"));
   EXPECT_TRUE(throws_with([&] { quantile(raw::tensor({1.0}, TensorOptions(kInt64)), 0.5); },
                           "quantile: expected a float32 or float64 input, got int64"));

@@ -120,6 +120,37 @@ case("kthvalue/dim1", M, F64, lambda x: torch.kthvalue(x, 2, 1))
 case("kthvalue/dim0/keepdim", M, F64, lambda x: torch.kthvalue(x, 3, 0, keepdim=True))
 case("kthvalue/nan", [[1.0, nan, 3.0, 2.0]], F64, lambda x: torch.kthvalue(x, 4, -1))
 case("kthvalue/i64", [[4, 1, 3, 2]], I64, lambda x: torch.kthvalue(x, 1))
+# Ties, where the element named among equal values is torch's CPU rule (kernels/common/select.h):
+# median and nanmedian the stable sort's; kthvalue its quickselect's; a row of NaNs in nanmedian
+# the NaN libstdc++'s std::nth_element leaves first.
+_g = torch.Generator().manual_seed(15)
+TIES = torch.randint(0, 4, (3, 40), generator=_g).tolist()
+TIES3 = torch.randint(-2, 3, (2, 9, 3), generator=_g).tolist()
+case("kthvalue/ties", TIES, F64, lambda x: torch.kthvalue(x, 17, 1))
+case("kthvalue/ties/first", TIES, F64, lambda x: torch.kthvalue(x, 1, 1))
+case("kthvalue/ties/last", TIES, F64, lambda x: torch.kthvalue(x, 40, 1))
+case("kthvalue/ties/dim0/keepdim", TIES, F64, lambda x: torch.kthvalue(x, 2, 0, keepdim=True))
+case("kthvalue/ties/f32", TIES, F32, lambda x: torch.kthvalue(x, 29, -1))
+case("kthvalue/ties/i64", TIES, I64, lambda x: torch.kthvalue(x, 11, 1))
+case("kthvalue/ties/u8", TIES, U8, lambda x: torch.kthvalue(x, 23, 1))
+case("kthvalue/ties/3d", TIES3, F64, lambda x: torch.kthvalue(x, 5, 1))
+case("kthvalue/short_ties", [[2.0, 1.0, 2.0, 1.0, 2.0, 1.0, 2.0]], F64, lambda x: torch.kthvalue(x, 2, 1))
+case("kthvalue/signed_zero", [[0.0, -0.0, 0.0, -0.0]], F64, lambda x: torch.kthvalue(x, 2, 1))
+case("kthvalue/nan_ties", [[nan, 1.0, nan, 2.0, nan, 1.0, nan]], F64, lambda x: torch.kthvalue(x, 6, 1))
+case("median/ties", TIES, F64, lambda x: torch.median(x, 1))
+case("median/ties/dim0", TIES, F64, lambda x: torch.median(x, 0))
+case("median/ties/3d/keepdim", TIES3, F64, lambda x: torch.median(x, 1, keepdim=True))
+case("median/ties/i32", TIES, I32, lambda x: torch.median(x, -1))
+case("median/signed_zero", [[0.0, -0.0, 0.0, -0.0]], F64, lambda x: torch.median(x, 1))
+case("median/nan_ties", [[2.0, nan, 1.0, nan], [nan, nan, nan, 0.0]], F64, lambda x: torch.median(x, 1))
+case("nanmedian/ties", [[1.0, nan, 1.0, 3.0, nan, 1.0, 3.0], [nan, 2.0, 2.0, 2.0, nan, nan, 2.0]], F64,
+     lambda x: torch.nanmedian(x, 1))
+case("nanmedian/all_nan_rows", [[nan] * 5, [nan] * 5, [1.0, nan, 1.0, nan, 1.0]], F64,
+     lambda x: torch.nanmedian(x, 1))
+case("nanmedian/all_nan_long", [[nan] * 37], F32, lambda x: torch.nanmedian(x, -1))
+case("median/empty_rows", [], F64, lambda x: torch.median(x, 0), shape=(3, 0))
+case("kthvalue/empty_rows", [], F64, lambda x: torch.kthvalue(x, 2, 1), shape=(0, 3))
+case("kthvalue/scalar", 4.5, F64, lambda x: torch.kthvalue(x, 1))
 # mode (mode_test.cc): ties go to the smallest value; rows of up to 16 elements, where torch's CPU
 # index is the last occurrence (its std::sort is then an insertion sort, stable).
 case("mode/all_ties", [3.0, 1.0, 3.0, 1.0, 2.0, 1.0, 3.0], F64, lambda x: torch.mode(x))
@@ -245,11 +276,60 @@ multi("index_put/accumulate", [S, torch.tensor([0, 2, 0]), torch.tensor([[1.0, 2
       lambda s, i, v: s.clone().index_put_((i,), v, accumulate=True), grad=(0, 2))
 multi("index_put/accumulate/slice", [S, torch.tensor([0.5, -1.0, 2.0, 3.0], dtype=F64)],
       lambda s, v: torch.cat([s[:1], s[1:].clone().add_(v)]), grad=(0, 1))
+# The in-place members (scatter_test.cc): on a clone of S, so torch records them as Colony does.
+MASK = torch.tensor([[True, False, True, False], [False, False, True, True], [True, True, False, False]])
+SRC8 = torch.tensor([0.5, -1.0, 2.0, 0.25, 3.0, -2.0, 1.5, 4.0, 9.0], dtype=F64)
+multi("scatter_/src", [S, torch.tensor([[2, 0, 1, 1]]), SRC[:1].clone()],
+      lambda s, i, x: s.clone().scatter_(0, i, x), grad=(0, 2))
+multi("scatter_/value", [S, IDX1], lambda s, i: s.clone().scatter_(-1, i, 7.5), grad=(0,))
+multi("scatter_/add", [S, IDX0, SRC[:2].clone()], lambda s, i, x: s.clone().scatter_(0, i, x, reduce="add"))
+multi("scatter_/multiply/value", [S, IDX0], lambda s, i: s.clone().scatter_(0, i, 2.0, reduce="multiply"))
+multi("scatter_add_", [S, IDX0, SRC[:2].clone()], lambda s, i, x: s.clone().scatter_add_(0, i, x), grad=(0, 2))
+multi("scatter_add", [S, IDX1, SRC[:, :3].clone()], lambda s, i, x: torch.scatter_add(s, 1, i, x), grad=(0, 2))
+multi("scatter_reduce_/amax/noself", [S, IDX0, SRC[:2].clone()],
+      lambda s, i, x: s.clone().scatter_reduce_(0, i, x, "amax", include_self=False), grad=(0, 2))
+multi("scatter_reduce_/prod", [S, IDX0, SRC[:2].clone()],
+      lambda s, i, x: s.clone().scatter_reduce_(0, i, x, "prod"), grad=(0, 2))
+multi("index_fill_", [S, torch.tensor([0, 2])], lambda s, i: s.clone().index_fill_(1, i, -1.5), grad=(0,))
+multi("index_copy_", [S, torch.tensor([2, 0]), SRC[:2].clone()], lambda s, i, x: s.clone().index_copy_(0, i, x),
+      grad=(0, 2))
+multi("index_add_", [S, torch.tensor([0, 2, 0]), SRC[:, :3].clone()],
+      lambda s, i, x: s.clone().index_add_(1, i, x, alpha=2.5), grad=(0, 2))
+multi("index_add", [S, torch.tensor([1, 1]), SRC[:2].clone()], lambda s, i, x: torch.index_add(s, 0, i, x), grad=(0, 2))
+multi("index_add/i64", [torch.tensor([[1, 2], [3, 4]]), torch.tensor([1]), torch.tensor([[5, 6]])],
+      lambda s, i, x: s.index_add(0, i, x, alpha=2))
+multi("masked_fill_", [S, MASK], lambda s, m: s.clone().masked_fill_(m, 0.5), grad=(0,))
+multi("masked_fill_/broadcast", [S, MASK[1].clone()], lambda s, m: s.clone().masked_fill_(m, -2.0), grad=(0,))
+multi("masked_scatter_", [S, MASK, SRC8], lambda s, m, x: s.clone().masked_scatter_(m, x), grad=(0, 2))
+multi("masked_scatter/broadcast", [S[0].clone(), MASK, SRC8], lambda s, m, x: torch.masked_scatter(s, m, x),
+      grad=(0, 2))
+multi("masked_scatter/f32", [S.float(), MASK[0].clone(), SRC8.float()], lambda s, m, x: s.masked_scatter(m, x),
+      grad=(0, 2))
+multi("masked_scatter/none", [S, torch.zeros(3, 4, dtype=torch.bool), SRC8[:0].clone()],
+      lambda s, m, x: s.masked_scatter(m, x), grad=(0,))
 U = torch.tensor([[3.0, 1.0, nan, 2.0], [1.0, 3.0, nan, 3.0]], dtype=F64)
 multi("unique/f64", [U], lambda x: torch.unique(x, return_inverse=True, return_counts=True))
 multi("unique/i64", [torch.tensor([5, -2, 5, 0, -2, 5])], lambda x: torch.unique(x, return_inverse=True, return_counts=True))
 multi("unique/bool", [torch.tensor([True, False, True])], lambda x: torch.unique(x, return_inverse=True, return_counts=True))
 multi("unique/empty", [torch.tensor([], dtype=F32)], lambda x: torch.unique(x, return_inverse=True, return_counts=True))
+# unique and unique_consecutive with dim: slices, sorted lexicographically (unique).
+UD = torch.tensor([[1, 3, 1], [0, 2, 0], [1, 3, 1], [0, 1, 5], [0, 2, 0]])
+UDF = torch.tensor([[[1.5, 0.0], [2.0, -1.0]], [[1.5, 0.0], [2.0, -1.0]], [[-3.0, 4.0], [2.0, 2.0]]], dtype=F64)
+ALL3 = dict(return_inverse=True, return_counts=True)
+multi("unique/dim0", [UD], lambda x: torch.unique(x, dim=0, **ALL3))
+multi("unique/dim1", [UD], lambda x: torch.unique(x, dim=1, **ALL3))
+multi("unique/dim0/f64_3d", [UDF], lambda x: torch.unique(x, dim=0, **ALL3))
+multi("unique/dim-1/f64_3d", [UDF], lambda x: torch.unique(x, dim=-1, **ALL3))
+multi("unique/dim1/f64_3d", [UDF], lambda x: torch.unique(x, dim=1, **ALL3))
+multi("unique/dim0/signed_zero", [torch.tensor([[0.0, 1.0], [-0.0, 1.0]], dtype=F64)], lambda x: torch.unique(x, dim=0, **ALL3))
+multi("unique/dim0/bool", [torch.tensor([[True, False], [False, False], [True, False]])],
+      lambda x: torch.unique(x, dim=0, **ALL3))
+multi("unique/dim0/empty", [torch.zeros(0, 3, dtype=F32)], lambda x: torch.unique(x, dim=0, **ALL3))
+multi("unique/dim1/empty_slices", [torch.zeros(3, 0, dtype=F32)], lambda x: torch.unique(x, dim=1, **ALL3))
+multi("unique_consecutive/dim0", [UD], lambda x: torch.unique_consecutive(x, dim=0, **ALL3))
+multi("unique_consecutive/dim1", [torch.tensor([[1, 1, 2, 2, 1], [3, 3, 0, 0, 3]], dtype=I32)],
+      lambda x: torch.unique_consecutive(x, dim=1, **ALL3))
+multi("unique_consecutive/dim0/f64_3d", [UDF], lambda x: torch.unique_consecutive(x, dim=0, **ALL3))
 multi("unique_consecutive/f64", [torch.tensor([1.0, 1.0, 2.0, nan, nan, 1.0, 1.0], dtype=F64)],
       lambda x: torch.unique_consecutive(x, return_inverse=True, return_counts=True))
 multi("unique_consecutive/i32", [torch.tensor([[2, 2], [2, 3]], dtype=I32)],

@@ -1,5 +1,8 @@
-// scatter, scatter_reduce, index_fill, index_copy (autograd/scatter.cc, the ScatterReduce kernels)
-// and index_put_ with accumulate (autograd/indexing.cc) against torch's values and gradients
+// scatter, scatter_reduce, index_fill, index_copy (autograd/scatter.cc, the ScatterReduce kernels),
+// index_put_ with accumulate (autograd/indexing.cc), and the in-place members scatter_,
+// scatter_add_, scatter_reduce_, index_fill_, index_copy_, index_add_, masked_fill_ and
+// masked_scatter_ with index_add and masked_scatter (autograd/scatter_inplace.cc) against torch's
+// values and gradients
 // (reduce_golden.h, written by reduce_golden.py), float64 gradient checks, and the errors.
 #include "tests/autograd/gradcheck.h"
 #include "tests/autograd/reduce_golden_check.h"
@@ -64,7 +67,133 @@ void check_scatter_cases(Device device) {
   });
 }
 
+// The in-place members on a clone of the input, as the torch script runs them, so the gradient
+// reaches the input through the rebased history.
+template <typename F>
+Tensor on_clone(const Tensor& x, F write) {
+  Tensor s = clone(x);
+  write(s);
+  return s;
+}
+
+void check_inplace_cases(Device device) {
+  check("scatter_/src", device, [](In x) { return on_clone(x[0], [&](Tensor& s) { s.scatter_(0, x[1], x[2]); }); });
+  check("scatter_/value", device, [](In x) { return on_clone(x[0], [&](Tensor& s) { s.scatter_(-1, x[1], 7.5); }); });
+  check("scatter_/add", device,
+        [](In x) { return on_clone(x[0], [&](Tensor& s) { s.scatter_(0, x[1], x[2], "add"); }); });
+  check("scatter_/multiply/value", device,
+        [](In x) { return on_clone(x[0], [&](Tensor& s) { s.scatter_(0, x[1], 2.0, "multiply"); }); });
+  check("scatter_add_", device,
+        [](In x) { return on_clone(x[0], [&](Tensor& s) { s.scatter_add_(0, x[1], x[2]); }); });
+  check("scatter_add", device, [](In x) { return scatter_add(x[0], 1, x[1], x[2]); });
+  check("scatter_reduce_/amax/noself", device, [](In x) {
+    return on_clone(x[0], [&](Tensor& s) { s.scatter_reduce_(0, x[1], x[2], "amax", false); });
+  });
+  check("scatter_reduce_/prod", device,
+        [](In x) { return on_clone(x[0], [&](Tensor& s) { s.scatter_reduce_(0, x[1], x[2], "prod"); }); });
+  check("index_fill_", device, [](In x) { return on_clone(x[0], [&](Tensor& s) { s.index_fill_(1, x[1], -1.5); }); });
+  check("index_copy_", device,
+        [](In x) { return on_clone(x[0], [&](Tensor& s) { s.index_copy_(0, x[1], x[2]); }); });
+  check("index_add_", device,
+        [](In x) { return on_clone(x[0], [&](Tensor& s) { s.index_add_(1, x[1], x[2], 2.5); }); });
+  check("index_add", device, [](In x) { return index_add(x[0], 0, x[1], x[2]); });
+  check("index_add/i64", device, [](In x) { return x[0].index_add(0, x[1], x[2], 2.0); });
+  check("masked_fill_", device, [](In x) { return on_clone(x[0], [&](Tensor& s) { s.masked_fill_(x[1], 0.5); }); });
+  check("masked_fill_/broadcast", device,
+        [](In x) { return on_clone(x[0], [&](Tensor& s) { s.masked_fill_(x[1], -2.0); }); });
+  check("masked_scatter_", device,
+        [](In x) { return on_clone(x[0], [&](Tensor& s) { s.masked_scatter_(x[1], x[2]); }); });
+  check("masked_scatter/broadcast", device, [](In x) { return masked_scatter(x[0], x[1], x[2]); });
+  check("masked_scatter/f32", device, [](In x) { return x[0].masked_scatter(x[1], x[2]); });
+  check("masked_scatter/none", device, [](In x) { return x[0].masked_scatter(x[1], x[2]); });
+}
+
 TEST(Scatter, MatchesTorch) { check_scatter_cases(kCPU); }
+
+TEST(ScatterInplace, MatchesTorch) { check_inplace_cases(kCPU); }
+
+TEST(ScatterInplace, MatchesTorch_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  check_inplace_cases(Device::cuda(0));
+}
+
+TEST(ScatterInplace, Gradcheck) {
+  const Tensor idx0 = raw::tensor({{0, 2, 1, 0}, {0, 0, 1, 2}}, TensorOptions(kInt64));
+  const Tensor rows = raw::tensor({2, 0, 2}, TensorOptions(kInt64));
+  const Tensor mask = raw::tensor({{1, 0, 1, 0}, {0, 0, 1, 1}, {1, 1, 0, 0}}, TensorOptions(kBool));
+  Tensor self = input({3, 4}, -1.0, 1.0, 3), src = input({2, 4}, -1.0, 1.0, 5), src3 = input({3, 4}, -1.0, 1.0, 7);
+  auto inplace = [](const Tensor& x, const std::function<void(Tensor&)>& write) { return on_clone(x, write); };
+  EXPECT_TRUE(gradcheck([&](In in) { return inplace(in[0], [&](Tensor& s) { s.scatter_add_(0, idx0, in[1]); }); },
+                        {self, src}));
+  for (const char* reduce : {"sum", "prod", "mean", "amax", "amin"}) {
+    EXPECT_TRUE(gradcheck(
+        [&](In in) { return inplace(in[0], [&](Tensor& s) { s.scatter_reduce_(0, idx0, in[1], reduce, false); }); },
+        {self, src}))
+        << reduce;
+  }
+  EXPECT_TRUE(gradcheck([&](In in) { return inplace(in[0], [&](Tensor& s) { s.index_add_(0, rows, in[1], -1.5); }); },
+                        {self, src3}));
+  EXPECT_TRUE(gradcheck([&](In in) { return index_add(in[0], 1, raw::tensor({3, 3}, TensorOptions(kInt64)),
+                                                       narrow(in[1], 1, 0, 2), 0.5); },
+                        {self, src3}));
+  EXPECT_TRUE(gradcheck([&](In in) { return inplace(in[0], [&](Tensor& s) { s.masked_fill_(mask, 2.0); }); }, {self}));
+  EXPECT_TRUE(gradcheck([&](In in) { return inplace(in[0], [&](Tensor& s) { s.masked_scatter_(mask, in[1]); }); },
+                        {self, src3}));
+  EXPECT_TRUE(gradcheck([&](In in) { return masked_scatter(select(in[0], 0, 1), mask, in[1]); }, {self, src3}));
+  EXPECT_TRUE(gradcheck([&](In in) { return inplace(in[0], [&](Tensor& s) { s.index_copy_(1, raw::tensor({1, 0}, TensorOptions(kInt64)), narrow(in[1], 1, 0, 2)); }); },
+                        {self, src3}));
+}
+
+TEST(ScatterInplace, WritesThroughAViewAndKeepsVersionsAsTorch) {
+  // A view's in-place write: the base's gradient outside the view from its old history, inside
+  // from the write's (CopySlices), as torch's.
+  Tensor x = input({3, 4}, -1.0, 1.0, 11);
+  Tensor base = mul(x, 2.0);
+  Tensor row = select(base, 0, 1);
+  row.index_fill_(0, raw::tensor({0, 3}, TensorOptions(kInt64)), 5.0);
+  sum(base).backward();
+  Tensor want = raw::full({3, 4}, 2.0, TensorOptions(kFloat64));
+  for (int64_t col : {0, 3}) {
+    Tensor at = raw::select(raw::select(want, 0, 1), 0, col);
+    raw::fill_(at, 0.0);
+  }
+  EXPECT_TRUE(testing::all_close(x.grad(), want));
+  // A tensor a backward formula saved, overwritten in place: backward refuses, as torch's.
+  Tensor y = input({4}, -1.0, 1.0, 13);
+  Tensor e = exp(y);  // saves its output
+  e.masked_fill_(raw::tensor({1, 0, 0, 1}, TensorOptions(kBool)), 0.0);
+  EXPECT_TRUE(throws_with([&] { sum(e).backward(); }, "modified by an inplace operation"));
+  // Without grad: a plain write, no history.
+  Tensor z = raw::zeros({3});
+  z.index_add_(0, raw::tensor({0, 0, 2}, TensorOptions(kInt64)), raw::ones({3}), 2.0);
+  EXPECT_EQ(testing::values(z), (std::vector<double>{4.0, 0.0, 2.0}));
+  EXPECT_FALSE(z.requires_grad());
+}
+
+TEST(ScatterInplace, Errors) {
+  Tensor leaf = raw::zeros({2, 3}).requires_grad_(true);
+  const Tensor idx = raw::tensor({{0, 1}}, TensorOptions(kInt64));
+  EXPECT_TRUE(throws_with([&] { leaf.scatter_(0, idx, 1.0); },
+                          "scatter_: a leaf Variable that requires grad is being used in an in-place operation."));
+  Tensor x = mul(leaf, 1.0);
+  EXPECT_TRUE(throws_with([&] { x.scatter_(0, idx, raw::ones({1, 2}), "add"); },
+                          "scatter_: the derivative of scatter with reduce is not implemented"));
+  Tensor plain = raw::zeros({2, 3});
+  EXPECT_TRUE(throws_with([&] { plain.scatter_(0, idx, 1.0, "max"); },
+                          "scatter_: reduce argument must be either add or multiply, got 'max'"));
+  EXPECT_TRUE(throws_with([&] { plain.masked_fill_(raw::ones({2, 3}, TensorOptions(kInt64)), 1.0); },
+                          "masked_fill_ only supports boolean masks, but got mask with dtype int64"));
+  EXPECT_TRUE(throws_with([&] { plain.masked_fill_(raw::ones({4, 2, 3}, TensorOptions(kBool)), 1.0); },
+                          "masked_fill_: output with shape [2, 3] doesn't match the broadcast shape [4, 2, 3]"));
+  EXPECT_TRUE(throws_with([&] { plain.index_add_(0, raw::tensor({0}, TensorOptions(kInt64)), raw::ones({1, 3}, TensorOptions(kFloat64))); },
+                          "index_add(): self (float32) and source (float64) must have the same scalar type"));
+  EXPECT_TRUE(throws_with([&] { plain.masked_scatter_(raw::ones({2, 3}, TensorOptions(kBool)), raw::ones({5})); },
+                          "masked_scatter: Number of elements of source (5) < number of ones in mask (6)"));
+  EXPECT_TRUE(throws_with([&] { plain.masked_scatter_(raw::ones({2, 3}, TensorOptions(kBool)), raw::ones({6}, TensorOptions(kFloat64))); },
+                          "masked_scatter: expected self and source to have same dtypes but got float32 and float64"));
+  EXPECT_TRUE(throws_with([&] { masked_scatter(plain, raw::ones({2, 3}, TensorOptions(kUInt8)), raw::ones({6})); },
+                          "masked_scatter only supports boolean masks, but got mask with dtype uint8"));
+}
 
 TEST(Scatter, MatchesTorch_CUDA) {
   COLONY_REQUIRE_CUDA(1);

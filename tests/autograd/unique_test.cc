@@ -30,6 +30,18 @@ void check_unique_cases(Device device) {
   for (const char* name : {"unique_consecutive/f64", "unique_consecutive/i32"}) {
     check(name, device, [](In x) { return all3(unique_consecutive(x[0], true, true)); });
   }
+  for (const char* name : {"unique/dim0", "unique/dim0/f64_3d", "unique/dim0/signed_zero", "unique/dim0/bool",
+                           "unique/dim0/empty"}) {
+    check(name, device, [](In x) { return all3(unique_dim(x[0], 0, true, true, true)); });
+  }
+  check("unique/dim1", device, [](In x) { return all3(unique_dim(x[0], 1, true, true, true)); });
+  check("unique/dim1/f64_3d", device, [](In x) { return all3(unique_dim(x[0], 1, true, true, true)); });
+  check("unique/dim-1/f64_3d", device, [](In x) { return all3(unique_dim(x[0], -1, true, true, true)); });
+  check("unique/dim1/empty_slices", device, [](In x) { return all3(unique_dim(x[0], 1, true, true, true)); });
+  check("unique_consecutive/dim0", device, [](In x) { return all3(unique_consecutive(x[0], true, true, 0)); });
+  check("unique_consecutive/dim1", device, [](In x) { return all3(unique_consecutive(x[0], true, true, 1)); });
+  check("unique_consecutive/dim0/f64_3d", device,
+        [](In x) { return all3(unique_consecutive(x[0], true, true, 0)); });
   check("bincount", device, [](In x) { return std::vector<Tensor>{bincount(x[0])}; });
   check("bincount/minlength", device, [](In x) { return std::vector<Tensor>{x[0].bincount(Tensor(), 6)}; });
   check("bincount/weights", device, [](In x) { return std::vector<Tensor>{bincount(x[0], x[1])}; });
@@ -85,6 +97,24 @@ TEST(Unique, Errors) {
                           "searchsorted: expected values with the sorted sequence's leading dims [2]"));
   EXPECT_TRUE(throws_with([] { bucketize(raw::ones({2}), raw::ones({2, 2})); },
                           "bucketize: expected 1-D boundaries, got [2, 2]"));
+  EXPECT_TRUE(throws_with([] { unique_dim(raw::ones({3, 0}), 0); },
+                          "unique: There are 0 sized dimensions, and they aren't selected, so unique cannot be "
+                          "applied"));
+  EXPECT_TRUE(throws_with([] { unique_dim(raw::scalar_tensor(1.0), 0); },
+                          "unique: Dimension specified as 0 but tensor has no dimensions"));
+  EXPECT_TRUE(throws_with([] { unique_dim(raw::ones({2, 2}), 2); }, "unique"));
+  EXPECT_TRUE(throws_with([] { unique_consecutive(raw::ones({0, 2}), false, false, 1); },
+                          "unique_consecutive: There are 0 sized dimensions"));
+}
+
+TEST(Unique, DimResultsHaveNoGradientAndKeepTheDefaults) {
+  Tensor x = raw::tensor({{2.0, 1.0}, {0.0, 1.0}, {2.0, 1.0}}, TensorOptions(kFloat64));
+  x.requires_grad_(true);
+  auto [values, inverse, counts] = unique_dim(x, 0);
+  EXPECT_FALSE(values.requires_grad());
+  EXPECT_TRUE(testing::all_close(values, raw::tensor({{0.0, 1.0}, {2.0, 1.0}}, TensorOptions(kFloat64))));
+  EXPECT_EQ(inverse.numel(), 0);  // not asked for: empty, as libtorch's
+  EXPECT_EQ(counts.numel(), 0);
 }
 
 }  // namespace
