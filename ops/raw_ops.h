@@ -251,6 +251,10 @@ std::pair<Tensor, Tensor> mode(const Tensor& t, int64_t dim = -1, bool keepdim =
 std::pair<Tensor, Tensor> median(const Tensor& t, int64_t dim, bool keepdim = false);
 std::pair<Tensor, Tensor> nanmedian(const Tensor& t, int64_t dim, bool keepdim = false);
 std::pair<Tensor, Tensor> kthvalue(const Tensor& t, int64_t k, int64_t dim = -1, bool keepdim = false);
+// median (nanmedian when ignore_nan) by a stable sort of each row: the path a CUDA median takes for
+// fewer than 1024 rows (one thread per row would leave the GPU idle); on any device, so the CPU
+// tests it against the selection. Same values and indices.
+std::pair<Tensor, Tensor> median_by_sort(const Tensor& t, int64_t dim, bool keepdim, bool ignore_nan);
 // torch.searchsorted (ops/search_ops.cc): for each value, its position in its row of sorted_sequence
 // (1-D: one row for all values; N-D: the values' leading dims are the sequence's), the first
 // boundary >= value (right: > value), through `sorter` (int64, the sequence's shape) when defined;

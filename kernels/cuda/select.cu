@@ -13,7 +13,8 @@ constexpr int kThreads = 128;
 
 // One thread per row runs the quickselect both devices share on its row's items in scratch
 // (O(n) expected per row): it keeps every row's answer the CPU's, torch's ties included, and fills
-// the GPU when there are many rows; a few long rows (median of all elements) leave it mostly idle.
+// the GPU when there are many rows; a few long rows would leave it mostly idle (median and
+// nanmedian then take a stable sort instead: ops/select_ops.cc; kthvalue does not).
 template <typename T, typename Item>
 __global__ void select_rows_kernel(const T* x, T* values, int64_t* indices, int64_t rows, int64_t n, SelectKind kind,
                                    int64_t k, int64_t all_nan_index, Item* work) {

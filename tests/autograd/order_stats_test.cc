@@ -139,6 +139,33 @@ TEST(OrderStats, AgreesWithTheSortOnLongRows_CUDA) {
   check_against_sort(Device::cuda(0));
 }
 
+// The stable-sort path a CUDA median takes for few rows (raw::median_by_sort) names the element the
+// selection names, on the CPU here: ties, rows with NaNs, a row of NaNs (nanmedian's libstdc++
+// index), along either dim, keepdim, every dtype.
+TEST(OrderStats, SortPathNamesWhatTheSelectionNames) {
+  Tensor base = raw::unary(raw::UnaryOp::Floor, raw::mul(raw::rand({6, 37}, TensorOptions(kFloat64)), 5.0));
+  Tensor nan = raw::full({}, std::nan(""), TensorOptions(kFloat64));
+  base.index_put_({1, 3}, nan);
+  base.index_put_({2, indexing::Slice(0, 20)}, nan);
+  base.index_put_({4}, nan);  // a row of NaNs
+  for (DType dtype : {kFloat64, kFloat32, kBFloat16, kInt64, kUInt8}) {
+    Tensor x = raw::to(is_floating(dtype) ? base : nan_to_num(base, 0.0), kCPU, dtype);
+    for (bool ignore_nan : {false, true}) {
+      for (int64_t dim : {1, 0}) {
+        for (bool keepdim : {false, true}) {
+          auto [sv, si] = raw::median_by_sort(x, dim, keepdim, ignore_nan);
+          auto [v, i] = ignore_nan ? raw::nanmedian(x, dim, keepdim) : raw::median(x, dim, keepdim);
+          const std::string what = std::string(dtype_name(dtype)) + (ignore_nan ? " nanmedian" : " median") +
+                                   " dim " + std::to_string(dim) + (keepdim ? " keepdim" : "");
+          EXPECT_EQ(si.sizes(), i.sizes()) << what;
+          EXPECT_TRUE(testing::all_close(si, i, 0, 0)) << what;
+          EXPECT_TRUE(testing::all_close(raw::to(sv, kCPU, kFloat64), raw::to(v, kCPU, kFloat64), 0, 0)) << what;
+        }
+      }
+    }
+  }
+}
+
 TEST(OrderStats, Gradcheck) {
   // input() draws distinct values, so finite differences do not reorder them.
   for (Tensor x : {input({3, 5}), strided_input({3, 5}), input({2, 3, 4})}) {
