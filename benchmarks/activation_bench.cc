@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "benchmarks/bench_args.h"
+#include "benchmarks/bench_timing.h"
 #include "kernels/cpu/activation_simd.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/strided_loop.h"
@@ -22,11 +23,6 @@ namespace {
 
 using namespace colony::kernels;       // NOLINT: a benchmark program
 using namespace colony::kernels::cpu;  // NOLINT
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 StridedLayout dense(int64_t n) {
   StridedLayout l;
@@ -76,9 +72,9 @@ void run(int64_t rows, int64_t cols, GeluApproximate a, int trials) {
   const char* names[4] = {"scalar gelu_fwd", "simd gelu_fwd", "scalar gelu_bwd", "simd gelu_bwd"};
   for (int k = 0; k < 4; ++k)
     std::printf("%s(%s) %lldx%lld us=%.1f\n", names[k], an, static_cast<long long>(rows), static_cast<long long>(cols),
-                median(t[k]));
+                colony::bench::median(t[k]));
   std::printf("speedup gelu(%s) %lldx%lld fwd=%.2f bwd=%.2f (isa %s)\n", an, static_cast<long long>(rows),
-              static_cast<long long>(cols), median(t[0]) / median(t[1]), median(t[2]) / median(t[3]),
+              static_cast<long long>(cols), colony::bench::median(t[0]) / colony::bench::median(t[1]), colony::bench::median(t[2]) / colony::bench::median(t[3]),
               active_activation_simd_fns().isa);
 }
 

@@ -19,25 +19,13 @@
 
 #include "autograd/autograd.h"
 #include "benchmarks/bench_args.h"
+#include "benchmarks/bench_timing.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
 
 namespace {
 
 using colony::Tensor;
-
-double median_ms(const std::function<void()>& fn, int trials) {
-  using clock = std::chrono::steady_clock;
-  fn();  // warm-up
-  std::vector<double> t;
-  for (int i = 0; i < trials; ++i) {
-    auto start = clock::now();
-    fn();
-    t.push_back(std::chrono::duration<double, std::milli>(clock::now() - start).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 struct Dims {
   int64_t B, H, T, D;
@@ -89,8 +77,8 @@ int main(int argc, char** argv) {
           };
         };
         for (int round = 0; round < kRounds; ++round) {
-          const double m = median_ms(run(product.by_matmul), trials);
-          const double e = median_ms(run(product.by_einsum), trials);
+          const double m = colony::bench::median_call_us(run(product.by_matmul), trials, 1) / 1000;
+          const double e = colony::bench::median_call_us(run(product.by_einsum), trials, 1) / 1000;
           std::printf("shape=%s product=%s pass=%s round=%d matmul_ms=%.4f einsum_ms=%.4f ratio=%.3f\n", shape.c_str(),
                       product.name, pass, round, m, e, e / m);
           std::fflush(stdout);

@@ -23,6 +23,7 @@
 
 #include "autograd/autograd.h"
 #include "benchmarks/bench_args.h"
+#include "benchmarks/bench_timing.h"
 #include "nn/functional.h"
 #include "nn/interpolate_path.h"
 #include "tensor/random.h"
@@ -32,19 +33,6 @@ namespace {
 
 using colony::Tensor;
 namespace F = colony::nn::functional;
-
-double median_us(const std::function<void()>& fn, int trials) {
-  using clock = std::chrono::steady_clock;
-  for (int i = 0; i < 2; ++i) fn();  // warm-up
-  std::vector<double> t;
-  for (int i = 0; i < trials; ++i) {
-    auto start = clock::now();
-    fn();
-    t.push_back(std::chrono::duration<double, std::micro>(clock::now() - start).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 }  // namespace
 
@@ -85,13 +73,13 @@ int main(int argc, char** argv) {
     Tensor x = colony::raw::randn(c.input, colony::kFloat32, &gen);
     x.requires_grad_(true);
     const Tensor g = colony::raw::randn(F::interpolate(x, c.options).sizes(), colony::kFloat32, &gen);
-    const double fwd = median_us(
+    const double fwd = colony::bench::median_call_us(
         [&] {
           colony::NoGradGuard no_grad;
           F::interpolate(x, c.options);
         },
         trials);
-    const double both = median_us(
+    const double both = colony::bench::median_call_us(
         [&] {
           x.set_grad(Tensor());
           colony::sum(colony::mul(F::interpolate(x, c.options), g)).backward();

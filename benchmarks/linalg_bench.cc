@@ -17,16 +17,12 @@
 #include "autograd/autograd.h"
 #include "autograd/linalg.h"
 #include "benchmarks/bench_args.h"
+#include "benchmarks/bench_timing.h"
 #include "tensor/threads.h"
 
 namespace {
 
 using namespace colony;  // NOLINT: a benchmark program
-
-double median_us(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 // [batch, n, n] (batch 0: one n x n matrix) of frac(i * golden ratio) - 0.5.
 Tensor golden_matrix(int64_t batch, int64_t n, DType dtype) {
@@ -64,7 +60,7 @@ void run(const char* op, int64_t batch, int64_t n, DType dtype, int trials) {
   }
   const std::string shape = batch > 0 ? std::to_string(batch) + "x" + std::to_string(n) + "x" + std::to_string(n)
                                       : std::to_string(n) + "x" + std::to_string(n);
-  std::printf("linalg %s %s %s us=%.1f\n", op, shape.c_str(), dtype == kFloat32 ? "f32" : "f64", median_us(times));
+  std::printf("linalg %s %s %s us=%.1f\n", op, shape.c_str(), dtype == kFloat32 ? "f32" : "f64", colony::bench::median(times));
   std::fflush(stdout);
 }
 

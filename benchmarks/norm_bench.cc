@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "benchmarks/bench_args.h"
+#include "benchmarks/bench_timing.h"
 #include "autograd/autograd.h"
 #include "autograd/nn_ops.h"
 #include "tensor/random.h"
@@ -20,12 +21,6 @@
 namespace {
 
 using namespace colony;  // NOLINT: a benchmark program
-
-double median_us(const std::vector<double>& v) {
-  std::vector<double> s = v;
-  std::sort(s.begin(), s.end());
-  return s[s.size() / 2];
-}
 
 void run(bool rms, int64_t rows, int64_t cols, int trials) {
   Generator gen(1);
@@ -47,7 +42,7 @@ void run(bool rms, int64_t rows, int64_t cols, int trials) {
     if (t >= 3) times.push_back(us);  // 3 warm-up trials
   }
   std::printf("%s %lldx%lld us=%.2f\n", rms ? "rms_norm" : "layer_norm", static_cast<long long>(rows),
-              static_cast<long long>(cols), median_us(times));
+              static_cast<long long>(cols), colony::bench::median(times));
   if (std::getenv("NORM_BENCH_PARTS")) {
     // The raw kernels alone, for finding where the time goes.
     std::vector<double> f, bw;
@@ -61,7 +56,7 @@ void run(bool rms, int64_t rows, int64_t cols, int trials) {
       f.push_back(std::chrono::duration<double, std::micro>(s1 - s0).count());
       bw.push_back(std::chrono::duration<double, std::micro>(s2 - s1).count());
     }
-    std::printf("  raw forward us=%.2f raw backward us=%.2f\n", median_us(f), median_us(bw));
+    std::printf("  raw forward us=%.2f raw backward us=%.2f\n", colony::bench::median(f), colony::bench::median(bw));
   }
 }
 

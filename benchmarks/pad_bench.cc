@@ -17,6 +17,7 @@
 
 #include "autograd/autograd.h"
 #include "benchmarks/bench_args.h"
+#include "benchmarks/bench_timing.h"
 #include "nn/functional.h"
 #include "tensor/random.h"
 #include "tensor/threads.h"
@@ -25,19 +26,6 @@ namespace {
 
 using colony::Tensor;
 namespace F = colony::nn::functional;
-
-double median_us(const std::function<void()>& fn, int trials) {
-  using clock = std::chrono::steady_clock;
-  for (int i = 0; i < 2; ++i) fn();  // warm-up
-  std::vector<double> t;
-  for (int i = 0; i < trials; ++i) {
-    auto start = clock::now();
-    fn();
-    t.push_back(std::chrono::duration<double, std::micro>(clock::now() - start).count());
-  }
-  std::sort(t.begin(), t.end());
-  return t[t.size() / 2];
-}
 
 }  // namespace
 
@@ -75,13 +63,13 @@ int main(int argc, char** argv) {
       y0 = c.fn(x);
     }
     const Tensor g = colony::raw::randn(y0.sizes(), colony::kFloat32, &gen);
-    const double fwd = median_us(
+    const double fwd = colony::bench::median_call_us(
         [&] {
           colony::NoGradGuard no_grad;
           c.fn(x);
         },
         trials);
-    const double both = median_us(
+    const double both = colony::bench::median_call_us(
         [&] {
           x.set_grad(Tensor());
           colony::sum(colony::mul(c.fn(x), g)).backward();
@@ -95,13 +83,13 @@ int main(int argc, char** argv) {
     Tensor cols = colony::raw::randn({16, 64 * 9, 56 * 56}, colony::kFloat32, &gen);
     cols.requires_grad_(true);
     const Tensor g = colony::raw::randn(shape, colony::kFloat32, &gen);
-    const double fwd = median_us(
+    const double fwd = colony::bench::median_call_us(
         [&] {
           colony::NoGradGuard no_grad;
           F::fold(cols, fold_options);
         },
         trials);
-    const double both = median_us(
+    const double both = colony::bench::median_call_us(
         [&] {
           cols.set_grad(Tensor());
           colony::sum(colony::mul(F::fold(cols, fold_options), g)).backward();

@@ -11,16 +11,12 @@
 
 #include "autograd/autograd.h"
 #include "benchmarks/bench_args.h"
+#include "benchmarks/bench_timing.h"
 #include "tensor/threads.h"
 
 namespace {
 
 using namespace colony;  // NOLINT: a benchmark program
-
-double median_us(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 void run(int64_t m, int64_t n, bool with_sorter, int trials) {
   std::vector<float> vals(m);
@@ -44,7 +40,7 @@ void run(int64_t m, int64_t n, bool with_sorter, int trials) {
     if (t >= 2) times.push_back(us);  // 2 warm-up trials
   }
   std::printf("searchsorted %lldx%lld%s us=%.1f\n", static_cast<long long>(m), static_cast<long long>(n),
-              with_sorter ? " sorter" : "", median_us(times));
+              with_sorter ? " sorter" : "", colony::bench::median(times));
 }
 
 }  // namespace

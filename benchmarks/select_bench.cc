@@ -12,16 +12,12 @@
 
 #include "autograd/autograd.h"
 #include "benchmarks/bench_args.h"
+#include "benchmarks/bench_timing.h"
 #include "tensor/threads.h"
 
 namespace {
 
 using namespace colony;  // NOLINT: a benchmark program
-
-double median_us(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 Tensor spread(int64_t rows, int64_t cols) {
   std::vector<float> v(static_cast<size_t>(rows * cols));
@@ -42,7 +38,7 @@ void run(const char* op, int64_t rows, int64_t cols, int64_t dim, int trials, co
     if (t >= 2) times.push_back(us);  // 2 warm-up trials
   }
   std::printf("%s %lldx%lld dim=%lld us=%.1f\n", op, static_cast<long long>(rows), static_cast<long long>(cols),
-              static_cast<long long>(dim), median_us(times));
+              static_cast<long long>(dim), colony::bench::median(times));
 }
 
 }  // namespace

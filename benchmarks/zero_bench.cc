@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "benchmarks/bench_timing.h"
 #include "colony.h"
 #include "examples/char_gpt/gpt.h"
 #include "examples/lenet_cifar10/lenet.h"
@@ -205,11 +206,6 @@ int64_t max_over_ranks(int64_t v) {
   return static_cast<int64_t>(dist::all_reduce(static_cast<double>(v), dist::ReduceOp::kMax));
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 }  // namespace
 
 // The 1-minute load average (/proc/loadavg), printed beside the times: on a shared machine it
@@ -295,16 +291,16 @@ int main(int argc, char** argv) {
   auto round_ratio = [&](size_t k) {
     std::vector<double> ratios;
     for (int r = 0; r < rounds; ++r) ratios.push_back(setups[k].round_ms[r] / setups[0].round_ms[r]);
-    return median(ratios);
+    return colony::bench::median(ratios);
   };
-  const double ddp_ms = median(setups[0].step_ms);
+  const double ddp_ms = colony::bench::median(setups[0].step_ms);
   if (rank == 0) {
     std::printf("step time, median of %d x %d steps in alternating rounds (load average %.2f before, %.2f after): "
                 "DDP %.3f ms\n",
                 rounds, steps, load_before, load_after, ddp_ms);
     for (size_t k : timed) {
       if (k == 0) continue;
-      const double ms = median(setups[k].step_ms);
+      const double ms = colony::bench::median(setups[k].step_ms);
       std::printf("  %s: %.3f ms, %.3f x DDP; median of the rounds' ratios %.3f\n", setups[k].name.c_str(), ms,
                   ms / ddp_ms, round_ratio(k));
     }
@@ -316,8 +312,8 @@ int main(int argc, char** argv) {
     for (size_t k : timed)
       std::printf("  %s: zero_grad + forward + backward %.3f ms (of which waiting for the all-gathers %.3f ms), "
                   "step %.3f ms\n",
-                  setups[k].name.c_str(), median(setups[k].backward_ms), median(setups[k].wait_ms),
-                  median(setups[k].step_only_ms));
+                  setups[k].name.c_str(), colony::bench::median(setups[k].backward_ms), colony::bench::median(setups[k].wait_ms),
+                  colony::bench::median(setups[k].step_only_ms));
   setups.clear();
   dist::destroy_process_group();
 }
