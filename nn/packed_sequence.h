@@ -15,8 +15,8 @@
 // Packing and unpacking are one index_select each, so gradients flow through both.
 //
 // Differs from torch on purpose: a length larger than the padded input's time dim is refused
-// (torch reads past the steps it has); lengths may be given as a std::vector<int64_t> besides a
-// tensor.
+// (torch 2.15 returns batch_sizes that count more rows than its data holds); lengths may be given
+// as a std::vector<int64_t> besides a tensor.
 #pragma once
 
 #include <optional>
