@@ -7,25 +7,9 @@ only sign-invariant outputs enter L (eigenvalues, V*V, U*U, U diag(S) Vh).
 """
 import torch
 
+from linalg_golden_common import D, emit, leaf, spd, write_header  # noqa: F401
+
 torch.manual_seed(0)
-D = torch.float64
-out = []
-
-
-def emit(name, t):
-    t = t.detach().to(torch.float64).contiguous()
-    vals = ", ".join(repr(float(v)) for v in t.flatten().tolist())
-    shape = ", ".join(str(s) for s in t.shape)
-    out.append(f"inline const GoldenTensor {name}{{{{{shape}}}, {{{vals}}}}};")
-
-
-def leaf(t):
-    return t.clone().requires_grad_(True)
-
-
-def spd(*shape):
-    x = torch.randn(*shape, dtype=D)
-    return x @ x.mT + shape[-1] * torch.eye(shape[-1], dtype=D)
 
 
 def sym(*shape):
@@ -131,8 +115,4 @@ S32 = spd(2, 3, 3)
 emit("kF32Spd", S32); emit("kF32Chol", torch.linalg.cholesky(S32.float()))
 emit("kF32Eigvalsh", torch.linalg.eigvalsh(S32.float()))
 
-print("// Written by linalg_decomp_golden.py (torch " + torch.__version__ + "); do not edit.")
-print("#pragma once\n\n#include <cstdint>\n#include <vector>\n\nnamespace colony::linalg_golden {\n")
-print("struct GoldenTensor {\n  std::vector<int64_t> shape;\n  std::vector<double> values;\n};\n")
-print("\n".join(out))
-print("\n}  // namespace colony::linalg_golden")
+write_header("linalg_decomp_golden.py", "colony::linalg_golden")

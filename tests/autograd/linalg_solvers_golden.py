@@ -7,25 +7,9 @@ with the weights written beside them.
 """
 import torch
 
+from linalg_golden_common import D, emit, leaf, spd, write_header  # noqa: F401
+
 torch.manual_seed(0)
-D = torch.float64
-out = []
-
-
-def emit(name, t):
-    t = t.detach().to(torch.float64).contiguous()
-    vals = ", ".join(repr(float(v)) for v in t.flatten().tolist())
-    shape = ", ".join(str(s) for s in t.shape)
-    out.append(f"inline const GoldenTensor {name}{{{{{shape}}}, {{{vals}}}}};")
-
-
-def leaf(t):
-    return t.clone().requires_grad_(True)
-
-
-def spd(*shape):
-    x = torch.randn(*shape, dtype=D)
-    return x @ x.mT + shape[-1] * torch.eye(shape[-1], dtype=D)
 
 
 # lu_factor, batched 3x4x4, with the gradient of the packed LU
@@ -135,8 +119,4 @@ emit("kF32Exp", torch.linalg.matrix_exp(F.float() * 0.3))
 At = torch.randn(5, 3, dtype=D); Bt = torch.randn(5, 2, dtype=D)
 emit("kF32LstsqA", At); emit("kF32LstsqB", Bt); emit("kF32LstsqX", torch.linalg.lstsq(At.float(), Bt.float()).solution)
 
-print("// Written by linalg_solvers_golden.py (torch " + torch.__version__ + "); do not edit.")
-print("#pragma once\n\n#include <cstdint>\n#include <vector>\n\nnamespace colony::linalg_solvers_golden {\n")
-print("struct GoldenTensor {\n  std::vector<int64_t> shape;\n  std::vector<double> values;\n};\n")
-print("\n".join(out))
-print("\n}  // namespace colony::linalg_solvers_golden")
+write_header("linalg_solvers_golden.py", "colony::linalg_solvers_golden")
