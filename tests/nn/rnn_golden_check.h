@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "autograd/autograd.h"
@@ -90,6 +91,14 @@ inline void expect_golden(nn::Module& m, const std::vector<Tensor>& outs,
   std::vector<std::string> names;
   for (const auto& [name, t] : m.state_dict()) names.push_back(name);
   EXPECT_EQ(names, keys);
+}
+
+// The final state flattened onto parts (for a module that returns one vector, as the CUDA
+// comparisons need): GRU's and RNN's h_n, or LSTM's h_n then c_n.
+inline void append_flat_state(std::vector<Tensor>& parts, const Tensor& h_n) { parts.push_back(h_n.reshape({-1})); }
+inline void append_flat_state(std::vector<Tensor>& parts, const std::tuple<Tensor, Tensor>& h_c) {
+  parts.push_back(std::get<0>(h_c).reshape({-1}));
+  parts.push_back(std::get<1>(h_c).reshape({-1}));
 }
 
 }  // namespace colony::testing::rnn_golden

@@ -29,6 +29,7 @@ namespace g = nn::rnn_packed_golden;
 using testing::all_close;
 using testing::throws_with;
 using testing::values;
+using testing::rnn_golden::append_flat_state;
 using testing::rnn_golden::expect_golden;
 using testing::rnn_golden::fill;
 using testing::rnn_golden::seq;
@@ -373,12 +374,7 @@ struct PackedFlat : Module {
     auto result =
         inner->forward_with_packed_input(pack_padded_sequence(x, std::vector<int64_t>{3, 6, 4}, false, false));
     std::vector<Tensor> parts = {std::get<0>(pad_packed_sequence(std::get<0>(result))).reshape({-1})};
-    if constexpr (std::is_same_v<M, LSTM>) {
-      parts.push_back(std::get<0>(std::get<1>(result)).reshape({-1}));
-      parts.push_back(std::get<1>(std::get<1>(result)).reshape({-1}));
-    } else {
-      parts.push_back(std::get<1>(result).reshape({-1}));
-    }
+    append_flat_state(parts, std::get<1>(result));
     return cat(parts, 0);
   }
   std::shared_ptr<M> inner;

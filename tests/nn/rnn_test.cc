@@ -26,6 +26,7 @@ using namespace nn;
 namespace g = nn::rnn_golden;
 using testing::all_close;
 using testing::throws_with;
+using testing::rnn_golden::append_flat_state;
 using testing::rnn_golden::expect_golden;
 using testing::rnn_golden::fill;
 using testing::rnn_golden::seq;
@@ -335,12 +336,7 @@ struct Flat : Module {
   Tensor forward(const Tensor& x) override {
     auto result = inner->forward(x);
     std::vector<Tensor> parts = {std::get<0>(result).reshape({-1})};
-    if constexpr (std::is_same_v<M, LSTM>) {
-      parts.push_back(std::get<0>(std::get<1>(result)).reshape({-1}));
-      parts.push_back(std::get<1>(std::get<1>(result)).reshape({-1}));
-    } else {
-      parts.push_back(std::get<1>(result).reshape({-1}));
-    }
+    append_flat_state(parts, std::get<1>(result));
     return cat(parts, 0);
   }
   std::shared_ptr<M> inner;
