@@ -19,8 +19,15 @@ using autograd::detail::Needs;
 using autograd::detail::reduce_to;
 using detail::mT;
 
-void check_pivot(bool pivot, const char* op) {
-  if (!pivot) throw std::runtime_error(std::string(op) + ": LU without pivoting is not implemented on the CPU");
+// torch's CPU refuses pivot = false in these words. Its CUDA has it; Colony computes CUDA inputs on
+// the host, so it refuses them too, saying why.
+void check_pivot(bool pivot, const Tensor& a, const char* op) {
+  if (pivot) return;
+  if (a.defined() && a.is_cuda()) {
+    throw std::runtime_error(std::string(op) + ": LU without pivoting is not implemented for CUDA inputs in Colony "
+                             "(they are factored on the host, where it is not implemented either); use pivot=true");
+  }
+  throw std::runtime_error(std::string(op) + ": LU without pivoting is not implemented on the CPU");
 }
 
 // P [..., m, m] with A = P L U from LAPACK's 1-based row swaps [..., k]: row i of LU is row
@@ -92,7 +99,7 @@ std::string lu_factor_singular(int32_t info) {
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor> lu_factor_ex(const Tensor& A, bool pivot, bool check_errors) {
-  check_pivot(pivot, "linalg.lu_factor");
+  check_pivot(pivot, A, "linalg.lu_factor");
   raw::check_linalg_input(A, "linalg.lu_factor", false);
   auto [lu, piv, info] = raw::linalg_lu_factor(A);
   if (check_errors) detail::check_info(info, A.dim(), "torch.linalg.lu_factor", lu_factor_singular);
@@ -117,7 +124,7 @@ std::tuple<Tensor, Tensor> lu_factor(const Tensor& A, bool pivot) {
 }
 
 std::tuple<Tensor, Tensor, Tensor> lu(const Tensor& A, bool pivot) {
-  check_pivot(pivot, "linalg.lu_factor");  // torch's linalg.lu words it so too
+  check_pivot(pivot, A, "linalg.lu_factor");  // torch's linalg.lu words it so too
   raw::check_linalg_input(A, "linalg.lu", false);
   auto [packed, piv, info] = raw::linalg_lu_factor(A);
   (void)info;

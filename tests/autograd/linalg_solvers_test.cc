@@ -263,6 +263,9 @@ TEST(LinalgSolvers, CudaInputsMatchTheCpu_CUDA) {
   EXPECT_TRUE(matches_values(a.grad(), G::kLuFactorGrad.values, 1e-10));
   auto [p, l, u] = linalg::lu(dev(G::kLuWideA));
   EXPECT_TRUE(matches_values(u, G::kLuWideU.values, 1e-12));
+  // torch's CUDA has pivot=false; Colony factors CUDA inputs on the host and says so.
+  EXPECT_TRUE(throws_with<std::runtime_error>([&] { linalg::lu_factor(dev(G::kLuWideA), /*pivot=*/false); },
+                                              "not implemented for CUDA inputs in Colony"));
   Tensor lus = dev(G::kLuSolveLU).requires_grad_();
   Tensor x = linalg::lu_solve(lus, raw::to(Piv(G::kLuSolvePiv), cuda, kInt32), dev(G::kLuSolveB), true, true);
   EXPECT_EQ(x.device(), cuda);
