@@ -37,10 +37,6 @@ constexpr int kRounds = 5;
 
 int main(int argc, char** argv) {
   const auto [threads, trials] = colony::bench::parse_threads_trials(argc, argv, {2, 10});
-  if (threads < 1 || trials < 1) {
-    std::fprintf(stderr, "einsum_bench: --threads and --trials must be at least 1\n");
-    return 2;
-  }
   colony::set_num_threads(threads);
   for (Dims s : {Dims{1, 1, 8, 8}, Dims{12, 4, 64, 32}, Dims{16, 6, 256, 64}}) {
     colony::Generator gen(1);

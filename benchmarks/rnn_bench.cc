@@ -18,10 +18,6 @@
 int main(int argc, char** argv) {
   using namespace colony;  // NOLINT: a benchmark program
   const auto [threads, trials] = bench::parse_threads_trials(argc, argv, {2, 10});
-  if (threads < 1 || trials < 1) {
-    std::fprintf(stderr, "rnn_bench: --threads and --trials must be at least 1\n");
-    return 2;
-  }
   set_num_threads(threads);
   std::printf("threads=%d cpu_isa=%s\n", threads, get_cpu_capability());
   const int64_t layers = 2, hidden = 256, input = 256, seq = 64, batch = 32;
