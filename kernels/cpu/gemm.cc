@@ -13,6 +13,7 @@
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/scratch.h"
 #include "kernels/cpu/small_gemm.h"
+#include "kernels/cpu/bf16_rows.h"
 #include "kernels/cpu/small_gemm_bf16.h"
 #include "kernels/cpu/small_gemm_isa.h"
 
@@ -175,21 +176,25 @@ void gemm_typed(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg&
 
 // The rows [r0, r0 + rows) of one bfloat16 product on small_gemm_bf16.h's tiles, into float32
 // scratch, then C = round(alpha * A B + beta * C), or round(alpha * A B + bias) with a bias row
-// (gemm_bf16_bias). A row-major B (a linear layer's input gradient,
-// or its weight gradient) runs gemm_rows with A packed in pairs; a column-major B (the forward
-// pass's transposed weight) runs the dot products of A's rows with B's columns, which are
-// contiguous (dot_products_by_blocks).
+// (gemm_bf16_bias). With B pair-packed (b_pairs, see gemm_bf16) gemm_rows_paired runs with A
+// packed in pairs, whichever B's order. Otherwise a row-major B runs gemm_rows, and a
+// column-major B (the forward pass's transposed weight) the dot products of A's rows with B's
+// columns, which are contiguous (dot_products_by_blocks).
 void gemm_bf16_block(const uint16_t* a_rows, const MatrixArg& a, const uint16_t* b_mat, const MatrixArg& b,
-                     const std::vector<int64_t>& b_offsets, BFloat16* c, int64_t ldc, int64_t rows, int64_t n,
-                     int64_t k, float alpha, float beta, const BFloat16* bias) {
+                     const uint32_t* b_pairs, const std::vector<int64_t>& b_offsets, BFloat16* c, int64_t ldc,
+                     int64_t rows, int64_t n, int64_t k, float alpha, float beta, const BFloat16* bias) {
   float* product = thread_scratch<GemmScratch, float, 0>(rows * n);
-  if (!b.col_major) {
+  if (b_pairs != nullptr || !b.col_major) {
     const int64_t stride = (k + 1) / 2;
     uint32_t* pairs = thread_scratch<GemmScratch, uint32_t, 1>(rows * stride);
     pack_bf16_pairs(rows, k, a_rows, a.col_major ? 1 : a.ld, a.col_major ? a.ld : 1, pairs);
     int64_t* c_offsets = thread_scratch<GemmScratch, int64_t, 2>(rows);
     for (int64_t i = 0; i < rows; ++i) c_offsets[i] = i * n;
-    gemm_rows_bf16(rows, n, k, pairs, stride, b_mat, b_offsets.data(), product, c_offsets, false, nullptr);
+    if (b_pairs != nullptr) {
+      gemm_rows_paired_bf16(rows, n, k, pairs, stride, b_pairs, b_offsets.data(), product, c_offsets, false, nullptr);
+    } else {
+      gemm_rows_bf16(rows, n, k, pairs, stride, b_mat, b_offsets.data(), product, c_offsets, false, nullptr);
+    }
   } else {
     dot_products_by_blocks(
         a_rows, a, rows, n, k, dot_lanes_bf16(),
@@ -198,15 +203,20 @@ void gemm_bf16_block(const uint16_t* a_rows, const MatrixArg& a, const uint16_t*
         },
         [&](int64_t rb, const float* acc, float* out) { gemm_dot_finish_bf16(rb, n, acc, out, n); }, product, n);
   }
+  // Scaled in float32, then rounded by bf16_rows.h's vector loop: BFloat16's own rounding (its NaN
+  // branch) stays scalar, and at k = 128 (the char GPT's forward) one output's products cost about
+  // as much as rounding it one at a time did.
   for (int64_t i = 0; i < rows; ++i) {
     BFloat16* ci = c + i * ldc;
-    const float* pi = product + i * n;
-    for (int64_t j = 0; j < n; ++j) {
-      const float scaled = alpha * pi[j];
-      ci[j] = BFloat16(bias != nullptr ? scaled + static_cast<float>(bias[j])
-                       : beta == 0.0f  ? scaled
-                                       : scaled + beta * static_cast<float>(ci[j]));
+    float* pi = product + i * n;
+    if (bias != nullptr) {
+      for (int64_t j = 0; j < n; ++j) pi[j] = alpha * pi[j] + static_cast<float>(bias[j]);
+    } else if (beta != 0.0f) {
+      for (int64_t j = 0; j < n; ++j) pi[j] = alpha * pi[j] + beta * static_cast<float>(ci[j]);
+    } else if (alpha != 1.0f) {
+      for (int64_t j = 0; j < n; ++j) pi[j] = alpha * pi[j];
     }
+    round_row_to_bf16<false>(pi, n, 0.0f, ci);
   }
 }
 
@@ -304,7 +314,33 @@ void gemm_bf16(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& 
   }
   const auto* ap = static_cast<const uint16_t*>(a.data);
   const auto* bp = static_cast<const uint16_t*>(b.data);
-  const std::vector<int64_t> b_offsets = b_line_offsets(b, n, k);
+  // Each distinct B pair-packed once, before the rows split over the pool (pack_bf16_b_pairs): the
+  // tiles then load pairs of rows as they lie. For a column-major B (a linear layer's forward,
+  // x @ Wᵀ) this replaces the dot products, whose 16 partial sums per output are summed one by one
+  // at the end: [768, 128] x [128, 384] 37.5 -> 95 GFLOP/s before gemm_bf16_block rounded C by vectors, 179
+  // with it; for a row-major B it saves interleaving two rows in registers on every pass of A's
+  // rows (2-6 % at 384-768 rows). Below 16 rows the dot products stay: at 2-12 rows they ran
+  // 1.1-2.8x the paired tiles' rate (matmul_bench --cpu-time, 1 thread, AMD EPYC Zen 4 with
+  // AVX512_BF16 and no AMX, docs/benchmarks.md 2026-12-07).
+  constexpr int64_t kPairedRows = 16;
+  const bool paired = m >= kPairedRows;
+  const int64_t pair_rows = (k + 1) / 2;
+  const int64_t distinct_b = b.batch_stride == 0 ? 1 : batch;
+  uint32_t* b_pairs = nullptr;
+  std::vector<int64_t> b_offsets;
+  if (paired) {
+    b_pairs = thread_scratch<GemmScratch, uint32_t, 3>(static_cast<size_t>(distinct_b * pair_rows * n));
+    const int64_t b_rs = b.col_major ? 1 : b.ld, b_cs = b.col_major ? b.ld : 1;
+    parallel_for(distinct_b, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t p = begin; p < end; ++p) {
+        pack_bf16_b_pairs(k, n, bp + p * b.batch_stride, b_rs, b_cs, b_pairs + p * pair_rows * n, n);
+      }
+    });
+    b_offsets.resize(static_cast<size_t>(pair_rows));
+    for (int64_t q = 0; q < pair_rows; ++q) b_offsets[static_cast<size_t>(q)] = q * n;
+  } else {
+    b_offsets = b_line_offsets(b, n, k);
+  }
   const int64_t row_work = std::max<int64_t>(1, n * k);
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 18) / row_work);
   parallel_for(batch * m, grain, [&](int64_t begin, int64_t end) {
@@ -312,7 +348,8 @@ void gemm_bf16(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& 
       const int64_t p = flat / m, r0 = flat % m;
       const int64_t rows = std::min(m - r0, end - flat);
       gemm_bf16_block(ap + p * a.batch_stride + (a.col_major ? r0 : r0 * a.ld), a, bp + p * b.batch_stride, b,
-                      b_offsets, c + p * c_bs + r0 * ldc, ldc, rows, n, k, alpha, beta, bias);
+                      paired ? b_pairs + (b.batch_stride == 0 ? 0 : p) * pair_rows * n : nullptr, b_offsets,
+                      c + p * c_bs + r0 * ldc, ldc, rows, n, k, alpha, beta, bias);
       flat += rows;
     }
   });

@@ -31,6 +31,16 @@ bool has_bf16_small_gemm() { return active_small_gemm_bf16_fns() != nullptr; }
 void pack_bf16_pairs(int64_t m, int64_t k, const uint16_t* a, int64_t a_row_stride, int64_t a_col_stride,
                      uint32_t* pairs) {
   const int64_t stride = (k + 1) / 2;
+  if (a_row_stride == 1 && a_col_stride != 1) {
+    // Column-major A (a weight gradient's transposed output gradient): down the columns, so the
+    // reads are contiguous; row by row they would stride a whole column apart.
+    for (int64_t q = 0; q < stride; ++q) {
+      const uint16_t* c0 = a + 2 * q * a_col_stride;
+      const uint16_t* c1 = 2 * q + 1 < k ? c0 + a_col_stride : nullptr;
+      for (int64_t i = 0; i < m; ++i) pairs[i * stride + q] = uint32_t{c0[i]} | (c1 != nullptr ? uint32_t{c1[i]} << 16 : 0u);
+    }
+    return;
+  }
   for (int64_t i = 0; i < m; ++i) {
     const uint16_t* row = a + i * a_row_stride;
     for (int64_t q = 0; q < stride; ++q) {
@@ -39,6 +49,48 @@ void pack_bf16_pairs(int64_t m, int64_t k, const uint16_t* a, int64_t a_row_stri
       pairs[i * stride + q] = lo | hi << 16;
     }
   }
+}
+
+void pack_bf16_b_pairs(int64_t k, int64_t n, const uint16_t* b, int64_t b_row_stride, int64_t b_col_stride,
+                       uint32_t* b_pairs, int64_t ldp) {
+  const int64_t pair_rows = (k + 1) / 2;
+  if (b_col_stride == 1) {
+    // Row-major: two rows interleaved, contiguous reads and writes.
+    for (int64_t q = 0; q < pair_rows; ++q) {
+      const uint16_t* r0 = b + 2 * q * b_row_stride;
+      const uint16_t* r1 = 2 * q + 1 < k ? r0 + b_row_stride : nullptr;
+      uint32_t* out = b_pairs + q * ldp;
+      if (r1 != nullptr) {
+        for (int64_t j = 0; j < n; ++j) out[j] = uint32_t{r0[j]} | uint32_t{r1[j]} << 16;
+      } else {
+        for (int64_t j = 0; j < n; ++j) out[j] = r0[j];
+      }
+    }
+    return;
+  }
+  // Column-major (B's columns contiguous, a weight read transposed): a pair is two neighbours in a
+  // column. Blocks of 16 columns by 64 pairs keep both the columns read and the rows written in L1.
+  constexpr int64_t kCols = 16, kPairs = 64;
+  for (int64_t q0 = 0; q0 < pair_rows; q0 += kPairs) {
+    const int64_t q1 = q0 + kPairs < pair_rows ? q0 + kPairs : pair_rows;
+    for (int64_t j0 = 0; j0 < n; j0 += kCols) {
+      const int64_t j1 = j0 + kCols < n ? j0 + kCols : n;
+      for (int64_t j = j0; j < j1; ++j) {
+        const uint16_t* col = b + j * b_col_stride;
+        for (int64_t q = q0; q < q1; ++q) {
+          const uint32_t lo = col[2 * q * b_row_stride];
+          const uint32_t hi = 2 * q + 1 < k ? col[(2 * q + 1) * b_row_stride] : 0u;
+          b_pairs[q * ldp + j] = lo | hi << 16;
+        }
+      }
+    }
+  }
+}
+
+void gemm_rows_paired_bf16(int64_t m, int64_t n, int64_t k, const uint32_t* a_pairs, int64_t a_pair_stride,
+                           const uint32_t* b_pairs, const int64_t* b_pair_rows, float* c, const int64_t* c_rows,
+                           bool accumulate, const float* bias) {
+  fns().gemm_rows_paired(m, n, k, a_pairs, a_pair_stride, b_pairs, b_pair_rows, c, c_rows, accumulate, bias);
 }
 
 void gemm_rows_bf16(int64_t m, int64_t n, int64_t k, const uint32_t* a_pairs, int64_t a_pair_stride,

@@ -33,6 +33,20 @@ void gemm_rows_bf16(int64_t m, int64_t n, int64_t k, const uint32_t* a_pairs, in
                     const uint16_t* b, const int64_t* b_rows, float* c, const int64_t* c_rows, bool accumulate,
                     const float* bias);
 
+// B(p, j) = b[p * b_row_stride + j * b_col_stride] (k x n) paired along the reduction as
+// vdpbf16ps wants it: b_pairs[q * ldp + j] = B(2q, j) | B(2q + 1, j) << 16 for q < (k + 1) / 2,
+// j < n (an odd k's last pair has a zero high half); ldp >= n. Once per product, so the tiles
+// load each pair of rows as it lies instead of interleaving two rows on every pass of the rows of
+// A over them (gemm_rows_paired_bf16), and a column-major B (a linear layer's transposed weight)
+// runs on the same tiles as a row-major one.
+void pack_bf16_b_pairs(int64_t k, int64_t n, const uint16_t* b, int64_t b_row_stride, int64_t b_col_stride,
+                       uint32_t* b_pairs, int64_t ldp);
+
+// gemm_rows_bf16 over a pair-packed B: B's pair q of rows at b_pairs[b_pair_rows[q] + j].
+void gemm_rows_paired_bf16(int64_t m, int64_t n, int64_t k, const uint32_t* a_pairs, int64_t a_pair_stride,
+                           const uint32_t* b_pairs, const int64_t* b_pair_rows, float* c, const int64_t* c_rows,
+                           bool accumulate, const float* bias);
+
 // small_gemm.h's gemm_dot_rows_lanes for bfloat16 rows: D(i, j) = sum_p A(i, p) * B(j, p) with
 // A(i, p) = a[i * lda + p], B(j, p) = b[b_rows[j] + p], left as dot_lanes_bf16() float32 partial
 // sums added into acc + (i * n + j) * lanes; gemm_dot_finish_bf16 adds them up. A DotBatch sums

@@ -69,6 +69,14 @@ inline Bf16V interleave(const uint16_t* r0, const uint16_t* r1, int64_t n) {
 
 inline Bf16V splat_pair(uint32_t pair) { return _mm512_set1_epi32(static_cast<int>(pair)); }
 
+// The first n (0..16) pairs of a pair-packed B (pack_bf16_b_pairs) from p, zeros after: what
+// interleave() builds from two rows, read as it lies.
+inline Bf16V load_pairs(const uint32_t* p, int64_t n) {
+  if (n >= kLanes) return _mm512_loadu_si512(p);
+  if (n <= 0) return _mm512_setzero_si512();
+  return _mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << n) - 1), p);
+}
+
 // acc[i] += a[2i + 1] * b[2i + 1] + a[2i] * b[2i]
 inline FloatV dot_pairs(FloatV acc, Bf16V a, Bf16V b) { return _mm512_dpbf16_ps(acc, (__m512bh)a, (__m512bh)b); }
 
@@ -111,6 +119,14 @@ inline Bf16V interleave(const uint16_t* r0, const uint16_t* r1, int64_t n) {
   }
   return r;
 }
+inline Bf16V load_pairs(const uint32_t* p, int64_t n) {
+  Bf16V r{};
+  for (int64_t j = 0; j < n && j < kLanes; ++j) {
+    r.v[2 * j] = static_cast<uint16_t>(p[j]);
+    r.v[2 * j + 1] = static_cast<uint16_t>(p[j] >> 16);
+  }
+  return r;
+}
 inline Bf16V splat_pair(uint32_t pair) {
   Bf16V r;
   for (int j = 0; j < kLanes; ++j) {
@@ -144,8 +160,10 @@ alignas(64) const uint16_t kZeroRow[4 * kLanes] = {};
 
 // The tile computes NV vectors of columns and stores those in [lo, hi) (see gemm_rows_tiled).
 // kFull: B has all NV * kLanes of the tile's columns, so no load is masked; otherwise it has hi.
-template <int MR, int NV, bool kFull>
-inline void rows_tile(int64_t kc, const uint32_t* a, int64_t as, const uint16_t* b, const int64_t* b_rows, float* c,
+// BT uint16_t: B's rows, b_rows[p] the offset of row p, each pair of rows interleaved as loaded;
+// BT uint32_t: B pair-packed (pack_bf16_b_pairs), b_rows[q] the offset of pair row q.
+template <int MR, int NV, bool kFull, typename BT>
+inline void rows_tile(int64_t kc, const uint32_t* a, int64_t as, const BT* b, const int64_t* b_rows, float* c,
                       const int64_t* c_rows, int64_t lo, int64_t hi, bool accumulate, const float* bias) {
   FloatV acc[MR][NV];
   COLONY_TILE_UNROLL
@@ -154,11 +172,11 @@ inline void rows_tile(int64_t kc, const uint32_t* a, int64_t as, const uint16_t*
     COLONY_TILE_UNROLL
     for (int v = 0; v < NV; ++v) acc[i][v] = init;
   }
-  // Step q: rows 2q and 2q + 1 of B (a zero row past an odd k) against A's pair q.
-  auto step = [&](int64_t q, const uint16_t* r0, const uint16_t* r1) {
+  // Step q: B's pair q of rows (2q and 2q + 1; a zero row past an odd k) against A's pair q.
+  auto step = [&](int64_t q, auto load_b) {
     Bf16V bv[NV];
     COLONY_TILE_UNROLL
-    for (int v = 0; v < NV; ++v) bv[v] = interleave(r0 + v * kLanes, r1 + v * kLanes, kFull ? kLanes : hi - v * kLanes);
+    for (int v = 0; v < NV; ++v) bv[v] = load_b(v * kLanes, kFull ? kLanes : hi - v * kLanes);
     COLONY_TILE_UNROLL
     for (int i = 0; i < MR; ++i) {
       Bf16V av = splat_pair(a[i * as + q]);
@@ -166,9 +184,22 @@ inline void rows_tile(int64_t kc, const uint32_t* a, int64_t as, const uint16_t*
       for (int v = 0; v < NV; ++v) acc[i][v] = dot_pairs(acc[i][v], av, bv[v]);
     }
   };
-  const int64_t pairs = kc / 2;
-  for (int64_t q = 0; q < pairs; ++q) step(q, b + b_rows[2 * q], b + b_rows[2 * q + 1]);
-  if (kc % 2 != 0) step(pairs, b + b_rows[kc - 1], kZeroRow);
+  if constexpr (std::is_same_v<BT, uint32_t>) {
+    for (int64_t q = 0; q < (kc + 1) / 2; ++q) {
+      const uint32_t* row = b + b_rows[q];
+      step(q, [&](int64_t col, int64_t count) { return load_pairs(row + col, count); });
+    }
+  } else {
+    const int64_t pairs = kc / 2;
+    for (int64_t q = 0; q < pairs; ++q) {
+      const uint16_t *r0 = b + b_rows[2 * q], *r1 = b + b_rows[2 * q + 1];
+      step(q, [&](int64_t col, int64_t count) { return interleave(r0 + col, r1 + col, count); });
+    }
+    if (kc % 2 != 0) {
+      const uint16_t* r0 = b + b_rows[kc - 1];
+      step(pairs, [&](int64_t col, int64_t count) { return interleave(r0 + col, kZeroRow, count); });
+    }
+  }
   COLONY_TILE_UNROLL
   for (int i = 0; i < MR; ++i) {
     float* ci = c + c_rows[i];
@@ -190,21 +221,21 @@ inline void rows_tile(int64_t kc, const uint32_t* a, int64_t as, const uint16_t*
 }
 
 // The last tile of m has fewer rows: instantiate every height up to MR.
-template <int MR, int NV, bool kFull>
-inline void rows_tile_upto(int64_t mr, int64_t kc, const uint32_t* a, int64_t as, const uint16_t* b,
+template <int MR, int NV, bool kFull, typename BT>
+inline void rows_tile_upto(int64_t mr, int64_t kc, const uint32_t* a, int64_t as, const BT* b,
                            const int64_t* b_rows, float* c, const int64_t* c_rows, int64_t lo, int64_t hi,
                            bool accumulate, const float* bias) {
   if constexpr (MR > 1) {
     if (mr < MR) {
-      rows_tile_upto<MR - 1, NV, kFull>(mr, kc, a, as, b, b_rows, c, c_rows, lo, hi, accumulate, bias);
+      rows_tile_upto<MR - 1, NV, kFull, BT>(mr, kc, a, as, b, b_rows, c, c_rows, lo, hi, accumulate, bias);
       return;
     }
   }
-  rows_tile<MR, NV, kFull>(kc, a, as, b, b_rows, c, c_rows, lo, hi, accumulate, bias);
+  rows_tile<MR, NV, kFull, BT>(kc, a, as, b, b_rows, c, c_rows, lo, hi, accumulate, bias);
 }
 
-template <int MR, int NV>
-void gemm_rows_tiled(int64_t m, int64_t n, int64_t k, const uint32_t* a, int64_t as, const uint16_t* b,
+template <int MR, int NV, typename BT>
+void gemm_rows_tiled(int64_t m, int64_t n, int64_t k, const uint32_t* a, int64_t as, const BT* b,
                      const int64_t* b_rows, float* c, const int64_t* c_rows, bool accumulate, const float* bias) {
   constexpr int64_t NR = NV * kLanes;
   // Rows of B per pass: an even count, so every pass but the last starts on a pair.
@@ -223,9 +254,11 @@ void gemm_rows_tiled(int64_t m, int64_t n, int64_t k, const uint32_t* a, int64_t
       const int64_t lo = n0 - start, hi = full ? NR : n;          // the columns it stores
       for (int64_t m0 = 0; m0 < m; m0 += MR) {
         auto run = [&](auto kFull) {
-          rows_tile_upto<MR, NV, decltype(kFull)::value>(min64(MR, m - m0), kc, a + m0 * as + k0 / 2, as, b + start,
-                                                         b_rows + k0, c + start, c_rows + m0, lo, hi, acc,
-                                                         bias_k != nullptr ? bias_k + m0 : nullptr);
+          // (B's rows, or pair rows, of this block: k0 is even.)
+          rows_tile_upto<MR, NV, decltype(kFull)::value, BT>(
+              min64(MR, m - m0), kc, a + m0 * as + k0 / 2, as, b + start,
+              b_rows + (std::is_same_v<BT, uint32_t> ? k0 / 2 : k0), c + start, c_rows + m0, lo, hi, acc,
+              bias_k != nullptr ? bias_k + m0 : nullptr);
         };
         if (full) {
           run(std::true_type{});
@@ -237,8 +270,8 @@ void gemm_rows_tiled(int64_t m, int64_t n, int64_t k, const uint32_t* a, int64_t
   }
 }
 
-template <int... I>
-void gemm_rows_impl(int64_t m, int64_t n, int64_t k, const uint32_t* a, int64_t as, const uint16_t* b,
+template <typename BT, int... I>
+void gemm_rows_impl(int64_t m, int64_t n, int64_t k, const uint32_t* a, int64_t as, const BT* b,
                     const int64_t* b_rows, float* c, const int64_t* c_rows, bool accumulate, const float* bias) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {
@@ -251,7 +284,8 @@ void gemm_rows_impl(int64_t m, int64_t n, int64_t k, const uint32_t* a, int64_t 
   }
   run_picked<I...>(pick_tile(kRowsTiles, sizeof...(I), m, n, kLanes), [&](auto index) {
     constexpr int idx = decltype(index)::value;
-    gemm_rows_tiled<kRowsTiles[idx].mr, kRowsTiles[idx].nv>(m, n, k, a, as, b, b_rows, c, c_rows, accumulate, bias);
+    gemm_rows_tiled<kRowsTiles[idx].mr, kRowsTiles[idx].nv, BT>(m, n, k, a, as, b, b_rows, c, c_rows, accumulate,
+                                                                 bias);
   });
 }
 
@@ -359,8 +393,8 @@ void gemm_dot_finish_impl(int64_t m, int64_t n, const float* acc, float* c, int6
 
 template <int... R, int... D>
 constexpr SmallGemmBf16Fns make_fns(std::integer_sequence<int, R...>, std::integer_sequence<int, D...>) {
-  return SmallGemmBf16Fns{COLONY_ISA_COPY_NAME(COLONY_SMALL_GEMM_ISA), kLanes, &gemm_rows_impl<R...>,
-                          &gemm_dot_impl<D...>, &gemm_dot_finish_impl};
+  return SmallGemmBf16Fns{COLONY_ISA_COPY_NAME(COLONY_SMALL_GEMM_ISA), kLanes, &gemm_rows_impl<uint16_t, R...>,
+                          &gemm_rows_impl<uint32_t, R...>, &gemm_dot_impl<D...>, &gemm_dot_finish_impl};
 }
 
 }  // namespace

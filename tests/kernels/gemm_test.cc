@@ -7,8 +7,10 @@
 // and that gemm's packing of each distinct B, its split of rows over the pool and its batch
 // strides (on one thread: each B handed to amx_gemm unpacked, packed there a panel at a time, unless
 // the batch shares it) give, bit for bit, what one amx_gemm call per product gives (whose arithmetic
-// amx_gemm_test checks), for every AMX copy this CPU runs (the emulated one anywhere). The
-// float32 and float64 paths are tested through raw::mm in tests/ops/linalg_ops_test.cc.
+// amx_gemm_test checks), for every AMX copy this CPU runs (the emulated one anywhere). Likewise
+// the bfloat16 products on small_gemm_bf16.h's tiles where AMX is off: bit for bit gemm_rows_bf16
+// over a row-major B, rounded once. The float32 and float64 paths are tested through raw::mm in
+// tests/ops/linalg_ops_test.cc.
 #include "kernels/cpu/gemm.h"
 
 #include <gtest/gtest.h>
@@ -25,6 +27,7 @@
 #include "kernels/cpu/amx_gemm.h"
 #include "kernels/cpu/cpu_isa.h"
 #include "kernels/cpu/parallel.h"
+#include "kernels/cpu/small_gemm_bf16.h"
 #include "kernels/cpu/small_gemm_isa.h"
 #include "tests/kernels/kernel_testing.h"
 #include "tests/test_util.h"
@@ -433,6 +436,130 @@ TEST_P(GemmBf16OnAmx, BatchesTransposesAndBetaMatchOneAmxCallPerProduct) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, GemmBf16OnAmx, ::testing::Values(1, 3));
+
+// ---------- bfloat16 on the AVX512_BF16 tiles, without AMX ----------
+// gemm pair-packs each distinct B once (pack_bf16_b_pairs) for products of 16 rows or more and
+// splits the rows over the pool; each row's sums then run as gemm_rows_bf16 runs them over a
+// row-major B, and C is scaled in float32 and rounded by a vector loop. So C must be, bit for bit,
+// gemm_rows_bf16 over a row-major copy of B followed by BFloat16's own rounding of
+// alpha * S + beta * C. Below 16 rows a column-major B takes the dot products (another order of
+// the sums), checked near the float64 product only.
+void check_small_tiles(const Case& t, uint32_t seed) {
+  SCOPED_TRACE("tiles batch=" + std::to_string(t.batch) + " m=" + std::to_string(t.m) + " n=" + std::to_string(t.n) +
+               " k=" + std::to_string(t.k) + (t.a_t ? " A^T" : "") + (t.b_t ? " B^T" : "") +
+               (t.shared_b ? " shared B" : "") + " alpha=" + std::to_string(t.alpha) +
+               " beta=" + std::to_string(t.beta));
+  ASSERT_FALSE(gemm_bf16_on_amx(t.m, t.n, t.k));
+  const int64_t lda = (t.a_t ? t.m : t.k) + 3, ldb = (t.b_t ? t.k : t.n) + 3, ldc = t.n + 3;
+  const int64_t a_bs = (t.a_t ? t.k : t.m) * lda + 7, b_bs = t.shared_b ? 0 : (t.b_t ? t.n : t.k) * ldb + 7;
+  const int64_t c_bs = t.m * ldc + 7;
+  const std::vector<BFloat16> a = random_bf16(t.batch * a_bs, seed);
+  const std::vector<BFloat16> b = random_bf16((t.shared_b ? 1 : t.batch) * ((t.b_t ? t.n : t.k) * ldb + 7), seed + 1);
+  const std::vector<BFloat16> c0 = random_bf16(t.batch * c_bs, seed + 2);
+  std::vector<BFloat16> got = c0;
+  MatrixArg ma{a.data(), lda, t.a_t, a_bs}, mb{b.data(), ldb, t.b_t, b_bs};
+  gemm(DType::BFloat16, t.batch, t.m, t.n, t.k, ma, mb, got.data(), ldc, c_bs, t.alpha, t.beta);
+
+  const bool exact = t.m >= 16 || !t.b_t;
+  for (int64_t p = 0; p < t.batch; ++p) {
+    const BFloat16* ap = a.data() + p * a_bs;
+    const BFloat16* bp = b.data() + p * b_bs;
+    const int64_t stride = (t.k + 1) / 2;
+    std::vector<uint32_t> pairs(t.m * stride);
+    pack_bf16_pairs(t.m, t.k, bits(ap), t.a_t ? 1 : lda, t.a_t ? lda : 1, pairs.data());
+    std::vector<uint16_t> b_rm(t.k * t.n);
+    for (int64_t q = 0; q < t.k; ++q)
+      for (int64_t j = 0; j < t.n; ++j) b_rm[q * t.n + j] = bp[t.b_t ? q + j * ldb : q * ldb + j].bits;
+    std::vector<int64_t> b_rows(t.k), c_rows(t.m);
+    for (int64_t q = 0; q < t.k; ++q) b_rows[q] = q * t.n;
+    for (int64_t i = 0; i < t.m; ++i) c_rows[i] = i * t.n;
+    std::vector<float> sums(t.m * t.n);
+    gemm_rows_bf16(t.m, t.n, t.k, pairs.data(), stride, b_rm.data(), b_rows.data(), sums.data(), c_rows.data(),
+                   false, nullptr);
+    int64_t mismatches = 0;
+    for (int64_t i = 0; i < t.m; ++i) {
+      for (int64_t j = 0; j < t.n; ++j) {
+        const BFloat16 c_in = c0[p * c_bs + i * ldc + j], c_out = got[p * c_bs + i * ldc + j];
+        const float scaled = t.alpha * sums[i * t.n + j];
+        const BFloat16 want(t.beta == 0.0f ? scaled : scaled + t.beta * static_cast<float>(c_in));
+        if (exact && c_out.bits != want.bits && mismatches++ < 5) {
+          ADD_FAILURE() << "C(" << i << ", " << j << ") of product " << p << ": " << static_cast<float>(c_out)
+                        << ", want " << static_cast<float>(want);
+        }
+        double sum = 0;
+        for (int64_t q = 0; q < t.k; ++q) {
+          sum += static_cast<double>(static_cast<float>(ap[t.a_t ? i + q * lda : i * lda + q])) *
+                 static_cast<float>(bp[t.b_t ? q + j * ldb : q * ldb + j]);
+        }
+        const double expect = t.alpha * sum + t.beta * static_cast<float>(c_in);
+        EXPECT_NEAR(static_cast<float>(c_out), expect, 4e-3 * std::fabs(expect) + 1e-4 * t.k)
+            << "C(" << i << ", " << j << ") of product " << p;
+      }
+      // The padding after each row of C is untouched.
+      for (int64_t j = t.n; j < ldc && i * ldc + j < c_bs; ++j) {
+        ASSERT_EQ(got[p * c_bs + i * ldc + j].bits, c0[p * c_bs + i * ldc + j].bits) << "wrote past row " << i;
+      }
+    }
+    EXPECT_EQ(mismatches, 0);
+  }
+}
+
+class GemmBf16OnTiles : public ::testing::TestWithParam<int> {};
+
+TEST_P(GemmBf16OnTiles, LayoutsBatchesAndBetaMatchGemmRowsOverARowMajorB) {
+  const int threads = num_threads();
+  set_num_threads(GetParam());
+  ScopedAmxGemmFns no_amx(nullptr);
+  for (const SmallGemmBf16Fns* fns : runnable_bf16_copies()) {
+    SCOPED_TRACE(fns->isa);
+    ScopedSmallGemmBf16Fns use(fns);
+    uint32_t seed = 40;
+    for (bool a_t : {false, true}) {
+      for (bool b_t : {false, true}) {
+        check_small_tiles(Case{3, 70, 33, 47, a_t, b_t, false, 1.0f, 0.0f}, seed++);
+        check_small_tiles(Case{2, 33, 100, 65, a_t, b_t, true, 0.5f, -1.25f}, seed++);
+        check_small_tiles(Case{2, 9, 40, 31, a_t, b_t, false, 1.0f, 1.0f}, seed++);  // below 16 rows
+      }
+    }
+    // The char GPT's forward: [96, 128] x [128, 384]^T; rows split over the pool inside a product.
+    check_small_tiles(Case{1, 96, 384, 128, false, true, false, 1.0f, 0.0f}, seed++);
+    check_small_tiles(Case{5, 40, 17, 300, false, true, false, 2.0f, 0.0f}, seed++);
+  }
+  set_num_threads(threads);
+}
+
+INSTANTIATE_TEST_SUITE_P(Threads, GemmBf16OnTiles, ::testing::Values(1, 3));
+
+TEST(GemmBf16, BiasOnTilesIsTheProductPlusTheBiasRoundedOnce) {
+  ScopedAmxGemmFns no_amx(nullptr);
+  for (const SmallGemmBf16Fns* fns : runnable_bf16_copies()) {
+    SCOPED_TRACE(fns->isa);
+    ScopedSmallGemmBf16Fns use(fns);
+    const int64_t m = 20, n = 24, k = 33, stride = (k + 1) / 2;
+    const std::vector<BFloat16> x = random_bf16(m * k, 1), w = random_bf16(n * k, 2), bias = random_bf16(n, 3);
+    std::vector<BFloat16> got(m * n);
+    // x @ W^T + bias, as a linear layer's forward.
+    gemm_bf16_bias(m, n, k, MatrixArg{x.data(), k, false, 0}, MatrixArg{w.data(), k, true, 0}, bias.data(),
+                   got.data(), n);
+    std::vector<uint32_t> pairs(m * stride);
+    pack_bf16_pairs(m, k, bits(x.data()), k, 1, pairs.data());
+    std::vector<uint16_t> wt(k * n);  // W^T row-major
+    for (int64_t q = 0; q < k; ++q)
+      for (int64_t j = 0; j < n; ++j) wt[q * n + j] = w[j * k + q].bits;
+    std::vector<int64_t> b_rows(k), c_rows(m);
+    for (int64_t q = 0; q < k; ++q) b_rows[q] = q * n;
+    for (int64_t i = 0; i < m; ++i) c_rows[i] = i * n;
+    std::vector<float> sums(m * n);
+    gemm_rows_bf16(m, n, k, pairs.data(), stride, wt.data(), b_rows.data(), sums.data(), c_rows.data(), false,
+                   nullptr);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        const BFloat16 want(sums[i * n + j] + static_cast<float>(bias[j]));
+        ASSERT_EQ(got[i * n + j].bits, want.bits) << "C(" << i << ", " << j << ")";
+      }
+    }
+  }
+}
 
 TEST(GemmBf16, AmxOnlyWhereActiveAndTheBf16TilesAre) {
   ScopedSmallGemmBf16Fns bf16(&bf16_emulated::small_gemm_bf16_fns());

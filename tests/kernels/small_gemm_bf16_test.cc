@@ -87,6 +87,71 @@ void check_gemm_rows(const SmallGemmBf16Fns& fns, const RowsCase& t, uint32_t se
   }
 }
 
+// gemm_rows over B packed by pack_bf16_b_pairs gives gemm_rows' bits: the same products summed in
+// the same order, only loaded differently. B is packed from a column-major copy (a weight read
+// transposed) into pair rows wider than n.
+void check_gemm_rows_paired(const SmallGemmBf16Fns& fns, const RowsCase& t, uint32_t seed) {
+  SCOPED_TRACE(std::string(fns.isa) + " paired m=" + std::to_string(t.m) + " n=" + std::to_string(t.n) +
+               " k=" + std::to_string(t.k) + (t.accumulate ? " +=" : "") + (t.bias ? " bias" : "") +
+               (t.overlap ? " overlapping" : ""));
+  std::vector<uint16_t> a = random_bf16(t.m * t.k, seed);
+  const int64_t stride = (t.k + 1) / 2;
+  std::vector<uint32_t> pairs(t.m * stride);
+  pack_bf16_pairs(t.m, t.k, a.data(), t.k, 1, pairs.data());
+  std::vector<uint16_t> b = random_bf16(t.k * t.n, seed + 1);  // row-major, rows t.n apart
+  std::vector<int64_t> b_rows(t.k);
+  for (int64_t p = 0; p < t.k; ++p) b_rows[p] = p * t.n;
+  std::vector<uint16_t> b_col(t.k * t.n);  // the same B column-major
+  for (int64_t p = 0; p < t.k; ++p)
+    for (int64_t j = 0; j < t.n; ++j) b_col[j * t.k + p] = b[p * t.n + j];
+  const int64_t ldp = t.n + 3;
+  std::vector<uint32_t> b_pairs(stride * ldp + 1, 0xdeadbeefu);
+  pack_bf16_b_pairs(t.k, t.n, b_col.data(), 1, t.k, b_pairs.data(), ldp);
+  ASSERT_EQ(b_pairs[stride * ldp], 0xdeadbeefu) << "pack_bf16_b_pairs wrote past its pair rows";
+  std::vector<int64_t> pair_rows(stride);
+  for (int64_t q = 0; q < stride; ++q) pair_rows[q] = q * ldp;
+  std::vector<float> bias = random_floats(t.m, seed + 2);
+  const int64_t c_step = t.overlap ? 3 : t.n + 2;
+  std::vector<float> want = random_floats((t.m - 1) * c_step + t.n, seed + 3), got = want;
+  std::vector<int64_t> c_rows(t.m);
+  for (int64_t i = 0; i < t.m; ++i) c_rows[i] = i * c_step;
+  fns.gemm_rows(t.m, t.n, t.k, pairs.data(), stride, b.data(), b_rows.data(), want.data(), c_rows.data(),
+                t.accumulate, t.bias ? bias.data() : nullptr);
+  fns.gemm_rows_paired(t.m, t.n, t.k, pairs.data(), stride, b_pairs.data(), pair_rows.data(), got.data(),
+                       c_rows.data(), t.accumulate, t.bias ? bias.data() : nullptr);
+  for (size_t e = 0; e < got.size(); ++e) ASSERT_EQ(got[e], want[e]) << "element " << e;
+}
+
+TEST(SmallGemmBf16, PackBPairsPairsRowsOfEitherOrder) {
+  // B = [[1, 2], [3, 4], [5, 6]] (k = 3, n = 2): pair rows (1 | 3, 2 | 4) and (5, 6), 3 apart.
+  const std::vector<uint16_t> b = {1, 2, 3, 4, 5, 6}, b_col = {1, 3, 5, 2, 4, 6};
+  const std::vector<uint32_t> want = {1u | 3u << 16, 2u | 4u << 16, 7u, 5u, 6u, 7u};
+  std::vector<uint32_t> got(6, 7u);
+  pack_bf16_b_pairs(3, 2, b.data(), 2, 1, got.data(), 3);
+  EXPECT_EQ(got, want);
+  got.assign(6, 7u);
+  pack_bf16_b_pairs(3, 2, b_col.data(), 1, 3, got.data(), 3);
+  EXPECT_EQ(got, want);
+}
+
+TEST(SmallGemmBf16, GemmRowsOverPairedBIsGemmRowsBitForBit) {
+  std::vector<RowsCase> cases;
+  for (int64_t m : {1, 6, 7, 13}) {
+    for (int64_t n : {1, 15, 16, 17, 48, 65, 100}) {
+      for (int64_t k : {1, 2, 9}) cases.push_back({m, n, k, false, k == 9, false});
+      cases.push_back({m, n, 9, true, false, false});
+    }
+  }
+  cases.push_back({6, 130, 601, false, true, false});  // several k blocks, odd k
+  cases.push_back({8, 70, 400, true, false, false});
+  cases.push_back({30, 384, 128, false, false, false});  // the char GPT's forward, 30 rows
+  cases.push_back({150, 196, 16, true, false, true});
+  uint32_t seed = 500;
+  for (const SmallGemmBf16Fns* fns : runnable_bf16_copies()) {
+    for (const RowsCase& c : cases) check_gemm_rows_paired(*fns, c, seed++);
+  }
+}
+
 TEST(SmallGemmBf16, PackPairsPutsEvenElementsLow) {
   // A = [[1, 2, 3], [4, 5, 6]] row-major: pairs (1, 2), (3, 0), (4, 5), (6, 0).
   std::vector<uint16_t> a = {1, 2, 3, 4, 5, 6};
