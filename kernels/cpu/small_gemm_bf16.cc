@@ -1,6 +1,7 @@
 // small_gemm_bf16.h's functions call through the active table (small_gemm_isa.h).
 #include "kernels/cpu/small_gemm_bf16.h"
 
+#include <cstring>
 #include <stdexcept>
 
 #include "kernels/cpu/isa_dispatch_impl.h"
@@ -31,7 +32,17 @@ bool has_bf16_small_gemm() { return active_small_gemm_bf16_fns() != nullptr; }
 void pack_bf16_pairs(int64_t m, int64_t k, const uint16_t* a, int64_t a_row_stride, int64_t a_col_stride,
                      uint32_t* pairs) {
   const int64_t stride = (k + 1) / 2;
-  if (a_row_stride == 1 && a_col_stride != 1) {
+  if (a_col_stride == 1) {
+    // Row-major: a pair is two neighbours, so a row's pairs are its bytes as they lie (x86 is
+    // little-endian: the even element low), and after an odd k one with a zero high half.
+    for (int64_t i = 0; i < m; ++i) {
+      const uint16_t* row = a + i * a_row_stride;
+      std::memcpy(pairs + i * stride, row, static_cast<size_t>(k) * sizeof(uint16_t));
+      if (k % 2 != 0) pairs[i * stride + stride - 1] = row[k - 1];
+    }
+    return;
+  }
+  if (a_row_stride == 1) {
     // Column-major A (a weight gradient's transposed output gradient): down the columns, so the
     // reads are contiguous; row by row they would stride a whole column apart.
     for (int64_t q = 0; q < stride; ++q) {
@@ -87,10 +98,11 @@ void pack_bf16_b_pairs(int64_t k, int64_t n, const uint16_t* b, int64_t b_row_st
   }
 }
 
-void gemm_rows_paired_bf16(int64_t m, int64_t n, int64_t k, const uint32_t* a_pairs, int64_t a_pair_stride,
-                           const uint32_t* b_pairs, const int64_t* b_pair_rows, float* c, const int64_t* c_rows,
-                           bool accumulate, const float* bias) {
-  fns().gemm_rows_paired(m, n, k, a_pairs, a_pair_stride, b_pairs, b_pair_rows, c, c_rows, accumulate, bias);
+void gemm_rows_paired_bf16(int64_t m, int64_t n, int64_t k, const uint32_t* a_pairs, int64_t a_row_step,
+                           int64_t a_pair_step, const uint32_t* b_pairs, const int64_t* b_pair_rows, float* c,
+                           const int64_t* c_rows, bool accumulate, const float* bias) {
+  fns().gemm_rows_paired(m, n, k, a_pairs, a_row_step, a_pair_step, b_pairs, b_pair_rows, c, c_rows, accumulate,
+                         bias);
 }
 
 void gemm_rows_bf16(int64_t m, int64_t n, int64_t k, const uint32_t* a_pairs, int64_t a_pair_stride,

@@ -163,8 +163,8 @@ alignas(64) const uint16_t kZeroRow[4 * kLanes] = {};
 // BT uint16_t: B's rows, b_rows[p] the offset of row p, each pair of rows interleaved as loaded;
 // BT uint32_t: B pair-packed (pack_bf16_b_pairs), b_rows[q] the offset of pair row q.
 template <int MR, int NV, bool kFull, typename BT>
-inline void rows_tile(int64_t kc, const uint32_t* a, int64_t as, const BT* b, const int64_t* b_rows, float* c,
-                      const int64_t* c_rows, int64_t lo, int64_t hi, bool accumulate, const float* bias) {
+inline void rows_tile(int64_t kc, const uint32_t* a, int64_t as, int64_t qs, const BT* b, const int64_t* b_rows,
+                      float* c, const int64_t* c_rows, int64_t lo, int64_t hi, bool accumulate, const float* bias) {
   FloatV acc[MR][NV];
   COLONY_TILE_UNROLL
   for (int i = 0; i < MR; ++i) {
@@ -179,7 +179,7 @@ inline void rows_tile(int64_t kc, const uint32_t* a, int64_t as, const BT* b, co
     for (int v = 0; v < NV; ++v) bv[v] = load_b(v * kLanes, kFull ? kLanes : hi - v * kLanes);
     COLONY_TILE_UNROLL
     for (int i = 0; i < MR; ++i) {
-      Bf16V av = splat_pair(a[i * as + q]);
+      Bf16V av = splat_pair(a[i * as + q * qs]);
       COLONY_TILE_UNROLL
       for (int v = 0; v < NV; ++v) acc[i][v] = dot_pairs(acc[i][v], av, bv[v]);
     }
@@ -222,20 +222,20 @@ inline void rows_tile(int64_t kc, const uint32_t* a, int64_t as, const BT* b, co
 
 // The last tile of m has fewer rows: instantiate every height up to MR.
 template <int MR, int NV, bool kFull, typename BT>
-inline void rows_tile_upto(int64_t mr, int64_t kc, const uint32_t* a, int64_t as, const BT* b,
+inline void rows_tile_upto(int64_t mr, int64_t kc, const uint32_t* a, int64_t as, int64_t qs, const BT* b,
                            const int64_t* b_rows, float* c, const int64_t* c_rows, int64_t lo, int64_t hi,
                            bool accumulate, const float* bias) {
   if constexpr (MR > 1) {
     if (mr < MR) {
-      rows_tile_upto<MR - 1, NV, kFull, BT>(mr, kc, a, as, b, b_rows, c, c_rows, lo, hi, accumulate, bias);
+      rows_tile_upto<MR - 1, NV, kFull, BT>(mr, kc, a, as, qs, b, b_rows, c, c_rows, lo, hi, accumulate, bias);
       return;
     }
   }
-  rows_tile<MR, NV, kFull, BT>(kc, a, as, b, b_rows, c, c_rows, lo, hi, accumulate, bias);
+  rows_tile<MR, NV, kFull, BT>(kc, a, as, qs, b, b_rows, c, c_rows, lo, hi, accumulate, bias);
 }
 
 template <int MR, int NV, typename BT>
-void gemm_rows_tiled(int64_t m, int64_t n, int64_t k, const uint32_t* a, int64_t as, const BT* b,
+void gemm_rows_tiled(int64_t m, int64_t n, int64_t k, const uint32_t* a, int64_t as, int64_t qs, const BT* b,
                      const int64_t* b_rows, float* c, const int64_t* c_rows, bool accumulate, const float* bias) {
   constexpr int64_t NR = NV * kLanes;
   // Rows of B per pass: an even count, so every pass but the last starts on a pair.
@@ -256,7 +256,7 @@ void gemm_rows_tiled(int64_t m, int64_t n, int64_t k, const uint32_t* a, int64_t
         auto run = [&](auto kFull) {
           // (B's rows, or pair rows, of this block: k0 is even.)
           rows_tile_upto<MR, NV, decltype(kFull)::value, BT>(
-              min64(MR, m - m0), kc, a + m0 * as + k0 / 2, as, b + start,
+              min64(MR, m - m0), kc, a + m0 * as + k0 / 2 * qs, as, qs, b + start,
               b_rows + (std::is_same_v<BT, uint32_t> ? k0 / 2 : k0), c + start, c_rows + m0, lo, hi, acc,
               bias_k != nullptr ? bias_k + m0 : nullptr);
         };
@@ -271,7 +271,7 @@ void gemm_rows_tiled(int64_t m, int64_t n, int64_t k, const uint32_t* a, int64_t
 }
 
 template <typename BT, int... I>
-void gemm_rows_impl(int64_t m, int64_t n, int64_t k, const uint32_t* a, int64_t as, const BT* b,
+void gemm_rows_impl(int64_t m, int64_t n, int64_t k, const uint32_t* a, int64_t as, int64_t qs, const BT* b,
                     const int64_t* b_rows, float* c, const int64_t* c_rows, bool accumulate, const float* bias) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {
@@ -284,9 +284,23 @@ void gemm_rows_impl(int64_t m, int64_t n, int64_t k, const uint32_t* a, int64_t 
   }
   run_picked<I...>(pick_tile(kRowsTiles, sizeof...(I), m, n, kLanes), [&](auto index) {
     constexpr int idx = decltype(index)::value;
-    gemm_rows_tiled<kRowsTiles[idx].mr, kRowsTiles[idx].nv, BT>(m, n, k, a, as, b, b_rows, c, c_rows, accumulate,
-                                                                 bias);
+    gemm_rows_tiled<kRowsTiles[idx].mr, kRowsTiles[idx].nv, BT>(m, n, k, a, as, qs, b, b_rows, c, c_rows,
+                                                                 accumulate, bias);
   });
+}
+
+// The table's two entries: B's rows with A's pairs along its rows, and B pair-packed with A's
+// pair (i, q) at a[i * as + q * qs] (qs = m: A pair-packed down its columns).
+template <int... I>
+void gemm_rows_entry(int64_t m, int64_t n, int64_t k, const uint32_t* a, int64_t as, const uint16_t* b,
+                     const int64_t* b_rows, float* c, const int64_t* c_rows, bool accumulate, const float* bias) {
+  gemm_rows_impl<uint16_t, I...>(m, n, k, a, as, 1, b, b_rows, c, c_rows, accumulate, bias);
+}
+template <int... I>
+void gemm_rows_paired_entry(int64_t m, int64_t n, int64_t k, const uint32_t* a, int64_t as, int64_t qs,
+                            const uint32_t* b, const int64_t* b_rows, float* c, const int64_t* c_rows, bool accumulate,
+                            const float* bias) {
+  gemm_rows_impl<uint32_t, I...>(m, n, k, a, as, qs, b, b_rows, c, c_rows, accumulate, bias);
 }
 
 // ---------- gemm_dot_rows_lanes: MR x NR dot products, 32 elements of every row per step ----------
@@ -393,8 +407,8 @@ void gemm_dot_finish_impl(int64_t m, int64_t n, const float* acc, float* c, int6
 
 template <int... R, int... D>
 constexpr SmallGemmBf16Fns make_fns(std::integer_sequence<int, R...>, std::integer_sequence<int, D...>) {
-  return SmallGemmBf16Fns{COLONY_ISA_COPY_NAME(COLONY_SMALL_GEMM_ISA), kLanes, &gemm_rows_impl<uint16_t, R...>,
-                          &gemm_rows_impl<uint32_t, R...>, &gemm_dot_impl<D...>, &gemm_dot_finish_impl};
+  return SmallGemmBf16Fns{COLONY_ISA_COPY_NAME(COLONY_SMALL_GEMM_ISA), kLanes, &gemm_rows_entry<R...>,
+                          &gemm_rows_paired_entry<R...>, &gemm_dot_impl<D...>, &gemm_dot_finish_impl};
 }
 
 }  // namespace

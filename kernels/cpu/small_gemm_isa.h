@@ -61,8 +61,8 @@ struct SmallGemmBf16Fns {
   void (*gemm_rows)(int64_t m, int64_t n, int64_t k, const uint32_t* a_pairs, int64_t a_pair_stride,
                     const uint16_t* b, const int64_t* b_rows, float* c, const int64_t* c_rows, bool accumulate,
                     const float* bias);
-  void (*gemm_rows_paired)(int64_t m, int64_t n, int64_t k, const uint32_t* a_pairs, int64_t a_pair_stride,
-                           const uint32_t* b_pairs, const int64_t* b_pair_rows, float* c, const int64_t* c_rows,
+  void (*gemm_rows_paired)(int64_t m, int64_t n, int64_t k, const uint32_t* a_pairs, int64_t a_row_step,
+                           int64_t a_pair_step, const uint32_t* b_pairs, const int64_t* b_pair_rows, float* c, const int64_t* c_rows,
                            bool accumulate, const float* bias);
   void (*gemm_dot_rows_lanes)(int64_t m, int64_t n, int64_t k, const uint16_t* a, int64_t lda, const uint16_t* b,
                               const int64_t* b_rows, float* acc, DotBatch batch);

@@ -117,9 +117,21 @@ void check_gemm_rows_paired(const SmallGemmBf16Fns& fns, const RowsCase& t, uint
   for (int64_t i = 0; i < t.m; ++i) c_rows[i] = i * c_step;
   fns.gemm_rows(t.m, t.n, t.k, pairs.data(), stride, b.data(), b_rows.data(), want.data(), c_rows.data(),
                 t.accumulate, t.bias ? bias.data() : nullptr);
-  fns.gemm_rows_paired(t.m, t.n, t.k, pairs.data(), stride, b_pairs.data(), pair_rows.data(), got.data(),
+  const std::vector<float> c_in = got;
+  fns.gemm_rows_paired(t.m, t.n, t.k, pairs.data(), stride, 1, b_pairs.data(), pair_rows.data(), got.data(),
                        c_rows.data(), t.accumulate, t.bias ? bias.data() : nullptr);
   for (size_t e = 0; e < got.size(); ++e) ASSERT_EQ(got[e], want[e]) << "element " << e;
+  // A's pairs down its columns instead (pack_bf16_b_pairs of Aᵀ, as gemm packs a column-major A):
+  // pair q of row i at q * m + i.
+  std::vector<uint16_t> a_col(t.m * t.k);
+  for (int64_t i = 0; i < t.m; ++i)
+    for (int64_t p = 0; p < t.k; ++p) a_col[p * t.m + i] = a[i * t.k + p];
+  std::vector<uint32_t> pairs_by_column(stride * t.m);
+  pack_bf16_b_pairs(t.k, t.m, a_col.data(), t.m, 1, pairs_by_column.data(), t.m);
+  got = c_in;
+  fns.gemm_rows_paired(t.m, t.n, t.k, pairs_by_column.data(), 1, t.m, b_pairs.data(), pair_rows.data(), got.data(),
+                       c_rows.data(), t.accumulate, t.bias ? bias.data() : nullptr);
+  for (size_t e = 0; e < got.size(); ++e) ASSERT_EQ(got[e], want[e]) << "element " << e << ", A by columns";
 }
 
 TEST(SmallGemmBf16, PackBPairsPairsRowsOfEitherOrder) {
@@ -159,6 +171,7 @@ TEST(SmallGemmBf16, PackPairsPutsEvenElementsLow) {
   pack_bf16_pairs(2, 3, a.data(), 3, 1, pairs.data());
   EXPECT_EQ(pairs, (std::vector<uint32_t>{1u | 2u << 16, 3u, 4u | 5u << 16, 6u}));
   // The same matrix stored column-major.
+  pairs.assign(4, 7u);
   std::vector<uint16_t> at = {1, 4, 2, 5, 3, 6};
   pack_bf16_pairs(2, 3, at.data(), 1, 2, pairs.data());
   EXPECT_EQ(pairs, (std::vector<uint32_t>{1u | 2u << 16, 3u, 4u | 5u << 16, 6u}));
