@@ -237,6 +237,29 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   return out;
 }
 
+namespace {
+
+// masked_fill's 0-D value, on t's device and in its dtype.
+Tensor fill_value(const Tensor& t, const Tensor& value, const char* op) {
+  if (!t.defined() || !value.defined()) throw std::invalid_argument(std::string(op) + ": expected defined tensors");
+  if (value.dim() != 0) {
+    throw std::invalid_argument(std::string(op) + " only supports a 0-dimensional value tensor, but got tensor with " +
+                                std::to_string(value.dim()) + " dimension(s).");
+  }
+  return to(value, t.device(), t.dtype());
+}
+
+}  // namespace
+
+Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value) {
+  const Tensor v = fill_value(t, value, "masked_fill_");
+  if (!mask.defined() || mask.dtype() != kBool) {
+    throw std::invalid_argument("masked_fill_ only supports boolean masks, but got mask with dtype " +
+                                (mask.defined() ? dtype_name(mask.dtype()) : std::string("undefined")));
+  }
+  return where(mask, v, t);
+}
+
 Tensor masked_fill(const Tensor& t, const Tensor& mask, double value) {
   Tensor out = raw::masked_fill(t, mask, value);
   if (autograd::needs_grad(t)) {

@@ -124,6 +124,9 @@ Tensor logaddexp(const Tensor& a, const Tensor& b);
 Tensor logaddexp2(const Tensor& a, const Tensor& b);
 // t with `value` where the bool mask (broadcast with t) is true; no gradient flows to filled places.
 Tensor masked_fill(const Tensor& t, const Tensor& mask, double value);
+// torch's Tensor-value overload: value must be 0-D (it may live on the CPU for a CUDA t); it is
+// cast to t's dtype and receives the sum of the gradient over the filled elements.
+Tensor masked_fill(const Tensor& t, const Tensor& mask, const Tensor& value);
 // cond ? a : b (broadcast); cond is bool and gets no gradient.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 Tensor where(const Tensor& cond, const Tensor& a, double b);
@@ -272,6 +275,9 @@ Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, cons
 // copied from source's slices (source: self's shape with dim the index's length). scatter with the
 // index expanded, so their gradients are scatter's.
 Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, double value);
+// With a 0-D tensor value (torch's overload): its gradient sums the filled elements once each,
+// however often index repeats one.
+Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& value);
 Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source);
 // torch.scatter_add: scatter_reduce(self, dim, index, src, "sum"), its gradients
 // (autograd/scatter_inplace.cc, beside the in-place members).

@@ -216,6 +216,18 @@ Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, double v
   return scatter(self, d, expanded_index(index, d, self.sizes(), "index_fill"), value);
 }
 
+Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& value) {
+  if (!value.defined()) throw std::invalid_argument("index_fill: expected a defined value tensor");
+  if (value.dim() != 0) {
+    throw std::invalid_argument("index_fill_ only supports a 0-dimensional value tensor, but got tensor with " +
+                                std::to_string(value.dim()) + " dimension(s).");
+  }
+  // The filled elements as a mask (index checked by index_fill), each once however often index
+  // names it: torch sums value's gradient over grad.index_select(dim, unique(index)).
+  const Tensor hit = index_fill(raw::zeros(self.sizes(), TensorOptions(kFloat32).device(self.device())), dim, index, 1.0);
+  return masked_fill(self, raw::binary(raw::BinaryOp::Ne, hit, 0.0), value);
+}
+
 Tensor index_copy(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& source) {
   if (!self.defined() || !source.defined()) throw std::invalid_argument("index_copy: expected defined tensors");
   if (self.dim() == 0) return scatter(self, 0, raw::reshape(index, {}), raw::reshape(source, {}));

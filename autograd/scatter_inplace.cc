@@ -141,6 +141,11 @@ Tensor& Tensor::index_fill_(int64_t dim, const Tensor& index, double value) {
                        [&](const Tensor& s) { return colony::index_fill(s, dim, index, value); });
 }
 
+Tensor& Tensor::index_fill_(int64_t dim, const Tensor& index, const Tensor& value) {
+  return write_inplace(*this, "index_fill_", {&value}, false,
+                       [&](const Tensor& s) { return colony::index_fill(s, dim, index, value); });
+}
+
 Tensor& Tensor::index_copy_(int64_t dim, const Tensor& index, const Tensor& source) {
   return write_inplace(*this, "index_copy_", {&source}, false,
                        [&](const Tensor& s) { return colony::index_copy(s, dim, index, source); });
@@ -154,6 +159,12 @@ Tensor& Tensor::index_add_(int64_t dim, const Tensor& index, const Tensor& sourc
 Tensor& Tensor::masked_fill_(const Tensor& mask, double value) {
   check_bool_mask(mask, "masked_fill_");
   return write_inplace(*this, "masked_fill_", {}, false,
+                       [&](const Tensor& s) { return colony::masked_fill(s, mask, value); });
+}
+
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Tensor& value) {
+  check_bool_mask(mask, "masked_fill_");
+  return write_inplace(*this, "masked_fill_", {&value}, false,
                        [&](const Tensor& s) { return colony::masked_fill(s, mask, value); });
 }
 

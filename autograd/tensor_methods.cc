@@ -96,6 +96,9 @@ Tensor Tensor::logaddexp2(const Tensor& other) const { return colony::logaddexp2
 Tensor Tensor::tril(int64_t diagonal) const { return colony::tril(*this, diagonal); }
 Tensor Tensor::triu(int64_t diagonal) const { return colony::triu(*this, diagonal); }
 Tensor Tensor::masked_fill(const Tensor& mask, double value) const { return colony::masked_fill(*this, mask, value); }
+Tensor Tensor::masked_fill(const Tensor& mask, const Tensor& value) const {
+  return colony::masked_fill(*this, mask, value);
+}
 Tensor Tensor::cumsum(int64_t dim) const { return colony::cumsum(*this, dim); }
 Tensor Tensor::cumprod(int64_t dim) const { return colony::cumprod(*this, dim); }
 std::pair<Tensor, Tensor> Tensor::cummax(int64_t dim) const { return colony::cummax(*this, dim); }
@@ -137,6 +140,9 @@ Tensor Tensor::scatter_reduce(int64_t dim, const Tensor& index, const Tensor& sr
   return colony::scatter_reduce(*this, dim, index, src, reduce, include_self);
 }
 Tensor Tensor::index_fill(int64_t dim, const Tensor& index, double value) const {
+  return colony::index_fill(*this, dim, index, value);
+}
+Tensor Tensor::index_fill(int64_t dim, const Tensor& index, const Tensor& value) const {
   return colony::index_fill(*this, dim, index, value);
 }
 Tensor Tensor::index_copy(int64_t dim, const Tensor& index, const Tensor& source) const {

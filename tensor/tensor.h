@@ -246,6 +246,7 @@ class Tensor {
   Tensor tril(int64_t diagonal = 0) const;
   Tensor triu(int64_t diagonal = 0) const;
   Tensor masked_fill(const Tensor& mask, double value) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;  // value 0-D, as torch's
   Tensor cumsum(int64_t dim) const;
   Tensor cumprod(int64_t dim) const;
   std::pair<Tensor, Tensor> cummax(int64_t dim) const;  // values, int64 indices
@@ -275,6 +276,7 @@ class Tensor {
   Tensor scatter_reduce(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
                         bool include_self = true) const;
   Tensor index_fill(int64_t dim, const Tensor& index, double value) const;
+  Tensor index_fill(int64_t dim, const Tensor& index, const Tensor& value) const;  // value 0-D
   Tensor index_copy(int64_t dim, const Tensor& index, const Tensor& source) const;
   Tensor scatter_add(int64_t dim, const Tensor& index, const Tensor& src) const;
   Tensor index_add(int64_t dim, const Tensor& index, const Tensor& source, double alpha = 1.0) const;
@@ -418,9 +420,11 @@ class Tensor {
   Tensor& scatter_reduce_(int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
                           bool include_self = true);
   Tensor& index_fill_(int64_t dim, const Tensor& index, double value);
+  Tensor& index_fill_(int64_t dim, const Tensor& index, const Tensor& value);  // value 0-D
   Tensor& index_copy_(int64_t dim, const Tensor& index, const Tensor& source);
   Tensor& index_add_(int64_t dim, const Tensor& index, const Tensor& source, double alpha = 1.0);
   Tensor& masked_fill_(const Tensor& mask, double value);
+  Tensor& masked_fill_(const Tensor& mask, const Tensor& value);  // value 0-D
   Tensor& masked_scatter_(const Tensor& mask, const Tensor& source);
 
   // ---- differentiable in-place math (defined in autograd/inplace.cc) ----

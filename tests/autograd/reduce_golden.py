@@ -300,6 +300,14 @@ multi("index_add/i64", [torch.tensor([[1, 2], [3, 4]]), torch.tensor([1]), torch
       lambda s, i, x: s.index_add(0, i, x, alpha=2))
 multi("masked_fill_", [S, MASK], lambda s, m: s.clone().masked_fill_(m, 0.5), grad=(0,))
 multi("masked_fill_/broadcast", [S, MASK[1].clone()], lambda s, m: s.clone().masked_fill_(m, -2.0), grad=(0,))
+V = torch.tensor(-2.5, dtype=F64)
+multi("masked_fill_/tensor", [S, MASK, V], lambda s, m, v: s.clone().masked_fill_(m, v), grad=(0, 2))
+multi("masked_fill/tensor/broadcast", [S[0].clone(), MASK, V], lambda s, m, v: s.masked_fill(m, v), grad=(0, 2))
+multi("masked_fill/tensor/f32", [S.float(), MASK, V], lambda s, m, v: s.masked_fill(m, v), grad=(0, 2))
+multi("index_fill_/tensor/repeated", [S, torch.tensor([0, 2, 0]), V],
+      lambda s, i, v: s.clone().index_fill_(1, i, v), grad=(0, 2))
+multi("index_fill/tensor/repeated", [S, torch.tensor([2, 2]), V], lambda s, i, v: s.index_fill(0, i, v),
+      grad=(0, 2))
 multi("masked_scatter_", [S, MASK, SRC8], lambda s, m, x: s.clone().masked_scatter_(m, x), grad=(0, 2))
 multi("masked_scatter/broadcast", [S[0].clone(), MASK, SRC8], lambda s, m, x: torch.masked_scatter(s, m, x),
       grad=(0, 2))

@@ -101,6 +101,14 @@ void check_inplace_cases(Device device) {
   check("masked_fill_", device, [](In x) { return on_clone(x[0], [&](Tensor& s) { s.masked_fill_(x[1], 0.5); }); });
   check("masked_fill_/broadcast", device,
         [](In x) { return on_clone(x[0], [&](Tensor& s) { s.masked_fill_(x[1], -2.0); }); });
+  // 0-D tensor values, which receive the gradient of the filled elements (each once).
+  check("masked_fill_/tensor", device,
+        [](In x) { return on_clone(x[0], [&](Tensor& s) { s.masked_fill_(x[1], x[2]); }); });
+  check("masked_fill/tensor/broadcast", device, [](In x) { return masked_fill(x[0], x[1], x[2]); });
+  check("masked_fill/tensor/f32", device, [](In x) { return x[0].masked_fill(x[1], x[2]); });
+  check("index_fill_/tensor/repeated", device,
+        [](In x) { return on_clone(x[0], [&](Tensor& s) { s.index_fill_(1, x[1], x[2]); }); });
+  check("index_fill/tensor/repeated", device, [](In x) { return x[0].index_fill(0, x[1], x[2]); });
   check("masked_scatter_", device,
         [](In x) { return on_clone(x[0], [&](Tensor& s) { s.masked_scatter_(x[1], x[2]); }); });
   check("masked_scatter/broadcast", device, [](In x) { return masked_scatter(x[0], x[1], x[2]); });
@@ -137,6 +145,11 @@ TEST(ScatterInplace, Gradcheck) {
                                                        narrow(in[1], 1, 0, 2), 0.5); },
                         {self, src3}));
   EXPECT_TRUE(gradcheck([&](In in) { return inplace(in[0], [&](Tensor& s) { s.masked_fill_(mask, 2.0); }); }, {self}));
+  const Tensor value = input({}, -1.0, 1.0, 9);
+  EXPECT_TRUE(gradcheck([&](In in) { return inplace(in[0], [&](Tensor& s) { s.masked_fill_(mask, in[1]); }); },
+                        {self, value}));
+  EXPECT_TRUE(gradcheck([&](In in) { return inplace(in[0], [&](Tensor& s) { s.index_fill_(0, rows, in[1]); }); },
+                        {self, value}));
   EXPECT_TRUE(gradcheck([&](In in) { return inplace(in[0], [&](Tensor& s) { s.masked_scatter_(mask, in[1]); }); },
                         {self, src3}));
   EXPECT_TRUE(gradcheck([&](In in) { return masked_scatter(select(in[0], 0, 1), mask, in[1]); }, {self, src3}));
@@ -185,6 +198,12 @@ TEST(ScatterInplace, Errors) {
                           "masked_fill_ only supports boolean masks, but got mask with dtype int64"));
   EXPECT_TRUE(throws_with([&] { plain.masked_fill_(raw::ones({4, 2, 3}, TensorOptions(kBool)), 1.0); },
                           "masked_fill_: output with shape [2, 3] doesn't match the broadcast shape [4, 2, 3]"));
+  EXPECT_TRUE(throws_with([&] { plain.masked_fill_(raw::ones({2, 3}, TensorOptions(kBool)), raw::ones({1})); },
+                          "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with 1 dimension(s)."));
+  EXPECT_TRUE(throws_with([&] { plain.index_fill_(0, raw::tensor({0}, TensorOptions(kInt64)), raw::ones({2, 1})); },
+                          "index_fill_ only supports a 0-dimensional value tensor, but got tensor with 2 dimension(s)."));
+  EXPECT_TRUE(throws_with([&] { plain.masked_fill_(raw::ones({2, 3}, TensorOptions(kInt64)), raw::scalar_tensor(1.0)); },
+                          "masked_fill_ only supports boolean masks, but got mask with dtype int64"));
   EXPECT_TRUE(throws_with([&] { plain.index_add_(0, raw::tensor({0}, TensorOptions(kInt64)), raw::ones({1, 3}, TensorOptions(kFloat64))); },
                           "index_add(): self (float32) and source (float64) must have the same scalar type"));
   EXPECT_TRUE(throws_with([&] { plain.masked_scatter_(raw::ones({2, 3}, TensorOptions(kBool)), raw::ones({5})); },
