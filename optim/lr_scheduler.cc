@@ -331,6 +331,33 @@ void CyclicLR::set_momentum_at(int64_t epoch) const {
   }
 }
 
+SWALR::SWALR(Optimizer& opt, std::vector<double> swa_lr, int64_t anneal_epochs, const std::string& anneal_strategy)
+    : LRScheduler(opt), anneal_epochs_(anneal_epochs), cosine_(anneal_strategy == "cos") {
+  swa_lrs_ = per_group("SWALR", "swa_lr", swa_lr, num_groups());
+  if (anneal_strategy != "cos" && anneal_strategy != "linear") {
+    throw std::invalid_argument("SWALR: anneal_strategy must be one of 'cos' or 'linear', instead got " +
+                                anneal_strategy);
+  }
+  if (anneal_epochs < 0) {
+    throw std::invalid_argument("SWALR: anneal_epochs must be equal or greater than 0, got " +
+                                std::to_string(anneal_epochs));
+  }
+  apply();
+}
+
+double SWALR::anneal(double t) const { return cosine_ ? (1 - std::cos(M_PI * t)) / 2 : t; }
+
+double SWALR::lr_at(int64_t epoch, size_t group, double) const {
+  // torch's get_lr: the rate before this step, recovered from the present one, then moved on.
+  const double step = anneal_epochs_ == 0 ? std::max<double>(1, static_cast<double>(epoch)) : static_cast<double>(epoch);
+  const double span = std::max<double>(1, static_cast<double>(anneal_epochs_));
+  const double swa = swa_lrs_[group], lr = optimizer().lr(group);
+  const double prev_alpha = anneal(std::max(0.0, std::min(1.0, (step - 1) / span)));
+  const double prev_lr = prev_alpha == 1 ? swa : (lr - prev_alpha * swa) / (1 - prev_alpha);
+  const double alpha = anneal(std::max(0.0, std::min(1.0, step / span)));
+  return swa * alpha + prev_lr * (1 - alpha);
+}
+
 SequentialLR::SequentialLR(Optimizer& opt, std::vector<std::shared_ptr<LRScheduler>> schedulers,
                            std::vector<int64_t> milestones)
     : LRScheduler(opt), schedulers_(std::move(schedulers)), milestones_(std::move(milestones)) {

@@ -279,6 +279,31 @@ class CyclicLR : public LRScheduler {
   std::string momentum_name_;  // "momentum" or "beta1"; empty without cycle_momentum
 };
 
+// torch.optim.swa_utils.SWALR: over anneal_epochs steps the rate moves from the group's rate to
+// swa_lr (one rate, or one per group) by a cosine ("cos") or linear ("linear") ramp, then stays
+// there; use it for the epochs where a model is averaged, after another scheduler:
+//   CosineAnnealingLR cosine(opt, 100);  SWALR swa(opt, {0.05});
+//   ... if (epoch > swa_start) swa.step(); else cosine.step();
+// Unlike Colony's other schedulers (and as torch's) it is chained: each step recovers the rate it
+// started from out of the group's present rate, so that it takes over from whatever rate the
+// previous scheduler left. set_last_epoch(e) therefore applies step e to the present rate, not the
+// closed form.
+class SWALR : public LRScheduler {
+ public:
+  SWALR(Optimizer& opt, std::vector<double> swa_lr, int64_t anneal_epochs = 10,
+        const std::string& anneal_strategy = "cos");
+  const std::vector<double>& swa_lrs() const { return swa_lrs_; }
+
+ protected:
+  double lr_at(int64_t epoch, size_t group, double base) const override;
+
+ private:
+  double anneal(double t) const;
+  std::vector<double> swa_lrs_;
+  int64_t anneal_epochs_;
+  bool cosine_;
+};
+
 // Runs schedulers[0] until epoch milestones[0], then schedulers[1] from its own epoch 0, and so on
 // (torch's SequentialLR): at epoch e the rate is that of schedulers[i] at epoch
 // e - milestones[i - 1], with i the number of milestones <= e. So the handover at a milestone

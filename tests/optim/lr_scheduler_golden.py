@@ -120,3 +120,31 @@ run_momentum("CyclicExpRange", lambda p: SGD(p, lr=0.1, momentum=0.5),
 run("CyclicScaleFn", [0.1, 0.2],
     lambda o: CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=4, cycle_momentum=False,
                        scale_fn=lambda x: 0.5 ** x, scale_mode="iterations"), 12)
+
+
+def run_swa(name, lrs, swa_kwargs, cosine_steps, swa_steps):
+    """CosineAnnealingLR(T_max=20) for cosine_steps, then SWALR for swa_steps (torch's recipe)."""
+    from torch.optim.swa_utils import SWALR
+    opt = optimizer(lrs)
+    cosine = CosineAnnealingLR(opt, T_max=20)
+    seq = [[g["lr"] for g in opt.param_groups]]
+    for _ in range(cosine_steps):
+        opt.step()
+        cosine.step()
+        seq.append([g["lr"] for g in opt.param_groups])
+    swa = SWALR(opt, **swa_kwargs)
+    seq.append([g["lr"] for g in opt.param_groups])
+    for _ in range(swa_steps):
+        opt.step()
+        swa.step()
+        seq.append([g["lr"] for g in opt.param_groups])
+    print(f"// {name}: CosineAnnealingLR's rates for {cosine_steps} steps, then SWALR's from its construction")
+    print(f"const std::vector<std::vector<double>> k{name} = {{")
+    for r in seq:
+        print("    {" + ", ".join(f"{v:.17g}" for v in r) + "},")
+    print("};")
+
+
+run_swa("SwaCos", [0.1, 0.2], dict(swa_lr=[0.05, 0.01], anneal_epochs=3), 5, 6)
+run_swa("SwaLinear", [0.1], dict(swa_lr=0.02, anneal_epochs=4, anneal_strategy="linear"), 2, 6)
+run_swa("SwaNoAnneal", [0.1], dict(swa_lr=0.03, anneal_epochs=0), 3, 3)

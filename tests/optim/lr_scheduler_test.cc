@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "optim/optim.h"
@@ -251,6 +252,46 @@ const std::vector<std::vector<double>> kCyclicScaleFn = {
     {0.010032958984375, 0.010032958984375},
     {0.010021972656250001, 0.010021972656250001},
 };
+// SwaCos: CosineAnnealingLR's rates for 5 steps, then SWALR's from its construction
+const std::vector<std::vector<double>> kSwaCos = {
+    {0.10000000000000001, 0.20000000000000001},
+    {0.099384417029756894, 0.19876883405951379},
+    {0.097552825814757688, 0.19510565162951538},
+    {0.094550326209418403, 0.18910065241883681},
+    {0.090450849718747395, 0.18090169943749479},
+    {0.085355339059327393, 0.17071067811865479},
+    {0.085355339059327393, 0.17071067811865479},
+    {0.076516504294495538, 0.13053300858899108},
+    {0.058838834764831857, 0.050177669529663717},
+    {0.050000000000000003, 0.01},
+    {0.050000000000000003, 0.01},
+    {0.050000000000000003, 0.01},
+    {0.050000000000000003, 0.01},
+};
+// SwaLinear: CosineAnnealingLR's rates for 2 steps, then SWALR's from its construction
+const std::vector<std::vector<double>> kSwaLinear = {
+    {0.10000000000000001},
+    {0.099384417029756894},
+    {0.097552825814757688},
+    {0.097552825814757688},
+    {0.078164619361068277},
+    {0.058776412907378853},
+    {0.039388206453689428},
+    {0.02},
+    {0.02},
+    {0.02},
+};
+// SwaNoAnneal: CosineAnnealingLR's rates for 3 steps, then SWALR's from its construction
+const std::vector<std::vector<double>> kSwaNoAnneal = {
+    {0.10000000000000001},
+    {0.099384417029756894},
+    {0.097552825814757688},
+    {0.094550326209418403},
+    {0.029999999999999999},
+    {0.029999999999999999},
+    {0.029999999999999999},
+    {0.029999999999999999},
+};
 // --- end of generated tables ---
 
 // An SGD with one group (of one parameter) per rate.
@@ -492,6 +533,36 @@ TEST(LRScheduler, CyclicLRRefusesWhatTorchRefuses) {
                           "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"));
   CyclicLR ok(adagrad, CyclicLROptions(0.01, 0.1).cycle_momentum(false));
   EXPECT_EQ(adagrad.lr(), 0.01);
+}
+
+// torch's recipe: a cosine schedule, then SWALR taking over from the rate the cosine left.
+std::vector<std::vector<double>> cosine_then_swa(const std::vector<double>& lrs, const std::vector<double>& swa_lr,
+                                                 int64_t anneal_epochs, const std::string& strategy, int cosine_steps,
+                                                 int swa_steps) {
+  Groups m(lrs);
+  CosineAnnealingLR cosine(*m.opt, 20);
+  std::vector<std::vector<double>> out = rates(cosine, static_cast<size_t>(cosine_steps));
+  SWALR swa(*m.opt, swa_lr, anneal_epochs, strategy);
+  const std::vector<std::vector<double>> more = rates(swa, static_cast<size_t>(swa_steps));
+  out.insert(out.end(), more.begin(), more.end());
+  return out;
+}
+
+TEST(LRScheduler, SWALRTakesOverFromTheRateItFindsAsTorchs) {
+  expect_rates(cosine_then_swa({0.1, 0.2}, {0.05, 0.01}, 3, "cos", 5, 6), kSwaCos);
+  expect_rates(cosine_then_swa({0.1}, {0.02}, 4, "linear", 2, 6), kSwaLinear);
+  expect_rates(cosine_then_swa({0.1}, {0.03}, 0, "cos", 3, 3), kSwaNoAnneal);
+}
+
+TEST(LRScheduler, SWALRRefusesWhatTorchRefuses) {
+  Groups m({0.1, 0.2});
+  EXPECT_TRUE(throws_with([&] { SWALR(*m.opt, {0.05}, 10, "cosine"); },
+                          "SWALR: anneal_strategy must be one of 'cos' or 'linear', instead got cosine"));
+  EXPECT_TRUE(throws_with([&] { SWALR(*m.opt, {0.05}, -1); },
+                          "SWALR: anneal_epochs must be equal or greater than 0, got -1"));
+  EXPECT_TRUE(throws_with([&] { SWALR(*m.opt, {0.05, 0.01, 0.02}); }, "SWALR: expected 2 values for swa_lr, got 3"));
+  SWALR ok(*m.opt, {0.05});
+  EXPECT_EQ(ok.swa_lrs(), (std::vector<double>{0.05, 0.05}));
 }
 
 TEST(LRScheduler, OneCycleLRInsideSequentialLRCyclesTheMomentumToo) {
