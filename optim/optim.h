@@ -17,3 +17,4 @@
 #include "optim/rmsprop.h"
 #include "optim/rprop.h"
 #include "optim/sgd.h"
+#include "optim/swa_utils.h"
