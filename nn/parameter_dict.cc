@@ -13,7 +13,7 @@ std::string key_list(const std::vector<std::string>& keys) {
 }
 
 // torch.typename's legacy tensor type names.
-std::string type_name(const Tensor& t) {
+std::string torch_type_name(const Tensor& t) {
   std::string base;
   switch (t.dtype()) {
     case kFloat32: base = "FloatTensor"; break;
@@ -90,7 +90,7 @@ Tensor ParameterDict::get(const std::string& key) const {
 std::string ParameterDict::extra_repr() const {
   std::ostringstream os;
   for (const auto& [k, t] : items()) {
-    os << "\n    (" << k << "): Parameter containing: [" << type_name(t) << " of size ";
+    os << "\n    (" << k << "): Parameter containing: [" << torch_type_name(t) << " of size ";
     for (int64_t d = 0; d < t.dim(); ++d) os << (d ? "x" : "") << t.size(d);
     os << (t.device().is_cpu() ? "" : " (" + t.device().str() + ")") << "]";
   }
