@@ -76,6 +76,18 @@ Tensor& Module::replace_parameter(const std::string& name, Tensor t, bool requir
                               "\" (register_parameter adds one)");
 }
 
+Tensor Module::remove_parameter(const std::string& name) {
+  for (auto it = params_.begin(); it != params_.end(); ++it) {
+    if (it->first != name) continue;
+    Tensor t = std::move(it->second);
+    params_.erase(it);
+    return t;
+  }
+  std::string names;
+  for (const auto& [n, p] : params_) names += (names.empty() ? "" : ", ") + n;
+  throw std::invalid_argument(this->name() + " has no parameter \"" + name + "\" (it has: " + names + ")");
+}
+
 Tensor& Module::register_buffer(const std::string& name, Tensor t, bool persistent) {
   check_name(name, "buffer");
   if (has_name(children_, name) || has_name(params_, name) || has_name(buffers_, name)) {

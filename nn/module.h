@@ -108,6 +108,9 @@ class Module : public std::enable_shared_from_this<Module> {
 
  protected:
   void add_child(const std::string& name, std::shared_ptr<Module> child);
+  // Unregisters parameter `name` and returns it (ParameterDict::pop); throws naming the module's
+  // parameters when there is none of that name.
+  Tensor remove_parameter(const std::string& name);
 
  private:
   void collect(const std::string& prefix, bool recurse, bool params, NamedTensors& out) const;

@@ -25,6 +25,7 @@
 #include "nn/normalization.h"
 #include "nn/packed_sequence.h"
 #include "nn/padding.h"
+#include "nn/parameter_dict.h"
 #include "nn/pooling.h"
 #include "nn/options.h"  // the deprecated nn::Size2 spelling
 #include "nn/rnn.h"

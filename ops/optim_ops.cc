@@ -190,6 +190,12 @@ void radam_step_multi_(RuleStepTensors& t, const kernels::RadamParams& k) {
 void adadelta_step_multi_(RuleStepTensors& t, const kernels::AdadeltaParams& k) {
   rule_step_multi_<kernels::AdadeltaStepMulti>("adadelta_step", t, k);
 }
+void rprop_step_multi_(RuleStepTensors& t, const kernels::RpropParams& k) {
+  rule_step_multi_<kernels::RpropStepMulti>("rprop_step", t, k);
+}
+void asgd_step_multi_(RuleStepTensors& t, const kernels::AsgdParams& k) {
+  rule_step_multi_<kernels::AsgdStepMulti>("asgd_step", t, k);
+}
 
 void sgd_step_(Tensor& param, const Tensor& grad, Tensor& buf, const kernels::SgdParams& s) {
   check_like("sgd_step", "parameter", param, param);

@@ -33,7 +33,7 @@ void adam_step_multi_(std::vector<Tensor>& params, const std::vector<Tensor>& gr
                       const kernels::AdamParams& a, const Tensor& found_inf = Tensor(),
                       const std::vector<Tensor>& steps = {});
 
-// RMSprop, Adagrad, Adamax, NAdam, RAdam and Adadelta (the rules of kernels/common/optim_functors.h,
+// RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop and ASGD (the rules of kernels/common/optim_functors.h,
 // which names each rule's states): every parameter with its gradient and states[k], the rule's
 // k-th state tensor of each parameter (an empty list when the step does not use it), all of the
 // parameter's shape, dtype and device, contiguous. One multi-tensor update per (device, dtype),
@@ -48,6 +48,8 @@ void adamax_step_multi_(RuleStepTensors& tensors, const kernels::AdamaxParams& k
 void nadam_step_multi_(RuleStepTensors& tensors, const kernels::NadamParams& k);
 void radam_step_multi_(RuleStepTensors& tensors, const kernels::RadamParams& k);
 void adadelta_step_multi_(RuleStepTensors& tensors, const kernels::AdadeltaParams& k);
+void rprop_step_multi_(RuleStepTensors& tensors, const kernels::RpropParams& k);
+void asgd_step_multi_(RuleStepTensors& tensors, const kernels::AsgdParams& k);
 
 // Loss scaling (PyTorch's _amp_foreach_non_finite_check_and_unscale_): multiplies every gradient by
 // the reciprocal of `scale` (a 1-element float32 tensor) in place, in one pass, and sets found_inf

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "ops/raw_ops.h"
 
@@ -234,6 +236,126 @@ void OneCycleLR::set_momentum_at(int64_t epoch) const {
   auto [phase, pct] = phase_at(epoch);
   const double momentum = anneal(phase->start_momentum, phase->end_momentum, pct);
   for (ParamGroup& group : mutable_optimizer().param_groups()) group.options.get().update_from_map({{momentum_name_, momentum}});
+}
+
+namespace {
+
+// One value, or one per group (torch's _format_param), as a value per group.
+std::vector<double> per_group(const char* scheduler, const char* name, const std::vector<double>& v, size_t groups) {
+  if (v.size() == 1) return std::vector<double>(groups, v[0]);
+  if (v.size() != groups) {
+    throw std::invalid_argument(std::string(scheduler) + ": expected " + std::to_string(groups) + " values for " +
+                                name + ", got " + std::to_string(v.size()));
+  }
+  return v;
+}
+
+}  // namespace
+
+Optimizer& CyclicLR::with_base_lrs(Optimizer& opt, const CyclicLROptions& o) {
+  const auto base = per_group("CyclicLR", "base_lr", o.base_lr(), opt.param_groups().size());
+  for (size_t g = 0; g < base.size(); ++g) opt.set_lr(g, base[g]);  // before LRScheduler records initial_lr
+  return opt;
+}
+
+CyclicLR::CyclicLR(Optimizer& opt, const CyclicLROptions& o) : LRScheduler(with_base_lrs(opt, o)), options_(o) {
+  auto fail = [](const std::string& what) { throw std::invalid_argument("CyclicLR: " + what); };
+  options_.base_lr(per_group("CyclicLR", "base_lr", o.base_lr(), num_groups()));
+  options_.max_lr(per_group("CyclicLR", "max_lr", o.max_lr(), num_groups()));
+  if (o.step_size_up() < 1) fail("step_size_up must be at least 1, got " + std::to_string(o.step_size_up()));
+  const int64_t down = o.step_size_down().value_or(o.step_size_up());
+  if (down < 0) fail("step_size_down must be non-negative, got " + std::to_string(down));
+  total_size_ = static_cast<double>(o.step_size_up() + down);
+  step_ratio_ = static_cast<double>(o.step_size_up()) / total_size_;
+  if (!o.scale_fn()) {
+    if (o.mode() == "triangular" || o.mode() == "triangular2") {
+      options_.scale_mode("cycle");
+    } else if (o.mode() == "exp_range") {
+      options_.scale_mode("iterations");
+    } else {
+      fail("mode is invalid and scale_fn is None (mode \"" + o.mode() +
+           "\"; expected \"triangular\", \"triangular2\" or \"exp_range\")");
+    }
+  } else if (o.scale_mode() != "cycle" && o.scale_mode() != "iterations") {
+    fail("scale_mode must be \"cycle\" or \"iterations\", got \"" + o.scale_mode() + "\"");
+  }
+  if (o.cycle_momentum()) {
+    const HyperParams options = opt.defaults().to_map();
+    if (options.count("momentum")) {
+      momentum_name_ = "momentum";
+    } else if (options.count("beta1")) {
+      momentum_name_ = "beta1";
+    } else {
+      fail("optimizer must support momentum or beta1 with `cycle_momentum` option enabled (" +
+           opt.defaults().type_name() + " has neither; set cycle_momentum(false))");
+    }
+    options_.base_momentum(per_group("CyclicLR", "base_momentum", o.base_momentum(), num_groups()));
+    options_.max_momentum(per_group("CyclicLR", "max_momentum", o.max_momentum(), num_groups()));
+  }
+  apply();
+}
+
+std::pair<double, double> CyclicLR::position(int64_t epoch) const {
+  const double e = static_cast<double>(epoch);
+  const double cycle = std::floor(1 + e / total_size_);
+  const double x = 1.0 + e / total_size_ - cycle;
+  const double factor = x <= step_ratio_ ? x / step_ratio_ : (x - 1) / (step_ratio_ - 1);
+  const double arg = options_.scale_mode() == "cycle" ? cycle : e;
+  double scale;
+  if (options_.scale_fn()) {
+    scale = options_.scale_fn()(arg);
+  } else if (options_.mode() == "triangular") {
+    scale = 1.0;
+  } else if (options_.mode() == "triangular2") {
+    scale = 1 / std::pow(2.0, arg - 1);
+  } else {
+    scale = std::pow(options_.gamma(), arg);
+  }
+  return {factor, scale};
+}
+
+double CyclicLR::lr_at(int64_t epoch, size_t group, double) const {
+  auto [factor, scale] = position(epoch);
+  const double base = options_.base_lr()[group];
+  return base + (options_.max_lr()[group] - base) * factor * scale;
+}
+
+void CyclicLR::set_momentum_at(int64_t epoch) const {
+  if (momentum_name_.empty()) return;
+  auto [factor, scale] = position(epoch);
+  auto& groups = mutable_optimizer().param_groups();
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const double hi = options_.max_momentum()[g];
+    const double momentum = hi - (hi - options_.base_momentum()[g]) * factor * scale;
+    groups[g].options.get().update_from_map({{momentum_name_, momentum}});
+  }
+}
+
+SWALR::SWALR(Optimizer& opt, std::vector<double> swa_lr, int64_t anneal_epochs, const std::string& anneal_strategy)
+    : LRScheduler(opt), anneal_epochs_(anneal_epochs), cosine_(anneal_strategy == "cos") {
+  swa_lrs_ = per_group("SWALR", "swa_lr", swa_lr, num_groups());
+  if (anneal_strategy != "cos" && anneal_strategy != "linear") {
+    throw std::invalid_argument("SWALR: anneal_strategy must be one of 'cos' or 'linear', instead got " +
+                                anneal_strategy);
+  }
+  if (anneal_epochs < 0) {
+    throw std::invalid_argument("SWALR: anneal_epochs must be equal or greater than 0, got " +
+                                std::to_string(anneal_epochs));
+  }
+  apply();
+}
+
+double SWALR::anneal(double t) const { return cosine_ ? (1 - std::cos(M_PI * t)) / 2 : t; }
+
+double SWALR::lr_at(int64_t epoch, size_t group, double) const {
+  // torch's get_lr: the rate before this step, recovered from the present one, then moved on.
+  const double step = anneal_epochs_ == 0 ? std::max<double>(1, static_cast<double>(epoch)) : static_cast<double>(epoch);
+  const double span = std::max<double>(1, static_cast<double>(anneal_epochs_));
+  const double swa = swa_lrs_[group], lr = optimizer().lr(group);
+  const double prev_alpha = anneal(std::max(0.0, std::min(1.0, (step - 1) / span)));
+  const double prev_lr = prev_alpha == 1 ? swa : (lr - prev_alpha * swa) / (1 - prev_alpha);
+  const double alpha = anneal(std::max(0.0, std::min(1.0, step / span)));
+  return swa * alpha + prev_lr * (1 - alpha);
 }
 
 SequentialLR::SequentialLR(Optimizer& opt, std::vector<std::shared_ptr<LRScheduler>> schedulers,

@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -230,6 +231,77 @@ class OneCycleLR : public LRScheduler {
   OneCycleLROptions options_;
   std::vector<Phase> phases_;
   std::string momentum_name_;  // "momentum" or "beta1"; empty without cycle_momentum
+};
+
+// torch's CyclicLR arguments. base_lr, max_lr (and base_momentum, max_momentum): one value, or
+// one per parameter group. step_size_down unset: step_size_up.
+struct CyclicLROptions {
+  CyclicLROptions(double base_lr, double max_lr) : base_lr_({base_lr}), max_lr_({max_lr}) {}
+  CyclicLROptions(std::vector<double> base_lr, std::vector<double> max_lr)
+      : base_lr_(std::move(base_lr)), max_lr_(std::move(max_lr)) {}
+  COLONY_ARG(std::vector<double>, base_lr);
+  COLONY_ARG(std::vector<double>, max_lr);
+  COLONY_ARG(int64_t, step_size_up) = 2000;            // steps rising from base_lr to max_lr
+  COLONY_ARG(std::optional<int64_t>, step_size_down);  // steps falling back (step_size_up unless set)
+  COLONY_ARG(std::string, mode) = "triangular";        // "triangular", "triangular2" or "exp_range"
+  COLONY_ARG(double, gamma) = 1.0;                     // exp_range's scale: gamma^iterations
+  // A custom scale (torch's scale_fn) of the cycle number (scale_mode "cycle", from 1) or of the
+  // step count ("iterations"); when set, mode is ignored.
+  COLONY_ARG(std::function<double(double)>, scale_fn);
+  COLONY_ARG(std::string, scale_mode) = "cycle";
+  COLONY_ARG(bool, cycle_momentum) = true;  // momentum (SGD, RMSprop) or beta1 (Adam, ...) cycled inversely
+  COLONY_ARG(std::vector<double>, base_momentum) = {0.8};
+  COLONY_ARG(std::vector<double>, max_momentum) = {0.9};
+};
+
+// torch's CyclicLR: the rate moves between base_lr and max_lr over cycles of step_size_up +
+// step_size_down steps, the height of each cycle scaled by mode ("triangular": 1, "triangular2":
+// halved each cycle, "exp_range": gamma^step) or scale_fn; with cycle_momentum the momentum (SGD's
+// and RMSprop's momentum, the Adam family's beta1) moves the other way between max_momentum and
+// base_momentum. As torch it sets each group's rate to base_lr (and momentum to max_momentum)
+// when built, and its base rates are base_lr, not the groups' initial_lr. Step once per batch.
+// Colony also refuses step_size_up < 1 and step_size_down < 0, where torch divides by zero.
+class CyclicLR : public LRScheduler {
+ public:
+  CyclicLR(Optimizer& opt, const CyclicLROptions& options);
+  const CyclicLROptions& options() const { return options_; }
+
+ protected:
+  double lr_at(int64_t epoch, size_t group, double base) const override;
+  void set_momentum_at(int64_t epoch) const override;
+
+ private:
+  // The rising or falling fraction of the cycle at `epoch` and the scale of its height.
+  std::pair<double, double> position(int64_t epoch) const;
+  static Optimizer& with_base_lrs(Optimizer& opt, const CyclicLROptions& options);
+  CyclicLROptions options_;
+  double total_size_, step_ratio_;
+  std::string momentum_name_;  // "momentum" or "beta1"; empty without cycle_momentum
+};
+
+// torch.optim.swa_utils.SWALR: over anneal_epochs steps the rate moves from the group's rate to
+// swa_lr (one rate, or one per group) by a cosine ("cos") or linear ("linear") ramp, then stays
+// there; use it for the epochs where a model is averaged, after another scheduler:
+//   CosineAnnealingLR cosine(opt, 100);  SWALR swa(opt, {0.05});
+//   ... if (epoch > swa_start) swa.step(); else cosine.step();
+// Unlike Colony's other schedulers (and as torch's) it is chained: each step recovers the rate it
+// started from out of the group's present rate, so that it takes over from whatever rate the
+// previous scheduler left. set_last_epoch(e) therefore applies step e to the present rate, not the
+// closed form.
+class SWALR : public LRScheduler {
+ public:
+  SWALR(Optimizer& opt, std::vector<double> swa_lr, int64_t anneal_epochs = 10,
+        const std::string& anneal_strategy = "cos");
+  const std::vector<double>& swa_lrs() const { return swa_lrs_; }
+
+ protected:
+  double lr_at(int64_t epoch, size_t group, double base) const override;
+
+ private:
+  double anneal(double t) const;
+  std::vector<double> swa_lrs_;
+  int64_t anneal_epochs_;
+  bool cosine_;
 };
 
 // Runs schedulers[0] until epoch milestones[0], then schedulers[1] from its own epoch 0, and so on

@@ -1,4 +1,4 @@
-// What RMSprop, Adagrad, Adamax, NAdam, RAdam and Adadelta share around their update rules
+// What RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop and ASGD share around their update rules
 // (kernels/common/optim_functors.h): the step's setting, the per-parameter step count kept on the
 // host as torch's non-capturable optimizers keep it, state tensors made on first use, the lists
 // one fused update takes, and torch's range checks with messages that say what was expected.

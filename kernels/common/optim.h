@@ -51,5 +51,7 @@ COLONY_KERNEL(AdamaxStepMulti, DType dtype, const OptimTensorLists& lists, const
 COLONY_KERNEL(NadamStepMulti, DType dtype, const OptimTensorLists& lists, const NadamParams& k);
 COLONY_KERNEL(RadamStepMulti, DType dtype, const OptimTensorLists& lists, const RadamParams& k);
 COLONY_KERNEL(AdadeltaStepMulti, DType dtype, const OptimTensorLists& lists, const AdadeltaParams& k);
+COLONY_KERNEL(RpropStepMulti, DType dtype, const OptimTensorLists& lists, const RpropParams& k);
+COLONY_KERNEL(AsgdStepMulti, DType dtype, const OptimTensorLists& lists, const AsgdParams& k);
 
 }  // namespace colony::kernels

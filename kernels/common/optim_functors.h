@@ -157,7 +157,7 @@ COLONY_INLINE void adam_update(T& p, T g, T& m, T& v, T& vmax, const AdamParams&
 }
 
 // ---------------------------------------------------------------------------------------------
-// RMSprop, Adagrad, Adamax, NAdam, RAdam and Adadelta: torch.optim's single-tensor rules
+// RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop and ASGD: torch.optim's single-tensor rules
 // (torch/optim/<name>.py, _single_tensor_<name>), one element at a time, in the order torch's
 // tensor ops round: x.mul_(a).addcmul_(g, g, value=b) is (x * a) + (b * g) * g, addcdiv_(t1, t2,
 // value=s) is x + (s * t1) / t2, add_(t, alpha=a) is x + a * t, the scalars cast to the compute type
@@ -346,6 +346,68 @@ struct AdadeltaRule {
     C delta = math::sqrt(static_cast<C>(s1) + eps) / std * grad;
     s1 = static_cast<T>(static_cast<C>(s1) * rho + rest * delta * delta);
     p = static_cast<T>(pv + static_cast<C>(-k.lr) * delta);
+  }
+};
+
+// Rprop. s0: prev; s1: step_size. torch.sign(g * prev) picks the step size's factor (etaplus when
+// positive, etaminus when negative, 1 when zero; torch.sign(NaN) is 0, so 1 as well); the step
+// size is clamped to [step_size_min, step_size_max]; where the sign flipped the gradient counts as
+// zero (torch's grad[sign.eq(etaminus)] = 0), and p -= sign(grad) * step_size.
+struct RpropParams {
+  double etaminus, etaplus, step_size_min, step_size_max;
+  bool maximize;
+};
+struct RpropRule {
+  using Params = RpropParams;
+  template <typename C>
+  COLONY_INLINE static C sign(C x) {
+    return x > C(0) ? C(1) : (x < C(0) ? C(-1) : C(0));
+  }
+  template <typename T>
+  COLONY_INLINE static void update(T& p, T g, T& s0, T& s1, T&, const Params& k) {
+    using C = compute_t<T>;
+    C grad = static_cast<C>(g);
+    if (k.maximize) grad = -grad;
+    const C prod = grad * static_cast<C>(s0);
+    const C etaminus = static_cast<C>(k.etaminus);
+    const C factor = prod > C(0) ? static_cast<C>(k.etaplus) : (prod < C(0) ? etaminus : C(1));
+    C size = static_cast<C>(s1) * factor;
+    // torch.clamp: NaN stays NaN.
+    const C lo = static_cast<C>(k.step_size_min), hi = static_cast<C>(k.step_size_max);
+    if (size < lo) size = lo;
+    if (size > hi) size = hi;
+    s1 = static_cast<T>(size);
+    if (factor == etaminus) grad = C(0);
+    p = static_cast<T>(static_cast<C>(p) + C(-1) * sign(grad) * size);
+    s0 = static_cast<T>(grad);
+  }
+};
+
+// ASGD. s0: ax. eta and mu are the parameter's state before this step (host scalars):
+// p = p * (1 - lambd * eta) - eta * grad; ax += (p - ax) * mu, or ax = p when mu is 1 (torch's
+// mu.item() != 1 test).
+struct AsgdParams {
+  double eta, lambd, mu, weight_decay;
+  bool maximize;
+};
+struct AsgdRule {
+  using Params = AsgdParams;
+  template <typename T>
+  COLONY_INLINE static void update(T& p, T g, T& s0, T&, T&, const Params& k) {
+    using C = compute_t<T>;
+    C pv = static_cast<C>(p);
+    C grad = coupled_grad(static_cast<C>(g), pv, k.maximize, k.weight_decay);
+    // Rounded to T after each of torch's in-place ops (a no-op unless T is a 16-bit type).
+    pv = pv * static_cast<C>(1 - k.lambd * k.eta);
+    pv = static_cast<C>(static_cast<T>(pv)) + static_cast<C>(-k.eta) * grad;
+    pv = static_cast<C>(static_cast<T>(pv));
+    p = static_cast<T>(pv);
+    if (k.mu != 1) {
+      const C ax = static_cast<C>(s0);
+      s0 = static_cast<T>(ax + (pv - ax) * static_cast<C>(k.mu));
+    } else {
+      s0 = static_cast<T>(pv);
+    }
   }
 };
 

@@ -1,5 +1,5 @@
 // The CPU loops of the optimizer rules of kernels/common/optim_functors.h (RMSprop, Adagrad, Adamax,
-// NAdam, RAdam, Adadelta): one pass over every listed tensor's elements, split across the threads.
+// NAdam, RAdam, Adadelta, Rprop, ASGD): one pass over every listed tensor's elements, split across the threads.
 #include <cstdint>
 #include <vector>
 
@@ -57,6 +57,12 @@ void RadamStepMulti::cpu(DType dtype, const OptimTensorLists& lists, const Radam
 }
 void AdadeltaStepMulti::cpu(DType dtype, const OptimTensorLists& lists, const AdadeltaParams& k) {
   cpu::rule_step_multi<AdadeltaRule>(dtype, lists, k);
+}
+void RpropStepMulti::cpu(DType dtype, const OptimTensorLists& lists, const RpropParams& k) {
+  cpu::rule_step_multi<RpropRule>(dtype, lists, k);
+}
+void AsgdStepMulti::cpu(DType dtype, const OptimTensorLists& lists, const AsgdParams& k) {
+  cpu::rule_step_multi<AsgdRule>(dtype, lists, k);
 }
 
 }  // namespace colony::kernels

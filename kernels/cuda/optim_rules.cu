@@ -1,5 +1,5 @@
 // The CUDA kernels of the optimizer rules of kernels/common/optim_functors.h (RMSprop, Adagrad,
-// Adamax, NAdam, RAdam, Adadelta): multi-tensor launches (multi_tensor.cuh) of up to 24 tensors,
+// Adamax, NAdam, RAdam, Adadelta, Rprop, ASGD): multi-tensor launches (multi_tensor.cuh) of up to 24 tensors,
 // the parameter, its gradient and up to kMaxOptimStates states each.
 #include <cuda_runtime.h>
 
@@ -69,6 +69,12 @@ void RadamStepMulti::cuda(DType dtype, const OptimTensorLists& lists, const Rada
 }
 void AdadeltaStepMulti::cuda(DType dtype, const OptimTensorLists& lists, const AdadeltaParams& k, void* stream) {
   cuda::rule_step_multi<AdadeltaRule>(dtype, lists, k, stream, "adadelta_step");
+}
+void RpropStepMulti::cuda(DType dtype, const OptimTensorLists& lists, const RpropParams& k, void* stream) {
+  cuda::rule_step_multi<RpropRule>(dtype, lists, k, stream, "rprop_step");
+}
+void AsgdStepMulti::cuda(DType dtype, const OptimTensorLists& lists, const AsgdParams& k, void* stream) {
+  cuda::rule_step_multi<AsgdRule>(dtype, lists, k, stream, "asgd_step");
 }
 
 }  // namespace colony::kernels

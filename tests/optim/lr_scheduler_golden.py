@@ -9,7 +9,7 @@ import math
 
 import torch
 from torch.optim import SGD, AdamW
-from torch.optim.lr_scheduler import (ConstantLR, CosineAnnealingLR, CosineAnnealingWarmRestarts, ExponentialLR,
+from torch.optim.lr_scheduler import (ConstantLR, CosineAnnealingLR, CosineAnnealingWarmRestarts, CyclicLR, ExponentialLR,
                                       LambdaLR, LinearLR, OneCycleLR, PolynomialLR, ReduceLROnPlateau,
                                       SequentialLR, StepLR)
 
@@ -105,3 +105,46 @@ PLATEAU_METRICS = [1.0, 0.9, 0.95, 0.9, 0.91, 0.92, 0.85, 0.86, 0.87, 0.88, 0.89
 run_plateau("PlateauMin", [0.1, 0.01], dict(patience=2, factor=0.5, cooldown=1, min_lr=[0.02, 0.0]), PLATEAU_METRICS)
 run_plateau("PlateauMaxAbs", [0.1], dict(mode="max", patience=1, threshold=0.05, threshold_mode="abs", eps=1e-3),
             [0.1, 0.2, 0.22, 0.24, 0.3, 0.31, 0.32, 0.33, 0.34, 0.35, 0.36, float("nan"), 0.5])
+
+# CyclicLR: per-group base and max rates with a shorter fall, SGD's momentum cycled; triangular2
+# cycling AdamW's beta1; exp_range with its own momentum range; a custom scale of the step count
+# without momentum.
+run_momentum("CyclicTriangular", lambda p: SGD([{"params": [p[0]]}, {"params": [p[1]]}], lr=0.1, momentum=0.9),
+             lambda o: CyclicLR(o, base_lr=[0.01, 0.02], max_lr=[0.1, 0.05], step_size_up=3, step_size_down=2),
+             14, "momentum")
+run_momentum("CyclicTriangular2", lambda p: AdamW(p, lr=1e-3, betas=(0.9, 0.95)),
+             lambda o: CyclicLR(o, base_lr=0.001, max_lr=0.01, step_size_up=2, mode="triangular2"), 14, "betas")
+run_momentum("CyclicExpRange", lambda p: SGD(p, lr=0.1, momentum=0.5),
+             lambda o: CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=2, step_size_down=3, mode="exp_range",
+                                gamma=0.9, base_momentum=0.7, max_momentum=0.95), 14, "momentum")
+run("CyclicScaleFn", [0.1, 0.2],
+    lambda o: CyclicLR(o, base_lr=0.01, max_lr=0.1, step_size_up=4, cycle_momentum=False,
+                       scale_fn=lambda x: 0.5 ** x, scale_mode="iterations"), 12)
+
+
+def run_swa(name, lrs, swa_kwargs, cosine_steps, swa_steps):
+    """CosineAnnealingLR(T_max=20) for cosine_steps, then SWALR for swa_steps (torch's recipe)."""
+    from torch.optim.swa_utils import SWALR
+    opt = optimizer(lrs)
+    cosine = CosineAnnealingLR(opt, T_max=20)
+    seq = [[g["lr"] for g in opt.param_groups]]
+    for _ in range(cosine_steps):
+        opt.step()
+        cosine.step()
+        seq.append([g["lr"] for g in opt.param_groups])
+    swa = SWALR(opt, **swa_kwargs)
+    seq.append([g["lr"] for g in opt.param_groups])
+    for _ in range(swa_steps):
+        opt.step()
+        swa.step()
+        seq.append([g["lr"] for g in opt.param_groups])
+    print(f"// {name}: CosineAnnealingLR's rates for {cosine_steps} steps, then SWALR's from its construction")
+    print(f"const std::vector<std::vector<double>> k{name} = {{")
+    for r in seq:
+        print("    {" + ", ".join(f"{v:.17g}" for v in r) + "},")
+    print("};")
+
+
+run_swa("SwaCos", [0.1, 0.2], dict(swa_lr=[0.05, 0.01], anneal_epochs=3), 5, 6)
+run_swa("SwaLinear", [0.1], dict(swa_lr=0.02, anneal_epochs=4, anneal_strategy="linear"), 2, 6)
+run_swa("SwaNoAnneal", [0.1], dict(swa_lr=0.03, anneal_epochs=0), 3, 3)

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "optim/optim.h"
@@ -180,6 +181,116 @@ const std::vector<std::vector<double>> kPlateauMaxAbs = {
     {0.0010000000000000002, 0.35999999999999999, 0, 0},
     {0.0010000000000000002, 0.35999999999999999, 1, 0},
     {0.0010000000000000002, 0.5, 0, 0},
+};
+// CyclicTriangular: the groups' rates, then group 0's momentum
+const std::vector<std::vector<double>> kCyclicTriangular = {
+    {0.01, 0.02, 0.90000000000000002},
+    {0.039999999999999994, 0.029999999999999999, 0.8666666666666667},
+    {0.069999999999999993, 0.039999999999999994, 0.83333333333333337},
+    {0.099999999999999992, 0.049999999999999996, 0.80000000000000004},
+    {0.055, 0.034999999999999996, 0.85000000000000009},
+    {0.01, 0.02, 0.90000000000000002},
+    {0.040000000000000029, 0.030000000000000013, 0.8666666666666667},
+    {0.069999999999999993, 0.039999999999999994, 0.83333333333333337},
+    {0.099999999999999992, 0.049999999999999996, 0.80000000000000004},
+    {0.055000000000000049, 0.035000000000000017, 0.84999999999999998},
+    {0.01, 0.02, 0.90000000000000002},
+    {0.040000000000000029, 0.030000000000000013, 0.8666666666666667},
+    {0.069999999999999993, 0.039999999999999994, 0.83333333333333337},
+    {0.099999999999999992, 0.049999999999999996, 0.80000000000000004},
+    {0.055000000000000049, 0.035000000000000017, 0.84999999999999998},
+};
+// CyclicTriangular2: the groups' rates, then group 0's momentum
+const std::vector<std::vector<double>> kCyclicTriangular2 = {
+    {0.001, 0.90000000000000002},
+    {0.0055000000000000005, 0.85000000000000009},
+    {0.010000000000000002, 0.80000000000000004},
+    {0.0055000000000000005, 0.85000000000000009},
+    {0.001, 0.90000000000000002},
+    {0.0032500000000000003, 0.875},
+    {0.0055000000000000005, 0.85000000000000009},
+    {0.0032500000000000003, 0.875},
+    {0.001, 0.90000000000000002},
+    {0.0021250000000000002, 0.88750000000000007},
+    {0.0032500000000000003, 0.875},
+    {0.0021250000000000002, 0.88750000000000007},
+    {0.001, 0.90000000000000002},
+    {0.0015625000000000001, 0.89375000000000004},
+    {0.0021250000000000002, 0.88750000000000007},
+};
+// CyclicExpRange: the groups' rates, then group 0's momentum
+const std::vector<std::vector<double>> kCyclicExpRange = {
+    {0.01, 0.94999999999999996},
+    {0.050500000000000003, 0.83750000000000002},
+    {0.082900000000000001, 0.74750000000000005},
+    {0.053740000000000003, 0.82850000000000001},
+    {0.029683000000000001, 0.89532499999999993},
+    {0.01, 0.94999999999999996},
+    {0.033914845000000027, 0.88356987499999984},
+    {0.053046721000000005, 0.83042577499999992},
+    {0.035828032600000004, 0.87825546499999996},
+    {0.021622614670000012, 0.91771495924999991},
+    {0.01, 0.94999999999999996},
+    {0.024121476824050019, 0.91077367548874988},
+    {0.035418658283290008, 0.87939261587974993},
+    {0.025251194969974002, 0.90763556952784996},
+    {0.016863037736488309, 0.93093600628753248},
+};
+// CyclicScaleFn
+const std::vector<std::vector<double>> kCyclicScaleFn = {
+    {0.01, 0.01},
+    {0.021250000000000002, 0.021250000000000002},
+    {0.021250000000000002, 0.021250000000000002},
+    {0.018437500000000002, 0.018437500000000002},
+    {0.015625, 0.015625},
+    {0.012109375, 0.012109375},
+    {0.010703125000000001, 0.010703125000000001},
+    {0.01017578125, 0.01017578125},
+    {0.01, 0.01},
+    {0.0100439453125, 0.0100439453125},
+    {0.0100439453125, 0.0100439453125},
+    {0.010032958984375, 0.010032958984375},
+    {0.010021972656250001, 0.010021972656250001},
+};
+// SwaCos: CosineAnnealingLR's rates for 5 steps, then SWALR's from its construction
+const std::vector<std::vector<double>> kSwaCos = {
+    {0.10000000000000001, 0.20000000000000001},
+    {0.099384417029756894, 0.19876883405951379},
+    {0.097552825814757688, 0.19510565162951538},
+    {0.094550326209418403, 0.18910065241883681},
+    {0.090450849718747395, 0.18090169943749479},
+    {0.085355339059327393, 0.17071067811865479},
+    {0.085355339059327393, 0.17071067811865479},
+    {0.076516504294495538, 0.13053300858899108},
+    {0.058838834764831857, 0.050177669529663717},
+    {0.050000000000000003, 0.01},
+    {0.050000000000000003, 0.01},
+    {0.050000000000000003, 0.01},
+    {0.050000000000000003, 0.01},
+};
+// SwaLinear: CosineAnnealingLR's rates for 2 steps, then SWALR's from its construction
+const std::vector<std::vector<double>> kSwaLinear = {
+    {0.10000000000000001},
+    {0.099384417029756894},
+    {0.097552825814757688},
+    {0.097552825814757688},
+    {0.078164619361068277},
+    {0.058776412907378853},
+    {0.039388206453689428},
+    {0.02},
+    {0.02},
+    {0.02},
+};
+// SwaNoAnneal: CosineAnnealingLR's rates for 3 steps, then SWALR's from its construction
+const std::vector<std::vector<double>> kSwaNoAnneal = {
+    {0.10000000000000001},
+    {0.099384417029756894},
+    {0.097552825814757688},
+    {0.094550326209418403},
+    {0.029999999999999999},
+    {0.029999999999999999},
+    {0.029999999999999999},
+    {0.029999999999999999},
 };
 // --- end of generated tables ---
 
@@ -368,6 +479,90 @@ TEST(LRScheduler, OneCycleLRMatchesPyTorchWithMomentum) {
   expect_rates(rates_and_momentum(linear, adamw, "beta1", kOneCycleLinearThreePhase.size() - 1),
                kOneCycleLinearThreePhase);
   EXPECT_EQ(adamw.param_groups()[0].options.as<AdamWOptions>().beta2(), 0.95);  // beta2 untouched
+}
+
+TEST(LRScheduler, CyclicLRMatchesPyTorchWithMomentumOrBeta1) {
+  std::vector<Tensor> params = {raw::zeros({1}, TensorOptions(kFloat64).requires_grad(true)),
+                                raw::zeros({1}, TensorOptions(kFloat64).requires_grad(true))};
+  SGD sgd(std::vector<ParamGroup>{{{params[0]}}, {{params[1]}}}, SGDOptions(0.1).momentum(0.9));
+  CyclicLR triangular(sgd, CyclicLROptions({0.01, 0.02}, {0.1, 0.05}).step_size_up(3).step_size_down(2));
+  expect_rates(rates_and_momentum(triangular, sgd, "momentum", kCyclicTriangular.size() - 1), kCyclicTriangular);
+  // torch's base rates are base_lr, recorded as initial_lr when the first scheduler is built.
+  EXPECT_EQ(*sgd.param_groups()[1].initial_lr, 0.02);
+
+  AdamW adamw(params, AdamWOptions(1e-3).betas(0.9, 0.95));
+  CyclicLR triangular2(adamw, CyclicLROptions(0.001, 0.01).step_size_up(2).mode("triangular2"));
+  expect_rates(rates_and_momentum(triangular2, adamw, "beta1", kCyclicTriangular2.size() - 1), kCyclicTriangular2);
+  EXPECT_EQ(adamw.param_groups()[0].options.as<AdamWOptions>().beta2(), 0.95);  // beta2 untouched
+
+  SGD sgd2(params, SGDOptions(0.1).momentum(0.5));
+  CyclicLR exp_range(sgd2, CyclicLROptions(0.01, 0.1)
+                               .step_size_up(2)
+                               .step_size_down(3)
+                               .mode("exp_range")
+                               .gamma(0.9)
+                               .base_momentum({0.7})
+                               .max_momentum({0.95}));
+  expect_rates(rates_and_momentum(exp_range, sgd2, "momentum", kCyclicExpRange.size() - 1), kCyclicExpRange);
+}
+
+TEST(LRScheduler, CyclicLRWithAScaleFunctionMatchesPyTorch) {
+  Groups m({0.1, 0.2});
+  CyclicLR sched(*m.opt, CyclicLROptions(0.01, 0.1)
+                             .step_size_up(4)
+                             .cycle_momentum(false)
+                             .scale_fn([](double x) { return std::pow(0.5, x); })
+                             .scale_mode("iterations"));
+  expect_rates(rates(sched, kCyclicScaleFn.size() - 1), kCyclicScaleFn);
+  // Closed form: a resumed schedule gives the uninterrupted run's rate.
+  sched.set_last_epoch(7);
+  expect_rates({sched.get_last_lr()}, {kCyclicScaleFn[7]});
+}
+
+TEST(LRScheduler, CyclicLRRefusesWhatTorchRefuses) {
+  std::vector<Tensor> params = {raw::zeros({1}, TensorOptions(kFloat64).requires_grad(true))};
+  SGD sgd(params, SGDOptions(0.1));
+  EXPECT_TRUE(throws_with([&] { CyclicLR(sgd, CyclicLROptions(0.01, 0.1).mode("triangle")); },
+                          "CyclicLR: mode is invalid and scale_fn is None"));
+  EXPECT_TRUE(throws_with([&] { CyclicLR(sgd, CyclicLROptions({0.01, 0.02}, {0.1})); },
+                          "CyclicLR: expected 1 values for base_lr, got 2"));
+  EXPECT_TRUE(throws_with([&] { CyclicLR(sgd, CyclicLROptions(0.01, 0.1).step_size_up(0)); },
+                          "step_size_up must be at least 1"));
+  Adagrad adagrad(params, AdagradOptions());
+  EXPECT_TRUE(throws_with([&] { CyclicLR(adagrad, CyclicLROptions(0.01, 0.1)); },
+                          "optimizer must support momentum or beta1 with `cycle_momentum` option enabled"));
+  CyclicLR ok(adagrad, CyclicLROptions(0.01, 0.1).cycle_momentum(false));
+  EXPECT_EQ(adagrad.lr(), 0.01);
+}
+
+// torch's recipe: a cosine schedule, then SWALR taking over from the rate the cosine left.
+std::vector<std::vector<double>> cosine_then_swa(const std::vector<double>& lrs, const std::vector<double>& swa_lr,
+                                                 int64_t anneal_epochs, const std::string& strategy, int cosine_steps,
+                                                 int swa_steps) {
+  Groups m(lrs);
+  CosineAnnealingLR cosine(*m.opt, 20);
+  std::vector<std::vector<double>> out = rates(cosine, static_cast<size_t>(cosine_steps));
+  SWALR swa(*m.opt, swa_lr, anneal_epochs, strategy);
+  const std::vector<std::vector<double>> more = rates(swa, static_cast<size_t>(swa_steps));
+  out.insert(out.end(), more.begin(), more.end());
+  return out;
+}
+
+TEST(LRScheduler, SWALRTakesOverFromTheRateItFindsAsTorchs) {
+  expect_rates(cosine_then_swa({0.1, 0.2}, {0.05, 0.01}, 3, "cos", 5, 6), kSwaCos);
+  expect_rates(cosine_then_swa({0.1}, {0.02}, 4, "linear", 2, 6), kSwaLinear);
+  expect_rates(cosine_then_swa({0.1}, {0.03}, 0, "cos", 3, 3), kSwaNoAnneal);
+}
+
+TEST(LRScheduler, SWALRRefusesWhatTorchRefuses) {
+  Groups m({0.1, 0.2});
+  EXPECT_TRUE(throws_with([&] { SWALR(*m.opt, {0.05}, 10, "cosine"); },
+                          "SWALR: anneal_strategy must be one of 'cos' or 'linear', instead got cosine"));
+  EXPECT_TRUE(throws_with([&] { SWALR(*m.opt, {0.05}, -1); },
+                          "SWALR: anneal_epochs must be equal or greater than 0, got -1"));
+  EXPECT_TRUE(throws_with([&] { SWALR(*m.opt, {0.05, 0.01, 0.02}); }, "SWALR: expected 2 values for swa_lr, got 3"));
+  SWALR ok(*m.opt, {0.05});
+  EXPECT_EQ(ok.swa_lrs(), (std::vector<double>{0.05, 0.05}));
 }
 
 TEST(LRScheduler, OneCycleLRInsideSequentialLRCyclesTheMomentumToo) {

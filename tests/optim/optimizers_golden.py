@@ -1,5 +1,5 @@
 """Golden trajectories of tests/optim/optimizers_golden_test.cc: torch.optim's RMSprop, Adagrad, Adamax,
-NAdam, RAdam and Adadelta (single-tensor path, foreach=False) stepped STEPS times over three
+NAdam, RAdam, Adadelta, Rprop and ASGD (single-tensor path, foreach=False) stepped STEPS times over three
 parameters, in float64 and float32, for every option combination that changes the math; also two
 parameter groups with their own options, and OneCycleLR driving the rate (and momentum or beta1).
 
@@ -55,7 +55,27 @@ CASES = [
     ("adadelta_wd_maximize", "Adadelta", {"weight_decay": 0.1, "maximize": True}, None, None),
     ("adadelta_groups", "Adadelta", {"lr": 2.0}, {"rho": 0.7, "weight_decay": 0.1}, None),
     ("adadelta_onecycle", "Adadelta", {}, None, {"max_lr": 2.0, "cycle_momentum": False}),
+    ("rprop", "Rprop", {}, None, None),
+    ("rprop_etas_sizes", "Rprop", {"lr": 0.1, "etas": (0.3, 1.5), "step_sizes": (0.02, 0.15)}, None, None),
+    ("rprop_maximize", "Rprop", {"maximize": True, "lr": 0.05}, None, None),
+    ("rprop_groups", "Rprop", {"lr": 0.02}, {"etas": (0.4, 1.1), "step_sizes": (1e-3, 0.03)}, None),
+    ("rprop_onecycle", "Rprop", {}, None, {"max_lr": 0.05, "cycle_momentum": False}),
+    ("asgd", "ASGD", {}, None, None),
+    ("asgd_t0", "ASGD", {"lr": 0.1, "lambd": 0.05, "alpha": 0.5, "t0": 3}, None, None),
+    ("asgd_wd_maximize", "ASGD", {"weight_decay": 0.1, "maximize": True, "t0": 1, "lr": 0.05}, None, None),
+    ("asgd_groups", "ASGD", {"lr": 0.05, "t0": 2}, {"lambd": 0.1, "weight_decay": 0.2}, None),
+    ("asgd_onecycle", "ASGD", {"t0": 2}, None, {"max_lr": 0.1, "cycle_momentum": False}),
 ]
+
+# The state torch keeps per parameter after the last step of these cases, every parameter's in
+# turn (the tensors in the order listed, flattened): Rprop's sign memory and step sizes, ASGD's
+# running average ax (the averaged model) and its next eta and mu.
+STATES = {
+    "rprop_etas_sizes": ["prev", "step_size"],
+    "rprop_groups": ["prev", "step_size"],
+    "asgd_t0": ["ax", "eta", "mu"],
+    "asgd_groups": ["ax", "eta", "mu"],
+}
 
 
 def wave(shape, k):
@@ -63,7 +83,7 @@ def wave(shape, k):
     return [math.sin(0.7 * i + 1.3 * k + 0.2) for i in range(n)]
 
 
-def trajectory(optimizer, defaults, group, onecycle, dtype):
+def trajectory(optimizer, defaults, group, onecycle, dtype, state_keys=None):
     torch.set_default_dtype(dtype)  # NAdam's mu_product and the step counts take the default dtype
     params = [torch.tensor(wave(s, k), dtype=dtype).reshape(s).requires_grad_() for k, s in enumerate(SHAPES)]
     cls = getattr(torch.optim, optimizer)
@@ -82,6 +102,8 @@ def trajectory(optimizer, defaults, group, onecycle, dtype):
         for p in params:
             out += p.detach().double().flatten().tolist()
     torch.set_default_dtype(torch.float32)
+    if state_keys is not None:
+        return [v for p in params for key in state_keys for v in opt.state[p][key].double().flatten().tolist()]
     return out
 
 
@@ -94,6 +116,16 @@ def main():
     for name, optimizer, defaults, group, onecycle in CASES:
         for dtype, tag in ((torch.float64, "float64"), (torch.float32, "float32")):
             values = trajectory(optimizer, defaults, group, onecycle, dtype)
+            print(f'      {{"{name}.{tag}", {{{", ".join(repr(v) for v in values)}}}}},')
+    print("  };\n  return values;\n}\n")
+    print("// \"<case>.<float64|float32>\": the STATES of optimizers_golden.py after the last step.")
+    print("inline const std::map<std::string, std::vector<double>>& optimizer_states_golden() {")
+    print("  static const std::map<std::string, std::vector<double>> values = {")
+    for name, optimizer, defaults, group, onecycle in CASES:
+        if name not in STATES:
+            continue
+        for dtype, tag in ((torch.float64, "float64"), (torch.float32, "float32")):
+            values = trajectory(optimizer, defaults, group, onecycle, dtype, STATES[name])
             print(f'      {{"{name}.{tag}", {{{", ".join(repr(v) for v in values)}}}}},')
     print("  };\n  return values;\n}\n\n}  // namespace colony::testing")
 

@@ -1,10 +1,12 @@
-// RMSprop, Adagrad, Adamax, NAdam, RAdam and Adadelta against torch.optim's trajectories
+// RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop and ASGD against torch.optim's trajectories
 // (optimizers_golden.py writes optimizers_golden.h): every option that changes the math, two
-// parameter groups with their own options, and OneCycleLR driving the rate and momentum or beta1.
+// parameter groups with their own options, and OneCycleLR driving the rate and momentum or beta1;
+// and for some cases the state after the last step (Rprop's prev and step_size, ASGD's ax, eta, mu).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -14,10 +16,12 @@
 #include "optim/adadelta.h"
 #include "optim/adagrad.h"
 #include "optim/adamax.h"
+#include "optim/asgd.h"
 #include "optim/lr_scheduler.h"
 #include "optim/nadam.h"
 #include "optim/radam.h"
 #include "optim/rmsprop.h"
+#include "optim/rprop.h"
 #include "tensor/grad_mode.h"
 #include "tests/optim/optimizers_golden.h"
 #include "tests/test_util.h"
@@ -61,6 +65,8 @@ std::vector<Case> cases() {
   using N = NAdamOptions;
   using A = RAdamOptions;
   using D = AdadeltaOptions;
+  using P = RpropOptions;
+  using S = ASGDOptions;
   return {
       {"rmsprop", one<RMSprop>(R()), {}},
       {"rmsprop_alpha_wd", one<RMSprop>(R(0.05).alpha(0.9).weight_decay(0.1)), {}},
@@ -98,6 +104,16 @@ std::vector<Case> cases() {
       {"adadelta_wd_maximize", one<Adadelta>(D().weight_decay(0.1).maximize(true)), {}},
       {"adadelta_groups", two<Adadelta>(D(2.0), D().rho(0.7).weight_decay(0.1)), {}},
       {"adadelta_onecycle", one<Adadelta>(D()), onecycle(2.0, false)},
+      {"rprop", one<Rprop>(P()), {}},
+      {"rprop_etas_sizes", one<Rprop>(P(0.1).etas({0.3, 1.5}).step_sizes({0.02, 0.15})), {}},
+      {"rprop_maximize", one<Rprop>(P(0.05).maximize(true)), {}},
+      {"rprop_groups", two<Rprop>(P(0.02), P().etas({0.4, 1.1}).step_sizes({1e-3, 0.03})), {}},
+      {"rprop_onecycle", one<Rprop>(P()), onecycle(0.05, false)},
+      {"asgd", one<ASGD>(S()), {}},
+      {"asgd_t0", one<ASGD>(S(0.1).lambd(0.05).alpha(0.5).t0(3)), {}},
+      {"asgd_wd_maximize", one<ASGD>(S(0.05).weight_decay(0.1).maximize(true).t0(1)), {}},
+      {"asgd_groups", two<ASGD>(S(0.05).t0(2), S().lambd(0.1).weight_decay(0.2)), {}},
+      {"asgd_onecycle", one<ASGD>(S().t0(2)), onecycle(0.1, false)},
   };
 }
 
@@ -110,8 +126,9 @@ Tensor wave(const Shape& shape, int k, DType dtype) {
   return raw::to(raw::from_vector(v, shape), kCPU, dtype);
 }
 
-// Every parameter's values after each step, as optimizers_golden.py lists them.
-std::vector<double> trajectory(const Case& c, DType dtype) {
+// Every parameter's values after each step, as optimizers_golden.py lists them; with state_keys,
+// instead every parameter's state tensors `state_keys` after the last step (its STATES).
+std::vector<double> trajectory(const Case& c, DType dtype, const std::vector<std::string>& state_keys = {}) {
   std::vector<Tensor> params;
   for (size_t k = 0; k < kShapes.size(); ++k) {
     Tensor p = wave(kShapes[k], static_cast<int>(k), dtype);
@@ -137,16 +154,32 @@ std::vector<double> trajectory(const Case& c, DType dtype) {
       out.insert(out.end(), v.begin(), v.end());
     }
   }
-  return out;
+  if (state_keys.empty()) return out;
+  // state_dict's "state.<i>.<key>", parameter i in order.
+  std::map<std::string, Tensor> saved;
+  for (const auto& [name, t] : opt->state_dict()) saved[name] = t;
+  std::vector<double> state;
+  for (size_t i = 0; i < params.size(); ++i) {
+    for (const std::string& key : state_keys) {
+      auto it = saved.find("state." + std::to_string(i) + "." + key);
+      if (it == saved.end()) {
+        ADD_FAILURE() << c.name << ": no state." << i << "." << key;
+        return {};
+      }
+      const std::vector<double> v = testing::values(it->second);
+      state.insert(state.end(), v.begin(), v.end());
+    }
+  }
+  return state;
 }
 
 // Within float rounding of torch's: float64 to 1e-12 relative; float32, whose roundings the
 // later steps amplify (and whose NAdam mu_product torch keeps in float32, Colony in float64),
 // to 2e-5.
-void expect_trajectory(const std::string& name, DType dtype) {
+void expect_trajectory(const std::string& name, DType dtype, const std::vector<std::string>& state_keys = {}) {
   const bool f64 = dtype == kFloat64;
   const std::string key = name + (f64 ? ".float64" : ".float32");
-  const auto& golden = testing::optimizers_golden();
+  const auto& golden = state_keys.empty() ? testing::optimizers_golden() : testing::optimizer_states_golden();
   auto it = golden.find(key);
   ASSERT_NE(it, golden.end()) << key << " is not in optimizers_golden.h; rerun optimizers_golden.py";
   const std::vector<double>& want = it->second;
@@ -156,7 +189,7 @@ void expect_trajectory(const std::string& name, DType dtype) {
     if (x.name == name) c = &x;
   }
   ASSERT_NE(c, nullptr);
-  const std::vector<double> got = trajectory(*c, dtype);
+  const std::vector<double> got = trajectory(*c, dtype, state_keys);
   ASSERT_EQ(got.size(), want.size()) << key;
   const double rtol = f64 ? 1e-12 : 2e-5, atol = f64 ? 1e-14 : 2e-6;
   int reported = 0;
@@ -182,9 +215,32 @@ std::vector<std::string> case_names() {
 INSTANTIATE_TEST_SUITE_P(Torch, OptimizerGolden, ::testing::ValuesIn(case_names()),
                          [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
 
+// optimizers_golden.py's STATES.
+const std::map<std::string, std::vector<std::string>> kStates = {
+    {"rprop_etas_sizes", {"prev", "step_size"}},
+    {"rprop_groups", {"prev", "step_size"}},
+    {"asgd_t0", {"ax", "eta", "mu"}},
+    {"asgd_groups", {"ax", "eta", "mu"}},
+};
+
+class OptimizerStateGolden : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(OptimizerStateGolden, MatchesTorchFloat64) { expect_trajectory(GetParam(), kFloat64, kStates.at(GetParam())); }
+TEST_P(OptimizerStateGolden, MatchesTorchFloat32) { expect_trajectory(GetParam(), kFloat32, kStates.at(GetParam())); }
+
+std::vector<std::string> state_case_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, keys] : kStates) names.push_back(name);
+  return names;
+}
+
+INSTANTIATE_TEST_SUITE_P(Torch, OptimizerStateGolden, ::testing::ValuesIn(state_case_names()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return info.param; });
+
 // Every case the script wrote is run here (a case added to one list only is caught).
 TEST(OptimizerGoldenCases, MatchTheScriptsCases) {
   EXPECT_EQ(testing::optimizers_golden().size(), 2 * cases().size());
+  EXPECT_EQ(testing::optimizer_states_golden().size(), 2 * kStates.size());
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// RMSprop, Adagrad, Adamax, NAdam, RAdam and Adadelta beyond their update rules (which
+// RMSprop, Adagrad, Adamax, NAdam, RAdam, Adadelta, Rprop and ASGD beyond their update rules (which
 // optimizers_golden_test.cc compares with torch): state named as torch's, a checkpoint resumed mid-run
 // equal bit for bit to the uninterrupted run, groups inheriting every option, torch's range
 // checks, OneCycleLR's momentum where torch cycles it, and CUDA against the CPU.
@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <utility>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,11 +18,13 @@
 #include "optim/adadelta.h"
 #include "optim/adagrad.h"
 #include "optim/adamax.h"
+#include "optim/asgd.h"
 #include "optim/checkpoint.h"
 #include "optim/lr_scheduler.h"
 #include "optim/nadam.h"
 #include "optim/radam.h"
 #include "optim/rmsprop.h"
+#include "optim/rprop.h"
 #include "tensor/grad_mode.h"
 #include "tests/test_util.h"
 
@@ -53,6 +56,9 @@ std::vector<Named> optimizers() {
       // beta2 0.8 crosses the rectification threshold (rho_t > 5) at step 7, after the resume.
       {"RAdam", make<RAdam>(RAdamOptions(0.05).betas({0.9, 0.8})), {"step", "exp_avg", "exp_avg_sq"}},
       {"Adadelta", make<Adadelta>(AdadeltaOptions().weight_decay(0.1)), {"step", "square_avg", "acc_delta"}},
+      {"Rprop", make<Rprop>(RpropOptions(0.05).etas({0.4, 1.3})), {"step", "prev", "step_size"}},
+      // t0 2: the running average starts mid-run (mu < 1 from step 4), across the resume.
+      {"ASGD", make<ASGD>(ASGDOptions(0.05).lambd(0.01).t0(2).weight_decay(0.1)), {"step", "eta", "mu", "ax"}},
   };
 }
 
@@ -180,6 +186,8 @@ TEST(Optimizers, GroupsInheritEveryOptionTheyDoNotSet) {
   expect_group_inherits<RAdam>(
       RAdamOptions(0.5).betas({0.8, 0.9}).eps(1e-4).weight_decay(0.1).decoupled_weight_decay(true).maximize(true));
   expect_group_inherits<Adadelta>(AdadeltaOptions(0.5).rho(0.5).eps(1e-4).weight_decay(0.1).maximize(true));
+  expect_group_inherits<Rprop>(RpropOptions(0.5).etas({0.4, 1.5}).step_sizes({1e-3, 10}).maximize(true));
+  expect_group_inherits<ASGD>(ASGDOptions(0.5).lambd(1e-3).alpha(0.5).t0(10).weight_decay(0.1).maximize(true));
 }
 
 TEST(Optimizers, DefaultsAreTorchs) {
@@ -199,6 +207,12 @@ TEST(Optimizers, DefaultsAreTorchs) {
                                                   {"maximize", 0}}));
   EXPECT_EQ(AdadeltaOptions().to_map(),
             (HyperParams{{"lr", 1.0}, {"rho", 0.9}, {"eps", 1e-6}, {"weight_decay", 0}, {"maximize", 0}}));
+  EXPECT_EQ(RpropOptions().to_map(), (HyperParams{{"lr", 1e-2}, {"etaminus", 0.5}, {"etaplus", 1.2},
+                                                  {"step_size_min", 1e-6}, {"step_size_max", 50}, {"maximize", 0}}));
+  EXPECT_EQ(RpropOptions().etas(), (std::pair<double, double>{0.5, 1.2}));
+  EXPECT_EQ(RpropOptions().step_sizes(), (std::pair<double, double>{1e-6, 50}));
+  EXPECT_EQ(ASGDOptions().to_map(), (HyperParams{{"lr", 1e-2}, {"lambd", 1e-4}, {"alpha", 0.75}, {"t0", 1e6},
+                                                 {"weight_decay", 0}, {"maximize", 0}}));
 }
 
 TEST(Optimizers, RangeChecksAreTorchsAndSayWhatWasExpected) {
@@ -223,6 +237,15 @@ TEST(Optimizers, RangeChecksAreTorchsAndSayWhatWasExpected) {
                           "RAdam: Invalid weight_decay value: -1, expected weight_decay >= 0"));
   EXPECT_TRUE(throws_with([&] { Adadelta(p, AdadeltaOptions().rho(1.5)); }, "Adadelta: Invalid rho value: 1.5, expected 0 <= rho <= 1"));
   EXPECT_TRUE(throws_with([&] { Adadelta(p, AdadeltaOptions(nan)); }, "option \"lr\" is nan"));
+  EXPECT_TRUE(throws_with([&] { Rprop(p, RpropOptions(-1)); }, "Rprop: Invalid learning rate: -1, expected lr >= 0"));
+  EXPECT_TRUE(throws_with([&] { Rprop(p, RpropOptions().etas({1.5, 1.2})); },
+                          "Rprop: Invalid eta values: 1.5, 1.2, expected 0 < etaminus < 1 < etaplus"));
+  EXPECT_TRUE(throws_with([&] { Rprop(p, RpropOptions().etas({0.5, 1.0})); }, "Invalid eta values: 0.5, 1"));
+  EXPECT_TRUE(throws_with([&] { ASGD(p, ASGDOptions(-1)); }, "ASGD: Invalid learning rate: -1, expected lr >= 0"));
+  EXPECT_TRUE(throws_with([&] { ASGD(p, ASGDOptions().lambd(-1)); }, "ASGD: Invalid lambd value: -1, expected lambd >= 0"));
+  EXPECT_TRUE(throws_with([&] { ASGD(p, ASGDOptions().alpha(-1)); }, "ASGD: Invalid alpha value: -1, expected alpha >= 0"));
+  EXPECT_TRUE(throws_with([&] { ASGD(p, ASGDOptions().weight_decay(-1)); },
+                          "ASGD: Invalid weight_decay value: -1, expected weight_decay >= 0"));
   // Adadelta's rho may be 1 (torch's bound is inclusive).
   Adadelta ok(p, AdadeltaOptions().rho(1.0));
   // A group's options are checked too, and so is a checkpoint's.
