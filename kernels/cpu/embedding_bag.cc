@@ -19,6 +19,15 @@ constexpr int64_t kGrainElements = 16384;
 
 int64_t grain_rows(int64_t dim) { return std::max<int64_t>(1, kGrainElements / std::max<int64_t>(dim, 1)); }
 
+// The rows of a bag are scattered over the table, so the forward waits on memory: each position
+// asks for the row kPrefetchAhead positions on to be brought into the cache (every line of it).
+constexpr int64_t kPrefetchAhead = 8;
+template <typename T>
+void prefetch_row(const T* row, int64_t dim) {
+  const char* p = reinterpret_cast<const char*>(row);
+  for (int64_t byte = 0; byte < dim * static_cast<int64_t>(sizeof(T)); byte += 64) __builtin_prefetch(p + byte);
+}
+
 template <typename T>
 void forward_typed(const T* weight, const int64_t* indices, const int64_t* offsets, const T* sample_weights,
                    const EmbeddingBagParams& p, T* out, int64_t* max_indices, int64_t* bag_size) {
@@ -26,12 +35,14 @@ void forward_typed(const T* weight, const int64_t* indices, const int64_t* offse
   const int64_t dim = p.dim;
   parallel_for(p.bags, grain_rows(dim), [&](int64_t begin, int64_t end) {
     std::vector<C> acc(static_cast<size_t>(dim));
+    const int64_t last = offsets[end];  // this task's positions end here
     for (int64_t b = begin; b < end; ++b) {
       std::fill(acc.begin(), acc.end(), C(0));
       int64_t* arg = p.mode == EmbeddingBagMode::Max ? max_indices + b * dim : nullptr;
       if (arg != nullptr) std::fill(arg, arg + dim, int64_t{-1});
       int64_t count = 0;
       for (int64_t i = offsets[b]; i < offsets[b + 1]; ++i) {
+        if (i + kPrefetchAhead < last) prefetch_row(weight + indices[i + kPrefetchAhead] * dim, dim);
         const int64_t idx = indices[i];
         if (!embedding_bag_counts(idx, p)) continue;
         const T* row = weight + idx * dim;
