@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <tuple>
+#include <vector>
 
 #include "ops/raw_nn_ops.h"
 
@@ -68,6 +69,20 @@ Tensor group_norm(const Tensor& input, int64_t num_groups, const Tensor& weight 
 // counts from the end) gets none. An index outside [0, num_embeddings) is an error naming it (on
 // CUDA, reported at the next synchronization). Autocast leaves it alone, as PyTorch's does.
 Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<int64_t> padding_idx = std::nullopt);
+
+// The per-sample CTC losses [N] of log_probs [T, N, C] (raw::ctc_loss, torch's _ctc_loss): one
+// kernel forward (alpha), one backward (beta and the gradient with respect to log_probs, torch's
+// formula; autograd/ctc_loss.cc). zero_infinity zeroes the gradient of a sample whose loss is inf;
+// replacing the loss itself and the reduction are F::ctc_loss's, as in torch.
+Tensor ctc_loss_per_sample(const Tensor& log_probs, const Tensor& targets, const std::vector<int64_t>& input_lengths,
+                           const std::vector<int64_t>& target_lengths, int64_t blank, bool zero_infinity);
+
+// The fused bags of raw::embedding_bag (weight [num_embeddings, dim], flat int64 indices, int64
+// offsets [bags + 1], per_sample_weights or undefined, padding_idx or -1): output [bags, dim], with
+// gradients for weight (the sum in position order on the CPU) and per_sample_weights
+// (autograd/embedding_bag.cc). F::embedding_bag builds these from torch's input forms.
+Tensor embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& offsets,
+                     const Tensor& per_sample_weights, raw::EmbeddingBagMode mode, int64_t padding_idx);
 
 // Fused cross-entropy / nll_loss over input [N, C] and int64 target [N] (raw::cross_entropy_loss):
 // one kernel forward, one backward.

@@ -617,6 +617,26 @@ Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, const Tensor
 Tensor gaussian_nll_loss(const Tensor& input, const Tensor& target, double var,
                          const GaussianNLLLossFuncOptions& options = {});
 
+// ---- CTC loss (nn/functional_loss_ctc.cc; the module is nn/loss.h's CTCLoss) ----
+// torch.nn.functional.ctc_loss: log_probs [T, N, C] (log_softmax over C; unbatched [T, C]),
+// targets [N, S] padded or 1-D concatenated (sum(target_lengths) labels; for unbatched input, the
+// one target); input_lengths and target_lengths [N] integral tensors (on any device; copied to the
+// host, as torch copies them) or vectors (libtorch's IntArrayRef overload). Reduction::None gives
+// the N losses (0-d for unbatched), Sum their sum, Mean each loss divided by
+// clamp(target_length, 1) and averaged over the batch. A target longer than its input allows (or
+// with too many repeats) has loss inf; zero_infinity makes that loss 0 and its gradient 0.
+// float32 and float64 (16-bit inputs compute in float32 under autocast, torch's float32 row).
+// torch's checks and messages; besides, a label outside [0, C) is an error (torch does not check).
+struct CTCLossFuncOptions {
+  COLONY_ARG(int64_t, blank) = 0;
+  COLONY_ARG(Reduction, reduction) = Reduction::Mean;
+  COLONY_ARG(bool, zero_infinity) = false;
+};
+Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                const Tensor& target_lengths, const CTCLossFuncOptions& options = {});
+Tensor ctc_loss(const Tensor& log_probs, const Tensor& targets, const std::vector<int64_t>& input_lengths,
+                const std::vector<int64_t>& target_lengths, const CTCLossFuncOptions& options = {});
+
 }  // namespace colony::nn::functional
 
 namespace colony {

@@ -28,6 +28,16 @@ Tensor NLLLoss::forward(const Tensor& input, const Tensor& target) {
 
 Tensor MSELoss::forward(const Tensor& input, const Tensor& target) { return F::mse_loss(input, target, options); }
 
+Tensor CTCLoss::forward(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                        const Tensor& target_lengths) {
+  return F::ctc_loss(log_probs, targets, input_lengths, target_lengths, options);
+}
+
+Tensor CTCLoss::forward(const Tensor& log_probs, const Tensor& targets, const std::vector<int64_t>& input_lengths,
+                        const std::vector<int64_t>& target_lengths) {
+  return F::ctc_loss(log_probs, targets, input_lengths, target_lengths, options);
+}
+
 Tensor L1Loss::forward(const Tensor& input, const Tensor& target) { return F::l1_loss(input, target, options); }
 
 SmoothL1Loss::SmoothL1Loss(const SmoothL1LossOptions& options) : options(options) {

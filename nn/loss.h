@@ -29,6 +29,7 @@ using KLDivLossOptions = functional::KLDivFuncOptions;
 using CosineEmbeddingLossOptions = functional::CosineEmbeddingLossFuncOptions;
 using CosineSimilarityOptions = functional::CosineSimilarityFuncOptions;
 using PairwiseDistanceOptions = functional::PairwiseDistanceFuncOptions;
+using CTCLossOptions = functional::CTCLossFuncOptions;
 
 class CrossEntropyLoss : public Module {
  public:
@@ -117,6 +118,18 @@ class PairwiseDistance : public Module {
   explicit PairwiseDistance(const PairwiseDistanceOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input1, const Tensor& input2);
   PairwiseDistanceOptions options;
+};
+
+// torch.nn.CTCLoss (F::ctc_loss): forward(log_probs, targets, input_lengths, target_lengths), the
+// lengths as tensors or vectors.
+class CTCLoss : public Module {
+ public:
+  explicit CTCLoss(const CTCLossOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,
+                 const Tensor& target_lengths);
+  Tensor forward(const Tensor& log_probs, const Tensor& targets, const std::vector<int64_t>& input_lengths,
+                 const std::vector<int64_t>& target_lengths);
+  CTCLossOptions options;
 };
 
 }  // namespace colony::nn

@@ -13,6 +13,7 @@
 #include "nn/conv_transpose.h"
 #include "nn/dropout.h"
 #include "nn/embedding.h"
+#include "nn/embedding_bag.h"
 #include "nn/fold.h"
 #include "nn/functional.h"
 #include "nn/init.h"

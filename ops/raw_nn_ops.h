@@ -13,9 +13,11 @@
 #include <cstdint>
 #include <optional>
 #include <tuple>
+#include <vector>
 
 #include "base/int2.h"
 #include "kernels/common/cross_entropy.h"
+#include "kernels/common/embedding_bag.h"
 #include "kernels/common/philox.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
@@ -243,5 +245,55 @@ Tensor im2col(const Tensor& input, Int2 kernel_size, Int2 dilation, Int2 padding
 // [N, C, output_size.h, output_size.w] (or unbatched), each element the sum of the column elements
 // im2col would have copied from it. L must be the block count of output_size.
 Tensor col2im(const Tensor& input, Int2 output_size, Int2 kernel_size, Int2 dilation, Int2 padding, Int2 stride);
+
+// ---------- CTC loss (ops/ctc_loss_ops.cc) ----------
+
+struct CtcLossResult {
+  Tensor nll;        // [N], log_probs' dtype: each sample's negative log-likelihood (inf: no alignment)
+  Tensor log_alpha;  // [N, T, 2 * max(target_lengths) + 1]: the forward variables the backward reads
+  // The forward's inputs as its kernels read them, for the backward: the targets as int64 on
+  // log_probs' device, and the int64 [3, N] input lengths, target lengths and each sample's first
+  // label within targets, on the device too.
+  Tensor targets, lengths;
+  int64_t blank = 0, max_target = 0;
+};
+// torch's _ctc_loss (kernels/common/ctc_loss.h has the recurrences): log_probs [T, N, C] float32 or
+// float64; targets [N, S] padded (S >= every target length) or 1-D, the targets concatenated
+// (sum(target_lengths) labels), of any integral (or floating, converted as torch converts them)
+// dtype, on any device; N input and target lengths. torch's checks and messages (lengths within
+// [0, T] and >= 0, sizes, blank within [0, C)); besides, a label outside [0, C) is an error (torch
+// reads out of bounds there): thrown here for host targets, reported at the next synchronization
+// for CUDA ones.
+CtcLossResult ctc_loss(const Tensor& log_probs, const Tensor& targets, const std::vector<int64_t>& input_lengths,
+                       const std::vector<int64_t>& target_lengths, int64_t blank);
+// The gradient with respect to log_probs [T, N, C] of sum_b grad_nll[b] * nll[b] (grad_nll [N]);
+// zero_infinity zeroes the samples whose nll is inf (NaN otherwise, as torch's).
+Tensor ctc_loss_backward(const Tensor& grad_nll, const Tensor& log_probs, const CtcLossResult& forward,
+                         bool zero_infinity);
+
+// ---------- embedding bags (ops/embedding_bag_ops.cc) ----------
+
+using kernels::EmbeddingBagMode;
+
+struct EmbeddingBagResult {
+  Tensor output;       // [bags, dim], weight's dtype
+  Tensor max_indices;  // int64 [bags, dim] for Max (the row of each maximum, -1 for an empty bag)
+  Tensor bag_size;     // int64 [bags]: the indices each bag counts (padding_idx left out)
+};
+// The fused bags of kernels/common/embedding_bag.h: weight [num_embeddings, dim] floating; indices
+// 1-D int64 on weight's device; offsets int64 [bags + 1] on weight's device, ascending from 0, the
+// last at most indices' length (F::embedding_bag checks and builds it from torch's forms);
+// per_sample_weights [indices] of weight's dtype (Sum only) or undefined; padding_idx in [0,
+// num_embeddings) or -1. An index outside [0, num_embeddings) is an error with torch's message:
+// thrown here for host indices, reported at the next synchronization on CUDA.
+EmbeddingBagResult embedding_bag(const Tensor& weight, const Tensor& indices, const Tensor& offsets,
+                                 const Tensor& per_sample_weights, EmbeddingBagMode mode, int64_t padding_idx);
+// The gradient of weight [num_embeddings, dim] from grad_output [bags, dim] (deterministic on the CPU).
+Tensor embedding_bag_backward(const Tensor& grad_output, const Tensor& indices, const Tensor& offsets,
+                              const Tensor& per_sample_weights, const EmbeddingBagResult& forward,
+                              int64_t num_embeddings, EmbeddingBagMode mode, int64_t padding_idx);
+// The gradient of per_sample_weights [indices] (Sum): each position's bag gradient dotted with its row.
+Tensor embedding_bag_per_sample_weights_backward(const Tensor& grad_output, const Tensor& weight, const Tensor& indices,
+                                                 const Tensor& offsets, int64_t padding_idx);
 
 }  // namespace colony::raw

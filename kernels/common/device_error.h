@@ -12,7 +12,8 @@
 namespace colony::kernels {
 
 // The ops that validate indices on the device. 0 means "no error recorded".
-enum class CheckedOp : int64_t { None = 0, IndexSelect, IndexAdd, Gather, ScatterAdd, NllLoss, CrossEntropy, Scatter };
+enum class CheckedOp : int64_t { None = 0, IndexSelect, IndexAdd, Gather, ScatterAdd, NllLoss, CrossEntropy, Scatter,
+                                   CtcLoss, EmbeddingBag };
 
 inline const char* checked_op_name(CheckedOp op) {
   switch (op) {
@@ -24,6 +25,8 @@ inline const char* checked_op_name(CheckedOp op) {
     case CheckedOp::NllLoss: return "nll_loss";
     case CheckedOp::CrossEntropy: return "cross_entropy";
     case CheckedOp::Scatter: return "scatter";
+    case CheckedOp::CtcLoss: return "ctc_loss";
+    case CheckedOp::EmbeddingBag: return "embedding_bag";
   }
   return "unknown op";
 }
@@ -52,7 +55,7 @@ COLONY_INLINE bool index_in_range(int64_t index, int64_t bound) { return index >
 inline std::string device_error_message(const DeviceErrorRecord& r) {
   const auto op = static_cast<CheckedOp>(r.op);
   std::string what;
-  if (op == CheckedOp::NllLoss || op == CheckedOp::CrossEntropy) {
+  if (op == CheckedOp::NllLoss || op == CheckedOp::CrossEntropy || op == CheckedOp::CtcLoss) {
     what = "target " + std::to_string(r.index) + " is out of bounds for " + std::to_string(r.bound) + " classes";
   } else {
     what = "index " + std::to_string(r.index) + " is out of range for a dimension of size " + std::to_string(r.bound);

@@ -206,6 +206,14 @@ std::map<std::string, OpCase> cases() {
       {"linalg_svdvals", {{{4, 3}}, [](const std::vector<Tensor>& x) { return linalg::svdvals(x[0]); }}},
       {"linalg_vector_norm", {{{3, 4}}, [](const std::vector<Tensor>& x) { return linalg::vector_norm(x[0]); }}},
       {"linalg_matrix_norm", {{{3, 4}}, [](const std::vector<Tensor>& x) { return linalg::matrix_norm(x[0], "nuc"); }}},
+      // log_probs [T = 5, N = 2, C = 4] as drawn (the kernel needs no normalized rows).
+      {"ctc_loss",
+       {{{5, 2, 4}},
+        [](const std::vector<Tensor>& x) {
+          const std::vector<int64_t> targets = {1, 2, 3, 3};
+          return F::ctc_loss(x[0], raw::from_vector(targets, {2, 2}), std::vector<int64_t>{5, 4},
+                             std::vector<int64_t>{2, 2});
+        }}},
   };
 }
 

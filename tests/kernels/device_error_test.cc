@@ -41,6 +41,10 @@ TEST(DeviceError, TargetsAreWordedAsClasses) {
   EXPECT_EQ(take_device_error(&r).rfind("cross_entropy: target 10 is out of bounds for 10 classes", 0), 0u);
   record_bad_index(&r, CheckedOp::NllLoss, -3, 10);
   EXPECT_EQ(take_device_error(&r).rfind("nll_loss: target -3 is out of bounds for 10 classes", 0), 0u);
+  record_bad_index(&r, CheckedOp::CtcLoss, 30, 30);
+  EXPECT_EQ(take_device_error(&r).rfind("ctc_loss: target 30 is out of bounds for 30 classes", 0), 0u);
+  record_bad_index(&r, CheckedOp::EmbeddingBag, 9, 4);
+  EXPECT_EQ(take_device_error(&r).rfind("embedding_bag: index 9 is out of range for a dimension of size 4", 0), 0u);
 }
 
 TEST(DeviceError, IndexInRange) {
@@ -53,7 +57,8 @@ TEST(DeviceError, IndexInRange) {
 
 TEST(DeviceError, EveryOpHasAName) {
   for (auto op : {CheckedOp::IndexSelect, CheckedOp::IndexAdd, CheckedOp::Gather, CheckedOp::ScatterAdd,
-                  CheckedOp::NllLoss, CheckedOp::CrossEntropy}) {
+                  CheckedOp::NllLoss, CheckedOp::CrossEntropy, CheckedOp::Scatter, CheckedOp::CtcLoss,
+                  CheckedOp::EmbeddingBag}) {
     EXPECT_STRNE(checked_op_name(op), "unknown op");
     EXPECT_STRNE(checked_op_name(op), "none");
   }
