@@ -76,6 +76,8 @@ namespace autocast {
 // linalg_qr, linalg_eigh, linalg_eigvalsh, linalg_svd, linalg_svdvals, linalg_vector_norm,
 // linalg_matrix_norm; autograd/linalg.h): its CPU list has none of them, and without autocast a
 // 16-bit input is refused, as torch refuses it; one row serves both devices here.
+// grid_sampler is on torch's CPU float32 list and its CUDA "promote" list (the widest of input and
+// grid): float32 here on both devices, which is CUDA torch's result too unless both are 16-bit.
 // An op file casts its inputs with cast(Op::name, t). tests/autograd/autocast_test.cc walks this table
 // and checks each op's dtypes and values, and fails for a row it has no case for.
 #define COLONY_FOR_EACH_AUTOCAST_OP(X) \
@@ -156,7 +158,8 @@ namespace autocast {
   X(linalg_svd, Float32)               \
   X(linalg_svdvals, Float32)           \
   X(linalg_vector_norm, Float32)       \
-  X(linalg_matrix_norm, Float32)
+  X(linalg_matrix_norm, Float32)       \
+  X(grid_sampler, Float32)
 
 enum class CastPolicy { LowerPrecision, Float32 };
 

@@ -16,6 +16,7 @@
 
 #include "base/int2.h"
 #include "kernels/common/cross_entropy.h"
+#include "kernels/common/grid_sample.h"
 #include "kernels/common/philox.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
@@ -243,5 +244,19 @@ Tensor im2col(const Tensor& input, Int2 kernel_size, Int2 dilation, Int2 padding
 // [N, C, output_size.h, output_size.w] (or unbatched), each element the sum of the column elements
 // im2col would have copied from it. L must be the block count of output_size.
 Tensor col2im(const Tensor& input, Int2 output_size, Int2 kernel_size, Int2 dilation, Int2 padding, Int2 stride);
+
+// ---------- grid sampling (ops/grid_sample_ops.cc) ----------
+
+// torch's grid_sampler: input [N, C, H, W] with grid [N, Ho, Wo, 2], or [N, C, D, H, W] with grid
+// [N, Do, Ho, Wo, 3] (bicubic 4-D only), the same floating dtype -> [N, C, Ho, Wo] (or [N, C, Do,
+// Ho, Wo]), each output point the input interpolated at its grid entry (kernels/common/grid_sample.h).
+// torch's checks and messages.
+Tensor grid_sampler(const Tensor& input, const Tensor& grid, kernels::GridSampleMode mode,
+                    kernels::GridSamplePadding padding, bool align_corners);
+// Its gradients given grad_output (the output's shape): (grad_input, grad_grid), each undefined when
+// not asked for. The nearest mode's grid gradient is zero, as torch's.
+std::tuple<Tensor, Tensor> grid_sampler_backward(const Tensor& grad_output, const Tensor& input, const Tensor& grid,
+                                                 kernels::GridSampleMode mode, kernels::GridSamplePadding padding,
+                                                 bool align_corners, bool input_grad, bool grid_grad);
 
 }  // namespace colony::raw

@@ -206,6 +206,9 @@ std::map<std::string, OpCase> cases() {
       {"linalg_svdvals", {{{4, 3}}, [](const std::vector<Tensor>& x) { return linalg::svdvals(x[0]); }}},
       {"linalg_vector_norm", {{{3, 4}}, [](const std::vector<Tensor>& x) { return linalg::vector_norm(x[0]); }}},
       {"linalg_matrix_norm", {{{3, 4}}, [](const std::vector<Tensor>& x) { return linalg::matrix_norm(x[0], "nuc"); }}},
+      {"grid_sampler",
+       {{{2, 3, 4, 5}, {2, 3, 2, 2}},
+        [](const std::vector<Tensor>& x) { return F::grid_sample(x[0], x[1], F::GridSampleFuncOptions()); }}},
   };
 }
 
