@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "autograd/autograd.h"
@@ -177,6 +178,27 @@ TEST(GridSample, CpuBackwardIsDeterministic) {
   }
   set_num_threads(threads);
   for (size_t i = 1; i < runs.size(); ++i) EXPECT_EQ(runs[i], runs[0]) << "run " << i;
+}
+
+// The backward computes only the gradients asked for (the grid's alone splits over points, not
+// batch elements): each alone equals the same gradient computed beside the other.
+TEST(GridSample, EitherGradientAloneMatchesBoth) {
+  Generator gen(4);
+  const Tensor x = raw::randn({2, 3, 6, 7}, TensorOptions(kFloat64), &gen);
+  const Tensor g = raw::add(raw::mul(raw::rand({2, 40, 30, 2}, TensorOptions(kFloat64), &gen), 2.4), -1.2);
+  const Tensor go = raw::randn({2, 3, 40, 30}, TensorOptions(kFloat64), &gen);
+  for (const std::string& mode : kModes) {
+    auto grads = [&](bool want_x, bool want_g) {
+      Tensor xi = raw::clone(x), gi = raw::clone(g);
+      xi.requires_grad_(want_x);
+      gi.requires_grad_(want_g);
+      sum(mul(F::grid_sample(xi, gi, options(mode, "reflection", false)), go)).backward();
+      return std::make_pair(want_x ? xi.grad() : Tensor(), want_g ? gi.grad() : Tensor());
+    };
+    const auto both = grads(true, true);
+    EXPECT_TRUE(all_close(grads(true, false).first, both.first, 0, 0)) << mode;
+    EXPECT_TRUE(all_close(grads(false, true).second, both.second, 0, 0)) << mode;
+  }
 }
 
 TEST(GridSample, SixteenBitInputsComputeInFloat32) {
