@@ -155,7 +155,7 @@ Tensor channel_shuffle(const Tensor& input, int64_t groups);
 // F::grid_sample (torch.nn.functional.grid_sample): input [N, C, H, W] read at grid [N, Ho, Wo, 2]
 // -> [N, C, Ho, Wo], or [N, C, D, H, W] at [N, Do, Ho, Wo, 3] -> [N, C, Do, Ho, Wo]; the grid's last
 // dim is (x, y[, z]) in [-1, 1] over the width, height (and depth). mode "bilinear" (trilinear for
-// 5-D), "nearest" (round half to even) or "bicubic" (4-D only); padding_mode "zeros", "border" or
+// 5-D), "nearest" (round half to even) or "bicubic" (tricubic for 5-D, as torch 2.15); padding_mode "zeros", "border" or
 // "reflection"; align_corners (default false, torch's default since 1.3, without its warning):
 // whether -1 and 1 are the corner pixels' centers rather than the image's edges. Floating input and
 // grid of the same dtype (float16/bfloat16 computed in float32). Differentiable w.r.t. input and grid

@@ -1,5 +1,6 @@
 // torch's grid_sampler (F::grid_sample) and its backward: torch's checks in torch's order and
-// words (check_grid_sampler_common, _2d, _3d), then one kernel call each (kernels/common/grid_sample.h).
+// words (check_grid_sampler_common, _2d, _3d; every mode on 4-D and 5-D, 5-D bicubic being tricubic
+// as torch 2.15's), then one kernel call each (kernels/common/grid_sample.h).
 // float16 and bfloat16 are computed in float32 and rounded back once, on both devices.
 #include <stdexcept>
 #include <string>
@@ -45,9 +46,6 @@ kernels::GridSampleGeometry check(const Tensor& input, const Tensor& grid, kerne
     const int expected = nd == 5 ? 5 : 4;
     fail("expected " + std::to_string(expected) + "D input and grid with same number of dimensions, but got input "
          "with sizes " + shape_str(input.sizes()) + " and grid with sizes " + shape_str(grid.sizes()));
-  }
-  if (nd == 5 && mode == kernels::GridSampleMode::Bicubic) {
-    fail("bicubic interpolation with 5D input is not implemented for " + input.device().str());
   }
   if (!is_floating(input.dtype())) {
     fail(std::string("expected a floating point input and grid, got ") + dtype_name(input.dtype()));

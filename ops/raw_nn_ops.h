@@ -248,7 +248,7 @@ Tensor col2im(const Tensor& input, Int2 output_size, Int2 kernel_size, Int2 dila
 // ---------- grid sampling (ops/grid_sample_ops.cc) ----------
 
 // torch's grid_sampler: input [N, C, H, W] with grid [N, Ho, Wo, 2], or [N, C, D, H, W] with grid
-// [N, Do, Ho, Wo, 3] (bicubic 4-D only), the same floating dtype -> [N, C, Ho, Wo] (or [N, C, Do,
+// [N, Do, Ho, Wo, 3] (bicubic is tricubic there), the same floating dtype -> [N, C, Ho, Wo] (or [N, C, Do,
 // Ho, Wo]), each output point the input interpolated at its grid entry (kernels/common/grid_sample.h).
 // torch's checks and messages.
 Tensor grid_sampler(const Tensor& input, const Tensor& grid, kernels::GridSampleMode mode,

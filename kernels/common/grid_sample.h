@@ -1,6 +1,6 @@
 // Grid sampling (F::grid_sample, torch.grid_sampler): each output point reads the input at the
 // location its grid entry gives, in [-1, 1] coordinates, by bilinear (trilinear for 5-D),
-// nearest or bicubic (4-D only) interpolation, with zeros, border or reflection padding. The kernel
+// nearest or bicubic (tricubic for 5-D, as torch 2.15) interpolation, with zeros, border or reflection padding. The kernel
 // entry points, declared once for both devices (kernel.h), defined in kernels/cpu/grid_sample.cc
 // and kernels/cuda/grid_sample.cu, and all of the math both devices share: the coordinate
 // functions (torch's ATen/native/GridSampler.h, in the same order of operations, so values agree
@@ -164,10 +164,12 @@ COLONY_HOST_DEVICE inline void grid_cubic_weight_grads(T t, T d[4]) {
 // coordinate a) (a = 0 x, 1 y, 2 z) and chain[a] is d source coordinate a / d grid coordinate a, so
 // the grid's gradient along a is chain[a] * sum over k of dweight[a][k] * input[offset[k]] * grad_output.
 // Taps come in torch's order (bilinear: nw, ne, sw, se; trilinear: tnw, tne, tsw, tse, bnw, bne,
-// bsw, bse; bicubic: rows y - 1 .. y + 2, each x - 1 .. x + 2), so sums run as torch's do.
+// bsw, bse; bicubic: rows y - 1 .. y + 2, each x - 1 .. x + 2, tricubic those for z - 1 .. z + 2),
+// so sums run as torch's do.
 template <GridSampleMode kMode, int kDims>
 struct GridTapCount {
-  static constexpr int value = kMode == GridSampleMode::Nearest ? 1 : kMode == GridSampleMode::Bicubic ? 16 : (1 << kDims);
+  static constexpr int value =
+      kMode == GridSampleMode::Nearest ? 1 : kMode == GridSampleMode::Bicubic ? (kDims == 3 ? 64 : 16) : (1 << kDims);
 };
 
 template <typename T, GridSampleMode kMode, int kDims>
@@ -218,30 +220,30 @@ COLONY_HOST_DEVICE inline void grid_taps(const GridSampleGeometry& g, const T* p
   if constexpr (kMode == GridSampleMode::Bicubic) {
     // The source is only unnormalized: the padding applies to each tap's position instead
     // (torch's get_value_bounded), as clipping the source first would move floor(x) (x = -0.1
-    // must read -1 and 0, not 0 and 1).
-    static_assert(kDims == 2, "bicubic grid sampling is 4-D only, as torch's");
-    T src[2], floor_src[2], w[2][4], dw[2][4];
-    for (int a = 0; a < 2; ++a) {
+    // must read -1 and 0, not 0 and 1). 5-D is tricubic: the same cubic along the depth too.
+    T src[kDims], floor_src[kDims], w[kDims][4], dw[kDims][4];
+    int64_t pos[3][4] = {};  // per axis, the four taps' padded positions
+    for (int a = 0; a < kDims; ++a) {
       T unused;
       src[a] = grid_unnormalize(point[a], sizes[a], g.align_corners, kGrad ? &taps.chain[a] : &unused);
       floor_src[a] = math::floor(src[a]);
       grid_cubic_weights(src[a] - floor_src[a], w[a]);
       if (kGrad) grid_cubic_weight_grads(src[a] - floor_src[a], dw[a]);
-    }
-    for (int j = 0; j < 4; ++j) {
-      T unused;
-      const int64_t y = grid_index(
-          grid_pad_coordinate(floor_src[1] - 1 + j, g.in_h, g.padding, g.align_corners, &unused));
       for (int i = 0; i < 4; ++i) {
-        const int64_t x = grid_index(
-            grid_pad_coordinate(floor_src[0] - 1 + i, g.in_w, g.padding, g.align_corners, &unused));
-        const int k = j * 4 + i;
-        taps.offset[k] = grid_offset_or_outside(g, 0, y, x);
-        taps.weight[k] = w[0][i] * w[1][j];
-        if (kGrad) {
-          taps.dweight[0][k] = dw[0][i] * w[1][j];
-          taps.dweight[1][k] = w[0][i] * dw[1][j];
-        }
+        pos[a][i] = grid_index(grid_pad_coordinate(floor_src[a] - 1 + i, sizes[a], g.padding, g.align_corners, &unused));
+      }
+    }
+    for (int k = 0; k < kCount; ++k) {
+      const int i = k % 4, j = (k / 4) % 4, l = k / 16;  // x, y, z taps (l = 0 for 4-D)
+      taps.offset[k] = grid_offset_or_outside(g, kDims == 3 ? pos[2][l] : 0, pos[1][j], pos[0][i]);
+      T weight = w[0][i] * w[1][j];
+      if (kDims == 3) weight *= w[kDims - 1][l];
+      taps.weight[k] = weight;
+      if (kGrad) {
+        const T wz = kDims == 3 ? w[kDims - 1][l] : T(1);
+        taps.dweight[0][k] = dw[0][i] * w[1][j] * wz;
+        taps.dweight[1][k] = w[0][i] * dw[1][j] * wz;
+        if (kDims == 3) taps.dweight[kDims - 1][k] = w[0][i] * w[1][j] * dw[kDims - 1][l];
       }
     }
   } else {

@@ -94,7 +94,8 @@ template <typename F>
 void by_mode(const GridSampleGeometry& g, F&& fn) {
   if (g.dims == 3) {
     if (g.mode == GridSampleMode::Nearest) return fn.template operator()<GridSampleMode::Nearest, 3>();
-    return fn.template operator()<GridSampleMode::Bilinear, 3>();  // bicubic is refused by the op for 5-D
+    if (g.mode == GridSampleMode::Bicubic) return fn.template operator()<GridSampleMode::Bicubic, 3>();
+    return fn.template operator()<GridSampleMode::Bilinear, 3>();
   }
   if (g.mode == GridSampleMode::Nearest) return fn.template operator()<GridSampleMode::Nearest, 2>();
   if (g.mode == GridSampleMode::Bicubic) return fn.template operator()<GridSampleMode::Bicubic, 2>();

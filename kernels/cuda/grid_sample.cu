@@ -75,6 +75,8 @@ void GridSampleForward::cuda(DType dtype, const GridSampleGeometry& g, const voi
     if (g.dims == 3) {
       if (g.mode == GridSampleMode::Nearest) {
         launch_forward<T, GridSampleMode::Nearest, 3>(g, input, grid, output, stream);
+      } else if (g.mode == GridSampleMode::Bicubic) {
+        launch_forward<T, GridSampleMode::Bicubic, 3>(g, input, grid, output, stream);
       } else {
         launch_forward<T, GridSampleMode::Bilinear, 3>(g, input, grid, output, stream);
       }
@@ -98,6 +100,8 @@ void GridSampleBackward::cuda(DType dtype, const GridSampleGeometry& g, const vo
     if (g.dims == 3) {
       if (g.mode == GridSampleMode::Nearest) {
         launch_backward<T, GridSampleMode::Nearest, 3>(g, grad_output, input, grid, grad_input, grad_grid, stream);
+      } else if (g.mode == GridSampleMode::Bicubic) {
+        launch_backward<T, GridSampleMode::Bicubic, 3>(g, grad_output, input, grid, grad_input, grad_grid, stream);
       } else {
         launch_backward<T, GridSampleMode::Bilinear, 3>(g, grad_output, input, grid, grad_input, grad_grid, stream);
       }

@@ -1,6 +1,6 @@
 """Writes tests/nn/grid_sample_golden.h (through tests/golden_cases.py): torch's outputs and the
 gradients w.r.t. input and grid of F.grid_sample, in float64 and float32: every mode x padding_mode x
-align_corners on 4-D inputs (bicubic included), a sample of them on 5-D inputs, with grids that reach
+align_corners on 4-D inputs (bicubic included), a sample of them on 5-D inputs (tricubic included), with grids that reach
 outside [-1, 1] and hit the borders exactly (-1, 1, and the grid values that land on the first and
 last pixels' centers); F.affine_grid with theta's gradient; F.channel_shuffle and
 F.local_response_norm. grid_sample_test.cc checks them by case name.
@@ -62,7 +62,9 @@ x5 = q(1, 2, 3, 4, 8, seed=3)
 g5 = grid_of([1, 2, 2, 3, 3], seed=4)
 for mode, padding, align in [("bilinear", "zeros", False), ("bilinear", "border", False),
                              ("bilinear", "reflection", False), ("bilinear", "reflection", True),
-                             ("nearest", "zeros", True), ("nearest", "border", False)]:
+                             ("nearest", "zeros", True), ("nearest", "border", False),
+                             ("bicubic", "zeros", False), ("bicubic", "border", True),
+                             ("bicubic", "reflection", False)]:
     name = f"gs5_{mode}_{padding}_{'ac' if align else 'noac'}"
     case(name, lambda x, g, m=mode, p=padding, a=align: F.grid_sample(x, g, mode=m, padding_mode=p,
                                                                        align_corners=a), [x5, g5])

@@ -52,11 +52,9 @@ std::map<std::string, Op> calls() {
         c["gs4_" + mode + "_" + padding + "_" + tag] = [=](const In& x, Device) {
           return F::grid_sample(x[0], x[1], options(mode, padding, align));
         };
-        if (mode != "bicubic") {
-          c["gs5_" + mode + "_" + padding + "_" + tag] = [=](const In& x, Device) {
-            return F::grid_sample(x[0], x[1], options(mode, padding, align));
-          };
-        }
+        c["gs5_" + mode + "_" + padding + "_" + tag] = [=](const In& x, Device) {
+          return F::grid_sample(x[0], x[1], options(mode, padding, align));
+        };
       }
     }
   }
@@ -111,7 +109,7 @@ TEST(GridSample, Gradcheck) {
   }
   const Tensor x5 = colony::testing::input({1, 2, 3, 4, 3}, -1.0, 1.0, 13);
   const Tensor g5 = colony::testing::input({1, 2, 2, 2, 3}, -1.6, 1.6, 14);
-  for (const std::string& mode : {std::string("bilinear"), std::string("nearest")}) {
+  for (const std::string& mode : kModes) {
     for (const std::string& padding : kPaddings) {
       for (bool align : {false, true}) {
         EXPECT_TRUE(gradcheck([&](const In& in) { return F::grid_sample(in[0], in[1], options(mode, padding, align)); },
@@ -264,9 +262,6 @@ TEST(GridSample, RefusesAsTorch) {
   EXPECT_TRUE(throws_with(gs(raw::zeros({2, 3, 0, 5}), g),
                           "grid_sampler(): expected input to have non-empty spatial dimensions, but input has sizes "
                           "[2, 3, 0, 5] with dimension 2 being empty"));
-  EXPECT_TRUE(throws_with(gs(raw::zeros({1, 2, 3, 4, 5}), raw::zeros({1, 2, 2, 2, 3}),
-                             F::GridSampleFuncOptions().mode("bicubic")),
-                          "grid_sampler(): bicubic interpolation with 5D input is not implemented for cpu"));
   EXPECT_TRUE(throws_with(gs(x, g, F::GridSampleFuncOptions().mode("linear")),
                           "nn.functional.grid_sample(): expected mode to be 'bilinear', 'nearest' or 'bicubic', but "
                           "got: 'linear'"));
@@ -345,7 +340,6 @@ TEST(GridSample, OnCudaMatchesTheCpu_CUDA) {
       const Tensor g = raw::to(raw::add(raw::mul(raw::rand(s.g, TensorOptions(kFloat64), &gen), 2.6), -1.3), kCPU, dt);
       const Tensor go = raw::to(raw::randn(F::grid_sample(x, g).sizes(), TensorOptions(kFloat64), &gen), kCPU, dt);
       for (const std::string& mode : kModes) {
-        if (mode == "bicubic" && s.x.size() == 5) continue;
         for (const std::string& padding : kPaddings) {
           for (bool align : {false, true}) {
             SCOPED_TRACE(mode + " " + padding + (align ? " ac " : " noac ") + dtype_name(dt));
