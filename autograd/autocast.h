@@ -78,6 +78,8 @@ namespace autocast {
 // 16-bit input is refused, as torch refuses it; one row serves both devices here.
 // ctc_loss is on torch's CPU float32 list (and its CUDA kernels are float32/float64 only); one row
 // serves both devices.
+// grid_sampler is on torch's CPU float32 list and its CUDA "promote" list (the widest of input and
+// grid): float32 here on both devices, which is CUDA torch's result too unless both are 16-bit.
 // An op file casts its inputs with cast(Op::name, t). tests/autograd/autocast_test.cc walks this table
 // and checks each op's dtypes and values, and fails for a row it has no case for.
 #define COLONY_FOR_EACH_AUTOCAST_OP(X) \
@@ -160,6 +162,7 @@ namespace autocast {
   X(linalg_vector_norm, Float32)       \
   X(linalg_matrix_norm, Float32)       \
   X(ctc_loss, Float32)
+  X(grid_sampler, Float32)
 
 enum class CastPolicy { LowerPrecision, Float32 };
 

@@ -32,6 +32,10 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, Int2 output_
 Tensor im2col(const Tensor& input, Int2 kernel_size, Int2 dilation = 1, Int2 padding = 0, Int2 stride = 1);
 Tensor col2im(const Tensor& input, Int2 output_size, Int2 kernel_size, Int2 dilation = 1, Int2 padding = 0,
               Int2 stride = 1);
+// raw::grid_sampler with its gradients w.r.t. input and grid (F::grid_sample; autograd/grid_sample.cc);
+// autocast's grid_sampler row (float32).
+Tensor grid_sampler(const Tensor& input, const Tensor& grid, kernels::GridSampleMode mode,
+                    kernels::GridSamplePadding padding, bool align_corners);
 Tensor avg_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride = std::nullopt,
                   Int2 padding = 0, bool ceil_mode = false, bool count_include_pad = true);
 Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size);

@@ -147,6 +147,37 @@ Tensor interpolate(const Tensor& input, const InterpolateFuncOptions& options);
 Tensor pixel_shuffle(const Tensor& input, int64_t upscale_factor);
 Tensor pixel_unshuffle(const Tensor& input, int64_t downscale_factor);
 
+// F::channel_shuffle (torch.nn.functional.channel_shuffle, ShuffleNet's): [N, C, *] with C = g * k,
+// output channel i * g + j taking input channel j * k + i ([N, g, k, *] transposed to [N, k, g, *]);
+// more than 2 dims (torch's rule), any dtype. A view, a transpose and one copy; differentiable.
+Tensor channel_shuffle(const Tensor& input, int64_t groups);
+
+// F::grid_sample (torch.nn.functional.grid_sample): input [N, C, H, W] read at grid [N, Ho, Wo, 2]
+// -> [N, C, Ho, Wo], or [N, C, D, H, W] at [N, Do, Ho, Wo, 3] -> [N, C, Do, Ho, Wo]; the grid's last
+// dim is (x, y[, z]) in [-1, 1] over the width, height (and depth). mode "bilinear" (trilinear for
+// 5-D), "nearest" (round half to even) or "bicubic" (tricubic for 5-D, as torch 2.15); padding_mode "zeros", "border" or
+// "reflection"; align_corners (default false, torch's default since 1.3, without its warning):
+// whether -1 and 1 are the corner pixels' centers rather than the image's edges. Floating input and
+// grid of the same dtype (float16/bfloat16 computed in float32). Differentiable w.r.t. input and grid
+// (the nearest mode gives the grid a zero gradient, as torch); float32 under autocast. One kernel
+// each way (kernels/common/grid_sample.h); the CPU backward is deterministic, CUDA's adds the
+// input's gradient with atomics, as torch's. A grid entry that is NaN or infinite reads zero and
+// gets a zero gradient. torch's checks and messages.
+struct GridSampleFuncOptions {
+  COLONY_ARG(std::string, mode) = "bilinear";
+  COLONY_ARG(std::string, padding_mode) = "zeros";
+  COLONY_ARG(std::optional<bool>, align_corners);
+};
+Tensor grid_sample(const Tensor& input, const Tensor& grid, const GridSampleFuncOptions& options = {});
+
+// F::affine_grid (torch.nn.functional.affine_grid): the sampling grid of the affine maps theta
+// [N, 2, 3] for size {N, C, H, W} -> [N, H, W, 2], or theta [N, 3, 4] for {N, C, D, H, W} -> [N, D, H, W,
+// 3]: entry (.., y, x) is theta applied to (x', y'[, z'], 1), the output pixel's own coordinates in
+// [-1, 1] (the pixels' centers: -1 and 1 at the corner pixels' centers with align_corners, half a pixel
+// inside the edges without; 0 along a dim of size 1). Floating theta; differentiable w.r.t. theta
+// (composed of a matrix product). torch's checks and messages.
+Tensor affine_grid(const Tensor& theta, const std::vector<int64_t>& size, bool align_corners = false);
+
 // F::unfold (torch.nn.functional.unfold, im2col): the sliding blocks of an [N, C, H, W] (or
 // unbatched [C, H, W]) input as columns, [N, C * kH * kW, L] (L blocks: along H, (H + 2 * padding -
 // dilation * (kH - 1) - 1) / stride + 1, times the same along W), row (c, i, j) holding the block's
@@ -378,6 +409,20 @@ struct GroupNormFuncOptions {
   COLONY_ARG(double, eps) = 1e-5;
 };
 Tensor group_norm(const Tensor& input, const GroupNormFuncOptions& options);
+
+// F::local_response_norm (torch.nn.functional.local_response_norm, AlexNet's): x / (k + alpha *
+// mean of x^2 over the `size` channels around each one)^beta, the window size / 2 channels before and
+// (size - 1) / 2 after, zeros past the ends counted in the mean. [N, C, *] with at least 3 dims.
+// Composed as torch's functional is (square, pad, average pooling over the channels, pow, divide),
+// so it is differentiable and runs on both devices.
+struct LocalResponseNormFuncOptions {
+  LocalResponseNormFuncOptions(int64_t size) : size_(size) {}  // NOLINT
+  COLONY_ARG(int64_t, size);
+  COLONY_ARG(double, alpha) = 1e-4;
+  COLONY_ARG(double, beta) = 0.75;
+  COLONY_ARG(double, k) = 1.0;
+};
+Tensor local_response_norm(const Tensor& input, const LocalResponseNormFuncOptions& options);
 
 // F::instance_norm: input [N, C, *], each (sample, channel) normalized over *. With use_input_stats
 // (the default) the instance statistics normalize and running_mean/var (when given, [C]) take the

@@ -72,4 +72,27 @@ Tensor instance_norm(const Tensor& input, const InstanceNormFuncOptions& o) {
   return reshape(y, input.sizes());
 }
 
+// torch's functional, with the channel window's mean taken by a (size, 1) average pooling of x^2
+// viewed as [N, 1, C, rest] (torch pools [N, 1, C, H, W...] with a (size, 1, 1) window for more than
+// 3 dims: the same windows and sums).
+Tensor local_response_norm(const Tensor& input, const LocalResponseNormFuncOptions& o) {
+  const int64_t dim = input.dim();
+  if (dim < 3) {
+    throw std::invalid_argument("Expected 3D or higher dimensionality input (got " + std::to_string(dim) +
+                                " dimensions)");
+  }
+  if (o.size() <= 0) {
+    throw std::invalid_argument("kernel size should be greater than zero, but got kH: " + std::to_string(o.size()) +
+                                " kW: 1");
+  }
+  if (input.numel() == 0) return input;
+  const int64_t n = input.size(0), c = input.size(1), rest = input.numel() / (n * c);
+  Tensor div = colony::reshape(colony::mul(input, input), {n, 1, c, rest});
+  div = pad(div, PadFuncOptions({0, 0, o.size() / 2, (o.size() - 1) / 2}));
+  div = colony::avg_pool2d(div, Int2(o.size(), 1), Int2(1, 1));
+  div = colony::reshape(div, input.sizes());
+  div = colony::pow(colony::add(colony::mul(div, o.alpha()), o.k()), o.beta());
+  return colony::div(input, div);
+}
+
 }  // namespace colony::nn::functional

@@ -1,4 +1,4 @@
-// F::interpolate, F::pixel_shuffle and F::pixel_unshuffle. The nearest modes and the shuffles are
+// F::interpolate, F::pixel_shuffle, F::pixel_unshuffle and F::channel_shuffle. The nearest modes and the shuffles are
 // composed of differentiable ops (index_select, reshape, permute); area is adaptive_avg_pool2d.
 //
 // Every interpolating mode is separable, and ATen's CPU kernels compute it that way: each spatial
@@ -467,6 +467,26 @@ Tensor pixel_unshuffle(const Tensor& input, int64_t r) {
   Shape merged = batch;
   merged.insert(merged.end(), {c * r * r, h / r, w / r});
   return colony::reshape(colony::permute(colony::reshape(input, split), order), merged);
+}
+
+// torch's native_channel_shuffle: [N, g, C / g, *] transposed to [N, C / g, g, *], made contiguous.
+Tensor channel_shuffle(const Tensor& input, int64_t groups) {
+  if (input.dim() <= 2) {
+    throw std::invalid_argument("channel_shuffle expects input with > 2 dims, but got input with sizes " +
+                                shape_str(input.sizes()));
+  }
+  if (groups <= 0) {
+    throw std::invalid_argument("Number of groups to divide channels in must be positive. Value of groups:" +
+                                std::to_string(groups));
+  }
+  const int64_t c = input.size(1);
+  if (c % groups != 0) {
+    throw std::invalid_argument("Number of channels must be divisible by groups. Got " + std::to_string(c) +
+                                " channels and " + std::to_string(groups) + " groups.");
+  }
+  Shape split{input.size(0), groups, c / groups};
+  split.insert(split.end(), input.sizes().begin() + 2, input.sizes().end());
+  return colony::reshape(colony::contiguous(colony::transpose(colony::reshape(input, split), 1, 2)), input.sizes());
 }
 
 }  // namespace colony::nn::functional

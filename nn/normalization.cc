@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "autograd/nn_ops.h"
+#include "nn/functional.h"
 #include "nn/init.h"
 #include "nn/repr.h"
 #include "ops/raw_ops.h"
@@ -114,6 +115,18 @@ std::string GroupNorm::extra_repr() const {
   return std::to_string(options.num_groups()) + ", " + std::to_string(options.num_channels()) +
          ", eps=" + repr::py_float(options.eps()) + ", affine=" + repr::py_bool(options.affine()) +
          ", bias=" + repr::py_bool(bias.defined());
+}
+
+Tensor LocalResponseNorm::forward(const Tensor& input) {
+  return functional::local_response_norm(input, functional::LocalResponseNormFuncOptions(options.size())
+                                                    .alpha(options.alpha())
+                                                    .beta(options.beta())
+                                                    .k(options.k()));
+}
+
+std::string LocalResponseNorm::extra_repr() const {
+  return std::to_string(options.size()) + ", alpha=" + repr::py_float(options.alpha()) +
+         ", beta=" + repr::py_float(options.beta()) + ", k=" + repr::py_float(options.k());
 }
 
 }  // namespace colony::nn

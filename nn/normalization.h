@@ -97,4 +97,23 @@ class GroupNorm : public Module {
   Tensor weight, bias;
 };
 
+// nn::LocalResponseNorm(LocalResponseNormOptions(2).alpha(1e-4).beta(0.75).k(1.0)): F::local_response_norm
+// (nn/functional.h); no parameters. Prints as torch: "LocalResponseNorm(2, alpha=0.0001, beta=0.75, k=1.0)".
+struct LocalResponseNormOptions {
+  LocalResponseNormOptions(int64_t size) : size_(size) {}  // NOLINT
+  COLONY_ARG(int64_t, size);
+  COLONY_ARG(double, alpha) = 1e-4;
+  COLONY_ARG(double, beta) = 0.75;
+  COLONY_ARG(double, k) = 1.0;
+};
+
+class LocalResponseNorm : public Module {
+ public:
+  explicit LocalResponseNorm(const LocalResponseNormOptions& options) : options(options) {}
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+
+  LocalResponseNormOptions options;
+};
+
 }  // namespace colony::nn

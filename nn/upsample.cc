@@ -68,4 +68,7 @@ std::string PixelUnshuffle::extra_repr() const {
   return "downscale_factor=" + std::to_string(options.downscale_factor());
 }
 
+Tensor ChannelShuffle::forward(const Tensor& input) { return F::channel_shuffle(input, options.groups()); }
+std::string ChannelShuffle::extra_repr() const { return "groups=" + std::to_string(options.groups()); }
+
 }  // namespace colony::nn

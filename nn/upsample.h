@@ -1,5 +1,6 @@
-// nn::Upsample, nn::PixelShuffle and nn::PixelUnshuffle: modules over F::interpolate,
-// F::pixel_shuffle and F::pixel_unshuffle (nn/functional.h), with torch's options and printing.
+// nn::Upsample, nn::PixelShuffle, nn::PixelUnshuffle and nn::ChannelShuffle: modules over
+// F::interpolate, F::pixel_shuffle, F::pixel_unshuffle and F::channel_shuffle (nn/functional.h), with
+// torch's options and printing.
 #pragma once
 
 #include <optional>
@@ -62,6 +63,21 @@ class PixelUnshuffle : public Module {
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
   PixelUnshuffleOptions options;
+};
+
+// nn::ChannelShuffle(ChannelShuffleOptions(groups)) (torch.nn.ChannelShuffle): F::channel_shuffle.
+// Prints as torch: "ChannelShuffle(groups=2)".
+struct ChannelShuffleOptions {
+  ChannelShuffleOptions(int64_t groups) : groups_(groups) {}  // NOLINT
+  COLONY_ARG(int64_t, groups);
+};
+
+class ChannelShuffle : public Module {
+ public:
+  explicit ChannelShuffle(const ChannelShuffleOptions& options) : options(options) {}
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  ChannelShuffleOptions options;
 };
 
 }  // namespace colony::nn

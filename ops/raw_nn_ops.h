@@ -18,6 +18,7 @@
 #include "base/int2.h"
 #include "kernels/common/cross_entropy.h"
 #include "kernels/common/embedding_bag.h"
+#include "kernels/common/grid_sample.h"
 #include "kernels/common/philox.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
@@ -295,5 +296,19 @@ Tensor embedding_bag_backward(const Tensor& grad_output, const Tensor& indices, 
 // The gradient of per_sample_weights [indices] (Sum): each position's bag gradient dotted with its row.
 Tensor embedding_bag_per_sample_weights_backward(const Tensor& grad_output, const Tensor& weight, const Tensor& indices,
                                                  const Tensor& offsets, int64_t padding_idx);
+
+// ---------- grid sampling (ops/grid_sample_ops.cc) ----------
+
+// torch's grid_sampler: input [N, C, H, W] with grid [N, Ho, Wo, 2], or [N, C, D, H, W] with grid
+// [N, Do, Ho, Wo, 3] (bicubic is tricubic there), the same floating dtype -> [N, C, Ho, Wo] (or [N, C, Do,
+// Ho, Wo]), each output point the input interpolated at its grid entry (kernels/common/grid_sample.h).
+// torch's checks and messages.
+Tensor grid_sampler(const Tensor& input, const Tensor& grid, kernels::GridSampleMode mode,
+                    kernels::GridSamplePadding padding, bool align_corners);
+// Its gradients given grad_output (the output's shape): (grad_input, grad_grid), each undefined when
+// not asked for. The nearest mode's grid gradient is zero, as torch's.
+std::tuple<Tensor, Tensor> grid_sampler_backward(const Tensor& grad_output, const Tensor& input, const Tensor& grid,
+                                                 kernels::GridSampleMode mode, kernels::GridSamplePadding padding,
+                                                 bool align_corners, bool input_grad, bool grid_grad);
 
 }  // namespace colony::raw

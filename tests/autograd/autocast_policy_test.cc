@@ -214,6 +214,9 @@ std::map<std::string, OpCase> cases() {
           return F::ctc_loss(x[0], raw::from_vector(targets, {2, 2}), std::vector<int64_t>{5, 4},
                              std::vector<int64_t>{2, 2});
         }}},
+      {"grid_sampler",
+       {{{2, 3, 4, 5}, {2, 3, 2, 2}},
+        [](const std::vector<Tensor>& x) { return F::grid_sample(x[0], x[1], F::GridSampleFuncOptions()); }}},
   };
 }
 
