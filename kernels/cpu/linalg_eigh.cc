@@ -44,20 +44,26 @@ void tridiagonalize(T* a, int64_t n, T* d, T* e, T* vs, T* tau, std::vector<T>& 
     if (t == T(0)) continue;
     T* a22 = a + (j + 1) * n + (j + 1);
     p.resize(len);
-    T vp = 0;
+    // p = tau A22 v as the sum of A22's rows weighted by v (A22 is symmetric): along the rows,
+    // with no running sum to serialize.
+    T* pw = p.data();
+    std::fill(pw, pw + len, T(0));
     for (int64_t i = 0; i < len; ++i) {
       const T* row = a22 + i * n;
-      T dot = 0;
-      for (int64_t c = 0; c < len; ++c) dot += row[c] * v[c];
-      p[i] = t * dot;
-      vp += p[i] * v[i];
+      const T vi = v[i];
+      for (int64_t c = 0; c < len; ++c) pw[c] += vi * row[c];
+    }
+    T vp = 0;
+    for (int64_t i = 0; i < len; ++i) {
+      pw[i] *= t;
+      vp += pw[i] * v[i];
     }
     const T half = T(0.5) * t * vp;
-    for (int64_t i = 0; i < len; ++i) p[i] -= half * v[i];  // w = p - (tau pᵀv / 2) v
+    for (int64_t i = 0; i < len; ++i) pw[i] -= half * v[i];  // w = p - (tau pᵀv / 2) v
     for (int64_t i = 0; i < len; ++i) {
       T* row = a22 + i * n;
-      const T vi = v[i], wi = p[i];
-      for (int64_t c = 0; c < len; ++c) row[c] -= vi * p[c] + wi * v[c];
+      const T vi = v[i], wi = pw[i];
+      for (int64_t c = 0; c < len; ++c) row[c] -= vi * pw[c] + wi * v[c];
     }
   }
   if (n >= 2) {
@@ -124,8 +130,12 @@ int32_t tridiagonal_ql(T* d, T* e, int64_t n, T* zt, std::vector<T>& cs) {
         cc[i] = c;
         ss[i] = s;
       }
-      if (zt != nullptr)
-        for (int64_t k = m - 1; k > i; --k) rotate_rows(zt + k * n, zt + (k + 1) * n, n, cc[k], ss[k]);
+      if (zt != nullptr) {
+        for (int64_t c0 = 0; c0 < n; c0 += kRotationColumns) {
+          const int64_t width = std::min(kRotationColumns, n - c0);
+          for (int64_t k = m - 1; k > i; --k) rotate_rows(zt + k * n + c0, zt + (k + 1) * n + c0, width, cc[k], ss[k]);
+        }
+      }
       if (underflow) continue;
       d[l] -= p;
       e[l] = g;

@@ -68,6 +68,24 @@ void gemm_sub(int64_t m, int64_t n, int64_t k, const T* a, int64_t lda, const T*
   product<T>(m, n, k, MatrixArg{a, lda, false, 0}, MatrixArg{b, ldb, b_col_major, 0}, c, ldc, -1.0, 1.0);
 }
 
+// The dot product of x and y (n entries), in 8 independent partial sums: the compiler vectorizes
+// these without reassociating one sum (a single running sum would run at the adder's latency).
+template <typename T>
+T dot8(const T* x, const T* y, int64_t n) {
+  T acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int q = 0; q < 8; ++q) acc[q] += x[i + q] * y[i + q];
+  T sum = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+  for (; i < n; ++i) sum += x[i] * y[i];
+  return sum;
+}
+
+// Rotations of a QL or QR sweep are applied to the rows of the vectors after the sweep, this many
+// columns at a time: consecutive rotations share a row, so each row block is read from L1 once per
+// sweep rather than from L2 twice per rotation.
+constexpr int64_t kRotationColumns = 128;
+
 // sqrt(a^2 + b^2) without the cost of std::hypot where the squares neither overflow nor lose
 // precision to underflow (nearly always: the QR iterations call this twice per rotation).
 template <typename T>

@@ -31,6 +31,16 @@ void rotate_rows(T* x, T* y, int64_t n, T c, T s) {
   }
 }
 
+// Rows l .. last + 1 of z (rows of len entries) by the rotations (c[j], s[j]) of rows j, j + 1 for
+// j = l .. last in that order, kRotationColumns columns at a time.
+template <typename T>
+void rotate_chain(T* z, int64_t len, int64_t l, int64_t last, const T* c, const T* s) {
+  for (int64_t c0 = 0; c0 < len; c0 += kRotationColumns) {
+    const int64_t width = std::min(kRotationColumns, len - c0);
+    for (int64_t j = l; j <= last; ++j) rotate_rows(z + j * len + c0, z + (j + 1) * len + c0, width, c[j], s[j]);
+  }
+}
+
 // Work arrays of one decomposition, kept per thread between matrices.
 template <typename T>
 struct SvdWork {
@@ -64,9 +74,7 @@ void bidiagonalize(T* wt, int64_t m, int64_t n, SvdWork<T>& w) {
     if (tu != T(0)) {
       for (int64_t r = j + 1; r < n; ++r) {
         T* row = wt + r * m + j;
-        T dot = 0;
-        for (int64_t i = 0; i < m - j; ++i) dot += row[i] * u[i];
-        dot *= tu;
+        const T dot = dot8(row, u, m - j) * tu;
         for (int64_t i = 0; i < m - j; ++i) row[i] -= dot * u[i];
       }
     }
@@ -91,7 +99,8 @@ template <typename T>
 int32_t bidiagonal_qr(T* d, T* e, int64_t n, T* ut, int64_t m, T* vt) {
   const T eps = std::numeric_limits<T>::epsilon();
   // rv[i] couples columns i - 1 and i (rv[0] = 0), EISPACK's layout.
-  std::vector<T> rv(n, T(0));
+  std::vector<T> rv(n, T(0)), rot(4 * n);
+  T *cv = rot.data(), *sv = cv + n, *cu = sv + n, *su = cu + n;  // one sweep's rotations, for V and U
   for (int64_t i = 1; i < n; ++i) rv[i] = e[i - 1];
   T anorm = 0;
   for (int64_t i = 0; i < n; ++i) anorm = std::max(anorm, std::abs(d[i]) + std::abs(rv[i]));
@@ -156,7 +165,8 @@ int32_t bidiagonal_qr(T* d, T* e, int64_t n, T* ut, int64_t m, T* vt) {
         g = g * c - x * s;
         h = y * s;
         y *= c;
-        if (vt != nullptr) rotate_rows(vt + j * n, vt + i * n, n, c, s);
+        cv[j] = c;
+        sv[j] = s;
         zz = pythag(f, h);
         d[j] = zz;
         if (zz != T(0)) {  // otherwise any rotation will do: keep the last
@@ -165,8 +175,11 @@ int32_t bidiagonal_qr(T* d, T* e, int64_t n, T* ut, int64_t m, T* vt) {
         }
         f = c * g + s * y;
         x = c * y - s * g;
-        if (ut != nullptr) rotate_rows(ut + j * m, ut + i * m, m, c, s);
+        cu[j] = c;
+        su[j] = s;
       }
+      if (vt != nullptr) rotate_chain(vt, n, l, nm, cv, sv);
+      if (ut != nullptr) rotate_chain(ut, m, l, nm, cu, su);
       rv[l] = 0;
       rv[k] = f;
       d[k] = x;
