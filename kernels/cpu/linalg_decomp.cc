@@ -136,14 +136,18 @@ int32_t cholesky_one(T* a, int64_t n) {
     T* a11 = a + j0 * n + j0;
     const int32_t bad = cholesky_block(a11, jb, n);
     if (bad != 0) return static_cast<int32_t>(j0 + bad);
-    // L21 = A21 L11^-T, row by row: x L11ᵀ = a_i by forward substitution.
-    for (int64_t i = j1; i < n; ++i) {
-      T* row = a + i * n + j0;
-      for (int64_t j = 0; j < jb; ++j) {
-        T v = row[j];
-        for (int64_t c = 0; c < j; ++c) v -= row[c] * a11[j * n + c];
-        row[j] = v / a11[j * n + j];
-      }
+    // L21 = A21 L11^-T, as L11 L21ᵀ = A21ᵀ on a transposed copy: the forward substitution then
+    // runs along rows of n - j1 entries (vectorized) instead of as one running sum per entry,
+    // which made it the largest share of the time at n = 256 (same operations, same order).
+    const int64_t rows = n - j1;
+    if (rows > 0) {
+      thread_local std::vector<T> l21t;
+      l21t.resize(jb * rows);
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < jb; ++j) l21t[j * rows + i] = a[(j1 + i) * n + j0 + j];
+      trsm_left(a11, n, l21t.data(), jb, rows, /*upper=*/false, /*unit=*/false);
+      for (int64_t i = 0; i < rows; ++i)
+        for (int64_t j = 0; j < jb; ++j) a[(j1 + i) * n + j0 + j] = l21t[j * rows + i];
     }
     // A22 -= L21 L21ᵀ, its lower triangle (and some of the upper, never read) in blocks of
     // kCholeskyRows rows: fewer, larger products than a block of kBlock rows each.
