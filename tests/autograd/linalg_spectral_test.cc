@@ -202,6 +202,17 @@ TEST(LinalgSpectral, SvdRankDeficient) {
   EXPECT_LT(testing::values(linalg::svdvals(holed)).back(), 1e-13);
 }
 
+TEST(LinalgSpectral, SmallestShapes) {
+  // 1 x 1, 2 x 2 (no reflector) and 3 x 3 (one), vectors 1 x n and n x 1: the reductions' edges.
+  EXPECT_TRUE(matches_values(linalg::eigvalsh(raw::full({1, 1}, -2.0, kFloat64)), {-2.0}, 0));
+  EXPECT_TRUE(eigh_identities(raw::tensor({{2.0, 1.0}, {1.0, 2.0}}, kFloat64), 1e-15));
+  EXPECT_TRUE(matches_values(linalg::eigvalsh(raw::tensor({{2.0, 1.0}, {1.0, 2.0}}, kFloat64)), {1.0, 3.0}, 1e-15));
+  EXPECT_TRUE(eigh_identities(symmetric({3, 3}), 1e-15));
+  for (Shape sh : {Shape{1, 1}, Shape{1, 5}, Shape{5, 1}, Shape{2, 2}, Shape{2, 3}, Shape{3, 2}, Shape{33, 1}, Shape{1, 33}})
+    EXPECT_TRUE(svd_identities(mixed(sh), 1e-14)) << shape_str(sh);
+  EXPECT_TRUE(matches_values(linalg::svdvals(raw::tensor({{3.0, 4.0}}, kFloat64)), {5.0}, 1e-15));
+}
+
 TEST(LinalgSpectral, LargeMatchesCpu_CUDA) {
   COLONY_REQUIRE_CUDA(1);
   const Device cuda = Device::cuda(0);
