@@ -21,16 +21,104 @@ using namespace linalg_internal;  // NOLINT: the shared pieces of the linalg ker
 // doubled: it costs nothing where the iteration converges, as it does in 1-3 for nearly all).
 constexpr int kMaxQlIterations = 60;
 
+// The symmetric product p = A22 v along A22's rows (A22: len x len, leading dimension n).
+template <typename T>
+void symmetric_times(const T* a22, int64_t n, int64_t len, const T* v, T* p) {
+  std::fill(p, p + len, T(0));
+  for (int64_t i = 0; i < len; ++i) {
+    const T* row = a22 + i * n;
+    const T vi = v[i];
+    for (int64_t c = 0; c < len; ++c) p[c] += vi * row[c];
+  }
+}
+
+// Columns [j0, j0 + kBlock) of the reduction as LAPACK's dlatrd does them: the panel's reflectors
+// are built against A - V Wᵀ - W Vᵀ without updating A (V the panel's vectors, W the products
+// tau (A v - ...) of each), then A's trailing rows and columns from j0 + kBlock take the rank-2k
+// update A -= V Wᵀ + W Vᵀ through two products (full storage), where half of the reduction's
+// operations then run at GEMM's speed instead of along A's rows one reflector at a time.
+template <typename T>
+void tridiagonal_panel(T* a, int64_t n, int64_t j0, T* d, T* e, T* vs, T* tau, std::vector<T>& p,
+                       std::vector<T>& panel) {
+  const int64_t m = n - 1, nb = kBlock, j1 = j0 + nb;
+  panel.assign(2 * n * nb, T(0));
+  T* vp = panel.data();  // V [n, nb]: column i holds reflector j0 + i from its row j0 + i + 1 on
+  T* wp = vp + n * nb;   // W [n, nb], alike
+  p.resize(n);
+  std::vector<T> wv(nb), vv(nb);
+  for (int64_t i = 0; i < nb; ++i) {
+    const int64_t j = j0 + i;
+    T* row = a + j * n;
+    // Row j from the diagonal on, brought up to date with the panel's earlier reflectors.
+    for (int64_t q = 0; q < i; ++q) {
+      const T vj = vp[j * nb + q], wj = wp[j * nb + q];
+      for (int64_t c = j; c < n; ++c) row[c] -= vj * wp[c * nb + q] + wj * vp[c * nb + q];
+    }
+    T* x = row + j + 1;
+    const int64_t len = n - j - 1;
+    T beta;
+    const T t = make_reflector(x[0], x + 1, len - 1, 1, beta);
+    d[j] = row[j];
+    e[j] = beta;
+    tau[j] = t;
+    T* v = vs + j * m + j;
+    v[0] = 1;
+    std::copy(x + 1, x + len, v + 1);
+    for (int64_t r = 0; r < len; ++r) vp[(j + 1 + r) * nb + i] = v[r];
+    if (t == T(0)) continue;  // W's column stays zero: no update
+    // w = tau (A22 - V Wᵀ - W Vᵀ) v - (tau² vᵀ(...)v / 2) v, A22 as of the panel's start.
+    T* pw = p.data();
+    symmetric_times(a + (j + 1) * n + (j + 1), n, len, v, pw);
+    std::fill(wv.begin(), wv.end(), T(0));
+    std::fill(vv.begin(), vv.end(), T(0));
+    for (int64_t r = 0; r < len; ++r) {
+      const T* vr = vp + (j + 1 + r) * nb;
+      const T* wr = wp + (j + 1 + r) * nb;
+      for (int64_t q = 0; q < i; ++q) {
+        wv[q] += wr[q] * v[r];
+        vv[q] += vr[q] * v[r];
+      }
+    }
+    for (int64_t r = 0; r < len; ++r) {
+      const T* vr = vp + (j + 1 + r) * nb;
+      const T* wr = wp + (j + 1 + r) * nb;
+      T corr = 0;
+      for (int64_t q = 0; q < i; ++q) corr += vr[q] * wv[q] + wr[q] * vv[q];
+      pw[r] -= corr;
+    }
+    T dot = 0;
+    for (int64_t r = 0; r < len; ++r) {
+      pw[r] *= t;
+      dot += pw[r] * v[r];
+    }
+    const T half = T(0.5) * t * dot;
+    for (int64_t r = 0; r < len; ++r) wp[(j + 1 + r) * nb + i] = pw[r] - half * v[r];
+  }
+  const int64_t rows = n - j1;
+  T* a22 = a + j1 * n + j1;
+  gemm_sub(rows, rows, nb, vp + j1 * nb, nb, wp + j1 * nb, nb, a22, n, /*b_col_major=*/true);
+  gemm_sub(rows, rows, nb, wp + j1 * nb, nb, vp + j1 * nb, nb, a22, n, /*b_col_major=*/true);
+}
+
+// Past this many rows and columns left, the reduction takes a panel of kBlock at a time
+// (tridiagonal_panel); the last ones go one reflector at a time, as LAPACK's dsytrd leaves its last
+// columns to dsytd2.
+constexpr int64_t kTridiagonalUnblocked = 64;
+
 // T = Qᵀ A Q for the symmetric a (n x n, both triangles, overwritten): the diagonal d [n], the
 // off-diagonal e [n - 1] (e[i] couples i and i + 1), and the reflectors H_0 ... H_{n-3}: reflector
 // j acts on rows j + 1 .. n - 1 and is kept in vs as an (n - 1)-row problem (vs + j (n - 1), from
 // its row j on, zeros above) with tau[j]. Row j of a is column j below the diagonal, so the
-// reflector is built from it in place; each step's product p = tau A22 v and its rank-2 update
-// A22 -= v wᵀ + w vᵀ (full storage) run along A22's rows.
+// reflector is built from it in place. Panels of kBlock columns first (tridiagonal_panel) while
+// more than kTridiagonalUnblocked are left, then one reflector at a time: each step's product
+// p = tau A22 v and its rank-2 update A22 -= v wᵀ + w vᵀ (full storage) along A22's rows.
 template <typename T>
 void tridiagonalize(T* a, int64_t n, T* d, T* e, T* vs, T* tau, std::vector<T>& p) {
   const int64_t m = n - 1;
-  for (int64_t j = 0; j + 2 < n; ++j) {
+  thread_local std::vector<T> panel;
+  int64_t j0 = 0;
+  for (; n - j0 > kTridiagonalUnblocked; j0 += kBlock) tridiagonal_panel(a, n, j0, d, e, vs, tau, p, panel);
+  for (int64_t j = j0; j + 2 < n; ++j) {
     T* x = a + j * n + j + 1;  // A[j, j+1:] = A[j+1:, j]
     const int64_t len = n - j - 1;
     T beta;
@@ -47,12 +135,7 @@ void tridiagonalize(T* a, int64_t n, T* d, T* e, T* vs, T* tau, std::vector<T>& 
     // p = tau A22 v as the sum of A22's rows weighted by v (A22 is symmetric): along the rows,
     // with no running sum to serialize.
     T* pw = p.data();
-    std::fill(pw, pw + len, T(0));
-    for (int64_t i = 0; i < len; ++i) {
-      const T* row = a22 + i * n;
-      const T vi = v[i];
-      for (int64_t c = 0; c < len; ++c) pw[c] += vi * row[c];
-    }
+    symmetric_times(a22, n, len, v, pw);
     T vp = 0;
     for (int64_t i = 0; i < len; ++i) {
       pw[i] *= t;
