@@ -4,8 +4,9 @@
 // sgetrf/spotrf do; no LAPACK (Colony's build uses nothing outside its tree). LU, the triangular
 // solves, Cholesky and QR are blocked past 32 columns as LAPACK's getrf/trsm/potrf/geqrf+orgqr are
 // (a panel by the unblocked loops, the rest updated through Colony's GEMM, gemm.h). eigh and svd
-// are LAPACK's dsyev and dgesvd: a Householder reduction to tridiagonal or bidiagonal form (one
-// reflector at a time; the orthogonal factors formed from them in blocks through GEMM), then
+// are LAPACK's dsyev and dgesvd: a Householder reduction to tridiagonal form (in dsytrd's panels
+// past 64 columns) or bidiagonal form (one reflector at a time), the orthogonal factors formed from
+// the reflectors in blocks through GEMM, then
 // implicit-shift QL / Golub-Kahan QR on it (linalg_eigh.cc, linalg_svd.cc). The raw ops
 // of ops/linalg_decomp_ops.cc call these directly: there is no CUDA kernel, a CUDA tensor is
 // computed here and copied back (ops/raw_linalg_ops.h says so).

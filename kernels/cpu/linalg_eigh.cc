@@ -1,4 +1,5 @@
-// eigh (linalg_decomp.h) as LAPACK's dsyev: Householder reduction to a tridiagonal matrix (dsytd2),
+// eigh (linalg_decomp.h) as LAPACK's dsyev: Householder reduction to a tridiagonal matrix (dsytrd:
+// panels of kBlock columns through dlatrd's rank-2k update, the last 64 columns by dsytd2),
 // Q formed from the reflectors (dorgtr, blocked through accumulate_reflectors), then the implicit
 // QL iteration with Wilkinson's shift on the tridiagonal matrix (EISPACK's tql2, as dsteqr),
 // its rotations applied to Q, and the eigenvalues sorted ascending. The eigenvectors are held as
