@@ -213,6 +213,18 @@ TEST(LinalgSpectral, SmallestShapes) {
   EXPECT_TRUE(matches_values(linalg::svdvals(raw::tensor({{3.0, 4.0}}, kFloat64)), {5.0}, 1e-15));
 }
 
+TEST(LinalgSpectral, SizesAroundThePanels) {
+  // The tridiagonal reduction takes 32-column panels while more than 64 columns are left, and the
+  // orthogonal factors are formed in panels past 32 reflectors: sizes on each side of both.
+  for (int64_t n : {31, 32, 33, 34, 63, 64, 65, 66, 97, 130}) {
+    EXPECT_TRUE(eigh_identities(symmetric({n, n}), 1e-13)) << n;
+    EXPECT_TRUE(eigh_identities(symmetric({n, n}, kFloat32), 1e-5)) << n;
+    EXPECT_TRUE(svd_identities(mixed({n, n}), 1e-13)) << n;
+    EXPECT_TRUE(svd_identities(mixed({n + 3, n}), 1e-13)) << n;
+    EXPECT_TRUE(svd_identities(mixed({n, n + 5}, kFloat32), 1e-5)) << n;
+  }
+}
+
 TEST(LinalgSpectral, LargeMatchesCpu_CUDA) {
   COLONY_REQUIRE_CUDA(1);
   const Device cuda = Device::cuda(0);
