@@ -241,6 +241,11 @@ int32_t eigh_one(T* a, T* w, T* v, int64_t n) {
   T* vs = tau + n;
   T* qsub = vs + m * m;
   T* zt = qsub + m * m;
+  T amax = 0;
+  for (int64_t i = 0; i < n * n; ++i) amax = std::max(amax, std::abs(a[i]));
+  const T scale = range_scale(amax);
+  if (scale != T(1))
+    for (int64_t i = 0; i < n * n; ++i) a[i] *= scale;
   tridiagonalize(a, n, d, e, vs, tau, p);
   if (want) {
     // Q = diag(1, H_0 ... H_{n-3}); zt = Qᵀ.
@@ -259,7 +264,7 @@ int32_t eigh_one(T* a, T* w, T* v, int64_t n) {
     std::swap(d[i], d[k]);
     if (want) std::swap_ranges(zt + i * n, zt + (i + 1) * n, zt + k * n);
   }
-  std::copy(d, d + n, w);
+  for (int64_t i = 0; i < n; ++i) w[i] = d[i] / scale;
   if (want)
     for (int64_t r = 0; r < n; ++r)
       for (int64_t i = 0; i < n; ++i) v[r * n + i] = zt[i * n + r];

@@ -97,6 +97,19 @@ T pythag(T a, T b) {
   return std::hypot(a, b);
 }
 
+// The factor that brings a matrix whose largest |entry| is amax into [sqrt(tiny / eps),
+// sqrt(eps / tiny)] (LAPACK dsyev's and dgesvd's rmin and rmax), or 1 when it is there or zero:
+// outside it the sums of squares of the reflectors and rotations would underflow (a column of
+// 1e-25 in float32 read as already zero) or overflow. The result is divided by it again.
+template <typename T>
+T range_scale(T amax) {
+  const T small = std::sqrt(std::numeric_limits<T>::min() / std::numeric_limits<T>::epsilon());
+  const T big = T(1) / small;
+  if (amax > T(0) && amax < small) return small / amax;
+  if (amax > big && amax <= std::numeric_limits<T>::max()) return big / amax;
+  return T(1);
+}
+
 // The reflector H = I - tau v vᵀ with H [x0; x] = [beta; 0] and v = [1; x / (x0 - beta)], as
 // LAPACK's dlarfg chooses it: beta = -sign(x0) ||[x0; x]||, and no reflection (tau 0, beta x0)
 // when x is already zero. x (count entries, stride) is overwritten with v's tail; returns tau and

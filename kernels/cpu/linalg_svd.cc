@@ -192,6 +192,11 @@ int32_t bidiagonal_qr(T* d, T* e, int64_t n, T* ut, int64_t m, T* vt) {
 // when ut is not null, ut [ucols, m] = the first ucols columns of U as rows and vt [n, n] = Vᵀ.
 template <typename T>
 int32_t svd_tall(T* wt, int64_t m, int64_t n, T* s, T* ut, int64_t ucols, T* vt, SvdWork<T>& w) {
+  T amax = 0;
+  for (int64_t i = 0; i < m * n; ++i) amax = std::max(amax, std::abs(wt[i]));
+  const T scale = range_scale(amax);
+  if (scale != T(1))
+    for (int64_t i = 0; i < m * n; ++i) wt[i] *= scale;
   bidiagonalize(wt, m, n, w);
   const bool want = ut != nullptr;
   if (want) {
@@ -224,7 +229,7 @@ int32_t svd_tall(T* wt, int64_t m, int64_t n, T* s, T* ut, int64_t ucols, T* vt,
       std::swap_ranges(vt + i * n, vt + (i + 1) * n, vt + k * n);
     }
   }
-  std::copy(d, d + n, s);
+  for (int64_t i = 0; i < n; ++i) s[i] = d[i] / scale;
   return info;
 }
 

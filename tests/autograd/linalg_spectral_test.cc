@@ -225,6 +225,24 @@ TEST(LinalgSpectral, SizesAroundThePanels) {
   }
 }
 
+TEST(LinalgSpectral, TinyAndHugeEntries) {
+  // Entries whose squares underflow or overflow (1e-25 and 1e25 in float32, 1e-200 and 1e200 in
+  // float64): scaled into range first, as dsyev and dgesvd do, so the values scale with the input
+  // (compared after scaling back).
+  const Tensor a = symmetric({50, 50}), b = mixed({60, 50});
+  const Tensor a32 = raw::to(a, kCPU, kFloat32), b32 = raw::to(b, kCPU, kFloat32);
+  const std::vector<double> w = testing::values(linalg::eigvalsh(a)), s = testing::values(linalg::svdvals(b));
+  const std::vector<double> w32 = testing::values(linalg::eigvalsh(a32)), s32 = testing::values(linalg::svdvals(b32));
+  for (double f : {1e-200, 1e200}) {
+    EXPECT_TRUE(matches_values(mul(linalg::eigvalsh(mul(a, f)), 1 / f), w, 1e-12)) << f;
+    EXPECT_TRUE(matches_values(mul(linalg::svdvals(mul(b, f)), 1 / f), s, 1e-12)) << f;
+  }
+  for (double f : {1e-25, 1e25}) {
+    EXPECT_TRUE(matches_values(mul(linalg::eigvalsh(mul(a32, f)), 1 / f), w32, 1e-5)) << f;
+    EXPECT_TRUE(matches_values(mul(linalg::svdvals(mul(b32, f)), 1 / f), s32, 1e-5)) << f;
+  }
+}
+
 TEST(LinalgSpectral, LargeMatchesCpu_CUDA) {
   COLONY_REQUIRE_CUDA(1);
   const Device cuda = Device::cuda(0);
