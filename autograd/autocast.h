@@ -161,7 +161,7 @@ namespace autocast {
   X(linalg_svdvals, Float32)           \
   X(linalg_vector_norm, Float32)       \
   X(linalg_matrix_norm, Float32)       \
-  X(ctc_loss, Float32)
+  X(ctc_loss, Float32)                 \
   X(grid_sampler, Float32)
 
 enum class CastPolicy { LowerPrecision, Float32 };

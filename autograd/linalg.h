@@ -22,7 +22,9 @@
 // errors std::invalid_argument.
 //
 // The computation is the CPU's (kernels/cpu/linalg_decomp.h): LU with partial pivoting, Cholesky,
-// Householder QR, cyclic Jacobi for eigh, one-sided Jacobi for the SVD. A CUDA input is copied to
+// Householder QR, tridiagonalization and implicit QL for eigh, bidiagonalization and Golub-Kahan QR
+// for the SVD (LAPACK's dsyev and dgesvd, not torch's divide-and-conquer syevd/gesdd, so the
+// vectors' signs may differ from torch's). A CUDA input is copied to
 // the host, decomposed there and its results copied back: correct, not fast (no cuSOLVER path yet).
 // Eigenvectors and singular vectors are determined up to sign (as LAPACK's); differentiate through
 // functions invariant to those signs, as torch's documentation says.

@@ -1,6 +1,6 @@
 // colony::linalg's decompositions and solvers on the CPU: inv, solve (one right-hand side column
 // block of 16), cholesky, qr (reduced), eigh and svd (reduced) of one n x n matrix for n = 64 and
-// 256 and of a batch of 64 8 x 8 matrices, float32 and float64; one line per case,
+// 256 (and 512 for cholesky, eigh and svd) and of a batch of 64 8 x 8 matrices, float32 and float64; one line per case,
 // `linalg <op> <shape> <dtype> us=<median microseconds>`. The inputs are deterministic (the
 // fractional parts of i times the golden ratio, less 0.5): X + n I for the general matrices, X Xᵀ +
 // n I for cholesky and eigh. Colony's twin of linalg_pytorch.py; benchmarks/pair_rounds.sh linalg
@@ -64,6 +64,10 @@ void run(const char* op, int64_t batch, int64_t n, DType dtype, int trials) {
   std::fflush(stdout);
 }
 
+// The 512 x 512 case, for the factorizations whose cost at 256 was in question (eigh and svd's
+// reductions, Cholesky's trailing updates).
+bool is_spectral_or_cholesky(const std::string& op) { return op == "eigh" || op == "svd" || op == "cholesky"; }
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -75,6 +79,7 @@ int main(int argc, char** argv) {
       run(op, 64, 8, dtype, trials);
       run(op, 0, 64, dtype, trials);
       run(op, 0, 256, dtype, trials);
+      if (is_spectral_or_cholesky(op)) run(op, 0, 512, dtype, trials);
     }
   }
   return 0;

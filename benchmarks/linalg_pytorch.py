@@ -3,8 +3,8 @@
     python benchmarks/linalg_pytorch.py --threads T [--trials R]
 
 The same data, timing and output lines as linalg_bench.cc: inv, solve (16 right-hand side
-columns), cholesky, qr (reduced), eigh and svd (reduced) of one n x n matrix (n = 64, 256) and of 64
-8 x 8 matrices, float32 and float64; X = frac(i * golden ratio) - 0.5, X + n I for the general
+columns), cholesky, qr (reduced), eigh and svd (reduced) of one n x n matrix (n = 64, 256; 512 for
+cholesky, eigh and svd) and of 64 8 x 8 matrices, float32 and float64; X = frac(i * golden ratio) - 0.5, X + n I for the general
 matrices, X Xᵀ + n I for cholesky and eigh. torch.set_num_threads(T).
 """
 import argparse
@@ -61,6 +61,8 @@ def main() -> int:
             run(op, 64, 8, dtype, args.trials)
             run(op, 0, 64, dtype, args.trials)
             run(op, 0, 256, dtype, args.trials)
+            if op in ("cholesky", "eigh", "svd"):
+                run(op, 0, 512, dtype, args.trials)
     return 0
 
 

@@ -51,12 +51,13 @@ for r in $(seq 1 "$rounds"); do
   "$python" "$here/${name}_pytorch.py" --threads "$threads" --trials "$trials" | grep 'us=' | sed "s/^/torch /" |
     tee -a "$results" | sed "s/^/round $r: /"
 done
-# Lines "<who> <case ...> us=<t>": medians per (who, case), then the ratio.
+# Lines "<who> <case ...> us=<t>": medians per (who, case), then the ratio. The times are made
+# numbers (+ 0): as the strings awk reads they would sort as text ("8544.1" above "26199.8").
 awk '
   {
     key = ""; val = ""
     for (i = 2; i <= NF; i++) {
-      if ($i ~ /^us=/) val = substr($i, 4); else key = key (key == "" ? "" : " ") $i
+      if ($i ~ /^us=/) val = substr($i, 4) + 0; else key = key (key == "" ? "" : " ") $i
     }
     v[$1, key, ++n[$1, key]] = val; keys[key] = 1
   }

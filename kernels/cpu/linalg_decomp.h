@@ -3,8 +3,11 @@
 // (parallel.h). Loops templated on the element type, float32 accumulated in float32 as LAPACK's
 // sgetrf/spotrf do; no LAPACK (Colony's build uses nothing outside its tree). LU, the triangular
 // solves, Cholesky and QR are blocked past 32 columns as LAPACK's getrf/trsm/potrf/geqrf+orgqr are
-// (a panel by the unblocked loops, the rest updated through Colony's GEMM, gemm.h); eigh and svd
-// are unblocked Jacobi rotations (no tridiagonal or bidiagonal reduction yet). The raw ops
+// (a panel by the unblocked loops, the rest updated through Colony's GEMM, gemm.h). eigh and svd
+// are LAPACK's dsyev and dgesvd: a Householder reduction to tridiagonal form (in dsytrd's panels
+// past 64 columns) or bidiagonal form (one reflector at a time), the orthogonal factors formed from
+// the reflectors in blocks through GEMM, then
+// implicit-shift QL / Golub-Kahan QR on it (linalg_eigh.cc, linalg_svd.cc). The raw ops
 // of ops/linalg_decomp_ops.cc call these directly: there is no CUDA kernel, a CUDA tensor is
 // computed here and copied back (ops/raw_linalg_ops.h says so).
 #pragma once
@@ -37,15 +40,18 @@ void cholesky(DType dtype, void* a, int32_t* info, int64_t batch, int64_t n);
 // not null, q [batch, m, complete ? m : k], with k = min(m, n).
 void householder_qr(DType dtype, const void* a, void* q, void* r, int64_t batch, int64_t m, int64_t n, bool complete);
 
-// Symmetric eigendecomposition by cyclic Jacobi rotations: a [batch, n, n] (symmetric, overwritten),
-// w [batch, n] ascending, and when v is not null the eigenvectors as v's columns [batch, n, n].
-// info[b] is 0, or 1 when the rotations did not converge (sweeps exhausted).
+// Symmetric eigendecomposition (LAPACK dsyev: tridiagonalization, implicit QL with Wilkinson's
+// shift): a [batch, n, n] (symmetric, both triangles, overwritten), w [batch, n] ascending, and when
+// v is not null the orthonormal eigenvectors as v's columns [batch, n, n]. Each eigenvector's sign
+// is whatever the rotations leave (torch's, LAPACK's, differ; any is correct), and within a
+// repeated eigenvalue's space the basis is any orthonormal one. info[b] is 0, or 1 when the QL
+// iteration did not converge.
 void eigh(DType dtype, void* a, void* w, void* v, int32_t* info, int64_t batch, int64_t n);
 
-// Singular value decomposition by one-sided Jacobi rotations (Hestenes): a [batch, m, n] read,
-// s [batch, k] descending (k = min(m, n)); when u is not null, u [batch, m, full ? m : k] and
-// vh [batch, full ? n : k, n], the columns of u (rows of vh) beyond the nonzero singular values
-// completed to an orthonormal basis. info[b] as eigh's.
+// Singular value decomposition (LAPACK dgesvd: bidiagonalization, Golub-Kahan implicit-shift QR):
+// a [batch, m, n] read, s [batch, k] descending (k = min(m, n)); when u is not null,
+// u [batch, m, full ? m : k] and vh [batch, full ? n : k, n], orthonormal for any rank (the columns
+// beyond k come from the reflectors). Signs of a pair (u_i, vh_i) as eigh's: any. info[b] as eigh's.
 void svd(DType dtype, const void* a, void* u, void* s, void* vh, int32_t* info, int64_t batch, int64_t m, int64_t n,
          bool full);
 
