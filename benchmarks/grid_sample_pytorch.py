@@ -7,35 +7,19 @@ The same inputs, cases, timing and output lines as grid_sample_bench.cc: float32
 and forward + backward of sum(out * g) reaching input and grid, their .grad set to None first,
 torch.set_num_threads(T).
 """
-import argparse
 import math
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
 
+from bench_timing import print_fwd_and_both, threads_trials
+
 CASES = [("bilinear", "zeros"), ("nearest", "zeros"), ("bicubic", "border")]
 
 
-def median_us(fn, trials):
-    for _ in range(2):
-        fn()
-    times = []
-    for _ in range(trials):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1e6)
-    times.sort()
-    return times[len(times) // 2]
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--trials", type=int, default=10)
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    args = threads_trials(__doc__.splitlines()[0])
     gen = torch.Generator().manual_seed(1)
     n = 8
     c, s = 1.1 * math.cos(0.2), 1.1 * math.sin(0.2)
@@ -53,8 +37,7 @@ def main() -> int:
             grid.grad = None
             (F.grid_sample(x, grid, mode=mode, padding_mode=padding, align_corners=False) * g).sum().backward()
 
-        print(f"{mode}_{padding} fwd us={median_us(fwd, args.trials):.1f}")
-        print(f"{mode}_{padding} fwd+bwd us={median_us(both, args.trials):.1f}", flush=True)
+        print_fwd_and_both(f"{mode}_{padding}", fwd, both, args.trials)
     return 0
 
 

@@ -5,12 +5,12 @@
 The same inputs, cases, timing and output lines as interpolate_bench.cc: float32 on the CPU, forward under no_grad and forward + backward of sum(out * g) with x.grad set to None
 first, torch.set_num_threads(T).
 """
-import argparse
 import sys
-import time
 
 import torch
 import torch.nn.functional as F
+
+from bench_timing import print_fwd_and_both, threads_trials
 
 CASES = [
     ("nearest_x2", dict(scale_factor=2.0)),
@@ -24,24 +24,8 @@ CASES = [
 ]
 
 
-def median_us(fn, trials):
-    for _ in range(2):
-        fn()
-    times = []
-    for _ in range(trials):
-        start = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - start) * 1e6)
-    times.sort()
-    return times[len(times) // 2]
-
-
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--trials", type=int, default=10)
-    args = parser.parse_args()
-    torch.set_num_threads(args.threads)
+    args = threads_trials(__doc__.splitlines()[0])
     gen = torch.Generator().manual_seed(1)
     for name, kw, *shape in CASES:
         x = torch.randn(*(shape[0] if shape else (8, 64, 32, 32)), generator=gen).requires_grad_()
@@ -55,8 +39,7 @@ def main() -> int:
             x.grad = None
             (F.interpolate(x, **kw) * g).sum().backward()
 
-        print(f"{name} fwd us={median_us(fwd, args.trials):.1f}")
-        print(f"{name} fwd+bwd us={median_us(both, args.trials):.1f}", flush=True)
+        print_fwd_and_both(name, fwd, both, args.trials)
     return 0
 
 
