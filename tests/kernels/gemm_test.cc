@@ -348,19 +348,35 @@ struct Case {
   float alpha, beta;
 };
 
+std::string describe(const Case& t) {
+  return "batch=" + std::to_string(t.batch) + " m=" + std::to_string(t.m) + " n=" + std::to_string(t.n) +
+         " k=" + std::to_string(t.k) + (t.a_t ? " A^T" : "") + (t.b_t ? " B^T" : "") + (t.shared_b ? " shared B" : "") +
+         " alpha=" + std::to_string(t.alpha) + " beta=" + std::to_string(t.beta);
+}
+
+// A case's random operands: each matrix of the batch padded by 3 elements per line and 7 between
+// matrices.
+struct Bf16Operands {
+  explicit Bf16Operands(const Case& t, uint32_t seed)
+      : lda((t.a_t ? t.m : t.k) + 3),
+        ldb((t.b_t ? t.k : t.n) + 3),
+        ldc(t.n + 3),
+        a_bs((t.a_t ? t.k : t.m) * lda + 7),
+        b_bs(t.shared_b ? 0 : (t.b_t ? t.n : t.k) * ldb + 7),
+        c_bs(t.m * ldc + 7),
+        a(random_bf16(t.batch * a_bs, seed)),
+        b(random_bf16((t.shared_b ? 1 : t.batch) * ((t.b_t ? t.n : t.k) * ldb + 7), seed + 1)),
+        c0(random_bf16(t.batch * c_bs, seed + 2)) {}
+  int64_t lda, ldb, ldc, a_bs, b_bs, c_bs;
+  std::vector<BFloat16> a, b, c0;
+};
+
 void check(const Case& t, uint32_t seed) {
-  SCOPED_TRACE("batch=" + std::to_string(t.batch) + " m=" + std::to_string(t.m) + " n=" + std::to_string(t.n) +
-               " k=" + std::to_string(t.k) + (t.a_t ? " A^T" : "") + (t.b_t ? " B^T" : "") +
-               (t.shared_b ? " shared B" : "") + " alpha=" + std::to_string(t.alpha) +
-               " beta=" + std::to_string(t.beta));
+  SCOPED_TRACE(describe(t));
   ASSERT_TRUE(gemm_bf16_on_amx(t.m, t.n, t.k));
-  // Each matrix of the batch padded by 3 elements per line and 7 between matrices.
-  const int64_t lda = (t.a_t ? t.m : t.k) + 3, ldb = (t.b_t ? t.k : t.n) + 3, ldc = t.n + 3;
-  const int64_t a_bs = (t.a_t ? t.k : t.m) * lda + 7, b_bs = t.shared_b ? 0 : (t.b_t ? t.n : t.k) * ldb + 7;
-  const int64_t c_bs = t.m * ldc + 7;
-  const std::vector<BFloat16> a = random_bf16(t.batch * a_bs, seed);
-  const std::vector<BFloat16> b = random_bf16((t.shared_b ? 1 : t.batch) * ((t.b_t ? t.n : t.k) * ldb + 7), seed + 1);
-  const std::vector<BFloat16> c0 = random_bf16(t.batch * c_bs, seed + 2);
+  const Bf16Operands ops(t, seed);
+  const int64_t lda = ops.lda, ldb = ops.ldb, ldc = ops.ldc, a_bs = ops.a_bs, b_bs = ops.b_bs, c_bs = ops.c_bs;
+  const std::vector<BFloat16>&a = ops.a, &b = ops.b, &c0 = ops.c0;
   std::vector<BFloat16> got = c0, want = c0;
 
   MatrixArg ma{a.data(), lda, t.a_t, a_bs}, mb{b.data(), ldb, t.b_t, b_bs};
@@ -445,17 +461,11 @@ INSTANTIATE_TEST_SUITE_P(Threads, GemmBf16OnAmx, ::testing::Values(1, 3));
 // alpha * S + beta * C. Below 16 rows a column-major B takes the dot products (another order of
 // the sums), checked near the float64 product only.
 void check_small_tiles(const Case& t, uint32_t seed) {
-  SCOPED_TRACE("tiles batch=" + std::to_string(t.batch) + " m=" + std::to_string(t.m) + " n=" + std::to_string(t.n) +
-               " k=" + std::to_string(t.k) + (t.a_t ? " A^T" : "") + (t.b_t ? " B^T" : "") +
-               (t.shared_b ? " shared B" : "") + " alpha=" + std::to_string(t.alpha) +
-               " beta=" + std::to_string(t.beta));
+  SCOPED_TRACE("tiles " + describe(t));
   ASSERT_FALSE(gemm_bf16_on_amx(t.m, t.n, t.k));
-  const int64_t lda = (t.a_t ? t.m : t.k) + 3, ldb = (t.b_t ? t.k : t.n) + 3, ldc = t.n + 3;
-  const int64_t a_bs = (t.a_t ? t.k : t.m) * lda + 7, b_bs = t.shared_b ? 0 : (t.b_t ? t.n : t.k) * ldb + 7;
-  const int64_t c_bs = t.m * ldc + 7;
-  const std::vector<BFloat16> a = random_bf16(t.batch * a_bs, seed);
-  const std::vector<BFloat16> b = random_bf16((t.shared_b ? 1 : t.batch) * ((t.b_t ? t.n : t.k) * ldb + 7), seed + 1);
-  const std::vector<BFloat16> c0 = random_bf16(t.batch * c_bs, seed + 2);
+  const Bf16Operands ops(t, seed);
+  const int64_t lda = ops.lda, ldb = ops.ldb, ldc = ops.ldc, a_bs = ops.a_bs, b_bs = ops.b_bs, c_bs = ops.c_bs;
+  const std::vector<BFloat16>&a = ops.a, &b = ops.b, &c0 = ops.c0;
   std::vector<BFloat16> got = c0;
   MatrixArg ma{a.data(), lda, t.a_t, a_bs}, mb{b.data(), ldb, t.b_t, b_bs};
   gemm(DType::BFloat16, t.batch, t.m, t.n, t.k, ma, mb, got.data(), ldc, c_bs, t.alpha, t.beta);
