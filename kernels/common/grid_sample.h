@@ -179,6 +179,37 @@ struct GridTaps {
   T weight[kCount];
   T dweight[kDims][kCount];
   T chain[kDims];
+  COLONY_HOST_DEVICE int64_t offset_of(const GridSampleGeometry&, int k) const { return offset[k]; }
+  COLONY_HOST_DEVICE T weight_of(int k) const { return weight[k]; }
+  COLONY_HOST_DEVICE T dweight_of(int a, int k) const { return dweight[a][k]; }
+};
+
+COLONY_HOST_DEVICE inline int64_t grid_offset_or_outside(const GridSampleGeometry& g, int64_t z, int64_t y, int64_t x);
+
+// Tricubic keeps its taps factored: per axis the four positions, weights and weight derivatives,
+// tap k's offset and weight formed when read (the same products in the same order as the 4-D
+// taps). Its 64 offsets, weights and 3 x 64 derivatives materialized did not fit a CUDA thread's
+// registers: ptxas spilled 312-1780 bytes per thread in the tricubic kernels (register_spill_test).
+template <typename T>
+struct GridTaps<T, GridSampleMode::Bicubic, 3> {
+  static constexpr int kCount = 64;
+  int64_t pos[3][4];  // per axis (x, y, z), the four taps' padded positions
+  T w[3][4], dw[3][4];
+  T chain[3];
+  COLONY_HOST_DEVICE int64_t offset_of(const GridSampleGeometry& g, int k) const {
+    return grid_offset_or_outside(g, pos[2][k / 16], pos[1][(k / 4) % 4], pos[0][k % 4]);
+  }
+  COLONY_HOST_DEVICE T weight_of(int k) const {
+    T weight = w[0][k % 4] * w[1][(k / 4) % 4];
+    weight *= w[2][k / 16];
+    return weight;
+  }
+  COLONY_HOST_DEVICE T dweight_of(int a, int k) const {
+    const int i = k % 4, j = (k / 4) % 4, l = k / 16;
+    if (a == 0) return dw[0][i] * w[1][j] * w[2][l];
+    if (a == 1) return w[0][i] * dw[1][j] * w[2][l];
+    return w[0][i] * w[1][j] * dw[2][l];
+  }
 };
 
 // An integral-valued coordinate as an index; one too far out to convert (which would be undefined
@@ -205,11 +236,20 @@ COLONY_HOST_DEVICE inline void grid_taps(const GridSampleGeometry& g, const T* p
   bool finite = true;
   for (int a = 0; a < kDims; ++a) finite = finite && point[a] - point[a] == T(0);  // false for NaN and infinities
   if (!finite) {
-    for (int k = 0; k < kCount; ++k) {
-      taps.offset[k] = -1;
-      taps.weight[k] = T(0);
-      if (kGrad) {
-        for (int a = 0; a < kDims; ++a) taps.dweight[a][k] = T(0);
+    if constexpr (kMode == GridSampleMode::Bicubic && kDims == 3) {
+      for (int a = 0; a < 3; ++a) {
+        for (int i = 0; i < 4; ++i) {
+          taps.pos[a][i] = -2;  // outside
+          taps.w[a][i] = taps.dw[a][i] = T(0);
+        }
+      }
+    } else {
+      for (int k = 0; k < kCount; ++k) {
+        taps.offset[k] = -1;
+        taps.weight[k] = T(0);
+        if (kGrad) {
+          for (int a = 0; a < kDims; ++a) taps.dweight[a][k] = T(0);
+        }
       }
     }
     if (kGrad) {
@@ -221,7 +261,7 @@ COLONY_HOST_DEVICE inline void grid_taps(const GridSampleGeometry& g, const T* p
     // The source is only unnormalized: the padding applies to each tap's position instead
     // (torch's get_value_bounded), as clipping the source first would move floor(x) (x = -0.1
     // must read -1 and 0, not 0 and 1). 5-D is tricubic: the same cubic along the depth too.
-    T src[kDims], floor_src[kDims], w[kDims][4], dw[kDims][4];
+    T src[kDims], floor_src[kDims], w[kDims][4], dw[kDims][4] = {};
     int64_t pos[3][4] = {};  // per axis, the four taps' padded positions
     for (int a = 0; a < kDims; ++a) {
       T unused;
@@ -233,17 +273,23 @@ COLONY_HOST_DEVICE inline void grid_taps(const GridSampleGeometry& g, const T* p
         pos[a][i] = grid_index(grid_pad_coordinate(floor_src[a] - 1 + i, sizes[a], g.padding, g.align_corners, &unused));
       }
     }
-    for (int k = 0; k < kCount; ++k) {
-      const int i = k % 4, j = (k / 4) % 4, l = k / 16;  // x, y, z taps (l = 0 for 4-D)
-      taps.offset[k] = grid_offset_or_outside(g, kDims == 3 ? pos[2][l] : 0, pos[1][j], pos[0][i]);
-      T weight = w[0][i] * w[1][j];
-      if (kDims == 3) weight *= w[kDims - 1][l];
-      taps.weight[k] = weight;
-      if (kGrad) {
-        const T wz = kDims == 3 ? w[kDims - 1][l] : T(1);
-        taps.dweight[0][k] = dw[0][i] * w[1][j] * wz;
-        taps.dweight[1][k] = w[0][i] * dw[1][j] * wz;
-        if (kDims == 3) taps.dweight[kDims - 1][k] = w[0][i] * w[1][j] * dw[kDims - 1][l];
+    if constexpr (kDims == 3) {
+      for (int a = 0; a < 3; ++a) {
+        for (int i = 0; i < 4; ++i) {
+          taps.pos[a][i] = pos[a][i];
+          taps.w[a][i] = w[a][i];
+          taps.dw[a][i] = dw[a][i];
+        }
+      }
+    } else {  // bicubic: the 16 taps materialized, rows y - 1 .. y + 2, each x - 1 .. x + 2
+      for (int k = 0; k < kCount; ++k) {
+        const int i = k % 4, j = k / 4;
+        taps.offset[k] = grid_offset_or_outside(g, 0, pos[1][j], pos[0][i]);
+        taps.weight[k] = w[0][i] * w[1][j];
+        if (kGrad) {
+          taps.dweight[0][k] = dw[0][i] * w[1][j];
+          taps.dweight[1][k] = w[0][i] * dw[1][j];
+        }
       }
     }
   } else {
@@ -308,7 +354,8 @@ COLONY_HOST_DEVICE inline void grid_sample_point(const GridSampleGeometry& g, co
     const T* plane = in + c * in_points;
     T acc = T(0);
     for (int k = 0; k < GridTaps<T, kMode, kDims>::kCount; ++k) {
-      if (taps.offset[k] >= 0) acc += taps.weight[k] * plane[taps.offset[k]];
+      const int64_t offset = taps.offset_of(g, k);
+      if (offset >= 0) acc += taps.weight_of(k) * plane[offset];
     }
     out[c * out_points] = acc;
   }
@@ -331,15 +378,17 @@ COLONY_HOST_DEVICE inline void grid_sample_point_backward(const GridSampleGeomet
     if (grad_input != nullptr) {
       T* plane = grad_input + c * in_points;
       for (int k = 0; k < kCount; ++k) {
-        if (taps.offset[k] >= 0) add(plane + taps.offset[k], taps.weight[k] * gout);
+        const int64_t offset = taps.offset_of(g, k);
+        if (offset >= 0) add(plane + offset, taps.weight_of(k) * gout);
       }
     }
     if (kMode != GridSampleMode::Nearest && grad_grid != nullptr) {
       const T* plane = in + c * in_points;
       for (int k = 0; k < kCount; ++k) {
-        if (taps.offset[k] < 0) continue;
-        const T v = plane[taps.offset[k]];
-        for (int a = 0; a < kDims; ++a) sum[a] += v * taps.dweight[a][k] * gout;
+        const int64_t offset = taps.offset_of(g, k);
+        if (offset < 0) continue;
+        const T v = plane[offset];
+        for (int a = 0; a < kDims; ++a) sum[a] += v * taps.dweight_of(a, k) * gout;
       }
     }
   }

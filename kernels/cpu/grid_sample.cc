@@ -45,8 +45,8 @@ void forward(const GridSampleGeometry& g, const T* input, const T* grid, T* outp
         for (int64_t p = 0; p < m; ++p) {
           T acc = T(0);
           for (int k = 0; k < Taps::kCount; ++k) {
-            const int64_t o = taps[p].offset[k];
-            if (o >= 0) acc += taps[p].weight[k] * plane[o];
+            const int64_t o = taps[p].offset_of(g, k);
+            if (o >= 0) acc += taps[p].weight_of(k) * plane[o];
           }
           row[p] = acc;
         }
