@@ -224,7 +224,8 @@ Tensor index_fill(const Tensor& self, int64_t dim, const Tensor& index, const Te
   }
   // The filled elements as a mask (index checked by index_fill), each once however often index
   // names it: torch sums value's gradient over grad.index_select(dim, unique(index)).
-  const Tensor hit = index_fill(raw::zeros(self.sizes(), TensorOptions(kFloat32).device(self.device())), dim, index, 1.0);
+  const Tensor zeros = raw::zeros(self.sizes(), TensorOptions(kFloat32).device(self.device()));
+  const Tensor hit = index_fill(zeros, dim, index, 1.0);
   return masked_fill(self, raw::binary(raw::BinaryOp::Ne, hit, 0.0), value);
 }
 

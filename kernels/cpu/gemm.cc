@@ -9,11 +9,11 @@
 
 #include "kernels/common/half.h"
 #include "kernels/cpu/amx_gemm.h"
+#include "kernels/cpu/bf16_rows.h"
 #include "kernels/cpu/packed_gemm.h"
 #include "kernels/cpu/parallel.h"
 #include "kernels/cpu/scratch.h"
 #include "kernels/cpu/small_gemm.h"
-#include "kernels/cpu/bf16_rows.h"
 #include "kernels/cpu/small_gemm_bf16.h"
 #include "kernels/cpu/small_gemm_isa.h"
 
@@ -192,7 +192,8 @@ void gemm_bf16_block(const uint16_t* a_rows, const MatrixArg& a, const uint16_t*
     if (a.col_major) {
       // A's columns are contiguous (a weight gradient's transposed output gradient): pair-packed
       // down them by whole vectors, the tiles reading pair q of row i at pairs[q * rows + i].
-      // Row by row, each pair was a store of its own, 10 % of a bfloat16 GPT step.
+      // Row by row, each pair was a store of its own (pack_bf16_pairs, with the row-major A's
+      // packing, took 9.8 % of a bfloat16 GPT step).
       pack_bf16_b_pairs(k, rows, a_rows, a.ld, 1, pairs, rows);
       gemm_rows_paired_bf16(rows, n, k, pairs, 1, rows, b_pairs, b_offsets.data(), product, c_offsets, false, nullptr);
     } else {
@@ -326,8 +327,8 @@ void gemm_bf16(int64_t batch, int64_t m, int64_t n, int64_t k, const MatrixArg& 
   // Each distinct B pair-packed once, before the rows split over the pool (pack_bf16_b_pairs): the
   // tiles then load pairs of rows as they lie. For a column-major B (a linear layer's forward,
   // x @ Wᵀ) this replaces the dot products, whose 16 partial sums per output are summed one by one
-  // at the end: [768, 128] x [128, 384] 37.5 -> 95 GFLOP/s before gemm_bf16_block rounded C by vectors, 179
-  // with it; for a row-major B it saves interleaving two rows in registers on every pass of A's
+  // at the end: [768, 128] x [128, 384] 37.5 -> 95 GFLOP/s before gemm_bf16_block rounded C by
+  // vectors, 179 with it; for a row-major B it saves interleaving two rows in registers on every pass of A's
   // rows (2-6 % at 384-768 rows). Below 16 rows the dot products stay: at 2-12 rows they ran
   // 1.1-2.8x the paired tiles' rate (matmul_bench --cpu-time, 1 thread, AMD EPYC Zen 4 with
   // AVX512_BF16 and no AMX, docs/benchmarks.md 2026-12-07).

@@ -48,7 +48,9 @@ void pack_bf16_pairs(int64_t m, int64_t k, const uint16_t* a, int64_t a_row_stri
     for (int64_t q = 0; q < stride; ++q) {
       const uint16_t* c0 = a + 2 * q * a_col_stride;
       const uint16_t* c1 = 2 * q + 1 < k ? c0 + a_col_stride : nullptr;
-      for (int64_t i = 0; i < m; ++i) pairs[i * stride + q] = uint32_t{c0[i]} | (c1 != nullptr ? uint32_t{c1[i]} << 16 : 0u);
+      for (int64_t i = 0; i < m; ++i) {
+        pairs[i * stride + q] = uint32_t{c0[i]} | (c1 != nullptr ? uint32_t{c1[i]} << 16 : 0u);
+      }
     }
     return;
   }

@@ -47,8 +47,8 @@ void pack_bf16_b_pairs(int64_t k, int64_t n, const uint16_t* b, int64_t b_row_st
 // pack_bf16_pairs, or a_row_step 1 and a_pair_step m from pack_bf16_b_pairs of Aᵀ (a column-major A
 // pair-packed down its contiguous columns, as a weight gradient's transposed output gradient is).
 void gemm_rows_paired_bf16(int64_t m, int64_t n, int64_t k, const uint32_t* a_pairs, int64_t a_row_step,
-                           int64_t a_pair_step, const uint32_t* b_pairs, const int64_t* b_pair_rows, float* c, const int64_t* c_rows,
-                           bool accumulate, const float* bias);
+                           int64_t a_pair_step, const uint32_t* b_pairs, const int64_t* b_pair_rows, float* c,
+                           const int64_t* c_rows, bool accumulate, const float* bias);
 
 // small_gemm.h's gemm_dot_rows_lanes for bfloat16 rows: D(i, j) = sum_p A(i, p) * B(j, p) with
 // A(i, p) = a[i * lda + p], B(j, p) = b[b_rows[j] + p], left as dot_lanes_bf16() float32 partial
