@@ -172,6 +172,8 @@ inline void rows_tile(int64_t kc, const uint32_t* a, int64_t as, int64_t qs, con
     COLONY_TILE_UNROLL
     for (int v = 0; v < NV; ++v) acc[i][v] = init;
   }
+  // A's pairs lie along its rows (pair step 1, known here) unless B is pair-packed.
+  const int64_t pair_step = std::is_same_v<BT, uint32_t> ? qs : 1;
   // Step q: B's pair q of rows (2q and 2q + 1; a zero row past an odd k) against A's pair q.
   auto step = [&](int64_t q, auto load_b) {
     Bf16V bv[NV];
@@ -179,7 +181,7 @@ inline void rows_tile(int64_t kc, const uint32_t* a, int64_t as, int64_t qs, con
     for (int v = 0; v < NV; ++v) bv[v] = load_b(v * kLanes, kFull ? kLanes : hi - v * kLanes);
     COLONY_TILE_UNROLL
     for (int i = 0; i < MR; ++i) {
-      Bf16V av = splat_pair(a[i * as + q * qs]);
+      Bf16V av = splat_pair(a[i * as + q * pair_step]);
       COLONY_TILE_UNROLL
       for (int v = 0; v < NV; ++v) acc[i][v] = dot_pairs(acc[i][v], av, bv[v]);
     }
