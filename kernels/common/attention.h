@@ -66,6 +66,13 @@ struct AttentionArgs {
   void* delta = nullptr;
 };
 
+// The first element of head bh = (b, h) = (bh / heads, bh % heads) in a tensor of strides s: the
+// CPU kernels' view of one head.
+template <typename P>
+inline P* head_base(P* base, const AttentionStrides& s, const AttentionArgs& a, int64_t bh) {
+  return base + (bh / a.heads) * s.b + (bh % a.heads) * s.h;
+}
+
 COLONY_KERNEL(AttentionForward, const AttentionArgs& args);
 COLONY_KERNEL(AttentionBackward, const AttentionArgs& args);
 

@@ -1,10 +1,10 @@
 // Fused attention on the CPU (kernels/common/attention.h has the algorithm). Everything is computed
 // in the compute type C (float for float32/float16/bfloat16, double for float64): each (b, h)'s
 // operands are packed once into C buffers laid out for the one register-tiled product below
-// (gemm_rows), which also converts 16-bit inputs and absorbs arbitrary row strides. float32 without
-// dropout and with at most 256 keys takes attention_head.h's whole-row kernels instead (16 lanes
-// where the CPU has AVX-512); these tiles keep float64, dropout, longer sequences and 16-bit inputs
-// where AMX is not active.
+// (gemm_rows), which also converts 16-bit inputs and absorbs arbitrary row strides. Without
+// dropout and with at most 256 keys, float32 takes attention_head.h's whole-row kernels instead (16
+// lanes where the CPU has AVX-512), and so do 16-bit inputs where AMX is not active, widened first;
+// these tiles keep float64, dropout and longer sequences.
 #include "kernels/common/attention.h"
 
 #include <algorithm>
@@ -235,12 +235,6 @@ inline C online_softmax_row(C* sr, int64_t width, C& m, C& l) {
   return alpha;
 }
 
-// The first element of (b, h) = (bh / heads, bh % heads) in a tensor of strides s.
-template <typename P>
-P* head_base(P* base, const AttentionStrides& s, const AttentionArgs& a, int64_t bh) {
-  return base + (bh / a.heads) * s.b + (bh % a.heads) * s.h;
-}
-
 // The rows of one (b, h): base pointers of its operands.
 template <typename T, typename C>
 struct Head {
@@ -266,6 +260,9 @@ void forward(const AttentionArgs& a) {
   }
   if constexpr (std::is_same_v<T, float>) {
     if (head_attention_applies(a)) return head_attention_forward(a);
+  }
+  if constexpr (std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>) {
+    if (widened_head_attention_applies(a)) return widened_head_attention_forward(a);
   }
   using C = compute_t<T>;
   constexpr int L = kLanes<C>;
@@ -329,6 +326,9 @@ void backward(const AttentionArgs& a) {
   }
   if constexpr (std::is_same_v<T, float>) {
     if (head_attention_applies(a)) return head_attention_backward(a);
+  }
+  if constexpr (std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>) {
+    if (widened_head_attention_applies(a)) return widened_head_attention_backward(a);
   }
   using C = compute_t<T>;
   constexpr int L = kLanes<C>;

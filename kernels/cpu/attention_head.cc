@@ -36,18 +36,11 @@ const AttentionHeadFns& active_attention_head_fns() {
       {{CpuIsa::Avx2, &avx2::attention_head_fns}, {CpuIsa::Avx512, &avx512::attention_head_fns}});
 }
 
-namespace {
-
-// This thread's buffers, kept between calls as scratch.h's thread_scratch keeps its own: a training
-// step repeats the same shapes, so after the first step no call allocates or zero-fills them (the
-// kernels write every element they read). packed_bh is reset: a new call brings new K and V.
 HeadAttentionScratch& thread_head_scratch() {
   thread_local HeadAttentionScratch scratch;
   scratch.packed_bh = -1;
   return scratch;
 }
-
-}  // namespace
 
 void head_attention_forward(const AttentionArgs& a, const AttentionHeadFns& fns) {
   const int64_t panels = (a.L + kHeadPanelRows - 1) / kHeadPanelRows;

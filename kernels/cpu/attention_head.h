@@ -49,6 +49,12 @@ struct HeadAttentionScratch {
   int64_t packed_bh = -1;
 };
 
+// This thread's buffers, kept between calls as scratch.h's thread_scratch keeps its own: a training
+// step repeats the same shapes, so after the first step no call allocates or zero-fills them (the
+// kernels write every element they read). packed_bh is reset: a new call brings new K and V. Take
+// it once per parallel_for chunk.
+HeadAttentionScratch& thread_head_scratch();
+
 // One ISA's kernels.
 struct AttentionHeadFns {
   const char* isa;  // "avx2", "avx512"
@@ -72,5 +78,16 @@ const AttentionHeadFns& active_attention_head_fns();
 // Require head_attention_applies(a).
 void head_attention_forward(const AttentionArgs& a, const AttentionHeadFns& fns = active_attention_head_fns());
 void head_attention_backward(const AttentionArgs& a, const AttentionHeadFns& fns = active_attention_head_fns());
+
+// 16-bit attention (bfloat16, float16) where AMX is not active, on the same float32 kernels: each
+// task widens its head's q, k, v (and for backward out and dO) into float32 buffers of its own,
+// which stay in L1/L2 while the kernel reads them, and rounds its outputs back. attention.cc's
+// tiles did the widening inside their packing but keep the online softmax; at the GPT's 64 x 32
+// heads under `--amp bf16` on an AVX-512 CPU without AMX they were 16 % of the step
+// (docs/benchmarks.md, "bf16 attention without AMX"). Numerics: each output is the float32 path's
+// on the widened inputs, rounded once (the backward reading the rounded output, as stored).
+bool widened_head_attention_applies(const AttentionArgs& a);
+void widened_head_attention_forward(const AttentionArgs& a);
+void widened_head_attention_backward(const AttentionArgs& a);
 
 }  // namespace colony::kernels::cpu

@@ -315,12 +315,6 @@ float dot_row(const float* x, const float* y, int64_t n) {
 
 // ---------- one head ----------
 
-// The first element of (b, h) = (bh / heads, bh % heads) in a tensor of strides s.
-template <typename P>
-P* head_base(P* base, const AttentionStrides& s, const AttentionArgs& a, int64_t bh) {
-  return base + (bh / a.heads) * s.b + (bh % a.heads) * s.h;
-}
-
 // Row i's additive mask (its first n columns) contiguous: in place, or gathered into `gathered`.
 const float* mask_row(const AttentionArgs& a, const float* mask, int64_t i, int64_t n, AlignedFloats& gathered) {
   if (mask == nullptr) return nullptr;

@@ -41,12 +41,6 @@ struct Buffer {
   }
 };
 
-// The first element of (b, h) = (bh / heads, bh % heads) in a tensor of strides s.
-template <typename P>
-P* head_base(P* base, const AttentionStrides& s, const AttentionArgs& a, int64_t bh) {
-  return base + (bh / a.heads) * s.b + (bh % a.heads) * s.h;
-}
-
 // The A operand of `rows` rows of a bfloat16 matrix (row stride `stride`, `cols` columns): read in
 // place where the rows fill whole tiles (16 rows, 32 columns at a time), else copied into `pad`
 // (zero-padded to 16 rows and 32 columns). Returns the rows and sets their stride.

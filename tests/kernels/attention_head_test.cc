@@ -4,15 +4,19 @@
 // of the 64-row panels, head dims 32, 64, 128 and odd ones (read in place where whole vectors,
 // packed otherwise), L != S both ways under causal (keys no query sees), an additive mask with a
 // fully masked row (-inf lse, zero output and dq), a mask read by columns, strided q and out. The
-// entry (AttentionForward::cpu) must take this path and give the active copy's bits.
+// entry (AttentionForward::cpu) must take this path and give the active copy's bits, and bfloat16
+// and float16 inputs without AMX must give the float32 path's bits on them, rounded.
 #include "kernels/cpu/attention_head.h"
 
 #include <gtest/gtest.h>
 
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "kernels/common/half.h"
+#include "kernels/cpu/amx_gemm.h"
 #include "kernels/cpu/cpu_isa.h"
 #include "tests/kernels/attention_reference.h"
 
@@ -31,21 +35,33 @@ constexpr float kSentinel = 12345.0f;
 
 // Rows of `width` elements `row` apart (count of them) into `to`, checking that the padding after
 // each still holds kSentinel.
-void unpad(const std::vector<float>& from, int64_t count, int64_t width, int64_t row, const char* name,
+template <typename T>
+void unpad(const std::vector<T>& from, int64_t count, int64_t width, int64_t row, const char* name,
            std::vector<double>& to) {
   for (int64_t i = 0; i < count; ++i) {
-    for (int64_t e = 0; e < width; ++e) to.push_back(from[i * row + e]);
-    for (int64_t e = width; e < row; ++e) EXPECT_EQ(from[i * row + e], kSentinel) << "written past " << name << "'s row";
+    for (int64_t e = 0; e < width; ++e) to.push_back(static_cast<float>(from[i * row + e]));
+    for (int64_t e = width; e < row; ++e) {
+      EXPECT_EQ(static_cast<float>(from[i * row + e]), static_cast<float>(T(kSentinel))) << "written past " << name << "'s row";
+    }
   }
 }
 
-// Forward then backward on `fns` (or, fns null, through the kernel entry points).
-AttentionOutputs run(const AttentionHeadFns* fns, const Case& c, const AttentionInputs<float>& in) {
+template <typename T>
+constexpr DType kDType = std::is_same_v<T, float> ? DType::Float32
+                         : std::is_same_v<T, BFloat16> ? DType::BFloat16
+                                                        : DType::Float16;
+
+// Forward then backward on `fns` (or, fns null, through the kernel entry points). R (float32 inputs
+// only): out rounded through R before the backward reads it, as a 16-bit forward stores it.
+template <typename T, typename R = T>
+AttentionOutputs run(const AttentionHeadFns* fns, const Case& c, const AttentionInputs<T>& in) {
   const int64_t bh = c.batch * c.heads;
   const int64_t dq_row = c.E + c.grad_pad, dv_row = c.Ev + c.grad_pad;
-  std::vector<float> out(bh * c.L * in.o_row, kSentinel), lse(bh * c.L), dq(bh * c.L * dq_row, kSentinel),
-      dk(bh * c.S * dq_row, kSentinel), dv(bh * c.S * dv_row, kSentinel), mask_t;
-  AttentionArgs a = testing::attention_args(c, in, DType::Float32, mask_t);
+  const T sentinel(kSentinel);
+  std::vector<T> out(bh * c.L * in.o_row, sentinel), dq(bh * c.L * dq_row, sentinel), dk(bh * c.S * dq_row, sentinel),
+      dv(bh * c.S * dv_row, sentinel);
+  std::vector<float> lse(bh * c.L), mask_t;
+  AttentionArgs a = testing::attention_args(c, in, kDType<T>, mask_t);
   a.out = out.data();
   a.lse = lse.data();
   a.grad_out = in.go.data();
@@ -54,9 +70,18 @@ AttentionOutputs run(const AttentionHeadFns* fns, const Case& c, const Attention
   a.dv = dv.data();
   if (fns != nullptr) {
     head_attention_forward(a, *fns);
-    head_attention_backward(a, *fns);
   } else {
     AttentionForward::cpu(a);
+  }
+  for (int64_t i = 0; i < bh * c.L; ++i) {
+    for (int64_t e = 0; e < c.Ev; ++e) {
+      T& o = out[i * in.o_row + e];
+      o = static_cast<T>(static_cast<float>(R(static_cast<float>(o))));
+    }
+  }
+  if (fns != nullptr) {
+    head_attention_backward(a, *fns);
+  } else {
     AttentionBackward::cpu(a);
   }
   AttentionOutputs r;
@@ -158,6 +183,57 @@ TEST(AttentionHead, TheEntryTakesThisPathForFloat32WithoutDropout) {
     EXPECT_EQ(direct.dk, entry.dk);
     EXPECT_EQ(direct.dv, entry.dv);
   }
+}
+
+// 16-bit inputs where AMX is not active (attention_head.h's widened entry points): each output must
+// be the float32 path's on the widened inputs, rounded once, bit for bit (the backward reading the
+// rounded output, as the 16-bit forward stores it).
+template <typename T>
+void check_widened(const Case& c) {
+  SCOPED_TRACE(std::string(std::is_same_v<T, BFloat16> ? "bfloat16 " : "float16 ") + c.name());
+  const AttentionInputs<T> in = testing::make_attention_inputs<T>(c);
+  AttentionInputs<float> wide;
+  auto widen = [](const std::vector<T>& x) { return std::vector<float>(x.begin(), x.end()); };
+  wide.q = widen(in.q);
+  wide.k = widen(in.k);
+  wide.v = widen(in.v);
+  wide.go = widen(in.go);
+  wide.mask = in.mask;
+  wide.q_row = in.q_row;
+  wide.o_row = in.o_row;
+  ScopedAmxGemmFns no_amx(nullptr);
+  ASSERT_TRUE(widened_head_attention_applies(testing::attention_shape(c, kDType<T>)));
+  const AttentionOutputs got = run(nullptr, c, in), f32 = run<float, T>(nullptr, c, wide);
+  auto rounded = [](const std::vector<double>& x) {
+    std::vector<double> r(x.size());
+    for (size_t i = 0; i < x.size(); ++i) r[i] = static_cast<float>(T(static_cast<float>(x[i])));
+    return r;
+  };
+  EXPECT_EQ(got.out, rounded(f32.out));
+  EXPECT_EQ(got.lse, f32.lse);
+  EXPECT_EQ(got.dq, rounded(f32.dq));
+  EXPECT_EQ(got.dk, rounded(f32.dk));
+  EXPECT_EQ(got.dv, rounded(f32.dv));
+}
+
+TEST(AttentionHead, SixteenBitInputsWithoutAmxRunWidenedHere) {
+  for (const Case& c : cases()) {
+    check_widened<BFloat16>(c);
+    check_widened<Half>(c);
+  }
+  AttentionArgs a;
+  a.dtype = DType::BFloat16;
+  a.L = a.S = 256;
+  a.E = a.Ev = 64;
+  EXPECT_TRUE(widened_head_attention_applies(a));
+  a.S = 257;
+  EXPECT_FALSE(widened_head_attention_applies(a));
+  a.S = 64;
+  a.dropout_p = 0.1;
+  EXPECT_FALSE(widened_head_attention_applies(a));
+  a.dropout_p = 0.0;
+  a.dtype = DType::Float32;
+  EXPECT_FALSE(widened_head_attention_applies(a));
 }
 
 }  // namespace
