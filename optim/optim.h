@@ -2,6 +2,7 @@
 #pragma once
 
 #include "optim/adadelta.h"
+#include "optim/adafactor.h"
 #include "optim/adagrad.h"
 #include "optim/adam.h"
 #include "optim/adamax.h"
@@ -11,6 +12,7 @@
 #include "optim/grad_scaler.h"
 #include "optim/lbfgs.h"
 #include "optim/lr_scheduler.h"
+#include "optim/muon.h"
 #include "optim/nadam.h"
 #include "optim/optimizer.h"
 #include "optim/radam.h"
