@@ -358,6 +358,77 @@ double SWALR::lr_at(int64_t epoch, size_t group, double) const {
   return swa * alpha + prev_lr * (1 - alpha);
 }
 
+MultiplicativeLR::MultiplicativeLR(Optimizer& opt, Lambda lr_lambda)
+    : MultiplicativeLR(opt, std::vector<Lambda>(opt.param_groups().size(), std::move(lr_lambda))) {}
+
+MultiplicativeLR::MultiplicativeLR(Optimizer& opt, std::vector<Lambda> lr_lambdas)
+    : LRScheduler(opt),
+      lambdas_(std::move(lr_lambdas)),
+      product_(lambdas_.size(), 1.0),
+      product_epoch_(lambdas_.size(), 0) {
+  if (lambdas_.size() != num_groups()) {
+    throw std::invalid_argument("MultiplicativeLR: got " + std::to_string(lambdas_.size()) +
+                                " lr_lambdas for an optimizer with " + std::to_string(num_groups()) +
+                                " parameter groups; give one, or one per group");
+  }
+  for (size_t g = 0; g < lambdas_.size(); ++g) {
+    if (!lambdas_[g]) throw std::invalid_argument("MultiplicativeLR: lr_lambda " + std::to_string(g) + " is empty");
+  }
+  apply();  // epoch 0: the base rate
+}
+
+double MultiplicativeLR::lr_at(int64_t epoch, size_t group, double base) const {
+  if (product_epoch_[group] > epoch) {  // resumed at an earlier epoch: from epoch 1 again
+    product_[group] = 1.0;
+    product_epoch_[group] = 0;
+  }
+  for (int64_t e = product_epoch_[group] + 1; e <= epoch; ++e) {
+    const double factor = lambdas_[group](e);
+    if (!std::isfinite(factor)) {
+      throw std::invalid_argument("MultiplicativeLR: lr_lambda " + std::to_string(group) + " returned " +
+                                  std::to_string(factor) + " at epoch " + std::to_string(e) +
+                                  ", expected a finite factor");
+    }
+    product_[group] *= factor;
+    product_epoch_[group] = e;
+  }
+  return base * product_[group];
+}
+
+ChainedScheduler::ChainedScheduler(Optimizer& opt, std::vector<std::shared_ptr<LRScheduler>> schedulers)
+    : LRScheduler(opt), schedulers_(std::move(schedulers)) {
+  if (schedulers_.empty()) {
+    throw std::invalid_argument(
+        "ChainedScheduler expects at least one scheduler to be chained, but got no scheduler.");
+  }
+  for (size_t i = 0; i < schedulers_.size(); ++i) {
+    if (!schedulers_[i]) throw std::invalid_argument("ChainedScheduler: scheduler " + std::to_string(i) + " is null");
+    if (&schedulers_[i]->optimizer() != &opt) {
+      throw std::invalid_argument("ChainedScheduler expects all schedulers to belong to the same optimizer, but got "
+                                  "scheduler " + std::to_string(i) + " on another one");
+    }
+    if (schedulers_[i]->num_groups() != num_groups()) {
+      throw std::invalid_argument("ChainedScheduler: scheduler " + std::to_string(i) + " was built for " +
+                                  std::to_string(schedulers_[i]->num_groups()) +
+                                  " parameter groups, the optimizer has " + std::to_string(num_groups()) + " now");
+    }
+  }
+  apply();  // epoch 0: every scheduler's first factor
+}
+
+double ChainedScheduler::lr_at(int64_t epoch, size_t group, double base) const {
+  double lr = base;
+  for (const auto& s : schedulers_) {
+    const double own_base = s->base_lrs_[group];
+    lr *= own_base == 0 ? 0.0 : s->lr_at(epoch, group, own_base) / own_base;
+  }
+  return lr;
+}
+
+void ChainedScheduler::set_momentum_at(int64_t epoch) const {
+  for (const auto& s : schedulers_) s->set_momentum_at(epoch);
+}
+
 SequentialLR::SequentialLR(Optimizer& opt, std::vector<std::shared_ptr<LRScheduler>> schedulers,
                            std::vector<int64_t> milestones)
     : LRScheduler(opt), schedulers_(std::move(schedulers)), milestones_(std::move(milestones)) {

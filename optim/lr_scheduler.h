@@ -27,6 +27,7 @@
 namespace colony::optim {
 
 class SequentialLR;
+class ChainedScheduler;
 
 class LRScheduler {
  public:
@@ -50,7 +51,8 @@ class LRScheduler {
   Optimizer& mutable_optimizer() const { return optimizer_; }
 
  private:
-  friend class SequentialLR;  // reads its schedulers' rates at their own epochs
+  friend class SequentialLR;      // reads its schedulers' rates at their own epochs
+  friend class ChainedScheduler;  // multiplies its schedulers' factors
   Optimizer& optimizer_;
   std::vector<double> base_lrs_;
   int64_t last_epoch_ = 0;
@@ -125,6 +127,26 @@ class LambdaLR : public LRScheduler {
 
  private:
   std::vector<Lambda> lambdas_;  // one per group
+};
+
+// lr = previous lr * lr_lambda(epoch) from epoch 1 on, base at epoch 0 (torch's MultiplicativeLR),
+// so lr = base * lr_lambda(1) * ... * lr_lambda(epoch): one function for every group, or one per
+// group. Pure functions of the epoch, as LambdaLR's: the product is kept as the epochs advance and
+// recomputed from epoch 1 on resume.
+class MultiplicativeLR : public LRScheduler {
+ public:
+  using Lambda = std::function<double(int64_t epoch)>;
+  MultiplicativeLR(Optimizer& opt, Lambda lr_lambda);
+  MultiplicativeLR(Optimizer& opt, std::vector<Lambda> lr_lambdas);
+
+ protected:
+  double lr_at(int64_t epoch, size_t group, double base) const override;
+
+ private:
+  std::vector<Lambda> lambdas_;  // one per group
+  // Per group, the product of the factors of epochs 1..product_epoch_ (a step's rate from the last).
+  mutable std::vector<double> product_;
+  mutable std::vector<int64_t> product_epoch_;
 };
 
 // lr = base * gamma^epoch
@@ -325,6 +347,26 @@ class SequentialLR : public LRScheduler {
   std::pair<const LRScheduler*, int64_t> active(int64_t epoch) const;
   std::vector<std::shared_ptr<LRScheduler>> schedulers_;
   std::vector<int64_t> milestones_;
+};
+
+// Every scheduler stepped at once, their factors multiplied (torch's ChainedScheduler): at epoch e
+// the rate is base * prod_i (schedulers[i]'s rate at e / base), e.g. a ConstantLR warm-up factor
+// times an ExponentialLR decay. torch steps each scheduler from the rate the previous one left,
+// which is this product for every scheduler whose rate is its base times a factor (StepLR,
+// MultiStepLR, ExponentialLR, ConstantLR, LinearLR, LambdaLR, MultiplicativeLR, PolynomialLR, and
+// CosineAnnealingLR with eta_min 0); for the others (a CosineAnnealingLR with eta_min > 0,
+// OneCycleLR, CyclicLR) torch's recursive chaining has no closed form and Colony's differs. The
+// schedulers must all be on `opt` and their own step() no longer called.
+class ChainedScheduler : public LRScheduler {
+ public:
+  ChainedScheduler(Optimizer& opt, std::vector<std::shared_ptr<LRScheduler>> schedulers);
+
+ protected:
+  double lr_at(int64_t epoch, size_t group, double base) const override;
+  void set_momentum_at(int64_t epoch) const override;
+
+ private:
+  std::vector<std::shared_ptr<LRScheduler>> schedulers_;
 };
 
 struct ReduceLROnPlateauOptions {

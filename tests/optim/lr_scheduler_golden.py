@@ -148,3 +148,15 @@ def run_swa(name, lrs, swa_kwargs, cosine_steps, swa_steps):
 run_swa("SwaCos", [0.1, 0.2], dict(swa_lr=[0.05, 0.01], anneal_epochs=3), 5, 6)
 run_swa("SwaLinear", [0.1], dict(swa_lr=0.02, anneal_epochs=4, anneal_strategy="linear"), 2, 6)
 run_swa("SwaNoAnneal", [0.1], dict(swa_lr=0.03, anneal_epochs=0), 3, 3)
+
+# MultiplicativeLR: one factor, and per-group factors of the epoch.
+from torch.optim.lr_scheduler import ChainedScheduler, MultiplicativeLR, MultiStepLR
+run("Multiplicative", [0.1, 0.02], lambda o: MultiplicativeLR(o, lambda e: 0.9), 5)
+run("MultiplicativePerGroup", [0.1, 0.02],
+    lambda o: MultiplicativeLR(o, [lambda e: 1.0 - 0.05 * e, lambda e: 0.5 if e % 2 else 1.25]), 6)
+# ChainedScheduler: torch's docs' pair (a warm-up factor, then decay), and three factors at once.
+run("ChainedConstantExponential", [0.05, 0.01],
+    lambda o: ChainedScheduler([ConstantLR(o, factor=0.1, total_iters=3), ExponentialLR(o, gamma=0.9)]), 6)
+run("ChainedThree", [1.0],
+    lambda o: ChainedScheduler([LinearLR(o, start_factor=0.5, total_iters=3), StepLR(o, step_size=2, gamma=0.5),
+                                MultiplicativeLR(o, lambda e: 0.95)]), 7)

@@ -292,6 +292,46 @@ const std::vector<std::vector<double>> kSwaNoAnneal = {
     {0.029999999999999999},
     {0.029999999999999999},
 };
+// Multiplicative
+const std::vector<std::vector<double>> kMultiplicative = {
+    {0.10000000000000001, 0.02},
+    {0.090000000000000011, 0.018000000000000002},
+    {0.081000000000000016, 0.016200000000000003},
+    {0.07290000000000002, 0.014580000000000003},
+    {0.065610000000000016, 0.013122000000000003},
+    {0.059049000000000018, 0.011809800000000004},
+};
+// MultiplicativePerGroup
+const std::vector<std::vector<double>> kMultiplicativePerGroup = {
+    {0.10000000000000001, 0.02},
+    {0.095000000000000001, 0.01},
+    {0.085500000000000007, 0.012500000000000001},
+    {0.072675000000000003, 0.0062500000000000003},
+    {0.058140000000000004, 0.0078125},
+    {0.043605000000000005, 0.00390625},
+    {0.030523500000000002, 0.0048828125},
+};
+// ChainedConstantExponential
+const std::vector<std::vector<double>> kChainedConstantExponential = {
+    {0.005000000000000001, 0.001},
+    {0.0045000000000000014, 0.00090000000000000008},
+    {0.0040500000000000015, 0.00081000000000000006},
+    {0.036450000000000017, 0.0072900000000000013},
+    {0.032805000000000015, 0.0065610000000000017},
+    {0.029524500000000013, 0.005904900000000002},
+    {0.02657205000000001, 0.005314410000000002},
+};
+// ChainedThree
+const std::vector<std::vector<double>> kChainedThree = {
+    {0.5},
+    {0.6333333333333333},
+    {0.37604166666666661},
+    {0.42868749999999989},
+    {0.20362656249999994},
+    {0.19344523437499994},
+    {0.091886486328124961},
+    {0.087292162011718716},
+};
 // --- end of generated tables ---
 
 // An SGD with one group (of one parameter) per rate.
@@ -424,6 +464,43 @@ TEST(LRScheduler, ExponentialConstantAndPolynomialMatchPyTorch) {
   Groups p({0.1});
   PolynomialLR polynomial(*p.opt, 4, 2.0);
   expect_rates(rates(polynomial, kPolynomial.size() - 1), kPolynomial);
+}
+
+TEST(LRScheduler, MultiplicativeLRMatchesPyTorch) {
+  Groups one({0.1, 0.02});
+  MultiplicativeLR a(*one.opt, [](int64_t) { return 0.9; });
+  expect_rates(rates(a, kMultiplicative.size() - 1), kMultiplicative);
+  Groups per({0.1, 0.02});
+  MultiplicativeLR b(*per.opt,
+                     std::vector<MultiplicativeLR::Lambda>{[](int64_t e) { return 1.0 - 0.05 * static_cast<double>(e); },
+                                                           [](int64_t e) { return e % 2 ? 0.5 : 1.25; }});
+  expect_rates(rates(b, kMultiplicativePerGroup.size() - 1), kMultiplicativePerGroup);
+  // Resumed at an earlier epoch (a checkpoint's), the product starts again from epoch 1.
+  b.set_last_epoch(2);
+  EXPECT_NEAR(per.opt->lr(0), kMultiplicativePerGroup[2][0], 1e-15);
+  EXPECT_NEAR(per.opt->lr(1), kMultiplicativePerGroup[2][1], 1e-15);
+  EXPECT_TRUE(throws_with([&] { MultiplicativeLR(*one.opt, std::vector<MultiplicativeLR::Lambda>{}); },
+                          "MultiplicativeLR: got 0 lr_lambdas for an optimizer with 2 parameter groups"));
+}
+
+TEST(LRScheduler, ChainedSchedulerMatchesPyTorch) {
+  Groups a({0.05, 0.01});
+  auto& oa = *a.opt;
+  ChainedScheduler chained(oa, {std::make_shared<ConstantLR>(oa, 0.1, 3), std::make_shared<ExponentialLR>(oa, 0.9)});
+  expect_rates(rates(chained, kChainedConstantExponential.size() - 1), kChainedConstantExponential);
+  Groups b({1.0});
+  auto& ob = *b.opt;
+  ChainedScheduler three(ob, {std::make_shared<LinearLR>(ob, 0.5, 1.0, 3), std::make_shared<StepLR>(ob, 2, 0.5),
+                              std::make_shared<MultiplicativeLR>(ob, [](int64_t) { return 0.95; })});
+  expect_rates(rates(three, kChainedThree.size() - 1), kChainedThree);
+  // Resumes at any epoch, as the others.
+  three.set_last_epoch(5);
+  EXPECT_NEAR(ob.lr(0), kChainedThree[5][0], 1e-15);
+  Groups c({0.1});
+  EXPECT_TRUE(throws_with([&] { ChainedScheduler(*c.opt, {}); },
+                          "ChainedScheduler expects at least one scheduler to be chained, but got no scheduler."));
+  EXPECT_TRUE(throws_with([&] { ChainedScheduler(*c.opt, {std::make_shared<ExponentialLR>(oa, 0.9)}); },
+                          "ChainedScheduler expects all schedulers to belong to the same optimizer"));
 }
 
 TEST(LRScheduler, CosineAnnealingWarmRestartsMatchesPyTorch) {
