@@ -32,6 +32,9 @@ std::tuple<Tensor, Tensor> adaptive_max_pool2d(const Tensor& input, Int2 output_
 Tensor im2col(const Tensor& input, Int2 kernel_size, Int2 dilation = 1, Int2 padding = 0, Int2 stride = 1);
 Tensor col2im(const Tensor& input, Int2 output_size, Int2 kernel_size, Int2 dilation = 1, Int2 padding = 0,
               Int2 stride = 1);
+// raw::pad_by_mode (F::pad's reflect, replicate and circular modes) with its gradient,
+// raw::pad_by_mode_backward (autograd/pad.cc).
+Tensor pad_by_mode(const Tensor& input, kernels::PadMode mode, const std::vector<int64_t>& pad);
 // raw::grid_sampler with its gradients w.r.t. input and grid (F::grid_sample; autograd/grid_sample.cc);
 // autocast's grid_sampler row (float32).
 Tensor grid_sampler(const Tensor& input, const Tensor& grid, kernels::GridSampleMode mode,

@@ -3,9 +3,11 @@ are on the C++ side: --threads and --trials (refused below 1, as parse_threads_t
 the median of timed calls, and a case's two output lines, forward and forward + backward.
 
 A twin imports it from its own folder (`from bench_timing import ...`): Python puts the script's
-folder first on the path.
+folder first on the path. COLONY_BENCH_CPU_TIME=1 times the calls by the calling thread's CPU time,
+as bench_timing.h does (with --threads 1 only: torch then runs the ops on that thread).
 """
 import argparse
+import os
 import time
 
 import torch
@@ -23,15 +25,18 @@ def threads_trials(description, threads=2, trials=10):
     return args
 
 
+CLOCK = time.thread_time if os.environ.get("COLONY_BENCH_CPU_TIME") == "1" else time.perf_counter
+
+
 def median_us(fn, trials, warmup=2):
-    """The median wall time of `trials` calls of fn, in microseconds, after `warmup` calls."""
+    """The median time of `trials` calls of fn, in microseconds, after `warmup` calls."""
     for _ in range(warmup):
         fn()
     times = []
     for _ in range(trials):
-        start = time.perf_counter()
+        start = CLOCK()
         fn()
-        times.append((time.perf_counter() - start) * 1e6)
+        times.append((CLOCK() - start) * 1e6)
     times.sort()
     return times[len(times) // 2]
 

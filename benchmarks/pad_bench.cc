@@ -2,8 +2,8 @@
 // F::fold (3x3, padding 1), forward alone and forward + backward (one backward of sum(out * g), the
 // input's .grad cleared first), float32 [16, 64, 56, 56] (a ResNet stage's feature map), to set
 // beside benchmarks/pad_pytorch.py (benchmarks/pad_rounds.sh alternates them). F::pad's modes are
-// composed (one cat of views per padded dim, nn/functional_pad.cc) where torch has one kernel per
-// mode; unfold and fold are one kernel each way (kernels/cpu/fold.cc), as torch's im2col/col2im.
+// one kernel each way (kernels/cpu/pad.cc), as torch's; so are unfold and fold (kernels/cpu/fold.cc),
+// as torch's im2col/col2im.
 //
 //   pad_bench [--threads T] [--trials R]
 //

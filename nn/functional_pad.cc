@@ -1,5 +1,8 @@
-// F::pad and F::normalize, composed of differentiable ops (cat, narrow, flip, expand, norm), so
-// both devices and the gradients come with them.
+// F::pad and F::normalize. The constant mode and normalize are composed of differentiable ops (cat,
+// narrow, norm); reflect, replicate and circular are one kernel each way (pad_by_mode,
+// kernels/common/pad.h): the cat of narrowed, flipped and expanded views they were before ran
+// 2-6x torch's time for a replicate or 3-pixel reflect padding (docs/benchmarks.md, "F::pad by one
+// kernel").
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -34,33 +37,6 @@ Tensor pad_constant(Tensor x, int64_t dim, int64_t lo, int64_t hi, double value)
   parts.push_back(x);
   if (hi > 0) parts.push_back(filler(hi));
   return colony::cat(parts, dim);
-}
-
-// Dim `dim` of x padded by (lo, hi) in "reflect", "replicate" or "circular" mode, as the cat of
-// views of x: output position o reads input position o - lo (lo < 0 crops), mirrored ("reflect",
-// without repeating the edge) or clamped ("replicate") into [0, size), or wrapped ("circular")
-// within the part left after cropping, [max(-lo, 0), size - max(-hi, 0)), as torch's _pad_circular
-// copies it. So the middle is one narrow and each side a narrow, flipped for "reflect" and expanded
-// for "replicate": whole rows move as blocks, the forward 3.4-6.9x faster than the index_select of
-// each output's source this replaced ([16, 64, 56, 56], pad_bench, docs/benchmarks.md 2026-12-07).
-Tensor pad_mode_dim(const Tensor& x, const std::string& mode, int64_t dim, int64_t lo, int64_t hi) {
-  const int64_t size = x.size(dim);
-  const int64_t core_start = std::max<int64_t>(-lo, 0);
-  const int64_t core = size - core_start - std::max<int64_t>(-hi, 0);
-  auto edge = [&](int64_t start, int64_t n) {  // the elements [start, start + n) in output order
-    if (mode == "reflect") return colony::flip(colony::narrow(x, dim, start, n), {dim});
-    if (mode == "circular") return colony::narrow(x, dim, start, n);
-    Shape s = x.sizes();  // replicate: element `start` n times
-    s[dim] = n;
-    return colony::expand(colony::narrow(x, dim, start, 1), s);
-  };
-  std::vector<Tensor> parts;
-  if (lo > 0) parts.push_back(edge(mode == "reflect" ? 1 : mode == "replicate" ? 0 : core_start + core - lo, lo));
-  parts.push_back(colony::narrow(x, dim, core_start, core));
-  if (hi > 0) {
-    parts.push_back(edge(mode == "reflect" ? size - 1 - hi : mode == "replicate" ? size - 1 : core_start, hi));
-  }
-  return parts.size() == 1 ? parts[0] : colony::cat(parts, dim);
 }
 
 std::string pair_str(int64_t lo, int64_t hi) { return "(" + std::to_string(lo) + ", " + std::to_string(hi) + ")"; }
@@ -142,17 +118,14 @@ Tensor pad(const Tensor& input, const PadFuncOptions& options) {
     }
     check_mode_padding(input, p, mode);
   }
-  Tensor x = input;
-  for (int64_t i = 0; i < padded; ++i) {
-    const int64_t dim = ndim - 1 - i;
-    const int64_t lo = p[2 * i], hi = p[2 * i + 1];
-    if (constant) {
-      x = pad_constant(x, dim, lo, hi, options.value());
-      continue;
-    }
-    if (lo == 0 && hi == 0) continue;
-    x = pad_mode_dim(x, mode, dim, lo, hi);
+  if (!constant) {
+    const kernels::PadMode m = mode == "reflect"     ? kernels::PadMode::Reflect
+                               : mode == "replicate" ? kernels::PadMode::Replicate
+                                                     : kernels::PadMode::Circular;
+    return colony::pad_by_mode(input, m, p);
   }
+  Tensor x = input;
+  for (int64_t i = 0; i < padded; ++i) x = pad_constant(x, ndim - 1 - i, p[2 * i], p[2 * i + 1], options.value());
   // torch returns a new tensor even when nothing is padded.
   return x.storage().get() == input.storage().get() ? colony::clone(x) : x;
 }

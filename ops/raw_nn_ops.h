@@ -19,6 +19,7 @@
 #include "kernels/common/cross_entropy.h"
 #include "kernels/common/embedding_bag.h"
 #include "kernels/common/grid_sample.h"
+#include "kernels/common/pad.h"
 #include "kernels/common/philox.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
@@ -246,6 +247,19 @@ Tensor im2col(const Tensor& input, Int2 kernel_size, Int2 dilation, Int2 padding
 // [N, C, output_size.h, output_size.w] (or unbatched), each element the sum of the column elements
 // im2col would have copied from it. L must be the block count of output_size.
 Tensor col2im(const Tensor& input, Int2 output_size, Int2 kernel_size, Int2 dilation, Int2 padding, Int2 stride);
+
+// ---------- padding by reflection, replication, wrapping (ops/pad_ops.cc) ----------
+
+// F::pad's "reflect", "replicate" and "circular" modes (kernels/common/pad.h) over the last
+// pad.size() / 2 dims (1 to 3) of any dtype: pad as torch's, (lo, hi) of the last dim first, a
+// negative amount cropping. F::pad gives torch's checks and words first; these repeat the ones the
+// kernels' memory safety rests on (a reflection narrower than the dim, a wrap at most once round
+// what cropping leaves, a non-empty output).
+Tensor pad_by_mode(const Tensor& input, kernels::PadMode mode, const std::vector<int64_t>& pad);
+// Its gradient: grad_output of pad_by_mode's output shape -> the input's shape `input_sizes`, each
+// element the sum of the output elements that read it (floating dtypes).
+Tensor pad_by_mode_backward(const Tensor& grad_output, kernels::PadMode mode, const std::vector<int64_t>& pad,
+                            const Shape& input_sizes);
 
 // ---------- CTC loss (ops/ctc_loss_ops.cc) ----------
 

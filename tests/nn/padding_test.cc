@@ -142,6 +142,35 @@ TEST(Pad, RefusesWhatTorchRefuses) {
             (Shape{0, 2, 5, 6}));
 }
 
+// The kernel (kernels/common/pad.h) moves elements whatever their dtype: integers, bool and 16-bit
+// floats pad as float64 does, bit for bit; the gradient of 16-bit inputs sums in float32 and is
+// the float32 gradient rounded once; the raw op repeats the checks its kernels rely on.
+TEST(Pad, EveryDtypePadsAsFloat64AndSixteenBitGradientsRoundOnce) {
+  const Tensor x = raw::reshape(raw::arange(0.0, 2.0 * 3 * 4 * 5), {2, 3, 4, 5});
+  const std::vector<std::pair<std::vector<int64_t>, std::string>> cases = {
+      {{2, 3, 1, 2}, "reflect"}, {{-1, 4, 3, -2}, "replicate"}, {{4, -1, 2, 3}, "circular"},
+      {{1, 2, 0, -1, 2, 1}, "reflect"}};
+  for (const auto& [pad, mode] : cases) {
+    SCOPED_TRACE(mode);
+    const Tensor want = F::pad(x.to(kFloat64), F::PadFuncOptions(pad).mode(mode));
+    for (DType t : {kInt64, kInt32, kUInt8, kBool, kFloat16, kBFloat16}) {
+      EXPECT_EQ(testing::values(F::pad(x.to(t), F::PadFuncOptions(pad).mode(mode))), testing::values(want.to(t)));
+    }
+    // Output gradients bfloat16 can hold, so both sums start from the same numbers.
+    const Tensor g = (raw::reshape(raw::arange(0.0, static_cast<double>(want.numel())), want.sizes()) * 0.01)
+                         .to(kBFloat16)
+                         .to(kFloat32);
+    Tensor x32 = x.to(kFloat32).requires_grad_(true), x16 = x.to(kBFloat16).requires_grad_(true);
+    colony::sum(F::pad(x32, F::PadFuncOptions(pad).mode(mode)) * g).backward();
+    colony::sum(F::pad(x16, F::PadFuncOptions(pad).mode(mode)) * g).backward();
+    EXPECT_EQ(testing::values(x16.grad()), testing::values(x32.grad().to(kBFloat16)));
+  }
+  EXPECT_TRUE(throws_with([&] { raw::pad_by_mode(x, kernels::PadMode::Reflect, {5, 0}); },
+                          "reflect padding must be smaller than the dim it pads, got (5, 0) of dim 3 of size 5"));
+  EXPECT_TRUE(throws_with([&] { raw::pad_by_mode(x, kernels::PadMode::Circular, {-2, 4}); },
+                          "circular padding wraps around more than once"));
+}
+
 TEST(PadModules, OptionsPrintingAndRefusals) {
   EXPECT_EQ(ZeroPad1d(1).repr(), "ZeroPad1d((1, 1))");
   EXPECT_EQ(ZeroPad2d(2).repr(), "ZeroPad2d((2, 2, 2, 2))");
