@@ -162,7 +162,9 @@ namespace autocast {
   X(linalg_vector_norm, Float32)       \
   X(linalg_matrix_norm, Float32)       \
   X(ctc_loss, Float32)                 \
-  X(grid_sampler, Float32)
+  X(grid_sampler, Float32)             \
+  X(conv3d, LowerPrecision)            \
+  X(conv_transpose3d, LowerPrecision)  \
 
 enum class CastPolicy { LowerPrecision, Float32 };
 
