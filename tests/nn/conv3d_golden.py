@@ -52,7 +52,7 @@ conv("c3_stride_nobias", [1, 2, 5, 4, 6], [2, 2, 2, 3, 3], stride=(2, 1, 2), pad
 conv("c3_dilation", [1, 2, 5, 4, 6], [2, 2, 2, 3, 2], 2, dilation=(2, 1, 3), padding=1)
 conv("c3_groups", [1, 4, 3, 5, 4], [4, 2, 2, 3, 2], 4, groups=2, stride=(1, 2, 1))
 conv("c3_depthwise", [1, 3, 3, 4, 5], [3, 1, 3, 3, 3], 3, groups=3, padding=(1, 0, 1))
-conv("c3_same_even", [1, 2, 3, 5, 6], [2, 2, 2, 3, 4], 2, padding="same", dilation=(1, 2, 1))
+conv("c3_same_even", [1, 2, 3, 5, 6], [2, 2, 2, 3, 3], 2, padding="same", dilation=(1, 2, 1))
 conv("c3_valid", [1, 2, 4, 5, 6], [2, 2, 3, 3, 3], 2, padding="valid", stride=2)
 conv("c3_unbatched", [2, 3, 4, 5], [2, 2, 3, 2, 3], 2, padding=(1, 1, 0))
 conv("c3_pointwise", [2, 3, 2, 4, 5], [4, 3, 1, 1, 1], 4, stride=(1, 2, 3))
@@ -62,7 +62,7 @@ convt("ct3_groups_dilation", [1, 4, 2, 3, 3], [4, 1, 2, 3, 2], 2, groups=2, stri
 convt("ct3_nobias", [1, 2, 2, 3, 2], [2, 3, 2, 2, 2], stride=(2, 1, 3), output_padding=(1, 0, 2))
 convt("ct3_unbatched", [2, 2, 3, 3], [2, 2, 3, 3, 3], 2, padding=(1, 0, 1))
 module("m3_reflect", nn.Conv3d(2, 2, 3, padding=(1, 2, 1), padding_mode="reflect", stride=(1, 2, 1)), [1, 2, 3, 4, 4])
-module("m3_replicate_same", nn.Conv3d(2, 2, (2, 3, 2), padding="same", padding_mode="replicate"), [1, 2, 3, 4, 4])
+module("m3_replicate_same", nn.Conv3d(2, 2, (3, 3, 2), padding="same", padding_mode="replicate"), [1, 2, 3, 4, 4])
 module("m3_circular", nn.Conv3d(2, 4, 3, padding=1, padding_mode="circular", groups=2), [1, 2, 3, 3, 4])
 module("mt3_output_size", nn.ConvTranspose3d(2, 2, 3, stride=2, padding=1), [1, 2, 2, 3, 2],
        output_size=[4, 6, 3])

@@ -77,7 +77,7 @@ std::map<std::string, Op> calls() {
   };
   c["m3_replicate_same"] = [](const In& x, Device d) {
     return with_params(
-        std::make_shared<Conv3d>(Conv3dOptions(2, 2, {2, 3, 2}).padding("same").padding_mode("replicate")), x, d);
+        std::make_shared<Conv3d>(Conv3dOptions(2, 2, {3, 3, 2}).padding("same").padding_mode("replicate")), x, d);
   };
   c["m3_circular"] = [](const In& x, Device d) {
     return with_params(
