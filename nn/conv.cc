@@ -72,7 +72,7 @@ Tensor Conv2d::forward(const Tensor& input) {
 }
 
 std::string Conv2d::extra_repr() const {
-  auto s2 = [](const Int2& v) { return repr::tuple(v); };
+  auto s2 = repr::tuple;
   std::string r = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
                   ", kernel_size=" + s2(options.kernel_size()) + ", stride=" + s2(options.stride());
   // torch prints a string padding bare (padding=same) and a size unless it is all zeros.
@@ -159,7 +159,7 @@ Tensor Conv3d::forward(const Tensor& input) {
 }
 
 std::string Conv3d::extra_repr() const {
-  auto s3 = [](const Int3& v) { return repr::tuple(v); };
+  auto s3 = [](const Int3& v) { return repr::tuple3(v); };
   std::string r = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
                   ", kernel_size=" + s3(options.kernel_size()) + ", stride=" + s3(options.stride());
   // torch prints a string padding bare (padding=same) and a size unless it is all zeros.

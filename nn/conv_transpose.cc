@@ -89,7 +89,7 @@ Tensor ConvTranspose2d::forward(const Tensor& input, const std::vector<int64_t>&
 }
 
 std::string ConvTranspose2d::extra_repr() const {
-  auto s2 = [](const Int2& v) { return repr::tuple(v); };
+  auto s2 = repr::tuple;
   const ConvTranspose2dOptions& o = options;
   std::string r = std::to_string(o.in_channels()) + ", " + std::to_string(o.out_channels()) +
                   ", kernel_size=" + s2(o.kernel_size()) + ", stride=" + s2(o.stride());
@@ -187,7 +187,7 @@ Tensor ConvTranspose3d::forward(const Tensor& input, const std::vector<int64_t>&
 }
 
 std::string ConvTranspose3d::extra_repr() const {
-  auto s3 = [](const Int3& v) { return repr::tuple(v); };
+  auto s3 = [](const Int3& v) { return repr::tuple3(v); };
   const ConvTranspose3dOptions& o = options;
   std::string r = std::to_string(o.in_channels()) + ", " + std::to_string(o.out_channels()) +
                   ", kernel_size=" + s3(o.kernel_size()) + ", stride=" + s3(o.stride());
