@@ -76,6 +76,8 @@ namespace autocast {
 // linalg_qr, linalg_eigh, linalg_eigvalsh, linalg_svd, linalg_svdvals, linalg_vector_norm,
 // linalg_matrix_norm; autograd/linalg.h): its CPU list has none of them, and without autocast a
 // 16-bit input is refused, as torch refuses it; one row serves both devices here.
+// conv3d and conv_transpose3d are on both of torch's lower-precision lists, as conv2d and
+// conv_transpose2d; their rows are at the table's end.
 // ctc_loss is on torch's CPU float32 list (and its CUDA kernels are float32/float64 only); one row
 // serves both devices.
 // grid_sampler is on torch's CPU float32 list and its CUDA "promote" list (the widest of input and
@@ -162,7 +164,9 @@ namespace autocast {
   X(linalg_vector_norm, Float32)       \
   X(linalg_matrix_norm, Float32)       \
   X(ctc_loss, Float32)                 \
-  X(grid_sampler, Float32)
+  X(grid_sampler, Float32)             \
+  X(conv3d, LowerPrecision)            \
+  X(conv_transpose3d, LowerPrecision)  \
 
 enum class CastPolicy { LowerPrecision, Float32 };
 

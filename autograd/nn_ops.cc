@@ -65,6 +65,52 @@ Tensor conv_transpose2d(const Tensor& input_arg, const Tensor& weight_arg, const
   return out;
 }
 
+Tensor conv3d(const Tensor& input_arg, const Tensor& weight_arg, const Tensor& bias_arg, Int3 stride, Int3 padding,
+              Int3 dilation, int64_t groups) {
+  auto cast = [](const Tensor& t) { return autocast::cast(autocast::Op::conv3d, t); };
+  const Tensor input = cast(input_arg), weight = cast(weight_arg), bias = cast(bias_arg);
+  Tensor out = raw::conv3d(input, weight, bias, stride, padding, dilation, groups);
+  if (!autograd::needs_grad(input, weight, bias)) return out;
+  raw::Conv3dParams params{stride, padding, dilation, groups};
+  bool has_bias = bias.defined();
+  std::vector<Tensor> inputs = {input, weight};
+  if (has_bias) inputs.push_back(bias);
+  SavedTensor si(input), sw(weight);
+  record("ConvolutionBackward", inputs, out, {si, sw}, [si, sw, params, has_bias](const Grads& g, const Needs& needs) -> Grads {
+    raw::Conv2dGrads r = raw::conv3d_backward(g[0], si.unpack(), sw.unpack(), params,
+                                              {needs[0], needs[1], has_bias && needs[2]});
+    if (has_bias) return {r.grad_input, r.grad_weight, r.grad_bias};
+    return {r.grad_input, r.grad_weight};
+  });
+  return out;
+}
+
+Tensor conv_transpose3d(const Tensor& input_arg, const Tensor& weight_arg, const Tensor& bias_arg, Int3 stride,
+                        Int3 padding, Int3 output_padding, Int3 dilation, int64_t groups) {
+  auto cast = [](const Tensor& t) { return autocast::cast(autocast::Op::conv_transpose3d, t); };
+  const Tensor input = cast(input_arg), weight = cast(weight_arg), bias = cast(bias_arg);
+  Tensor out = raw::conv_transpose3d(input, weight, bias, stride, padding, output_padding, dilation, groups);
+  if (!autograd::needs_grad(input, weight, bias)) return out;
+  raw::Conv3dParams params{stride, padding, dilation, groups};
+  bool has_bias = bias.defined();
+  std::vector<Tensor> inputs = {input, weight};
+  if (has_bias) inputs.push_back(bias);
+  SavedTensor si(input), sw(weight);
+  // As conv_transpose2d's: the input gradient is conv3d itself, the weight gradient conv3d's with
+  // grad_output in the input's place and the input in grad_output's.
+  record("ConvolutionBackward", inputs, out, {si, sw}, [si, sw, params, has_bias](const Grads& g, const Needs& needs) -> Grads {
+    Tensor grad_input, grad_weight, grad_bias;
+    if (needs[0]) {
+      grad_input = raw::conv3d(g[0], sw.unpack(), Tensor(), params.stride, params.padding, params.dilation, params.groups);
+    }
+    if (needs[1]) grad_weight = raw::conv3d_backward(si.unpack(), g[0], sw.unpack(), params, {false, true, false}).grad_weight;
+    if (has_bias && needs[2]) grad_bias = raw::sum(g[0], {0, 2, 3, 4});
+    if (has_bias) return {grad_input, grad_weight, grad_bias};
+    return {grad_input, grad_weight};
+  });
+  return out;
+}
+
 namespace {
 
 // out and indices of a max pooling, recorded with the backward that adds each output's gradient at

@@ -17,6 +17,12 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Te
 // autocast's LowerPrecision row, as torch's conv_transpose2d.
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), Int2 stride = 1,
                         Int2 padding = 0, Int2 output_padding = 0, Int2 dilation = 1, int64_t groups = 1);
+// raw::conv3d and raw::conv_transpose3d with their gradients (conv3d_backward: the same kernels
+// in both, as the 2-D pair); autocast's LowerPrecision rows, as torch's conv3d and conv_transpose3d.
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), Int3 stride = 1,
+              Int3 padding = 0, Int3 dilation = 1, int64_t groups = 1);
+Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), Int3 stride = 1,
+                        Int3 padding = 0, Int3 output_padding = 0, Int3 dilation = 1, int64_t groups = 1);
 Tensor max_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride = std::nullopt,
                   Int2 padding = 0, Int2 dilation = 1, bool ceil_mode = false);
 // max_pool2d's output and the int64 indices of its maxima (flat ih * W + iw within each input

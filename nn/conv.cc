@@ -135,4 +135,44 @@ std::string Conv1d::extra_repr() const {
   return r;
 }
 
+Conv3d::Conv3d(const Conv3dOptions& o) : options(o) {
+  detail::check_conv_channels(o.in_channels(), o.out_channels(), o.groups(), "Conv3d");
+  detail::check_conv_padding_options(o.padding().mode, o.stride().vec(), o.padding_mode(), "Conv3d");
+  const Int3 k = o.kernel_size();
+  weight = register_parameter("weight", raw::empty({o.out_channels(), o.in_channels() / o.groups(), k.d, k.h, k.w}));
+  if (o.bias()) bias = register_parameter("bias", raw::empty({o.out_channels()}));
+  reset_parameters();
+}
+
+void Conv3d::reset_parameters() { detail::reset_conv_parameters(weight, bias); }
+
+Tensor Conv3d::forward(const Tensor& input) {
+  auto conv = functional::Conv3dFuncOptions().stride(options.stride()).dilation(options.dilation()).groups(options.groups());
+  if (options.padding_mode() != "zeros") {
+    const functional::Conv3dPadding& p = options.padding();
+    const std::vector<int64_t> pads = detail::mode_pad_list(p.is_string() ? std::vector<int64_t>{} : p.size.vec(), p.mode,
+                                                            options.kernel_size().vec(), options.dilation().vec());
+    return functional::conv3d(functional::pad(input, functional::PadFuncOptions(pads).mode(options.padding_mode())),
+                              weight, bias, conv.padding(0));
+  }
+  return functional::conv3d(input, weight, bias, conv.padding(options.padding()));
+}
+
+std::string Conv3d::extra_repr() const {
+  auto s3 = [](const Int3& v) { return repr::tuple3(v); };
+  std::string r = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
+                  ", kernel_size=" + s3(options.kernel_size()) + ", stride=" + s3(options.stride());
+  // torch prints a string padding bare (padding=same) and a size unless it is all zeros.
+  if (options.padding().is_string()) {
+    r += ", padding=" + options.padding().mode;
+  } else if (options.padding().size != Int3(0)) {
+    r += ", padding=" + s3(options.padding().size);
+  }
+  if (options.dilation() != Int3(1)) r += ", dilation=" + s3(options.dilation());
+  if (options.groups() != 1) r += ", groups=" + std::to_string(options.groups());
+  if (!options.bias()) r += ", bias=False";
+  if (options.padding_mode() != "zeros") r += ", padding_mode=" + options.padding_mode();
+  return r;
+}
+
 }  // namespace colony::nn

@@ -1,5 +1,6 @@
 // nn::Conv2d over [N, C, H, W] inputs (cuDNN on CUDA, im2col/GEMM or direct kernels on the CPU),
-// and nn::Conv1d over [N, C, L] inputs (the same kernels on [N, C, 1, L]), initialized like PyTorch.
+// nn::Conv1d over [N, C, L] inputs (the same kernels on [N, C, 1, L]) and nn::Conv3d over
+// [N, C, D, H, W] inputs (cuDNN, or vol2col/GEMM on the CPU), initialized like PyTorch.
 // The transposed convolutions are nn/conv_transpose.h.
 #pragma once
 
@@ -9,6 +10,7 @@
 #include "nn/module.h"
 #include "base/arg.h"
 #include "base/int2.h"
+#include "base/int3.h"
 
 namespace colony::nn {
 
@@ -66,6 +68,34 @@ class Conv1d : public Module {
 
   Conv1dOptions options;
   Tensor weight;  // [out, in / groups, k]
+  Tensor bias;    // [out]
+};
+
+struct Conv3dOptions {
+  Conv3dOptions(int64_t in_channels, int64_t out_channels, Int3 kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+  COLONY_ARG(int64_t, in_channels);
+  COLONY_ARG(int64_t, out_channels);
+  COLONY_ARG(Int3, kernel_size);
+  COLONY_ARG(Int3, stride) = 1;
+  COLONY_ARG(functional::Conv3dPadding, padding) = 0;  // a size, or "same" / "valid"
+  COLONY_ARG(Int3, dilation) = 1;
+  COLONY_ARG(int64_t, groups) = 1;
+  COLONY_ARG(bool, bias) = true;
+  COLONY_ARG(std::string, padding_mode) = "zeros";  // as Conv2dOptions'
+};
+
+// torch.nn.Conv3d: input [N, C_in, D, H, W] or [C_in, D, H, W] (unbatched) -> [N, C_out, Do, Ho, Wo]
+// with Do = (D + 2 * padding - dilation * (kernel_size - 1) - 1) / stride + 1 (likewise Ho, Wo).
+class Conv3d : public Module {
+ public:
+  explicit Conv3d(const Conv3dOptions& options);
+  Tensor forward(const Tensor& input) override;
+  void reset_parameters();
+  std::string extra_repr() const override;
+
+  Conv3dOptions options;
+  Tensor weight;  // [out, in / groups, kD, kH, kW]
   Tensor bias;    // [out]
 };
 

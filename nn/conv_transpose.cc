@@ -149,4 +149,54 @@ std::string ConvTranspose1d::extra_repr() const {
   return r;
 }
 
+ConvTranspose3d::ConvTranspose3d(const ConvTranspose3dOptions& o) : options(o) {
+  if (o.padding_mode() != "zeros") {  // torch refuses every other mode here, before its other checks
+    throw std::invalid_argument("ConvTranspose3d: Only \"zeros\" padding mode is supported for ConvTranspose3d");
+  }
+  detail::check_conv_channels(o.in_channels(), o.out_channels(), o.groups(), "ConvTranspose3d");
+  const Int3 k = o.kernel_size();
+  weight = register_parameter("weight", raw::empty({o.in_channels(), o.out_channels() / o.groups(), k.d, k.h, k.w}));
+  if (o.bias()) bias = register_parameter("bias", raw::empty({o.out_channels()}));
+  reset_parameters();
+}
+
+void ConvTranspose3d::reset_parameters() { detail::reset_conv_parameters(weight, bias); }
+
+Tensor ConvTranspose3d::forward(const Tensor& input) {
+  const ConvTranspose3dOptions& o = options;
+  return functional::conv_transpose3d(input, weight, bias,
+                                      functional::ConvTranspose3dFuncOptions()
+                                          .stride(o.stride())
+                                          .padding(o.padding())
+                                          .output_padding(o.output_padding())
+                                          .groups(o.groups())
+                                          .dilation(o.dilation()));
+}
+
+Tensor ConvTranspose3d::forward(const Tensor& input, const std::vector<int64_t>& output_size) {
+  const ConvTranspose3dOptions& o = options;
+  std::vector<int64_t> op = output_padding_for("ConvTranspose3d", input, output_size, o.stride().vec(),
+                                               o.padding().vec(), o.kernel_size().vec(), o.dilation().vec());
+  return functional::conv_transpose3d(input, weight, bias,
+                                      functional::ConvTranspose3dFuncOptions()
+                                          .stride(o.stride())
+                                          .padding(o.padding())
+                                          .output_padding(Int3(op[0], op[1], op[2]))
+                                          .groups(o.groups())
+                                          .dilation(o.dilation()));
+}
+
+std::string ConvTranspose3d::extra_repr() const {
+  auto s3 = [](const Int3& v) { return repr::tuple3(v); };
+  const ConvTranspose3dOptions& o = options;
+  std::string r = std::to_string(o.in_channels()) + ", " + std::to_string(o.out_channels()) +
+                  ", kernel_size=" + s3(o.kernel_size()) + ", stride=" + s3(o.stride());
+  if (o.padding() != Int3(0)) r += ", padding=" + s3(o.padding());
+  if (o.dilation() != Int3(1)) r += ", dilation=" + s3(o.dilation());
+  if (o.output_padding() != Int3(0)) r += ", output_padding=" + s3(o.output_padding());
+  if (o.groups() != 1) r += ", groups=" + std::to_string(o.groups());
+  if (!o.bias()) r += ", bias=False";
+  return r;
+}
+
 }  // namespace colony::nn

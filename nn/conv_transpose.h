@@ -1,6 +1,7 @@
-// nn::ConvTranspose2d and nn::ConvTranspose1d (torch.nn.ConvTranspose2d/1d): the adjoint of the
-// convolution with the same options, through raw::conv_transpose2d (conv2d's input-gradient
-// kernels; the 1-D form on [N, C, 1, L]). Weight [in, out / groups, k...], initialized like PyTorch.
+// nn::ConvTranspose2d, nn::ConvTranspose1d and nn::ConvTranspose3d (torch.nn.ConvTranspose2d/1d/3d):
+// the adjoint of the convolution with the same options, through raw::conv_transpose2d (conv2d's
+// input-gradient kernels; the 1-D form on [N, C, 1, L]) and raw::conv_transpose3d (conv3d's).
+// Weight [in, out / groups, k...], initialized like PyTorch.
 #pragma once
 
 #include <optional>
@@ -9,6 +10,7 @@
 
 #include "base/arg.h"
 #include "base/int2.h"
+#include "base/int3.h"
 #include "nn/module.h"
 
 namespace colony::nn {
@@ -75,6 +77,37 @@ class ConvTranspose1d : public Module {
 
   ConvTranspose1dOptions options;
   Tensor weight;  // [in, out / groups, k]
+  Tensor bias;    // [out]
+};
+
+struct ConvTranspose3dOptions {
+  ConvTranspose3dOptions(int64_t in_channels, int64_t out_channels, Int3 kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(kernel_size) {}
+  COLONY_ARG(int64_t, in_channels);
+  COLONY_ARG(int64_t, out_channels);
+  COLONY_ARG(Int3, kernel_size);
+  COLONY_ARG(Int3, stride) = 1;
+  COLONY_ARG(Int3, padding) = 0;
+  COLONY_ARG(Int3, output_padding) = 0;  // smaller than stride, as ConvTranspose2dOptions'
+  COLONY_ARG(int64_t, groups) = 1;
+  COLONY_ARG(bool, bias) = true;
+  COLONY_ARG(Int3, dilation) = 1;
+  COLONY_ARG(std::string, padding_mode) = "zeros";  // "zeros" only, as torch
+};
+
+// Input [N, C_in, D, H, W] or [C_in, D, H, W] -> [N, C_out, Do, Ho, Wo], each size as
+// ConvTranspose2d's Ho.
+class ConvTranspose3d : public Module {
+ public:
+  explicit ConvTranspose3d(const ConvTranspose3dOptions& options);
+  Tensor forward(const Tensor& input) override;
+  // output_size [Do, Ho, Wo] or [N, C, Do, Ho, Wo], as ConvTranspose2d's.
+  Tensor forward(const Tensor& input, const std::vector<int64_t>& output_size);
+  void reset_parameters();
+  std::string extra_repr() const override;
+
+  ConvTranspose3dOptions options;
+  Tensor weight;  // [in, out / groups, kD, kH, kW]
   Tensor bias;    // [out]
 };
 

@@ -12,6 +12,7 @@
 
 #include "base/arg.h"
 #include "base/int2.h"
+#include "base/int3.h"
 #include "tensor/random.h"
 #include "tensor/tensor.h"
 
@@ -230,6 +231,18 @@ struct Conv1dPadding {
   std::string mode;
 };
 
+struct Conv3dPadding {
+  Conv3dPadding(int64_t all) : size(all) {}                            // NOLINT
+  Conv3dPadding(Int3 v) : size(v) {}                                   // NOLINT
+  Conv3dPadding(std::initializer_list<int64_t> v) : size(v) {}         // NOLINT
+  template <size_t N>
+  Conv3dPadding(const char (&m)[N]) : mode(m) {}                      // NOLINT: .padding("same")
+  Conv3dPadding(std::string m) : mode(std::move(m)) {}                 // NOLINT
+  bool is_string() const { return !mode.empty(); }
+  Int3 size = 0;
+  std::string mode;  // "same" or "valid" when given as a string; empty for a size
+};
+
 struct Conv2dFuncOptions {
   COLONY_ARG(Int2, stride) = 1;
   COLONY_ARG(Conv2dPadding, padding) = 0;
@@ -272,6 +285,29 @@ struct ConvTranspose1dFuncOptions {
 };
 Tensor conv_transpose1d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
                         const ConvTranspose1dFuncOptions& options = {});
+
+// F::conv3d: input [N, C_in, D, H, W] or [C_in, D, H, W] (unbatched), weight [C_out, C_in / groups,
+// kD, kH, kW], bias [C_out] or undefined; padding a size or "same" / "valid" (Conv3dPadding).
+struct Conv3dFuncOptions {
+  COLONY_ARG(Int3, stride) = 1;
+  COLONY_ARG(Conv3dPadding, padding) = 0;
+  COLONY_ARG(Int3, dilation) = 1;
+  COLONY_ARG(int64_t, groups) = 1;
+};
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
+              const Conv3dFuncOptions& options = {});
+
+// F::conv_transpose3d (nn/conv_transpose.h's ConvTranspose3d): input [N, C_in, D, H, W] or
+// [C_in, D, H, W], weight [C_in, C_out / groups, kD, kH, kW]; output_padding < stride.
+struct ConvTranspose3dFuncOptions {
+  COLONY_ARG(Int3, stride) = 1;
+  COLONY_ARG(Int3, padding) = 0;
+  COLONY_ARG(Int3, output_padding) = 0;
+  COLONY_ARG(int64_t, groups) = 1;
+  COLONY_ARG(Int3, dilation) = 1;
+};
+Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(),
+                        const ConvTranspose3dFuncOptions& options = {});
 
 struct MaxPool2dFuncOptions {
   MaxPool2dFuncOptions(Int2 kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT

@@ -1,5 +1,6 @@
 // F:: convolution, pooling and batch norm: option structs to the differentiable ops of
-// autograd/nn_ops.h. The 1-D forms view [N, C, L] as [N, C, 1, L] and run the 2-D op.
+// autograd/nn_ops.h. The 1-D forms view [N, C, L] as [N, C, 1, L] and run the 2-D op; the 3-D
+// convolutions run their own (autograd/nn_ops.h's conv3d, conv_transpose3d).
 #include <stdexcept>
 #include <string>
 
@@ -127,6 +128,50 @@ Tensor conv2d(const Tensor& input, const Tensor& weight, const Tensor& bias, con
   const bool extra = p.extra_right[0] > 0 || p.extra_right[1] > 0;
   const Tensor x = extra ? pad(input, PadFuncOptions(std::vector<int64_t>{0, p.extra_right[1], 0, p.extra_right[0]})) : input;
   return colony::conv2d(x, weight, bias, o.stride(), Int2(p.both[0], p.both[1]), o.dilation(), o.groups());
+}
+
+namespace {
+
+// [C, D, H, W] (unbatched) as [1, C, D, H, W]; 5-D as is. torch's message.
+Tensor batched_volume(const Tensor& input, const char* op) {
+  if (!input.defined() || (input.dim() != 4 && input.dim() != 5)) {
+    throw std::invalid_argument(std::string(op) + ": Expected 4D (unbatched) or 5D (batched) input to " + op +
+                                ", but got input of size: " +
+                                (input.defined() ? shape_str(input.sizes()) : std::string("undefined")));
+  }
+  return input.dim() == 4 ? unsqueeze(input, 0) : input;
+}
+
+Tensor unbatched_like(const Tensor& y, const Tensor& input) { return input.dim() == 4 ? squeeze(y, 0) : y; }
+
+}  // namespace
+
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias, const Conv3dFuncOptions& o) {
+  const char* op = "conv3d";
+  const Tensor x = batched_volume(input, op);
+  if (!o.padding().is_string()) {
+    return unbatched_like(colony::conv3d(x, weight, bias, o.stride(), o.padding().size, o.dilation(), o.groups()),
+                          input);
+  }
+  check_weight_rank(weight, 5, "[C_out, C_in / groups, kD, kH, kW]", op);
+  const nn::detail::StringPadding p =
+      nn::detail::string_padding(o.padding().mode, {weight.size(2), weight.size(3), weight.size(4)},
+                                 o.stride().vec(), o.dilation().vec(), op);
+  // An even extent: the odd zero on the right first (torch's constant_pad_nd), then symmetric.
+  const bool extra = p.extra_right[0] > 0 || p.extra_right[1] > 0 || p.extra_right[2] > 0;
+  const Tensor xp = extra ? pad(x, PadFuncOptions(std::vector<int64_t>{0, p.extra_right[2], 0, p.extra_right[1], 0,
+                                                                      p.extra_right[0]}))
+                          : x;
+  return unbatched_like(colony::conv3d(xp, weight, bias, o.stride(), Int3(p.both[0], p.both[1], p.both[2]),
+                                       o.dilation(), o.groups()),
+                        input);
+}
+
+Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor& bias,
+                        const ConvTranspose3dFuncOptions& o) {
+  const Tensor y = colony::conv_transpose3d(batched_volume(input, "conv_transpose3d"), weight, bias, o.stride(),
+                                            o.padding(), o.output_padding(), o.dilation(), o.groups());
+  return unbatched_like(y, input);
 }
 
 Tensor max_pool2d(const Tensor& input, const MaxPool2dFuncOptions& o) {

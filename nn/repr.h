@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/int2.h"
+#include "base/int3.h"
 
 namespace colony::nn::repr {
 
@@ -17,5 +18,10 @@ std::string tuple(const Int2& v);
 std::string int_or_tuple(const Int2& v);
 // "(3,)", as PyTorch prints a one-element tuple (Conv1d's kernel_size).
 inline std::string tuple1(int64_t v) { return "(" + std::to_string(v) + ",)"; }
+
+// The 3-D pools' (d, h, w) sizes: "(2, 3, 1)", and "2" when all three are equal (as torch prints a
+// size given as one number).
+std::string tuple3(const Int3& v);
+std::string int_or_tuple3(const Int3& v);
 
 }  // namespace colony::nn::repr

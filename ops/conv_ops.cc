@@ -24,18 +24,6 @@ void check_positive(Int2 p, const char* what, const char* op, bool allow_zero) {
   }
 }
 
-void check_same_device_dtype(const Tensor& a, const char* a_name, const Tensor& b, const char* b_name,
-                             const char* op) {
-  if (a.device() != b.device()) {
-    throw std::invalid_argument(std::string(op) + ": expected " + b_name + " on " + a.device().str() + " like " +
-                                a_name + ", got " + b.device().str());
-  }
-  if (a.dtype() != b.dtype()) {
-    throw std::invalid_argument(std::string(op) + ": expected " + b_name + " of dtype " + dtype_name(a.dtype()) +
-                                " like " + a_name + ", got " + dtype_name(b.dtype()));
-  }
-}
-
 // Checks everything about the shapes and parameters and returns the kernels' view of them.
 kernels::Conv2dGeometry conv_geometry(const Shape& in, const Shape& wt, const Conv2dParams& p, const char* op) {
   if (in.size() != 4) {

@@ -22,6 +22,19 @@ inline void check_floating(const Tensor& t, const char* op, const char* what = "
   }
 }
 
+// b on a's device and of a's dtype: "conv2d: expected weight of dtype float32 like input, got float64".
+inline void check_same_device_dtype(const Tensor& a, const char* a_name, const Tensor& b, const char* b_name,
+                                    const char* op) {
+  if (a.device() != b.device()) {
+    throw std::invalid_argument(std::string(op) + ": expected " + b_name + " on " + a.device().str() + " like " +
+                                a_name + ", got " + b.device().str());
+  }
+  if (a.dtype() != b.dtype()) {
+    throw std::invalid_argument(std::string(op) + ": expected " + b_name + " of dtype " + dtype_name(a.dtype()) +
+                                " like " + a_name + ", got " + dtype_name(b.dtype()));
+  }
+}
+
 // A scalar kept in device memory (GradScaler's scale and flag, an optimizer's step count): one
 // contiguous element of `dtype`, on the device of `beside` when given. "<op>: found_inf must be a
 // 1-element float32 tensor, got float64 [1]".

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/int2.h"
+#include "base/int3.h"
 #include "kernels/common/cross_entropy.h"
 #include "kernels/common/embedding_bag.h"
 #include "kernels/common/grid_sample.h"
@@ -27,6 +28,7 @@
 namespace colony::raw {
 
 using colony::Int2;  // the (height, width) pair of base/int2.h: stride 2, padding {1, 2}
+using colony::Int3;  // the (depth, height, width) triple of base/int3.h: stride 2, padding {0, 1, 1}
 
 // ---------- convolution (ops/conv_ops.cc) ----------
 
@@ -59,6 +61,33 @@ Conv2dGrads conv2d_backward(const Tensor& grad_output, const Tensor& input, cons
 // output_padding must be smaller than stride (PyTorch also takes output_padding < dilation).
 Tensor conv_transpose2d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), Int2 stride = 1,
                         Int2 padding = 0, Int2 output_padding = 0, Int2 dilation = 1, int64_t groups = 1);
+
+// ---------- 3-D convolution (ops/conv3d_ops.cc) ----------
+
+// input [N, C, D, H, W], weight [O, C / groups, kD, kH, kW], bias [O] or undefined ->
+// [N, O, Do, Ho, Wo] with Do = (D + 2 * padding.d - dilation.d * (kD - 1) - 1) / stride.d + 1
+// (likewise Ho, Wo). Only 5-D (batched) input; F::conv3d takes 4-D too. Errors in torch's words
+// ("Given groups=2, weight of size [...], expected input[...] to have 6 channels, but got 4
+// channels instead"). A 16-bit CPU input is computed in float32 and rounded once (cpu_widen.h).
+Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), Int3 stride = 1,
+              Int3 padding = 0, Int3 dilation = 1, int64_t groups = 1);
+
+// conv3d's arguments after weight and bias, as its backward (and autograd's saved state) takes them.
+struct Conv3dParams {
+  Int3 stride = 1, padding = 0, dilation = 1;
+  int64_t groups = 1;
+};
+// conv2d_backward's contract (Conv2dGrads, output_mask) for conv3d.
+Conv2dGrads conv3d_backward(const Tensor& grad_output, const Tensor& input, const Tensor& weight,
+                            const Conv3dParams& params, std::array<bool, 3> output_mask = {true, true, true});
+
+// Transposed 3-D convolution (torch's conv_transpose3d): input [N, C_in, D, H, W], weight [C_in,
+// C_out / groups, kD, kH, kW], bias [C_out] or undefined -> [N, C_out, Do, Ho, Wo] with Do = (D - 1)
+// * stride.d - 2 * padding.d + dilation.d * (kD - 1) + output_padding.d + 1 (likewise Ho, Wo):
+// conv3d's input gradient, as conv_transpose2d is conv2d's. output_padding must be smaller than
+// stride (torch also takes output_padding < dilation; refused here, as conv_transpose2d does).
+Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), Int3 stride = 1,
+                        Int3 padding = 0, Int3 output_padding = 0, Int3 dilation = 1, int64_t groups = 1);
 
 // ---------- pooling (ops/pool_ops.cc); input [N, C, H, W] or [C, H, W] ----------
 // stride defaults to kernel_size. Output size (H + 2 * padding - dilation * (k - 1) - 1) / stride + 1,

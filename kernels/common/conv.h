@@ -1,5 +1,11 @@
-// 2-D convolution (cross-correlation, as in PyTorch) and its three gradients on contiguous NCHW
-// arrays: the kernel entry points, declared once for both devices (kernel.h).
+// 2-D and 3-D convolution (cross-correlation, as in PyTorch) and their three gradients on
+// contiguous NCHW / NCDHW arrays: the kernel entry points, declared once for both devices (kernel.h).
+//
+// 3-D (Conv3dForward, Conv3dBackward): on the CPU kernels/cpu/conv3d.cc (vol2col and GEMM, float32
+// and float64; callers widen 16-bit operands, ops/cpu_widen.h); on CUDA the same cuDNN path as 2-D
+// below, with 5-d descriptors (the same dtypes, algorithm choice, cache, workspaces and limit).
+//
+// 2-D:
 //
 //  - CPU (kernels/cpu/conv_entry.cc): kernels/cpu/conv.h's direct and im2col kernels with the
 //    algorithm chosen for the shape (ConvAlgorithm::Auto); float32 and float64, and bfloat16 where
@@ -30,6 +36,14 @@ COLONY_KERNEL(Conv2dForward, DType dtype, const Conv2dGeometry& g, const void* x
 // grad_w, grad_b may be null when not wanted (a first layer needs no grad_x); the others are
 // overwritten. x is only read when grad_w is wanted, w only when grad_x is.
 COLONY_KERNEL(Conv2dBackward, DType dtype, const Conv2dGeometry& g, const void* grad_y, const void* x, const void* w,
+              void* grad_x, void* grad_w, void* grad_b);
+
+// y = conv3d(x, w) + bias (bias may be null).
+COLONY_KERNEL(Conv3dForward, DType dtype, const Conv3dGeometry& g, const void* x, const void* w, const void* bias,
+              void* y);
+
+// Conv2dBackward's contract for the 3-D convolution.
+COLONY_KERNEL(Conv3dBackward, DType dtype, const Conv3dGeometry& g, const void* grad_y, const void* x, const void* w,
               void* grad_x, void* grad_w, void* grad_b);
 
 }  // namespace colony::kernels

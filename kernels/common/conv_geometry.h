@@ -1,5 +1,5 @@
-// The shapes of a 2-D convolution and a 2-D pooling window as the CPU and CUDA kernels see them,
-// computed and checked once by the front functions (ops/conv_ops.cc, ops/pool_ops.cc).
+// The shapes of a 2-D and a 3-D convolution and a 2-D pooling window as the CPU and CUDA kernels
+// see them, computed and checked once by the front functions (ops/conv_ops.cc, ops/pool_ops.cc).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +24,26 @@ struct Conv2dGeometry {
   bool unit_stride_dilation_one_group() const {
     return stride_h == 1 && stride_w == 1 && dilation_h == 1 && dilation_w == 1 && groups == 1;
   }
+};
+
+// Input [batch, in_channels, in_d, in_h, in_w], weight [out_channels, in_channels / groups,
+// kernel_d, kernel_h, kernel_w], output [batch, out_channels, out_d, out_h, out_w]; every array
+// contiguous. Output (z, y, x) reads input depth z * stride_d - pad_d + i * dilation_d, i < kernel_d
+// (likewise rows and columns).
+struct Conv3dGeometry {
+  int64_t batch = 1, in_channels = 1, in_d = 1, in_h = 1, in_w = 1;
+  int64_t out_channels = 1, kernel_d = 1, kernel_h = 1, kernel_w = 1;
+  int64_t stride_d = 1, stride_h = 1, stride_w = 1, pad_d = 0, pad_h = 0, pad_w = 0;
+  int64_t dilation_d = 1, dilation_h = 1, dilation_w = 1;
+  int64_t groups = 1;
+  int64_t out_d = 1, out_h = 1, out_w = 1;
+
+  int64_t group_in_channels() const { return in_channels / groups; }
+  int64_t group_out_channels() const { return out_channels / groups; }
+  // Rows of one group's vol2col matrix: (in channel, kernel depth, kernel row, kernel column).
+  int64_t patch_size() const { return group_in_channels() * kernel_d * kernel_h * kernel_w; }
+  int64_t in_volume() const { return in_d * in_h * in_w; }
+  int64_t out_volume() const { return out_d * out_h * out_w; }
 };
 
 // `planes` independent [in_h, in_w] planes (batch * channels) pooled to [out_h, out_w]. Window

@@ -12,6 +12,7 @@
 #include "kernels/cpu/amx_gemm.h"
 #include "kernels/cpu/bf16_rows.h"
 #include "kernels/cpu/conv_channels.h"
+#include "kernels/cpu/conv_parts.h"
 #include "kernels/cpu/conv_pixels.h"
 #include "kernels/cpu/conv_weight_rows.h"
 #include "kernels/cpu/gemm.h"
@@ -31,45 +32,17 @@ T* scratch(size_t n) {
   return thread_scratch<ConvScratch, T, Slot>(n);
 }
 
-// Waking a pool thread costs several microseconds; below ~100K multiply-adds per chunk the work is
-// cheaper on one thread (LeNet's smallest layer does ~240K per image).
-constexpr double kMinChunkMacs = 1e5;
-
-// Images [begin, end) of part p when `batch` images are dealt to `parts` parts.
-int64_t part_begin(int64_t batch, int64_t parts, int64_t p) { return batch * p / parts; }
+using conv_parts::col_major;
+using conv_parts::for_each_part;
+using conv_parts::PartialGrads;
+using conv_parts::row_major;
+using conv_parts::valid_outputs;
+using conv_parts::ValidRange;
 
 int64_t choose_parts(const Conv2dGeometry& g) {
-  double macs = static_cast<double>(g.batch) * g.out_channels * g.out_h * g.out_w * g.patch_size();
-  int64_t by_work = std::max<int64_t>(1, static_cast<int64_t>(macs / kMinChunkMacs));
-  return std::max<int64_t>(1, std::min<int64_t>({static_cast<int64_t>(num_threads()), g.batch, by_work}));
+  return conv_parts::choose_parts(
+      g.batch, static_cast<double>(g.batch) * g.out_channels * g.out_h * g.out_w * g.patch_size());
 }
-
-// Runs fn(part, first_image, end_image) for every part, one part per pool chunk.
-template <typename F>
-void for_each_part(int64_t batch, int64_t parts, const F& fn) {
-  parallel_for(parts, 1, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) fn(p, part_begin(batch, parts, p), part_begin(batch, parts, p + 1));
-  });
-}
-
-// Each part's private weight and bias gradients, a cache line apart so parts never share one.
-template <typename T>
-struct PartialGrads {
-  int64_t stride = 0;
-  std::vector<T> data;
-  PartialGrads(int64_t parts, int64_t size) : stride((size + 15) / 16 * 16), data(parts * stride, T(0)) {}
-  T* part(int64_t p) { return data.data() + p * stride; }
-  // out[i] = sum over parts, in part order (deterministic for a given thread count), rounded to
-  // out's type once.
-  template <typename S>
-  void reduce_into(S* out, int64_t offset, int64_t n, int64_t parts) const {
-    for (int64_t i = 0; i < n; ++i) {
-      T s = T(0);
-      for (int64_t p = 0; p < parts; ++p) s += data[p * stride + offset + i];
-      out[i] = S(s);
-    }
-  }
-};
 
 // ---------- Direct (stride 1) ----------
 
@@ -594,17 +567,6 @@ int64_t rows_per_block(const Conv2dGeometry& g) {
   return std::max<int64_t>(1, std::min<int64_t>(g.out_h, kColBudget / std::max<int64_t>(1, g.patch_size() * g.out_w)));
 }
 
-// Output columns x whose input column x * stride - pad + j * dilation lies in [0, size).
-struct ValidRange {
-  int64_t lo, hi;
-};
-ValidRange valid_outputs(int64_t size, int64_t out, int64_t stride, int64_t offset) {
-  // offset = j * dilation - pad; input = x * stride + offset
-  int64_t lo = offset >= 0 ? 0 : (-offset + stride - 1) / stride;
-  int64_t hi = size - 1 - offset >= 0 ? std::min(out, (size - 1 - offset) / stride + 1) : 0;
-  return {std::min(lo, hi), hi};
-}
-
 // col[(c * kh + i) * kw + j][(y - y0) * Wo + x] = image[c][y * sh - ph + i * dh][x * sw - pw + j * dw],
 // zero outside the image, for output rows [y0, y1) of one group's channels.
 template <typename T>
@@ -658,9 +620,6 @@ void col2im(const T* col, const Conv2dGeometry& g, int64_t y0, int64_t y1, T* im
     }
   }
 }
-
-MatrixArg row_major(const void* data, int64_t ld) { return MatrixArg{data, ld, false, 0}; }
-MatrixArg col_major(const void* data, int64_t ld) { return MatrixArg{data, ld, true, 0}; }
 
 template <typename T>
 void forward_im2col(const Conv2dGeometry& g, const T* x, const T* w, const T* bias, T* y) {

@@ -1,4 +1,5 @@
-// The convolution's CUDA entry points (kernels/common/conv.h, which says what they do) on cuDNN.
+// The convolutions' CUDA entry points (kernels/common/conv.h, which says what they do) on cuDNN:
+// 2-D and 3-D alike, through the Nd descriptors of one ConvShape.
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
@@ -52,13 +53,13 @@ static_assert(CUDNN_STATUS_NOT_SUPPORTED == kCudnnStatusNotSupported &&
 
 void check(cudnnStatus_t status, const char* call) {
   if (status != CUDNN_STATUS_SUCCESS) {
-    throw std::runtime_error(std::string("conv2d: ") + call + " failed: " + cudnnGetErrorString(status));
+    throw std::runtime_error(std::string("cuDNN convolution: ") + call + " failed: " + cudnnGetErrorString(status));
   }
 }
 
-int to_int(int64_t v, const char* what) {
+int to_int(int64_t v, const char* op, const char* what) {
   if (v > INT_MAX) {
-    throw std::invalid_argument(std::string("conv2d: ") + what + " " + std::to_string(v) + " exceeds cuDNN's int range");
+    throw std::invalid_argument(std::string(op) + ": " + what + " " + std::to_string(v) + " exceeds cuDNN's int range");
   }
   return static_cast<int>(v);
 }
@@ -78,7 +79,7 @@ std::unique_ptr<CudnnHandle> make_handle(int) {
 
 cudnnHandle_t handle_for_current_device(int* device_out) {
   int device = 0;
-  check_cuda(cudaGetDevice(&device), "conv2d: cudaGetDevice");
+  check_cuda(cudaGetDevice(&device), "cuDNN convolution: cudaGetDevice");
   static auto* pool = new HandlePool<CudnnHandle>;  // never freed: threads may exit after static destructors
   thread_local HandlePool<CudnnHandle>::Lease lease(*pool);
   *device_out = device;
@@ -92,7 +93,7 @@ cudnnDataType_t data_type(DType dtype) {
     case DType::Float16: return CUDNN_DATA_HALF;
     case DType::BFloat16: return CUDNN_DATA_BFLOAT16;
     default:
-      throw std::invalid_argument(std::string("conv2d: CUDA convolution supports float32, float64, float16 and "
+      throw std::invalid_argument(std::string("cuDNN convolution: CUDA convolution supports float32, float64, float16 and "
                                               "bfloat16, got ") + dtype_name(dtype));
   }
 }
@@ -128,35 +129,102 @@ struct ConvDesc {
   ConvDesc& operator=(const ConvDesc&) = delete;
 };
 
-// The descriptors of one convolution call (cheap to build; cuDNN keeps no pointer to them).
+// One convolution's shapes as cuDNN's Nd descriptors take them, for a 2-D (Conv2dGeometry) and a
+// 3-D (Conv3dGeometry) convolution alike: `spatial` sizes after batch and channels, each array
+// contiguous (NCHW, NCDHW).
+struct ConvShape {
+  const char* op = "conv2d";  // names the convolution in errors
+  int spatial = 2;
+  int64_t batch = 1, in_channels = 1, out_channels = 1, groups = 1;
+  int64_t in[3] = {1, 1, 1}, out[3] = {1, 1, 1}, kernel[3] = {1, 1, 1};
+  int64_t pad[3] = {0, 0, 0}, stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1};
+
+  // Every number that tells one convolution from another (the algorithm cache's key).
+  std::vector<int64_t> key() const {
+    std::vector<int64_t> k = {spatial, batch, in_channels, out_channels, groups};
+    for (const int64_t* a : {in, out, kernel, pad, stride, dilation}) k.insert(k.end(), a, a + spatial);
+    return k;
+  }
+};
+
+ConvShape shape_of(const Conv2dGeometry& g) {
+  ConvShape s;
+  s.op = "conv2d";
+  s.spatial = 2;
+  s.batch = g.batch;
+  s.in_channels = g.in_channels;
+  s.out_channels = g.out_channels;
+  s.groups = g.groups;
+  const int64_t in[] = {g.in_h, g.in_w}, out[] = {g.out_h, g.out_w}, kernel[] = {g.kernel_h, g.kernel_w};
+  const int64_t pad[] = {g.pad_h, g.pad_w}, stride[] = {g.stride_h, g.stride_w};
+  const int64_t dilation[] = {g.dilation_h, g.dilation_w};
+  for (int i = 0; i < 2; ++i) {
+    s.in[i] = in[i];
+    s.out[i] = out[i];
+    s.kernel[i] = kernel[i];
+    s.pad[i] = pad[i];
+    s.stride[i] = stride[i];
+    s.dilation[i] = dilation[i];
+  }
+  return s;
+}
+
+ConvShape shape_of(const Conv3dGeometry& g) {
+  ConvShape s;
+  s.op = "conv3d";
+  s.spatial = 3;
+  s.batch = g.batch;
+  s.in_channels = g.in_channels;
+  s.out_channels = g.out_channels;
+  s.groups = g.groups;
+  const int64_t in[] = {g.in_d, g.in_h, g.in_w}, out[] = {g.out_d, g.out_h, g.out_w};
+  const int64_t kernel[] = {g.kernel_d, g.kernel_h, g.kernel_w}, pad[] = {g.pad_d, g.pad_h, g.pad_w};
+  const int64_t stride[] = {g.stride_d, g.stride_h, g.stride_w};
+  const int64_t dilation[] = {g.dilation_d, g.dilation_h, g.dilation_w};
+  for (int i = 0; i < 3; ++i) {
+    s.in[i] = in[i];
+    s.out[i] = out[i];
+    s.kernel[i] = kernel[i];
+    s.pad[i] = pad[i];
+    s.stride[i] = stride[i];
+    s.dilation[i] = dilation[i];
+  }
+  return s;
+}
+
+// The descriptors of one convolution call (cheap to build; cuDNN keeps no pointer to them): the
+// Nd forms with 4 or 5 dims, which describe a 2-D convolution as the 4-d forms do.
 struct Descriptors {
   TensorDesc x, y, bias;
   FilterDesc w;
   ConvDesc conv;
 
-  Descriptors(DType dtype, const Conv2dGeometry& g) {
+  Descriptors(DType dtype, const ConvShape& s) {
     const cudnnDataType_t type = data_type(dtype);
     const cudnnDataType_t compute = dtype == DType::Float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
-    check(cudnnSetTensor4dDescriptor(x.d, CUDNN_TENSOR_NCHW, type, to_int(g.batch, "batch"),
-                                     to_int(g.in_channels, "channels"), to_int(g.in_h, "height"),
-                                     to_int(g.in_w, "width")),
-          "cudnnSetTensor4dDescriptor");
-    check(cudnnSetTensor4dDescriptor(y.d, CUDNN_TENSOR_NCHW, type, to_int(g.batch, "batch"),
-                                     to_int(g.out_channels, "channels"), to_int(g.out_h, "height"),
-                                     to_int(g.out_w, "width")),
-          "cudnnSetTensor4dDescriptor");
-    check(cudnnSetTensor4dDescriptor(bias.d, CUDNN_TENSOR_NCHW, type, 1, to_int(g.out_channels, "channels"), 1, 1),
-          "cudnnSetTensor4dDescriptor");
-    check(cudnnSetFilter4dDescriptor(w.d, type, CUDNN_TENSOR_NCHW, to_int(g.out_channels, "channels"),
-                                     to_int(g.group_in_channels(), "channels"), to_int(g.kernel_h, "kernel"),
-                                     to_int(g.kernel_w, "kernel")),
-          "cudnnSetFilter4dDescriptor");
-    check(cudnnSetConvolution2dDescriptor(conv.d, to_int(g.pad_h, "padding"), to_int(g.pad_w, "padding"),
-                                          to_int(g.stride_h, "stride"), to_int(g.stride_w, "stride"),
-                                          to_int(g.dilation_h, "dilation"), to_int(g.dilation_w, "dilation"),
-                                          CUDNN_CROSS_CORRELATION, compute),
-          "cudnnSetConvolution2dDescriptor");
-    check(cudnnSetConvolutionGroupCount(conv.d, to_int(g.groups, "groups")), "cudnnSetConvolutionGroupCount");
+    const int n = s.spatial + 2;
+    int xd[5], yd[5], bd[5], wd[5], pad[3], stride[3], dilation[3];
+    xd[0] = yd[0] = to_int(s.batch, s.op, "batch");
+    xd[1] = to_int(s.in_channels, s.op, "channels");
+    yd[1] = wd[0] = bd[1] = to_int(s.out_channels, s.op, "channels");
+    wd[1] = to_int(s.in_channels / s.groups, s.op, "channels");
+    bd[0] = 1;
+    for (int i = 0; i < s.spatial; ++i) {
+      xd[i + 2] = to_int(s.in[i], s.op, "size");
+      yd[i + 2] = to_int(s.out[i], s.op, "size");
+      wd[i + 2] = to_int(s.kernel[i], s.op, "kernel");
+      bd[i + 2] = 1;
+      pad[i] = to_int(s.pad[i], s.op, "padding");
+      stride[i] = to_int(s.stride[i], s.op, "stride");
+      dilation[i] = to_int(s.dilation[i], s.op, "dilation");
+    }
+    check(cudnnSetTensorNdDescriptorEx(x.d, CUDNN_TENSOR_NCHW, type, n, xd), "cudnnSetTensorNdDescriptorEx");
+    check(cudnnSetTensorNdDescriptorEx(y.d, CUDNN_TENSOR_NCHW, type, n, yd), "cudnnSetTensorNdDescriptorEx");
+    check(cudnnSetTensorNdDescriptorEx(bias.d, CUDNN_TENSOR_NCHW, type, n, bd), "cudnnSetTensorNdDescriptorEx");
+    check(cudnnSetFilterNdDescriptor(w.d, type, CUDNN_TENSOR_NCHW, n, wd), "cudnnSetFilterNdDescriptor");
+    check(cudnnSetConvolutionNdDescriptor(conv.d, s.spatial, pad, stride, dilation, CUDNN_CROSS_CORRELATION, compute),
+          "cudnnSetConvolutionNdDescriptor");
+    check(cudnnSetConvolutionGroupCount(conv.d, to_int(s.groups, s.op, "groups")), "cudnnSetConvolutionGroupCount");
     check(cudnnSetConvolutionMathType(conv.d, math_type(dtype, CUDNN_DEFAULT_MATH)), "cudnnSetConvolutionMathType");
   }
 };
@@ -171,10 +239,12 @@ using CacheKey = ConvAlgoKey;
 
 // The switches are part of the key: turning one on or off chooses again instead of reusing a choice
 // made under the other setting.
-CacheKey cache_key(Pass pass, DType dtype, int device, const Conv2dGeometry& g) {
-  return {static_cast<int64_t>(pass), static_cast<int64_t>(dtype), device, g.batch, g.in_channels, g.in_h, g.in_w,
-          g.out_channels, g.kernel_h, g.kernel_w, g.stride_h, g.stride_w, g.pad_h, g.pad_w, g.dilation_h,
-          g.dilation_w, g.groups, cudnn_allow_tf32(), cudnn_deterministic(), cudnn_benchmark()};
+CacheKey cache_key(Pass pass, DType dtype, int device, const ConvShape& s) {
+  CacheKey key = {static_cast<int64_t>(pass), static_cast<int64_t>(dtype), device, cudnn_allow_tf32(),
+                  cudnn_deterministic(), cudnn_benchmark()};
+  const std::vector<int64_t> shape = s.key();
+  key.insert(key.end(), shape.begin(), shape.end());
+  return key;
 }
 
 std::mutex cache_mutex;
@@ -236,7 +306,7 @@ std::vector<Candidate> choose(DType dtype, Descriptors& d, GetCount get_count, G
     if (!timed.empty()) out = timed;
   }
   if (out.empty()) {
-    throw std::runtime_error(std::string("conv2d: cuDNN offers no ") +
+    throw std::runtime_error(std::string("cuDNN convolution: cuDNN offers no ") +
                              (cudnn_deterministic() ? "deterministic " : "") + "algorithm for this shape (" + what +
                              ")");
   }
@@ -251,7 +321,7 @@ struct Operands {
   void* out;      // y, grad_x or grad_w: what the pass writes
 };
 
-std::vector<Candidate> candidates(Pass pass, DType dtype, int device, const Conv2dGeometry& g, cudnnHandle_t h,
+std::vector<Candidate> candidates(Pass pass, DType dtype, int device, const ConvShape& g, cudnnHandle_t h,
                                   Descriptors& d, const Operands& o, const WorkspaceAllocator& workspace) {
   const CacheKey key = cache_key(pass, dtype, device, g);
   {
@@ -318,7 +388,7 @@ std::vector<Candidate> candidates(Pass pass, DType dtype, int device, const Conv
 // cache so later calls skip it; one that does not suit this call's operands (BAD_PARAM, e.g. a
 // misaligned pointer) is skipped this time only; any other error ends the search.
 template <typename Run>
-void run_pass(Pass pass, DType dtype, const Conv2dGeometry& g, cudnnHandle_t h, int device, Descriptors& d,
+void run_pass(Pass pass, DType dtype, const ConvShape& g, cudnnHandle_t h, int device, Descriptors& d,
               const Operands& o, const WorkspaceAllocator& workspace, const Run& run, const char* what) {
   std::vector<Candidate> list = candidates(pass, dtype, device, g, h, d, o, workspace);
   std::string last_error;
@@ -333,7 +403,7 @@ void run_pass(Pass pass, DType dtype, const Conv2dGeometry& g, cudnnHandle_t h, 
     check(cudnnSetConvolutionMathType(d.conv.d, static_cast<cudnnMathType_t>(c.math)), "cudnnSetConvolutionMathType");
     cudnnStatus_t status = run(c.algo, ws, c.workspace);
     if (status == CUDNN_STATUS_SUCCESS) {
-      after_launch(pass == Pass::Forward ? "conv2d" : "conv2d_backward");
+      after_launch(pass == Pass::Forward ? g.op : "convolution backward");
       return;
     }
     last_error = cudnnGetErrorString(status);
@@ -344,7 +414,7 @@ void run_pass(Pass pass, DType dtype, const Conv2dGeometry& g, cudnnHandle_t h, 
       forget_candidate(cache(), cache_key(pass, dtype, device, g), c.algo, c.math);
     }
   }
-  throw std::runtime_error(std::string("conv2d: ") + what + " failed for every cuDNN algorithm: " + last_error);
+  throw std::runtime_error(std::string(g.op) + ": " + what + " failed for every cuDNN algorithm: " + last_error);
 }
 
 // alpha and beta are float for every data type but double (cuDNN's rule for these scaling factors).
@@ -355,12 +425,15 @@ struct Scale {
 };
 const Scale kOne{1.0f, 1.0}, kZero{0.0f, 0.0};
 
-void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const void* w, const void* bias, void* y,
-                    void* stream, const WorkspaceAllocator& workspace) {
+// The forward of a 2-D or 3-D convolution (Geometry: Conv2dGeometry or Conv3dGeometry).
+template <typename Geometry>
+void conv_forward(DType dtype, const Geometry& geometry, const void* x, const void* w, const void* bias, void* y,
+                  void* stream, const WorkspaceAllocator& workspace) {
   int device = 0;
   cudnnHandle_t h = handle_for_current_device(&device);
   check(cudnnSetStream(h, static_cast<cudaStream_t>(stream)), "cudnnSetStream");
-  check_cudnn_element_limit(g);
+  check_cudnn_element_limit(geometry);
+  const ConvShape g = shape_of(geometry);
   Descriptors d(dtype, g);
   run_pass(
       Pass::Forward, dtype, g, h, device, d, Operands{x, w, nullptr, y}, workspace,
@@ -372,16 +445,19 @@ void conv2d_forward(DType dtype, const Conv2dGeometry& g, const void* x, const v
       "cudnnConvolutionForward");
   if (bias != nullptr) {
     check(cudnnAddTensor(h, kOne.ptr(dtype), d.bias.d, bias, kOne.ptr(dtype), d.y.d, y), "cudnnAddTensor");
-    after_launch("conv2d (bias)");
+    after_launch("convolution (bias)");
   }
 }
 
-void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, const void* x, const void* w,
-                     void* grad_x, void* grad_w, void* grad_b, void* stream, const WorkspaceAllocator& workspace) {
+// Its gradients, as Conv2dBackward / Conv3dBackward say.
+template <typename Geometry>
+void conv_backward(DType dtype, const Geometry& geometry, const void* grad_y, const void* x, const void* w,
+                   void* grad_x, void* grad_w, void* grad_b, void* stream, const WorkspaceAllocator& workspace) {
   int device = 0;
   cudnnHandle_t h = handle_for_current_device(&device);
   check(cudnnSetStream(h, static_cast<cudaStream_t>(stream)), "cudnnSetStream");
-  check_cudnn_element_limit(g);
+  check_cudnn_element_limit(geometry);
+  const ConvShape g = shape_of(geometry);
   Descriptors d(dtype, g);
   if (grad_x != nullptr) {
     run_pass(
@@ -406,7 +482,7 @@ void conv2d_backward(DType dtype, const Conv2dGeometry& g, const void* grad_y, c
   if (grad_b != nullptr) {
     check(cudnnConvolutionBackwardBias(h, kOne.ptr(dtype), d.y.d, grad_y, kZero.ptr(dtype), d.bias.d, grad_b),
           "cudnnConvolutionBackwardBias");
-    after_launch("conv2d_backward (bias)");
+    after_launch("convolution backward (bias)");
   }
 }
 
@@ -418,13 +494,25 @@ namespace colony::kernels {
 void Conv2dForward::cuda(DType dtype, const Conv2dGeometry& g, const void* x, const void* w, const void* bias, void* y,
                          void* stream) {
   cuda::Workspaces ws;
-  cuda::conv2d_forward(dtype, g, x, w, bias, y, stream, ws.allocator());
+  cuda::conv_forward(dtype, g, x, w, bias, y, stream, ws.allocator());
 }
 
 void Conv2dBackward::cuda(DType dtype, const Conv2dGeometry& g, const void* grad_y, const void* x, const void* w,
                           void* grad_x, void* grad_w, void* grad_b, void* stream) {
   cuda::Workspaces ws;
-  cuda::conv2d_backward(dtype, g, grad_y, x, w, grad_x, grad_w, grad_b, stream, ws.allocator());
+  cuda::conv_backward(dtype, g, grad_y, x, w, grad_x, grad_w, grad_b, stream, ws.allocator());
+}
+
+void Conv3dForward::cuda(DType dtype, const Conv3dGeometry& g, const void* x, const void* w, const void* bias, void* y,
+                         void* stream) {
+  cuda::Workspaces ws;
+  cuda::conv_forward(dtype, g, x, w, bias, y, stream, ws.allocator());
+}
+
+void Conv3dBackward::cuda(DType dtype, const Conv3dGeometry& g, const void* grad_y, const void* x, const void* w,
+                          void* grad_x, void* grad_w, void* grad_b, void* stream) {
+  cuda::Workspaces ws;
+  cuda::conv_backward(dtype, g, grad_y, x, w, grad_x, grad_w, grad_b, stream, ws.allocator());
 }
 
 }  // namespace colony::kernels

@@ -44,20 +44,38 @@ std::string too_large(std::initializer_list<int64_t> dims) {
 
 }  // namespace
 
-void check_cudnn_element_limit(const Conv2dGeometry& g) {
-  const struct {
-    const char* what;
-    std::string shape;
-  } operands[] = {
-      {"input", too_large({g.batch, g.in_channels, g.in_h, g.in_w})},
-      {"output", too_large({g.batch, g.out_channels, g.out_h, g.out_w})},
-      {"weight", too_large({g.out_channels, g.group_in_channels(), g.kernel_h, g.kernel_w})},
-  };
-  for (const auto& o : operands)
+namespace {
+
+struct Operand {
+  const char* what;
+  std::string shape;
+};
+
+void check_operands(const char* op, std::initializer_list<Operand> operands) {
+  for (const Operand& o : operands)
     if (!o.shape.empty())
-      throw std::invalid_argument(std::string("conv2d: the ") + o.what + " " + o.shape +
+      throw std::invalid_argument(std::string(op) + ": the " + o.what + " " + o.shape +
                                   " is larger than the 2147483647 (2^31 - 1) elements cuDNN's tensor descriptors "
                                   "hold; split the batch into smaller ones");
+}
+
+}  // namespace
+
+void check_cudnn_element_limit(const Conv2dGeometry& g) {
+  check_operands("conv2d", {
+                               {"input", too_large({g.batch, g.in_channels, g.in_h, g.in_w})},
+                               {"output", too_large({g.batch, g.out_channels, g.out_h, g.out_w})},
+                               {"weight", too_large({g.out_channels, g.group_in_channels(), g.kernel_h, g.kernel_w})},
+                           });
+}
+
+void check_cudnn_element_limit(const Conv3dGeometry& g) {
+  check_operands("conv3d", {
+                               {"input", too_large({g.batch, g.in_channels, g.in_d, g.in_h, g.in_w})},
+                               {"output", too_large({g.batch, g.out_channels, g.out_d, g.out_h, g.out_w})},
+                               {"weight", too_large({g.out_channels, g.group_in_channels(), g.kernel_d, g.kernel_h,
+                                                     g.kernel_w})},
+                           });
 }
 
 }  // namespace colony::kernels::cuda

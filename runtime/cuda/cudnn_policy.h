@@ -1,6 +1,6 @@
 // The parts of the cuDNN convolution (cudnn_conv.cc) that need no GPU, in plain C++ so that they
 // are tested on any host: what a failed run of one algorithm means for the others, the per-shape
-// algorithm cache's bookkeeping, and the size limit of cuDNN's 4-d descriptors.
+// algorithm cache's bookkeeping, and the size limit of cuDNN's 4-d and 5-d descriptors.
 #pragma once
 
 #include <cstddef>
@@ -49,5 +49,7 @@ void forget_candidate(ConvAlgoCache& cache, const ConvAlgoKey& key, int algo, in
 // std::invalid_argument naming the operand, its shape and the limit when x, y or w of `g` holds
 // more: a 64 x 128 x 512 x 512 input has 2^31.
 void check_cudnn_element_limit(const Conv2dGeometry& g);
+// The same for the 5-d descriptors of a 3-D convolution ("conv3d: the input [...] is larger ...").
+void check_cudnn_element_limit(const Conv3dGeometry& g);
 
 }  // namespace colony::kernels::cuda

@@ -217,6 +217,13 @@ std::map<std::string, OpCase> cases() {
       {"grid_sampler",
        {{{2, 3, 4, 5}, {2, 3, 2, 2}},
         [](const std::vector<Tensor>& x) { return F::grid_sample(x[0], x[1], F::GridSampleFuncOptions()); }}},
+      {"conv3d",
+       {{{2, 3, 4, 5, 5}, {4, 3, 3, 3, 3}, {4}},
+        [](const std::vector<Tensor>& x) { return conv3d(x[0], x[1], x[2], 1, 1); }}},
+      // Without a bias, as conv_transpose2d's case (the bias is added after the kernel on CUDA).
+      {"conv_transpose3d",
+       {{{2, 3, 3, 4, 4}, {3, 2, 3, 3, 3}},
+        [](const std::vector<Tensor>& x) { return conv_transpose3d(x[0], x[1], Tensor(), 2); }}},
   };
 }
 

@@ -82,5 +82,25 @@ TEST(CudnnPolicy, TensorsOverCudnnsElementLimitAreRefusedNamingTheShape) {
   EXPECT_THROW(check_cudnn_element_limit(geometry(INT64_MAX / 2, 4, 4, 4, 1)), std::invalid_argument);  // overflow
 }
 
+TEST(CudnnPolicy, VolumesOverCudnnsElementLimitAreRefusedNamingTheShape) {
+  Conv3dGeometry g;
+  g.batch = 32;
+  g.in_channels = 64;
+  g.in_d = g.out_d = 64;
+  g.in_h = g.in_w = g.out_h = g.out_w = 128;  // 32 * 64 * 64 * 128 * 128 = 2^31
+  g.out_channels = 8;
+  g.kernel_d = g.kernel_h = g.kernel_w = 3;
+  try {
+    check_cudnn_element_limit(g);
+    FAIL() << "a 2^31-element input was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "conv3d: the input [32, 64, 64, 128, 128] (2147483648 elements) is larger than the 2147483647 (2^31 - 1) "
+              "elements cuDNN's tensor descriptors hold; split the batch into smaller ones");
+  }
+  g.batch = 31;
+  EXPECT_NO_THROW(check_cudnn_element_limit(g));
+}
+
 }  // namespace
 }  // namespace colony::kernels::cuda
