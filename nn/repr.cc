@@ -29,4 +29,10 @@ std::string tuple(const Int2& v) { return "(" + std::to_string(v.h) + ", " + std
 
 std::string int_or_tuple(const Int2& v) { return v.h == v.w ? std::to_string(v.h) : tuple(v); }
 
+std::string tuple3(const Int3& v) {
+  return "(" + std::to_string(v.d) + ", " + std::to_string(v.h) + ", " + std::to_string(v.w) + ")";
+}
+
+std::string int_or_tuple3(const Int3& v) { return v.d == v.h && v.h == v.w ? std::to_string(v.d) : tuple3(v); }
+
 }  // namespace colony::nn::repr
