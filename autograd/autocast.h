@@ -82,6 +82,9 @@ namespace autocast {
 // serves both devices.
 // grid_sampler is on torch's CPU float32 list and its CUDA "promote" list (the widest of input and
 // grid): float32 here on both devices, which is CUDA torch's result too unless both are 16-bit.
+// avg_pool3d, adaptive_max_pool3d, fractional_max_pool2d and fractional_max_pool3d are on torch's
+// CPU float32 list (its CUDA list has no pooling); one row serves both devices. Fractional max
+// pooling casts its _random_samples with the input, as they must share its dtype.
 // An op file casts its inputs with cast(Op::name, t). tests/autograd/autocast_test.cc walks this table
 // and checks each op's dtypes and values, and fails for a row it has no case for.
 #define COLONY_FOR_EACH_AUTOCAST_OP(X) \
@@ -167,6 +170,10 @@ namespace autocast {
   X(grid_sampler, Float32)             \
   X(conv3d, LowerPrecision)            \
   X(conv_transpose3d, LowerPrecision)  \
+  X(avg_pool3d, Float32)               \
+  X(adaptive_max_pool3d, Float32)      \
+  X(fractional_max_pool2d, Float32)    \
+  X(fractional_max_pool3d, Float32)    \
 
 enum class CastPolicy { LowerPrecision, Float32 };
 

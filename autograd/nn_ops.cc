@@ -171,6 +171,74 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size) {
   return out;
 }
 
+namespace {
+
+// A volume max pooling's out and indices, recorded with raw::max_pool3d_backward.
+void record_max_pool3d(const char* name, const Tensor& input, Tensor& out, const Tensor& indices) {
+  if (!autograd::needs_grad(input)) return;
+  Shape input_shape = input.sizes();
+  record(name, {input}, out, {}, [indices, input_shape](const Grads& g, const Needs&) -> Grads {
+    return {raw::max_pool3d_backward(g[0], indices, input_shape)};
+  });
+}
+
+}  // namespace
+
+std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& input, Int3 kernel_size, std::optional<Int3> stride,
+                                                   Int3 padding, Int3 dilation, bool ceil_mode) {
+  raw::MaxPool2dResult r = raw::max_pool3d(input, kernel_size, stride, padding, dilation, ceil_mode);
+  record_max_pool3d("MaxPool3DWithIndicesBackward", input, r.output, r.indices);
+  return {r.output, r.indices};
+}
+
+Tensor avg_pool3d(const Tensor& input_arg, Int3 kernel_size, std::optional<Int3> stride, Int3 padding, bool ceil_mode,
+                  bool count_include_pad, std::optional<int64_t> divisor_override) {
+  const Tensor input = autocast::cast(autocast::Op::avg_pool3d, input_arg);
+  Tensor out = raw::avg_pool3d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+  if (!autograd::needs_grad(input)) return out;
+  Shape input_shape = input.sizes();
+  record("AvgPool3DBackward", {input}, out, {}, [=](const Grads& g, const Needs&) -> Grads {
+    return {raw::avg_pool3d_backward(g[0], input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                     divisor_override)};
+  });
+  return out;
+}
+
+Tensor adaptive_avg_pool3d(const Tensor& input, Int3 output_size) {
+  Tensor out = raw::adaptive_avg_pool3d(input, output_size);
+  if (!autograd::needs_grad(input)) return out;
+  Shape input_shape = input.sizes();
+  record("AdaptiveAvgPool3DBackward", {input}, out, {}, [input_shape](const Grads& g, const Needs&) -> Grads {
+    return {raw::adaptive_avg_pool3d_backward(g[0], input_shape)};
+  });
+  return out;
+}
+
+std::tuple<Tensor, Tensor> adaptive_max_pool3d(const Tensor& input_arg, Int3 output_size) {
+  const Tensor input = autocast::cast(autocast::Op::adaptive_max_pool3d, input_arg);
+  raw::MaxPool2dResult r = raw::adaptive_max_pool3d(input, output_size);
+  record_max_pool3d("AdaptiveMaxPool3DBackward", input, r.output, r.indices);
+  return {r.output, r.indices};
+}
+
+std::tuple<Tensor, Tensor> fractional_max_pool2d(const Tensor& input_arg, Int2 kernel_size, Int2 output_size,
+                                                 const Tensor& samples) {
+  const Tensor input = autocast::cast(autocast::Op::fractional_max_pool2d, input_arg);
+  const Tensor s = autocast::cast(autocast::Op::fractional_max_pool2d, samples);
+  raw::MaxPool2dResult r = raw::fractional_max_pool2d(input, kernel_size, output_size, s);
+  record_max_pool("FractionalMaxPool2DBackward", input, r.output, r.indices, /*windows_overlap=*/true);
+  return {r.output, r.indices};
+}
+
+std::tuple<Tensor, Tensor> fractional_max_pool3d(const Tensor& input_arg, Int3 kernel_size, Int3 output_size,
+                                                 const Tensor& samples) {
+  const Tensor input = autocast::cast(autocast::Op::fractional_max_pool3d, input_arg);
+  const Tensor s = autocast::cast(autocast::Op::fractional_max_pool3d, samples);
+  raw::MaxPool2dResult r = raw::fractional_max_pool3d(input, kernel_size, output_size, s);
+  record_max_pool3d("FractionalMaxPool3DBackward", input, r.output, r.indices);
+  return {r.output, r.indices};
+}
+
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                   const Tensor& running_var, bool training, double momentum, double eps) {
   if (autocast::casts(autocast::Op::batch_norm, input)) {

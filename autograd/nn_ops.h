@@ -48,6 +48,22 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, kernels::GridSample
 Tensor avg_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride = std::nullopt,
                   Int2 padding = 0, bool ceil_mode = false, bool count_include_pad = true);
 Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size);
+
+// The 3-D pools and fractional max pooling (ops/raw_nn_ops.h), differentiable in input: the max
+// pools send each output's gradient to its index (raw::max_pool3d_backward, max_pool2d_backward),
+// the average pools spread it over the window. The indices take no gradient.
+std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& input, Int3 kernel_size,
+                                                   std::optional<Int3> stride = std::nullopt, Int3 padding = 0,
+                                                   Int3 dilation = 1, bool ceil_mode = false);
+Tensor avg_pool3d(const Tensor& input, Int3 kernel_size, std::optional<Int3> stride = std::nullopt, Int3 padding = 0,
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
+Tensor adaptive_avg_pool3d(const Tensor& input, Int3 output_size);
+std::tuple<Tensor, Tensor> adaptive_max_pool3d(const Tensor& input, Int3 output_size);
+std::tuple<Tensor, Tensor> fractional_max_pool2d(const Tensor& input, Int2 kernel_size, Int2 output_size,
+                                                 const Tensor& random_samples);
+std::tuple<Tensor, Tensor> fractional_max_pool3d(const Tensor& input, Int3 kernel_size, Int3 output_size,
+                                                 const Tensor& random_samples);
 // running_mean/var may be undefined (no running statistics). In training mode they are updated in
 // place (not recorded by autograd).
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,

@@ -78,4 +78,11 @@ void BatchNorm2d::check_input_dim(const Tensor& input) const {
   }
 }
 
+// torch's words: "expected 5D input (got 4D input)".
+void BatchNorm3d::check_input_dim(const Tensor& input) const {
+  if (input.dim() != 5) {
+    throw std::invalid_argument("BatchNorm3d: expected 5D input (got " + std::to_string(input.dim()) + "D input)");
+  }
+}
+
 }  // namespace colony::nn

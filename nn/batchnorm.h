@@ -1,7 +1,7 @@
-// nn::BatchNorm1d and nn::BatchNorm2d: normalize each channel with the batch statistics while
+// nn::BatchNorm1d, BatchNorm2d and BatchNorm3d: normalize each channel with the batch statistics while
 // training (updating the running estimates, kept as buffers) and with the running estimates in
 // eval mode. One implementation (BatchNormBase) over the batch_norm kernel, which takes [N, C, *];
-// the two differ in the input ranks they accept, as torch's.
+// they differ in the input ranks they accept, as torch's.
 #pragma once
 
 #include "nn/module.h"
@@ -22,6 +22,7 @@ struct BatchNormOptions {
 };
 using BatchNorm1dOptions = BatchNormOptions;
 using BatchNorm2dOptions = BatchNormOptions;
+using BatchNorm3dOptions = BatchNormOptions;
 
 class BatchNormBase : public Module {
  public:
@@ -54,6 +55,15 @@ class BatchNorm1d : public BatchNormBase {
 class BatchNorm2d : public BatchNormBase {
  public:
   explicit BatchNorm2d(const BatchNorm2dOptions& options) : BatchNormBase(options, "BatchNorm2d") {}
+
+ protected:
+  void check_input_dim(const Tensor& input) const override;
+};
+
+// Input [N, C, D, H, W].
+class BatchNorm3d : public BatchNormBase {
+ public:
+  explicit BatchNorm3d(const BatchNorm3dOptions& options) : BatchNormBase(options, "BatchNorm3d") {}
 
  protected:
   void check_input_dim(const Tensor& input) const override;

@@ -429,6 +429,141 @@ struct MaxUnpool1dFuncOptions {
 };
 Tensor max_unpool1d(const Tensor& input, const Tensor& indices, const MaxUnpool1dFuncOptions& options);
 
+// ---- 3-D pooling, power-average and fractional max pooling (nn/functional_pool3d.cc) ----
+// Input [N, C, D, H, W] or [C, D, H, W] (unbatched), torch's defaults, shapes and messages. The
+// indices are int64 positions (iz * H + iy) * W + ix within each (n, c) input volume.
+struct MaxPool3dFuncOptions {
+  MaxPool3dFuncOptions(Int3 kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
+  MaxPool3dFuncOptions(int64_t kernel_size) : MaxPool3dFuncOptions(Int3(kernel_size)) {}      // NOLINT
+  COLONY_ARG(Int3, kernel_size);
+  COLONY_ARG(Int3, stride);  // defaults to kernel_size
+  COLONY_ARG(Int3, padding) = 0;
+  COLONY_ARG(Int3, dilation) = 1;
+  COLONY_ARG(bool, ceil_mode) = false;
+};
+Tensor max_pool3d(const Tensor& input, const MaxPool3dFuncOptions& options);
+std::tuple<Tensor, Tensor> max_pool3d_with_indices(const Tensor& input, const MaxPool3dFuncOptions& options);
+
+// Each output is its window's sum divided by divisor_override when given, else by the window's
+// size within the padded input (count_include_pad) or the input alone.
+struct AvgPool3dFuncOptions {
+  AvgPool3dFuncOptions(Int3 kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
+  AvgPool3dFuncOptions(int64_t kernel_size) : AvgPool3dFuncOptions(Int3(kernel_size)) {}      // NOLINT
+  COLONY_ARG(Int3, kernel_size);
+  COLONY_ARG(Int3, stride);  // defaults to kernel_size
+  COLONY_ARG(Int3, padding) = 0;
+  COLONY_ARG(bool, ceil_mode) = false;
+  COLONY_ARG(bool, count_include_pad) = true;
+  COLONY_ARG(std::optional<int64_t>, divisor_override);
+};
+Tensor avg_pool3d(const Tensor& input, const AvgPool3dFuncOptions& options);
+
+// A 3-D output size whose entries may be None (std::nullopt: keep the input's size), as OptionalInt2.
+struct OptionalInt3 {
+  OptionalInt3(int64_t all) : d(all), h(all), w(all), one_number(true) {}  // NOLINT
+  OptionalInt3(std::optional<int64_t> depth, std::optional<int64_t> height, std::optional<int64_t> width)
+      : d(depth), h(height), w(width) {}
+  OptionalInt3(Int3 v) : d(v.d), h(v.h), w(v.w) {}  // NOLINT
+  std::optional<int64_t> d, h, w;
+  bool one_number = false;
+};
+
+// Adaptive pooling: output (i, j, k) covers input depths [floor(i * D / Do), ceil((i + 1) * D / Do)),
+// likewise rows and columns; the average, or the maximum (max pooling's tie rule) and its index.
+struct AdaptiveAvgPool3dFuncOptions {
+  AdaptiveAvgPool3dFuncOptions(OptionalInt3 output_size) : output_size_(output_size) {}  // NOLINT
+  AdaptiveAvgPool3dFuncOptions(int64_t output_size) : output_size_(output_size) {}       // NOLINT
+  AdaptiveAvgPool3dFuncOptions(Int3 output_size) : output_size_(output_size) {}          // NOLINT
+  COLONY_ARG(OptionalInt3, output_size);
+};
+Tensor adaptive_avg_pool3d(const Tensor& input, const AdaptiveAvgPool3dFuncOptions& options);
+using AdaptiveMaxPool3dFuncOptions = AdaptiveAvgPool3dFuncOptions;
+Tensor adaptive_max_pool3d(const Tensor& input, const AdaptiveMaxPool3dFuncOptions& options);
+std::tuple<Tensor, Tensor> adaptive_max_pool3d_with_indices(const Tensor& input,
+                                                            const AdaptiveMaxPool3dFuncOptions& options);
+
+// F::max_unpool3d: max_unpool2d's rules over volumes; output_size [D, H, W] or [N, C, D, H, W].
+struct MaxUnpool3dFuncOptions {
+  MaxUnpool3dFuncOptions(Int3 kernel_size) : kernel_size_(kernel_size), stride_(kernel_size) {}  // NOLINT
+  MaxUnpool3dFuncOptions(int64_t kernel_size) : MaxUnpool3dFuncOptions(Int3(kernel_size)) {}      // NOLINT
+  COLONY_ARG(Int3, kernel_size);
+  COLONY_ARG(Int3, stride);  // defaults to kernel_size
+  COLONY_ARG(Int3, padding) = 0;
+  COLONY_ARG(std::optional<std::vector<int64_t>>, output_size);
+};
+Tensor max_unpool3d(const Tensor& input, const Tensor& indices, const MaxUnpool3dFuncOptions& options);
+
+// F::lp_pool1d/2d/3d: (sum over the window of x^p)^(1/p), composed as torch's functional is:
+// avg_pool(x.pow(p)) * window size, sign(s) * relu(|s|), then pow(1/p) (no padding, stride
+// defaulting to kernel_size). p = +inf is max_pool of |x|, -inf minus max_pool of -|x|; p = 0 is
+// refused. Differentiable through its parts (so a window whose sum is 0 gets torch's gradient).
+struct LPPool1dFuncOptions {
+  LPPool1dFuncOptions(double norm_type, int64_t kernel_size) : norm_type_(norm_type), kernel_size_(kernel_size) {}
+  COLONY_ARG(double, norm_type);
+  COLONY_ARG(int64_t, kernel_size);
+  COLONY_ARG(std::optional<int64_t>, stride);  // None: kernel_size
+  COLONY_ARG(bool, ceil_mode) = false;
+};
+Tensor lp_pool1d(const Tensor& input, const LPPool1dFuncOptions& options);
+struct LPPool2dFuncOptions {
+  LPPool2dFuncOptions(double norm_type, Int2 kernel_size) : norm_type_(norm_type), kernel_size_(kernel_size) {}
+  COLONY_ARG(double, norm_type);
+  COLONY_ARG(Int2, kernel_size);
+  COLONY_ARG(std::optional<Int2>, stride);
+  COLONY_ARG(bool, ceil_mode) = false;
+};
+Tensor lp_pool2d(const Tensor& input, const LPPool2dFuncOptions& options);
+struct LPPool3dFuncOptions {
+  LPPool3dFuncOptions(double norm_type, Int3 kernel_size) : norm_type_(norm_type), kernel_size_(kernel_size) {}
+  COLONY_ARG(double, norm_type);
+  COLONY_ARG(Int3, kernel_size);
+  COLONY_ARG(std::optional<Int3>, stride);
+  COLONY_ARG(bool, ceil_mode) = false;
+};
+Tensor lp_pool3d(const Tensor& input, const LPPool3dFuncOptions& options);
+
+// An output ratio per spatial dim, from one number for all or one per dim (torch's _pair/_triple of
+// a float).
+struct Ratio2 {
+  Ratio2(double both) : h(both), w(both) {}  // NOLINT
+  Ratio2(double height, double width) : h(height), w(width) {}
+  double h, w;
+};
+struct Ratio3 {
+  Ratio3(double all) : d(all), h(all), w(all) {}  // NOLINT
+  Ratio3(double depth, double height, double width) : d(depth), h(height), w(width) {}
+  double d, h, w;
+};
+
+// F::fractional_max_pool2d/3d (Graham's fractional max pooling): kernel_size-wide max windows at
+// pseudo-random starts, so the output is output_size, or int(input size * output_ratio) per dim
+// (exactly one of the two is needed). _random_samples ([N, C, 2] or [N, C, 3], the input's dtype,
+// values in [0, 1)) fixes the starts, as torch's argument of that name; without it they are drawn
+// from Colony's generator (torch.rand's place in torch's functional: the CPU or the device's
+// Philox stream, so manual_seed makes them reproducible, though not torch's numbers).
+struct FractionalMaxPool2dFuncOptions {
+  FractionalMaxPool2dFuncOptions(Int2 kernel_size) : kernel_size_(kernel_size) {}  // NOLINT
+  FractionalMaxPool2dFuncOptions(int64_t kernel_size) : kernel_size_(kernel_size) {}  // NOLINT
+  COLONY_ARG(Int2, kernel_size);
+  COLONY_ARG(std::optional<Int2>, output_size);
+  COLONY_ARG(std::optional<Ratio2>, output_ratio);
+  COLONY_ARG(Tensor, _random_samples);
+};
+Tensor fractional_max_pool2d(const Tensor& input, const FractionalMaxPool2dFuncOptions& options);
+std::tuple<Tensor, Tensor> fractional_max_pool2d_with_indices(const Tensor& input,
+                                                              const FractionalMaxPool2dFuncOptions& options);
+struct FractionalMaxPool3dFuncOptions {
+  FractionalMaxPool3dFuncOptions(Int3 kernel_size) : kernel_size_(kernel_size) {}  // NOLINT
+  FractionalMaxPool3dFuncOptions(int64_t kernel_size) : kernel_size_(kernel_size) {}  // NOLINT
+  COLONY_ARG(Int3, kernel_size);
+  COLONY_ARG(std::optional<Int3>, output_size);
+  COLONY_ARG(std::optional<Ratio3>, output_ratio);
+  COLONY_ARG(Tensor, _random_samples);
+};
+Tensor fractional_max_pool3d(const Tensor& input, const FractionalMaxPool3dFuncOptions& options);
+std::tuple<Tensor, Tensor> fractional_max_pool3d_with_indices(const Tensor& input,
+                                                              const FractionalMaxPool3dFuncOptions& options);
+
 // Batch normalization over dim 1. In training mode the batch statistics normalize and the running
 // estimates (when given) are updated in place with `momentum` and the unbiased variance.
 Tensor batch_norm(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,

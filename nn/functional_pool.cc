@@ -56,25 +56,28 @@ std::vector<int64_t> unpool_output_size(const Shape& input_shape, const std::vec
   return out;
 }
 
-// torch._C._nn.max_unpool2d(input, indices, [Ho, Wo]) on [N, C, H, W] or [C, H, W].
-Tensor max_unpool2d_raw(const Tensor& input, const Tensor& indices, int64_t out_h, int64_t out_w, const char* op) {
+// torch._C._nn.max_unpool2d(input, indices, [Ho, Wo]) on [N, C, H, W] or [C, H, W], and
+// max_unpool3d(input, indices, [Do, Ho, Wo]) on [N, C, D, H, W] or [C, D, H, W]: k = out.size().
+Tensor max_unpool_raw(const Tensor& input, const Tensor& indices, const std::vector<int64_t>& out, const char* op) {
+  const int64_t k = static_cast<int64_t>(out.size());
+  const std::string kd = std::to_string(k) + "d";
   if (!input.defined() || !indices.defined()) throw std::invalid_argument(std::string(op) + ": undefined input or indices");
   if (indices.dtype() != kInt64) {
     throw std::invalid_argument(std::string(op) + ": elements in indices should be type int64 but got: " +
                                 dtype_name(indices.dtype()));
   }
-  if (input.dim() != 3 && input.dim() != 4) {
-    throw std::invalid_argument(std::string(op) + ": Input to max_unpooling2d should be a 3d or 4d Tensor, but got a "
-                                "tensor with " + std::to_string(input.dim()) + " dimensions.");
+  if (input.dim() != k + 1 && input.dim() != k + 2) {
+    throw std::invalid_argument(std::string(op) + ": Input to max_unpooling" + kd + " should be a " +
+                                std::to_string(k + 1) + "d or " + std::to_string(k + 2) +
+                                "d Tensor, but got a tensor with " + std::to_string(input.dim()) + " dimensions.");
   }
   if (indices.sizes() != input.sizes()) {
     throw std::invalid_argument(std::string(op) + ": Expected shape of indices to be same as that of the input tensor (" +
                                 shape_str(input.sizes()) + ") but got indices tensor with shape: " +
                                 shape_str(indices.sizes()));
   }
-  if (out_h < 0 || out_w < 0) {
-    throw std::invalid_argument(std::string(op) + ": output_size must be non-negative, got (" + std::to_string(out_h) +
-                                ", " + std::to_string(out_w) + ")");
+  for (int64_t v : out) {
+    if (v < 0) throw std::invalid_argument(std::string(op) + ": output_size must be non-negative, got " + list_str(out));
   }
   for (int64_t d = 1; d < input.dim(); ++d) {
     if (input.size(d) == 0) {
@@ -82,8 +85,14 @@ Tensor max_unpool2d_raw(const Tensor& input, const Tensor& indices, int64_t out_
                                   "but got input " + shape_str(input.sizes()));
     }
   }
-  const int64_t planes = input.dim() == 4 ? input.size(0) * input.size(1) : input.size(0);
-  const int64_t plane_in = input.size(-1) * input.size(-2), plane_out = out_h * out_w;
+  const int64_t planes = input.dim() == k + 2 ? input.size(0) * input.size(1) : input.size(0);
+  int64_t plane_in = 1, plane_out = 1;
+  std::string out_str;
+  for (int64_t d = 0; d < k; ++d) {
+    plane_in *= input.size(input.dim() - k + d);
+    plane_out *= out[d];
+    out_str += (d ? "x" : "") + std::to_string(out[d]);
+  }
   Tensor idx = reshape(indices, {planes, plane_in});
   // On the CPU every index is checked here, with torch's message; on CUDA scatter checks its own
   // (reading them back here would wait for the device).
@@ -93,13 +102,12 @@ Tensor max_unpool2d_raw(const Tensor& input, const Tensor& indices, int64_t out_
     for (int64_t i = 0; i < c.numel(); ++i) {
       if (p[i] < 0 || p[i] >= plane_out) {
         throw std::out_of_range(std::string(op) + ": Found an invalid max index: " + std::to_string(p[i]) +
-                                " (output volumes are of size " + std::to_string(out_h) + "x" + std::to_string(out_w) + ")");
+                                " (output volumes are of size " + out_str + ")");
       }
     }
   }
   Shape out_shape = input.sizes();
-  out_shape[out_shape.size() - 2] = out_h;
-  out_shape[out_shape.size() - 1] = out_w;
+  for (int64_t d = 0; d < k; ++d) out_shape[out_shape.size() - k + d] = out[d];
   const Tensor zeros = raw::zeros({planes, plane_out}, TensorOptions(input.dtype()).device(input.device()));
   return reshape(scatter(zeros, 1, idx, reshape(input, {planes, plane_in})), out_shape);
 }
@@ -147,7 +155,7 @@ Tensor max_unpool2d(const Tensor& input, const Tensor& indices, const MaxUnpool2
   }
   const std::vector<int64_t> size = unpool_output_size(input.sizes(), o.kernel_size().vec(), o.stride().vec(),
                                                        o.padding().vec(), o.output_size());
-  return max_unpool2d_raw(input, indices, size[0], size[1], op);
+  return max_unpool_raw(input, indices, size, op);
 }
 
 Tensor max_unpool1d(const Tensor& input, const Tensor& indices, const MaxUnpool1dFuncOptions& o) {
@@ -159,7 +167,18 @@ Tensor max_unpool1d(const Tensor& input, const Tensor& indices, const MaxUnpool1
       unpool_output_size(input.sizes(), {o.kernel_size()}, {o.stride()}, {o.padding()}, o.output_size());
   // torch's form: [..., L, 1] through the 2-D op.
   const Tensor ind = indices.defined() ? unsqueeze(indices, -1) : indices;
-  return squeeze(max_unpool2d_raw(unsqueeze(input, -1), ind, size[0], 1, op), -1);
+  return squeeze(max_unpool_raw(unsqueeze(input, -1), ind, {size[0], 1}, op), -1);
+}
+
+Tensor max_unpool3d(const Tensor& input, const Tensor& indices, const MaxUnpool3dFuncOptions& o) {
+  const char* op = "max_unpool3d";
+  if (!input.defined() || input.dim() < 3) {
+    throw std::invalid_argument(std::string(op) + ": Input to max_unpooling3d should be a 4d or 5d Tensor, but got " +
+                                (input.defined() ? shape_str(input.sizes()) : std::string("undefined")));
+  }
+  const std::vector<int64_t> size = unpool_output_size(input.sizes(), o.kernel_size().vec(), o.stride().vec(),
+                                                       o.padding().vec(), o.output_size());
+  return max_unpool_raw(input, indices, size, op);
 }
 
 }  // namespace colony::nn::functional

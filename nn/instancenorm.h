@@ -1,4 +1,4 @@
-// nn::InstanceNorm1d and nn::InstanceNorm2d (torch.nn.InstanceNorm1d/2d): each (sample, channel)
+// nn::InstanceNorm1d, InstanceNorm2d and InstanceNorm3d (torch.nn.InstanceNorm1d/2d/3d): each (sample, channel)
 // normalized over its spatial positions, through F::instance_norm (batch_norm on [1, N * C, *]).
 // torch's defaults: no affine parameters, no running statistics; with track_running_stats the
 // running estimates take the batch mean of the instances' statistics in training and normalize
@@ -21,6 +21,7 @@ struct InstanceNormOptions {
 };
 using InstanceNorm1dOptions = InstanceNormOptions;
 using InstanceNorm2dOptions = InstanceNormOptions;
+using InstanceNorm3dOptions = InstanceNormOptions;
 
 class InstanceNormBase : public Module {
  public:
@@ -34,7 +35,7 @@ class InstanceNormBase : public Module {
   Tensor running_mean, running_var, num_batches_tracked;  // buffers (track_running_stats)
 
  protected:
-  // spatial_dims: 1 for InstanceNorm1d, 2 for InstanceNorm2d.
+  // spatial_dims: 1 for InstanceNorm1d, 2 for InstanceNorm2d, 3 for InstanceNorm3d.
   InstanceNormBase(const InstanceNormOptions& options, const char* name, int64_t spatial_dims);
   const char* name_;
   int64_t spatial_dims_;
@@ -50,6 +51,12 @@ class InstanceNorm1d : public InstanceNormBase {
 class InstanceNorm2d : public InstanceNormBase {
  public:
   explicit InstanceNorm2d(const InstanceNorm2dOptions& options) : InstanceNormBase(options, "InstanceNorm2d", 2) {}
+};
+
+// Input [N, C, D, H, W] or [C, D, H, W] (unbatched).
+class InstanceNorm3d : public InstanceNormBase {
+ public:
+  explicit InstanceNorm3d(const InstanceNorm3dOptions& options) : InstanceNormBase(options, "InstanceNorm3d", 3) {}
 };
 
 }  // namespace colony::nn

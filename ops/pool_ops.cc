@@ -7,6 +7,7 @@
 #include "kernels/common/pool.h"
 #include "ops/cpu_widen.h"
 #include "ops/op_checks.h"
+#include "ops/pool_shape.h"
 #include "ops/raw_nn_ops.h"
 #include "ops/raw_ops.h"
 #include "runtime/run_kernel.h"
@@ -39,15 +40,7 @@ void check_shape_arg(const Shape& s, const char* op) {
   }
 }
 
-// floor((in + 2 * pad - dilation * (k - 1) - 1) / stride) + 1, or the ceiling with ceil_mode,
-// less one when the last window would start past the input and its left padding.
-int64_t pooled_size(int64_t in, int64_t k, int64_t pad, int64_t stride, int64_t dilation, bool ceil_mode) {
-  int64_t num = in + 2 * pad - dilation * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
-  int64_t q = num >= 0 ? num / stride : -((-num + stride - 1) / stride);  // floor division
-  int64_t out = q + 1;
-  if (ceil_mode && (out - 1) * stride >= in + pad) --out;
-  return out;
-}
+using detail::pooled_size;
 
 kernels::Pool2dGeometry pool_geometry(const Shape& in, Int2 kernel, std::optional<Int2> stride_opt, Int2 padding,
                                       Int2 dilation, bool ceil_mode, const char* op) {

@@ -124,6 +124,34 @@ Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Shape& inpu
 // gradient is max_pool2d_backward).
 MaxPool2dResult adaptive_max_pool2d(const Tensor& input, Int2 output_size);
 
+// ---------- 3-D and fractional pooling (ops/pool3d_ops.cc); input [N, C, D, H, W] or [C, D, H, W] ----------
+// torch's checks and messages (pool3d_shape_check: kernel, stride, dilation positive, padding at
+// most half the effective kernel; avg_pool3d also the input at least the kernel). Results as the
+// 2-D ones; indices are flat (iz * H + iy) * W + ix within each input volume (MaxPool2dResult).
+MaxPool2dResult max_pool3d(const Tensor& input, Int3 kernel_size, std::optional<Int3> stride = std::nullopt,
+                           Int3 padding = 0, Int3 dilation = 1, bool ceil_mode = false);
+// grad_input [input_shape] = zeros with grad_output added at each index: the backward of every
+// volume max pooling (max_pool3d, adaptive_max_pool3d, fractional_max_pool3d), through
+// max_pool2d_backward on [..., D * H, W].
+Tensor max_pool3d_backward(const Tensor& grad_output, const Tensor& indices, const Shape& input_shape);
+Tensor avg_pool3d(const Tensor& input, Int3 kernel_size, std::optional<Int3> stride = std::nullopt, Int3 padding = 0,
+                  bool ceil_mode = false, bool count_include_pad = true,
+                  std::optional<int64_t> divisor_override = std::nullopt);
+Tensor avg_pool3d_backward(const Tensor& grad_output, const Shape& input_shape, Int3 kernel_size,
+                           std::optional<Int3> stride = std::nullopt, Int3 padding = 0, bool ceil_mode = false,
+                           bool count_include_pad = true, std::optional<int64_t> divisor_override = std::nullopt);
+Tensor adaptive_avg_pool3d(const Tensor& input, Int3 output_size);
+Tensor adaptive_avg_pool3d_backward(const Tensor& grad_output, const Shape& input_shape);
+MaxPool2dResult adaptive_max_pool3d(const Tensor& input, Int3 output_size);
+// Fractional max pooling (torch._C._nn.fractional_max_pool2d/3d): kernel_size-wide windows at the
+// pseudo-random starts random_samples ([>= N, C, 2] or [.., 3], input's dtype, in [0, 1)) give
+// (kernels/common/pool_window.h). Input [N, C, H, W] / [C, H, W], or the 3-D ranks. Gradients:
+// max_pool2d_backward / max_pool3d_backward.
+MaxPool2dResult fractional_max_pool2d(const Tensor& input, Int2 kernel_size, Int2 output_size,
+                                      const Tensor& random_samples);
+MaxPool2dResult fractional_max_pool3d(const Tensor& input, Int3 kernel_size, Int3 output_size,
+                                      const Tensor& random_samples);
+
 // ---------- batch normalization (ops/batch_norm_ops.cc); input [N, C, ...] ----------
 
 struct BatchNormResult {

@@ -1,8 +1,11 @@
-// 2-D max, average, adaptive average and adaptive max pooling over contiguous planes (Pool2dGeometry::planes =
-// batch * channels), with PyTorch's window rules: the entry points, declared once for both devices
-// (kernel.h), defined in kernels/cpu/pool.cc (float32 and float64, planes split over the thread
-// pool; max pooling also bfloat16, compared as float32 and its gradient summed in float32, the
-// same values as widening it) and kernels/cuda/pool.cu.
+// 2-D and 3-D max, average, adaptive average and adaptive max pooling, and fractional max pooling,
+// over contiguous planes (Pool2dGeometry::planes, Pool3dGeometry::planes = batch * channels), with
+// PyTorch's window rules (kernels/common/pool_window.h, where the 2-D geometry is a depth-1 volume):
+// the entry points, declared once for both devices (kernel.h), defined in kernels/cpu/pool.cc
+// (float32 and float64, planes split over the thread pool; 2-D max pooling also bfloat16, compared
+// as float32 and its gradient summed in float32, the same values as widening it) and
+// kernels/cuda/pool.cu. Every max pooling's backward (3-D, adaptive, fractional) is
+// MaxPool2dBackward's scatter to the indices, over planes of in_volume elements.
 //
 // CUDA: float32, float64, float16 and bfloat16 (compared and summed in compute_t). Two differences
 // from the CPU, both for speed without a host round trip:
@@ -18,6 +21,7 @@
 #include "kernels/common/conv_geometry.h"
 #include "kernels/common/dtype.h"
 #include "kernels/common/kernel.h"
+#include "kernels/common/pool_window.h"
 
 namespace colony::kernels {
 
@@ -51,5 +55,24 @@ COLONY_KERNEL(AdaptiveAvgPool2dBackward, DType dtype, const Pool2dGeometry& g, c
 // MaxPool2dBackward's scatter of the gradient to the indices.
 COLONY_KERNEL(AdaptiveMaxPool2dForward, DType dtype, const Pool2dGeometry& g, const void* x, void* y,
               int64_t* indices);
+
+// The 3-D forms of the above, with the same rules over (depth, row, column) windows; indices are
+// flat positions (iz * in_h + iy) * in_w + ix in the input volume.
+COLONY_KERNEL(MaxPool3dForward, DType dtype, const Pool3dGeometry& g, const void* x, void* y, int64_t* indices);
+COLONY_KERNEL(AvgPool3dForward, DType dtype, const Pool3dGeometry& g, bool count_include_pad, int64_t divisor_override,
+              const void* x, void* y);
+COLONY_KERNEL(AvgPool3dBackward, DType dtype, const Pool3dGeometry& g, bool count_include_pad, int64_t divisor_override,
+              const void* grad_y, void* grad_x);
+COLONY_KERNEL(AdaptiveAvgPool3dForward, DType dtype, const Pool3dGeometry& g, const void* x, void* y);
+COLONY_KERNEL(AdaptiveAvgPool3dBackward, DType dtype, const Pool3dGeometry& g, const void* grad_y, void* grad_x);
+COLONY_KERNEL(AdaptiveMaxPool3dForward, DType dtype, const Pool3dGeometry& g, const void* x, void* y,
+              int64_t* indices);
+
+// Fractional max pooling (2-D as depth 1, and 3-D): each plane's windows are kernel_* wide and
+// start where pool_window.h's fractional_start puts them, from the plane's samples (same dtype as
+// x, `sample_dims` per plane, contiguous by plane): torch's order, (w, h) for 2-D and (t, h, w) for
+// 3-D. Max pooling's tie rule and flat indices.
+COLONY_KERNEL(FractionalMaxPoolForward, DType dtype, const Pool3dGeometry& g, int sample_dims, const void* samples,
+              const void* x, void* y, int64_t* indices);
 
 }  // namespace colony::kernels

@@ -182,6 +182,39 @@ void max_pool_2x2(const Pool2dGeometry& g, const S* x, S* y, int64_t* idx) {
   });
 }
 
+// The general max pooling, over volumes (the 2-D kernel's planes are depth 1).
+template <typename S, typename T = Compute<S>>
+void max_pool_volume(const Pool3dGeometry& g, const S* x, S* y, int64_t* idx) {
+  const int64_t D = g.in_d, H = g.in_h, W = g.in_w, Do = g.out_d, Ho = g.out_h, Wo = g.out_w;
+  parallel_for(g.planes, plane_grain(g.in_volume()), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const S* xp = x + p * g.in_volume();
+      for (int64_t oz = 0; oz < Do; ++oz) {
+        const MaxPoolSpan sd = max_pool_span(oz, D, g.kernel_d, g.stride_d, g.pad_d, g.dilation_d);
+        for (int64_t oy = 0; oy < Ho; ++oy) {
+          const MaxPoolSpan sh = max_pool_span(oy, H, g.kernel_h, g.stride_h, g.pad_h, g.dilation_h);
+          for (int64_t ox = 0; ox < Wo; ++ox) {
+            const MaxPoolSpan sw = max_pool_span(ox, W, g.kernel_w, g.stride_w, g.pad_w, g.dilation_w);
+            T best = -std::numeric_limits<T>::infinity();
+            int64_t at = (sd.first * H + sh.first) * W + sw.first;
+            for (int64_t iz = sd.first; iz < sd.end; iz += g.dilation_d) {
+              for (int64_t ih = sh.first; ih < sh.end; ih += g.dilation_h) {
+                const int64_t row = (iz * H + ih) * W;
+                for (int64_t iw = sw.first; iw < sw.end; iw += g.dilation_w) {
+                  take_if_beats(widen(xp[row + iw]), row + iw, best, at);
+                }
+              }
+            }
+            const int64_t o = ((p * Do + oz) * Ho + oy) * Wo + ox;
+            y[o] = narrow_exact<S>(best);
+            idx[o] = at;
+          }
+        }
+      }
+    }
+  });
+}
+
 template <typename S, typename T = Compute<S>>
 void max_pool_forward(const Pool2dGeometry& g, const S* x, S* y, int64_t* idx) {
   if (g.kernel_h == 2 && g.kernel_w == 2 && g.stride_h == 2 && g.stride_w == 2 && g.pad_h == 0 && g.pad_w == 0 &&
@@ -189,32 +222,7 @@ void max_pool_forward(const Pool2dGeometry& g, const S* x, S* y, int64_t* idx) {
     max_pool_2x2(g, x, y, idx);
     return;
   }
-  const int64_t H = g.in_h, W = g.in_w, Ho = g.out_h, Wo = g.out_w;
-  parallel_for(g.planes, plane_grain(H * W), [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) {
-      const S* xp = x + p * H * W;
-      for (int64_t oy = 0; oy < Ho; ++oy) {
-        int64_t h0 = oy * g.stride_h - g.pad_h;
-        const int64_t h1 = std::min(h0 + (g.kernel_h - 1) * g.dilation_h + 1, H);
-        while (h0 < 0) h0 += g.dilation_h;
-        for (int64_t ox = 0; ox < Wo; ++ox) {
-          int64_t w0 = ox * g.stride_w - g.pad_w;
-          const int64_t w1 = std::min(w0 + (g.kernel_w - 1) * g.dilation_w + 1, W);
-          while (w0 < 0) w0 += g.dilation_w;
-          T best = -std::numeric_limits<T>::infinity();
-          int64_t at = h0 * W + w0;
-          for (int64_t ih = h0; ih < h1; ih += g.dilation_h) {
-            for (int64_t iw = w0; iw < w1; iw += g.dilation_w) {
-              take_if_beats(widen(xp[ih * W + iw]), ih * W + iw, best, at);
-            }
-          }
-          const int64_t o = (p * Ho + oy) * Wo + ox;
-          y[o] = narrow_exact<S>(best);
-          idx[o] = at;
-        }
-      }
-    }
-  });
+  max_pool_volume(as_3d(g), x, y, idx);
 }
 
 // grad_x is zero but at each window's maximum, where the window's grad_y is added. bfloat16
@@ -272,19 +280,22 @@ void max_pool_backward(const Pool2dGeometry& g, const S* gy, const int64_t* idx,
 }
 
 template <typename T>
-void avg_pool_forward(const Pool2dGeometry& g, bool include_pad, int64_t divisor_override, const T* x, T* y) {
-  const int64_t H = g.in_h, W = g.in_w, Ho = g.out_h, Wo = g.out_w;
-  parallel_for(g.planes, plane_grain(H * W), [&](int64_t p0, int64_t p1) {
+void avg_pool_forward(const Pool3dGeometry& g, bool include_pad, int64_t divisor_override, const T* x, T* y) {
+  const int64_t H = g.in_h, W = g.in_w, Do = g.out_d, Ho = g.out_h, Wo = g.out_w;
+  parallel_for(g.planes, plane_grain(g.in_volume()), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
-      const T* xp = x + p * H * W;
-      for (int64_t oy = 0; oy < Ho; ++oy) {
-        for (int64_t ox = 0; ox < Wo; ++ox) {
-          const AvgPoolWindow win = avg_pool_window(g, oy, ox, include_pad, divisor_override);
-          T sum = T(0);
-          for (int64_t ih = win.h0; ih < win.h1; ++ih)
-            for (int64_t iw = win.w0; iw < win.w1; ++iw) sum += xp[ih * W + iw];
-          // An empty window (only possible in the padding) averages to 0, as in PyTorch.
-          y[(p * Ho + oy) * Wo + ox] = win.h0 < win.h1 && win.w0 < win.w1 ? sum / static_cast<T>(win.divisor) : T(0);
+      const T* xp = x + p * g.in_volume();
+      for (int64_t oz = 0; oz < Do; ++oz) {
+        for (int64_t oy = 0; oy < Ho; ++oy) {
+          for (int64_t ox = 0; ox < Wo; ++ox) {
+            const AvgPoolWindow win = avg_pool_window(g, oz, oy, ox, include_pad, divisor_override);
+            T sum = T(0);
+            for (int64_t iz = win.d0; iz < win.d1; ++iz)
+              for (int64_t ih = win.h0; ih < win.h1; ++ih)
+                for (int64_t iw = win.w0; iw < win.w1; ++iw) sum += xp[(iz * H + ih) * W + iw];
+            // An empty window (only possible in the padding) averages to 0, as in PyTorch.
+            y[((p * Do + oz) * Ho + oy) * Wo + ox] = win.empty() ? T(0) : sum / static_cast<T>(win.divisor);
+          }
         }
       }
     }
@@ -292,18 +303,54 @@ void avg_pool_forward(const Pool2dGeometry& g, bool include_pad, int64_t divisor
 }
 
 template <typename T>
-void avg_pool_backward(const Pool2dGeometry& g, bool include_pad, int64_t divisor_override, const T* gy, T* gx) {
-  const int64_t H = g.in_h, W = g.in_w, Ho = g.out_h, Wo = g.out_w;
-  parallel_for(g.planes, plane_grain(H * W), [&](int64_t p0, int64_t p1) {
+void avg_pool_backward(const Pool3dGeometry& g, bool include_pad, int64_t divisor_override, const T* gy, T* gx) {
+  const int64_t H = g.in_h, W = g.in_w, Do = g.out_d, Ho = g.out_h, Wo = g.out_w;
+  parallel_for(g.planes, plane_grain(g.in_volume()), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
-      T* gxp = gx + p * H * W;
-      std::fill(gxp, gxp + H * W, T(0));
-      for (int64_t oy = 0; oy < Ho; ++oy) {
-        for (int64_t ox = 0; ox < Wo; ++ox) {
-          const AvgPoolWindow win = avg_pool_window(g, oy, ox, include_pad, divisor_override);
-          const T share = gy[(p * Ho + oy) * Wo + ox] / static_cast<T>(win.divisor);
-          for (int64_t ih = win.h0; ih < win.h1; ++ih)
-            for (int64_t iw = win.w0; iw < win.w1; ++iw) gxp[ih * W + iw] += share;
+      T* gxp = gx + p * g.in_volume();
+      std::fill(gxp, gxp + g.in_volume(), T(0));
+      for (int64_t oz = 0; oz < Do; ++oz) {
+        for (int64_t oy = 0; oy < Ho; ++oy) {
+          for (int64_t ox = 0; ox < Wo; ++ox) {
+            const AvgPoolWindow win = avg_pool_window(g, oz, oy, ox, include_pad, divisor_override);
+            const T share = gy[((p * Do + oz) * Ho + oy) * Wo + ox] / static_cast<T>(win.divisor);
+            for (int64_t iz = win.d0; iz < win.d1; ++iz)
+              for (int64_t ih = win.h0; ih < win.h1; ++ih)
+                for (int64_t iw = win.w0; iw < win.w1; ++iw) gxp[(iz * H + ih) * W + iw] += share;
+          }
+        }
+      }
+    }
+  });
+}
+
+// Adaptive windows along the three dims of output (oz, oy, ox).
+struct AdaptiveWindow {
+  int64_t d0, d1, h0, h1, w0, w1;
+  int64_t size() const { return (d1 - d0) * (h1 - h0) * (w1 - w0); }
+};
+inline AdaptiveWindow adaptive_window(const Pool3dGeometry& g, int64_t oz, int64_t oy, int64_t ox) {
+  return {adaptive_start(oz, g.in_d, g.out_d), adaptive_end(oz, g.in_d, g.out_d),
+          adaptive_start(oy, g.in_h, g.out_h), adaptive_end(oy, g.in_h, g.out_h),
+          adaptive_start(ox, g.in_w, g.out_w), adaptive_end(ox, g.in_w, g.out_w)};
+}
+
+template <typename T>
+void adaptive_forward(const Pool3dGeometry& g, const T* x, T* y) {
+  const int64_t H = g.in_h, W = g.in_w, Do = g.out_d, Ho = g.out_h, Wo = g.out_w;
+  parallel_for(g.planes, plane_grain(g.in_volume()), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const T* xp = x + p * g.in_volume();
+      for (int64_t oz = 0; oz < Do; ++oz) {
+        for (int64_t oy = 0; oy < Ho; ++oy) {
+          for (int64_t ox = 0; ox < Wo; ++ox) {
+            const AdaptiveWindow win = adaptive_window(g, oz, oy, ox);
+            T sum = T(0);
+            for (int64_t iz = win.d0; iz < win.d1; ++iz)
+              for (int64_t ih = win.h0; ih < win.h1; ++ih)
+                for (int64_t iw = win.w0; iw < win.w1; ++iw) sum += xp[(iz * H + ih) * W + iw];
+            y[((p * Do + oz) * Ho + oy) * Wo + ox] = sum / static_cast<T>(win.size());
+          }
         }
       }
     }
@@ -311,19 +358,21 @@ void avg_pool_backward(const Pool2dGeometry& g, bool include_pad, int64_t diviso
 }
 
 template <typename T>
-void adaptive_forward(const Pool2dGeometry& g, const T* x, T* y) {
-  const int64_t H = g.in_h, W = g.in_w, Ho = g.out_h, Wo = g.out_w;
-  parallel_for(g.planes, plane_grain(H * W), [&](int64_t p0, int64_t p1) {
+void adaptive_backward(const Pool3dGeometry& g, const T* gy, T* gx) {
+  const int64_t H = g.in_h, W = g.in_w, Do = g.out_d, Ho = g.out_h, Wo = g.out_w;
+  parallel_for(g.planes, plane_grain(g.in_volume()), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
-      const T* xp = x + p * H * W;
-      for (int64_t oy = 0; oy < Ho; ++oy) {
-        const int64_t h0 = adaptive_start(oy, H, Ho), h1 = adaptive_end(oy, H, Ho);
-        for (int64_t ox = 0; ox < Wo; ++ox) {
-          const int64_t w0 = adaptive_start(ox, W, Wo), w1 = adaptive_end(ox, W, Wo);
-          T sum = T(0);
-          for (int64_t ih = h0; ih < h1; ++ih)
-            for (int64_t iw = w0; iw < w1; ++iw) sum += xp[ih * W + iw];
-          y[(p * Ho + oy) * Wo + ox] = sum / static_cast<T>((h1 - h0) * (w1 - w0));
+      T* gxp = gx + p * g.in_volume();
+      std::fill(gxp, gxp + g.in_volume(), T(0));
+      for (int64_t oz = 0; oz < Do; ++oz) {
+        for (int64_t oy = 0; oy < Ho; ++oy) {
+          for (int64_t ox = 0; ox < Wo; ++ox) {
+            const AdaptiveWindow win = adaptive_window(g, oz, oy, ox);
+            const T share = gy[((p * Do + oz) * Ho + oy) * Wo + ox] / static_cast<T>(win.size());
+            for (int64_t iz = win.d0; iz < win.d1; ++iz)
+              for (int64_t ih = win.h0; ih < win.h1; ++ih)
+                for (int64_t iw = win.w0; iw < win.w1; ++iw) gxp[(iz * H + ih) * W + iw] += share;
+          }
         }
       }
     }
@@ -331,42 +380,63 @@ void adaptive_forward(const Pool2dGeometry& g, const T* x, T* y) {
 }
 
 template <typename T>
-void adaptive_backward(const Pool2dGeometry& g, const T* gy, T* gx) {
-  const int64_t H = g.in_h, W = g.in_w, Ho = g.out_h, Wo = g.out_w;
-  parallel_for(g.planes, plane_grain(H * W), [&](int64_t p0, int64_t p1) {
+void adaptive_max_forward(const Pool3dGeometry& g, const T* x, T* y, int64_t* idx) {
+  const int64_t H = g.in_h, W = g.in_w, Do = g.out_d, Ho = g.out_h, Wo = g.out_w;
+  parallel_for(g.planes, plane_grain(g.in_volume()), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
-      T* gxp = gx + p * H * W;
-      std::fill(gxp, gxp + H * W, T(0));
-      for (int64_t oy = 0; oy < Ho; ++oy) {
-        const int64_t h0 = adaptive_start(oy, H, Ho), h1 = adaptive_end(oy, H, Ho);
-        for (int64_t ox = 0; ox < Wo; ++ox) {
-          const int64_t w0 = adaptive_start(ox, W, Wo), w1 = adaptive_end(ox, W, Wo);
-          const T share = gy[(p * Ho + oy) * Wo + ox] / static_cast<T>((h1 - h0) * (w1 - w0));
-          for (int64_t ih = h0; ih < h1; ++ih)
-            for (int64_t iw = w0; iw < w1; ++iw) gxp[ih * W + iw] += share;
+      const T* xp = x + p * g.in_volume();
+      for (int64_t oz = 0; oz < Do; ++oz) {
+        for (int64_t oy = 0; oy < Ho; ++oy) {
+          for (int64_t ox = 0; ox < Wo; ++ox) {
+            const AdaptiveWindow win = adaptive_window(g, oz, oy, ox);
+            T best = -std::numeric_limits<T>::infinity();
+            int64_t at = (win.d0 * H + win.h0) * W + win.w0;
+            for (int64_t iz = win.d0; iz < win.d1; ++iz)
+              for (int64_t ih = win.h0; ih < win.h1; ++ih)
+                for (int64_t iw = win.w0; iw < win.w1; ++iw) {
+                  const int64_t i = (iz * H + ih) * W + iw;
+                  take_if_beats(xp[i], i, best, at);
+                }
+            const int64_t o = ((p * Do + oz) * Ho + oy) * Wo + ox;
+            y[o] = best;
+            idx[o] = at;
+          }
         }
       }
     }
   });
 }
 
+// Each plane's window starts along each dim (fractional_start), then max pooling over them.
 template <typename T>
-void adaptive_max_forward(const Pool2dGeometry& g, const T* x, T* y, int64_t* idx) {
-  const int64_t H = g.in_h, W = g.in_w, Ho = g.out_h, Wo = g.out_w;
-  parallel_for(g.planes, plane_grain(H * W), [&](int64_t p0, int64_t p1) {
+void fractional_max_forward(const Pool3dGeometry& g, int sample_dims, const T* samples, const T* x, T* y,
+                            int64_t* idx) {
+  const int64_t H = g.in_h, W = g.in_w, Do = g.out_d, Ho = g.out_h, Wo = g.out_w;
+  parallel_for(g.planes, plane_grain(g.in_volume()), [&](int64_t p0, int64_t p1) {
+    std::vector<int64_t> starts_d(Do), starts_h(Ho), starts_w(Wo);
     for (int64_t p = p0; p < p1; ++p) {
-      const T* xp = x + p * H * W;
-      for (int64_t oy = 0; oy < Ho; ++oy) {
-        const int64_t h0 = adaptive_start(oy, H, Ho), h1 = adaptive_end(oy, H, Ho);
-        for (int64_t ox = 0; ox < Wo; ++ox) {
-          const int64_t w0 = adaptive_start(ox, W, Wo), w1 = adaptive_end(ox, W, Wo);
-          T best = -std::numeric_limits<T>::infinity();
-          int64_t at = h0 * W + w0;
-          for (int64_t ih = h0; ih < h1; ++ih)
-            for (int64_t iw = w0; iw < w1; ++iw) take_if_beats(xp[ih * W + iw], ih * W + iw, best, at);
-          const int64_t o = (p * Ho + oy) * Wo + ox;
-          y[o] = best;
-          idx[o] = at;
+      const T* s = samples + p * sample_dims;
+      const T sd = sample_dims == 3 ? s[0] : T(0), sh = s[1], sw = sample_dims == 3 ? s[2] : s[0];
+      for (int64_t o = 0; o < Do; ++o) starts_d[o] = fractional_start(sd, o, g.in_d, Do, g.kernel_d);
+      for (int64_t o = 0; o < Ho; ++o) starts_h[o] = fractional_start(sh, o, H, Ho, g.kernel_h);
+      for (int64_t o = 0; o < Wo; ++o) starts_w[o] = fractional_start(sw, o, W, Wo, g.kernel_w);
+      const T* xp = x + p * g.in_volume();
+      for (int64_t oz = 0; oz < Do; ++oz) {
+        for (int64_t oy = 0; oy < Ho; ++oy) {
+          for (int64_t ox = 0; ox < Wo; ++ox) {
+            const int64_t z0 = starts_d[oz], h0 = starts_h[oy], w0 = starts_w[ox];
+            T best = -std::numeric_limits<T>::infinity();
+            int64_t at = (z0 * H + h0) * W + w0;
+            for (int64_t iz = z0; iz < z0 + g.kernel_d; ++iz)
+              for (int64_t ih = h0; ih < h0 + g.kernel_h; ++ih)
+                for (int64_t iw = w0; iw < w0 + g.kernel_w; ++iw) {
+                  const int64_t i = (iz * H + ih) * W + iw;
+                  take_if_beats(xp[i], i, best, at);
+                }
+            const int64_t o = ((p * Do + oz) * Ho + oy) * Wo + ox;
+            y[o] = best;
+            idx[o] = at;
+          }
         }
       }
     }
@@ -408,7 +478,7 @@ void AvgPool2dForward::cpu(DType dtype, const Pool2dGeometry& g, bool count_incl
                            const void* x, void* y) {
   COLONY_DISPATCH_FLOAT32_64(dtype, "avg_pool2d", [&] {
     using T = scalar_t;
-    avg_pool_forward<T>(g, count_include_pad, divisor_override, static_cast<const T*>(x), static_cast<T*>(y));
+    avg_pool_forward<T>(as_3d(g), count_include_pad, divisor_override, static_cast<const T*>(x), static_cast<T*>(y));
   });
 }
 
@@ -416,7 +486,7 @@ void AvgPool2dBackward::cpu(DType dtype, const Pool2dGeometry& g, bool count_inc
                             const void* grad_y, void* grad_x) {
   COLONY_DISPATCH_FLOAT32_64(dtype, "avg_pool2d_backward", [&] {
     using T = scalar_t;
-    avg_pool_backward<T>(g, count_include_pad, divisor_override, static_cast<const T*>(grad_y),
+    avg_pool_backward<T>(as_3d(g), count_include_pad, divisor_override, static_cast<const T*>(grad_y),
                          static_cast<T*>(grad_x));
   });
 }
@@ -424,21 +494,75 @@ void AvgPool2dBackward::cpu(DType dtype, const Pool2dGeometry& g, bool count_inc
 void AdaptiveAvgPool2dForward::cpu(DType dtype, const Pool2dGeometry& g, const void* x, void* y) {
   COLONY_DISPATCH_FLOAT32_64(dtype, "adaptive_avg_pool2d", [&] {
     using T = scalar_t;
-    adaptive_forward<T>(g, static_cast<const T*>(x), static_cast<T*>(y));
+    adaptive_forward<T>(as_3d(g), static_cast<const T*>(x), static_cast<T*>(y));
   });
 }
 
 void AdaptiveAvgPool2dBackward::cpu(DType dtype, const Pool2dGeometry& g, const void* grad_y, void* grad_x) {
   COLONY_DISPATCH_FLOAT32_64(dtype, "adaptive_avg_pool2d_backward", [&] {
     using T = scalar_t;
-    adaptive_backward<T>(g, static_cast<const T*>(grad_y), static_cast<T*>(grad_x));
+    adaptive_backward<T>(as_3d(g), static_cast<const T*>(grad_y), static_cast<T*>(grad_x));
   });
 }
 
 void AdaptiveMaxPool2dForward::cpu(DType dtype, const Pool2dGeometry& g, const void* x, void* y, int64_t* indices) {
   COLONY_DISPATCH_FLOAT32_64(dtype, "adaptive_max_pool2d", [&] {
     using T = scalar_t;
+    adaptive_max_forward<T>(as_3d(g), static_cast<const T*>(x), static_cast<T*>(y), indices);
+  });
+}
+
+void MaxPool3dForward::cpu(DType dtype, const Pool3dGeometry& g, const void* x, void* y, int64_t* indices) {
+  COLONY_DISPATCH_FLOAT32_64(dtype, "max_pool3d", [&] {
+    using T = scalar_t;
+    max_pool_volume<T>(g, static_cast<const T*>(x), static_cast<T*>(y), indices);
+  });
+}
+
+void AvgPool3dForward::cpu(DType dtype, const Pool3dGeometry& g, bool count_include_pad, int64_t divisor_override,
+                           const void* x, void* y) {
+  COLONY_DISPATCH_FLOAT32_64(dtype, "avg_pool3d", [&] {
+    using T = scalar_t;
+    avg_pool_forward<T>(g, count_include_pad, divisor_override, static_cast<const T*>(x), static_cast<T*>(y));
+  });
+}
+
+void AvgPool3dBackward::cpu(DType dtype, const Pool3dGeometry& g, bool count_include_pad, int64_t divisor_override,
+                            const void* grad_y, void* grad_x) {
+  COLONY_DISPATCH_FLOAT32_64(dtype, "avg_pool3d_backward", [&] {
+    using T = scalar_t;
+    avg_pool_backward<T>(g, count_include_pad, divisor_override, static_cast<const T*>(grad_y),
+                         static_cast<T*>(grad_x));
+  });
+}
+
+void AdaptiveAvgPool3dForward::cpu(DType dtype, const Pool3dGeometry& g, const void* x, void* y) {
+  COLONY_DISPATCH_FLOAT32_64(dtype, "adaptive_avg_pool3d", [&] {
+    using T = scalar_t;
+    adaptive_forward<T>(g, static_cast<const T*>(x), static_cast<T*>(y));
+  });
+}
+
+void AdaptiveAvgPool3dBackward::cpu(DType dtype, const Pool3dGeometry& g, const void* grad_y, void* grad_x) {
+  COLONY_DISPATCH_FLOAT32_64(dtype, "adaptive_avg_pool3d_backward", [&] {
+    using T = scalar_t;
+    adaptive_backward<T>(g, static_cast<const T*>(grad_y), static_cast<T*>(grad_x));
+  });
+}
+
+void AdaptiveMaxPool3dForward::cpu(DType dtype, const Pool3dGeometry& g, const void* x, void* y, int64_t* indices) {
+  COLONY_DISPATCH_FLOAT32_64(dtype, "adaptive_max_pool3d", [&] {
+    using T = scalar_t;
     adaptive_max_forward<T>(g, static_cast<const T*>(x), static_cast<T*>(y), indices);
+  });
+}
+
+void FractionalMaxPoolForward::cpu(DType dtype, const Pool3dGeometry& g, int sample_dims, const void* samples,
+                                   const void* x, void* y, int64_t* indices) {
+  COLONY_DISPATCH_FLOAT32_64(dtype, "fractional_max_pool", [&] {
+    using T = scalar_t;
+    fractional_max_forward<T>(g, sample_dims, static_cast<const T*>(samples), static_cast<const T*>(x),
+                              static_cast<T*>(y), indices);
   });
 }
 

@@ -14,5 +14,12 @@ inline constexpr auto& avg_pool2d_backward = AvgPool2dBackward::cpu;
 inline constexpr auto& adaptive_avg_pool2d_forward = AdaptiveAvgPool2dForward::cpu;
 inline constexpr auto& adaptive_avg_pool2d_backward = AdaptiveAvgPool2dBackward::cpu;
 inline constexpr auto& adaptive_max_pool2d_forward = AdaptiveMaxPool2dForward::cpu;
+inline constexpr auto& max_pool3d_forward = MaxPool3dForward::cpu;
+inline constexpr auto& avg_pool3d_forward = AvgPool3dForward::cpu;
+inline constexpr auto& avg_pool3d_backward = AvgPool3dBackward::cpu;
+inline constexpr auto& adaptive_avg_pool3d_forward = AdaptiveAvgPool3dForward::cpu;
+inline constexpr auto& adaptive_avg_pool3d_backward = AdaptiveAvgPool3dBackward::cpu;
+inline constexpr auto& adaptive_max_pool3d_forward = AdaptiveMaxPool3dForward::cpu;
+inline constexpr auto& fractional_max_pool_forward = FractionalMaxPoolForward::cpu;
 
 }  // namespace colony::kernels::cpu

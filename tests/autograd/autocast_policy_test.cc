@@ -224,6 +224,28 @@ std::map<std::string, OpCase> cases() {
       {"conv_transpose3d",
        {{{2, 3, 3, 4, 4}, {3, 2, 3, 3, 3}},
         [](const std::vector<Tensor>& x) { return conv_transpose3d(x[0], x[1], Tensor(), 2); }}},
+      {"avg_pool3d",
+       {{{1, 2, 4, 4, 5}},
+        [](const std::vector<Tensor>& x) { return F::avg_pool3d(x[0], F::AvgPool3dFuncOptions(3).stride(1).padding(1)); }}},
+      {"adaptive_max_pool3d",
+       {{{1, 2, 4, 4, 5}}, [](const std::vector<Tensor>& x) { return F::adaptive_max_pool3d(x[0], Int3(2, 3, 2)); }}},
+      // Input and samples in (0.05, 0.95), the samples' range.
+      {"fractional_max_pool2d",
+       {{{1, 2, 7, 8}, {1, 2, 2}},
+        [](const std::vector<Tensor>& x) {
+          return F::fractional_max_pool2d(
+              x[0], F::FractionalMaxPool2dFuncOptions(2).output_size(Int2(3, 4))._random_samples(x[1]));
+        },
+        false,
+        true}},
+      {"fractional_max_pool3d",
+       {{{1, 2, 5, 7, 6}, {1, 2, 3}},
+        [](const std::vector<Tensor>& x) {
+          return F::fractional_max_pool3d(
+              x[0], F::FractionalMaxPool3dFuncOptions(2).output_size(Int3(2, 3, 3))._random_samples(x[1]));
+        },
+        false,
+        true}},
   };
 }
 
