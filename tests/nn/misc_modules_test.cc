@@ -10,6 +10,7 @@
 #include <map>
 #include <string>
 
+#include "autograd/autocast.h"
 #include "nn/nn.h"
 #include "tests/autograd/gradcheck.h"
 #include "tests/golden_check.h"
@@ -292,6 +293,21 @@ TEST(MiscModules, BilinearModuleInitAndForward) {
   EXPECT_FALSE(Bilinear(BilinearOptions(4, 3, 5).bias(false)).bias.defined());
   AnyModule any(std::make_shared<Bilinear>(4, 3, 5));
   EXPECT_EQ(any.forward(a, b).sizes(), (Shape{6, 5}));
+}
+
+// torch's CUDA autocast list has bilinear under "promote": float32 operands stay float32 (the matrix
+// product inside is not lowered), mixed operands compute in the widest.
+TEST(MiscModules, BilinearIsNotLoweredUnderAutocast) {
+  Tensor a = raw::randn({4, 3}), b = raw::randn({4, 2}), w = raw::randn({5, 3, 2});
+  Tensor expected = F::bilinear(a, b, w);
+  {
+    AutocastGuard amp(DeviceType::CPU, kBFloat16);
+    Tensor y = F::bilinear(a, b, w);
+    EXPECT_EQ(y.dtype(), kFloat32);
+    EXPECT_TRUE(all_close(y, expected, 0, 0));
+    EXPECT_EQ(F::bilinear(raw::to(a, kCPU, kBFloat16), b, w).dtype(), kFloat32);
+  }
+  EXPECT_EQ(F::bilinear(raw::to(a, kCPU, kFloat64), b, w).dtype(), kFloat64);
 }
 
 TEST(MiscModules, RReLUDrawsSlopesWhileTrainingAndUsesTheirMeanInEval) {
