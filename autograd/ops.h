@@ -26,8 +26,9 @@ Tensor sqrt(const Tensor& t);
 Tensor rsqrt(const Tensor& t);
 // The activations, one per entry of COLONY_FOR_EACH_ACTIVATION (kernels/common/elementwise_functors.h):
 // relu, sigmoid, tanh, gelu, silu, leaky_relu, elu, softplus, mish, hardswish, hardsigmoid, hardtanh,
-// log_sigmoid, each `Tensor name(const Tensor& t, const UnaryAttrs& attrs = {})`; attrs carries the
-// parameters (GELU's approximation, LeakyReLU's slope, ...): gelu(x, {GeluApproximate::Tanh}).
+// log_sigmoid, hardshrink, softshrink, threshold, each `Tensor name(const Tensor& t, const UnaryAttrs&
+// attrs = {})`; attrs carries the parameters (GELU's approximation, LeakyReLU's slope, ...):
+// gelu(x, {GeluApproximate::Tanh}).
 // nn/activation.h's F:: functions fill them from options, as torch.nn.functional names them.
 #define COLONY_DECLARE_ACTIVATION(Op, name, saved) Tensor name(const Tensor& t, const raw::UnaryAttrs& attrs = {});
 COLONY_FOR_EACH_ACTIVATION(COLONY_DECLARE_ACTIVATION)

@@ -89,7 +89,7 @@ Tensor rsqrt(const Tensor& t_arg) {
 }
 
 // relu, sigmoid, tanh, gelu, silu, leaky_relu, elu, softplus, mish, hardswish, hardsigmoid, hardtanh,
-// log_sigmoid: the forward and gradient math of kernels/common, recorded with the saved value
+// log_sigmoid, hardshrink, softshrink, threshold: the forward and gradient math of kernels/common, recorded with the saved value
 // COLONY_FOR_EACH_ACTIVATION names.
 #define COLONY_DEFINE_ACTIVATION(Op, name, saved)                                                          \
   Tensor name(const Tensor& t, const UnaryAttrs& attrs) {                                                  \

@@ -6,7 +6,8 @@
 //
 // No `inplace` option on these: torch's in-place forms (F.elu(x, inplace=True), ...) write through
 // the Tensor's in-place members, which Colony has for relu_ only; the out-of-place result is the same
-// values and gradients.
+// values and gradients. Threshold and RReLU take `inplace`, recorded as relu_ is
+// (autograd::detail::record_inplace).
 #pragma once
 
 #include <stdexcept>
@@ -148,6 +149,54 @@ inline Tensor softmin(const Tensor& input, const SoftminFuncOptions& options) {
   return colony::softmax(colony::neg(input), options.dim());
 }
 
+// F.hardshrink: x outside [-lambda, lambda], 0 inside. HardshrinkFuncOptions(0.3) or .lambda(0.3).
+// As ATen's kernels, the shrinks and threshold convert their numbers to the input's dtype first (in
+// bfloat16, lambda 2.9 is 2.90625 and x = -2.90625 is inside the band).
+struct HardshrinkFuncOptions {
+  HardshrinkFuncOptions(double lambda = 0.5) : lambda_(lambda) {}  // NOLINT
+  COLONY_ARG(double, lambda);
+};
+Tensor hardshrink(const Tensor& input, const HardshrinkFuncOptions& options = {});
+
+// F.softshrink: x - lambda above lambda, x + lambda below -lambda, 0 between; lambda must be at
+// least 0 (and representable in the input's dtype), as torch checks.
+struct SoftshrinkFuncOptions {
+  SoftshrinkFuncOptions(double lambda = 0.5) : lambda_(lambda) {}  // NOLINT
+  COLONY_ARG(double, lambda);
+};
+Tensor softshrink(const Tensor& input, const SoftshrinkFuncOptions& options = {});
+
+// F.threshold: x where x > threshold, else value. ThresholdFuncOptions(0.1, 20).inplace(true) as
+// F.threshold(x, 0.1, 20, inplace=True) (torch's F.threshold_): written into x and recorded, as relu_.
+struct ThresholdFuncOptions {
+  ThresholdFuncOptions(double threshold, double value) : threshold_(threshold), value_(value) {}
+  COLONY_ARG(double, threshold);
+  COLONY_ARG(double, value);
+  COLONY_ARG(bool, inplace) = false;
+};
+Tensor threshold(const Tensor& input, const ThresholdFuncOptions& options);
+
+// F.glu: a * sigmoid(b), where a and b are the two halves of the input along dim (default -1),
+// whose size must be even. GLUFuncOptions(1).
+struct GLUFuncOptions {
+  GLUFuncOptions(int64_t dim = -1) : dim_(dim) {}  // NOLINT
+  COLONY_ARG(int64_t, dim);
+};
+Tensor glu(const Tensor& input, const GLUFuncOptions& options = {});
+
+// F.rrelu (randomized leaky ReLU, Xu et al. 2015): while training, each element at or below 0 is
+// multiplied by its own slope drawn uniformly from [lower, upper] (Colony's generator, or `gen`), and
+// the gradient uses the drawn slopes; otherwise leaky_relu with slope (lower + upper) / 2. training
+// defaults to false, as the function's does (the module passes its own mode). inplace(true) writes
+// into the input and records it, as torch's F.rrelu_.
+struct RReLUFuncOptions {
+  COLONY_ARG(double, lower) = 1.0 / 8.0;
+  COLONY_ARG(double, upper) = 1.0 / 3.0;
+  COLONY_ARG(bool, training) = false;
+  COLONY_ARG(bool, inplace) = false;
+};
+Tensor rrelu(const Tensor& input, const RReLUFuncOptions& options = {}, Generator* gen = nullptr);
+
 // F.prelu: x > 0 ? x : weight x, weight one value or one per channel (dim 1; inputs of fewer than
 // two dims have one channel), with torch's checks and messages.
 Tensor prelu(const Tensor& input, const Tensor& weight);
@@ -246,6 +295,70 @@ COLONY_SOFTMAX_MODULE(Softmax, softmax)
 COLONY_SOFTMAX_MODULE(LogSoftmax, log_softmax)
 COLONY_SOFTMAX_MODULE(Softmin, softmin)
 #undef COLONY_SOFTMAX_MODULE
+
+// nn.Hardshrink(0.5) / nn.Softshrink(0.5), printed as torch: "Hardshrink(0.5)".
+using HardshrinkOptions = functional::HardshrinkFuncOptions;
+class Hardshrink : public Module {
+ public:
+  explicit Hardshrink(const HardshrinkOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& input) override { return functional::hardshrink(input, options); }
+  std::string extra_repr() const override;
+  HardshrinkOptions options;
+};
+
+// A negative lambda is refused by forward, as nn.Softshrink(-1) is.
+using SoftshrinkOptions = functional::SoftshrinkFuncOptions;
+class Softshrink : public Module {
+ public:
+  explicit Softshrink(const SoftshrinkOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& input) override { return functional::softshrink(input, options); }
+  std::string extra_repr() const override;
+  SoftshrinkOptions options;
+};
+
+// nn.Threshold(threshold, value, inplace = false): "Threshold(threshold=0.1, value=20.0)". torch
+// prints the value as it was passed (20 for an int); Colony's options are doubles, so "20.0".
+using ThresholdOptions = functional::ThresholdFuncOptions;
+class Threshold : public Module {
+ public:
+  explicit Threshold(const ThresholdOptions& options) : options(options) {}
+  Threshold(double threshold, double value) : Threshold(ThresholdOptions(threshold, value)) {}
+  Tensor forward(const Tensor& input) override { return functional::threshold(input, options); }
+  std::string extra_repr() const override;
+  ThresholdOptions options;
+};
+
+// nn.GLU(dim = -1): "GLU(dim=-1)".
+using GLUOptions = functional::GLUFuncOptions;
+class GLU : public Module {
+ public:
+  explicit GLU(const GLUOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& input) override { return functional::glu(input, options); }
+  std::string extra_repr() const override { return "dim=" + std::to_string(options.dim()); }
+  GLUOptions options;
+};
+
+// nn.RReLU(lower = 1/8, upper = 1/3, inplace = false): random slopes while the module is training,
+// their mean in eval. "RReLU(lower=0.125, upper=0.3333333333333333)".
+struct RReLUOptions {
+  COLONY_ARG(double, lower) = 1.0 / 8.0;
+  COLONY_ARG(double, upper) = 1.0 / 3.0;
+  COLONY_ARG(bool, inplace) = false;
+};
+class RReLU : public Module {
+ public:
+  explicit RReLU(const RReLUOptions& options = {}) : options(options) {}
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+  RReLUOptions options;
+};
+
+// nn.Softmax2d: softmax over the channels of [N, C, H, W] or [C, H, W] (dim -3); other ranks are
+// refused with torch's message.
+class Softmax2d : public Module {
+ public:
+  Tensor forward(const Tensor& input) override;
+};
 
 // nn.PReLU(num_parameters = 1, init = 0.25): a learnable slope for the negative side, one or one per
 // channel (dim 1 of the input), the parameter `weight` filled with `init`.

@@ -2,10 +2,12 @@
 #pragma once
 
 #include "nn/activation.h"
+#include "nn/adaptive.h"
 #include "nn/any_module.h"
 #include "nn/any_value.h"
 #include "nn/attention.h"
 #include "nn/batchnorm.h"
+#include "nn/bilinear.h"
 #include "nn/checkpoint.h"
 #include "nn/clip_grad.h"
 #include "nn/containers.h"
@@ -27,6 +29,7 @@
 #include "nn/packed_sequence.h"
 #include "nn/padding.h"
 #include "nn/parameter_dict.h"
+#include "nn/parameter_list.h"
 #include "nn/pooling.h"
 #include "nn/options.h"  // the deprecated nn::Size2 spelling
 #include "nn/rnn.h"

@@ -1,8 +1,11 @@
 #include "nn/normalization.h"
 
+#include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include "autograd/nn_ops.h"
+#include "autograd/ops.h"
 #include "nn/functional.h"
 #include "nn/init.h"
 #include "nn/repr.h"
@@ -127,6 +130,54 @@ Tensor LocalResponseNorm::forward(const Tensor& input) {
 std::string LocalResponseNorm::extra_repr() const {
   return std::to_string(options.size()) + ", alpha=" + repr::py_float(options.alpha()) +
          ", beta=" + repr::py_float(options.beta()) + ", k=" + repr::py_float(options.k());
+}
+
+CrossMapLRN2d::CrossMapLRN2d(const CrossMapLRN2dOptions& options) : options(options) {
+  if (options.size() <= 0) {
+    throw std::invalid_argument("CrossMapLRN2d: size must be positive, got " + std::to_string(options.size()));
+  }
+}
+
+namespace {
+
+// w[c][j]: how many times channel j's square is in channel c's sum, replaying torch's running sum
+// (nn/modules/_functions.py CrossMapLRN2d.forward) step by step, so its window, quirks included, is
+// what this computes.
+std::vector<double> cross_map_window(int64_t channels, int64_t size) {
+  const int64_t pre_pad = static_cast<int64_t>((size - 1) / 2.0 + 1);  // Python's int() of a float
+  std::vector<double> w(channels * channels, 0.0);
+  for (int64_t j = 0; j < std::min(pre_pad, channels); ++j) w[j] += 1;
+  for (int64_t c = 1; c < channels; ++c) {
+    for (int64_t j = 0; j < channels; ++j) w[c * channels + j] = w[(c - 1) * channels + j];
+    if (c < channels - pre_pad + 1) w[c * channels + c + pre_pad - 1] += 1;
+    if (c > pre_pad) w[c * channels + c - pre_pad] -= 1;
+  }
+  return w;
+}
+
+}  // namespace
+
+Tensor CrossMapLRN2d::forward(const Tensor& input) {
+  if (input.dim() != 4) {
+    throw std::invalid_argument("CrossMapLRN2d: Expected input to be 4D, got " + std::to_string(input.dim()) +
+                                "D instead.");
+  }
+  const int64_t n = input.size(0), c = input.size(1), hw = input.size(2) * input.size(3);
+  Tensor window = raw::from_vector(cross_map_window(c, options.size()), {c, c},
+                                   TensorOptions(input.dtype()).device(input.device()));
+  // [C, C] x [N, C, HW]: each channel's windowed sum of squares, then torch's scale and power.
+  Tensor sums = colony::matmul(window, colony::reshape(colony::mul(input, input), {n, c, hw}));
+  Tensor scale = colony::add(colony::mul(colony::reshape(sums, input.sizes()), options.alpha() / options.size()),
+                             options.k());
+  return colony::mul(colony::pow(scale, -options.beta()), input);
+}
+
+std::string CrossMapLRN2d::extra_repr() const {
+  const double k = options.k();
+  const std::string k_str = std::floor(k) == k && std::abs(k) < 1e15 ? std::to_string(static_cast<int64_t>(k))
+                                                                        : repr::py_float(k);
+  return std::to_string(options.size()) + ", alpha=" + repr::py_float(options.alpha()) +
+         ", beta=" + repr::py_float(options.beta()) + ", k=" + k_str;
 }
 
 }  // namespace colony::nn

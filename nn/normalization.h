@@ -116,4 +116,29 @@ class LocalResponseNorm : public Module {
   LocalResponseNormOptions options;
 };
 
+// nn::CrossMapLRN2d(CrossMapLRN2dOptions(size).alpha(1e-4).beta(0.75).k(1)) (torch.nn.CrossMapLRN2d,
+// the legacy Lua-torch port): x / (k + alpha / size * s)^beta over 4-D [N, C, H, W], where s sums x^2
+// over a window of channels, exactly as torch's forward forms it: channels c - pre_pad + 1 to
+// c + pre_pad - 1 (pre_pad = int((size - 1) / 2 + 1), so an even size's window is one short), and,
+// as torch's running sum never removes it, channel 0 for every c. Differs from torch on purpose:
+// the gradient is the exact gradient of that forward (autograd of the composition); torch's
+// hand-written backward uses another window and fails torch.autograd.gradcheck. Prints as torch:
+// "CrossMapLRN2d(3, alpha=0.0001, beta=0.75, k=1)" (k as torch's default int prints when integral).
+struct CrossMapLRN2dOptions {
+  CrossMapLRN2dOptions(int64_t size) : size_(size) {}  // NOLINT
+  COLONY_ARG(int64_t, size);
+  COLONY_ARG(double, alpha) = 1e-4;
+  COLONY_ARG(double, beta) = 0.75;
+  COLONY_ARG(double, k) = 1.0;
+};
+
+class CrossMapLRN2d : public Module {
+ public:
+  explicit CrossMapLRN2d(const CrossMapLRN2dOptions& options);
+  Tensor forward(const Tensor& input) override;
+  std::string extra_repr() const override;
+
+  CrossMapLRN2dOptions options;
+};
+
 }  // namespace colony::nn

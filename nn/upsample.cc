@@ -48,6 +48,23 @@ std::string Upsample::extra_repr() const {
   return s + ", mode='" + options.mode() + "'";
 }
 
+namespace functional {
+
+Tensor upsample_nearest(const Tensor& input, const UpsamplingOptions& options) {
+  return interpolate(
+      input, InterpolateFuncOptions().size(options.size()).scale_factor(options.scale_factor()).mode("nearest"));
+}
+
+Tensor upsample_bilinear(const Tensor& input, const UpsamplingOptions& options) {
+  return interpolate(input, InterpolateFuncOptions()
+                                .size(options.size())
+                                .scale_factor(options.scale_factor())
+                                .mode("bilinear")
+                                .align_corners(true));
+}
+
+}  // namespace functional
+
 PixelShuffle::PixelShuffle(const PixelShuffleOptions& options) : options(options) {
   if (options.upscale_factor() <= 0) {
     throw std::invalid_argument("PixelShuffle: upscale_factor must be positive, got " +

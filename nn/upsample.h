@@ -39,6 +39,45 @@ class Upsample : public Module {
   UpsampleOptions options;
 };
 
+// The size or scale_factor of F::upsample_nearest, F::upsample_bilinear and of the modules
+// UpsamplingNearest2d and UpsamplingBilinear2d (exactly one of them; one value or one per dim).
+struct UpsamplingOptions {
+  COLONY_ARG(std::optional<std::vector<int64_t>>, size);
+  COLONY_ARG(std::optional<std::vector<double>>, scale_factor);
+
+ public:
+  auto& size(std::vector<int64_t> v) { return size(std::optional<std::vector<int64_t>>(std::move(v))); }
+  auto& size(int64_t v) { return size(std::vector<int64_t>{v}); }
+  auto& scale_factor(std::vector<double> v) { return scale_factor(std::optional<std::vector<double>>(std::move(v))); }
+  auto& scale_factor(double v) { return scale_factor(std::vector<double>{v}); }
+};
+
+namespace functional {
+// torch's F.upsample_nearest and F.upsample_bilinear (deprecated there in favour of interpolate,
+// without a warning here): F::interpolate in mode "nearest", and in mode "bilinear" with
+// align_corners=True (4-D input).
+Tensor upsample_nearest(const Tensor& input, const UpsamplingOptions& options);
+Tensor upsample_bilinear(const Tensor& input, const UpsamplingOptions& options);
+}  // namespace functional
+
+// torch.nn.UpsamplingNearest2d and UpsamplingBilinear2d: Upsample with mode "nearest", and with mode
+// "bilinear" and align_corners=True, printed as torch prints them ("UpsamplingBilinear2d(size=(3,
+// 4), mode='bilinear')"). UpsamplingNearest2d(UpsamplingOptions().scale_factor(2.0)).
+class UpsamplingNearest2d : public Upsample {
+ public:
+  explicit UpsamplingNearest2d(const UpsamplingOptions& options)
+      : Upsample(UpsampleOptions().size(options.size()).scale_factor(options.scale_factor()).mode("nearest")) {}
+};
+class UpsamplingBilinear2d : public Upsample {
+ public:
+  explicit UpsamplingBilinear2d(const UpsamplingOptions& options)
+      : Upsample(UpsampleOptions()
+                     .size(options.size())
+                     .scale_factor(options.scale_factor())
+                     .mode("bilinear")
+                     .align_corners(true)) {}
+};
+
 struct PixelShuffleOptions {
   PixelShuffleOptions(int64_t upscale_factor) : upscale_factor_(upscale_factor) {}  // NOLINT
   COLONY_ARG(int64_t, upscale_factor);

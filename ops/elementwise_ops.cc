@@ -294,6 +294,9 @@ Tensor unary(UnaryOp op, const Tensor& t, const UnaryAttrs& attrs) {
     case UnaryOp::Hardtanh:  // torch.clamp's integers, not bool
       if (d == kBool) throw std::invalid_argument("Bool inputs not supported for hardtanh");
       break;
+    case UnaryOp::Threshold:  // torch.threshold has integer kernels (the dtype kept), not a bool one
+      if (d == kBool) throw std::invalid_argument("threshold: not implemented for bool tensors, as in PyTorch");
+      break;
     case UnaryOp::Square:
       if (d == kBool) return unary(op, as_dtype(t, kInt64));  // torch.square(bool) is pow(bool, 2): int64
       break;

@@ -75,7 +75,10 @@ namespace colony::kernels {
   X(Digamma, COLONY_DISPATCH_FLOATING, "digamma")       \
   X(Trigamma, COLONY_DISPATCH_FLOATING, "trigamma")     \
   X(Logit, COLONY_DISPATCH_FLOATING, "logit")           \
-  X(Sinc, COLONY_DISPATCH_FLOATING, "sinc")
+  X(Sinc, COLONY_DISPATCH_FLOATING, "sinc")             \
+  X(Hardshrink, COLONY_DISPATCH_FLOATING, "hardshrink") \
+  X(Softshrink, COLONY_DISPATCH_FLOATING, "softshrink") \
+  X(Threshold, COLONY_DISPATCH_NUMERIC, "threshold")
 
 #define COLONY_FOR_EACH_BINARY_OP(X)         \
   X(Add, COLONY_DISPATCH_ALL, "add")         \
@@ -113,7 +116,7 @@ namespace colony::kernels {
 // autograd/unary.cc defines it, so an activation needs no code outside this file but its nn front.
 // The saved value is the one torch's derivatives.yaml names for the op (elu's `self`, not its
 // result: elu_ alone reads the result). SELU and CELU are Elu with other attributes and ReLU6 is
-// Hardtanh(0, 6), as torch composes them.
+// Hardtanh(0, 6), as torch composes them. Hardshrink and Softshrink share ATen's shrink_backward.
 #define COLONY_FOR_EACH_ACTIVATION(X)   \
   X(Relu, relu, Output)                 \
   X(Sigmoid, sigmoid, Output)           \
@@ -127,7 +130,10 @@ namespace colony::kernels {
   X(Hardswish, hardswish, Input)        \
   X(Hardsigmoid, hardsigmoid, Input)    \
   X(Hardtanh, hardtanh, Input)          \
-  X(LogSigmoid, log_sigmoid, Input)
+  X(LogSigmoid, log_sigmoid, Input)     \
+  X(Hardshrink, hardshrink, Input)      \
+  X(Softshrink, softshrink, Input)      \
+  X(Threshold, threshold, Input)
 
 #define COLONY_ENUMERATOR(Op, ...) Op,
 enum class UnaryOp : uint8_t { COLONY_FOR_EACH_UNARY_OP(COLONY_ENUMERATOR) };
@@ -175,7 +181,9 @@ struct UnaryAttrs {
   // Elu: x > 0 ? scale x : alpha scale (exp(input_scale x) - 1), torch.elu's three Scalars; SELU is
   // (kSeluAlpha, kSeluScale, 1), CELU (alpha, 1, 1 / alpha).
   double alpha = 1.0, scale = 1.0, input_scale = 1.0;
-  double beta = 1.0, threshold = 20.0;    // Softplus
+  double beta = 1.0, threshold = 20.0;    // Softplus; Threshold's threshold too (F::threshold sets it)
+  double value = 0.0;                     // Threshold: x <= threshold ? value : x
+  double lambd = 0.5;                     // Hardshrink, Softshrink
   double min_val = -1.0, max_val = 1.0;   // Hardtanh (ReLU6: 0, 6)
   // Logit: torch.logit's eps; the input is clamped to [eps, 1 - eps] first. Negative means None (no
   // clamping), which is what torch does with a negative eps too.
@@ -193,7 +201,7 @@ constexpr bool outputs_bool(UnaryOp op) {
 constexpr bool refuses_integral_input(UnaryOp op) {
   return op == UnaryOp::Gelu || op == UnaryOp::Silu || op == UnaryOp::LeakyRelu || op == UnaryOp::Elu ||
          op == UnaryOp::Softplus || op == UnaryOp::Mish || op == UnaryOp::Hardswish || op == UnaryOp::Hardsigmoid ||
-         op == UnaryOp::LogSigmoid || op == UnaryOp::Frac;
+         op == UnaryOp::LogSigmoid || op == UnaryOp::Frac || op == UnaryOp::Hardshrink || op == UnaryOp::Softshrink;
 }
 // The comparisons and the logical ops, listed last: their results are bool whatever the inputs.
 constexpr bool outputs_bool(BinaryOp op) { return op >= BinaryOp::Eq; }
@@ -502,6 +510,20 @@ COLONY_INLINE auto unary_fn(C x, const UnaryAttrs& attrs = {}) {
     return logit(x, attrs.logit_eps);
   } else if constexpr (Op == UnaryOp::Sinc) {
     return sinc(x);
+  } else if constexpr (Op == UnaryOp::Hardshrink) {
+    // 0 on [-lambd, lambd] (bounds included), x outside and at NaN: ATen's hardshrink kernel.
+    return (x >= C(-attrs.lambd) && x <= C(attrs.lambd)) ? C(0) : x;
+  } else if constexpr (Op == UnaryOp::Softshrink) {
+    // x moved toward 0 by lambd, +0 inside and NaN kept: ATen's vectorized softshrink, which is what
+    // torch gives but in a tensor's last few elements (its scalar tail gives x * 0 there, -0 for a
+    // negative x).
+    const C lambd = C(attrs.lambd);
+    if (is_nan(x)) return x;
+    return x > lambd ? x - lambd : (x < -lambd ? x + lambd : C(0));
+  } else if constexpr (Op == UnaryOp::Threshold) {
+    // torch.threshold: the value at and below the threshold, x above (and at NaN). On integers both
+    // Scalars are converted to the type first (truncated), as ATen's threshold kernel converts them.
+    return x <= static_cast<C>(attrs.threshold) ? static_cast<C>(attrs.value) : x;
   } else {
     static_assert(Op == UnaryOp::Silu, "unhandled UnaryOp");
     return x / (C(1) + math::exp(-x));  // PyTorch's form: -0 (not a denormal) below about -88 in float
@@ -713,6 +735,11 @@ COLONY_INLINE C activation_grad_fn(C grad, C saved, const UnaryAttrs& attrs = {}
   } else if constexpr (Op == ActivationGrad::Hardtanh) {
     // 0 at the bounds themselves (clamp's gradient passes there: torch.hardtanh's does not); NaN passes.
     return (saved <= C(attrs.min_val) || saved >= C(attrs.max_val)) ? C(0) : grad;
+  } else if constexpr (Op == ActivationGrad::Hardshrink || Op == ActivationGrad::Softshrink) {
+    // ATen's shrink_backward, for both: 0 on [-lambd, lambd] (the kinks included), grad outside and at NaN.
+    return (saved >= C(-attrs.lambd) && saved <= C(attrs.lambd)) ? C(0) : grad;
+  } else if constexpr (Op == ActivationGrad::Threshold) {
+    return saved <= C(attrs.threshold) ? C(0) : grad;  // threshold_backward: 0 at the threshold itself
   } else {
     static_assert(Op == ActivationGrad::LogSigmoid, "unhandled ActivationGrad");
     // d/dx [min(x, 0) - log1p(z)], z = exp(-|x|): 1 - z / (1 + z) below 0, -z / (1 + z) from 0 on.

@@ -77,6 +77,19 @@ TEST(ActivationGradcheck, LogSigmoid) {
   EXPECT_TRUE(check_unary([](const Tensor& x) { return log_sigmoid(x); }, -30, 30));
 }
 
+TEST(ActivationGradcheck, ShrinksAndThreshold) {
+  EXPECT_TRUE(check_unary([](const Tensor& x) { return hardshrink(x); }, -2, 2));
+  EXPECT_TRUE(check_unary([](const Tensor& x) { return softshrink(x); }, -2, 2));
+  raw::UnaryAttrs a = with([](raw::UnaryAttrs& a) {
+    a.lambd = 1.25;
+    a.threshold = -0.3;
+    a.value = 4;
+  });
+  EXPECT_TRUE(check_unary([a](const Tensor& x) { return hardshrink(x, a); }, -3, 3));
+  EXPECT_TRUE(check_unary([a](const Tensor& x) { return softshrink(x, a); }, -3, 3));
+  EXPECT_TRUE(check_unary([a](const Tensor& x) { return threshold(x, a); }, -2, 2));
+}
+
 TEST(ActivationGradcheck, IntegralInputsAreRefusedAsPyTorchRefusesThem) {
   Tensor i = raw::from_vector(std::vector<int64_t>{-2, 0, 2}, {3});
   for (auto [name, f] : std::vector<std::pair<std::string, std::function<Tensor(const Tensor&)>>>{
@@ -86,7 +99,9 @@ TEST(ActivationGradcheck, IntegralInputsAreRefusedAsPyTorchRefusesThem) {
            {"mish", [](const Tensor& x) { return mish(x); }},
            {"hardswish", [](const Tensor& x) { return hardswish(x); }},
            {"hardsigmoid", [](const Tensor& x) { return hardsigmoid(x); }},
-           {"log_sigmoid", [](const Tensor& x) { return log_sigmoid(x); }}}) {
+           {"log_sigmoid", [](const Tensor& x) { return log_sigmoid(x); }},
+           {"hardshrink", [](const Tensor& x) { return hardshrink(x); }},
+           {"softshrink", [](const Tensor& x) { return softshrink(x); }}}) {
     EXPECT_TRUE(testing::throws_with<std::invalid_argument>([&] { f(i); },
                                                             name + ": expected a floating-point tensor, got int64"));
   }

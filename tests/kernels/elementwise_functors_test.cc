@@ -246,6 +246,33 @@ TEST(ActivationGradFunctors, HandValues) {
   EXPECT_EQ((activation_grad_fn<ActivationGrad::Tanh>(2.0, 0.5)), 1.5);         // 2 * (1 - 0.25)
 }
 
+// The shrinks and threshold (ATen's kernels): the bounds themselves are inside the zero band, NaN
+// passes, softshrink's band is +0, threshold truncates its Scalars on integers.
+TEST(UnaryFunctors, ShrinksAndThreshold) {
+  UnaryAttrs a;
+  a.lambd = 0.5;
+  EXPECT_EQ((unary_fn<UnaryOp::Hardshrink>(0.5, a)), 0.0);
+  EXPECT_EQ((unary_fn<UnaryOp::Hardshrink>(-0.75, a)), -0.75);
+  EXPECT_TRUE(std::isnan(unary_fn<UnaryOp::Hardshrink>(kNaN, a)));
+  EXPECT_EQ((unary_fn<UnaryOp::Softshrink>(2.0f, a)), 1.5f);
+  EXPECT_EQ((unary_fn<UnaryOp::Softshrink>(-2.0, a)), -1.5);
+  EXPECT_FALSE(std::signbit(unary_fn<UnaryOp::Softshrink>(-0.25, a)));  // +0, torch's vectorized kernel
+  EXPECT_TRUE(std::isnan(unary_fn<UnaryOp::Softshrink>(kNaN, a)));
+  a.threshold = 1.5;
+  a.value = -7;
+  EXPECT_EQ((unary_fn<UnaryOp::Threshold>(1.5, a)), -7.0);  // at the threshold: the value
+  EXPECT_EQ((unary_fn<UnaryOp::Threshold>(1.75, a)), 1.75);
+  EXPECT_EQ((unary_fn<UnaryOp::Threshold, int64_t>(1, a)), -7);
+  EXPECT_EQ((unary_fn<UnaryOp::Threshold, int64_t>(2, a)), 2);
+  EXPECT_TRUE(std::isnan(unary_fn<UnaryOp::Threshold>(kNaN, a)));
+  EXPECT_EQ((activation_grad_fn<ActivationGrad::Hardshrink>(3.0, 0.5, a)), 0.0);
+  EXPECT_EQ((activation_grad_fn<ActivationGrad::Softshrink>(3.0, -0.6, a)), 3.0);
+  EXPECT_EQ((activation_grad_fn<ActivationGrad::Softshrink, double>(3.0, kNaN, a)), 3.0);
+  EXPECT_EQ((activation_grad_fn<ActivationGrad::Threshold>(3.0, 1.5, a)), 0.0);
+  EXPECT_EQ((activation_grad_fn<ActivationGrad::Threshold>(3.0, 1.6, a)), 3.0);
+  EXPECT_STREQ(op_name(ActivationGrad::Threshold), "threshold_backward");
+}
+
 // GELU and SiLU against values of the float64 formulas (Python's math.erf / math.tanh), and their
 // derivatives against central differences of the same formulas.
 TEST(UnaryFunctors, GeluAndSilu) {

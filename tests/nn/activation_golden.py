@@ -5,7 +5,7 @@
 For each activation (and options), on the inputs X below in float64, float32 and bfloat16 (X rounded to
 the dtype first): the output and the gradient of sum(y * G) with respect to x (G rounded likewise),
 as torch computes them on the CPU. X holds the corner cases: +-inf, NaN, the kinks (0, +-3, 6, the
-thresholds of softplus), signed zeros and values far out on both sides; G is 1 + i / 8, so a gradient
+thresholds of softplus, the shrinks' lambdas), signed zeros and values far out on both sides; G is 1 + i / 8, so a gradient
 that lands on the wrong element shows. PReLU's weight gradient is written too.
 """
 import math
@@ -42,6 +42,15 @@ CASES = {
     "tanhshrink": lambda x: F.tanhshrink(x),
     "tanh": lambda x: torch.tanh(x),
     "sigmoid": lambda x: torch.sigmoid(x),
+    "hardshrink": lambda x: F.hardshrink(x),
+    "hardshrink(lambd=2.9)": lambda x: F.hardshrink(x, 2.9),
+    "softshrink": lambda x: F.softshrink(x),
+    "softshrink(lambd=3)": lambda x: F.softshrink(x, 3.0),
+    "softshrink(lambd=0)": lambda x: F.softshrink(x, 0.0),
+    "threshold(threshold=0.5, value=-2)": lambda x: F.threshold(x, 0.5, -2.0),
+    "threshold(threshold=-3, value=20)": lambda x: F.threshold(x, -3.0, 20.0),
+    "rrelu(lower=0.1, upper=0.3, training=False)": lambda x: F.rrelu(x, 0.1, 0.3, training=False),
+    "rrelu": lambda x: F.rrelu(x),
 }
 
 DTYPES = {"kFloat64": torch.float64, "kFloat32": torch.float32, "kBFloat16": torch.bfloat16}

@@ -52,6 +52,16 @@ const std::map<std::string, Fn>& calls() {
       {"tanhshrink", [](const Tensor& x) { return F::tanhshrink(x); }},
       {"tanh", [](const Tensor& x) { return F::tanh(x); }},
       {"sigmoid", [](const Tensor& x) { return F::sigmoid(x); }},
+      {"hardshrink", [](const Tensor& x) { return F::hardshrink(x); }},
+      {"hardshrink(lambd=2.9)", [](const Tensor& x) { return F::hardshrink(x, F::HardshrinkFuncOptions(2.9)); }},
+      {"softshrink", [](const Tensor& x) { return F::softshrink(x); }},
+      {"softshrink(lambd=3)", [](const Tensor& x) { return F::softshrink(x, F::SoftshrinkFuncOptions().lambda(3)); }},
+      {"softshrink(lambd=0)", [](const Tensor& x) { return F::softshrink(x, F::SoftshrinkFuncOptions(0)); }},
+      {"threshold(threshold=0.5, value=-2)", [](const Tensor& x) { return F::threshold(x, F::ThresholdFuncOptions(0.5, -2)); }},
+      {"threshold(threshold=-3, value=20)", [](const Tensor& x) { return F::threshold(x, F::ThresholdFuncOptions(-3, 20)); }},
+      {"rrelu(lower=0.1, upper=0.3, training=False)",
+       [](const Tensor& x) { return F::rrelu(x, F::RReLUFuncOptions().lower(0.1).upper(0.3)); }},
+      {"rrelu", [](const Tensor& x) { return F::rrelu(x); }},
   };
   return table;
 }
