@@ -2,7 +2,7 @@
 // 2-D to 5-D input, momentum=None included. Several processes (Gloo on the CPU): ranks holding
 // slices of different sizes of one batch (one of them empty) get one BatchNorm2d's outputs, input
 // gradients, running statistics and, after DDP's reduction, weight and bias gradients over the whole
-// batch; a converted conv net trained under DDP with unequal batches equals one process; autocast;
+// batch; an input without gradient costs no backward collective; a converted conv net trained under DDP with unequal batches equals one process; autocast;
 // channel counts that differ between ranks are named; a rank that fails stops the others. On GPUs
 // (skipped without them): two ranks on NCCL, and two ranks sharing one GPU through Gloo.
 #include "distributed/sync_batch_norm.h"
@@ -271,6 +271,32 @@ TEST(SyncBatchNorm, MomentumNoneAndNoRunningStatsOverTwoRanks) {
       }
       if (o.track_running_stats()) expect_same_running_stats(*sync, *ref, 1e-5, 1e-6);
     }
+    dist::destroy_process_group();
+  });
+  if (in_rank_child()) return;
+  EXPECT_TRUE(all_succeeded(results));
+}
+
+// The first layer on data: the input needs no gradient, so backward all-reduces nothing (on every
+// rank alike); the weight and bias gradients, summed over the ranks by hand, are the whole batch's.
+TEST(SyncBatchNorm, OnAnInputWithoutGradientOnlyTheParametersGetOne) {
+  auto results = run_ranks(2, [](int rank) {
+    dist::init_process_group();
+    const std::vector<int64_t> sizes = {5, 2};
+    auto sync = std::make_shared<dist::SyncBatchNorm>(3);
+    auto ref = std::make_shared<nn::BatchNorm2d>(3);
+    set_affine(*sync, 11);
+    set_affine(*ref, 11);
+    const Tensor x = batch({7, 3, 2, 3}, 140), gy = batch({7, 3, 2, 3}, 141);
+    const uint64_t before = dist::default_process_group()->collectives_started();
+    colony::sum(colony::mul(sync->forward(rows(x, sizes, rank)), rows(gy, sizes, rank))).backward();
+    EXPECT_EQ(dist::default_process_group()->collectives_started(), before + 1) << "the forward's all-gather only";
+    colony::sum(colony::mul(ref->forward(x), gy)).backward();
+    Tensor weight_grad = raw::clone(sync->weight.grad()), bias_grad = raw::clone(sync->bias.grad());
+    dist::all_reduce(weight_grad);
+    dist::all_reduce(bias_grad);
+    EXPECT_TRUE(all_close(weight_grad, ref->weight.grad(), 1e-5, 2e-6));
+    EXPECT_TRUE(all_close(bias_grad, ref->bias.grad(), 1e-5, 2e-6));
     dist::destroy_process_group();
   });
   if (in_rank_child()) return;
