@@ -68,7 +68,8 @@ Tensor BatchNormBase::forward(const Tensor& input) {
 
 std::string BatchNormBase::extra_repr() const {
   return std::to_string(options.num_features()) + ", eps=" + repr::py_float(options.eps()) +
-         ", momentum=" + (options.momentum() ? repr::py_float(*options.momentum()) : std::string("None")) + ", affine=" + repr::py_bool(options.affine()) +
+         ", momentum=" + (options.momentum() ? repr::py_float(*options.momentum()) : std::string("None")) +
+         ", affine=" + repr::py_bool(options.affine()) +
          ", bias=" + repr::py_bool(bias.defined()) +
          ", track_running_stats=" + repr::py_bool(options.track_running_stats());
 }

@@ -93,7 +93,8 @@ void update_bn(const std::vector<Tensor>& inputs, nn::Module& model) {
   const bool was_training = model.is_training();
   model.train(true);
   NoGradGuard no_grad;  // torch runs the loader under the caller's mode; only the buffers change
-  for (auto& [bn, momentum] : momenta) bn->options.momentum(std::nullopt);  // torch's update_bn: the cumulative average
+  // torch's update_bn: momentum=None, the cumulative average over the inputs.
+  for (auto& [bn, momentum] : momenta) bn->options.momentum(std::nullopt);
   for (const Tensor& input : inputs) model.forward(input);
   for (auto& [bn, momentum] : momenta) bn->options.momentum(momentum);
   model.train(was_training);

@@ -2,8 +2,9 @@
 // 2-D to 5-D input, momentum=None included. Several processes (Gloo on the CPU): ranks holding
 // slices of different sizes of one batch (one of them empty) get one BatchNorm2d's outputs, input
 // gradients, running statistics and, after DDP's reduction, weight and bias gradients over the whole
-// batch; an input without gradient costs no backward collective; a converted conv net trained under DDP with unequal batches equals one process; autocast;
-// channel counts that differ between ranks are named; a rank that fails stops the others. On GPUs
+// batch; an input without gradient costs no backward collective; a converted conv net trained under
+// DDP with unequal batches equals one process; autocast; channel counts that differ between ranks
+// are named; a rank that fails stops the others. On GPUs
 // (skipped without them): two ranks on NCCL, and two ranks sharing one GPU through Gloo.
 #include "distributed/sync_batch_norm.h"
 
@@ -110,8 +111,8 @@ TEST(SyncBatchNorm, WithoutAProcessGroupIsBatchNormFrom2DTo5D) {
         sync->eval();
         ref->eval();
         const Tensor x = batch(shape, 30, dtype);
-        EXPECT_TRUE(all_close(sync->forward(x), raw::reshape(ref->forward(raw::reshape(x, ref_shape)), shape), rtol, atol))
-            << "evaluation";
+        const Tensor want = raw::reshape(ref->forward(raw::reshape(x, ref_shape)), shape);
+        EXPECT_TRUE(all_close(sync->forward(x), want, rtol, atol)) << "evaluation";
       }
     }
   }
@@ -146,9 +147,9 @@ TEST(SyncBatchNorm, PrintsAsTorchPrintsIt) {
 struct ConvNet : nn::Module {
   ConvNet() {
     features = register_module(
-        "features", std::make_shared<nn::Sequential>(std::make_shared<nn::Conv2d>(nn::Conv2dOptions(3, 4, 3).padding(1)),
-                                                     std::make_shared<nn::BatchNorm2d>(4),
-                                                     std::make_shared<nn::ReLU>()));
+        "features",
+        std::make_shared<nn::Sequential>(std::make_shared<nn::Conv2d>(nn::Conv2dOptions(3, 4, 3).padding(1)),
+                                         std::make_shared<nn::BatchNorm2d>(4), std::make_shared<nn::ReLU>()));
     fc = register_module("fc", std::make_shared<nn::Linear>(4 * 6 * 6, 8));
     bn = register_module("bn", std::make_shared<nn::BatchNorm1d>(8));
     head = register_module("head", std::make_shared<nn::Linear>(8, 5));

@@ -43,7 +43,8 @@ TEST(BatchNorm2dModule, MomentumNoneKeepsTheCumulativeAverage) {
   }
   std::ostringstream printed;
   printed << *bn;
-  EXPECT_EQ(printed.str(), "BatchNorm2d(3, eps=1e-05, momentum=None, affine=True, bias=True, track_running_stats=True)");
+  EXPECT_EQ(printed.str(),
+            "BatchNorm2d(3, eps=1e-05, momentum=None, affine=True, bias=True, track_running_stats=True)");
 }
 
 TEST(BatchNorm2dModule, TrainingOnCudaMatchesTheCpu_CUDA) {
