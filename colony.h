@@ -6,6 +6,7 @@
 #include "data/data.h"
 #include "distributed/ddp/ddp.h"
 #include "distributed/init.h"
+#include "distributed/sync_batch_norm.h"
 #include "distributed/zero/zero_redundancy_optimizer.h"
 #include "log/log.h"
 #include "nn/nn.h"

@@ -50,17 +50,26 @@ Tensor BatchNormBase::forward(const Tensor& input) {
                                 " channels, got input " + shape_str(input.sizes()));
   }
   bool use_batch_stats = is_training() || !options.track_running_stats();
+  double factor = options.momentum().value_or(0.0);
   if (is_training() && options.track_running_stats()) {
     NoGradGuard g;
     raw::binary_(raw::BinaryOp::Add, num_batches_tracked, 1.0);
+    // momentum=None: the cumulative average, as torch (which reads the count back the same way).
+    if (!options.momentum()) factor = 1.0 / raw::to(num_batches_tracked, kCPU, kFloat64).item<double>();
   }
-  return functional::batch_norm(input, running_mean, running_var, weight, bias, use_batch_stats, options.momentum(),
+  // Only in training mode: in eval with track_running_stats=False torch normalizes with this
+  // process's batch alone (SyncBatchNorm's need_sync is false there).
+  if (sync && is_training()) {
+    return sync->forward(input, running_mean, running_var, weight, bias, factor, options.eps());
+  }
+  return functional::batch_norm(input, running_mean, running_var, weight, bias, use_batch_stats, factor,
                                 options.eps());
 }
 
 std::string BatchNormBase::extra_repr() const {
   return std::to_string(options.num_features()) + ", eps=" + repr::py_float(options.eps()) +
-         ", momentum=" + repr::py_float(options.momentum()) + ", affine=" + repr::py_bool(options.affine()) +
+         ", momentum=" + (options.momentum() ? repr::py_float(*options.momentum()) : std::string("None")) +
+         ", affine=" + repr::py_bool(options.affine()) +
          ", bias=" + repr::py_bool(bias.defined()) +
          ", track_running_stats=" + repr::py_bool(options.track_running_stats());
 }

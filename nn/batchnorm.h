@@ -1,8 +1,13 @@
 // nn::BatchNorm1d, BatchNorm2d and BatchNorm3d: normalize each channel with the batch statistics while
 // training (updating the running estimates, kept as buffers) and with the running estimates in
 // eval mode. One implementation (BatchNormBase) over the batch_norm kernel, which takes [N, C, *];
-// they differ in the input ranks they accept, as torch's.
+// they differ in the input ranks they accept, as torch's. A module whose `sync` is set takes its
+// training statistics over a process group instead (dist::SyncBatchNorm and
+// dist::convert_sync_batchnorm, distributed/sync_batch_norm.h).
 #pragma once
+
+#include <memory>
+#include <optional>
 
 #include "nn/module.h"
 #include "base/arg.h"
@@ -10,11 +15,24 @@
 
 namespace colony::nn {
 
+// What a batch norm module's training forward calls instead of functional::batch_norm: the
+// statistics of the batch of every rank of a process group (distributed/sync_batch_norm.h). An
+// interface here because nn cannot depend on distributed/. The arguments are functional::batch_norm's
+// in training mode; `momentum` is the factor for this step (momentum=None's cumulative one included).
+class BatchNormSync {
+ public:
+  virtual ~BatchNormSync() = default;
+  virtual Tensor forward(const Tensor& input, const Tensor& running_mean, const Tensor& running_var,
+                         const Tensor& weight, const Tensor& bias, double momentum, double eps) = 0;
+};
+
 struct BatchNormOptions {
   BatchNormOptions(int64_t num_features) : num_features_(num_features) {}  // NOLINT
   COLONY_ARG(int64_t, num_features);
   COLONY_ARG(double, eps) = 1e-5;
-  COLONY_ARG(double, momentum) = 0.1;
+  // nullopt: the running statistics are the cumulative average of every batch's (torch's
+  // momentum=None: the factor is 1 / num_batches_tracked).
+  COLONY_ARG(std::optional<double>, momentum) = 0.1;
   COLONY_ARG(bool, affine) = true;
   COLONY_ARG(bool, track_running_stats) = true;
   // With affine, a learnable bias as well as the weight (torch's bias=, new in 2.x).
@@ -34,6 +52,9 @@ class BatchNormBase : public Module {
   BatchNormOptions options;
   Tensor weight, bias;                                    // [C] (affine; bias: and options.bias)
   Tensor running_mean, running_var, num_batches_tracked;  // buffers (track_running_stats)
+  // Set: training-mode statistics come from it (dist::convert_sync_batchnorm sets it). Evaluation
+  // mode never uses it.
+  std::shared_ptr<BatchNormSync> sync;
 
  protected:
   BatchNormBase(const BatchNormOptions& options, const char* name);

@@ -1,5 +1,6 @@
 #include "optim/swa_utils.h"
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -78,7 +79,7 @@ void AveragedModel::update_parameters(const nn::Module& model) {
 }
 
 void update_bn(const std::vector<Tensor>& inputs, nn::Module& model) {
-  std::vector<std::pair<nn::BatchNormBase*, double>> momenta;
+  std::vector<std::pair<nn::BatchNormBase*, std::optional<double>>> momenta;
   // The module and its descendants (walked by hand: modules() needs a module held by a shared_ptr).
   std::function<void(nn::Module&)> visit = [&](nn::Module& m) {
     if (auto* bn = m.as<nn::BatchNormBase>(); bn && bn->num_batches_tracked.defined()) {
@@ -92,13 +93,9 @@ void update_bn(const std::vector<Tensor>& inputs, nn::Module& model) {
   const bool was_training = model.is_training();
   model.train(true);
   NoGradGuard no_grad;  // torch runs the loader under the caller's mode; only the buffers change
-  for (const Tensor& input : inputs) {
-    for (auto& [bn, momentum] : momenta) {
-      const double seen = raw::to(bn->num_batches_tracked, kCPU, kFloat64).item<double>();
-      bn->options.momentum(1.0 / (seen + 1));  // torch's factor for momentum=None
-    }
-    model.forward(input);
-  }
+  // torch's update_bn: momentum=None, the cumulative average over the inputs.
+  for (auto& [bn, momentum] : momenta) bn->options.momentum(std::nullopt);
+  for (const Tensor& input : inputs) model.forward(input);
   for (auto& [bn, momentum] : momenta) bn->options.momentum(momentum);
   model.train(was_training);
 }
