@@ -80,6 +80,8 @@ namespace autocast {
 // serves both devices.
 // grid_sampler is on torch's CPU float32 list and its CUDA "promote" list (the widest of input and
 // grid): float32 here on both devices, which is CUDA torch's result too unless both are 16-bit.
+// dist, renorm and nuclear_norm are on torch's CUDA float32 list (one row serves both devices):
+// dist casts both operands before subtracting, renorm its input before the norms and the scaling.
 // An op file casts its inputs with cast(Op::name, t). tests/autograd/autocast_test.cc walks this table
 // and checks each op's dtypes and values, and fails for a row it has no case for.
 #define COLONY_FOR_EACH_AUTOCAST_OP(X) \
@@ -162,7 +164,10 @@ namespace autocast {
   X(linalg_vector_norm, Float32)       \
   X(linalg_matrix_norm, Float32)       \
   X(ctc_loss, Float32)                 \
-  X(grid_sampler, Float32)
+  X(grid_sampler, Float32)             \
+  X(dist, Float32)                     \
+  X(renorm, Float32)                   \
+  X(nuclear_norm, Float32)
 
 enum class CastPolicy { LowerPrecision, Float32 };
 

@@ -217,6 +217,9 @@ std::map<std::string, OpCase> cases() {
       {"grid_sampler",
        {{{2, 3, 4, 5}, {2, 3, 2, 2}},
         [](const std::vector<Tensor>& x) { return F::grid_sample(x[0], x[1], F::GridSampleFuncOptions()); }}},
+      {"dist", {{{3, 4}, {4}}, [](const std::vector<Tensor>& x) { return dist(x[0], x[1], 3.0); }}},
+      {"renorm", {{{3, 4}}, [](const std::vector<Tensor>& x) { return renorm(x[0], 2.0, 0, 0.5); }}},
+      {"nuclear_norm", {{{3, 4}}, [](const std::vector<Tensor>& x) { return nuclear_norm(x[0]); }}},
   };
 }
 
