@@ -85,6 +85,8 @@ namespace autocast {
 // avg_pool3d, adaptive_max_pool3d, fractional_max_pool2d and fractional_max_pool3d are on torch's
 // CPU float32 list (its CUDA list has no pooling); one row serves both devices. Fractional max
 // pooling casts its _random_samples with the input, as they must share its dtype.
+// dist, renorm and nuclear_norm are on torch's CUDA float32 list (one row serves both devices):
+// dist casts both operands before subtracting, renorm its input before the norms and the scaling.
 // An op file casts its inputs with cast(Op::name, t). tests/autograd/autocast_test.cc walks this table
 // and checks each op's dtypes and values, and fails for a row it has no case for.
 #define COLONY_FOR_EACH_AUTOCAST_OP(X) \
@@ -174,6 +176,9 @@ namespace autocast {
   X(adaptive_max_pool3d, Float32)      \
   X(fractional_max_pool2d, Float32)    \
   X(fractional_max_pool3d, Float32)    \
+  X(dist, Float32)                     \
+  X(renorm, Float32)                   \
+  X(nuclear_norm, Float32)             \
 
 enum class CastPolicy { LowerPrecision, Float32 };
 

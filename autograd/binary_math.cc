@@ -210,4 +210,45 @@ Tensor logaddexp2(const Tensor& a, const Tensor& b) {
       [side](const Tensor& g, const Tensor& x, const Tensor& z, const Tensor&) { return side(g, z, x); });
 }
 
+namespace {
+
+// fmax / fmin's gradients (torch's derivatives.yaml): the whole of g to the operand chosen, where
+// `a_wins` (a beats b, or b is NaN; both NaN too), to b where b is chosen, half to each at a tie.
+template <typename Beats>
+Tensor nan_ignoring_extreme(BinaryOp op, const char* name, const Tensor& a, const Tensor& b, Beats beats) {
+  auto share = [beats](const Tensor& g, const Tensor& x, const Tensor& z, bool for_a) {
+    const Tensor a_wins = raw::binary(BinaryOp::LogicalOr, beats(x, z), raw::unary(raw::UnaryOp::IsNan, z));
+    const Tensor zero = scalar_like(0.0, g);
+    const Tensor whole = for_a ? raw::where(a_wins, g, zero) : raw::where(a_wins, zero, g);
+    return raw::where(raw::binary(BinaryOp::Eq, x, z), raw::mul(g, 0.5), whole);
+  };
+  return binary_recorded(
+      op, name, a, b, false,
+      [share](const Tensor& g, const Tensor& x, const Tensor& z, const Tensor&) { return share(g, x, z, true); },
+      [share](const Tensor& g, const Tensor& x, const Tensor& z, const Tensor&) { return share(g, x, z, false); });
+}
+
+}  // namespace
+
+Tensor fmax(const Tensor& a, const Tensor& b) {
+  return nan_ignoring_extreme(BinaryOp::Fmax, "FmaxBackward", a, b,
+                              [](const Tensor& x, const Tensor& z) { return raw::binary(BinaryOp::Gt, x, z); });
+}
+
+Tensor fmin(const Tensor& a, const Tensor& b) {
+  return nan_ignoring_extreme(BinaryOp::Fmin, "FminBackward", a, b,
+                              [](const Tensor& x, const Tensor& z) { return raw::binary(BinaryOp::Lt, x, z); });
+}
+
+// Integer operands only: nothing to differentiate.
+Tensor gcd(const Tensor& a, const Tensor& b) { return raw::binary(BinaryOp::Gcd, a, b); }
+Tensor lcm(const Tensor& a, const Tensor& b) { return raw::binary(BinaryOp::Lcm, a, b); }
+
+// torch.ldexp's composition: a * 2^b, differentiable in both through mul and pow. torch's 2.0 ** b
+// is floating for an integral b (2^-1 = 0.5), so b is made float32 first.
+Tensor ldexp(const Tensor& a, const Tensor& b) {
+  const Tensor e = is_floating(b.dtype()) ? b : to(b, b.device(), default_float_dtype());
+  return mul(a, pow(2.0, e));
+}
+
 }  // namespace colony

@@ -1,4 +1,6 @@
 // Comparisons and logic: bool results, never part of the graph.
+#include <limits>
+
 #include "autograd/ops.h"
 
 namespace colony {
@@ -28,5 +30,17 @@ Tensor bitwise_xor(const Tensor& a, const Tensor& b) { return raw::binary(Binary
 Tensor isnan(const Tensor& t) { return raw::unary(raw::UnaryOp::IsNan, t); }
 Tensor isinf(const Tensor& t) { return raw::unary(raw::UnaryOp::IsInf, t); }
 Tensor isfinite(const Tensor& t) { return raw::unary(raw::UnaryOp::IsFinite, t); }
+
+// torch's compositions: +-inf tests (false for every integer), isreal (true for every real dtype:
+// Colony has no complex one).
+Tensor isposinf(const Tensor& t) {
+  return is_floating(t.dtype()) ? raw::binary(BinaryOp::Eq, t, std::numeric_limits<double>::infinity())
+                                : raw::zeros(t.sizes(), TensorOptions(kBool).device(t.device()));
+}
+Tensor isneginf(const Tensor& t) {
+  return is_floating(t.dtype()) ? raw::binary(BinaryOp::Eq, t, -std::numeric_limits<double>::infinity())
+                                : raw::zeros(t.sizes(), TensorOptions(kBool).device(t.device()));
+}
+Tensor isreal(const Tensor& t) { return raw::ones(t.sizes(), TensorOptions(kBool).device(t.device())); }
 
 }  // namespace colony

@@ -130,4 +130,31 @@ Tensor corrcoef(const Tensor& input);
 Tensor clamp_min(const Tensor& t, double min);
 Tensor clamp_max(const Tensor& t, double max);
 
+// ---------- more of torch's compositions (autograd/compose_more.cc) ----------
+// torch.isin: whether each element of `elements` equals some element of test_elements (promoted
+// together; NaN equals nothing), or not with invert. Every pair is compared (memory elements x
+// test_elements, not torch's sort for large inputs); assume_unique only lets torch go faster.
+Tensor isin(const Tensor& elements, const Tensor& test_elements, bool assume_unique = false, bool invert = false);
+// torch.block_diag: the tensors (0-D as 1x1, 1-D as one row, 2-D) along the diagonal of a zero matrix,
+// in their promoted dtype; no tensors give a [1, 0] tensor, as torch.
+Tensor block_diag(const std::vector<Tensor>& tensors);
+// torch.diagflat: the flattened input on the offset diagonal of a square matrix.
+Tensor diagflat(const Tensor& t, int64_t offset = 0);
+// torch.dist: the p-norm of a - b (broadcast), p as linalg::vector_norm takes it (0, inf, -inf too).
+Tensor dist(const Tensor& a, const Tensor& b, double p = 2.0);
+// torch.renorm: each slice along dim whose p-norm exceeds maxnorm scaled to norm maxnorm (by
+// maxnorm / (norm + 1e-7), torch's factor); floating, at least 2-D, p > 0, maxnorm >= 0.
+Tensor renorm(const Tensor& t, double p, int64_t dim, double maxnorm);
+// torch.logdet: log det A of square matrices (batched): NaN where det < 0, -inf where it is 0;
+// the gradient is slogdet's.
+Tensor logdet(const Tensor& A);
+// torch.nuclear_norm: the sum of singular values over the last two dims (or dims),
+// linalg::matrix_norm(A, "nuc").
+Tensor nuclear_norm(const Tensor& A, bool keepdim = false);
+Tensor nuclear_norm(const Tensor& A, const std::vector<int64_t>& dims, bool keepdim = false);
+// torch.unravel_index: the coordinates in `shape` of flat integer indices, one int64 tensor per
+// dimension, each of the indices' shape; out-of-range and negative indices wrap as Python's % and //
+// (torch's arithmetic, which checks no range).
+std::vector<Tensor> unravel_index(const Tensor& indices, const Shape& shape);
+
 }  // namespace colony

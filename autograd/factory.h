@@ -63,6 +63,39 @@ inline Tensor logspace(double start, double end, int64_t steps, double base = 10
 inline Tensor eye(int64_t n, int64_t m = -1, const TensorOptions& opts = {}) {
   return detail::with_grad(raw::eye(n, m, opts), opts);
 }
+// Window functions (torch.hann_window, ...; ops/raw_ops.h says how they are computed): periodic by
+// default, floating dtypes only. hann is hamming with alpha = beta = 0.5.
+inline Tensor hann_window(int64_t window_length, bool periodic = true, const TensorOptions& opts = {}) {
+  return detail::with_grad(raw::hann_window(window_length, periodic, opts), opts);
+}
+inline Tensor hann_window(int64_t window_length, const TensorOptions& opts) { return hann_window(window_length, true, opts); }
+inline Tensor hamming_window(int64_t window_length, bool periodic = true, double alpha = 0.54, double beta = 0.46,
+                             const TensorOptions& opts = {}) {
+  return detail::with_grad(raw::hamming_window(window_length, periodic, alpha, beta, opts), opts);
+}
+inline Tensor hamming_window(int64_t window_length, const TensorOptions& opts) {
+  return hamming_window(window_length, true, 0.54, 0.46, opts);
+}
+inline Tensor blackman_window(int64_t window_length, bool periodic = true, const TensorOptions& opts = {}) {
+  return detail::with_grad(raw::blackman_window(window_length, periodic, opts), opts);
+}
+inline Tensor blackman_window(int64_t window_length, const TensorOptions& opts) {
+  return blackman_window(window_length, true, opts);
+}
+inline Tensor bartlett_window(int64_t window_length, bool periodic = true, const TensorOptions& opts = {}) {
+  return detail::with_grad(raw::bartlett_window(window_length, periodic, opts), opts);
+}
+inline Tensor bartlett_window(int64_t window_length, const TensorOptions& opts) {
+  return bartlett_window(window_length, true, opts);
+}
+// I0(beta sqrt(1 - ((k - a) / a)^2)) / I0(beta), a = (N - 1) / 2.
+inline Tensor kaiser_window(int64_t window_length, bool periodic = true, double beta = 12.0,
+                            const TensorOptions& opts = {}) {
+  return detail::with_grad(raw::kaiser_window(window_length, periodic, beta, opts), opts);
+}
+inline Tensor kaiser_window(int64_t window_length, const TensorOptions& opts) {
+  return kaiser_window(window_length, true, 12.0, opts);
+}
 // dtype from T unless opts names one: from_vector<int64_t>(...) is int64, <float> float32, <int> int32.
 template <typename T>
 Tensor from_vector(const std::vector<T>& values, const Shape& shape = {}, std::optional<TensorOptions> opts = {}) {

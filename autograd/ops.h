@@ -19,7 +19,9 @@ namespace colony {
 
 // ---------- elementwise unary (autograd/unary.cc) ----------
 Tensor neg(const Tensor& t);
+inline Tensor negative(const Tensor& t) { return neg(t); }  // torch.negative, neg's alias
 Tensor abs(const Tensor& t);
+inline Tensor absolute(const Tensor& t) { return abs(t); }  // torch.absolute, abs's alias
 Tensor exp(const Tensor& t);
 Tensor log(const Tensor& t);
 Tensor sqrt(const Tensor& t);
@@ -46,6 +48,7 @@ Tensor floor(const Tensor& t);
 Tensor ceil(const Tensor& t);
 Tensor round(const Tensor& t);
 Tensor clamp(const Tensor& t, std::optional<double> min, std::optional<double> max);
+inline Tensor clip(const Tensor& t, std::optional<double> min, std::optional<double> max) { return clamp(t, min, max); }
 // Trigonometric, hyperbolic, logarithmic and special functions (autograd/unary_math.cc), as torch's:
 // integral and bool inputs compute in float32; outside its domain a function gives NaN (asin(2),
 // acosh(0.5), log2(-1), erfinv(1.5), digamma(-1)) and at its poles +-inf (atanh(1), log2(0),
@@ -53,13 +56,19 @@ Tensor clamp(const Tensor& t, std::optional<double> min, std::optional<double> m
 // log2, log10 and erfinv compute in float32 (torch's CUDA list; one row serves both devices).
 Tensor tan(const Tensor& t);
 Tensor asin(const Tensor& t);
+inline Tensor arcsin(const Tensor& t) { return asin(t); }  // NumPy's names: torch's aliases
 Tensor acos(const Tensor& t);
+inline Tensor arccos(const Tensor& t) { return acos(t); }
 Tensor atan(const Tensor& t);
+inline Tensor arctan(const Tensor& t) { return atan(t); }
 Tensor sinh(const Tensor& t);
 Tensor cosh(const Tensor& t);
 Tensor asinh(const Tensor& t);
+inline Tensor arcsinh(const Tensor& t) { return asinh(t); }
 Tensor acosh(const Tensor& t);
+inline Tensor arccosh(const Tensor& t) { return acosh(t); }
 Tensor atanh(const Tensor& t);
+inline Tensor arctanh(const Tensor& t) { return atanh(t); }
 Tensor log2(const Tensor& t);
 Tensor log10(const Tensor& t);
 Tensor exp2(const Tensor& t);
@@ -71,6 +80,14 @@ Tensor digamma(const Tensor& t); // psi = Gamma'/Gamma; its gradient is trigamma
 // the gradient is 0 where the clamp was active, NaN outside [0, 1] without eps.
 Tensor logit(const Tensor& t, std::optional<double> eps = std::nullopt);
 Tensor sinc(const Tensor& t);  // sin(pi x) / (pi x), 1 at 0
+// The modified Bessel functions of the first kind of order 0 and 1 (torch.i0, torch.special.i1),
+// Cephes' Chebyshev series as ATen's: i0 is even (1 at 0), i1 odd; i0's gradient is i1, i1's
+// i0(x) - i1(x) / x (0.5 at 0). Integral and bool inputs compute in float32.
+Tensor i0(const Tensor& t);
+Tensor special_i1(const Tensor& t);
+// Degrees to radians (x pi / 180) and back (x 180 / pi); integral and bool inputs give float32.
+Tensor deg2rad(const Tensor& t);
+Tensor rad2deg(const Tensor& t);
 // Toward zero; integers are copied, bool refused, as torch.trunc. fix is its alias. Zero gradient.
 Tensor trunc(const Tensor& t);
 Tensor fix(const Tensor& t);
@@ -80,12 +97,16 @@ Tensor frac(const Tensor& t);
 // ---------- elementwise binary, broadcasting (autograd/binary.cc) ----------
 Tensor add(const Tensor& a, const Tensor& b, double alpha = 1.0);  // a + alpha * b
 Tensor sub(const Tensor& a, const Tensor& b, double alpha = 1.0);  // a - alpha * b
+inline Tensor subtract(const Tensor& a, const Tensor& b, double alpha = 1.0) { return sub(a, b, alpha); }
 Tensor mul(const Tensor& a, const Tensor& b);
 Tensor div(const Tensor& a, const Tensor& b);
+inline Tensor true_divide(const Tensor& a, const Tensor& b) { return div(a, b); }  // div without rounding
 Tensor add(const Tensor& a, double b);
 Tensor sub(const Tensor& a, double b);
+inline Tensor subtract(const Tensor& a, double b) { return sub(a, b); }
 Tensor mul(const Tensor& a, double b);
 Tensor div(const Tensor& a, double b);
+inline Tensor true_divide(const Tensor& a, double b) { return div(a, b); }
 Tensor rsub(const Tensor& a, double b);  // b - a
 Tensor rdiv(const Tensor& a, double b);  // b / a
 Tensor pow(const Tensor& a, double exponent);
@@ -99,6 +120,7 @@ Tensor minimum(const Tensor& a, const Tensor& b);
 // stay integral (bool refused), where a zero divisor on the CPU throws ("ZeroDivisionError", as
 // torch; a CUDA divisor is not read back and gives 0).
 Tensor atan2(const Tensor& a, const Tensor& b);  // the angle of (b, a), in [-pi, pi]
+inline Tensor arctan2(const Tensor& a, const Tensor& b) { return atan2(a, b); }
 // a - trunc(a / b) * b: the sign of a (C's fmod). Gradient: g, and -g trunc(a / b) for b.
 Tensor fmod(const Tensor& a, const Tensor& b);
 Tensor fmod(const Tensor& a, double b);
@@ -123,6 +145,16 @@ Tensor xlogy(double a, const Tensor& b);
 // log(exp(a) + exp(b)) and log2(2^a + 2^b), without overflow.
 Tensor logaddexp(const Tensor& a, const Tensor& b);
 Tensor logaddexp2(const Tensor& a, const Tensor& b);
+// The larger / smaller of a and b ignoring a NaN operand (NaN only where both are), any dtype; the
+// gradient goes to the operand chosen (to a where both are NaN), half to each at a tie, as torch's.
+Tensor fmax(const Tensor& a, const Tensor& b);
+Tensor fmin(const Tensor& a, const Tensor& b);
+// Greatest common divisor and least common multiple of integer tensors (bool and floating refused),
+// non-negative (but gcd(INT64_MIN, 0) wraps, as torch's); gcd(0, 0) = lcm(x, 0) = 0.
+Tensor gcd(const Tensor& a, const Tensor& b);
+Tensor lcm(const Tensor& a, const Tensor& b);
+// a * 2^b, torch's composition (integers give float32; differentiable in both).
+Tensor ldexp(const Tensor& a, const Tensor& b);
 // t with `value` where the bool mask (broadcast with t) is true; no gradient flows to filled places.
 Tensor masked_fill(const Tensor& t, const Tensor& mask, double value);
 // torch's Tensor-value overload: value must be 0-D (it may live on the CPU for a CUDA t); it is
@@ -146,6 +178,18 @@ Tensor lt(const Tensor& a, double b);
 Tensor le(const Tensor& a, double b);
 Tensor gt(const Tensor& a, double b);
 Tensor ge(const Tensor& a, double b);
+// torch's long names of the comparisons: greater (gt), greater_equal (ge), less (lt), less_equal (le),
+// not_equal (ne).
+inline Tensor not_equal(const Tensor& a, const Tensor& b) { return ne(a, b); }
+inline Tensor less(const Tensor& a, const Tensor& b) { return lt(a, b); }
+inline Tensor less_equal(const Tensor& a, const Tensor& b) { return le(a, b); }
+inline Tensor greater(const Tensor& a, const Tensor& b) { return gt(a, b); }
+inline Tensor greater_equal(const Tensor& a, const Tensor& b) { return ge(a, b); }
+inline Tensor not_equal(const Tensor& a, double b) { return ne(a, b); }
+inline Tensor less(const Tensor& a, double b) { return lt(a, b); }
+inline Tensor less_equal(const Tensor& a, double b) { return le(a, b); }
+inline Tensor greater(const Tensor& a, double b) { return gt(a, b); }
+inline Tensor greater_equal(const Tensor& a, double b) { return ge(a, b); }
 Tensor logical_not(const Tensor& t);
 // torch.logical_and / or / xor: any dtypes, nonzero (NaN included) is true; bool results.
 Tensor logical_and(const Tensor& a, const Tensor& b);
@@ -161,6 +205,10 @@ Tensor bitwise_xor(const Tensor& a, const Tensor& b);
 Tensor isnan(const Tensor& t);
 Tensor isinf(const Tensor& t);
 Tensor isfinite(const Tensor& t);
+// x == +inf and x == -inf (false for every integer); isreal is true everywhere (no complex dtypes).
+Tensor isposinf(const Tensor& t);
+Tensor isneginf(const Tensor& t);
+Tensor isreal(const Tensor& t);
 
 // ---------- reductions (autograd/reduce.cc); dims empty = all dims ----------
 Tensor sum(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
@@ -197,6 +245,7 @@ Tensor mm(const Tensor& a, const Tensor& b);
 Tensor bmm(const Tensor& a, const Tensor& b);
 Tensor matmul(const Tensor& a, const Tensor& b);  // torch.matmul rules
 Tensor outer(const Tensor& a, const Tensor& b);   // a [n] (x) b [m] -> [n, m], torch.outer
+inline Tensor ger(const Tensor& a, const Tensor& b) { return outer(a, b); }  // torch.ger, outer's old name
 // y = x W^T + b: x [..., in], weight [out, in], bias [out] (optional), F.linear; under autocast the
 // whole layer (bias included) runs in the lower precision, as PyTorch's fused linear.
 Tensor linear(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor());
@@ -415,6 +464,8 @@ Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement = 
 
 // ---------- joining and splitting (autograd/join.cc) ----------
 Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+inline Tensor concat(const std::vector<Tensor>& tensors, int64_t dim = 0) { return cat(tensors, dim); }
+inline Tensor concatenate(const std::vector<Tensor>& tensors, int64_t dim = 0) { return cat(tensors, dim); }
 Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
 std::vector<Tensor> split(const Tensor& t, int64_t split_size, int64_t dim = 0);
 std::vector<Tensor> split_with_sizes(const Tensor& t, const std::vector<int64_t>& sizes, int64_t dim = 0);
@@ -436,6 +487,10 @@ std::vector<Tensor> unbind(const Tensor& t, int64_t dim = 0);
 // torch.movedim: source dims moved to destination, the others in their order (a permute view).
 Tensor movedim(const Tensor& t, const std::vector<int64_t>& source, const std::vector<int64_t>& destination);
 Tensor movedim(const Tensor& t, int64_t source, int64_t destination);
+inline Tensor moveaxis(const Tensor& t, const std::vector<int64_t>& source, const std::vector<int64_t>& destination) {
+  return movedim(t, source, destination);
+}
+inline Tensor moveaxis(const Tensor& t, int64_t source, int64_t destination) { return movedim(t, source, destination); }
 // torch.unflatten: dim split into sizes (one may be -1).
 Tensor unflatten(const Tensor& t, int64_t dim, const Shape& sizes);
 // torch.meshgrid of 0-D or 1-D tensors: indexing "ij" (matrix) or "xy" (Cartesian; the first two
@@ -468,6 +523,7 @@ Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length);
 Tensor slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_t step = 1);
 Tensor select(const Tensor& t, int64_t dim, int64_t index);
 Tensor flatten(const Tensor& t, int64_t start_dim = 0, int64_t end_dim = -1);
+inline Tensor ravel(const Tensor& t) { return flatten(t); }  // torch.ravel: 1-D, a view when t is contiguous
 Tensor squeeze(const Tensor& t);
 Tensor squeeze(const Tensor& t, int64_t dim);
 Tensor unsqueeze(const Tensor& t, int64_t dim);

@@ -79,6 +79,7 @@ Tensor Tensor::lgamma() const { return colony::lgamma(*this); }
 Tensor Tensor::digamma() const { return colony::digamma(*this); }
 Tensor Tensor::logit(std::optional<double> eps) const { return colony::logit(*this, eps); }
 Tensor Tensor::sinc() const { return colony::sinc(*this); }
+Tensor Tensor::i0() const { return colony::i0(*this); }
 Tensor Tensor::atan2(const Tensor& other) const { return colony::atan2(*this, other); }
 Tensor Tensor::fmod(const Tensor& other) const { return colony::fmod(*this, other); }
 Tensor Tensor::fmod(double other) const { return colony::fmod(*this, other); }

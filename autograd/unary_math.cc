@@ -188,4 +188,34 @@ Tensor sinc(const Tensor& t) {
   });
 }
 
+Tensor i0(const Tensor& t) {
+  // grad * i1(x)
+  return unary_with_input(UnaryOp::I0, "I0Backward", t,
+                          [](const Tensor& g, const Tensor& x) { return raw::mul(g, unary(UnaryOp::I1, x)); });
+}
+
+Tensor special_i1(const Tensor& t) {
+  // i1_backward: grad (i0(x) - i1(x) / x), 0.5 grad where |x| <= eps (the limit; the formula is 0/0
+  // there), x replaced by eps in the formula first so that no NaN is formed. i1(x) is recomputed
+  // from the saved input, as torch reads its saved result: the same numbers.
+  return unary_with_input(UnaryOp::I1, "SpecialI1Backward", t, [](const Tensor& g, const Tensor& x) {
+    const double eps = x.dtype() == kFloat64 ? std::numeric_limits<double>::epsilon()
+                                             : static_cast<double>(std::numeric_limits<float>::epsilon());
+    const Tensor not_tiny = raw::binary(BinaryOp::Gt, raw::abs(x), eps);
+    const Tensor safe_x = raw::where(not_tiny, x, scalar_like(eps, x));
+    const Tensor dx = raw::binary(BinaryOp::Sub, unary(UnaryOp::I0, safe_x), raw::div(unary(UnaryOp::I1, safe_x), safe_x));
+    return raw::mul(g, raw::where(not_tiny, dx, scalar_like(0.5, dx)));
+  });
+}
+
+// ATen's: the input (in the default float dtype when integral or bool) times the constant.
+Tensor deg2rad(const Tensor& t) {
+  const Tensor x = is_floating(t.dtype()) ? t : to(t, t.device(), default_float_dtype());
+  return mul(x, kPi / 180.0);
+}
+Tensor rad2deg(const Tensor& t) {
+  const Tensor x = is_floating(t.dtype()) ? t : to(t, t.device(), default_float_dtype());
+  return mul(x, 180.0 / kPi);
+}
+
 }  // namespace colony

@@ -55,6 +55,10 @@ DType compute_dtype(BinaryOp op, DType common, const char* name) {
   if (kernels::divides_integers(op) && common == kBool) {
     throw std::invalid_argument(std::string(name) + ": not implemented for bool tensors, as in PyTorch");
   }
+  if (kernels::integers_only(op) && (is_floating(common) || common == kBool)) {
+    throw std::invalid_argument(std::string(name) + ": not implemented for " + dtype_name(common) +
+                                " tensors; it takes integer tensors, as in PyTorch");
+  }
   if (kernels::is_bitwise(op) && is_floating(common)) {
     throw std::invalid_argument(std::string(name) + ": expected integral or bool tensors, got " + dtype_name(common) +
                                 " (bitwise ops are not defined for floating-point types; for masks use bool tensors)");

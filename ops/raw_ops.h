@@ -44,6 +44,21 @@ Tensor from_blob(void* data, const Shape& shape, DType dtype, Device device = kC
 Tensor from_blob(void* data, const Shape& shape, const Shape& strides, DType dtype, Device device = kCPU,
                  std::function<void(void*)> deleter = {});
 
+// ---------- window functions (ops/window_ops.cc) ----------
+// torch.hann_window, hamming_window, blackman_window, bartlett_window and kaiser_window: 1-D, of
+// window_length values, in opts' dtype (floating only) on its device. periodic = true gives the
+// first window_length values of the symmetric window of window_length + 1 (for spectral analysis).
+// Composed of arange and elementwise ops in the dtype, in ATen's order, so the values round as
+// PyTorch's; kaiser computes in float32 for 16-bit dtypes, as ATen's kernel. (A 16-bit window can
+// differ from torch's CPU one by a rounding step where a scalar is added: Colony's elementwise ops
+// add the float32 scalar, torch's rounds it to the dtype first: blackman's 0.42.) A length of 0 gives an
+// empty tensor, 1 gives [1]. opts.requires_grad is not applied here (colony:: does it).
+Tensor hamming_window(int64_t window_length, bool periodic, double alpha, double beta, const TensorOptions& opts);
+Tensor hann_window(int64_t window_length, bool periodic, const TensorOptions& opts);
+Tensor blackman_window(int64_t window_length, bool periodic, const TensorOptions& opts);
+Tensor bartlett_window(int64_t window_length, bool periodic, const TensorOptions& opts);
+Tensor kaiser_window(int64_t window_length, bool periodic, double beta, const TensorOptions& opts);
+
 // ---------- random (ops/random_ops.cc); gen = nullptr uses the default generator ----------
 Tensor rand(const Shape& shape, const TensorOptions& opts = {}, Generator* gen = nullptr);
 Tensor randn(const Shape& shape, const TensorOptions& opts = {}, Generator* gen = nullptr);

@@ -229,6 +229,7 @@ class Tensor {
   Tensor digamma() const;
   Tensor logit(std::optional<double> eps = std::nullopt) const;
   Tensor sinc() const;
+  Tensor i0() const;
   Tensor atan2(const Tensor& other) const;
   Tensor fmod(const Tensor& other) const;
   Tensor fmod(double other) const;

@@ -78,7 +78,9 @@ namespace colony::kernels {
   X(Sinc, COLONY_DISPATCH_FLOATING, "sinc")             \
   X(Hardshrink, COLONY_DISPATCH_FLOATING, "hardshrink") \
   X(Softshrink, COLONY_DISPATCH_FLOATING, "softshrink") \
-  X(Threshold, COLONY_DISPATCH_NUMERIC, "threshold")
+  X(Threshold, COLONY_DISPATCH_NUMERIC, "threshold")    \
+  X(I0, COLONY_DISPATCH_FLOATING, "i0")                 \
+  X(I1, COLONY_DISPATCH_FLOATING, "special_i1")
 
 #define COLONY_FOR_EACH_BINARY_OP(X)         \
   X(Add, COLONY_DISPATCH_ALL, "add")         \
@@ -100,6 +102,10 @@ namespace colony::kernels {
   X(Xlogy, COLONY_DISPATCH_FLOATING, "xlogy") \
   X(LogAddExp, COLONY_DISPATCH_FLOATING, "logaddexp") \
   X(LogAddExp2, COLONY_DISPATCH_FLOATING, "logaddexp2") \
+  X(Fmax, COLONY_DISPATCH_ALL, "fmax")       \
+  X(Fmin, COLONY_DISPATCH_ALL, "fmin")       \
+  X(Gcd, COLONY_DISPATCH_INTEGRAL, "gcd")    \
+  X(Lcm, COLONY_DISPATCH_INTEGRAL, "lcm")    \
   X(Eq, COLONY_DISPATCH_ALL, "eq")           \
   X(Ne, COLONY_DISPATCH_ALL, "ne")           \
   X(Lt, COLONY_DISPATCH_ALL, "lt")           \
@@ -217,6 +223,9 @@ constexpr bool promotes_integral_to_float(BinaryOp op) {
 constexpr bool refuses_integral_input(BinaryOp op) {
   return op == BinaryOp::Hypot || op == BinaryOp::LogAddExp || op == BinaryOp::LogAddExp2;
 }
+// gcd and lcm: integer dtypes only (bool and floating refused by the front end, as PyTorch has no
+// kernel for them).
+constexpr bool integers_only(BinaryOp op) { return op == BinaryOp::Gcd || op == BinaryOp::Lcm; }
 // The division family, integer-aware: on integers they divide integers (no bool kernel, as in
 // PyTorch), and a zero divisor is an error the CPU front end raises before the kernel runs.
 constexpr bool divides_integers(BinaryOp op) {
@@ -524,6 +533,10 @@ COLONY_INLINE auto unary_fn(C x, const UnaryAttrs& attrs = {}) {
     // torch.threshold: the value at and below the threshold, x above (and at NaN). On integers both
     // Scalars are converted to the type first (truncated), as ATen's threshold kernel converts them.
     return x <= static_cast<C>(attrs.threshold) ? static_cast<C>(attrs.value) : x;
+  } else if constexpr (Op == UnaryOp::I0) {
+    return math::bessel_i0(x);  // even, 1 at 0, inf beyond about 713 (double) or 89 (float)
+  } else if constexpr (Op == UnaryOp::I1) {
+    return math::bessel_i1(x);  // odd, 0 at 0; i0's derivative
   } else {
     static_assert(Op == UnaryOp::Silu, "unhandled UnaryOp");
     return x / (C(1) + math::exp(-x));  // PyTorch's form: -0 (not a denormal) below about -88 in float
@@ -621,6 +634,34 @@ COLONY_INLINE C logaddexp2(C a, C b) {
   return m + math::log1p(math::exp2(-math::abs(a - b))) * C(1.4426950408889634);  // 1 / ln 2
 }
 
+// |x| of an integer, wrapping at the most negative value as ATen's ::abs does (gcd(INT64_MIN, 0) is
+// INT64_MIN in torch), without the signed overflow: the negation is done unsigned.
+template <typename C>
+COLONY_INLINE C int_magnitude(C x) {
+  if constexpr (std::is_signed_v<C>) {
+    using U = std::make_unsigned_t<C>;
+    return x < C(0) ? static_cast<C>(U(0) - static_cast<U>(x)) : x;
+  } else {
+    return x;
+  }
+}
+// ATen's calc_gcd (Euclid on the magnitudes; gcd(0, 0) = 0) and lcm = |a / gcd * b| (0 when gcd is 0).
+template <typename C>
+COLONY_INLINE C gcd_fn(C a_in, C b_in) {
+  C a = int_magnitude(a_in), b = int_magnitude(b_in);
+  while (a != C(0)) {
+    const C c = a;
+    a = static_cast<C>(b % a);
+    b = c;
+  }
+  return b;
+}
+template <typename C>
+COLONY_INLINE C lcm_fn(C a, C b) {
+  const C g = gcd_fn(a, b);
+  return g == C(0) ? C(0) : int_magnitude(static_cast<C>(a / g * b));
+}
+
 // `alpha` scales b in Add (torch.add(a, b, alpha=...)); the other ops ignore it.
 template <BinaryOp Op, typename C>
 COLONY_INLINE auto binary_fn(C a, C b, C alpha) {
@@ -668,6 +709,16 @@ COLONY_INLINE auto binary_fn(C a, C b, C alpha) {
     return logaddexp(a, b);
   } else if constexpr (Op == BinaryOp::LogAddExp2) {
     return logaddexp2(a, b);
+  } else if constexpr (Op == BinaryOp::Fmax) {
+    return (a >= b || is_nan(b)) ? a : b;  // NaN only if both are; ties (+-0) to a, as torch.fmax
+  } else if constexpr (Op == BinaryOp::Fmin) {
+    return (a <= b || is_nan(b)) ? a : b;
+  } else if constexpr (Op == BinaryOp::Gcd || Op == BinaryOp::Lcm) {
+    if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
+      return Op == BinaryOp::Gcd ? gcd_fn(a, b) : lcm_fn(a, b);
+    } else {
+      return a;  // never run: the front end refuses bool, COLONY_DISPATCH_INTEGRAL has no floating type
+    }
   } else if constexpr (Op == BinaryOp::Eq) {
     return a == b;
   } else if constexpr (Op == BinaryOp::Ne) {
