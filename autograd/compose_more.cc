@@ -54,8 +54,8 @@ Tensor block_diag(const std::vector<Tensor>& tensors) {
 
 Tensor diagflat(const Tensor& t, int64_t offset) { return diag(reshape(t, {-1}), offset); }
 
-Tensor dist(const Tensor& a_arg, const Tensor& b_arg, double p) {
-  const Tensor a = autocast::cast(autocast::Op::dist, a_arg), b = autocast::cast(autocast::Op::dist, b_arg);
+Tensor Tensor::dist(const Tensor& other, double p) const {
+  const Tensor a = autocast::cast(autocast::Op::dist, *this), b = autocast::cast(autocast::Op::dist, other);
   return linalg::vector_norm(sub(a, b), p);
 }
 

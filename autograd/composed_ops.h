@@ -140,8 +140,8 @@ Tensor isin(const Tensor& elements, const Tensor& test_elements, bool assume_uni
 Tensor block_diag(const std::vector<Tensor>& tensors);
 // torch.diagflat: the flattened input on the offset diagonal of a square matrix.
 Tensor diagflat(const Tensor& t, int64_t offset = 0);
-// torch.dist: the p-norm of a - b (broadcast), p as linalg::vector_norm takes it (0, inf, -inf too).
-Tensor dist(const Tensor& a, const Tensor& b, double p = 2.0);
+// torch.dist is the member a.dist(b, p) (tensor/tensor.h): the name colony::dist is the
+// distributed namespace's, so a free function of that name cannot exist beside it.
 // torch.renorm: each slice along dim whose p-norm exceeds maxnorm scaled to norm maxnorm (by
 // maxnorm / (norm + 1e-7), torch's factor); floating, at least 2-D, p > 0, maxnorm >= 0.
 Tensor renorm(const Tensor& t, double p, int64_t dim, double maxnorm);

@@ -293,6 +293,10 @@ class Tensor {
   Tensor var(const std::vector<int64_t>& dims, bool unbiased = true, bool keepdim = false) const;
   Tensor std(const std::vector<int64_t>& dims, bool unbiased = true, bool keepdim = false) const;
   Tensor norm(double p = 2.0, const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
+  // torch.dist / Tensor.dist: the p-norm of *this - other (broadcast), p as linalg::vector_norm
+  // takes it (0, inf, -inf too); float32 under autocast (autograd/compose_more.cc). A member only:
+  // colony::dist is the distributed namespace.
+  Tensor dist(const Tensor& other, double p = 2.0) const;
   Tensor max() const;
   Tensor min() const;
   std::pair<Tensor, Tensor> max(int64_t dim, bool keepdim = false) const;  // values, indices

@@ -18,8 +18,6 @@
 namespace colony::kernels::cuda {
 namespace {
 
-__device__ __forceinline__ int64_t imin(int64_t a, int64_t b) { return a < b ? a : b; }
-
 template <typename C>
 __device__ __forceinline__ bool beats(C v, C best) {
   return v > best || v != v;  // a NaN always takes over, as on the CPU

@@ -246,7 +246,7 @@ std::map<std::string, OpCase> cases() {
         },
         false,
         true}},
-      {"dist", {{{3, 4}, {4}}, [](const std::vector<Tensor>& x) { return dist(x[0], x[1], 3.0); }}},
+      {"dist", {{{3, 4}, {4}}, [](const std::vector<Tensor>& x) { return x[0].dist(x[1], 3.0); }}},
       {"renorm", {{{3, 4}}, [](const std::vector<Tensor>& x) { return renorm(x[0], 2.0, 0, 0.5); }}},
       {"nuclear_norm", {{{3, 4}}, [](const std::vector<Tensor>& x) { return nuclear_norm(x[0]); }}},
   };

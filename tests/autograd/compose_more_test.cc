@@ -28,11 +28,11 @@ const std::map<std::string, golden::Op>& ops() {
       {"diagflat", [](In x, Device) { return diagflat(x[0]); }},
       {"diagflat_1", [](In x, Device) { return diagflat(x[0], 1); }},
       {"diagflat_m2", [](In x, Device) { return diagflat(x[0], -2); }},
-      {"dist_2", [](In x, Device) { return dist(x[0], x[1]); }},
-      {"dist_1", [](In x, Device) { return dist(x[0], x[1], 1.0); }},
-      {"dist_3", [](In x, Device) { return dist(x[0], x[1], 3.0); }},
-      {"dist_inf", [](In x, Device) { return dist(x[0], x[1], kInf); }},
-      {"dist_0", [](In x, Device) { return dist(x[0], x[1], 0.0); }},
+      {"dist_2", [](In x, Device) { return x[0].dist(x[1]); }},
+      {"dist_1", [](In x, Device) { return x[0].dist(x[1], 1.0); }},
+      {"dist_3", [](In x, Device) { return x[0].dist(x[1], 3.0); }},
+      {"dist_inf", [](In x, Device) { return x[0].dist(x[1], kInf); }},
+      {"dist_0", [](In x, Device) { return x[0].dist(x[1], 0.0); }},
       {"renorm_2_0_1", [](In x, Device) { return renorm(x[0], 2.0, 0, 1.0); }},
       {"renorm_1_1_1p5", [](In x, Device) { return renorm(x[0], 1.0, 1, 1.5); }},
       {"renorm_3_m1_0p5", [](In x, Device) { return renorm(x[0], 3.0, -1, 0.5); }},
@@ -52,7 +52,7 @@ TEST(ComposeMore, EveryGoldenCase) {
 TEST(ComposeMore, Gradcheck) {
   EXPECT_TRUE(gradcheck([](In x) { return block_diag({x[0], x[1]}); }, {input({2, 3}), input({2}, -1.0, 1.0, 3)}));
   EXPECT_TRUE(gradcheck([](In x) { return diagflat(x[0], -1); }, {input({2, 2})}));
-  EXPECT_TRUE(gradcheck([](In x) { return dist(x[0], x[1], 3.0); }, {input({2, 3}), input({3}, -1.0, 1.0, 5)}));
+  EXPECT_TRUE(gradcheck([](In x) { return x[0].dist(x[1], 3.0); }, {input({2, 3}), input({3}, -1.0, 1.0, 5)}));
   // Rows above and below maxnorm (norms of rows of 4 values in [-2, 2) straddle 2).
   EXPECT_TRUE(gradcheck([](In x) { return renorm(x[0], 2.0, 0, 2.0); }, {input({4, 4}, -2.0, 2.0, 11)}));
   EXPECT_TRUE(gradcheck([](In x) { return logdet(x[0]); },
