@@ -17,6 +17,7 @@
 
 #include "autograd/autograd.h"
 #include "benchmarks/bench_args.h"
+#include "benchmarks/bench_leaf.h"
 #include "benchmarks/bench_timing.h"
 #include "nn/functional.h"
 #include "tensor/random.h"
@@ -51,28 +52,7 @@ int main(int argc, char** argv) {
   cases.push_back({"unfold_k3", [](const Tensor& x) { return F::unfold(x, F::UnfoldFuncOptions(3).padding(1)); }});
   const F::FoldFuncOptions fold_options = F::FoldFuncOptions({56, 56}, 3).padding(1);
   for (const Case& c : cases) {
-    Tensor x = colony::raw::randn(shape, colony::kFloat32, &gen);
-    x.requires_grad_(true);
-    Tensor y0;
-    {
-      colony::NoGradGuard no_grad;
-      y0 = c.fn(x);
-    }
-    const Tensor g = colony::raw::randn(y0.sizes(), colony::kFloat32, &gen);
-    const double fwd = colony::bench::median_call_us(
-        [&] {
-          colony::NoGradGuard no_grad;
-          c.fn(x);
-        },
-        trials);
-    const double both = colony::bench::median_call_us(
-        [&] {
-          x.set_grad(Tensor());
-          colony::sum(colony::mul(c.fn(x), g)).backward();
-        },
-        trials);
-    std::printf("%s fwd us=%.1f\n%s fwd+bwd us=%.1f\n", c.name.c_str(), fwd, c.name.c_str(), both);
-    std::fflush(stdout);
+    colony::bench::print_leaf(c.name, c.fn, colony::raw::randn(shape, colony::kFloat32, &gen), trials, &gen);
   }
   {
     // F::fold of the columns unfold_k3 gives.

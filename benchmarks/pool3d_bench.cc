@@ -14,6 +14,7 @@
 
 #include "autograd/autograd.h"
 #include "benchmarks/bench_args.h"
+#include "benchmarks/bench_leaf.h"
 #include "benchmarks/bench_timing.h"
 #include "nn/functional.h"
 #include "tensor/random.h"
@@ -42,28 +43,7 @@ int main(int argc, char** argv) {
       {"avg_k3s2p1", [](const Tensor& x) { return F::avg_pool3d(x, F::AvgPool3dFuncOptions(3).stride(2).padding(1)); }},
   };
   for (const Case& c : cases) {
-    Tensor x = colony::raw::randn(shape, colony::kFloat32, &gen);
-    x.requires_grad_(true);
-    Tensor y0;
-    {
-      colony::NoGradGuard no_grad;
-      y0 = c.fn(x);
-    }
-    const Tensor g = colony::raw::randn(y0.sizes(), colony::kFloat32, &gen);
-    const double fwd = colony::bench::median_call_us(
-        [&] {
-          colony::NoGradGuard no_grad;
-          c.fn(x);
-        },
-        trials);
-    const double both = colony::bench::median_call_us(
-        [&] {
-          x.set_grad(Tensor());
-          colony::sum(colony::mul(c.fn(x), g)).backward();
-        },
-        trials);
-    std::printf("%s fwd us=%.1f\n%s fwd+bwd us=%.1f\n", c.name.c_str(), fwd, c.name.c_str(), both);
-    std::fflush(stdout);
+    colony::bench::print_leaf(c.name, c.fn, colony::raw::randn(shape, colony::kFloat32, &gen), trials, &gen);
   }
   return 0;
 }
