@@ -53,12 +53,17 @@ Tensor solve(const Tensor& A, const Tensor& B, bool left = true);
 Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left = true, bool unitriangular = false);
 
 // The packed LU (L below the diagonal, U on and above) and int32 pivots (LAPACK's 1-based row
-// swaps) with A = P L U; pivot = false throws, as torch's CPU ("LU without pivoting is not
-// implemented on the CPU"). lu_factor throws on an exact zero of U's diagonal (torch's words);
+// swaps) with A = P L U. lu_factor throws on an exact zero of U's diagonal (torch's words);
 // lu_factor_ex returns info instead (and throws only when check_errors).
+// pivot = false: the LU without pivoting, A = L U, with pivots 1, 2, ..., k (the trivial
+// permutation torch's CUDA returns). It exists only where every leading minor is nonsingular; an
+// exact zero on U's diagonal gives info (its column is left unscaled, as getrf does; torch's may
+// give inf or NaN there). Differs from torch: its CPU refuses pivot = false ("LU without pivoting
+// is not implemented on the CPU"); Colony factors on the host for both devices, so both have it.
 std::tuple<Tensor, Tensor> lu_factor(const Tensor& A, bool pivot = true);
 std::tuple<Tensor, Tensor, Tensor> lu_factor_ex(const Tensor& A, bool pivot = true, bool check_errors = false);
-// P [..., m, m], L [..., m, k] (unit lower), U [..., k, n] with A = P L U, k = min(m, n).
+// P [..., m, m], L [..., m, k] (unit lower), U [..., k, n] with A = P L U, k = min(m, n); with
+// pivot = false A = L U and P is empty ([0]), as torch's.
 std::tuple<Tensor, Tensor, Tensor> lu(const Tensor& A, bool pivot = true);
 // X with A X = B (left) or X A = B, A given by lu_factor; adjoint solves with Aᵀ instead.
 // Differentiable in LU and B (the pivots are constants).

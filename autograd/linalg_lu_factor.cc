@@ -1,7 +1,7 @@
 // The LU factorization as torch.linalg exposes it: lu_factor, lu_factor_ex (packed LU and
 // pivots), lu (P, L, U) and lu_solve, with torch's backward formulas (FunctionsManual.cpp:
-// linalg_lu_backward, lu_factor_ex_backward, linalg_lu_solve_LU). Pivoted only: torch's CPU has
-// no unpivoted LU either and says so in the same words.
+// linalg_lu_backward, lu_factor_ex_backward, linalg_lu_solve_LU). pivot = false factors without
+// pivoting on either device (torch's CUDA does; its CPU refuses).
 #include <stdexcept>
 
 #include "autograd/linalg.h"
@@ -18,17 +18,6 @@ using autograd::detail::Grads;
 using autograd::detail::Needs;
 using autograd::detail::reduce_to;
 using detail::mT;
-
-// torch's CPU refuses pivot = false in these words. Its CUDA has it; Colony computes CUDA inputs on
-// the host, so it refuses them too, saying why.
-void check_pivot(bool pivot, const Tensor& a, const char* op) {
-  if (pivot) return;
-  if (a.defined() && a.is_cuda()) {
-    throw std::runtime_error(std::string(op) + ": LU without pivoting is not implemented for CUDA inputs in Colony "
-                             "(they are factored on the host, where it is not implemented either); use pivot=true");
-  }
-  throw std::runtime_error(std::string(op) + ": LU without pivoting is not implemented on the CPU");
-}
 
 // P [..., m, m] with A = P L U from LAPACK's 1-based row swaps [..., k]: row i of LU is row
 // perm[i] of A, perm the swaps applied in order to 0..m-1.
@@ -63,7 +52,7 @@ Tensor upper_of(const Tensor& lu) {
 }
 
 // torch's linalg_lu_backward: the gradient of A from those of L [..., m, k] and U [..., k, n]
-// (both defined: zeros stand for a gradient that did not arrive).
+// (both defined: zeros stand for a gradient that did not arrive); P undefined: A = L U (no pivoting).
 Tensor lu_backward(const Tensor& gL, const Tensor& gU, const Tensor& P, const Tensor& L, const Tensor& U) {
   const int64_t m = L.size(-2), n = U.size(-1), k = std::min(m, n);
   Tensor ga;
@@ -87,7 +76,7 @@ Tensor lu_backward(const Tensor& gL, const Tensor& gU, const Tensor& P, const Te
     ga = raw::cat({raw::add(ga, raw::tril(raw::narrow(gL, -2, 0, k), -1)), raw::narrow(gL, -2, k, m - k)}, -2);
     ga = raw::linalg_solve_triangular(mT(U), ga, /*upper=*/false, /*left=*/false, false);
   }
-  return raw::matmul(P, ga);
+  return P.defined() ? raw::matmul(P, ga) : ga;
 }
 
 std::string lu_factor_singular(int32_t info) {
@@ -99,9 +88,8 @@ std::string lu_factor_singular(int32_t info) {
 }  // namespace
 
 std::tuple<Tensor, Tensor, Tensor> lu_factor_ex(const Tensor& A, bool pivot, bool check_errors) {
-  check_pivot(pivot, A, "linalg.lu_factor");
   raw::check_linalg_input(A, "linalg.lu_factor", false);
-  auto [lu, piv, info] = raw::linalg_lu_factor(A);
+  auto [lu, piv, info] = raw::linalg_lu_factor(A, pivot);
   if (check_errors) detail::check_info(info, A.dim(), "torch.linalg.lu_factor", lu_factor_singular);
   if (autograd::needs_grad(A)) {
     SavedTensor so(lu, /*is_output=*/true);
@@ -124,14 +112,14 @@ std::tuple<Tensor, Tensor> lu_factor(const Tensor& A, bool pivot) {
 }
 
 std::tuple<Tensor, Tensor, Tensor> lu(const Tensor& A, bool pivot) {
-  check_pivot(pivot, A, "linalg.lu_factor");  // torch's linalg.lu words it so too
   raw::check_linalg_input(A, "linalg.lu", false);
-  auto [packed, piv, info] = raw::linalg_lu_factor(A);
+  auto [packed, piv, info] = raw::linalg_lu_factor(A, pivot);
   (void)info;
-  const Tensor P = permutation(piv, A.size(-2), A.dtype(), A.device());
+  const Tensor P = pivot ? permutation(piv, A.size(-2), A.dtype(), A.device())
+                         : raw::empty({0}, TensorOptions(A.dtype()).device(A.device()));
   Tensor L = raw::contiguous(lower_of(packed)), U = raw::contiguous(upper_of(packed));
   if (autograd::needs_grad(A)) {
-    SavedTensor sp(P), sl(L, /*is_output=*/true), su(U, /*is_output=*/true);
+    SavedTensor sp(pivot ? P : Tensor()), sl(L, /*is_output=*/true), su(U, /*is_output=*/true);
     std::vector<Tensor> outs{L, U};
     record("LinalgLuBackward0", {A}, outs, {sp, sl, su}, [sp, sl, su](const Grads& g, const Needs&) -> Grads {
       return {lu_backward(g[0], g[1], sp.unpack(), sl.unpack(), su.unpack())};

@@ -49,7 +49,7 @@ void check_linalg_input(const Tensor& a, const char* op, bool square) {
   }
 }
 
-std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor(const Tensor& a) {
+std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor(const Tensor& a, bool pivot) {
   check_linalg_input(a, "linalg.lu_factor", false);
   const int64_t m = a.size(-2), n = a.size(-1), k = std::min(m, n);
   const Shape batch = batch_shape(a, 2);
@@ -57,7 +57,8 @@ std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor(const Tensor& a) {
   Tensor piv = host_empty(with_tail(batch, {k}), kInt32), info = zeros(batch, TensorOptions(kInt32));
   const int64_t nb = shape_numel(batch);
   if (nb > 0 && m > 0 && n > 0)
-    kernels::cpu::lu_factor(a.dtype(), lu.data_ptr_raw(), piv.data_ptr<int32_t>(), info.data_ptr<int32_t>(), nb, m, n);
+    kernels::cpu::lu_factor(a.dtype(), lu.data_ptr_raw(), piv.data_ptr<int32_t>(), info.data_ptr<int32_t>(), nb, m, n,
+                            pivot);
   return {on_device(lu, a.device()), on_device(piv, a.device()), on_device(info, a.device())};
 }
 

@@ -23,7 +23,8 @@ void check_linalg_input(const Tensor& a, const char* op, bool square);
 
 // LU with partial pivoting: LU [..., m, n] (L's multipliers below the diagonal), int32 pivots
 // [..., min(m, n)] (1-based, LAPACK's), int32 info [...] (0, or the first zero of U's diagonal, 1-based).
-std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor(const Tensor& a);
+// pivot = false: LU without pivoting (A = L U, pivots 1..min(m, n)), as torch's CUDA computes it.
+std::tuple<Tensor, Tensor, Tensor> linalg_lu_factor(const Tensor& a, bool pivot = true);
 // det, sign and log|det| [...] of the square matrices whose lu_factor is (lu, pivots): U's diagonal
 // product with the permutation's sign (a zero pivot: det 0, sign 0, log|det| -inf, as torch's).
 std::tuple<Tensor, Tensor, Tensor> linalg_lu_det(const Tensor& lu, const Tensor& pivots);

@@ -13,7 +13,7 @@ namespace {
 using namespace linalg_internal;  // NOLINT: the shared pieces of the linalg kernels
 
 template <typename T>
-void lu_factor_one(T* a, int32_t* piv, int32_t* info, int64_t m, int64_t n) {
+void lu_factor_one(T* a, int32_t* piv, int32_t* info, int64_t m, int64_t n, bool pivot) {
   const int64_t k = std::min(m, n);
   *info = 0;
   for (int64_t j0 = 0; j0 < k; j0 += kBlock) {
@@ -23,7 +23,7 @@ void lu_factor_one(T* a, int32_t* piv, int32_t* info, int64_t m, int64_t n) {
     for (int64_t j = j0; j < j1; ++j) {
       int64_t p = j;
       T best = std::abs(a[j * n + j]);
-      for (int64_t i = j + 1; i < m; ++i) {
+      for (int64_t i = j + 1; pivot && i < m; ++i) {
         const T v = std::abs(a[i * n + j]);
         if (v > best) best = v, p = i;  // the first of equal magnitudes, as idamax
       }
@@ -210,11 +210,14 @@ void householder_one(const T* a, T* q, T* rout, int64_t m, int64_t n, bool compl
 
 }  // namespace
 
-void lu_factor(DType dtype, void* a, int32_t* pivots, int32_t* info, int64_t batch, int64_t m, int64_t n) {
+void lu_factor(DType dtype, void* a, int32_t* pivots, int32_t* info, int64_t batch, int64_t m, int64_t n,
+               bool pivot) {
   dispatch(dtype, "lu_factor", [&](auto tag) {
     using T = decltype(tag);
     const int64_t k = std::min(m, n);
-    per_matrix(batch, [&](int64_t b) { lu_factor_one(static_cast<T*>(a) + b * m * n, pivots + b * k, info + b, m, n); });
+    per_matrix(batch, [&](int64_t b) {
+      lu_factor_one(static_cast<T*>(a) + b * m * n, pivots + b * k, info + b, m, n, pivot);
+    });
   });
 }
 

@@ -21,7 +21,11 @@ namespace colony::kernels::cpu {
 // LU with partial pivoting, in place (LAPACK getrf): a = P L U with L unit lower (below the
 // diagonal) and U upper (on and above); pivots[batch, min(m, n)] are 1-based row swaps; info[b] is
 // 0, or the 1-based index of the first exact zero on U's diagonal (the factorization still completes).
-void lu_factor(DType dtype, void* a, int32_t* pivots, int32_t* info, int64_t batch, int64_t m, int64_t n);
+// pivot = false: no row is swapped (a = L U, pivots 1, 2, ..., k: the trivial permutation torch's CUDA
+// returns); a zero on the diagonal sets info and leaves its column below as getrf does, where a
+// pivoted factorization would have swapped in a nonzero.
+void lu_factor(DType dtype, void* a, int32_t* pivots, int32_t* info, int64_t batch, int64_t m, int64_t n,
+               bool pivot = true);
 
 // b <- A^-1 b for A given by lu_factor ([batch, n, n] and its pivots), b [batch, n, k], in place.
 void lu_solve(DType dtype, const void* lu, const int32_t* pivots, void* b, int64_t batch, int64_t n, int64_t k);

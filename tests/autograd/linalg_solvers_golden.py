@@ -119,4 +119,40 @@ emit("kF32Exp", torch.linalg.matrix_exp(F.float() * 0.3))
 At = torch.randn(5, 3, dtype=D); Bt = torch.randn(5, 2, dtype=D)
 emit("kF32LstsqA", At); emit("kF32LstsqB", Bt); emit("kF32LstsqX", torch.linalg.lstsq(At.float(), Bt.float()).solution)
 
+# LU without pivoting (torch's CPU refuses pivot=False; its CUDA has it): Doolittle's elimination
+# written in differentiable torch ops, so the values and torch autograd's gradients are the
+# unpivoted factorization's. Random matrices, so pivoting would have swapped rows.
+def lu_no_pivot(A):
+    m, n = A.shape
+    rows = [A[i] for i in range(m)]
+    for j in range(min(m, n)):
+        for i in range(j + 1, m):
+            l = rows[i][j] / rows[j][j]
+            rows[i] = torch.cat([rows[i][:j], l.reshape(1), rows[i][j + 1:] - l * rows[j][j + 1:]])
+    return torch.stack(rows)
+
+
+for tag, shape in (("Square", (2, 4, 4)), ("Wide", (3, 5)), ("Tall", (5, 3))):
+    A = torch.randn(*shape, dtype=D)
+    a = leaf(A)
+    LU = torch.stack([lu_no_pivot(x) for x in a.reshape(-1, *shape[-2:])]).reshape(shape)
+    W = torch.randn(shape, dtype=D)
+    (LU * W).sum().backward()
+    emit(f"kNoPiv{tag}A", A); emit(f"kNoPiv{tag}LU", LU); emit(f"kNoPiv{tag}W", W); emit(f"kNoPiv{tag}Grad", a.grad)
+    k = min(shape[-2:])
+    a = leaf(A)
+    LU = torch.stack([lu_no_pivot(x) for x in a.reshape(-1, *shape[-2:])]).reshape(shape)
+    L = LU[..., :k].tril(-1) + torch.eye(shape[-2], k, dtype=D)
+    U = LU[..., :k, :].triu()
+    W1 = torch.randn(L.shape, dtype=D); W2 = torch.randn(U.shape, dtype=D)
+    ((L * W1).sum() + (U * W2).sum()).backward()
+    emit(f"kNoPiv{tag}W1", W1); emit(f"kNoPiv{tag}W2", W2); emit(f"kNoPiv{tag}LuGrad", a.grad)
+# Diagonally dominant: partial pivoting swaps nothing, so torch's pivoted factors are the unpivoted
+# ones (a check of the Doolittle reference above against torch's own kernel).
+A = torch.randn(6, 6, dtype=D) + 8 * torch.eye(6, dtype=D)
+LU, piv = torch.linalg.lu_factor(A)
+assert torch.equal(piv, torch.arange(1, 7, dtype=torch.int32))
+assert torch.allclose(LU, lu_no_pivot(A), rtol=0, atol=1e-14)
+emit("kNoPivDominantA", A); emit("kNoPivDominantLU", LU)
+
 write_header("linalg_solvers_golden.py", "colony::linalg_solvers_golden")

@@ -105,6 +105,63 @@ TEST(LinalgSolvers, LuSolveMatchesTorch) {
   EXPECT_TRUE(matches_values(linalg::lu_solve(lu32, piv32, T(G::kF32B, kFloat32)), G::kF32LuSolve.values, 1e-5));
 }
 
+// pivot = false against Doolittle's elimination in torch ops (the golden script; torch's CPU refuses
+// pivot = false), on matrices where partial pivoting would have swapped rows.
+TEST(LinalgSolvers, LuWithoutPivotingIsTheElimination) {
+  const struct {
+    const GoldenTensor &a, &lu, &w, &grad, &w1, &w2, &lu_grad;
+  } cases[] = {{G::kNoPivSquareA, G::kNoPivSquareLU, G::kNoPivSquareW, G::kNoPivSquareGrad, G::kNoPivSquareW1,
+                G::kNoPivSquareW2, G::kNoPivSquareLuGrad},
+               {G::kNoPivWideA, G::kNoPivWideLU, G::kNoPivWideW, G::kNoPivWideGrad, G::kNoPivWideW1, G::kNoPivWideW2,
+                G::kNoPivWideLuGrad},
+               {G::kNoPivTallA, G::kNoPivTallLU, G::kNoPivTallW, G::kNoPivTallGrad, G::kNoPivTallW1, G::kNoPivTallW2,
+                G::kNoPivTallLuGrad}};
+  for (const auto& c : cases) {
+    Tensor a = leaf(c.a);
+    const int64_t k = std::min(a.size(-2), a.size(-1));
+    auto [lu, piv] = linalg::lu_factor(a, /*pivot=*/false);
+    EXPECT_TRUE(matches_values(lu, c.lu.values, 1e-12)) << shape_str(a.sizes());
+    EXPECT_FALSE(raw::allclose(lu, std::get<0>(linalg::lu_factor(T(c.a))), 1e-6, 1e-6));  // pivoting would swap
+    EXPECT_EQ(piv.dtype(), kInt32);
+    EXPECT_TRUE(raw::equal(piv, raw::expand(raw::arange(1.0, k + 1.0, 1.0, TensorOptions(kInt32)), piv.sizes())));
+    sum(mul(lu, T(c.w))).backward();
+    EXPECT_TRUE(matches_values(a.grad(), c.grad.values, 1e-10)) << shape_str(a.sizes());
+    Tensor b = leaf(c.a);
+    auto [p, l, u] = linalg::lu(b, /*pivot=*/false);
+    EXPECT_EQ(p.sizes(), Shape{0});
+    EXPECT_EQ(p.dtype(), kFloat64);
+    EXPECT_TRUE(all_close(matmul(l, u), T(c.a), 1e-12, 1e-12));
+    add(sum(mul(l, T(c.w1))), sum(mul(u, T(c.w2)))).backward();
+    EXPECT_TRUE(matches_values(b.grad(), c.lu_grad.values, 1e-10)) << shape_str(b.sizes());
+  }
+  // Where partial pivoting swaps nothing, both are torch's pivoted factorization.
+  auto [dominant, dpiv] = linalg::lu_factor(T(G::kNoPivDominantA), /*pivot=*/false);
+  EXPECT_TRUE(matches_values(dominant, G::kNoPivDominantLU.values, 1e-14));
+  auto [lu32, piv32] = linalg::lu_factor(T(G::kNoPivDominantA, kFloat32), /*pivot=*/false);
+  EXPECT_TRUE(matches_values(lu32, G::kNoPivDominantLU.values, 1e-5));
+  // Square inputs made diagonally heavy, so no leading minor is near zero.
+  auto lead = [](const Tensor& x) { return x.size(-1) == x.size(-2) ? well_conditioned(x) : x; };
+  for (Shape s : {Shape{2, 4, 4}, Shape{3, 5}, Shape{5, 3}}) {
+    EXPECT_TRUE(gradcheck([&](In in) { return std::get<0>(linalg::lu_factor(lead(in[0]), false)); }, {input(s)}))
+        << shape_str(s);
+    EXPECT_TRUE(gradcheck(
+        [&](In in) {
+          auto [p, l, u] = linalg::lu(lead(in[0]), false);
+          return add(sum(l), mul(sum(mul(u, u)), 0.5));
+        },
+        {input(s)}))
+        << shape_str(s);
+  }
+  // A zero leading minor: no unpivoted LU exists. info names the first zero of U's diagonal, and
+  // lu_factor throws torch's words for it.
+  Tensor swap = raw::tensor({{0.0, 1.0}, {1.0, 0.0}}, kFloat64);
+  auto [zlu, zpiv, zinfo] = linalg::lu_factor_ex(swap, /*pivot=*/false);
+  EXPECT_TRUE(matches_values(zinfo, {1}));
+  EXPECT_TRUE(matches_values(std::get<2>(linalg::lu_factor_ex(swap)), {0}));  // pivoted: fine
+  EXPECT_TRUE(throws_with<std::runtime_error>([&] { linalg::lu_factor(swap, /*pivot=*/false); },
+                                              "torch.linalg.lu_factor: U[1,1] is zero"));
+}
+
 TEST(LinalgSolvers, LuErrorsAreTorchs) {
   Tensor singular = raw::tensor({{1.0, 2.0, 3.0}, {2.0, 4.0, 6.0}, {1.0, 0.0, 1.0}}, kFloat64);
   EXPECT_TRUE(throws_with<std::runtime_error>(
@@ -116,10 +173,6 @@ TEST(LinalgSolvers, LuErrorsAreTorchs) {
                                               "torch.linalg.lu_factor: (Batch element 1): U[3,3] is zero"));
   auto [lu, piv, info] = linalg::lu_factor_ex(batch);
   EXPECT_TRUE(matches_values(info, {0, 3}));
-  EXPECT_TRUE(throws_with<std::runtime_error>([&] { linalg::lu_factor(singular, /*pivot=*/false); },
-                                              "linalg.lu_factor: LU without pivoting is not implemented on the CPU"));
-  EXPECT_TRUE(throws_with<std::runtime_error>([&] { linalg::lu(singular, /*pivot=*/false); },
-                                              "linalg.lu_factor: LU without pivoting is not implemented on the CPU"));
   auto [lu1, piv1] = linalg::lu_factor(raw::eye(3, -1, kFloat64));
   EXPECT_TRUE(throws_with<std::invalid_argument>(
       [&] { linalg::lu_solve(lu1, piv1, raw::ones({3, 2}, kFloat32)); },
@@ -263,9 +316,18 @@ TEST(LinalgSolvers, CudaInputsMatchTheCpu_CUDA) {
   EXPECT_TRUE(matches_values(a.grad(), G::kLuFactorGrad.values, 1e-10));
   auto [p, l, u] = linalg::lu(dev(G::kLuWideA));
   EXPECT_TRUE(matches_values(u, G::kLuWideU.values, 1e-12));
-  // torch's CUDA has pivot=false; Colony factors CUDA inputs on the host and says so.
-  EXPECT_TRUE(throws_with<std::runtime_error>([&] { linalg::lu_factor(dev(G::kLuWideA), /*pivot=*/false); },
-                                              "not implemented for CUDA inputs in Colony"));
+  // pivot = false, as torch's CUDA has it.
+  Tensor np = dev(G::kNoPivSquareA).requires_grad_();
+  auto [nplu, nppiv] = linalg::lu_factor(np, /*pivot=*/false);
+  EXPECT_EQ(nppiv.device(), cuda);
+  EXPECT_TRUE(matches_values(nplu, G::kNoPivSquareLU.values, 1e-12));
+  EXPECT_TRUE(matches_values(nppiv, {1, 2, 3, 4, 1, 2, 3, 4}));
+  sum(mul(nplu, dev(G::kNoPivSquareW))).backward();
+  EXPECT_TRUE(matches_values(np.grad(), G::kNoPivSquareGrad.values, 1e-10));
+  auto [npp, npl, npu] = linalg::lu(dev(G::kNoPivWideA), /*pivot=*/false);
+  EXPECT_EQ(npp.sizes(), Shape{0});
+  EXPECT_EQ(npp.device(), cuda);
+  EXPECT_TRUE(all_close(matmul(npl, npu), dev(G::kNoPivWideA), 1e-12, 1e-12));
   Tensor lus = dev(G::kLuSolveLU).requires_grad_();
   Tensor x = linalg::lu_solve(lus, raw::to(Piv(G::kLuSolvePiv), cuda, kInt32), dev(G::kLuSolveB), true, true);
   EXPECT_EQ(x.device(), cuda);
