@@ -179,6 +179,7 @@ namespace autocast {
   X(dist, Float32)                     \
   X(renorm, Float32)                   \
   X(nuclear_norm, Float32)             \
+  X(prelu, LowerPrecision)             \
 
 enum class CastPolicy { LowerPrecision, Float32 };
 

@@ -4,6 +4,7 @@
 #include <limits>
 #include <sstream>
 
+#include "autograd/autocast.h"
 #include "autograd/op_util.h"
 #include "kernels/common/convert.h"
 #include "nn/init.h"
@@ -13,7 +14,10 @@
 namespace colony::nn {
 namespace functional {
 
-Tensor prelu(const Tensor& input, const Tensor& weight) {
+Tensor prelu(const Tensor& input_arg, const Tensor& weight_arg) {
+  // On both of torch's autocast lists as lower precision: input and slope cast alike.
+  const Tensor input = autocast::cast(autocast::Op::prelu, input_arg);
+  const Tensor weight = autocast::cast(autocast::Op::prelu, weight_arg);
   if (weight.dim() > 1) {
     throw std::invalid_argument("prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = " +
                                 std::to_string(weight.dim()));

@@ -17,6 +17,7 @@
 #include "autograd/autocast.h"
 #include "autograd/autograd.h"
 #include "autograd/nn_ops.h"
+#include "nn/activation.h"
 #include "nn/functional.h"
 #include "nn/rnn.h"
 #include "nn/rnn_cell_math.h"
@@ -249,6 +250,7 @@ std::map<std::string, OpCase> cases() {
       {"dist", {{{3, 4}, {4}}, [](const std::vector<Tensor>& x) { return x[0].dist(x[1], 3.0); }}},
       {"renorm", {{{3, 4}}, [](const std::vector<Tensor>& x) { return renorm(x[0], 2.0, 0, 0.5); }}},
       {"nuclear_norm", {{{3, 4}}, [](const std::vector<Tensor>& x) { return nuclear_norm(x[0]); }}},
+      {"prelu", {{{2, 3, 4}, {3}}, [](const std::vector<Tensor>& x) { return F::prelu(x[0], x[1]); }}},
   };
 }
 
