@@ -1,6 +1,8 @@
 #include "nn/clip_grad.h"
 
 #include <cmath>
+#include <sstream>
+#include <string>
 #include <stdexcept>
 
 #include "tensor/grad_mode.h"
@@ -8,13 +10,12 @@
 
 namespace colony::nn::utils {
 
-double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type) {
+double get_total_norm(const std::vector<Tensor>& tensors, double norm_type, bool error_if_nonfinite) {
   NoGradGuard no_grad;
   double total = 0;
   bool inf_norm = std::isinf(norm_type);
-  if (!inf_norm && norm_type <= 0) throw std::invalid_argument("clip_grad_norm_: norm_type must be positive");
-  for (const Tensor& p : parameters) {
-    Tensor g = p.grad();
+  if (!inf_norm && norm_type <= 0) throw std::invalid_argument("get_total_norm: norm_type must be positive");
+  for (const Tensor& g : tensors) {
     if (!g.defined()) continue;
     if (!inf_norm && norm_type == 2 && (g.dtype() == kFloat32 || g.dtype() == kFloat64)) {
       // The Euclidean norm, the usual case, in the gradient's dtype as PyTorch's foreach norm
@@ -26,19 +27,51 @@ double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
     }
     Tensor a = raw::abs(raw::to(g, g.device(), kFloat64));
     if (inf_norm) {
-      if (g.numel() > 0) total = std::max(total, raw::amax(a).item<double>());
+      if (g.numel() == 0) continue;
+      const double m = raw::amax(a).item<double>();
+      if (std::isnan(m) || m > total) total = m;  // a NaN stays, as torch's max norm keeps it
     } else {
       total += raw::sum(raw::pow(a, norm_type)).item<double>();
     }
   }
   if (!inf_norm) total = std::pow(total, 1.0 / norm_type);
-  double coef = max_norm / (total + 1e-6);
-  if (coef < 1) {
-    for (const Tensor& p : parameters) {
-      Tensor g = p.grad();
-      if (g.defined()) raw::binary_(raw::BinaryOp::Mul, g, coef);
+  if (error_if_nonfinite && !std::isfinite(total)) {
+    std::ostringstream msg;
+    // norm_type as Python prints a float: 2.0, 3.5, inf.
+    if (std::isinf(norm_type)) {
+      msg.str(norm_type > 0 ? "inf" : "-inf");
+    } else {
+      msg << norm_type << (norm_type == std::floor(norm_type) ? ".0" : "");
     }
+    const std::string order = msg.str();
+    msg.str("");
+    msg << "The total norm of order " << order
+        << " for gradients from `parameters` is non-finite, so it cannot be clipped. To disable this error and scale "
+           "the gradients by the non-finite norm anyway, set `error_if_nonfinite=False`";
+    throw std::runtime_error(msg.str());
   }
+  return total;
+}
+
+void clip_grads_with_norm_(const std::vector<Tensor>& parameters, double max_norm, double total_norm) {
+  NoGradGuard no_grad;
+  const double coef = max_norm / (total_norm + 1e-6);
+  // torch multiplies by min(coef, 1) whatever it is; a factor of 1 changes no value, so it is skipped.
+  // A NaN total gives a NaN coefficient, which torch's clamp keeps: every gradient becomes NaN.
+  if (!(coef < 1) && !std::isnan(coef)) return;
+  for (const Tensor& p : parameters) {
+    Tensor g = p.grad();
+    if (g.defined()) raw::binary_(raw::BinaryOp::Mul, g, coef);
+  }
+}
+
+double clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type,
+                       bool error_if_nonfinite) {
+  std::vector<Tensor> grads;
+  grads.reserve(parameters.size());
+  for (const Tensor& p : parameters) grads.push_back(p.grad());
+  const double total = get_total_norm(grads, norm_type, error_if_nonfinite);
+  clip_grads_with_norm_(parameters, max_norm, total);
   return total;
 }
 
