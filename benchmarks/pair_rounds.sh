@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A Colony benchmark against its PyTorch twin in alternating rounds: <name>_bench (built from
-# benchmarks/<name>_bench.cc) and benchmarks/<name>_pytorch.py, which print the same lines
+# benchmarks/<name>_bench.cc; or <name>, from benchmarks/<name>.cc, as op_sweep) and
+# benchmarks/<name>_pytorch.py, which print the same lines
 # "<case ...> us=<time>". The machine's load drifts from minute to minute, so only figures taken side
 # by side count. Prints every round with the load, then per case the medians and PyTorch's time over
 # Colony's (above 1: Colony is faster). norm_rounds.sh, interpolate_rounds.sh and rnn_rounds.sh are
@@ -8,14 +9,16 @@
 #
 #   benchmarks/pair_rounds.sh NAME [--rounds 5] [--threads 2] [--trials 10] [--python /tmp/torch2/bin/python]
 #
-# Run from the repository root; <NAME>_BENCH (NORM_BENCH, ...) names a built <name>_bench (default:
+# Run from the repository root; <NAME>_BENCH (NORM_BENCH, OP_SWEEP_BENCH, ...) names a built <name>_bench (default:
 # built here with `./bazelw build -c opt --config=cpu`).
 set -euo pipefail
 
 name="${1:-}"
 here="$(cd "$(dirname "$0")" && pwd)"
-if [ -z "$name" ] || [ ! -f "$here/${name}_bench.cc" ] || [ ! -f "$here/${name}_pytorch.py" ]; then
-  echo "pair_rounds.sh: the first argument names a benchmark pair <name>_bench.cc / <name>_pytorch.py in benchmarks/, got '$name'" >&2
+target="${name}_bench"
+[ -n "$name" ] && [ ! -f "$here/${name}_bench.cc" ] && [ -f "$here/${name}.cc" ] && target="$name"
+if [ -z "$name" ] || [ ! -f "$here/${target}.cc" ] || [ ! -f "$here/${name}_pytorch.py" ]; then
+  echo "pair_rounds.sh: the first argument names a benchmark pair <name>_bench.cc (or <name>.cc) / <name>_pytorch.py in benchmarks/, got '$name'" >&2
   exit 2
 fi
 shift
@@ -37,8 +40,8 @@ done
 bench_var="${name^^}_BENCH"
 bench="${!bench_var:-}"
 if [ -z "$bench" ]; then
-  (cd "$here/.." && ./bazelw build -c opt --config=cpu "//benchmarks:${name}_bench" >&2)
-  bench="$here/../.bazel/bin/benchmarks/${name}_bench"
+  (cd "$here/.." && ./bazelw build -c opt --config=cpu "//benchmarks:${target}" >&2)
+  bench="$here/../.bazel/bin/benchmarks/${target}"
 fi
 
 echo "cpu: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ *//'), threads $threads, rounds $rounds"

@@ -1,5 +1,7 @@
 // GELU (both approximations) and SiLU, forward and backward, over contiguous float32 with AVX2+FMA
-// or AVX-512 (vec_math.h) instead of a libm call per element (float16 and bfloat16 through float32). The elementwise kernels
+// or AVX-512 (vec_math.h) instead of a libm call per element (float16 and bfloat16 through
+// float32); also float32's sigmoid, tanh and exp forward, and the softmax's rows (ActivationSimdFns
+// below). The elementwise kernels
 // (elementwise_unary.cc, elementwise.cc) call these for contiguous float32 operands; what GELU and
 // SiLU are stays defined by kernels/common/elementwise_functors.h (gelu, gelu_derivative, silu's
 // unary_fn and activation_grad_fn), which these evaluate in a different order for accuracy:
@@ -48,6 +50,20 @@ struct ActivationSimdFns {
   void (*gelu_forward_bf16)(const uint16_t* x, uint16_t* y, int64_t n, GeluApproximate approximate);
   void (*gelu_backward_bf16)(const uint16_t* grad, const uint16_t* x, uint16_t* out, int64_t n,
                              GeluApproximate approximate);
+  // y[i] = sigmoid(x[i]), tanh(x[i]), exp(x[i]) (vec_math.h's: ~1-2 ulp, NaN kept, the limits at
+  // +-inf); the elementwise kernels' contiguous float32 path (elementwise_unary.cc).
+  void (*sigmoid_forward)(const float* x, float* y, int64_t n);
+  void (*tanh_forward)(const float* x, float* y, int64_t n);
+  void (*exp_forward)(const float* x, float* y, int64_t n);
+  // One contiguous row of the softmax (log: the log-softmax) and its backward, the formulas of
+  // kernels/common/softmax.h: softmax.cc's float32 path along the last axis. A NaN anywhere in a
+  // row makes the whole row NaN, as the scalar loops and PyTorch. gx may alias g.
+  void (*softmax_row)(const float* x, float* y, int64_t n, bool log);
+  void (*softmax_backward_row)(const float* g, const float* y, float* gx, int64_t n, bool log);
+  // Cross-entropy's rows (cross_entropy.cc, float32): returns sum(exp(x - m)) with *max = m, the
+  // row's max; and y = exp((x - m) - log_sum), the probabilities (log_softmax_value's order).
+  float (*max_and_sum_exp_row)(const float* x, int64_t n, float* max);
+  void (*exp_log_softmax_row)(const float* x, float* y, int64_t n, float m, float log_sum);
 };
 
 namespace avx2 {

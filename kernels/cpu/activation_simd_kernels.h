@@ -8,6 +8,7 @@
 
 #include <immintrin.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -239,6 +240,101 @@ void silu_backward(const float* grad, const float* x, float* out, int64_t n) {
   map_grad(grad, x, out, n, silu_grad);
 }
 
+void sigmoid_forward(const float* x, float* y, int64_t n) {
+  map1(x, y, n, [](V v) { return vec::sigmoid<I>(v); });
+}
+
+void tanh_forward(const float* x, float* y, int64_t n) {
+  map1(x, y, n, [](V v) { return vec::tanh<I>(v); });
+}
+
+void exp_forward(const float* x, float* y, int64_t n) {
+  map1(x, y, n, [](V v) { return vec::exp<I>(v); });
+}
+
+// The rows' loops read a row of n floats in vectors and a masked tail of r = n % kLanes; `keep`
+// lanes [0, r) of v and puts `fill` in the others (a masked load reads them as 0, which is neither
+// the max's nor the sum's neutral value).
+inline V keep(V v, int64_t r, float fill) { return I::select(I::first(r), v, I::set1(fill)); }
+
+// softmax_row: the row's max (a NaN lane may be lost here, but it reaches the sum below, and the
+// sum reaches every output), then e = exp(x - max) summed, stored for the softmax and rescaled by
+// 1 / sum; for the log-softmax (x - max) - log(sum) (log_softmax_value, kernels/common).
+void softmax_row(const float* x, float* y, int64_t n, bool log) {
+  const float inf = __builtin_inff();
+  V m = I::set1(-inf);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) m = I::max(m, I::load(x + i));
+  if (i < n) m = I::max(m, keep(I::load_n(x + i, n - i), n - i, -inf));
+  const float mx = I::reduce_max(m);
+  const V shift = I::set1(mx);
+  V sum = I::set1(0.0f);
+  for (i = 0; i + kLanes <= n; i += kLanes) {
+    const V e = vec::exp<I>(I::sub(I::load(x + i), shift));
+    if (!log) I::store(y + i, e);
+    sum = I::add(sum, e);
+  }
+  if (i < n) {
+    const V e = keep(vec::exp<I>(I::sub(I::load_n(x + i, n - i), shift)), n - i, 0.0f);
+    if (!log) I::store_n(y + i, e, n - i);
+    sum = I::add(sum, e);
+  }
+  const float total = I::reduce_add(sum);
+  if (log) {
+    const V log_sum = I::set1(std::log(total));
+    for (i = 0; i + kLanes <= n; i += kLanes) I::store(y + i, I::sub(I::sub(I::load(x + i), shift), log_sum));
+    if (i < n) I::store_n(y + i, I::sub(I::sub(I::load_n(x + i, n - i), shift), log_sum), n - i);
+  } else {
+    const V scale = I::set1(1.0f / total);
+    for (i = 0; i + kLanes <= n; i += kLanes) I::store(y + i, I::mul(I::load(y + i), scale));
+    if (i < n) I::store_n(y + i, I::mul(I::load_n(y + i, n - i), scale), n - i);
+  }
+}
+
+// max_and_sum_exp_row: the row's max m (NaN lanes as softmax_row's) and sum(exp(x - m)).
+float max_and_sum_exp_row(const float* x, int64_t n, float* max) {
+  const float inf = __builtin_inff();
+  V m = I::set1(-inf);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) m = I::max(m, I::load(x + i));
+  if (i < n) m = I::max(m, keep(I::load_n(x + i, n - i), n - i, -inf));
+  *max = I::reduce_max(m);
+  const V shift = I::set1(*max);
+  V sum = I::set1(0.0f);
+  for (i = 0; i + kLanes <= n; i += kLanes) sum = I::add(sum, vec::exp<I>(I::sub(I::load(x + i), shift)));
+  if (i < n) sum = I::add(sum, keep(vec::exp<I>(I::sub(I::load_n(x + i, n - i), shift)), n - i, 0.0f));
+  return I::reduce_add(sum);
+}
+
+// exp_log_softmax_row: y = exp((x - m) - log_sum), the probabilities from the row's statistics
+// (log_softmax_value's order).
+void exp_log_softmax_row(const float* x, float* y, int64_t n, float m, float log_sum) {
+  const V mv = I::set1(m), lv = I::set1(log_sum);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) I::store(y + i, vec::exp<I>(I::sub(I::sub(I::load(x + i), mv), lv)));
+  if (i < n) I::store_n(y + i, vec::exp<I>(I::sub(I::sub(I::load_n(x + i, n - i), mv), lv)), n - i);
+}
+
+// softmax_backward_row: gx = y (g - sum(g y)), or for the log-softmax gx = g - exp(y) sum(g).
+void softmax_backward_row(const float* g, const float* y, float* gx, int64_t n, bool log) {
+  V acc = I::set1(0.0f);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const V gv = I::load(g + i);
+    acc = log ? I::add(acc, gv) : I::fmadd(gv, I::load(y + i), acc);
+  }
+  if (i < n) {  // the masked loads' zeros add nothing
+    const V gv = I::load_n(g + i, n - i);
+    acc = log ? I::add(acc, gv) : I::fmadd(gv, I::load_n(y + i, n - i), acc);
+  }
+  const V total = I::set1(I::reduce_add(acc));
+  const auto grad = [&](V gv, V yv) {
+    return log ? I::fnmadd(vec::exp<I>(yv), total, gv) : I::mul(yv, I::sub(gv, total));
+  };
+  for (i = 0; i + kLanes <= n; i += kLanes) I::store(gx + i, grad(I::load(g + i), I::load(y + i)));
+  if (i < n) I::store_n(gx + i, grad(I::load_n(g + i, n - i), I::load_n(y + i, n - i)), n - i);
+}
+
 void gelu_forward_bf16(const uint16_t* x, uint16_t* y, int64_t n, GeluApproximate approximate) {
   if (approximate == GeluApproximate::Tanh) {
     map1_bf16(x, y, n, gelu_tanh);
@@ -262,7 +358,14 @@ constexpr ActivationSimdFns kFns = {COLONY_ISA_COPY_NAME(COLONY_ACTIVATION_ISA),
                                     gelu_backward,
                                     silu_backward,
                                     gelu_forward_bf16,
-                                    gelu_backward_bf16};
+                                    gelu_backward_bf16,
+                                    sigmoid_forward,
+                                    tanh_forward,
+                                    exp_forward,
+                                    softmax_row,
+                                    softmax_backward_row,
+                                    max_and_sum_exp_row,
+                                    exp_log_softmax_row};
 
 }  // namespace
 

@@ -25,6 +25,17 @@ void unary_typed(const void* in, const StridedLayout& lin, void* out, const Stri
       return;
     }
   }
+  // sigmoid, tanh and exp: float32 only, so that the 16-bit types keep the scalar functors' roundings.
+  if constexpr (std::is_same_v<T, float> && (Op == UnaryOp::Sigmoid || Op == UnaryOp::Tanh || Op == UnaryOp::Exp)) {
+    if (lin.is_contiguous() && lout.is_contiguous()) {  // activation_simd.h's vector loops
+      const ActivationSimdFns& fns = active_activation_simd_fns();
+      auto loop = Op == UnaryOp::Sigmoid ? fns.sigmoid_forward : Op == UnaryOp::Tanh ? fns.tanh_forward : fns.exp_forward;
+      auto x = static_cast<const float*>(in);
+      auto y = static_cast<float*>(out);
+      parallel_for(lout.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) { loop(x + b, y + b, e - b); });
+      return;
+    }
+  }
   if constexpr (std::is_same_v<T, BFloat16> && Op == UnaryOp::Relu) {
     if (lin.is_contiguous() && lout.is_contiguous()) {  // on the bits, no float32 round trip (bf16_rows.h)
       auto x = static_cast<const T*>(in);

@@ -8,6 +8,7 @@
 
 #include "kernels/common/dispatch.h"
 #include "kernels/common/log_softmax.h"
+#include "kernels/cpu/activation_simd.h"
 #include "kernels/cpu/parallel.h"
 
 namespace colony::kernels::cpu {
@@ -109,6 +110,17 @@ void for_each_column_block(int64_t outer, int64_t dim, int64_t inner, F&& fn) {
   });
 }
 
+// float32 along the last axis (inner == 1, the common case: attention scores, logits): each row
+// through activation_simd.h's vector loops, rows split over the threads in chunks of at least
+// kGrainElements elements. The column loops above took 40 ms for [4096, 1024] rows, against 2.6 for
+// torch's (op_sweep, 1 thread, 2026-12-07).
+template <typename F>
+void for_each_row(int64_t rows, int64_t n, F&& fn) {
+  parallel_for(rows, std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, n)), [&](int64_t b, int64_t e) {
+    for (int64_t r = b; r < e; ++r) fn(r * n);
+  });
+}
+
 }  // namespace
 }  // namespace colony::kernels::cpu
 
@@ -117,6 +129,13 @@ namespace colony::kernels {
 void SoftmaxForward::cpu(DType dtype, const void* x, void* y, int64_t outer, int64_t dim, int64_t inner,
                                  bool log) {
   using namespace cpu;  // NOLINT: the helpers above
+  if (dtype == DType::Float32 && inner == 1) {
+    const auto* xp = static_cast<const float*>(x);
+    auto* yp = static_cast<float*>(y);
+    const auto row = active_activation_simd_fns().softmax_row;
+    for_each_row(outer, dim, [&](int64_t off) { row(xp + off, yp + off, dim, log); });
+    return;
+  }
   COLONY_DISPATCH_FLOATING(dtype, log ? "log_softmax" : "softmax", [&] {
     using C = compute_t<scalar_t>;
     const auto* xp = static_cast<const scalar_t*>(x);
@@ -131,6 +150,14 @@ void SoftmaxForward::cpu(DType dtype, const void* x, void* y, int64_t outer, int
 void SoftmaxBackward::cpu(DType dtype, const void* g, const void* y, void* gx, int64_t outer, int64_t dim,
                                   int64_t inner, bool log) {
   using namespace cpu;  // NOLINT: the helpers above
+  if (dtype == DType::Float32 && inner == 1) {
+    const auto* gp = static_cast<const float*>(g);
+    const auto* yp = static_cast<const float*>(y);
+    auto* gxp = static_cast<float*>(gx);
+    const auto row = active_activation_simd_fns().softmax_backward_row;
+    for_each_row(outer, dim, [&](int64_t off) { row(gp + off, yp + off, gxp + off, dim, log); });
+    return;
+  }
   COLONY_DISPATCH_FLOATING(dtype, log ? "log_softmax_backward" : "softmax_backward", [&] {
     using C = compute_t<scalar_t>;
     const auto* gp = static_cast<const scalar_t*>(g);

@@ -59,6 +59,10 @@ struct Avx2 {
   static V min(V a, V b) { return _mm256_min_ps(a, b); }
   static V max(V a, V b) { return _mm256_max_ps(a, b); }
   static V abs(V a) { return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), a); }
+  static V copysign(V mag, V sign) {  // |mag| with sign's sign bit
+    const V s = _mm256_set1_ps(-0.0f);
+    return _mm256_or_ps(_mm256_andnot_ps(s, mag), _mm256_and_ps(s, sign));
+  }
   static V round(V a) { return _mm256_round_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static M lt(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_LT_OQ); }
   static M eq(V a, V b) { return _mm256_cmp_ps(a, b, _CMP_EQ_OQ); }
@@ -124,6 +128,11 @@ struct Avx512 {
   static V min(V a, V b) { return _mm512_min_ps(a, b); }
   static V max(V a, V b) { return _mm512_max_ps(a, b); }
   static V abs(V a) { return _mm512_abs_ps(a); }
+  static V copysign(V mag, V sign) {  // |mag| with sign's sign bit
+    // vpternlogd 0xAC: bits of `sign` where s has them, of `mag` elsewhere.
+    const __m512i s = _mm512_set1_epi32(static_cast<int>(0x80000000u));
+    return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(s, _mm512_castps_si512(mag), _mm512_castps_si512(sign), 0xAC));
+  }
   static V round(V a) { return _mm512_roundscale_ps(a, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC); }
   static M lt(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_LT_OQ); }
   static M eq(V a, V b) { return _mm512_cmp_ps_mask(a, b, _CMP_EQ_OQ); }
@@ -212,7 +221,8 @@ inline typename I::V sigmoid(typename I::V a) {
 
 // tanh(x) to about 2 ulp: Cephes tanhf (S. L. Moshier), x + x^3 P(x^2) for |x| < 0.625, where
 // 1 - 2 / (e^2|x| + 1) would cancel, else that with x's sign. tanh(+-inf) = +-1 (exp's clamp keeps
-// e finite), NaN stays NaN.
+// e finite), NaN stays NaN, tanh(-0) = -0 (as std::tanh and torch: x + x^3 P rounds -0 to +0, so
+// the result takes x's sign bit; tanh is odd, which leaves every other value alone).
 template <class I>
 inline typename I::V tanh(typename I::V x) {
   using V = typename I::V;
@@ -225,7 +235,7 @@ inline typename I::V tanh(typename I::V x) {
   const V small = I::fmadd(I::mul(p, z), x, x);
   V large = I::sub(one, I::div(I::set1(2.0f), I::add(exp<I>(I::add(a, a)), one)));
   large = I::select(I::lt(x, I::set1(0.0f)), I::sub(I::set1(0.0f), large), large);
-  return I::select(I::lt(a, I::set1(0.625f)), small, large);
+  return I::copysign(I::select(I::lt(a, I::set1(0.625f)), small, large), x);
 }
 
 // Constants of the Gaussian functions below.

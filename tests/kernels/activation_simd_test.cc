@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <vector>
@@ -480,6 +481,243 @@ TEST(ActivationSimd, ElementwiseKernelsUseTheActiveCopy) {
   std::vector<float> strided(half);
   unary(UnaryOp::Gelu, DType::Float32, x.data(), dense_1d(half, 2), strided.data(), dense_1d(half));
   for (int64_t i = 0; i < half; ++i) ASSERT_EQ(strided[i], (unary_fn<UnaryOp::Gelu>(x[2 * i]))) << i;
+}
+
+// ---------- sigmoid, tanh, exp and the softmax's rows ----------
+
+// Every 97th float in [-100, 100] (its ends past exp's range both ways) and both signs, odd in
+// length so both widths end in a tail.
+std::vector<float> wide_sweep() {
+  std::vector<float> xs;
+  uint32_t top;
+  float end = 100.0f;
+  std::memcpy(&top, &end, 4);
+  for (uint32_t b = 0; b <= top; b += 97) {
+    float v;
+    std::memcpy(&v, &b, 4);
+    xs.push_back(v);
+    xs.push_back(-v);
+  }
+  if (xs.size() % 2 == 0) xs.push_back(1.0f);
+  return xs;
+}
+
+// The bounds, from the measured maxima (printed) with margin: vec_math.h's exp 1-2 ulp, sigmoid
+// (one exp and a division) and tanh (Cephes, 2 ulp) a few.
+constexpr double kExpUlps = 3;
+constexpr double kSigmoidUlps = 4;
+constexpr double kTanhUlps = 4;
+
+TEST(ActivationSimd, SigmoidTanhExpWithinBoundsOfFloat64) {
+  const std::vector<float> xs = wide_sweep();
+  const int64_t n = static_cast<int64_t>(xs.size());
+  std::vector<float> y(n);
+  for (const ActivationSimdFns* f : every_copy()) {
+    SCOPED_TRACE(f->isa);
+    struct Case {
+      const char* name;
+      void (*loop)(const float*, float*, int64_t);
+      double (*ref)(double);
+      double bound;
+    };
+    for (const Case& c : {Case{"sigmoid", f->sigmoid_forward, [](double x) { return sigmoid(x); }, kSigmoidUlps},
+                          Case{"tanh", f->tanh_forward, [](double x) { return std::tanh(x); }, kTanhUlps},
+                          Case{"exp", f->exp_forward, [](double x) { return std::exp(x); }, kExpUlps}}) {
+      c.loop(xs.data(), y.data(), n);
+      Worst w;
+      for (int64_t i = 0; i < n; ++i) {
+        const double want = c.ref(xs[i]);
+        if (want > FLT_MAX) {  // exp past float's range: inf
+          EXPECT_EQ(y[i], std::numeric_limits<float>::infinity()) << c.name << " x=" << xs[i];
+          continue;
+        }
+        w.add(xs[i], y[i], {want, want});
+      }
+      std::printf("%s %s: max %.2f ulp at x=%g\n", f->isa, c.name, w.ulps, w.x);
+      EXPECT_LE(w.ulps, c.bound) << c.name << " at x=" << w.x;
+    }
+  }
+}
+
+TEST(ActivationSimd, SigmoidTanhExpSpecialValues) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> xs = {0.0f, -0.0f, inf, -inf, nan, 100.0f, -100.0f, -104.0f};
+  const int64_t n = static_cast<int64_t>(xs.size());
+  std::vector<float> y(n);
+  for (const ActivationSimdFns* f : every_copy()) {
+    SCOPED_TRACE(f->isa);
+    f->sigmoid_forward(xs.data(), y.data(), n);
+    EXPECT_EQ(y[0], 0.5f);
+    EXPECT_EQ(y[1], 0.5f);
+    EXPECT_EQ(y[2], 1.0f);
+    EXPECT_EQ(y[3], 0.0f);
+    EXPECT_TRUE(std::isnan(y[4]));
+    EXPECT_EQ(y[5], 1.0f);
+    EXPECT_FLOAT_EQ(y[6], static_cast<float>(std::exp(-100.0)));  // a denormal, kept
+    f->tanh_forward(xs.data(), y.data(), n);
+    EXPECT_TRUE(y[0] == 0.0f && !std::signbit(y[0]));
+    EXPECT_TRUE(y[1] == 0.0f && std::signbit(y[1]));
+    EXPECT_EQ(y[2], 1.0f);
+    EXPECT_EQ(y[3], -1.0f);
+    EXPECT_TRUE(std::isnan(y[4]));
+    EXPECT_EQ(y[5], 1.0f);
+    EXPECT_EQ(y[6], -1.0f);
+    f->exp_forward(xs.data(), y.data(), n);
+    EXPECT_EQ(y[0], 1.0f);
+    EXPECT_EQ(y[1], 1.0f);
+    EXPECT_EQ(y[2], inf);
+    EXPECT_EQ(y[3], 0.0f);
+    EXPECT_TRUE(std::isnan(y[4]));
+    EXPECT_EQ(y[5], inf);
+    EXPECT_FLOAT_EQ(y[6], static_cast<float>(std::exp(-100.0)));
+    EXPECT_EQ(y[7], static_cast<float>(std::exp(-104.0)));  // the smallest denormals
+  }
+}
+
+// Softmax (or log-softmax) of one row, and its backward, in float64.
+std::vector<double> softmax_ref(const std::vector<float>& x, bool log) {
+  double m = -kInf, s = 0;
+  for (float v : x) m = std::max(m, static_cast<double>(v));
+  for (float v : x) s += std::exp(v - m);
+  std::vector<double> y;
+  for (float v : x) y.push_back(log ? (v - m) - std::log(s) : std::exp(v - m) / s);
+  return y;
+}
+std::vector<double> softmax_backward_ref(const std::vector<float>& g, const std::vector<float>& y, bool log) {
+  double acc = 0;
+  for (size_t i = 0; i < g.size(); ++i) acc += log ? g[i] : static_cast<double>(g[i]) * y[i];
+  std::vector<double> gx;
+  for (size_t i = 0; i < g.size(); ++i) gx.push_back(log ? g[i] - std::exp(static_cast<double>(y[i])) * acc
+                                                         : y[i] * (g[i] - acc));
+  return gx;
+}
+
+// Every row length from 0 to 70 (every tail of both widths) and 1000, 1024, 1025 at every offset
+// within a vector: values against float64, nothing written past the row. Rows of values far below
+// 0 (-200 + ...): a masked tail lane read as 0 would be taken for the max, every e^(x - 0)
+// underflow, and the row come out NaN.
+TEST(ActivationSimd, SoftmaxRowsEveryTail) {
+  const float sentinel = 12345.0f;
+  for (const ActivationSimdFns* f : every_copy()) {
+    SCOPED_TRACE(f->isa);
+    std::vector<int64_t> lengths;
+    for (int64_t n = 0; n <= 70; ++n) lengths.push_back(n);
+    for (int64_t n : {1000, 1024, 1025}) lengths.push_back(n);
+    for (int64_t n : lengths) {
+      for (int off : {0, 1, 5, 15}) {
+        for (float base : {0.0f, -200.0f}) {
+          std::vector<float> x(n), g(n);
+          for (int64_t i = 0; i < n; ++i) {
+            x[i] = base + 3.0f * std::sin(0.37f * static_cast<float>(i + off));
+            g[i] = std::cos(0.11f * static_cast<float>(i)) - 0.2f;
+          }
+          for (bool log : {false, true}) {
+            SCOPED_TRACE(::testing::Message() << (log ? "log_softmax" : "softmax") << " n " << n << " off " << off
+                                              << " base " << base);
+            std::vector<float> buf(n + 40, sentinel), xbuf(n + 40, 0.0f);
+            std::copy(x.begin(), x.end(), xbuf.begin() + off);
+            f->softmax_row(xbuf.data() + off, buf.data() + off, n, log);
+            const std::vector<double> want = softmax_ref(x, log);
+            std::vector<float> y(buf.begin() + off, buf.begin() + off + n);
+            for (int64_t i = 0; i < n; ++i) {
+              ASSERT_NEAR(y[i], want[i], 2e-6 * std::max(1.0, std::fabs(want[i]))) << i;
+            }
+            for (int64_t i = 0; i < off; ++i) ASSERT_EQ(buf[i], sentinel);
+            for (int64_t i = off + n; i < n + 40; ++i) ASSERT_EQ(buf[i], sentinel);
+            // Backward from the float32 y, into a buffer holding g (gx may alias g).
+            std::vector<float> gbuf(n + 40, sentinel);
+            std::copy(g.begin(), g.end(), gbuf.begin() + off);
+            std::vector<float> ybuf(n + 40, 0.0f);
+            std::copy(y.begin(), y.end(), ybuf.begin() + off);
+            f->softmax_backward_row(gbuf.data() + off, ybuf.data() + off, gbuf.data() + off, n, log);
+            const std::vector<double> want_g = softmax_backward_ref(g, y, log);
+            for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(gbuf[off + i], want_g[i], 1e-5) << "backward " << i;
+            for (int64_t i = 0; i < off; ++i) ASSERT_EQ(gbuf[i], sentinel);
+            for (int64_t i = off + n; i < n + 40; ++i) ASSERT_EQ(gbuf[i], sentinel);
+          }
+          // Cross-entropy's two row loops: the statistics, and the probabilities from them.
+          if (n == 0) continue;
+          float m;
+          const float s = f->max_and_sum_exp_row(x.data(), n, &m);
+          double wm = -kInf, ws = 0;
+          for (float v : x) wm = std::max(wm, static_cast<double>(v));
+          for (float v : x) ws += std::exp(v - wm);
+          ASSERT_EQ(m, static_cast<float>(wm));
+          ASSERT_NEAR(s, ws, 2e-6 * ws);
+          std::vector<float> p(n + 8, sentinel);
+          f->exp_log_softmax_row(x.data(), p.data(), n, m, std::log(s));
+          const std::vector<double> want = softmax_ref(x, false);
+          for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(p[i], want[i], 2e-6) << "probabilities " << i;
+          for (int64_t i = n; i < n + 8; ++i) ASSERT_EQ(p[i], sentinel);
+        }
+      }
+    }
+  }
+}
+
+// A NaN anywhere in a row (a full vector's lane or the tail's) makes the whole row NaN, forward,
+// statistics and backward; -inf gets probability 0 (log: -inf); +inf makes the row NaN (inf - inf),
+// as the scalar loops and PyTorch.
+TEST(ActivationSimd, SoftmaxRowsNaNAndInfinities) {
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (const ActivationSimdFns* f : every_copy()) {
+    SCOPED_TRACE(f->isa);
+    for (int64_t n : {5, 16, 37}) {
+      for (int64_t at : {int64_t{0}, n / 2, n - 1}) {
+        std::vector<float> x(n, 1.0f), y(n);
+        x[at] = nan;
+        for (bool log : {false, true}) {
+          f->softmax_row(x.data(), y.data(), n, log);
+          for (int64_t i = 0; i < n; ++i) ASSERT_TRUE(std::isnan(y[i])) << "n " << n << " NaN at " << at << " i " << i;
+        }
+        float m;
+        EXPECT_TRUE(std::isnan(f->max_and_sum_exp_row(x.data(), n, &m)) || std::isnan(m)) << n << " " << at;
+        std::vector<float> g(n, 1.0f), ones(n, 0.5f);
+        g[at] = nan;
+        for (bool log : {false, true}) {
+          f->softmax_backward_row(g.data(), ones.data(), y.data(), n, log);
+          for (int64_t i = 0; i < n; ++i) ASSERT_TRUE(std::isnan(y[i])) << "backward n " << n << " i " << i;
+        }
+        x[at] = -inf;
+        f->softmax_row(x.data(), y.data(), n, false);
+        EXPECT_EQ(y[at], 0.0f);
+        EXPECT_FLOAT_EQ(y[(at + 1) % n], 1.0f / static_cast<float>(n - 1));
+        f->softmax_row(x.data(), y.data(), n, true);
+        EXPECT_EQ(y[at], -inf);
+        x[at] = inf;
+        f->softmax_row(x.data(), y.data(), n, false);
+        EXPECT_TRUE(std::isnan(y[at]));
+      }
+    }
+  }
+}
+
+// unary() takes the active copy's sigmoid, tanh and exp for contiguous float32 (several threads'
+// chunks) and keeps the scalar functors for strided operands and float64.
+TEST(ActivationSimd, SigmoidTanhExpKernelsUseTheActiveCopy) {
+  const ActivationSimdFns& f = active_activation_simd_fns();
+  const int64_t n = 100003;
+  std::vector<float> x(n), want(n), got(n);
+  for (int64_t i = 0; i < n; ++i) x[i] = -30.0f + 60.0f * static_cast<float>(i) / static_cast<float>(n);
+  struct Case {
+    UnaryOp op;
+    void (*loop)(const float*, float*, int64_t);
+  };
+  for (const Case& c : {Case{UnaryOp::Sigmoid, f.sigmoid_forward}, Case{UnaryOp::Tanh, f.tanh_forward},
+                        Case{UnaryOp::Exp, f.exp_forward}}) {
+    c.loop(x.data(), want.data(), n);
+    unary(c.op, DType::Float32, x.data(), dense_1d(n), got.data(), dense_1d(n));
+    EXPECT_EQ(got, want);
+    const int64_t half = n / 2;
+    std::vector<float> strided(half);
+    unary(c.op, DType::Float32, x.data(), dense_1d(half, 2), strided.data(), dense_1d(half));
+    for (int64_t i = 0; i < half; ++i) {
+      float scalar = c.op == UnaryOp::Sigmoid ? unary_fn<UnaryOp::Sigmoid>(x[2 * i])
+                     : c.op == UnaryOp::Tanh  ? unary_fn<UnaryOp::Tanh>(x[2 * i])
+                                              : unary_fn<UnaryOp::Exp>(x[2 * i]);
+      ASSERT_EQ(strided[i], scalar) << i;
+    }
+  }
 }
 
 }  // namespace

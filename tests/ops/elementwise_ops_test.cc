@@ -351,6 +351,22 @@ TEST(Binary, ScalarOperands) {
   EXPECT_EQ(raw::pow(i, 2.0).dtype(), kInt32);
   EXPECT_EQ(raw::pow(i, 0.5).dtype(), kFloat32);
   EXPECT_TRUE(throws_with([&] { raw::pow(i, -2.0); }, "pow: integers to negative integer powers are not allowed"));
+  // x^1 is a copy (pow(x, 2)'s gradient takes it): a new tensor, NaN and -0 kept, strided input
+  // made contiguous, the integer dtype kept.
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor y = f32({-0.0, nan, 3});
+  Tensor y1 = raw::pow(y, 1.0);
+  std::vector<double> y1v = values(y1);
+  EXPECT_TRUE(y1v[0] == 0.0 && std::signbit(y1v[0]));
+  EXPECT_TRUE(std::isnan(y1v[1]));
+  EXPECT_EQ(y1v[2], 3.0);
+  EXPECT_NE(y1.data_ptr_raw(), y.data_ptr_raw());
+  Tensor col = raw::transpose(raw::reshape(f32({1, 2, 3, 4, 5, 6}), {2, 3}), 0, 1);
+  Tensor col1 = raw::pow(col, 1.0);
+  EXPECT_TRUE(col1.is_contiguous());
+  EXPECT_EQ(values(col1), V({1, 4, 2, 5, 3, 6}));
+  EXPECT_EQ(values(raw::pow(i, 1.0)), V({1, 2, 3}));
+  EXPECT_EQ(raw::pow(i, 1.0).dtype(), kInt32);
 
   // The scalar stays in float for a float16 tensor: 3 * 0.1f rounds once to the half 1229 * 2^-12,
   // whereas 3 * half(0.1) = 0.2999267578125 is a tie that rounds to 1228 * 2^-12.

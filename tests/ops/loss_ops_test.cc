@@ -122,6 +122,24 @@ TEST(CrossEntropyLoss, Float64MatchesTheFormulas) {
   }
 }
 
+// float32 rows go through the vector row loops (kernels/cpu/activation_simd.h): class counts that
+// leave every kind of tail (1, under one vector, 16, 17, 1000, 1001), ignored rows, smoothing, and
+// enough rows to split over threads.
+TEST(CrossEntropyLoss, Float32VectorRowsMatchTheFormulas) {
+  for (int64_t k : {1, 7, 16, 17, 1000, 1001}) {
+    const int64_t n = k >= 1000 ? 40 : 300;
+    Tensor x = randn({n, k}, 10 + k);
+    std::vector<int64_t> t = targets(n, k, 11, true);
+    for (LossReduction red : kReductions) {
+      for (double e : {0.0, 0.2}) {
+        SCOPED_TRACE("classes " + std::to_string(k) + " reduction " + std::to_string(static_cast<int>(red)) +
+                     " smoothing " + std::to_string(e));
+        check_against_reference(x, t, options(red, e), kCPU, kFloat32, 2e-5, 1e-6);
+      }
+    }
+  }
+}
+
 TEST(CrossEntropyLoss, LowerPrecisionOnTheCpu) {
   Tensor x = randn({6, 7}, 3);
   std::vector<int64_t> t = targets(6, 7, 4, true);

@@ -75,6 +75,36 @@ TEST(Softmax, EveryAxisMatchesNaive) {
   EXPECT_TRUE(all_close(raw::log_softmax(d, 1), naive_softmax3(d, 1, true), 1e-12, 1e-12));
 }
 
+// float32 along the last axis goes through the vector row loops (kernels/cpu/activation_simd.h):
+// row lengths that leave every kind of tail (1, under one vector, 16, 17, 64, 1025), enough rows to
+// split over threads, forward and backward against float64 formulas; and a strided input (copied
+// to rows first).
+TEST(Softmax, LastAxisVectorRowsMatchNaive) {
+  for (int64_t n : {1, 5, 16, 17, 64, 1025}) {
+    const int64_t rows = n > 64 ? 20 : 600;
+    Tensor x = randn({1, rows, n}, 30 + n), g = randn({1, rows, n}, 31 + n);
+    for (bool log : {false, true}) {
+      SCOPED_TRACE(std::string(log ? "log_softmax" : "softmax") + " n " + std::to_string(n));
+      Tensor y = log ? raw::log_softmax(x, 2) : raw::softmax(x, 2);
+      EXPECT_TRUE(all_close(y, naive_softmax3(x, 2, log), 1e-5, log ? 1e-5 : 1e-7));
+      // The backward from this y, in float64: softmax y (g - sum(g y)); log-softmax g - e^y sum(g).
+      std::vector<double> yv = values(y), gv = values(g), want(yv.size());
+      for (int64_t r = 0; r < rows; ++r) {
+        double acc = 0;
+        for (int64_t c = 0; c < n; ++c) acc += log ? gv[r * n + c] : gv[r * n + c] * yv[r * n + c];
+        for (int64_t c = 0; c < n; ++c) {
+          const int64_t i = r * n + c;
+          want[i] = log ? gv[i] - std::exp(yv[i]) * acc : yv[i] * (gv[i] - acc);
+        }
+      }
+      Tensor gx = log ? raw::log_softmax_backward(g, y, 2) : raw::softmax_backward(g, y, 2);
+      EXPECT_TRUE(all_close(gx, raw::from_vector(want, x.sizes(), TensorOptions(kFloat64)), 1e-5, 1e-6));
+    }
+  }
+  Tensor strided = raw::transpose(randn({33, 40}, 40), 0, 1);
+  EXPECT_TRUE(all_close(raw::softmax(strided, 1), raw::softmax(raw::contiguous(strided), 1), 0, 0));
+}
+
 TEST(Softmax, LargeInputsDoNotOverflow) {
   Tensor t = raw::tensor({1000, 1001, 1002});
   Tensor p = raw::softmax(t, 0);
