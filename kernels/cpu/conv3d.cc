@@ -30,7 +30,7 @@ T* scratch(size_t n) {
 // vol2col blocks of about kBlockColumns columns (whole output rows, at least one), and at most
 // kColBudget elements. The products' widths (the forward's and the input gradient's n, the weight
 // gradient's depth) are the block's columns: measured on benchmarks/conv3d_bench's layers, 1 thread
-// by CPU time (docs/benchmarks.md, 2026-12-07 15:00-16:30), blocks of ~512 columns took the s2
+// by CPU time (docs/benchmarks.md, 2026-12-07 15:00-15:45), blocks of ~512 columns took the s2
 // layer's forward from 28 to 22 ms and its input gradient from 29 to 22, the s1 and C3D-conv1 input
 // gradients from 48 to 45 and 63 to 53, and left the rest alike; 256 and 384 were slower on the
 // input gradients and 768 on every pass (past 1024 columns the forward also leaves small_gemm.h's
@@ -69,10 +69,11 @@ void for_each_row(const Conv3dGeometry& g, int64_t a, int64_t i, int64_t r0, int
   }
 }
 
-// Stride-2 rows, a vector at a time (vol2col with the scalar loop took 18% of the s2 layer's
-// forward in benchmarks/conv3d_bench under perf, docs/benchmarks.md 2026-12-07 15:00-16:30). A vector covers 2 * lanes input elements, the odd
-// ones unused (read, or written back unchanged); it is taken only while they all lie inside the input
-// row, src[0, readable), the rest is done an element at a time.
+// Stride-2 rows, a vector at a time (vol2col with the scalar loop took 12-18% of the s2 layer's
+// forward in benchmarks/conv3d_bench under perf, docs/benchmarks.md 2026-12-07 15:00-15:45). A
+// vector covers 2 * lanes input elements, the odd ones unused (read, or written back unchanged); it
+// is taken only while they all lie inside the input row, src[0, readable), the rest is done an
+// element at a time.
 // dst[xo] = src[2 * xo] for xo in [lo, hi).
 template <typename T>
 void gather_stride2(const T* src, int64_t lo, int64_t hi, int64_t readable, T* dst) {
@@ -224,7 +225,7 @@ void backward(const Conv3dGeometry& g, const T* gy, const T* x, const T* w, T* g
             // grad_w^T[K, Og] += col * grad_y[Og, cols]^T, transposed once at the end: this side of
             // the product ran at 114 GFLOP/s where grad_w[Og, K] += grad_y * col^T ran at 83
             // (benchmarks/matmul_bench --cpu-time, (864, 64, 288) abt against (64, 864, 288) abt:
-            // the s1 layer of benchmarks/conv3d_bench; docs/benchmarks.md 2026-12-07 15:00-16:30).
+            // the s1 layer of benchmarks/conv3d_bench; docs/benchmarks.md 2026-12-07 15:00-15:45).
             gemm(dt, 1, K, Og, cols, row_major(col, cols), col_major(gy_block, P), gw_part + grp * Og * K, Og, 0, 1.0,
                  1.0);
           }
