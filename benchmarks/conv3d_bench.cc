@@ -1,7 +1,8 @@
 // F::conv3d forward alone and forward + backward (one backward of sum(out * g) reaching the input,
 // the weight and the bias, their .grad cleared first), float32, on two C3D-like layers: 32 -> 64
 // channels 3x3x3 padding 1 over [2, 32, 16, 32, 32], and 64 -> 128 channels 3x3x3 stride 2 padding 1
-// over [2, 64, 16, 32, 32]; to set beside benchmarks/conv3d_pytorch.py
+// over [2, 64, 16, 32, 32], and C3D's first layer, 3 -> 64 channels 3x3x3 padding 1 over
+// [2, 3, 16, 112, 112]; to set beside benchmarks/conv3d_pytorch.py
 // (`benchmarks/pair_rounds.sh conv3d` alternates them).
 //
 //   conv3d_bench [--threads T] [--trials R]
@@ -36,7 +37,8 @@ int main(int argc, char** argv) {
   colony::set_num_threads(threads);
   colony::Generator gen(1);
   const std::vector<Case> cases = {{"c3d_32to64_s1", {2, 32, 16, 32, 32}, 64, 1},
-                                   {"c3d_64to128_s2", {2, 64, 16, 32, 32}, 128, 2}};
+                                   {"c3d_64to128_s2", {2, 64, 16, 32, 32}, 128, 2},
+                                   {"c3d_conv1", {2, 3, 16, 112, 112}, 64, 1}};
   for (const Case& k : cases) {
     Tensor x = colony::raw::randn(k.x, colony::kFloat32, &gen);
     Tensor w = colony::raw::mul(colony::raw::randn({k.out_channels, k.x[1], 3, 3, 3}, colony::kFloat32, &gen), 0.05);

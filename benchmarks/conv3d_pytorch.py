@@ -3,8 +3,9 @@
     python benchmarks/conv3d_pytorch.py --threads T [--trials R]
 
 The same cases, timing and output lines as conv3d_bench.cc: float32 on the CPU, 32 -> 64 channels
-3x3x3 padding 1 over [2, 32, 16, 32, 32] and 64 -> 128 channels 3x3x3 stride 2 padding 1 over
-[2, 64, 16, 32, 32], forward under no_grad and forward + backward of sum(out * g) reaching input,
+3x3x3 padding 1 over [2, 32, 16, 32, 32], 64 -> 128 channels 3x3x3 stride 2 padding 1 over
+[2, 64, 16, 32, 32] and C3D's first layer, 3 -> 64 channels 3x3x3 padding 1 over
+[2, 3, 16, 112, 112], forward under no_grad and forward + backward of sum(out * g) reaching input,
 weight and bias, their .grad set to None first, torch.set_num_threads(T).
 """
 import sys
@@ -14,7 +15,8 @@ import torch.nn.functional as F
 
 from bench_timing import print_fwd_and_both, threads_trials
 
-CASES = [("c3d_32to64_s1", [2, 32, 16, 32, 32], 64, 1), ("c3d_64to128_s2", [2, 64, 16, 32, 32], 128, 2)]
+CASES = [("c3d_32to64_s1", [2, 32, 16, 32, 32], 64, 1), ("c3d_64to128_s2", [2, 64, 16, 32, 32], 128, 2),
+         ("c3d_conv1", [2, 3, 16, 112, 112], 64, 1)]
 
 
 def main() -> int:

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernels/cpu/conv_parts.h"
 #include "kernels/cpu/gemm.h"
@@ -26,13 +27,22 @@ T* scratch(size_t n) {
   return thread_scratch<Conv3dScratch, T, 0>(n);
 }
 
-// vol2col blocks of at most this many elements (1 MiB of floats, as conv.cc's im2col): an output
-// band at a time, so the block stays in L2 while the product reads it.
-constexpr int64_t kColBudget = 1 << 18;
+// vol2col blocks of about kBlockColumns columns (whole output rows, at least one), and at most
+// kColBudget elements. The products' widths (the forward's and the input gradient's n, the weight
+// gradient's depth) are the block's columns: measured on benchmarks/conv3d_bench's layers, 1 thread
+// by CPU time (docs/benchmarks.md, 2026-12-07 15:00-15:45), blocks of ~512 columns took the s2
+// layer's forward from 28 to 22 ms and its input gradient from 29 to 22, the s1 and C3D-conv1 input
+// gradients from 48 to 45 and 63 to 53, and left the rest alike; 256 and 384 were slower on the
+// input gradients and 768 on every pass (past 1024 columns the forward also leaves small_gemm.h's
+// tiles). conv.cc's 2^18-element budget gave 144 columns to s2 and 3136 to C3D-conv1.
+constexpr int64_t kBlockColumns = 512;
+constexpr int64_t kColBudget = 1 << 20;  // 4 MiB of floats
 
 int64_t rows_per_block(const Conv3dGeometry& g) {
   const int64_t rows = g.out_d * g.out_h;
-  return std::max<int64_t>(1, std::min<int64_t>(rows, kColBudget / std::max<int64_t>(1, g.patch_size() * g.out_w)));
+  const int64_t by_columns = std::max<int64_t>(1, kBlockColumns / g.out_w);
+  const int64_t by_budget = std::max<int64_t>(1, kColBudget / std::max<int64_t>(1, g.patch_size() * g.out_w));
+  return std::min({rows, by_columns, by_budget});
 }
 
 int64_t choose_parts(const Conv3dGeometry& g) {
@@ -46,13 +56,47 @@ int64_t choose_parts(const Conv3dGeometry& g) {
 // valid = false (zeros in vol2col, nothing in col2vol).
 template <typename F>
 void for_each_row(const Conv3dGeometry& g, int64_t a, int64_t i, int64_t r0, int64_t r1, const F& fn) {
+  int64_t z = r0 / g.out_h, y = r0 % g.out_h;  // counted along, not divided out per row
   for (int64_t r = r0; r < r1; ++r) {
-    const int64_t z = r / g.out_h, y = r % g.out_h;
     const int64_t iz = z * g.stride_d - g.pad_d + a * g.dilation_d;
     const int64_t iy = y * g.stride_h - g.pad_h + i * g.dilation_h;
     const bool valid = iz >= 0 && iz < g.in_d && iy >= 0 && iy < g.in_h;
     fn((r - r0) * g.out_w, valid ? (iz * g.in_h + iy) * g.in_w : 0, valid);
+    if (++y == g.out_h) {
+      y = 0;
+      ++z;
+    }
   }
+}
+
+// Stride-2 rows, a vector at a time (vol2col with the scalar loop took 12-18% of the s2 layer's
+// forward in benchmarks/conv3d_bench under perf, docs/benchmarks.md 2026-12-07 15:00-15:45). A
+// vector covers 2 * lanes input elements, the odd ones unused (read, or written back unchanged); it
+// is taken only while they all lie inside the input row, src[0, readable), the rest is done an
+// element at a time.
+// dst[xo] = src[2 * xo] for xo in [lo, hi).
+template <typename T>
+void gather_stride2(const T* src, int64_t lo, int64_t hi, int64_t readable, T* dst) {
+  constexpr int64_t L = simd::kLanes<T>;
+  int64_t xo = lo;
+  for (; xo + L <= hi && 2 * (xo + L) <= readable; xo += L) {
+    simd::store(dst + xo, simd::evens(simd::load(src + 2 * xo), simd::load(src + 2 * xo + L)));
+  }
+  for (; xo < hi; ++xo) dst[xo] = src[2 * xo];
+}
+
+// dst[2 * xo] += src[xo] for xo in [lo, hi) (gather_stride2's adjoint).
+template <typename T>
+void scatter_add_stride2(const T* src, int64_t lo, int64_t hi, int64_t readable, T* dst) {
+  constexpr int64_t L = simd::kLanes<T>;
+  const simd::Vec<T> zero = simd::splat(T(0));
+  int64_t xo = lo;
+  for (; xo + L <= hi && 2 * (xo + L) <= readable; xo += L) {
+    const simd::Vec<T> s = simd::load(src + xo);
+    simd::store(dst + 2 * xo, simd::load(dst + 2 * xo) + simd::zip_lo(s, zero));
+    simd::store(dst + 2 * xo + L, simd::load(dst + 2 * xo + L) + simd::zip_hi(s, zero));
+  }
+  for (; xo < hi; ++xo) dst[2 * xo] += src[xo];
 }
 
 // col[((c * kD + a) * kH + i) * kW + j][(r - r0) * Wo + x] = volume[c][iz][iy][x * sw - pw + j * dw]
@@ -78,6 +122,8 @@ void vol2col(const T* volume, const Conv3dGeometry& g, int64_t r0, int64_t r1, T
             std::fill(dst, dst + xr.lo, T(0));
             if (g.stride_w == 1) {
               std::memcpy(dst + xr.lo, src + xr.lo, sizeof(T) * (xr.hi - xr.lo));
+            } else if (g.stride_w == 2) {
+              gather_stride2(src, xr.lo, xr.hi, g.in_w - off_w, dst);
             } else {
               for (int64_t xo = xr.lo; xo < xr.hi; ++xo) dst[xo] = src[xo * g.stride_w];
             }
@@ -87,6 +133,12 @@ void vol2col(const T* volume, const Conv3dGeometry& g, int64_t r0, int64_t r1, T
       }
     }
   }
+}
+
+// dst[i] += src[i] for i < n (the two never overlap: a column block and the volume).
+template <typename T>
+void add_row(const T* __restrict src, T* __restrict dst, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) dst[i] += src[i];
 }
 
 // volume[c][...] += col[...]: vol2col's adjoint, for the input gradient.
@@ -105,7 +157,13 @@ void col2vol(const T* col, const Conv3dGeometry& g, int64_t r0, int64_t r1, T* v
             if (!valid) return;
             const T* src = row + src_off;
             T* dst = volume + c * V + dst_off + off_w;
-            for (int64_t xo = xr.lo; xo < xr.hi; ++xo) dst[xo * g.stride_w] += src[xo];
+            if (g.stride_w == 1) {
+              add_row(src + xr.lo, dst + xr.lo, xr.hi - xr.lo);
+            } else if (g.stride_w == 2) {
+              scatter_add_stride2(src, xr.lo, xr.hi, g.in_w - off_w, dst);
+            } else {
+              for (int64_t xo = xr.lo; xo < xr.hi; ++xo) dst[xo * g.stride_w] += src[xo];
+            }
           });
         }
       }
@@ -164,8 +222,11 @@ void backward(const Conv3dGeometry& g, const T* gy, const T* x, const T* w, T* g
           const T* gy_block = gy_planes + r0 * g.out_w;
           if (gw != nullptr) {
             vol2col(x + (n * C + grp * Cg) * V, g, r0, r1, col);
-            // grad_w[Og, K] += grad_y[Og, cols] * col^T
-            gemm(dt, 1, Og, K, cols, row_major(gy_block, P), col_major(col, cols), gw_part + grp * Og * K, K, 0, 1.0,
+            // grad_w^T[K, Og] += col * grad_y[Og, cols]^T, transposed once at the end: this side of
+            // the product ran at 114 GFLOP/s where grad_w[Og, K] += grad_y * col^T ran at 83
+            // (benchmarks/matmul_bench --cpu-time, (864, 64, 288) abt against (64, 864, 288) abt:
+            // the s1 layer of benchmarks/conv3d_bench; docs/benchmarks.md 2026-12-07 15:00-15:45).
+            gemm(dt, 1, K, Og, cols, row_major(col, cols), col_major(gy_block, P), gw_part + grp * Og * K, Og, 0, 1.0,
                  1.0);
           }
           if (gx != nullptr) {
@@ -180,7 +241,15 @@ void backward(const Conv3dGeometry& g, const T* gy, const T* x, const T* w, T* g
       }
     }
   });
-  if (gw != nullptr) partial.reduce_into(gw, 0, G * Og * K, parts);
+  if (gw != nullptr) {
+    std::vector<T> gw_t(G * Og * K);
+    partial.reduce_into(gw_t.data(), 0, G * Og * K, parts);
+    for (int64_t grp = 0; grp < G; ++grp) {
+      for (int64_t k = 0; k < K; ++k) {
+        for (int64_t o = 0; o < Og; ++o) gw[(grp * Og + o) * K + k] = gw_t[(grp * K + k) * Og + o];
+      }
+    }
+  }
   if (gb != nullptr) partial.reduce_into(gb, gb_offset, O, parts);
 }
 

@@ -4,9 +4,11 @@
 // Volumes are split over the thread pool as conv.h's images are (conv_parts.h: each part owns its
 // scratch and a private weight gradient, summed at the end in a fixed order); each volume is a few
 // single-threaded products of one group's weights [O / groups, C / groups * kD * kH * kW] with a
-// vol2col block: the patches of a band of output rows ((z, y) pairs, every x), small enough to stay
-// in L2 (kernels/cpu/gemm.h's products). The input gradient multiplies by the transposed weights
-// and scatters the block back (col2vol, vol2col's adjoint). benchmarks/conv3d_bench.cc times it.
+// vol2col block: the patches of a band of output rows ((z, y) pairs, every x), about 512 columns
+// (conv3d.cc says why; kernels/cpu/gemm.h's products). The input gradient multiplies by the transposed weights
+// and scatters the block back (col2vol, vol2col's adjoint); the weight gradient is accumulated
+// transposed, [K, O / groups] += block * grad_y^T (the faster side of that product), and transposed
+// once at the end. benchmarks/conv3d_bench.cc times it.
 #pragma once
 
 #include "kernels/common/conv_geometry.h"

@@ -76,5 +76,10 @@ inline Float8 evens(Float8 a, Float8 b) { return __builtin_shufflevector(a, b, 0
 inline Float8 odds(Float8 a, Float8 b) { return __builtin_shufflevector(a, b, 1, 3, 5, 7, 9, 11, 13, 15); }
 inline Double4 evens(Double4 a, Double4 b) { return __builtin_shufflevector(a, b, 0, 2, 4, 6); }
 inline Double4 odds(Double4 a, Double4 b) { return __builtin_shufflevector(a, b, 1, 3, 5, 7); }
+// The first and the second half of the interleave a0 b0 a1 b1 ... (evens' and odds' inverse).
+inline Float8 zip_lo(Float8 a, Float8 b) { return __builtin_shufflevector(a, b, 0, 8, 1, 9, 2, 10, 3, 11); }
+inline Float8 zip_hi(Float8 a, Float8 b) { return __builtin_shufflevector(a, b, 4, 12, 5, 13, 6, 14, 7, 15); }
+inline Double4 zip_lo(Double4 a, Double4 b) { return __builtin_shufflevector(a, b, 0, 4, 1, 5); }
+inline Double4 zip_hi(Double4 a, Double4 b) { return __builtin_shufflevector(a, b, 2, 6, 3, 7); }
 
 }  // namespace colony::kernels::cpu::simd

@@ -1,8 +1,9 @@
 """Writes tests/nn/conv3d_golden.h (through tests/golden_cases.py): torch's outputs and the gradients
 of every input (input, weight, bias) of F.conv3d, F.conv_transpose3d and the Conv3d /
 ConvTranspose3d modules, in float64 and float32: strides, padding (sizes, "same" with even
-kernels, "valid"), dilation, groups, bias on and off, output_padding, output_size, unbatched input,
-and Conv3d's padding modes. conv3d_test.cc checks them by case name.
+kernels, "valid"), dilation, groups, rows wide enough for the CPU kernel's vector loops, volumes over
+several of its blocks, bias on and off, output_padding, output_size, unbatched input, and Conv3d's
+padding modes. conv3d_test.cc checks them by case name.
 
     /tmp/torch2/bin/python tests/nn/conv3d_golden.py > tests/nn/conv3d_golden.h
 """
@@ -56,6 +57,14 @@ conv("c3_same_even", [1, 2, 3, 5, 6], [2, 2, 2, 3, 3], 2, padding="same", dilati
 conv("c3_valid", [1, 2, 4, 5, 6], [2, 2, 3, 3, 3], 2, padding="valid", stride=2)
 conv("c3_unbatched", [2, 3, 4, 5], [2, 2, 3, 2, 3], 2, padding=(1, 1, 0))
 conv("c3_pointwise", [2, 3, 2, 4, 5], [4, 3, 1, 1, 1], 4, stride=(1, 2, 3))
+# Rows wide enough for conv3d.cc's vector loops: stride 1 (the input gradient's row adds), stride 2
+# with a width that stops the vectors at the input row's end (32) and one that leaves tails (37).
+conv("c3_wide", [1, 2, 2, 3, 35], [2, 2, 2, 3, 3], 2, padding=1)
+conv("c3_wide_stride2", [1, 2, 2, 3, 32], [3, 2, 2, 2, 3], 3, stride=(1, 1, 2), padding=(1, 0, 1))
+conv("c3_wide_stride2_odd", [2, 1, 2, 2, 37], [2, 1, 1, 2, 3], stride=(2, 1, 2), padding=(0, 1, 1))
+# 156 output rows of 4: more than one vol2col block of conv3d.cc's ~512 columns (128 rows, then 28).
+conv("c3_blocks", [1, 1, 12, 13, 4], [2, 1, 3, 3, 3], 2, padding=1)
+convt("ct3_wide_stride2", [1, 2, 2, 2, 19], [2, 2, 2, 2, 3], 2, stride=(1, 1, 2), padding=(0, 1, 1))
 convt("ct3_basic", [2, 3, 2, 3, 2], [3, 2, 3, 3, 3], 2, stride=2, padding=1, output_padding=1)
 convt("ct3_groups_dilation", [1, 4, 2, 3, 3], [4, 1, 2, 3, 2], 2, groups=2, stride=(1, 2, 2),
       output_padding=(0, 1, 0), dilation=(1, 2, 1))

@@ -65,6 +65,11 @@ std::map<std::string, Op> calls() {
   c["c3_valid"] = conv(F::Conv3dFuncOptions().padding("valid").stride(2));
   c["c3_unbatched"] = conv(F::Conv3dFuncOptions().padding({1, 1, 0}));
   c["c3_pointwise"] = conv(F::Conv3dFuncOptions().stride({1, 2, 3}));
+  c["c3_wide"] = conv(F::Conv3dFuncOptions().padding(1));
+  c["c3_wide_stride2"] = conv(F::Conv3dFuncOptions().stride({1, 1, 2}).padding({1, 0, 1}));
+  c["c3_wide_stride2_odd"] = conv(F::Conv3dFuncOptions().stride({2, 1, 2}).padding({0, 1, 1}));
+  c["c3_blocks"] = conv(F::Conv3dFuncOptions().padding(1));
+  c["ct3_wide_stride2"] = convt(F::ConvTranspose3dFuncOptions().stride({1, 1, 2}).padding({0, 1, 1}));
   c["ct3_basic"] = convt(F::ConvTranspose3dFuncOptions().stride(2).padding(1).output_padding(1));
   c["ct3_groups_dilation"] = convt(
       F::ConvTranspose3dFuncOptions().groups(2).stride({1, 2, 2}).output_padding({0, 1, 0}).dilation({1, 2, 1}));
