@@ -77,4 +77,10 @@ inline Float8 odds(Float8 a, Float8 b) { return __builtin_shufflevector(a, b, 1,
 inline Double4 evens(Double4 a, Double4 b) { return __builtin_shufflevector(a, b, 0, 2, 4, 6); }
 inline Double4 odds(Double4 a, Double4 b) { return __builtin_shufflevector(a, b, 1, 3, 5, 7); }
 
+// The inverse: the first and second halves of a and b's elements alternated (a0, b0, a1, b1, ...).
+inline Float8 interleave_low(Float8 a, Float8 b) { return __builtin_shufflevector(a, b, 0, 8, 1, 9, 2, 10, 3, 11); }
+inline Float8 interleave_high(Float8 a, Float8 b) { return __builtin_shufflevector(a, b, 4, 12, 5, 13, 6, 14, 7, 15); }
+inline Double4 interleave_low(Double4 a, Double4 b) { return __builtin_shufflevector(a, b, 0, 4, 1, 5); }
+inline Double4 interleave_high(Double4 a, Double4 b) { return __builtin_shufflevector(a, b, 2, 6, 3, 7); }
+
 }  // namespace colony::kernels::cpu::simd
