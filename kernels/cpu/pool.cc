@@ -196,8 +196,8 @@ inline simd::Vec<T> load_lanes(const S* p) {
 }
 
 // The vector loops take output columns whose windows lie inside the input row (inner_outputs),
-// strides 1 and 2; the rest go through the scalar windows. kVectorReach: what a stride-2 load reads
-// past its last lane.
+// strides 1 and 2; the rest go through the scalar windows. The reach, stride - 1: a stride-2 tap's
+// two loads end one element past the last lane's.
 inline InnerOutputs vector_columns(const Pool3dGeometry& g, int64_t dilation_w) {
   if (g.stride_w != 1 && g.stride_w != 2) return {0, 0};
   return inner_outputs(g.in_w, g.out_w, g.kernel_w, g.stride_w, g.pad_w, dilation_w, g.stride_w - 1);
