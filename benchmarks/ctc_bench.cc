@@ -8,14 +8,13 @@
 //   ctc_bench [--threads T] [--trials R]
 //
 // Prints one line per case and pass: "<case> <pass> us=<median of R calls>".
-#include <cstdio>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "autograd/autograd.h"
 #include "benchmarks/bench_args.h"
-#include "benchmarks/bench_timing.h"
+#include "benchmarks/bench_leaf.h"
 #include "nn/embedding_bag.h"
 #include "nn/functional.h"
 #include "tensor/random.h"
@@ -25,31 +24,6 @@ namespace {
 
 using colony::Tensor;
 namespace F = colony::nn::functional;
-
-void run(const std::string& name, const std::function<Tensor(const Tensor&)>& fn, Tensor x, int trials,
-         colony::Generator* gen) {
-  x.requires_grad_(true);
-  Tensor y0;
-  {
-    colony::NoGradGuard no_grad;
-    y0 = fn(x);
-  }
-  const Tensor g = colony::raw::randn(y0.sizes(), colony::kFloat32, gen);
-  const double fwd = colony::bench::median_call_us(
-      [&] {
-        colony::NoGradGuard no_grad;
-        fn(x);
-      },
-      trials);
-  const double both = colony::bench::median_call_us(
-      [&] {
-        x.set_grad(Tensor());
-        colony::sum(colony::mul(fn(x), g)).backward();
-      },
-      trials);
-  std::printf("%s fwd us=%.1f\n%s fwd+bwd us=%.1f\n", name.c_str(), fwd, name.c_str(), both);
-  std::fflush(stdout);
-}
 
 }  // namespace
 
@@ -67,7 +41,7 @@ int main(int argc, char** argv) {
     }
     const Tensor targets = colony::raw::from_vector(labels, {N, S});
     Tensor lp = colony::raw::log_softmax(colony::raw::randn({T, N, C}, colony::kFloat32, &gen), 2);
-    run("ctc_loss_T200_N16_C30_S50", [&](const Tensor& x) {
+    colony::bench::print_leaf("ctc_loss_T200_N16_C30_S50", [&](const Tensor& x) {
       return F::ctc_loss(x, targets, input_lengths, target_lengths);
     }, lp, trials, &gen);
   }
@@ -82,9 +56,12 @@ int main(int argc, char** argv) {
     const Tensor off = colony::raw::from_vector(offsets, {bags});
     for (auto [mode, name] : {std::pair{colony::nn::EmbeddingBagMode::Sum, "sum"},
                               std::pair{colony::nn::EmbeddingBagMode::Mean, "mean"}}) {
-      run(std::string("embedding_bag_") + name + "_100000x64_B2048_L20", [&, mode = mode](const Tensor& w) {
-        return F::embedding_bag(idx, w, F::EmbeddingBagFuncOptions().offsets(off).mode(mode));
-      }, colony::raw::randn({rows, dim}, colony::kFloat32, &gen), trials, &gen);
+      colony::bench::print_leaf(
+          std::string("embedding_bag_") + name + "_100000x64_B2048_L20",
+          [&, mode = mode](const Tensor& w) {
+            return F::embedding_bag(idx, w, F::EmbeddingBagFuncOptions().offsets(off).mode(mode));
+          },
+          colony::raw::randn({rows, dim}, colony::kFloat32, &gen), trials, &gen);
     }
   }
   return 0;

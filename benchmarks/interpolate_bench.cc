@@ -23,7 +23,7 @@
 
 #include "autograd/autograd.h"
 #include "benchmarks/bench_args.h"
-#include "benchmarks/bench_timing.h"
+#include "benchmarks/bench_leaf.h"
 #include "nn/functional.h"
 #include "nn/interpolate_path.h"
 #include "tensor/random.h"
@@ -66,23 +66,9 @@ int main(int argc, char** argv) {
       {"image512_bicubic_half", F::InterpolateFuncOptions().scale_factor(0.5).mode("bicubic"), {1, 3, 512, 512}},
   };
   for (const Case& c : cases) {
-    Tensor x = colony::raw::randn(c.input, colony::kFloat32, &gen);
-    x.requires_grad_(true);
-    const Tensor g = colony::raw::randn(F::interpolate(x, c.options).sizes(), colony::kFloat32, &gen);
-    const double fwd = colony::bench::median_call_us(
-        [&] {
-          colony::NoGradGuard no_grad;
-          F::interpolate(x, c.options);
-        },
-        trials);
-    const double both = colony::bench::median_call_us(
-        [&] {
-          x.set_grad(Tensor());
-          colony::sum(colony::mul(F::interpolate(x, c.options), g)).backward();
-        },
-        trials);
-    std::printf("%s fwd us=%.1f\n%s fwd+bwd us=%.1f\n", c.name, fwd, c.name, both);
-    std::fflush(stdout);
+    colony::bench::print_leaf(
+        c.name, [&](const Tensor& x) { return F::interpolate(x, c.options); },
+        colony::raw::randn(c.input, colony::kFloat32, &gen), trials, &gen);
   }
   return 0;
 }

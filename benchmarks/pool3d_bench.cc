@@ -2,7 +2,8 @@
 // forward + backward (one backward of sum(out * g), the input's .grad cleared first), float32
 // [4, 32, 16, 56, 56] (a video network's early feature map), to set beside
 // benchmarks/pool3d_pytorch.py (benchmarks/pair_rounds.sh pool3d alternates them). The kernels are
-// kernels/cpu/pool.cc's volume loops, planes split over the thread pool.
+// kernels/cpu/pool.cc's volume loops (vectors of output columns inside a row, the scalar windows at
+// its edges), planes split over the thread pool.
 //
 //   pool3d_bench [--threads T] [--trials R]
 //

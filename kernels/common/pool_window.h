@@ -55,6 +55,24 @@ COLONY_INLINE MaxPoolSpan max_pool_span(int64_t o, int64_t in, int64_t kernel, i
   return {first, end};
 }
 
+// The outputs along one dim whose windows lie wholly inside the input, with `reach` elements more
+// past their last tap (what a vector load beyond it reads): [first, end), empty where none. There
+// no tap is padding, so each window has all its kernel taps (and average pooling's divisor is the
+// same along the range). Average pooling: dilation 1.
+struct InnerOutputs {
+  int64_t first, end;
+};
+COLONY_INLINE InnerOutputs inner_outputs(int64_t in, int64_t out, int64_t kernel, int64_t stride, int64_t pad,
+                                         int64_t dilation, int64_t reach) {
+  int64_t first = (pad + stride - 1) / stride;
+  const int64_t limit = in - 1 - (kernel - 1) * dilation - reach + pad;  // the last start o * stride may take
+  int64_t end = limit < 0 ? 0 : limit / stride + 1;
+  first = first < out ? first : out;
+  end = end < out ? end : out;
+  end = end > first ? end : first;
+  return {first, end};
+}
+
 // Depths [d0, d1), rows [h0, h1) and columns [w0, w1) of the input an average-pooling output
 // covers, and what its sum is divided by.
 struct AvgPoolWindow {

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kernels/common/dispatch.h"
@@ -182,10 +183,68 @@ void max_pool_2x2(const Pool2dGeometry& g, const S* x, S* y, int64_t* idx) {
   });
 }
 
-// The general max pooling, over volumes (the 2-D kernel's planes are depth 1).
+// Lanes over output columns: a window tap's input for `Stride`-apart outputs, from p (lane 0's
+// element; stride 2 reads one element past the last lane's).
+template <int Stride, typename S, typename T = Compute<S>>
+inline simd::Vec<T> load_lanes(const S* p) {
+  if constexpr (Stride == 1) {
+    return load_widened(p);
+  } else {
+    static_assert(Stride == 2, "strides 1 and 2 have vector loops");
+    return simd::evens(load_widened(p), load_widened(p + simd::kLanes<T>));
+  }
+}
+
+// The vector loops take output columns whose windows lie inside the input row (inner_outputs),
+// strides 1 and 2; the rest go through the scalar windows. The reach, stride - 1: a stride-2 tap's
+// two loads end one element past the last lane's.
+inline InnerOutputs vector_columns(const Pool3dGeometry& g, int64_t dilation_w) {
+  if (g.stride_w != 1 && g.stride_w != 2) return {0, 0};
+  return inner_outputs(g.in_w, g.out_w, g.kernel_w, g.stride_w, g.pad_w, dilation_w, g.stride_w - 1);
+}
+
+// Max pooling of outputs [ox, ox + lanes) of one output row: the scalar loop's taps and take rule
+// (take_if_beats) lane by lane, so the same values and indices. Indices run in the lanes' integer
+// type (int32 for float32: the caller checks the volume fits), widened to int64 when stored.
+template <int Stride, typename S, typename T = Compute<S>>
+inline void max_lanes(const Pool3dGeometry& g, const S* xp, MaxPoolSpan sd, MaxPoolSpan sh, int64_t ox, S* y,
+                      int64_t* idx) {
+  using M = simd::Mask<T>;
+  using Index = std::remove_reference_t<decltype(std::declval<M&>()[0])>;
+  constexpr int L = simd::kLanes<T>;
+  M lane_columns;
+  COLONY_UNROLL
+  for (int l = 0; l < L; ++l) lane_columns[l] = static_cast<Index>(l * Stride);
+  const int64_t H = g.in_h, W = g.in_w, c0 = ox * Stride - g.pad_w;
+  simd::Vec<T> best = simd::splat(-std::numeric_limits<T>::infinity());
+  M at = simd::splat(static_cast<Index>((sd.first * H + sh.first) * W + c0)) + lane_columns;
+  for (int64_t iz = sd.first; iz < sd.end; iz += g.dilation_d) {
+    for (int64_t ih = sh.first; ih < sh.end; ih += g.dilation_h) {
+      const int64_t row = (iz * H + ih) * W + c0;
+      for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
+        const int64_t c = row + kx * g.dilation_w;
+        const simd::Vec<T> v = load_lanes<Stride>(xp + c);
+        const M take = (v > best) | (v != v);  // a NaN always takes over
+        best = take ? v : best;
+        at = take ? simd::splat(static_cast<Index>(c)) + lane_columns : at;
+      }
+    }
+  }
+  store_exact(y, best);
+  typedef int64_t Wide __attribute__((vector_size(L * 8)));
+  const Wide wide = __builtin_convertvector(at, Wide);
+  std::memcpy(idx, &wide, sizeof(wide));
+}
+
+// The general max pooling, over volumes (the 2-D kernel's planes are depth 1): each output row's
+// inner columns by vectors of outputs (max_lanes), its edges and other strides window by window.
 template <typename S, typename T = Compute<S>>
 void max_pool_volume(const Pool3dGeometry& g, const S* x, S* y, int64_t* idx) {
+  constexpr int L = simd::kLanes<T>;
   const int64_t D = g.in_d, H = g.in_h, W = g.in_w, Do = g.out_d, Ho = g.out_h, Wo = g.out_w;
+  using Index = std::remove_reference_t<decltype(std::declval<simd::Mask<T>&>()[0])>;
+  const bool indices_fit = g.in_volume() <= std::numeric_limits<Index>::max();
+  const InnerOutputs inner = indices_fit ? vector_columns(g, g.dilation_w) : InnerOutputs{0, 0};
   parallel_for(g.planes, plane_grain(g.in_volume()), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       const S* xp = x + p * g.in_volume();
@@ -193,7 +252,8 @@ void max_pool_volume(const Pool3dGeometry& g, const S* x, S* y, int64_t* idx) {
         const MaxPoolSpan sd = max_pool_span(oz, D, g.kernel_d, g.stride_d, g.pad_d, g.dilation_d);
         for (int64_t oy = 0; oy < Ho; ++oy) {
           const MaxPoolSpan sh = max_pool_span(oy, H, g.kernel_h, g.stride_h, g.pad_h, g.dilation_h);
-          for (int64_t ox = 0; ox < Wo; ++ox) {
+          const int64_t o_row = ((p * Do + oz) * Ho + oy) * Wo;
+          auto one = [&](int64_t ox) {
             const MaxPoolSpan sw = max_pool_span(ox, W, g.kernel_w, g.stride_w, g.pad_w, g.dilation_w);
             T best = -std::numeric_limits<T>::infinity();
             int64_t at = (sd.first * H + sh.first) * W + sw.first;
@@ -205,10 +265,17 @@ void max_pool_volume(const Pool3dGeometry& g, const S* x, S* y, int64_t* idx) {
                 }
               }
             }
-            const int64_t o = ((p * Do + oz) * Ho + oy) * Wo + ox;
-            y[o] = narrow_exact<S>(best);
-            idx[o] = at;
+            y[o_row + ox] = narrow_exact<S>(best);
+            idx[o_row + ox] = at;
+          };
+          int64_t ox = 0;
+          for (; ox < inner.first; ++ox) one(ox);
+          if (g.stride_w == 1) {
+            for (; ox + L <= inner.end; ox += L) max_lanes<1>(g, xp, sd, sh, ox, y + o_row + ox, idx + o_row + ox);
+          } else {
+            for (; ox + L <= inner.end; ox += L) max_lanes<2>(g, xp, sd, sh, ox, y + o_row + ox, idx + o_row + ox);
           }
+          for (; ox < Wo; ++ox) one(ox);
         }
       }
     }
@@ -279,23 +346,89 @@ void max_pool_backward(const Pool2dGeometry& g, const S* gy, const int64_t* idx,
   });
 }
 
+// Average pooling of outputs [ox, ox + lanes) of one output row whose windows lie inside the input
+// row (vector_columns): the scalar loop's sums lane by lane, in its order, and its division, so
+// the same values. `win` is the window of any of them (only their columns differ).
+template <int Stride, typename T>
+inline void avg_lanes(const Pool3dGeometry& g, const T* xp, const AvgPoolWindow& win, int64_t ox, T* y) {
+  const int64_t H = g.in_h, W = g.in_w, c0 = ox * Stride - g.pad_w;
+  simd::Vec<T> sum = simd::splat(T(0));
+  for (int64_t iz = win.d0; iz < win.d1; ++iz) {
+    for (int64_t ih = win.h0; ih < win.h1; ++ih) {
+      const T* row = xp + (iz * H + ih) * W + c0;
+      for (int64_t kx = 0; kx < g.kernel_w; ++kx) sum += load_lanes<Stride>(row + kx);
+    }
+  }
+  simd::store(y, sum / simd::splat(static_cast<T>(win.divisor)));
+}
+
+// The backward's lanes: each output's share added to its window's inputs. Stride 2 adds to 2 x
+// lanes elements with zeros between the shares (x + 0 is x: a gradient sum is never -0).
+template <int Stride, typename T>
+inline void avg_lanes_backward(const Pool3dGeometry& g, const T* gy, const AvgPoolWindow& win, int64_t ox, T* gxp) {
+  constexpr int L = simd::kLanes<T>;
+  const int64_t H = g.in_h, W = g.in_w, c0 = ox * Stride - g.pad_w;
+  const simd::Vec<T> share = simd::load(gy) / simd::splat(static_cast<T>(win.divisor));
+  const simd::Vec<T> zero = simd::splat(T(0));
+  const simd::Vec<T> low = simd::zip_lo(share, zero), high = simd::zip_hi(share, zero);
+  for (int64_t iz = win.d0; iz < win.d1; ++iz) {
+    for (int64_t ih = win.h0; ih < win.h1; ++ih) {
+      T* row = gxp + (iz * H + ih) * W + c0;
+      for (int64_t kx = 0; kx < g.kernel_w; ++kx) {
+        T* p = row + kx;
+        if constexpr (Stride == 1) {
+          simd::store(p, simd::load(p) + share);
+        } else {
+          simd::store(p, simd::load(p) + low);
+          simd::store(p + L, simd::load(p + L) + high);
+        }
+      }
+    }
+  }
+}
+
+// Runs one(ox) for the output columns of a row outside the vector loops and lanes<Stride>(ox) for
+// each vector of them inside, where the row's window is not empty (an empty one, only possible in
+// the padding, is the scalar loop's 0).
+template <typename T, typename One, typename Lanes>
+inline void avg_row(const Pool3dGeometry& g, const InnerOutputs& inner, const AvgPoolWindow& win, const One& one,
+                    const Lanes& lanes) {
+  constexpr int L = simd::kLanes<T>;
+  int64_t ox = 0;
+  if (win.d0 < win.d1 && win.h0 < win.h1) {
+    for (; ox < inner.first; ++ox) one(ox);
+    if (g.stride_w == 1) {
+      for (; ox + L <= inner.end; ox += L) lanes(std::integral_constant<int, 1>(), ox);
+    } else {
+      for (; ox + L <= inner.end; ox += L) lanes(std::integral_constant<int, 2>(), ox);
+    }
+  }
+  for (; ox < g.out_w; ++ox) one(ox);
+}
+
 template <typename T>
 void avg_pool_forward(const Pool3dGeometry& g, bool include_pad, int64_t divisor_override, const T* x, T* y) {
   const int64_t H = g.in_h, W = g.in_w, Do = g.out_d, Ho = g.out_h, Wo = g.out_w;
+  const InnerOutputs inner = vector_columns(g, 1);
   parallel_for(g.planes, plane_grain(g.in_volume()), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       const T* xp = x + p * g.in_volume();
       for (int64_t oz = 0; oz < Do; ++oz) {
         for (int64_t oy = 0; oy < Ho; ++oy) {
-          for (int64_t ox = 0; ox < Wo; ++ox) {
+          T* yr = y + ((p * Do + oz) * Ho + oy) * Wo;
+          auto one = [&](int64_t ox) {
             const AvgPoolWindow win = avg_pool_window(g, oz, oy, ox, include_pad, divisor_override);
             T sum = T(0);
             for (int64_t iz = win.d0; iz < win.d1; ++iz)
               for (int64_t ih = win.h0; ih < win.h1; ++ih)
                 for (int64_t iw = win.w0; iw < win.w1; ++iw) sum += xp[(iz * H + ih) * W + iw];
             // An empty window (only possible in the padding) averages to 0, as in PyTorch.
-            y[((p * Do + oz) * Ho + oy) * Wo + ox] = win.empty() ? T(0) : sum / static_cast<T>(win.divisor);
-          }
+            yr[ox] = win.empty() ? T(0) : sum / static_cast<T>(win.divisor);
+          };
+          const AvgPoolWindow row_win =
+              avg_pool_window(g, oz, oy, std::min(inner.first, Wo - 1), include_pad, divisor_override);
+          avg_row<T>(g, inner, row_win, one,
+                     [&](auto stride, int64_t ox) { avg_lanes<decltype(stride)::value>(g, xp, row_win, ox, yr + ox); });
         }
       }
     }
@@ -305,19 +438,25 @@ void avg_pool_forward(const Pool3dGeometry& g, bool include_pad, int64_t divisor
 template <typename T>
 void avg_pool_backward(const Pool3dGeometry& g, bool include_pad, int64_t divisor_override, const T* gy, T* gx) {
   const int64_t H = g.in_h, W = g.in_w, Do = g.out_d, Ho = g.out_h, Wo = g.out_w;
+  const InnerOutputs inner = vector_columns(g, 1);
   parallel_for(g.planes, plane_grain(g.in_volume()), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       T* gxp = gx + p * g.in_volume();
       std::fill(gxp, gxp + g.in_volume(), T(0));
       for (int64_t oz = 0; oz < Do; ++oz) {
         for (int64_t oy = 0; oy < Ho; ++oy) {
-          for (int64_t ox = 0; ox < Wo; ++ox) {
+          const T* gyr = gy + ((p * Do + oz) * Ho + oy) * Wo;
+          auto one = [&](int64_t ox) {
             const AvgPoolWindow win = avg_pool_window(g, oz, oy, ox, include_pad, divisor_override);
-            const T share = gy[((p * Do + oz) * Ho + oy) * Wo + ox] / static_cast<T>(win.divisor);
+            const T share = gyr[ox] / static_cast<T>(win.divisor);
             for (int64_t iz = win.d0; iz < win.d1; ++iz)
               for (int64_t ih = win.h0; ih < win.h1; ++ih)
                 for (int64_t iw = win.w0; iw < win.w1; ++iw) gxp[(iz * H + ih) * W + iw] += share;
-          }
+          };
+          const AvgPoolWindow row_win =
+              avg_pool_window(g, oz, oy, std::min(inner.first, Wo - 1), include_pad, divisor_override);
+          avg_row<T>(g, inner, row_win, one,
+                     [&](auto stride, int64_t ox) { avg_lanes_backward<decltype(stride)::value>(g, gyr + ox, row_win, ox, gxp); });
         }
       }
     }
@@ -346,9 +485,16 @@ void adaptive_forward(const Pool3dGeometry& g, const T* x, T* y) {
           for (int64_t ox = 0; ox < Wo; ++ox) {
             const AdaptiveWindow win = adaptive_window(g, oz, oy, ox);
             T sum = T(0);
-            for (int64_t iz = win.d0; iz < win.d1; ++iz)
-              for (int64_t ih = win.h0; ih < win.h1; ++ih)
-                for (int64_t iw = win.w0; iw < win.w1; ++iw) sum += xp[(iz * H + ih) * W + iw];
+            if (win.w1 - win.w0 == W) {
+              // Whole rows (global pooling's one window): each depth's are contiguous, summed by
+              // vectors (a plain loop is one dependent add per element).
+              for (int64_t iz = win.d0; iz < win.d1; ++iz)
+                sum += simd::sum(xp + (iz * H + win.h0) * W, (win.h1 - win.h0) * W);
+            } else {
+              for (int64_t iz = win.d0; iz < win.d1; ++iz)
+                for (int64_t ih = win.h0; ih < win.h1; ++ih)
+                  for (int64_t iw = win.w0; iw < win.w1; ++iw) sum += xp[(iz * H + ih) * W + iw];
+            }
             y[((p * Do + oz) * Ho + oy) * Wo + ox] = sum / static_cast<T>(win.size());
           }
         }
@@ -363,6 +509,12 @@ void adaptive_backward(const Pool3dGeometry& g, const T* gy, T* gx) {
   parallel_for(g.planes, plane_grain(g.in_volume()), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
       T* gxp = gx + p * g.in_volume();
+      if (g.out_volume() == 1) {
+        // Global pooling: every input gets the one share, in one pass (+ 0 as the sum below gives
+        // it: a -0 share as +0).
+        std::fill(gxp, gxp + g.in_volume(), gy[p] / static_cast<T>(g.in_volume()) + T(0));
+        continue;
+      }
       std::fill(gxp, gxp + g.in_volume(), T(0));
       for (int64_t oz = 0; oz < Do; ++oz) {
         for (int64_t oy = 0; oy < Ho; ++oy) {
