@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "autograd/autograd.h"
 #include "benchmarks/bench_timing.h"
@@ -38,6 +39,17 @@ inline void print_leaf(const std::string& name, const std::function<Tensor(const
       trials);
   std::printf("%s fwd us=%.1f\n%s fwd+bwd us=%.1f\n", name.c_str(), fwd, name.c_str(), both);
   std::fflush(stdout);
+}
+
+// A row of a benchmark's table: its name and the op.
+struct LeafCase {
+  std::string name;
+  std::function<Tensor(const Tensor&)> fn;
+};
+
+// print_leaf for each case in order, each on a fresh float32 standard-normal input of `shape`.
+inline void print_leaf_cases(const Shape& shape, const std::vector<LeafCase>& cases, int trials, Generator* gen) {
+  for (const LeafCase& c : cases) print_leaf(c.name, c.fn, raw::randn(shape, kFloat32, gen), trials, gen);
 }
 
 }  // namespace colony::bench

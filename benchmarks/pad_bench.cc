@@ -35,12 +35,7 @@ int main(int argc, char** argv) {
   colony::set_num_threads(threads);
   colony::Generator gen(1);
   const colony::Shape shape = {16, 64, 56, 56};
-  using Fn = std::function<Tensor(const Tensor&)>;
-  struct Case {
-    std::string name;
-    Fn fn;
-  };
-  std::vector<Case> cases;
+  std::vector<colony::bench::LeafCase> cases;
   for (const char* mode : {"reflect", "replicate", "circular"}) {
     for (int64_t p : {1, 3}) {
       cases.push_back({std::string(mode) + "_pad" + std::to_string(p), [mode, p](const Tensor& x) {
@@ -50,28 +45,10 @@ int main(int argc, char** argv) {
   }
   cases.push_back({"zeros_pad1", [](const Tensor& x) { return F::pad(x, F::PadFuncOptions({1, 1, 1, 1})); }});
   cases.push_back({"unfold_k3", [](const Tensor& x) { return F::unfold(x, F::UnfoldFuncOptions(3).padding(1)); }});
+  colony::bench::print_leaf_cases(shape, cases, trials, &gen);
+  // F::fold of the columns unfold_k3 gives.
   const F::FoldFuncOptions fold_options = F::FoldFuncOptions({56, 56}, 3).padding(1);
-  for (const Case& c : cases) {
-    colony::bench::print_leaf(c.name, c.fn, colony::raw::randn(shape, colony::kFloat32, &gen), trials, &gen);
-  }
-  {
-    // F::fold of the columns unfold_k3 gives.
-    Tensor cols = colony::raw::randn({16, 64 * 9, 56 * 56}, colony::kFloat32, &gen);
-    cols.requires_grad_(true);
-    const Tensor g = colony::raw::randn(shape, colony::kFloat32, &gen);
-    const double fwd = colony::bench::median_call_us(
-        [&] {
-          colony::NoGradGuard no_grad;
-          F::fold(cols, fold_options);
-        },
-        trials);
-    const double both = colony::bench::median_call_us(
-        [&] {
-          cols.set_grad(Tensor());
-          colony::sum(colony::mul(F::fold(cols, fold_options), g)).backward();
-        },
-        trials);
-    std::printf("fold_k3 fwd us=%.1f\nfold_k3 fwd+bwd us=%.1f\n", fwd, both);
-  }
+  colony::bench::print_leaf("fold_k3", [&](const Tensor& cols) { return F::fold(cols, fold_options); },
+                            colony::raw::randn({16, 64 * 9, 56 * 56}, colony::kFloat32, &gen), trials, &gen);
   return 0;
 }

@@ -29,18 +29,12 @@ int main(int argc, char** argv) {
   colony::set_num_threads(threads);
   colony::Generator gen(1);
   const colony::Shape shape = {32, 64, 56, 56};
-  struct Case {
-    std::string name;
-    std::function<Tensor(const Tensor&)> fn;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<colony::bench::LeafCase> cases = {
       {"max_k2", [](const Tensor& x) { return F::max_pool2d(x, 2); }},
       {"max_k3s2p1", [](const Tensor& x) { return F::max_pool2d(x, F::MaxPool2dFuncOptions(3).stride(2).padding(1)); }},
       {"avg_k2", [](const Tensor& x) { return F::avg_pool2d(x, 2); }},
       {"adaptive_avg_1", [](const Tensor& x) { return F::adaptive_avg_pool2d(x, colony::Int2(1)); }},
   };
-  for (const Case& c : cases) {
-    colony::bench::print_leaf(c.name, c.fn, colony::raw::randn(shape, colony::kFloat32, &gen), trials, &gen);
-  }
+  colony::bench::print_leaf_cases(shape, cases, trials, &gen);
   return 0;
 }

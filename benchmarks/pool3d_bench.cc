@@ -33,18 +33,12 @@ int main(int argc, char** argv) {
   colony::set_num_threads(threads);
   colony::Generator gen(1);
   const colony::Shape shape = {4, 32, 16, 56, 56};
-  struct Case {
-    std::string name;
-    std::function<Tensor(const Tensor&)> fn;
-  };
-  const std::vector<Case> cases = {
+  const std::vector<colony::bench::LeafCase> cases = {
       {"max_k2", [](const Tensor& x) { return F::max_pool3d(x, 2); }},
       {"max_k3s2p1", [](const Tensor& x) { return F::max_pool3d(x, F::MaxPool3dFuncOptions(3).stride(2).padding(1)); }},
       {"avg_k2", [](const Tensor& x) { return F::avg_pool3d(x, 2); }},
       {"avg_k3s2p1", [](const Tensor& x) { return F::avg_pool3d(x, F::AvgPool3dFuncOptions(3).stride(2).padding(1)); }},
   };
-  for (const Case& c : cases) {
-    colony::bench::print_leaf(c.name, c.fn, colony::raw::randn(shape, colony::kFloat32, &gen), trials, &gen);
-  }
+  colony::bench::print_leaf_cases(shape, cases, trials, &gen);
   return 0;
 }
