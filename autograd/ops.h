@@ -93,6 +93,10 @@ Tensor trunc(const Tensor& t);
 Tensor fix(const Tensor& t);
 // x - trunc(x), the sign of x (frac(-1.5) = -0.5); floating inputs only; the gradient passes unchanged.
 Tensor frac(const Tensor& t);
+// torch.frexp: (mantissa, int32 exponent) with t = mantissa 2^exponent, |mantissa| in [0.5, 1) (0,
+// +-inf and NaN: themselves and 0); floating inputs only. The mantissa's gradient is grad / 2^exponent;
+// the exponent is not differentiable.
+std::pair<Tensor, Tensor> frexp(const Tensor& t);
 
 // ---------- elementwise binary, broadcasting (autograd/binary.cc) ----------
 Tensor add(const Tensor& a, const Tensor& b, double alpha = 1.0);  // a + alpha * b
@@ -155,6 +159,20 @@ Tensor gcd(const Tensor& a, const Tensor& b);
 Tensor lcm(const Tensor& a, const Tensor& b);
 // a * 2^b, torch's composition (integers give float32; differentiable in both).
 Tensor ldexp(const Tensor& a, const Tensor& b);
+// torch.nextafter: the next value of the (promoted) floating dtype after a toward b, float32 and
+// float64 (Colony refuses float16/bfloat16, which torch steps too); the gradient is grad for a where
+// a != b (0 where they are equal: the result is b there) and zero for b, as torch 2.15's
+// NextafterBackward.
+Tensor nextafter(const Tensor& a, const Tensor& b);
+// torch.bitwise_left_shift / bitwise_right_shift of integer tensors (bool and floating refused), as
+// ATen's: shifting by a negative count or by the width or more gives 0 (left) or the sign fill
+// (right); the operators << and >> below. Not differentiable.
+Tensor bitwise_left_shift(const Tensor& a, const Tensor& b);
+Tensor bitwise_left_shift(const Tensor& a, double b);
+Tensor bitwise_left_shift(double a, const Tensor& b);
+Tensor bitwise_right_shift(const Tensor& a, const Tensor& b);
+Tensor bitwise_right_shift(const Tensor& a, double b);
+Tensor bitwise_right_shift(double a, const Tensor& b);
 // t with `value` where the bool mask (broadcast with t) is true; no gradient flows to filled places.
 Tensor masked_fill(const Tensor& t, const Tensor& mask, double value);
 // torch's Tensor-value overload: value must be 0-D (it may live on the CPU for a CUDA t); it is
@@ -580,5 +598,10 @@ inline Tensor operator&(const Tensor& a, const Tensor& b) { return bitwise_and(a
 inline Tensor operator|(const Tensor& a, const Tensor& b) { return bitwise_or(a, b); }
 inline Tensor operator^(const Tensor& a, const Tensor& b) { return bitwise_xor(a, b); }
 inline Tensor operator~(const Tensor& t) { return bitwise_not(t); }
+// The shifts of integer tensors, as torch's << and >> (a number keeps the tensor's dtype: int32 << 2 is int32).
+inline Tensor operator<<(const Tensor& a, const Tensor& b) { return bitwise_left_shift(a, b); }
+inline Tensor operator<<(const Tensor& a, double b) { return bitwise_left_shift(a, b); }
+inline Tensor operator>>(const Tensor& a, const Tensor& b) { return bitwise_right_shift(a, b); }
+inline Tensor operator>>(const Tensor& a, double b) { return bitwise_right_shift(a, b); }
 
 }  // namespace colony
