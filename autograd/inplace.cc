@@ -10,6 +10,11 @@
 // The result is computed out of place and copied back, so an in-place op inside the graph costs an
 // extra buffer and copy (PyTorch writes directly); what it buys is the same gradients and the same
 // errors as PyTorch with one definition of each derivative.
+//
+// The elementwise members (sin_, atan2_, eq_, ...) are one row each of tensor/tensor.h's tables
+// COLONY_FOR_EACH_INPLACE_*, expanded at the end of this file through inplace_result: the
+// out-of-place function written back, also with nothing to record (they have no in-place raw
+// kernel), under torch's rules for what self can hold (its shape; its dtype: torch's canCast).
 #include <algorithm>
 #include <memory>
 #include <stdexcept>
