@@ -373,6 +373,23 @@ Tensor& Tensor::triu_(int64_t diagonal) {
                         [&](const Tensor& s) { return colony::triu(s, diagonal); });
 }
 
+Tensor& Tensor::div_(const Tensor& other, const std::optional<std::string>& rounding_mode) {
+  if (!rounding_mode) return div_(other);
+  return inplace_result(*this, "div_", {&other}, Derivative::not_self,
+                        [&](const Tensor& s) { return colony::div(s, other, rounding_mode); });
+}
+
+Tensor& Tensor::div_(double other, const std::optional<std::string>& rounding_mode) {
+  if (!rounding_mode) return div_(other);
+  return inplace_result(*this, "div_", {}, Derivative::not_self,
+                        [&](const Tensor& s) { return colony::div(s, other, rounding_mode); });
+}
+
+Tensor& Tensor::round_(int64_t decimals) {
+  return inplace_result(*this, "round_", {}, Derivative::not_self,
+                        [&](const Tensor& s) { return colony::round(s, decimals); });
+}
+
 Tensor& Tensor::fill_diagonal_(double value, bool wrap) {
   const char* op = "fill_diagonal_";
   if (dim() < 2) throw std::invalid_argument(std::string(op) + ": dimensions must larger than 1");

@@ -47,6 +47,9 @@ Tensor sign(const Tensor& t);
 Tensor floor(const Tensor& t);
 Tensor ceil(const Tensor& t);
 Tensor round(const Tensor& t);
+// torch.round(t, decimals=d): to d decimal places (to 10^-d for negative d), ATen's nearbyint(x 10^d)
+// / 10^d in float32 for 16-bit types; floating inputs only (torch refuses integers too). Zero gradient.
+Tensor round(const Tensor& t, int64_t decimals);
 Tensor clamp(const Tensor& t, std::optional<double> min, std::optional<double> max);
 inline Tensor clip(const Tensor& t, std::optional<double> min, std::optional<double> max) { return clamp(t, min, max); }
 // Trigonometric, hyperbolic, logarithmic and special functions (autograd/unary_math.cc), as torch's:
@@ -111,6 +114,19 @@ inline Tensor subtract(const Tensor& a, double b) { return sub(a, b); }
 Tensor mul(const Tensor& a, double b);
 Tensor div(const Tensor& a, double b);
 inline Tensor true_divide(const Tensor& a, double b) { return div(a, b); }
+// torch.div(a, b, rounding_mode=...): nullopt is div; "trunc" rounds the quotient toward zero
+// (trunc(a / b) on floating types, C's integer quotient on integers), "floor" toward -inf (floor_divide's
+// values); both keep integer dtypes and give zero gradients, as torch's. Other modes are refused with
+// torch's message. (Floating "trunc" truncates the quotient rounded to the dtype: float16/bfloat16
+// may differ from torch at a quotient within half an ulp of an integer.)
+Tensor div(const Tensor& a, const Tensor& b, const std::optional<std::string>& rounding_mode);
+Tensor div(const Tensor& a, double b, const std::optional<std::string>& rounding_mode);
+inline Tensor divide(const Tensor& a, const Tensor& b, const std::optional<std::string>& rounding_mode = std::nullopt) {
+  return div(a, b, rounding_mode);
+}
+inline Tensor divide(const Tensor& a, double b, const std::optional<std::string>& rounding_mode = std::nullopt) {
+  return div(a, b, rounding_mode);
+}
 Tensor rsub(const Tensor& a, double b);  // b - a
 Tensor rdiv(const Tensor& a, double b);  // b / a
 Tensor pow(const Tensor& a, double exponent);

@@ -58,6 +58,7 @@ Tensor Tensor::sign() const { return colony::sign(*this); }
 Tensor Tensor::floor() const { return colony::floor(*this); }
 Tensor Tensor::ceil() const { return colony::ceil(*this); }
 Tensor Tensor::round() const { return colony::round(*this); }
+Tensor Tensor::round(int64_t decimals) const { return colony::round(*this, decimals); }
 Tensor Tensor::trunc() const { return colony::trunc(*this); }
 Tensor Tensor::fix() const { return colony::fix(*this); }
 Tensor Tensor::frac() const { return colony::frac(*this); }

@@ -327,6 +327,7 @@ class Tensor {
   Tensor floor() const;
   Tensor ceil() const;
   Tensor round() const;
+  Tensor round(int64_t decimals) const;  // torch.round(x, decimals=...)
   Tensor trunc() const;
   Tensor fix() const;
   Tensor frac() const;
@@ -611,6 +612,12 @@ class Tensor {
   Tensor& multiply_(double other) { return mul_(other); }
   Tensor& divide_(const Tensor& other) { return div_(other); }
   Tensor& divide_(double other) { return div_(other); }
+  // torch's rounding_mode: "trunc" or "floor" (colony::div(a, b, rounding_mode)); nullopt is div_.
+  Tensor& div_(const Tensor& other, const std::optional<std::string>& rounding_mode);
+  Tensor& div_(double other, const std::optional<std::string>& rounding_mode);
+  Tensor& divide_(const Tensor& other, const std::optional<std::string>& rounding_mode) { return div_(other, rounding_mode); }
+  Tensor& divide_(double other, const std::optional<std::string>& rounding_mode) { return div_(other, rounding_mode); }
+  Tensor& round_(int64_t decimals);  // torch's round_(decimals=...)
   Tensor& true_divide_(const Tensor& other) { return div_(other); }
   Tensor& true_divide_(double other) { return div_(other); }
   Tensor& subtract_(const Tensor& other, double alpha = 1.0) { return sub_(other, alpha); }

@@ -1,4 +1,5 @@
-// nextafter, frexp and the bit shifts (functor-table ops, kernels/common/elementwise_functors.h):
+// nextafter, frexp and the bit shifts (functor-table ops, kernels/common/elementwise_functors.h),
+// round(x, decimals) and div(a, b, rounding_mode):
 // every case of float_bits_golden.h (torch's values, bit for bit, and gradients, written by
 // float_bits_golden.py), float64 gradchecks, the Tensor members and operators, refusals, and a
 // `_CUDA` test of the same cases.
@@ -29,6 +30,13 @@ const std::map<std::string, golden::Op>& ops() {
       {"bitwise_right_shift", [](In x, Device) { return bitwise_right_shift(x[0], x[1]); }},
       {"left_shift_by_2", [](In x, Device) { return x[0] << 2.0; }},
       {"right_shift_by_3", [](In x, Device) { return x[0] >> 3.0; }},
+      {"round_decimals_1", [](In x, Device) { return round(x[0], 1); }},
+      {"round_decimals_2", [](In x, Device) { return round(x[0], 2); }},
+      {"round_decimals_-1", [](In x, Device) { return round(x[0], -1); }},
+      {"div_trunc", [](In x, Device) { return div(x[0], x[1], "trunc"); }},
+      {"div_floor", [](In x, Device) { return divide(x[0], x[1], "floor"); }},
+      {"div_floor_by_0.3", [](In x, Device) { return div(x[0], 0.3, "floor"); }},
+      {"div_trunc_by_-2", [](In x, Device) { return div(x[0], -2.0, "trunc"); }},
   };
   return table;
 }
@@ -99,6 +107,11 @@ TEST(FloatBits, Refusals) {
   EXPECT_TRUE(throws_with([&] { bitwise_left_shift(f, f); }, "bitwise_left_shift: not implemented for float32"));
   EXPECT_TRUE(throws_with([&] { bitwise_right_shift(b, b); }, "bitwise_right_shift: not implemented for bool"));
   EXPECT_TRUE(throws_with([&] { i << 1.5; }, "not implemented for float32"));  // 1.5 makes it floating, as torch
+  EXPECT_TRUE(throws_with([&] { round(i, 1); }, "round: not implemented for int64 tensors"));
+  EXPECT_TRUE(throws_with([&] { div(f, f, "xyz"); },
+                          "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'xyz'"));
+  EXPECT_TRUE(throws_with([&] { div(i, raw::zeros({2}, kInt64), "trunc"); }, "ZeroDivisionError"));
+  EXPECT_TRUE(throws_with([&] { div(b, b, "floor"); }, "not implemented for bool"));
 }
 
 TEST(FloatBits, TensorPredicates) {
