@@ -1,6 +1,9 @@
 // Broadcasting arithmetic of two operands. A broadcast operand's gradient is summed back to its
 // own shape (raw::sum_to); the engine casts it to the operand's dtype.
 #include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <string>
 
 #include "autograd/autocast.h"
 #include "autograd/op_util.h"
@@ -144,6 +147,49 @@ Tensor div(const Tensor& a, double b) {
            [b](const Grads& g, const Needs&) -> Grads { return {raw::binary(BinaryOp::Div, g[0], b)}; });
   }
   return out;
+}
+
+namespace {
+
+// The quotient rounded toward zero: trunc(a / b) on floating types; on integers the C quotient,
+// floor_divide's one more where the division is inexact and the signs differ (an integer zero
+// divisor is floor_divide's ZeroDivisionError on the CPU).
+Tensor trunc_divide(const Tensor& a, const Tensor& b) {
+  if (is_floating(raw::result_type(a, b))) return raw::unary(raw::UnaryOp::Trunc, raw::div(a, b));
+  Tensor floored = raw::binary(BinaryOp::FloorDivide, a, b);
+  Tensor inexact = raw::binary(BinaryOp::Ne, raw::binary(BinaryOp::Fmod, a, b), 0.0);
+  Tensor negative = raw::binary(BinaryOp::Ne, raw::binary(BinaryOp::Lt, a, 0.0), raw::binary(BinaryOp::Lt, b, 0.0));
+  Tensor up = raw::binary(BinaryOp::LogicalAnd, inexact, negative);
+  return raw::add(floored, raw::to(up, up.device(), floored.dtype()));
+}
+
+}  // namespace
+
+Tensor div(const Tensor& a, const Tensor& b, const std::optional<std::string>& rounding_mode) {
+  if (!rounding_mode) return div(a, b);
+  Tensor out;
+  if (*rounding_mode == "trunc") {
+    out = trunc_divide(a, b);
+  } else if (*rounding_mode == "floor") {
+    out = raw::binary(BinaryOp::FloorDivide, a, b);
+  } else {
+    throw std::invalid_argument("div expected rounding_mode to be one of None, 'trunc', or 'floor' but found '" +
+                                *rounding_mode + "'");
+  }
+  // Piecewise constant: zero gradients for both, as torch's DivBackward with a rounding mode.
+  if (autograd::needs_grad(a, b)) {
+    record("DivBackward", {a, b}, out, {}, [](const Grads& g, const Needs& needs) -> Grads {
+      return {needs[0] ? raw::zeros_like(g[0]) : Tensor(), needs[1] ? raw::zeros_like(g[0]) : Tensor()};
+    });
+  }
+  return out;
+}
+
+Tensor div(const Tensor& a, double b, const std::optional<std::string>& rounding_mode) {
+  if (!rounding_mode) return div(a, b);
+  // The number as a 0-d tensor, which promotes as a Python scalar does (int64 when whole).
+  const DType dt = std::isfinite(b) && std::floor(b) == b ? kInt64 : kFloat64;
+  return div(a, raw::scalar_tensor(b, TensorOptions(dt).device(a.device())), rounding_mode);
 }
 
 Tensor rdiv(const Tensor& a, double b) {

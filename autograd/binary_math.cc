@@ -52,6 +52,15 @@ Tensor scalar_recorded(Tensor out, const char* name, const Tensor& t, bool saves
   return out;
 }
 
+// out = op(t, scalar) whose gradient is the incoming one unchanged (fmod and remainder by a number):
+// nothing saved, so an in-place form (fmod_) need not keep self's old value.
+Tensor passes_gradient(Tensor out, const char* name, const Tensor& t) {
+  if (autograd::needs_grad(t)) {
+    record(name, {t}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0]}; });
+  }
+  return out;
+}
+
 // floor_divide records a node whose backward raises, as PyTorch's ("derivative for
 // aten::floor_divide is not implemented"): a graph through it fails loudly instead of leaving a
 // parameter without its gradient.
@@ -88,10 +97,7 @@ Tensor fmod(const Tensor& a, const Tensor& b) {
       });
 }
 
-Tensor fmod(const Tensor& a, double b) {
-  return scalar_recorded(raw::binary(BinaryOp::Fmod, a, b), "FmodBackward", a, false,
-                         [](const Tensor& g, const Tensor&, const Tensor&) { return g; });
-}
+Tensor fmod(const Tensor& a, double b) { return passes_gradient(raw::binary(BinaryOp::Fmod, a, b), "FmodBackward", a); }
 
 Tensor remainder(const Tensor& a, const Tensor& b) {
   // grad, and -grad * floor_divide(a, b) (torch's a.div(b, rounding_mode="floor"))
@@ -104,8 +110,7 @@ Tensor remainder(const Tensor& a, const Tensor& b) {
 }
 
 Tensor remainder(const Tensor& a, double b) {
-  return scalar_recorded(raw::binary(BinaryOp::Remainder, a, b), "RemainderBackward", a, false,
-                         [](const Tensor& g, const Tensor&, const Tensor&) { return g; });
+  return passes_gradient(raw::binary(BinaryOp::Remainder, a, b), "RemainderBackward", a);
 }
 
 Tensor remainder(double a, const Tensor& b) {
@@ -243,6 +248,29 @@ Tensor fmin(const Tensor& a, const Tensor& b) {
 // Integer operands only: nothing to differentiate.
 Tensor gcd(const Tensor& a, const Tensor& b) { return raw::binary(BinaryOp::Gcd, a, b); }
 Tensor lcm(const Tensor& a, const Tensor& b) { return raw::binary(BinaryOp::Lcm, a, b); }
+
+Tensor nextafter(const Tensor& a, const Tensor& b) {
+  // torch's NextafterBackward: grad for self where self != other (where they are equal the result is
+  // other, constant in self), zeros for other. The mask is kept, not a and b, so nextafter_ need not
+  // keep self's old value.
+  Tensor out = raw::binary(BinaryOp::NextAfter, a, b);
+  if (autograd::needs_grad(a, b)) {
+    const Shape as = a.sizes(), bs = b.sizes();
+    const Tensor moves = raw::binary(BinaryOp::Ne, a, b);  // the broadcast shape, bool
+    record("NextafterBackward", {a, b}, out, {}, [as, bs, moves](const Grads& g, const Needs& needs) -> Grads {
+      return {needs[0] ? reduce_to(raw::where(moves, g[0], scalar_like(0.0, g[0])), as) : Tensor(),
+              needs[1] ? raw::zeros(bs, TensorOptions(g[0].dtype()).device(g[0].device())) : Tensor()};
+    });
+  }
+  return out;
+}
+
+Tensor bitwise_left_shift(const Tensor& a, const Tensor& b) { return raw::binary(BinaryOp::BitwiseLeftShift, a, b); }
+Tensor bitwise_left_shift(const Tensor& a, double b) { return raw::binary(BinaryOp::BitwiseLeftShift, a, b); }
+Tensor bitwise_left_shift(double a, const Tensor& b) { return raw::binary(BinaryOp::BitwiseLeftShift, a, b); }
+Tensor bitwise_right_shift(const Tensor& a, const Tensor& b) { return raw::binary(BinaryOp::BitwiseRightShift, a, b); }
+Tensor bitwise_right_shift(const Tensor& a, double b) { return raw::binary(BinaryOp::BitwiseRightShift, a, b); }
+Tensor bitwise_right_shift(double a, const Tensor& b) { return raw::binary(BinaryOp::BitwiseRightShift, a, b); }
 
 // torch.ldexp's composition: a * 2^b, differentiable in both through mul and pow. torch's 2.0 ** b
 // is floating for an integral b (2^-1 = 0.5), so b is made float32 first.

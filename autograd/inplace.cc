@@ -10,6 +10,12 @@
 // The result is computed out of place and copied back, so an in-place op inside the graph costs an
 // extra buffer and copy (PyTorch writes directly); what it buys is the same gradients and the same
 // errors as PyTorch with one definition of each derivative.
+//
+// The elementwise members (sin_, atan2_, eq_, ...) are one row each of tensor/tensor.h's tables
+// COLONY_FOR_EACH_INPLACE_*, expanded at the end of this file through inplace_result: the
+// out-of-place function written back, also with nothing to record (they have no in-place raw
+// kernel), under torch's rules for what self can hold (its shape; its dtype: torch's canCast).
+#include <algorithm>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -103,13 +109,20 @@ Tensor stand_in(const Tensor& self, bool copy_value) {
   return src;
 }
 
-// Writes `out` (the recorded result) into self and makes it self's history, or its base's.
-void rebase_history(Tensor& self, const Tensor& out, const char* op) {
+// Writes an op's result into self: PyTorch's refusals of a result whose shape (a broadcast larger
+// than self) or dtype (floating into integral, anything into bool) self cannot take.
+void write_back(Tensor& self, const Tensor& out, const char* op) {
   if (out.sizes() != self.sizes()) {
     throw std::invalid_argument(std::string(op) + ": output with shape " + shape_str(self.sizes()) +
                                 " doesn't match the broadcast shape " + shape_str(out.sizes()));
   }
+  raw::detail::check_castable(op, out.dtype(), self.dtype());
   raw::copy_(self, out);
+}
+
+// Writes `out` (the recorded result) into self and makes it self's history, or its base's.
+void rebase_history(Tensor& self, const Tensor& out, const char* op) {
+  write_back(self, out, op);
   if (!out.requires_grad()) return;
   Edge recorded = autograd::gradient_edge(out);
   const Tensor& base = autograd::view_base_of(self);
@@ -143,11 +156,40 @@ Tensor& apply_inplace(Tensor& self, const char* op, std::vector<const Tensor*> o
   return self;
 }
 
-// A unary op without an in-place raw kernel: the raw result is written back.
+// What an in-place op's derivative needs of self's value before the write (the tables' third
+// column, tensor/tensor.h): reads_self, a copy; not_self, nothing (the stand-in aliases self); zero,
+// a result recorded with a zero gradient (torch's EqBackward: the comparisons' results are bool and
+// carry no history of their own); not_implemented, a result whose backward throws, as torch's.
+enum class Derivative { reads_self, not_self, zero, not_implemented };
+
+// An op without an in-place raw kernel: `outplace(self)` computed and written back, the raw write
+// being the same call with nothing to record.
 template <typename OutOfPlace>
-Tensor& unary_inplace(Tensor& self, const char* op, raw::UnaryOp raw_op, bool reads_old_self, OutOfPlace outplace) {
+Tensor& inplace_result(Tensor& self, const char* op, std::vector<const Tensor*> others, Derivative derivative,
+                       OutOfPlace outplace) {
+  auto recorded = [&](const Tensor& s) -> Tensor {
+    Tensor out = outplace(s);
+    if (derivative == Derivative::reads_self || derivative == Derivative::not_self) return out;
+    raw::detail::check_castable(op, out.dtype(), s.dtype());
+    out = raw::to(out, out.device(), s.dtype());
+    if (!autograd::needs_grad(s)) return out;
+    const std::string name = std::string(op) + "Backward";
+    if (derivative == Derivative::zero) {
+      autograd::record(name, {s}, out, {}, [](const autograd::detail::Grads& g, const autograd::detail::Needs&) {
+        return autograd::detail::Grads{raw::zeros_like(g[0])};
+      });
+    } else {
+      const std::string what = std::string("derivative for aten::") + op + " is not implemented";
+      autograd::record(name, {s}, out, {}, [what](const autograd::detail::Grads&,
+                                                  const autograd::detail::Needs&) -> autograd::detail::Grads {
+        throw std::runtime_error(what);
+      });
+    }
+    return out;
+  };
   return apply_inplace(
-      self, op, {}, reads_old_self, [&] { raw::copy_(self, raw::unary(raw_op, self)); }, outplace);
+      self, op, std::move(others), derivative == Derivative::reads_self, [&] { write_back(self, outplace(self), op); },
+      recorded);
 }
 
 }  // namespace
@@ -225,32 +267,151 @@ Tensor& Tensor::neg_() {
       [](const Tensor& s) { return colony::neg(s); });
 }
 
-Tensor& Tensor::abs_() {
-  return unary_inplace(*this, "abs_", raw::UnaryOp::Abs, true, [](const Tensor& s) { return colony::abs(s); });
+// One member per row of the tables (tensor/tensor.h).
+#define COLONY_DEFINE_INPLACE_UNARY(member, fn, derivative)                                                 \
+  Tensor& Tensor::member() {                                                                                \
+    return inplace_result(*this, #member, {}, Derivative::derivative,                                       \
+                          [](const Tensor& s) { return colony::fn(s); });                                   \
+  }
+COLONY_FOR_EACH_INPLACE_UNARY(COLONY_DEFINE_INPLACE_UNARY)
+#undef COLONY_DEFINE_INPLACE_UNARY
+
+#define COLONY_DEFINE_INPLACE_BINARY(member, fn, derivative)                                                \
+  Tensor& Tensor::member(const Tensor& other) {                                                             \
+    return inplace_result(*this, #member, {&other}, Derivative::derivative,                                 \
+                          [&](const Tensor& s) { return colony::fn(s, other); });                           \
+  }
+COLONY_FOR_EACH_INPLACE_BINARY(COLONY_DEFINE_INPLACE_BINARY)
+#undef COLONY_DEFINE_INPLACE_BINARY
+
+#define COLONY_DEFINE_INPLACE_SCALAR(member, fn, derivative)                                                \
+  Tensor& Tensor::member(double other) {                                                                    \
+    return inplace_result(*this, #member, {}, Derivative::derivative,                                       \
+                          [&](const Tensor& s) { return colony::fn(s, other); });                           \
+  }
+COLONY_FOR_EACH_INPLACE_SCALAR(COLONY_DEFINE_INPLACE_SCALAR)
+#undef COLONY_DEFINE_INPLACE_SCALAR
+
+Tensor& Tensor::pow_(const Tensor& exponent) {
+  return apply_inplace(
+      *this, "pow_", {&exponent}, true, [&] { raw::binary_(raw::BinaryOp::Pow, *this, exponent); },
+      [&](const Tensor& s) { return colony::pow(s, exponent); });
 }
 
-Tensor& Tensor::exp_() {
-  return unary_inplace(*this, "exp_", raw::UnaryOp::Exp, false, [](const Tensor& s) { return colony::exp(s); });
+namespace {
+
+// torch's float_power_ refuses a self that cannot hold the float64 result.
+void check_float_power_base(const Tensor& self) {
+  if (self.dtype() != kFloat64) {
+    throw std::invalid_argument(std::string("float_power_: the base given to float_power_ has dtype ") +
+                                raw::detail::torch_type_name(self.dtype()) +
+                                " but the operation's result requires dtype Double");
+  }
 }
 
-Tensor& Tensor::log_() {
-  return unary_inplace(*this, "log_", raw::UnaryOp::Log, true, [](const Tensor& s) { return colony::log(s); });
+}  // namespace
+
+Tensor& Tensor::float_power_(const Tensor& exponent) {
+  check_float_power_base(*this);
+  return inplace_result(*this, "float_power_", {&exponent}, Derivative::reads_self,
+                        [&](const Tensor& s) { return colony::float_power(s, exponent); });
 }
 
-Tensor& Tensor::sqrt_() {
-  return unary_inplace(*this, "sqrt_", raw::UnaryOp::Sqrt, false, [](const Tensor& s) { return colony::sqrt(s); });
+Tensor& Tensor::float_power_(double exponent) {
+  check_float_power_base(*this);
+  return inplace_result(*this, "float_power_", {}, Derivative::reads_self,
+                        [&](const Tensor& s) { return colony::float_power(s, exponent); });
 }
 
-Tensor& Tensor::relu_() {
-  return unary_inplace(*this, "relu_", raw::UnaryOp::Relu, false, [](const Tensor& s) { return colony::relu(s); });
+Tensor& Tensor::logit_(std::optional<double> eps) {
+  return inplace_result(*this, "logit_", {}, Derivative::reads_self,
+                        [&](const Tensor& s) { return colony::logit(s, eps); });
 }
 
-Tensor& Tensor::sigmoid_() {
-  return unary_inplace(*this, "sigmoid_", raw::UnaryOp::Sigmoid, false, [](const Tensor& s) { return colony::sigmoid(s); });
+Tensor& Tensor::nan_to_num_(std::optional<double> nan, std::optional<double> posinf, std::optional<double> neginf) {
+  return inplace_result(*this, "nan_to_num_", {}, Derivative::reads_self,
+                        [&](const Tensor& s) { return colony::nan_to_num(s, nan, posinf, neginf); });
 }
 
-Tensor& Tensor::tanh_() {
-  return unary_inplace(*this, "tanh_", raw::UnaryOp::Tanh, false, [](const Tensor& s) { return colony::tanh(s); });
+Tensor& Tensor::lerp_(const Tensor& end, double weight) {
+  return inplace_result(*this, "lerp_", {&end}, Derivative::not_self,
+                        [&](const Tensor& s) { return colony::lerp(s, end, weight); });
+}
+
+Tensor& Tensor::lerp_(const Tensor& end, const Tensor& weight) {
+  return inplace_result(*this, "lerp_", {&end, &weight}, Derivative::reads_self,
+                        [&](const Tensor& s) { return colony::lerp(s, end, weight); });
+}
+
+Tensor& Tensor::addcmul_(const Tensor& tensor1, const Tensor& tensor2, double value) {
+  return inplace_result(*this, "addcmul_", {&tensor1, &tensor2}, Derivative::not_self,
+                        [&](const Tensor& s) { return colony::addcmul(s, tensor1, tensor2, value); });
+}
+
+Tensor& Tensor::addcdiv_(const Tensor& tensor1, const Tensor& tensor2, double value) {
+  return inplace_result(*this, "addcdiv_", {&tensor1, &tensor2}, Derivative::not_self,
+                        [&](const Tensor& s) { return colony::addcdiv(s, tensor1, tensor2, value); });
+}
+
+Tensor& Tensor::cumsum_(int64_t dim) {
+  return inplace_result(*this, "cumsum_", {}, Derivative::not_self,
+                        [&](const Tensor& s) { return colony::cumsum(s, dim); });
+}
+
+Tensor& Tensor::cumprod_(int64_t dim) {
+  return inplace_result(*this, "cumprod_", {}, Derivative::reads_self,
+                        [&](const Tensor& s) { return colony::cumprod(s, dim); });
+}
+
+Tensor& Tensor::tril_(int64_t diagonal) {
+  return inplace_result(*this, "tril_", {}, Derivative::not_self,
+                        [&](const Tensor& s) { return colony::tril(s, diagonal); });
+}
+
+Tensor& Tensor::triu_(int64_t diagonal) {
+  return inplace_result(*this, "triu_", {}, Derivative::not_self,
+                        [&](const Tensor& s) { return colony::triu(s, diagonal); });
+}
+
+Tensor& Tensor::div_(const Tensor& other, const std::optional<std::string>& rounding_mode) {
+  if (!rounding_mode) return div_(other);
+  return inplace_result(*this, "div_", {&other}, Derivative::not_self,
+                        [&](const Tensor& s) { return colony::div(s, other, rounding_mode); });
+}
+
+Tensor& Tensor::div_(double other, const std::optional<std::string>& rounding_mode) {
+  if (!rounding_mode) return div_(other);
+  return inplace_result(*this, "div_", {}, Derivative::not_self,
+                        [&](const Tensor& s) { return colony::div(s, other, rounding_mode); });
+}
+
+Tensor& Tensor::round_(int64_t decimals) {
+  return inplace_result(*this, "round_", {}, Derivative::not_self,
+                        [&](const Tensor& s) { return colony::round(s, decimals); });
+}
+
+Tensor& Tensor::fill_diagonal_(double value, bool wrap) {
+  const char* op = "fill_diagonal_";
+  if (dim() < 2) throw std::invalid_argument(std::string(op) + ": dimensions must larger than 1");
+  if (dim() > 2) {
+    for (int64_t d = 1; d < dim(); ++d) {
+      if (size(d) != size(0)) throw std::invalid_argument(std::string(op) + ": all dimensions of input must be of equal length");
+    }
+  }
+  // The diagonal's positions in the row-major order of self's shape, as ATen steps through a
+  // contiguous tensor: every (1 + cols + cols*cols2 + ...) elements, up to the end of the first
+  // min(rows, cols) rows, or to the end of the tensor with wrap (2-D only).
+  const int64_t n = numel();
+  int64_t step = 0, row = 1;
+  for (int64_t d = dim() - 1; d >= 0; --d) {
+    step += row;
+    row *= size(d);
+  }
+  int64_t end = n;
+  if (dim() == 2 && !wrap) end = std::min(size(0), size(1)) * size(1);
+  std::vector<bool> marks(static_cast<size_t>(n), false);
+  for (int64_t i = 0; i < end; i += step) marks[static_cast<size_t>(i)] = true;
+  return masked_fill_(raw::from_vector(marks, sizes(), TensorOptions(kBool).device(device())), value);
 }
 
 }  // namespace colony

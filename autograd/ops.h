@@ -47,6 +47,9 @@ Tensor sign(const Tensor& t);
 Tensor floor(const Tensor& t);
 Tensor ceil(const Tensor& t);
 Tensor round(const Tensor& t);
+// torch.round(t, decimals=d): to d decimal places (to 10^-d for negative d), ATen's nearbyint(x 10^d)
+// / 10^d in float32 for 16-bit types; floating inputs only (torch refuses integers too). Zero gradient.
+Tensor round(const Tensor& t, int64_t decimals);
 Tensor clamp(const Tensor& t, std::optional<double> min, std::optional<double> max);
 inline Tensor clip(const Tensor& t, std::optional<double> min, std::optional<double> max) { return clamp(t, min, max); }
 // Trigonometric, hyperbolic, logarithmic and special functions (autograd/unary_math.cc), as torch's:
@@ -93,6 +96,10 @@ Tensor trunc(const Tensor& t);
 Tensor fix(const Tensor& t);
 // x - trunc(x), the sign of x (frac(-1.5) = -0.5); floating inputs only; the gradient passes unchanged.
 Tensor frac(const Tensor& t);
+// torch.frexp: (mantissa, int32 exponent) with t = mantissa 2^exponent, |mantissa| in [0.5, 1) (0,
+// +-inf and NaN: themselves and 0); floating inputs only. The mantissa's gradient is grad / 2^exponent;
+// the exponent is not differentiable.
+std::pair<Tensor, Tensor> frexp(const Tensor& t);
 
 // ---------- elementwise binary, broadcasting (autograd/binary.cc) ----------
 Tensor add(const Tensor& a, const Tensor& b, double alpha = 1.0);  // a + alpha * b
@@ -107,6 +114,19 @@ inline Tensor subtract(const Tensor& a, double b) { return sub(a, b); }
 Tensor mul(const Tensor& a, double b);
 Tensor div(const Tensor& a, double b);
 inline Tensor true_divide(const Tensor& a, double b) { return div(a, b); }
+// torch.div(a, b, rounding_mode=...): nullopt is div; "trunc" rounds the quotient toward zero
+// (trunc(a / b) on floating types, C's integer quotient on integers), "floor" toward -inf (floor_divide's
+// values); both keep integer dtypes and give zero gradients, as torch's. Other modes are refused with
+// torch's message. (Floating "trunc" truncates the quotient rounded to the dtype: float16/bfloat16
+// may differ from torch at a quotient within half an ulp of an integer.)
+Tensor div(const Tensor& a, const Tensor& b, const std::optional<std::string>& rounding_mode);
+Tensor div(const Tensor& a, double b, const std::optional<std::string>& rounding_mode);
+inline Tensor divide(const Tensor& a, const Tensor& b, const std::optional<std::string>& rounding_mode = std::nullopt) {
+  return div(a, b, rounding_mode);
+}
+inline Tensor divide(const Tensor& a, double b, const std::optional<std::string>& rounding_mode = std::nullopt) {
+  return div(a, b, rounding_mode);
+}
 Tensor rsub(const Tensor& a, double b);  // b - a
 Tensor rdiv(const Tensor& a, double b);  // b / a
 Tensor pow(const Tensor& a, double exponent);
@@ -155,6 +175,20 @@ Tensor gcd(const Tensor& a, const Tensor& b);
 Tensor lcm(const Tensor& a, const Tensor& b);
 // a * 2^b, torch's composition (integers give float32; differentiable in both).
 Tensor ldexp(const Tensor& a, const Tensor& b);
+// torch.nextafter: the next value of the (promoted) floating dtype after a toward b, float32 and
+// float64 (Colony refuses float16/bfloat16, which torch steps too); the gradient is grad for a where
+// a != b (0 where they are equal: the result is b there) and zero for b, as torch 2.15's
+// NextafterBackward.
+Tensor nextafter(const Tensor& a, const Tensor& b);
+// torch.bitwise_left_shift / bitwise_right_shift of integer tensors (bool and floating refused), as
+// ATen's: shifting by a negative count or by the width or more gives 0 (left) or the sign fill
+// (right); the operators << and >> below. Not differentiable.
+Tensor bitwise_left_shift(const Tensor& a, const Tensor& b);
+Tensor bitwise_left_shift(const Tensor& a, double b);
+Tensor bitwise_left_shift(double a, const Tensor& b);
+Tensor bitwise_right_shift(const Tensor& a, const Tensor& b);
+Tensor bitwise_right_shift(const Tensor& a, double b);
+Tensor bitwise_right_shift(double a, const Tensor& b);
 // t with `value` where the bool mask (broadcast with t) is true; no gradient flows to filled places.
 Tensor masked_fill(const Tensor& t, const Tensor& mask, double value);
 // torch's Tensor-value overload: value must be 0-D (it may live on the CPU for a CUDA t); it is
@@ -580,5 +614,10 @@ inline Tensor operator&(const Tensor& a, const Tensor& b) { return bitwise_and(a
 inline Tensor operator|(const Tensor& a, const Tensor& b) { return bitwise_or(a, b); }
 inline Tensor operator^(const Tensor& a, const Tensor& b) { return bitwise_xor(a, b); }
 inline Tensor operator~(const Tensor& t) { return bitwise_not(t); }
+// The shifts of integer tensors, as torch's << and >> (a number keeps the tensor's dtype: int32 << 2 is int32).
+inline Tensor operator<<(const Tensor& a, const Tensor& b) { return bitwise_left_shift(a, b); }
+inline Tensor operator<<(const Tensor& a, double b) { return bitwise_left_shift(a, b); }
+inline Tensor operator>>(const Tensor& a, const Tensor& b) { return bitwise_right_shift(a, b); }
+inline Tensor operator>>(const Tensor& a, double b) { return bitwise_right_shift(a, b); }
 
 }  // namespace colony

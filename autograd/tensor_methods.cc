@@ -58,6 +58,7 @@ Tensor Tensor::sign() const { return colony::sign(*this); }
 Tensor Tensor::floor() const { return colony::floor(*this); }
 Tensor Tensor::ceil() const { return colony::ceil(*this); }
 Tensor Tensor::round() const { return colony::round(*this); }
+Tensor Tensor::round(int64_t decimals) const { return colony::round(*this, decimals); }
 Tensor Tensor::trunc() const { return colony::trunc(*this); }
 Tensor Tensor::fix() const { return colony::fix(*this); }
 Tensor Tensor::frac() const { return colony::frac(*this); }
@@ -253,6 +254,12 @@ Tensor Tensor::trace() const {
 }
 Tensor Tensor::logical_not() const { return colony::logical_not(*this); }
 Tensor Tensor::logical_and(const Tensor& other) const { return colony::logical_and(*this, other); }
+Tensor Tensor::bitwise_left_shift(const Tensor& other) const { return colony::bitwise_left_shift(*this, other); }
+Tensor Tensor::bitwise_left_shift(double other) const { return colony::bitwise_left_shift(*this, other); }
+Tensor Tensor::bitwise_right_shift(const Tensor& other) const { return colony::bitwise_right_shift(*this, other); }
+Tensor Tensor::bitwise_right_shift(double other) const { return colony::bitwise_right_shift(*this, other); }
+Tensor Tensor::nextafter(const Tensor& other) const { return colony::nextafter(*this, other); }
+std::pair<Tensor, Tensor> Tensor::frexp() const { return colony::frexp(*this); }
 Tensor Tensor::logical_or(const Tensor& other) const { return colony::logical_or(*this, other); }
 Tensor Tensor::logical_xor(const Tensor& other) const { return colony::logical_xor(*this, other); }
 

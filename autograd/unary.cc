@@ -1,4 +1,8 @@
 // Elementwise functions of one tensor and their derivatives.
+#include <cmath>
+#include <stdexcept>
+#include <string>
+
 #include "autograd/autocast.h"
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
@@ -146,6 +150,26 @@ Tensor sign(const Tensor& t) { return piecewise_constant(UnaryOp::Sign, "SignBac
 Tensor floor(const Tensor& t) { return piecewise_constant(UnaryOp::Floor, "FloorBackward", t); }
 Tensor ceil(const Tensor& t) { return piecewise_constant(UnaryOp::Ceil, "CeilBackward", t); }
 Tensor round(const Tensor& t) { return piecewise_constant(UnaryOp::Round, "RoundBackward", t); }
+
+Tensor round(const Tensor& t, int64_t decimals) {
+  if (decimals == 0) return round(t);
+  if (!is_floating(t.dtype())) {
+    throw std::invalid_argument(std::string("round: not implemented for ") + dtype_name(t.dtype()) +
+                                " tensors (decimals needs a floating-point tensor), as in PyTorch");
+  }
+  // ATen's: nearbyint(x * 10^d) / 10^d, or nearbyint(x / 10^-d) * 10^-d for negative d, in float32
+  // for 16-bit types (its opmath), rounded once into the dtype.
+  const bool narrow = t.dtype() == kFloat16 || t.dtype() == kBFloat16;
+  const Tensor x = narrow ? raw::to(t, t.device(), kFloat32) : t;
+  const double ten_pow = std::pow(10.0, static_cast<double>(decimals < 0 ? -decimals : decimals));
+  Tensor r = decimals > 0 ? raw::binary(BinaryOp::Div, raw::unary(UnaryOp::Round, raw::mul(x, ten_pow)), ten_pow)
+                          : raw::mul(raw::unary(UnaryOp::Round, raw::binary(BinaryOp::Div, x, ten_pow)), ten_pow);
+  Tensor out = narrow ? raw::to(r, r.device(), t.dtype()) : r;
+  if (autograd::needs_grad(t)) {
+    record("RoundBackward", {t}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {raw::zeros_like(g[0])}; });
+  }
+  return out;
+}
 
 Tensor clamp(const Tensor& t, std::optional<double> min, std::optional<double> max) {
   Tensor out = raw::clamp(t, min, max);

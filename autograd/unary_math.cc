@@ -4,6 +4,9 @@
 // trunc (integers are copied) and frac (refused), as in PyTorch.
 #include <cmath>
 #include <limits>
+#include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "autograd/autocast.h"
 #include "autograd/op_util.h"
@@ -206,6 +209,23 @@ Tensor special_i1(const Tensor& t) {
     const Tensor dx = raw::binary(BinaryOp::Sub, unary(UnaryOp::I0, safe_x), raw::div(unary(UnaryOp::I1, safe_x), safe_x));
     return raw::mul(g, raw::where(not_tiny, dx, scalar_like(0.5, dx)));
   });
+}
+
+std::pair<Tensor, Tensor> frexp(const Tensor& t) {
+  if (!is_floating(t.dtype())) {
+    throw std::invalid_argument(std::string("frexp: torch.frexp() only supports floating-point dtypes, got ") +
+                                dtype_name(t.dtype()));
+  }
+  Tensor mantissa = raw::unary(UnaryOp::FrexpMantissa, t);
+  Tensor exponent = raw::unary(UnaryOp::FrexpExponent, t);  // whole numbers in t's dtype
+  if (autograd::needs_grad(t)) {
+    // mantissa: grad / 2^exponent, as torch's (exact: a power of two)
+    Tensor scale = raw::unary(UnaryOp::Exp2, raw::neg(exponent));
+    record("FrexpBackward", {t}, mantissa, {}, [scale](const Grads& g, const Needs&) -> Grads {
+      return {raw::mul(g[0], scale)};
+    });
+  }
+  return {mantissa, raw::to(exponent, exponent.device(), kInt32)};
 }
 
 // ATen's: the input (in the default float dtype when integral or bool) times the constant.

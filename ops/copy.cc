@@ -1,5 +1,6 @@
 // Copies, conversions and fill: the one place data moves between dtypes and devices; and
 // Tensor::item, a one-element copy to the host.
+#include <cmath>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -219,5 +220,14 @@ template int64_t Tensor::item<int64_t>() const;
 template int32_t Tensor::item<int32_t>() const;
 template uint8_t Tensor::item<uint8_t>() const;
 template bool Tensor::item<bool>() const;
+
+bool Tensor::is_nonzero() const {
+  if (numel() == 0) throw std::invalid_argument("is_nonzero: Boolean value of Tensor with no values is ambiguous");
+  if (numel() > 1) {
+    throw std::invalid_argument("is_nonzero: Boolean value of Tensor with more than one value is ambiguous");
+  }
+  const double v = item<double>();
+  return v != 0.0 || std::isnan(v);
+}
 
 }  // namespace colony

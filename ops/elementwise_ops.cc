@@ -59,6 +59,14 @@ DType compute_dtype(BinaryOp op, DType common, const char* name) {
     throw std::invalid_argument(std::string(name) + ": not implemented for " + dtype_name(common) +
                                 " tensors; it takes integer tensors, as in PyTorch");
   }
+  if (kernels::shifts_bits(op) && (is_floating(common) || common == kBool)) {
+    throw std::invalid_argument(std::string(name) + ": not implemented for " + dtype_name(common) +
+                                " tensors; it takes integer tensors, as in PyTorch");
+  }
+  if (op == BinaryOp::NextAfter && (common == kFloat16 || common == kBFloat16)) {
+    throw std::invalid_argument(std::string(name) + ": not implemented for " + dtype_name(common) +
+                                " tensors in Colony (float32 and float64 only; PyTorch also steps 16-bit types)");
+  }
   if (kernels::is_bitwise(op) && is_floating(common)) {
     throw std::invalid_argument(std::string(name) + ": expected integral or bool tensors, got " + dtype_name(common) +
                                 " (bitwise ops are not defined for floating-point types; for masks use bool tensors)");
@@ -71,18 +79,7 @@ DType compute_dtype(BinaryOp op, DType common, const char* name) {
   return common;
 }
 
-bool can_cast(DType from, DType to) {
-  if (is_floating(from) && !is_floating(to)) return false;
-  if (from != kBool && to == kBool) return false;
-  return true;
-}
-
-void check_castable(const char* op, DType result, DType out) {
-  if (!can_cast(result, out)) {
-    throw std::invalid_argument(std::string(op) + ": result type " + detail::torch_type_name(result) +
-                                " can't be cast to the desired output type " + detail::torch_type_name(out));
-  }
-}
+using detail::check_castable;
 
 void check_alpha(const char* op, DType common, double alpha) {
   if (common == kBool && alpha != 0.0 && alpha != 1.0) {
@@ -277,6 +274,14 @@ const char* torch_type_name(DType t) {
     case DType::Bool: return "Bool";
   }
   return "?";
+}
+
+void check_castable(const char* op, DType result, DType out) {
+  const bool castable = !(is_floating(result) && !is_floating(out)) && !(result != kBool && out == kBool);
+  if (!castable) {
+    throw std::invalid_argument(std::string(op) + ": result type " + torch_type_name(result) +
+                                " can't be cast to the desired output type " + torch_type_name(out));
+  }
 }
 
 void add_(Tensor& a, const Tensor& b, double alpha) { binary_inplace(BinaryOp::Add, a, b, alpha); }

@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <optional>
+#include <sstream>
+#include <string>
 #include <stdexcept>
 
 #include "kernels/common/multinomial.h"
@@ -100,6 +103,122 @@ void bernoulli_(Tensor& t, double p, Generator* gen) {
   copy_(t, binary(BinaryOp::Lt, u, p));
 }
 
+namespace {
+
+// The continuous distributions fill floating tensors only, with torch's words.
+void check_continuous(const Tensor& t, const char* distribution) {
+  if (!is_floating(t.dtype())) {
+    throw std::invalid_argument(std::string(distribution) +
+                                " distribution is a continuous probability distribution. dtype must be a floating "
+                                "point but you specified " + dtype_name(t.dtype()));
+  }
+}
+
+// Uniforms in [0, 1) with 53 bits, in float64 on t's device: the draw the fills below transform
+// (in float64, rounded once into t's dtype), from the same Philox stream as uniform_.
+Tensor uniform_draw(const Tensor& t, Generator* gen) {
+  return rand(t.sizes(), TensorOptions(kFloat64).device(t.device()), gen);
+}
+
+void write_draw(Tensor& t, const Tensor& values) {
+  copy_(t, values);
+  t.storage()->bump_version();
+}
+
+constexpr double kPi = 3.14159265358979323846;
+
+// A parameter in an error, as Python prints a number (0, 1.5, -1).
+std::string format_number(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+void exponential_(Tensor& t, double lambd, Generator* gen) {
+  check_continuous(t, "Exponential");
+  if (!(lambd > 0)) {
+    throw std::invalid_argument("exponential_ expects lambda > 0.0, but found lambda=" + format_number(lambd));
+  }
+  // -log(1 - u) / lambd: u in [0, 1), so 1 - u in (0, 1] and every sample finite, >= 0.
+  Tensor u = uniform_draw(t, gen);
+  write_draw(t, binary(BinaryOp::Div, neg(unary(UnaryOp::Log1p, neg(u))), lambd));
+}
+
+void cauchy_(Tensor& t, double median, double sigma, Generator* gen) {
+  check_continuous(t, "Cauchy");
+  if (!(sigma > 0)) {
+    throw std::invalid_argument("cauchy_ expects sigma > 0.0, but found sigma=" + format_number(sigma));
+  }
+  // median + sigma tan(pi (u - 1/2)), the inverse of the Cauchy CDF, as ATen's.
+  Tensor u = uniform_draw(t, gen);
+  write_draw(t, add(mul(unary(UnaryOp::Tan, mul(add(u, -0.5), kPi)), sigma), median));
+}
+
+void log_normal_(Tensor& t, double mean, double std, Generator* gen) {
+  if (!is_floating(t.dtype())) {
+    throw std::invalid_argument(std::string("log_normal_: not implemented for ") + dtype_name(t.dtype()) +
+                                " tensors (a floating-point tensor is expected), as in PyTorch");
+  }
+  if (!(std > 0)) throw std::invalid_argument("log_normal_ expects std > 0.0, but found std=" + format_number(std));
+  Tensor z = randn(t.sizes(), TensorOptions(kFloat64).device(t.device()), gen);
+  write_draw(t, exp(add(mul(z, std), mean)));
+}
+
+void geometric_(Tensor& t, double p, Generator* gen) {
+  if (t.dtype() == kBool) throw std::invalid_argument("geometric_: not implemented for bool tensors, as in PyTorch");
+  if (!(p > 0 && p < 1)) {
+    throw std::invalid_argument("geometric_ expects p to be in (0, 1), but got p=" + format_number(p));
+  }
+  // The number of Bernoulli(p) trials up to the first success: ceil(log(1 - u) / log(1 - p)), at
+  // least 1 (u = 0 would give 0).
+  Tensor u = uniform_draw(t, gen);
+  Tensor trials = unary(UnaryOp::Ceil, binary(BinaryOp::Div, unary(UnaryOp::Log1p, neg(u)), std::log1p(-p)));
+  write_draw(t, binary(BinaryOp::Maximum, trials, 1.0));
+}
+
+void random_(Tensor& t, std::optional<double> from_arg, std::optional<double> to_arg, Generator* gen) {
+  // Without bounds: [0, 2^digits] for floating dtypes (every integer they hold exactly), [0, max]
+  // for integral ones, as torch's random_().
+  double from = from_arg.value_or(0.0), to = 0.0;
+  const DType d = t.dtype();
+  double lowest = 0, highest = 0;  // the dtype's range of integers
+  switch (d) {
+    case kBool: lowest = 0; highest = 1; break;
+    case kUInt8: lowest = 0; highest = 255; break;
+    case kInt32: lowest = -2147483648.0; highest = 2147483647.0; break;
+    case kInt64: lowest = -9223372036854775808.0; highest = 9223372036854775807.0; break;
+    case kFloat16: lowest = -65504; highest = 65504; break;
+    case kBFloat16: lowest = -3.3895313892515355e38; highest = 3.3895313892515355e38; break;
+    case kFloat32: lowest = -3.4028234663852886e38; highest = 3.4028234663852886e38; break;
+    case kFloat64: lowest = -1.7976931348623157e308; highest = 1.7976931348623157e308; break;
+  }
+  if (to_arg) {
+    to = *to_arg;
+  } else {
+    const double digits = d == kFloat64 ? 53 : d == kFloat32 ? 24 : d == kFloat16 ? 11 : d == kBFloat16 ? 8 : -1;
+    to = digits > 0 ? std::ldexp(1.0, static_cast<int>(digits)) + 1 : highest + 1;
+  }
+  if (!(from < to)) {
+    throw std::invalid_argument("random_ expects 'from' to be less than 'to', but got from=" + format_number(from) +
+                                " >= to=" + format_number(to));
+  }
+  if (from < lowest || from > highest) {
+    throw std::invalid_argument(std::string("random_: from is out of bounds for ") + dtype_name(d));
+  }
+  if (to - 1 < lowest || to - 1 > highest) {
+    throw std::invalid_argument(std::string("random_: to - 1 is out of bounds for ") + dtype_name(d));
+  }
+  // floor(from + (to - from) u), the largest value to - 1 where float64 rounds up: exact for
+  // ranges below 2^53 (int64 ranges wider than that are not uniform over every integer).
+  // (int64's largest value is 2^63 in float64, which int64 cannot hold: the largest double below it.)
+  const double largest = d == kInt64 ? std::min(to - 1, 9223372036854774784.0) : to - 1;
+  Tensor u = uniform_draw(t, gen);
+  Tensor v = unary(UnaryOp::Floor, add(mul(u, to - from), from));
+  write_draw(t, binary(BinaryOp::Minimum, v, largest));
+}
+
 Tensor multinomial(const Tensor& probs, int64_t num_samples, bool replacement, Generator* gen) {
   const char* op = "multinomial";
   check_defined(probs, op, "probs");
@@ -179,6 +298,49 @@ Tensor& Tensor::normal_(double mean, double std) {
 Tensor& Tensor::bernoulli_(double p) {
   detail::check_inplace_write(*this, "bernoulli_");
   raw::bernoulli_(*this, p);
+  return *this;
+}
+
+Tensor& Tensor::exponential_(double lambd) {
+  detail::check_inplace_write(*this, "exponential_");
+  raw::exponential_(*this, lambd);
+  return *this;
+}
+
+Tensor& Tensor::cauchy_(double median, double sigma) {
+  detail::check_inplace_write(*this, "cauchy_");
+  raw::cauchy_(*this, median, sigma);
+  return *this;
+}
+
+Tensor& Tensor::log_normal_(double mean, double std) {
+  detail::check_inplace_write(*this, "log_normal_");
+  raw::log_normal_(*this, mean, std);
+  return *this;
+}
+
+Tensor& Tensor::geometric_(double p) {
+  detail::check_inplace_write(*this, "geometric_");
+  raw::geometric_(*this, p);
+  return *this;
+}
+
+Tensor& Tensor::random_(int64_t from, std::optional<int64_t> to) {
+  detail::check_inplace_write(*this, "random_");
+  raw::random_(*this, static_cast<double>(from),
+               to ? std::optional<double>(static_cast<double>(*to)) : std::nullopt);
+  return *this;
+}
+
+Tensor& Tensor::random_(int64_t to) {
+  detail::check_inplace_write(*this, "random_");
+  raw::random_(*this, 0.0, static_cast<double>(to));
+  return *this;
+}
+
+Tensor& Tensor::random_() {
+  detail::check_inplace_write(*this, "random_");
+  raw::random_(*this, std::nullopt, std::nullopt);
   return *this;
 }
 

@@ -71,6 +71,17 @@ Tensor bernoulli(const Tensor& p, Generator* gen = nullptr);
 void uniform_(Tensor& t, double from, double to, Generator* gen = nullptr);
 void normal_(Tensor& t, double mean, double std, Generator* gen = nullptr);
 void bernoulli_(Tensor& t, double p, Generator* gen = nullptr);
+// torch's in-place fills, each a transform of 53-bit uniforms (or normals) from the same Philox
+// stream, computed in float64 and rounded once into t's dtype: exponential (-log(1 - u) / lambd,
+// lambd > 0), Cauchy (median + sigma tan(pi (u - 1/2)), sigma > 0) and log-normal (exp(mean + std z),
+// std > 0) floating only; geometric (the trials up to the first success, p in (0, 1)) any dtype but
+// bool; random_ the integers of [from, to) (to - 1 and from within the dtype; without bounds
+// [0, 2^digits] for floating dtypes, [0, max] for integral ones), as torch's random_.
+void exponential_(Tensor& t, double lambd, Generator* gen = nullptr);
+void cauchy_(Tensor& t, double median, double sigma, Generator* gen = nullptr);
+void log_normal_(Tensor& t, double mean, double std, Generator* gen = nullptr);
+void geometric_(Tensor& t, double p, Generator* gen = nullptr);
+void random_(Tensor& t, std::optional<double> from, std::optional<double> to, Generator* gen = nullptr);
 // num_samples category indices (int64) per row of 1-D or 2-D non-negative weights, which need not
 // sum to 1; without replacement, zero-weight categories come only after all others. Reads three
 // numbers of the weights on the host to check them (a synchronization on CUDA).

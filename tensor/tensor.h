@@ -80,6 +80,112 @@ struct TensorOptions {
 using TensorHook = std::function<std::optional<Tensor>(const Tensor& grad)>;
 using PostAccumulateGradHook = std::function<void(Tensor& leaf)>;
 
+// The in-place elementwise members, one row each: X(member, function, derivative). self.member()
+// (or member(other)) writes colony::function(self[, other]) into self, recorded by autograd/inplace.cc.
+// `derivative` says what the out-of-place op's backward needs of self's value before the write, as
+// torch's derivatives.yaml writes the formula: reads_self (a copy of it is kept: sin, log, mul's
+// other), not_self (nothing, or the result: exp, sqrt, floor), zero (a zero gradient, torch's
+// EqBackward for the comparisons) or not_implemented (a backward through it throws, as torch's).
+#define COLONY_FOR_EACH_INPLACE_UNARY(X) \
+  X(abs_, abs, reads_self)               \
+  X(absolute_, abs, reads_self)          \
+  X(negative_, neg, not_self)            \
+  X(exp_, exp, not_self)                 \
+  X(exp2_, exp2, not_self)               \
+  X(expm1_, expm1, not_self)             \
+  X(log_, log, reads_self)               \
+  X(log2_, log2, reads_self)             \
+  X(log10_, log10, reads_self)           \
+  X(log1p_, log1p, reads_self)           \
+  X(sqrt_, sqrt, not_self)               \
+  X(rsqrt_, rsqrt, not_self)             \
+  X(square_, square, reads_self)         \
+  X(reciprocal_, reciprocal, not_self)   \
+  X(relu_, relu, not_self)               \
+  X(sigmoid_, sigmoid, not_self)         \
+  X(tanh_, tanh, not_self)               \
+  X(sin_, sin, reads_self)               \
+  X(cos_, cos, reads_self)               \
+  X(tan_, tan, not_self)                 \
+  X(asin_, asin, reads_self)             \
+  X(arcsin_, asin, reads_self)           \
+  X(acos_, acos, reads_self)             \
+  X(arccos_, acos, reads_self)           \
+  X(atan_, atan, reads_self)             \
+  X(arctan_, atan, reads_self)           \
+  X(sinh_, sinh, reads_self)             \
+  X(cosh_, cosh, reads_self)             \
+  X(asinh_, asinh, reads_self)           \
+  X(arcsinh_, asinh, reads_self)         \
+  X(acosh_, acosh, reads_self)           \
+  X(arccosh_, acosh, reads_self)         \
+  X(atanh_, atanh, reads_self)           \
+  X(arctanh_, atanh, reads_self)         \
+  X(floor_, floor, not_self)             \
+  X(ceil_, ceil, not_self)               \
+  X(round_, round, not_self)             \
+  X(trunc_, trunc, not_self)             \
+  X(fix_, fix, not_self)                 \
+  X(frac_, frac, not_self)               \
+  X(sign_, sign, not_self)               \
+  X(sgn_, sgn, not_self)                 \
+  X(erf_, erf, reads_self)               \
+  X(erfc_, erfc, reads_self)             \
+  X(erfinv_, erfinv, not_self)           \
+  X(lgamma_, lgamma, reads_self)         \
+  X(digamma_, digamma, reads_self)       \
+  X(i0_, i0, reads_self)                 \
+  X(sinc_, sinc, reads_self)             \
+  X(deg2rad_, deg2rad, not_self)         \
+  X(rad2deg_, rad2deg, not_self)         \
+  X(logical_not_, logical_not, not_self) \
+  X(bitwise_not_, bitwise_not, not_self)
+
+// self.member(other) with a tensor other (broadcast to self's shape).
+#define COLONY_FOR_EACH_INPLACE_BINARY(X)      \
+  X(atan2_, atan2, reads_self)                 \
+  X(fmod_, fmod, reads_self)                   \
+  X(remainder_, remainder, reads_self)         \
+  X(floor_divide_, floor_divide, not_self)     \
+  X(hypot_, hypot, reads_self)                 \
+  X(copysign_, copysign, reads_self)           \
+  X(xlogy_, xlogy, reads_self)                 \
+  X(ldexp_, ldexp, reads_self)                 \
+  X(gcd_, gcd, not_self)                       \
+  X(lcm_, lcm, not_self)                       \
+  X(heaviside_, heaviside, not_implemented)    \
+  X(logical_and_, logical_and, not_self)       \
+  X(logical_or_, logical_or, not_self)         \
+  X(logical_xor_, logical_xor, not_self)       \
+  X(bitwise_and_, bitwise_and, not_self)       \
+  X(bitwise_or_, bitwise_or, not_self)         \
+  X(bitwise_xor_, bitwise_xor, not_self)       \
+  X(bitwise_left_shift_, bitwise_left_shift, not_self)   \
+  X(bitwise_right_shift_, bitwise_right_shift, not_self) \
+  X(nextafter_, nextafter, not_self)           \
+  X(eq_, eq, zero)                             \
+  X(ne_, ne, zero)                             \
+  X(lt_, lt, zero)                             \
+  X(le_, le, zero)                             \
+  X(gt_, gt, zero)                             \
+  X(ge_, ge, zero)
+
+// self.member(other) with a number, where torch takes a Scalar.
+#define COLONY_FOR_EACH_INPLACE_SCALAR(X)  \
+  X(fmod_, fmod, not_self)                 \
+  X(remainder_, remainder, not_self)       \
+  X(floor_divide_, floor_divide, not_self) \
+  X(copysign_, copysign, reads_self)       \
+  X(xlogy_, xlogy, reads_self)             \
+  X(bitwise_left_shift_, bitwise_left_shift, not_self)   \
+  X(bitwise_right_shift_, bitwise_right_shift, not_self) \
+  X(eq_, eq, zero)                         \
+  X(ne_, ne, zero)                         \
+  X(lt_, lt, zero)                         \
+  X(le_, le, zero)                         \
+  X(gt_, gt, zero)                         \
+  X(ge_, ge, zero)
+
 class Tensor {
  public:
   Tensor() = default;
@@ -105,6 +211,9 @@ class Tensor {
   bool is_cuda() const { return device().is_cuda(); }
   bool is_cpu() const { return device().is_cpu(); }
   bool is_floating_point() const { return is_floating(dtype()); }
+  // Whether the dtype holds negative values (torch.is_signed): the floating dtypes, int32, int64.
+  bool is_signed() const { return is_floating(dtype()) || dtype() == DType::Int32 || dtype() == DType::Int64; }
+  bool is_same_size(const Tensor& other) const { return sizes() == other.sizes(); }
   bool is_contiguous() const;
   int64_t element_size() const { return colony::element_size(dtype()); }
   int64_t nbytes() const { return numel() * element_size(); }
@@ -118,6 +227,9 @@ class Tensor {
   // ops/copy.cc.
   template <typename T> T item() const;
   double item() const { return item<double>(); }
+  // Whether the one element of a one-element tensor is nonzero (NaN is); torch's refusal otherwise
+  // ("Boolean value of Tensor with more than one value is ambiguous"). Defined in ops/copy.cc.
+  bool is_nonzero() const;
   std::string str() const;  // the operator<< text (defined in ops/print.cc)
   bool is_pinned() const;   // host memory the GPU can read asynchronously (pin_memory())
   // Tells the caching allocator that work queued on `stream` (not the stream the memory was
@@ -136,6 +248,13 @@ class Tensor {
   Tensor& uniform_(double from = 0.0, double to = 1.0);
   Tensor& normal_(double mean = 0.0, double std = 1.0);
   Tensor& bernoulli_(double p);
+  Tensor& exponential_(double lambd = 1.0);
+  Tensor& cauchy_(double median = 0.0, double sigma = 1.0);
+  Tensor& log_normal_(double mean = 1.0, double std = 2.0);
+  Tensor& geometric_(double p);
+  Tensor& random_(int64_t from, std::optional<int64_t> to);  // [from, to); to = nullopt: as random_()
+  Tensor& random_(int64_t to);                                // [0, to)
+  Tensor& random_();                                          // [0, 2^digits] or [0, max] (raw::random_)
 
   // ---- autograd metadata (tensor/) ----
   bool requires_grad() const;
@@ -208,6 +327,7 @@ class Tensor {
   Tensor floor() const;
   Tensor ceil() const;
   Tensor round() const;
+  Tensor round(int64_t decimals) const;  // torch.round(x, decimals=...)
   Tensor trunc() const;
   Tensor fix() const;
   Tensor frac() const;
@@ -352,6 +472,12 @@ class Tensor {
   Tensor logical_and(const Tensor& other) const;
   Tensor logical_or(const Tensor& other) const;
   Tensor logical_xor(const Tensor& other) const;
+  Tensor bitwise_left_shift(const Tensor& other) const;
+  Tensor bitwise_left_shift(double other) const;
+  Tensor bitwise_right_shift(const Tensor& other) const;
+  Tensor bitwise_right_shift(double other) const;
+  Tensor nextafter(const Tensor& other) const;
+  std::pair<Tensor, Tensor> frexp() const;  // mantissa, int32 exponent
   // The composed ops of autograd/composed_ops.h as members (defined in autograd/composed_methods.cc).
   Tensor tile(const Shape& dims) const;
   Tensor broadcast_to(const Shape& shape) const;
@@ -449,13 +575,64 @@ class Tensor {
   Tensor& clamp_min_(double min) { return clamp_(min, std::nullopt); }
   Tensor& clamp_max_(double max) { return clamp_(std::nullopt, max); }
   Tensor& neg_();
-  Tensor& abs_();
-  Tensor& exp_();
-  Tensor& log_();
-  Tensor& sqrt_();
-  Tensor& relu_();
-  Tensor& sigmoid_();
-  Tensor& tanh_();
+  // The in-place forms of the elementwise ops, one row each (COLONY_FOR_EACH_INPLACE_* below):
+  // self.sin_() writes colony::sin(self) into self, with the out-of-place op's values, dtype
+  // promotion and derivative. A result self's dtype cannot hold is refused as in PyTorch
+  // (int64.sin_(): "result type Float can't be cast to the desired output type Long").
+#define COLONY_DECLARE_INPLACE_UNARY(member, fn, derivative) Tensor& member();
+  COLONY_FOR_EACH_INPLACE_UNARY(COLONY_DECLARE_INPLACE_UNARY)
+#undef COLONY_DECLARE_INPLACE_UNARY
+#define COLONY_DECLARE_INPLACE_BINARY(member, fn, derivative) Tensor& member(const Tensor& other);
+  COLONY_FOR_EACH_INPLACE_BINARY(COLONY_DECLARE_INPLACE_BINARY)
+#undef COLONY_DECLARE_INPLACE_BINARY
+#define COLONY_DECLARE_INPLACE_SCALAR(member, fn, derivative) Tensor& member(double other);
+  COLONY_FOR_EACH_INPLACE_SCALAR(COLONY_DECLARE_INPLACE_SCALAR)
+#undef COLONY_DECLARE_INPLACE_SCALAR
+  Tensor& pow_(const Tensor& exponent);
+  // torch.float_power_: self must be float64 (the result's dtype), else refused as torch's.
+  Tensor& float_power_(const Tensor& exponent);
+  Tensor& float_power_(double exponent);
+  Tensor& logit_(std::optional<double> eps = std::nullopt);
+  Tensor& nan_to_num_(std::optional<double> nan = 0.0, std::optional<double> posinf = std::nullopt,
+                      std::optional<double> neginf = std::nullopt);
+  Tensor& lerp_(const Tensor& end, double weight);
+  Tensor& lerp_(const Tensor& end, const Tensor& weight);
+  Tensor& addcmul_(const Tensor& tensor1, const Tensor& tensor2, double value = 1.0);
+  Tensor& addcdiv_(const Tensor& tensor1, const Tensor& tensor2, double value = 1.0);
+  Tensor& cumsum_(int64_t dim);
+  Tensor& cumprod_(int64_t dim);
+  Tensor& tril_(int64_t diagonal = 0);
+  Tensor& triu_(int64_t diagonal = 0);
+  // torch's fill_diagonal_: the main diagonal of a 2-D tensor, or of an N-D one whose dims are all
+  // equal, set to value; with wrap, a tall matrix's diagonal starts again every cols + 1 rows.
+  Tensor& fill_diagonal_(double value, bool wrap = false);
+  // torch's aliases.
+  Tensor& clip_(std::optional<double> min, std::optional<double> max) { return clamp_(min, max); }
+  Tensor& multiply_(const Tensor& other) { return mul_(other); }
+  Tensor& multiply_(double other) { return mul_(other); }
+  Tensor& divide_(const Tensor& other) { return div_(other); }
+  Tensor& divide_(double other) { return div_(other); }
+  // torch's rounding_mode: "trunc" or "floor" (colony::div(a, b, rounding_mode)); nullopt is div_.
+  Tensor& div_(const Tensor& other, const std::optional<std::string>& rounding_mode);
+  Tensor& div_(double other, const std::optional<std::string>& rounding_mode);
+  Tensor& divide_(const Tensor& other, const std::optional<std::string>& rounding_mode) { return div_(other, rounding_mode); }
+  Tensor& divide_(double other, const std::optional<std::string>& rounding_mode) { return div_(other, rounding_mode); }
+  Tensor& round_(int64_t decimals);  // torch's round_(decimals=...)
+  Tensor& true_divide_(const Tensor& other) { return div_(other); }
+  Tensor& true_divide_(double other) { return div_(other); }
+  Tensor& subtract_(const Tensor& other, double alpha = 1.0) { return sub_(other, alpha); }
+  Tensor& subtract_(double other) { return sub_(other); }
+  Tensor& arctan2_(const Tensor& other) { return atan2_(other); }
+  Tensor& greater_(const Tensor& other) { return gt_(other); }
+  Tensor& greater_(double other) { return gt_(other); }
+  Tensor& greater_equal_(const Tensor& other) { return ge_(other); }
+  Tensor& greater_equal_(double other) { return ge_(other); }
+  Tensor& less_(const Tensor& other) { return lt_(other); }
+  Tensor& less_(double other) { return lt_(other); }
+  Tensor& less_equal_(const Tensor& other) { return le_(other); }
+  Tensor& less_equal_(double other) { return le_(other); }
+  Tensor& not_equal_(const Tensor& other) { return ne_(other); }
+  Tensor& not_equal_(double other) { return ne_(other); }
   // The same as the member functions, spelt as operators: x += y records like x.add_(y).
   Tensor& operator+=(const Tensor& other) { return add_(other); }
   Tensor& operator-=(const Tensor& other) { return sub_(other); }

@@ -7,7 +7,7 @@ import math
 
 import torch
 
-DTYPES = {torch.float64: "kFloat64", torch.float32: "kFloat32", torch.int64: "kInt64", torch.int32: "kInt32",
+DTYPES = {torch.float64: "kFloat64", torch.float32: "kFloat32", torch.float16: "kFloat16", torch.int64: "kInt64", torch.int32: "kInt32",
           torch.bool: "kBool"}
 
 

@@ -80,7 +80,9 @@ namespace colony::kernels {
   X(Softshrink, COLONY_DISPATCH_FLOATING, "softshrink") \
   X(Threshold, COLONY_DISPATCH_NUMERIC, "threshold")    \
   X(I0, COLONY_DISPATCH_FLOATING, "i0")                 \
-  X(I1, COLONY_DISPATCH_FLOATING, "special_i1")
+  X(I1, COLONY_DISPATCH_FLOATING, "special_i1")       \
+  X(FrexpMantissa, COLONY_DISPATCH_FLOATING, "frexp") \
+  X(FrexpExponent, COLONY_DISPATCH_FLOATING, "frexp")
 
 #define COLONY_FOR_EACH_BINARY_OP(X)         \
   X(Add, COLONY_DISPATCH_ALL, "add")         \
@@ -106,6 +108,9 @@ namespace colony::kernels {
   X(Fmin, COLONY_DISPATCH_ALL, "fmin")       \
   X(Gcd, COLONY_DISPATCH_INTEGRAL, "gcd")    \
   X(Lcm, COLONY_DISPATCH_INTEGRAL, "lcm")    \
+  X(NextAfter, COLONY_DISPATCH_FLOATING, "nextafter") \
+  X(BitwiseLeftShift, COLONY_DISPATCH_INTEGRAL, "bitwise_left_shift") \
+  X(BitwiseRightShift, COLONY_DISPATCH_INTEGRAL, "bitwise_right_shift") \
   X(Eq, COLONY_DISPATCH_ALL, "eq")           \
   X(Ne, COLONY_DISPATCH_ALL, "ne")           \
   X(Lt, COLONY_DISPATCH_ALL, "lt")           \
@@ -207,7 +212,8 @@ constexpr bool outputs_bool(UnaryOp op) {
 constexpr bool refuses_integral_input(UnaryOp op) {
   return op == UnaryOp::Gelu || op == UnaryOp::Silu || op == UnaryOp::LeakyRelu || op == UnaryOp::Elu ||
          op == UnaryOp::Softplus || op == UnaryOp::Mish || op == UnaryOp::Hardswish || op == UnaryOp::Hardsigmoid ||
-         op == UnaryOp::LogSigmoid || op == UnaryOp::Frac || op == UnaryOp::Hardshrink || op == UnaryOp::Softshrink;
+         op == UnaryOp::LogSigmoid || op == UnaryOp::Frac || op == UnaryOp::Hardshrink || op == UnaryOp::Softshrink ||
+         op == UnaryOp::FrexpMantissa || op == UnaryOp::FrexpExponent;
 }
 // The comparisons and the logical ops, listed last: their results are bool whatever the inputs.
 constexpr bool outputs_bool(BinaryOp op) { return op >= BinaryOp::Eq; }
@@ -221,8 +227,11 @@ constexpr bool promotes_integral_to_float(BinaryOp op) {
   return op == BinaryOp::Div || op == BinaryOp::Atan2 || op == BinaryOp::Copysign || op == BinaryOp::Xlogy;
 }
 constexpr bool refuses_integral_input(BinaryOp op) {
-  return op == BinaryOp::Hypot || op == BinaryOp::LogAddExp || op == BinaryOp::LogAddExp2;
+  return op == BinaryOp::Hypot || op == BinaryOp::LogAddExp || op == BinaryOp::LogAddExp2 || op == BinaryOp::NextAfter;
 }
+// The shifts: integer dtypes only (bool and floating refused by the front end, as PyTorch has no
+// kernel for them).
+constexpr bool shifts_bits(BinaryOp op) { return op == BinaryOp::BitwiseLeftShift || op == BinaryOp::BitwiseRightShift; }
 // gcd and lcm: integer dtypes only (bool and floating refused by the front end, as PyTorch has no
 // kernel for them).
 constexpr bool integers_only(BinaryOp op) { return op == BinaryOp::Gcd || op == BinaryOp::Lcm; }
@@ -537,6 +546,17 @@ COLONY_INLINE auto unary_fn(C x, const UnaryAttrs& attrs = {}) {
     return math::bessel_i0(x);  // even, 1 at 0, inf beyond about 713 (double) or 89 (float)
   } else if constexpr (Op == UnaryOp::I1) {
     return math::bessel_i1(x);  // odd, 0 at 0; i0's derivative
+  } else if constexpr (Op == UnaryOp::FrexpMantissa || Op == UnaryOp::FrexpExponent) {
+    // torch.frexp: x = mantissa 2^exponent, |mantissa| in [0.5, 1); 0, +-inf and NaN are their own
+    // mantissa with exponent 0. The exponent is computed in x's type (exact: at most 1074 in
+    // magnitude) and made int32 by the front end.
+    int e = 0;
+    const C m = (x == x && x - x == C(0)) ? math::frexp(x, &e) : x;
+    if constexpr (Op == UnaryOp::FrexpMantissa) {
+      return m;
+    } else {
+      return static_cast<C>(x == x && x - x == C(0) ? e : 0);
+    }
   } else {
     static_assert(Op == UnaryOp::Silu, "unhandled UnaryOp");
     return x / (C(1) + math::exp(-x));  // PyTorch's form: -0 (not a denormal) below about -88 in float
@@ -662,6 +682,22 @@ COLONY_INLINE C lcm_fn(C a, C b) {
   return g == C(0) ? C(0) : int_magnitude(static_cast<C>(a / g * b));
 }
 
+// torch.bitwise_left_shift / bitwise_right_shift, as ATen's: a shift by a negative count or by the
+// type's width or more gives 0 to the left and the sign fill (0 or -1) to the right; a left shift
+// is done on the unsigned type, so a bit shifted into the sign bit makes the value negative.
+template <typename C>
+COLONY_INLINE C left_shift(C a, C b) {
+  constexpr C kWidth = static_cast<C>(sizeof(C) * 8);
+  if (is_negative(b) || b >= kWidth) return C(0);
+  return static_cast<C>(static_cast<std::make_unsigned_t<C>>(a) << b);
+}
+template <typename C>
+COLONY_INLINE C right_shift(C a, C b) {
+  constexpr C kLast = static_cast<C>(sizeof(C) * 8 - (std::is_signed_v<C> ? 1 : 0));
+  if (is_negative(b) || b >= kLast) return static_cast<C>(a >> kLast);
+  return static_cast<C>(a >> b);
+}
+
 // `alpha` scales b in Add (torch.add(a, b, alpha=...)); the other ops ignore it.
 template <BinaryOp Op, typename C>
 COLONY_INLINE auto binary_fn(C a, C b, C alpha) {
@@ -716,6 +752,18 @@ COLONY_INLINE auto binary_fn(C a, C b, C alpha) {
   } else if constexpr (Op == BinaryOp::Gcd || Op == BinaryOp::Lcm) {
     if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
       return Op == BinaryOp::Gcd ? gcd_fn(a, b) : lcm_fn(a, b);
+    } else {
+      return a;  // never run: the front end refuses bool, COLONY_DISPATCH_INTEGRAL has no floating type
+    }
+  } else if constexpr (Op == BinaryOp::NextAfter) {
+    if constexpr (std::is_floating_point_v<C>) {
+      return math::nextafter(a, b);  // the next value of a's type after a toward b
+    } else {
+      return a;  // never dispatched: COLONY_DISPATCH_FLOATING has no integral type
+    }
+  } else if constexpr (Op == BinaryOp::BitwiseLeftShift || Op == BinaryOp::BitwiseRightShift) {
+    if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) {
+      return Op == BinaryOp::BitwiseLeftShift ? left_shift(a, b) : right_shift(a, b);
     } else {
       return a;  // never run: the front end refuses bool, COLONY_DISPATCH_INTEGRAL has no floating type
     }

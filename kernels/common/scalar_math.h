@@ -53,8 +53,13 @@ COLONY_MATH_BINARY(atan2, atan2f, atan2)
 COLONY_MATH_BINARY(fmod, fmodf, fmod)
 COLONY_MATH_BINARY(hypot, hypotf, hypot)
 COLONY_MATH_BINARY(copysign, copysignf, copysign)
+COLONY_MATH_BINARY(nextafter, nextafterf, nextafter)
 
 #undef COLONY_MATH_BINARY
+
+// x = mantissa * 2^exponent with |mantissa| in [0.5, 1) (C's frexp).
+COLONY_INLINE float frexp(float x, int* exponent) { return ::frexpf(x, exponent); }
+COLONY_INLINE double frexp(double x, int* exponent) { return ::frexp(x, exponent); }
 
 // log|Gamma(x)|. On the host lgamma_r, not lgamma: lgamma stores the sign of Gamma(x) in the global
 // signgam, a data race between the threads of one elementwise loop; the sign is not needed here.
