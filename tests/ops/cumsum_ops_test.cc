@@ -42,10 +42,10 @@ TEST(Cumsum, EveryDimAgainstDouble) {
   EXPECT_TRUE(all_close(raw::cumsum(strided, 2), raw::transpose(raw::cumsum(x, 0), 0, 2), 1e-12, 1e-12));
 }
 
-// The last axis runs 8 rows side by side (kernels/cpu/cumsum.cc); 21 rows are two groups of 8 and
-// 5 rows alone. Each row must be its own float32 running sum, in order (bitwise), NaN and inf
-// spreading along their row only; int32 rows give exact int64 sums.
-TEST(Cumsum, LastDimRowsInGroupsAndAlone) {
+// The last axis has its own row loop (kernels/cpu/cumsum.cc): each of 21 rows of 37 must be its own
+// float32 running sum, in order (bitwise), NaN and inf spreading along their row only; int32 rows
+// give exact int64 sums.
+TEST(Cumsum, LastDimRowByRow) {
   constexpr int64_t kRows = 21, kLen = 37;
   Generator gen(3);
   Tensor x = raw::randn({kRows, kLen}, kFloat32, &gen);
