@@ -183,12 +183,13 @@ Tensor norm(const Tensor& t, double p, const std::vector<int64_t>& dims, bool ke
   if (std::isnan(p) || (p < 0 && p != -kInf)) {
     throw std::invalid_argument("norm: p must be 0, positive, inf or -inf, got " + std::to_string(p));
   }
+  // p = 0 and p = 2 read t itself: |t| would be one more pass over it (and a tensor that size).
+  if (p == 0) return raw::to(raw::sum(ne(t, 0.0), dims, keepdim), t.device(), t.dtype());
+  if (p == 2) return away_from_zero(sum(square(t), dims, keepdim), 0.0, [](const Tensor& s) { return sqrt(s); });
   Tensor a = abs(t);
   if (p == kInf) return amax(a, dims, keepdim);
   if (p == -kInf) return amin(a, dims, keepdim);
-  if (p == 0) return raw::to(raw::sum(ne(t, 0.0), dims, keepdim), t.device(), t.dtype());
   if (p == 1) return sum(a, dims, keepdim);
-  if (p == 2) return away_from_zero(sum(square(t), dims, keepdim), 0.0, [](const Tensor& s) { return sqrt(s); });
   Tensor powers = p < 1 ? away_from_zero(a, 0.0, [p](const Tensor& x) { return pow(x, p); }) : pow(a, p);
   return away_from_zero(sum(powers, dims, keepdim), 0.0, [p](const Tensor& s) { return pow(s, 1.0 / p); });
 }

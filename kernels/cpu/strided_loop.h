@@ -146,13 +146,15 @@ void map1_transposed(const StridedLoop<2>& L, const F& f) {
   });
 }
 
-// out = f(a).
+// out = f(a). Besides dense runs, runs where a is broadcast along the innermost dim (stride 0)
+// compute f once per run.
 template <typename Out, typename A, typename F>
 void map1(void* out, const StridedLayout& lout, const void* a, const StridedLayout& la, const F& f) {
   auto loop = make_loop<2>({static_cast<char*>(out), const_cast<char*>(static_cast<const char*>(a))}, {&lout, &la},
                            {int64_t(sizeof(Out)), int64_t(sizeof(A))});
+  // (A broadcast along the inner dim, stride 0, is no transpose: a row of the output is one value.)
   if (loop.ndim == 2 && loop.strides[0][1] == int64_t(sizeof(Out)) && loop.strides[1][0] == int64_t(sizeof(A)) &&
-      loop.sizes[0] >= kTransposeTile && loop.sizes[1] >= kTransposeTile) {
+      loop.strides[1][1] != 0 && loop.sizes[0] >= kTransposeTile && loop.sizes[1] >= kTransposeTile) {
     map1_transposed<Out, A>(loop, f);
     return;
   }
@@ -162,6 +164,13 @@ void map1(void* out, const StridedLayout& lout, const void* a, const StridedLayo
       const A* x = reinterpret_cast<const A*>(p[1]);
       COLONY_IVDEP
       for (int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
+    } else if (s[0] == int64_t(sizeof(Out)) && s[1] == 0) {
+      // a broadcast along the inner dim (contiguous(expand(t)), a reduction's gradient): one value
+      // per run, stored with the vector loop map0 has.
+      Out* o = reinterpret_cast<Out*>(p[0]);
+      const Out v = f(*reinterpret_cast<const A*>(p[1]));
+      COLONY_IVDEP
+      for (int64_t i = 0; i < n; ++i) o[i] = v;
     } else {
       for (int64_t i = 0; i < n; ++i) at<Out>(p[0], s[0], i) = f(at<A>(p[1], s[1], i));
     }

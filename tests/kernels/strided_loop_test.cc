@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
+#include <limits>
 #include <vector>
 
 #include "kernels/common/multi_layout.h"
@@ -141,6 +143,42 @@ TEST_F(StridedLoopThreads, TransposedUnaryAndCopyWalkTiles) {
       float src = a[c * rows + r];
       ASSERT_EQ(neg[r * cols + c], -src) << r << ", " << c;
       ASSERT_EQ(half[r * cols + c].bits, Half(src).bits) << r << ", " << c;
+    }
+  }
+}
+
+TEST_F(StridedLoopThreads, UnaryAndCopyOfAnInnerBroadcast) {
+  // contiguous(expand(column)), a reduction's gradient: a is a [301, 1] column (NaN, -0 and +-inf
+  // among its values) broadcast over rows of 1027 (not a multiple of any vector width; the chunks of
+  // 4 threads start mid-row). Dense outputs take the one-value-per-run path; an output that writes
+  // every other column falls back to the strided loop.
+  const int64_t rows = 301, cols = 1027;
+  std::vector<float> a(rows);
+  for (int64_t r = 0; r < rows; ++r) a[r] = static_cast<float>(r) * 0.5f - 70.0f;
+  a[3] = std::numeric_limits<float>::quiet_NaN();
+  a[4] = -0.0f;
+  a[5] = std::numeric_limits<float>::infinity();
+  a[6] = -std::numeric_limits<float>::infinity();
+  const StridedLayout column = make_layout({rows, cols}, {1, 0});
+  const StridedLayout out = dense({rows, cols});
+  const StridedLayout every_other = make_layout({rows, cols}, {2 * cols, 2});
+  std::vector<float> neg(rows * cols), copied(2 * rows * cols, 7.0f);
+  std::vector<Half> half(rows * cols);
+  cpu::unary(UnaryOp::Neg, DType::Float32, a.data(), column, neg.data(), out);
+  cpu::copy(DType::Float32, a.data(), column, DType::Float16, half.data(), out);
+  cpu::copy(DType::Float32, a.data(), column, DType::Float32, copied.data(), every_other);
+  auto same = [](float x, float y) {  // bitwise, so NaN matches NaN and -0 does not match +0
+    uint32_t bx, by;
+    std::memcpy(&bx, &x, 4);
+    std::memcpy(&by, &y, 4);
+    return bx == by;
+  };
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      ASSERT_TRUE(same(neg[r * cols + c], -a[r])) << r << ", " << c;
+      ASSERT_EQ(half[r * cols + c].bits, Half(a[r]).bits) << r << ", " << c;
+      ASSERT_TRUE(same(copied[r * 2 * cols + 2 * c], a[r])) << r << ", " << c;
+      ASSERT_EQ(copied[r * 2 * cols + 2 * c + 1], 7.0f) << r << ", " << c;
     }
   }
 }

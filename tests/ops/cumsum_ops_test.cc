@@ -3,6 +3,8 @@
 // errors, and CUDA against the CPU (both the row and the column kernel).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "ops/raw_ops.h"
@@ -38,6 +40,47 @@ TEST(Cumsum, EveryDimAgainstDouble) {
   }
   Tensor strided = raw::transpose(x, 0, 2);
   EXPECT_TRUE(all_close(raw::cumsum(strided, 2), raw::transpose(raw::cumsum(x, 0), 0, 2), 1e-12, 1e-12));
+}
+
+// The last axis has its own row loop (kernels/cpu/cumsum.cc): each of 21 rows of 37 must be its own
+// float32 running sum, in order (bitwise), NaN and inf spreading along their row only; int32 rows
+// give exact int64 sums.
+TEST(Cumsum, LastDimRowByRow) {
+  constexpr int64_t kRows = 21, kLen = 37;
+  Generator gen(3);
+  Tensor x = raw::randn({kRows, kLen}, kFloat32, &gen);
+  std::vector<double> v = values(x);
+  v[2 * kLen + 10] = std::nan("");
+  v[9 * kLen + 3] = std::numeric_limits<double>::infinity();
+  v[19 * kLen + 36] = -std::numeric_limits<double>::infinity();
+  x = raw::reshape(raw::to(raw::from_vector(v), kCPU, kFloat32), {kRows, kLen});
+  std::vector<double> got = values(raw::cumsum(x, 1));
+  for (int64_t r = 0; r < kRows; ++r) {
+    float acc = 0.0f;
+    for (int64_t i = 0; i < kLen; ++i) {
+      acc += static_cast<float>(v[r * kLen + i]);
+      const float g = static_cast<float>(got[r * kLen + i]);
+      if (std::isnan(acc)) {
+        ASSERT_TRUE(std::isnan(g)) << r << ", " << i;
+      } else {
+        ASSERT_EQ(g, acc) << r << ", " << i;
+      }
+    }
+  }
+  std::vector<double> vi(v.size());
+  for (size_t i = 0; i < v.size(); ++i) vi[i] = std::isfinite(v[i]) ? std::round(v[i] * 1000.0) : 7.0;
+  Tensor xi = raw::reshape(raw::to(raw::from_vector(vi), kCPU, kInt32), {kRows, kLen});
+  std::vector<double> gi = values(raw::cumsum(xi, -1));
+  for (int64_t r = 0; r < kRows; ++r) {
+    double acc = 0;
+    for (int64_t i = 0; i < kLen; ++i) {
+      acc += vi[r * kLen + i];
+      ASSERT_EQ(gi[r * kLen + i], acc) << r << ", " << i;
+    }
+  }
+  // A transposed input along its last axis: the same sums as the contiguous copy's.
+  Tensor xt = raw::transpose(raw::reshape(raw::randn({kLen, kRows}, kFloat32, &gen), {kLen, kRows}), 0, 1);
+  EXPECT_TRUE(raw::equal(raw::cumsum(xt, 1), raw::cumsum(raw::contiguous(xt), 1)));
 }
 
 TEST(Cumsum, DtypesAsPyTorch) {
