@@ -13,7 +13,8 @@ namespace colony::nn::utils {
 double get_total_norm(const std::vector<Tensor>& tensors, double norm_type, bool error_if_nonfinite) {
   NoGradGuard no_grad;
   double total = 0;
-  bool inf_norm = std::isinf(norm_type);
+  // -inf (torch's smallest magnitude) is refused with the other non-positive orders.
+  const bool inf_norm = norm_type == INFINITY;
   if (!inf_norm && norm_type <= 0) throw std::invalid_argument("get_total_norm: norm_type must be positive");
   for (const Tensor& g : tensors) {
     if (!g.defined()) continue;
@@ -36,19 +37,16 @@ double get_total_norm(const std::vector<Tensor>& tensors, double norm_type, bool
   }
   if (!inf_norm) total = std::pow(total, 1.0 / norm_type);
   if (error_if_nonfinite && !std::isfinite(total)) {
-    std::ostringstream msg;
-    // norm_type as Python prints a float: 2.0, 3.5, inf.
-    if (std::isinf(norm_type)) {
-      msg.str(norm_type > 0 ? "inf" : "-inf");
+    std::ostringstream order;  // as Python prints a float: 2.0, 3.5, inf
+    if (inf_norm) {
+      order << "inf";
     } else {
-      msg << norm_type << (norm_type == std::floor(norm_type) ? ".0" : "");
+      order << norm_type << (norm_type == std::floor(norm_type) ? ".0" : "");
     }
-    const std::string order = msg.str();
-    msg.str("");
-    msg << "The total norm of order " << order
-        << " for gradients from `parameters` is non-finite, so it cannot be clipped. To disable this error and scale "
-           "the gradients by the non-finite norm anyway, set `error_if_nonfinite=False`";
-    throw std::runtime_error(msg.str());
+    throw std::runtime_error("The total norm of order " + order.str() +
+                             " for gradients from `parameters` is non-finite, so it cannot be clipped. To disable "
+                             "this error and scale the gradients by the non-finite norm anyway, set "
+                             "`error_if_nonfinite=False`");
   }
   return total;
 }

@@ -55,6 +55,8 @@ TEST(ClipGrad, TotalNormAndClippingByAGivenNorm) {
   EXPECT_NEAR(utils::get_total_norm({raw::from_vector<double>({3, -4}), raw::from_vector<double>({1})}, 3.0),
               std::cbrt(92.0), 1e-12);  // 4.5144
   EXPECT_NEAR(utils::get_total_norm(parts, INFINITY), 12.0, 0);
+  EXPECT_TRUE(testing::throws_with<std::invalid_argument>([&] { utils::get_total_norm(parts, -INFINITY); },
+                                                          "norm_type must be positive"));
   Tensor w = raw::zeros({2}, TensorOptions(kFloat64).requires_grad(true));
   w.mutable_grad() = raw::from_vector<double>({3, 4});
   utils::clip_grads_with_norm_({w}, 2.0, 10.0);  // a norm from elsewhere: scaled by 2 / (10 + 1e-6)
