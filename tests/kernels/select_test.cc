@@ -42,7 +42,9 @@ TEST(Select, SharedRowSelectionMatchesTheCpuKernelAndTheStableSort) {
         SelectRows::cpu(DType::Float32, row.data(), &cpu_value, &cpu_index, 1, n, kind, k, 0);
         EXPECT_EQ(shared_index, cpu_index) << n << " " << trial << " " << static_cast<int>(kind);
         const int64_t rank = select_rank(kind, n, nans, k);
-        if (rank >= 0 && kind != SelectKind::Kth) EXPECT_EQ(shared_index, stable_at(row, rank)) << n;
+        if (rank >= 0 && kind != SelectKind::Kth) {
+          EXPECT_EQ(shared_index, stable_at(row, rank)) << n;
+        }
         if (rank >= 0) {
           // kthvalue names torch's quickselect's element among ties; its value is the sort's.
           const float want = row[static_cast<size_t>(stable_at(row, rank))];
