@@ -35,7 +35,7 @@
 
 #include "nn/any_value.h"
 #include "nn/module.h"
-#include "nn/type_name.h"
+#include "base/type_name.h"
 
 namespace colony::nn {
 

@@ -18,7 +18,7 @@
 #include <typeinfo>
 #include <utility>
 
-#include "nn/type_name.h"
+#include "base/type_name.h"
 
 namespace colony::nn {
 
@@ -41,7 +41,7 @@ class AnyValue {
   // typeid of the stored type; typeid(void) when empty.
   const std::type_info& type_info() const { return content_ ? content_->type() : typeid(void); }
   // type_name() of the stored type ("Tensor", "double", ...), "nothing" when empty.
-  std::string type_name() const { return content_ ? nn::type_name(content_->type()) : "nothing"; }
+  std::string type_name() const { return content_ ? colony::type_name(content_->type()) : "nothing"; }
 
   // True when get<T>() would succeed (the exact type, or one of the conversions above).
   template <typename T>
@@ -132,7 +132,7 @@ class AnyValue {
   template <typename V>
   V convert_or_throw() const {
     if (std::optional<V> v = converted<V>()) return *v;
-    throw std::invalid_argument("AnyValue holds " + describe() + ", not " + nn::type_name<V>());
+    throw std::invalid_argument("AnyValue holds " + describe() + ", not " + colony::type_name<V>());
   }
 
   // "a double (3.5)"-style description for messages: the type, and the value when it is a number.

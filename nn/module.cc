@@ -8,7 +8,7 @@
 #include <typeinfo>
 
 #include "autograd/ops.h"
-#include "nn/type_name.h"
+#include "base/type_name.h"
 #include "tensor/grad_mode.h"
 
 namespace colony::nn {

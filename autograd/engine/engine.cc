@@ -243,7 +243,7 @@ class Execution {
     for (const Tensor& g : grads) any = any || g.defined();
     std::vector<Tensor> outputs;
     if (any) {
-      for (size_t i = 0; i < grads.size(); ++i) {
+      for (size_t i = 0; i < grads.size() && node->materializes_grads(); ++i) {
         if (grads[i].defined()) continue;
         const TensorMeta& m = node->outputs[i];
         grads[i] = raw::zeros(m.shape, TensorOptions(m.dtype).device(m.device));

@@ -47,11 +47,14 @@ struct Node : std::enable_shared_from_this<Node> {
 
   virtual std::string name() const = 0;
   // grads[i] is the gradient of forward output i (never undefined when the engine calls this:
-  // outputs that received nothing get zeros). Returns one gradient per next edge; undefined means
-  // "no gradient" (zero) for that input.
+  // outputs that received nothing get zeros, unless materializes_grads() says otherwise). Returns
+  // one gradient per next edge; undefined means "no gradient" (zero) for that input.
   virtual std::vector<Tensor> apply(std::vector<Tensor> grads) = 0;
   // Frees what the node saved for backward (retain_graph=false); a later apply that needs it throws.
   virtual void release_saved() {}
+  // false: apply gets undefined tensors, not zeros, for the outputs that received no gradient (a
+  // custom Function after ctx->set_materialize_grads(false)).
+  virtual bool materializes_grads() const { return true; }
 
   uint64_t sequence_nr() const { return sequence_nr_; }
   size_t num_outputs() const { return outputs.size(); }

@@ -1,4 +1,4 @@
-#include "nn/type_name.h"
+#include "base/type_name.h"
 
 #include <gtest/gtest.h>
 

@@ -6,7 +6,7 @@
 #include <type_traits>
 #include <typeinfo>
 
-namespace colony::nn {
+namespace colony {
 
 // "Tensor", "std::tuple<Tensor, Tensor>", "double", "std::string", "MyModel" for colony::nn::MyModel.
 std::string type_name(const std::type_info& type);
@@ -22,4 +22,4 @@ std::string type_name() {
   return out;
 }
 
-}  // namespace colony::nn
+}  // namespace colony

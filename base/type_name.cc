@@ -1,11 +1,11 @@
-#include "nn/type_name.h"
+#include "base/type_name.h"
 
 #include <cxxabi.h>
 
 #include <cstdlib>
 #include <memory>
 
-namespace colony::nn {
+namespace colony {
 namespace {
 
 void replace_all(std::string& s, const std::string& from, const std::string& to) {
@@ -26,4 +26,4 @@ std::string type_name(const std::type_info& type) {
   return out;
 }
 
-}  // namespace colony::nn
+}  // namespace colony
