@@ -3,9 +3,9 @@
 #include <cxxabi.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <exception>
 #include <mutex>
@@ -22,6 +22,16 @@
 
 namespace colony::data {
 namespace detail {
+
+void rethrow_as_loader_error(const std::exception_ptr& error, const std::string& where) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    std::throw_with_nested(DataLoaderError("DataLoader: " + where + ": " + e.what()));
+  } catch (...) {
+    std::throw_with_nested(DataLoaderError("DataLoader: " + where + ": an exception not derived from std::exception"));
+  }
+}
 
 // Buffers a finished pass hands back, so the next pass (the next epoch) need not allocate (pinned
 // allocation is slow).
@@ -101,13 +111,7 @@ class MapPass : public LoaderPass {
     }
     if (init_error_) {
       failed_ = true;
-      try {
-        std::rethrow_exception(init_error_);
-      } catch (const std::exception& e) {
-        std::throw_with_nested(DataLoaderError("DataLoader: " + init_failure_ + ": " + e.what()));
-      } catch (...) {
-        std::throw_with_nested(DataLoaderError("DataLoader: " + init_failure_ + ": an exception not derived from std::exception"));
-      }
+      rethrow_as_loader_error(init_error_, init_failure_);
     }
     if (slot.error) {
       failed_ = true;
@@ -253,14 +257,7 @@ class MapPass : public LoaderPass {
     const std::string where = (slot.worker >= 0 ? "worker " + std::to_string(slot.worker) + " failed on batch "
                                                 : std::string("loading batch ")) +
                               std::to_string(current_) + " (dataset index " + std::to_string(slot.failed_index) + ")";
-    try {
-      std::rethrow_exception(slot.error);
-    } catch (const std::exception& e) {
-      std::throw_with_nested(DataLoaderError("DataLoader: " + where + ": " + e.what()));
-    } catch (...) {
-      std::throw_with_nested(
-          DataLoaderError("DataLoader: " + where + ": an exception not derived from std::exception"));
-    }
+    rethrow_as_loader_error(slot.error, where);
   }
 
   std::shared_ptr<const Dataset> dataset_;

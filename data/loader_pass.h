@@ -3,6 +3,9 @@
 // (stream_pass.h) reads an IterableDataset's streams.
 #pragma once
 
+#include <exception>
+#include <string>
+
 #include "data/dataset.h"
 
 namespace colony::data::detail {
@@ -17,5 +20,9 @@ class LoaderPass {
   // Moves to the next batch (the first, on a new pass), rethrowing a loading error as DataLoaderError.
   virtual void advance() = 0;
 };
+
+// Throws DataLoaderError("DataLoader: <where>: <the error's message>"), nesting `error`
+// (std::rethrow_if_nested gives it back).
+[[noreturn]] void rethrow_as_loader_error(const std::exception_ptr& error, const std::string& where);
 
 }  // namespace colony::data::detail

@@ -25,7 +25,6 @@ StreamPass::~StreamPass() {
     stop_.store(true);
   }
   space_cv_.notify_all();
-  active_ = workers_.size();
   for (auto& worker : workers_) worker->thread.join();
 }
 
@@ -116,20 +115,6 @@ void StreamPass::worker_loop(Worker& worker) {
     push(worker, std::move(failed));
   }
 }
-
-namespace {
-
-[[noreturn]] void rethrow_as_loader_error(const std::exception_ptr& error, const std::string& where) {
-  try {
-    std::rethrow_exception(error);
-  } catch (const std::exception& e) {
-    std::throw_with_nested(DataLoaderError("DataLoader: " + where + ": " + e.what()));
-  } catch (...) {
-    std::throw_with_nested(DataLoaderError("DataLoader: " + where + ": an exception not derived from std::exception"));
-  }
-}
-
-}  // namespace
 
 void StreamPass::advance() {
   if (done_) return;

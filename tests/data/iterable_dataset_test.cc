@@ -153,7 +153,7 @@ TEST(IterableDataset, SlowWorkersKeepTheRoundRobinOrder) {
   o.end = 200;
   o.shard = true;
   o.slow = true;
-  DataLoader loader(Range(o), DataLoaderOptions(4).workers(3).prefetch(3));
+  DataLoader loader(Range(o), DataLoaderOptions(4).workers(3).prefetch(3).pin_memory(true));
   const Batches got = batches(loader);
   ASSERT_EQ(got.size(), 51u);  // 67, 67, 66 examples: 17, 17, 17 batches
   for (size_t k = 0; k < got.size(); ++k) {
