@@ -18,6 +18,10 @@
 // skipping a worker once its stream has ended, as PyTorch's loader does; each worker's last batch may
 // be short unless drop_last, which drops every worker's short last batch.
 //
+// Each batch is allocated afresh (its shape is known only once its first example is read), not
+// refilled in place as a map-style dataset's buffers are. Stopping a pass early (break) waits for
+// each worker's current next() call to return, so a stream that blocks should time out.
+//
 // Differences from PyTorch: workers are threads sharing this one (const) dataset object rather than
 // processes holding copies, so iter() must be safe to call from several threads at once and the
 // per-pass state belongs in the ExampleStream it returns.
