@@ -6,6 +6,7 @@
 #include "data/dataloader.h"
 #include "data/dataset.h"
 #include "data/image_dataset.h"
+#include "data/iterable_dataset.h"
 #include "data/mnist.h"
 #include "data/sampler.h"
 #include "data/subset.h"
@@ -15,3 +16,4 @@
 #include "data/token_blocks.h"
 #include "data/transformed_dataset.h"
 #include "data/transforms.h"
+#include "data/worker_info.h"

@@ -1,20 +1,37 @@
 #include "data/dataloader.h"
 
+#include <cxxabi.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
 #include <deque>
 #include <exception>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <typeinfo>
 #include <vector>
 
-#include "runtime/allocator.h"
+#include "data/example_rng.h"
+#include "data/loader_pass.h"
+#include "data/stream_pass.h"
 #include "ops/raw_ops.h"
+#include "runtime/allocator.h"
 
 namespace colony::data {
 namespace detail {
+
+void rethrow_as_loader_error(const std::exception_ptr& error, const std::string& where) {
+  try {
+    std::rethrow_exception(error);
+  } catch (const std::exception& e) {
+    std::throw_with_nested(DataLoaderError("DataLoader: " + where + ": " + e.what()));
+  } catch (...) {
+    std::throw_with_nested(DataLoaderError("DataLoader: " + where + ": an exception not derived from std::exception"));
+  }
+}
 
 // Buffers a finished pass hands back, so the next pass (the next epoch) need not allocate (pinned
 // allocation is slow).
@@ -29,11 +46,17 @@ bool referenced_elsewhere(const Tensor& t) { return t.impl_ptr().use_count() > 1
 
 }  // namespace
 
-class Pass {
+// A pass over a map-style dataset in the sampler's order.
+class MapPass : public LoaderPass {
  public:
-  Pass(std::shared_ptr<const Dataset> dataset, std::vector<int64_t> order, const DataLoaderOptions& opts,
-       ExampleContext ctx, std::shared_ptr<BufferCache> cache)
-      : dataset_(std::move(dataset)), order_(std::move(order)), opts_(opts), ctx_(ctx), cache_(std::move(cache)) {
+  MapPass(std::shared_ptr<const Dataset> dataset, std::vector<int64_t> order, const DataLoaderOptions& opts,
+          ExampleContext ctx, std::shared_ptr<BufferCache> cache, uint64_t base_seed)
+      : dataset_(std::move(dataset)),
+        order_(std::move(order)),
+        opts_(opts),
+        ctx_(ctx),
+        cache_(std::move(cache)),
+        base_seed_(base_seed) {
     const auto n = static_cast<int64_t>(order_.size());
     const int64_t b = opts_.batch_size();
     num_batches_ = opts_.drop_last() ? n / b : (n + b - 1) / b;
@@ -51,11 +74,12 @@ class Pass {
     take_buffers();
     if (opts_.workers() == 0) return;
     for (int64_t k = 0; k < static_cast<int64_t>(slots_.size()); ++k) queue_.push_back(k);
+    inits_pending_ = opts_.workers();
     threads_.reserve(opts_.workers());
     for (int w = 0; w < opts_.workers(); ++w) threads_.emplace_back([this, w] { worker_loop(w); });
   }
 
-  ~Pass() {
+  ~MapPass() override {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_.store(true);
@@ -67,12 +91,12 @@ class Pass {
     give_back_buffers();
   }
 
-  bool done() const { return failed_ || current_ >= num_batches_; }
-  Batch& current() { return current_batch_; }
+  bool done() const override { return failed_ || current_ >= num_batches_; }
+  Batch& current() override { return current_batch_; }
 
   // Moves to the next batch: hands the current buffer back for the batch `slots` ahead, then waits
   // for the next one (or loads it, without workers).
-  void advance() {
+  void advance() override {
     if (done()) return;
     if (current_ >= 0) release(current_);
     ++current_;
@@ -83,7 +107,11 @@ class Pass {
       fill(current_, slot);
     } else {
       std::unique_lock<std::mutex> lock(mu_);
-      ready_cv_.wait(lock, [&] { return slot.ready_batch == current_; });
+      ready_cv_.wait(lock, [&] { return inits_pending_ == 0 && (slot.ready_batch == current_ || init_error_); });
+    }
+    if (init_error_) {
+      failed_ = true;
+      rethrow_as_loader_error(init_error_, init_failure_);
     }
     if (slot.error) {
       failed_ = true;
@@ -182,12 +210,35 @@ class Pass {
   }
 
   void worker_loop(int worker) {
+    const WorkerInfo info{worker, opts_.workers(), base_seed_ + static_cast<uint64_t>(worker), dataset_.get(), nullptr};
+    WorkerInfoScope scope(info);
+    // Every worker runs worker_init_fn before any loads a batch, so that a failure in one is always
+    // what the loop's first batch reports.
+    std::exception_ptr error;
+    if (opts_.worker_init_fn()) {
+      try {
+        opts_.worker_init_fn()(worker);
+      } catch (...) {
+        error = std::current_exception();
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (error && !init_error_) {
+        init_error_ = error;
+        init_failure_ = "worker " + std::to_string(worker) + " failed in worker_init_fn";
+      }
+      --inits_pending_;
+    }
+    work_cv_.notify_all();
+    ready_cv_.notify_all();
+    if (error) return;
     while (true) {
       int64_t batch;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        work_cv_.wait(lock, [&] { return stop_.load() || !queue_.empty(); });
-        if (stop_.load()) return;
+        work_cv_.wait(lock, [&] { return stop_.load() || (inits_pending_ == 0 && !queue_.empty()); });
+        if (stop_.load() || init_error_) return;
         batch = queue_.front();
         queue_.pop_front();
       }
@@ -206,14 +257,7 @@ class Pass {
     const std::string where = (slot.worker >= 0 ? "worker " + std::to_string(slot.worker) + " failed on batch "
                                                 : std::string("loading batch ")) +
                               std::to_string(current_) + " (dataset index " + std::to_string(slot.failed_index) + ")";
-    try {
-      std::rethrow_exception(slot.error);
-    } catch (const std::exception& e) {
-      std::throw_with_nested(DataLoaderError("DataLoader: " + where + ": " + e.what()));
-    } catch (...) {
-      std::throw_with_nested(
-          DataLoaderError("DataLoader: " + where + ": an exception not derived from std::exception"));
-    }
+    rethrow_as_loader_error(slot.error, where);
   }
 
   std::shared_ptr<const Dataset> dataset_;
@@ -221,6 +265,7 @@ class Pass {
   const DataLoaderOptions opts_;
   const ExampleContext ctx_;
   std::shared_ptr<BufferCache> cache_;
+  const uint64_t base_seed_;
   Shape data_shape_;
   DType data_dtype_ = kFloat32;
 
@@ -235,6 +280,10 @@ class Pass {
   std::deque<int64_t> queue_;
   std::atomic<bool> stop_{false};
   std::vector<std::thread> threads_;
+  // Guarded by mu_: workers yet to run worker_init_fn, and the first one's failure.
+  int inits_pending_ = 0;
+  std::exception_ptr init_error_;
+  std::string init_failure_;
 };
 
 }  // namespace detail
@@ -250,6 +299,21 @@ void check_options(const DataLoaderOptions& o) {
     throw std::invalid_argument("DataLoader: prefetch must be >= 1, got " + std::to_string(o.prefetch()));
 }
 
+// A name for the sampler in the refusal below, as PyTorch prints the object it got.
+std::string type_name(const Sampler& sampler) {
+  int status = 0;
+  char* demangled = abi::__cxa_demangle(typeid(sampler).name(), nullptr, nullptr, &status);
+  std::string name = status == 0 && demangled ? demangled : typeid(sampler).name();
+  std::free(demangled);
+  return name;
+}
+
+// The base of the workers' WorkerInfo::seed: a new one each pass, the same in every run.
+uint64_t worker_base_seed(uint64_t seed, int64_t pass) {
+  constexpr uint64_t kWorkerSeedStream = 0x574F524B45525331ULL;
+  return ExampleRng(seed, pass, 0, kWorkerSeedStream).next_u64();
+}
+
 }  // namespace
 
 DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, Sampler& sampler, DataLoaderOptions options)
@@ -259,6 +323,7 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, Sampler& sampler,
       buffers_(std::make_shared<detail::BufferCache>()) {
   if (!dataset_) throw std::invalid_argument("DataLoader: the dataset is null");
   check_options(options_);
+  if (options_.shuffle()) throw std::invalid_argument("DataLoader: sampler option is mutually exclusive with shuffle");
 }
 
 DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options)
@@ -276,24 +341,66 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
   sampler_ = owned_sampler_.get();
 }
 
+// PyTorch checks shuffle before the sampler; so do these.
+DataLoader::DataLoader(std::shared_ptr<const IterableDataset> dataset, DataLoaderOptions options)
+    : iterable_(std::move(dataset)), options_(options) {
+  if (!iterable_) throw std::invalid_argument("DataLoader: the dataset is null");
+  check_options(options_);
+  if (options_.shuffle()) {
+    throw std::invalid_argument(
+        "DataLoader with IterableDataset: expected unspecified shuffle option, but got shuffle=true");
+  }
+}
+
+DataLoader::DataLoader(std::shared_ptr<const IterableDataset> dataset, Sampler& sampler, DataLoaderOptions options)
+    : DataLoader(std::move(dataset), options) {
+  throw std::invalid_argument("DataLoader with IterableDataset: expected unspecified sampler option, but got sampler=" +
+                              type_name(sampler));
+}
+
 DataLoader::~DataLoader() = default;
 
 int64_t DataLoader::size() const {
+  if (iterable_) {
+    throw std::logic_error("DataLoader::size: an IterableDataset has no length (a stream's number of batches is "
+                           "known only once it has ended)");
+  }
   const int64_t n = sampler_->size(), b = options_.batch_size();
   return options_.drop_last() ? n / b : (n + b - 1) / b;
 }
 
+const Dataset& DataLoader::dataset() const {
+  if (!dataset_) throw std::logic_error("DataLoader::dataset: this loader reads an IterableDataset (iterable_dataset())");
+  return *dataset_;
+}
+
+Sampler& DataLoader::sampler() {
+  if (!sampler_) throw std::logic_error("DataLoader::sampler: a loader of an IterableDataset has no sampler");
+  return *sampler_;
+}
+
+const IterableDataset& DataLoader::iterable_dataset() const {
+  if (!iterable_) throw std::logic_error("DataLoader::iterable_dataset: this loader reads a map-style Dataset");
+  return *iterable_;
+}
+
 DataLoader::Iterator DataLoader::begin() {
-  const ExampleContext ctx{options_.seed(), sampler_->epoch()};
-  std::vector<int64_t> order = sampler_->next_pass();
-  const int64_t n = dataset_->size();
-  for (int64_t i : order) {
-    if (i < 0 || i >= n) {
-      throw std::out_of_range("DataLoader: the sampler yields index " + std::to_string(i) + " but the dataset holds " +
-                              std::to_string(n) + " examples");
+  const uint64_t base_seed = worker_base_seed(options_.seed(), passes_++);
+  std::shared_ptr<detail::LoaderPass> pass;
+  if (iterable_) {
+    pass = std::make_shared<detail::StreamPass>(iterable_, options_, base_seed);
+  } else {
+    const ExampleContext ctx{options_.seed(), sampler_->epoch()};
+    std::vector<int64_t> order = sampler_->next_pass();
+    const int64_t n = dataset_->size();
+    for (int64_t i : order) {
+      if (i < 0 || i >= n) {
+        throw std::out_of_range("DataLoader: the sampler yields index " + std::to_string(i) +
+                                " but the dataset holds " + std::to_string(n) + " examples");
+      }
     }
+    pass = std::make_shared<detail::MapPass>(dataset_, std::move(order), options_, ctx, buffers_, base_seed);
   }
-  auto pass = std::make_shared<detail::Pass>(dataset_, std::move(order), options_, ctx, buffers_);
   pass->advance();
   return Iterator(std::move(pass));
 }

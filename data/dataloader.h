@@ -20,6 +20,13 @@
 // - Stopping early (break, an exception, destroying the iterator) stops the workers and joins them.
 // - Random transforms see ExampleContext{options.seed, sampler.epoch()} (the epoch of the pass).
 //
+// - Workers: get_worker_info() (worker_info.h) tells a worker thread which it is, and
+//   worker_init_fn(id), if set, runs first in each worker thread, every pass (PyTorch's).
+// - Iterable-style datasets (iterable_dataset.h): DataLoader(stream_dataset, options) batches a
+//   stream the same way; each worker reads its own copy of the stream (shard it with
+//   get_worker_info(), or every worker yields all of it) and the loop takes the workers' batches
+//   round-robin. A sampler or shuffle is refused, as in PyTorch, and size() has no answer.
+//
 // The dataset is copied into the loader (datasets are cheap handles to shared data; pass a
 // shared_ptr to share one); the sampler is referenced and must outlive the loader, so that
 // set_epoch on it takes effect.
@@ -31,9 +38,13 @@
 #include <stdexcept>
 #include <type_traits>
 
+#include <functional>
+
 #include "base/arg.h"
 #include "data/dataset.h"
+#include "data/iterable_dataset.h"
 #include "data/sampler.h"
+#include "data/worker_info.h"
 
 namespace colony::data {
 
@@ -48,8 +59,12 @@ struct DataLoaderOptions {
   COLONY_ARG(bool, drop_last) = false;
   // Without a sampler of the caller's: RandomSampler(seed) when true, else SequentialSampler.
   COLONY_ARG(bool, shuffle) = false;
-  // Seeds random transforms (with the epoch and index) and the shuffle of an owned RandomSampler.
+  // Seeds random transforms (with the epoch and index), the shuffle of an owned RandomSampler, and
+  // the workers' WorkerInfo::seed (with the loader's pass count).
   COLONY_ARG(uint64_t, seed) = 0;
+  // Called with the worker id in each worker thread at the start of every pass, before it loads
+  // anything (get_worker_info() is set); not called without workers. PyTorch's worker_init_fn.
+  COLONY_ARG(std::function<void(int)>, worker_init_fn);
 };
 
 class DataLoaderError : public std::runtime_error {
@@ -58,7 +73,7 @@ class DataLoaderError : public std::runtime_error {
 };
 
 namespace detail {
-class Pass;
+class LoaderPass;
 struct BufferCache;
 }  // namespace detail
 
@@ -74,6 +89,19 @@ class DataLoader {
                    options) {}
   DataLoader(std::shared_ptr<const Dataset> dataset, Sampler& sampler, DataLoaderOptions options);
   DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options);
+
+  // Iterable-style: the options' shuffle must stay false, and no sampler can be given (the overload
+  // taking one exists to refuse it with PyTorch's message).
+  template <typename D, typename = std::enable_if_t<std::is_base_of_v<IterableDataset, std::decay_t<D>>>, typename = void>
+  DataLoader(D dataset, DataLoaderOptions options)
+      : DataLoader(std::shared_ptr<const IterableDataset>(std::make_shared<const std::decay_t<D>>(std::move(dataset))),
+                   options) {}
+  DataLoader(std::shared_ptr<const IterableDataset> dataset, DataLoaderOptions options);
+  template <typename D, typename = std::enable_if_t<std::is_base_of_v<IterableDataset, std::decay_t<D>>>, typename = void>
+  DataLoader(D dataset, Sampler& sampler, DataLoaderOptions options)
+      : DataLoader(std::shared_ptr<const IterableDataset>(std::make_shared<const std::decay_t<D>>(std::move(dataset))),
+                   sampler, options) {}
+  DataLoader(std::shared_ptr<const IterableDataset> dataset, Sampler& sampler, DataLoaderOptions options);
   ~DataLoader();
   DataLoader(const DataLoader&) = delete;
   DataLoader& operator=(const DataLoader&) = delete;
@@ -95,27 +123,35 @@ class DataLoader {
 
    private:
     friend class DataLoader;
-    explicit Iterator(std::shared_ptr<detail::Pass> pass) : pass_(std::move(pass)) {}
+    explicit Iterator(std::shared_ptr<detail::LoaderPass> pass) : pass_(std::move(pass)) {}
     bool at_end() const;
-    std::shared_ptr<detail::Pass> pass_;
+    std::shared_ptr<detail::LoaderPass> pass_;
   };
 
-  // Starts a pass over the sampler's order for its current epoch (loading the first batch).
+  // Starts a pass over the sampler's order for its current epoch (loading the first batch); for an
+  // iterable dataset, a pass over fresh streams.
   Iterator begin();
   Iterator end() { return Iterator(); }
 
-  // Batches per pass: ceil(n / batch_size), or floor with drop_last, n = sampler.size().
+  // Batches per pass: ceil(n / batch_size), or floor with drop_last, n = sampler.size(). An
+  // iterable dataset has no length: std::logic_error.
   int64_t size() const;
   const DataLoaderOptions& options() const { return options_; }
-  const Dataset& dataset() const { return *dataset_; }
-  Sampler& sampler() { return *sampler_; }
+  bool iterable() const { return iterable_ != nullptr; }
+  // The map-style dataset and its sampler; std::logic_error for an iterable dataset.
+  const Dataset& dataset() const;
+  Sampler& sampler();
+  // The iterable dataset; std::logic_error for a map-style one.
+  const IterableDataset& iterable_dataset() const;
 
  private:
   std::shared_ptr<const Dataset> dataset_;
+  std::shared_ptr<const IterableDataset> iterable_;
   std::unique_ptr<Sampler> owned_sampler_;
-  Sampler* sampler_;
+  Sampler* sampler_ = nullptr;
   DataLoaderOptions options_;
   std::shared_ptr<detail::BufferCache> buffers_;
+  int64_t passes_ = 0;  // passes begun: with the seed, it draws the workers' seeds
 };
 
 }  // namespace colony::data

@@ -29,26 +29,26 @@ void Dataset::copy_into(int64_t index, Batch& batch, int64_t row, const ExampleC
   write_row(get(index), index, batch, row);
 }
 
-void Dataset::write_row(const Example& ex, int64_t index, Batch& batch, int64_t row) {
+void Dataset::write_row(const Example& ex, int64_t index, Batch& batch, int64_t row, const char* who) {
   Tensor dst = raw::select(batch.data, 0, row);
   if (!ex.data.defined() || ex.data.sizes() != dst.sizes()) {
-    throw std::invalid_argument("Dataset::copy_into: example " + std::to_string(index) + " has shape " +
+    throw std::invalid_argument(std::string(who) + ": example " + std::to_string(index) + " has shape " +
                                 (ex.data.defined() ? shape_str(ex.data.sizes()) : std::string("(undefined)")) +
                                 ", the batch expects " + shape_str(dst.sizes()) +
-                                " (every example must have the shape of example 0)");
+                                " (every example of a batch must have one shape)");
   }
   if (ex.data.is_cpu() && ex.data.is_contiguous() && ex.data.dtype() == dst.dtype()) {
     std::memcpy(dst.data_ptr_raw(), ex.data.data_ptr_raw(), static_cast<size_t>(dst.nbytes()));
   } else {
     raw::copy_(dst, ex.data);
   }
-  write_target(ex.target, index, batch, row);
+  write_target(ex.target, index, batch, row, who);
 }
 
-void Dataset::write_target(const Tensor& target, int64_t index, Batch& batch, int64_t row) {
+void Dataset::write_target(const Tensor& target, int64_t index, Batch& batch, int64_t row, const char* who) {
   if (!target.defined() || target.numel() != 1 || target.is_floating_point()) {
     throw std::invalid_argument(
-        "Dataset::copy_into: example " + std::to_string(index) + " needs a one-element integral target, got " +
+        std::string(who) + ": example " + std::to_string(index) + " needs a one-element integral target, got " +
         (target.defined() ? std::string(dtype_name(target.dtype())) + " " + shape_str(target.sizes())
                           : std::string("none")));
   }

@@ -48,13 +48,17 @@ class Dataset {
   // datasets override it with a plain memcpy.
   virtual void copy_into(int64_t index, Batch& batch, int64_t row, const ExampleContext& ctx) const;
 
+  // The collation of an example already fetched, shared by every dataset and by the DataLoader's
+  // iterable-dataset path: its data into batch.data[row] (converting dtype when needed), its target
+  // into batch.target[row]. Errors start with `who` and name the example `index`.
+  static void write_row(const Example& ex, int64_t index, Batch& batch, int64_t row,
+                        const char* who = "Dataset::copy_into");
+  static void write_target(const Tensor& target, int64_t index, Batch& batch, int64_t row,
+                           const char* who = "Dataset::copy_into");
+
  protected:
   // Throws "<name>: index I out of range for a dataset of N examples".
   void check_index(int64_t index, const char* name) const;
-  // The default collation of an example already fetched: its data into batch.data[row] (converting
-  // dtype when needed), its target into batch.target[row]. Errors name the example `index`.
-  static void write_row(const Example& ex, int64_t index, Batch& batch, int64_t row);
-  static void write_target(const Tensor& target, int64_t index, Batch& batch, int64_t row);
 };
 
 }  // namespace colony::data

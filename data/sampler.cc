@@ -83,6 +83,20 @@ std::vector<int64_t> RandomSampler::indices() const {
   return seeded_permutation(size_, pass_seed());
 }
 
+SubsetRandomSampler::SubsetRandomSampler(std::vector<int64_t> indices, uint64_t seed)
+    : SeededSampler(seed, /*reshuffles_each_pass=*/true), indices_(std::move(indices)) {
+  for (int64_t i : indices_) {
+    if (i < 0) throw std::invalid_argument("SubsetRandomSampler: index " + std::to_string(i) + " is negative");
+  }
+}
+
+std::vector<int64_t> SubsetRandomSampler::indices() const {
+  std::vector<int64_t> out;
+  out.reserve(indices_.size());
+  for (int64_t k : seeded_permutation(size(), pass_seed())) out.push_back(indices_[static_cast<size_t>(k)]);
+  return out;
+}
+
 WeightedRandomSampler::WeightedRandomSampler(std::vector<double> weights, int64_t num_samples, bool replacement,
                                              uint64_t seed)
     : SeededSampler(seed, /*reshuffles_each_pass=*/true),

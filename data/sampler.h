@@ -91,6 +91,18 @@ class RandomSampler : public SeededSampler {
   int64_t size_;
 };
 
+// torch's SubsetRandomSampler: the given indices in a random order, drawn from a generator seeded
+// with seed + epoch; the epoch advances after each pass, as RandomSampler's.
+class SubsetRandomSampler : public SeededSampler {
+ public:
+  explicit SubsetRandomSampler(std::vector<int64_t> indices, uint64_t seed = 0);
+  int64_t size() const override { return static_cast<int64_t>(indices_.size()); }
+  std::vector<int64_t> indices() const override;
+
+ private:
+  std::vector<int64_t> indices_;
+};
+
 // num_samples indices drawn with probability proportional to `weights` (torch's
 // WeightedRandomSampler: oversampling rare classes), with replacement or without (then num_samples
 // <= the number of nonzero weights). Drawn from a generator seeded with seed + epoch; the epoch

@@ -33,7 +33,9 @@ void Subset::copy_into(int64_t index, Batch& batch, int64_t row, const ExampleCo
 }
 
 ConcatDataset::ConcatDataset(std::vector<std::shared_ptr<const Dataset>> datasets) : datasets_(std::move(datasets)) {
-  if (datasets_.empty()) throw std::invalid_argument("ConcatDataset: needs at least one dataset");
+  if (datasets_.empty()) {
+    throw std::invalid_argument("ConcatDataset: datasets should not be an empty iterable (needs at least one dataset)");
+  }
   offsets_.push_back(0);
   for (size_t i = 0; i < datasets_.size(); ++i) {
     if (!datasets_[i]) throw std::invalid_argument("ConcatDataset: dataset " + std::to_string(i) + " is null");
@@ -52,6 +54,13 @@ ConcatDataset::ConcatDataset(std::vector<std::shared_ptr<const Dataset>> dataset
 }
 
 std::pair<const Dataset*, int64_t> ConcatDataset::locate(int64_t index) const {
+  if (index < 0) {
+    if (-index > size()) {
+      throw std::invalid_argument("ConcatDataset: absolute value of index should not exceed dataset length (index " +
+                                  std::to_string(index) + ", " + std::to_string(size()) + " examples)");
+    }
+    index += size();
+  }
   check_index(index, "ConcatDataset");
   // The last offset <= index whose dataset is not empty: upper_bound skips empty datasets' offsets.
   const size_t i = std::upper_bound(offsets_.begin(), offsets_.end(), index) - offsets_.begin() - 1;

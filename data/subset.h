@@ -34,12 +34,16 @@ class Subset : public Dataset {
 };
 
 // The examples of datasets[0], then datasets[1], ...: their examples must have one shape and
-// dtype, as the DataLoader batches them together.
+// dtype, as the DataLoader batches them together. As torch's, get accepts a negative index, counted
+// from the end (get(-1) is the last example), and refuses one below -size() with torch's message.
 class ConcatDataset : public Dataset {
  public:
   explicit ConcatDataset(std::vector<std::shared_ptr<const Dataset>> datasets);
   int64_t size() const override { return offsets_.back(); }
   Example get(int64_t index) const override;
+  // torch's cumulative_sizes: the examples in datasets[0..i], for each i.
+  std::vector<int64_t> cumulative_sizes() const { return {offsets_.begin() + 1, offsets_.end()}; }
+  const std::vector<std::shared_ptr<const Dataset>>& datasets() const { return datasets_; }
   Shape example_shape() const override { return datasets_.front()->example_shape(); }
   DType example_dtype() const override { return datasets_.front()->example_dtype(); }
   void copy_into(int64_t index, Batch& batch, int64_t row, const ExampleContext& ctx) const override;

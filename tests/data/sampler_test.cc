@@ -259,3 +259,32 @@ TEST(SubsetSampler, StridedShardsCoverEverySampleExactlyOnce) {
   EXPECT_THROW(colony::data::SubsetSampler::strided(10, 0, 0), std::invalid_argument);
   EXPECT_THROW(colony::data::SubsetSampler({1, -1}), std::invalid_argument);
 }
+
+namespace colony::data {
+namespace {
+
+TEST(SubsetRandomSampler, PermutesTheGivenIndicesAndReshufflesEachPass) {
+  const std::vector<int64_t> chosen{40, 7, 13, 99, 2, 58, 21, 5};
+  SubsetRandomSampler s(chosen, /*seed=*/3);
+  EXPECT_EQ(s.size(), 8);
+  const std::vector<int64_t> first = s.next_pass();
+  std::vector<int64_t> sorted = first, want = chosen;
+  std::sort(sorted.begin(), sorted.end());
+  std::sort(want.begin(), want.end());
+  EXPECT_EQ(sorted, want);
+  EXPECT_NE(first, chosen);
+  EXPECT_EQ(s.epoch(), 1);
+  const std::vector<int64_t> second = s.next_pass();
+  EXPECT_NE(second, first);
+  // The same seed and epoch give the same order.
+  SubsetRandomSampler again(chosen, 3);
+  EXPECT_EQ(again.indices(), first);
+  again.set_epoch(1);
+  EXPECT_EQ(again.indices(), second);
+  EXPECT_NE(SubsetRandomSampler(chosen, 4).indices(), first);
+  EXPECT_TRUE(SubsetRandomSampler({}).indices().empty());
+  EXPECT_TRUE(throws_with([] { SubsetRandomSampler({1, -2}); }, "SubsetRandomSampler: index -2 is negative"));
+}
+
+}  // namespace
+}  // namespace colony::data

@@ -65,6 +65,21 @@ TEST(ConcatDataset, ChainsTheDatasetsSkippingEmptyOnes) {
   EXPECT_TRUE(throws_with([] { ConcatDataset({}); }, "needs at least one dataset"));
 }
 
+TEST(ConcatDataset, CumulativeSizesAndNegativeIndicesAsTorch) {
+  // torch: ConcatDataset([TensorDataset(arange(3)), TensorDataset(arange(10, 12))]) has
+  // cumulative_sizes [3, 5]; c[-1] is 11, c[-5] is 0, c[-6] raises "absolute value of index should
+  // not exceed dataset length".
+  ConcatDataset cat({numbers(3), numbers(0), numbers(2, 10)});
+  EXPECT_EQ(cat.cumulative_sizes(), (std::vector<int64_t>{3, 3, 5}));
+  EXPECT_EQ(values(cat.get(-1).data), (std::vector<double>{11}));
+  EXPECT_EQ(values(cat.get(-2).data), (std::vector<double>{10}));
+  EXPECT_EQ(values(cat.get(-3).data), (std::vector<double>{2}));
+  EXPECT_EQ(values(cat.get(-5).data), (std::vector<double>{0}));
+  EXPECT_TRUE(throws_with<std::invalid_argument>(
+      [&] { cat.get(-6); }, "ConcatDataset: absolute value of index should not exceed dataset length (index -6, 5 examples)"));
+  EXPECT_TRUE(throws_with([] { ConcatDataset({}); }, "datasets should not be an empty iterable"));
+}
+
 TEST(RandomSplit, FractionsAsTorchRoundsThemAndEveryExampleOnce) {
   // torch: floor(10 * 0.33) = 3 each, the remainder 1 to the first split: [4, 3, 3].
   std::vector<Subset> parts = random_split(numbers(10), {0.34, 0.33, 0.33}, 5);

@@ -1,0 +1,28 @@
+// Internal to the DataLoader: one pass (one `for (auto& batch : loader)`) as its Iterator sees it.
+// MapPass (dataloader.cc) loads a map-style Dataset in the sampler's order; StreamPass
+// (stream_pass.h) reads an IterableDataset's streams.
+#pragma once
+
+#include <exception>
+#include <string>
+
+#include "data/dataset.h"
+
+namespace colony::data::detail {
+
+class LoaderPass {
+ public:
+  virtual ~LoaderPass() = default;
+  // True once the last batch was consumed or loading failed.
+  virtual bool done() const = 0;
+  // The batch the loop sees now; valid until advance().
+  virtual Batch& current() = 0;
+  // Moves to the next batch (the first, on a new pass), rethrowing a loading error as DataLoaderError.
+  virtual void advance() = 0;
+};
+
+// Throws DataLoaderError("DataLoader: <where>: <the error's message>"), nesting `error`
+// (std::rethrow_if_nested gives it back).
+[[noreturn]] void rethrow_as_loader_error(const std::exception_ptr& error, const std::string& where);
+
+}  // namespace colony::data::detail
