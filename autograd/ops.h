@@ -566,6 +566,13 @@ Tensor expand(const Tensor& t, const Shape& shape);
 // appended as the last dim; the gradient is written into that diagonal of a zero tensor.
 Tensor diagonal(const Tensor& t, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
 
+// torch.as_strided: the view of t's storage with these sizes, strides and storage offset (t's own
+// when nullopt), which may reach elements of the storage t does not cover; torch's checks (the
+// storage's bounds, no negative strides). The gradient is torch's as_strided_backward: output
+// gradients summed at the storage positions they share, read at t's positions.
+Tensor as_strided(const Tensor& t, const Shape& sizes, const Shape& strides,
+                  std::optional<int64_t> storage_offset = std::nullopt);
+
 // torch's Tensor.unfold: the sliding windows of `size` elements `step` apart along dim, as a view
 // (raw::unfold); overlapping windows' gradients are summed.
 Tensor unfold(const Tensor& t, int64_t dim, int64_t size, int64_t step);
