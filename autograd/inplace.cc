@@ -336,6 +336,11 @@ Tensor& Tensor::logit_(std::optional<double> eps) {
                         [&](const Tensor& s) { return colony::logit(s, eps); });
 }
 
+Tensor& Tensor::polygamma_(int64_t n) {
+  return inplace_result(*this, "polygamma_", {}, Derivative::reads_self,
+                        [&](const Tensor& s) { return colony::polygamma(n, s); });
+}
+
 Tensor& Tensor::nan_to_num_(std::optional<double> nan, std::optional<double> posinf, std::optional<double> neginf) {
   return inplace_result(*this, "nan_to_num_", {}, Derivative::reads_self,
                         [&](const Tensor& s) { return colony::nan_to_num(s, nan, posinf, neginf); });

@@ -79,6 +79,9 @@ Tensor erfc(const Tensor& t);    // 1 - erf, accurate in the tail
 Tensor erfinv(const Tensor& t);  // inverse of erf on (-1, 1); +-inf at +-1
 Tensor lgamma(const Tensor& t);  // log |Gamma(x)|; its gradient is digamma
 Tensor digamma(const Tensor& t); // psi = Gamma'/Gamma; its gradient is trigamma, polygamma(1, x)
+// torch.polygamma: the n-th derivative of digamma (n >= 0; 0 is digamma, 1 trigamma, else
+// (-1)^(n+1) n! zeta(n + 1, x), ATen's Hurwitz zeta); its gradient is polygamma(n + 1, x).
+Tensor polygamma(int64_t n, const Tensor& t);
 // torch.logit: log(p / (1 - p)), p clamped to [eps, 1 - eps] first when eps is given (and >= 0);
 // the gradient is 0 where the clamp was active, NaN outside [0, 1] without eps.
 Tensor logit(const Tensor& t, std::optional<double> eps = std::nullopt);

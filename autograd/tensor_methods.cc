@@ -78,6 +78,7 @@ Tensor Tensor::erfc() const { return colony::erfc(*this); }
 Tensor Tensor::erfinv() const { return colony::erfinv(*this); }
 Tensor Tensor::lgamma() const { return colony::lgamma(*this); }
 Tensor Tensor::digamma() const { return colony::digamma(*this); }
+Tensor Tensor::polygamma(int64_t n) const { return colony::polygamma(n, *this); }
 Tensor Tensor::logit(std::optional<double> eps) const { return colony::logit(*this, eps); }
 Tensor Tensor::sinc() const { return colony::sinc(*this); }
 Tensor Tensor::i0() const { return colony::i0(*this); }

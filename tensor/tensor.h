@@ -358,6 +358,7 @@ class Tensor {
   Tensor erfinv() const;
   Tensor lgamma() const;
   Tensor digamma() const;
+  Tensor polygamma(int64_t n) const;  // torch's x.polygamma(n): polygamma(n, x)
   Tensor logit(std::optional<double> eps = std::nullopt) const;
   Tensor sinc() const;
   Tensor i0() const;
@@ -619,6 +620,7 @@ class Tensor {
   Tensor& float_power_(const Tensor& exponent);
   Tensor& float_power_(double exponent);
   Tensor& logit_(std::optional<double> eps = std::nullopt);
+  Tensor& polygamma_(int64_t n);  // torch's x.polygamma_(n): polygamma(n, x) written into x
   Tensor& nan_to_num_(std::optional<double> nan = 0.0, std::optional<double> posinf = std::nullopt,
                       std::optional<double> neginf = std::nullopt);
   Tensor& lerp_(const Tensor& end, double weight);
