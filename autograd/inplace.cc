@@ -43,10 +43,12 @@ class CopySlices : public Node {
   std::string name() const override { return "CopySlices"; }
   std::vector<Tensor> apply(std::vector<Tensor> grads) override {
     const Tensor& g = grads[0];
-    int64_t extent = base_.offset + 1;
-    for (size_t d = 0; d < base_.sizes.size(); ++d) extent += (base_.sizes[d] - 1) * base_.strides[d];
     if (g.numel() == 0) return {g, Tensor()};
-    Tensor buffer = raw::empty({extent}, TensorOptions(g.dtype()).device(g.device()));
+    // The buffer reaches the view's elements too: as_strided_ can move a view past its base's. Its
+    // elements are zero where no base element lies (gaps of a strided base, past its ends), the
+    // gradient the write's node receives there.
+    const int64_t extent = std::max(base_.end(), view_.end());
+    Tensor buffer = raw::zeros({extent}, TensorOptions(g.dtype()).device(g.device()));
     Tensor base_grad = strided(buffer, base_);
     raw::copy_(base_grad, g);
     Tensor window = strided(buffer, view_);
@@ -62,8 +64,10 @@ class CopySlices : public Node {
   Geometry base_, view_;
 };
 
+}  // namespace
+
 // PyTorch's refusals, checked while grad mode is on.
-void check_inplace_allowed(const Tensor& self, const char* op) {
+void autograd::detail::check_inplace_allowed(const Tensor& self, const char* op) {
   if (!GradMode::is_enabled()) return;
   const Tensor& base = autograd::view_base_of(self);
   if (!base.defined()) {
@@ -85,6 +89,10 @@ void check_inplace_allowed(const Tensor& self, const char* op) {
         "inplace. You should replace the inplace operation by an out-of-place one.");
   }
 }
+
+namespace {
+
+using autograd::detail::check_inplace_allowed;
 
 bool any_requires_grad(const Tensor& self, const std::vector<const Tensor*>& others) {
   if (!GradMode::is_enabled()) return false;
@@ -326,6 +334,11 @@ Tensor& Tensor::float_power_(double exponent) {
 Tensor& Tensor::logit_(std::optional<double> eps) {
   return inplace_result(*this, "logit_", {}, Derivative::reads_self,
                         [&](const Tensor& s) { return colony::logit(s, eps); });
+}
+
+Tensor& Tensor::polygamma_(int64_t n) {
+  return inplace_result(*this, "polygamma_", {}, Derivative::reads_self,
+                        [&](const Tensor& s) { return colony::polygamma(n, s); });
 }
 
 Tensor& Tensor::nan_to_num_(std::optional<double> nan, std::optional<double> posinf, std::optional<double> neginf) {

@@ -103,6 +103,10 @@ inline Tensor piecewise_constant(raw::UnaryOp op, const char* name, const Tensor
 // Saves `t` only when `wanted`, so an op does not keep alive what no gradient formula reads.
 inline SavedTensor save_if(bool wanted, const Tensor& t) { return wanted ? SavedTensor(t) : SavedTensor(); }
 
+// PyTorch's refusals of an in-place write into self while grad mode is on: a leaf that requires
+// grad, a view of one, an output of split/chunk. Defined in autograd/inplace.cc.
+void check_inplace_allowed(const Tensor& self, const char* op);
+
 // An in-place write recorded as autograd/inplace.cc records its members (add_, relu_, ...), for
 // in-place members defined in other files (index_put_): raw_write() when nothing needs a gradient,
 // else outplace(stand-in for self) written into self, with self's (or its base's) history rebased.

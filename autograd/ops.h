@@ -79,6 +79,9 @@ Tensor erfc(const Tensor& t);    // 1 - erf, accurate in the tail
 Tensor erfinv(const Tensor& t);  // inverse of erf on (-1, 1); +-inf at +-1
 Tensor lgamma(const Tensor& t);  // log |Gamma(x)|; its gradient is digamma
 Tensor digamma(const Tensor& t); // psi = Gamma'/Gamma; its gradient is trigamma, polygamma(1, x)
+// torch.polygamma: the n-th derivative of digamma (n >= 0; 0 is digamma, 1 trigamma, else
+// (-1)^(n+1) n! zeta(n + 1, x), ATen's Hurwitz zeta); its gradient is polygamma(n + 1, x).
+Tensor polygamma(int64_t n, const Tensor& t);
 // torch.logit: log(p / (1 - p)), p clamped to [eps, 1 - eps] first when eps is given (and >= 0);
 // the gradient is 0 where the clamp was active, NaN outside [0, 1] without eps.
 Tensor logit(const Tensor& t, std::optional<double> eps = std::nullopt);
@@ -565,6 +568,13 @@ Tensor expand(const Tensor& t, const Shape& shape);
 // torch.diagonal: dims dim1 and dim2 removed and their diagonal (offset > 0 above the main one)
 // appended as the last dim; the gradient is written into that diagonal of a zero tensor.
 Tensor diagonal(const Tensor& t, int64_t offset = 0, int64_t dim1 = 0, int64_t dim2 = 1);
+
+// torch.as_strided: the view of t's storage with these sizes, strides and storage offset (t's own
+// when nullopt), which may reach elements of the storage t does not cover; torch's checks (the
+// storage's bounds, no negative strides). The gradient is torch's as_strided_backward: output
+// gradients summed at the storage positions they share, read at t's positions.
+Tensor as_strided(const Tensor& t, const Shape& sizes, const Shape& strides,
+                  std::optional<int64_t> storage_offset = std::nullopt);
 
 // torch's Tensor.unfold: the sliding windows of `size` elements `step` apart along dim, as a view
 // (raw::unfold); overlapping windows' gradients are summed.

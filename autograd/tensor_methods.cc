@@ -78,6 +78,7 @@ Tensor Tensor::erfc() const { return colony::erfc(*this); }
 Tensor Tensor::erfinv() const { return colony::erfinv(*this); }
 Tensor Tensor::lgamma() const { return colony::lgamma(*this); }
 Tensor Tensor::digamma() const { return colony::digamma(*this); }
+Tensor Tensor::polygamma(int64_t n) const { return colony::polygamma(n, *this); }
 Tensor Tensor::logit(std::optional<double> eps) const { return colony::logit(*this, eps); }
 Tensor Tensor::sinc() const { return colony::sinc(*this); }
 Tensor Tensor::i0() const { return colony::i0(*this); }
@@ -247,6 +248,9 @@ Tensor Tensor::diagonal(int64_t offset, int64_t dim1, int64_t dim2) const {
   return colony::diagonal(*this, offset, dim1, dim2);
 }
 Tensor Tensor::unfold(int64_t dim, int64_t size, int64_t step) const { return colony::unfold(*this, dim, size, step); }
+Tensor Tensor::as_strided(const Shape& size, const Shape& stride, std::optional<int64_t> storage_offset) const {
+  return colony::as_strided(*this, size, stride, storage_offset);
+}
 Tensor Tensor::diag(int64_t diagonal) const { return colony::diag(*this, diagonal); }
 Tensor Tensor::trace() const {
   if (dim() != 2) throw std::invalid_argument("trace: expected a matrix, but got tensor with dim " + std::to_string(dim()));

@@ -161,6 +161,21 @@ Tensor digamma(const Tensor& t) {
                           [](const Tensor& g, const Tensor& x) { return raw::mul(g, unary(UnaryOp::Trigamma, x)); });
 }
 
+Tensor polygamma(int64_t n, const Tensor& t) {
+  if (n < 0) throw std::invalid_argument("polygamma: polygamma(n, x) does not support negative n.");
+  UnaryAttrs attrs;
+  attrs.polygamma_n = static_cast<int>(n);
+  // grad * polygamma(n + 1, x)
+  return unary_with_input(
+      UnaryOp::Polygamma, "PolygammaBackward", t,
+      [n](const Tensor& g, const Tensor& x) {
+        UnaryAttrs next;
+        next.polygamma_n = static_cast<int>(n + 1);
+        return raw::mul(g, raw::unary(UnaryOp::Polygamma, x, next));
+      },
+      attrs);
+}
+
 Tensor logit(const Tensor& t, std::optional<double> eps) {
   UnaryAttrs attrs;
   attrs.logit_eps = eps.value_or(-1.0);

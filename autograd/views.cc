@@ -45,6 +45,18 @@ Tensor sub_block_view(const char* name, const Tensor& t, Tensor out, Place place
 
 }  // namespace
 
+Tensor as_strided(const Tensor& t, const Shape& sizes, const Shape& strides, std::optional<int64_t> storage_offset) {
+  Tensor out = raw::as_strided(t, sizes, strides, storage_offset.value_or(t.storage_offset()));
+  if (autograd::needs_grad(t)) {
+    const autograd::Geometry in = autograd::Geometry::of(t), geometry = autograd::Geometry::of(out);
+    record("AsStridedBackward", {t}, out, {}, [in, geometry](const Grads& g, const Needs&) -> Grads {
+      return {autograd::as_strided_backward(g[0], in, geometry)};
+    });
+  }
+  autograd::mark_view(t, out);
+  return out;
+}
+
 Tensor view(const Tensor& t, const Shape& shape) { return reshaping_view("ViewBackward", t, raw::view(t, shape)); }
 
 Tensor reshape(const Tensor& t, const Shape& shape) {

@@ -49,4 +49,38 @@ Tensor& Tensor::zero_() {
   return *this;
 }
 
+Tensor& Tensor::resize_(const Shape& new_sizes) {
+  if (requires_grad()) throw std::runtime_error("resize_: cannot resize variables that require grad");
+  for (int64_t s : new_sizes) {
+    if (s < 0) {
+      throw std::invalid_argument("resize_: Trying to create tensor with negative dimension " + std::to_string(s) +
+                                  ": " + shape_str(new_sizes));
+    }
+  }
+  const int64_t n = shape_numel(new_sizes);
+  const int64_t item = element_size();
+  const size_t needed = n == 0 ? 0 : static_cast<size_t>((storage_offset() + n) * item);
+  const Storage& memory = storage();
+  if (needed > memory->nbytes()) {
+    if (!memory->resizable()) throw std::runtime_error("resize_: Trying to resize storage that is not resizable");
+    // A bigger storage from the same allocator, the old bytes copied in (as elements of this
+    // tensor's dtype: the storage holds whole elements), then the two exchange their memory.
+    StorageImpl bigger(needed, memory->allocator());
+    const int64_t old_elements = static_cast<int64_t>(memory->nbytes()) / item;
+    if (old_elements > 0) {
+      Storage into(&bigger, [](StorageImpl*) {});  // borrowed for the copy
+      Tensor dst(std::make_shared<TensorImpl>(into, Shape{old_elements}, Shape{1}, 0, dtype()));
+      Tensor src(std::make_shared<TensorImpl>(memory, Shape{old_elements}, Shape{1}, 0, dtype()));
+      raw::copy_(dst, src);
+    }
+    memory->exchange_memory(bigger);
+  }
+  if (new_sizes != sizes()) {
+    impl()->sizes = new_sizes;
+    impl()->strides = contiguous_strides(new_sizes);
+  }
+  memory->bump_version();
+  return *this;
+}
+
 }  // namespace colony

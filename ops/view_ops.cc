@@ -72,8 +72,33 @@ Shape infer_size(const Shape& shape, int64_t numel, const char* op) {
 
 Tensor as_strided(const Tensor& t, const Shape& sizes, const Shape& strides, int64_t offset) {
   if (sizes.size() != strides.size()) {
-    throw std::invalid_argument("as_strided: sizes " + shape_str(sizes) + " and strides " + shape_str(strides) +
-                                " differ in length");
+    throw std::invalid_argument("as_strided: mismatch in length of strides and shape (sizes " + shape_str(sizes) +
+                                ", strides " + shape_str(strides) + ")");
+  }
+  // torch's checks (TensorImpl's setStorage and as_strided), in its words.
+  if (offset < 0) throw std::invalid_argument("as_strided: Tensor: invalid storage offset " + std::to_string(offset));
+  int64_t last = offset;  // the last element the view reaches
+  bool empty = false;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] < 0) {
+      throw std::invalid_argument("as_strided: Trying to create tensor with negative dimension " +
+                                  std::to_string(sizes[d]) + ": " + shape_str(sizes));
+    }
+    if (strides[d] < 0) {
+      throw std::invalid_argument("as_strided: Negative strides are not supported at the moment, got strides: " +
+                                  shape_str(strides));
+    }
+    empty = empty || sizes[d] == 0;
+    last += (sizes[d] - 1) * strides[d];
+  }
+  const int64_t item = element_size(t.dtype());
+  const int64_t needed = empty ? 0 : (last + 1) * item;
+  if (needed > static_cast<int64_t>(t.storage()->nbytes())) {
+    throw std::invalid_argument("as_strided: setStorage: sizes " + shape_str(sizes) + ", strides " +
+                                shape_str(strides) + ", storage offset " + std::to_string(offset) +
+                                ", and itemsize " + std::to_string(item) + " requiring a storage size of " +
+                                std::to_string(needed) + " are out of bounds for storage of size " +
+                                std::to_string(t.storage()->nbytes()));
   }
   return make_view(t, sizes, strides, offset);
 }

@@ -1,5 +1,8 @@
 #include "tensor/storage.h"
 
+#include <stdexcept>
+#include <utility>
+
 namespace colony {
 
 StorageImpl::StorageImpl(size_t nbytes, Allocator* allocator)
@@ -7,6 +10,14 @@ StorageImpl::StorageImpl(size_t nbytes, Allocator* allocator)
 
 StorageImpl::StorageImpl(void* data, size_t nbytes, Device device, std::function<void(void*)> deleter)
     : data_(data), nbytes_(nbytes), device_(device), deleter_(std::move(deleter)) {}
+
+void StorageImpl::exchange_memory(StorageImpl& other) {
+  if (allocator_ == nullptr || allocator_ != other.allocator_) {
+    throw std::logic_error("exchange_memory: both storages must come from the same allocator");
+  }
+  std::swap(data_, other.data_);
+  std::swap(nbytes_, other.nbytes_);
+}
 
 StorageImpl::~StorageImpl() {
   if (allocator_ != nullptr) {

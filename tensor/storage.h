@@ -28,6 +28,15 @@ class StorageImpl {
   // The allocator the memory came from; null for external memory (from_blob).
   Allocator* allocator() const { return allocator_; }
 
+  // Whether resize_ may give this storage more memory: memory from an allocator (from_blob's
+  // belongs to its caller, so it is not, as torch's "not resizable" storages).
+  bool resizable() const { return allocator_ != nullptr; }
+  // Exchanges the memory (pointer and size) of two storages from the same allocator, leaving each
+  // one's identity, version and sharers in place: resize_ grows a storage by copying it into a
+  // bigger one and exchanging, so every tensor sharing it sees the grown memory, as in torch; the
+  // old memory goes back to the allocator with the other storage.
+  void exchange_memory(StorageImpl& other);
+
   // Bumped by every in-place write; autograd compares it with the value seen when a tensor was
   // saved for backward, and refuses a gradient computed from overwritten data.
   uint32_t version() const { return version_.load(std::memory_order_relaxed); }

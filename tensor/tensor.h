@@ -255,6 +255,14 @@ class Tensor {
   Tensor& random_(int64_t from, std::optional<int64_t> to);  // [from, to); to = nullopt: as random_()
   Tensor& random_(int64_t to);                                // [0, to)
   Tensor& random_();                                          // [0, 2^digits] or [0, max] (raw::random_)
+  // torch's resize_: these sizes from the same storage offset, contiguous strides (kept when the
+  // sizes are unchanged). The storage keeps its bytes when it is big enough (shrinking, or the same
+  // count); otherwise it grows in place (every tensor sharing it sees the new memory, the old values
+  // copied, the new ones uninitialized). Refused on a tensor that requires grad, grad mode or not
+  // ("cannot resize variables that require grad"), and when the storage must grow but is external
+  // memory (from_blob: "Trying to resize storage that is not resizable"). Not recorded by autograd.
+  Tensor& resize_(const Shape& sizes);
+  Tensor& resize_as_(const Tensor& other) { return resize_(other.sizes()); }
 
   // ---- autograd metadata (tensor/) ----
   bool requires_grad() const;
@@ -294,6 +302,9 @@ class Tensor {
   Tensor unsqueeze(int64_t dim) const;
   Tensor expand(const Shape& shape) const;     // -1 keeps a size
   Tensor expand_as(const Tensor& other) const { return expand(other.sizes()); }
+  // torch.as_strided: these sizes and strides over the storage, from storage_offset (nullopt: this
+  // tensor's); may reach storage elements this tensor does not cover.
+  Tensor as_strided(const Shape& size, const Shape& stride, std::optional<int64_t> storage_offset = std::nullopt) const;
   Tensor contiguous() const;
   Tensor clone() const;
   Tensor to(Device device, bool non_blocking = false) const;
@@ -347,6 +358,7 @@ class Tensor {
   Tensor erfinv() const;
   Tensor lgamma() const;
   Tensor digamma() const;
+  Tensor polygamma(int64_t n) const;  // torch's x.polygamma(n): polygamma(n, x)
   Tensor logit(std::optional<double> eps = std::nullopt) const;
   Tensor sinc() const;
   Tensor i0() const;
@@ -558,6 +570,21 @@ class Tensor {
   Tensor& masked_fill_(const Tensor& mask, const Tensor& value);  // value 0-D
   Tensor& masked_scatter_(const Tensor& mask, const Tensor& source);
 
+  // ---- in-place views (defined in autograd/inplace_view.cc) ----
+  // This tensor takes the sizes, strides and offset of the out-of-place view of itself (x.t_() is
+  // x = x.t() on the same handle: every copy of the handle sees it; views of it keep theirs) and
+  // bumps the version counter, as torch's. Recorded as torch records them: the view's backward
+  // (TransposeBackward, SqueezeBackward, ...) becomes this tensor's history, on top of the old one.
+  // Refused on a leaf that requires grad and on a view of one, while grad mode is on.
+  Tensor& t_();                                  // <= 2-D
+  Tensor& transpose_(int64_t dim0, int64_t dim1);
+  Tensor& swapdims_(int64_t dim0, int64_t dim1) { return transpose_(dim0, dim1); }
+  Tensor& swapaxes_(int64_t axis0, int64_t axis1) { return transpose_(axis0, axis1); }
+  Tensor& squeeze_();                            // every dim of size 1
+  Tensor& squeeze_(int64_t dim);                 // a no-op (still recorded) when that dim's size is not 1
+  Tensor& unsqueeze_(int64_t dim);
+  Tensor& as_strided_(const Shape& size, const Shape& stride, std::optional<int64_t> storage_offset = std::nullopt);
+
   // ---- differentiable in-place math (defined in autograd/inplace.cc) ----
   // Recorded as in PyTorch: the write rebases this tensor's history (through a view, its base's)
   // onto a new node. Refused on a leaf that requires grad, and on a view of one, while grad mode is
@@ -593,6 +620,7 @@ class Tensor {
   Tensor& float_power_(const Tensor& exponent);
   Tensor& float_power_(double exponent);
   Tensor& logit_(std::optional<double> eps = std::nullopt);
+  Tensor& polygamma_(int64_t n);  // torch's x.polygamma_(n): polygamma(n, x) written into x
   Tensor& nan_to_num_(std::optional<double> nan = 0.0, std::optional<double> posinf = std::nullopt,
                       std::optional<double> neginf = std::nullopt);
   Tensor& lerp_(const Tensor& end, double weight);

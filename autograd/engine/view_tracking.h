@@ -28,6 +28,23 @@ struct Geometry {
   Shape strides;
   int64_t offset = 0;
   static Geometry of(const Tensor& t) { return {t.sizes(), t.strides(), t.storage_offset()}; }
+  // One past the last storage element reached (0 when there are no elements).
+  int64_t end() const {
+    int64_t e = offset + 1;
+    for (size_t d = 0; d < sizes.size(); ++d) {
+      if (sizes[d] == 0) return 0;
+      e += (sizes[d] - 1) * strides[d];
+    }
+    return e;
+  }
 };
+
+// The gradient of the input `in` of an as_strided view `out` (geometries in the same storage), as
+// torch's as_strided_backward: each output element's gradient added at its storage position (an
+// element several outputs share receives their sum), then read at the input's positions, divided
+// by the number of input elements sharing a position (an expanded input). Storage elements the
+// input does not cover receive nothing. torch.as_strided's backward, and a tracked view's derived
+// history when the view's elements overlap or leave the base's.
+Tensor as_strided_backward(const Tensor& grad, const Geometry& in, const Geometry& out);
 
 }  // namespace colony::autograd

@@ -74,6 +74,7 @@ namespace colony::kernels {
   X(Lgamma, COLONY_DISPATCH_FLOATING, "lgamma")         \
   X(Digamma, COLONY_DISPATCH_FLOATING, "digamma")       \
   X(Trigamma, COLONY_DISPATCH_FLOATING, "trigamma")     \
+  X(Polygamma, COLONY_DISPATCH_FLOATING, "polygamma")   \
   X(Logit, COLONY_DISPATCH_FLOATING, "logit")           \
   X(Sinc, COLONY_DISPATCH_FLOATING, "sinc")             \
   X(Hardshrink, COLONY_DISPATCH_FLOATING, "hardshrink") \
@@ -199,6 +200,7 @@ struct UnaryAttrs {
   // Logit: torch.logit's eps; the input is clamped to [eps, 1 - eps] first. Negative means None (no
   // clamping), which is what torch does with a negative eps too.
   double logit_eps = -1.0;
+  int polygamma_n = 0;  // Polygamma: the derivative's order, n >= 0
 };
 
 constexpr bool outputs_bool(UnaryOp op) {
@@ -524,6 +526,8 @@ COLONY_INLINE auto unary_fn(C x, const UnaryAttrs& attrs = {}) {
     return math::digamma(x);
   } else if constexpr (Op == UnaryOp::Trigamma) {
     return math::trigamma(x);
+  } else if constexpr (Op == UnaryOp::Polygamma) {
+    return math::polygamma(attrs.polygamma_n, x);
   } else if constexpr (Op == UnaryOp::Logit) {
     return logit(x, attrs.logit_eps);
   } else if constexpr (Op == UnaryOp::Sinc) {

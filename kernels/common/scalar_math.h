@@ -170,6 +170,71 @@ COLONY_INLINE C trigamma(C x) {
   return sign * result;
 }
 
+// The Hurwitz zeta function zeta(x, q) = sum over k >= 0 of (q + k)^-x, ATen's zeta (from the
+// Cephes library; 3-clause BSD, Steven Moshier): the first terms summed up to q + k > 9 (at least
+// nine), then the Euler-Maclaurin tail with the Bernoulli numbers' twelve terms. inf at x = 1 and
+// at q a non-positive integer, NaN for x < 1 and for a non-integer x with q <= 0. In double, as
+// ATen's CPU accumulates float's too.
+COLONY_INLINE double hurwitz_zeta(double x, double q) {
+  const double kMachEp = 1.11022302462515654042E-16;
+  const double A[12] = {12.0,
+                        -720.0,
+                        30240.0,
+                        -1209600.0,
+                        47900160.0,
+                        -1.8924375803183791606e9,
+                        7.47242496e10,
+                        -2.950130727918164224e12,
+                        1.1646782814350067249e14,
+                        -4.5979787224074726105e15,
+                        1.8152105401943546773e17,
+                        -7.1661652561756670113e18};
+  if (x == 1.0) return INFINITY;
+  if (x < 1.0) return NAN;
+  if (q <= 0.0) {
+    if (q == ::floor(q)) return INFINITY;
+    if (x != ::floor(x)) return NAN;
+  }
+  double s = ::pow(q, -x), a = q, b = 0.0;
+  int i = 0;
+  while (i < 9 || a <= 9.0) {
+    i += 1;
+    a += 1.0;
+    b = ::pow(a, -x);
+    s += b;
+    if (-kMachEp * s < b && b < kMachEp * s) return s;
+  }
+  const double w = a;
+  s += b * w / (x - 1.0);
+  s -= 0.5 * b;
+  a = 1.0;
+  double k = 0.0;
+  for (i = 0; i < 12; ++i) {
+    a *= x + k;
+    b /= w;
+    double t = a * b / A[i];
+    s = s + t;
+    t = ::fabs(t / s);
+    if (t < kMachEp) return s;
+    k += 1.0;
+    a *= x + k;
+    b /= w;
+    k += 1.0;
+  }
+  return s;
+}
+
+// The n-th derivative of digamma, torch.polygamma(n, x): digamma for n = 0, trigamma for n = 1,
+// else (-1)^(n+1) n! zeta(n + 1, x) (ATen's calc_polygamma, n! as exp(lgamma(n + 1)) in C).
+template <typename C>
+COLONY_INLINE C polygamma(int n, C x) {
+  if (n == 0) return digamma(x);
+  if (n == 1) return trigamma(x);
+  const C sign = (n % 2) ? C(1) : C(-1);
+  return sign * exp(lgamma(static_cast<C>(n) + C(1))) *
+         static_cast<C>(hurwitz_zeta(static_cast<double>(n + 1), static_cast<double>(x)));
+}
+
 // Modified Bessel functions of the first kind, I0 and I1, as ATen's calc_i0 / calc_i1 (from the
 // Cephes library; 3-clause BSD, Steven Moshier): exp(|x|) times a Chebyshev series of exp(-x) I(x)
 // over [0, 8], and of exp(-x) sqrt(x) I(x) over (8, inf) in 32 / x - 2. I0 is even, I1 odd. Float
