@@ -1,7 +1,9 @@
 // Indexing and joining. A bad index is an error naming the op, never an out-of-bounds access: CPU
-// index values are checked here before the kernel runs (free), CUDA kernels check each index on
-// the device and report at the next synchronization (runtime/cuda/device_errors.h), so the step
-// never waits for the host.
+// index values are checked here before the kernel runs (index_select, index_add: short 1-D
+// indices) or by the CPU kernel as it reads them (gather, scatter_add, scatter: indices as large as
+// the data, which a pass here would read twice more), CUDA kernels check each index on the device
+// and report at the next synchronization (runtime/cuda/device_errors.h), so the step never waits
+// for the host.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -105,7 +107,7 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
                                   std::to_string(i) + " (only dimension " + std::to_string(d) + " may be larger)");
     }
   }
-  check_index_values(idx, x.size(d), d, op);
+  // The CPU kernel checks the index values as it reads them (kernels/cpu/index.cc).
   Tensor out = empty(idx.sizes(), TensorOptions(t.dtype()).device(t.device()));
   if (out.numel() > 0) {
     kernels::StridedLayout xl = kernel_layout(x, op), il = kernel_layout(idx, op);
@@ -138,7 +140,7 @@ Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const T
                                   " except in dimension " + std::to_string(d));
     }
   }
-  check_index_values(idx, out_shape[d], d, op);
+  // The CPU kernel checks the index values as it reads them (kernels/cpu/index.cc).
   Tensor out = zeros(out_shape, TensorOptions(src.dtype()).device(src.device()));
   if (idx.numel() > 0) {
     kernels::StridedLayout ol = contiguous_layout(out_shape), il = kernel_layout(idx, op), sl = kernel_layout(s, op);
@@ -180,7 +182,7 @@ Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, cons
                                   " except in dimension " + std::to_string(d));
     }
   }
-  check_index_values(idx, x.size(d), d, op);
+  // The CPU kernel checks the index values as it reads them (kernels/cpu/index.cc).
   Tensor out = clone(x);
   if (idx.numel() > 0) {
     kernels::StridedLayout ol = contiguous_layout(out.sizes()), il = kernel_layout(idx, op), sl = kernel_layout(s, op);
