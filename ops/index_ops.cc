@@ -193,12 +193,24 @@ Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, cons
 }
 
 Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src) {
+  Tensor out = zeros(shape, TensorOptions(src.dtype()).device(src.device()));
+  return index_add_(out, dim, index, src);
+}
+
+Tensor& index_add_(Tensor& out, int64_t dim, const Tensor& index, const Tensor& src) {
   const char* op = "index_add";
   if (index.dim() > 1) {
     throw std::invalid_argument(std::string(op) + ": index must be 0-D or 1-D, got shape " + shape_str(index.sizes()));
   }
   check_same_device(src, index, op, "src");
+  if (!out.is_contiguous() || out.device() != src.device() || out.dtype() != src.dtype()) {
+    throw std::invalid_argument(std::string(op) + "_: expected a contiguous output of src's dtype and device, got " +
+                                dtype_name(out.dtype()) + " on " + out.device().str() +
+                                (out.is_contiguous() ? "" : " (not contiguous)") + " for src " +
+                                dtype_name(src.dtype()) + " on " + src.device().str());
+  }
   Tensor idx = contiguous(int64_index(index, op, true));
+  const Shape& shape = out.sizes();
   Shape out_shape = shape.empty() ? Shape{1} : shape;
   int64_t d = wrap_dim(dim, static_cast<int64_t>(shape.size()), op);
   Shape expected = out_shape;
@@ -211,13 +223,12 @@ Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Ten
   }
   check_index_values(idx, out_shape[d], d, op);
   s = contiguous(s);
-  Tensor out = zeros(out_shape, TensorOptions(src.dtype()).device(src.device()));
   int64_t outer = prod(out_shape, 0, d), inner = prod(out_shape, d + 1, static_cast<int64_t>(out_shape.size()));
   if (s.numel() > 0) {
     run_kernel<kernels::IndexAdd>(src.device(), src.dtype(), out.data_ptr_raw(), s.data_ptr_raw(), outer, out_shape[d],
                                   inner, idx.data_ptr<int64_t>(), idx.numel());
   }
-  return shape.empty() ? reshape(out, {}) : out;
+  return out;
 }
 
 Tensor one_hot(const Tensor& labels, int64_t num_classes) {

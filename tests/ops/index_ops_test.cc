@@ -238,6 +238,29 @@ TEST(ScatterAdd, DenseRowsAddInIndexOrderBitForBit) {
       "scatter: index 5 is out of range for dimension 1 with size 5"));
 }
 
+// raw::index_add_ adds into the tensor's own values, each element's additions in index order: the
+// bits of old + src[0] + src[1] + ..., as torch's CPU index_add_ and index_put_(accumulate=True).
+TEST(IndexAdd, InPlaceAddsToTheOldValuesInIndexOrder) {
+  Tensor out = randn({6, 37}, 21);
+  const std::vector<float> old(out.data_ptr<float>(), out.data_ptr<float>() + 6 * 37);
+  Tensor src = randn({5, 37}, 22);
+  const std::vector<int64_t> iv = {4, 1, 4, 4, 0};
+  for (DType index_dtype : {kInt64, kInt32}) {
+    Tensor o = raw::clone(out);
+    raw::index_add_(o, 0, raw::to(longs(iv), kCPU, index_dtype), src);
+    std::vector<float> want = old;
+    for (size_t j = 0; j < iv.size(); ++j)
+      for (int64_t c = 0; c < 37; ++c) want[iv[j] * 37 + c] += src.data_ptr<float>()[j * 37 + c];
+    for (int64_t i = 0; i < 6 * 37; ++i) ASSERT_EQ(o.data_ptr<float>()[i], want[i]) << dtype_name(index_dtype) << " " << i;
+  }
+  Tensor strided = raw::transpose(raw::zeros({37, 6}), 0, 1);
+  EXPECT_TRUE(throws_with([&] { raw::index_add_(strided, 0, longs(iv), src); },
+                          "index_add_: expected a contiguous output of src's dtype and device"));
+  Tensor o = raw::clone(out);
+  EXPECT_TRUE(throws_with<std::out_of_range>([&] { raw::index_add_(o, 0, longs({6}), raw::zeros({1, 37})); },
+                                             "index_add: index 6 is out of range for dimension 0 with size 6"));
+}
+
 TEST(OneHot, ValuesInferenceAndErrors) {
   Tensor l = longs({2, 0, 1, 2}, {2, 2});
   Tensor oh = raw::one_hot(l);
