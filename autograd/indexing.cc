@@ -191,8 +191,13 @@ Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
   rows_shape[k] = m;
   Shape mask_shape(static_cast<size_t>(target.dim()), 1);
   mask_shape[k] = target.size(k);
-  Tensor written = raw::index_add({target.size(k)}, 0, flat_index, raw::ones({m}, TensorOptions(kInt64).device(device())));
-  Tensor mask = raw::reshape(raw::binary(raw::BinaryOp::Gt, written, 0.0), mask_shape);
+  // (Only assignment needs the mask; accumulate adds zero rows where nothing is written.)
+  Tensor mask;
+  if (!accumulate) {
+    Tensor written =
+        raw::index_add({target.size(k)}, 0, flat_index, raw::ones({m}, TensorOptions(kInt64).device(device())));
+    mask = raw::reshape(raw::binary(raw::BinaryOp::Gt, written, 0.0), mask_shape);
+  }
   const Shape full = target.sizes();
   // accumulate: the index_add-ed rows (duplicates summed) are added to the view's old rows.
   auto scatter = [&, k](const Tensor& s, bool differentiable) {
@@ -205,9 +210,25 @@ Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
     Tensor added = raw::index_add(full, k, flat_index, rows);
     return accumulate ? raw::add(s, added) : raw::where(mask, added, s);
   };
-  autograd::detail::record_inplace(
-      target, op, {&v}, false, [&] { raw::copy_(target, scatter(target, false)); },
-      [&](const Tensor& s) { return scatter(s, true); });
+  // Nothing to record: accumulate adds the rows into the target in place, each element's additions
+  // in index order (old + v[0] + v[1] for a repeated index, torch's CPU order), one pass over the
+  // rows written where the out-of-place scatter took four over the whole target; a strided target
+  // is added into a contiguous copy, written back.
+  const auto raw_write = [&] {
+    if (accumulate) {
+      Tensor rows = raw::reshape(raw::expand(raw::to(v, target.device(), target.dtype()), selected), rows_shape);
+      if (target.is_contiguous()) {
+        raw::index_add_(target, k, flat_index, rows);
+      } else {
+        Tensor dense = raw::contiguous(target);
+        raw::copy_(target, raw::index_add_(dense, k, flat_index, rows));
+      }
+      return;
+    }
+    raw::copy_(target, scatter(target, false));
+  };
+  autograd::detail::record_inplace(target, op, {&v}, false, raw_write,
+                                   [&](const Tensor& s) { return scatter(s, true); });
   return *this;
 }
 

@@ -1,7 +1,9 @@
 // Indexing and joining. A bad index is an error naming the op, never an out-of-bounds access: CPU
-// index values are checked here before the kernel runs (free), CUDA kernels check each index on
-// the device and report at the next synchronization (runtime/cuda/device_errors.h), so the step
-// never waits for the host.
+// index values are checked here before the kernel runs (index_select, index_add: short 1-D
+// indices) or by the CPU kernel as it reads them (gather, scatter_add, scatter: indices as large as
+// the data, which a pass here would read twice more), CUDA kernels check each index on the device
+// and report at the next synchronization (runtime/cuda/device_errors.h), so the step never waits
+// for the host.
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -105,7 +107,7 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
                                   std::to_string(i) + " (only dimension " + std::to_string(d) + " may be larger)");
     }
   }
-  check_index_values(idx, x.size(d), d, op);
+  // The CPU kernel checks the index values as it reads them (kernels/cpu/index.cc).
   Tensor out = empty(idx.sizes(), TensorOptions(t.dtype()).device(t.device()));
   if (out.numel() > 0) {
     kernels::StridedLayout xl = kernel_layout(x, op), il = kernel_layout(idx, op);
@@ -138,7 +140,7 @@ Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const T
                                   " except in dimension " + std::to_string(d));
     }
   }
-  check_index_values(idx, out_shape[d], d, op);
+  // The CPU kernel checks the index values as it reads them (kernels/cpu/index.cc).
   Tensor out = zeros(out_shape, TensorOptions(src.dtype()).device(src.device()));
   if (idx.numel() > 0) {
     kernels::StridedLayout ol = contiguous_layout(out_shape), il = kernel_layout(idx, op), sl = kernel_layout(s, op);
@@ -180,7 +182,7 @@ Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, cons
                                   " except in dimension " + std::to_string(d));
     }
   }
-  check_index_values(idx, x.size(d), d, op);
+  // The CPU kernel checks the index values as it reads them (kernels/cpu/index.cc).
   Tensor out = clone(x);
   if (idx.numel() > 0) {
     kernels::StridedLayout ol = contiguous_layout(out.sizes()), il = kernel_layout(idx, op), sl = kernel_layout(s, op);
@@ -191,12 +193,24 @@ Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, cons
 }
 
 Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src) {
+  Tensor out = zeros(shape, TensorOptions(src.dtype()).device(src.device()));
+  return index_add_(out, dim, index, src);
+}
+
+Tensor& index_add_(Tensor& out, int64_t dim, const Tensor& index, const Tensor& src) {
   const char* op = "index_add";
   if (index.dim() > 1) {
     throw std::invalid_argument(std::string(op) + ": index must be 0-D or 1-D, got shape " + shape_str(index.sizes()));
   }
   check_same_device(src, index, op, "src");
+  if (!out.is_contiguous() || out.device() != src.device() || out.dtype() != src.dtype()) {
+    throw std::invalid_argument(std::string(op) + "_: expected a contiguous output of src's dtype and device, got " +
+                                dtype_name(out.dtype()) + " on " + out.device().str() +
+                                (out.is_contiguous() ? "" : " (not contiguous)") + " for src " +
+                                dtype_name(src.dtype()) + " on " + src.device().str());
+  }
   Tensor idx = contiguous(int64_index(index, op, true));
+  const Shape& shape = out.sizes();
   Shape out_shape = shape.empty() ? Shape{1} : shape;
   int64_t d = wrap_dim(dim, static_cast<int64_t>(shape.size()), op);
   Shape expected = out_shape;
@@ -209,13 +223,12 @@ Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Ten
   }
   check_index_values(idx, out_shape[d], d, op);
   s = contiguous(s);
-  Tensor out = zeros(out_shape, TensorOptions(src.dtype()).device(src.device()));
   int64_t outer = prod(out_shape, 0, d), inner = prod(out_shape, d + 1, static_cast<int64_t>(out_shape.size()));
   if (s.numel() > 0) {
     run_kernel<kernels::IndexAdd>(src.device(), src.dtype(), out.data_ptr_raw(), s.data_ptr_raw(), outer, out_shape[d],
                                   inner, idx.data_ptr<int64_t>(), idx.numel());
   }
-  return shape.empty() ? reshape(out, {}) : out;
+  return out;
 }
 
 Tensor one_hot(const Tensor& labels, int64_t num_classes) {

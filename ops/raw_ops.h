@@ -232,6 +232,11 @@ Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const T
 Tensor scatter_reduce(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src, ScatterOp reduce);
 // The adjoint of index_select: zeros(shape) with rows of src added at index.
 Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Tensor& src);
+// The same added into out's own values in place: out[..., index[j], ...] += src[..., j, ...], each
+// element's additions in index order (old + src[0] + src[1] + ... bit for bit, as torch's CPU
+// index_add_ and index_put_ with accumulate; CUDA adds with atomics). out must be contiguous, of
+// src's dtype and device; src has out's shape with dim of index's length.
+Tensor& index_add_(Tensor& out, int64_t dim, const Tensor& index, const Tensor& src);
 // int64 [..., num_classes]; num_classes = -1 uses max + 1.
 Tensor one_hot(const Tensor& labels, int64_t num_classes = -1);
 // torch.nonzero: int64 [n, t.dim()], the coordinates of the n nonzero elements (NaN is nonzero) in

@@ -1,6 +1,8 @@
 // Indexed reads and writes: the entry points, declared once for both devices (kernel.h), defined
-// in kernels/cpu/index.cc and kernels/cuda/index.cu. Indices are int64 and already bounds-checked
-// by the front functions (ops/index_ops.cc).
+// in kernels/cpu/index.cc and kernels/cuda/index.cu. Indices are int64. index_select's and
+// index_add's are bounds-checked by the front functions (ops/index_ops.cc); on the CPU, gather,
+// scatter_add and scatter check theirs as they read them and throw std::out_of_range naming the op,
+// the index, the dimension and its size, as the front functions do.
 //
 // CUDA: index_select, index_add, gather and scatter_add check every index on the device again: an
 // index outside the dimension is skipped (reads give 0) and recorded for check_device_errors()

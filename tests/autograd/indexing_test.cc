@@ -87,6 +87,40 @@ TEST(IndexPut, SliceAssignmentAsPyTorch) {
   EXPECT_TRUE(throws_with([&] { x.index_put_({5}, 0.0); }, "index_put_: index 5 is out of range for dimension 0 with size 3"));
 }
 
+// index_put_ with accumulate and nothing to record adds the rows into the target in place, each
+// element's additions in index order: on a contiguous target and on a strided view (every other
+// column), with int64 and int32 indices and a broadcast value; and in torch's order, bit for bit:
+// float32 1 + 1e8 - 1e8 is 0 (torch 2.15 gives tensor([0., 5.]); summing the repeats first gave 1).
+TEST(IndexPut, AccumulateWithoutGradAddsInPlaceInIndexOrder) {
+  for (DType index_dtype : {kInt64, kInt32}) {
+    Tensor x = iota({4, 6});
+    const Tensor rows = raw::tensor({3, 1, 3, -4}, index_dtype);  // row 3 twice, -4 is row 0
+    Tensor v = raw::reshape(raw::arange(1, 25, 1, TensorOptions(kFloat64)), {4, 6});
+    x.index_put_({rows}, v, /*accumulate=*/true);
+    std::vector<double> want = values(iota({4, 6}));
+    const int64_t r[4] = {3, 1, 3, 0};
+    for (int64_t j = 0; j < 4; ++j)
+      for (int64_t c = 0; c < 6; ++c) want[r[j] * 6 + c] += values(v)[j * 6 + c];
+    EXPECT_EQ(values(x), want) << dtype_name(index_dtype);
+
+    Tensor y = iota({4, 6});
+    Tensor view = y.index({Slice(), Slice(None, None, 2)});  // [4, 3], strided
+    view.index_put_({raw::tensor({2, 2}, index_dtype)}, raw::tensor({1.0, 2.0, 3.0}, kFloat64), true);
+    std::vector<double> want_y = values(iota({4, 6}));
+    for (int64_t c = 0; c < 3; ++c) want_y[2 * 6 + 2 * c] += 2.0 * (1.0 + c);
+    EXPECT_EQ(values(y), want_y) << dtype_name(index_dtype);
+
+    Tensor f = raw::tensor({1.0, 5.0}, kFloat32);
+    f.index_put_({raw::tensor({0, 0}, index_dtype)}, raw::tensor({1e8, -1e8}, kFloat32), true);
+    EXPECT_EQ(values(f), (std::vector<double>{0.0, 5.0})) << dtype_name(index_dtype);
+    // The same on a transposed (strided) target: y.t()[[0, 0]] += [[1e8, 1e8], [-1e8, -1e8]].
+    Tensor g = raw::tensor({{1.0, 5.0}, {2.0, 3.0}}, kFloat32);
+    Tensor gt = g.t();
+    gt.index_put_({raw::tensor({0, 0}, index_dtype)}, raw::tensor({{1e8, 1e8}, {-1e8, -1e8}}, kFloat32), true);
+    EXPECT_EQ(values(gt), (std::vector<double>{0.0, 0.0, 5.0, 3.0})) << dtype_name(index_dtype);
+  }
+}
+
 TEST(IndexPut, RecordedByAutograd) {
   // y = x * 1 (not a leaf); y[1:, 0] = v; the gradient of x is zero where written, v's is the
   // written positions' incoming gradient summed over the broadcast.

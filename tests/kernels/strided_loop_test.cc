@@ -147,6 +147,44 @@ TEST_F(StridedLoopThreads, TransposedUnaryAndCopyWalkTiles) {
   }
 }
 
+// A same-dtype copy of a transposed 2-D walk of 4- or 8-byte words goes by register blocks
+// (kernels/cpu/transpose_copy.h): 8 x 8 (4 x 4 for 8-byte words) in 16 x 16 (8 x 8) tiles inside
+// 128 x 128 blocks, edges that fill no tile one element at a time. Checked bit for bit (a NaN's
+// payload, -0) against the naive walk for each dtype the path takes and for float16, which keeps
+// map1's scalar tiles; with sizes on and off the tile and block multiples, a destination whose
+// rows are padded and a source that is a slice of a wider matrix.
+template <typename W>
+void check_transpose_copy(DType dtype, int64_t rows, int64_t cols, int64_t dst_pad, int64_t src_pad) {
+  // dst [rows, cols] with row stride cols + dst_pad; src element (r, c) at c * (rows + src_pad) + r.
+  const int64_t src_row = rows + src_pad, dst_row = cols + dst_pad;
+  std::vector<W> src(cols * src_row), dst(rows * dst_row, W(0x5a));
+  for (size_t i = 0; i < src.size(); ++i) src[i] = static_cast<W>(i * 2654435761u + 12345u);
+  cpu::copy(dtype, src.data(), make_layout({rows, cols}, {1, src_row}), dtype, dst.data(),
+            make_layout({rows, cols}, {dst_row, 1}));
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) ASSERT_EQ(dst[r * dst_row + c], src[c * src_row + r]) << r << ", " << c;
+    for (int64_t c = cols; c < dst_row; ++c) ASSERT_EQ(dst[r * dst_row + c], W(0x5a)) << "padding " << r << ", " << c;
+  }
+}
+
+TEST_F(StridedLoopThreads, SameDtypeTransposeCopyByRegisterBlocks) {
+  struct Shape2 {
+    int64_t rows, cols, dst_pad, src_pad;
+  };
+  // Tails of every size below a tile on both sides; exact tiles; several 128-blocks with a partial
+  // one; padded rows on either side.
+  const Shape2 shapes[] = {{203, 77, 0, 0}, {64, 48, 0, 0}, {300, 260, 0, 0}, {33, 129, 3, 0},
+                           {130, 40, 0, 5}, {47, 53, 1, 7}};
+  for (const Shape2& s : shapes) {
+    SCOPED_TRACE(::testing::Message() << s.rows << " x " << s.cols << " pads " << s.dst_pad << ", " << s.src_pad);
+    check_transpose_copy<uint32_t>(DType::Float32, s.rows, s.cols, s.dst_pad, s.src_pad);
+    check_transpose_copy<uint32_t>(DType::Int32, s.rows, s.cols, s.dst_pad, s.src_pad);
+    check_transpose_copy<uint64_t>(DType::Float64, s.rows, s.cols, s.dst_pad, s.src_pad);
+    check_transpose_copy<uint64_t>(DType::Int64, s.rows, s.cols, s.dst_pad, s.src_pad);
+    check_transpose_copy<uint16_t>(DType::Float16, s.rows, s.cols, s.dst_pad, s.src_pad);
+  }
+}
+
 TEST_F(StridedLoopThreads, UnaryAndCopyOfAnInnerBroadcast) {
   // contiguous(expand(column)), a reduction's gradient: a is a [301, 1] column (NaN, -0 and +-inf
   // among its values) broadcast over rows of 1027 (not a multiple of any vector width; the chunks of

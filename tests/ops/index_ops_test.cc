@@ -148,6 +148,119 @@ TEST(ScatterAdd, IntegerAndHalf) {
   EXPECT_EQ(values(hs), std::vector<double>({0, 0.875}));
 }
 
+// A [rows, cols] int64 index with values in [0, size), from a generator seeded with `seed`.
+Tensor random_index(int64_t rows, int64_t cols, int64_t size, uint64_t seed) {
+  Generator gen(seed);
+  return raw::randint(0, size, {rows, cols}, TensorOptions(kInt64), &gen);
+}
+
+// gather and scatter_add along a dim where input, index and output are all dense (the last dim of
+// contiguous tensors) take the CPU kernel's pointer path with one range check per run; rows of 37
+// and 3 (not multiples of any vector width), several dtypes, against naive loops; each element's
+// additions in index order, so the float sums are the sequential loop's bit for bit.
+TEST(Gather, DenseRowsMatchNaiveForEachDtype) {
+  const int64_t rows = 5, cols = 41;
+  for (int64_t len : {int64_t{37}, int64_t{3}}) {
+    Tensor idx = random_index(rows, len, cols, 7 + len);
+    const std::vector<double> iv = values(idx);
+    for (DType dtype : {kFloat32, kFloat64, kInt32, kInt64, kFloat16}) {
+      Tensor x = raw::to(iota({rows, cols}), kCPU, dtype);
+      std::vector<double> want(rows * len);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < len; ++j) want[r * len + j] = static_cast<double>(r * cols + iv[r * len + j]);
+      Tensor y = raw::gather(x, 1, idx);
+      EXPECT_EQ(y.dtype(), dtype);
+      EXPECT_EQ(values(y), want) << dtype_name(dtype) << " len " << len;
+    }
+  }
+}
+
+TEST(Gather, OutOfRangeIndexInADenseOrStridedRun) {
+  Tensor t = iota({3, 40});
+  std::vector<int64_t> iv(3 * 37, 5);
+  iv[1 * 37 + 29] = 40;  // past the end, in the middle of the second dense run
+  EXPECT_TRUE(throws_with<std::out_of_range>([&] { raw::gather(t, 1, longs(iv, {3, 37})); },
+                                             "gather: index 40 is out of range for dimension 1 with size 40"));
+  iv[1 * 37 + 29] = -1;  // negative: torch's gather refuses it too
+  EXPECT_TRUE(throws_with<std::out_of_range>([&] { raw::gather(t, 1, longs(iv, {3, 37})); },
+                                             "gather: index -1 is out of range for dimension 1 with size 40"));
+  // A strided index (transposed) falls back to the strided loop, which checks each element.
+  Tensor strided = raw::transpose(longs(iv, {37, 3}), 0, 1);
+  EXPECT_TRUE(throws_with<std::out_of_range>([&] { raw::gather(t, 1, strided); },
+                                             "gather: index -1 is out of range for dimension 1 with size 40"));
+  // Along dim 0 (runs strided in x and y).
+  EXPECT_TRUE(throws_with<std::out_of_range>([&] { raw::gather(t, 0, longs({0, 3}, {2, 1})); },
+                                             "gather: index 3 is out of range for dimension 0 with size 3"));
+}
+
+TEST(ScatterAdd, DenseRowsAddInIndexOrderBitForBit) {
+  const int64_t rows = 4, len = 37, size = 5;  // many repeats per output element
+  Tensor idx = random_index(rows, len, size, 3);
+  const std::vector<double> iv = values(idx);
+  for (DType dtype : {kFloat32, kFloat64}) {
+    Tensor src = randn({rows, len}, 11, dtype);
+    const std::vector<double> sv = values(src);
+    Tensor out = raw::scatter_add({rows, size}, 1, idx, src);
+    if (dtype == kFloat32) {
+      std::vector<float> want(rows * size, 0.0f);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < len; ++j)
+          want[r * size + static_cast<int64_t>(iv[r * len + j])] += static_cast<float>(sv[r * len + j]);
+      const float* got = out.data_ptr<float>();
+      for (int64_t i = 0; i < rows * size; ++i) EXPECT_EQ(got[i], want[i]) << i;
+    } else {
+      std::vector<double> want(rows * size, 0.0);
+      for (int64_t r = 0; r < rows; ++r)
+        for (int64_t j = 0; j < len; ++j) want[r * size + static_cast<int64_t>(iv[r * len + j])] += sv[r * len + j];
+      EXPECT_EQ(values(out), want);
+    }
+  }
+  // Integers, and scatter_reduce's sum on the same path.
+  Tensor ints = raw::from_vector(std::vector<int64_t>(rows * len, 3), {rows, len});
+  Tensor counts = raw::scatter_add({rows, size}, 1, idx, ints);
+  std::vector<double> want(rows * size, 0.0);
+  for (int64_t i = 0; i < rows * len; ++i) want[(i / len) * size + static_cast<int64_t>(iv[i])] += 3;
+  EXPECT_EQ(values(counts), want);
+  EXPECT_EQ(values(raw::scatter_reduce(raw::zeros({rows, size}, TensorOptions(kInt64)), 1, idx, ints, raw::ScatterOp::Sum)),
+            want);
+  // A strided src (a transposed matrix) takes the strided loop: same sums as its contiguous copy.
+  Tensor srct = raw::transpose(randn({len, rows}, 12), 0, 1);
+  EXPECT_EQ(values(raw::scatter_add({rows, size}, 1, idx, srct)),
+            values(raw::scatter_add({rows, size}, 1, idx, raw::contiguous(srct))));
+  // Bounds, in a dense run and through scatter_reduce.
+  std::vector<int64_t> bad(rows * len, 0);
+  bad[2 * len + 36] = size;
+  EXPECT_TRUE(throws_with<std::out_of_range>([&] { raw::scatter_add({rows, size}, 1, longs(bad, {rows, len}), ints); },
+                                             "scatter_add: index 5 is out of range for dimension 1 with size 5"));
+  EXPECT_TRUE(throws_with<std::out_of_range>(
+      [&] { raw::scatter_reduce(raw::zeros({rows, size}, TensorOptions(kInt64)), 1, longs(bad, {rows, len}), ints,
+                                raw::ScatterOp::Sum); },
+      "scatter: index 5 is out of range for dimension 1 with size 5"));
+}
+
+// raw::index_add_ adds into the tensor's own values, each element's additions in index order: the
+// bits of old + src[0] + src[1] + ..., as torch's CPU index_add_ and index_put_(accumulate=True).
+TEST(IndexAdd, InPlaceAddsToTheOldValuesInIndexOrder) {
+  Tensor out = randn({6, 37}, 21);
+  const std::vector<float> old(out.data_ptr<float>(), out.data_ptr<float>() + 6 * 37);
+  Tensor src = randn({5, 37}, 22);
+  const std::vector<int64_t> iv = {4, 1, 4, 4, 0};
+  for (DType index_dtype : {kInt64, kInt32}) {
+    Tensor o = raw::clone(out);
+    raw::index_add_(o, 0, raw::to(longs(iv), kCPU, index_dtype), src);
+    std::vector<float> want = old;
+    for (size_t j = 0; j < iv.size(); ++j)
+      for (int64_t c = 0; c < 37; ++c) want[iv[j] * 37 + c] += src.data_ptr<float>()[j * 37 + c];
+    for (int64_t i = 0; i < 6 * 37; ++i) ASSERT_EQ(o.data_ptr<float>()[i], want[i]) << dtype_name(index_dtype) << " " << i;
+  }
+  Tensor strided = raw::transpose(raw::zeros({37, 6}), 0, 1);
+  EXPECT_TRUE(throws_with([&] { raw::index_add_(strided, 0, longs(iv), src); },
+                          "index_add_: expected a contiguous output of src's dtype and device"));
+  Tensor o = raw::clone(out);
+  EXPECT_TRUE(throws_with<std::out_of_range>([&] { raw::index_add_(o, 0, longs({6}), raw::zeros({1, 37})); },
+                                             "index_add: index 6 is out of range for dimension 0 with size 6"));
+}
+
 TEST(OneHot, ValuesInferenceAndErrors) {
   Tensor l = longs({2, 0, 1, 2}, {2, 2});
   Tensor oh = raw::one_hot(l);
