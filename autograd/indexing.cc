@@ -194,14 +194,28 @@ Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
   Tensor written = raw::index_add({target.size(k)}, 0, flat_index, raw::ones({m}, TensorOptions(kInt64).device(device())));
   Tensor mask = raw::reshape(raw::binary(raw::BinaryOp::Gt, written, 0.0), mask_shape);
   const Shape full = target.sizes();
+  // Without accumulate, a row the index names twice takes the value of its last occurrence, as
+  // torch's CPU index_put_ (a serial loop) leaves it: each row's last position j is its maximum
+  // (scatter_reduce), and only the rows of those positions are added, so none is ever summed.
+  Tensor last_rows;  // bool, broadcastable to rows_shape; undefined with accumulate
+  if (!accumulate && m > 1) {
+    const TensorOptions i64 = TensorOptions(kInt64).device(device());
+    Tensor positions = raw::arange(0, static_cast<double>(m), 1, i64);
+    Tensor last = raw::scatter_reduce(raw::full({target.size(k)}, -1.0, i64), 0, flat_index, positions, raw::ScatterOp::Max);
+    Shape keep_shape(static_cast<size_t>(target.dim()), 1);
+    keep_shape[k] = m;
+    last_rows = raw::reshape(raw::binary(raw::BinaryOp::Eq, raw::index_select(last, 0, flat_index), positions), keep_shape);
+  }
   // accumulate: the index_add-ed rows (duplicates summed) are added to the view's old rows.
   auto scatter = [&, k](const Tensor& s, bool differentiable) {
     if (differentiable) {
       Tensor rows = colony::reshape(colony::expand(colony::to(v, s.device(), s.dtype()), selected), rows_shape);
+      if (last_rows.defined()) rows = colony::where(last_rows, rows, 0.0);
       Tensor added = colony::index_add(full, k, flat_index, rows);
       return accumulate ? colony::add(s, added) : colony::where(mask, added, s);
     }
     Tensor rows = raw::reshape(raw::expand(raw::to(v, s.device(), s.dtype()), selected), rows_shape);
+    if (last_rows.defined()) rows = raw::where(last_rows, rows, raw::zeros({}, TensorOptions(rows.dtype()).device(rows.device())));
     Tensor added = raw::index_add(full, k, flat_index, rows);
     return accumulate ? raw::add(s, added) : raw::where(mask, added, s);
   };

@@ -529,8 +529,9 @@ class Tensor {
   // Without an index tensor the result is a view; with one, a copy. Differentiable either way.
   Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
   // x[indices] = value (value broadcast to the indexed shape and cast to x's dtype), recorded by
-  // autograd as the in-place ops below are. With an index tensor, rows it names twice receive the
-  // sum of their values (PyTorch leaves which write wins unspecified).
+  // autograd as the in-place ops below are. With an index tensor, a row it names twice keeps the
+  // last write, as torch's CPU result (torch leaves which write wins unspecified); only that write
+  // receives a gradient.
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value);
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, double value);
   // accumulate = true adds value into the indexed elements (duplicates of an index each add), as

@@ -73,6 +73,35 @@ TEST(Index, Errors) {
   EXPECT_TRUE(throws_with([&] { x.index({"..x"}); }, "the only string index is \"...\""));
 }
 
+// Without accumulate, an index naming a row twice leaves the last write there (torch's CPU
+// result), never the sum of the writes: y[[0, 0]] = 1 is 1.
+TEST(IndexPut, DuplicateIndicesLastWriteWins) {
+  Tensor y = raw::zeros({4}, kFloat64);
+  y.index_put_({raw::tensor({1, 3, 1, 1}, kInt64)}, raw::tensor({1, 2, 3, 4}));
+  EXPECT_EQ(values(y), (std::vector<double>{0, 4, 0, 2}));
+  Tensor z = raw::zeros({3}, kFloat64);
+  z.index_put_({raw::tensor({0, 0}, kInt64)}, 1.0);
+  EXPECT_EQ(values(z), (std::vector<double>{1, 0, 0}));
+  Tensor r = raw::zeros({3, 2}, kFloat64);
+  r.index_put_({raw::tensor({2, 0, 2}, kInt64)}, raw::tensor({{1, 2}, {3, 4}, {5, 6}}));
+  EXPECT_EQ(values(r), (std::vector<double>{3, 4, 0, 0, 5, 6}));
+  Tensor c = raw::zeros({2, 3}, kFloat64);  // along dim 1, the value broadcast
+  c.index_put_({Slice(), raw::tensor({1, 1}, kInt64)}, raw::tensor({{7, 8}}));
+  EXPECT_EQ(values(c), (std::vector<double>{0, 8, 0, 0, 8, 0}));
+  // The gradient is the true one: only the write that stays receives any (torch also gives the
+  // overwritten duplicates the gradient of their row).
+  Tensor x = input({3}), v = input({3}, -1, 1, 7);
+  Tensor w = x * 1.0;
+  w.index_put_({raw::tensor({0, 0, 1}, kInt64)}, v);
+  (w * raw::tensor({1, 10, 100}, kFloat64)).sum().backward();
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{0, 0, 100}));
+  EXPECT_EQ(values(v.grad()), (std::vector<double>{0, 1, 10}));
+  // accumulate still sums every duplicate.
+  Tensor s = raw::zeros({3}, kFloat64);
+  s.index_put_({raw::tensor({0, 0}, kInt64)}, raw::tensor({1, 2}), /*accumulate=*/true);
+  EXPECT_EQ(values(s), (std::vector<double>{3, 0, 0}));
+}
+
 TEST(IndexPut, SliceAssignmentAsPyTorch) {
   Tensor x = iota({3, 4});
   x.index_put_({Slice(), 0}, -1.0);  // x[:, 0] = -1
