@@ -155,6 +155,36 @@ TEST(IndexPut, DuplicateIndicesLastWriteWins) {
   EXPECT_EQ(values(s), (std::vector<double>{3, 0, 0}));
 }
 
+// The duplicate-index and bool-mask writes and reads on CUDA give the CPU's results.
+std::vector<Tensor> mask_and_duplicate_cases(Device dev) {
+  const TensorOptions f64 = TensorOptions(kFloat64).device(dev);
+  std::vector<Tensor> out;
+  Tensor y = raw::zeros({4}, f64);
+  y.index_put_({raw::to(raw::tensor({1, 3, 1, 1}, kInt64), dev, kInt64)}, raw::to(raw::tensor({1, 2, 3, 4}), dev, kFloat64));
+  out.push_back(y);
+  Tensor r = raw::zeros({3, 2}, f64);
+  r.index_put_({Slice(), raw::to(raw::tensor({1, 1}, kInt64), dev, kInt64)}, raw::to(raw::tensor({{7, 8}}), dev, kFloat64));
+  out.push_back(r);
+  Tensor x = raw::to(iota({2, 3, 4}), dev, kFloat64);
+  Tensor m = raw::to(raw::tensor({{1, 0, 1, 0}, {0, 0, 0, 1}, {1, 1, 0, 0}}, kBool), dev, kBool);
+  out.push_back(x.index({Slice(), m}));
+  out.push_back(x.index({x > 13.0}));
+  x.index_put_({Slice(), m}, raw::to(raw::tensor({-1, -2, -3, -4, -5}), dev, kFloat64));
+  out.push_back(x);
+  x.index_put_({x > 13.0}, 0.0);
+  out.push_back(x);
+  return out;
+}
+
+TEST(IndexPut, MasksAndDuplicatesMatchCpu_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  std::vector<Tensor> cpu = mask_and_duplicate_cases(kCPU), gpu = mask_and_duplicate_cases(Device::cuda(0));
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    EXPECT_EQ(gpu[i].sizes(), cpu[i].sizes()) << "case " << i;
+    EXPECT_EQ(values(raw::to(gpu[i], kCPU, kFloat64)), values(cpu[i])) << "case " << i;
+  }
+}
+
 TEST(IndexPut, SliceAssignmentAsPyTorch) {
   Tensor x = iota({3, 4});
   x.index_put_({Slice(), 0}, -1.0);  // x[:, 0] = -1
