@@ -319,7 +319,24 @@ Tensor masked_fill(const Tensor& t, const Tensor& mask, double value) {
   return out;
 }
 
-Tensor where(const Tensor& cond, const Tensor& a, double b) { return where(cond, a, scalar_like(b, a)); }
-Tensor where(const Tensor& cond, double a, const Tensor& b) { return where(cond, scalar_like(a, b), b); }
+// The tensor and the number promote as torch.where's do (torch.result_type with a Scalar): an
+// integer or bool tensor with a fractional number gives float32, a bool tensor with a whole
+// number int64; otherwise the tensor's dtype. (Cast to the tensor's dtype, where(b, int64, 2.5)
+// put 2 where torch puts 2.5.)
+namespace {
+Tensor promoted_for_scalar(const Tensor& t, double s) {
+  const DType d = raw::scalar_result_type(t.dtype(), s);
+  return d == t.dtype() ? t : colony::to(t, t.device(), d);
+}
+}  // namespace
+
+Tensor where(const Tensor& cond, const Tensor& a, double b) {
+  const Tensor ap = promoted_for_scalar(a, b);
+  return where(cond, ap, scalar_like(b, ap));
+}
+Tensor where(const Tensor& cond, double a, const Tensor& b) {
+  const Tensor bp = promoted_for_scalar(b, a);
+  return where(cond, scalar_like(a, bp), bp);
+}
 
 }  // namespace colony

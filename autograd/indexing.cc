@@ -2,7 +2,7 @@
 // Both walk the indices once, building a view from the differentiable view ops (select, slice,
 // unsqueeze), so the view's gradient and in-place writes through it are those of autograd/views.cc
 // and autograd/inplace.cc; an index tensor then gathers (index) or scatters (index_put_) along its
-// dim of that view.
+// dim of that view. A bool mask is its true positions in the dims it covers, flattened into one.
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -35,11 +35,56 @@ struct Walked {
   Shape index_shape;  // the index tensor's own shape (its dims replace index_dim in a gather)
 };
 
-Walked walk(const Tensor& self, std::initializer_list<TensorIndex> indices, const char* op) {
-  // Dims the indices consume: integers, slices and tensors one each; None and Ellipsis none.
+// A bool mask over dims [d, d + mask.dim()) of `cur`: those dims flattened into one (a view when
+// `for_write`, so that writes reach the tensor) and the int64 positions of the mask's true
+// elements in it, which then act as an index tensor along dim d, as torch's x[mask] does.
+Tensor flatten_for_mask(Tensor& cur, int64_t d, const Tensor& mask, int64_t source, bool for_write, const char* op) {
+  const int64_t km = mask.dim();
+  for (int64_t j = 0; j < km; ++j) {
+    if (mask.size(j) != cur.size(d + j)) {
+      throw std::out_of_range("The shape of the mask " + shape_str(mask.sizes()) + " at index " + std::to_string(j) +
+                              " does not match the shape of the indexed tensor " + shape_str(cur.sizes()) +
+                              " at index " + std::to_string(d + j) + " (" + op + ", the mask starting at dimension " +
+                              std::to_string(source) + ")");
+    }
+  }
+  if (km > 1) {
+    Shape flat(cur.sizes().begin(), cur.sizes().begin() + d);
+    int64_t n = 1;
+    bool viewable = true;
+    for (int64_t j = 0; j < km; ++j) {
+      n *= cur.size(d + j);
+      if (j + 1 < km && cur.size(d + j + 1) != 1 && cur.size(d + j) != 1 &&
+          cur.stride(d + j) != cur.stride(d + j + 1) * cur.size(d + j + 1)) {
+        viewable = false;
+      }
+    }
+    flat.push_back(n);
+    flat.insert(flat.end(), cur.sizes().begin() + d + km, cur.sizes().end());
+    if (for_write && !viewable) {
+      throw std::invalid_argument(std::string(op) + ": a " + std::to_string(km) +
+                                  "-d bool mask over dimensions whose elements are not laid out as one (a transposed "
+                                  "or sliced view) is not supported; make the tensor contiguous first");
+    }
+    cur = for_write ? colony::view(cur, flat) : colony::reshape(cur, flat);
+  }
+  Tensor m = mask.device() == cur.device() ? mask : raw::to(mask, cur.device(), kBool);
+  return raw::reshape(raw::nonzero(raw::reshape(m, {mask.numel()})), {-1});
+}
+
+Walked walk(const Tensor& self, std::initializer_list<TensorIndex> indices, const char* op, bool for_write) {
+  // Dims the indices consume: integers, slices and index tensors one each, a bool mask as many as
+  // it has; None and Ellipsis none.
   int64_t consumed = 0, ellipses = 0, tensors = 0;
   for (const TensorIndex& i : indices) {
-    if (i.kind() == Kind::Integer || i.kind() == Kind::Slice || i.kind() == Kind::Tensor) ++consumed;
+    if (i.kind() == Kind::Tensor && i.tensor().defined() && i.tensor().dtype() == kBool) {
+      if (i.tensor().dim() == 0) {
+        throw std::invalid_argument(std::string(op) + ": a 0-d bool index is not supported (index with a 1-d mask)");
+      }
+      consumed += i.tensor().dim();
+    } else if (i.kind() == Kind::Integer || i.kind() == Kind::Slice || i.kind() == Kind::Tensor) {
+      ++consumed;
+    }
     if (i.kind() == Kind::Ellipsis) ++ellipses;
     if (i.kind() == Kind::Tensor) ++tensors;
   }
@@ -93,9 +138,14 @@ Walked walk(const Tensor& self, std::initializer_list<TensorIndex> indices, cons
       case Kind::Tensor: {
         Tensor idx = i.tensor();
         if (!idx.defined()) throw std::invalid_argument(std::string(op) + ": the index tensor is undefined");
+        int64_t mask_dims = 0;  // > 0: a bool mask, now its true positions in the flattened dims
+        if (idx.dtype() == kBool) {
+          mask_dims = idx.dim();
+          idx = flatten_for_mask(cur, d, idx, source, for_write, op);
+        }
         if (idx.dtype() != kInt64 && idx.dtype() != kInt32) {
-          throw std::invalid_argument(std::string(op) + ": index tensors must be int64 or int32, got " +
-                                      dtype_name(idx.dtype()) + (idx.dtype() == kBool ? " (bool masks are not supported; use masked_fill or where)" : ""));
+          throw std::invalid_argument(std::string(op) + ": index tensors must be int64, int32 or bool, got " +
+                                      dtype_name(idx.dtype()));
         }
         if (idx.device() != self.device()) idx = raw::to(idx, self.device(), kInt64);
         const int64_t size = cur.size(d);
@@ -117,7 +167,7 @@ Walked walk(const Tensor& self, std::initializer_list<TensorIndex> indices, cons
         w.index_dim = d;
         w.index_shape = idx.sizes();
         ++d;
-        ++source;
+        source += mask_dims > 0 ? mask_dims : 1;
         break;
       }
     }
@@ -136,7 +186,7 @@ Tensor gather_rows(const Walked& w) {
 }  // namespace
 
 Tensor Tensor::index(std::initializer_list<indexing::TensorIndex> indices) const {
-  Walked w = walk(*this, indices, "index");
+  Walked w = walk(*this, indices, "index", /*for_write=*/false);
   return w.index.defined() ? gather_rows(w) : w.view;
 }
 
@@ -147,7 +197,7 @@ Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
 Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value, bool accumulate) {
   const char* op = "index_put_";
   if (!value.defined()) throw std::invalid_argument("index_put_: the value tensor is undefined");
-  Walked w = walk(*this, indices, op);
+  Walked w = walk(*this, indices, op, /*for_write=*/true);
   Tensor& target = w.view;
   // The shape the indices select, which value must broadcast to.
   Shape selected = target.sizes();
@@ -199,14 +249,28 @@ Tensor& Tensor::index_put_(std::initializer_list<indexing::TensorIndex> indices,
     mask = raw::reshape(raw::binary(raw::BinaryOp::Gt, written, 0.0), mask_shape);
   }
   const Shape full = target.sizes();
+  // Without accumulate, a row the index names twice takes the value of its last occurrence, as
+  // torch's CPU index_put_ (a serial loop) leaves it: each row's last position j is its maximum
+  // (scatter_reduce), and only the rows of those positions are added, so none is ever summed.
+  Tensor last_rows;  // bool, broadcastable to rows_shape; undefined with accumulate
+  if (!accumulate && m > 1) {
+    const TensorOptions i64 = TensorOptions(kInt64).device(device());
+    Tensor positions = raw::arange(0, static_cast<double>(m), 1, i64);
+    Tensor last = raw::scatter_reduce(raw::full({target.size(k)}, -1.0, i64), 0, flat_index, positions, raw::ScatterOp::Max);
+    Shape keep_shape(static_cast<size_t>(target.dim()), 1);
+    keep_shape[k] = m;
+    last_rows = raw::reshape(raw::binary(raw::BinaryOp::Eq, raw::index_select(last, 0, flat_index), positions), keep_shape);
+  }
   // accumulate: the index_add-ed rows (duplicates summed) are added to the view's old rows.
   auto scatter = [&, k](const Tensor& s, bool differentiable) {
     if (differentiable) {
       Tensor rows = colony::reshape(colony::expand(colony::to(v, s.device(), s.dtype()), selected), rows_shape);
+      if (last_rows.defined()) rows = colony::where(last_rows, rows, 0.0);
       Tensor added = colony::index_add(full, k, flat_index, rows);
       return accumulate ? colony::add(s, added) : colony::where(mask, added, s);
     }
     Tensor rows = raw::reshape(raw::expand(raw::to(v, s.device(), s.dtype()), selected), rows_shape);
+    if (last_rows.defined()) rows = raw::where(last_rows, rows, raw::zeros({}, TensorOptions(rows.dtype()).device(rows.device())));
     Tensor added = raw::index_add(full, k, flat_index, rows);
     return accumulate ? raw::add(s, added) : raw::where(mask, added, s);
   };

@@ -537,12 +537,15 @@ class Tensor {
   // using namespace colony::indexing;  x.index({0, Slice(1, None), None, Ellipsis, idx})
   // Integers select (negative count from the end), Slice(start, stop, step) narrows with Python's
   // bounds (clamped, step > 0), None inserts a dim of size 1, Ellipsis stands for the dims not
-  // named, and one int64/int32 index tensor gathers along its dim (its shape replaces the dim's).
-  // Without an index tensor the result is a view; with one, a copy. Differentiable either way.
+  // named, and one int64/int32 index tensor gathers along its dim (its shape replaces the dim's);
+  // a bool mask (x.index({x > 0})) covers as many dims as it has and selects its true elements,
+  // as torch's x[mask]. Without an index tensor the result is a view; with one, a copy.
+  // Differentiable either way.
   Tensor index(std::initializer_list<indexing::TensorIndex> indices) const;
   // x[indices] = value (value broadcast to the indexed shape and cast to x's dtype), recorded by
-  // autograd as the in-place ops below are. With an index tensor, rows it names twice receive the
-  // sum of their values (PyTorch leaves which write wins unspecified).
+  // autograd as the in-place ops below are. With an index tensor, a row it names twice keeps the
+  // last write, as torch's CPU result (torch leaves which write wins unspecified); only that write
+  // receives a gradient.
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, const Tensor& value);
   Tensor& index_put_(std::initializer_list<indexing::TensorIndex> indices, double value);
   // accumulate = true adds value into the indexed elements (duplicates of an index each add), as

@@ -117,6 +117,25 @@ TEST(Binary, Where) {
   EXPECT_TRUE(all_close(a.grad(), raw::tensor({1.0, 0.0, 1.0})));
 }
 
+// torch.where(cond, tensor, number) promotes as torch.result_type does with a Scalar:
+// where([T, F, T], [1, 2, 3], 2.5) is [1.0, 2.5, 3.0] (float32), not the number cast to int64.
+TEST(Binary, WhereWithANumberPromotesAsTorch) {
+  Tensor cond = raw::tensor({1, 0, 1}, kBool);
+  Tensor i = raw::tensor({1, 2, 3}, kInt64);
+  Tensor r = where(cond, i, 2.5);
+  EXPECT_EQ(r.dtype(), kFloat32);
+  EXPECT_EQ(values(r), (std::vector<double>{1, 2.5, 3}));
+  Tensor l = where(cond, 2.5, i);
+  EXPECT_EQ(l.dtype(), kFloat32);
+  EXPECT_EQ(values(l), (std::vector<double>{2.5, 2, 2.5}));
+  EXPECT_EQ(where(cond, i, 2.0).dtype(), kInt64);                       // a whole number keeps int64
+  EXPECT_EQ(where(cond, raw::tensor({1, 2, 3}, kInt32), 7.0).dtype(), kInt32);
+  EXPECT_EQ(where(cond, cond, 1.0).dtype(), kInt64);                    // torch: bool with an int is int64
+  EXPECT_EQ(values(where(cond, cond, 0.5)), (std::vector<double>{1, 0.5, 1}));
+  EXPECT_EQ(where(cond, raw::ones({3}, kFloat64), 2.5).dtype(), kFloat64);
+  EXPECT_EQ(where(cond, raw::ones({3}, kBFloat16), 2.5).dtype(), kBFloat16);  // a float tensor keeps its dtype
+}
+
 TEST(Binary, MixedDtypeGradientsKeepEachOperandsDtype) {
   Tensor a = tensor({1.0, 2.0}, TensorOptions(kFloat32).requires_grad(true));
   Tensor b = tensor({3.0, 4.0}, TensorOptions(kFloat64).requires_grad(true));

@@ -68,9 +68,121 @@ TEST(Index, Errors) {
   EXPECT_TRUE(throws_with([&] { x.index({0, 0, 0}); }, "too many indices for a tensor of dimension 2 (got 3)"));
   EXPECT_TRUE(throws_with([&] { x.index({Ellipsis, Ellipsis}); }, "a single ellipsis"));
   EXPECT_TRUE(throws_with([&] { x.index({Slice(None, None, -1)}); }, "slice step must be positive, got -1 for dimension 0"));
-  EXPECT_TRUE(throws_with([&] { x.index({raw::tensor({1, 0}, kBool)}); }, "bool masks are not supported"));
+  EXPECT_TRUE(throws_with([&] { x.index({raw::tensor({1, 0, 1}, kBool)}); },
+                          "The shape of the mask [3] at index 0 does not match the shape of the indexed tensor [2, 3] at index 0"));
+  EXPECT_TRUE(throws_with([&] { x.index({Slice(), raw::tensor({1, 0}, kBool)}); },
+                          "The shape of the mask [2] at index 0 does not match the shape of the indexed tensor [2, 3] at index 1"));
+  EXPECT_TRUE(throws_with([&] { x.index({raw::zeros({2, 3, 4}, kBool)}); }, "too many indices for a tensor of dimension 2 (got 3)"));
+  EXPECT_TRUE(throws_with([&] { x.index({raw::tensor({1, 0}, kFloat32)}); }, "index tensors must be int64, int32 or bool, got float32"));
   EXPECT_TRUE(throws_with([&] { x.index({raw::tensor({0}, kInt64), raw::tensor({0}, kInt64)}); }, "one is supported"));
   EXPECT_TRUE(throws_with([&] { x.index({"..x"}); }, "the only string index is \"...\""));
+}
+
+// x[mask] as torch: the mask covers as many dims as it has, which become one dim of its true
+// elements in row-major order (indexing_test.py prints torch's results).
+TEST(Index, BoolMasksSelectAsPyTorch) {
+  Tensor x = iota({3, 4});
+  Tensor r = x.index({x > 5.0});  // x[x > 5]
+  EXPECT_EQ(r.sizes(), (Shape{6}));
+  EXPECT_EQ(values(r), (std::vector<double>{6, 7, 8, 9, 10, 11}));
+  Tensor c = x.index({Slice(), raw::tensor({1, 0, 1, 0}, kBool)});  // x[:, [True, False, True, False]]
+  EXPECT_EQ(values(c), (std::vector<double>{0, 2, 4, 6, 8, 10}));
+  EXPECT_EQ(c.sizes(), (Shape{3, 2}));
+  Tensor y = iota({2, 3, 4});
+  Tensor m = raw::tensor({{1, 0, 1, 0}, {0, 0, 0, 1}, {1, 1, 0, 0}}, kBool);
+  Tensor ym = y.index({Slice(), m});  // y[:, m]: [2, 5]
+  EXPECT_EQ(ym.sizes(), (Shape{2, 5}));
+  EXPECT_EQ(values(ym), (std::vector<double>{0, 2, 7, 8, 9, 12, 14, 19, 20, 21}));
+  EXPECT_EQ(x.index({raw::zeros({3}, kBool)}).sizes(), (Shape{0, 4}));  // nothing selected
+  EXPECT_EQ(values(x.t().index({x.t() > 8.0})), (std::vector<double>{9, 10, 11}));  // a transposed view
+  EXPECT_TRUE(gradcheck([&](In in) { return in[0].index({Slice(), m}); }, {input({2, 3, 4})}));
+}
+
+TEST(IndexPut, BoolMasksWriteAsPyTorch) {
+  Tensor x = iota({2, 3});
+  x.index_put_({x.remainder(2.0) == 0.0}, -1.0);  // x[x % 2 == 0] = -1
+  EXPECT_EQ(values(x), (std::vector<double>{-1, 1, -1, 3, -1, 5}));
+  Tensor y = iota({3, 4});
+  y.index_put_({y > 5.0}, raw::tensor({1, 2, 3, 4, 5, 6}));  // y[y > 5] = [1, ..., 6]
+  EXPECT_EQ(values(y), (std::vector<double>{0, 1, 2, 3, 4, 5, 1, 2, 3, 4, 5, 6}));
+  Tensor z = iota({2, 3, 4});
+  Tensor m = raw::tensor({{1, 0, 1, 0}, {0, 0, 0, 1}, {1, 1, 0, 0}}, kBool);
+  z.index_put_({Slice(), m}, raw::tensor({-1, -2, -3, -4, -5}));  // z[:, m] = [-1, ..., -5]
+  EXPECT_EQ(values(z), (std::vector<double>{-1, 1,  -2, 3,  4,  5,  6,  -3, -4, -5, 10, 11,
+                                            -1, 13, -2, 15, 16, 17, 18, -3, -4, -5, 22, 23}));
+  Tensor a = iota({3});
+  a.index_put_({raw::tensor({1, 0, 1}, kBool)}, raw::tensor({5, 6}), /*accumulate=*/true);
+  EXPECT_EQ(values(a), (std::vector<double>{5, 1, 8}));
+  EXPECT_TRUE(throws_with([&] { iota({2, 3}).index_put_({raw::ones({2, 3}, kBool)}, raw::zeros({5})); },
+                          "index_put_: value of shape [5] cannot be broadcast to the indexed shape [6]"));
+  Tensor t = iota({2, 3}).t();  // a 2-d mask over a transposed view cannot be flattened in place
+  EXPECT_TRUE(throws_with([&] { t.index_put_({raw::ones({3, 2}, kBool)}, 0.0); }, "make the tensor contiguous first"));
+  EXPECT_TRUE(gradcheck(
+      [&](In in) {
+        Tensor w = in[0] * 1.0;
+        w.index_put_({Slice(), m}, in[1]);
+        return w;
+      },
+      {input({2, 3, 4}), input({5}, -1, 1, 5)}));
+}
+
+// Without accumulate, an index naming a row twice leaves the last write there (torch's CPU
+// result), never the sum of the writes: y[[0, 0]] = 1 is 1.
+TEST(IndexPut, DuplicateIndicesLastWriteWins) {
+  Tensor y = raw::zeros({4}, kFloat64);
+  y.index_put_({raw::tensor({1, 3, 1, 1}, kInt64)}, raw::tensor({1, 2, 3, 4}));
+  EXPECT_EQ(values(y), (std::vector<double>{0, 4, 0, 2}));
+  Tensor z = raw::zeros({3}, kFloat64);
+  z.index_put_({raw::tensor({0, 0}, kInt64)}, 1.0);
+  EXPECT_EQ(values(z), (std::vector<double>{1, 0, 0}));
+  Tensor r = raw::zeros({3, 2}, kFloat64);
+  r.index_put_({raw::tensor({2, 0, 2}, kInt64)}, raw::tensor({{1, 2}, {3, 4}, {5, 6}}));
+  EXPECT_EQ(values(r), (std::vector<double>{3, 4, 0, 0, 5, 6}));
+  Tensor c = raw::zeros({2, 3}, kFloat64);  // along dim 1, the value broadcast
+  c.index_put_({Slice(), raw::tensor({1, 1}, kInt64)}, raw::tensor({{7, 8}}));
+  EXPECT_EQ(values(c), (std::vector<double>{0, 8, 0, 0, 8, 0}));
+  // The gradient is the true one: only the write that stays receives any (torch also gives the
+  // overwritten duplicates the gradient of their row).
+  Tensor x = input({3}), v = input({3}, -1, 1, 7);
+  Tensor w = x * 1.0;
+  w.index_put_({raw::tensor({0, 0, 1}, kInt64)}, v);
+  (w * raw::tensor({1, 10, 100}, kFloat64)).sum().backward();
+  EXPECT_EQ(values(x.grad()), (std::vector<double>{0, 0, 100}));
+  EXPECT_EQ(values(v.grad()), (std::vector<double>{0, 1, 10}));
+  // accumulate still sums every duplicate.
+  Tensor s = raw::zeros({3}, kFloat64);
+  s.index_put_({raw::tensor({0, 0}, kInt64)}, raw::tensor({1, 2}), /*accumulate=*/true);
+  EXPECT_EQ(values(s), (std::vector<double>{3, 0, 0}));
+}
+
+// The duplicate-index and bool-mask writes and reads on CUDA give the CPU's results.
+std::vector<Tensor> mask_and_duplicate_cases(Device dev) {
+  const TensorOptions f64 = TensorOptions(kFloat64).device(dev);
+  std::vector<Tensor> out;
+  Tensor y = raw::zeros({4}, f64);
+  y.index_put_({raw::to(raw::tensor({1, 3, 1, 1}, kInt64), dev, kInt64)}, raw::to(raw::tensor({1, 2, 3, 4}), dev, kFloat64));
+  out.push_back(y);
+  Tensor r = raw::zeros({3, 2}, f64);
+  r.index_put_({Slice(), raw::to(raw::tensor({1, 1}, kInt64), dev, kInt64)}, raw::to(raw::tensor({{7, 8}}), dev, kFloat64));
+  out.push_back(r);
+  Tensor x = raw::to(iota({2, 3, 4}), dev, kFloat64);
+  Tensor m = raw::to(raw::tensor({{1, 0, 1, 0}, {0, 0, 0, 1}, {1, 1, 0, 0}}, kBool), dev, kBool);
+  out.push_back(x.index({Slice(), m}));
+  out.push_back(x.index({x > 13.0}));
+  x.index_put_({Slice(), m}, raw::to(raw::tensor({-1, -2, -3, -4, -5}), dev, kFloat64));
+  out.push_back(x);
+  x.index_put_({x > 13.0}, 0.0);
+  out.push_back(x);
+  return out;
+}
+
+TEST(IndexPut, MasksAndDuplicatesMatchCpu_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  std::vector<Tensor> cpu = mask_and_duplicate_cases(kCPU), gpu = mask_and_duplicate_cases(Device::cuda(0));
+  for (size_t i = 0; i < cpu.size(); ++i) {
+    EXPECT_EQ(gpu[i].sizes(), cpu[i].sizes()) << "case " << i;
+    EXPECT_EQ(values(raw::to(gpu[i], kCPU, kFloat64)), values(cpu[i])) << "case " << i;
+  }
 }
 
 TEST(IndexPut, SliceAssignmentAsPyTorch) {

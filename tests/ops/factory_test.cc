@@ -1,3 +1,5 @@
+#include <cmath>
+
 #include <gtest/gtest.h>
 
 #include "ops/raw_ops.h"
@@ -139,6 +141,20 @@ TEST(Print, MatchesPyTorchLayout) {
   EXPECT_EQ(raw::zeros({2}, TensorOptions().requires_grad(true)).str(), "tensor([0.0000, 0.0000], requires_grad=True)");
   std::string big = raw::arange(2000).str();
   EXPECT_NE(big.find("0, 1, 2, ..., 1997, 1998, 1999"), std::string::npos) << big;
+}
+
+// torch switches to scientific notation where 4 decimals would hide the values: a gradient of
+// 1e-8 printed as 0.0000 reads as a zero gradient. torch.tensor([1e-8, 0.5]) prints
+// tensor([1.0000e-08, 5.0000e-01]); [1, 2e8] and [1, 5000] too; [0.5, 2] and [1, 1000] do not.
+TEST(Print, ScientificWhereTorchSwitchesToIt) {
+  EXPECT_EQ(raw::tensor({1e-8, 0.5}).str(), "tensor([1.0000e-08, 5.0000e-01])");
+  EXPECT_EQ(raw::tensor({1.0, 2e8}, kFloat64).str(), "tensor([1.0000e+00, 2.0000e+08], dtype=float64)");
+  EXPECT_EQ(raw::tensor({1.0, 5000.0}).str(), "tensor([1.0000e+00, 5.0000e+03])");
+  EXPECT_EQ(raw::tensor({0.5, 2.0}).str(), "tensor([0.5000, 2.0000])");
+  EXPECT_EQ(raw::tensor({1.0, 1000.0}).str(), "tensor([1.0000, 1000.0000])");
+  EXPECT_EQ(raw::tensor({0.0, std::nan(""), -INFINITY, 0.25}).str(), "tensor([0.0000, nan, -inf, 0.2500])");
+  // Integers print from their int64 values: 2^53 + 1 is not a double.
+  EXPECT_EQ(raw::from_vector<int64_t>({9007199254740993LL, -5}).str(), "tensor([9007199254740993, -5])");
 }
 
 // Unchecked, [2^62] float32s needed 2^64 bytes, which wrapped to a 0-byte allocation.
