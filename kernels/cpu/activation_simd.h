@@ -60,6 +60,10 @@ struct ActivationSimdFns {
   // row makes the whole row NaN, as the scalar loops and PyTorch. gx may alias g.
   void (*softmax_row)(const float* x, float* y, int64_t n, bool log);
   void (*softmax_backward_row)(const float* g, const float* y, float* gx, int64_t n, bool log);
+  // Cross-entropy's rows (cross_entropy.cc, float32): returns sum(exp(x - m)) with *max = m, the
+  // row's max; and y = exp((x - m) - log_sum), the probabilities (log_softmax_value's order).
+  float (*max_and_sum_exp_row)(const float* x, int64_t n, float* max);
+  void (*exp_log_softmax_row)(const float* x, float* y, int64_t n, float m, float log_sum);
 };
 
 namespace avx2 {

@@ -291,6 +291,30 @@ void softmax_row(const float* x, float* y, int64_t n, bool log) {
   }
 }
 
+// max_and_sum_exp_row: the row's max m (NaN lanes as softmax_row's) and sum(exp(x - m)).
+float max_and_sum_exp_row(const float* x, int64_t n, float* max) {
+  const float inf = __builtin_inff();
+  V m = I::set1(-inf);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) m = I::max(m, I::load(x + i));
+  if (i < n) m = I::max(m, keep(I::load_n(x + i, n - i), n - i, -inf));
+  *max = I::reduce_max(m);
+  const V shift = I::set1(*max);
+  V sum = I::set1(0.0f);
+  for (i = 0; i + kLanes <= n; i += kLanes) sum = I::add(sum, vec::exp<I>(I::sub(I::load(x + i), shift)));
+  if (i < n) sum = I::add(sum, keep(vec::exp<I>(I::sub(I::load_n(x + i, n - i), shift)), n - i, 0.0f));
+  return I::reduce_add(sum);
+}
+
+// exp_log_softmax_row: y = exp((x - m) - log_sum), the probabilities from the row's statistics
+// (log_softmax_value's order).
+void exp_log_softmax_row(const float* x, float* y, int64_t n, float m, float log_sum) {
+  const V mv = I::set1(m), lv = I::set1(log_sum);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) I::store(y + i, vec::exp<I>(I::sub(I::sub(I::load(x + i), mv), lv)));
+  if (i < n) I::store_n(y + i, vec::exp<I>(I::sub(I::sub(I::load_n(x + i, n - i), mv), lv)), n - i);
+}
+
 // softmax_backward_row: gx = y (g - sum(g y)), or for the log-softmax gx = g - exp(y) sum(g).
 void softmax_backward_row(const float* g, const float* y, float* gx, int64_t n, bool log) {
   V acc = I::set1(0.0f);
@@ -339,7 +363,9 @@ constexpr ActivationSimdFns kFns = {COLONY_ISA_COPY_NAME(COLONY_ACTIVATION_ISA),
                                     tanh_forward,
                                     exp_forward,
                                     softmax_row,
-                                    softmax_backward_row};
+                                    softmax_backward_row,
+                                    max_and_sum_exp_row,
+                                    exp_log_softmax_row};
 
 }  // namespace
 

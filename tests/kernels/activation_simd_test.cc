@@ -635,14 +635,28 @@ TEST(ActivationSimd, SoftmaxRowsEveryTail) {
             for (int64_t i = 0; i < off; ++i) ASSERT_EQ(gbuf[i], sentinel);
             for (int64_t i = off + n; i < n + 40; ++i) ASSERT_EQ(gbuf[i], sentinel);
           }
+          // Cross-entropy's two row loops: the statistics, and the probabilities from them.
+          if (n == 0) continue;
+          float m;
+          const float s = f->max_and_sum_exp_row(x.data(), n, &m);
+          double wm = -kInf, ws = 0;
+          for (float v : x) wm = std::max(wm, static_cast<double>(v));
+          for (float v : x) ws += std::exp(v - wm);
+          ASSERT_EQ(m, static_cast<float>(wm));
+          ASSERT_NEAR(s, ws, 2e-6 * ws);
+          std::vector<float> p(n + 8, sentinel);
+          f->exp_log_softmax_row(x.data(), p.data(), n, m, std::log(s));
+          const std::vector<double> want = softmax_ref(x, false);
+          for (int64_t i = 0; i < n; ++i) ASSERT_NEAR(p[i], want[i], 2e-6) << "probabilities " << i;
+          for (int64_t i = n; i < n + 8; ++i) ASSERT_EQ(p[i], sentinel);
         }
       }
     }
   }
 }
 
-// A NaN anywhere in a row (a full vector's lane or the tail's) makes the whole row NaN, forward
-// and backward; -inf gets probability 0 (log: -inf); +inf makes the row NaN (inf - inf),
+// A NaN anywhere in a row (a full vector's lane or the tail's) makes the whole row NaN, forward,
+// statistics and backward; -inf gets probability 0 (log: -inf); +inf makes the row NaN (inf - inf),
 // as the scalar loops and PyTorch.
 TEST(ActivationSimd, SoftmaxRowsNaNAndInfinities) {
   const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
@@ -656,6 +670,8 @@ TEST(ActivationSimd, SoftmaxRowsNaNAndInfinities) {
           f->softmax_row(x.data(), y.data(), n, log);
           for (int64_t i = 0; i < n; ++i) ASSERT_TRUE(std::isnan(y[i])) << "n " << n << " NaN at " << at << " i " << i;
         }
+        float m;
+        EXPECT_TRUE(std::isnan(f->max_and_sum_exp_row(x.data(), n, &m)) || std::isnan(m)) << n << " " << at;
         std::vector<float> g(n, 1.0f), ones(n, 0.5f);
         g[at] = nan;
         for (bool log : {false, true}) {
