@@ -252,6 +252,18 @@ void exp_forward(const float* x, float* y, int64_t n) {
   map1(x, y, n, [](V v) { return vec::exp<I>(v); });
 }
 
+void log_forward(const float* x, float* y, int64_t n) {
+  map1(x, y, n, [](V v) { return vec::log<I, vec::LogBase::E>(v); });
+}
+
+void log2_forward(const float* x, float* y, int64_t n) {
+  map1(x, y, n, [](V v) { return vec::log<I, vec::LogBase::Two>(v); });
+}
+
+void log10_forward(const float* x, float* y, int64_t n) {
+  map1(x, y, n, [](V v) { return vec::log<I, vec::LogBase::Ten>(v); });
+}
+
 // The rows' loops read a row of n floats in vectors and a masked tail of r = n % kLanes; `keep`
 // lanes [0, r) of v and puts `fill` in the others (a masked load reads them as 0, which is neither
 // the max's nor the sum's neutral value).
@@ -362,6 +374,9 @@ constexpr ActivationSimdFns kFns = {COLONY_ISA_COPY_NAME(COLONY_ACTIVATION_ISA),
                                     sigmoid_forward,
                                     tanh_forward,
                                     exp_forward,
+                                    log_forward,
+                                    log2_forward,
+                                    log10_forward,
                                     softmax_row,
                                     softmax_backward_row,
                                     max_and_sum_exp_row,
