@@ -1,6 +1,6 @@
 // GELU (both approximations) and SiLU, forward and backward, over contiguous float32 with AVX2+FMA
 // or AVX-512 (vec_math.h) instead of a libm call per element (float16 and bfloat16 through
-// float32); also float32's sigmoid, tanh and exp forward, and the softmax's rows (ActivationSimdFns
+// float32); also float32's sigmoid, tanh, exp and log (log2, log10) forward, and the softmax's rows (ActivationSimdFns
 // below). The elementwise kernels
 // (elementwise_unary.cc, elementwise.cc) call these for contiguous float32 operands; what GELU and
 // SiLU are stays defined by kernels/common/elementwise_functors.h (gelu, gelu_derivative, silu's
@@ -55,11 +55,20 @@ struct ActivationSimdFns {
   void (*sigmoid_forward)(const float* x, float* y, int64_t n);
   void (*tanh_forward)(const float* x, float* y, int64_t n);
   void (*exp_forward)(const float* x, float* y, int64_t n);
+  // y[i] = log(x[i]), log2(x[i]), log10(x[i]) (vec_math.h's: within 1.5 ulp, denormals included;
+  // std::log's values at +-0, below 0, +inf and NaN); elementwise_unary.cc's contiguous float32 path.
+  void (*log_forward)(const float* x, float* y, int64_t n);
+  void (*log2_forward)(const float* x, float* y, int64_t n);
+  void (*log10_forward)(const float* x, float* y, int64_t n);
   // One contiguous row of the softmax (log: the log-softmax) and its backward, the formulas of
   // kernels/common/softmax.h: softmax.cc's float32 path along the last axis. A NaN anywhere in a
   // row makes the whole row NaN, as the scalar loops and PyTorch. gx may alias g.
   void (*softmax_row)(const float* x, float* y, int64_t n, bool log);
   void (*softmax_backward_row)(const float* g, const float* y, float* gx, int64_t n, bool log);
+  // Cross-entropy's rows (cross_entropy.cc, float32): returns sum(exp(x - m)) with *max = m, the
+  // row's max; and y = exp((x - m) - log_sum), the probabilities (log_softmax_value's order).
+  float (*max_and_sum_exp_row)(const float* x, int64_t n, float* max);
+  void (*exp_log_softmax_row)(const float* x, float* y, int64_t n, float m, float log_sum);
 };
 
 namespace avx2 {

@@ -252,6 +252,18 @@ void exp_forward(const float* x, float* y, int64_t n) {
   map1(x, y, n, [](V v) { return vec::exp<I>(v); });
 }
 
+void log_forward(const float* x, float* y, int64_t n) {
+  map1(x, y, n, [](V v) { return vec::log<I, vec::LogBase::E>(v); });
+}
+
+void log2_forward(const float* x, float* y, int64_t n) {
+  map1(x, y, n, [](V v) { return vec::log<I, vec::LogBase::Two>(v); });
+}
+
+void log10_forward(const float* x, float* y, int64_t n) {
+  map1(x, y, n, [](V v) { return vec::log<I, vec::LogBase::Ten>(v); });
+}
+
 // The rows' loops read a row of n floats in vectors and a masked tail of r = n % kLanes; `keep`
 // lanes [0, r) of v and puts `fill` in the others (a masked load reads them as 0, which is neither
 // the max's nor the sum's neutral value).
@@ -289,6 +301,30 @@ void softmax_row(const float* x, float* y, int64_t n, bool log) {
     for (i = 0; i + kLanes <= n; i += kLanes) I::store(y + i, I::mul(I::load(y + i), scale));
     if (i < n) I::store_n(y + i, I::mul(I::load_n(y + i, n - i), scale), n - i);
   }
+}
+
+// max_and_sum_exp_row: the row's max m (NaN lanes as softmax_row's) and sum(exp(x - m)).
+float max_and_sum_exp_row(const float* x, int64_t n, float* max) {
+  const float inf = __builtin_inff();
+  V m = I::set1(-inf);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) m = I::max(m, I::load(x + i));
+  if (i < n) m = I::max(m, keep(I::load_n(x + i, n - i), n - i, -inf));
+  *max = I::reduce_max(m);
+  const V shift = I::set1(*max);
+  V sum = I::set1(0.0f);
+  for (i = 0; i + kLanes <= n; i += kLanes) sum = I::add(sum, vec::exp<I>(I::sub(I::load(x + i), shift)));
+  if (i < n) sum = I::add(sum, keep(vec::exp<I>(I::sub(I::load_n(x + i, n - i), shift)), n - i, 0.0f));
+  return I::reduce_add(sum);
+}
+
+// exp_log_softmax_row: y = exp((x - m) - log_sum), the probabilities from the row's statistics
+// (log_softmax_value's order).
+void exp_log_softmax_row(const float* x, float* y, int64_t n, float m, float log_sum) {
+  const V mv = I::set1(m), lv = I::set1(log_sum);
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) I::store(y + i, vec::exp<I>(I::sub(I::sub(I::load(x + i), mv), lv)));
+  if (i < n) I::store_n(y + i, vec::exp<I>(I::sub(I::sub(I::load_n(x + i, n - i), mv), lv)), n - i);
 }
 
 // softmax_backward_row: gx = y (g - sum(g y)), or for the log-softmax gx = g - exp(y) sum(g).
@@ -338,8 +374,13 @@ constexpr ActivationSimdFns kFns = {COLONY_ISA_COPY_NAME(COLONY_ACTIVATION_ISA),
                                     sigmoid_forward,
                                     tanh_forward,
                                     exp_forward,
+                                    log_forward,
+                                    log2_forward,
+                                    log10_forward,
                                     softmax_row,
-                                    softmax_backward_row};
+                                    softmax_backward_row,
+                                    max_and_sum_exp_row,
+                                    exp_log_softmax_row};
 
 }  // namespace
 

@@ -5,9 +5,11 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/common/dispatch.h"
+#include "kernels/cpu/activation_simd.h"
 #include "kernels/cpu/parallel.h"
 
 namespace colony::kernels::cpu {
@@ -36,7 +38,19 @@ void forward_typed(const T* x, const int64_t* target, const CrossEntropyParams& 
     for (int64_t r = begin; r < end; ++r) {
       const T* xr = x + r * k;
       C m = C(0), log_sum = C(0);
-      if (!p.log_probs) {
+      bool stats_done = false;
+      if constexpr (std::is_same_v<T, float>) {
+        if (!p.log_probs) {
+          // activation_simd.h's vector loop: the scalar one below took 16 ms of a [4096, 1000]
+          // loss's forward against torch's 3.1 (op_sweep, 1 thread, 2026-12-07).
+          const float s = active_activation_simd_fns().max_and_sum_exp_row(xr, k, &m);
+          log_sum = std::log(s);
+          lse[2 * r] = m;
+          lse[2 * r + 1] = log_sum;
+          stats_done = true;
+        }
+      }
+      if (!p.log_probs && !stats_done) {
         m = -std::numeric_limits<C>::infinity();
         for (int64_t c = 0; c < k; ++c) {
           const C v = static_cast<C>(xr[c]);
@@ -90,6 +104,13 @@ void backward_typed(const T* grad_output, const T* x, const int64_t* target, con
       const T* xr = x + r * k;
       const C g = cross_entropy_row_grad(static_cast<C>(grad_output[cross_entropy_grad_slot(r, p)]), counted, p);
       const C m = p.log_probs ? C(0) : lse[2 * r], log_sum = p.log_probs ? C(0) : lse[2 * r + 1];
+      if constexpr (std::is_same_v<T, float>) {
+        if (!p.log_probs) {  // the probabilities by the vector loop, into gr, then the formula
+          active_activation_simd_fns().exp_log_softmax_row(xr, gr, k, m, log_sum);
+          for (int64_t c = 0; c < k; ++c) gr[c] = cross_entropy_grad(gr[c], c == t, g, p);
+          continue;
+        }
+      }
       for (int64_t c = 0; c < k; ++c) {
         const C prob = p.log_probs ? C(0) : std::exp(log_softmax_value(static_cast<C>(xr[c]), m, log_sum));
         gr[c] = static_cast<T>(cross_entropy_grad(prob, c == t, g, p));

@@ -25,11 +25,18 @@ void unary_typed(const void* in, const StridedLayout& lin, void* out, const Stri
       return;
     }
   }
-  // sigmoid, tanh and exp: float32 only, so that the 16-bit types keep the scalar functors' roundings.
-  if constexpr (std::is_same_v<T, float> && (Op == UnaryOp::Sigmoid || Op == UnaryOp::Tanh || Op == UnaryOp::Exp)) {
+  // sigmoid, tanh, exp and the logarithms: float32 only, so that the 16-bit types keep the scalar
+  // functors' roundings.
+  if constexpr (std::is_same_v<T, float> && (Op == UnaryOp::Sigmoid || Op == UnaryOp::Tanh || Op == UnaryOp::Exp ||
+                                             Op == UnaryOp::Log || Op == UnaryOp::Log2 || Op == UnaryOp::Log10)) {
     if (lin.is_contiguous() && lout.is_contiguous()) {  // activation_simd.h's vector loops
       const ActivationSimdFns& fns = active_activation_simd_fns();
-      auto loop = Op == UnaryOp::Sigmoid ? fns.sigmoid_forward : Op == UnaryOp::Tanh ? fns.tanh_forward : fns.exp_forward;
+      auto loop = Op == UnaryOp::Sigmoid ? fns.sigmoid_forward
+                  : Op == UnaryOp::Tanh  ? fns.tanh_forward
+                  : Op == UnaryOp::Exp   ? fns.exp_forward
+                  : Op == UnaryOp::Log   ? fns.log_forward
+                  : Op == UnaryOp::Log2  ? fns.log2_forward
+                                         : fns.log10_forward;
       auto x = static_cast<const float*>(in);
       auto y = static_cast<float*>(out);
       parallel_for(lout.numel(), kElementwiseGrain, [&](int64_t b, int64_t e) { loop(x + b, y + b, e - b); });
