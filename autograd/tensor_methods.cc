@@ -19,6 +19,8 @@ Tensor Tensor::slice(int64_t dim, int64_t start, int64_t end, int64_t step) cons
   return colony::slice(*this, dim, start, end, step);
 }
 Tensor Tensor::select(int64_t dim, int64_t index) const { return colony::select(*this, dim, index); }
+Tensor Tensor::operator[](int64_t index) const { return colony::select(*this, 0, index); }
+Tensor Tensor::operator[](const Tensor& index) const { return this->index({index}); }
 Tensor Tensor::flatten(int64_t start_dim, int64_t end_dim) const { return colony::flatten(*this, start_dim, end_dim); }
 Tensor Tensor::squeeze() const { return colony::squeeze(*this); }
 Tensor Tensor::squeeze(int64_t dim) const { return colony::squeeze(*this, dim); }
@@ -198,6 +200,8 @@ Tensor Tensor::logsumexp(const std::vector<int64_t>& dims, bool keepdim) const {
 }
 Tensor Tensor::argmax(int64_t dim, bool keepdim) const { return colony::argmax(*this, dim, keepdim); }
 Tensor Tensor::argmin(int64_t dim, bool keepdim) const { return colony::argmin(*this, dim, keepdim); }
+Tensor Tensor::argmax() const { return colony::argmax(colony::reshape(*this, {-1}), 0); }
+Tensor Tensor::argmin() const { return colony::argmin(colony::reshape(*this, {-1}), 0); }
 Tensor Tensor::argsort(int64_t dim, bool descending) const { return colony::argsort(*this, dim, descending); }
 Tensor Tensor::any(const std::vector<int64_t>& dims, bool keepdim) const { return colony::any(*this, dims, keepdim); }
 Tensor Tensor::all(const std::vector<int64_t>& dims, bool keepdim) const { return colony::all(*this, dims, keepdim); }

@@ -296,6 +296,10 @@ class Tensor {
   Tensor narrow(int64_t dim, int64_t start, int64_t length) const;
   Tensor slice(int64_t dim, int64_t start, int64_t end, int64_t step = 1) const;
   Tensor select(int64_t dim, int64_t index) const;
+  // libtorch's t[i]: select(0, i), a view (negative i counts from the end); t[index] with an int64,
+  // int32 or bool tensor is t.index({index}) (defined in autograd/tensor_methods.cc).
+  Tensor operator[](int64_t index) const;
+  Tensor operator[](const Tensor& index) const;
   Tensor flatten(int64_t start_dim = 0, int64_t end_dim = -1) const;
   Tensor squeeze() const;
   Tensor squeeze(int64_t dim) const;
@@ -438,6 +442,10 @@ class Tensor {
   Tensor logsumexp(const std::vector<int64_t>& dims, bool keepdim = false) const;
   Tensor argmax(int64_t dim, bool keepdim = false) const;                 // not differentiable
   Tensor argmin(int64_t dim, bool keepdim = false) const;                 // not differentiable
+  // torch's argmax() / argmin() with dim=None: the position in the flattened tensor (0-d int64;
+  // the first of equal values).
+  Tensor argmax() const;
+  Tensor argmin() const;
   Tensor argsort(int64_t dim = -1, bool descending = false) const;       // not differentiable
   // bool results, not differentiable
   Tensor any(const std::vector<int64_t>& dims = {}, bool keepdim = false) const;

@@ -147,5 +147,24 @@ TEST(TensorMethods, RawWritesOnANonLeafInTheGraphAreRefusedWithTheWayOut) {
   }
 }
 
+
+// libtorch's t[i] (select(0, i), a view; t[tensor] is index) and torch's argmax() / argmin()
+// without a dim (the flattened position): torch.tensor([[1, 5], [5, 2]]).argmax() is 1.
+TEST(TensorMethods, SubscriptAndArgmaxWithoutDimAsLibtorch) {
+  Tensor x = raw::reshape(raw::arange(0, 6, 1, TensorOptions(kFloat64)), {2, 3});
+  Tensor row = x[1];
+  EXPECT_EQ(row.sizes(), (Shape{3}));
+  EXPECT_EQ(testing::values(row), (std::vector<double>{3, 4, 5}));
+  EXPECT_TRUE(row.storage().get() == x.storage().get());  // a view, as torch's
+  EXPECT_EQ(x[-1][0].item(), 3.0);
+  EXPECT_EQ(testing::values(x[raw::tensor({1, 0}, kInt64)]), (std::vector<double>{3, 4, 5, 0, 1, 2}));
+  EXPECT_EQ(testing::values(x[x > 3.0]), (std::vector<double>{4, 5}));
+  Tensor ties = raw::tensor({{1, 5}, {5, 2}});
+  EXPECT_EQ(ties.argmax().dim(), 0);
+  EXPECT_EQ(ties.argmax().dtype(), kInt64);
+  EXPECT_EQ(ties.argmax().item(), 1.0);  // the first of the tied maxima
+  EXPECT_EQ(ties.argmin().item(), 0.0);
+}
+
 }  // namespace
 }  // namespace colony
