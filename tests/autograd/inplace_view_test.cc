@@ -95,7 +95,9 @@ TEST(InplaceView, EqualsTheOutOfPlaceViewOnTheSameStorage) {
     EXPECT_TRUE(x.storage() == storage);
     EXPECT_EQ(other_handle.sizes(), want.sizes());
     EXPECT_EQ(x.version(), version + 1);
-    if (want.storage_offset() == 0) EXPECT_EQ(x.data_ptr_raw(), data);
+    if (want.storage_offset() == 0) {
+      EXPECT_EQ(x.data_ptr_raw(), data);
+    }
   }
 }
 
@@ -118,7 +120,9 @@ TEST(InplaceView, GradientThroughATensorInTheGraphEqualsTheOutOfPlaceView) {
       return s;
     };
     EXPECT_TRUE(gradcheck(f, {input(m.shape)}));
-    if (!m.shape.empty()) EXPECT_TRUE(gradcheck(f, {strided_input(m.shape)}));
+    if (!m.shape.empty()) {
+      EXPECT_TRUE(gradcheck(f, {strided_input(m.shape)}));
+    }
   }
 }
 

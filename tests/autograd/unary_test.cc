@@ -54,7 +54,9 @@ TEST(Unary, ActivationGradientOverwritesOnlyAnUnsharedIncomingGradient) {
     EXPECT_EQ(into_relu == into_x, !keep);
     const Tensor x_positive = raw::unary(raw::UnaryOp::Sign, raw::unary(raw::UnaryOp::Relu, x.detach()));
     EXPECT_TRUE(all_close(x.grad(), raw::mul(w, x_positive), 1e-15, 0));
-    if (keep) EXPECT_TRUE(all_close(kept, w, 0, 0)) << "the kept gradient was overwritten";
+    if (keep) {
+      EXPECT_TRUE(all_close(kept, w, 0, 0)) << "the kept gradient was overwritten";
+    }
   }
 }
 

@@ -216,7 +216,9 @@ TEST(VarKernel, MatchesTwoPassDoubleWithEveryCorrection) {
         }
         std::vector<float> x32 = cast<float>(x), y32(2);
         var(DType::Float32, x32.data(), y32.data(), 2, len, correction);
-        if (!std::isnan(ref[0])) EXPECT_NEAR(y32[0], ref[0], 1e-4 * ref[0]);
+        if (!std::isnan(ref[0])) {
+          EXPECT_NEAR(y32[0], ref[0], 1e-4 * ref[0]);
+        }
       }
     }
   }
