@@ -55,12 +55,15 @@ Tensor addmm_node(const Tensor& input, const Tensor& a, const Tensor& b, double 
   if (autograd::needs_grad(input, a, b)) {
     SavedTensor sa = save_if(requires_grad_safe(b), a), sb = save_if(requires_grad_safe(a), b);
     const Shape input_shape = input.sizes();
-    record("AddmmBackward", {input, a, b}, out, {sa, sb},
+    autograd::detail::record_differentiable("AddmmBackward", {input, a, b}, out, {sa, sb},
            [sa, sb, input_shape, beta, alpha](const Grads& g, const Needs& needs) -> Grads {
              Tensor gi, ga, gb;
-             if (needs[0]) gi = reduce_to(beta == 1 ? g[0] : raw::mul(g[0], beta), input_shape);
-             if (needs[1]) ga = raw::mul(raw::mm(g[0], raw::transpose(sb.unpack(), 0, 1)), alpha);
-             if (needs[2]) gb = raw::mul(raw::mm(raw::transpose(sa.unpack(), 0, 1), g[0]), alpha);
+             if (needs[0]) {
+               gi = beta == 1 ? g[0] : mul(g[0], beta);
+               if (gi.sizes() != input_shape) gi = sum_to(gi, input_shape);
+             }
+             if (needs[1]) ga = mul(mm(g[0], transpose(sb.unpack(), 0, 1)), alpha);
+             if (needs[2]) gb = mul(mm(transpose(sa.unpack(), 0, 1), g[0]), alpha);
              return {gi, ga, gb};
            });
   }

@@ -17,6 +17,7 @@ using autograd::requires_grad_safe;
 using autograd::SavedTensor;
 using autograd::detail::Grads;
 using autograd::detail::Needs;
+using autograd::detail::record_differentiable;
 using autograd::detail::reduce_to;
 using autograd::detail::save_if;
 using autograd::detail::scalar_like;
@@ -45,16 +46,20 @@ Tensor extremum(BinaryOp op, const char* name, const Tensor& a, const Tensor& b)
   return out;
 }
 
+// A broadcast operand's gradient summed back to its shape, differentiably (the closures below are
+// written with the differentiable ops, so a backward with create_graph can differentiate them).
+Tensor summed_to(const Tensor& g, const Shape& shape) { return g.sizes() == shape ? g : sum_to(g, shape); }
+
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b, double alpha) {
   Tensor out = alpha == 1.0 ? raw::add(a, b) : raw::add(a, b, alpha);
   if (autograd::needs_grad(a, b)) {
     Shape as = a.sizes(), bs = b.sizes();
-    record("AddBackward", {a, b}, out, {}, [as, bs, alpha](const Grads& g, const Needs& needs) -> Grads {
+    record_differentiable("AddBackward", {a, b}, out, {}, [as, bs, alpha](const Grads& g, const Needs& needs) -> Grads {
       Tensor gb;
-      if (needs[1]) gb = reduce_to(alpha == 1.0 ? g[0] : raw::mul(g[0], alpha), bs);
-      return {needs[0] ? reduce_to(g[0], as) : Tensor(), gb};
+      if (needs[1]) gb = summed_to(alpha == 1.0 ? g[0] : mul(g[0], alpha), bs);
+      return {needs[0] ? summed_to(g[0], as) : Tensor(), gb};
     });
   }
   return out;
@@ -64,10 +69,10 @@ Tensor sub(const Tensor& a, const Tensor& b, double alpha) {
   Tensor out = alpha == 1.0 ? raw::sub(a, b) : raw::add(a, b, -alpha);
   if (autograd::needs_grad(a, b)) {
     Shape as = a.sizes(), bs = b.sizes();
-    record("SubBackward", {a, b}, out, {}, [as, bs, alpha](const Grads& g, const Needs& needs) -> Grads {
+    record_differentiable("SubBackward", {a, b}, out, {}, [as, bs, alpha](const Grads& g, const Needs& needs) -> Grads {
       Tensor gb;
-      if (needs[1]) gb = reduce_to(raw::mul(g[0], -alpha), bs);
-      return {needs[0] ? reduce_to(g[0], as) : Tensor(), gb};
+      if (needs[1]) gb = summed_to(mul(g[0], -alpha), bs);
+      return {needs[0] ? summed_to(g[0], as) : Tensor(), gb};
     });
   }
   return out;
@@ -78,10 +83,10 @@ Tensor mul(const Tensor& a, const Tensor& b) {
   if (autograd::needs_grad(a, b)) {
     SavedTensor sa = save_if(requires_grad_safe(b), a), sb = save_if(requires_grad_safe(a), b);
     Shape as = a.sizes(), bs = b.sizes();
-    record("MulBackward", {a, b}, out, {sa, sb}, [sa, sb, as, bs](const Grads& g, const Needs& needs) -> Grads {
+    record_differentiable("MulBackward", {a, b}, out, {sa, sb}, [sa, sb, as, bs](const Grads& g, const Needs& needs) -> Grads {
       Tensor ga, gb;
-      if (needs[0]) ga = reduce_to(raw::mul(g[0], sb.unpack()), as);
-      if (needs[1]) gb = reduce_to(raw::mul(g[0], sa.unpack()), bs);
+      if (needs[0]) ga = summed_to(mul(g[0], sb.unpack()), as);
+      if (needs[1]) gb = summed_to(mul(g[0], sa.unpack()), bs);
       return {ga, gb};
     });
   }
@@ -93,14 +98,14 @@ Tensor div(const Tensor& a, const Tensor& b) {
   if (autograd::needs_grad(a, b)) {
     SavedTensor sa = save_if(requires_grad_safe(b), a), sb(b);
     Shape as = a.sizes();
-    record("DivBackward", {a, b}, out, {sa, sb}, [sa, sb, as](const Grads& g, const Needs& needs) -> Grads {
+    record_differentiable("DivBackward", {a, b}, out, {sa, sb}, [sa, sb, as](const Grads& g, const Needs& needs) -> Grads {
       Tensor y = sb.unpack();
       Tensor ga, gb;
-      if (needs[0]) ga = reduce_to(raw::div(g[0], y), as);
+      if (needs[0]) ga = summed_to(div(g[0], y), as);
       if (needs[1]) {
         // d(a/b)/db = -a / b^2
         Tensor x = sa.unpack();
-        gb = reduce_to(raw::neg(raw::div(raw::mul(g[0], x), raw::mul(y, y))), y.sizes());
+        gb = summed_to(neg(div(mul(g[0], x), mul(y, y))), y.sizes());
       }
       return {ga, gb};
     });
@@ -111,7 +116,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
 Tensor add(const Tensor& a, double b) {
   Tensor out = raw::add(a, b);
   if (autograd::needs_grad(a)) {
-    record("AddBackward", {a}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0]}; });
+    record_differentiable("AddBackward", {a}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0]}; });
   }
   return out;
 }
@@ -119,7 +124,7 @@ Tensor add(const Tensor& a, double b) {
 Tensor sub(const Tensor& a, double b) {
   Tensor out = raw::binary(BinaryOp::Sub, a, b);
   if (autograd::needs_grad(a)) {
-    record("SubBackward", {a}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0]}; });
+    record_differentiable("SubBackward", {a}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0]}; });
   }
   return out;
 }
@@ -127,7 +132,7 @@ Tensor sub(const Tensor& a, double b) {
 Tensor rsub(const Tensor& a, double b) {
   Tensor out = raw::binary(BinaryOp::Sub, b, a);
   if (autograd::needs_grad(a)) {
-    record("RsubBackward", {a}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {raw::neg(g[0])}; });
+    record_differentiable("RsubBackward", {a}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {neg(g[0])}; });
   }
   return out;
 }
@@ -135,7 +140,7 @@ Tensor rsub(const Tensor& a, double b) {
 Tensor mul(const Tensor& a, double b) {
   Tensor out = raw::mul(a, b);
   if (autograd::needs_grad(a)) {
-    record("MulBackward", {a}, out, {}, [b](const Grads& g, const Needs&) -> Grads { return {raw::mul(g[0], b)}; });
+    record_differentiable("MulBackward", {a}, out, {}, [b](const Grads& g, const Needs&) -> Grads { return {mul(g[0], b)}; });
   }
   return out;
 }
@@ -143,8 +148,8 @@ Tensor mul(const Tensor& a, double b) {
 Tensor div(const Tensor& a, double b) {
   Tensor out = raw::binary(BinaryOp::Div, a, b);
   if (autograd::needs_grad(a)) {
-    record("DivBackward", {a}, out, {},
-           [b](const Grads& g, const Needs&) -> Grads { return {raw::binary(BinaryOp::Div, g[0], b)}; });
+    record_differentiable("DivBackward", {a}, out, {},
+                          [b](const Grads& g, const Needs&) -> Grads { return {div(g[0], b)}; });
   }
   return out;
 }
@@ -196,10 +201,10 @@ Tensor rdiv(const Tensor& a, double b) {
   Tensor out = raw::binary(BinaryOp::Div, b, a);
   if (autograd::needs_grad(a)) {
     SavedTensor sa(a);
-    record("RdivBackward", {a}, out, {sa}, [sa, b](const Grads& g, const Needs&) -> Grads {
+    record_differentiable("RdivBackward", {a}, out, {sa}, [sa, b](const Grads& g, const Needs&) -> Grads {
       // d(b/a)/da = -b / a^2
       Tensor x = sa.unpack();
-      return {raw::mul(raw::div(g[0], raw::mul(x, x)), -b)};
+      return {mul(div(g[0], mul(x, x)), -b)};
     });
   }
   return out;
@@ -210,10 +215,10 @@ Tensor pow(const Tensor& a_arg, double exponent) {
   Tensor out = raw::pow(a, exponent);
   if (autograd::needs_grad(a)) {
     SavedTensor sa(a);
-    record("PowBackward", {a}, out, {sa}, [sa, exponent](const Grads& g, const Needs&) -> Grads {
+    record_differentiable("PowBackward", {a}, out, {sa}, [sa, exponent](const Grads& g, const Needs&) -> Grads {
       Tensor x = sa.unpack();
       if (exponent == 0.0) return {raw::zeros_like(x)};
-      return {raw::mul(raw::mul(g[0], raw::pow(x, exponent - 1.0)), exponent)};
+      return {mul(mul(g[0], pow(x, exponent - 1.0)), exponent)};
     });
   }
   return out;
@@ -271,12 +276,12 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   if (autograd::needs_grad(a, b)) {
     SavedTensor sc(cond);
     Shape as = a.sizes(), bs = b.sizes();
-    record("WhereBackward", {a, b}, out, {sc}, [sc, as, bs](const Grads& g, const Needs& needs) -> Grads {
+    record_differentiable("WhereBackward", {a, b}, out, {sc}, [sc, as, bs](const Grads& g, const Needs& needs) -> Grads {
       Tensor c = sc.unpack();
       Tensor zero = scalar_like(0.0, g[0]);
       Tensor ga, gb;
-      if (needs[0]) ga = reduce_to(raw::where(c, g[0], zero), as);
-      if (needs[1]) gb = reduce_to(raw::where(c, zero, g[0]), bs);
+      if (needs[0]) ga = summed_to(where(c, g[0], zero), as);
+      if (needs[1]) gb = summed_to(where(c, zero, g[0]), bs);
       return {ga, gb};
     });
   }

@@ -24,8 +24,9 @@
 //   4. backward gets one gradient per forward output (zeros for an output that received none,
 //      unless ctx->set_materialize_grads(false): then undefined) and returns one per forward
 //      ARGUMENT, tensors or not; those of non-tensor arguments must be undefined. Returning more is
-//      accepted when the extra ones are undefined. Its ops record nothing (Colony has no
-//      create_graph, so no double backward, custom or built-in).
+//      accepted when the extra ones are undefined. Its ops record nothing, except in a backward
+//      with create_graph, where they record as in PyTorch: a backward written with differentiable
+//      ops makes the Function differentiable twice (tests/autograd/double_backward_test.cc).
 //
 // Differences from libtorch, on purpose or not yet built:
 //   - No ctx->mark_dirty(): a forward that writes an input that requires grad in place is refused
@@ -99,6 +100,9 @@ class CustomFunctionNode : public Node {
   std::vector<Tensor> apply(std::vector<Tensor> grads) override;
   void release_saved() override;
   bool materializes_grads() const override { return ctx_.materialize_grads_; }
+  // The user's backward runs with grad mode on under create_graph, as in PyTorch: written with
+  // differentiable ops, its gradients can be differentiated again.
+  bool differentiable_backward() const override { return true; }
 
   AutogradContext* ctx() { return &ctx_; }
   // Before forward: which arguments are tensors, the tensor inputs, and the edges if it records.

@@ -10,6 +10,7 @@ namespace colony {
 namespace {
 
 using autograd::record;
+using autograd::detail::record_differentiable;
 using autograd::requires_grad_safe;
 using autograd::SavedTensor;
 using autograd::detail::Grads;
@@ -59,16 +60,16 @@ Tensor mm(const Tensor& a_arg, const Tensor& b_arg) {
     // it round the leaf gets a contiguous gradient. A strided one would make every later pass
     // over it strided: the optimizer's, DDP's copy into its bucket (1.3 % of a LeNet step).
     const bool a_transposed = is_transposed_contiguous(a), b_transposed = is_transposed_contiguous(b);
-    record("MmBackward", {a, b}, out, {sa, sb},
+    record_differentiable("MmBackward", {a, b}, out, {sa, sb},
            [sa, sb, a_transposed, b_transposed](const Grads& g, const Needs& needs) -> Grads {
              Tensor ga, gb;
-             const Tensor gt = raw::transpose(g[0], 0, 1);
+             const Tensor gt = transpose(g[0], 0, 1);
              if (needs[0])
-               ga = a_transposed ? raw::transpose(raw::mm(sb.unpack(), gt), 0, 1)  // (b gᵀ)ᵀ
-                                 : raw::mm(g[0], raw::transpose(sb.unpack(), 0, 1));
+               ga = a_transposed ? transpose(mm(sb.unpack(), gt), 0, 1)  // (b gᵀ)ᵀ
+                                 : mm(g[0], transpose(sb.unpack(), 0, 1));
              if (needs[1])
-               gb = b_transposed ? raw::transpose(raw::mm(gt, sa.unpack()), 0, 1)  // (gᵀ a)ᵀ
-                                 : raw::mm(raw::transpose(sa.unpack(), 0, 1), g[0]);
+               gb = b_transposed ? transpose(mm(gt, sa.unpack()), 0, 1)  // (gᵀ a)ᵀ
+                                 : mm(transpose(sa.unpack(), 0, 1), g[0]);
              return {ga, gb};
            });
   }
@@ -80,10 +81,10 @@ Tensor bmm(const Tensor& a_arg, const Tensor& b_arg) {
   Tensor out = raw::bmm(a, b);
   if (autograd::needs_grad(a, b)) {
     SavedTensor sa = save_if(requires_grad_safe(b), a), sb = save_if(requires_grad_safe(a), b);
-    record("BmmBackward", {a, b}, out, {sa, sb}, [sa, sb](const Grads& g, const Needs& needs) -> Grads {
+    record_differentiable("BmmBackward", {a, b}, out, {sa, sb}, [sa, sb](const Grads& g, const Needs& needs) -> Grads {
       Tensor ga, gb;
-      if (needs[0]) ga = raw::bmm(g[0], raw::transpose(sb.unpack(), 1, 2));
-      if (needs[1]) gb = raw::bmm(raw::transpose(sa.unpack(), 1, 2), g[0]);
+      if (needs[0]) ga = bmm(g[0], transpose(sb.unpack(), 1, 2));
+      if (needs[1]) gb = bmm(transpose(sa.unpack(), 1, 2), g[0]);
       return {ga, gb};
     });
   }
@@ -167,14 +168,14 @@ Tensor linear(const Tensor& input_arg, const Tensor& weight_arg, const Tensor& b
   if (autograd::needs_grad(x, w, b)) {
     SavedTensor sx = save_if(requires_grad_safe(w), x), sw = save_if(requires_grad_safe(x), w);
     const Shape x_shape = x.sizes();
-    record("LinearBackward", {x, w, b}, out, {sx, sw},
+    record_differentiable("LinearBackward", {x, w, b}, out, {sx, sw},
            [sx, sw, x_shape, in_features, out_features](const Grads& g, const Needs& needs) -> Grads {
-             const Tensor g2 = raw::reshape(g[0], {-1, out_features});
+             const Tensor g2 = reshape(g[0], {-1, out_features});
              Tensor gx, gw, gb;
-             if (needs[0]) gx = raw::reshape(raw::mm(g2, sw.unpack()), x_shape);
+             if (needs[0]) gx = reshape(mm(g2, sw.unpack()), x_shape);
              // gᵀ x straight into W's [out, in] layout, so the leaf's gradient is contiguous.
-             if (needs[1]) gw = raw::mm(raw::transpose(g2, 0, 1), raw::reshape(sx.unpack(), {-1, in_features}));
-             if (needs[2]) gb = raw::sum(g2, {0});
+             if (needs[1]) gw = mm(transpose(g2, 0, 1), reshape(sx.unpack(), {-1, in_features}));
+             if (needs[2]) gb = sum(g2, {0});
              return {gx, gw, gb};
            });
   }

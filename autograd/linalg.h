@@ -28,7 +28,8 @@
 // the host, decomposed there and its results copied back: correct, not fast (no cuSOLVER path yet).
 // Eigenvectors and singular vectors are determined up to sign (as LAPACK's); differentiate through
 // functions invariant to those signs, as torch's documentation says.
-// Not differentiable twice (no create_graph), as every Colony op.
+// Not differentiable twice: a second backward through their gradients taken with create_graph
+// throws (autograd/README.md lists the ops that are).
 #pragma once
 
 #include <optional>

@@ -7,6 +7,7 @@
 #include <limits>
 #include <vector>
 
+#include "autograd/autocast.h"
 #include "autograd/engine/function_node.h"
 #include "ops/raw_ops.h"
 
@@ -14,6 +15,21 @@ namespace colony::autograd::detail {
 
 using Grads = std::vector<Tensor>;
 using Needs = std::vector<bool>;
+
+// Records a node whose closure is written with the differentiable ops of autograd/ops.h
+// (Backward::Differentiable): in an ordinary backward (grad mode off) they are the raw ops and record
+// nothing; under create_graph they record the gradients' graph, so the op can be differentiated
+// twice. The closure runs with autocast off: a backward computes in the dtypes the forward left.
+template <typename Outputs, typename Fn>
+void record_differentiable(const std::string& name, const std::vector<Tensor>& inputs, Outputs& outputs,
+                           std::vector<SavedTensor> saved, Fn fn) {
+  record(name, inputs, outputs, std::move(saved),
+         [fn = std::move(fn)](const Grads& g, const Needs& needs) -> Grads {
+           AutocastGuard cpu(DeviceType::CPU, /*enabled=*/false), cuda(DeviceType::CUDA, /*enabled=*/false);
+           return fn(g, needs);
+         },
+         Backward::Differentiable);
+}
 
 // A 0-d tensor of `value` with `like`'s dtype and device, to broadcast in where() and friends.
 inline Tensor scalar_like(double value, const Tensor& like) {
@@ -62,16 +78,28 @@ inline void check_rank(const Tensor& t, int64_t dims, const char* op, const char
 // A broadcast operand's gradient summed back to its own shape (the engine casts it to its dtype).
 inline Tensor reduce_to(const Tensor& g, const Shape& shape) { return g.sizes() == shape ? g : raw::sum_to(g, shape); }
 
+// record() or record_differentiable(), as `kind` says the closure is written.
+template <typename Outputs, typename Fn>
+void record_as(Backward kind, const std::string& name, const std::vector<Tensor>& inputs, Outputs& outputs,
+               std::vector<SavedTensor> saved, Fn fn) {
+  if (kind == Backward::Differentiable) {
+    record_differentiable(name, inputs, outputs, std::move(saved), std::move(fn));
+  } else {
+    record(name, inputs, outputs, std::move(saved), std::move(fn));
+  }
+}
+
 // An elementwise unary op y = f(x) (raw::unary(op, x, attrs)) recorded with its derivative
 // deriv(g, saved) -> g f'(x), written through the saved input x (unary_with_input) or the saved
-// output y (unary_with_output), as torch's derivatives.yaml writes the op's formula.
+// output y (unary_with_output), as torch's derivatives.yaml writes the op's formula. `kind`:
+// whether deriv is written with raw ops or the differentiable ones (then create_graph works).
 template <typename Deriv>
 Tensor unary_with_input(raw::UnaryOp op, const char* name, const Tensor& x, Deriv deriv,
-                        const raw::UnaryAttrs& attrs = {}) {
+                        const raw::UnaryAttrs& attrs = {}, Backward kind = Backward::Raw) {
   Tensor out = raw::unary(op, x, attrs);
   if (needs_grad(x)) {
     SavedTensor sx(x);
-    record(name, {x}, out, {sx}, [sx, deriv](const Grads& g, const Needs&) -> Grads {
+    record_as(kind, name, {x}, out, {sx}, [sx, deriv](const Grads& g, const Needs&) -> Grads {
       return {deriv(g[0], sx.unpack())};
     });
   }
@@ -79,11 +107,12 @@ Tensor unary_with_input(raw::UnaryOp op, const char* name, const Tensor& x, Deri
 }
 
 template <typename Deriv>
-Tensor unary_with_output(raw::UnaryOp op, const char* name, const Tensor& x, Deriv deriv) {
+Tensor unary_with_output(raw::UnaryOp op, const char* name, const Tensor& x, Deriv deriv,
+                         Backward kind = Backward::Raw) {
   Tensor out = raw::unary(op, x);
   if (needs_grad(x)) {
     SavedTensor sy(out, /*is_output=*/true);
-    record(name, {x}, out, {sy}, [sy, deriv](const Grads& g, const Needs&) -> Grads {
+    record_as(kind, name, {x}, out, {sy}, [sy, deriv](const Grads& g, const Needs&) -> Grads {
       return {deriv(g[0], sy.unpack())};
     });
   }
@@ -91,11 +120,12 @@ Tensor unary_with_output(raw::UnaryOp op, const char* name, const Tensor& x, Der
 }
 
 // A piecewise constant op (floor, sign, trunc, ...): its gradient is zero everywhere, PyTorch's
-// convention at the jumps too.
+// convention at the jumps too (a constant, so differentiable again).
 inline Tensor piecewise_constant(raw::UnaryOp op, const char* name, const Tensor& x) {
   Tensor out = raw::unary(op, x);
   if (needs_grad(x)) {
-    record(name, {x}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {raw::zeros_like(g[0])}; });
+    record(name, {x}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {raw::zeros_like(g[0])}; },
+           Backward::Differentiable);
   }
   return out;
 }

@@ -14,6 +14,7 @@ namespace colony {
 namespace {
 
 using autograd::record;
+using autograd::detail::record_differentiable;
 using autograd::SavedTensor;
 using autograd::detail::Grads;
 using autograd::detail::Needs;
@@ -36,6 +37,15 @@ Tensor with_kept_dims(const Tensor& g, const std::vector<int64_t>& sorted_dims, 
   if (keepdim) return g;
   Tensor r = g;
   for (int64_t d : sorted_dims) r = raw::unsqueeze(r, d);
+  return r;
+}
+
+// with_kept_dims by the differentiable unsqueeze, for the closures a create_graph backward
+// differentiates again.
+Tensor kept_dims(const Tensor& g, const std::vector<int64_t>& sorted_dims, bool keepdim) {
+  if (keepdim) return g;
+  Tensor r = g;
+  for (int64_t d : sorted_dims) r = unsqueeze(r, d);
   return r;
 }
 
@@ -92,8 +102,8 @@ Tensor sum(const Tensor& t_arg, const std::vector<int64_t>& dims, bool keepdim) 
   if (autograd::needs_grad(t)) {
     std::vector<int64_t> d = reduced_dims(dims, t.dim(), "sum");
     Shape in_shape = t.sizes();
-    record("SumBackward", {t}, out, {}, [d, keepdim, in_shape](const Grads& g, const Needs&) -> Grads {
-      return {raw::expand(with_kept_dims(g[0], d, keepdim), in_shape)};
+    record_differentiable("SumBackward", {t}, out, {}, [d, keepdim, in_shape](const Grads& g, const Needs&) -> Grads {
+      return {expand(kept_dims(g[0], d, keepdim), in_shape)};
     });
   }
   return out;
@@ -106,8 +116,8 @@ Tensor mean(const Tensor& t_arg, const std::vector<int64_t>& dims, bool keepdim)
     std::vector<int64_t> d = reduced_dims(dims, t.dim(), "mean");
     Shape in_shape = t.sizes();
     double n = static_cast<double>(reduced_count(in_shape, d));
-    record("MeanBackward", {t}, out, {}, [d, keepdim, in_shape, n](const Grads& g, const Needs&) -> Grads {
-      return {raw::expand(raw::mul(with_kept_dims(g[0], d, keepdim), 1.0 / n), in_shape)};
+    record_differentiable("MeanBackward", {t}, out, {}, [d, keepdim, in_shape, n](const Grads& g, const Needs&) -> Grads {
+      return {expand(mul(kept_dims(g[0], d, keepdim), 1.0 / n), in_shape)};
     });
   }
   return out;
@@ -210,8 +220,8 @@ Tensor sum_to(const Tensor& t, const Shape& shape) {
   Tensor out = raw::sum_to(t, shape);
   if (autograd::needs_grad(t)) {
     Shape in_shape = t.sizes();
-    record("SumToBackward", {t}, out, {}, [in_shape](const Grads& g, const Needs&) -> Grads {
-      return {raw::expand(g[0], in_shape)};
+    record_differentiable("SumToBackward", {t}, out, {}, [in_shape](const Grads& g, const Needs&) -> Grads {
+      return {expand(g[0], in_shape)};
     });
   }
   return out;

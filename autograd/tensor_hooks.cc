@@ -8,10 +8,10 @@
 
 namespace colony {
 
-void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
+void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph) const {
   std::vector<Tensor> grads;
   if (gradient.defined()) grads.push_back(gradient);
-  autograd::backward({*this}, grads, retain_graph);
+  autograd::backward({*this}, grads, retain_graph, create_graph);
 }
 
 Tensor Tensor::detach() const { return colony::detach(*this); }

@@ -11,6 +11,7 @@ namespace colony {
 namespace {
 
 using autograd::record;
+using autograd::detail::record_differentiable;
 using autograd::detail::Grads;
 using autograd::detail::Needs;
 
@@ -18,25 +19,39 @@ using autograd::detail::Needs;
 Tensor reshaping_view(const char* name, const Tensor& t, Tensor out) {
   if (autograd::needs_grad(t)) {
     Shape in_shape = t.sizes();
-    record(name, {t}, out, {}, [in_shape](const Grads& g, const Needs&) -> Grads {
-      return {raw::reshape(g[0], in_shape)};
+    record_differentiable(name, {t}, out, {}, [in_shape](const Grads& g, const Needs&) -> Grads {
+      return {reshape(g[0], in_shape)};
     });
   }
   autograd::mark_view(t, out);
   return out;
 }
 
-// Records a view of a sub-block; `place(zeros)` returns the same sub-block of a tensor shaped like
-// the input, into which the gradient is written.
+// g written into the sub-block place(full) of zeros shaped `in_shape`. Its own gradient (under
+// create_graph) is that sub-block of the incoming one: the view op again.
+template <typename Place>
+Tensor placed_in_zeros(const std::string& name, const Shape& in_shape, const Tensor& g, Place place) {
+  Tensor full = autograd::detail::zeros_of(in_shape, g);
+  {
+    NoGradGuard raw_write;
+    Tensor block = place(full);
+    raw::copy_(block, g);
+  }
+  if (autograd::needs_grad(g)) {
+    record_differentiable(name, {g}, full, {}, [place](const Grads& gg, const Needs&) -> Grads { return {place(gg[0])}; });
+  }
+  return full;
+}
+
+// Records a view of a sub-block; `place(x)` is the same view op of x (a tensor shaped like the
+// input): the gradient is written into that sub-block of zeros.
 template <typename Place>
 Tensor sub_block_view(const char* name, const Tensor& t, Tensor out, Place place) {
   if (autograd::needs_grad(t)) {
     Shape in_shape = t.sizes();
-    record(name, {t}, out, {}, [in_shape, place](const Grads& g, const Needs&) -> Grads {
-      Tensor full = autograd::detail::zeros_of(in_shape, g[0]);
-      Tensor block = place(full);
-      raw::copy_(block, g[0]);
-      return {full};
+    const std::string backward_name = std::string(name) + "Backward";
+    record_differentiable(name, {t}, out, {}, [in_shape, place, backward_name](const Grads& g, const Needs&) -> Grads {
+      return {placed_in_zeros(backward_name, in_shape, g[0], place)};
     });
   }
   autograd::mark_view(t, out);
@@ -78,8 +93,8 @@ Tensor unsqueeze(const Tensor& t, int64_t dim) {
 Tensor transpose(const Tensor& t, int64_t dim0, int64_t dim1) {
   Tensor out = raw::transpose(t, dim0, dim1);
   if (autograd::needs_grad(t)) {
-    record("TransposeBackward", {t}, out, {}, [dim0, dim1](const Grads& g, const Needs&) -> Grads {
-      return {raw::transpose(g[0], dim0, dim1)};
+    record_differentiable("TransposeBackward", {t}, out, {}, [dim0, dim1](const Grads& g, const Needs&) -> Grads {
+      return {transpose(g[0], dim0, dim1)};
     });
   }
   autograd::mark_view(t, out);
@@ -103,8 +118,8 @@ Tensor permute(const Tensor& t, const std::vector<int64_t>& dims) {
     std::vector<int64_t> d = wrap_dims(dims, t.dim(), "permute");
     std::vector<int64_t> inverse(d.size());
     for (size_t i = 0; i < d.size(); ++i) inverse[d[i]] = static_cast<int64_t>(i);
-    record("PermuteBackward", {t}, out, {}, [inverse](const Grads& g, const Needs&) -> Grads {
-      return {raw::permute(g[0], inverse)};
+    record_differentiable("PermuteBackward", {t}, out, {}, [inverse](const Grads& g, const Needs&) -> Grads {
+      return {permute(g[0], inverse)};
     });
   }
   autograd::mark_view(t, out);
@@ -113,22 +128,22 @@ Tensor permute(const Tensor& t, const std::vector<int64_t>& dims) {
 
 Tensor narrow(const Tensor& t, int64_t dim, int64_t start, int64_t length) {
   return sub_block_view("NarrowBackward", t, raw::narrow(t, dim, start, length),
-                        [dim, start, length](const Tensor& full) { return raw::narrow(full, dim, start, length); });
+                        [dim, start, length](const Tensor& x) { return narrow(x, dim, start, length); });
 }
 
 Tensor slice(const Tensor& t, int64_t dim, int64_t start, int64_t end, int64_t step) {
   return sub_block_view("SliceBackward", t, raw::slice(t, dim, start, end, step),
-                        [dim, start, end, step](const Tensor& full) { return raw::slice(full, dim, start, end, step); });
+                        [dim, start, end, step](const Tensor& x) { return slice(x, dim, start, end, step); });
 }
 
 Tensor select(const Tensor& t, int64_t dim, int64_t index) {
   return sub_block_view("SelectBackward", t, raw::select(t, dim, index),
-                        [dim, index](const Tensor& full) { return raw::select(full, dim, index); });
+                        [dim, index](const Tensor& x) { return select(x, dim, index); });
 }
 
 Tensor diagonal(const Tensor& t, int64_t offset, int64_t dim1, int64_t dim2) {
   return sub_block_view("DiagonalBackward", t, raw::diagonal(t, offset, dim1, dim2),
-                        [offset, dim1, dim2](const Tensor& full) { return raw::diagonal(full, offset, dim1, dim2); });
+                        [offset, dim1, dim2](const Tensor& x) { return diagonal(x, offset, dim1, dim2); });
 }
 
 // Window w's element k is input position w * step + k along dim; overlapping windows (step <
@@ -168,8 +183,8 @@ Tensor expand(const Tensor& t, const Shape& shape) {
   Tensor out = raw::expand(t, shape);
   if (autograd::needs_grad(t)) {
     Shape in_shape = t.sizes();
-    record("ExpandBackward", {t}, out, {}, [in_shape](const Grads& g, const Needs&) -> Grads {
-      return {raw::sum_to(g[0], in_shape)};
+    record_differentiable("ExpandBackward", {t}, out, {}, [in_shape](const Grads& g, const Needs&) -> Grads {
+      return {sum_to(g[0], in_shape)};
     });
   }
   autograd::mark_view(t, out);

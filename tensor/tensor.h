@@ -276,8 +276,10 @@ class Tensor {
   int64_t output_nr() const;
 
   // ---- autograd (defined in autograd/tensor_hooks.cc) ----
-  // Backward from this tensor. Without `gradient` the tensor must hold one element.
-  void backward(const Tensor& gradient = Tensor(), bool retain_graph = false) const;
+  // Backward from this tensor. Without `gradient` the tensor must hold one element. retain_graph
+  // defaults to create_graph; create_graph records the gradients' own graph (autograd::backward).
+  void backward(const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
   Tensor detach() const;                  // shares storage, no history
   void retain_grad() const;               // keep .grad() on a non-leaf
   // The hook sees the gradient w.r.t. this tensor and may return a replacement. Returns a handle

@@ -17,6 +17,8 @@ class AccumulateGrad : public Node {
   std::string name() const override { return "AccumulateGrad"; }
   // Runs the leaf's tensor hooks, accumulates, runs its post-accumulate hooks. Returns nothing.
   std::vector<Tensor> apply(std::vector<Tensor> grads) override;
+  // Under create_graph the .grad() it writes keeps the gradient's graph (accumulate_into_grad).
+  bool differentiable_backward() const override { return true; }
   // The leaf's tensor hooks applied to `grad` (also used by autograd::grad, which does not accumulate).
   Tensor run_leaf_hooks(Tensor grad) const;
   const Tensor& variable() const { return leaf_; }

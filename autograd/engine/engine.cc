@@ -9,6 +9,7 @@
 
 #include "autograd/engine/accumulate_grad.h"
 #include "autograd/engine/function_node.h"
+#include "autograd/engine/graph_math.h"
 #include "tensor/grad_mode.h"
 #include "ops/raw_ops.h"
 
@@ -78,7 +79,7 @@ void prepare_roots(const std::vector<Tensor>& tensors, const std::vector<Tensor>
         throw std::invalid_argument("backward: grad_output[" + std::to_string(i) + "] is on " + g.device().str() +
                                     " but output[" + std::to_string(i) + "] is on " + t.device().str());
       }
-      if (g.dtype() != t.dtype()) g = raw::to(g, t.device(), t.dtype());
+      if (g.dtype() != t.dtype()) g = cast_recorded(g, t.device(), t.dtype());
     }
     edges.push_back(gradient_edge(t));
     grads.push_back(std::move(g));
@@ -87,7 +88,9 @@ void prepare_roots(const std::vector<Tensor>& tensors, const std::vector<Tensor>
 
 class Execution {
  public:
-  Execution(bool retain_graph, bool accumulate) : retain_graph_(retain_graph), accumulate_(accumulate) {}
+  // create_graph: the caller runs the pass with grad mode on, so the gradients record their graph.
+  Execution(bool retain_graph, bool accumulate, bool create_graph = false)
+      : retain_graph_(retain_graph), accumulate_(accumulate), create_graph_(create_graph) {}
 
   // backward_to_boundary: the nodes `stop_at` selects are neither run nor looked beyond.
   void set_boundary(std::function<bool(const Node&)> stop_at) { stop_at_ = std::move(stop_at); }
@@ -179,14 +182,14 @@ class Execution {
     Tensor& slot = buf.at(e.input_nr);
     if (!slot.defined()) {
       slot = std::move(grad);
-    } else if (exclusively_owned(slot) && slot.sizes() == grad.sizes() && slot.dtype() == grad.dtype() &&
-               slot.device() == grad.device()) {
+    } else if (exclusively_owned(slot) && !grad.requires_grad() && slot.sizes() == grad.sizes() &&
+               slot.dtype() == grad.dtype() && slot.device() == grad.device()) {
       // Nothing else sees the first gradient (not another edge that was sent the same tensor, not a
       // saved tensor): the sum goes where it already is, as PyTorch's InputBuffer accumulates, with
       // no new tensor to allocate and first touch (a residual stream's sums in a transformer).
       raw::binary_(raw::BinaryOp::Add, slot, grad);
     } else {
-      slot = raw::add(slot, grad);
+      slot = add_recorded(slot, grad);
     }
   }
 
@@ -202,7 +205,7 @@ class Execution {
       throw std::logic_error(producer->name() + " returned a gradient on " + g.device().str() + " for input " +
                              std::to_string(input) + ", which is on " + want.device.str());
     }
-    if (g.dtype() != want.dtype) g = raw::to(g, want.device, want.dtype);
+    if (g.dtype() != want.dtype) g = cast_recorded(g, want.device, want.dtype);
     return g;
   }
 
@@ -248,7 +251,24 @@ class Execution {
         const TensorMeta& m = node->outputs[i];
         grads[i] = raw::zeros(m.shape, TensorOptions(m.dtype).device(m.device));
       }
-      outputs = node->apply(std::move(grads));
+      if (create_graph_ && !node->differentiable_backward()) {
+        std::vector<Edge> depends_on;
+        for (const Edge& e : node->next_edges) {
+          if (e.valid()) depends_on.push_back(e);
+        }
+        for (const Tensor& g : grads) {
+          if (g.defined() && g.requires_grad()) depends_on.push_back(gradient_edge(g));
+        }
+        {
+          NoGradGuard no_grad;
+          outputs = node->apply(std::move(grads));
+        }
+        for (Tensor& o : outputs) {
+          if (o.defined()) o = without_double_backward(node->name(), o, depends_on);
+        }
+      } else {
+        outputs = node->apply(std::move(grads));
+      }
       if (!retain_graph_) node->release_saved();
     }
     for (size_t i = 0; i < node->next_edges.size(); ++i) {
@@ -261,6 +281,7 @@ class Execution {
 
   bool retain_graph_;
   bool accumulate_;
+  bool create_graph_;
   std::vector<std::shared_ptr<Node>> keep_alive_;
   std::unordered_set<Node*> seen_;
   std::unordered_map<Node*, int> dependencies_;
@@ -286,15 +307,16 @@ void run_callbacks(GraphTask& task) {
 
 }  // namespace
 
-void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors, bool retain_graph) {
+void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors,
+              std::optional<bool> retain_graph, bool create_graph) {
   std::vector<Edge> roots;
   std::vector<Tensor> grads;
+  EnableGradGuard mode(create_graph);  // the backward pass itself is recorded only for create_graph
   prepare_roots(tensors, grad_tensors, roots, grads);
   GraphTask task;
   TaskScope scope(&task);
   {
-    NoGradGuard no_grad;  // the backward pass itself is not recorded
-    Execution exec(retain_graph, /*accumulate=*/true);
+    Execution exec(retain_graph.value_or(create_graph), /*accumulate=*/true, create_graph);
     exec.discover(roots);
     exec.seed(roots, grads);
     exec.run();
@@ -303,9 +325,11 @@ void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& gra
 }
 
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
-                         const std::vector<Tensor>& grad_outputs, bool retain_graph, bool allow_unused) {
+                         const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph,
+                         bool create_graph, bool allow_unused) {
   std::vector<Edge> roots;
   std::vector<Tensor> grads;
+  EnableGradGuard mode(create_graph);
   prepare_roots(outputs, grad_outputs, roots, grads);
   std::vector<Edge> input_edges;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -318,8 +342,7 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
   TaskScope scope(&task);
   std::vector<Tensor> result;
   {
-    NoGradGuard no_grad;
-    Execution exec(retain_graph, /*accumulate=*/false);
+    Execution exec(retain_graph.value_or(create_graph), /*accumulate=*/false, create_graph);
     exec.discover(roots);
     exec.set_captures(input_edges);
     exec.seed(roots, grads);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "autograd/engine/node.h"
@@ -13,17 +14,21 @@ namespace colony::autograd {
 
 // Accumulates d(sum_i <tensors[i], grad_tensors[i]>)/d(leaf) into every reachable leaf's .grad().
 // grad_tensors may be empty (or hold undefined entries) for one-element tensors, which get ones.
-// Without retain_graph the saved tensors of every node run are freed.
+// Without retain_graph (which defaults to create_graph, as PyTorch's) the saved tensors of every
+// node run are freed. create_graph: the pass runs with grad mode on and records the graph of the
+// gradients themselves, so .grad() can be differentiated again (a gradient penalty, a Hessian-vector
+// product); a node whose backward is not differentiable leaves a mark that throws when a second
+// backward reaches it (autograd/README.md lists the ops that are).
 void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& grad_tensors = {},
-              bool retain_graph = false);
+              std::optional<bool> retain_graph = std::nullopt, bool create_graph = false);
 
 // The gradients of `outputs` with respect to `inputs`, returned rather than accumulated into
-// .grad() (torch.autograd.grad). Only the part of the graph between them runs. An input the
-// outputs do not depend on is an error unless allow_unused, which returns an undefined tensor.
-// Colony does not build graphs of the backward pass itself (no create_graph / double backward).
+// .grad() (torch.autograd.grad, its arguments in libtorch's order). Only the part of the graph
+// between them runs. An input the outputs do not depend on is an error unless allow_unused, which
+// returns an undefined tensor. create_graph and retain_graph as for backward().
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
-                         const std::vector<Tensor>& grad_outputs = {}, bool retain_graph = false,
-                         bool allow_unused = false);
+                         const std::vector<Tensor>& grad_outputs = {}, std::optional<bool> retain_graph = std::nullopt,
+                         bool create_graph = false, bool allow_unused = false);
 
 // For activation checkpointing (autograd/checkpoint.h): back-propagates `grads` (one per output,
 // each defined, the outputs requiring grad) through the graph above the nodes `stop_at` selects,

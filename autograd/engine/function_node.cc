@@ -8,9 +8,17 @@
 
 namespace colony::autograd {
 
-FunctionNode::FunctionNode(std::string name, BackwardFn fn, std::vector<SavedTensor> saved)
-    : name_(std::move(name)), fn_(std::move(fn)), saved_(std::move(saved)) {
+FunctionNode::FunctionNode(std::string name, BackwardFn fn, std::vector<SavedTensor> saved, Backward kind)
+    : name_(std::move(name)), fn_(std::move(fn)), saved_(std::move(saved)), kind_(kind) {
   for (SavedTensor& s : saved_) s.set_owner(name_);
+}
+
+void FunctionNode::bind_saved_outputs(const std::vector<Tensor>& outputs) {
+  for (SavedTensor& s : saved_) {
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      if (s.saved_from(outputs[i])) s.bind_output(shared_from_this(), static_cast<int64_t>(i));
+    }
+  }
 }
 
 std::vector<Tensor> FunctionNode::apply(std::vector<Tensor> grads) {
@@ -68,15 +76,17 @@ void attach(const std::shared_ptr<Node>& node, const std::vector<Tensor>& inputs
 }
 
 void record(const std::string& name, const std::vector<Tensor>& inputs, std::vector<Tensor>& outputs,
-            std::vector<SavedTensor> saved, BackwardFn fn) {
-  attach(std::make_shared<FunctionNode>(name, std::move(fn), std::move(saved)), inputs, outputs);
+            std::vector<SavedTensor> saved, BackwardFn fn, Backward kind) {
+  auto node = std::make_shared<FunctionNode>(name, std::move(fn), std::move(saved), kind);
+  node->bind_saved_outputs(outputs);
+  attach(node, inputs, outputs);
 }
 
 void record(const std::string& name, const std::vector<Tensor>& inputs, Tensor& output,
-            std::vector<SavedTensor> saved, BackwardFn fn) {
+            std::vector<SavedTensor> saved, BackwardFn fn, Backward kind) {
   std::vector<Tensor> outputs;
   outputs.push_back(std::move(output));
-  record(name, inputs, outputs, std::move(saved), std::move(fn));
+  record(name, inputs, outputs, std::move(saved), std::move(fn), kind);
   output = std::move(outputs[0]);
 }
 

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <atomic>
 
+#include "autograd/engine/graph_math.h"
 #include "ops/raw_ops.h"
+#include "tensor/grad_mode.h"
 
 namespace colony::autograd {
 
@@ -57,6 +59,12 @@ bool exclusively_owned(const Tensor& g) {
 
 void accumulate_into_grad(Tensor& t, Tensor grad, bool in_place) {
   Tensor current = t.grad();
+  if (GradMode::is_enabled() && (grad.requires_grad() || (current.defined() && current.requires_grad()))) {
+    // create_graph: .grad() keeps the gradient's graph, in a tensor of its own (PyTorch's clone),
+    // and a later gradient is added out of place so the earlier graph stays intact.
+    t.set_grad(current.defined() ? add_recorded(current, grad) : clone_recorded(grad));
+    return;
+  }
   if (!current.defined()) {
     t.set_grad(exclusively_owned(grad) ? std::move(grad) : raw::clone(grad));
   } else if (in_place) {

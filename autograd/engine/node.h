@@ -55,6 +55,11 @@ struct Node : std::enable_shared_from_this<Node> {
   // false: apply gets undefined tensors, not zeros, for the outputs that received no gradient (a
   // custom Function after ctx->set_materialize_grads(false)).
   virtual bool materializes_grads() const { return true; }
+  // Whether apply, run with grad mode on (a backward with create_graph), records the graph of the
+  // gradients it returns, so they can be differentiated again. The engine runs a node that says no
+  // under no-grad and marks its results so that a backward through them throws
+  // (autograd/engine/graph_math.h), rather than silently treating them as constants.
+  virtual bool differentiable_backward() const { return false; }
 
   uint64_t sequence_nr() const { return sequence_nr_; }
   size_t num_outputs() const { return outputs.size(); }

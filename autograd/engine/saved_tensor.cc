@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "ops/raw_ops.h"
+#include "tensor/grad_mode.h"
 
 namespace colony::autograd {
 
@@ -17,6 +18,20 @@ SavedTensor::SavedTensor(const Tensor& t, bool is_output) {
   state_ = std::make_shared<State>();
   state_->tensor = is_output ? raw::alias(t) : t;
   state_->version = t.version();
+  if (is_output) {
+    state_->source = t.impl_ptr().get();
+    if (t.grad_fn()) bind_output(t.grad_fn(), t.output_nr());
+  }
+}
+
+bool SavedTensor::saved_from(const Tensor& t) const {
+  return state_ && state_->source != nullptr && state_->source == t.impl_ptr().get();
+}
+
+void SavedTensor::bind_output(const std::shared_ptr<Node>& node, int64_t output_nr) {
+  if (!state_) return;
+  state_->grad_fn = node;
+  state_->output_nr = output_nr;
 }
 
 void SavedTensor::set_owner(const std::string& node_name) {
@@ -34,6 +49,15 @@ Tensor SavedTensor::unpack() const {
         std::to_string(t.version()) + "; expected version " + std::to_string(state_->version) + " instead.";
     if (!state_->owner.empty()) msg += " It was saved by " + state_->owner + ".";
     throw std::runtime_error(msg);
+  }
+  if (GradMode::is_enabled()) {
+    if (std::shared_ptr<Node> node = state_->grad_fn.lock()) {
+      Tensor restored = raw::alias(t);
+      AutogradMeta& meta = AutogradMetaAccess::get(restored);
+      meta.grad_fn = std::move(node);
+      meta.output_nr = state_->output_nr;
+      return restored;
+    }
   }
   return t;
 }

@@ -54,7 +54,7 @@ TEST(Grad, UnusedInput) {
   Tensor unused = leaf({2.0});
   EXPECT_TRUE(throws_with([&] { autograd::grad({(x * 2.0).sum()}, {x, unused}); },
                           "inputs[1] appears to not have been used in the graph"));
-  std::vector<Tensor> g = autograd::grad({(x * 2.0).sum()}, {x, unused}, {}, false, /*allow_unused=*/true);
+  std::vector<Tensor> g = autograd::grad({(x * 2.0).sum()}, {x, unused}, {}, std::nullopt, /*create_graph=*/false, /*allow_unused=*/true);
   EXPECT_TRUE(all_close(g[0], raw::tensor({2.0})));
   EXPECT_FALSE(g[1].defined());
 }

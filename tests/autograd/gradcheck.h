@@ -107,6 +107,42 @@ inline ::testing::AssertionResult gradcheck(const SingleOutputFn& f, const std::
   return gradcheck_multi([&f](const std::vector<Tensor>& in) { return std::vector<Tensor>{f(in)}; }, inputs, opts);
 }
 
+// Second derivatives (torch.autograd.gradgradcheck): the gradient check of the function that
+// returns f's input gradients for L = sum <f(inputs), v> (v fixed random), computed by
+// autograd::grad with create_graph. So every backward formula f goes through is itself checked as a
+// differentiable function, against central differences of the first gradients.
+inline ::testing::AssertionResult gradgradcheck(const SingleOutputFn& f, const std::vector<Tensor>& inputs,
+                                                const GradcheckOptions& opts = {}) {
+  std::vector<bool> checked;
+  for (const Tensor& in : inputs) checked.push_back(in.requires_grad());
+  Tensor v;
+  auto first_gradients = [&](const std::vector<Tensor>& in) -> std::vector<Tensor> {
+    EnableGradGuard grad_mode;  // gradcheck_multi evaluates the perturbed points under no-grad
+    std::vector<Tensor> leaves = in, wrt;
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (!checked[i]) continue;
+      // A perturbed copy is a plain tensor: differentiate at it as at a fresh leaf.
+      if (!leaves[i].requires_grad()) leaves[i] = leaves[i].detach().requires_grad_(true);
+      wrt.push_back(leaves[i]);
+    }
+    Tensor y = f(leaves);
+    if (!v.defined()) {
+      Generator gen(opts.seed + 1);
+      v = raw::randn(y.sizes(), kFloat64, &gen);
+    }
+    std::vector<Tensor> grads = autograd::grad({colony::sum(colony::mul(y, v))}, wrt, {}, std::nullopt,
+                                               /*create_graph=*/true, /*allow_unused=*/true);
+    // 0 * x keeps a gradient that does not depend on the inputs (f linear) checkable: its
+    // analytic second derivative is then zero, as the numeric one must be.
+    for (size_t j = 0; j < grads.size(); ++j) {
+      Tensor zero_term = colony::mul(wrt[j], 0.0);
+      grads[j] = grads[j].defined() ? colony::add(grads[j], zero_term) : zero_term;
+    }
+    return grads;
+  };
+  return gradcheck_multi(first_gradients, inputs, opts);
+}
+
 // A float64 leaf requiring grad with values uniform in [lo, hi), from a fixed seed.
 inline Tensor input(const Shape& shape, double lo = -1.0, double hi = 1.0, uint64_t seed = 7) {
   Generator gen(seed);

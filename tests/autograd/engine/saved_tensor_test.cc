@@ -31,9 +31,20 @@ TEST(SavedTensor, SavedOutputDropsAutogradMetadata) {
   Tensor x = tensor({1.0}, TensorOptions().requires_grad(true));
   Tensor y = x * 2.0;
   autograd::SavedTensor s(y, /*is_output=*/true);
-  Tensor u = s.unpack();
-  EXPECT_FALSE(u.requires_grad());
-  EXPECT_EQ(u.data_ptr_raw(), y.data_ptr_raw());
+  {
+    NoGradGuard ordinary_backward;  // an ordinary backward runs under no-grad
+    Tensor u = s.unpack();
+    EXPECT_FALSE(u.requires_grad());
+    EXPECT_EQ(u.data_ptr_raw(), y.data_ptr_raw());
+  }
+  // Under grad mode (a backward with create_graph) it comes back with its node as history...
+  Tensor r = s.unpack();
+  EXPECT_EQ(r.grad_fn(), y.grad_fn());
+  EXPECT_EQ(r.data_ptr_raw(), y.data_ptr_raw());
+  // ...which it holds weakly: with y and its node gone, the saved tensor is plain again.
+  r = Tensor();
+  y = Tensor();
+  EXPECT_FALSE(s.unpack().requires_grad());
   EXPECT_FALSE(autograd::SavedTensor().defined());
   EXPECT_FALSE(autograd::SavedTensor().unpack().defined());
 }
