@@ -66,8 +66,11 @@ TEST(PersistentWorkers, SameThreadsInitOnceAndEachEpochReshuffled) {
                                                  true).worker_init_fn(init));
     for (uint64_t epoch = 0; epoch < 3; ++epoch) EXPECT_EQ(order_of(loader), seeded_permutation(30, 5 + epoch));
     EXPECT_EQ(inits.load(), workers);  // once per worker, not per pass
-    EXPECT_EQ(log->threads.size(), static_cast<size_t>(workers));
-    EXPECT_EQ(log->untagged.load(), 0);  // the tag worker_init_fn set is still there in later passes
+    // At most `workers` threads over all passes (a fast worker may take every batch), and each one
+    // still carries the tag its worker_init_fn set in the first pass.
+    EXPECT_GE(log->threads.size(), 1u);
+    EXPECT_LE(log->threads.size(), static_cast<size_t>(workers));
+    EXPECT_EQ(log->untagged.load(), 0);
   }
   // Without persistent workers worker_init_fn runs every pass, in fresh threads.
   auto log = std::make_shared<Recorded::Log>();
