@@ -180,6 +180,13 @@ TEST(DataLoaderBatchSampler, RefusesWhatTorchRefuses) {
   DataLoader past(Indices(10), outside), hollow(Indices(10), empty);
   EXPECT_TRUE(throws_with([&] { past.begin(); }, "the batch sampler yields index 10 but the dataset holds 10 examples"));
   EXPECT_TRUE(throws_with([&] { hollow.begin(); }, "batch 1 of the batch sampler is empty"));
+  // An iterable dataset takes no batch sampler (torch names the object; Colony its type).
+  struct Nothing : IterableDataset {
+    std::unique_ptr<ExampleStream> iter() const override { return nullptr; }
+  };
+  EXPECT_TRUE(throws_with([&] { DataLoader(Nothing(), batches); },
+                          "DataLoader with IterableDataset: expected unspecified batch_sampler option, but got "
+                          "batch_sampler=colony::data::BatchSampler"));
 }
 
 }  // namespace
