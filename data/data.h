@@ -1,7 +1,8 @@
-// Everything in data/: datasets, transforms, samplers, the DataLoader, character-level text.
+// Everything in data/: datasets, transforms, samplers and batch samplers, the DataLoader, character-level text.
 #pragma once
 
 #include "data/archive.h"
+#include "data/batch_sampler.h"
 #include "data/cifar10.h"
 #include "data/dataloader.h"
 #include "data/dataset.h"

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <cstdio>
 #include <condition_variable>
 #include <cstdlib>
 #include <deque>
@@ -17,11 +19,18 @@
 #include "data/example_rng.h"
 #include "data/loader_pass.h"
 #include "data/stream_pass.h"
+#include "data/worker_pool.h"
 #include "ops/raw_ops.h"
 #include "runtime/allocator.h"
 
 namespace colony::data {
 namespace detail {
+
+std::string timed_out_message(double seconds) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%g", seconds);
+  return std::string("DataLoader timed out after ") + text + " seconds";
+}
 
 void rethrow_as_loader_error(const std::exception_ptr& error, const std::string& where) {
   try {
@@ -46,53 +55,63 @@ bool referenced_elsewhere(const Tensor& t) { return t.impl_ptr().use_count() > 1
 
 }  // namespace
 
-// A pass over a map-style dataset in the sampler's order.
+// A pass over a map-style dataset: the batches are order_[offsets_[k], offsets_[k + 1]), in the
+// sampler's (or batch sampler's) order.
 class MapPass : public LoaderPass {
  public:
-  MapPass(std::shared_ptr<const Dataset> dataset, std::vector<int64_t> order, const DataLoaderOptions& opts,
-          ExampleContext ctx, std::shared_ptr<BufferCache> cache, uint64_t base_seed)
+  // `pool`: the threads to run the workers on (null without workers).
+  MapPass(std::shared_ptr<const Dataset> dataset, std::vector<int64_t> order, std::vector<int64_t> offsets,
+          const DataLoaderOptions& opts, ExampleContext ctx, std::shared_ptr<BufferCache> cache, uint64_t base_seed,
+          std::shared_ptr<WorkerPool> pool)
       : dataset_(std::move(dataset)),
         order_(std::move(order)),
+        offsets_(std::move(offsets)),
         opts_(opts),
         ctx_(ctx),
         cache_(std::move(cache)),
-        base_seed_(base_seed) {
-    const auto n = static_cast<int64_t>(order_.size());
-    const int64_t b = opts_.batch_size();
-    num_batches_ = opts_.drop_last() ? n / b : (n + b - 1) / b;
-    if (num_batches_ == 0) return;
-    const int64_t wanted = opts_.workers() > 0 ? int64_t(opts_.workers()) * opts_.prefetch() : 1;
-    slots_ = std::vector<Slot>(static_cast<size_t>(std::min(wanted, num_batches_)));
-    try {
-      data_shape_ = dataset_->example_shape();
-      data_dtype_ = dataset_->example_dtype();
-    } catch (const std::exception& e) {
-      std::throw_with_nested(
-          DataLoaderError(std::string("DataLoader: finding the batch shape (example_shape) failed: ") + e.what()));
+        base_seed_(base_seed),
+        pool_(std::move(pool)) {
+    num_batches_ = static_cast<int64_t>(offsets_.size()) - 1;
+    if (num_batches_ <= 0) {
+      num_batches_ = 0;
+      return;
     }
-    data_shape_.insert(data_shape_.begin(), b);
-    take_buffers();
-    if (opts_.workers() == 0) return;
+    for (int64_t k = 0; k < num_batches_; ++k) rows_ = std::max(rows_, rows_in(k));
+    const int workers = pool_ ? pool_->size() : 0;
+    const int64_t wanted = workers > 0 ? int64_t(workers) * opts_.prefetch() : 1;
+    slots_ = std::vector<Slot>(static_cast<size_t>(std::min(wanted, num_batches_)));
+    if (!opts_.collate_fn()) {
+      try {
+        data_shape_ = dataset_->example_shape();
+        data_dtype_ = dataset_->example_dtype();
+      } catch (const std::exception& e) {
+        std::throw_with_nested(
+            DataLoaderError(std::string("DataLoader: finding the batch shape (example_shape) failed: ") + e.what()));
+      }
+      data_shape_.insert(data_shape_.begin(), rows_);
+      take_buffers();
+    }
+    if (workers == 0) return;
     for (int64_t k = 0; k < static_cast<int64_t>(slots_.size()); ++k) queue_.push_back(k);
-    inits_pending_ = opts_.workers();
-    threads_.reserve(opts_.workers());
-    for (int w = 0; w < opts_.workers(); ++w) threads_.emplace_back([this, w] { worker_loop(w); });
+    inits_pending_ = workers;
+    workers_running_ = true;
+    pool_->start([this](int w) { worker_loop(w); });
   }
 
   ~MapPass() override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stop_.store(true);
-      queue_.clear();
-    }
-    work_cv_.notify_all();
-    for (auto& t : threads_) t.join();
+    stop_workers();
     current_batch_ = Batch{};
     give_back_buffers();
   }
 
   bool done() const override { return failed_ || current_ >= num_batches_; }
   Batch& current() override { return current_batch_; }
+
+  void abandon() override {
+    stop_workers();
+    current_batch_ = Batch{};
+    failed_ = true;
+  }
 
   // Moves to the next batch: hands the current buffer back for the batch `slots` ahead, then waits
   // for the next one (or loads it, without workers).
@@ -102,12 +121,20 @@ class MapPass : public LoaderPass {
     ++current_;
     if (current_ >= num_batches_) return;
     Slot& slot = slot_of(current_);
-    if (threads_.empty()) {
+    if (!pool_) {
       slot.error = nullptr;
       fill(current_, slot);
     } else {
       std::unique_lock<std::mutex> lock(mu_);
-      ready_cv_.wait(lock, [&] { return inits_pending_ == 0 && (slot.ready_batch == current_ || init_error_); });
+      auto ready = [&] { return inits_pending_ == 0 && (slot.ready_batch == current_ || init_error_); };
+      if (opts_.timeout() > 0) {
+        if (!ready_cv_.wait_for(lock, std::chrono::duration<double>(opts_.timeout()), ready)) {
+          failed_ = true;
+          throw DataLoaderError(timed_out_message(opts_.timeout()));
+        }
+      } else {
+        ready_cv_.wait(lock, ready);
+      }
     }
     if (init_error_) {
       failed_ = true;
@@ -118,9 +145,11 @@ class MapPass : public LoaderPass {
       rethrow(slot);
     }
     const int64_t count = rows_in(current_);
-    current_batch_ = count == opts_.batch_size() ? slot.buffer
-                                                 : Batch{raw::narrow(slot.buffer.data, 0, 0, count),
-                                                         raw::narrow(slot.buffer.target, 0, 0, count)};
+    if (opts_.collate_fn() || count == rows_) {
+      current_batch_ = slot.buffer;
+    } else {
+      current_batch_ = Batch{raw::narrow(slot.buffer.data, 0, 0, count), raw::narrow(slot.buffer.target, 0, 0, count), {}};
+    }
   }
 
  private:
@@ -128,25 +157,38 @@ class MapPass : public LoaderPass {
     Batch buffer;
     int64_t ready_batch = -1;  // the batch the buffer holds once loaded
     std::exception_ptr error;
-    int64_t failed_index = -1;
+    int64_t failed_index = -1;  // -1: the error came from collate_fn
     int worker = -1;
   };
 
   Slot& slot_of(int64_t batch) { return slots_[static_cast<size_t>(batch % static_cast<int64_t>(slots_.size()))]; }
   int64_t rows_in(int64_t batch) const {
-    return std::min<int64_t>(opts_.batch_size(), static_cast<int64_t>(order_.size()) - batch * opts_.batch_size());
+    return offsets_[static_cast<size_t>(batch) + 1] - offsets_[static_cast<size_t>(batch)];
   }
 
   Batch allocate() const {
     TensorOptions o = TensorOptions(data_dtype_).pinned_memory(opts_.pin_memory());
-    return {raw::empty(data_shape_, o),
-            raw::empty({opts_.batch_size()}, TensorOptions(kInt64).pinned_memory(opts_.pin_memory()))};
+    return {raw::empty(data_shape_, o), raw::empty({rows_}, TensorOptions(kInt64).pinned_memory(opts_.pin_memory())),
+            {}};
   }
 
   bool async_copies_possible() const { return opts_.pin_memory() && pinned_memory_is_page_locked(); }
 
   bool fits(const Batch& b) const {
-    return b.data.sizes() == data_shape_ && b.data.dtype() == data_dtype_ && b.target.size(0) == opts_.batch_size();
+    return b.data.sizes() == data_shape_ && b.data.dtype() == data_dtype_ && b.target.size(0) == rows_;
+  }
+
+  // Stops the workers and waits until they have left this pass (the pool's threads may go on to
+  // serve another pass).
+  void stop_workers() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_.store(true);
+      queue_.clear();
+    }
+    work_cv_.notify_all();
+    if (workers_running_) pool_->wait();
+    workers_running_ = false;
   }
 
   void take_buffers() {
@@ -166,6 +208,7 @@ class MapPass : public LoaderPass {
   }
 
   void give_back_buffers() {
+    if (opts_.collate_fn()) return;  // collate_fn's batches are its own
     std::lock_guard<std::mutex> lock(cache_->mu);
     for (auto& slot : slots_) {
       if (slot.buffer.data.defined() && !async_copies_possible() && !referenced_elsewhere(slot.buffer.data) &&
@@ -180,13 +223,17 @@ class MapPass : public LoaderPass {
   void release(int64_t batch) {
     current_batch_ = Batch{};
     Slot& slot = slot_of(batch);
-    // A page-locked buffer may still be read by a non_blocking copy the loop queued: it goes back to
-    // the pinned caching allocator, which hands it out again only after that copy has finished
-    // (runtime/caching_host_allocator.h), and the slot takes a fresh block, from that cache too.
-    if (async_copies_possible() || referenced_elsewhere(slot.buffer.data) || referenced_elsewhere(slot.buffer.target))
+    if (opts_.collate_fn()) {
+      slot.buffer = Batch{};  // collate_fn makes each batch anew
+    } else if (async_copies_possible() || referenced_elsewhere(slot.buffer.data) ||
+               referenced_elsewhere(slot.buffer.target)) {
+      // A page-locked buffer may still be read by a non_blocking copy the loop queued: it goes back
+      // to the pinned caching allocator, which hands it out again only after that copy has finished
+      // (runtime/caching_host_allocator.h), and the slot takes a fresh block, from that cache too.
       slot.buffer = allocate();
+    }
     const int64_t next = batch + static_cast<int64_t>(slots_.size());
-    if (threads_.empty() || next >= num_batches_) return;
+    if (!pool_ || next >= num_batches_) return;
     {
       std::lock_guard<std::mutex> lock(mu_);
       slot.error = nullptr;
@@ -196,9 +243,21 @@ class MapPass : public LoaderPass {
   }
 
   void fill(int64_t batch, Slot& slot) {
-    const int64_t start = batch * opts_.batch_size();
+    const int64_t start = offsets_[static_cast<size_t>(batch)];
     const int64_t rows = rows_in(batch);
     try {
+      if (opts_.collate_fn()) {
+        std::vector<Example> examples;
+        examples.reserve(static_cast<size_t>(rows));
+        for (int64_t r = 0; r < rows; ++r) {
+          if (stop_.load(std::memory_order_relaxed)) return;
+          slot.failed_index = order_[static_cast<size_t>(start + r)];
+          examples.push_back(dataset_->fetch(slot.failed_index, ctx_));
+        }
+        slot.failed_index = -1;
+        slot.buffer = opts_.collate_fn()(std::move(examples));
+        return;
+      }
       for (int64_t r = 0; r < rows; ++r) {
         if (stop_.load(std::memory_order_relaxed)) return;
         slot.failed_index = order_[static_cast<size_t>(start + r)];
@@ -210,16 +269,17 @@ class MapPass : public LoaderPass {
   }
 
   void worker_loop(int worker) {
-    const WorkerInfo info{worker, opts_.workers(), base_seed_ + static_cast<uint64_t>(worker), dataset_.get(), nullptr};
+    const WorkerInfo info{worker, pool_->size(), base_seed_ + static_cast<uint64_t>(worker), dataset_.get(), nullptr};
     WorkerInfoScope scope(info);
     // Every worker runs worker_init_fn before any loads a batch, so that a failure in one is always
-    // what the loop's first batch reports.
+    // what the loop's first batch reports. Persistent workers run it on their first pass only.
     std::exception_ptr error;
-    if (opts_.worker_init_fn()) {
+    if (opts_.worker_init_fn() && pool_->first_job(worker)) {
       try {
         opts_.worker_init_fn()(worker);
       } catch (...) {
         error = std::current_exception();
+        pool_->set_broken();
       }
     }
     {
@@ -237,7 +297,7 @@ class MapPass : public LoaderPass {
       int64_t batch;
       {
         std::unique_lock<std::mutex> lock(mu_);
-        work_cv_.wait(lock, [&] { return stop_.load() || (inits_pending_ == 0 && !queue_.empty()); });
+        work_cv_.wait(lock, [&] { return stop_.load() || init_error_ || (inits_pending_ == 0 && !queue_.empty()); });
         if (stop_.load() || init_error_) return;
         batch = queue_.front();
         queue_.pop_front();
@@ -254,20 +314,25 @@ class MapPass : public LoaderPass {
   }
 
   [[noreturn]] void rethrow(const Slot& slot) const {
+    const std::string what =
+        slot.failed_index >= 0 ? " (dataset index " + std::to_string(slot.failed_index) + ")" : " in collate_fn";
     const std::string where = (slot.worker >= 0 ? "worker " + std::to_string(slot.worker) + " failed on batch "
                                                 : std::string("loading batch ")) +
-                              std::to_string(current_) + " (dataset index " + std::to_string(slot.failed_index) + ")";
+                              std::to_string(current_) + what;
     rethrow_as_loader_error(slot.error, where);
   }
 
   std::shared_ptr<const Dataset> dataset_;
   const std::vector<int64_t> order_;
+  const std::vector<int64_t> offsets_;
   const DataLoaderOptions opts_;
   const ExampleContext ctx_;
   std::shared_ptr<BufferCache> cache_;
   const uint64_t base_seed_;
+  std::shared_ptr<WorkerPool> pool_;
   Shape data_shape_;
   DType data_dtype_ = kFloat32;
+  int64_t rows_ = 0;  // rows of a buffer: the largest batch of the pass
 
   int64_t num_batches_ = 0;
   int64_t current_ = -1;
@@ -279,7 +344,7 @@ class MapPass : public LoaderPass {
   std::condition_variable work_cv_, ready_cv_;
   std::deque<int64_t> queue_;
   std::atomic<bool> stop_{false};
-  std::vector<std::thread> threads_;
+  bool workers_running_ = false;  // the pool runs this pass's worker_loop
   // Guarded by mu_: workers yet to run worker_init_fn, and the first one's failure.
   int inits_pending_ = 0;
   std::exception_ptr init_error_;
@@ -297,10 +362,14 @@ void check_options(const DataLoaderOptions& o) {
     throw std::invalid_argument("DataLoader: workers must be >= 0, got " + std::to_string(o.workers()));
   if (o.prefetch() < 1)
     throw std::invalid_argument("DataLoader: prefetch must be >= 1, got " + std::to_string(o.prefetch()));
+  if (!(o.timeout() >= 0)) throw std::invalid_argument("DataLoader: timeout option should be non-negative");
+  if (o.persistent_workers() && o.workers() == 0)
+    throw std::invalid_argument("DataLoader: persistent_workers option needs num_workers > 0");
 }
 
-// A name for the sampler in the refusal below, as PyTorch prints the object it got.
-std::string type_name(const Sampler& sampler) {
+// A name for the sampler in the refusals below, as PyTorch prints the object it got.
+template <typename T>
+std::string type_name(const T& sampler) {
   int status = 0;
   char* demangled = abi::__cxa_demangle(typeid(sampler).name(), nullptr, nullptr, &status);
   std::string name = status == 0 && demangled ? demangled : typeid(sampler).name();
@@ -341,6 +410,20 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
   sampler_ = owned_sampler_.get();
 }
 
+DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, BatchSamplerBase& batch_sampler,
+                       DataLoaderOptions options)
+    : dataset_(std::move(dataset)),
+      batch_sampler_(&batch_sampler),
+      options_(options),
+      buffers_(std::make_shared<detail::BufferCache>()) {
+  if (!dataset_) throw std::invalid_argument("DataLoader: the dataset is null");
+  check_options(options_);
+  if (options_.batch_size() != 1 || options_.shuffle() || options_.drop_last()) {
+    throw std::invalid_argument(
+        "DataLoader: batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, and drop_last");
+  }
+}
+
 // PyTorch checks shuffle before the sampler; so do these.
 DataLoader::DataLoader(std::shared_ptr<const IterableDataset> dataset, DataLoaderOptions options)
     : iterable_(std::move(dataset)), options_(options) {
@@ -358,6 +441,14 @@ DataLoader::DataLoader(std::shared_ptr<const IterableDataset> dataset, Sampler& 
                               type_name(sampler));
 }
 
+DataLoader::DataLoader(std::shared_ptr<const IterableDataset> dataset, BatchSamplerBase& batch_sampler,
+                       DataLoaderOptions options)
+    : DataLoader(std::move(dataset), options) {
+  throw std::invalid_argument(
+      "DataLoader with IterableDataset: expected unspecified batch_sampler option, but got batch_sampler=" +
+      type_name(batch_sampler));
+}
+
 DataLoader::~DataLoader() = default;
 
 int64_t DataLoader::size() const {
@@ -365,6 +456,7 @@ int64_t DataLoader::size() const {
     throw std::logic_error("DataLoader::size: an IterableDataset has no length (a stream's number of batches is "
                            "known only once it has ended)");
   }
+  if (batch_sampler_) return batch_sampler_->size();
   const int64_t n = sampler_->size(), b = options_.batch_size();
   return options_.drop_last() ? n / b : (n + b - 1) / b;
 }
@@ -375,8 +467,14 @@ const Dataset& DataLoader::dataset() const {
 }
 
 Sampler& DataLoader::sampler() {
+  if (batch_sampler_) throw std::logic_error("DataLoader::sampler: this loader takes its batches from batch_sampler()");
   if (!sampler_) throw std::logic_error("DataLoader::sampler: a loader of an IterableDataset has no sampler");
   return *sampler_;
+}
+
+BatchSamplerBase& DataLoader::batch_sampler() {
+  if (!batch_sampler_) throw std::logic_error("DataLoader::batch_sampler: this loader was given no batch sampler");
+  return *batch_sampler_;
 }
 
 const IterableDataset& DataLoader::iterable_dataset() const {
@@ -384,23 +482,70 @@ const IterableDataset& DataLoader::iterable_dataset() const {
   return *iterable_;
 }
 
+namespace {
+
+// The pass's batches as one list of indices and where each batch starts in it (offsets, one more
+// than there are batches), checked against the dataset.
+void check_order(const std::vector<int64_t>& order, int64_t n, const char* who) {
+  for (int64_t i : order) {
+    if (i < 0 || i >= n) {
+      throw std::out_of_range(std::string("DataLoader: the ") + who + " yields index " + std::to_string(i) +
+                              " but the dataset holds " + std::to_string(n) + " examples");
+    }
+  }
+}
+
+}  // namespace
+
 DataLoader::Iterator DataLoader::begin() {
-  const uint64_t base_seed = worker_base_seed(options_.seed(), passes_++);
+  uint64_t base_seed = worker_base_seed(options_.seed(), passes_++);
+  std::shared_ptr<detail::WorkerPool> pool;
+  if (options_.workers() > 0) {
+    if (options_.persistent_workers()) {
+      // PyTorch resets the live iterator when a new one is asked for; its workers are needed here.
+      if (auto previous = last_pass_.lock()) previous->abandon();
+      if (!pool_ || pool_->broken()) {
+        pool_ = std::make_shared<detail::WorkerPool>(options_.workers());
+        pool_seed_ = base_seed;
+      }
+      pool = pool_;
+      base_seed = pool_seed_;  // a persistent worker keeps its seed, as PyTorch's
+    } else {
+      pool = std::make_shared<detail::WorkerPool>(options_.workers());
+    }
+  }
   std::shared_ptr<detail::LoaderPass> pass;
   if (iterable_) {
-    pass = std::make_shared<detail::StreamPass>(iterable_, options_, base_seed);
+    pass = std::make_shared<detail::StreamPass>(iterable_, options_, base_seed, std::move(pool));
   } else {
-    const ExampleContext ctx{options_.seed(), sampler_->epoch()};
-    std::vector<int64_t> order = sampler_->next_pass();
     const int64_t n = dataset_->size();
-    for (int64_t i : order) {
-      if (i < 0 || i >= n) {
-        throw std::out_of_range("DataLoader: the sampler yields index " + std::to_string(i) +
-                                " but the dataset holds " + std::to_string(n) + " examples");
+    std::vector<int64_t> order, offsets{0};
+    ExampleContext ctx{options_.seed(), 0};
+    if (batch_sampler_) {
+      ctx.epoch = batch_sampler_->epoch();
+      const std::vector<std::vector<int64_t>> batches = batch_sampler_->next_pass();
+      for (size_t k = 0; k < batches.size(); ++k) {
+        if (batches[k].empty()) {
+          throw std::invalid_argument("DataLoader: batch " + std::to_string(k) +
+                                      " of the batch sampler is empty (every batch needs at least one index)");
+        }
+        order.insert(order.end(), batches[k].begin(), batches[k].end());
+        offsets.push_back(static_cast<int64_t>(order.size()));
       }
+      check_order(order, n, "batch sampler");
+    } else {
+      ctx.epoch = sampler_->epoch();
+      order = sampler_->next_pass();
+      check_order(order, n, "sampler");
+      const auto total = static_cast<int64_t>(order.size());
+      const int64_t b = options_.batch_size();
+      const int64_t batches = options_.drop_last() ? total / b : (total + b - 1) / b;
+      for (int64_t k = 1; k <= batches; ++k) offsets.push_back(std::min(total, k * b));
     }
-    pass = std::make_shared<detail::MapPass>(dataset_, std::move(order), options_, ctx, buffers_, base_seed);
+    pass = std::make_shared<detail::MapPass>(dataset_, std::move(order), std::move(offsets), options_, ctx, buffers_,
+                                             base_seed, std::move(pool));
   }
+  if (options_.persistent_workers()) last_pass_ = pass;
   pass->advance();
   return Iterator(std::move(pass));
 }

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "tensor/tensor.h"
 
@@ -11,17 +12,25 @@ namespace colony::data {
 
 enum class Split { kTrain, kTest };
 
-// One example: `data` (any shape and dtype; the same for every example of a dataset) and its class.
+// One example: `data` (any shape and dtype; the same for every example of a dataset, unless the
+// DataLoader is given a collate_fn that batches examples of different shapes) and its class.
 struct Example {
   Tensor data;
   Tensor target;  // one element, an integral class index
 };
 
-// A batch: data [B, ...] and int64 targets [B].
+// A batch: data [B, ...] and int64 targets [B], as the default collation stacks them. A collate_fn
+// (DataLoaderOptions) builds its own: any data and target, and `extra` for whatever else it returns
+// (the sequence lengths of a padded batch, a mask, ...); the default collation leaves it empty.
 struct Batch {
   Tensor data;
   Tensor target;
-  int64_t size() const { return target.defined() ? target.size(0) : 0; }
+  std::vector<Tensor> extra;
+  // Examples in the batch: target's first dimension (data's when there is no target).
+  int64_t size() const {
+    if (target.defined()) return target.dim() > 0 ? target.size(0) : 1;
+    return data.defined() && data.dim() > 0 ? data.size(0) : 0;
+  }
 };
 
 // What random transforms draw from: the stream of example `index` is keyed by (seed, epoch, index),
@@ -47,6 +56,11 @@ class Dataset {
   // example_dtype()) and batch.target (int64 [B]). The default goes through get(); in-memory
   // datasets override it with a plain memcpy.
   virtual void copy_into(int64_t index, Batch& batch, int64_t row, const ExampleContext& ctx) const;
+
+  // Example `index` as a pass with context `ctx` sees it: what the DataLoader hands a collate_fn.
+  // get(index) by default; datasets whose examples depend on the pass (random transforms) and
+  // those that wrap other datasets override it, as they do copy_into.
+  virtual Example fetch(int64_t index, const ExampleContext& ctx) const;
 
   // The collation of an example already fetched, shared by every dataset and by the DataLoader's
   // iterable-dataset path: its data into batch.data[row] (converting dtype when needed), its target

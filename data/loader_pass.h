@@ -19,7 +19,13 @@ class LoaderPass {
   virtual Batch& current() = 0;
   // Moves to the next batch (the first, on a new pass), rethrowing a loading error as DataLoaderError.
   virtual void advance() = 0;
+  // Stops the workers and ends the pass (done() turns true): a new pass needs the persistent
+  // workers. Idempotent.
+  virtual void abandon() = 0;
 };
+
+// "DataLoader timed out after T seconds" (PyTorch's message; T as %g prints it).
+std::string timed_out_message(double seconds);
 
 // Throws DataLoaderError("DataLoader: <where>: <the error's message>"), nesting `error`
 // (std::rethrow_if_nested gives it back).

@@ -104,7 +104,7 @@ WeightedRandomSampler::WeightedRandomSampler(std::vector<double> weights, int64_
       num_samples_(num_samples),
       replacement_(replacement) {
   auto fail = [](const std::string& what) { throw std::invalid_argument("WeightedRandomSampler: " + what); };
-  if (num_samples <= 0) fail("num_samples must be positive, got " + std::to_string(num_samples));
+  if (num_samples <= 0) fail("num_samples should be a positive integer value, but got num_samples=" + std::to_string(num_samples));
   if (weights_.empty()) fail("weights must not be empty");
   int64_t nonzero = 0;
   for (size_t i = 0; i < weights_.size(); ++i) {

@@ -1,5 +1,6 @@
 #include "data/stream_pass.h"
 
+#include <chrono>
 #include <utility>
 
 #include "ops/raw_ops.h"
@@ -7,28 +8,40 @@
 namespace colony::data::detail {
 
 StreamPass::StreamPass(std::shared_ptr<const IterableDataset> dataset, const DataLoaderOptions& opts,
-                       uint64_t base_seed)
-    : dataset_(std::move(dataset)), opts_(opts) {
-  const int n = opts_.workers();
+                       uint64_t base_seed, std::shared_ptr<WorkerPool> pool)
+    : dataset_(std::move(dataset)), opts_(opts), pool_(std::move(pool)) {
+  const int n = pool_ ? pool_->size() : 0;
   for (int w = 0; w < n; ++w) {
     auto worker = std::make_unique<Worker>();
     worker->info = WorkerInfo{w, n, base_seed + static_cast<uint64_t>(w), nullptr, dataset_.get()};
     workers_.push_back(std::move(worker));
   }
   active_ = workers_.size();
-  for (auto& worker : workers_) worker->thread = std::thread([this, w = worker.get()] { worker_loop(*w); });
+  if (n == 0) return;
+  workers_running_ = true;
+  pool_->start([this](int w) { worker_loop(*workers_[static_cast<size_t>(w)]); });
 }
 
-StreamPass::~StreamPass() {
+StreamPass::~StreamPass() { stop_workers(); }
+
+void StreamPass::stop_workers() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stop_.store(true);
   }
   space_cv_.notify_all();
-  for (auto& worker : workers_) worker->thread.join();
+  if (workers_running_) pool_->wait();
+  workers_running_ = false;
+}
+
+void StreamPass::abandon() {
+  stop_workers();
+  current_batch_ = Batch{};
+  done_ = true;
 }
 
 Batch StreamPass::collate(std::vector<Example>& examples, int64_t first) const {
+  if (opts_.collate_fn()) return opts_.collate_fn()(std::move(examples));
   const Example& ex0 = examples.front();
   if (!ex0.data.defined()) {
     throw std::invalid_argument("DataLoader: example " + std::to_string(first) + " of the stream has no data");
@@ -87,7 +100,14 @@ void StreamPass::worker_loop(Worker& worker) {
   std::string stage = "worker_init_fn";
   Reader reader;
   try {
-    if (opts_.worker_init_fn()) opts_.worker_init_fn()(worker.info.id);
+    if (opts_.worker_init_fn() && pool_->first_job(worker.info.id)) {
+      try {
+        opts_.worker_init_fn()(worker.info.id);
+      } catch (...) {
+        pool_->set_broken();
+        throw;
+      }
+    }
     stage = "the dataset's iter()";
     reader.stream = dataset_->iter();
     if (!reader.stream) throw std::logic_error("iter() returned no stream");
@@ -142,7 +162,15 @@ void StreamPass::advance() {
     Item item;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      ready_cv_.wait(lock, [&] { return !worker.queue.empty(); });
+      auto ready = [&] { return !worker.queue.empty(); };
+      if (opts_.timeout() > 0) {
+        if (!ready_cv_.wait_for(lock, std::chrono::duration<double>(opts_.timeout()), ready)) {
+          done_ = true;
+          throw DataLoaderError(timed_out_message(opts_.timeout()));
+        }
+      } else {
+        ready_cv_.wait(lock, ready);
+      }
       item = std::move(worker.queue.front());
       worker.queue.pop_front();
     }

@@ -32,6 +32,11 @@ void Subset::copy_into(int64_t index, Batch& batch, int64_t row, const ExampleCo
   dataset_->copy_into(indices_[index], batch, row, ctx);
 }
 
+Example Subset::fetch(int64_t index, const ExampleContext& ctx) const {
+  check_index(index, "Subset");
+  return dataset_->fetch(indices_[index], ctx);
+}
+
 ConcatDataset::ConcatDataset(std::vector<std::shared_ptr<const Dataset>> datasets) : datasets_(std::move(datasets)) {
   if (datasets_.empty()) {
     throw std::invalid_argument("ConcatDataset: datasets should not be an empty iterable (needs at least one dataset)");
@@ -75,6 +80,11 @@ Example ConcatDataset::get(int64_t index) const {
 void ConcatDataset::copy_into(int64_t index, Batch& batch, int64_t row, const ExampleContext& ctx) const {
   auto [dataset, local] = locate(index);
   dataset->copy_into(local, batch, row, ctx);
+}
+
+Example ConcatDataset::fetch(int64_t index, const ExampleContext& ctx) const {
+  auto [dataset, local] = locate(index);
+  return dataset->fetch(local, ctx);
 }
 
 std::vector<Subset> random_split(std::shared_ptr<const Dataset> dataset, const std::vector<double>& lengths,

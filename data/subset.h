@@ -25,6 +25,7 @@ class Subset : public Dataset {
   Shape example_shape() const override { return dataset_->example_shape(); }
   DType example_dtype() const override { return dataset_->example_dtype(); }
   void copy_into(int64_t index, Batch& batch, int64_t row, const ExampleContext& ctx) const override;
+  Example fetch(int64_t index, const ExampleContext& ctx) const override;
   const Dataset& dataset() const { return *dataset_; }
   const std::vector<int64_t>& indices() const { return indices_; }
 
@@ -47,6 +48,7 @@ class ConcatDataset : public Dataset {
   Shape example_shape() const override { return datasets_.front()->example_shape(); }
   DType example_dtype() const override { return datasets_.front()->example_dtype(); }
   void copy_into(int64_t index, Batch& batch, int64_t row, const ExampleContext& ctx) const override;
+  Example fetch(int64_t index, const ExampleContext& ctx) const override;
 
  private:
   // The dataset holding example `index`, and the index there.

@@ -22,6 +22,7 @@ class TransformedDataset : public Dataset {
   // The example as the loader would produce it in epoch 0 with seed 0.
   Example get(int64_t index) const override { return get(index, ExampleContext{}); }
   Example get(int64_t index, const ExampleContext& ctx) const;
+  Example fetch(int64_t index, const ExampleContext& ctx) const override { return get(index, ctx); }
   Shape example_shape() const override { return output_.shape(); }
   DType example_dtype() const override { return kFloat32; }
   void copy_into(int64_t index, Batch& batch, int64_t row, const ExampleContext& ctx) const override;

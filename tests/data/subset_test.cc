@@ -133,7 +133,7 @@ TEST(WeightedRandomSampler, BadWeightsAreRefused) {
   EXPECT_TRUE(throws_with([] { WeightedRandomSampler({0.0, 0.0}, 2); }, "the weights are all 0"));
   EXPECT_TRUE(throws_with([] { WeightedRandomSampler({1.0, 0.0, 1.0}, 3, false); },
                           "cannot draw 3 samples without replacement from 2 nonzero weights"));
-  EXPECT_TRUE(throws_with([] { WeightedRandomSampler({1.0}, 0); }, "num_samples must be positive"));
+  EXPECT_TRUE(throws_with([] { WeightedRandomSampler({1.0}, 0); }, "num_samples should be a positive integer value, but got num_samples=0"));
 }
 
 }  // namespace
