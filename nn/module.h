@@ -70,6 +70,9 @@ class Module : public std::enable_shared_from_this<Module> {
   NamedTensors named_parameters(bool recurse = true) const;
   std::vector<Tensor> buffers(bool recurse = true) const;
   NamedTensors named_buffers(bool recurse = true) const;
+  // A module registered twice (under two names, or in two places of the tree) is listed once, under
+  // its first name, as PyTorch's children() / named_modules() do (their memo): counting parameters
+  // over modules() does not count a shared layer twice. state_dict() keeps every name.
   std::vector<std::shared_ptr<Module>> children() const;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const;
   // This module and all descendants, depth-first, with dotted prefixes ("" for this one).
@@ -117,6 +120,8 @@ class Module : public std::enable_shared_from_this<Module> {
   // The same walk without the names, for parameters(): a training step calls it (clipping), and
   // building every dotted name took 0.2-0.4 % of the char GPT's 2-thread step on the main thread.
   void collect_unnamed(bool recurse, bool params, std::vector<Tensor>& out) const;
+  void collect_modules(const std::string& prefix, std::set<const Module*>& seen,
+                       std::vector<std::pair<std::string, std::shared_ptr<Module>>>& out);
   NamedTensors params_;
   NamedTensors buffers_;
   std::set<std::string> non_persistent_;  // names in buffers_ left out of state_dict()
