@@ -261,7 +261,7 @@ NamedTensors Module::state_dict() const {
   return out;
 }
 
-void Module::load_state_dict(const NamedTensors& state, bool strict) {
+Module::IncompatibleKeys Module::load_state_dict(const NamedTensors& state, bool strict) {
   NamedTensors own = state_dict();
   std::map<std::string, Tensor> given(state.begin(), state.end());
   std::vector<std::string> missing, unexpected, mismatched;
@@ -319,6 +319,7 @@ void Module::load_state_dict(const NamedTensors& state, bool strict) {
     raw::copy_(t, src);
     t.storage()->bump_version();
   }
+  return {std::move(missing), std::move(unexpected)};
 }
 
 std::string Module::repr(int indent) const {

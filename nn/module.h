@@ -102,8 +102,14 @@ class Module : public std::enable_shared_from_this<Module> {
   // Parameters and buffers by dotted name, each module's own before its children's.
   NamedTensors state_dict() const;
   // Copies values into the existing tensors (any device/dtype conversion happens on the way).
-  // strict: missing, unexpected and shape-mismatched keys are all listed in one error.
-  void load_state_dict(const NamedTensors& state, bool strict = true);
+  // strict: missing, unexpected and shape-mismatched keys are all listed in one error. Returns the
+  // missing and unexpected keys (empty when strict), as PyTorch's _IncompatibleKeys, so that a
+  // non-strict load can say what it left out. Shape mismatches throw either way, as in PyTorch.
+  struct IncompatibleKeys {
+    std::vector<std::string> missing_keys;
+    std::vector<std::string> unexpected_keys;
+  };
+  IncompatibleKeys load_state_dict(const NamedTensors& state, bool strict = true);
 
   // Prints the module tree, one line per module: "LeNet(\n  (conv1): Conv2d(3, 6, kernel_size=[5, 5]...)".
   virtual std::string extra_repr() const { return ""; }

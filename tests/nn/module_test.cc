@@ -263,6 +263,27 @@ TEST(Module, SharedModuleIsListedOnce) {
   EXPECT_EQ(applied, 2);  // once through "a", once inside "c" (PyTorch's apply walks children())
 }
 
+// A non-strict load says what it left out, as PyTorch's _IncompatibleKeys; a strict one that
+// succeeds leaves nothing out.
+TEST(Module, NonStrictLoadReturnsTheKeysItLeftOut) {
+  auto src = std::make_shared<Linear>(3, 2);
+  auto dst = std::make_shared<Linear>(3, 2);
+  NamedTensors state = {{"weight", src->weight}, {"extra", raw::ones({1})}};
+  Module::IncompatibleKeys keys = dst->load_state_dict(state, /*strict=*/false);
+  EXPECT_EQ(keys.missing_keys, std::vector<std::string>{"bias"});
+  EXPECT_EQ(keys.unexpected_keys, std::vector<std::string>{"extra"});
+  EXPECT_TRUE(raw::equal(dst->weight, src->weight));
+  keys = dst->load_state_dict(src->state_dict());
+  EXPECT_TRUE(keys.missing_keys.empty());
+  EXPECT_TRUE(keys.unexpected_keys.empty());
+  const std::string path = ::testing::TempDir() + "/non_strict_keys.safetensors";
+  save(src, path);
+  auto no_bias = std::make_shared<Linear>(LinearOptions(3, 2).bias(false));
+  keys = load(no_bias, path, /*strict=*/false);
+  EXPECT_TRUE(keys.missing_keys.empty());
+  EXPECT_EQ(keys.unexpected_keys, std::vector<std::string>{"bias"});
+}
+
 TEST(Module, RequiresGradFreezesEveryParameter) {
   auto model = std::make_shared<Sequential>();
   model->push_back(std::make_shared<Linear>(3, 2));
