@@ -112,8 +112,10 @@ class Module : public std::enable_shared_from_this<Module> {
   IncompatibleKeys load_state_dict(const NamedTensors& state, bool strict = true);
 
   // Prints the module tree, one line per module: "LeNet(\n  (conv1): Conv2d(3, 6, kernel_size=[5, 5]...)".
+  // Virtual for the containers that print otherwise (ModuleList folds runs of equal modules, as
+  // torch's does).
   virtual std::string extra_repr() const { return ""; }
-  std::string repr(int indent = 0) const;
+  virtual std::string repr(int indent = 0) const;
 
  protected:
   void add_child(const std::string& name, std::shared_ptr<Module> child);
