@@ -54,7 +54,7 @@ MultiheadAttention::MultiheadAttention(const MultiheadAttentionOptions& o) : opt
     bias_k = register_parameter("bias_k", raw::empty({1, 1, E}));
     bias_v = register_parameter("bias_v", raw::empty({1, 1, E}));
   }
-  out_proj = register_module("out_proj", std::make_shared<Linear>(LinearOptions(E, E).bias(o.bias())));
+  out_proj = register_module("out_proj", std::make_shared<NonDynamicallyQuantizableLinear>(LinearOptions(E, E).bias(o.bias())));
   reset_parameters();
 }
 
@@ -214,7 +214,7 @@ std::tuple<Tensor, Tensor> MultiheadAttention::forward(const Tensor& query_in, c
 }
 
 std::string MultiheadAttention::extra_repr() const {
-  // PyTorch prints only the submodule: "(out_proj): NonDynamicallyQuantizableLinear(...)".
+  // PyTorch prints only the submodule, "(out_proj): NonDynamicallyQuantizableLinear(...)".
   return "";
 }
 

@@ -33,6 +33,14 @@ struct MultiheadAttentionOptions {
   COLONY_ARG(bool, batch_first) = false;  // inputs [N, L, E] instead of [L, N, E]
 };
 
+// torch's class of MultiheadAttention.out_proj: a Linear under another name (torch keeps dynamic
+// quantization away from it), which a printed model shows: "(out_proj):
+// NonDynamicallyQuantizableLinear(in_features=64, ...)". Everything else is Linear's.
+class NonDynamicallyQuantizableLinear : public Linear {
+ public:
+  using Linear::Linear;
+};
+
 class MultiheadAttention : public Module {
  public:
   explicit MultiheadAttention(const MultiheadAttentionOptions& options);

@@ -1,5 +1,6 @@
 #include "nn/containers.h"
 
+#include <sstream>
 #include <stdexcept>
 
 namespace colony::nn {
@@ -73,6 +74,24 @@ ModuleList::ModuleList(std::initializer_list<AnyModule> modules) {
 }
 
 void ModuleList::push_back(AnyModule module) { append(std::to_string(size()), std::move(module)); }
+
+std::string ModuleList::repr(int indent) const {
+  if (is_empty()) return name() + "()";
+  std::ostringstream os;
+  os << name() << "(\n";
+  for (size_t i = 0; i < size();) {
+    const std::string first = (*this)[i]->repr(indent + 2);
+    size_t end = i + 1;
+    while (end < size() && (*this)[end]->repr(indent + 2) == first) ++end;
+    os << std::string(indent + 2, ' ') << "(" << i;
+    if (end - i > 1) os << "-" << end - 1 << "): " << end - i << " x ";
+    else os << "): ";
+    os << first << "\n";
+    i = end;
+  }
+  os << std::string(indent, ' ') << ")";
+  return os.str();
+}
 
 ModuleDict::ModuleDict(std::initializer_list<NamedAnyModule> modules) {
   for (const auto& m : modules) insert(m.name, m.module);

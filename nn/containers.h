@@ -110,6 +110,9 @@ class ModuleList : public ModuleSequence {
     for (const auto& m : modules) push_back(m);
   }
   void push_back(AnyModule module);
+  // torch's ModuleList.__repr__: a run of consecutive modules that print alike is one line,
+  // "(0-5): 6 x TransformerEncoderLayer(...)", so a stack of copies prints as in PyTorch.
+  std::string repr(int indent = 0) const override;
 };
 
 // Modules by name, in insertion order.

@@ -149,18 +149,29 @@ std::vector<Tensor> Module::buffers(bool recurse) const {
 
 std::vector<std::shared_ptr<Module>> Module::children() const {
   std::vector<std::shared_ptr<Module>> out;
-  for (const auto& [_, c] : children_) out.push_back(c);
+  for (auto& [_, c] : named_children()) out.push_back(std::move(c));
   return out;
 }
 
-std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_children() const { return children_; }
+std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_children() const {
+  std::vector<std::pair<std::string, std::shared_ptr<Module>>> out;
+  std::set<const Module*> seen;
+  for (const auto& [n, c] : children_)
+    if (seen.insert(c.get()).second) out.emplace_back(n, c);
+  return out;
+}
+
+void Module::collect_modules(const std::string& prefix, std::set<const Module*>& seen,
+                             std::vector<std::pair<std::string, std::shared_ptr<Module>>>& out) {
+  if (!seen.insert(this).second) return;
+  out.emplace_back(prefix, shared_from_this());
+  for (const auto& [n, c] : children_) c->collect_modules(prefix.empty() ? n : prefix + "." + n, seen, out);
+}
 
 std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modules() {
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> out;
-  out.emplace_back("", shared_from_this());
-  for (const auto& [n, c] : children_) {
-    for (auto& [sub, m] : c->named_modules()) out.emplace_back(sub.empty() ? n : n + "." + sub, m);
-  }
+  std::set<const Module*> seen;
+  collect_modules("", seen, out);
   return out;
 }
 
@@ -171,7 +182,7 @@ std::vector<std::shared_ptr<Module>> Module::modules() {
 }
 
 void Module::apply(const std::function<void(Module&)>& fn) {
-  for (auto& [_, c] : children_) c->apply(fn);
+  for (auto& c : children()) c->apply(fn);
   fn(*this);
 }
 
@@ -250,7 +261,7 @@ NamedTensors Module::state_dict() const {
   return out;
 }
 
-void Module::load_state_dict(const NamedTensors& state, bool strict) {
+Module::IncompatibleKeys Module::load_state_dict(const NamedTensors& state, bool strict) {
   NamedTensors own = state_dict();
   std::map<std::string, Tensor> given(state.begin(), state.end());
   std::vector<std::string> missing, unexpected, mismatched;
@@ -308,6 +319,7 @@ void Module::load_state_dict(const NamedTensors& state, bool strict) {
     raw::copy_(t, src);
     t.storage()->bump_version();
   }
+  return {std::move(missing), std::move(unexpected)};
 }
 
 std::string Module::repr(int indent) const {

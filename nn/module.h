@@ -70,6 +70,9 @@ class Module : public std::enable_shared_from_this<Module> {
   NamedTensors named_parameters(bool recurse = true) const;
   std::vector<Tensor> buffers(bool recurse = true) const;
   NamedTensors named_buffers(bool recurse = true) const;
+  // A module registered twice (under two names, or in two places of the tree) is listed once, under
+  // its first name, as PyTorch's children() / named_modules() do (their memo): counting parameters
+  // over modules() does not count a shared layer twice. state_dict() keeps every name.
   std::vector<std::shared_ptr<Module>> children() const;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_children() const;
   // This module and all descendants, depth-first, with dotted prefixes ("" for this one).
@@ -99,12 +102,20 @@ class Module : public std::enable_shared_from_this<Module> {
   // Parameters and buffers by dotted name, each module's own before its children's.
   NamedTensors state_dict() const;
   // Copies values into the existing tensors (any device/dtype conversion happens on the way).
-  // strict: missing, unexpected and shape-mismatched keys are all listed in one error.
-  void load_state_dict(const NamedTensors& state, bool strict = true);
+  // strict: missing, unexpected and shape-mismatched keys are all listed in one error. Returns the
+  // missing and unexpected keys (empty when strict), as PyTorch's _IncompatibleKeys, so that a
+  // non-strict load can say what it left out. Shape mismatches throw either way, as in PyTorch.
+  struct IncompatibleKeys {
+    std::vector<std::string> missing_keys;
+    std::vector<std::string> unexpected_keys;
+  };
+  IncompatibleKeys load_state_dict(const NamedTensors& state, bool strict = true);
 
   // Prints the module tree, one line per module: "LeNet(\n  (conv1): Conv2d(3, 6, kernel_size=[5, 5]...)".
+  // Virtual for the containers that print otherwise (ModuleList folds runs of equal modules, as
+  // torch's does).
   virtual std::string extra_repr() const { return ""; }
-  std::string repr(int indent = 0) const;
+  virtual std::string repr(int indent = 0) const;
 
  protected:
   void add_child(const std::string& name, std::shared_ptr<Module> child);
@@ -117,6 +128,8 @@ class Module : public std::enable_shared_from_this<Module> {
   // The same walk without the names, for parameters(): a training step calls it (clipping), and
   // building every dotted name took 0.2-0.4 % of the char GPT's 2-thread step on the main thread.
   void collect_unnamed(bool recurse, bool params, std::vector<Tensor>& out) const;
+  void collect_modules(const std::string& prefix, std::set<const Module*>& seen,
+                       std::vector<std::pair<std::string, std::shared_ptr<Module>>>& out);
   NamedTensors params_;
   NamedTensors buffers_;
   std::set<std::string> non_persistent_;  // names in buffers_ left out of state_dict()

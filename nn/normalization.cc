@@ -64,7 +64,9 @@ Tensor LayerNorm::forward(const Tensor& input) {
 
 std::string LayerNorm::extra_repr() const {
   return py_tuple(options.normalized_shape()) + ", eps=" + repr::py_float(options.eps()) +
-         ", elementwise_affine=" + repr::py_bool(options.elementwise_affine());
+         ", elementwise_affine=" + repr::py_bool(options.elementwise_affine()) +
+         // torch 2.x prints whether there is a bias parameter (False without elementwise_affine).
+         ", bias=" + repr::py_bool(bias.defined());
 }
 
 RMSNorm::RMSNorm(const RMSNormOptions& o) : options(o) {

@@ -17,10 +17,10 @@ void save(const Module& module, const std::string& path, const std::map<std::str
   io::save_safetensors(path, unique, metadata);
 }
 
-void load(Module& module, const std::string& path, bool strict) {
+Module::IncompatibleKeys load(Module& module, const std::string& path, bool strict) {
   io::SafetensorsContents c = io::load_safetensors(path);
   try {
-    module.load_state_dict(c.tensors, strict);
+    return module.load_state_dict(c.tensors, strict);
   } catch (const std::invalid_argument& e) {
     throw std::invalid_argument(path + ": " + e.what());
   }

@@ -12,8 +12,9 @@ namespace colony::nn {
 
 void save(const Module& module, const std::string& path, const std::map<std::string, std::string>& metadata = {});
 // Strict by default: missing, unexpected and mis-shaped tensors are listed in the error, which
-// also names the file. Values are converted to each parameter's device and dtype.
-void load(Module& module, const std::string& path, bool strict = true);
+// also names the file. Values are converted to each parameter's device and dtype. Returns the keys
+// a non-strict load left out (Module::load_state_dict's).
+Module::IncompatibleKeys load(Module& module, const std::string& path, bool strict = true);
 
 // The same with the module handle every model is held by: nn::save(model, path) where model is a
 // std::shared_ptr<Net>.
@@ -23,8 +24,8 @@ void save(const std::shared_ptr<M>& module, const std::string& path,
   save(static_cast<const Module&>(*module), path, metadata);
 }
 template <typename M>
-void load(const std::shared_ptr<M>& module, const std::string& path, bool strict = true) {
-  load(static_cast<Module&>(*module), path, strict);
+Module::IncompatibleKeys load(const std::shared_ptr<M>& module, const std::string& path, bool strict = true) {
+  return load(static_cast<Module&>(*module), path, strict);
 }
 
 }  // namespace colony::nn

@@ -428,8 +428,9 @@ class Tensor {
   Tensor sum(const std::vector<int64_t>& dims, bool keepdim = false) const;
   Tensor mean() const;
   Tensor mean(const std::vector<int64_t>& dims, bool keepdim = false) const;
-  Tensor var(const std::vector<int64_t>& dims, bool unbiased = true, bool keepdim = false) const;
-  Tensor std(const std::vector<int64_t>& dims, bool unbiased = true, bool keepdim = false) const;
+  // dims empty (the default): every element, torch's x.var() / x.std().
+  Tensor var(const std::vector<int64_t>& dims = {}, bool unbiased = true, bool keepdim = false) const;
+  Tensor std(const std::vector<int64_t>& dims = {}, bool unbiased = true, bool keepdim = false) const;
   Tensor norm(double p = 2.0, const std::vector<int64_t>& dims = {}, bool keepdim = false) const;
   // torch.dist / Tensor.dist: the p-norm of *this - other (broadcast), p as linalg::vector_norm
   // takes it (0, inf, -inf too); float32 under autocast (autograd/compose_more.cc). A member only:

@@ -54,6 +54,7 @@ TEST(TensorMethods, MembersMatchFreeFunctions) {
       {"mean", [](const Tensor& x) { return x.mean(); }, [](const Tensor& x) { return mean(x); }},
       {"mean_dims", [](const Tensor& x) { return x.mean({0}); }, [](const Tensor& x) { return mean(x, {0}); }},
       {"var", [](const Tensor& x) { return x.var({1}, false); }, [](const Tensor& x) { return var(x, {1}, false); }},
+      {"var_all", [](const Tensor& x) { return x.var(); }, [](const Tensor& x) { return var(x, {0, 1}); }},
       {"max", [](const Tensor& x) { return x.max(); }, [](const Tensor& x) { return max(x); }},
       {"min", [](const Tensor& x) { return x.min(); }, [](const Tensor& x) { return min(x); }},
       {"max_dim", [](const Tensor& x) { return x.max(1).first; }, [](const Tensor& x) { return max(x, 1).first; }},
@@ -82,6 +83,7 @@ TEST(TensorMethods, MembersMatchFreeFunctions) {
       {"logsumexp", [](const Tensor& x) { return x.logsumexp({0}); }, [](const Tensor& x) { return logsumexp(x, {0}); }},
       {"outer", [](const Tensor& x) { return x.select(0, 0).outer(x.select(0, 1)); }, [](const Tensor& x) { return outer(select(x, 0, 0), select(x, 0, 1)); }},
       {"std", [](const Tensor& x) { return x.std({1}, false, true); }, [](const Tensor& x) { return std(x, {1}, false, true); }},
+      {"std_all", [](const Tensor& x) { return x.std(); }, [](const Tensor& x) { return std(x, {0, 1}); }},
       {"norm", [](const Tensor& x) { return x.norm(3.0, {0}); }, [](const Tensor& x) { return norm(x, 3.0, {0}); }},
       {"flip", [](const Tensor& x) { return x.flip({0, -1}); }, [](const Tensor& x) { return flip(x, {0, -1}); }},
   };

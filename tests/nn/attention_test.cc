@@ -114,6 +114,16 @@ TEST(MultiheadAttention, ParametersAndInitAsPyTorch) {
   EXPECT_EQ(nobias.named_parameters().size(), 2u);
 }
 
+// Printed as torch 2.15 prints it: out_proj is torch's NonDynamicallyQuantizableLinear, a Linear.
+TEST(MultiheadAttention, PrintsAsPyTorch) {
+  MultiheadAttention m(MultiheadAttentionOptions(16, 4).bias(false));
+  EXPECT_EQ(m.repr(),
+            "MultiheadAttention(\n"
+            "  (out_proj): NonDynamicallyQuantizableLinear(in_features=16, out_features=16, bias=False)\n"
+            ")");
+  EXPECT_NE(m.out_proj->as<Linear>(), nullptr);
+}
+
 TEST(MultiheadAttention, SeparateProjectionsAndBiasKvAsPyTorch) {
   MultiheadAttention m(MultiheadAttentionOptions(16, 4).kdim(6).vdim(10).add_bias_kv(true));
   std::vector<std::string> names;

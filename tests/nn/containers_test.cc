@@ -48,6 +48,31 @@ TEST(ModuleList, IndexesIteratesAndRegisters) {
   EXPECT_TRUE(throws_with([&] { list.forward(x); }, "ModuleList"));  // no forward of its own
 }
 
+// torch's ModuleList.__repr__ folds runs of modules that print alike (a transformer's stack of
+// copies); Sequential does not. The strings are torch 2.15's.
+TEST(ModuleList, PrintsRunsOfEqualModulesAsOneLine) {
+  ModuleList list{std::make_shared<Linear>(2, 2), std::make_shared<Linear>(2, 2), std::make_shared<ReLU>(),
+                  std::make_shared<Linear>(2, 2)};
+  EXPECT_EQ(list.repr(),
+            "ModuleList(\n"
+            "  (0-1): 2 x Linear(in_features=2, out_features=2, bias=True)\n"
+            "  (2): ReLU()\n"
+            "  (3): Linear(in_features=2, out_features=2, bias=True)\n"
+            ")");
+  EXPECT_EQ(ModuleList().repr(), "ModuleList()");
+  Sequential seq{std::make_shared<Linear>(2, 2), std::make_shared<Linear>(2, 2)};
+  EXPECT_EQ(seq.repr(),
+            "Sequential(\n"
+            "  (0): Linear(in_features=2, out_features=2, bias=True)\n"
+            "  (1): Linear(in_features=2, out_features=2, bias=True)\n"
+            ")");
+  // Nested inside a module, at its indentation.
+  TransformerEncoder enc(TransformerEncoderLayer(TransformerEncoderLayerOptions(4, 2).dim_feedforward(8)), 3);
+  const std::string r = enc.repr();
+  EXPECT_NE(r.find("\n    (0-2): 3 x TransformerEncoderLayer(\n      (self_attn): MultiheadAttention("), std::string::npos) << r;
+  EXPECT_EQ(r.find("(1): TransformerEncoderLayer"), std::string::npos) << r;
+}
+
 TEST(ModuleDict, LooksUpByNameAndSaysWhatItHolds) {
   ModuleDict heads{{"cls", std::make_shared<Linear>(4, 10)}, {"box", std::make_shared<Linear>(4, 4)}};
   EXPECT_EQ(heads.keys(), (std::vector<std::string>{"cls", "box"}));
@@ -175,7 +200,8 @@ TEST(ModuleList, HoldsModulesOfAnySignatureForEverythingAModuleDoes) {
   blocks.to(kFloat64);
   EXPECT_EQ(blocks.at<MaskedBlock>(0).fc->weight.dtype(), kFloat64);
   std::string r = blocks.repr();
-  EXPECT_NE(r.find("(1): MaskedBlock(masked\n    (fc): Linear(in_features=3, out_features=3, bias=True)"),
+  // Two equal blocks fold into one line, as torch's ModuleList prints them.
+  EXPECT_NE(r.find("(0-1): 2 x MaskedBlock(masked\n    (fc): Linear(in_features=3, out_features=3, bias=True)"),
             std::string::npos)
       << r;
 

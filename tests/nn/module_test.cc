@@ -233,6 +233,57 @@ TEST(Module, ApplyVisitsChildrenFirstAndModulesListsAll) {
   EXPECT_EQ(all[2].get(), inner.get());
 }
 
+// A layer registered twice (a shared block) is one module, as PyTorch's memo makes it: listed once by
+// children(), named_modules() and modules() under its first name, so a count over modules() counts
+// its parameters once; state_dict() keeps both names.
+TEST(Module, SharedModuleIsListedOnce) {
+  struct Twice : Module {
+    Twice() {
+      a = register_module("a", std::make_shared<Linear>(3, 3));
+      register_module("b", a);
+      register_module("c", std::make_shared<Sequential>(a, std::make_shared<ReLU>()));
+    }
+    std::shared_ptr<Linear> a;
+  };
+  auto m = std::make_shared<Twice>();
+  std::vector<std::string> names;
+  for (const auto& [n, _] : m->named_modules()) names.push_back(n);
+  EXPECT_EQ(names, (std::vector<std::string>{"", "a", "c", "c.1"}));
+  EXPECT_EQ(m->modules().size(), 4u);
+  ASSERT_EQ(m->named_children().size(), 2u);
+  EXPECT_EQ(m->named_children()[1].first, "c");
+  EXPECT_EQ(m->children().size(), 2u);
+  int64_t linear_params = 0;
+  for (const auto& mod : m->modules())
+    if (auto* l = mod->as<Linear>()) linear_params += l->weight.numel() + l->bias.numel();
+  EXPECT_EQ(linear_params, 12);
+  EXPECT_EQ(m->state_dict().size(), 6u);  // a.*, b.*, c.0.*
+  int applied = 0;
+  m->apply([&](Module& mod) { applied += mod.as<Linear>() != nullptr; });
+  EXPECT_EQ(applied, 2);  // once through "a", once inside "c" (PyTorch's apply walks children())
+}
+
+// A non-strict load says what it left out, as PyTorch's _IncompatibleKeys; a strict one that
+// succeeds leaves nothing out.
+TEST(Module, NonStrictLoadReturnsTheKeysItLeftOut) {
+  auto src = std::make_shared<Linear>(3, 2);
+  auto dst = std::make_shared<Linear>(3, 2);
+  NamedTensors state = {{"weight", src->weight}, {"extra", raw::ones({1})}};
+  Module::IncompatibleKeys keys = dst->load_state_dict(state, /*strict=*/false);
+  EXPECT_EQ(keys.missing_keys, std::vector<std::string>{"bias"});
+  EXPECT_EQ(keys.unexpected_keys, std::vector<std::string>{"extra"});
+  EXPECT_TRUE(raw::equal(dst->weight, src->weight));
+  keys = dst->load_state_dict(src->state_dict());
+  EXPECT_TRUE(keys.missing_keys.empty());
+  EXPECT_TRUE(keys.unexpected_keys.empty());
+  const std::string path = ::testing::TempDir() + "/non_strict_keys.safetensors";
+  save(src, path);
+  auto no_bias = std::make_shared<Linear>(LinearOptions(3, 2).bias(false));
+  keys = load(no_bias, path, /*strict=*/false);
+  EXPECT_TRUE(keys.missing_keys.empty());
+  EXPECT_EQ(keys.unexpected_keys, std::vector<std::string>{"bias"});
+}
+
 TEST(Module, RequiresGradFreezesEveryParameter) {
   auto model = std::make_shared<Sequential>();
   model->push_back(std::make_shared<Linear>(3, 2));

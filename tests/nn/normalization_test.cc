@@ -187,13 +187,14 @@ TEST(LayerNorm, ModuleHasPyTorchsParametersInitAndPrinting) {
   EXPECT_EQ(named[1].first, "bias");
   EXPECT_TRUE(all_close(ln.weight, raw::full({32}, 1.0, kFloat32), 0, 0));
   EXPECT_TRUE(all_close(ln.bias, raw::zeros({32}, kFloat32), 0, 0));
-  EXPECT_EQ(ln.repr(), "LayerNorm((32,), eps=1e-05, elementwise_affine=True)");
+  EXPECT_EQ(ln.repr(), "LayerNorm((32,), eps=1e-05, elementwise_affine=True, bias=True)");  // torch 2.15's
   nn::LayerNorm no_bias(nn::LayerNormOptions({4, 8}).bias(false).eps(1e-6));
   ASSERT_EQ(no_bias.named_parameters().size(), 1u);
   EXPECT_EQ(no_bias.weight.sizes(), (Shape{4, 8}));
-  EXPECT_EQ(no_bias.repr(), "LayerNorm((4, 8), eps=1e-06, elementwise_affine=True)");
+  EXPECT_EQ(no_bias.repr(), "LayerNorm((4, 8), eps=1e-06, elementwise_affine=True, bias=False)");
   nn::LayerNorm plain(nn::LayerNormOptions({8}).elementwise_affine(false));
   EXPECT_TRUE(plain.named_parameters().empty());
+  EXPECT_EQ(plain.repr(), "LayerNorm((8,), eps=1e-05, elementwise_affine=False, bias=False)");
   Tensor x = sample({3, 4, 8}, 20);
   EXPECT_TRUE(all_close(plain.forward(x), reference(x, 8, Tensor(), Tensor(), 1e-5, false), 1e-5, 1e-5));
   EXPECT_TRUE(all_close(no_bias.forward(x), reference(x, 32, no_bias.weight, Tensor(), 1e-6, false), 1e-5, 1e-5));
