@@ -311,11 +311,11 @@ void backward(const std::vector<Tensor>& tensors, const std::vector<Tensor>& gra
               std::optional<bool> retain_graph, bool create_graph) {
   std::vector<Edge> roots;
   std::vector<Tensor> grads;
-  EnableGradGuard mode(create_graph);  // the backward pass itself is recorded only for create_graph
-  prepare_roots(tensors, grad_tensors, roots, grads);
   GraphTask task;
   TaskScope scope(&task);
   {
+    EnableGradGuard mode(create_graph);  // the backward pass itself is recorded only for create_graph
+    prepare_roots(tensors, grad_tensors, roots, grads);
     Execution exec(retain_graph.value_or(create_graph), /*accumulate=*/true, create_graph);
     exec.discover(roots);
     exec.seed(roots, grads);
@@ -329,8 +329,10 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
                          bool create_graph, bool allow_unused) {
   std::vector<Edge> roots;
   std::vector<Tensor> grads;
-  EnableGradGuard mode(create_graph);
-  prepare_roots(outputs, grad_outputs, roots, grads);
+  {
+    EnableGradGuard mode(create_graph);  // a grad_output's cast is recorded for create_graph
+    prepare_roots(outputs, grad_outputs, roots, grads);
+  }
   std::vector<Edge> input_edges;
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (!requires_grad_safe(inputs[i])) {
@@ -342,6 +344,7 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
   TaskScope scope(&task);
   std::vector<Tensor> result;
   {
+    EnableGradGuard mode(create_graph);  // the backward pass itself is recorded only for create_graph
     Execution exec(retain_graph.value_or(create_graph), /*accumulate=*/false, create_graph);
     exec.discover(roots);
     exec.set_captures(input_edges);
