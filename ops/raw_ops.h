@@ -186,6 +186,8 @@ Tensor sum(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim 
 Tensor mean(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 // Variance with Bessel's correction when unbiased.
 Tensor var(const Tensor& t, const std::vector<int64_t>& dims = {}, bool unbiased = true, bool keepdim = false);
+// The 2-norm over dims, sqrt(sum(t^2)) with t read once (floating dtypes; the result in t's dtype).
+Tensor vector_norm2(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Tensor amax(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Tensor amin(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 // values and int64 indices (first occurrence of the extreme value)

@@ -100,6 +100,35 @@ case("logcumsumexp/inf", [-inf, -inf, 1.0, inf, 2.0], F64, lambda x: torch.logcu
 case("logcumsumexp/nan", [1.0, nan, 2.0], F64, lambda x: torch.logcumsumexp(x, 0))
 case("logcumsumexp/f32", [-1000.0, -999.0, 0.0, 80.0, 90.0], F32, lambda x: torch.logcumsumexp(x, 0))
 
+# ---- the 2-norm by one read (reduce_test.cc), cumsum's reversed-scan gradient (cumsum_test.cc) ----
+# Rows of 13 (a vector loop's tail), a zero row (gradient 0), a NaN, an infinity, -0.
+_g = torch.Generator().manual_seed(21)
+NR = (torch.rand(4, 13, generator=_g, dtype=F64) * 4 - 2).tolist()
+NR[1] = [0.0] * 12 + [-0.0]
+NR[2][5] = nan
+NR[3][7] = -inf
+NC = (torch.rand(3, 5, 7, generator=_g, dtype=F64) * 4 - 2).tolist()
+case("norm2/rows", NR, F64, lambda x: torch.linalg.vector_norm(x, 2, dim=1))
+case("norm2/rows/f32", NR, F32, lambda x: torch.linalg.vector_norm(x, 2, dim=-1, keepdim=True))
+case("norm2/dim0/f32", NC, F32, lambda x: torch.linalg.vector_norm(x, 2, dim=0))
+case("norm2/dim1/keepdim", NC, F64, lambda x: torch.linalg.vector_norm(x, 2, dim=1, keepdim=True))
+case("norm2/dims02", NC, F32, lambda x: torch.linalg.vector_norm(x, 2, dim=(0, 2)))
+case("norm2/all", NC, F64, lambda x: torch.linalg.vector_norm(x, 2))
+case("norm2/overflow/f32", [[3e19, 4e19], [3e-30, 4e-30]], F32, lambda x: torch.linalg.vector_norm(x, 2, dim=1))
+case("norm2/empty_rows", [], F64, lambda x: torch.linalg.vector_norm(x, 2, dim=1), shape=(3, 0))
+case("norm2/scalar", -2.5, F64, lambda x: torch.linalg.vector_norm(x, 2))
+CS = (torch.rand(3, 37, generator=_g, dtype=F64) * 4 - 2)
+CS[1, 20] = nan
+CS[2, 3] = inf
+case("cumsum/rows/f32", CS.tolist(), F32, lambda x: torch.cumsum(x, 1))
+case("cumsum/rows/f64", CS.tolist(), F64, lambda x: torch.cumsum(x, -1))
+case("cumsum/dim0/f32", (torch.rand(9, 2, 5, generator=_g, dtype=F64) * 4 - 2).tolist(), F32,
+     lambda x: torch.cumsum(x, 0))
+case("cumsum/dim1/f64", (torch.rand(2, 9, 5, generator=_g, dtype=F64) * 4 - 2).tolist(), F64,
+     lambda x: torch.cumsum(x, 1))
+case("cumsum/one", [[1.5], [-2.0]], F64, lambda x: torch.cumsum(x, 1))
+case("cumsum/scalar", 2.5, F64, lambda x: torch.cumsum(x, 0))
+
 # ---- order statistics and NaN-aware reductions (order_stats_test.cc) ----
 M = [[0.3, -1.2, 2.5, 0.7, -0.4], [1.1, 0.9, -2.0, 3.3, 0.2], [-0.6, 0.8, 1.7, -1.5, 2.2]]
 case("median/all", M, F64, lambda x: torch.median(x))
