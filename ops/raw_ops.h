@@ -257,7 +257,8 @@ std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim = 0);
 Tensor tril(const Tensor& t, int64_t diagonal = 0);
 Tensor triu(const Tensor& t, int64_t diagonal = 0);
 // Inclusive prefix sums along dim; integral and bool inputs sum to int64 (ops/cumsum_ops.cc).
-Tensor cumsum(const Tensor& t, int64_t dim);
+// reverse: the sums from the end, y_i = sum_{j >= i} x_j, added in flip(cumsum(flip(x)))'s order.
+Tensor cumsum(const Tensor& t, int64_t dim, bool reverse = false);
 // The running product (integral and bool inputs multiply in int64), maximum and minimum (values of
 // t's dtype and the int64 position each came from: the last of equal values, NaN once seen, as
 // torch's), and log-sum-exp (floating inputs) along dim (ops/scan_ops.cc).
