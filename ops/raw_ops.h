@@ -169,6 +169,9 @@ inline Tensor minimum(const Tensor& a, const Tensor& b) { return binary(BinaryOp
 // a + alpha * b
 Tensor add(const Tensor& a, const Tensor& b, double alpha);
 Tensor clamp(const Tensor& t, std::optional<double> min, std::optional<double> max);
+// clamp's gradient in one pass: grad where min < x < max, 0 at the bounds, beyond them and at NaN
+// (torch 2.15's). grad broadcasts to x's shape; both of one floating dtype.
+Tensor clamp_backward(const Tensor& grad, const Tensor& x, std::optional<double> min, std::optional<double> max);
 void clamp_(Tensor& t, std::optional<double> min, std::optional<double> max);
 // cond ? a : b, all three broadcast; cond must be bool.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
