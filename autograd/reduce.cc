@@ -182,6 +182,23 @@ Tensor away_from_zero(const Tensor& x, double at_zero, F f) {
   return where(zero, at_zero, f(where(zero, 1.0, x)));
 }
 
+// p = 2 by one read of t (raw::vector_norm2, as torch.linalg.vector_norm; sqrt(sum(square(t)))
+// wrote the squares out and read them back). The gradient is torch's norm_backward for p = 2:
+// t * (g / norm), 0 where the norm is 0 (written with the differentiable ops: create_graph works).
+Tensor norm2(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
+  Tensor out = raw::vector_norm2(t, dims, keepdim);
+  if (autograd::needs_grad(t)) {
+    SavedTensor st(t), sn(out, /*is_output=*/true);
+    const std::vector<int64_t> sorted = reduced_dims(dims, t.dim(), "norm");
+    record_differentiable("NormBackward", {t}, out, {st, sn}, [st, sn, sorted, keepdim](const Grads& g, const Needs&) -> Grads {
+      const Tensor n = kept_dims(sn.unpack(), sorted, keepdim);
+      const Tensor scale = where(raw::binary(raw::BinaryOp::Eq, n, 0.0), 0.0, div(kept_dims(g[0], sorted, keepdim), n));
+      return {mul(st.unpack(), scale)};
+    });
+  }
+  return out;
+}
+
 }  // namespace
 
 Tensor norm(const Tensor& t, double p, const std::vector<int64_t>& dims, bool keepdim) {
@@ -195,7 +212,7 @@ Tensor norm(const Tensor& t, double p, const std::vector<int64_t>& dims, bool ke
   }
   // p = 0 and p = 2 read t itself: |t| would be one more pass over it (and a tensor that size).
   if (p == 0) return raw::to(raw::sum(ne(t, 0.0), dims, keepdim), t.device(), t.dtype());
-  if (p == 2) return away_from_zero(sum(square(t), dims, keepdim), 0.0, [](const Tensor& s) { return sqrt(s); });
+  if (p == 2) return norm2(t, dims, keepdim);
   Tensor a = abs(t);
   if (p == kInf) return amax(a, dims, keepdim);
   if (p == -kInf) return amin(a, dims, keepdim);

@@ -1,5 +1,6 @@
 // Elementwise functions of one tensor and their derivatives.
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -100,6 +101,21 @@ Tensor activation_grad_recorded(ActivationGrad op, const char* name, const Tenso
                           if (needs[0]) d_g = activation_grad_recorded(op, name, gg[0], ss.unpack(), attrs);
                           return {d_g, d_saved};
                         });
+  return out;
+}
+
+// clamp's gradient, torch 2.15's: g where min < x < max, 0 at the bounds and at NaN, in one pass.
+// Two compares and two wheres (nearly all of it the wheres' per-element strided loop, by perf) made
+// [4096, 1024]'s forward + backward 32 ms against torch's 23 (op_sweep, 2026-12-07). Under
+// create_graph it is an op of g, linear with a mask constant in x: its own gradient is itself.
+Tensor clamp_grad(const Tensor& g, const Tensor& x, std::optional<double> min, std::optional<double> max) {
+  Tensor out = raw::clamp_backward(g, x, min, max);
+  if (autograd::needs_grad(g)) {
+    SavedTensor sx(x);
+    record_differentiable("ClampBackwardBackward", {g}, out, {sx}, [sx, min, max](const Grads& gg, const Needs&) -> Grads {
+      return {clamp_grad(gg[0], sx.unpack(), min, max)};
+    });
+  }
   return out;
 }
 
@@ -263,13 +279,7 @@ Tensor clamp(const Tensor& t, std::optional<double> min, std::optional<double> m
   if (autograd::needs_grad(t)) {
     SavedTensor sx(t);
     record_differentiable("ClampBackward", {t}, out, {sx}, [sx, min, max](const Grads& g, const Needs&) -> Grads {
-      // The gradient passes where min <= x <= max (bounds included, as PyTorch).
-      Tensor x = sx.unpack();
-      Tensor zero = autograd::detail::scalar_like(0.0, g[0]);
-      Tensor r = g[0];
-      if (min) r = where(raw::binary(BinaryOp::Lt, x, *min), zero, r);
-      if (max) r = where(raw::binary(BinaryOp::Gt, x, *max), zero, r);
-      return {r};
+      return {clamp_grad(g[0], sx.unpack(), min, max)};
     });
   }
   return out;

@@ -8,7 +8,7 @@
 
 namespace colony::raw {
 
-Tensor cumsum(const Tensor& t, int64_t dim) {
+Tensor cumsum(const Tensor& t, int64_t dim, bool reverse) {
   const char* op = "cumsum";
   check_defined(t, op);
   const int64_t d = wrap_dim(dim, t.dim(), op);
@@ -23,7 +23,8 @@ Tensor cumsum(const Tensor& t, int64_t dim) {
   Tensor x = contiguous(t);
   Tensor y = empty(t.sizes(), TensorOptions(out_dtype).device(t.device()));
   if (y.numel() == 0) return y;
-  run_kernel<kernels::Cumsum>(y.device(), t.dtype(), x.data_ptr_raw(), y.data_ptr_raw(), outer, len, inner);
+  run_kernel<kernels::Cumsum>(y.device(), t.dtype(), x.data_ptr_raw(), y.data_ptr_raw(), outer, len, inner,
+                              reverse);
   return y;
 }
 

@@ -392,6 +392,24 @@ Tensor clamp(const Tensor& t, std::optional<double> min, std::optional<double> m
   return out;
 }
 
+Tensor clamp_backward(const Tensor& grad, const Tensor& x, std::optional<double> min, std::optional<double> max) {
+  const char* name = "clamp_backward";
+  check_defined(grad, name);
+  check_defined(x, name);
+  check_same_device(name, grad, x);
+  if (!min && !max) throw std::invalid_argument("clamp_backward: at least one of 'min' or 'max' must not be None");
+  if (grad.dtype() != x.dtype() || !is_floating(x.dtype())) {
+    throw std::invalid_argument(std::string(name) + ": expected a gradient and an input of one floating dtype, got " +
+                                dtype_name(grad.dtype()) + " and " + dtype_name(x.dtype()));
+  }
+  Tensor out = new_output(x.sizes(), x.dtype(), x.device());
+  auto lg = broadcast_layout(grad, out.sizes(), name), lx = kernel_layout(x, name), lout = kernel_layout(out, name);
+  run_kernel<kernels::ClampBackward>(out.device(), x.dtype(), grad.data_ptr_raw(), lg, x.data_ptr_raw(), lx,
+                                     out.data_ptr_raw(), lout, min.has_value(), min.value_or(0.0), max.has_value(),
+                                     max.value_or(0.0));
+  return out;
+}
+
 void clamp_(Tensor& t, std::optional<double> min, std::optional<double> max) {
   check_defined(t, "clamp_");
   DType r = clamp_result_type(t, min, max, "clamp_");

@@ -169,6 +169,9 @@ inline Tensor minimum(const Tensor& a, const Tensor& b) { return binary(BinaryOp
 // a + alpha * b
 Tensor add(const Tensor& a, const Tensor& b, double alpha);
 Tensor clamp(const Tensor& t, std::optional<double> min, std::optional<double> max);
+// clamp's gradient in one pass: grad where min < x < max, 0 at the bounds, beyond them and at NaN
+// (torch 2.15's). grad broadcasts to x's shape; both of one floating dtype.
+Tensor clamp_backward(const Tensor& grad, const Tensor& x, std::optional<double> min, std::optional<double> max);
 void clamp_(Tensor& t, std::optional<double> min, std::optional<double> max);
 // cond ? a : b, all three broadcast; cond must be bool.
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
@@ -186,6 +189,8 @@ Tensor sum(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim 
 Tensor mean(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 // Variance with Bessel's correction when unbiased.
 Tensor var(const Tensor& t, const std::vector<int64_t>& dims = {}, bool unbiased = true, bool keepdim = false);
+// The 2-norm over dims, sqrt(sum(t^2)) with t read once (floating dtypes; the result in t's dtype).
+Tensor vector_norm2(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Tensor amax(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 Tensor amin(const Tensor& t, const std::vector<int64_t>& dims = {}, bool keepdim = false);
 // values and int64 indices (first occurrence of the extreme value)
@@ -255,7 +260,8 @@ std::vector<Tensor> chunk(const Tensor& t, int64_t chunks, int64_t dim = 0);
 Tensor tril(const Tensor& t, int64_t diagonal = 0);
 Tensor triu(const Tensor& t, int64_t diagonal = 0);
 // Inclusive prefix sums along dim; integral and bool inputs sum to int64 (ops/cumsum_ops.cc).
-Tensor cumsum(const Tensor& t, int64_t dim);
+// reverse: the sums from the end, y_i = sum_{j >= i} x_j, added in flip(cumsum(flip(x)))'s order.
+Tensor cumsum(const Tensor& t, int64_t dim, bool reverse = false);
 // The running product (integral and bool inputs multiply in int64), maximum and minimum (values of
 // t's dtype and the int64 position each came from: the last of equal values, NaN once seen, as
 // torch's), and log-sum-exp (floating inputs) along dim (ops/scan_ops.cc).

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "kernels/common/reduce.h"
+#include "kernels/common/vector_norm.h"
 #include "ops/raw_ops.h"
 #include "runtime/run_kernel.h"
 
@@ -152,6 +153,20 @@ Tensor var(const Tensor& t, const std::vector<int64_t>& dims, bool unbiased, boo
   const Tensor& x = p.input;
   int64_t correction = unbiased ? 1 : 0;
   run_kernel<kernels::Var>(x.device(), x.dtype(), x.data_ptr_raw(), out.data_ptr_raw(), p.outer, p.len, correction);
+  return out;
+}
+
+Tensor vector_norm2(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
+  if (!is_floating(t.dtype())) {
+    throw std::invalid_argument(std::string("norm: expected a floating point tensor, got ") + dtype_name(t.dtype()) +
+                                " (convert it first, e.g. t.to(kFloat32))");
+  }
+  ReducePlan p = plan_reduction(t, dims, keepdim, "norm", true);
+  Tensor out = empty(p.out_shape, options_on(t.dtype(), t));
+  if (out.numel() == 0) return out;
+  const Tensor& x = p.input;
+  run_kernel<kernels::VectorNorm2>(x.device(), x.dtype(), x.data_ptr_raw(), out.data_ptr_raw(), p.outer, p.len,
+                                   p.inner);
   return out;
 }
 

@@ -19,8 +19,10 @@ template <typename T>
 using cumsum_acc_t = std::conditional_t<std::is_floating_point_v<compute_t<T>>,
                                         std::conditional_t<std::is_same_v<T, double>, double, float>, int64_t>;
 
-// y[o, i, k] = sum of x[o, 0..i, k]. x has dtype `dtype`; y has dtype `dtype` for floating inputs
-// and int64 for integral and bool ones.
-COLONY_KERNEL(Cumsum, DType dtype, const void* x, void* y, int64_t outer, int64_t dim, int64_t inner);
+// y[o, i, k] = sum of x[o, 0..i, k], or with `reverse` the sums from the end, sum of
+// x[o, i..dim-1, k], added from the last element down (the same additions, in the same order, as
+// flip, cumsum, flip: cumsum's gradient). x has dtype `dtype`; y has dtype `dtype` for floating
+// inputs and int64 for integral and bool ones.
+COLONY_KERNEL(Cumsum, DType dtype, const void* x, void* y, int64_t outer, int64_t dim, int64_t inner, bool reverse);
 
 }  // namespace colony::kernels

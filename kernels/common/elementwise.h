@@ -28,6 +28,12 @@ COLONY_KERNEL(BinaryScalar, BinaryOp op, DType dtype, const void* a, const Strid
 COLONY_KERNEL(Clamp, DType dtype, const void* in, const StridedLayout& in_layout, void* out,
               const StridedLayout& out_layout, bool has_min, double min, bool has_max, double max);
 
+// clamp's gradient from the incoming gradient and clamp's input x, both of one floating dtype:
+// clamp_grad_fn (kernels/common/elementwise_functors.h), the bounds converted as Clamp's.
+COLONY_KERNEL(ClampBackward, DType dtype, const void* grad, const StridedLayout& grad_layout, const void* x,
+              const StridedLayout& x_layout, void* out, const StridedLayout& out_layout, bool has_min, double min,
+              bool has_max, double max);
+
 // out = cond ? a : b (any dtype).
 COLONY_KERNEL(Where, DType dtype, const bool* cond, const StridedLayout& cond_layout, const void* a,
               const StridedLayout& a_layout, const void* b, const StridedLayout& b_layout, void* out,

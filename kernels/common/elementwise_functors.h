@@ -346,6 +346,16 @@ COLONY_INLINE C clamp_fn(C x, bool has_lo, C lo, bool has_hi, C hi) {
   return x;
 }
 
+// clamp's gradient, torch 2.15's clamp_backward for scalar bounds: grad where lo < x < hi (for each
+// bound given), 0 at the bounds themselves (the minimum-norm subgradient, hardtanh's too), beyond
+// them and at NaN, for which no comparison holds (a NaN bound too). Bitwise & and |, not && and ||:
+// no branch on the data, so the CPU loop vectorizes.
+template <typename C>
+COLONY_INLINE C clamp_grad_fn(C grad, C x, bool has_lo, C lo, bool has_hi, C hi) {
+  const bool inside = (!has_lo | (x > lo)) & (!has_hi | (x < hi));
+  return inside ? grad : C(0);
+}
+
 // min(max(x + 3, 0), 6), NaN kept (neither comparison holds for it), as std::min/std::max in
 // ATen's hardswish and hardsigmoid kernels keep it.
 template <typename C>
@@ -836,7 +846,7 @@ COLONY_INLINE C activation_grad_fn(C grad, C saved, const UnaryAttrs& attrs = {}
     // even in float64 (0.1666666716337204), which is what torch gives and so what this gives.
     return (saved > C(-3) && saved < C(3)) ? grad * C(1.0f / 6.0f) : C(0);
   } else if constexpr (Op == ActivationGrad::Hardtanh) {
-    // 0 at the bounds themselves (clamp's gradient passes there: torch.hardtanh's does not); NaN passes.
+    // 0 at the bounds themselves (as clamp's, clamp_grad_fn); NaN passes (clamp's gives 0 there).
     return (saved <= C(attrs.min_val) || saved >= C(attrs.max_val)) ? C(0) : grad;
   } else if constexpr (Op == ActivationGrad::Hardshrink || Op == ActivationGrad::Softshrink) {
     // ATen's shrink_backward, for both: 0 on [-lambd, lambd] (the kinks included), grad outside and at NaN.

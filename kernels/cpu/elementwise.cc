@@ -77,6 +77,18 @@ void Clamp::cpu(DType dtype, const void* in, const StridedLayout& lin, void* out
   });
 }
 
+void ClampBackward::cpu(DType dtype, const void* grad, const StridedLayout& lg, const void* x,
+                        const StridedLayout& lx, void* out, const StridedLayout& lout, bool has_min, double min,
+                        bool has_max, double max) {
+  COLONY_DISPATCH_FLOATING(dtype, "clamp_backward", [&] {
+    using C = compute_t<scalar_t>;
+    const C lo = has_min ? scalar_to<C>(min) : C(0), hi = has_max ? scalar_to<C>(max) : C(0);
+    map2<scalar_t, scalar_t, scalar_t>(out, lout, grad, lg, x, lx, [=](scalar_t g, scalar_t v) {
+      return static_cast<scalar_t>(clamp_grad_fn<C>(static_cast<C>(g), static_cast<C>(v), has_min, lo, has_max, hi));
+    });
+  });
+}
+
 void Where::cpu(DType dtype, const bool* cond, const StridedLayout& lc, const void* a, const StridedLayout& la,
                 const void* b, const StridedLayout& lb, void* out, const StridedLayout& lout) {
   COLONY_DISPATCH_ALL(dtype, "where", [&] {

@@ -9,6 +9,7 @@
 
 #include "kernels/common/dispatch.h"
 #include "kernels/common/sum_dtype.h"
+#include "kernels/common/vector_norm.h"
 #include "kernels/cpu/parallel.h"
 
 namespace colony::kernels::cpu {
@@ -32,23 +33,39 @@ bool is_nan(C v) {
   }
 }
 
+// What each element adds to a sum: itself (Sum, mean) or its square (VectorNorm2, whose math is
+// kernels/common/vector_norm.h's). The sums below are written once over a Term.
+struct Plain {
+  template <typename Acc, typename T>
+  static Acc term(T x) {
+    return static_cast<Acc>(x);
+  }
+};
+
+struct Squared {
+  template <typename Acc, typename T>
+  static Acc term(T x) {
+    return square_term<Acc>(x);
+  }
+};
+
 // Pairwise summation: leaves of 128 elements summed by 8 interleaved accumulators (which the
 // compiler keeps in vector registers), halves combined recursively.
-template <typename Acc, typename T>
+template <typename Acc, typename Term = Plain, typename T>
 Acc pairwise_sum(const T* x, int64_t n) {
   constexpr int64_t kLeaf = 128;
   if (n <= kLeaf) {
     Acc a[8] = {};
     int64_t i = 0;
     for (; i + 8 <= n; i += 8) {
-      for (int k = 0; k < 8; ++k) a[k] += static_cast<Acc>(x[i + k]);
+      for (int k = 0; k < 8; ++k) a[k] += Term::template term<Acc>(x[i + k]);
     }
     Acc tail = Acc(0);
-    for (; i < n; ++i) tail += static_cast<Acc>(x[i]);
+    for (; i < n; ++i) tail += Term::template term<Acc>(x[i]);
     return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7])) + tail;
   }
   int64_t left = (n / 2 + 7) / 8 * 8;
-  return pairwise_sum<Acc>(x, left) + pairwise_sum<Acc>(x + left, n - left);
+  return pairwise_sum<Acc, Term>(x, left) + pairwise_sum<Acc, Term>(x + left, n - left);
 }
 
 // How many pieces each of `rows` rows of `len` elements is cut into so that the threads get work
@@ -104,20 +121,14 @@ Acc tree_total(int64_t n, int depth, const Acc* sums, int64_t& next) {
   return a + tree_total(n - left, depth + 1, sums, next);
 }
 
-template <typename T, typename Y>
-void sum_rows(const T* x, Y* y, int64_t rows, int64_t len, double scale) {
+// The sum of each row's terms, handed to store(row, sum).
+template <typename Term, typename T, typename Store>
+void sum_rows(const T* x, int64_t rows, int64_t len, Store store) {
   using Acc = acc_t<T>;
-  auto store = [&](int64_t r, Acc acc) {
-    if constexpr (std::is_floating_point_v<Acc>) {
-      y[r] = static_cast<Y>(static_cast<Acc>(static_cast<double>(acc) * scale));
-    } else {
-      y[r] = static_cast<Y>(acc);
-    }
-  };
   // Enough rows for every thread: whole rows per task.
   if (rows >= num_threads() || len < 2 * kMinPiece) {
     parallel_for(rows, std::max<int64_t>(1, kGrainElements / std::max<int64_t>(1, len)), [&](int64_t b, int64_t e) {
-      for (int64_t r = b; r < e; ++r) store(r, pairwise_sum<Acc>(x + r * len, len));
+      for (int64_t r = b; r < e; ++r) store(r, pairwise_sum<Acc, Term>(x + r * len, len));
     });
     return;
   }
@@ -128,7 +139,7 @@ void sum_rows(const T* x, Y* y, int64_t rows, int64_t len, double scale) {
   parallel_for(rows * per_row, 1, [&](int64_t b, int64_t e) {
     for (int64_t task = b; task < e; ++task) {
       const auto& [begin, count] = pieces[static_cast<size_t>(task % per_row)];
-      partial[static_cast<size_t>(task)] = pairwise_sum<Acc>(x + task / per_row * len + begin, count);
+      partial[static_cast<size_t>(task)] = pairwise_sum<Acc, Term>(x + task / per_row * len + begin, count);
     }
   });
   for (int64_t r = 0; r < rows; ++r) {
@@ -186,7 +197,7 @@ int levels_for(int64_t blocks) {
 }
 
 // Blocks [b0, b1) of a [len, width] column block through a counter of their own, finished into out.
-template <typename Acc, typename T>
+template <typename Acc, typename Term, typename T>
 void column_sum(const T* x, int64_t len, int64_t stride, int64_t width, int64_t b0, int64_t b1, Acc* out) {
   BlockCounter<Acc> counter(levels_for(b1 - b0), 0, width);
   std::vector<Acc> blk(static_cast<size_t>(width));
@@ -195,7 +206,7 @@ void column_sum(const T* x, int64_t len, int64_t stride, int64_t width, int64_t 
     const int64_t r_end = std::min(len, (b + 1) * kBlockRows);
     for (int64_t r = b * kBlockRows; r < r_end; ++r) {
       const T* row = x + r * stride;
-      for (int64_t j = 0; j < width; ++j) blk[j] += static_cast<Acc>(row[j]);
+      for (int64_t j = 0; j < width; ++j) blk[j] += Term::template term<Acc>(row[j]);
     }
     counter.push(blk.data());
   }
@@ -218,8 +229,9 @@ int group_log2(int64_t blocks, int64_t width) {
   return s;
 }
 
-template <typename T, typename Y>
-void sum_columns(const T* x, Y* y, int64_t outer, int64_t len, int64_t inner, double scale) {
+// The sum of each column's terms, handed to store(o * inner + column, sum).
+template <typename Term, typename T, typename Store>
+void sum_columns(const T* x, int64_t outer, int64_t len, int64_t inner, Store store_one) {
   using Acc = acc_t<T>;
   // Up to 2,048 columns per task (the block and level buffers, a few of at most 8 KiB, stay in L2):
   // each task reads its rows nearly whole, one stream the hardware prefetcher follows. In tasks of
@@ -244,14 +256,8 @@ void sum_columns(const T* x, Y* y, int64_t outer, int64_t len, int64_t inner, do
   const int s = group_log2(blocks, std::min<int64_t>(inner, kGroupWidth));
   const int64_t group_blocks = int64_t{1} << s;
   const int64_t groups = std::max<int64_t>(1, (blocks + group_blocks - 1) / group_blocks);  // 1 when len is 0
-  auto store = [&](const Acc* acc, Y* dst, int64_t width) {
-    for (int64_t j = 0; j < width; ++j) {
-      if constexpr (std::is_floating_point_v<Acc>) {
-        dst[j] = static_cast<Y>(static_cast<Acc>(static_cast<double>(acc[j]) * scale));
-      } else {
-        dst[j] = static_cast<Y>(acc[j]);
-      }
-    }
+  auto store = [&](const Acc* acc, int64_t first, int64_t width) {
+    for (int64_t j = 0; j < width; ++j) store_one(first + j, acc[j]);
   };
   const int64_t tasks = outer * col_tasks * groups;
   const int64_t grain = std::max<int64_t>(
@@ -261,8 +267,8 @@ void sum_columns(const T* x, Y* y, int64_t outer, int64_t len, int64_t inner, do
       std::vector<Acc> acc(static_cast<size_t>(task_width));
       for (int64_t task = b; task < e; ++task) {
         const int64_t o = task / col_tasks, c0 = (task % col_tasks) * kWidth, width = std::min(kWidth, inner - c0);
-        column_sum<Acc>(x + o * len * inner + c0, len, inner, width, 0, blocks, acc.data());
-        store(acc.data(), y + o * inner + c0, width);
+        column_sum<Acc, Term>(x + o * len * inner + c0, len, inner, width, 0, blocks, acc.data());
+        store(acc.data(), o * inner + c0, width);
       }
     });
     return;
@@ -273,7 +279,7 @@ void sum_columns(const T* x, Y* y, int64_t outer, int64_t len, int64_t inner, do
     for (int64_t task = b; task < e; ++task) {
       const int64_t g = task % groups, oc = task / groups;
       const int64_t o = oc / col_tasks, c0 = (oc % col_tasks) * kWidth, width = std::min(kWidth, inner - c0);
-      column_sum<Acc>(x + o * len * inner + c0, len, inner, width, g * group_blocks,
+      column_sum<Acc, Term>(x + o * len * inner + c0, len, inner, width, g * group_blocks,
                       std::min(blocks, (g + 1) * group_blocks), partial.data() + task * task_width);
     }
   });
@@ -289,7 +295,7 @@ void sum_columns(const T* x, Y* y, int64_t outer, int64_t len, int64_t inner, do
       BlockCounter<Acc> counter(s + levels_for(whole), s, width);
       for (int64_t g = 0; g < whole; ++g) counter.push(sums + g * task_width);
       counter.finish(last_partial ? sums + whole * task_width : nullptr, acc.data());
-      store(acc.data(), y + o * inner + c0, width);
+      store(acc.data(), o * inner + c0, width);
     }
   });
 }
@@ -419,12 +425,36 @@ void Sum::cpu(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t oute
   COLONY_DISPATCH_ALL(x_dtype, "sum", [&] {
     using Y = sum_out_t<scalar_t>;
     check_sum_out<scalar_t>(x_dtype, y_dtype);
+    using Acc = acc_t<scalar_t>;
     const auto* xp = static_cast<const scalar_t*>(x);
     auto* yp = static_cast<Y*>(y);
+    auto store = [yp, scale](int64_t i, Acc acc) {
+      if constexpr (std::is_floating_point_v<Acc>) {
+        yp[i] = static_cast<Y>(static_cast<Acc>(static_cast<double>(acc) * scale));
+      } else {
+        yp[i] = static_cast<Y>(acc);
+      }
+    };
     if (inner == 1) {
-      sum_rows(xp, yp, outer, len, scale);
+      sum_rows<Plain>(xp, outer, len, store);
     } else {
-      sum_columns(xp, yp, outer, len, inner, scale);
+      sum_columns<Plain>(xp, outer, len, inner, store);
+    }
+  });
+}
+
+void VectorNorm2::cpu(DType dtype, const void* x, void* y, int64_t outer, int64_t len, int64_t inner) {
+  COLONY_DISPATCH_FLOATING(dtype, "vector_norm", [&] {
+    using Acc = acc_t<scalar_t>;
+    const auto* xp = static_cast<const scalar_t*>(x);
+    auto* yp = static_cast<scalar_t*>(y);
+    auto store = [yp](int64_t i, Acc sum_of_squares) {
+      yp[i] = static_cast<scalar_t>(norm_from_sum_of_squares(sum_of_squares));
+    };
+    if (inner == 1) {
+      sum_rows<Squared>(xp, outer, len, store);
+    } else {
+      sum_columns<Squared>(xp, outer, len, inner, store);
     }
   });
 }

@@ -72,6 +72,20 @@ struct ClampFn {
 };
 
 template <typename T>
+struct ClampGradFn {
+  using C = compute_t<T>;
+  T* out;
+  const T* grad;
+  const T* x;
+  bool has_lo, has_hi;
+  C lo, hi;
+  __device__ void operator()(const int64_t* off) const {
+    out[off[0]] = static_cast<T>(
+        clamp_grad_fn<C>(static_cast<C>(grad[off[1]]), static_cast<C>(x[off[2]]), has_lo, lo, has_hi, hi));
+  }
+};
+
+template <typename T>
 struct WhereFn {
   T* out;
   const bool* cond;
@@ -120,6 +134,18 @@ void Clamp::cuda(DType dtype, const void* in, const StridedLayout& lin, void* ou
     ClampFn<scalar_t> f{static_cast<scalar_t*>(out), static_cast<const scalar_t*>(in), has_min, has_max,
                         has_min ? scalar_to<C>(min) : C(0), has_max ? scalar_to<C>(max) : C(0)};
     launch_elementwise<2>({&lout, &lin}, f, stream, "clamp");
+  });
+}
+
+void ClampBackward::cuda(DType dtype, const void* grad, const StridedLayout& lg, const void* x,
+                         const StridedLayout& lx, void* out, const StridedLayout& lout, bool has_min, double min,
+                         bool has_max, double max, void* stream) {
+  COLONY_DISPATCH_FLOATING(dtype, "clamp_backward", [&] {
+    using C = compute_t<scalar_t>;
+    ClampGradFn<scalar_t> f{static_cast<scalar_t*>(out), static_cast<const scalar_t*>(grad),
+                            static_cast<const scalar_t*>(x), has_min, has_max,
+                            has_min ? scalar_to<C>(min) : C(0), has_max ? scalar_to<C>(max) : C(0)};
+    launch_elementwise<3>({&lout, &lg, &lx}, f, stream, "clamp_backward");
   });
 }
 

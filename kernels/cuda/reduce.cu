@@ -11,6 +11,7 @@
 
 #include "kernels/common/dispatch.h"
 #include "kernels/common/sum_dtype.h"
+#include "kernels/common/vector_norm.h"
 #include "kernels/cuda/row_reduce.cuh"
 #include "runtime/cuda/workspaces.h"
 
@@ -92,11 +93,44 @@ struct SumOut {
   __device__ __forceinline__ void operator()(int64_t row, Acc acc) const { y[row] = finish_sum<Y>(acc, scale); }
 };
 
+// What an element adds to a sum: itself (Sum) or its square (VectorNorm2; the math is
+// kernels/common/vector_norm.h's, shared with the CPU).
+struct Plain {
+  template <typename Acc, typename T>
+  __device__ __forceinline__ static Acc term(T x) {
+    return static_cast<Acc>(x);
+  }
+};
+
+struct Squared {
+  template <typename Acc, typename T>
+  __device__ __forceinline__ static Acc term(T x) {
+    return square_term<Acc>(x);
+  }
+};
+
+template <typename T>
+struct Norm2Reducer {
+  using State = compute_t<T>;
+  using Merge = Plus;
+  __device__ __forceinline__ static State init() { return State(0); }
+  __device__ __forceinline__ static void add(State& s, T x, int64_t) { s += square_term<State>(x); }
+};
+
+template <typename T>
+struct Norm2Out {
+  T* y;
+  __device__ __forceinline__ void operator()(int64_t i, compute_t<T> sum_of_squares) const {
+    y[i] = static_cast<T>(norm_from_sum_of_squares(sum_of_squares));
+  }
+};
+
 constexpr int kColumnSplit = 8;  // threads per column, each summing every 8th row (kColumnTile wide)
 
-// Block (32, 8): column blockIdx.x * 32 + threadIdx.x of slab o; partial sums meet in shared memory.
-template <typename T, typename Y>
-__global__ void sum_columns_kernel(const T* x, Y* y, int64_t outer, int64_t len, int64_t inner, double scale) {
+// Block (32, 8): column blockIdx.x * 32 + threadIdx.x of slab o; partial sums meet in shared memory,
+// and out(o * inner + column, sum) writes each.
+template <typename Term, typename T, typename Out>
+__global__ void sum_columns_kernel(const T* x, int64_t outer, int64_t len, int64_t inner, Out out) {
   using Acc = sum_acc_t<T>;
   __shared__ Acc part[kColumnSplit][kColumnTile + 1];
   int64_t col = static_cast<int64_t>(blockIdx.x) * kColumnTile + threadIdx.x;
@@ -104,14 +138,14 @@ __global__ void sum_columns_kernel(const T* x, Y* y, int64_t outer, int64_t len,
     Acc acc = Acc(0);
     if (col < inner) {
       const T* xo = x + o * len * inner + col;
-      for (int64_t r = threadIdx.y; r < len; r += kColumnSplit) acc += static_cast<Acc>(xo[r * inner]);
+      for (int64_t r = threadIdx.y; r < len; r += kColumnSplit) acc += Term::template term<Acc>(xo[r * inner]);
     }
     part[threadIdx.y][threadIdx.x] = acc;
     __syncthreads();
     if (threadIdx.y == 0 && col < inner) {
       Acc s = part[0][threadIdx.x];
       for (int k = 1; k < kColumnSplit; ++k) s += part[k][threadIdx.x];
-      y[o * inner + col] = finish_sum<Y>(s, scale);
+      out(o * inner + col, s);
     }
     __syncthreads();
   }
@@ -119,8 +153,8 @@ __global__ void sum_columns_kernel(const T* x, Y* y, int64_t outer, int64_t len,
 
 // Pass 1 of a split column sum: block (tile, s, o) adds up rows [s * chunk, (s + 1) * chunk) of its
 // kColumnTile columns of slab o into partials [outer, splits, inner], which sum_columns_kernel
-// then sums as a [outer, splits, inner] array.
-template <typename T>
+// then sums as a [outer, splits, inner] array (Plain: the partials are sums already).
+template <typename Term, typename T>
 __global__ void sum_column_chunks_kernel(const T* x, sum_acc_t<T>* partials, int64_t len, int64_t inner,
                                          RowSplit split) {
   using Acc = sum_acc_t<T>;
@@ -131,7 +165,7 @@ __global__ void sum_column_chunks_kernel(const T* x, sum_acc_t<T>* partials, int
   Acc acc = Acc(0);
   if (col < inner) {
     const T* xo = x + o * len * inner + col;
-    for (int64_t r = begin + threadIdx.y; r < end; r += kColumnSplit) acc += static_cast<Acc>(xo[r * inner]);
+    for (int64_t r = begin + threadIdx.y; r < end; r += kColumnSplit) acc += Term::template term<Acc>(xo[r * inner]);
   }
   part[threadIdx.y][threadIdx.x] = acc;
   __syncthreads();
@@ -304,38 +338,57 @@ size_t sum_workspace_bytes(DType x_dtype, int64_t outer, int64_t len, int64_t in
   return static_cast<size_t>(outer * split.splits * inner) * acc_size;
 }
 
+// The columns of [outer, len, inner] (inner > 1) summed over Term and written through `out`: in one
+// pass, or in two through `workspace` (sum_workspace_bytes) when the split asks for it.
+template <typename Term, typename T, typename Out>
+void sum_columns(const T* x, int64_t outer, int64_t len, int64_t inner, Out out, void* workspace, void* stream,
+                 const char* op) {
+  using Acc = sum_acc_t<T>;
+  const RowSplit split = sum_split(outer, len, inner);
+  const unsigned tiles = static_cast<unsigned>(ceil_div(inner, kColumnTile));
+  const dim3 block(kColumnTile, kColumnSplit);
+  const dim3 slabs(tiles, static_cast<unsigned>(std::min<int64_t>(outer, kMaxGridY)));
+  if (split.splits > 1) {
+    auto* partials = static_cast<Acc*>(workspace);
+    if (partials == nullptr) throw std::invalid_argument(std::string(op) + ": this shape needs a workspace");
+    const dim3 chunks(tiles, static_cast<unsigned>(split.splits), static_cast<unsigned>(outer));
+    sum_column_chunks_kernel<Term, T><<<chunks, block, 0, as_stream(stream)>>>(x, partials, len, inner, split);
+    after_launch(op);
+    sum_columns_kernel<Plain, Acc, Out><<<slabs, block, 0, as_stream(stream)>>>(static_cast<const Acc*>(partials),
+                                                                               outer, split.splits, inner, out);
+  } else {
+    sum_columns_kernel<Term, T, Out><<<slabs, block, 0, as_stream(stream)>>>(x, outer, len, inner, out);
+  }
+  after_launch(op);
+}
+
 void sum(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t outer, int64_t len, int64_t inner,
          double scale, void* workspace, void* stream) {
   COLONY_DISPATCH_ALL(x_dtype, "sum", [&] {
     using Y = sum_out_t<scalar_t>;
     check_sum_out<scalar_t>(x_dtype, y_dtype);
     const auto* xp = static_cast<const scalar_t*>(x);
-    auto* yp = static_cast<Y*>(y);
+    const SumOut<Y, sum_acc_t<scalar_t>> out{static_cast<Y*>(y), scale};
     if (outer == 0 || inner == 0) return;
-    const RowSplit split = sum_split(outer, len, inner);
-    if (split.splits > 1 && inner > 1) {
-      using Acc = sum_acc_t<scalar_t>;
-      auto* partials = static_cast<Acc*>(workspace);
-      if (partials == nullptr) throw std::invalid_argument("sum: this shape needs a workspace (sum_workspace_bytes)");
-      const unsigned tiles = static_cast<unsigned>(ceil_div(inner, kColumnTile));
-      const dim3 block(kColumnTile, kColumnSplit);
-      const dim3 chunks(tiles, static_cast<unsigned>(split.splits), static_cast<unsigned>(outer));
-      sum_column_chunks_kernel<scalar_t><<<chunks, block, 0, as_stream(stream)>>>(xp, partials, len, inner, split);
-      after_launch("sum");
-      const dim3 slabs(tiles, static_cast<unsigned>(std::min<int64_t>(outer, kMaxGridY)));
-      sum_columns_kernel<Acc, Y><<<slabs, block, 0, as_stream(stream)>>>(static_cast<const Acc*>(partials), yp, outer,
-                                                                         split.splits, inner, scale);
-      after_launch("sum");
-    } else if (inner == 1) {
-      reduce_rows<SumReducer<scalar_t>>(xp, outer, len, SumOut<Y, sum_acc_t<scalar_t>>{yp, scale}, workspace, stream,
-                                        "sum");
+    if (inner == 1) {
+      reduce_rows<SumReducer<scalar_t>>(xp, outer, len, out, workspace, stream, "sum");
     } else {
-      dim3 block(kColumnTile, kColumnSplit);
-      dim3 grid(static_cast<unsigned>(ceil_div(inner, kColumnTile)),
-                static_cast<unsigned>(std::min<int64_t>(outer, kMaxGridY)));
-      sum_columns_kernel<scalar_t, Y><<<grid, block, 0, as_stream(stream)>>>(xp, yp, outer, len, inner,
-                                                                                            scale);
-      after_launch("sum");
+      sum_columns<Plain>(xp, outer, len, inner, out, workspace, stream, "sum");
+    }
+  });
+}
+
+// The same passes as sum's, over squares; the workspace is sum's for float types.
+void vector_norm2(DType dtype, const void* x, void* y, int64_t outer, int64_t len, int64_t inner, void* workspace,
+                  void* stream) {
+  COLONY_DISPATCH_FLOATING(dtype, "vector_norm", [&] {
+    const auto* xp = static_cast<const scalar_t*>(x);
+    const Norm2Out<scalar_t> out{static_cast<scalar_t*>(y)};
+    if (outer == 0 || inner == 0) return;
+    if (inner == 1) {
+      reduce_rows<Norm2Reducer<scalar_t>>(xp, outer, len, out, workspace, stream, "vector_norm");
+    } else {
+      sum_columns<Squared>(xp, outer, len, inner, out, workspace, stream, "vector_norm");
     }
   });
 }
@@ -389,6 +442,11 @@ void Sum::cuda(DType x_dtype, const void* x, DType y_dtype, void* y, int64_t out
                double scale, void* stream) {
   KernelScratch workspace(sum_workspace_bytes(x_dtype, outer, len, inner));
   kernels::cuda::sum(x_dtype, x, y_dtype, y, outer, len, inner, scale, workspace.get(), stream);
+}
+
+void VectorNorm2::cuda(DType dtype, const void* x, void* y, int64_t outer, int64_t len, int64_t inner, void* stream) {
+  KernelScratch workspace(sum_workspace_bytes(dtype, outer, len, inner));
+  kernels::cuda::vector_norm2(dtype, x, y, outer, len, inner, workspace.get(), stream);
 }
 
 void Var::cuda(DType dtype, const void* x, void* y, int64_t rows, int64_t len, int64_t correction, void* stream) {

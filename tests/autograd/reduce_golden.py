@@ -1,6 +1,7 @@
 """Writes tests/autograd/reduce_golden.h: torch's results (values, indices and the gradient of
 sum(out * grad_output)) for the scans, products, order statistics and NaN-aware reductions that
-scan_test.cc and order_stats_test.cc check by name.
+scan_test.cc and order_stats_test.cc check by name (and norm, cumsum and clamp's gradient, for
+reduce_test.cc, cumsum_test.cc and unary_test.cc).
 
     /tmp/torch2/bin/python tests/autograd/reduce_golden.py > tests/autograd/reduce_golden.h
 """
@@ -99,6 +100,48 @@ case("logcumsumexp/f64/dim0", [[0.5, -2.0, 3.0], [1.25, 0.8, -0.6]], F64, lambda
 case("logcumsumexp/inf", [-inf, -inf, 1.0, inf, 2.0], F64, lambda x: torch.logcumsumexp(x, 0))
 case("logcumsumexp/nan", [1.0, nan, 2.0], F64, lambda x: torch.logcumsumexp(x, 0))
 case("logcumsumexp/f32", [-1000.0, -999.0, 0.0, 80.0, 90.0], F32, lambda x: torch.logcumsumexp(x, 0))
+
+# ---- the 2-norm by one read (reduce_test.cc), cumsum's reversed-scan gradient (cumsum_test.cc) ----
+# Rows of 13 (a vector loop's tail), a zero row (gradient 0), a NaN, an infinity, -0.
+_g = torch.Generator().manual_seed(21)
+NR = (torch.rand(4, 13, generator=_g, dtype=F64) * 4 - 2).tolist()
+NR[1] = [0.0] * 12 + [-0.0]
+NR[2][5] = nan
+NR[3][7] = -inf
+NC = (torch.rand(3, 5, 7, generator=_g, dtype=F64) * 4 - 2).tolist()
+case("norm2/rows", NR, F64, lambda x: torch.linalg.vector_norm(x, 2, dim=1))
+case("norm2/rows/f32", NR, F32, lambda x: torch.linalg.vector_norm(x, 2, dim=-1, keepdim=True))
+case("norm2/dim0/f32", NC, F32, lambda x: torch.linalg.vector_norm(x, 2, dim=0))
+case("norm2/dim1/keepdim", NC, F64, lambda x: torch.linalg.vector_norm(x, 2, dim=1, keepdim=True))
+case("norm2/dims02", NC, F32, lambda x: torch.linalg.vector_norm(x, 2, dim=(0, 2)))
+case("norm2/all", NC, F64, lambda x: torch.linalg.vector_norm(x, 2))
+case("norm2/overflow/f32", [[3e19, 4e19], [3e-30, 4e-30]], F32, lambda x: torch.linalg.vector_norm(x, 2, dim=1))
+case("norm2/empty_rows", [], F64, lambda x: torch.linalg.vector_norm(x, 2, dim=1), shape=(3, 0))
+case("norm2/scalar", -2.5, F64, lambda x: torch.linalg.vector_norm(x, 2))
+CS = (torch.rand(3, 37, generator=_g, dtype=F64) * 4 - 2)
+CS[1, 20] = nan
+CS[2, 3] = inf
+case("cumsum/rows/f32", CS.tolist(), F32, lambda x: torch.cumsum(x, 1))
+case("cumsum/rows/f64", CS.tolist(), F64, lambda x: torch.cumsum(x, -1))
+case("cumsum/dim0/f32", (torch.rand(9, 2, 5, generator=_g, dtype=F64) * 4 - 2).tolist(), F32,
+     lambda x: torch.cumsum(x, 0))
+case("cumsum/dim1/f64", (torch.rand(2, 9, 5, generator=_g, dtype=F64) * 4 - 2).tolist(), F64,
+     lambda x: torch.cumsum(x, 1))
+case("cumsum/one", [[1.5], [-2.0]], F64, lambda x: torch.cumsum(x, 1))
+case("cumsum/scalar", 2.5, F64, lambda x: torch.cumsum(x, 0))
+
+# ---- clamp's gradient (unary_test.cc; one input, so this table's format) ----
+# torch 2.15's clamp_backward: 0 at the bounds themselves, beyond them and at NaN; a float32 input
+# compared with the bounds rounded to float32 (0.1 and 0.2 below sit exactly on them).
+CX = [nan, -1.0, -0.5, 0.0, -0.0, 0.5, 1.0, inf, -inf, 0.3, -0.7, 0.49999]
+case("clamp/both", CX, F64, lambda x: torch.clamp(x, -0.5, 0.5))
+case("clamp/both/f32", CX, F32, lambda x: torch.clamp(x, -0.5, 0.5))
+case("clamp/min/f32", CX, F32, lambda x: torch.clamp(x, min=-0.5))
+case("clamp/max", CX, F64, lambda x: torch.clamp(x, max=0.5))
+case("clamp/crossed", CX, F64, lambda x: torch.clamp(x, 0.5, -0.5))
+case("clamp/rounded_bounds/f32", [0.1, 0.2, 0.15, 0.1000001, 0.0999999], F32, lambda x: torch.clamp(x, 0.1, 0.2))
+case("clamp/rows/f32", (torch.rand(3, 37, generator=_g, dtype=F64) * 4 - 2).tolist(), F32,
+     lambda x: torch.clamp(x, -0.5, 0.5))
 
 # ---- order statistics and NaN-aware reductions (order_stats_test.cc) ----
 M = [[0.3, -1.2, 2.5, 0.7, -0.4], [1.1, 0.9, -2.0, 3.3, 0.2], [-0.6, 0.8, 1.7, -1.5, 2.2]]

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "tests/autograd/gradcheck.h"
+#include "tests/autograd/reduce_golden_check.h"
 
 namespace colony {
 namespace {
@@ -150,6 +151,56 @@ TEST(Reduce, NormAsTorchWithZeroGradientWhereTheNormIsZero) {
   }
   EXPECT_TRUE(testing::throws_with([] { norm(raw::tensor({1.0, 2.0}, kInt64)); }, "expected a floating point tensor"));
   EXPECT_TRUE(testing::throws_with([&] { norm(x, -1.0); }, "p must be 0, positive, inf or -inf"));
+}
+
+// norm(x, 2, dims), read once by raw::vector_norm2, against torch.linalg.vector_norm's values and
+// gradients (reduce_golden.h): rows of 13 (a tail after the 8-wide leaves), a zero row (gradient
+// 0), a NaN row, an infinity (norm inf, gradient NaN there and 0 beside it), float32 squares that
+// overflow and underflow (no rescaling, as torch), columns (dim 0, the in-place column sums), two
+// dims, all dims, empty rows (norm 0) and a 0-d input; on `device`.
+void check_norm2_goldens(Device device) {
+  struct Named {
+    const char* name;
+    Dims dims;
+    bool keepdim;
+  };
+  for (const Named& n : std::vector<Named>{{"norm2/rows", {1}, false},
+                                           {"norm2/rows/f32", {-1}, true},
+                                           {"norm2/dim0/f32", {0}, false},
+                                           {"norm2/dim1/keepdim", {1}, true},
+                                           {"norm2/dims02", {0, 2}, false},
+                                           {"norm2/all", {}, false},
+                                           {"norm2/overflow/f32", {1}, false},
+                                           {"norm2/empty_rows", {1}, false},
+                                           {"norm2/scalar", {}, false}}) {
+    const testing::reduce_golden::Case& c = testing::reduce_golden::golden(n.name);
+    Tensor x = testing::reduce_golden::golden_input(c, device);
+    EXPECT_TRUE(testing::reduce_golden::matches_golden(c, x, norm(x, 2.0, n.dims, n.keepdim)));
+  }
+}
+
+TEST(Reduce, Norm2MatchesTorch) { check_norm2_goldens(kCPU); }
+
+TEST(Reduce, Norm2MatchesTorch_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  check_norm2_goldens(Device::cuda(0));
+}
+
+// The gradient of a strided (permuted) input and of float32 against float64's.
+TEST(Reduce, Norm2GradientOfStridedAndFloat32Inputs) {
+  Tensor x = strided_input({3, 4, 5});
+  norm(x, 2.0, {0, 2}).sum().backward();
+  Tensor want = raw::mul(x.detach(), raw::binary(raw::BinaryOp::Div, 1.0, raw::vector_norm2(x.detach(), {0, 2}, true)));
+  EXPECT_TRUE(all_close(x.grad(), want, 1e-12, 1e-12));
+  Tensor f = raw::to(x.detach(), kCPU, kFloat32);
+  f.requires_grad_();
+  Tensor nf = norm(f, 2.0, {1});
+  EXPECT_EQ(nf.dtype(), kFloat32);
+  nf.sum().backward();
+  Tensor x64 = x.detach();
+  x64.requires_grad_();
+  norm(x64, 2.0, {1}).sum().backward();
+  EXPECT_TRUE(all_close(f.grad(), x64.grad(), 1e-5, 1e-6));
 }
 
 TEST(Reduce, StdAnyAllAsTorch) {

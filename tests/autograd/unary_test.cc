@@ -2,6 +2,7 @@
 #include <functional>
 
 #include "tests/autograd/gradcheck.h"
+#include "tests/autograd/reduce_golden_check.h"
 
 namespace colony {
 namespace {
@@ -108,11 +109,60 @@ TEST(Unary, ReluGradientByHand) {
   EXPECT_TRUE(all_close(x.grad(), raw::tensor({0.0, 1.0, 1.0, 0.0})));
 }
 
-TEST(Unary, ClampPassesGradientAtTheBounds) {
-  // PyTorch: the gradient flows where min <= x <= max, bounds included.
+TEST(Unary, ClampGradientIsZeroAtTheBounds) {
+  // torch 2.15: the gradient flows where min < x < max; the bounds themselves get 0 (the
+  // minimum-norm subgradient, as hardtanh's; torch before 2.15 passed it there).
   Tensor x = tensor({-2.0, -1.0, 0.0, 1.0, 2.0}, TensorOptions().requires_grad(true));
   clamp(x, -1.0, 1.0).sum().backward();
-  EXPECT_TRUE(all_close(x.grad(), raw::tensor({0.0, 1.0, 1.0, 1.0, 0.0})));
+  EXPECT_TRUE(all_close(x.grad(), raw::tensor({0.0, 0.0, 1.0, 0.0, 0.0})));
+}
+
+// torch's values and gradients (reduce_golden.h) at the bounds, beyond them, at NaN and +-inf, -0,
+// one bound only, crossed bounds, float32 inputs on float32-rounded bounds, and rows of 37 (the
+// vector loop and its tail), on `device`.
+void check_clamp_goldens(Device device) {
+  struct Named {
+    const char* name;
+    std::optional<double> min, max;
+  };
+  for (const Named& n : std::vector<Named>{{"clamp/both", -0.5, 0.5},
+                                           {"clamp/both/f32", -0.5, 0.5},
+                                           {"clamp/min/f32", -0.5, std::nullopt},
+                                           {"clamp/max", std::nullopt, 0.5},
+                                           {"clamp/crossed", 0.5, -0.5},
+                                           {"clamp/rounded_bounds/f32", 0.1, 0.2},
+                                           {"clamp/rows/f32", -0.5, 0.5}}) {
+    const testing::reduce_golden::Case& c = testing::reduce_golden::golden(n.name);
+    Tensor x = testing::reduce_golden::golden_input(c, device);
+    EXPECT_TRUE(testing::reduce_golden::matches_golden(c, x, clamp(x, n.min, n.max)));
+  }
+}
+
+TEST(Unary, ClampMatchesTorch) { check_clamp_goldens(kCPU); }
+
+TEST(Unary, ClampMatchesTorch_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  check_clamp_goldens(Device::cuda(0));
+}
+
+// The one-pass gradient (raw::clamp_backward) on a broadcast gradient (stride 0, as sum's backward
+// gives), a strided input, float16 and float64 against a where of the strict comparisons; its errors.
+TEST(Unary, ClampBackwardOnStridedAndBroadcastOperands) {
+  Generator gen(3);
+  Tensor x = raw::transpose(raw::randn({40, 33}, kFloat32, &gen), 0, 1);
+  Tensor g = raw::expand(raw::randn({40}, kFloat32, &gen), {33, 40});
+  Tensor inside = raw::binary(raw::BinaryOp::LogicalAnd, raw::binary(raw::BinaryOp::Gt, x, -0.5), raw::binary(raw::BinaryOp::Lt, x, 0.5));
+  Tensor want = raw::where(inside, g, raw::zeros_like(x));
+  EXPECT_TRUE(raw::equal(raw::clamp_backward(g, x, -0.5, 0.5), want));
+  for (DType dt : {kFloat16, kFloat64}) {
+    Tensor xd = raw::to(x, kCPU, dt), gd = raw::to(raw::contiguous(g), kCPU, dt);
+    Tensor w = raw::where(raw::binary(raw::BinaryOp::Gt, xd, -0.5), gd, raw::zeros_like(xd));
+    EXPECT_TRUE(raw::equal(raw::clamp_backward(gd, xd, -0.5, std::nullopt), w)) << dtype_name(dt);
+  }
+  EXPECT_TRUE(testing::throws_with([&] { raw::clamp_backward(g, x, std::nullopt, std::nullopt); },
+                                   "at least one of 'min' or 'max'"));
+  EXPECT_TRUE(testing::throws_with([&] { raw::clamp_backward(raw::to(g, kCPU, kFloat64), x, 0.0, 1.0); },
+                                   "one floating dtype, got float64 and float32"));
 }
 
 TEST(Unary, Float32GradientsMatchFloat64) {

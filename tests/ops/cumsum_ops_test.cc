@@ -1,6 +1,7 @@
 // cumsum (ops/cumsum_ops.cc): every dim position against a running sum in double, PyTorch's
 // result dtypes (integral and bool inputs give int64), 0-d and empty inputs, a strided input,
-// errors, and CUDA against the CPU (both the row and the column kernel).
+// errors, the reversed scan (cumsum's gradient), and CUDA against the CPU (both the row and the
+// column kernel, both directions).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -83,6 +84,49 @@ TEST(Cumsum, LastDimRowByRow) {
   EXPECT_TRUE(raw::equal(raw::cumsum(xt, 1), raw::cumsum(raw::contiguous(xt), 1)));
 }
 
+// reverse: the sums from the end, bit for bit flip(cumsum(flip(x))) (the flips as index_select with
+// descending positions): every dim of a 3-D float32 tensor (the row loop and the column walk), a
+// strided input, NaN spreading toward the start only, int32 to exact int64 sums.
+Tensor flipped(const Tensor& t, int64_t dim) {
+  const int64_t n = t.size(dim);
+  return raw::index_select(t, dim, raw::arange(static_cast<double>(n - 1), -1.0, -1.0, TensorOptions(kInt64)));
+}
+
+TEST(Cumsum, ReverseIsFlipCumsumFlip) {
+  Generator gen(5);
+  Tensor x = raw::randn({5, 37, 41}, kFloat32, &gen);
+  std::vector<double> v = values(x);
+  v[2 * 37 * 41 + 20 * 41 + 40] = std::nan("");
+  x = raw::reshape(raw::to(raw::from_vector(v), kCPU, kFloat32), {5, 37, 41});
+  for (int64_t dim : {0, 1, 2}) {
+    Tensor got = raw::cumsum(x, dim, /*reverse=*/true);
+    Tensor want = flipped(raw::cumsum(flipped(x, dim), dim), dim);
+    std::vector<double> g = values(got), w = values(want);
+    ASSERT_EQ(g.size(), w.size());
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (std::isnan(w[i])) {
+        ASSERT_TRUE(std::isnan(g[i])) << "dim " << dim << " at " << i;
+      } else {
+        ASSERT_EQ(g[i], w[i]) << "dim " << dim << " at " << i;
+      }
+    }
+  }
+  // Only the elements at or before the NaN (along the last axis) are NaN.
+  std::vector<double> last = values(raw::cumsum(x, 2, /*reverse=*/true));
+  EXPECT_TRUE(std::isnan(last[2 * 37 * 41 + 20 * 41 + 0]));
+  EXPECT_FALSE(std::isnan(last[2 * 37 * 41 + 21 * 41 + 0]));
+  // A strided input: its contiguous copy's sums (the NaN included: equal with NaN equal to NaN).
+  Tensor strided = raw::transpose(x, 1, 2);
+  EXPECT_TRUE(raw::allclose(raw::cumsum(strided, 2, true), raw::cumsum(raw::contiguous(strided), 2, true), 0, 0,
+                            /*equal_nan=*/true));
+  Tensor xi = raw::to(raw::mul(raw::randn({6, 9}, kFloat64, &gen), 1000.0), kCPU, kInt32);
+  for (int64_t dim : {0, 1}) {
+    Tensor gi = raw::cumsum(xi, dim, true);
+    EXPECT_EQ(gi.dtype(), kInt64);
+    EXPECT_TRUE(raw::equal(gi, flipped(raw::cumsum(flipped(xi, dim), dim), dim)));
+  }
+}
+
 TEST(Cumsum, DtypesAsPyTorch) {
   Tensor b = raw::cumsum(raw::tensor({1, 1, 0, 1}, kBool), 0);
   EXPECT_EQ(b.dtype(), kInt64);
@@ -118,6 +162,10 @@ TEST(Cumsum, AgainstCpu_CUDA) {
       Tensor gi = raw::cumsum(raw::to(xi, dev, kInt32), dim);
       EXPECT_EQ(gi.dtype(), kInt64);
       EXPECT_TRUE(raw::equal(raw::to(gi, kCPU, kInt64), raw::cumsum(xi, dim)));
+      EXPECT_TRUE(all_close(raw::cumsum(raw::to(x, dev, kFloat64), dim, true), raw::cumsum(x, dim, true), 1e-12, 1e-10));
+      EXPECT_TRUE(all_close(raw::cumsum(raw::to(x, dev, kFloat32), dim, true), raw::cumsum(x, dim, true), 1e-4, 1e-3));
+      EXPECT_TRUE(raw::equal(raw::to(raw::cumsum(raw::to(xi, dev, kInt32), dim, true), kCPU, kInt64),
+                             raw::cumsum(xi, dim, true)));
     }
   }
 }

@@ -206,6 +206,79 @@ TEST(Mean, MatchesNaiveAndRejectsIntegers) {
   EXPECT_EQ(values(raw::mean(d, {0})), std::vector<double>({1, 2}));
 }
 
+// raw::vector_norm2: sqrt(sum(x^2)) with x read once (kernels/common/vector_norm.h).
+double fold_norm2(const std::vector<double>& g) {
+  double s = 0;
+  for (double x : g) s += x * x;
+  return std::sqrt(s);
+}
+
+TEST(VectorNorm2, EveryDimSubsetMatchesNaiveLoop) {
+  check_against_naive(
+      [](const Tensor& t, const std::vector<int64_t>& d, bool k) { return raw::vector_norm2(t, d, k); }, fold_norm2,
+      1e-6);
+}
+
+// The rows (inner == 1: pairwise trees, long rows cut into pieces) and the columns (inner > 1:
+// block counters, rows split into groups) give the same bits on 1 and 2 threads, within float32
+// rounding of the float64 norm, and within a few ulps of sqrt(sum(square(x))), whose additions
+// they repeat (each square may skip its rounding under a fused multiply-add).
+TEST(VectorNorm2, RowsAndColumnsIndependentOfThreadsAndAsSumOfSquares) {
+  struct Shaped {
+    Shape shape;
+    std::vector<int64_t> dims;
+  };
+  for (const Shaped& c : std::vector<Shaped>{{{300, 1029}, {1}},      // many rows, a tail of 5
+                                             {{2, 100003}, {1}},      // few long rows: pieces
+                                             {{70001}, {}},           // a full reduction
+                                             {{5000, 3}, {0}},        // tall columns: groups
+                                             {{7, 300, 33}, {1}},     // slabs of columns
+                                             {{3, 40, 50}, {0, 1}}}) {
+    SCOPED_TRACE(shape_str(c.shape));
+    Tensor x = randn(c.shape, 31);
+    set_num_threads(1);
+    Tensor one = raw::vector_norm2(x, c.dims);
+    set_num_threads(2);
+    Tensor two = raw::vector_norm2(x, c.dims);
+    EXPECT_TRUE(raw::equal(one, two));
+    Tensor x64 = raw::to(x, kCPU, kFloat64);
+    EXPECT_TRUE(all_close(one, raw::vector_norm2(x64, c.dims), 1e-6, 0));
+    Tensor composed = raw::unary(raw::UnaryOp::Sqrt, raw::sum(raw::mul(x, x), c.dims));
+    EXPECT_TRUE(all_close(one, composed, 4e-7, 0));
+  }
+}
+
+TEST(VectorNorm2, SpecialValuesDtypesAndErrors) {
+  const double kInf = std::numeric_limits<double>::infinity();
+  // A NaN anywhere gives NaN, even beside an infinity; +-inf gives inf; zeros (-0 too) give +0;
+  // on the row path and, transposed, the column path.
+  Tensor x = raw::tensor({{1.0, kNaN, 2.0}, {kInf, 1.0, kNaN}, {-kInf, 3.0, 4.0}, {0.0, -0.0, 0.0}, {3.0, 4.0, 12.0}});
+  for (bool columns : {false, true}) {
+    Tensor t = columns ? raw::contiguous(raw::transpose(x, 0, 1)) : x;
+    std::vector<double> n = values(raw::vector_norm2(t, {columns ? 0 : 1}));
+    ASSERT_EQ(n.size(), 5u);
+    EXPECT_TRUE(std::isnan(n[0]));
+    EXPECT_TRUE(std::isnan(n[1]));
+    EXPECT_EQ(n[2], kInf);
+    EXPECT_EQ(n[3], 0.0);
+    EXPECT_FALSE(std::signbit(n[3]));
+    EXPECT_EQ(n[4], 13.0);
+  }
+  // float16 and bfloat16 square in float32: 300^2 + 400^2 overflows a half, the norm does not.
+  for (DType dt : {kFloat16, kBFloat16}) {
+    Tensor h = raw::to(raw::tensor({{300.0, 400.0}, {-6.0, 8.0}}), kCPU, dt);
+    Tensor n = raw::vector_norm2(h, {1});
+    EXPECT_EQ(n.dtype(), dt);
+    EXPECT_EQ(values(n), std::vector<double>({500.0, 10.0})) << dtype_name(dt);
+  }
+  EXPECT_EQ(values(raw::vector_norm2(raw::tensor({{3.0, 4.0}}, kFloat64), {1})), std::vector<double>({5.0}));
+  // Empty reductions are 0; empty outputs are empty.
+  EXPECT_EQ(values(raw::vector_norm2(raw::zeros({0, 3}), {0})), std::vector<double>({0, 0, 0}));
+  EXPECT_EQ(raw::vector_norm2(raw::zeros({0, 3}), {1}).sizes(), Shape({0}));
+  EXPECT_TRUE(throws_with([] { raw::vector_norm2(iota({2, 3}, kInt64)); }, "norm: expected a floating point tensor"));
+  EXPECT_TRUE(throws_with([] { raw::vector_norm2(iota({2, 3}), {2}); }, "out of range"));
+}
+
 TEST(Var, UnbiasedAndBiasedMatchNaive) {
   check_against_naive(
       [](const Tensor& t, const std::vector<int64_t>& d, bool k) { return raw::var(t, d, true, k); },
@@ -379,6 +452,35 @@ TEST(Reduce, SumMeanVar_CUDA) {
   Tensor i = raw::randint(-50, 50, {33, 1500});
   expect_cuda_matches(i, [](const Tensor& x) { return raw::sum(x, {0}); }, 0, 0);
   expect_cuda_matches(i, [](const Tensor& x) { return raw::sum(x, {1}); }, 0, 0);
+}
+
+TEST(VectorNorm2, MatchesTheCpu_CUDA) {
+  COLONY_REQUIRE_CUDA(1);
+  // Rows by warps and blocks, few long rows and a full reduction in two passes, columns in one
+  // pass and in two (tall), a 3-D middle dim; float64, float16, and the special values.
+  struct Shaped {
+    Shape shape;
+    std::vector<int64_t> dims;
+  };
+  for (const Shaped& c : std::vector<Shaped>{{{37, 5, 70}, {2}},
+                                             {{3, 2000, 64}, {1}},
+                                             {{3, 500000}, {1}},
+                                             {{3000000}, {}},
+                                             {{4096, 33}, {0}},
+                                             {{1000000, 64}, {0}},
+                                             {{37, 5, 70}, {0, 1}}}) {
+    SCOPED_TRACE(shape_str(c.shape) + " dims " + shape_str(c.dims));
+    Tensor t = randn(c.shape, 71);
+    expect_cuda_matches(t, [&](const Tensor& x) { return raw::vector_norm2(x, c.dims); }, 1e-5, 1e-6);
+  }
+  expect_cuda_matches(randn({64, 300}, 72, kFloat64), [](const Tensor& x) { return raw::vector_norm2(x, {1}); },
+                      1e-12, 0);
+  Tensor h = raw::to(raw::mul(randn({64, 3000}, 73), 100.0), kCPU, kFloat16);
+  expect_cuda_matches(h, [](const Tensor& x) { return raw::vector_norm2(x, {1}); }, 2e-3, 0);
+  const double kInf = std::numeric_limits<double>::infinity();
+  Tensor special = raw::tensor({{1.0, kNaN, 2.0}, {kInf, 1.0, kNaN}, {-kInf, 3.0, 4.0}, {0.0, -0.0, 0.0}});
+  expect_cuda_matches(special, [](const Tensor& x) { return raw::vector_norm2(x, {1}); }, 0, 0);
+  expect_cuda_matches(special, [](const Tensor& x) { return raw::vector_norm2(x, {0}); }, 0, 0);
 }
 
 TEST(Reduce, FullAndFewLongRowSumsUseTheWholeDevice_CUDA) {
