@@ -127,13 +127,9 @@ class MapPass : public LoaderPass {
     } else {
       std::unique_lock<std::mutex> lock(mu_);
       auto ready = [&] { return inits_pending_ == 0 && (slot.ready_batch == current_ || init_error_); };
-      if (opts_.timeout() > 0) {
-        if (!ready_cv_.wait_for(lock, std::chrono::duration<double>(opts_.timeout()), ready)) {
-          failed_ = true;
-          throw DataLoaderError(timed_out_message(opts_.timeout()));
-        }
-      } else {
-        ready_cv_.wait(lock, ready);
+      if (!wait_for_batch(ready_cv_, lock, opts_.timeout(), ready)) {
+        failed_ = true;
+        throw DataLoaderError(timed_out_message(opts_.timeout()));
       }
     }
     if (init_error_) {

@@ -3,7 +3,10 @@
 // (stream_pass.h) reads an IterableDataset's streams.
 #pragma once
 
+#include <chrono>
+#include <condition_variable>
 #include <exception>
+#include <mutex>
 #include <string>
 
 #include "data/dataset.h"
@@ -26,6 +29,17 @@ class LoaderPass {
 
 // "DataLoader timed out after T seconds" (PyTorch's message; T as %g prints it).
 std::string timed_out_message(double seconds);
+
+// Waits on cv (lock held) until ready(); with the loader's timeout (seconds > 0, else for ever).
+// False when the timeout passed first.
+template <typename Ready>
+bool wait_for_batch(std::condition_variable& cv, std::unique_lock<std::mutex>& lock, double seconds, Ready ready) {
+  if (seconds <= 0) {
+    cv.wait(lock, ready);
+    return true;
+  }
+  return cv.wait_for(lock, std::chrono::duration<double>(seconds), ready);
+}
 
 // Throws DataLoaderError("DataLoader: <where>: <the error's message>"), nesting `error`
 // (std::rethrow_if_nested gives it back).

@@ -163,13 +163,9 @@ void StreamPass::advance() {
     {
       std::unique_lock<std::mutex> lock(mu_);
       auto ready = [&] { return !worker.queue.empty(); };
-      if (opts_.timeout() > 0) {
-        if (!ready_cv_.wait_for(lock, std::chrono::duration<double>(opts_.timeout()), ready)) {
-          done_ = true;
-          throw DataLoaderError(timed_out_message(opts_.timeout()));
-        }
-      } else {
-        ready_cv_.wait(lock, ready);
+      if (!wait_for_batch(ready_cv_, lock, opts_.timeout(), ready)) {
+        done_ = true;
+        throw DataLoaderError(timed_out_message(opts_.timeout()));
       }
       item = std::move(worker.queue.front());
       worker.queue.pop_front();
