@@ -39,9 +39,9 @@
 //
 // With grad mode off, fn simply runs. When nothing fn reads requires grad the outputs need none
 // (no warning); when only parameters do (an input of token ids), they still get their gradients,
-// as with torch's use_reentrant=False. autograd::grad works through the node (not under
-// create_graph: a second backward through its gradients throws); backward twice needs retain_graph, and recomputes each time. fn must compute the
-// same graph each time it runs (the same ops on the same tensors requiring grad); a recomputation
+// as with torch's use_reentrant=False. autograd::grad works through the node (under create_graph
+// a second backward through its gradients throws); backward twice needs retain_graph, and
+// recomputes each time. fn must compute the same graph each time it runs (the same ops on the same tensors requiring grad); a recomputation
 // that reaches a tensor the forward did not, or gives other outputs, is an error naming it.
 #pragma once
 
