@@ -91,9 +91,13 @@ void ClampBackward::cpu(DType dtype, const void* grad, const StridedLayout& lg, 
 
 void Where::cpu(DType dtype, const bool* cond, const StridedLayout& lc, const void* a, const StridedLayout& la,
                 const void* b, const StridedLayout& lb, void* out, const StridedLayout& lout) {
+  // The mask read as bytes (a bool tensor holds 0 or 1): GCC vectorizes the select of a uint8_t
+  // load and not of a bool one. [4096, 1024] float32 forward 16.6 -> 2.0 ms in a standalone copy
+  // of the loop (op_sweep's where, 2026-12-07).
+  const auto* mask = reinterpret_cast<const uint8_t*>(cond);
   COLONY_DISPATCH_ALL(dtype, "where", [&] {
-    map3<scalar_t, bool, scalar_t, scalar_t>(out, lout, cond, lc, a, la, b, lb,
-                                            [](bool c, scalar_t x, scalar_t y) { return c ? x : y; });
+    map3<scalar_t, uint8_t, scalar_t, scalar_t>(out, lout, mask, lc, a, la, b, lb,
+                                               [](uint8_t c, scalar_t x, scalar_t y) { return c ? x : y; });
   });
 }
 
