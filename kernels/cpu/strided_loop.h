@@ -208,7 +208,8 @@ void map2(void* out, const StridedLayout& lout, const void* a, const StridedLayo
   });
 }
 
-// out = f(a, b, c).
+// out = f(a, b, c). Besides dense runs, runs where b or c is broadcast along the innermost dim
+// (stride 0: masked_fill's value, where(mask, x, 0.0)) read that input once, as map2's do.
 template <typename Out, typename A, typename B, typename C, typename F>
 void map3(void* out, const StridedLayout& lout, const void* a, const StridedLayout& la, const void* b,
           const StridedLayout& lb, const void* c, const StridedLayout& lc, const F& f) {
@@ -218,14 +219,23 @@ void map3(void* out, const StridedLayout& lout, const void* a, const StridedLayo
                            {&lout, &la, &lb, &lc},
                            {int64_t(sizeof(Out)), int64_t(sizeof(A)), int64_t(sizeof(B)), int64_t(sizeof(C))});
   run_loop(loop, [&](char* const* p, const int64_t* s, int64_t n) {
-    if (s[0] == int64_t(sizeof(Out)) && s[1] == int64_t(sizeof(A)) && s[2] == int64_t(sizeof(B)) &&
-        s[3] == int64_t(sizeof(C))) {
-      Out* o = reinterpret_cast<Out*>(p[0]);
-      const A* x = reinterpret_cast<const A*>(p[1]);
-      const B* y = reinterpret_cast<const B*>(p[2]);
-      const C* z = reinterpret_cast<const C*>(p[3]);
+    const bool dense_oa = s[0] == int64_t(sizeof(Out)) && s[1] == int64_t(sizeof(A));
+    const bool dense_b = s[2] == int64_t(sizeof(B)), dense_c = s[3] == int64_t(sizeof(C));
+    Out* o = reinterpret_cast<Out*>(p[0]);
+    const A* x = reinterpret_cast<const A*>(p[1]);
+    const B* y = reinterpret_cast<const B*>(p[2]);
+    const C* z = reinterpret_cast<const C*>(p[3]);
+    if (dense_oa && dense_b && dense_c) {
       COLONY_IVDEP
       for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i], z[i]);
+    } else if (dense_oa && s[2] == 0 && dense_c) {
+      const B y0 = *y;
+      COLONY_IVDEP
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y0, z[i]);
+    } else if (dense_oa && dense_b && s[3] == 0) {
+      const C z0 = *z;
+      COLONY_IVDEP
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i], z0);
     } else {
       for (int64_t i = 0; i < n; ++i)
         at<Out>(p[0], s[0], i) = f(at<A>(p[1], s[1], i), at<B>(p[2], s[2], i), at<C>(p[3], s[3], i));
