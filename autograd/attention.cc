@@ -1,10 +1,14 @@
 // scaled_dot_product_attention: the fused forward saves its output and per-row log-sum-exp, and the
 // backward kernel recomputes the weights from them (kernels/common/attention.h); the dropout mask
-// is regenerated from the saved Philox draw, never stored.
+// is regenerated from the saved Philox draw, never stored. Without dropout, a backward with
+// create_graph differentiates the math it fuses (softmax(q k^T scale + mask) v) instead.
 #include <stdexcept>
 #include <string>
 
+#include <limits>
+
 #include "autograd/autocast.h"
+#include "autograd/composite_backward.h"
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
 #include "ops/raw_nn_ops.h"
@@ -36,6 +40,24 @@ Tensor repeat_heads_for_gqa(const Tensor& q, const Tensor& kv, const char* what)
   return repeat_interleave(kv, hq / hkv, -3);
 }
 
+// What the fused kernels compute, from differentiable ops (torch's math reference,
+// _scaled_dot_product_attention_math, without dropout): softmax(q k^T scale + bias) v, where the
+// bias is a float mask as given, or 0 where a bool mask (or the causal lower triangle, aligned to
+// the top left) keeps a position and -inf where it drops one.
+Tensor attention_composite(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& mask, bool is_causal,
+                           double scale) {
+  using autograd::detail::scalar_like;
+  Tensor scores = mul(matmul(q, transpose(k, -2, -1)), scale);
+  const double inf = std::numeric_limits<double>::infinity();
+  auto as_bias = [&](const Tensor& keep) { return raw::where(keep, scalar_like(0.0, q), scalar_like(-inf, q)); };
+  if (is_causal) {
+    const int64_t l = q.size(-2), s = k.size(-2);
+    scores = add(scores, as_bias(raw::tril(raw::ones({l, s}, TensorOptions(kBool).device(q.device())))));
+  }
+  if (mask.defined()) scores = add(scores, mask.dtype() == kBool ? as_bias(mask) : mask);
+  return matmul(softmax(scores, -1), v);
+}
+
 }  // namespace
 
 Tensor scaled_dot_product_attention(const Tensor& q_arg, const Tensor& k_arg, const Tensor& v_arg,
@@ -61,17 +83,28 @@ Tensor scaled_dot_product_attention(const Tensor& q_arg, const Tensor& k_arg, co
   Tensor mask = attn_mask.defined() ? detach(attn_mask) : Tensor();
   kernels::PhiloxArgs philox = r.philox;
   const double used_scale = r.scale;
-  record("ScaledDotProductAttentionBackward", {q, k, v}, out, {sq, sk, sv, so},
-         [sq, sk, sv, so, lse, mask, philox, used_scale, dropout_p, is_causal](const Grads& g, const Needs&) -> Grads {
-           raw::AttentionResult fwd;
-           fwd.output = so.unpack();
-           fwd.lse = lse;
-           fwd.philox = philox;
-           fwd.scale = used_scale;
-           raw::AttentionGrads gr = raw::scaled_dot_product_attention_backward(
-               g[0], sq.unpack(), sk.unpack(), sv.unpack(), mask, fwd, dropout_p, is_causal);
-           return {gr.grad_q, gr.grad_k, gr.grad_v};
-         });
+  auto fused = [sq, sk, sv, so, lse, mask, philox, used_scale, dropout_p, is_causal](const Grads& g,
+                                                                                     const Needs&) -> Grads {
+    raw::AttentionResult fwd;
+    fwd.output = so.unpack();
+    fwd.lse = lse;
+    fwd.philox = philox;
+    fwd.scale = used_scale;
+    raw::AttentionGrads gr = raw::scaled_dot_product_attention_backward(g[0], sq.unpack(), sk.unpack(), sv.unpack(),
+                                                                        mask, fwd, dropout_p, is_causal);
+    return {gr.grad_q, gr.grad_k, gr.grad_v};
+  };
+  const char* name = "ScaledDotProductAttentionBackward";
+  if (dropout_p > 0.0) {
+    // The dropout mask lives only in the kernels (regenerated from the Philox draw): with dropout
+    // the op is differentiable once, and a second backward through it throws.
+    record(name, {q, k, v}, out, {sq, sk, sv, so}, fused);
+  } else {
+    autograd::detail::record_fused(name, {q, k, v}, out, {sq, sk, sv, so}, fused,
+                                   [mask, is_causal, used_scale](const std::vector<Tensor>& in) -> std::vector<Tensor> {
+                                     return {attention_composite(in[0], in[1], in[2], mask, is_causal, used_scale)};
+                                   });
+  }
   return out;
 }
 

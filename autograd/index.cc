@@ -1,5 +1,6 @@
-// Indexing: each op's gradient is its adjoint (gather <-> scatter_add, index_select <-> index_add).
-// Index tensors are integers and get no gradient.
+// Indexing: each op's gradient is its adjoint (gather <-> scatter_add, index_select <-> index_add),
+// written with the differentiable ops so that the adjoint's gradient (under create_graph) is the op
+// again. Index tensors are integers and get no gradient.
 #include <stdexcept>
 #include <string>
 
@@ -12,20 +13,21 @@ using autograd::record;
 using autograd::SavedTensor;
 using autograd::detail::Grads;
 using autograd::detail::Needs;
+using autograd::detail::record_differentiable;
 
 Tensor index_select(const Tensor& t, int64_t dim, const Tensor& index) {
   Tensor out = raw::index_select(t, dim, index);
   if (autograd::needs_grad(t)) {
     SavedTensor si(index);
     Shape in_shape = t.sizes();
-    record("IndexSelectBackward", {t}, out, {si}, [si, in_shape, dim](const Grads& g, const Needs&) -> Grads {
+    record_differentiable("IndexSelectBackward", {t}, out, {si}, [si, in_shape, dim](const Grads& g, const Needs&) -> Grads {
       Tensor idx = si.unpack();
-      if (idx.dim() <= 1 || in_shape.empty()) return {raw::index_add(in_shape, dim, idx, g[0])};
+      if (idx.dim() <= 1 || in_shape.empty()) return {index_add(in_shape, dim, idx, g[0])};
       // An N-D index: its dims, flattened, are the one dim index_add adds along.
       const int64_t d = wrap_dim(dim, static_cast<int64_t>(in_shape.size()), "index_select");
       Shape flat = in_shape;
       flat[d] = idx.numel();
-      return {raw::index_add(in_shape, d, raw::reshape(idx, {idx.numel()}), raw::reshape(g[0], flat))};
+      return {index_add(in_shape, d, raw::reshape(idx, {idx.numel()}), reshape(g[0], flat))};
     });
   }
   return out;
@@ -36,8 +38,8 @@ Tensor gather(const Tensor& t, int64_t dim, const Tensor& index) {
   if (autograd::needs_grad(t)) {
     SavedTensor si(index);
     Shape in_shape = t.sizes();
-    record("GatherBackward", {t}, out, {si}, [si, in_shape, dim](const Grads& g, const Needs&) -> Grads {
-      return {raw::scatter_add(in_shape, dim, si.unpack(), g[0])};
+    record_differentiable("GatherBackward", {t}, out, {si}, [si, in_shape, dim](const Grads& g, const Needs&) -> Grads {
+      return {scatter_add(in_shape, dim, si.unpack(), g[0])};
     });
   }
   return out;
@@ -48,16 +50,17 @@ Tensor scatter_add(const Shape& shape, int64_t dim, const Tensor& index, const T
   if (autograd::needs_grad(src)) {
     SavedTensor si(index);
     Shape src_shape = src.sizes();
-    record("ScatterAddBackward", {src}, out, {si}, [si, dim, src_shape](const Grads& g, const Needs&) -> Grads {
+    record_differentiable("ScatterAddBackward", {src}, out, {si}, [si, dim, src_shape](const Grads& g, const Needs&) -> Grads {
       Tensor idx = si.unpack();
-      Tensor picked = raw::gather(g[0], dim, idx);
+      Tensor picked = gather(g[0], dim, idx);
       if (picked.sizes() == src_shape) return {picked};
       // Only the index-shaped corner of src was read; the rest gets zero gradient.
-      Tensor full = autograd::detail::zeros_of(src_shape, picked);
-      Tensor corner = full;
-      for (int64_t d = 0; d < corner.dim(); ++d) corner = raw::narrow(corner, d, 0, idx.size(d));
-      raw::copy_(corner, picked);
-      return {full};
+      const Shape corner = idx.sizes();
+      return {autograd::detail::placed_in_zeros("ScatterAddBackwardBackward", src_shape, picked, [corner](const Tensor& x) {
+        Tensor c = x;
+        for (int64_t d = 0; d < c.dim(); ++d) c = narrow(c, d, 0, corner[static_cast<size_t>(d)]);
+        return c;
+      })};
     });
   }
   return out;
@@ -67,8 +70,8 @@ Tensor index_add(const Shape& shape, int64_t dim, const Tensor& index, const Ten
   Tensor out = raw::index_add(shape, dim, index, src);
   if (autograd::needs_grad(src)) {
     SavedTensor si(index);
-    record("IndexAddBackward", {src}, out, {si}, [si, dim](const Grads& g, const Needs&) -> Grads {
-      return {raw::index_select(g[0], dim, si.unpack())};
+    record_differentiable("IndexAddBackward", {src}, out, {si}, [si, dim](const Grads& g, const Needs&) -> Grads {
+      return {index_select(g[0], dim, si.unpack())};
     });
   }
   return out;

@@ -305,20 +305,6 @@ Tensor group_norm(const Tensor& input_arg, int64_t num_groups, const Tensor& wei
   return y;
 }
 
-Tensor cross_entropy_loss(const Tensor& input_arg, const Tensor& target, const raw::CrossEntropyOptions& options) {
-  const Tensor input =
-      autocast::cast(options.log_probs ? autocast::Op::nll_loss : autocast::Op::cross_entropy, input_arg);
-  raw::CrossEntropyResult r = raw::cross_entropy_loss(input, target, options);
-  if (!autograd::needs_grad(input)) return r.loss;
-  SavedTensor si(input), st(target);
-  Tensor lse = r.lse, counted = r.counted;
-  record(options.log_probs ? "NllLossBackward" : "CrossEntropyLossBackward", {input}, r.loss, {si, st},
-         [si, st, lse, counted, options](const Grads& g, const Needs&) -> Grads {
-           return {raw::cross_entropy_loss_backward(g[0], si.unpack(), st.unpack(), lse, counted, options)};
-         });
-  return r.loss;
-}
-
 Tensor mse_loss(const Tensor& input_arg, const Tensor& target_arg, raw::LossReduction reduction) {
   if (input_arg.sizes() != target_arg.sizes()) {
     throw std::invalid_argument("mse_loss: input " + shape_str(input_arg.sizes()) + " and target " +

@@ -1,10 +1,12 @@
 // layer_norm, rms_norm and embedding: the raw ops of ops/raw_nn_ops.h and ops/raw_ops.h with
-// their backward nodes.
+// their backward nodes. The norms' fused backward kernels are differentiated twice through their
+// composites (autograd/composite_backward.h); embedding's gradient is an index_add of g.
 #include <limits>
 #include <stdexcept>
 #include <string>
 
 #include "autograd/autocast.h"
+#include "autograd/composite_backward.h"
 #include "autograd/nn_ops.h"
 #include "autograd/op_util.h"
 #include "autograd/ops.h"
@@ -16,8 +18,35 @@ using autograd::record;
 using autograd::SavedTensor;
 using autograd::detail::Grads;
 using autograd::detail::Needs;
+using autograd::detail::record_differentiable;
+using autograd::detail::record_fused;
 
 namespace {
+
+// The last `n` dims of a tensor of `rank` dims: the dims a norm over normalized_shape reduces.
+std::vector<int64_t> last_dims(int64_t rank, size_t n) {
+  std::vector<int64_t> dims;
+  for (int64_t d = rank - static_cast<int64_t>(n); d < rank; ++d) dims.push_back(d);
+  return dims;
+}
+
+// The norms as their definitions, for a backward with create_graph: (x - E[x]) / sqrt(Var[x] + eps)
+// with the biased variance, and x / sqrt(E[x^2] + eps); then the affine.
+Tensor layer_norm_composite(const Tensor& x, size_t normalized_dims, const Tensor& weight, const Tensor& bias,
+                            double eps) {
+  const std::vector<int64_t> dims = last_dims(x.dim(), normalized_dims);
+  const Tensor centered = sub(x, mean(x, dims, /*keepdim=*/true));
+  Tensor y = mul(centered, rsqrt(add(mean(square(centered), dims, /*keepdim=*/true), eps)));
+  if (weight.defined()) y = mul(y, weight);
+  if (bias.defined()) y = add(y, bias);
+  return y;
+}
+
+Tensor rms_norm_composite(const Tensor& x, size_t normalized_dims, const Tensor& weight, double eps) {
+  const std::vector<int64_t> dims = last_dims(x.dim(), normalized_dims);
+  Tensor y = mul(x, rsqrt(add(mean(square(x), dims, /*keepdim=*/true), eps)));
+  return weight.defined() ? mul(y, weight) : y;
+}
 
 // rms_norm's default eps: the machine epsilon of the type the op accumulates in, float32 for the
 // 16-bit inputs (torch 2.15's rms_norm gives a bfloat16 row of 1e-4 the value 1e-4 / sqrt(1e-8 +
@@ -45,7 +74,11 @@ Tensor layer_norm(const Tensor& input_arg, const Shape& normalized_shape, const 
   const bool has_w = weight.defined(), has_b = bias.defined();
   const DType wd = has_w ? weight.dtype() : input.dtype(), bd = has_b ? bias.dtype() : input.dtype();
   Tensor mean = r.mean, rstd = r.rstd;
-  record("NativeLayerNormBackward", inputs, r.output, {si, sw},
+  const size_t normalized_dims = normalized_shape.size();
+  auto composite = [has_w, has_b, normalized_dims, eps](const std::vector<Tensor>& in) -> std::vector<Tensor> {
+    return {layer_norm_composite(in[0], normalized_dims, has_w ? in[1] : Tensor(), has_b ? in.back() : Tensor(), eps)};
+  };
+  record_fused("NativeLayerNormBackward", inputs, r.output, {si, sw},
          [si, sw, mean, rstd, normalized_shape, has_w, has_b, wd, bd](const Grads& g, const Needs& needs) -> Grads {
            const size_t iw = 1, ib = has_w ? 2 : 1;
            raw::NormGrads gr =
@@ -56,7 +89,8 @@ Tensor layer_norm(const Tensor& input_arg, const Shape& normalized_shape, const 
            if (has_w) out.push_back(gr.grad_weight.defined() ? raw::to(gr.grad_weight, gr.grad_weight.device(), wd) : Tensor());
            if (has_b) out.push_back(gr.grad_bias.defined() ? raw::to(gr.grad_bias, gr.grad_bias.device(), bd) : Tensor());
            return out;
-         });
+         },
+         composite);
   return r.output;
 }
 
@@ -73,7 +107,11 @@ Tensor rms_norm(const Tensor& input_arg, const Shape& normalized_shape, const Te
   const bool has_w = weight.defined();
   const DType wd = has_w ? weight.dtype() : input.dtype();
   Tensor rstd = r.rstd;
-  record("RmsNormBackward", inputs, r.output, {si, sw},
+  const size_t normalized_dims = normalized_shape.size();
+  auto composite = [has_w, normalized_dims, e](const std::vector<Tensor>& in) -> std::vector<Tensor> {
+    return {rms_norm_composite(in[0], normalized_dims, has_w ? in[1] : Tensor(), e)};
+  };
+  record_fused("RmsNormBackward", inputs, r.output, {si, sw},
          [si, sw, rstd, normalized_shape, has_w, wd](const Grads& g, const Needs& needs) -> Grads {
            raw::NormGrads gr = raw::rms_norm_backward(g[0], si.unpack(), normalized_shape, rstd,
                                                       has_w ? sw.unpack() : Tensor(), {needs[0], has_w && needs[1]});
@@ -82,7 +120,8 @@ Tensor rms_norm(const Tensor& input_arg, const Shape& normalized_shape, const Te
              return {gr.grad_input, gw};
            }
            return {gr.grad_input};
-         });
+         },
+         composite);
   return r.output;
 }
 
@@ -130,10 +169,20 @@ Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<int64_
   out_shape.push_back(dim);
   Tensor out = raw::reshape(raw::index_select(weight, 0, idx), out_shape);
   if (!autograd::needs_grad(weight)) return out;
-  record("EmbeddingBackward", {weight}, out, {}, [idx, num, dim, pad](const Grads& g, const Needs&) -> Grads {
-    Tensor rows = raw::reshape(raw::contiguous(g[0]), {idx.numel(), dim});
+  record_differentiable("EmbeddingBackward", {weight}, out, {}, [idx, num, dim, pad](const Grads& g, const Needs&) -> Grads {
     // index_add sums the rows of one index in index order on the CPU (kernels/cpu/index.h), so the
     // result is the same for every run and thread count.
+    if (GradMode::is_enabled()) {
+      // create_graph: the same sum, differentiable in g (its gradient is g's rows picked again);
+      // the padding row is zeroed by a product rather than written.
+      Tensor dw = index_add({num, dim}, 0, idx, reshape(g[0], {idx.numel(), dim}));
+      if (!pad) return {dw};
+      Tensor keep = raw::ones({num, 1}, TensorOptions(dw.dtype()).device(dw.device()));
+      Tensor pad_row = raw::select(keep, 0, *pad);
+      raw::fill_(pad_row, 0.0);
+      return {mul(dw, keep)};
+    }
+    Tensor rows = raw::reshape(raw::contiguous(g[0]), {idx.numel(), dim});
     Tensor dw = raw::index_add({num, dim}, 0, idx, rows);
     if (pad) {
       Tensor row = raw::select(dw, 0, *pad);

@@ -40,6 +40,24 @@ inline Tensor zeros_of(const Shape& shape, const Tensor& like) {
   return raw::zeros(shape, TensorOptions(like.dtype()).device(like.device()));
 }
 
+// g written into the sub-block place(full) of zeros shaped `in_shape` (a view's or a corner's
+// gradient). Its own gradient (under create_graph) is that sub-block of the incoming one: `place`
+// again, which must be a differentiable view op.
+template <typename Place>
+Tensor placed_in_zeros(const std::string& name, const Shape& in_shape, const Tensor& g, Place place) {
+  Tensor full = zeros_of(in_shape, g);
+  {
+    NoGradGuard raw_write;
+    Tensor block = place(full);
+    raw::copy_(block, g);
+  }
+  if (needs_grad(g)) {
+    record_differentiable(name, {g}, full, {}, [place](const Grads& gg, const Needs&) -> Grads { return {place(gg[0])}; });
+  }
+  return full;
+}
+
+
 // The largest finite value of a floating dtype (torch.finfo(dtype).max); its negation is the lowest.
 inline double largest_finite(DType dtype) {
   switch (dtype) {

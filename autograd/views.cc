@@ -27,22 +27,6 @@ Tensor reshaping_view(const char* name, const Tensor& t, Tensor out) {
   return out;
 }
 
-// g written into the sub-block place(full) of zeros shaped `in_shape`. Its own gradient (under
-// create_graph) is that sub-block of the incoming one: the view op again.
-template <typename Place>
-Tensor placed_in_zeros(const std::string& name, const Shape& in_shape, const Tensor& g, Place place) {
-  Tensor full = autograd::detail::zeros_of(in_shape, g);
-  {
-    NoGradGuard raw_write;
-    Tensor block = place(full);
-    raw::copy_(block, g);
-  }
-  if (autograd::needs_grad(g)) {
-    record_differentiable(name, {g}, full, {}, [place](const Grads& gg, const Needs&) -> Grads { return {place(gg[0])}; });
-  }
-  return full;
-}
-
 // Records a view of a sub-block; `place(x)` is the same view op of x (a tensor shaped like the
 // input): the gradient is written into that sub-block of zeros.
 template <typename Place>
@@ -51,7 +35,7 @@ Tensor sub_block_view(const char* name, const Tensor& t, Tensor out, Place place
     Shape in_shape = t.sizes();
     const std::string backward_name = std::string(name) + "Backward";
     record_differentiable(name, {t}, out, {}, [in_shape, place, backward_name](const Grads& g, const Needs&) -> Grads {
-      return {placed_in_zeros(backward_name, in_shape, g[0], place)};
+      return {autograd::detail::placed_in_zeros(backward_name, in_shape, g[0], place)};
     });
   }
   autograd::mark_view(t, out);

@@ -364,7 +364,8 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
 }
 
 std::vector<BoundaryGradient> backward_to_boundary(const std::vector<Tensor>& outputs, std::vector<Tensor> grads,
-                                                   const std::function<bool(const Node&)>& stop_at) {
+                                                   const std::function<bool(const Node&)>& stop_at,
+                                                   bool create_graph) {
   if (grads.size() != outputs.size()) {
     throw std::invalid_argument("backward_to_boundary: got " + std::to_string(grads.size()) + " gradients for " +
                                 std::to_string(outputs.size()) + " outputs");
@@ -377,8 +378,10 @@ std::vector<BoundaryGradient> backward_to_boundary(const std::vector<Tensor>& ou
     }
     roots.push_back(gradient_edge(outputs[i]));
   }
-  NoGradGuard no_grad;
-  Execution exec(/*retain_graph=*/false, /*accumulate=*/true);
+  EnableGradGuard mode(create_graph);
+  // With create_graph the gradients' graph runs through the nodes of this pass (as torch's
+  // retain_graph defaults to create_graph), so they keep what they saved.
+  Execution exec(/*retain_graph=*/create_graph, /*accumulate=*/true, create_graph);
   exec.set_boundary(stop_at);
   exec.discover(roots);
   exec.seed(roots, grads);

@@ -34,14 +34,17 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
 // each defined, the outputs requiring grad) through the graph above the nodes `stop_at` selects,
 // and runs none of those. Returns, for each edge into such a node that a gradient reached, the
 // gradient summed there as that node's input buffer would hold it, before any of its hooks. Runs
-// under no-grad; the nodes that run release what they saved. Callbacks queued by hooks that run
-// belong to the enclosing backward pass, as the nodes' would without checkpointing.
+// under no-grad, or with create_graph under grad mode, recording the gradients' graph (a fused op's
+// composite, autograd/composite_backward.h); without create_graph the nodes that run release what
+// they saved. Callbacks queued by hooks that run belong to the enclosing backward pass, as the
+// nodes' would without checkpointing.
 struct BoundaryGradient {
   Edge edge;
   Tensor grad;
 };
 std::vector<BoundaryGradient> backward_to_boundary(const std::vector<Tensor>& outputs, std::vector<Tensor> grads,
-                                                   const std::function<bool(const Node&)>& stop_at);
+                                                   const std::function<bool(const Node&)>& stop_at,
+                                                   bool create_graph = false);
 
 class Engine {
  public:
