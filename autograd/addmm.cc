@@ -21,7 +21,6 @@ using autograd::requires_grad_safe;
 using autograd::SavedTensor;
 using autograd::detail::Grads;
 using autograd::detail::Needs;
-using autograd::detail::reduce_to;
 using autograd::detail::save_if;
 
 // input broadcast to `shape` (never the other way), beta = 0 ignoring its values (NaN too), in a
@@ -125,12 +124,15 @@ Tensor baddbmm(const Tensor& input_arg, const Tensor& batch1_arg, const Tensor& 
   if (autograd::needs_grad(input, a, b)) {
     SavedTensor sa = save_if(requires_grad_safe(b), a), sb = save_if(requires_grad_safe(a), b);
     const Shape input_shape = input.sizes();
-    record("BaddbmmBackward", {input, a, b}, out, {sa, sb},
+    autograd::detail::record_differentiable("BaddbmmBackward", {input, a, b}, out, {sa, sb},
            [sa, sb, input_shape, beta, alpha](const Grads& g, const Needs& needs) -> Grads {
              Tensor gi, ga, gb;
-             if (needs[0]) gi = reduce_to(beta == 1 ? g[0] : raw::mul(g[0], beta), input_shape);
-             if (needs[1]) ga = raw::mul(raw::bmm(g[0], raw::transpose(sb.unpack(), 1, 2)), alpha);
-             if (needs[2]) gb = raw::mul(raw::bmm(raw::transpose(sa.unpack(), 1, 2), g[0]), alpha);
+             if (needs[0]) {
+               gi = beta == 1 ? g[0] : mul(g[0], beta);
+               if (gi.sizes() != input_shape) gi = sum_to(gi, input_shape);
+             }
+             if (needs[1]) ga = mul(bmm(g[0], transpose(sb.unpack(), 1, 2)), alpha);
+             if (needs[2]) gb = mul(bmm(transpose(sa.unpack(), 1, 2), g[0]), alpha);
              return {gi, ga, gb};
            });
   }

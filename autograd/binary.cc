@@ -18,17 +18,19 @@ using autograd::SavedTensor;
 using autograd::detail::Grads;
 using autograd::detail::Needs;
 using autograd::detail::record_differentiable;
-using autograd::detail::reduce_to;
 using autograd::detail::save_if;
 using autograd::detail::scalar_like;
 using raw::BinaryOp;
 
+// A broadcast operand's gradient summed back to its shape, differentiably (the closures below are
+// written with the differentiable ops, so a backward with create_graph can differentiate them).
+Tensor summed_to(const Tensor& g, const Shape& shape) { return g.sizes() == shape ? g : sum_to(g, shape); }
 
-// Gradient for one input of maximum/minimum: g where the input won, g/2 on ties, 0 where it lost.
+// Gradient for one input of maximum/minimum: g where the input won, g/2 on ties, 0 where it lost
+// (a mask constant in the inputs, so linear in g).
 Tensor extremum_grad(const Tensor& g, const Tensor& self, const Tensor& other, BinaryOp loses) {
-  Tensor zero = scalar_like(0.0, g);
-  Tensor half = raw::where(raw::binary(BinaryOp::Eq, self, other), raw::mul(g, 0.5), g);
-  return reduce_to(raw::where(raw::binary(loses, self, other), zero, half), self.sizes());
+  Tensor half = where(raw::binary(BinaryOp::Eq, self, other), mul(g, 0.5), g);
+  return summed_to(where(raw::binary(loses, self, other), 0.0, half), self.sizes());
 }
 
 Tensor extremum(BinaryOp op, const char* name, const Tensor& a, const Tensor& b) {
@@ -37,7 +39,7 @@ Tensor extremum(BinaryOp op, const char* name, const Tensor& a, const Tensor& b)
     SavedTensor sa(a), sb(b);
     // An operand loses where it is below the other (maximum) or above it (minimum).
     BinaryOp loses = op == BinaryOp::Maximum ? BinaryOp::Lt : BinaryOp::Gt;
-    record(name, {a, b}, out, {sa, sb}, [sa, sb, loses](const Grads& g, const Needs& needs) -> Grads {
+    record_differentiable(name, {a, b}, out, {sa, sb}, [sa, sb, loses](const Grads& g, const Needs& needs) -> Grads {
       Tensor x = sa.unpack(), y = sb.unpack();
       return {needs[0] ? extremum_grad(g[0], x, y, loses) : Tensor(),
               needs[1] ? extremum_grad(g[0], y, x, loses) : Tensor()};
@@ -45,10 +47,6 @@ Tensor extremum(BinaryOp op, const char* name, const Tensor& a, const Tensor& b)
   }
   return out;
 }
-
-// A broadcast operand's gradient summed back to its shape, differentiably (the closures below are
-// written with the differentiable ops, so a backward with create_graph can differentiate them).
-Tensor summed_to(const Tensor& g, const Shape& shape) { return g.sizes() == shape ? g : sum_to(g, shape); }
 
 }  // namespace
 
@@ -183,7 +181,7 @@ Tensor div(const Tensor& a, const Tensor& b, const std::optional<std::string>& r
   }
   // Piecewise constant: zero gradients for both, as torch's DivBackward with a rounding mode.
   if (autograd::needs_grad(a, b)) {
-    record("DivBackward", {a, b}, out, {}, [](const Grads& g, const Needs& needs) -> Grads {
+    record_differentiable("DivBackward", {a, b}, out, {}, [](const Grads& g, const Needs& needs) -> Grads {
       return {needs[0] ? raw::zeros_like(g[0]) : Tensor(), needs[1] ? raw::zeros_like(g[0]) : Tensor()};
     });
   }
@@ -229,20 +227,19 @@ Tensor pow(const Tensor& a_arg, const Tensor& exponent_arg) {
   Tensor out = raw::pow(a, exponent);
   if (autograd::needs_grad(a, exponent)) {
     SavedTensor sa(a), sb(exponent), sy(out, /*is_output=*/true);
-    record("PowBackward", {a, exponent}, out, {sa, sb, sy}, [sa, sb, sy](const Grads& g, const Needs& needs) -> Grads {
+    record_differentiable("PowBackward", {a, exponent}, out, {sa, sb, sy}, [sa, sb, sy](const Grads& g, const Needs& needs) -> Grads {
       Tensor x = sa.unpack(), e = sb.unpack();
       Tensor ga, ge;
       if (needs[0]) {
         // e * x^(e-1)
-        ga = reduce_to(raw::mul(g[0], raw::mul(e, raw::pow(x, raw::add(e, -1.0)))), x.sizes());
+        ga = summed_to(mul(g[0], mul(e, pow(x, add(e, -1.0)))), x.sizes());
       }
       if (needs[1]) {
         // x^e * ln(x); where x == 0 and e >= 0 the limit is 0 (PyTorch masks the NaN/inf there).
-        Tensor val = raw::mul(g[0], raw::mul(sy.unpack(), raw::log(x)));
-        Tensor zero = scalar_like(0.0, val);
-        Tensor masked = raw::where(raw::binary(BinaryOp::Ge, e, 0.0), zero, val);
-        val = raw::where(raw::binary(BinaryOp::Eq, x, 0.0), masked, val);
-        ge = reduce_to(val, e.sizes());
+        Tensor val = mul(g[0], mul(sy.unpack(), log(x)));
+        Tensor masked = where(raw::binary(BinaryOp::Ge, e, 0.0), 0.0, val);
+        val = where(raw::binary(BinaryOp::Eq, x, 0.0), masked, val);
+        ge = summed_to(val, e.sizes());
       }
       return {ga, ge};
     });
@@ -255,12 +252,12 @@ Tensor pow(double base, const Tensor& exponent_arg) {
   Tensor out = raw::binary(BinaryOp::Pow, base, exponent);
   if (autograd::needs_grad(exponent)) {
     SavedTensor se(exponent), sy(out, /*is_output=*/true);
-    record("PowBackward", {exponent}, out, {se, sy}, [se, sy, base](const Grads& g, const Needs&) -> Grads {
-      Tensor val = raw::mul(raw::mul(g[0], sy.unpack()), std::log(base));
+    record_differentiable("PowBackward", {exponent}, out, {se, sy}, [se, sy, base](const Grads& g, const Needs&) -> Grads {
+      Tensor val = mul(mul(g[0], sy.unpack()), std::log(base));
       if (base == 0.0) {
         // 0^e is constant 0 for e > 0 (and 1 at e == 0): PyTorch's gradient there is 0.
         Tensor e = se.unpack();
-        val = raw::where(raw::binary(BinaryOp::Ge, e, 0.0), scalar_like(0.0, val), val);
+        val = where(raw::binary(BinaryOp::Ge, e, 0.0), 0.0, val);
       }
       return {val};
     });
@@ -316,9 +313,9 @@ Tensor masked_fill(const Tensor& t, const Tensor& mask, double value) {
   if (autograd::needs_grad(t)) {
     SavedTensor sm(mask);
     Shape ts = t.sizes();
-    record("MaskedFillBackward", {t}, out, {sm}, [sm, ts](const Grads& g, const Needs&) -> Grads {
+    record_differentiable("MaskedFillBackward", {t}, out, {sm}, [sm, ts](const Grads& g, const Needs&) -> Grads {
       // The filled elements do not depend on t.
-      return {reduce_to(raw::where(sm.unpack(), scalar_like(0.0, g[0]), g[0]), ts)};
+      return {summed_to(where(sm.unpack(), 0.0, g[0]), ts)};
     });
   }
   return out;

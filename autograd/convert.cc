@@ -8,12 +8,13 @@ namespace colony {
 using autograd::record;
 using autograd::detail::Grads;
 using autograd::detail::Needs;
+using autograd::detail::record_differentiable;
 
 Tensor contiguous(const Tensor& t) {
   Tensor out = raw::contiguous(t);
   if (out.is_same(t)) return t;
   if (autograd::needs_grad(t)) {
-    record("ContiguousBackward", {t}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0]}; });
+    record_differentiable("ContiguousBackward", {t}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0]}; });
   }
   return out;
 }
@@ -21,7 +22,7 @@ Tensor contiguous(const Tensor& t) {
 Tensor clone(const Tensor& t) {
   Tensor out = raw::clone(t);
   if (autograd::needs_grad(t)) {
-    record("CloneBackward", {t}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0]}; });
+    record_differentiable("CloneBackward", {t}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0]}; });
   }
   return out;
 }
@@ -33,8 +34,8 @@ Tensor to(const Tensor& t, Device device, DType dtype, bool non_blocking) {
   if (is_floating(dtype) && autograd::needs_grad(t)) {
     Device in_device = t.device();
     DType in_dtype = t.dtype();
-    record("ToCopyBackward", {t}, out, {}, [in_device, in_dtype](const Grads& g, const Needs&) -> Grads {
-      return {raw::to(g[0], in_device, in_dtype)};
+    record_differentiable("ToCopyBackward", {t}, out, {}, [in_device, in_dtype](const Grads& g, const Needs&) -> Grads {
+      return {to(g[0], in_device, in_dtype)};
     });
   }
   return out;

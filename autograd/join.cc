@@ -15,6 +15,7 @@ namespace {
 using autograd::record;
 using autograd::detail::Grads;
 using autograd::detail::Needs;
+using autograd::detail::record_differentiable;
 
 // The pieces' gradients joined along d without a copy, when they are already adjacent in one
 // buffer and together form a contiguous tensor of the input's shape; undefined otherwise. That is
@@ -62,7 +63,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
     std::vector<Shape> shapes;
     for (const Tensor& t : tensors) shapes.push_back(t.sizes());
     int64_t out_dims = out.dim();
-    record("CatBackward", tensors, out, {}, [d, shapes, out_dims](const Grads& g, const Needs& needs) -> Grads {
+    record_differentiable("CatBackward", tensors, out, {}, [d, shapes, out_dims](const Grads& g, const Needs& needs) -> Grads {
       Grads result(shapes.size());
       int64_t offset = 0;
       for (size_t i = 0; i < shapes.size(); ++i) {
@@ -73,7 +74,7 @@ Tensor cat(const std::vector<Tensor>& tensors, int64_t dim) {
           continue;
         }
         int64_t len = shapes[i][d];
-        if (needs[i]) result[i] = raw::narrow(g[0], d, offset, len);
+        if (needs[i]) result[i] = narrow(g[0], d, offset, len);
         offset += len;
       }
       return result;
@@ -87,10 +88,10 @@ Tensor stack(const std::vector<Tensor>& tensors, int64_t dim) {
   if (autograd::needs_grad(tensors)) {
     int64_t d = wrap_dim(dim, out.dim(), "stack");
     size_t n = tensors.size();
-    record("StackBackward", tensors, out, {}, [d, n](const Grads& g, const Needs& needs) -> Grads {
+    record_differentiable("StackBackward", tensors, out, {}, [d, n](const Grads& g, const Needs& needs) -> Grads {
       Grads result(n);
       for (size_t i = 0; i < n; ++i) {
-        if (needs[i]) result[i] = raw::select(g[0], d, static_cast<int64_t>(i));
+        if (needs[i]) result[i] = select(g[0], d, static_cast<int64_t>(i));
       }
       return result;
     });

@@ -196,17 +196,18 @@ Tensor nansum(const Tensor& t, const std::vector<int64_t>& dims, bool keepdim) {
       for (int64_t i = 0; i < t.dim(); ++i) d.push_back(i);
     }
     std::sort(d.begin(), d.end());
-    autograd::record("NansumBackward", {t}, out, {sx},
-                     [sx, d, keepdim](const autograd::detail::Grads& g, const autograd::detail::Needs&) -> autograd::detail::Grads {
-                       Tensor x = sx.unpack();
-                       Tensor gk = g[0];
-                       if (!keepdim) {
-                         for (int64_t i : d) gk = raw::unsqueeze(gk, i);
-                       }
-                       Tensor kept = raw::to(raw::unary(raw::UnaryOp::LogicalNot, raw::unary(raw::UnaryOp::IsNan, x)),
-                                             x.device(), gk.dtype());
-                       return {raw::mul(raw::expand(gk, x.sizes()), kept)};
-                     });
+    autograd::detail::record_differentiable(
+        "NansumBackward", {t}, out, {sx},
+        [sx, d, keepdim](const autograd::detail::Grads& g, const autograd::detail::Needs&) -> autograd::detail::Grads {
+          Tensor x = sx.unpack();
+          Tensor gk = g[0];
+          if (!keepdim) {
+            for (int64_t i : d) gk = unsqueeze(gk, i);
+          }
+          Tensor kept = raw::to(raw::unary(raw::UnaryOp::LogicalNot, raw::unary(raw::UnaryOp::IsNan, x)), x.device(),
+                                gk.dtype());
+          return {mul(expand(gk, x.sizes()), kept)};
+        });
   }
   return out;
 }

@@ -85,10 +85,10 @@ std::pair<Tensor, Tensor> select_extreme(bool is_max, const char* name, const Te
     Shape in_shape = t.sizes();
     int64_t d = t.dim() == 0 ? 0 : wrap_dim(dim, t.dim(), name);
     SavedTensor si(indices, /*is_output=*/true);
-    record(name, {t}, values, {si}, [si, in_shape, d, keepdim](const Grads& g, const Needs&) -> Grads {
+    record_differentiable(name, {t}, values, {si}, [si, in_shape, d, keepdim](const Grads& g, const Needs&) -> Grads {
       if (in_shape.empty()) return {g[0]};
       Tensor idx = with_kept_dims(si.unpack(), {d}, keepdim);
-      return {raw::scatter_add(in_shape, d, idx, with_kept_dims(g[0], {d}, keepdim))};
+      return {scatter_add(in_shape, d, idx, kept_dims(g[0], {d}, keepdim))};
     });
   }
   return {values, indices};
@@ -131,11 +131,11 @@ Tensor var(const Tensor& t_arg, const std::vector<int64_t>& dims, bool unbiased,
     double n = static_cast<double>(reduced_count(t.sizes(), d));
     double denom = n - (unbiased ? 1.0 : 0.0);
     SavedTensor sx(t);
-    record("VarBackward", {t}, out, {sx}, [sx, d, keepdim, denom](const Grads& g, const Needs&) -> Grads {
+    record_differentiable("VarBackward", {t}, out, {sx}, [sx, d, keepdim, denom](const Grads& g, const Needs&) -> Grads {
       // d var / dx_i = 2 (x_i - mean) / (N - correction)
       Tensor x = sx.unpack();
-      Tensor centered = raw::sub(x, raw::mean(x, d, /*keepdim=*/true));
-      return {raw::mul(raw::mul(centered, with_kept_dims(g[0], d, keepdim)), 2.0 / denom)};
+      Tensor centered = sub(x, mean(x, d, /*keepdim=*/true));
+      return {mul(mul(centered, kept_dims(g[0], d, keepdim)), 2.0 / denom)};
     });
   }
   return out;

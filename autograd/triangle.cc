@@ -7,12 +7,13 @@ namespace colony {
 using autograd::record;
 using autograd::detail::Grads;
 using autograd::detail::Needs;
+using autograd::detail::record_differentiable;
 
 Tensor tril(const Tensor& t, int64_t diagonal) {
   Tensor out = raw::tril(t, diagonal);
   if (autograd::needs_grad(t)) {
-    record("TrilBackward", {t}, out, {}, [diagonal](const Grads& g, const Needs&) -> Grads {
-      return {raw::tril(g[0], diagonal)};
+    record_differentiable("TrilBackward", {t}, out, {}, [diagonal](const Grads& g, const Needs&) -> Grads {
+      return {tril(g[0], diagonal)};
     });
   }
   return out;
@@ -21,8 +22,8 @@ Tensor tril(const Tensor& t, int64_t diagonal) {
 Tensor triu(const Tensor& t, int64_t diagonal) {
   Tensor out = raw::triu(t, diagonal);
   if (autograd::needs_grad(t)) {
-    record("TriuBackward", {t}, out, {}, [diagonal](const Grads& g, const Needs&) -> Grads {
-      return {raw::triu(g[0], diagonal)};
+    record_differentiable("TriuBackward", {t}, out, {}, [diagonal](const Grads& g, const Needs&) -> Grads {
+      return {triu(g[0], diagonal)};
     });
   }
   return out;

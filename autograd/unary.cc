@@ -269,7 +269,7 @@ Tensor round(const Tensor& t, int64_t decimals) {
                           : raw::mul(raw::unary(UnaryOp::Round, raw::binary(BinaryOp::Div, x, ten_pow)), ten_pow);
   Tensor out = narrow ? raw::to(r, r.device(), t.dtype()) : r;
   if (autograd::needs_grad(t)) {
-    record("RoundBackward", {t}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {raw::zeros_like(g[0])}; });
+    record_differentiable("RoundBackward", {t}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {raw::zeros_like(g[0])}; });
   }
   return out;
 }

@@ -8,6 +8,7 @@
 
 #include "autograd/autocast.h"
 #include "autograd/custom_function.h"
+#include "autograd/nn_ops.h"
 #include "tests/autograd/gradcheck.h"
 #include "tests/test_util.h"
 
@@ -208,16 +209,61 @@ TEST(DoubleBackward, AGradientCastToItsInputsDtypeKeepsItsHistory) {
   EXPECT_TRUE(testing::matches_values(d2, {6.0, 8.0}));
 }
 
+TEST(DoubleBackward, JoinsCopiesMasksAndScans) {
+  Tensor a = input({2, 3}, -1.0, 1.0, 71), b = input({2, 2}, -1.0, 1.0, 72), c = input({2, 3}, -1.0, 1.0, 73);
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return square(cat({in[0], in[1], in[0]}, 1)); },
+                            {a, b}));
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return sin(stack({in[0], in[1]}, 1)); }, {a, c}));
+  EXPECT_TRUE(gradgradcheck(
+      [](const std::vector<Tensor>& in) { return mul(clone(in[0]), contiguous(in[0].transpose(0, 1)).transpose(0, 1)); },
+      {a}));
+  // A float32 detour: the casts' gradients are casts, recorded. d/dx x^2 = 2x, then 2.
+  Tensor x = raw::tensor({0.5, -1.25}).to(kFloat64).requires_grad_(true);
+  Tensor y = to(square(to(x, Device(), kFloat32)), Device(), kFloat64);
+  Tensor d1 = autograd::grad({y.sum()}, {x}, {}, std::nullopt, /*create_graph=*/true)[0];
+  EXPECT_TRUE(testing::matches_values(d1, {1.0, -2.5}));
+  EXPECT_TRUE(testing::matches_values(autograd::grad({d1.sum()}, {x})[0], {2.0, 2.0}));
+  Tensor mask = raw::tensor({1, 0, 0, 1, 1, 0}).to(kBool).reshape({2, 3});
+  EXPECT_TRUE(gradgradcheck([&](const std::vector<Tensor>& in) { return exp(masked_fill(in[0], mask, 2.0)); }, {a}));
+  Tensor sq = input({3, 3}, -1.0, 1.0, 74);
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return square(add(tril(in[0]), triu(in[0], 1))); }, {sq}));
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return square(cumsum(in[0], 1)); }, {sq}));
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return var(in[0], {1}); }, {sq}));
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return square(nansum(in[0], {0})); }, {sq}));
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return square(std::get<0>(max(in[0], 1))); }, {sq}));
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return square(maximum(in[0], in[1])); }, {a, c}));
+}
+
+TEST(DoubleBackward, PowWithTensorExponentsAndBatchedProducts) {
+  Tensor x = input({2, 3}, 0.5, 1.5, 81), e = input({3}, -1.0, 2.0, 82);
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return pow(in[0], in[1]); }, {x, e}));
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return pow(2.5, in[0]); }, {e}));
+  Tensor input_ = input({1, 2, 2}, -1.0, 1.0, 83), p = input({2, 2, 3}, -1.0, 1.0, 84), q = input({2, 3, 2}, -1.0, 1.0, 85);
+  EXPECT_TRUE(gradgradcheck(
+      [](const std::vector<Tensor>& in) { return tanh(baddbmm(in[0], in[1], in[2], 0.5, 2.0)); }, {input_, p, q}));
+}
+
+TEST(DoubleBackward, PaddingAndFolding) {
+  Tensor img = input({1, 2, 3, 4}, -1.0, 1.0, 91);
+  for (kernels::PadMode mode : {kernels::PadMode::Reflect, kernels::PadMode::Replicate, kernels::PadMode::Circular}) {
+    EXPECT_TRUE(gradgradcheck(
+        [mode](const std::vector<Tensor>& in) { return square(pad_by_mode(in[0], mode, {1, 2, 1, 1})); }, {img}));
+  }
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return square(im2col(in[0], {2, 2}, 1, 1, 1)); }, {img}));
+  Tensor cols = input({1, 8, 6}, -1.0, 1.0, 92);
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return square(col2im(in[0], {3, 4}, {2, 2})); }, {cols}));
+}
+
 TEST(DoubleBackward, AnOpWhoseBackwardIsNotDifferentiableThrowsOnTheSecondBackward) {
   Tensor x = input({4, 3}, -1.0, 1.0, 61);
-  Tensor y = cumsum(mul(x, x), 1).sum();
+  Tensor y = cumprod(mul(x, x), 1).sum();
   // The first gradients are right under create_graph too.
   Tensor plain = autograd::grad({y}, {x}, {}, /*retain_graph=*/true)[0];
   Tensor d1 = autograd::grad({y}, {x}, {}, std::nullopt, true)[0];
   EXPECT_TRUE(testing::all_close(d1, plain, 0.0, 0.0));
   EXPECT_TRUE(d1.requires_grad());
   EXPECT_TRUE(throws_with([&] { autograd::grad({d1.sum()}, {x}); },
-                          "the derivative of CumsumBackward is not implemented"));
+                          "the derivative of CumprodBackward is not implemented"));
 }
 
 // A custom Function whose backward is written with differentiable ops is differentiable twice,
