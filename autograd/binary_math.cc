@@ -56,7 +56,7 @@ Tensor scalar_recorded(Tensor out, const char* name, const Tensor& t, bool saves
 // nothing saved, so an in-place form (fmod_) need not keep self's old value.
 Tensor passes_gradient(Tensor out, const char* name, const Tensor& t) {
   if (autograd::needs_grad(t)) {
-    record(name, {t}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0]}; });
+    autograd::detail::record_differentiable(name, {t}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0]}; });
   }
   return out;
 }

@@ -58,11 +58,11 @@ int64_t reduced_count(const Shape& shape, const std::vector<int64_t>& sorted_dim
 // Gradient of amax/amin: shared evenly among the elements equal to the extreme value.
 Tensor extreme_value_grad(const Tensor& g, const Tensor& x, const Tensor& out, const std::vector<int64_t>& dims,
                           bool keepdim) {
-  Tensor g_k = with_kept_dims(g, dims, keepdim);
   Tensor out_k = with_kept_dims(out, dims, keepdim);
   Tensor mask = raw::to(raw::binary(raw::BinaryOp::Eq, x, out_k), x.device(), g.dtype());
   Tensor count = raw::sum(mask, dims, /*keepdim=*/true);
-  return raw::mul(mask, raw::div(g_k, count));
+  // Linear in g with the mask and count constant: differentiable under create_graph.
+  return mul(mask, div(kept_dims(g, dims, keepdim), count));
 }
 
 Tensor extreme_value(bool is_max, const char* name, const Tensor& t, const std::vector<int64_t>& dims,
@@ -71,7 +71,7 @@ Tensor extreme_value(bool is_max, const char* name, const Tensor& t, const std::
   if (autograd::needs_grad(t)) {
     std::vector<int64_t> d = reduced_dims(dims, t.dim(), name);
     SavedTensor sx(t), sy(out, /*is_output=*/true);
-    record(name, {t}, out, {sx, sy}, [sx, sy, d, keepdim](const Grads& g, const Needs&) -> Grads {
+    record_differentiable(name, {t}, out, {sx, sy}, [sx, sy, d, keepdim](const Grads& g, const Needs&) -> Grads {
       return {extreme_value_grad(g[0], sx.unpack(), sy.unpack(), d, keepdim)};
     });
   }

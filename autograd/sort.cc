@@ -18,8 +18,8 @@ std::pair<Tensor, Tensor> record_selection(const char* name, const Tensor& t, in
   if (autograd::needs_grad(t)) {
     SavedTensor si(out.second);
     Shape in_shape = t.sizes();
-    record(name, {t}, out.first, {si}, [si, in_shape, dim](const Grads& g, const Needs&) -> Grads {
-      return {raw::scatter_add(in_shape, dim, si.unpack(), g[0])};
+    autograd::detail::record_differentiable(name, {t}, out.first, {si}, [si, in_shape, dim](const Grads& g, const Needs&) -> Grads {
+      return {scatter_add(in_shape, dim, si.unpack(), g[0])};
     });
   }
   return out;

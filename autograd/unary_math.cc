@@ -108,7 +108,7 @@ Tensor frac(const Tensor& t) {
   // x - trunc(x): the gradient passes unchanged (trunc's is zero).
   Tensor out = raw::unary(UnaryOp::Frac, t);
   if (autograd::needs_grad(t)) {
-    record("FracBackward", {t}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0]}; });
+    autograd::detail::record_differentiable("FracBackward", {t}, out, {}, [](const Grads& g, const Needs&) -> Grads { return {g[0]}; });
   }
   return out;
 }

@@ -232,6 +232,9 @@ TEST(DoubleBackward, JoinsCopiesMasksAndScans) {
   EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return square(nansum(in[0], {0})); }, {sq}));
   EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return square(std::get<0>(max(in[0], 1))); }, {sq}));
   EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return square(maximum(in[0], in[1])); }, {a, c}));
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return square(amax(in[0], {1})); }, {sq}));
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return exp(sort(in[0], 1).first); }, {sq}));
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return exp(topk(in[0], 2, 0).first); }, {sq}));
 }
 
 TEST(DoubleBackward, PowWithTensorExponentsAndBatchedProducts) {
