@@ -15,6 +15,7 @@
 namespace colony {
 namespace {
 
+using autograd::Backward;
 using autograd::record;
 using autograd::SavedTensor;
 using autograd::detail::Grads;
@@ -34,71 +35,78 @@ constexpr double kPi = 3.14159265358979323846;
 
 Tensor unary(UnaryOp op, const Tensor& x) { return raw::unary(op, x); }
 // 1 - x^2, the argument of asin's, acos's and atanh's derivatives.
-Tensor one_minus_square(const Tensor& x) { return raw::binary(BinaryOp::Sub, 1.0, raw::mul(x, x)); }
+Tensor one_minus_square(const Tensor& x) { return rsub(mul(x, x), 1.0); }
 
 }  // namespace
 
 Tensor tan(const Tensor& t_arg) {
   const Tensor t = autocast::cast(autocast::Op::tan, t_arg);
   // grad * (1 + result^2)
-  return unary_with_output(UnaryOp::Tan, "TanBackward", t, [](const Tensor& g, const Tensor& y) {
-    return raw::mul(g, raw::add(raw::mul(y, y), 1.0));
-  });
+  return unary_with_output(
+      UnaryOp::Tan, "TanBackward", t, [](const Tensor& g, const Tensor& y) { return mul(g, add(mul(y, y), 1.0)); },
+      Backward::Differentiable);
 }
 
 Tensor asin(const Tensor& t_arg) {
   const Tensor t = autocast::cast(autocast::Op::asin, t_arg);
   // grad * (1 - x^2)^(-1/2)
-  return unary_with_input(UnaryOp::Asin, "AsinBackward", t, [](const Tensor& g, const Tensor& x) {
-    return raw::mul(g, raw::rsqrt(one_minus_square(x)));
-  });
+  return unary_with_input(
+      UnaryOp::Asin, "AsinBackward", t,
+      [](const Tensor& g, const Tensor& x) { return mul(g, rsqrt(one_minus_square(x))); }, {},
+      Backward::Differentiable);
 }
 
 Tensor acos(const Tensor& t_arg) {
   const Tensor t = autocast::cast(autocast::Op::acos, t_arg);
   // grad * -(1 - x^2)^(-1/2)
-  return unary_with_input(UnaryOp::Acos, "AcosBackward", t, [](const Tensor& g, const Tensor& x) {
-    return raw::mul(g, raw::neg(raw::rsqrt(one_minus_square(x))));
-  });
+  return unary_with_input(
+      UnaryOp::Acos, "AcosBackward", t,
+      [](const Tensor& g, const Tensor& x) { return mul(g, neg(rsqrt(one_minus_square(x)))); }, {},
+      Backward::Differentiable);
 }
 
 Tensor atan(const Tensor& t) {
   // grad / (x^2 + 1)
-  return unary_with_input(UnaryOp::Atan, "AtanBackward", t, [](const Tensor& g, const Tensor& x) {
-    return raw::div(g, raw::add(raw::mul(x, x), 1.0));
-  });
+  return unary_with_input(
+      UnaryOp::Atan, "AtanBackward", t, [](const Tensor& g, const Tensor& x) { return div(g, add(mul(x, x), 1.0)); },
+      {}, Backward::Differentiable);
 }
 
 Tensor sinh(const Tensor& t_arg) {
   const Tensor t = autocast::cast(autocast::Op::sinh, t_arg);
-  return unary_with_input(UnaryOp::Sinh, "SinhBackward", t,
-                          [](const Tensor& g, const Tensor& x) { return raw::mul(g, unary(UnaryOp::Cosh, x)); });
+  return unary_with_input(
+      UnaryOp::Sinh, "SinhBackward", t, [](const Tensor& g, const Tensor& x) { return mul(g, cosh(x)); }, {},
+      Backward::Differentiable);
 }
 
 Tensor cosh(const Tensor& t_arg) {
   const Tensor t = autocast::cast(autocast::Op::cosh, t_arg);
-  return unary_with_input(UnaryOp::Cosh, "CoshBackward", t,
-                          [](const Tensor& g, const Tensor& x) { return raw::mul(g, unary(UnaryOp::Sinh, x)); });
+  return unary_with_input(
+      UnaryOp::Cosh, "CoshBackward", t, [](const Tensor& g, const Tensor& x) { return mul(g, sinh(x)); }, {},
+      Backward::Differentiable);
 }
 
 Tensor asinh(const Tensor& t) {
   // grad * (x^2 + 1)^(-1/2)
-  return unary_with_input(UnaryOp::Asinh, "AsinhBackward", t, [](const Tensor& g, const Tensor& x) {
-    return raw::mul(g, raw::rsqrt(raw::add(raw::mul(x, x), 1.0)));
-  });
+  return unary_with_input(
+      UnaryOp::Asinh, "AsinhBackward", t,
+      [](const Tensor& g, const Tensor& x) { return mul(g, rsqrt(add(mul(x, x), 1.0))); }, {},
+      Backward::Differentiable);
 }
 
 Tensor acosh(const Tensor& t) {
   // grad * (x^2 - 1)^(-1/2): inf at x = 1
-  return unary_with_input(UnaryOp::Acosh, "AcoshBackward", t, [](const Tensor& g, const Tensor& x) {
-    return raw::mul(g, raw::rsqrt(raw::add(raw::mul(x, x), -1.0)));
-  });
+  return unary_with_input(
+      UnaryOp::Acosh, "AcoshBackward", t,
+      [](const Tensor& g, const Tensor& x) { return mul(g, rsqrt(add(mul(x, x), -1.0))); }, {},
+      Backward::Differentiable);
 }
 
 Tensor atanh(const Tensor& t) {
   // grad / (1 - x^2)
-  return unary_with_input(UnaryOp::Atanh, "AtanhBackward", t,
-                          [](const Tensor& g, const Tensor& x) { return raw::div(g, one_minus_square(x)); });
+  return unary_with_input(
+      UnaryOp::Atanh, "AtanhBackward", t, [](const Tensor& g, const Tensor& x) { return div(g, one_minus_square(x)); },
+      {}, Backward::Differentiable);
 }
 
 Tensor trunc(const Tensor& t) { return piecewise_constant(UnaryOp::Trunc, "TruncBackward", t); }
@@ -116,49 +124,56 @@ Tensor frac(const Tensor& t) {
 Tensor log2(const Tensor& t_arg) {
   const Tensor t = autocast::cast(autocast::Op::log2, t_arg);
   // grad / (x ln 2)
-  return unary_with_input(UnaryOp::Log2, "Log2Backward", t,
-                          [](const Tensor& g, const Tensor& x) { return raw::div(g, raw::mul(x, kLn2)); });
+  return unary_with_input(
+      UnaryOp::Log2, "Log2Backward", t, [](const Tensor& g, const Tensor& x) { return div(g, mul(x, kLn2)); }, {},
+      Backward::Differentiable);
 }
 
 Tensor log10(const Tensor& t_arg) {
   const Tensor t = autocast::cast(autocast::Op::log10, t_arg);
   // grad / (x ln 10)
-  return unary_with_input(UnaryOp::Log10, "Log10Backward", t,
-                          [](const Tensor& g, const Tensor& x) { return raw::div(g, raw::mul(x, kLn10)); });
+  return unary_with_input(
+      UnaryOp::Log10, "Log10Backward", t, [](const Tensor& g, const Tensor& x) { return div(g, mul(x, kLn10)); }, {},
+      Backward::Differentiable);
 }
 
 Tensor exp2(const Tensor& t) {
   // grad * result * ln 2
-  return unary_with_output(UnaryOp::Exp2, "Exp2Backward", t,
-                           [](const Tensor& g, const Tensor& y) { return raw::mul(raw::mul(g, y), kLn2); });
+  return unary_with_output(
+      UnaryOp::Exp2, "Exp2Backward", t, [](const Tensor& g, const Tensor& y) { return mul(mul(g, y), kLn2); },
+      Backward::Differentiable);
 }
 
 Tensor erfc(const Tensor& t) {
   // -2/sqrt(pi) exp(-x^2) grad
-  return unary_with_input(UnaryOp::Erfc, "ErfcBackward", t, [](const Tensor& g, const Tensor& x) {
-    return raw::mul(raw::mul(raw::exp(raw::neg(raw::mul(x, x))), -kTwoOverSqrtPi), g);
-  });
+  return unary_with_input(
+      UnaryOp::Erfc, "ErfcBackward", t,
+      [](const Tensor& g, const Tensor& x) { return mul(mul(exp(neg(mul(x, x))), -kTwoOverSqrtPi), g); }, {},
+      Backward::Differentiable);
 }
 
 Tensor erfinv(const Tensor& t_arg) {
   const Tensor t = autocast::cast(autocast::Op::erfinv, t_arg);
   // sqrt(pi)/2 exp(erfinv(x)^2) grad, through the saved result (torch recomputes erfinv(x): the
   // same numbers)
-  return unary_with_output(UnaryOp::Erfinv, "ErfinvBackward", t, [](const Tensor& g, const Tensor& y) {
-    return raw::mul(raw::mul(raw::exp(raw::mul(y, y)), 1.0 / kTwoOverSqrtPi), g);
-  });
+  return unary_with_output(
+      UnaryOp::Erfinv, "ErfinvBackward", t,
+      [](const Tensor& g, const Tensor& y) { return mul(mul(exp(mul(y, y)), 1.0 / kTwoOverSqrtPi), g); },
+      Backward::Differentiable);
 }
 
 Tensor lgamma(const Tensor& t) {
   // grad * digamma(x)
-  return unary_with_input(UnaryOp::Lgamma, "LgammaBackward", t,
-                          [](const Tensor& g, const Tensor& x) { return raw::mul(g, unary(UnaryOp::Digamma, x)); });
+  return unary_with_input(
+      UnaryOp::Lgamma, "LgammaBackward", t, [](const Tensor& g, const Tensor& x) { return mul(g, digamma(x)); }, {},
+      Backward::Differentiable);
 }
 
 Tensor digamma(const Tensor& t) {
   // grad * polygamma(1, x), the trigamma function
-  return unary_with_input(UnaryOp::Digamma, "DigammaBackward", t,
-                          [](const Tensor& g, const Tensor& x) { return raw::mul(g, unary(UnaryOp::Trigamma, x)); });
+  return unary_with_input(
+      UnaryOp::Digamma, "DigammaBackward", t, [](const Tensor& g, const Tensor& x) { return mul(g, polygamma(1, x)); },
+      {}, Backward::Differentiable);
 }
 
 Tensor polygamma(int64_t n, const Tensor& t) {
@@ -168,12 +183,7 @@ Tensor polygamma(int64_t n, const Tensor& t) {
   // grad * polygamma(n + 1, x)
   return unary_with_input(
       UnaryOp::Polygamma, "PolygammaBackward", t,
-      [n](const Tensor& g, const Tensor& x) {
-        UnaryAttrs next;
-        next.polygamma_n = static_cast<int>(n + 1);
-        return raw::mul(g, raw::unary(UnaryOp::Polygamma, x, next));
-      },
-      attrs);
+      [n](const Tensor& g, const Tensor& x) { return mul(g, polygamma(n + 1, x)); }, attrs, Backward::Differentiable);
 }
 
 Tensor logit(const Tensor& t, std::optional<double> eps) {

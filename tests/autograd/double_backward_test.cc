@@ -53,6 +53,17 @@ TEST(DoubleBackward, ElementwiseOps) {
   EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return erf(in[0]); }, {x}));
   EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return neg(in[0]); }, {x}));
   EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return pow(in[0], 2.5); }, {x}));
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return tan(in[0]); }, {x}));
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return atan(in[0]); }, {x}));
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return mul(sinh(in[0]), cosh(in[0])); }, {x}));
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return asinh(in[0]); }, {x}));
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return acosh(add(in[0], 1.5)); }, {x}));
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return add(log2(in[0]), log10(in[0])); }, {x}));
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return add(exp2(in[0]), erfc(in[0])); }, {x}));
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return lgamma(in[0]); }, {x}));
+  Tensor unit = input({3, 4}, -0.8, 0.8, 12);  // inside (-1, 1), for asin, acos, atanh, erfinv
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return add(asin(in[0]), acos(in[0])); }, {unit}));
+  EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return add(atanh(in[0]), erfinv(in[0])); }, {unit}));
   Tensor signed_x = input({3, 4}, -1.0, 1.0, 11);
   EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return abs(in[0]); }, {signed_x}));
   EXPECT_TRUE(gradgradcheck([](const std::vector<Tensor>& in) { return clamp(in[0], -0.5, 0.5); }, {signed_x}));
