@@ -30,12 +30,23 @@ Tensor conv2d(const Tensor& input_arg, const Tensor& weight_arg, const Tensor& b
   std::vector<Tensor> inputs = {input, weight};
   if (has_bias) inputs.push_back(bias);
   SavedTensor si(input), sw(weight);
-  record("ConvolutionBackward", inputs, out, {si, sw}, [si, sw, params, has_bias](const Grads& g, const Needs& needs) -> Grads {
-    raw::Conv2dGrads r = raw::conv2d_backward(g[0], si.unpack(), sw.unpack(), params,
-                                              {needs[0], needs[1], has_bias && needs[2]});
-    if (has_bias) return {r.grad_input, r.grad_weight, r.grad_bias};
-    return {r.grad_input, r.grad_weight};
-  });
+  autograd::detail::record_differentiable(
+      "ConvolutionBackward", inputs, out, {si, sw}, [si, sw, params, has_bias](const Grads& g, const Needs& needs) -> Grads {
+        if (!GradMode::is_enabled()) {
+          // An ordinary backward: the fused kernel, which computes the input, weight and bias
+          // gradients in one pass over grad_output.
+          raw::Conv2dGrads r = raw::conv2d_backward(g[0], si.unpack(), sw.unpack(), params,
+                                                    {needs[0], needs[1], has_bias && needs[2]});
+          if (has_bias) return {r.grad_input, r.grad_weight, r.grad_bias};
+          return {r.grad_input, r.grad_weight};
+        }
+        // create_graph: the same gradients as differentiable ops, which record their own graph.
+        const Tensor x = si.unpack(), w = sw.unpack();
+        Grads out = {needs[0] ? conv2d_input_grad(g[0], w, x.sizes(), params) : Tensor(),
+                     needs[1] ? conv2d_weight_grad(x, g[0], w.sizes(), params) : Tensor()};
+        if (has_bias) out.push_back(needs[2] ? sum(g[0], {0, 2, 3}) : Tensor());
+        return out;
+      });
   return out;
 }
 
@@ -52,16 +63,18 @@ Tensor conv_transpose2d(const Tensor& input_arg, const Tensor& weight_arg, const
   SavedTensor si(input), sw(weight);
   // The forward is conv2d's input gradient, so its input gradient is conv2d itself and its weight
   // gradient is conv2d's, with grad_output in the input's place and the input in grad_output's.
-  record("ConvolutionBackward", inputs, out, {si, sw}, [si, sw, params, has_bias](const Grads& g, const Needs& needs) -> Grads {
-    Tensor grad_input, grad_weight, grad_bias;
-    if (needs[0]) {
-      grad_input = raw::conv2d(g[0], sw.unpack(), Tensor(), params.stride, params.padding, params.dilation, params.groups);
-    }
-    if (needs[1]) grad_weight = raw::conv2d_backward(si.unpack(), g[0], sw.unpack(), params, {false, true, false}).grad_weight;
-    if (has_bias && needs[2]) grad_bias = raw::sum(g[0], {0, 2, 3});
-    if (has_bias) return {grad_input, grad_weight, grad_bias};
-    return {grad_input, grad_weight};
-  });
+  // The differentiable ops are the raw kernels while grad mode is off (an ordinary backward).
+  autograd::detail::record_differentiable(
+      "ConvolutionBackward", inputs, out, {si, sw}, [si, sw, params, has_bias](const Grads& g, const Needs& needs) -> Grads {
+        Tensor grad_input, grad_weight, grad_bias;
+        if (needs[0]) {
+          grad_input = conv2d(g[0], sw.unpack(), Tensor(), params.stride, params.padding, params.dilation, params.groups);
+        }
+        if (needs[1]) grad_weight = conv2d_weight_grad(g[0], si.unpack(), sw.unpack().sizes(), params);
+        if (has_bias && needs[2]) grad_bias = sum(g[0], {0, 2, 3});
+        if (has_bias) return {grad_input, grad_weight, grad_bias};
+        return {grad_input, grad_weight};
+      });
   return out;
 }
 
@@ -76,12 +89,21 @@ Tensor conv3d(const Tensor& input_arg, const Tensor& weight_arg, const Tensor& b
   std::vector<Tensor> inputs = {input, weight};
   if (has_bias) inputs.push_back(bias);
   SavedTensor si(input), sw(weight);
-  record("ConvolutionBackward", inputs, out, {si, sw}, [si, sw, params, has_bias](const Grads& g, const Needs& needs) -> Grads {
-    raw::Conv2dGrads r = raw::conv3d_backward(g[0], si.unpack(), sw.unpack(), params,
-                                              {needs[0], needs[1], has_bias && needs[2]});
-    if (has_bias) return {r.grad_input, r.grad_weight, r.grad_bias};
-    return {r.grad_input, r.grad_weight};
-  });
+  autograd::detail::record_differentiable(
+      "ConvolutionBackward", inputs, out, {si, sw}, [si, sw, params, has_bias](const Grads& g, const Needs& needs) -> Grads {
+        if (!GradMode::is_enabled()) {
+          // An ordinary backward: the fused kernel, one pass for all three gradients (as conv2d's).
+          raw::Conv2dGrads r = raw::conv3d_backward(g[0], si.unpack(), sw.unpack(), params,
+                                                    {needs[0], needs[1], has_bias && needs[2]});
+          if (has_bias) return {r.grad_input, r.grad_weight, r.grad_bias};
+          return {r.grad_input, r.grad_weight};
+        }
+        const Tensor x = si.unpack(), w = sw.unpack();
+        Grads out = {needs[0] ? conv3d_input_grad(g[0], w, x.sizes(), params) : Tensor(),
+                     needs[1] ? conv3d_weight_grad(x, g[0], w.sizes(), params) : Tensor()};
+        if (has_bias) out.push_back(needs[2] ? sum(g[0], {0, 2, 3, 4}) : Tensor());
+        return out;
+      });
   return out;
 }
 
@@ -98,16 +120,17 @@ Tensor conv_transpose3d(const Tensor& input_arg, const Tensor& weight_arg, const
   SavedTensor si(input), sw(weight);
   // As conv_transpose2d's: the input gradient is conv3d itself, the weight gradient conv3d's with
   // grad_output in the input's place and the input in grad_output's.
-  record("ConvolutionBackward", inputs, out, {si, sw}, [si, sw, params, has_bias](const Grads& g, const Needs& needs) -> Grads {
-    Tensor grad_input, grad_weight, grad_bias;
-    if (needs[0]) {
-      grad_input = raw::conv3d(g[0], sw.unpack(), Tensor(), params.stride, params.padding, params.dilation, params.groups);
-    }
-    if (needs[1]) grad_weight = raw::conv3d_backward(si.unpack(), g[0], sw.unpack(), params, {false, true, false}).grad_weight;
-    if (has_bias && needs[2]) grad_bias = raw::sum(g[0], {0, 2, 3, 4});
-    if (has_bias) return {grad_input, grad_weight, grad_bias};
-    return {grad_input, grad_weight};
-  });
+  autograd::detail::record_differentiable(
+      "ConvolutionBackward", inputs, out, {si, sw}, [si, sw, params, has_bias](const Grads& g, const Needs& needs) -> Grads {
+        Tensor grad_input, grad_weight, grad_bias;
+        if (needs[0]) {
+          grad_input = conv3d(g[0], sw.unpack(), Tensor(), params.stride, params.padding, params.dilation, params.groups);
+        }
+        if (needs[1]) grad_weight = conv3d_weight_grad(g[0], si.unpack(), sw.unpack().sizes(), params);
+        if (has_bias && needs[2]) grad_bias = sum(g[0], {0, 2, 3, 4});
+        if (has_bias) return {grad_input, grad_weight, grad_bias};
+        return {grad_input, grad_weight};
+      });
   return out;
 }
 

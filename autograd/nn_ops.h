@@ -23,6 +23,20 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias = Te
               Int3 padding = 0, Int3 dilation = 1, int64_t groups = 1);
 Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), Int3 stride = 1,
                         Int3 padding = 0, Int3 output_padding = 0, Int3 dilation = 1, int64_t groups = 1);
+// The convolutions' gradients as differentiable ops (autograd/conv_grad.cc), which their backward
+// composes under create_graph so that a convolution is differentiable twice (torch's
+// _convolution_double_backward). conv2d_input_grad: conv_transpose2d(grad_output, weight) with the
+// output_padding that gives input_shape. conv2d_weight_grad: raw::conv2d_backward's weight gradient
+// for a weight of weight_shape, bilinear in (input, grad_output); its gradients are
+// conv2d_input_grad(grad_output, gg) for the input and conv2d(input, gg) for grad_output.
+Tensor conv2d_input_grad(const Tensor& grad_output, const Tensor& weight, const Shape& input_shape,
+                         const raw::Conv2dParams& params);
+Tensor conv2d_weight_grad(const Tensor& input, const Tensor& grad_output, const Shape& weight_shape,
+                          const raw::Conv2dParams& params);
+Tensor conv3d_input_grad(const Tensor& grad_output, const Tensor& weight, const Shape& input_shape,
+                         const raw::Conv3dParams& params);
+Tensor conv3d_weight_grad(const Tensor& input, const Tensor& grad_output, const Shape& weight_shape,
+                          const raw::Conv3dParams& params);
 Tensor max_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride = std::nullopt,
                   Int2 padding = 0, Int2 dilation = 1, bool ceil_mode = false);
 // max_pool2d's output and the int64 indices of its maxima (flat ih * W + iw within each input
