@@ -144,9 +144,10 @@ void record_max_pool(const char* name, const Tensor& input, Tensor& out, const T
   if (!autograd::needs_grad(input)) return;
   Shape input_shape = input.sizes();
   // int64 indices, never modified in place: no version check needed
-  record(name, {input}, out, {}, [indices, input_shape, windows_overlap](const Grads& g, const Needs&) -> Grads {
-    return {raw::max_pool2d_backward(g[0], indices, input_shape, windows_overlap)};
-  });
+  autograd::detail::record_differentiable(
+      name, {input}, out, {}, [indices, input_shape, windows_overlap](const Grads& g, const Needs&) -> Grads {
+        return {max_pool2d_backward(g[0], indices, input_shape, windows_overlap)};
+      });
 }
 
 }  // namespace
@@ -177,10 +178,9 @@ Tensor avg_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> str
   Tensor out = raw::avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad);
   if (!autograd::needs_grad(input)) return out;
   Shape input_shape = input.sizes();
-  record("AvgPool2DBackward", {input}, out, {},
-         [=](const Grads& g, const Needs&) -> Grads {
-           return {raw::avg_pool2d_backward(g[0], input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad)};
-         });
+  autograd::detail::record_differentiable("AvgPool2DBackward", {input}, out, {}, [=](const Grads& g, const Needs&) -> Grads {
+    return {avg_pool2d_backward(g[0], input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad)};
+  });
   return out;
 }
 
@@ -188,20 +188,21 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size) {
   Tensor out = raw::adaptive_avg_pool2d(input, output_size);
   if (!autograd::needs_grad(input)) return out;
   Shape input_shape = input.sizes();
-  record("AdaptiveAvgPool2DBackward", {input}, out, {}, [input_shape](const Grads& g, const Needs&) -> Grads {
-    return {raw::adaptive_avg_pool2d_backward(g[0], input_shape)};
-  });
+  autograd::detail::record_differentiable("AdaptiveAvgPool2DBackward", {input}, out, {},
+                                          [input_shape](const Grads& g, const Needs&) -> Grads {
+                                            return {adaptive_avg_pool2d_backward(g[0], input_shape)};
+                                          });
   return out;
 }
 
 namespace {
 
-// A volume max pooling's out and indices, recorded with raw::max_pool3d_backward.
+// A volume max pooling's out and indices, recorded with max_pool3d_backward.
 void record_max_pool3d(const char* name, const Tensor& input, Tensor& out, const Tensor& indices) {
   if (!autograd::needs_grad(input)) return;
   Shape input_shape = input.sizes();
-  record(name, {input}, out, {}, [indices, input_shape](const Grads& g, const Needs&) -> Grads {
-    return {raw::max_pool3d_backward(g[0], indices, input_shape)};
+  autograd::detail::record_differentiable(name, {input}, out, {}, [indices, input_shape](const Grads& g, const Needs&) -> Grads {
+    return {max_pool3d_backward(g[0], indices, input_shape)};
   });
 }
 

@@ -63,6 +63,20 @@ Tensor avg_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> str
                   Int2 padding = 0, bool ceil_mode = false, bool count_include_pad = true);
 Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size);
 
+// The pools' input gradients as differentiable ops of grad_output (autograd/pool_grad.cc), which
+// their backward runs so that a pooling is differentiable twice: each is linear in grad_output, the
+// adjoint of the forward. avg_pool2d_backward's and adaptive_avg_pool2d_backward's gradient is the
+// forward pooling of their incoming gradient; max_pool2d_backward (each output's gradient added at
+// its index; windows_overlap as raw::max_pool2d_backward's) has the gather at the indices. None
+// takes a gradient toward the pool's input (torch's zero). max_pool3d_backward: the same for the
+// volume pools' indices.
+Tensor avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape, Int2 kernel_size,
+                           std::optional<Int2> stride, Int2 padding, bool ceil_mode, bool count_include_pad);
+Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape);
+Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& indices, const Shape& input_shape,
+                           bool windows_overlap);
+Tensor max_pool3d_backward(const Tensor& grad_output, const Tensor& indices, const Shape& input_shape);
+
 // The 3-D pools and fractional max pooling (ops/raw_nn_ops.h), differentiable in input: the max
 // pools send each output's gradient to its index (raw::max_pool3d_backward, max_pool2d_backward),
 // the average pools spread it over the window. The indices take no gradient.
