@@ -1,6 +1,7 @@
 #include "autograd/nn_ops.h"
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 #include <string>
 
@@ -263,6 +264,43 @@ std::tuple<Tensor, Tensor> fractional_max_pool3d(const Tensor& input_arg, Int3 k
   return {r.output, r.indices};
 }
 
+namespace {
+
+// Batch norm's gradients written with the differentiable ops, for a backward under create_graph
+// (torch's batchnorm_double_backward). Evaluation: a per-channel affine map of x, the running
+// statistics (mean, invstd) constants. Training: the batch statistics are functions of x,
+// recomputed here so that their derivatives are part of the recorded graph.
+raw::BatchNormGrads batch_norm_grads_recorded(const Tensor& g, const Tensor& x, const Tensor& weight,
+                                              const Tensor& saved_mean, const Tensor& saved_invstd, bool training,
+                                              double eps, std::array<bool, 3> output_mask) {
+  std::vector<int64_t> dims = {0};
+  Shape per_channel(static_cast<size_t>(x.dim()), 1);
+  per_channel[1] = x.size(1);
+  for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+  Tensor mu, invstd;
+  if (training) {
+    mu = mean(x, dims, /*keepdim=*/true);
+    invstd = rsqrt(add(mean(square(sub(x, mu)), dims, true), eps));
+  } else {
+    mu = reshape(saved_mean, per_channel);
+    invstd = reshape(saved_invstd, per_channel);
+  }
+  const Tensor xhat = mul(sub(x, mu), invstd);
+  raw::BatchNormGrads r;
+  if (output_mask[0]) {
+    const Tensor scale = weight.defined() ? mul(reshape(weight, per_channel), invstd) : invstd;
+    // Training: g less its mean and its projection on xhat, the parts the statistics absorb.
+    const Tensor centered =
+        training ? sub(sub(g, mean(g, dims, true)), mul(xhat, mean(mul(g, xhat), dims, true))) : g;
+    r.grad_input = mul(centered, scale);
+  }
+  if (output_mask[1]) r.grad_weight = sum(mul(g, xhat), dims);
+  if (output_mask[2]) r.grad_bias = sum(g, dims);
+  return r;
+}
+
+}  // namespace
+
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                   const Tensor& running_var, bool training, double momentum, double eps) {
   if (autocast::casts(autocast::Op::batch_norm, input)) {
@@ -281,18 +319,24 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
   if (has_bias) inputs.push_back(bias);
   SavedTensor si(input), sw = has_weight ? SavedTensor(weight) : SavedTensor();
   Tensor mean = r.save_mean, invstd = r.save_invstd;
-  record("NativeBatchNormBackward", inputs, r.output, {si, sw},
-         [si, sw, mean, invstd, training, has_weight, has_bias](const Grads& g, const Needs& needs) -> Grads {
-           Tensor w = has_weight ? sw.unpack() : Tensor();
-           const bool need_weight = has_weight && needs[1];
-           const bool need_bias = has_bias && needs[has_weight ? 2 : 1];
-           raw::BatchNormGrads gr = raw::batch_norm_backward(g[0], si.unpack(), w, mean, invstd, training,
-                                                             {needs[0], need_weight, need_bias});
-           Grads out = {gr.grad_input};
-           if (has_weight) out.push_back(gr.grad_weight);
-           if (has_bias) out.push_back(gr.grad_bias);
-           return out;
-         });
+  autograd::detail::record_differentiable(
+      "NativeBatchNormBackward", inputs, r.output, {si, sw},
+      [si, sw, mean, invstd, training, eps, has_weight, has_bias](const Grads& g, const Needs& needs) -> Grads {
+        Tensor w = has_weight ? sw.unpack() : Tensor();
+        const bool need_weight = has_weight && needs[1];
+        const bool need_bias = has_bias && needs[has_weight ? 2 : 1];
+        // An ordinary backward runs the fused kernel; under create_graph the composite records.
+        raw::BatchNormGrads gr =
+            GradMode::is_enabled()
+                ? batch_norm_grads_recorded(g[0], si.unpack(), w, mean, invstd, training, eps,
+                                            {needs[0], need_weight, need_bias})
+                : raw::batch_norm_backward(g[0], si.unpack(), w, mean, invstd, training,
+                                           {needs[0], need_weight, need_bias});
+        Grads out = {gr.grad_input};
+        if (has_weight) out.push_back(gr.grad_weight);
+        if (has_bias) out.push_back(gr.grad_bias);
+        return out;
+      });
   return r.output;
 }
 
