@@ -222,9 +222,9 @@ Tensor avg_pool3d(const Tensor& input_arg, Int3 kernel_size, std::optional<Int3>
   Tensor out = raw::avg_pool3d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
   if (!autograd::needs_grad(input)) return out;
   Shape input_shape = input.sizes();
-  record("AvgPool3DBackward", {input}, out, {}, [=](const Grads& g, const Needs&) -> Grads {
-    return {raw::avg_pool3d_backward(g[0], input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                                     divisor_override)};
+  autograd::detail::record_differentiable("AvgPool3DBackward", {input}, out, {}, [=](const Grads& g, const Needs&) -> Grads {
+    return {avg_pool3d_backward(g[0], input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                divisor_override)};
   });
   return out;
 }
@@ -233,9 +233,10 @@ Tensor adaptive_avg_pool3d(const Tensor& input, Int3 output_size) {
   Tensor out = raw::adaptive_avg_pool3d(input, output_size);
   if (!autograd::needs_grad(input)) return out;
   Shape input_shape = input.sizes();
-  record("AdaptiveAvgPool3DBackward", {input}, out, {}, [input_shape](const Grads& g, const Needs&) -> Grads {
-    return {raw::adaptive_avg_pool3d_backward(g[0], input_shape)};
-  });
+  autograd::detail::record_differentiable("AdaptiveAvgPool3DBackward", {input}, out, {},
+                                          [input_shape](const Grads& g, const Needs&) -> Grads {
+                                            return {adaptive_avg_pool3d_backward(g[0], input_shape)};
+                                          });
   return out;
 }
 

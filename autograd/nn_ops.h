@@ -1,5 +1,7 @@
 // Differentiable convolution, pooling and batch normalization: the raw ops of ops/raw_nn_ops.h
-// with fused backward nodes (the backward kernels compute all input gradients in one pass).
+// with fused backward nodes (the backward kernels compute all input gradients in one pass). Under
+// create_graph the convolutions', pools' and batch norm's backward compose differentiable ops
+// instead (the gradient ops below), so they can be differentiated twice.
 // nn::functional (F::) is the user-facing API over these.
 #pragma once
 
@@ -68,14 +70,18 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size);
 // adjoint of the forward. avg_pool2d_backward's and adaptive_avg_pool2d_backward's gradient is the
 // forward pooling of their incoming gradient; max_pool2d_backward (each output's gradient added at
 // its index; windows_overlap as raw::max_pool2d_backward's) has the gather at the indices. None
-// takes a gradient toward the pool's input (torch's zero). max_pool3d_backward: the same for the
-// volume pools' indices.
+// takes a gradient toward the pool's input (torch's zero). The 3-D ones: the same for the volume
+// pools.
 Tensor avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape, Int2 kernel_size,
                            std::optional<Int2> stride, Int2 padding, bool ceil_mode, bool count_include_pad);
 Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape);
 Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& indices, const Shape& input_shape,
                            bool windows_overlap);
 Tensor max_pool3d_backward(const Tensor& grad_output, const Tensor& indices, const Shape& input_shape);
+Tensor avg_pool3d_backward(const Tensor& grad_output, const Shape& input_shape, Int3 kernel_size,
+                           std::optional<Int3> stride, Int3 padding, bool ceil_mode, bool count_include_pad,
+                           std::optional<int64_t> divisor_override);
+Tensor adaptive_avg_pool3d_backward(const Tensor& grad_output, const Shape& input_shape);
 
 // The 3-D pools and fractional max pooling (ops/raw_nn_ops.h), differentiable in input: the max
 // pools send each output's gradient to its index (raw::max_pool3d_backward, max_pool2d_backward),

@@ -71,4 +71,29 @@ Tensor max_pool3d_backward(const Tensor& grad_output, const Tensor& indices, con
   return out;
 }
 
+Tensor avg_pool3d_backward(const Tensor& grad_output, const Shape& input_shape, Int3 kernel_size,
+                           std::optional<Int3> stride, Int3 padding, bool ceil_mode, bool count_include_pad,
+                           std::optional<int64_t> divisor_override) {
+  Tensor out = raw::avg_pool3d_backward(grad_output, input_shape, kernel_size, stride, padding, ceil_mode,
+                                        count_include_pad, divisor_override);
+  if (!autograd::needs_grad(grad_output)) return out;
+  autograd::detail::record_differentiable("AvgPool3DBackwardBackward", {grad_output}, out, {},
+                                          [=](const Grads& g, const Needs&) -> Grads {
+                                            return {avg_pool3d(g[0], kernel_size, stride, padding, ceil_mode,
+                                                               count_include_pad, divisor_override)};
+                                          });
+  return out;
+}
+
+Tensor adaptive_avg_pool3d_backward(const Tensor& grad_output, const Shape& input_shape) {
+  Tensor out = raw::adaptive_avg_pool3d_backward(grad_output, input_shape);
+  if (!autograd::needs_grad(grad_output)) return out;
+  const Int3 output_size{grad_output.size(-3), grad_output.size(-2), grad_output.size(-1)};
+  autograd::detail::record_differentiable("AdaptiveAvgPool3DBackwardBackward", {grad_output}, out, {},
+                                          [output_size](const Grads& g, const Needs&) -> Grads {
+                                            return {adaptive_avg_pool3d(g[0], output_size)};
+                                          });
+  return out;
+}
+
 }  // namespace colony

@@ -115,6 +115,10 @@ TEST(DoubleBackwardConv, AvgPoolsGradGrad) {
   EXPECT_TRUE(gradgradcheck([](In t) { return square(adaptive_avg_pool2d(t[0], {3, 4})); }, {x}));
   Tensor unbatched = input({2, 5, 5}, -1.0, 1.0, 161);
   EXPECT_TRUE(gradgradcheck([](In t) { return square(avg_pool2d(t[0], 2)); }, {unbatched}));
+  Tensor v = input({1, 2, 5, 4, 5}, -1.0, 1.0, 162);
+  EXPECT_TRUE(gradgradcheck([](In t) { return square(avg_pool3d(t[0], 2, Int3{2, 1, 2}, 1, true, false)); }, {v}));
+  EXPECT_TRUE(gradgradcheck([](In t) { return square(avg_pool3d(t[0], 3, 2, 0, false, true, 5)); }, {v}));
+  EXPECT_TRUE(gradgradcheck([](In t) { return square(adaptive_avg_pool3d(t[0], {2, 3, 3})); }, {v}));
 }
 
 TEST(DoubleBackwardConv, MaxPoolsGradGrad) {
