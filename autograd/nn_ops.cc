@@ -1,6 +1,7 @@
 #include "autograd/nn_ops.h"
 
 #include <algorithm>
+#include <array>
 #include <stdexcept>
 #include <string>
 
@@ -30,12 +31,23 @@ Tensor conv2d(const Tensor& input_arg, const Tensor& weight_arg, const Tensor& b
   std::vector<Tensor> inputs = {input, weight};
   if (has_bias) inputs.push_back(bias);
   SavedTensor si(input), sw(weight);
-  record("ConvolutionBackward", inputs, out, {si, sw}, [si, sw, params, has_bias](const Grads& g, const Needs& needs) -> Grads {
-    raw::Conv2dGrads r = raw::conv2d_backward(g[0], si.unpack(), sw.unpack(), params,
-                                              {needs[0], needs[1], has_bias && needs[2]});
-    if (has_bias) return {r.grad_input, r.grad_weight, r.grad_bias};
-    return {r.grad_input, r.grad_weight};
-  });
+  autograd::detail::record_differentiable(
+      "ConvolutionBackward", inputs, out, {si, sw}, [si, sw, params, has_bias](const Grads& g, const Needs& needs) -> Grads {
+        if (!GradMode::is_enabled()) {
+          // An ordinary backward: the fused kernel, which computes the input, weight and bias
+          // gradients in one pass over grad_output.
+          raw::Conv2dGrads r = raw::conv2d_backward(g[0], si.unpack(), sw.unpack(), params,
+                                                    {needs[0], needs[1], has_bias && needs[2]});
+          if (has_bias) return {r.grad_input, r.grad_weight, r.grad_bias};
+          return {r.grad_input, r.grad_weight};
+        }
+        // create_graph: the same gradients as differentiable ops, which record their own graph.
+        const Tensor x = si.unpack(), w = sw.unpack();
+        Grads out = {needs[0] ? conv2d_input_grad(g[0], w, x.sizes(), params) : Tensor(),
+                     needs[1] ? conv2d_weight_grad(x, g[0], w.sizes(), params) : Tensor()};
+        if (has_bias) out.push_back(needs[2] ? sum(g[0], {0, 2, 3}) : Tensor());
+        return out;
+      });
   return out;
 }
 
@@ -52,16 +64,18 @@ Tensor conv_transpose2d(const Tensor& input_arg, const Tensor& weight_arg, const
   SavedTensor si(input), sw(weight);
   // The forward is conv2d's input gradient, so its input gradient is conv2d itself and its weight
   // gradient is conv2d's, with grad_output in the input's place and the input in grad_output's.
-  record("ConvolutionBackward", inputs, out, {si, sw}, [si, sw, params, has_bias](const Grads& g, const Needs& needs) -> Grads {
-    Tensor grad_input, grad_weight, grad_bias;
-    if (needs[0]) {
-      grad_input = raw::conv2d(g[0], sw.unpack(), Tensor(), params.stride, params.padding, params.dilation, params.groups);
-    }
-    if (needs[1]) grad_weight = raw::conv2d_backward(si.unpack(), g[0], sw.unpack(), params, {false, true, false}).grad_weight;
-    if (has_bias && needs[2]) grad_bias = raw::sum(g[0], {0, 2, 3});
-    if (has_bias) return {grad_input, grad_weight, grad_bias};
-    return {grad_input, grad_weight};
-  });
+  // The differentiable ops are the raw kernels while grad mode is off (an ordinary backward).
+  autograd::detail::record_differentiable(
+      "ConvolutionBackward", inputs, out, {si, sw}, [si, sw, params, has_bias](const Grads& g, const Needs& needs) -> Grads {
+        Tensor grad_input, grad_weight, grad_bias;
+        if (needs[0]) {
+          grad_input = conv2d(g[0], sw.unpack(), Tensor(), params.stride, params.padding, params.dilation, params.groups);
+        }
+        if (needs[1]) grad_weight = conv2d_weight_grad(g[0], si.unpack(), sw.unpack().sizes(), params);
+        if (has_bias && needs[2]) grad_bias = sum(g[0], {0, 2, 3});
+        if (has_bias) return {grad_input, grad_weight, grad_bias};
+        return {grad_input, grad_weight};
+      });
   return out;
 }
 
@@ -76,12 +90,21 @@ Tensor conv3d(const Tensor& input_arg, const Tensor& weight_arg, const Tensor& b
   std::vector<Tensor> inputs = {input, weight};
   if (has_bias) inputs.push_back(bias);
   SavedTensor si(input), sw(weight);
-  record("ConvolutionBackward", inputs, out, {si, sw}, [si, sw, params, has_bias](const Grads& g, const Needs& needs) -> Grads {
-    raw::Conv2dGrads r = raw::conv3d_backward(g[0], si.unpack(), sw.unpack(), params,
-                                              {needs[0], needs[1], has_bias && needs[2]});
-    if (has_bias) return {r.grad_input, r.grad_weight, r.grad_bias};
-    return {r.grad_input, r.grad_weight};
-  });
+  autograd::detail::record_differentiable(
+      "ConvolutionBackward", inputs, out, {si, sw}, [si, sw, params, has_bias](const Grads& g, const Needs& needs) -> Grads {
+        if (!GradMode::is_enabled()) {
+          // An ordinary backward: the fused kernel, one pass for all three gradients (as conv2d's).
+          raw::Conv2dGrads r = raw::conv3d_backward(g[0], si.unpack(), sw.unpack(), params,
+                                                    {needs[0], needs[1], has_bias && needs[2]});
+          if (has_bias) return {r.grad_input, r.grad_weight, r.grad_bias};
+          return {r.grad_input, r.grad_weight};
+        }
+        const Tensor x = si.unpack(), w = sw.unpack();
+        Grads out = {needs[0] ? conv3d_input_grad(g[0], w, x.sizes(), params) : Tensor(),
+                     needs[1] ? conv3d_weight_grad(x, g[0], w.sizes(), params) : Tensor()};
+        if (has_bias) out.push_back(needs[2] ? sum(g[0], {0, 2, 3, 4}) : Tensor());
+        return out;
+      });
   return out;
 }
 
@@ -98,16 +121,17 @@ Tensor conv_transpose3d(const Tensor& input_arg, const Tensor& weight_arg, const
   SavedTensor si(input), sw(weight);
   // As conv_transpose2d's: the input gradient is conv3d itself, the weight gradient conv3d's with
   // grad_output in the input's place and the input in grad_output's.
-  record("ConvolutionBackward", inputs, out, {si, sw}, [si, sw, params, has_bias](const Grads& g, const Needs& needs) -> Grads {
-    Tensor grad_input, grad_weight, grad_bias;
-    if (needs[0]) {
-      grad_input = raw::conv3d(g[0], sw.unpack(), Tensor(), params.stride, params.padding, params.dilation, params.groups);
-    }
-    if (needs[1]) grad_weight = raw::conv3d_backward(si.unpack(), g[0], sw.unpack(), params, {false, true, false}).grad_weight;
-    if (has_bias && needs[2]) grad_bias = raw::sum(g[0], {0, 2, 3, 4});
-    if (has_bias) return {grad_input, grad_weight, grad_bias};
-    return {grad_input, grad_weight};
-  });
+  autograd::detail::record_differentiable(
+      "ConvolutionBackward", inputs, out, {si, sw}, [si, sw, params, has_bias](const Grads& g, const Needs& needs) -> Grads {
+        Tensor grad_input, grad_weight, grad_bias;
+        if (needs[0]) {
+          grad_input = conv3d(g[0], sw.unpack(), Tensor(), params.stride, params.padding, params.dilation, params.groups);
+        }
+        if (needs[1]) grad_weight = conv3d_weight_grad(g[0], si.unpack(), sw.unpack().sizes(), params);
+        if (has_bias && needs[2]) grad_bias = sum(g[0], {0, 2, 3, 4});
+        if (has_bias) return {grad_input, grad_weight, grad_bias};
+        return {grad_input, grad_weight};
+      });
   return out;
 }
 
@@ -121,9 +145,10 @@ void record_max_pool(const char* name, const Tensor& input, Tensor& out, const T
   if (!autograd::needs_grad(input)) return;
   Shape input_shape = input.sizes();
   // int64 indices, never modified in place: no version check needed
-  record(name, {input}, out, {}, [indices, input_shape, windows_overlap](const Grads& g, const Needs&) -> Grads {
-    return {raw::max_pool2d_backward(g[0], indices, input_shape, windows_overlap)};
-  });
+  autograd::detail::record_differentiable(
+      name, {input}, out, {}, [indices, input_shape, windows_overlap](const Grads& g, const Needs&) -> Grads {
+        return {max_pool2d_backward(g[0], indices, input_shape, windows_overlap)};
+      });
 }
 
 }  // namespace
@@ -154,10 +179,9 @@ Tensor avg_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> str
   Tensor out = raw::avg_pool2d(input, kernel_size, stride, padding, ceil_mode, count_include_pad);
   if (!autograd::needs_grad(input)) return out;
   Shape input_shape = input.sizes();
-  record("AvgPool2DBackward", {input}, out, {},
-         [=](const Grads& g, const Needs&) -> Grads {
-           return {raw::avg_pool2d_backward(g[0], input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad)};
-         });
+  autograd::detail::record_differentiable("AvgPool2DBackward", {input}, out, {}, [=](const Grads& g, const Needs&) -> Grads {
+    return {avg_pool2d_backward(g[0], input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad)};
+  });
   return out;
 }
 
@@ -165,20 +189,21 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size) {
   Tensor out = raw::adaptive_avg_pool2d(input, output_size);
   if (!autograd::needs_grad(input)) return out;
   Shape input_shape = input.sizes();
-  record("AdaptiveAvgPool2DBackward", {input}, out, {}, [input_shape](const Grads& g, const Needs&) -> Grads {
-    return {raw::adaptive_avg_pool2d_backward(g[0], input_shape)};
-  });
+  autograd::detail::record_differentiable("AdaptiveAvgPool2DBackward", {input}, out, {},
+                                          [input_shape](const Grads& g, const Needs&) -> Grads {
+                                            return {adaptive_avg_pool2d_backward(g[0], input_shape)};
+                                          });
   return out;
 }
 
 namespace {
 
-// A volume max pooling's out and indices, recorded with raw::max_pool3d_backward.
+// A volume max pooling's out and indices, recorded with max_pool3d_backward.
 void record_max_pool3d(const char* name, const Tensor& input, Tensor& out, const Tensor& indices) {
   if (!autograd::needs_grad(input)) return;
   Shape input_shape = input.sizes();
-  record(name, {input}, out, {}, [indices, input_shape](const Grads& g, const Needs&) -> Grads {
-    return {raw::max_pool3d_backward(g[0], indices, input_shape)};
+  autograd::detail::record_differentiable(name, {input}, out, {}, [indices, input_shape](const Grads& g, const Needs&) -> Grads {
+    return {max_pool3d_backward(g[0], indices, input_shape)};
   });
 }
 
@@ -197,9 +222,9 @@ Tensor avg_pool3d(const Tensor& input_arg, Int3 kernel_size, std::optional<Int3>
   Tensor out = raw::avg_pool3d(input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
   if (!autograd::needs_grad(input)) return out;
   Shape input_shape = input.sizes();
-  record("AvgPool3DBackward", {input}, out, {}, [=](const Grads& g, const Needs&) -> Grads {
-    return {raw::avg_pool3d_backward(g[0], input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                                     divisor_override)};
+  autograd::detail::record_differentiable("AvgPool3DBackward", {input}, out, {}, [=](const Grads& g, const Needs&) -> Grads {
+    return {avg_pool3d_backward(g[0], input_shape, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                                divisor_override)};
   });
   return out;
 }
@@ -208,9 +233,10 @@ Tensor adaptive_avg_pool3d(const Tensor& input, Int3 output_size) {
   Tensor out = raw::adaptive_avg_pool3d(input, output_size);
   if (!autograd::needs_grad(input)) return out;
   Shape input_shape = input.sizes();
-  record("AdaptiveAvgPool3DBackward", {input}, out, {}, [input_shape](const Grads& g, const Needs&) -> Grads {
-    return {raw::adaptive_avg_pool3d_backward(g[0], input_shape)};
-  });
+  autograd::detail::record_differentiable("AdaptiveAvgPool3DBackward", {input}, out, {},
+                                          [input_shape](const Grads& g, const Needs&) -> Grads {
+                                            return {adaptive_avg_pool3d_backward(g[0], input_shape)};
+                                          });
   return out;
 }
 
@@ -239,6 +265,43 @@ std::tuple<Tensor, Tensor> fractional_max_pool3d(const Tensor& input_arg, Int3 k
   return {r.output, r.indices};
 }
 
+namespace {
+
+// Batch norm's gradients written with the differentiable ops, for a backward under create_graph
+// (torch's batchnorm_double_backward). Evaluation: a per-channel affine map of x, the running
+// statistics (mean, invstd) constants. Training: the batch statistics are functions of x,
+// recomputed here so that their derivatives are part of the recorded graph.
+raw::BatchNormGrads batch_norm_grads_recorded(const Tensor& g, const Tensor& x, const Tensor& weight,
+                                              const Tensor& saved_mean, const Tensor& saved_invstd, bool training,
+                                              double eps, std::array<bool, 3> output_mask) {
+  std::vector<int64_t> dims = {0};
+  Shape per_channel(static_cast<size_t>(x.dim()), 1);
+  per_channel[1] = x.size(1);
+  for (int64_t d = 2; d < x.dim(); ++d) dims.push_back(d);
+  Tensor mu, invstd;
+  if (training) {
+    mu = mean(x, dims, /*keepdim=*/true);
+    invstd = rsqrt(add(mean(square(sub(x, mu)), dims, true), eps));
+  } else {
+    mu = reshape(saved_mean, per_channel);
+    invstd = reshape(saved_invstd, per_channel);
+  }
+  const Tensor xhat = mul(sub(x, mu), invstd);
+  raw::BatchNormGrads r;
+  if (output_mask[0]) {
+    const Tensor scale = weight.defined() ? mul(reshape(weight, per_channel), invstd) : invstd;
+    // Training: g less its mean and its projection on xhat, the parts the statistics absorb.
+    const Tensor centered =
+        training ? sub(sub(g, mean(g, dims, true)), mul(xhat, mean(mul(g, xhat), dims, true))) : g;
+    r.grad_input = mul(centered, scale);
+  }
+  if (output_mask[1]) r.grad_weight = sum(mul(g, xhat), dims);
+  if (output_mask[2]) r.grad_bias = sum(g, dims);
+  return r;
+}
+
+}  // namespace
+
 Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias, const Tensor& running_mean,
                   const Tensor& running_var, bool training, double momentum, double eps) {
   if (autocast::casts(autocast::Op::batch_norm, input)) {
@@ -257,18 +320,24 @@ Tensor batch_norm(const Tensor& input, const Tensor& weight, const Tensor& bias,
   if (has_bias) inputs.push_back(bias);
   SavedTensor si(input), sw = has_weight ? SavedTensor(weight) : SavedTensor();
   Tensor mean = r.save_mean, invstd = r.save_invstd;
-  record("NativeBatchNormBackward", inputs, r.output, {si, sw},
-         [si, sw, mean, invstd, training, has_weight, has_bias](const Grads& g, const Needs& needs) -> Grads {
-           Tensor w = has_weight ? sw.unpack() : Tensor();
-           const bool need_weight = has_weight && needs[1];
-           const bool need_bias = has_bias && needs[has_weight ? 2 : 1];
-           raw::BatchNormGrads gr = raw::batch_norm_backward(g[0], si.unpack(), w, mean, invstd, training,
-                                                             {needs[0], need_weight, need_bias});
-           Grads out = {gr.grad_input};
-           if (has_weight) out.push_back(gr.grad_weight);
-           if (has_bias) out.push_back(gr.grad_bias);
-           return out;
-         });
+  autograd::detail::record_differentiable(
+      "NativeBatchNormBackward", inputs, r.output, {si, sw},
+      [si, sw, mean, invstd, training, eps, has_weight, has_bias](const Grads& g, const Needs& needs) -> Grads {
+        Tensor w = has_weight ? sw.unpack() : Tensor();
+        const bool need_weight = has_weight && needs[1];
+        const bool need_bias = has_bias && needs[has_weight ? 2 : 1];
+        // An ordinary backward runs the fused kernel; under create_graph the composite records.
+        raw::BatchNormGrads gr =
+            GradMode::is_enabled()
+                ? batch_norm_grads_recorded(g[0], si.unpack(), w, mean, invstd, training, eps,
+                                            {needs[0], need_weight, need_bias})
+                : raw::batch_norm_backward(g[0], si.unpack(), w, mean, invstd, training,
+                                           {needs[0], need_weight, need_bias});
+        Grads out = {gr.grad_input};
+        if (has_weight) out.push_back(gr.grad_weight);
+        if (has_bias) out.push_back(gr.grad_bias);
+        return out;
+      });
   return r.output;
 }
 

@@ -1,5 +1,7 @@
 // Differentiable convolution, pooling and batch normalization: the raw ops of ops/raw_nn_ops.h
-// with fused backward nodes (the backward kernels compute all input gradients in one pass).
+// with fused backward nodes (the backward kernels compute all input gradients in one pass). Under
+// create_graph the convolutions', pools' and batch norm's backward compose differentiable ops
+// instead (the gradient ops below), so they can be differentiated twice.
 // nn::functional (F::) is the user-facing API over these.
 #pragma once
 
@@ -23,6 +25,20 @@ Tensor conv3d(const Tensor& input, const Tensor& weight, const Tensor& bias = Te
               Int3 padding = 0, Int3 dilation = 1, int64_t groups = 1);
 Tensor conv_transpose3d(const Tensor& input, const Tensor& weight, const Tensor& bias = Tensor(), Int3 stride = 1,
                         Int3 padding = 0, Int3 output_padding = 0, Int3 dilation = 1, int64_t groups = 1);
+// The convolutions' gradients as differentiable ops (autograd/conv_grad.cc), which their backward
+// composes under create_graph so that a convolution is differentiable twice (torch's
+// _convolution_double_backward). conv2d_input_grad: conv_transpose2d(grad_output, weight) with the
+// output_padding that gives input_shape. conv2d_weight_grad: raw::conv2d_backward's weight gradient
+// for a weight of weight_shape, bilinear in (input, grad_output); its gradients are
+// conv2d_input_grad(grad_output, gg) for the input and conv2d(input, gg) for grad_output.
+Tensor conv2d_input_grad(const Tensor& grad_output, const Tensor& weight, const Shape& input_shape,
+                         const raw::Conv2dParams& params);
+Tensor conv2d_weight_grad(const Tensor& input, const Tensor& grad_output, const Shape& weight_shape,
+                          const raw::Conv2dParams& params);
+Tensor conv3d_input_grad(const Tensor& grad_output, const Tensor& weight, const Shape& input_shape,
+                         const raw::Conv3dParams& params);
+Tensor conv3d_weight_grad(const Tensor& input, const Tensor& grad_output, const Shape& weight_shape,
+                          const raw::Conv3dParams& params);
 Tensor max_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride = std::nullopt,
                   Int2 padding = 0, Int2 dilation = 1, bool ceil_mode = false);
 // max_pool2d's output and the int64 indices of its maxima (flat ih * W + iw within each input
@@ -48,6 +64,24 @@ Tensor grid_sampler(const Tensor& input, const Tensor& grid, kernels::GridSample
 Tensor avg_pool2d(const Tensor& input, Int2 kernel_size, std::optional<Int2> stride = std::nullopt,
                   Int2 padding = 0, bool ceil_mode = false, bool count_include_pad = true);
 Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size);
+
+// The pools' input gradients as differentiable ops of grad_output (autograd/pool_grad.cc), which
+// their backward runs so that a pooling is differentiable twice: each is linear in grad_output, the
+// adjoint of the forward. avg_pool2d_backward's and adaptive_avg_pool2d_backward's gradient is the
+// forward pooling of their incoming gradient; max_pool2d_backward (each output's gradient added at
+// its index; windows_overlap as raw::max_pool2d_backward's) has the gather at the indices. None
+// takes a gradient toward the pool's input (torch's zero). The 3-D ones: the same for the volume
+// pools.
+Tensor avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape, Int2 kernel_size,
+                           std::optional<Int2> stride, Int2 padding, bool ceil_mode, bool count_include_pad);
+Tensor adaptive_avg_pool2d_backward(const Tensor& grad_output, const Shape& input_shape);
+Tensor max_pool2d_backward(const Tensor& grad_output, const Tensor& indices, const Shape& input_shape,
+                           bool windows_overlap);
+Tensor max_pool3d_backward(const Tensor& grad_output, const Tensor& indices, const Shape& input_shape);
+Tensor avg_pool3d_backward(const Tensor& grad_output, const Shape& input_shape, Int3 kernel_size,
+                           std::optional<Int3> stride, Int3 padding, bool ceil_mode, bool count_include_pad,
+                           std::optional<int64_t> divisor_override);
+Tensor adaptive_avg_pool3d_backward(const Tensor& grad_output, const Shape& input_shape);
 
 // The 3-D pools and fractional max pooling (ops/raw_nn_ops.h), differentiable in input: the max
 // pools send each output's gradient to its index (raw::max_pool3d_backward, max_pool2d_backward),
