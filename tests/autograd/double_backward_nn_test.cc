@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "autograd/nn_ops.h"
+#include "nn/functional.h"
 #include "nn/transformer.h"
 #include "tests/autograd/gradcheck.h"
 #include "tests/test_util.h"
@@ -157,6 +158,21 @@ TEST(DoubleBackwardNn, IndexingOpsAndEmbedding) {
   Tensor tokens = int64s({1, 4, 1, 0, 2, 4}).reshape({2, 3});
   EXPECT_TRUE(gradgradcheck([&](const std::vector<Tensor>& in) { return tanh(embedding(tokens, in[0])); }, {table}));
   EXPECT_TRUE(gradgradcheck([&](const std::vector<Tensor>& in) { return tanh(embedding(tokens, in[0], 4)); }, {table}));
+}
+
+// F::interpolate resamples by a matrix product along short dims, by the resample kernel (whose
+// adjoint's gradient is the kernel again) along dims over 64, and by index_select for nearest.
+TEST(DoubleBackwardNn, InterpolationByMatrixKernelAndNearest) {
+  namespace F = nn::functional;
+  Tensor small = input({1, 2, 5, 4}, -1.0, 1.0, 231), tall = input({1, 1, 70, 2}, -1.0, 1.0, 232);
+  const auto bilinear = F::InterpolateFuncOptions().scale_factor(2.0).mode("bilinear");
+  EXPECT_TRUE(gradgradcheck([&](const std::vector<Tensor>& in) { return square(F::interpolate(in[0], bilinear)); },
+                            {small}));
+  const auto kernel = F::InterpolateFuncOptions().size(std::vector<int64_t>{90, 3}).mode("bicubic").align_corners(true);
+  EXPECT_TRUE(gradgradcheck([&](const std::vector<Tensor>& in) { return square(F::interpolate(in[0], kernel)); }, {tall}));
+  const auto nearest = F::InterpolateFuncOptions().scale_factor(1.5).mode("nearest-exact");
+  EXPECT_TRUE(gradgradcheck([&](const std::vector<Tensor>& in) { return square(F::interpolate(in[0], nearest)); },
+                            {small}));
 }
 
 // Under create_graph the gradients come from the composite; they equal the fused kernels' to
