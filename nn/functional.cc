@@ -19,8 +19,12 @@ Tensor dropout(const Tensor& input, double p, bool training, Generator* gen) {
   if (p < 0 || p > 1) throw std::invalid_argument("dropout: probability has to be between 0 and 1, but got " + std::to_string(p));
   if (!training || p == 0) return input;
   if (p == 1) return input * raw::zeros_like(input);
-  Tensor keep = raw::bernoulli(raw::full(input.sizes(), 1.0 - p, TensorOptions(input.dtype()).device(input.device())), gen);
-  return input * raw::mul(keep, 1.0 / (1.0 - p));
+  // The mask: uniforms u < 1 - p in input's dtype (raw::bernoulli_, the draws and comparison
+  // bernoulli(full(1 - p)) makes, without writing and reading the tensor of 1 - p), scaled in place.
+  Tensor keep = raw::empty(input.sizes(), TensorOptions(input.dtype()).device(input.device()));
+  raw::bernoulli_(keep, 1.0 - p, gen);
+  keep.mul_(1.0 / (1.0 - p));
+  return input * keep;
 }
 
 Tensor dropout(const Tensor& input, const DropoutFuncOptions& options) {

@@ -47,24 +47,39 @@ COLONY_INLINE double philox_uniform_double(uint32_t a, uint32_t b) {
 // The random value for element `i` of a tensor drawn from block `offset` on: uniform [0,1) draws use
 // one 32-bit word per element (float) or two (double); normals use Box-Muller on a pair of words.
 // Every backend calls these: uniform draws agree bit for bit between CPU and CUDA, normals to the
-// last-ulp differences of the two math libraries' log/sin/cos.
+// last-ulp differences of the two math libraries' log/sin/cos. Element i lies in block
+// offset + i / random_elements_per_block, at place i % random_elements_per_block; the CPU kernel
+// computes each block once for all its elements (the *_in_block functions), a CUDA thread the one
+// element it stores (the *_at functions), the same values either way.
+COLONY_INLINE int random_elements_per_block(bool normal, bool double_precision) {
+  return normal || double_precision ? 2 : 4;
+}
+
+// The uniform draw of place j of block r.
+COLONY_INLINE double random_uniform_in_block(const Philox4& r, int j, bool double_precision) {
+  if (double_precision) return philox_uniform_double(r.v[2 * j], r.v[2 * j + 1]);
+  return philox_uniform_float(r.v[j]);
+}
+
+// Box-Muller's radius and angle of block r: places 0 and 1 are radius * cos(theta) and radius * sin(theta).
+COLONY_INLINE void random_polar_of_block(const Philox4& r, double& radius, double& theta) {
+  double u1 = philox_uniform_double(r.v[0], r.v[1]);
+  double u2 = philox_uniform_double(r.v[2], r.v[3]);
+  radius = sqrt(-2.0 * log(1.0 - u1));  // 1 - u1 is in (0, 1]: log never sees 0
+  theta = 6.283185307179586 * u2;
+}
+
 COLONY_INLINE double random_uniform_at(uint64_t seed, uint64_t offset, int64_t i, bool double_precision) {
-  if (double_precision) {
-    Philox4 r = philox4x32_10(seed, offset + static_cast<uint64_t>(i) / 2);
-    int k = static_cast<int>(i % 2) * 2;
-    return philox_uniform_double(r.v[k], r.v[k + 1]);
-  }
-  Philox4 r = philox4x32_10(seed, offset + static_cast<uint64_t>(i) / 4);
-  return philox_uniform_float(r.v[i % 4]);
+  const int per_block = random_elements_per_block(false, double_precision);
+  Philox4 r = philox4x32_10(seed, offset + static_cast<uint64_t>(i) / per_block);
+  return random_uniform_in_block(r, static_cast<int>(i % per_block), double_precision);
 }
 
 COLONY_INLINE double random_normal_at(uint64_t seed, uint64_t offset, int64_t i) {
   // Element pairs (2j, 2j+1) share one block: cos and sin of the same Box-Muller draw.
   Philox4 r = philox4x32_10(seed, offset + static_cast<uint64_t>(i) / 2);
-  double u1 = philox_uniform_double(r.v[0], r.v[1]);
-  double u2 = philox_uniform_double(r.v[2], r.v[3]);
-  double radius = sqrt(-2.0 * log(1.0 - u1));  // 1 - u1 is in (0, 1]: log never sees 0
-  double theta = 6.283185307179586 * u2;
+  double radius, theta;
+  random_polar_of_block(r, radius, theta);
   return (i % 2 == 0) ? radius * cos(theta) : radius * sin(theta);
 }
 

@@ -28,15 +28,21 @@ COLONY_INLINE void philox_unpack(const PhiloxArgs& args, uint64_t& seed, uint64_
   }
 }
 
+// A draw (a standard normal, or a uniform in [0, 1)) as element of type T: a + b * z, or uniform on [a, b).
+template <typename T>
+COLONY_INLINE T random_value_from(bool normal, double a, double b, double draw) {
+  if (normal) return static_cast<T>(static_cast<compute_t<T>>(a + b * draw));
+  // Compute in the stored type's precision so a float draw stays in [from, to) after rounding.
+  compute_t<T> v = static_cast<compute_t<T>>(a) +
+                   static_cast<compute_t<T>>(b - a) * static_cast<compute_t<T>>(draw);
+  return static_cast<T>(v);
+}
+
 template <typename T>
 COLONY_INLINE T random_value_at(bool normal, double a, double b, uint64_t seed, uint64_t offset, int64_t i) {
   constexpr bool is_double = sizeof(T) == 8;
-  if (normal) return static_cast<T>(static_cast<compute_t<T>>(a + b * random_normal_at(seed, offset, i)));
-  double u = random_uniform_at(seed, offset, i, is_double);
-  // Compute in the stored type's precision so a float draw stays in [from, to) after rounding.
-  compute_t<T> v = static_cast<compute_t<T>>(a) +
-                   static_cast<compute_t<T>>(b - a) * static_cast<compute_t<T>>(u);
-  return static_cast<T>(v);
+  const double draw = normal ? random_normal_at(seed, offset, i) : random_uniform_at(seed, offset, i, is_double);
+  return random_value_from<T>(normal, a, b, draw);
 }
 
 }  // namespace colony::kernels

@@ -87,6 +87,23 @@ TEST(Functional, DropoutScalesAndIsIdentityInEval) {
   EXPECT_TRUE(throws_with([&] { F::dropout(x, 1.5); }, "probability has to be between 0 and 1"));
 }
 
+// Dropout's mask is bernoulli(full(1 - p)) scaled by 1 / (1 - p), drawn from the generator as that
+// draws (the same seed gives the same mask, and the generator ends at the same offset), for float32
+// (whose uniform fill runs 8 Philox blocks at a time) and float64, lengths that end inside a block.
+TEST(Functional, DropoutMaskIsBernoulliOfOneMinusPScaled) {
+  for (DType dtype : {kFloat32, kFloat64}) {
+    for (int64_t n : {int64_t{1}, int64_t{37}, int64_t{10001}}) {
+      Generator g(3), h(3);
+      Tensor x = raw::randn({n}, TensorOptions(dtype), &g);
+      raw::randn({n}, TensorOptions(dtype), &h);
+      Tensor y = F::dropout(x, 0.3, true, &g);
+      Tensor keep = raw::bernoulli(raw::full({n}, 0.7, TensorOptions(dtype)), &h);
+      EXPECT_TRUE(raw::equal(y, raw::mul(x, raw::mul(keep, 1.0 / 0.7)))) << dtype_name(dtype) << " n=" << n;
+      EXPECT_EQ(g.offset(), h.offset());
+    }
+  }
+}
+
 TEST(Functional, PadAsTorchInEveryMode) {
   // Values from torch.nn.functional.pad on arange(6.).reshape(2, 3) (and its [1, 2, 3] / [1, 1, 2, 3] views).
   Tensor a = raw::reshape(raw::arange(6.0, TensorOptions(kFloat64)), {2, 3});

@@ -4,7 +4,9 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/common/half.h"
 #include "kernels/common/philox.h"
+#include "kernels/common/random_fill.h"
 #include "ops/raw_ops.h"
 #include "tensor/threads.h"
 #include "tests/test_util.h"
@@ -45,6 +47,62 @@ TEST(Random, IndependentOfThreadCount) {
   Tensor b = raw::randn({100000}, {}, &g2);
   set_num_threads(saved);
   EXPECT_TRUE(raw::equal(a, b));
+}
+
+// The CPU fill computes each Philox block once for its 2 or 4 elements; every element must still be
+// random_value_at's (the per-element definition the CUDA kernel uses): uniform float32 (4 per
+// block), float64 (2), float16, normals (a cos / sin pair), lengths that end inside a block, an
+// offset that is not 0, and a length split over two threads.
+TEST(Random, FillMatchesPerElementDefinition) {
+  const int saved = get_num_threads();
+  for (int threads : {1, 2}) {
+    set_num_threads(threads);
+    for (DType dtype : {kFloat32, kFloat64, kFloat16}) {
+      for (bool normal : {false, true}) {
+        for (int64_t n : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{5}, int64_t{7}, int64_t{70001}}) {
+          Generator g(11);
+          g.philox_args(3, kCPU);  // start past block 0
+          const uint64_t seed = g.seed(), offset = g.offset();
+          Tensor t = normal ? raw::randn({n}, TensorOptions(dtype), &g) : raw::rand({n}, TensorOptions(dtype), &g);
+          Tensor d = raw::to(t, kCPU, kFloat64);
+          const double* got = d.data_ptr<double>();
+          int64_t bad = 0;
+          for (int64_t i = 0; i < n; ++i) {
+            double want = 0;
+            if (dtype == kFloat32) {
+              want = kernels::random_value_at<float>(normal, 0.0, 1.0, seed, offset, i);
+            } else if (dtype == kFloat64) {
+              want = kernels::random_value_at<double>(normal, 0.0, 1.0, seed, offset, i);
+            } else {
+              want = static_cast<float>(kernels::random_value_at<Half>(normal, 0.0, 1.0, seed, offset, i));
+            }
+            if (got[i] != want) ++bad;
+          }
+          EXPECT_EQ(bad, 0) << dtype_name(dtype) << (normal ? " normal" : " uniform") << " n=" << n
+                            << " threads=" << threads;
+        }
+      }
+    }
+  }
+  set_num_threads(saved);
+}
+
+// The float32 uniform fill's 8-block vector path: uniform_ on [-2, 1.3) (a + (b - a) u, rounded as the
+// scalar expression), counters whose low word wraps inside a group of 8 blocks, a length that ends
+// inside a block.
+TEST(Random, UniformFloatVectorPathMatchesPerElementDefinition) {
+  for (uint64_t start : {uint64_t{0}, uint64_t{0xFFFFFFFBu}, (uint64_t{5} << 32) - 3}) {
+    Generator g(0x123456789abcULL);
+    g.set_state(0x123456789abcULL, start);
+    Tensor t = raw::empty({1001}, TensorOptions(kFloat32));
+    raw::uniform_(t, -2.0, 1.3, &g);
+    const float* got = t.data_ptr<float>();
+    int64_t bad = 0;
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (got[i] != kernels::random_value_at<float>(false, -2.0, 1.3, 0x123456789abcULL, start, i)) ++bad;
+    }
+    EXPECT_EQ(bad, 0) << "offset " << start;
+  }
 }
 
 TEST(Random, Moments) {
