@@ -29,6 +29,28 @@ Tensor weight_stand_in(const Shape& weight_shape, const Tensor& like) {
   return raw::expand(autograd::detail::scalar_like(0.0, like), weight_shape);
 }
 
+// A convolution's weight gradient as an op of (input, grad_output), for conv2d and conv3d alike:
+// the raw kernel's value, recorded as bilinear: the input's gradient reads grad_output (the
+// transposed convolution `input_grad`), grad_output's reads the input (the convolution `conv`).
+template <typename Params, typename RawBackward, typename InputGrad, typename Conv>
+Tensor weight_grad_recorded(const Tensor& input, const Tensor& grad_output, const Shape& weight_shape, const Params& p,
+                            RawBackward raw_backward, InputGrad input_grad, Conv conv) {
+  Tensor out = raw_backward(grad_output, input, weight_stand_in(weight_shape, input), p, {false, true, false}).grad_weight;
+  if (!autograd::needs_grad(input, grad_output)) return out;
+  SavedTensor si = autograd::detail::save_if(autograd::needs_grad(grad_output), input),
+              sg = autograd::detail::save_if(autograd::needs_grad(input), grad_output);
+  const Shape input_shape = input.sizes();
+  autograd::detail::record_differentiable(
+      "ConvolutionBackwardBackward", {input, grad_output}, out, {si, sg},
+      [si, sg, input_shape, p, input_grad, conv](const Grads& g, const Needs& needs) -> Grads {
+        Tensor grad_input, grad_grad_output;
+        if (needs[0]) grad_input = input_grad(sg.unpack(), g[0], input_shape, p);
+        if (needs[1]) grad_grad_output = conv(si.unpack(), g[0], p);
+        return {grad_input, grad_grad_output};
+      });
+  return out;
+}
+
 }  // namespace
 
 Tensor conv2d_input_grad(const Tensor& grad_output, const Tensor& weight, const Shape& input_shape,
@@ -42,22 +64,11 @@ Tensor conv2d_input_grad(const Tensor& grad_output, const Tensor& weight, const 
 
 Tensor conv2d_weight_grad(const Tensor& input, const Tensor& grad_output, const Shape& weight_shape,
                           const raw::Conv2dParams& p) {
-  Tensor out =
-      raw::conv2d_backward(grad_output, input, weight_stand_in(weight_shape, input), p, {false, true, false}).grad_weight;
-  if (!autograd::needs_grad(input, grad_output)) return out;
-  // Bilinear: the input's gradient reads grad_output, grad_output's reads the input.
-  SavedTensor si = autograd::detail::save_if(autograd::needs_grad(grad_output), input),
-              sg = autograd::detail::save_if(autograd::needs_grad(input), grad_output);
-  const Shape input_shape = input.sizes();
-  autograd::detail::record_differentiable(
-      "ConvolutionBackwardBackward", {input, grad_output}, out, {si, sg},
-      [si, sg, input_shape, p](const Grads& g, const Needs& needs) -> Grads {
-        Tensor grad_input, grad_grad_output;
-        if (needs[0]) grad_input = conv2d_input_grad(sg.unpack(), g[0], input_shape, p);
-        if (needs[1]) grad_grad_output = conv2d(si.unpack(), g[0], Tensor(), p.stride, p.padding, p.dilation, p.groups);
-        return {grad_input, grad_grad_output};
+  return weight_grad_recorded(
+      input, grad_output, weight_shape, p, raw::conv2d_backward, conv2d_input_grad,
+      [](const Tensor& x, const Tensor& w, const raw::Conv2dParams& q) {
+        return conv2d(x, w, Tensor(), q.stride, q.padding, q.dilation, q.groups);
       });
-  return out;
 }
 
 Tensor conv3d_input_grad(const Tensor& grad_output, const Tensor& weight, const Shape& input_shape,
@@ -72,21 +83,11 @@ Tensor conv3d_input_grad(const Tensor& grad_output, const Tensor& weight, const 
 
 Tensor conv3d_weight_grad(const Tensor& input, const Tensor& grad_output, const Shape& weight_shape,
                           const raw::Conv3dParams& p) {
-  Tensor out =
-      raw::conv3d_backward(grad_output, input, weight_stand_in(weight_shape, input), p, {false, true, false}).grad_weight;
-  if (!autograd::needs_grad(input, grad_output)) return out;
-  SavedTensor si = autograd::detail::save_if(autograd::needs_grad(grad_output), input),
-              sg = autograd::detail::save_if(autograd::needs_grad(input), grad_output);
-  const Shape input_shape = input.sizes();
-  autograd::detail::record_differentiable(
-      "ConvolutionBackwardBackward", {input, grad_output}, out, {si, sg},
-      [si, sg, input_shape, p](const Grads& g, const Needs& needs) -> Grads {
-        Tensor grad_input, grad_grad_output;
-        if (needs[0]) grad_input = conv3d_input_grad(sg.unpack(), g[0], input_shape, p);
-        if (needs[1]) grad_grad_output = conv3d(si.unpack(), g[0], Tensor(), p.stride, p.padding, p.dilation, p.groups);
-        return {grad_input, grad_grad_output};
+  return weight_grad_recorded(
+      input, grad_output, weight_shape, p, raw::conv3d_backward, conv3d_input_grad,
+      [](const Tensor& x, const Tensor& w, const raw::Conv3dParams& q) {
+        return conv3d(x, w, Tensor(), q.stride, q.padding, q.dilation, q.groups);
       });
-  return out;
 }
 
 }  // namespace colony
