@@ -104,6 +104,13 @@ void ModuleDict::insert(const std::string& name, AnyModule module) {
   any_.push_back(std::move(module));
 }
 
+std::shared_ptr<Module> ModuleDict::clone_module() const {
+  auto copy = std::make_shared<ModuleDict>();
+  for (size_t i = 0; i < items_.size(); ++i) copy->insert(items_[i].first, any_[i].with_module(items_[i].second->clone()));
+  copy->copy_state_from(*this);
+  return copy;
+}
+
 bool ModuleDict::contains(const std::string& name) const {
   for (const auto& [n, _] : items_)
     if (n == name) return true;

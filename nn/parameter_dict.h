@@ -38,6 +38,10 @@ class ParameterDict : public Module {
   Tensor get(const std::string& key) const;
   Tensor operator[](const std::string& key) const { return get(key); }
   std::string extra_repr() const override;
+
+ protected:
+  // A new ParameterDict holding a clone of each parameter, under the same names.
+  std::shared_ptr<Module> clone_module() const override;
 };
 
 }  // namespace colony::nn
