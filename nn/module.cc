@@ -17,10 +17,12 @@
 namespace colony::nn {
 namespace {
 
+// torch's checks and messages (Module.register_parameter / register_buffer / add_module).
 void check_name(const std::string& name, const std::string& what) {
-  if (name.empty() || name.find('.') != std::string::npos) {
-    throw std::invalid_argument(what + " name \"" + name + "\" must be non-empty and contain no '.'");
+  if (name.find('.') != std::string::npos) {
+    throw std::invalid_argument(what + " name can't contain \".\"" + (what == "module" ? ", got: " + name : ""));
   }
+  if (name.empty()) throw std::invalid_argument(what + " name can't be empty string \"\"");
 }
 
 template <typename Vec>
@@ -28,6 +30,18 @@ bool has_name(const Vec& v, const std::string& name) {
   for (const auto& [n, _] : v)
     if (n == name) return true;
   return false;
+}
+
+// The entry `name` of v, or null.
+template <typename Vec>
+auto* find_named(Vec& v, const std::string& name) {
+  for (auto& entry : v)
+    if (entry.first == name) return &entry.second;
+  return static_cast<decltype(&v.front().second)>(nullptr);
+}
+
+[[noreturn]] void name_taken(const std::string& name) {
+  throw std::invalid_argument("attribute '" + name + "' already exists");
 }
 
 }  // namespace
@@ -45,20 +59,26 @@ std::string Module::name() const {
 }
 
 void Module::add_child(const std::string& name, std::shared_ptr<Module> child) {
-  check_name(name, "submodule");
+  check_name(name, "module");
   if (!child) throw std::invalid_argument("register_module: submodule \"" + name + "\" is null");
-  if (has_name(children_, name) || has_name(params_, name) || has_name(buffers_, name)) {
-    throw std::invalid_argument("register_module: \"" + name + "\" is already registered in " + this->name());
+  if (has_name(params_, name) || has_name(buffers_, name)) name_taken(name);
+  // A submodule of that name is replaced in its place, as torch's add_module does.
+  if (auto* existing = find_named(children_, name)) {
+    *existing = std::move(child);
+    return;
   }
   children_.emplace_back(name, std::move(child));
 }
 
 Tensor& Module::register_parameter(const std::string& name, Tensor t, bool requires_grad) {
   check_name(name, "parameter");
-  if (has_name(children_, name) || has_name(params_, name) || has_name(buffers_, name)) {
-    throw std::invalid_argument("register_parameter: \"" + name + "\" is already registered in " + this->name());
-  }
+  if (has_name(children_, name) || has_name(buffers_, name)) name_taken(name);
   if (t.defined() && requires_grad) t.requires_grad_(true);
+  // A parameter of that name is replaced in its place, as torch's register_parameter does.
+  if (Tensor* existing = find_named(params_, name)) {
+    *existing = std::move(t);
+    return *existing;
+  }
   params_.emplace_back(name, std::move(t));
   return params_.back().second;
 }
@@ -93,11 +113,18 @@ Tensor Module::remove_parameter(const std::string& name) {
 
 Tensor& Module::register_buffer(const std::string& name, Tensor t, bool persistent) {
   check_name(name, "buffer");
-  if (has_name(children_, name) || has_name(params_, name) || has_name(buffers_, name)) {
-    throw std::invalid_argument("register_buffer: \"" + name + "\" is already registered in " + this->name());
+  if (has_name(children_, name) || has_name(params_, name)) name_taken(name);
+  if (persistent) {
+    non_persistent_.erase(name);
+  } else {
+    non_persistent_.insert(name);
+  }
+  // A buffer of that name is replaced in its place, as torch's register_buffer does.
+  if (Tensor* existing = find_named(buffers_, name)) {
+    *existing = std::move(t);
+    return *existing;
   }
   buffers_.emplace_back(name, std::move(t));
-  if (!persistent) non_persistent_.insert(name);
   return buffers_.back().second;
 }
 

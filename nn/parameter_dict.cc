@@ -33,6 +33,7 @@ std::string torch_type_name(const Tensor& t) {
 ParameterDict::ParameterDict(const NamedTensors& parameters) { update(parameters); }
 
 Tensor& ParameterDict::insert(const std::string& key, const Tensor& param) {
+  if (contains(key)) throw std::invalid_argument("ParameterDict: \"" + key + "\" is already registered (update() replaces)");
   return register_parameter(key, param, param.requires_grad());
 }
 

@@ -20,7 +20,7 @@ class ParameterDict : public Module {
   ParameterDict() = default;
   explicit ParameterDict(const NamedTensors& parameters);
   // Registers `param` under `key`, requiring grad when `param` does (libtorch's insert); a key
-  // already there is refused, as register_parameter refuses it.
+  // already there is refused, as libtorch's insert refuses it (update() replaces).
   Tensor& insert(const std::string& key, const Tensor& param);
   // Removes and returns the parameter of `key`; throws naming the keys there are when absent.
   Tensor pop(const std::string& key);

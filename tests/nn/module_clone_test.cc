@@ -217,6 +217,10 @@ TEST(ModuleClone, RefusesWhatItCannotBuild) {
                                             "NotCloneable has no clone(): derive the class from nn::Cloneable<NotCloneable>"));
   EXPECT_TRUE(throws_with<std::logic_error>([] { std::make_shared<Derived>()->clone(); },
                                             "clone(): Derived derives from Linear without a clone of its own"));
+  auto r = std::make_shared<Replaced>();
+  r->fc = r->register_module("fc", std::make_shared<Linear>(4, 7));  // a new head, after construction
+  EXPECT_TRUE(throws_with<std::logic_error>(
+      [&] { r->clone(); }, "\"weight\" has shape [7, 4] in the original, [3, 4] in the new one"));
 }
 
 }  // namespace
