@@ -4,6 +4,7 @@
 
 #include "autograd/engine/function_node.h"
 #include "autograd/engine/view_tracking.h"
+#include "autograd/op_util.h"
 #include "ops/raw_ops.h"
 
 namespace colony::autograd {
@@ -24,6 +25,10 @@ variable_list AutogradContext::get_saved_variables() const {
 
 void AutogradContext::mark_non_differentiable(const variable_list& outputs) {
   non_differentiable_.insert(non_differentiable_.end(), outputs.begin(), outputs.end());
+}
+
+void AutogradContext::mark_dirty(const variable_list& inputs) {
+  dirty_.insert(dirty_.end(), inputs.begin(), inputs.end());
 }
 
 bool AutogradContext::needs_input_grad(size_t index) const {
@@ -53,13 +58,27 @@ void CustomFunctionNode::begin(std::vector<bool> is_variable_input, variable_lis
 }
 
 void CustomFunctionNode::finish(variable_list& outputs) {
+  auto listed = [](const variable_list& list, const Tensor& t) {
+    for (const Tensor& x : list) {
+      if (x.defined() && t.is_same(x)) return true;
+    }
+    return false;
+  };
   if (executable_) {
     for (size_t i = 0; i < inputs_.size(); ++i) {
-      if (inputs_[i].defined() && inputs_[i].requires_grad() && inputs_[i].version() != versions_[i]) {
+      if (inputs_[i].defined() && inputs_[i].requires_grad() && inputs_[i].version() != versions_[i] &&
+          !listed(ctx_.dirty_, inputs_[i])) {
         throw std::invalid_argument(name_ + ": forward modified its input " + std::to_string(i) +
-                                    " in place, and that input requires grad; custom Functions have no "
-                                    "ctx->mark_dirty() in Colony: return a new tensor instead");
+                                    " in place, and that input requires grad: pass it to ctx->mark_dirty() and "
+                                    "return it, or return a new tensor");
       }
+    }
+  }
+  for (const Tensor& d : ctx_.dirty_) {
+    if (d.defined() && !listed(outputs, d)) {
+      throw std::invalid_argument(name_ +
+                                  ": Some elements marked as dirty during the forward method were not returned as "
+                                  "output. The inputs that are modified inplace must all be outputs of the Function.");
     }
   }
   auto is_input = [this](const Tensor& t) {
@@ -84,6 +103,15 @@ void CustomFunctionNode::finish(variable_list& outputs) {
       continue;
     }
     const bool differentiable = !non_differentiable(out);
+    if (differentiable && listed(ctx_.dirty_, out) && is_input(out)) {
+      // Modified in place: the input itself is the output, its history rebased onto this node.
+      Node::outputs.push_back(TensorMeta::of(out));
+      if (executable_) {
+        detail::check_inplace_allowed(out, name_.c_str());
+        detail::rebase_history(out, Edge{shared_from_this(), static_cast<int>(i)});
+      }
+      continue;
+    }
     // An input handed back keeps its own history: the output is a new handle to the same data.
     if (is_input(out) || (executable_ && differentiable && out.grad_fn() != nullptr)) out = raw::alias(out);
     Node::outputs.push_back(TensorMeta::of(out));

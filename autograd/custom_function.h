@@ -18,7 +18,10 @@
 //   2. forward runs with grad mode off, so its own ops record nothing.
 //   3. If grad mode is on and an input requires grad, the outputs get the node as grad_fn (an
 //      output that is one of the inputs is first replaced by a new handle to it, so the input's own
-//      history stays), except the outputs passed to ctx->mark_non_differentiable(). Then the
+//      history stays), except the outputs passed to ctx->mark_non_differentiable(). An input the
+//      forward wrote in place and passed to ctx->mark_dirty() is returned itself, its history
+//      rebased onto the node as a built-in in-place op rebases it (through its base when it is a
+//      view); it must be one of the outputs and must not be a leaf that requires grad. Then the
 //      tensors passed to ctx->save_for_backward() are saved with their versions, so a backward
 //      after an in-place write to one of them throws, as every built-in op does.
 //   4. backward gets one gradient per forward output (zeros for an output that received none,
@@ -29,8 +32,9 @@
 //      ops makes the Function differentiable twice (tests/autograd/double_backward_test.cc).
 //
 // Differences from libtorch, on purpose or not yet built:
-//   - No ctx->mark_dirty(): a forward that writes an input that requires grad in place is refused
-//     ("... modified its input 0 in place ..."), rather than given a wrong gradient.
+//   - A forward that writes an input that requires grad in place without ctx->mark_dirty() is
+//     refused ("... modified its input 0 in place ..."), where libtorch gives a wrong gradient.
+//   - A view marked dirty may be any output of the Function (libtorch wants it the only one).
 //   - forward returns a Tensor or a variable_list (libtorch also takes a tuple of tensors).
 //   - No forward-mode AD (jvp) and no tracing.
 //   - The node's name is the class's name without Colony's namespaces (type_name), libtorch's the
@@ -73,6 +77,8 @@ struct AutogradContext {
   // Outputs that get no gradient (indices, masks): they do not require grad, and backward gets
   // zeros (or undefined) in their place.
   void mark_non_differentiable(const variable_list& outputs);
+  // Inputs the forward modified in place (libtorch's mark_dirty); call in forward, and return them.
+  void mark_dirty(const variable_list& inputs);
   // false: backward gets undefined tensors for the outputs that received no gradient.
   void set_materialize_grads(bool value) { materialize_grads_ = value; }
   // Whether tensor input `index` (counting the tensors among forward's arguments, as the node's
@@ -87,6 +93,7 @@ struct AutogradContext {
   std::vector<SavedTensor> saved_;
   std::vector<bool> saved_defined_;
   variable_list non_differentiable_;
+  variable_list dirty_;
   bool materialize_grads_ = true;
 };
 

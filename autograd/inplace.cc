@@ -90,6 +90,24 @@ void autograd::detail::check_inplace_allowed(const Tensor& self, const char* op)
   }
 }
 
+void autograd::detail::rebase_history(Tensor& self, const Edge& recorded) {
+  const Tensor& base = autograd::view_base_of(self);
+  if (!base.defined()) {
+    AutogradMeta& meta = AutogradMetaAccess::get(self);
+    meta.grad_fn = recorded.fn;
+    meta.output_nr = recorded.input_nr;
+    return;
+  }
+  auto node = std::make_shared<CopySlices>(Geometry::of(base), Geometry::of(self));
+  node->next_edges = {autograd::gradient_edge(base), recorded};
+  node->outputs.push_back(autograd::TensorMeta::of(base));
+  AutogradMeta& base_meta = AutogradMetaAccess::get(base);
+  base_meta.grad_fn = node;
+  base_meta.output_nr = 0;
+  // The view's own history: derived from the base's new one.
+  autograd::derive_view_history(self);
+}
+
 namespace {
 
 using autograd::detail::check_inplace_allowed;
@@ -132,22 +150,7 @@ void write_back(Tensor& self, const Tensor& out, const char* op) {
 void rebase_history(Tensor& self, const Tensor& out, const char* op) {
   write_back(self, out, op);
   if (!out.requires_grad()) return;
-  Edge recorded = autograd::gradient_edge(out);
-  const Tensor& base = autograd::view_base_of(self);
-  if (!base.defined()) {
-    AutogradMeta& meta = AutogradMetaAccess::get(self);
-    meta.grad_fn = recorded.fn;
-    meta.output_nr = recorded.input_nr;
-    return;
-  }
-  auto node = std::make_shared<CopySlices>(Geometry::of(base), Geometry::of(self));
-  node->next_edges = {autograd::gradient_edge(base), recorded};
-  node->outputs.push_back(autograd::TensorMeta::of(base));
-  AutogradMeta& base_meta = AutogradMetaAccess::get(base);
-  base_meta.grad_fn = node;
-  base_meta.output_nr = 0;
-  // The view's own history: derived from the base's new one.
-  autograd::derive_view_history(self);
+  autograd::detail::rebase_history(self, autograd::gradient_edge(out));
 }
 
 // One in-place op: `raw_write()` when nothing is recorded, else `outplace(stand_in)`.

@@ -155,6 +155,12 @@ inline SavedTensor save_if(bool wanted, const Tensor& t) { return wanted ? Saved
 // grad, a view of one, an output of split/chunk. Defined in autograd/inplace.cc.
 void check_inplace_allowed(const Tensor& self, const char* op);
 
+// Makes `recorded` (a node's output) the history of self, written in place already: self's own when
+// self is not a view, else its base's through a CopySlices node (the base's gradient outside the
+// view's elements to its old history), the view's derived from it. What every recorded in-place op
+// ends with, and custom Functions' ctx->mark_dirty(). Defined in autograd/inplace.cc.
+void rebase_history(Tensor& self, const Edge& recorded);
+
 // An in-place write recorded as autograd/inplace.cc records its members (add_, relu_, ...), for
 // in-place members defined in other files (index_put_): raw_write() when nothing needs a gradient,
 // else outplace(stand-in for self) written into self, with self's (or its base's) history rebased.

@@ -205,6 +205,7 @@ Tensor prelu(const Tensor& input, const Tensor& weight);
 
 using GELUOptions = functional::GELUFuncOptions;
 class GELU : public Module {
+  COLONY_CLONEABLE
  public:
   explicit GELU(const GELUOptions& options = {}) : options(options) { functional::gelu_attrs(options.approximate()); }
   Tensor forward(const Tensor& input) override { return functional::gelu(input, options); }
@@ -215,6 +216,7 @@ class GELU : public Module {
 // A module without options over an F:: function of one tensor.
 #define COLONY_PLAIN_ACTIVATION(Name, fn)                                                  \
   class Name : public Module {                                                             \
+    COLONY_CLONEABLE \
    public:                                                                                 \
     Tensor forward(const Tensor& input) override { return functional::fn(input); }         \
   };
@@ -233,6 +235,7 @@ COLONY_PLAIN_ACTIVATION(Tanhshrink, tanhshrink)
 
 using LeakyReLUOptions = functional::LeakyReLUFuncOptions;
 class LeakyReLU : public Module {
+  COLONY_CLONEABLE
  public:
   explicit LeakyReLU(const LeakyReLUOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input) override { return functional::leaky_relu(input, options); }
@@ -242,6 +245,7 @@ class LeakyReLU : public Module {
 
 using ELUOptions = functional::ELUFuncOptions;
 class ELU : public Module {
+  COLONY_CLONEABLE
  public:
   explicit ELU(const ELUOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input) override { return functional::elu(input, options); }
@@ -252,6 +256,7 @@ class ELU : public Module {
 // alpha = 0 is refused by forward, as nn.CELU(0.0) is.
 using CELUOptions = functional::CELUFuncOptions;
 class CELU : public Module {
+  COLONY_CLONEABLE
  public:
   explicit CELU(const CELUOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input) override { return functional::celu(input, options); }
@@ -261,6 +266,7 @@ class CELU : public Module {
 
 using SoftplusOptions = functional::SoftplusFuncOptions;
 class Softplus : public Module {
+  COLONY_CLONEABLE
  public:
   explicit Softplus(const SoftplusOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input) override { return functional::softplus(input, options); }
@@ -271,6 +277,7 @@ class Softplus : public Module {
 // Refuses max_val <= min_val when built, as nn.Hardtanh asserts (F::hardtanh allows equal bounds).
 using HardtanhOptions = functional::HardtanhFuncOptions;
 class Hardtanh : public Module {
+  COLONY_CLONEABLE
  public:
   explicit Hardtanh(const HardtanhOptions& options = {});
   Tensor forward(const Tensor& input) override { return functional::hardtanh(input, options); }
@@ -285,6 +292,7 @@ using LogSoftmaxOptions = functional::LogSoftmaxFuncOptions;
 using SoftminOptions = functional::SoftminFuncOptions;
 #define COLONY_SOFTMAX_MODULE(Name, fn)                                                       \
   class Name : public Module {                                                                \
+    COLONY_CLONEABLE \
    public:                                                                                    \
     explicit Name(const Name##Options& options) : options(options) {}                         \
     Tensor forward(const Tensor& input) override { return functional::fn(input, options); }   \
@@ -299,6 +307,7 @@ COLONY_SOFTMAX_MODULE(Softmin, softmin)
 // nn.Hardshrink(0.5) / nn.Softshrink(0.5), printed as torch: "Hardshrink(0.5)".
 using HardshrinkOptions = functional::HardshrinkFuncOptions;
 class Hardshrink : public Module {
+  COLONY_CLONEABLE
  public:
   explicit Hardshrink(const HardshrinkOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input) override { return functional::hardshrink(input, options); }
@@ -309,6 +318,7 @@ class Hardshrink : public Module {
 // A negative lambda is refused by forward, as nn.Softshrink(-1) is.
 using SoftshrinkOptions = functional::SoftshrinkFuncOptions;
 class Softshrink : public Module {
+  COLONY_CLONEABLE
  public:
   explicit Softshrink(const SoftshrinkOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input) override { return functional::softshrink(input, options); }
@@ -320,6 +330,7 @@ class Softshrink : public Module {
 // prints the value as it was passed (20 for an int); Colony's options are doubles, so "20.0".
 using ThresholdOptions = functional::ThresholdFuncOptions;
 class Threshold : public Module {
+  COLONY_CLONEABLE
  public:
   explicit Threshold(const ThresholdOptions& options) : options(options) {}
   Threshold(double threshold, double value) : Threshold(ThresholdOptions(threshold, value)) {}
@@ -331,6 +342,7 @@ class Threshold : public Module {
 // nn.GLU(dim = -1): "GLU(dim=-1)".
 using GLUOptions = functional::GLUFuncOptions;
 class GLU : public Module {
+  COLONY_CLONEABLE
  public:
   explicit GLU(const GLUOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input) override { return functional::glu(input, options); }
@@ -346,6 +358,7 @@ struct RReLUOptions {
   COLONY_ARG(bool, inplace) = false;
 };
 class RReLU : public Module {
+  COLONY_CLONEABLE
  public:
   explicit RReLU(const RReLUOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input) override;
@@ -356,6 +369,7 @@ class RReLU : public Module {
 // nn.Softmax2d: softmax over the channels of [N, C, H, W] or [C, H, W] (dim -3); other ranks are
 // refused with torch's message.
 class Softmax2d : public Module {
+  COLONY_CLONEABLE
  public:
   Tensor forward(const Tensor& input) override;
 };
@@ -369,6 +383,7 @@ struct PReLUOptions {
   COLONY_ARG(double, init);
 };
 class PReLU : public Module {
+  COLONY_CLONEABLE
  public:
   explicit PReLU(const PReLUOptions& options = {});
   PReLU(int64_t num_parameters, double init) : PReLU(PReLUOptions(num_parameters, init)) {}  // nn.PReLU(3, 0.1)

@@ -37,6 +37,7 @@ struct ASMoutput {
 };
 
 class AdaptiveLogSoftmaxWithLoss : public Module {
+  COLONY_CLONEABLE
  public:
   // Refuses cutoffs that are empty, unsorted, repeated, or outside [1, n_classes - 1], with torch's
   // message.

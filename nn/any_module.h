@@ -84,6 +84,8 @@ class AnyForward {
   virtual bool maps_tensor_to_tensor() const { return false; }
   virtual Tensor forward_tensor(const Tensor& input) = 0;
   virtual std::shared_ptr<Module> module() const = 0;
+  // The same call on `other`, a module of the same class (a clone of module()).
+  virtual std::shared_ptr<AnyForward> with_module(std::shared_ptr<Module> other) const = 0;
   // "MaskedAttention::forward(const Tensor&, const Tensor&) -> Tensor".
   virtual std::string signature() const = 0;
 };
@@ -133,6 +135,9 @@ class TypedForward final : public AnyForward {
     return forward_result<Tensor>(forward(pack_values(input)), signature());
   }
   std::shared_ptr<Module> module() const override { return module_; }
+  std::shared_ptr<AnyForward> with_module(std::shared_ptr<Module> other) const override {
+    return std::make_shared<TypedForward>(std::dynamic_pointer_cast<M>(std::move(other)), fn_);
+  }
   std::string signature() const override {
     std::string args;
     ((args += (args.empty() ? "" : ", ") + type_name<Args>()), ...);
@@ -182,6 +187,9 @@ class ValuesForward final : public AnyForward {
     return forward_result<Tensor>(forward(pack_values(input)), signature());
   }
   std::shared_ptr<Module> module() const override { return module_; }
+  std::shared_ptr<AnyForward> with_module(std::shared_ptr<Module> other) const override {
+    return std::make_shared<ValuesForward>(std::dynamic_pointer_cast<M>(std::move(other)));
+  }
   std::string signature() const override { return module_->name() + "::forward(...)"; }
 
  private:
@@ -276,6 +284,15 @@ class AnyModule {
     return *ptr<T>();
   }
   bool is_empty() const { return call_ == nullptr; }
+  // An AnyModule holding a deep copy of the module (libtorch's AnyModule::clone; see
+  // Module::clone), called as this one is.
+  AnyModule clone() const { return with_module(ptr()->clone()); }
+  // The same call on `other`, a module of the held module's class (what containers' clones use).
+  AnyModule with_module(std::shared_ptr<Module> other) const {
+    AnyModule out;
+    out.call_ = checked().with_module(std::move(other));
+    return out;
+  }
 
  private:
   [[noreturn]] static std::shared_ptr<detail::AnyForward> throw_null();

@@ -37,11 +37,13 @@ struct MultiheadAttentionOptions {
 // quantization away from it), which a printed model shows: "(out_proj):
 // NonDynamicallyQuantizableLinear(in_features=64, ...)". Everything else is Linear's.
 class NonDynamicallyQuantizableLinear : public Linear {
+  COLONY_CLONEABLE
  public:
   using Linear::Linear;
 };
 
 class MultiheadAttention : public Module {
+  COLONY_CLONEABLE
  public:
   explicit MultiheadAttention(const MultiheadAttentionOptions& options);
   MultiheadAttention(int64_t embed_dim, int64_t num_heads)

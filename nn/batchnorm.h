@@ -65,6 +65,7 @@ class BatchNormBase : public Module {
 
 // Input [N, C] or [N, C, L].
 class BatchNorm1d : public BatchNormBase {
+  COLONY_CLONEABLE
  public:
   explicit BatchNorm1d(const BatchNorm1dOptions& options) : BatchNormBase(options, "BatchNorm1d") {}
 
@@ -74,6 +75,7 @@ class BatchNorm1d : public BatchNormBase {
 
 // Input [N, C, H, W].
 class BatchNorm2d : public BatchNormBase {
+  COLONY_CLONEABLE
  public:
   explicit BatchNorm2d(const BatchNorm2dOptions& options) : BatchNormBase(options, "BatchNorm2d") {}
 
@@ -83,6 +85,7 @@ class BatchNorm2d : public BatchNormBase {
 
 // Input [N, C, D, H, W].
 class BatchNorm3d : public BatchNormBase {
+  COLONY_CLONEABLE
  public:
   explicit BatchNorm3d(const BatchNorm3dOptions& options) : BatchNormBase(options, "BatchNorm3d") {}
 

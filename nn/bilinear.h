@@ -31,6 +31,7 @@ struct BilinearOptions {
 // reset_parameters; forward(input1, input2). "Bilinear(in1_features=3, in2_features=4,
 // out_features=5, bias=True)".
 class Bilinear : public Module {
+  COLONY_CLONEABLE
  public:
   explicit Bilinear(const BilinearOptions& options);
   Bilinear(int64_t in1_features, int64_t in2_features, int64_t out_features)

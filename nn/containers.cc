@@ -7,7 +7,9 @@ namespace colony::nn {
 
 void ModuleSequence::append(const std::string& child_name, AnyModule module) {
   std::shared_ptr<Module> m = module.ptr();
-  register_module(child_name, m);  // refuses a name already taken
+  for (const std::string& n : names_)
+    if (n == child_name) throw std::invalid_argument(name() + ": \"" + child_name + "\" is already registered");
+  register_module(child_name, m);
   modules_.push_back(std::move(m));
   any_.push_back(std::move(module));
   names_.push_back(child_name);
@@ -99,9 +101,17 @@ ModuleDict::ModuleDict(std::initializer_list<NamedAnyModule> modules) {
 
 void ModuleDict::insert(const std::string& name, AnyModule module) {
   std::shared_ptr<Module> m = module.ptr();
-  register_module(name, m);  // refuses a name already taken
+  if (contains(name)) throw std::invalid_argument(this->name() + ": \"" + name + "\" is already registered");
+  register_module(name, m);
   items_.emplace_back(name, std::move(m));
   any_.push_back(std::move(module));
+}
+
+std::shared_ptr<Module> ModuleDict::clone_module() const {
+  auto copy = std::make_shared<ModuleDict>();
+  for (size_t i = 0; i < items_.size(); ++i) copy->insert(items_[i].first, any_[i].with_module(items_[i].second->clone()));
+  copy->copy_state_from(*this);
+  return copy;
 }
 
 bool ModuleDict::contains(const std::string& name) const {

@@ -47,6 +47,15 @@ class ModuleSequence : public Module {
   auto end() const { return modules_.end(); }
 
  protected:
+  // The clone of a Sequential or ModuleList: a new C holding a clone of each module, under the same
+  // names (a module held twice is one module in the copy).
+  template <typename C>
+  std::shared_ptr<Module> clone_sequence() const {
+    auto copy = std::make_shared<C>();
+    for (size_t i = 0; i < size(); ++i) copy->append(names_[i], any_[i].with_module(modules_[i]->clone()));
+    copy->copy_state_from(*this);
+    return copy;
+  }
   void append(const std::string& child_name, AnyModule module);
   size_t checked(size_t i) const;
   const std::string& child_name(size_t i) const { return names_[i]; }
@@ -98,6 +107,9 @@ class Sequential : public ModuleSequence {
   }
   // The same with boxed values; AnyModule calls this for a Sequential held inside a container.
   AnyValue forward_values(std::vector<AnyValue> inputs);
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return clone_sequence<Sequential>(); }
 };
 
 // A list of modules with no forward of its own: the owner decides how to call them.
@@ -113,6 +125,9 @@ class ModuleList : public ModuleSequence {
   // torch's ModuleList.__repr__: a run of consecutive modules that print alike is one line,
   // "(0-5): 6 x TransformerEncoderLayer(...)", so a stack of copies prints as in PyTorch.
   std::string repr(int indent = 0) const override;
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return clone_sequence<ModuleList>(); }
 };
 
 // Modules by name, in insertion order.
@@ -142,6 +157,9 @@ class ModuleDict : public Module {
   size_t size() const { return items_.size(); }
   std::vector<std::string> keys() const;
   const std::vector<NamedModule>& items() const { return items_; }
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override;
 
  private:
   size_t index(const std::string& name) const;

@@ -32,6 +32,7 @@ struct Conv2dOptions {
 };
 
 class Conv2d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit Conv2d(const Conv2dOptions& options);
   Tensor forward(const Tensor& input) override;
@@ -60,6 +61,7 @@ struct Conv1dOptions {
 // torch.nn.Conv1d: input [N, C_in, L] or [C_in, L] (unbatched) -> [N, C_out, L_out] with
 // L_out = (L + 2 * padding - dilation * (kernel_size - 1) - 1) / stride + 1.
 class Conv1d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit Conv1d(const Conv1dOptions& options);
   Tensor forward(const Tensor& input) override;
@@ -88,6 +90,7 @@ struct Conv3dOptions {
 // torch.nn.Conv3d: input [N, C_in, D, H, W] or [C_in, D, H, W] (unbatched) -> [N, C_out, Do, Ho, Wo]
 // with Do = (D + 2 * padding - dilation * (kernel_size - 1) - 1) / stride + 1 (likewise Ho, Wo).
 class Conv3d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit Conv3d(const Conv3dOptions& options);
   Tensor forward(const Tensor& input) override;

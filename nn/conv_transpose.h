@@ -36,6 +36,7 @@ struct ConvTranspose2dOptions {
 // Input [N, C_in, H, W] or [C_in, H, W] -> [N, C_out, Ho, Wo], Ho = (H - 1) * stride - 2 * padding +
 // dilation * (kH - 1) + output_padding + 1.
 class ConvTranspose2d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit ConvTranspose2d(const ConvTranspose2dOptions& options);
   Tensor forward(const Tensor& input) override;
@@ -67,6 +68,7 @@ struct ConvTranspose1dOptions {
 
 // Input [N, C_in, L] or [C_in, L] -> [N, C_out, L_out], L_out as ConvTranspose2d's Ho.
 class ConvTranspose1d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit ConvTranspose1d(const ConvTranspose1dOptions& options);
   Tensor forward(const Tensor& input) override;
@@ -98,6 +100,7 @@ struct ConvTranspose3dOptions {
 // Input [N, C_in, D, H, W] or [C_in, D, H, W] -> [N, C_out, Do, Ho, Wo], each size as
 // ConvTranspose2d's Ho.
 class ConvTranspose3d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit ConvTranspose3d(const ConvTranspose3dOptions& options);
   Tensor forward(const Tensor& input) override;

@@ -18,30 +18,35 @@ using AlphaDropoutOptions = DropoutOptions;
 using FeatureAlphaDropoutOptions = DropoutOptions;
 
 class Dropout1d : public detail::DropoutBase {
+  COLONY_CLONEABLE
  public:
   explicit Dropout1d(const DropoutOptions& options = {}) : DropoutBase("Dropout1d", options) {}
   Tensor forward(const Tensor& input) override;
 };
 
 class Dropout2d : public detail::DropoutBase {
+  COLONY_CLONEABLE
  public:
   explicit Dropout2d(const DropoutOptions& options = {}) : DropoutBase("Dropout2d", options) {}
   Tensor forward(const Tensor& input) override;
 };
 
 class Dropout3d : public detail::DropoutBase {
+  COLONY_CLONEABLE
  public:
   explicit Dropout3d(const DropoutOptions& options = {}) : DropoutBase("Dropout3d", options) {}
   Tensor forward(const Tensor& input) override;
 };
 
 class AlphaDropout : public detail::DropoutBase {
+  COLONY_CLONEABLE
  public:
   explicit AlphaDropout(const DropoutOptions& options = {}) : DropoutBase("AlphaDropout", options) {}
   Tensor forward(const Tensor& input) override;
 };
 
 class FeatureAlphaDropout : public detail::DropoutBase {
+  COLONY_CLONEABLE
  public:
   explicit FeatureAlphaDropout(const DropoutOptions& options = {}) : DropoutBase("FeatureAlphaDropout", options) {}
   Tensor forward(const Tensor& input) override;

@@ -33,6 +33,7 @@ struct EmbeddingOptions {
 // Parameter "weight" [num_embeddings, embedding_dim], drawn from N(0, 1) as PyTorch's, with the
 // padding_idx row zeroed; that row gets no gradient.
 class Embedding : public Module {
+  COLONY_CLONEABLE
  public:
   explicit Embedding(const EmbeddingOptions& options);
   Embedding(int64_t num_embeddings, int64_t embedding_dim) : Embedding(EmbeddingOptions(num_embeddings, embedding_dim)) {}

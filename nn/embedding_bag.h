@@ -72,6 +72,7 @@ struct EmbeddingBagFromPretrainedOptions {
 // Parameter "weight" [num_embeddings, embedding_dim] drawn from N(0, 1) with the padding_idx row
 // zeroed, as torch's.
 class EmbeddingBag : public Module {
+  COLONY_CLONEABLE
  public:
   explicit EmbeddingBag(const EmbeddingBagOptions& options);
   EmbeddingBag(int64_t num_embeddings, int64_t embedding_dim)

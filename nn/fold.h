@@ -15,6 +15,7 @@ using UnfoldOptions = functional::UnfoldFuncOptions;
 using FoldOptions = functional::FoldFuncOptions;
 
 class Unfold : public Module {
+  COLONY_CLONEABLE
  public:
   explicit Unfold(const UnfoldOptions& options);
   Tensor forward(const Tensor& input) override;
@@ -23,6 +24,7 @@ class Unfold : public Module {
 };
 
 class Fold : public Module {
+  COLONY_CLONEABLE
  public:
   explicit Fold(const FoldOptions& options);
   Tensor forward(const Tensor& input) override;

@@ -334,6 +334,9 @@ struct AvgPool2dFuncOptions {
 Tensor avg_pool2d(const Tensor& input, const AvgPool2dFuncOptions& options);
 Tensor avg_pool2d(const Tensor& input, int64_t kernel_size);
 Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size);
+// F::adaptive_avg_pool2d(x, 1), as torch's F.adaptive_avg_pool2d(x, 1) (a plain number matched
+// both overloads around it).
+Tensor adaptive_avg_pool2d(const Tensor& input, int64_t output_size);
 struct AdaptiveAvgPool2dFuncOptions {
   AdaptiveAvgPool2dFuncOptions(Int2 output_size) : output_size_(output_size) {}  // NOLINT
   AdaptiveAvgPool2dFuncOptions(int64_t output_size) : output_size_(output_size) {}  // NOLINT

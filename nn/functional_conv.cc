@@ -192,6 +192,10 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Int2 output_size) {
   return colony::adaptive_avg_pool2d(input, output_size);
 }
 
+Tensor adaptive_avg_pool2d(const Tensor& input, int64_t output_size) {
+  return colony::adaptive_avg_pool2d(input, Int2(output_size));
+}
+
 Tensor adaptive_avg_pool2d(const Tensor& input, const AdaptiveAvgPool2dFuncOptions& options) {
   return colony::adaptive_avg_pool2d(input, options.output_size());
 }

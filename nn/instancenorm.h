@@ -43,18 +43,21 @@ class InstanceNormBase : public Module {
 
 // Input [N, C, L] or [C, L] (unbatched).
 class InstanceNorm1d : public InstanceNormBase {
+  COLONY_CLONEABLE
  public:
   explicit InstanceNorm1d(const InstanceNorm1dOptions& options) : InstanceNormBase(options, "InstanceNorm1d", 1) {}
 };
 
 // Input [N, C, H, W] or [C, H, W] (unbatched).
 class InstanceNorm2d : public InstanceNormBase {
+  COLONY_CLONEABLE
  public:
   explicit InstanceNorm2d(const InstanceNorm2dOptions& options) : InstanceNormBase(options, "InstanceNorm2d", 2) {}
 };
 
 // Input [N, C, D, H, W] or [C, D, H, W] (unbatched).
 class InstanceNorm3d : public InstanceNormBase {
+  COLONY_CLONEABLE
  public:
   explicit InstanceNorm3d(const InstanceNorm3dOptions& options) : InstanceNormBase(options, "InstanceNorm3d", 3) {}
 };

@@ -20,6 +20,7 @@ struct ReLUOptions {
   COLONY_ARG(bool, inplace);
 };
 class ReLU : public Module {
+  COLONY_CLONEABLE
  public:
   explicit ReLU(const ReLUOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input) override { return functional::relu(input, options.inplace()); }
@@ -32,6 +33,7 @@ struct FlattenOptions {
   COLONY_ARG(int64_t, end_dim) = -1;
 };
 class Flatten : public Module {
+  COLONY_CLONEABLE
  public:
   explicit Flatten(const FlattenOptions& options = {}) : options(options) {}
   Flatten(int64_t start_dim, int64_t end_dim = -1) : options(FlattenOptions().start_dim(start_dim).end_dim(end_dim)) {}
@@ -44,6 +46,7 @@ class Flatten : public Module {
 
 // nn.Identity: returns its input (the same tensor), a placeholder where a layer is optional.
 class Identity : public Module {
+  COLONY_CLONEABLE
  public:
   Tensor forward(const Tensor& input) override { return input; }
 };
@@ -56,6 +59,7 @@ struct UnflattenOptions {
   COLONY_ARG(std::vector<int64_t>, sizes);
 };
 class Unflatten : public Module {
+  COLONY_CLONEABLE
  public:
   explicit Unflatten(const UnflattenOptions& options) : options(options) {}
   Unflatten(int64_t dim, std::vector<int64_t> sizes) : options(dim, std::move(sizes)) {}
@@ -84,6 +88,7 @@ class DropoutBase : public Module {
 }  // namespace detail
 
 class Dropout : public detail::DropoutBase {
+  COLONY_CLONEABLE
  public:
   explicit Dropout(const DropoutOptions& options = {}) : DropoutBase("Dropout", options) {}
   Tensor forward(const Tensor& input) override;
@@ -92,6 +97,7 @@ class Dropout : public detail::DropoutBase {
 // MaxPool2d(2) or MaxPool2d(MaxPool2dOptions({3, 2}).stride(1)): the options accept a plain size.
 using MaxPool2dOptions = functional::MaxPool2dFuncOptions;
 class MaxPool2d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit MaxPool2d(const MaxPool2dOptions& options) : options(options) {}
   Tensor forward(const Tensor& input) override { return functional::max_pool2d(input, options); }
@@ -106,6 +112,7 @@ class MaxPool2d : public Module {
 
 using AvgPool2dOptions = functional::AvgPool2dFuncOptions;
 class AvgPool2d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit AvgPool2d(const AvgPool2dOptions& options) : options(options) {}
   Tensor forward(const Tensor& input) override { return functional::avg_pool2d(input, options); }
@@ -115,6 +122,7 @@ class AvgPool2d : public Module {
 
 using AdaptiveAvgPool2dOptions = functional::AdaptiveAvgPool2dFuncOptions;
 class AdaptiveAvgPool2d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit AdaptiveAvgPool2d(const AdaptiveAvgPool2dOptions& options) : options(options) {}
   Tensor forward(const Tensor& input) override { return functional::adaptive_avg_pool2d(input, options); }
@@ -125,6 +133,7 @@ class AdaptiveAvgPool2d : public Module {
 // The 1-D pools over [N, C, L] or [C, L] (F::max_pool1d, ...: the 2-D kernels on [N, C, 1, L]).
 using MaxPool1dOptions = functional::MaxPool1dFuncOptions;
 class MaxPool1d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit MaxPool1d(const MaxPool1dOptions& options) : options(options) {}
   Tensor forward(const Tensor& input) override { return functional::max_pool1d(input, options); }
@@ -138,6 +147,7 @@ class MaxPool1d : public Module {
 
 using AvgPool1dOptions = functional::AvgPool1dFuncOptions;
 class AvgPool1d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit AvgPool1d(const AvgPool1dOptions& options) : options(options) {}
   Tensor forward(const Tensor& input) override { return functional::avg_pool1d(input, options); }
@@ -147,6 +157,7 @@ class AvgPool1d : public Module {
 
 using AdaptiveAvgPool1dOptions = functional::AdaptiveAvgPool1dFuncOptions;
 class AdaptiveAvgPool1d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit AdaptiveAvgPool1d(const AdaptiveAvgPool1dOptions& options) : options(options) {}
   Tensor forward(const Tensor& input) override { return functional::adaptive_avg_pool1d(input, options); }

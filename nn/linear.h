@@ -16,6 +16,7 @@ struct LinearOptions {
 };
 
 class Linear : public Module {
+  COLONY_CLONEABLE
  public:
   explicit Linear(const LinearOptions& options);
   Linear(int64_t in_features, int64_t out_features) : Linear(LinearOptions(in_features, out_features)) {}

@@ -32,6 +32,7 @@ using PairwiseDistanceOptions = functional::PairwiseDistanceFuncOptions;
 using CTCLossOptions = functional::CTCLossFuncOptions;
 
 class CrossEntropyLoss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit CrossEntropyLoss(const CrossEntropyLossOptions& options = {});
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -40,6 +41,7 @@ class CrossEntropyLoss : public Module {
 };
 
 class NLLLoss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit NLLLoss(const NLLLossOptions& options = {});
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -48,6 +50,7 @@ class NLLLoss : public Module {
 };
 
 class MSELoss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit MSELoss(const MSELossOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -55,6 +58,7 @@ class MSELoss : public Module {
 };
 
 class L1Loss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit L1Loss(const L1LossOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -62,6 +66,7 @@ class L1Loss : public Module {
 };
 
 class SmoothL1Loss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit SmoothL1Loss(const SmoothL1LossOptions& options = {});
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -69,6 +74,7 @@ class SmoothL1Loss : public Module {
 };
 
 class HuberLoss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit HuberLoss(const HuberLossOptions& options = {});
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -76,6 +82,7 @@ class HuberLoss : public Module {
 };
 
 class BCELoss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit BCELoss(const BCELossOptions& options = {});
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -84,6 +91,7 @@ class BCELoss : public Module {
 };
 
 class BCEWithLogitsLoss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit BCEWithLogitsLoss(const BCEWithLogitsLossOptions& options = {});
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -93,6 +101,7 @@ class BCEWithLogitsLoss : public Module {
 };
 
 class KLDivLoss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit KLDivLoss(const KLDivLossOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -100,6 +109,7 @@ class KLDivLoss : public Module {
 };
 
 class CosineEmbeddingLoss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit CosineEmbeddingLoss(const CosineEmbeddingLossOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input1, const Tensor& input2, const Tensor& target);
@@ -107,6 +117,7 @@ class CosineEmbeddingLoss : public Module {
 };
 
 class CosineSimilarity : public Module {
+  COLONY_CLONEABLE
  public:
   explicit CosineSimilarity(const CosineSimilarityOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input1, const Tensor& input2);
@@ -114,6 +125,7 @@ class CosineSimilarity : public Module {
 };
 
 class PairwiseDistance : public Module {
+  COLONY_CLONEABLE
  public:
   explicit PairwiseDistance(const PairwiseDistanceOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input1, const Tensor& input2);
@@ -123,6 +135,7 @@ class PairwiseDistance : public Module {
 // torch.nn.CTCLoss (F::ctc_loss): forward(log_probs, targets, input_lengths, target_lengths), the
 // lengths as tensors or vectors.
 class CTCLoss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit CTCLoss(const CTCLossOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& log_probs, const Tensor& targets, const Tensor& input_lengths,

@@ -25,6 +25,7 @@ using PoissonNLLLossOptions = functional::PoissonNLLLossFuncOptions;
 using GaussianNLLLossOptions = functional::GaussianNLLLossFuncOptions;
 
 class MarginRankingLoss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit MarginRankingLoss(const MarginRankingLossOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input1, const Tensor& input2, const Tensor& target);
@@ -32,6 +33,7 @@ class MarginRankingLoss : public Module {
 };
 
 class HingeEmbeddingLoss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit HingeEmbeddingLoss(const HingeEmbeddingLossOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -39,6 +41,7 @@ class HingeEmbeddingLoss : public Module {
 };
 
 class SoftMarginLoss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit SoftMarginLoss(const SoftMarginLossOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -46,6 +49,7 @@ class SoftMarginLoss : public Module {
 };
 
 class MultiLabelSoftMarginLoss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit MultiLabelSoftMarginLoss(const MultiLabelSoftMarginLossOptions& options = {});
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -54,6 +58,7 @@ class MultiLabelSoftMarginLoss : public Module {
 };
 
 class MultiMarginLoss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit MultiMarginLoss(const MultiMarginLossOptions& options = {});
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -62,6 +67,7 @@ class MultiMarginLoss : public Module {
 };
 
 class MultiLabelMarginLoss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit MultiLabelMarginLoss(const MultiLabelMarginLossOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input, const Tensor& target);
@@ -69,6 +75,7 @@ class MultiLabelMarginLoss : public Module {
 };
 
 class TripletMarginLoss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit TripletMarginLoss(const TripletMarginLossOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& anchor, const Tensor& positive, const Tensor& negative);
@@ -76,6 +83,7 @@ class TripletMarginLoss : public Module {
 };
 
 class TripletMarginWithDistanceLoss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit TripletMarginWithDistanceLoss(const TripletMarginWithDistanceLossOptions& options = {});
   Tensor forward(const Tensor& anchor, const Tensor& positive, const Tensor& negative);
@@ -83,6 +91,7 @@ class TripletMarginWithDistanceLoss : public Module {
 };
 
 class PoissonNLLLoss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit PoissonNLLLoss(const PoissonNLLLossOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& log_input, const Tensor& target);
@@ -90,6 +99,7 @@ class PoissonNLLLoss : public Module {
 };
 
 class GaussianNLLLoss : public Module {
+  COLONY_CLONEABLE
  public:
   explicit GaussianNLLLoss(const GaussianNLLLossOptions& options = {}) : options(options) {}
   Tensor forward(const Tensor& input, const Tensor& target, const Tensor& var);

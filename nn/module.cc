@@ -9,15 +9,20 @@
 
 #include "autograd/ops.h"
 #include "base/type_name.h"
+#include "nn/init.h"
+#include "ops/raw_ops.h"
 #include "tensor/grad_mode.h"
+#include "tensor/random.h"
 
 namespace colony::nn {
 namespace {
 
+// torch's checks and messages (Module.register_parameter / register_buffer / add_module).
 void check_name(const std::string& name, const std::string& what) {
-  if (name.empty() || name.find('.') != std::string::npos) {
-    throw std::invalid_argument(what + " name \"" + name + "\" must be non-empty and contain no '.'");
+  if (name.find('.') != std::string::npos) {
+    throw std::invalid_argument(what + " name can't contain \".\"" + (what == "module" ? ", got: " + name : ""));
   }
+  if (name.empty()) throw std::invalid_argument(what + " name can't be empty string \"\"");
 }
 
 template <typename Vec>
@@ -25,6 +30,18 @@ bool has_name(const Vec& v, const std::string& name) {
   for (const auto& [n, _] : v)
     if (n == name) return true;
   return false;
+}
+
+// The entry `name` of v, or null.
+template <typename Vec>
+auto* find_named(Vec& v, const std::string& name) {
+  for (auto& entry : v)
+    if (entry.first == name) return &entry.second;
+  return static_cast<decltype(&v.front().second)>(nullptr);
+}
+
+[[noreturn]] void name_taken(const std::string& name) {
+  throw std::invalid_argument("attribute '" + name + "' already exists");
 }
 
 }  // namespace
@@ -42,20 +59,26 @@ std::string Module::name() const {
 }
 
 void Module::add_child(const std::string& name, std::shared_ptr<Module> child) {
-  check_name(name, "submodule");
+  check_name(name, "module");
   if (!child) throw std::invalid_argument("register_module: submodule \"" + name + "\" is null");
-  if (has_name(children_, name) || has_name(params_, name) || has_name(buffers_, name)) {
-    throw std::invalid_argument("register_module: \"" + name + "\" is already registered in " + this->name());
+  if (has_name(params_, name) || has_name(buffers_, name)) name_taken(name);
+  // A submodule of that name is replaced in its place, as torch's add_module does.
+  if (auto* existing = find_named(children_, name)) {
+    *existing = std::move(child);
+    return;
   }
   children_.emplace_back(name, std::move(child));
 }
 
 Tensor& Module::register_parameter(const std::string& name, Tensor t, bool requires_grad) {
   check_name(name, "parameter");
-  if (has_name(children_, name) || has_name(params_, name) || has_name(buffers_, name)) {
-    throw std::invalid_argument("register_parameter: \"" + name + "\" is already registered in " + this->name());
-  }
+  if (has_name(children_, name) || has_name(buffers_, name)) name_taken(name);
   if (t.defined() && requires_grad) t.requires_grad_(true);
+  // A parameter of that name is replaced in its place, as torch's register_parameter does.
+  if (Tensor* existing = find_named(params_, name)) {
+    *existing = std::move(t);
+    return *existing;
+  }
   params_.emplace_back(name, std::move(t));
   return params_.back().second;
 }
@@ -90,11 +113,18 @@ Tensor Module::remove_parameter(const std::string& name) {
 
 Tensor& Module::register_buffer(const std::string& name, Tensor t, bool persistent) {
   check_name(name, "buffer");
-  if (has_name(children_, name) || has_name(params_, name) || has_name(buffers_, name)) {
-    throw std::invalid_argument("register_buffer: \"" + name + "\" is already registered in " + this->name());
+  if (has_name(children_, name) || has_name(params_, name)) name_taken(name);
+  if (persistent) {
+    non_persistent_.erase(name);
+  } else {
+    non_persistent_.insert(name);
+  }
+  // A buffer of that name is replaced in its place, as torch's register_buffer does.
+  if (Tensor* existing = find_named(buffers_, name)) {
+    *existing = std::move(t);
+    return *existing;
   }
   buffers_.emplace_back(name, std::move(t));
-  if (!persistent) non_persistent_.insert(name);
   return buffers_.back().second;
 }
 
@@ -337,5 +367,163 @@ std::string Module::repr(int indent) const {
 }
 
 std::ostream& operator<<(std::ostream& os, const Module& m) { return os << m.repr(); }
+
+// ---- clone ----
+
+namespace {
+
+// What one clone() call (and the clones it makes of submodules) has made so far, so that what the
+// original shares stays shared in the copy: source module -> its copy, source tensor -> its copy,
+// and each copy's source, to catch a constructor that shares what the original does not.
+struct CloneMemo {
+  int depth = 0;
+  std::map<const Module*, std::shared_ptr<Module>> modules;
+  std::map<const Module*, const Module*> module_sources;
+  std::map<const TensorImpl*, Tensor> tensors;
+  std::map<const TensorImpl*, const TensorImpl*> tensor_sources;
+};
+thread_local CloneMemo clone_memo;
+
+[[noreturn]] void clone_mismatch(const Module& src, const std::string& what) {
+  throw std::logic_error("clone(): a new " + src.name() + ", as its constructor builds it, differs from the " +
+                         src.name() + " being cloned: " + what +
+                         ". A module changed after construction (a layer replaced, a weight tied) is cloned by "
+                         "overriding clone_module() to build it as it is now");
+}
+
+// The copy of `src` into `dst`, a tensor of the new module (same name): new storage behind dst's
+// TensorImpl, so the new module's members, which share it, see it.
+void copy_tensor(const Module& owner, const std::string& name, const Tensor& src, Tensor& dst) {
+  if (src.defined() != dst.defined()) {
+    clone_mismatch(owner, "\"" + name + "\" is " + (src.defined() ? "defined" : "undefined") + " in the original, " +
+                              (dst.defined() ? "defined" : "undefined") + " in the new one");
+  }
+  if (!src.defined()) return;
+  CloneMemo& memo = clone_memo;
+  auto done = memo.tensors.find(src.impl());
+  if (done != memo.tensors.end()) {
+    if (!done->second.is_same(dst)) clone_mismatch(owner, "\"" + name + "\" is shared with another name in the original only");
+    return;
+  }
+  if (!memo.tensor_sources.emplace(dst.impl(), src.impl()).second) {
+    clone_mismatch(owner, "\"" + name + "\" is shared with another name in the new one only");
+  }
+  if (dst.sizes() != src.sizes()) {
+    clone_mismatch(owner, "\"" + name + "\" has shape " + shape_str(src.sizes()) + " in the original, " +
+                              shape_str(dst.sizes()) + " in the new one");
+  }
+  {
+    NoGradGuard no_grad;
+    set_data(dst, raw::clone(src));
+  }
+  dst.requires_grad_(src.requires_grad());
+  memo.tensors.emplace(src.impl(), dst);
+}
+
+void copy_tensors(const Module& owner, const NamedTensors& src, NamedTensors& dst) {
+  auto names = [](const NamedTensors& v) {
+    std::string out;
+    for (const auto& [n, _] : v) out += (out.empty() ? "" : ", ") + n;
+    return "[" + out + "]";
+  };
+  bool same = src.size() == dst.size();
+  for (size_t i = 0; same && i < src.size(); ++i) same = src[i].first == dst[i].first;
+  if (!same) clone_mismatch(owner, "it registers " + names(src) + ", the new one " + names(dst));
+  for (size_t i = 0; i < src.size(); ++i) copy_tensor(owner, src[i].first, src[i].second, dst[i].second);
+}
+
+}  // namespace
+
+namespace detail {
+void check_clone_type(const Module& self, const std::type_info& built) {
+  if (typeid(self) != built) {
+    throw std::logic_error("clone(): " + self.name() + " derives from " + type_name(built) +
+                           " without a clone of its own: derive it from nn::Cloneable<" + self.name() +
+                           "> or write COLONY_CLONEABLE in its body");
+  }
+}
+}  // namespace detail
+
+std::shared_ptr<Module> Module::clone() const {
+  if (auto done = cloned_already(this)) return done;
+  // The outermost clone keeps the memo, and gives back the random numbers the constructors drew
+  // (init:: functions draw none under the SkipInitGuard; a constructor may draw by other means).
+  init::SkipInitGuard skip_init;
+  struct Scope {
+    Scope() : outer(clone_memo.depth++ == 0) {
+      if (outer) state = {default_generator().seed(), default_generator().offset()};
+    }
+    ~Scope() {
+      if (--clone_memo.depth > 0) return;
+      clone_memo = CloneMemo();
+      default_generator().set_state(state.first, state.second);
+    }
+    bool outer;
+    std::pair<uint64_t, uint64_t> state;
+  } scope;
+  std::shared_ptr<Module> copy = clone_module();
+  clone_memo.modules[this] = copy;
+  return copy;
+}
+
+std::shared_ptr<Module> Module::clone_module() const {
+  throw std::logic_error(name() + " has no clone(): derive the class from nn::Cloneable<" + name() +
+                         "> or write COLONY_CLONEABLE in its body (the copy is then built by its default "
+                         "constructor or from its `options` member), or override clone_module()");
+}
+
+std::shared_ptr<Module> Module::cloned_already(const Module* m) {
+  auto it = clone_memo.modules.find(m);
+  return it == clone_memo.modules.end() ? nullptr : it->second;
+}
+
+Tensor Module::clone_tensor(const Tensor& t) {
+  if (!t.defined()) return t;
+  auto done = clone_memo.tensors.find(t.impl());
+  if (done != clone_memo.tensors.end()) return done->second;
+  Tensor copy;
+  {
+    NoGradGuard no_grad;
+    copy = raw::clone(t);
+  }
+  copy.requires_grad_(t.requires_grad());
+  clone_memo.tensors.emplace(t.impl(), copy);
+  return copy;
+}
+
+void Module::copy_state_from(const Module& src) {
+  CloneMemo& memo = clone_memo;
+  memo.modules[&src] = shared_from_this();
+  memo.module_sources[this] = &src;
+  training_ = src.training_;
+  non_persistent_ = src.non_persistent_;
+  copy_tensors(src, src.params_, params_);
+  copy_tensors(src, src.buffers_, buffers_);
+  bool same = src.children_.size() == children_.size();
+  for (size_t i = 0; same && i < children_.size(); ++i) same = src.children_[i].first == children_[i].first;
+  if (!same) {
+    auto names = [](const auto& v) {
+      std::string out;
+      for (const auto& [n, _] : v) out += (out.empty() ? "" : ", ") + n;
+      return "[" + out + "]";
+    };
+    clone_mismatch(src, "its submodules are " + names(src.children_) + ", the new one's " + names(children_));
+  }
+  for (size_t i = 0; i < children_.size(); ++i) {
+    const Module& from = *src.children_[i].second;
+    Module& to = *children_[i].second;
+    const std::string& n = children_[i].first;
+    auto done = memo.modules.find(&from);
+    if (done != memo.modules.end()) {
+      if (done->second.get() != &to) clone_mismatch(src, "submodule \"" + n + "\" is shared with another place in the original only");
+      continue;
+    }
+    if (memo.module_sources.count(&to)) clone_mismatch(src, "submodule \"" + n + "\" is shared with another place in the new one only");
+    if (typeid(from) != typeid(to)) {
+      clone_mismatch(src, "submodule \"" + n + "\" is a " + from.name() + " in the original, a " + to.name() + " in the new one");
+    }
+    to.copy_state_from(from);
+  }
+}
 
 }  // namespace colony::nn

@@ -6,6 +6,8 @@
 #include <functional>
 #include <memory>
 #include <set>
+#include <type_traits>
+#include <typeinfo>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +15,10 @@
 #include "tensor/tensor.h"
 
 namespace colony::nn {
+
+class Module;
+template <typename T>
+std::shared_ptr<Module> clone_module(const T& self);
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
@@ -32,6 +38,20 @@ class Module : public std::enable_shared_from_this<Module> {
   // Type name used in messages and printing ("Linear", "LeNet", ...). Defaults to the demangled
   // C++ class name.
   virtual std::string name() const;
+
+  // A deep copy (libtorch's module->clone(), Python's copy.deepcopy(module)): new parameters and
+  // buffers with the same values, dtypes, devices and requires_grad, submodules cloned, the same
+  // training flags; gradients are not copied (as deepcopy leaves a Parameter's .grad behind). A
+  // module registered in two places, or a tensor registered under two names, is one module (one
+  // tensor) in the copy too. Every nn module is cloneable; a model class becomes so by deriving
+  // from nn::Cloneable<Model> (below) or writing COLONY_CLONEABLE in its body. Differs from
+  // deepcopy in how: the copy is built by the class's constructor (from its `options` member when it
+  // has one, else its default constructor), as libtorch's Cloneable builds it with reset(), and the
+  // values are then copied in; the random numbers that construction draws are given back, so the
+  // generator's stream is as if no clone happened. A module changed after construction (a layer
+  // replaced, a weight tied) is refused with what differs: override clone_module() to build it.
+  // A module type without a clone (DDP, or a model that is not Cloneable) throws, naming it.
+  std::shared_ptr<Module> clone() const;
 
   // This module as a T (dynamic_cast), or null when it is not one: libtorch's Module::as<T>().
   template <typename T>
@@ -118,7 +138,21 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual std::string repr(int indent = 0) const;
 
  protected:
+  // Builds the copy for clone(): COLONY_CLONEABLE overrides it with nn::clone_module(*this);
+  // containers, whose children are not made by a constructor, clone each child instead.
+  virtual std::shared_ptr<Module> clone_module() const;
+  // clone_module's second half: copies `src`'s parameter and buffer values (new tensors, through
+  // set_data, so this module's members stay bound), flags and, recursively, its children's into
+  // this freshly constructed module of the same class, which must have the same names and shapes.
+  void copy_state_from(const Module& src);
+  // A new tensor holding t's values (requires_grad kept), or the one made already in this clone()
+  // when t is shared.
+  static Tensor clone_tensor(const Tensor& t);
+  // Inside clone(): the copy already made of `m`, or null.
+  static std::shared_ptr<Module> cloned_already(const Module* m);
   void add_child(const std::string& name, std::shared_ptr<Module> child);
+  template <typename T>
+  friend std::shared_ptr<Module> clone_module(const T& self);
   // Unregisters parameter `name` and returns it (ParameterDict::pop); throws naming the module's
   // parameters when there is none of that name.
   Tensor remove_parameter(const std::string& name);
@@ -136,6 +170,58 @@ class Module : public std::enable_shared_from_this<Module> {
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;
   bool training_ = true;
 };
+
+namespace detail {
+template <typename T, typename = void>
+struct has_options : std::false_type {};
+template <typename T>
+struct has_options<T, std::void_t<decltype(std::declval<const T&>().options)>>
+    : std::is_constructible<T, decltype(std::declval<const T&>().options)> {};
+// Refuses a clone of `self` built as its base class T, for a class derived from a cloneable one
+// without a clone of its own.
+void check_clone_type(const Module& self, const std::type_info& built);
+}  // namespace detail
+
+// The clone of a module of class T: T constructed anew (from self.options when T takes its options,
+// else by default), then self's state copied in. What COLONY_CLONEABLE and Cloneable<T> call.
+template <typename T>
+std::shared_ptr<Module> clone_module(const T& self) {
+  detail::check_clone_type(self, typeid(T));
+  std::shared_ptr<T> copy;
+  if constexpr (detail::has_options<T>::value) {
+    copy = std::make_shared<T>(self.options);
+  } else {
+    static_assert(std::is_default_constructible_v<T>,
+                  "clone: the module class needs an `options` member it can be constructed from, or a default "
+                  "constructor; else override clone_module() to construct it");
+    copy = std::make_shared<T>();
+  }
+  copy->copy_state_from(self);
+  return copy;
+}
+
+// In a module class's body: gives it clone() (see Module::clone).
+#define COLONY_CLONEABLE                                          \
+ protected:                                                       \
+  std::shared_ptr<::colony::nn::Module> clone_module() const override { \
+    return ::colony::nn::clone_module(*this);                      \
+  }                                                               \
+                                                                  \
+ public:
+
+// libtorch's spelling for a model class: struct Net : nn::Cloneable<Net> { Net() { ... } };
+// Net must be default-constructible or constructible from its `options` member.
+template <typename Derived>
+class Cloneable : public Module {
+ protected:
+  std::shared_ptr<Module> clone_module() const override { return ::colony::nn::clone_module(static_cast<const Derived&>(*this)); }
+};
+
+// clone() as the module's own type: auto copy = nn::clone(model); (a shared_ptr<Model>).
+template <typename T>
+std::shared_ptr<T> clone(const std::shared_ptr<T>& module) {
+  return std::dynamic_pointer_cast<T>(module->clone());
+}
 
 // Replaces the data behind `dst` with `src` (shape, storage, dtype), keeping the TensorImpl —
 // and so every handle to it — the same; the autograd flags stay (PyTorch's `param.data = ...`).

@@ -46,6 +46,7 @@ struct LayerNormOptions {
 
 // torch.nn.LayerNorm: parameters "weight" and "bias" (when elementwise_affine, bias when bias).
 class LayerNorm : public Module {
+  COLONY_CLONEABLE
  public:
   explicit LayerNorm(const LayerNormOptions& options);
   Tensor forward(const Tensor& input) override;
@@ -65,6 +66,7 @@ struct RMSNormOptions {
 
 // torch.nn.RMSNorm: parameter "weight" (ones) when elementwise_affine.
 class RMSNorm : public Module {
+  COLONY_CLONEABLE
  public:
   explicit RMSNorm(const RMSNormOptions& options);
   Tensor forward(const Tensor& input) override;
@@ -87,6 +89,7 @@ struct GroupNormOptions {
 
 // torch.nn.GroupNorm: input [N, C, *] with C = num_channels; parameters "weight" and "bias" [C].
 class GroupNorm : public Module {
+  COLONY_CLONEABLE
  public:
   explicit GroupNorm(const GroupNormOptions& options);
   Tensor forward(const Tensor& input) override;
@@ -108,6 +111,7 @@ struct LocalResponseNormOptions {
 };
 
 class LocalResponseNorm : public Module {
+  COLONY_CLONEABLE
  public:
   explicit LocalResponseNorm(const LocalResponseNormOptions& options) : options(options) {}
   Tensor forward(const Tensor& input) override;
@@ -133,6 +137,7 @@ struct CrossMapLRN2dOptions {
 };
 
 class CrossMapLRN2d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit CrossMapLRN2d(const CrossMapLRN2dOptions& options);
   Tensor forward(const Tensor& input) override;

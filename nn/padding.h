@@ -82,6 +82,7 @@ class PadBase : public Module {
 
 #define COLONY_PAD_MODULE(Name, D, options_type, mode, value_expr, print_value)                       \
   class Name : public detail::PadBase {                                                                \
+    COLONY_CLONEABLE \
    public:                                                                                             \
     explicit Name(const options_type& options)                                                         \
         : detail::PadBase(options.padding(), D, mode, value_expr, print_value, #Name), options(options) {} \

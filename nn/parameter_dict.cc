@@ -33,6 +33,7 @@ std::string torch_type_name(const Tensor& t) {
 ParameterDict::ParameterDict(const NamedTensors& parameters) { update(parameters); }
 
 Tensor& ParameterDict::insert(const std::string& key, const Tensor& param) {
+  if (contains(key)) throw std::invalid_argument("ParameterDict: \"" + key + "\" is already registered (update() replaces)");
   return register_parameter(key, param, param.requires_grad());
 }
 
@@ -96,6 +97,13 @@ std::string ParameterDict::extra_repr() const {
   }
   if (!empty()) os << "\n";
   return os.str();
+}
+
+std::shared_ptr<Module> ParameterDict::clone_module() const {
+  auto copy = std::make_shared<ParameterDict>();
+  for (const auto& [n, p] : named_parameters(false)) copy->register_parameter(n, clone_tensor(p), p.requires_grad());
+  copy->copy_state_from(*this);
+  return copy;
 }
 
 }  // namespace colony::nn

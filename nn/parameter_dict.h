@@ -20,7 +20,7 @@ class ParameterDict : public Module {
   ParameterDict() = default;
   explicit ParameterDict(const NamedTensors& parameters);
   // Registers `param` under `key`, requiring grad when `param` does (libtorch's insert); a key
-  // already there is refused, as register_parameter refuses it.
+  // already there is refused, as libtorch's insert refuses it (update() replaces).
   Tensor& insert(const std::string& key, const Tensor& param);
   // Removes and returns the parameter of `key`; throws naming the keys there are when absent.
   Tensor pop(const std::string& key);
@@ -38,6 +38,10 @@ class ParameterDict : public Module {
   Tensor get(const std::string& key) const;
   Tensor operator[](const std::string& key) const { return get(key); }
   std::string extra_repr() const override;
+
+ protected:
+  // A new ParameterDict holding a clone of each parameter, under the same names.
+  std::shared_ptr<Module> clone_module() const override;
 };
 
 }  // namespace colony::nn

@@ -55,4 +55,11 @@ std::string ParameterList::extra_repr() const {
   return os.str();
 }
 
+std::shared_ptr<Module> ParameterList::clone_module() const {
+  auto copy = std::make_shared<ParameterList>();
+  for (const auto& [n, p] : named_parameters(false)) copy->register_parameter(n, clone_tensor(p), p.requires_grad());
+  copy->copy_state_from(*this);
+  return copy;
+}
+
 }  // namespace colony::nn

@@ -31,6 +31,10 @@ class ParameterList : public Module {
   std::vector<Tensor> values() const;
   NamedTensors items() const { return named_parameters(false); }
   std::string extra_repr() const override;
+
+ protected:
+  // A new ParameterList holding a clone of each parameter, under the same names.
+  std::shared_ptr<Module> clone_module() const override;
 };
 
 }  // namespace colony::nn

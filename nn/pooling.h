@@ -22,6 +22,7 @@ namespace colony::nn {
 // (std::nullopt) dim keeps the input's size.
 using AdaptiveMaxPool2dOptions = functional::AdaptiveMaxPool2dFuncOptions;
 class AdaptiveMaxPool2d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit AdaptiveMaxPool2d(const AdaptiveMaxPool2dOptions& options);
   Tensor forward(const Tensor& input) override { return functional::adaptive_max_pool2d(input, options); }
@@ -34,6 +35,7 @@ class AdaptiveMaxPool2d : public Module {
 
 using AdaptiveMaxPool1dOptions = functional::AdaptiveMaxPool1dFuncOptions;
 class AdaptiveMaxPool1d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit AdaptiveMaxPool1d(const AdaptiveMaxPool1dOptions& options);
   Tensor forward(const Tensor& input) override { return functional::adaptive_max_pool1d(input, options); }
@@ -53,6 +55,7 @@ struct MaxUnpool2dOptions {
   COLONY_ARG(Int2, padding) = 0;
 };
 class MaxUnpool2d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit MaxUnpool2d(const MaxUnpool2dOptions& options) : options(options) {}
   // output_size: [H, W] or [N, C, H, W], as F::max_unpool2d's.
@@ -69,6 +72,7 @@ struct MaxUnpool1dOptions {
   COLONY_ARG(int64_t, padding) = 0;
 };
 class MaxUnpool1d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit MaxUnpool1d(const MaxUnpool1dOptions& options) : options(options) {}
   Tensor forward(const Tensor& input, const Tensor& indices,
@@ -80,6 +84,7 @@ class MaxUnpool1d : public Module {
 // MaxPool3d(2), MaxPool3d(MaxPool3dOptions({1, 2, 2}).padding({0, 1, 1})).
 using MaxPool3dOptions = functional::MaxPool3dFuncOptions;
 class MaxPool3d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit MaxPool3d(const MaxPool3dOptions& options) : options(options) {}
   Tensor forward(const Tensor& input) override { return functional::max_pool3d(input, options); }
@@ -93,6 +98,7 @@ class MaxPool3d : public Module {
 
 using AvgPool3dOptions = functional::AvgPool3dFuncOptions;
 class AvgPool3d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit AvgPool3d(const AvgPool3dOptions& options) : options(options) {}
   Tensor forward(const Tensor& input) override { return functional::avg_pool3d(input, options); }
@@ -103,6 +109,7 @@ class AvgPool3d : public Module {
 // AdaptiveAvgPool3d(2), AdaptiveAvgPool3d(AdaptiveAvgPool3dOptions({2, std::nullopt, 3})).
 using AdaptiveAvgPool3dOptions = functional::AdaptiveAvgPool3dFuncOptions;
 class AdaptiveAvgPool3d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit AdaptiveAvgPool3d(const AdaptiveAvgPool3dOptions& options);
   Tensor forward(const Tensor& input) override { return functional::adaptive_avg_pool3d(input, options); }
@@ -112,6 +119,7 @@ class AdaptiveAvgPool3d : public Module {
 
 using AdaptiveMaxPool3dOptions = functional::AdaptiveMaxPool3dFuncOptions;
 class AdaptiveMaxPool3d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit AdaptiveMaxPool3d(const AdaptiveMaxPool3dOptions& options);
   Tensor forward(const Tensor& input) override { return functional::adaptive_max_pool3d(input, options); }
@@ -130,6 +138,7 @@ struct MaxUnpool3dOptions {
   COLONY_ARG(Int3, padding) = 0;
 };
 class MaxUnpool3d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit MaxUnpool3d(const MaxUnpool3dOptions& options) : options(options) {}
   // output_size: [D, H, W] or [N, C, D, H, W].
@@ -143,6 +152,7 @@ class MaxUnpool3d : public Module {
 // norm type prints as Python prints the number given (an integral value as an int).
 using LPPool1dOptions = functional::LPPool1dFuncOptions;
 class LPPool1d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit LPPool1d(const LPPool1dOptions& options);
   Tensor forward(const Tensor& input) override { return functional::lp_pool1d(input, options); }
@@ -151,6 +161,7 @@ class LPPool1d : public Module {
 };
 using LPPool2dOptions = functional::LPPool2dFuncOptions;
 class LPPool2d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit LPPool2d(const LPPool2dOptions& options);
   Tensor forward(const Tensor& input) override { return functional::lp_pool2d(input, options); }
@@ -159,6 +170,7 @@ class LPPool2d : public Module {
 };
 using LPPool3dOptions = functional::LPPool3dFuncOptions;
 class LPPool3d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit LPPool3d(const LPPool3dOptions& options);
   Tensor forward(const Tensor& input) override { return functional::lp_pool3d(input, options); }
@@ -172,6 +184,7 @@ class LPPool3d : public Module {
 // windows; without it each forward draws new ones. Prints "FractionalMaxPool2d()", as torch.
 using FractionalMaxPool2dOptions = functional::FractionalMaxPool2dFuncOptions;
 class FractionalMaxPool2d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit FractionalMaxPool2d(const FractionalMaxPool2dOptions& options);
   Tensor forward(const Tensor& input) override { return std::get<0>(forward_with_indices(input)); }
@@ -181,6 +194,7 @@ class FractionalMaxPool2d : public Module {
 };
 using FractionalMaxPool3dOptions = functional::FractionalMaxPool3dFuncOptions;
 class FractionalMaxPool3d : public Module {
+  COLONY_CLONEABLE
  public:
   explicit FractionalMaxPool3d(const FractionalMaxPool3dOptions& options);
   Tensor forward(const Tensor& input) override { return std::get<0>(forward_with_indices(input)); }

@@ -122,6 +122,7 @@ class RNNBase : public Module {
 }  // namespace detail
 
 class RNN : public detail::RNNBase {
+  COLONY_CLONEABLE
  public:
   explicit RNN(const RNNOptions& options);
   RNN(int64_t input_size, int64_t hidden_size) : RNN(RNNOptions(input_size, hidden_size)) {}
@@ -137,6 +138,7 @@ class RNN : public detail::RNNBase {
 };
 
 class LSTM : public detail::RNNBase {
+  COLONY_CLONEABLE
  public:
   explicit LSTM(const LSTMOptions& options);
   LSTM(int64_t input_size, int64_t hidden_size) : LSTM(LSTMOptions(input_size, hidden_size)) {}
@@ -152,6 +154,7 @@ class LSTM : public detail::RNNBase {
 };
 
 class GRU : public detail::RNNBase {
+  COLONY_CLONEABLE
  public:
   explicit GRU(const GRUOptions& options);
   GRU(int64_t input_size, int64_t hidden_size) : GRU(GRUOptions(input_size, hidden_size)) {}

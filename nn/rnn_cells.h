@@ -57,6 +57,7 @@ class RNNCellBase : public Module {
 }  // namespace detail
 
 class RNNCell : public detail::RNNCellBase {
+  COLONY_CLONEABLE
  public:
   explicit RNNCell(const RNNCellOptions& options);
   RNNCell(int64_t input_size, int64_t hidden_size) : RNNCell(RNNCellOptions(input_size, hidden_size)) {}
@@ -68,6 +69,7 @@ class RNNCell : public detail::RNNCellBase {
 };
 
 class LSTMCell : public detail::RNNCellBase {
+  COLONY_CLONEABLE
  public:
   explicit LSTMCell(const LSTMCellOptions& options);
   LSTMCell(int64_t input_size, int64_t hidden_size) : LSTMCell(LSTMCellOptions(input_size, hidden_size)) {}
@@ -78,6 +80,7 @@ class LSTMCell : public detail::RNNCellBase {
 };
 
 class GRUCell : public detail::RNNCellBase {
+  COLONY_CLONEABLE
  public:
   explicit GRUCell(const GRUCellOptions& options);
   GRUCell(int64_t input_size, int64_t hidden_size) : GRUCell(GRUCellOptions(input_size, hidden_size)) {}

@@ -41,6 +41,7 @@ using TransformerEncoderLayerOptions = TransformerLayerOptions;
 using TransformerDecoderLayerOptions = TransformerLayerOptions;
 
 class TransformerEncoderLayer : public Module {
+  COLONY_CLONEABLE
  public:
   // Throws std::invalid_argument for an unknown activation, nhead not dividing d_model, or a
   // size that is not positive.
@@ -101,6 +102,15 @@ class TransformerEncoder : public Module {
 
   std::shared_ptr<ModuleList> layers;  // "layers.0.self_attn.in_proj_weight", ...
   std::shared_ptr<Module> norm;        // "norm.weight", ...; null without a final norm
+
+ protected:
+  // Built from its first layer and a clone of the norm, then every layer's values copied in.
+  std::shared_ptr<Module> clone_module() const override {
+    auto copy = std::make_shared<TransformerEncoder>(layers->at<TransformerEncoderLayer>(0), static_cast<int64_t>(layers->size()),
+                                                norm ? norm->clone() : nullptr);
+    copy->copy_state_from(*this);
+    return copy;
+  }
 };
 
 }  // namespace colony::nn

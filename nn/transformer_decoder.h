@@ -25,6 +25,7 @@
 namespace colony::nn {
 
 class TransformerDecoderLayer : public Module {
+  COLONY_CLONEABLE
  public:
   // TransformerDecoderLayerOptions is TransformerLayerOptions (nn/transformer.h): d_model, nhead,
   // dim_feedforward 2048, dropout 0.1, activation "relu" | "gelu", layer_norm_eps 1e-5,
@@ -88,6 +89,15 @@ class TransformerDecoder : public Module {
 
   std::shared_ptr<ModuleList> layers;  // "layers.0.self_attn.in_proj_weight", ...
   std::shared_ptr<Module> norm;        // "norm.weight", ...; null without a final norm
+
+ protected:
+  // Built from its first layer and a clone of the norm, then every layer's values copied in.
+  std::shared_ptr<Module> clone_module() const override {
+    auto copy = std::make_shared<TransformerDecoder>(layers->at<TransformerDecoderLayer>(0), static_cast<int64_t>(layers->size()),
+                                                norm ? norm->clone() : nullptr);
+    copy->copy_state_from(*this);
+    return copy;
+  }
 };
 
 }  // namespace colony::nn

@@ -44,6 +44,7 @@ struct TransformerOptions {
 };
 
 class Transformer : public Module {
+  COLONY_CLONEABLE
  public:
   // Throws std::invalid_argument for a layer option out of range (as the layers do) or a layer
   // count below 1.

@@ -32,11 +32,20 @@ struct UpsampleOptions {
 };
 
 class Upsample : public Module {
+  COLONY_CLONEABLE
  public:
   explicit Upsample(const UpsampleOptions& options = {});
   Tensor forward(const Tensor& input) override;
   std::string extra_repr() const override;
   UpsampleOptions options;
+
+ protected:
+  // The clone of a subclass: `fresh` takes this module's options (and state).
+  std::shared_ptr<Module> clone_from(std::shared_ptr<Upsample> fresh) const {
+    fresh->options = options;
+    fresh->copy_state_from(*this);
+    return fresh;
+  }
 };
 
 // The size or scale_factor of F::upsample_nearest, F::upsample_bilinear and of the modules
@@ -67,6 +76,11 @@ class UpsamplingNearest2d : public Upsample {
  public:
   explicit UpsamplingNearest2d(const UpsamplingOptions& options)
       : Upsample(UpsampleOptions().size(options.size()).scale_factor(options.scale_factor()).mode("nearest")) {}
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override {
+    return clone_from(std::make_shared<UpsamplingNearest2d>(UpsamplingOptions()));
+  }
 };
 class UpsamplingBilinear2d : public Upsample {
  public:
@@ -76,6 +90,11 @@ class UpsamplingBilinear2d : public Upsample {
                      .scale_factor(options.scale_factor())
                      .mode("bilinear")
                      .align_corners(true)) {}
+
+ protected:
+  std::shared_ptr<Module> clone_module() const override {
+    return clone_from(std::make_shared<UpsamplingBilinear2d>(UpsamplingOptions()));
+  }
 };
 
 struct PixelShuffleOptions {
@@ -84,6 +103,7 @@ struct PixelShuffleOptions {
 };
 
 class PixelShuffle : public Module {
+  COLONY_CLONEABLE
  public:
   explicit PixelShuffle(const PixelShuffleOptions& options);
   Tensor forward(const Tensor& input) override;
@@ -97,6 +117,7 @@ struct PixelUnshuffleOptions {
 };
 
 class PixelUnshuffle : public Module {
+  COLONY_CLONEABLE
  public:
   explicit PixelUnshuffle(const PixelUnshuffleOptions& options);
   Tensor forward(const Tensor& input) override;
@@ -112,6 +133,7 @@ struct ChannelShuffleOptions {
 };
 
 class ChannelShuffle : public Module {
+  COLONY_CLONEABLE
  public:
   explicit ChannelShuffle(const ChannelShuffleOptions& options) : options(options) {}
   Tensor forward(const Tensor& input) override;

@@ -151,7 +151,21 @@ void Optimizer::set_lr(double lr) {
 }
 void Optimizer::set_lr(size_t group, double lr) { groups_.at(group).options.get().set_lr(lr); }
 
-std::map<std::string, Tensor>& Optimizer::state_of(const Tensor& param) { return state_[param.impl()]; }
+std::map<std::string, Tensor>& Optimizer::state_of(const Tensor& param) {
+  std::map<std::string, Tensor>& state = state_[param.impl()];
+  // The parameter changed dtype or device since its state was made (Module::to between steps): the
+  // state follows it as load_state_dict places state, floating tensors of one or more dims in the
+  // parameter's dtype, on its device (0-d counts stay where each optimizer keeps them).
+  for (auto& [_, t] : state) {
+    if (!t.defined() || t.dim() == 0) continue;
+    const DType dtype = is_floating(t.dtype()) ? param.dtype() : t.dtype();
+    if (t.dtype() != dtype || t.device() != param.device()) {
+      NoGradGuard no_grad;
+      t = raw::to(t, param.device(), dtype);
+    }
+  }
+  return state;
+}
 
 NamedTensors Optimizer::state_dict() const {
   NamedTensors out;

@@ -84,7 +84,8 @@ class Optimizer {
  protected:
   Optimizer(std::vector<Tensor> params, const OptimizerOptions& defaults);
   Optimizer(std::vector<ParamGroup> groups, const OptimizerOptions& defaults);
-  // State of a parameter (created empty on first use).
+  // State of a parameter (created empty on first use). State made before the parameter changed dtype
+  // or device (Module::to between steps) is converted to follow it, as load_state_dict places it.
   std::map<std::string, Tensor>& state_of(const Tensor& param);
   // For a step being captured in a CUDA graph: the device all of group `group`'s parameters with
   // a gradient live on (throws when they span devices), and the address of a float64 on it that

@@ -271,7 +271,7 @@ TEST(CustomFunction, TensorListsAndOptionalTensorsAreInputs) {
   EXPECT_DOUBLE_EQ(c.grad().item<double>(), 3.0);
 }
 
-TEST(CustomFunction, WritingAnInputThatRequiresGradInPlaceIsRefused) {
+TEST(CustomFunction, WritingAnInputThatRequiresGradInPlaceWithoutMarkDirtyIsRefused) {
   struct Scale : autograd::Function<Scale> {
     static Tensor forward(AutogradContext*, const Tensor& x) {
       Tensor t = x;
@@ -290,6 +290,74 @@ TEST(CustomFunction, WritingAnInputThatRequiresGradInPlaceIsRefused) {
   }
   Tensor plain = tensor({1.0});
   EXPECT_DOUBLE_EQ(Scale::apply(plain).item<double>(), 2.0);  // nothing to record: allowed
+}
+
+// ctx->mark_dirty(), as libtorch's: the input written in place is the output, its version bumped, its
+// history rebased onto the Function's node, so gradients flow as through a built-in in-place op.
+struct ExpInPlace : autograd::Function<ExpInPlace> {
+  static Tensor forward(AutogradContext* ctx, Tensor x) {
+    x.exp_();
+    ctx->mark_dirty({x});
+    ctx->save_for_backward({x});  // the output: exp of the old value
+    return x;
+  }
+  static variable_list backward(AutogradContext* ctx, variable_list g) {
+    return {g[0] * ctx->get_saved_variables()[0]};
+  }
+};
+
+TEST(CustomFunction, MarkDirtyRebasesTheInputsHistory) {
+  Tensor leaf = tensor({0.5, -1.0, 2.0}, grad_opts());
+  Tensor x = leaf * 3.0;
+  const uint32_t version = x.version();
+  Tensor y = ExpInPlace::apply(x);
+  EXPECT_TRUE(y.is_same(x));  // the input itself, as libtorch returns it
+  EXPECT_GT(x.version(), version);
+  ASSERT_NE(x.grad_fn(), nullptr);
+  EXPECT_NE(x.grad_fn()->name().find("ExpInPlace"), std::string::npos) << x.grad_fn()->name();
+  (x * x).sum().backward();
+  // d/dleaf sum(exp(3 leaf)^2) = 6 exp(6 leaf), as the built-in exp_ gives.
+  Tensor leaf2 = tensor({0.5, -1.0, 2.0}, grad_opts());
+  Tensor x2 = leaf2 * 3.0;
+  x2.exp_();
+  (x2 * x2).sum().backward();
+  EXPECT_TRUE(all_close(leaf.grad(), leaf2.grad(), 1e-12, 1e-12));
+  EXPECT_TRUE(all_close(leaf.grad(), 6.0 * exp(leaf.detach() * 6.0), 1e-12, 1e-12));
+}
+
+TEST(CustomFunction, MarkDirtyOnAViewRebasesItsBase) {
+  Tensor leaf = tensor({0.0, 1.0, 2.0, 3.0}, grad_opts());
+  Tensor base = leaf * 1.0;
+  Tensor view = base.narrow(0, 1, 2);
+  ExpInPlace::apply(view);
+  ASSERT_NE(base.grad_fn(), nullptr);
+  EXPECT_EQ(base.grad_fn()->name(), "CopySlices");
+  base.sum().backward();
+  // Outside the view the gradient is 1, inside it exp(leaf).
+  EXPECT_TRUE(all_close(leaf.grad(), tensor({1.0, std::exp(1.0), std::exp(2.0), 1.0}, TensorOptions(kFloat64)), 1e-12, 1e-12));
+}
+
+TEST(CustomFunction, MarkDirtyRefusals) {
+  // A leaf that requires grad cannot be written in place (libtorch's check_inplace).
+  Tensor leaf = tensor({1.0}, grad_opts());
+  EXPECT_TRUE(testing::throws_with<std::runtime_error>(
+      [&] { ExpInPlace::apply(leaf); }, "a leaf Variable that requires grad is being used in an in-place operation."));
+  // What is marked dirty must be returned.
+  struct Forgets : autograd::Function<Forgets> {
+    static Tensor forward(AutogradContext* ctx, Tensor x) {
+      x.mul_(2.0);
+      ctx->mark_dirty({x});
+      return x * 1.0;
+    }
+    static variable_list backward(AutogradContext*, variable_list g) { return {g[0] * 2.0}; }
+  };
+  Tensor x = leaf * 1.0;
+  EXPECT_TRUE(testing::throws_with<std::invalid_argument>(
+      [&] { Forgets::apply(x); }, "Some elements marked as dirty during the forward method were not returned as output."));
+  // Nothing to record: the input comes back written, with no history.
+  Tensor plain = tensor({0.0});
+  EXPECT_DOUBLE_EQ(ExpInPlace::apply(plain).item<double>(), 1.0);
+  EXPECT_EQ(plain.grad_fn(), nullptr);
 }
 
 TEST(CustomFunction, NeedsInputGradOutOfRangeThrows) {

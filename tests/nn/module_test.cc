@@ -84,10 +84,43 @@ TEST(Module, RegisterReturnsTheStoredHandle) {
   EXPECT_TRUE(net.a->scale.is_same(net.named_parameters()[0].second));
 }
 
+// torch's checks and messages: a name of another kind is refused, as are "" and dotted names.
 TEST(Module, RegistrationErrors) {
   Block b;
-  EXPECT_TRUE(throws_with([&] { b.register_parameter("scale", raw::ones({1})); }, "\"scale\" is already registered in Block"));
-  EXPECT_TRUE(throws_with([&] { b.register_buffer("x.y", raw::ones({1})); }, "must be non-empty and contain no '.'"));
+  EXPECT_TRUE(throws_with([&] { b.register_parameter("steps", raw::ones({1})); }, "attribute 'steps' already exists"));
+  EXPECT_TRUE(throws_with([&] { b.register_parameter("fc", raw::ones({1})); }, "attribute 'fc' already exists"));
+  EXPECT_TRUE(throws_with([&] { b.register_buffer("scale", raw::ones({1})); }, "attribute 'scale' already exists"));
+  EXPECT_TRUE(throws_with([&] { b.register_module("scale", std::make_shared<ReLU>()); }, "attribute 'scale' already exists"));
+  EXPECT_TRUE(throws_with([&] { b.register_buffer("x.y", raw::ones({1})); }, "buffer name can't contain \".\""));
+  EXPECT_TRUE(throws_with([&] { b.register_parameter("", raw::ones({1})); }, "parameter name can't be empty string \"\""));
+  EXPECT_TRUE(throws_with([&] { b.register_module("a.b", std::make_shared<ReLU>()); }, "module name can't contain \".\", got: a.b"));
+}
+
+// Registering a name of the same kind again replaces it in its place (torch's register_parameter,
+// register_buffer and add_module; libtorch refuses, "Parameter 'scale' already defined").
+TEST(Module, ReRegisteringReplacesInPlace) {
+  Block b;
+  Tensor old_scale = b.scale;
+  b.scale = b.register_parameter("scale", raw::full({3}, 2.0));
+  auto names = [](const NamedTensors& v) {
+    std::vector<std::string> out;
+    for (const auto& [n, _] : v) out.push_back(n);
+    return out;
+  };
+  EXPECT_EQ(names(b.named_parameters()), (std::vector<std::string>{"scale", "fc.weight", "fc.bias"}));
+  EXPECT_TRUE(b.named_parameters()[0].second.is_same(b.scale));
+  EXPECT_FALSE(b.scale.is_same(old_scale));
+  EXPECT_TRUE(b.scale.requires_grad());
+  // A buffer: replaced, and made non-persistent when asked.
+  b.register_buffer("steps", raw::ones({}, kInt64), /*persistent=*/false);
+  EXPECT_EQ(b.named_buffers().size(), 1u);
+  EXPECT_EQ(b.state_dict().size(), 3u);
+  // A submodule: a new head in the old one's place (fine-tuning).
+  auto old_fc = b.fc;
+  b.fc = b.register_module("fc", std::make_shared<Linear>(4, 7));
+  EXPECT_EQ(b.children().size(), 1u);
+  EXPECT_EQ(b.children()[0].get(), b.fc.get());
+  EXPECT_EQ(b.named_parameters()[1].second.sizes(), (Shape{7, 4}));
 }
 
 TEST(Module, TrainEvalRecurses) {

@@ -269,3 +269,18 @@ TEST(MaxPoolIndices, AdaptiveMaxOnCudaMatchesTheCpu_CUDA) {
 
 }  // namespace
 }  // namespace colony::nn
+
+namespace colony::nn {
+namespace {
+
+// torch's spelling F.adaptive_avg_pool2d(x, 1) (global average pooling) compiles and means [1, 1].
+TEST(AdaptiveAvgPool2d, TakesAPlainNumber) {
+  Tensor x = raw::arange(2 * 3 * 4 * 4, TensorOptions(kFloat32)).reshape({2, 3, 4, 4});
+  Tensor y = functional::adaptive_avg_pool2d(x, 1);
+  EXPECT_EQ(y.sizes(), (Shape{2, 3, 1, 1}));
+  EXPECT_TRUE(raw::equal(y, functional::adaptive_avg_pool2d(x, Int2(1, 1))));
+  EXPECT_EQ(functional::adaptive_avg_pool2d(x, 2).sizes(), (Shape{2, 3, 2, 2}));
+}
+
+}  // namespace
+}  // namespace colony::nn
