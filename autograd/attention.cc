@@ -2,10 +2,9 @@
 // backward kernel recomputes the weights from them (kernels/common/attention.h); the dropout mask
 // is regenerated from the saved Philox draw, never stored. Without dropout, a backward with
 // create_graph differentiates the math it fuses (softmax(q k^T scale + mask) v) instead.
+#include <limits>
 #include <stdexcept>
 #include <string>
-
-#include <limits>
 
 #include "autograd/autocast.h"
 #include "autograd/composite_backward.h"
