@@ -93,7 +93,9 @@ TEST(OptimizerState, FollowsItsParameterToFloat64) {
     EXPECT_TRUE(raw::equal(a.weight, b.weight));
     EXPECT_TRUE(raw::equal(a.bias, b.bias));
     for (const auto& [key, t] : opt_a->state_dict()) {
-      if (key.rfind("state.", 0) == 0 && t.dim() > 0 && is_floating(t.dtype())) EXPECT_EQ(t.dtype(), kFloat64) << key;
+      if (key.rfind("state.", 0) == 0 && t.dim() > 0 && is_floating(t.dtype())) {
+        EXPECT_EQ(t.dtype(), kFloat64) << key;
+      }
     }
     // And back to float32.
     a.to(kFloat32);
